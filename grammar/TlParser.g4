@@ -1,0 +1,93 @@
+// Parser of the tlc tile language; src/syntax/ turns its parse tree into our own AST.
+parser grammar TlParser;
+
+options { tokenVocab = TlLexer; }
+
+// ---- module ---------------------------------------------------------------------------------
+module      : item* EOF;
+item        : importDecl | constDecl | fnDecl | kernelDecl;
+importDecl  : IMPORT STRING_LIT SEMI;
+constDecl   : CONST IDENT (COLON typeRef)? ASSIGN expr SEMI;
+
+// fn gelu(x: f32) -> f32 { return x * sigmoid(1.702 * x); }
+fnDecl      : FN declName LPAREN (fnParam (COMMA fnParam)*)? RPAREN ARROW typeRef block;
+fnParam     : IDENT COLON typeRef;
+// Kernels and functions may take the name of a tile operation (`kernel gemm`).
+declName    : IDENT | COPY | GEMM | FILL | CLEAR | REDUCE | CUMSUM | ATOMIC_ADD;
+
+// @no_tma kernel gemm<BM = 128, T: dtype = f16>(A: global T[M, K], ...) grid(...) threads(256) { ... }
+kernelDecl  : attribute* KERNEL declName (LT (compileParam (COMMA compileParam)*)? COMMA? GT)?
+              LPAREN (runtimeParam (COMMA runtimeParam)*)? COMMA? RPAREN
+              launchClause* block;
+// The default stops above the relational level so that the closing `>` ends the list.
+compileParam: IDENT (COLON paramKind)? (ASSIGN shift)?;
+paramKind   : INT | DTYPE | BOOL_KIND;
+runtimeParam: IDENT COLON GLOBAL MUT? typeRef        # tensorParam
+            | IDENT COLON typeRef                    # scalarParam
+            ;
+launchClause: GRID LPAREN exprList RPAREN            # gridClause
+            | THREADS LPAREN expr RPAREN             # threadsClause
+            | CLUSTER LPAREN exprList RPAREN         # clusterClause
+            ;
+attribute   : AT IDENT (LPAREN (attrArg (COMMA attrArg)*)? RPAREN)?;
+attrArg     : (IDENT ASSIGN)? expr;
+
+// A dtype (or a dtype-valued name) with an optional shape.
+typeRef     : elemType (LBRACK exprList RBRACK)?;
+elemType    : DTYPE_NAME | BOOL_KIND | IDENT;
+
+// ---- statements -----------------------------------------------------------------------------
+block       : LBRACE stmt* RBRACE;
+stmt        : allocStmt
+            | letStmt
+            | ifStmt
+            | forStmt
+            | tileOpStmt
+            | returnStmt
+            | block
+            | assignStmt
+            | exprStmt
+            ;
+allocStmt   : scope=(SHARED | FRAGMENT | LOCAL) IDENT COLON typeRef (ASSIGN expr)? SEMI;
+letStmt     : LET IDENT (COLON typeRef)? ASSIGN expr SEMI;
+assignStmt  : lvalue op=(ASSIGN | PLUS_ASSIGN | MINUS_ASSIGN | STAR_ASSIGN | SLASH_ASSIGN) expr SEMI;
+lvalue      : IDENT (LBRACK exprList RBRACK)?;
+ifStmt      : IF expr block (ELSE (ifStmt | block))?;
+forStmt     : attribute* FOR IDENT (COMMA IDENT)* IN
+              kind=(PARALLEL | SERIAL | UNROLL | PIPELINED) LPAREN argList RPAREN block;
+tileOpStmt  : op=(COPY | GEMM | FILL | CLEAR | REDUCE | CUMSUM | ATOMIC_ADD) LPAREN argList RPAREN SEMI;
+returnStmt  : RETURN expr SEMI;
+exprStmt    : expr SEMI;
+
+argList     : (arg (COMMA arg)*)?;
+arg         : (IDENT ASSIGN)? expr;
+
+// ---- expressions (C precedence, lowest first) -----------------------------------------------
+exprList    : expr (COMMA expr)*;
+expr        : ternary;
+ternary     : logicalOr (QUESTION expr COLON ternary)?;
+logicalOr   : logicalAnd (OR_OR logicalAnd)*;
+logicalAnd  : bitOr (AND_AND bitOr)*;
+bitOr       : bitXor (PIPE bitXor)*;
+bitXor      : bitAnd (CARET bitAnd)*;
+bitAnd      : equality (AMP equality)*;
+equality    : relational (op+=(EQ | NE) relational)*;
+relational  : shift (op+=(LT | LE | GT | GE) shift)*;
+shift       : additive (op+=(SHL | SHR) additive)*;
+additive    : multiplicative (op+=(PLUS | MINUS) multiplicative)*;
+multiplicative : castExpr (op+=(STAR | SLASH | PERCENT) castExpr)*;
+castExpr    : unary (AS elemType)*;
+unary       : op=(MINUS | BANG | TILDE | PLUS) unary
+            | postfix
+            ;
+postfix     : primary (LBRACK sliceList RBRACK | DOT IDENT)*;
+sliceList   : slice (COMMA slice)*;
+slice       : expr (PLUS_COLON expr)?;
+primary     : INT_LIT                                     # intLit
+            | FLOAT_LIT                                   # floatLit
+            | (TRUE | FALSE)                              # boolLit
+            | callee=(IDENT | DTYPE_NAME) LPAREN argList RPAREN   # callExpr
+            | IDENT                                       # nameExpr
+            | DTYPE_NAME                                  # dtypeExpr
+            | LPAREN expr RPAREN                          # parenExpr
+            ;

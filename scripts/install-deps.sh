@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Installs the Debian packages tlc needs to build and test (idempotent; run as root or with sudo).
+set -euo pipefail
+PKGS=(cmake ninja-build g++ antlr4 libantlr4-runtime-dev libcli11-dev libspdlog-dev libfmt-dev
+      doctest-dev nlohmann-json3-dev python3)
+missing=()
+for p in "${PKGS[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+    SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    $SUDO apt-get update
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
+fi

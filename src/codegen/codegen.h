@@ -1,0 +1,26 @@
+// Entry point of codegen/: the scheduled IR to readable CUDA C++ (device code + host launch stubs)
+// and the header declaring one launch function per kernel.
+#pragma once
+
+#include "ir/ir.h"
+#include "support/source.h"
+
+#include <string>
+
+namespace tlc::codegen {
+
+struct CodegenOptions {
+    std::string arch = "sm_90a";   // sm_80, sm_86, sm_89, sm_90a
+    std::string command_line;      // recorded in the file header
+    std::string header_name;       // how the .cu includes the generated header ("gemm.h")
+    bool line_directives = false;  // emit #line so nvcc errors point into the .tl file
+};
+
+struct CodegenOutput {
+    std::string cuda;   // the .cu: kernels, stubs, extern "C" twins
+    std::string header; // the .h: launch function declarations
+};
+
+CodegenOutput generate(const ir::Module& module, const CodegenOptions& options, const SourceManager& sources);
+
+} // namespace tlc::codegen

@@ -1,0 +1,22 @@
+// Element types (dtypes) of tlc and their properties; shared by sema, the IR and codegen.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace tlc {
+
+enum class Dtype : uint8_t { F16, BF16, F32, F64, F8E4M3, F8E5M2, I8, U8, I16, I32, I64, U32, Bool };
+
+std::string_view dtype_name(Dtype t);              // "f16"
+std::optional<Dtype> dtype_from_name(std::string_view name);
+int dtype_bits(Dtype t);                           // 16 for f16, 8 for bool (its storage)
+inline int dtype_bytes(Dtype t) { return dtype_bits(t) / 8; }
+bool is_float(Dtype t);
+bool is_int(Dtype t);                              // signed or unsigned integer (not bool)
+bool is_signed(Dtype t);
+// True when every value of `from` is exactly representable in `to` (an implicit conversion).
+bool widens_to(Dtype from, Dtype to);
+
+} // namespace tlc

@@ -1,0 +1,70 @@
+// Names of IR enumerations and small constructors shared by every IR user.
+#include "ir/ir.h"
+
+namespace tlc::ir {
+
+const char* scope_name(Scope s) {
+    static const char* names[] = {"global", "shared", "fragment", "local"};
+    return names[static_cast<int>(s)];
+}
+
+const char* op_name(UnaryOp op) {
+    static const char* names[] = {"-", "!", "~"};
+    return names[static_cast<int>(op)];
+}
+
+const char* op_name(BinaryOp op) {
+    static const char* names[] = {"+", "-", "*", "/", "%", "<<", ">>", "<", "<=", ">", ">=", "==", "!=",
+                                  "&", "^", "|", "&&", "||", "min", "max"};
+    return names[static_cast<int>(op)];
+}
+
+const char* builtin_name(BuiltinKind k) {
+    static const char* names[] = {"block.x", "block.y", "block.z", "thread.x", "grid.x", "grid.y", "grid.z", "threads"};
+    return names[static_cast<int>(k)];
+}
+
+const char* intrinsic_name(Intrinsic i) {
+    static const char* names[] = {"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "erf", "sigmoid",
+                                  "abs", "pow", "floor", "ceil", "fma", "cdiv"};
+    return names[static_cast<int>(i)];
+}
+
+const char* loop_kind_name(LoopKind k) {
+    static const char* names[] = {"serial", "unroll", "parallel", "pipelined"};
+    return names[static_cast<int>(k)];
+}
+
+const char* reduce_op_name(ReduceOp op) {
+    static const char* names[] = {"sum", "max", "min", "absmax"};
+    return names[static_cast<int>(op)];
+}
+
+int64_t Buffer::num_elements() const {
+    int64_t n = 1;
+    for (int64_t e : const_shape) n *= e;
+    return n;
+}
+
+std::vector<int64_t> Region::tile_shape() const {
+    std::vector<int64_t> shape;
+    for (const Range& r : ranges)
+        if (!r.is_point) shape.push_back(r.extent);
+    return shape;
+}
+
+Region whole(const BufferPtr& buffer) {
+    Region r;
+    r.buffer = buffer;
+    for (int64_t e : buffer->const_shape) r.ranges.push_back(Range{make_int(0), e, false});
+    return r;
+}
+
+ExprPtr make_int(int64_t v, Dtype t) { return std::make_shared<IntImm>(t, v); }
+
+std::optional<int64_t> const_int(const ExprPtr& e) {
+    if (auto* i = e ? e->as<IntImm>() : nullptr) return i->value;
+    return std::nullopt;
+}
+
+} // namespace tlc::ir

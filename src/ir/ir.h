@@ -1,0 +1,366 @@
+// The typed tile IR: what sema produces and the scheduler and codegen consume. Every kernel is fully
+// specialised (compile-time parameters folded), every name resolved, every expression typed, and
+// every buffer carries its memory scope, dtype and shape. Nodes are immutable once built and shared
+// through shared_ptr<const T>; passes rebuild what they change (see ir/mutator.h).
+#pragma once
+
+#include "ir/dtype.h"
+#include "support/source.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tlc::ir {
+
+enum class Scope { Global, Shared, Fragment, Local };
+const char* scope_name(Scope s);
+
+// ---- variables and buffers ------------------------------------------------------------------
+
+// What a scalar variable is bound to.
+enum class VarKind {
+    Dim,         // a symbolic tensor dimension (M, N, K), an i32 passed to the launch stub
+    ScalarParam, // a runtime scalar parameter (alpha: f32)
+    LoopVar,     // a loop index (i32)
+    Let,         // an immutable `let` value
+    FnParam,     // a parameter of a user function
+};
+
+struct Var {
+    std::string name;
+    Dtype dtype;
+    VarKind kind;
+    SourceRange range;
+};
+using VarPtr = std::shared_ptr<const Var>;
+
+struct Expr;
+using ExprPtr = std::shared_ptr<const Expr>;
+
+// A tensor parameter (scope Global, shape of Dim vars and constants) or an allocation (shared,
+// fragment or local; every extent a compile-time constant; local scalars have an empty shape).
+struct Buffer {
+    std::string name;
+    Scope scope;
+    Dtype dtype;
+    std::vector<ExprPtr> shape;      // IntImm or Var(Dim) expressions
+    std::vector<int64_t> const_shape; // the shape when every extent is constant (always for non-global)
+    bool is_mutable = true;          // false for read-only global tensors
+    SourceRange range;
+
+    int64_t num_elements() const; // product of const_shape (1 for a scalar)
+    size_t rank() const { return shape.size(); }
+};
+using BufferPtr = std::shared_ptr<const Buffer>;
+
+// ---- expressions ----------------------------------------------------------------------------
+
+enum class ExprKind { IntImm, FloatImm, BoolImm, VarRef, Load, Builtin, Unary, Binary, Select, Cast, Call };
+
+enum class UnaryOp { Neg, Not, BitNot };
+enum class BinaryOp {
+    Add, Sub, Mul, Div, Mod, Shl, Shr, Lt, Le, Gt, Ge, Eq, Ne, BitAnd, BitXor, BitOr, And, Or,
+    Min, Max // from the min/max intrinsics, kept as binaries so codegen and folding see them
+};
+const char* op_name(UnaryOp op);
+const char* op_name(BinaryOp op);
+
+// Launch builtins: block.x, thread.x, ...
+enum class BuiltinKind { BlockIdxX, BlockIdxY, BlockIdxZ, ThreadIdxX, GridDimX, GridDimY, GridDimZ, BlockDimX };
+const char* builtin_name(BuiltinKind k);
+
+struct Expr {
+    ExprKind kind;
+    Dtype dtype;
+    SourceRange range;
+    Expr(ExprKind k, Dtype t, SourceRange r) : kind(k), dtype(t), range(r) {}
+    virtual ~Expr() = default;
+    template <typename T> const T* as() const { return kind == T::kKind ? static_cast<const T*>(this) : nullptr; }
+};
+
+struct IntImm : Expr {
+    static constexpr ExprKind kKind = ExprKind::IntImm;
+    int64_t value;
+    IntImm(Dtype t, int64_t v, SourceRange r = {}) : Expr(kKind, t, r), value(v) {}
+};
+struct FloatImm : Expr {
+    static constexpr ExprKind kKind = ExprKind::FloatImm;
+    double value; // may be +-inf
+    FloatImm(Dtype t, double v, SourceRange r = {}) : Expr(kKind, t, r), value(v) {}
+};
+struct BoolImm : Expr {
+    static constexpr ExprKind kKind = ExprKind::BoolImm;
+    bool value;
+    BoolImm(bool v, SourceRange r = {}) : Expr(kKind, Dtype::Bool, r), value(v) {}
+};
+struct VarRef : Expr {
+    static constexpr ExprKind kKind = ExprKind::VarRef;
+    VarPtr var;
+    VarRef(VarPtr v, SourceRange r = {}) : Expr(kKind, v->dtype, r), var(std::move(v)) {}
+};
+// Element read `buf[i, j]` (indices.size() == rank; empty for a local scalar).
+struct Load : Expr {
+    static constexpr ExprKind kKind = ExprKind::Load;
+    BufferPtr buffer;
+    std::vector<ExprPtr> indices;
+    Load(BufferPtr b, std::vector<ExprPtr> idx, SourceRange r = {})
+        : Expr(kKind, b->dtype, r), buffer(std::move(b)), indices(std::move(idx)) {}
+};
+struct Builtin : Expr {
+    static constexpr ExprKind kKind = ExprKind::Builtin;
+    BuiltinKind builtin;
+    Builtin(BuiltinKind b, SourceRange r = {}) : Expr(kKind, Dtype::I32, r), builtin(b) {}
+};
+struct Unary : Expr {
+    static constexpr ExprKind kKind = ExprKind::Unary;
+    UnaryOp op;
+    ExprPtr operand;
+    Unary(UnaryOp o, ExprPtr e, Dtype t, SourceRange r = {}) : Expr(kKind, t, r), op(o), operand(std::move(e)) {}
+};
+// Both operands have the same dtype (sema inserts the casts); comparisons and logic yield bool.
+struct Binary : Expr {
+    static constexpr ExprKind kKind = ExprKind::Binary;
+    BinaryOp op;
+    ExprPtr lhs, rhs;
+    Binary(BinaryOp o, ExprPtr l, ExprPtr rr, Dtype t, SourceRange r = {})
+        : Expr(kKind, t, r), op(o), lhs(std::move(l)), rhs(std::move(rr)) {}
+};
+struct Select : Expr {
+    static constexpr ExprKind kKind = ExprKind::Select;
+    ExprPtr cond, then_value, else_value;
+    Select(ExprPtr c, ExprPtr t, ExprPtr e, SourceRange r = {})
+        : Expr(kKind, t->dtype, r), cond(std::move(c)), then_value(std::move(t)), else_value(std::move(e)) {}
+};
+struct Cast : Expr {
+    static constexpr ExprKind kKind = ExprKind::Cast;
+    ExprPtr operand;
+    Cast(Dtype to, ExprPtr e, SourceRange r = {}) : Expr(kKind, to, r), operand(std::move(e)) {}
+};
+
+// Math intrinsics (float operands of one dtype, result of that dtype unless noted).
+enum class Intrinsic { Exp, Exp2, Log, Log2, Sqrt, Rsqrt, Tanh, Erf, Sigmoid, Abs, Pow, Floor, Ceil, Fma,
+                       Cdiv /* integer ceil-division */ };
+const char* intrinsic_name(Intrinsic i);
+
+struct Function;
+using FunctionPtr = std::shared_ptr<const Function>;
+
+// An intrinsic call, or a call of a user `fn` (function != null).
+struct Call : Expr {
+    static constexpr ExprKind kKind = ExprKind::Call;
+    Intrinsic intrinsic = Intrinsic::Exp;
+    FunctionPtr function;
+    std::vector<ExprPtr> args;
+    Call(Intrinsic i, std::vector<ExprPtr> a, Dtype t, SourceRange r = {})
+        : Expr(kKind, t, r), intrinsic(i), args(std::move(a)) {}
+    Call(FunctionPtr f, std::vector<ExprPtr> a, Dtype t, SourceRange r = {})
+        : Expr(kKind, t, r), function(std::move(f)), args(std::move(a)) {}
+};
+
+// ---- tile regions ---------------------------------------------------------------------------
+
+// One axis of a region: `start +: extent` (a slice) or a point index (extent 1, axis dropped).
+struct Range {
+    ExprPtr start;
+    int64_t extent = 1;
+    bool is_point = false;
+};
+// A rectangular part of a buffer: `A[by * BM +: BM, k * BK +: BK]`, or a whole buffer.
+// Its tile shape is the extents of the non-point axes.
+struct Region {
+    BufferPtr buffer;
+    std::vector<Range> ranges; // one per buffer axis
+    std::vector<int64_t> tile_shape() const;
+};
+Region whole(const BufferPtr& buffer); // the whole of a non-global buffer
+
+// ---- statements -----------------------------------------------------------------------------
+
+enum class StmtKind { Seq, Alloc, Let, Store, If, For, Copy, Gemm, Fill, Reduce, Cumsum, AtomicAdd, Evaluate, Return };
+
+struct Stmt {
+    StmtKind kind;
+    SourceRange range;
+    Stmt(StmtKind k, SourceRange r) : kind(k), range(r) {}
+    virtual ~Stmt() = default;
+    template <typename T> const T* as() const { return kind == T::kKind ? static_cast<const T*>(this) : nullptr; }
+};
+using StmtPtr = std::shared_ptr<const Stmt>;
+
+struct Seq : Stmt {
+    static constexpr StmtKind kKind = StmtKind::Seq;
+    std::vector<StmtPtr> stmts;
+    Seq(std::vector<StmtPtr> s, SourceRange r = {}) : Stmt(kKind, r), stmts(std::move(s)) {}
+};
+// Declares a shared, fragment or local buffer at this point, with an optional fill value.
+struct Alloc : Stmt {
+    static constexpr StmtKind kKind = StmtKind::Alloc;
+    BufferPtr buffer;
+    ExprPtr init; // null when uninitialised
+    Alloc(BufferPtr b, ExprPtr i, SourceRange r = {}) : Stmt(kKind, r), buffer(std::move(b)), init(std::move(i)) {}
+};
+struct LetStmt : Stmt {
+    static constexpr StmtKind kKind = StmtKind::Let;
+    VarPtr var;
+    ExprPtr value;
+    LetStmt(VarPtr v, ExprPtr e, SourceRange r = {}) : Stmt(kKind, r), var(std::move(v)), value(std::move(e)) {}
+};
+// `buf[indices] = value` (compound assignments are lowered to a Load + Binary by sema).
+struct Store : Stmt {
+    static constexpr StmtKind kKind = StmtKind::Store;
+    BufferPtr buffer;
+    std::vector<ExprPtr> indices;
+    ExprPtr value;
+    Store(BufferPtr b, std::vector<ExprPtr> i, ExprPtr v, SourceRange r = {})
+        : Stmt(kKind, r), buffer(std::move(b)), indices(std::move(i)), value(std::move(v)) {}
+};
+struct If : Stmt {
+    static constexpr StmtKind kKind = StmtKind::If;
+    ExprPtr cond;
+    StmtPtr then_body;
+    StmtPtr else_body; // may be null
+    If(ExprPtr c, StmtPtr t, StmtPtr e, SourceRange r = {})
+        : Stmt(kKind, r), cond(std::move(c)), then_body(std::move(t)), else_body(std::move(e)) {}
+};
+
+enum class LoopKind { Serial, Unroll, Parallel, Pipelined };
+const char* loop_kind_name(LoopKind k);
+
+// Per-loop switches (from `@attributes` on the loop; kernel-level defaults in KernelOptions).
+struct LoopOptions {
+    int stages = 1;                     // pipelined: number of stages (1 = not pipelined)
+    std::optional<bool> async_copy;     // @no_async_copy on the loop
+    std::optional<bool> pipeline;       // @no_pipeline on the loop
+    std::optional<int> unroll_factor;   // unroll(n, factor = 4)
+};
+
+// `for vars in kind(extents)`: serial/unroll/pipelined loops have one var and one extent (any i32
+// expression); parallel loops have one var per extent and every extent is a compile-time constant.
+struct For : Stmt {
+    static constexpr StmtKind kKind = StmtKind::For;
+    LoopKind loop_kind;
+    std::vector<VarPtr> vars;
+    std::vector<ExprPtr> extents;
+    LoopOptions options;
+    StmtPtr body;
+    For(LoopKind k, std::vector<VarPtr> v, std::vector<ExprPtr> e, LoopOptions o, StmtPtr b, SourceRange r = {})
+        : Stmt(kKind, r), loop_kind(k), vars(std::move(v)), extents(std::move(e)), options(o), body(std::move(b)) {}
+};
+
+// copy(src, dst): tile shapes agree (point axes dropped). Out-of-bounds elements of a global source
+// read as `pad` (0 when absent); out-of-bounds elements of a global destination are not written.
+struct Copy : Stmt {
+    static constexpr StmtKind kKind = StmtKind::Copy;
+    Region src, dst;
+    ExprPtr pad; // may be null; of the destination dtype
+    Copy(Region s, Region d, ExprPtr p, SourceRange r = {}) : Stmt(kKind, r), src(std::move(s)), dst(std::move(d)), pad(std::move(p)) {}
+};
+// gemm(a, b, c): c[M, N] (+)= op(a)[M, K] * op(b)[K, N]; a, b shared or fragment, c a fragment.
+struct Gemm : Stmt {
+    static constexpr StmtKind kKind = StmtKind::Gemm;
+    Region a, b, c;
+    bool transpose_a = false, transpose_b = false;
+    bool clear = false; // c = a*b instead of c += a*b
+    Gemm(Region a_, Region b_, Region c_, bool ta, bool tb, bool cl, SourceRange r = {})
+        : Stmt(kKind, r), a(std::move(a_)), b(std::move(b_)), c(std::move(c_)), transpose_a(ta), transpose_b(tb), clear(cl) {}
+};
+// fill(dst, value) and clear(dst) (value 0).
+struct Fill : Stmt {
+    static constexpr StmtKind kKind = StmtKind::Fill;
+    Region dst;
+    ExprPtr value;
+    Fill(Region d, ExprPtr v, SourceRange r = {}) : Stmt(kKind, r), dst(std::move(d)), value(std::move(v)) {}
+};
+enum class ReduceOp { Sum, Max, Min, AbsMax };
+const char* reduce_op_name(ReduceOp op);
+// reduce(op, src, dst, axis = k): dst has src's shape without axis k (a local scalar for rank 1).
+// With clear = false the result is combined with dst's old value.
+struct Reduce : Stmt {
+    static constexpr StmtKind kKind = StmtKind::Reduce;
+    ReduceOp op;
+    Region src, dst;
+    int axis;
+    bool clear = true;
+    Reduce(ReduceOp o, Region s, Region d, int ax, bool cl, SourceRange r = {})
+        : Stmt(kKind, r), op(o), src(std::move(s)), dst(std::move(d)), axis(ax), clear(cl) {}
+};
+// cumsum(src, dst, axis = k, reverse = false): inclusive prefix sum along axis; same shapes.
+struct Cumsum : Stmt {
+    static constexpr StmtKind kKind = StmtKind::Cumsum;
+    Region src, dst;
+    int axis;
+    bool reverse = false;
+    Cumsum(Region s, Region d, int ax, bool rev, SourceRange r = {})
+        : Stmt(kKind, r), src(std::move(s)), dst(std::move(d)), axis(ax), reverse(rev) {}
+};
+// atomic_add(dst, src): dst (a global slice) += src elementwise, atomically; out-of-bounds skipped.
+struct AtomicAdd : Stmt {
+    static constexpr StmtKind kKind = StmtKind::AtomicAdd;
+    Region dst, src;
+    AtomicAdd(Region d, Region s, SourceRange r = {}) : Stmt(kKind, r), dst(std::move(d)), src(std::move(s)) {}
+};
+struct Evaluate : Stmt {
+    static constexpr StmtKind kKind = StmtKind::Evaluate;
+    ExprPtr value;
+    Evaluate(ExprPtr v, SourceRange r = {}) : Stmt(kKind, r), value(std::move(v)) {}
+};
+// Only inside a Function body.
+struct Return : Stmt {
+    static constexpr StmtKind kKind = StmtKind::Return;
+    ExprPtr value;
+    Return(ExprPtr v, SourceRange r = {}) : Stmt(kKind, r), value(std::move(v)) {}
+};
+
+// ---- functions, kernels, module -------------------------------------------------------------
+
+// A user `fn` over scalars; becomes an inline __device__ function.
+struct Function {
+    std::string name;
+    std::vector<VarPtr> params;
+    Dtype result;
+    StmtPtr body; // Let / If / Return statements
+    SourceRange range;
+};
+
+// Kernel-wide switches for automatic transformations (from kernel attributes and the CLI).
+struct KernelOptions {
+    bool async_copy = true;         // @no_async_copy
+    bool tma = true;                // @no_tma
+    bool warp_specialize = true;    // @no_warp_specialize
+    bool pipeline = true;           // @no_pipeline
+    bool persistent = true;         // @no_persistent
+};
+
+// A runtime parameter in declaration order: a tensor (buffer) or a scalar (var).
+struct Param {
+    BufferPtr tensor; // set for tensors
+    VarPtr scalar;    // set for scalars
+    const std::string& name() const { return tensor ? tensor->name : scalar->name; }
+};
+
+struct Kernel {
+    std::string name;
+    std::vector<std::pair<std::string, std::string>> compile_args; // folded compile-time params, for comments
+    std::vector<Param> params;
+    std::vector<VarPtr> dims;        // symbolic dimensions, in order of first appearance
+    std::vector<ExprPtr> grid;       // 1 to 3 i32 expressions over dims and scalars
+    int threads = 128;
+    std::vector<int> cluster;        // empty when no cluster
+    KernelOptions options;
+    StmtPtr body;
+    SourceRange range;
+};
+
+struct Module {
+    std::vector<FunctionPtr> functions; // in dependency order (callees first)
+    std::vector<Kernel> kernels;
+};
+
+// ---- helpers ---------------------------------------------------------------------------------
+ExprPtr make_int(int64_t v, Dtype t = Dtype::I32);
+std::optional<int64_t> const_int(const ExprPtr& e); // value of an IntImm, else nullopt
+
+} // namespace tlc::ir

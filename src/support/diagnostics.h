@@ -1,0 +1,89 @@
+// The diagnostic engine: a registry of kinds with stable codes, collected (never thrown) and rendered
+// clang-style (file:line:col, source line, caret with tildes, notes) or as JSON.
+#pragma once
+
+#include "support/source.h"
+
+#include <fmt/format.h>
+
+#include <string>
+#include <vector>
+
+namespace tlc {
+
+enum class Severity { Note, Warning, Error };
+
+enum class DiagKind {
+#define DIAG(Name, Sev, Code, Fmt) Name,
+#include "support/diagnostic_kinds.def"
+#undef DIAG
+};
+
+struct DiagKindInfo {
+    Severity severity;
+    const char* code;
+    const char* format;
+};
+const DiagKindInfo& diag_info(DiagKind kind);
+
+struct Diagnostic {
+    DiagKind kind;
+    Severity severity;
+    std::string code;
+    std::string message;
+    SourceRange range;
+    std::vector<Diagnostic> notes;
+};
+
+struct DiagnosticOptions {
+    bool color = false;
+    bool json = false;
+    bool warnings_as_errors = false;
+    bool suppress_warnings = false;
+    size_t error_limit = 100;
+};
+
+// Collects diagnostics of a compilation; the driver renders them once a phase has finished.
+class DiagnosticEngine {
+public:
+    explicit DiagnosticEngine(const SourceManager& sources) : sources_(sources) {}
+
+    DiagnosticOptions& options() { return options_; }
+
+    template <typename... Args>
+    Diagnostic& report(DiagKind kind, SourceRange range, Args&&... args) {
+        const DiagKindInfo& info = diag_info(kind);
+        return add(kind, range, fmt::format(fmt::runtime(info.format), std::forward<Args>(args)...));
+    }
+    // Attaches a note to the most recent diagnostic.
+    template <typename... Args>
+    void note(DiagKind kind, SourceRange range, Args&&... args) {
+        const DiagKindInfo& info = diag_info(kind);
+        add_note(kind, range, fmt::format(fmt::runtime(info.format), std::forward<Args>(args)...));
+    }
+
+    size_t error_count() const { return errors_; }
+    size_t warning_count() const { return warnings_; }
+    bool has_errors() const { return errors_ > 0; }
+    // True once the error limit is reached: phases should stop early.
+    bool saturated() const { return errors_ >= options_.error_limit; }
+    const std::vector<Diagnostic>& diagnostics() const { return diags_; }
+
+    // Renders every diagnostic collected so far (text or JSON per the options).
+    std::string render() const;
+    std::string render_one(const Diagnostic& d) const;
+
+private:
+    Diagnostic& add(DiagKind kind, SourceRange range, std::string message);
+    void add_note(DiagKind kind, SourceRange range, std::string message);
+    std::string render_text(const Diagnostic& d) const;
+
+    const SourceManager& sources_;
+    DiagnosticOptions options_;
+    std::vector<Diagnostic> diags_;
+    Diagnostic dropped_; // sink for reports past the error limit
+    size_t errors_ = 0;
+    size_t warnings_ = 0;
+};
+
+} // namespace tlc

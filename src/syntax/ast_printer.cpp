@@ -1,0 +1,234 @@
+// Canonical .tl printing of the AST: fully parenthesised binaries, 4-space indentation.
+#include "syntax/ast_printer.h"
+
+#include <fmt/format.h>
+
+namespace tlc::syntax {
+
+namespace {
+
+class Printer {
+public:
+    std::string out;
+
+    void line(int indent, const std::string& text) { out += std::string(indent * 4, ' ') + text + "\n"; }
+
+    std::string expr(const ast::Expr& e) {
+        switch (e.kind) {
+        case ast::ExprKind::IntLit: return std::to_string(static_cast<const ast::IntLit&>(e).value);
+        case ast::ExprKind::FloatLit: return static_cast<const ast::FloatLit&>(e).text;
+        case ast::ExprKind::BoolLit: return static_cast<const ast::BoolLit&>(e).value ? "true" : "false";
+        case ast::ExprKind::Name: return static_cast<const ast::Name&>(e).name;
+        case ast::ExprKind::Member: {
+            auto& m = static_cast<const ast::Member&>(e);
+            return expr(*m.base) + "." + m.member;
+        }
+        case ast::ExprKind::Index: {
+            auto& x = static_cast<const ast::Index&>(e);
+            std::string s = expr(*x.base) + "[";
+            for (size_t i = 0; i < x.slices.size(); ++i) {
+                if (i) s += ", ";
+                s += expr(*x.slices[i].start);
+                if (x.slices[i].extent) s += " +: " + expr(*x.slices[i].extent);
+            }
+            return s + "]";
+        }
+        case ast::ExprKind::Call: {
+            auto& c = static_cast<const ast::Call&>(e);
+            return c.callee + "(" + args(c.args) + ")";
+        }
+        case ast::ExprKind::Unary: {
+            auto& u = static_cast<const ast::Unary&>(e);
+            return std::string(ast::spelling(u.op)) + "(" + expr(*u.operand) + ")";
+        }
+        case ast::ExprKind::Binary: {
+            auto& b = static_cast<const ast::Binary&>(e);
+            return "(" + expr(*b.lhs) + " " + ast::spelling(b.op) + " " + expr(*b.rhs) + ")";
+        }
+        case ast::ExprKind::Ternary: {
+            auto& t = static_cast<const ast::Ternary&>(e);
+            return "(" + expr(*t.cond) + " ? " + expr(*t.then_value) + " : " + expr(*t.else_value) + ")";
+        }
+        case ast::ExprKind::Cast: {
+            auto& c = static_cast<const ast::Cast&>(e);
+            return "(" + expr(*c.operand) + " as " + c.target.name + ")";
+        }
+        }
+        return "?";
+    }
+
+    std::string args(const std::vector<ast::Arg>& list) {
+        std::string s;
+        for (size_t i = 0; i < list.size(); ++i) {
+            if (i) s += ", ";
+            if (!list[i].name.empty()) s += list[i].name + " = ";
+            s += expr(*list[i].value);
+        }
+        return s;
+    }
+
+    std::string type(const ast::TypeRef& t) {
+        std::string s = t.elem.name;
+        if (!t.shape.empty()) {
+            s += "[";
+            for (size_t i = 0; i < t.shape.size(); ++i) s += (i ? ", " : "") + expr(*t.shape[i]);
+            s += "]";
+        }
+        return s;
+    }
+
+    std::string attrs(const std::vector<ast::Attribute>& list) {
+        std::string s;
+        for (auto& a : list) {
+            s += "@" + a.name;
+            if (!a.args.empty()) s += "(" + args(a.args) + ")";
+            s += " ";
+        }
+        return s;
+    }
+
+    void block(int indent, const ast::Block& b) {
+        for (auto& s : b.stmts) stmt(indent, *s);
+    }
+
+    void stmt(int indent, const ast::Stmt& s) {
+        switch (s.kind) {
+        case ast::StmtKind::Block:
+            line(indent, "{");
+            block(indent + 1, static_cast<const ast::Block&>(s));
+            line(indent, "}");
+            break;
+        case ast::StmtKind::Alloc: {
+            auto& a = static_cast<const ast::Alloc&>(s);
+            std::string init = a.init ? " = " + expr(*a.init) : "";
+            line(indent, fmt::format("{} {}: {}{};", ast::spelling(a.scope), a.name, type(a.type), init));
+            break;
+        }
+        case ast::StmtKind::Let: {
+            auto& l = static_cast<const ast::Let&>(s);
+            std::string t = l.type ? ": " + type(*l.type) : "";
+            line(indent, fmt::format("let {}{} = {};", l.name, t, expr(*l.value)));
+            break;
+        }
+        case ast::StmtKind::Assign: {
+            auto& a = static_cast<const ast::Assign&>(s);
+            std::string target = a.target;
+            if (!a.indices.empty()) {
+                target += "[";
+                for (size_t i = 0; i < a.indices.size(); ++i) target += (i ? ", " : "") + expr(*a.indices[i]);
+                target += "]";
+            }
+            line(indent, fmt::format("{} {} {};", target, ast::spelling(a.op), expr(*a.value)));
+            break;
+        }
+        case ast::StmtKind::If: {
+            auto* cur = &static_cast<const ast::If&>(s);
+            line(indent, "if " + expr(*cur->cond) + " {");
+            while (true) {
+                block(indent + 1, *cur->then_body);
+                if (!cur->else_body) {
+                    line(indent, "}");
+                    break;
+                }
+                if (cur->else_body->kind == ast::StmtKind::If) {
+                    cur = static_cast<const ast::If*>(cur->else_body.get());
+                    line(indent, "} else if " + expr(*cur->cond) + " {");
+                    continue;
+                }
+                line(indent, "} else {");
+                block(indent + 1, static_cast<const ast::Block&>(*cur->else_body));
+                line(indent, "}");
+                break;
+            }
+            break;
+        }
+        case ast::StmtKind::For: {
+            auto& f = static_cast<const ast::For&>(s);
+            std::string vars;
+            for (size_t i = 0; i < f.vars.size(); ++i) vars += (i ? ", " : "") + f.vars[i];
+            line(indent, fmt::format("{}for {} in {}({}) {{", attrs(f.attrs), vars, ast::spelling(f.loop_kind), args(f.args)));
+            block(indent + 1, *f.body);
+            line(indent, "}");
+            break;
+        }
+        case ast::StmtKind::TileOp: {
+            auto& t = static_cast<const ast::TileOp&>(s);
+            line(indent, fmt::format("{}({});", ast::spelling(t.op), args(t.args)));
+            break;
+        }
+        case ast::StmtKind::Return:
+            line(indent, "return " + expr(*static_cast<const ast::Return&>(s).value) + ";");
+            break;
+        case ast::StmtKind::ExprStmt:
+            line(indent, expr(*static_cast<const ast::ExprStmt&>(s).expr) + ";");
+            break;
+        }
+    }
+
+    void module(const ast::Module& m) {
+        for (auto& i : m.imports) line(0, "import \"" + i.path + "\";");
+        for (auto& c : m.consts) {
+            std::string t = c.type ? ": " + type(*c.type) : "";
+            line(0, fmt::format("const {}{} = {};", c.name, t, expr(*c.value)));
+        }
+        for (auto& f : m.fns) {
+            std::string params;
+            for (size_t i = 0; i < f.params.size(); ++i)
+                params += (i ? ", " : "") + f.params[i].name + ": " + type(f.params[i].type);
+            line(0, fmt::format("fn {}({}) -> {} {{", f.name, params, type(f.result)));
+            block(1, *f.body);
+            line(0, "}");
+        }
+        for (auto& k : m.kernels) {
+            std::string head = attrs(k.attrs) + "kernel " + k.name;
+            if (!k.compile_params.empty()) {
+                head += "<";
+                for (size_t i = 0; i < k.compile_params.size(); ++i) {
+                    auto& p = k.compile_params[i];
+                    head += (i ? ", " : "") + p.name;
+                    if (p.kind != ast::ParamKind::Inferred) head += std::string(": ") + ast::spelling(p.kind);
+                    if (p.default_value) head += " = " + expr(*p.default_value);
+                }
+                head += ">";
+            }
+            head += "(";
+            for (size_t i = 0; i < k.params.size(); ++i) {
+                auto& p = k.params[i];
+                head += (i ? ", " : "") + p.name + ": " + (p.is_tensor ? (p.is_mutable ? "global mut " : "global ") : "") + type(p.type);
+            }
+            head += ")";
+            line(0, head);
+            std::string launch;
+            if (!k.grid.empty()) {
+                launch += "grid(";
+                for (size_t i = 0; i < k.grid.size(); ++i) launch += (i ? ", " : "") + expr(*k.grid[i]);
+                launch += ")";
+            }
+            if (k.threads) launch += (launch.empty() ? "" : " ") + std::string("threads(") + expr(*k.threads) + ")";
+            if (!k.cluster.empty()) {
+                launch += (launch.empty() ? "" : " ") + std::string("cluster(");
+                for (size_t i = 0; i < k.cluster.size(); ++i) launch += (i ? ", " : "") + expr(*k.cluster[i]);
+                launch += ")";
+            }
+            if (!launch.empty()) line(1, launch);
+            line(0, "{");
+            block(1, *k.body);
+            line(0, "}");
+        }
+    }
+};
+
+} // namespace
+
+std::string print_module(const ast::Module& module) {
+    Printer p;
+    p.module(module);
+    return p.out;
+}
+
+std::string print_expr(const ast::Expr& expr) {
+    Printer p;
+    return p.expr(expr);
+}
+
+} // namespace tlc::syntax

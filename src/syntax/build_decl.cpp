@@ -1,0 +1,150 @@
+// AST builder, declaration rules: the module, imports, constants, functions and kernels.
+#include "syntax/builder.h"
+
+namespace tlc::syntax {
+
+using P = tlgen::TlParser;
+
+// module : item* EOF ; item : importDecl | constDecl | fnDecl | kernelDecl
+ast::Module AstBuilder::build_module(P::ModuleContext* ctx) {
+    ast::Module m;
+    m.file = file_id_;
+    for (auto* item : ctx->item()) {
+        if (auto* d = item->importDecl()) m.imports.push_back(build_import(d));
+        else if (auto* d = item->constDecl()) m.consts.push_back(build_const(d));
+        else if (auto* d = item->fnDecl()) m.fns.push_back(build_fn(d));
+        else if (auto* d = item->kernelDecl()) m.kernels.push_back(build_kernel(d));
+    }
+    return m;
+}
+
+// importDecl : IMPORT STRING_LIT SEMI
+ast::Import AstBuilder::build_import(P::ImportDeclContext* ctx) {
+    std::string text = ctx->STRING_LIT()->getText();
+    std::string path;
+    for (size_t i = 1; i + 1 < text.size(); ++i) {
+        if (text[i] == '\\' && i + 2 < text.size()) ++i;
+        path += text[i];
+    }
+    return ast::Import{path, range_of(ctx->STRING_LIT())};
+}
+
+// constDecl : CONST IDENT (COLON typeRef)? ASSIGN expr SEMI
+ast::Const AstBuilder::build_const(P::ConstDeclContext* ctx) {
+    ast::Const c;
+    c.name = ctx->IDENT()->getText();
+    c.name_range = range_of(ctx->IDENT());
+    if (ctx->typeRef()) c.type = build_type_ref(ctx->typeRef());
+    c.value = build_expr(ctx->expr());
+    c.range = range_of(ctx);
+    return c;
+}
+
+// fnDecl : FN IDENT LPAREN (fnParam (COMMA fnParam)*)? RPAREN ARROW typeRef block
+ast::Fn AstBuilder::build_fn(P::FnDeclContext* ctx) {
+    ast::Fn f;
+    f.name = ctx->declName()->getText();
+    f.name_range = range_of(ctx->declName());
+    for (auto* p : ctx->fnParam())
+        f.params.push_back(ast::FnParam{p->IDENT()->getText(), range_of(p->IDENT()), build_type_ref(p->typeRef())});
+    f.result = build_type_ref(ctx->typeRef());
+    f.body = build_block(ctx->block());
+    f.range = range_of(ctx);
+    return f;
+}
+
+// kernelDecl : attribute* KERNEL IDENT (LT compileParam,* GT)? LPAREN runtimeParam,* RPAREN launchClause* block
+ast::Kernel AstBuilder::build_kernel(P::KernelDeclContext* ctx) {
+    ast::Kernel k;
+    for (auto* a : ctx->attribute()) k.attrs.push_back(build_attribute(a));
+    k.name = ctx->declName()->getText();
+    k.name_range = range_of(ctx->declName());
+    for (auto* p : ctx->compileParam()) k.compile_params.push_back(build_compile_param(p));
+    for (auto* p : ctx->runtimeParam()) k.params.push_back(build_runtime_param(p));
+    for (auto* clause : ctx->launchClause()) {
+        SourceRange r = range_of(clause);
+        if (auto* g = dynamic_cast<P::GridClauseContext*>(clause)) {
+            if (k.grid_range.valid()) diags_.report(DiagKind::DuplicateLaunch, r, "grid");
+            k.grid = build_expr_list(g->exprList());
+            k.grid_range = r;
+        } else if (auto* t = dynamic_cast<P::ThreadsClauseContext*>(clause)) {
+            if (k.threads) diags_.report(DiagKind::DuplicateLaunch, r, "threads");
+            k.threads = build_expr(t->expr());
+            k.threads_range = r;
+        } else if (auto* c = dynamic_cast<P::ClusterClauseContext*>(clause)) {
+            if (k.cluster_range.valid()) diags_.report(DiagKind::DuplicateLaunch, r, "cluster");
+            k.cluster = build_expr_list(c->exprList());
+            k.cluster_range = r;
+        }
+    }
+    k.body = build_block(ctx->block());
+    k.range = range_of(ctx);
+    return k;
+}
+
+// compileParam : IDENT (COLON paramKind)? (ASSIGN expr)?
+ast::CompileParam AstBuilder::build_compile_param(P::CompileParamContext* ctx) {
+    ast::CompileParam p;
+    p.name = ctx->IDENT()->getText();
+    p.name_range = range_of(ctx->IDENT());
+    p.kind = ast::ParamKind::Inferred;
+    if (auto* k = ctx->paramKind()) {
+        if (k->INT()) p.kind = ast::ParamKind::Int;
+        else if (k->DTYPE()) p.kind = ast::ParamKind::Dtype;
+        else p.kind = ast::ParamKind::Bool;
+    }
+    if (ctx->shift()) p.default_value = build_binary_level(ctx->shift());
+    p.range = range_of(ctx);
+    return p;
+}
+
+// runtimeParam : IDENT COLON GLOBAL MUT? typeRef | IDENT COLON typeRef
+ast::RuntimeParam AstBuilder::build_runtime_param(P::RuntimeParamContext* ctx) {
+    ast::RuntimeParam p;
+    p.range = range_of(ctx);
+    if (auto* t = dynamic_cast<P::TensorParamContext*>(ctx)) {
+        p.name = t->IDENT()->getText();
+        p.name_range = range_of(t->IDENT());
+        p.is_tensor = true;
+        p.is_mutable = t->MUT() != nullptr;
+        p.type = build_type_ref(t->typeRef());
+    } else if (auto* s = dynamic_cast<P::ScalarParamContext*>(ctx)) {
+        p.name = s->IDENT()->getText();
+        p.name_range = range_of(s->IDENT());
+        p.type = build_type_ref(s->typeRef());
+    }
+    return p;
+}
+
+// attribute : AT IDENT (LPAREN (attrArg (COMMA attrArg)*)? RPAREN)? ; attrArg : (IDENT ASSIGN)? expr
+ast::Attribute AstBuilder::build_attribute(P::AttributeContext* ctx) {
+    ast::Attribute a;
+    a.name = ctx->IDENT()->getText();
+    a.range = range_of(ctx);
+    for (auto* arg : ctx->attrArg()) {
+        ast::Arg x;
+        if (arg->IDENT()) {
+            x.name = arg->IDENT()->getText();
+            x.name_range = range_of(arg->IDENT());
+        }
+        x.value = build_expr(arg->expr());
+        a.args.push_back(std::move(x));
+    }
+    return a;
+}
+
+// typeRef : elemType (LBRACK exprList RBRACK)?
+ast::TypeRef AstBuilder::build_type_ref(P::TypeRefContext* ctx) {
+    ast::TypeRef t;
+    t.elem = build_elem_type(ctx->elemType());
+    t.shape = build_expr_list(ctx->exprList());
+    t.range = range_of(ctx);
+    return t;
+}
+
+// elemType : DTYPE_NAME | BOOL_KIND | IDENT
+ast::TypeName AstBuilder::build_elem_type(P::ElemTypeContext* ctx) {
+    return ast::TypeName{ctx->getText(), range_of(ctx)};
+}
+
+} // namespace tlc::syntax
