@@ -297,10 +297,14 @@ struct Cumsum : Stmt {
         : Stmt(kKind, r), src(std::move(s)), dst(std::move(d)), axis(ax), reverse(rev) {}
 };
 // atomic_add(dst, src): dst (a global slice) += src elementwise, atomically; out-of-bounds skipped.
+// When dst is a single element (every axis a point), src may be a scalar expression (`value`).
 struct AtomicAdd : Stmt {
     static constexpr StmtKind kKind = StmtKind::AtomicAdd;
-    Region dst, src;
-    AtomicAdd(Region d, Region s, SourceRange r = {}) : Stmt(kKind, r), dst(std::move(d)), src(std::move(s)) {}
+    Region dst;
+    Region src;    // unset (null buffer) when `value` is used
+    ExprPtr value; // scalar form
+    AtomicAdd(Region d, Region s, ExprPtr v, SourceRange r = {})
+        : Stmt(kKind, r), dst(std::move(d)), src(std::move(s)), value(std::move(v)) {}
 };
 struct Evaluate : Stmt {
     static constexpr StmtKind kKind = StmtKind::Evaluate;
