@@ -30,7 +30,7 @@ launchClause: GRID LPAREN exprList RPAREN            # gridClause
             | CLUSTER LPAREN exprList RPAREN         # clusterClause
             ;
 attribute   : AT IDENT (LPAREN (attrArg (COMMA attrArg)*)? RPAREN)?;
-attrArg     : (IDENT ASSIGN)? expr;
+attrArg     : (argName ASSIGN)? expr;
 
 // A dtype (or a dtype-valued name) with an optional shape.
 typeRef     : elemType (LBRACK exprList RBRACK)?;
@@ -60,7 +60,9 @@ returnStmt  : RETURN expr SEMI;
 exprStmt    : expr SEMI;
 
 argList     : (arg (COMMA arg)*)?;
-arg         : (IDENT ASSIGN)? expr;
+arg         : (argName ASSIGN)? expr;
+// `clear` is also a tile operation, and a named option of gemm and reduce.
+argName     : IDENT | CLEAR;
 
 // ---- expressions (C precedence, lowest first) -----------------------------------------------
 exprList    : expr (COMMA expr)*;
@@ -87,7 +89,7 @@ primary     : INT_LIT                                     # intLit
             | FLOAT_LIT                                   # floatLit
             | (TRUE | FALSE)                              # boolLit
             | callee=(IDENT | DTYPE_NAME) LPAREN argList RPAREN   # callExpr
-            | IDENT                                       # nameExpr
+            | name=(IDENT | GRID)                         # nameExpr
             | DTYPE_NAME                                  # dtypeExpr
             | LPAREN expr RPAREN                          # parenExpr
             ;

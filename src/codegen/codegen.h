@@ -3,8 +3,9 @@
 #pragma once
 
 #include "ir/ir.h"
-#include "support/source.h"
+#include "support/diagnostics.h"
 
+#include <optional>
 #include <string>
 
 namespace tlc::codegen {
@@ -21,6 +22,9 @@ struct CodegenOutput {
     std::string header; // the .h: launch function declarations
 };
 
-CodegenOutput generate(const ir::Module& module, const CodegenOptions& options, const SourceManager& sources);
+// Returns nullopt when a kernel cannot be mapped onto the target (reported as diagnostics, e.g. a
+// fragment layout conflict); `sources` names the .tl files in comments and #line directives.
+std::optional<CodegenOutput> generate(const ir::Module& module, const CodegenOptions& options,
+                                      const SourceManager& sources, DiagnosticEngine& diags);
 
 } // namespace tlc::codegen

@@ -179,7 +179,7 @@ Region whole(const BufferPtr& buffer); // the whole of a non-global buffer
 
 // ---- statements -----------------------------------------------------------------------------
 
-enum class StmtKind { Seq, Alloc, Let, Store, If, For, Copy, Gemm, Fill, Reduce, Cumsum, AtomicAdd, Evaluate, Return };
+enum class StmtKind { Seq, Alloc, Let, Store, If, For, Copy, Gemm, Fill, Reduce, Cumsum, AtomicAdd, Evaluate, Return, Barrier };
 
 struct Stmt {
     StmtKind kind;
@@ -316,6 +316,14 @@ struct Return : Stmt {
     static constexpr StmtKind kKind = StmtKind::Return;
     ExprPtr value;
     Return(ExprPtr v, SourceRange r = {}) : Stmt(kKind, r), value(std::move(v)) {}
+};
+
+// A block-wide barrier (__syncthreads). Never written by the user: inserted by the scheduler's
+// barrier passes, which record why (the hazard) for the IR dump and the generated comment.
+struct Barrier : Stmt {
+    static constexpr StmtKind kKind = StmtKind::Barrier;
+    std::string reason; // e.g. "RAW on `a`"
+    Barrier(std::string why, SourceRange r = {}) : Stmt(kKind, r), reason(std::move(why)) {}
 };
 
 // ---- functions, kernels, module -------------------------------------------------------------

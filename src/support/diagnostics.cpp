@@ -45,25 +45,28 @@ const DiagKindInfo& diag_info(DiagKind kind) { return kKindInfo[static_cast<size
 
 Diagnostic& DiagnosticEngine::add(DiagKind kind, SourceRange range, std::string message) {
     Severity sev = diag_info(kind).severity;
+    last_dropped_ = true;
     if (sev == Severity::Warning && options_.suppress_warnings) return dropped_;
     if (sev == Severity::Warning && options_.warnings_as_errors) sev = Severity::Error;
     if (sev == Severity::Error && errors_ >= options_.error_limit) {
         ++errors_;
         return dropped_;
     }
+    last_dropped_ = false;
     if (sev == Severity::Error) ++errors_;
     if (sev == Severity::Warning) ++warnings_;
     diags_.push_back(Diagnostic{kind, sev, diag_info(kind).code, std::move(message), range, {}});
+    last_index_ = diags_.size() - 1;
     if (sev == Severity::Error && errors_ == options_.error_limit) {
         diags_.push_back(Diagnostic{DiagKind::TooManyErrors, Severity::Error, "E0112",
                                     "too many errors, stopping", SourceRange{}, {}});
     }
-    return diags_.back();
+    return diags_[last_index_];
 }
 
 void DiagnosticEngine::add_note(DiagKind kind, SourceRange range, std::string message) {
-    if (diags_.empty()) return;
-    Diagnostic& last = diags_.back();
+    if (diags_.empty() || last_dropped_) return;
+    Diagnostic& last = diags_[last_index_];
     last.notes.push_back(Diagnostic{kind, Severity::Note, diag_info(kind).code, std::move(message), range, {}});
 }
 

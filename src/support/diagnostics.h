@@ -82,6 +82,8 @@ private:
     DiagnosticOptions options_;
     std::vector<Diagnostic> diags_;
     Diagnostic dropped_; // sink for reports past the error limit
+    bool last_dropped_ = false; // the most recent report went to dropped_: its notes are dropped too
+    size_t last_index_ = 0;     // index in diags_ of the most recent kept report, for notes
     size_t errors_ = 0;
     size_t warnings_ = 0;
 };

@@ -123,9 +123,9 @@ ast::Attribute AstBuilder::build_attribute(P::AttributeContext* ctx) {
     a.range = range_of(ctx);
     for (auto* arg : ctx->attrArg()) {
         ast::Arg x;
-        if (arg->IDENT()) {
-            x.name = arg->IDENT()->getText();
-            x.name_range = range_of(arg->IDENT());
+        if (arg->argName()) {
+            x.name = arg->argName()->getText();
+            x.name_range = range_of(arg->argName());
         }
         x.value = build_expr(arg->expr());
         a.args.push_back(std::move(x));

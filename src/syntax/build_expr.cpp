@@ -42,9 +42,9 @@ std::vector<ast::Arg> AstBuilder::build_args(P::ArgListContext* ctx) {
 // arg : (IDENT ASSIGN)? expr
 ast::Arg AstBuilder::build_arg(P::ArgContext* ctx) {
     ast::Arg arg;
-    if (ctx->IDENT()) {
-        arg.name = ctx->IDENT()->getText();
-        arg.name_range = range_of(ctx->IDENT());
+    if (ctx->argName()) {
+        arg.name = ctx->argName()->getText();
+        arg.name_range = range_of(ctx->argName());
     }
     arg.value = build_expr(ctx->expr());
     return arg;
@@ -211,7 +211,7 @@ ast::ExprPtr AstBuilder::build_primary(P::PrimaryContext* ctx) {
     if (auto* call = dynamic_cast<P::CallExprContext*>(ctx)) {
         return std::make_unique<ast::Call>(r, call->callee->getText(), range_of(call->callee), build_args(call->argList()));
     }
-    if (auto* name = dynamic_cast<P::NameExprContext*>(ctx)) return std::make_unique<ast::Name>(r, name->IDENT()->getText());
+    if (auto* name = dynamic_cast<P::NameExprContext*>(ctx)) return std::make_unique<ast::Name>(r, name->name->getText());
     if (auto* dt = dynamic_cast<P::DtypeExprContext*>(ctx)) return std::make_unique<ast::Name>(r, dt->DTYPE_NAME()->getText());
     if (auto* paren = dynamic_cast<P::ParenExprContext*>(ctx)) return build_expr(paren->expr());
     return error_expr(r);

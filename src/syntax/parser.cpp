@@ -180,10 +180,19 @@ bool check_tokens(antlr4::CommonTokenStream& tokens, const SourceFile& file, uin
                   const ParseLimits& limits, AstBuilder& ranges, DiagnosticEngine& diags) {
     bool ok = true;
     size_t depth = 0, prefix_run = 0;
+    antlr4::Token* prev = nullptr;
     for (antlr4::Token* tok : tokens.getTokens()) {
         size_t type = tok->getType();
         if (type == antlr4::Token::EOF) break;
         SourceRange r = ranges.range_of(tok);
+        // A closed `/* */` lexes as one BLOCK_COMMENT token, so `/` directly followed by `*` can
+        // only be a comment that never ends (no tl syntax puts `*` right after `/`).
+        if (type == P::STAR && prev && prev->getType() == P::SLASH && prev->getStopIndex() + 1 == tok->getStartIndex()) {
+            SourceRange pr = ranges.range_of(prev);
+            diags.report(DiagKind::UnterminatedComment, SourceRange{pr.begin, r.end});
+            return false;
+        }
+        prev = tok;
         switch (type) {
         case P::UNKNOWN_CHAR: {
             std::string text = tok->getText();

@@ -1,0 +1,48 @@
+// Host-side helpers of the generated launch stubs: argument checks and the readable message of the
+// last failed launch (per host thread).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+
+namespace tl::host {
+
+inline std::string& last_error_storage() {
+    thread_local std::string message;
+    return message;
+}
+
+// Records `message` as the last error and returns cudaErrorInvalidValue.
+inline cudaError_t invalid_argument(const std::string& message) {
+    last_error_storage() = message;
+    return cudaErrorInvalidValue;
+}
+
+inline cudaError_t check_pointer(const void* p, const char* kernel, const char* name, size_t element_bytes) {
+    if (p == nullptr) return invalid_argument(std::string(kernel) + ": `" + name + "` is a null pointer");
+    if (reinterpret_cast<uintptr_t>(p) % element_bytes != 0)
+        return invalid_argument(std::string(kernel) + ": `" + name + "` is not aligned to its element size (" +
+                                std::to_string(element_bytes) + " bytes)");
+    return cudaSuccess;
+}
+
+inline cudaError_t check_dim(int64_t value, const char* kernel, const char* name) {
+    if (value < 0) return invalid_argument(std::string(kernel) + ": dimension `" + name + "` is negative (" + std::to_string(value) + ")");
+    if (value > INT32_MAX) return invalid_argument(std::string(kernel) + ": dimension `" + name + "` exceeds 2^31 - 1");
+    return cudaSuccess;
+}
+
+// Records the CUDA error of a failed runtime call (launch, attribute) with its context.
+inline cudaError_t record(cudaError_t err, const char* kernel, const char* what) {
+    if (err != cudaSuccess) last_error_storage() = std::string(kernel) + ": " + what + ": " + cudaGetErrorString(err);
+    return err;
+}
+
+} // namespace tl::host
+
+namespace tlc {
+// The readable message of the last launch-stub failure on this host thread ("" if none).
+inline const char* last_error_message() { return tl::host::last_error_storage().c_str(); }
+} // namespace tlc

@@ -1,0 +1,37 @@
+// Fragment layouts: which elements of a register tile each thread of the block holds.
+//  - BlockedLayout: the tile flattened row-major, cut into chunks of V consecutive elements dealt
+//    round-robin to the threads (thread t holds chunks t, t + THREADS, ...).
+//  - MmaAccLayout: the accumulator layout of mma.sync m16n8 tiles, the block's warps arranged
+//    WARPS_M x WARPS_N over an M x N tile.
+// A replicated fragment (every thread holds every element) needs no layout type.
+#pragma once
+
+namespace tl {
+
+template <int NUMEL, int V, int THREADS> struct BlockedLayout {
+    static_assert(NUMEL % V == 0, "a blocked layout's chunk width must divide the tile");
+    static constexpr int kChunks = (NUMEL / V + THREADS - 1) / THREADS;
+    static constexpr int kSlots = kChunks * V;
+    // Row-major flat index of slot s in thread tid.
+    __device__ static __forceinline__ int flat(int tid, int s) { return ((s / V) * THREADS + tid) * V + s % V; }
+    __device__ static __forceinline__ bool valid(int tid, int s) { return flat(tid, s) < NUMEL; }
+};
+
+template <int M, int N, int WARPS_M, int WARPS_N> struct MmaAccLayout {
+    static constexpr int kWarpM = M / WARPS_M, kWarpN = N / WARPS_N;
+    static constexpr int kTilesM = kWarpM / 16, kTilesN = kWarpN / 8;
+    static constexpr int kSlots = kTilesM * kTilesN * 4;
+    static_assert(M % (16 * WARPS_M) == 0 && N % (8 * WARPS_N) == 0, "mma tiles must cover the fragment");
+    // Slot s = ((tile_m * kTilesN) + tile_n) * 4 + r, with r the mma accumulator register.
+    __device__ static __forceinline__ int row(int tid, int s) {
+        int warp_m = (tid / 32) / WARPS_N, lane = tid % 32, r = s % 4;
+        return warp_m * kWarpM + (s / (kTilesN * 4)) * 16 + lane / 4 + 8 * (r / 2);
+    }
+    __device__ static __forceinline__ int col(int tid, int s) {
+        int warp_n = (tid / 32) % WARPS_N, lane = tid % 32, r = s % 4;
+        return warp_n * kWarpN + ((s / 4) % kTilesN) * 8 + (lane % 4) * 2 + (r % 2);
+    }
+    __device__ static __forceinline__ bool valid(int, int) { return true; }
+};
+
+} // namespace tl

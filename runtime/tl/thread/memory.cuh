@@ -1,0 +1,48 @@
+// Per-thread memory primitives: vector copies of up to 16 bytes and atomic adds for every dtype.
+#pragma once
+
+#include "tl/types.cuh"
+
+namespace tl {
+
+// The unsigned type of `Bytes` bytes (1, 2, 4, 8, 16) used to move raw vectors.
+template <int Bytes> struct RawVector;
+template <> struct RawVector<1> { using type = uint8_t; };
+template <> struct RawVector<2> { using type = uint16_t; };
+template <> struct RawVector<4> { using type = uint32_t; };
+template <> struct RawVector<8> { using type = uint2; };
+template <> struct RawVector<16> { using type = uint4; };
+
+// Loads V consecutive elements with one instruction; `src` must be aligned to V * sizeof(T).
+template <typename T, int V> __device__ __forceinline__ void load_vector(T (&dst)[V], const T* src) {
+    static_assert(V * sizeof(T) <= 16 && (V * sizeof(T) & (V * sizeof(T) - 1)) == 0,
+                  "a vector access moves 1, 2, 4, 8 or 16 bytes");
+    using Raw = typename RawVector<V * sizeof(T)>::type;
+    Raw raw = *reinterpret_cast<const Raw*>(src);
+    *reinterpret_cast<Raw*>(dst) = raw;
+}
+
+// Stores V consecutive elements with one instruction; `dst` must be aligned to V * sizeof(T).
+template <typename T, int V> __device__ __forceinline__ void store_vector(T* dst, const T (&src)[V]) {
+    static_assert(V * sizeof(T) <= 16 && (V * sizeof(T) & (V * sizeof(T) - 1)) == 0,
+                  "a vector access moves 1, 2, 4, 8 or 16 bytes");
+    using Raw = typename RawVector<V * sizeof(T)>::type;
+    *reinterpret_cast<Raw*>(dst) = *reinterpret_cast<const Raw*>(src);
+}
+
+template <typename T> __device__ __forceinline__ bool is_aligned(const T* p, int bytes) {
+    return (reinterpret_cast<uintptr_t>(p) & (bytes - 1)) == 0;
+}
+
+template <typename T> __device__ __forceinline__ void atomic_add(T* dst, T value) {
+    if constexpr (std::is_same_v<T, f16> || std::is_same_v<T, bf16> || std::is_same_v<T, float> ||
+                  std::is_same_v<T, double> || std::is_same_v<T, int32_t> || std::is_same_v<T, uint32_t>) {
+        atomicAdd(dst, value);
+    } else if constexpr (std::is_same_v<T, int64_t>) {
+        atomicAdd(reinterpret_cast<unsigned long long*>(dst), static_cast<unsigned long long>(value));
+    } else {
+        static_assert(sizeof(T) == 0, "atomic_add supports f16, bf16, f32, f64, i32, u32 and i64");
+    }
+}
+
+} // namespace tl

@@ -1,0 +1,11 @@
+// Master header of the tlc device runtime: every generated .cu includes only this (and its own header).
+#pragma once
+
+#include "tl/types.cuh"
+#include "tl/layout.cuh"
+#include "tl/thread/math.cuh"
+#include "tl/thread/memory.cuh"
+#include "tl/warp/mma.cuh"
+#include "tl/warp/reduce.cuh"
+#include "tl/block/reduce.cuh"
+#include "tl/host/launch.h"

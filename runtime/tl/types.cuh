@@ -1,0 +1,46 @@
+// Element types of tlc and conversions between them (through float for the 8- and 16-bit floats).
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+#include <stdint.h>
+
+#include <type_traits>
+
+namespace tl {
+
+using f16 = __half;
+using bf16 = __nv_bfloat16;
+using f8e4m3 = __nv_fp8_e4m3;
+using f8e5m2 = __nv_fp8_e5m2;
+
+template <typename T>
+inline constexpr bool is_narrow_float_v =
+    std::is_same_v<T, f16> || std::is_same_v<T, bf16> || std::is_same_v<T, f8e4m3> || std::is_same_v<T, f8e5m2>;
+
+template <typename T> __host__ __device__ __forceinline__ float to_float(T x) {
+    if constexpr (std::is_same_v<T, f16>) return __half2float(x);
+    else if constexpr (std::is_same_v<T, bf16>) return __bfloat162float(x);
+    else if constexpr (std::is_same_v<T, f8e4m3> || std::is_same_v<T, f8e5m2>) return static_cast<float>(x);
+    else return static_cast<float>(x);
+}
+
+// Value conversion with round-to-nearest for narrowing float conversions.
+template <typename To, typename From> __host__ __device__ __forceinline__ To convert(From x) {
+    if constexpr (std::is_same_v<To, From>) {
+        return x;
+    } else if constexpr (is_narrow_float_v<From>) {
+        return convert<To>(to_float(x));
+    } else if constexpr (std::is_same_v<To, f16>) {
+        return __float2half_rn(static_cast<float>(x));
+    } else if constexpr (std::is_same_v<To, bf16>) {
+        return __float2bfloat16_rn(static_cast<float>(x));
+    } else if constexpr (std::is_same_v<To, f8e4m3> || std::is_same_v<To, f8e5m2>) {
+        return To(static_cast<float>(x));
+    } else {
+        return static_cast<To>(x);
+    }
+}
+
+} // namespace tl

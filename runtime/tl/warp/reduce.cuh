@@ -1,0 +1,43 @@
+// Warp-level reductions with shuffles, and the reduction operators of the language.
+#pragma once
+
+#include "tl/thread/math.cuh"
+
+namespace tl {
+
+struct SumOp {
+    template <typename T> __device__ static T identity() { return convert<T>(0); }
+    template <typename T> __device__ static T combine(T a, T b) { return a + b; }
+    template <typename T> __device__ static T element(T x) { return x; }
+};
+struct MaxOp {
+    template <typename T> __device__ static T identity() {
+        if constexpr (std::is_floating_point_v<T> || is_narrow_float_v<T>) return convert<T>(-__int_as_float(0x7f800000));
+        else return std::numeric_limits<T>::lowest();
+    }
+    template <typename T> __device__ static T combine(T a, T b) { return tl::max(a, b); }
+    template <typename T> __device__ static T element(T x) { return x; }
+};
+struct MinOp {
+    template <typename T> __device__ static T identity() {
+        if constexpr (std::is_floating_point_v<T> || is_narrow_float_v<T>) return convert<T>(__int_as_float(0x7f800000));
+        else return std::numeric_limits<T>::max();
+    }
+    template <typename T> __device__ static T combine(T a, T b) { return tl::min(a, b); }
+    template <typename T> __device__ static T element(T x) { return x; }
+};
+// absmax: max of |x|; combine works on already-absolute values.
+struct AbsMaxOp {
+    template <typename T> __device__ static T identity() { return convert<T>(0); }
+    template <typename T> __device__ static T combine(T a, T b) { return tl::max(a, b); }
+    template <typename T> __device__ static T element(T x) { return tl::abs(x); }
+};
+
+// Every lane of the warp gets Op over the 32 lanes' values.
+template <typename Op, typename T> __device__ __forceinline__ T warp_allreduce(T value) {
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1) value = Op::combine(value, __shfl_xor_sync(0xffffffffu, value, offset));
+    return value;
+}
+
+} // namespace tl

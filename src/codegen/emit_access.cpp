@@ -1,0 +1,111 @@
+// Element addressing: row-major global offsets in 64-bit with bounds masks, padded shared rows,
+// fragment slots and replicated arrays; tile coordinates to buffer indices.
+#include "codegen/cuda_names.h"
+#include "codegen/kernel_emitter.h"
+#include "support/check.h"
+
+#include <fmt/format.h>
+
+namespace tlc::codegen {
+
+namespace {
+std::string paren(const std::string& s) {
+    bool simple = s.find_first_of(" +-*/%?<>&|") == std::string::npos;
+    return simple ? s : "(" + s + ")";
+}
+} // namespace
+
+std::string KernelEmitter::shared_pointer(const ir::Buffer& b) const { return identifier(b.name); }
+
+std::string KernelEmitter::global_offset(const ir::Buffer& b, const std::vector<std::string>& indices) {
+    // ((i0 * D1 + i1) * D2 + i2) with the first product widened to 64 bits.
+    std::string off;
+    for (size_t d = 0; d < indices.size(); ++d) {
+        if (d == 0) {
+            off = indices.size() == 1 ? indices[0] : "int64_t(" + indices[0] + ")";
+            continue;
+        }
+        std::string dim = expr(b.shape[d]);
+        off = fmt::format("{} * {} + {}", d == 1 ? off : "(" + off + ")", paren(dim), paren(indices[d]));
+    }
+    return off.empty() ? "0" : off;
+}
+
+std::string KernelEmitter::bounds_mask(const ir::Buffer& b, const std::vector<std::string>& indices) {
+    std::string mask;
+    for (size_t d = 0; d < indices.size(); ++d) {
+        std::string dim = expr(b.shape[d]);
+        mask += (mask.empty() ? "" : " && ") + paren(indices[d]) + " < " + paren(dim);
+    }
+    return mask;
+}
+
+std::string KernelEmitter::flatten(const std::vector<std::string>& idx, const std::vector<int64_t>& shape) const {
+    std::string flat;
+    for (size_t d = 0; d < idx.size(); ++d) {
+        if (d == 0) {
+            flat = idx[0];
+            continue;
+        }
+        flat = fmt::format("{} * {} + {}", d == 1 ? paren(flat) : "(" + flat + ")", shape[d], paren(idx[d]));
+    }
+    return flat.empty() ? "0" : flat;
+}
+
+std::vector<std::string> KernelEmitter::unflatten(const std::string& flat, const std::vector<int64_t>& shape) const {
+    std::vector<std::string> out(shape.size());
+    int64_t stride = 1;
+    for (size_t d = shape.size(); d-- > 0;) {
+        std::string q = stride == 1 ? flat : fmt::format("{} / {}", paren(flat), stride);
+        out[d] = d == 0 ? q : fmt::format("{} % {}", paren(q), shape[d]);
+        stride *= shape[d];
+    }
+    return out;
+}
+
+std::string KernelEmitter::element(const ir::Buffer& b, const std::vector<std::string>& indices) {
+    std::string name = identifier(b.name);
+    switch (b.scope) {
+    case ir::Scope::Global: return name + "[" + global_offset(b, indices) + "]";
+    case ir::Scope::Shared: {
+        auto it = shared_.find(&b);
+        TLC_CHECK(it != shared_.end(), "shared buffer without a slot: " + b.name);
+        if (indices.empty()) return name + "[0]";
+        std::string rows = indices.size() == 1 ? "" : flatten(std::vector<std::string>(indices.begin(), indices.end() - 1),
+                                                              std::vector<int64_t>(b.const_shape.begin(), b.const_shape.end() - 1));
+        if (rows.empty()) return name + "[" + indices.back() + "]";
+        return fmt::format("{}[{} * {} + {}]", name, paren(rows), it->second.row_pitch, paren(indices.back()));
+    }
+    case ir::Scope::Fragment:
+    case ir::Scope::Local:
+        if (b.rank() == 0) return name;
+        return name + "[" + flatten(indices, b.const_shape) + "]";
+    }
+    return name;
+}
+
+std::vector<std::string> KernelEmitter::region_indices(const ir::Region& r, const std::vector<std::string>& coords) {
+    std::vector<std::string> out;
+    size_t c = 0;
+    for (const ir::Range& range : r.ranges) {
+        std::string start = expr(range.start);
+        if (range.is_point) {
+            out.push_back(start);
+            continue;
+        }
+        TLC_CHECK(c < coords.size(), "region has more slice axes than coordinates");
+        const std::string& coord = coords[c++];
+        out.push_back(start == "0" ? coord : paren(start) + " + " + paren(coord));
+    }
+    return out;
+}
+
+std::vector<std::string> KernelEmitter::slot_coords(const ir::Buffer& frag, const std::string& slot) const {
+    const FragmentLayout* l = layout_of(frag);
+    TLC_CHECK(l && l->distributed(), "slot coordinates of a non-distributed fragment");
+    if (l->kind == LayoutKind::MmaAcc)
+        return {fmt::format("{}::row(tl_tid, {})", l->type_name, slot), fmt::format("{}::col(tl_tid, {})", l->type_name, slot)};
+    return unflatten(fmt::format("{}::flat(tl_tid, {})", l->type_name, slot), frag.const_shape);
+}
+
+} // namespace tlc::codegen

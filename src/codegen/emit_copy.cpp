@@ -1,0 +1,262 @@
+// Lowering of copy, fill and atomic_add: element loops spread over the block's threads (or over a
+// fragment's owned slots), 16-byte vector accesses where a run-time alignment and bounds check
+// allows, masked scalar accesses at tensor edges.
+#include "codegen/cuda_names.h"
+#include "codegen/kernel_emitter.h"
+#include "support/check.h"
+
+#include <fmt/format.h>
+
+namespace tlc::codegen {
+
+namespace {
+
+int64_t product(const std::vector<int64_t>& shape) {
+    int64_t n = 1;
+    for (int64_t e : shape) n *= e;
+    return n;
+}
+
+// Per-thread storage: every thread needs every element.
+bool per_thread(const ir::Buffer& b, const FragmentLayout* l) {
+    return b.scope == ir::Scope::Local || (b.scope == ir::Scope::Fragment && (!l || !l->distributed()));
+}
+
+// Largest power-of-two vector width (elements) so that `width * bytes` <= 16 and divides `last`.
+int vector_width(int64_t last, int bytes, int limit) {
+    int v = 1;
+    while (v * 2 <= limit && (v * 2) * bytes <= 16 && last % (v * 2) == 0) v *= 2;
+    return v;
+}
+
+} // namespace
+
+void KernelEmitter::emit_copy(const ir::Copy& c) {
+    bool dst_dist = is_distributed(*c.dst.buffer), src_dist = is_distributed(*c.src.buffer);
+    if (dst_dist && src_dist && layout_of(*c.dst.buffer)->type_name != layout_of(*c.src.buffer)->type_name) {
+        const FragmentLayout *ls = layout_of(*c.src.buffer), *ld = layout_of(*c.dst.buffer);
+        bool same = ls->kind == ld->kind && ls->vector == ld->vector && ls->warps_m == ld->warps_m && ls->warps_n == ld->warps_n;
+        if (!same) {
+            // Different layouts: exchange through the shared scratch.
+            std::string type = cuda_type(c.src.buffer->dtype);
+            std::string tile = fmt::format("reinterpret_cast<{}*>(tl_scratch)", type);
+            auto shape = c.src.tile_shape();
+            out_.line("__syncthreads();");
+            for_each_owned(*c.src.buffer, [&](const std::vector<std::string>& coords, const std::string& s) {
+                out_.line(fmt::format("{}[{}] = {}[{}];", tile, flatten(coords, shape), identifier(c.src.buffer->name), s));
+            });
+            out_.line("__syncthreads();");
+            for_each_owned(*c.dst.buffer, [&](const std::vector<std::string>& coords, const std::string& s) {
+                out_.line(fmt::format("{}[{}] = {};", identifier(c.dst.buffer->name), s,
+                                      cast_to(tile + "[" + flatten(coords, shape) + "]", c.src.buffer->dtype, c.dst.buffer->dtype)));
+            });
+            out_.line("__syncthreads();");
+            return;
+        }
+    }
+    if (dst_dist) return emit_copy_with_fragment(c, false);
+    if (src_dist) return emit_copy_with_fragment(c, true);
+    emit_copy_flat(c);
+}
+
+// One side is a distributed fragment: each thread moves the elements it holds.
+void KernelEmitter::emit_copy_with_fragment(const ir::Copy& c, bool fragment_is_src) {
+    const ir::Region& frag = fragment_is_src ? c.src : c.dst;
+    const ir::Region& other = fragment_is_src ? c.dst : c.src;
+    const ir::Buffer& f = *frag.buffer;
+    const ir::Buffer& o = *other.buffer;
+    const FragmentLayout* l = layout_of(f);
+    std::string fname = identifier(f.name);
+    std::string pad = c.pad ? expr(c.pad) : int_literal(0, c.dst.buffer->dtype);
+    bool other_is_memory = o.scope == ir::Scope::Global || o.scope == ir::Scope::Shared;
+    Dtype from = c.src.buffer->dtype, to = c.dst.buffer->dtype;
+
+    if (is_distributed(o)) { // same layout on both sides: slot by slot
+        out_.line("#pragma unroll");
+        out_.line(fmt::format("for (int tl_s = 0; tl_s < {}::kSlots; ++tl_s) {}[tl_s] = {};", l->type_name,
+                              identifier(c.dst.buffer->name), cast_to(identifier(c.src.buffer->name) + "[tl_s]", from, to)));
+        return;
+    }
+
+    auto scalar_move = [&](const std::vector<std::string>& coords, const std::string& slot) {
+        std::vector<std::string> idx = region_indices(other, coords);
+        std::string elem = element(o, idx);
+        std::string mask = o.scope == ir::Scope::Global ? bounds_mask(o, idx) : "";
+        if (fragment_is_src) {
+            std::string store = fmt::format("{} = {};", elem, cast_to(fname + "[" + slot + "]", from, to));
+            out_.line(mask.empty() ? store : "if (" + mask + ") " + store);
+        } else {
+            std::string value = cast_to(elem, from, to);
+            out_.line(fmt::format("{}[{}] = {};", fname, slot, mask.empty() ? value : mask + " ? " + value + " : " + pad));
+        }
+    };
+
+    int bytes = dtype_bytes(o.dtype);
+    int width = l->kind == LayoutKind::Blocked && other_is_memory && !other.ranges.back().is_point
+                    ? vector_width(l->vector, bytes, l->vector)
+                    : 1;
+    if (width == 1) {
+        for_each_owned(f, scalar_move);
+        return;
+    }
+    // Blocked fragment against memory: chunks of `width` consecutive elements in one access.
+    std::string ch = fresh("chunk");
+    out_.line("#pragma unroll");
+    out_.block(fmt::format("for (int {0} = 0; {0} < {1}::kSlots; {0} += {2})", ch, l->type_name, width), [&] {
+        out_.line(fmt::format("if (!{}::valid(tl_tid, {})) continue;", l->type_name, ch));
+        std::vector<std::string> coords = slot_coords(f, ch);
+        std::vector<std::string> idx = region_indices(other, coords);
+        std::string ptr = fresh("ptr");
+        out_.line(fmt::format("{}{}* {} = &{};", fragment_is_src ? "" : "const ", cuda_type(o.dtype), ptr, element(o, idx)));
+        std::string ok = fmt::format("tl::is_aligned({}, {})", ptr, width * bytes);
+        if (o.scope == ir::Scope::Global) {
+            std::vector<std::string> last = idx;
+            last.back() = "(" + last.back() + ") + " + std::to_string(width - 1);
+            ok = bounds_mask(o, last) + " && " + ok;
+        }
+        std::string vec = fresh("vec");
+        out_.line(fmt::format("if ({}) {{", ok));
+        out_.indent();
+        out_.line(fmt::format("{} {}[{}];", cuda_type(o.dtype), vec, width));
+        if (fragment_is_src) {
+            out_.line("#pragma unroll");
+            out_.line(fmt::format("for (int tl_v = 0; tl_v < {}; ++tl_v) {}[tl_v] = {};", width, vec,
+                                  cast_to(fname + "[" + ch + " + tl_v]", from, to)));
+            out_.line(fmt::format("tl::store_vector<{}, {}>({}, {});", cuda_type(o.dtype), width, ptr, vec));
+        } else {
+            out_.line(fmt::format("tl::load_vector<{}, {}>({}, {});", cuda_type(o.dtype), width, vec, ptr));
+            out_.line("#pragma unroll");
+            out_.line(fmt::format("for (int tl_v = 0; tl_v < {}; ++tl_v) {}[{} + tl_v] = {};", width, fname, ch,
+                                  cast_to(vec + "[tl_v]", from, to)));
+        }
+        out_.dedent();
+        out_.line("} else {");
+        out_.indent();
+        out_.line("#pragma unroll");
+        out_.block(fmt::format("for (int tl_v = 0; tl_v < {}; ++tl_v)", width), [&] {
+            std::vector<std::string> c2 = slot_coords(f, ch + " + tl_v");
+            scalar_move(c2, ch + " + tl_v");
+        });
+        out_.dedent();
+        out_.line("}");
+    });
+}
+
+// Neither side is a distributed fragment: threads share the elements (or each thread copies all
+// of them when the destination is per-thread storage).
+void KernelEmitter::emit_copy_flat(const ir::Copy& c) {
+    const ir::Buffer &s = *c.src.buffer, &d = *c.dst.buffer;
+    auto shape = c.dst.tile_shape();
+    bool every = per_thread(d, layout_of(d));
+    std::string pad = c.pad ? expr(c.pad) : int_literal(0, d.dtype);
+    auto move = [&](const std::vector<std::string>& coords) {
+        std::vector<std::string> si = region_indices(c.src, coords), di = region_indices(c.dst, coords);
+        std::string value = cast_to(element(s, si), s.dtype, d.dtype);
+        if (s.scope == ir::Scope::Global) value = bounds_mask(s, si) + " ? " + value + " : " + pad;
+        std::string store = fmt::format("{} = {};", element(d, di), value);
+        if (d.scope == ir::Scope::Global) store = "if (" + bounds_mask(d, di) + ") " + store;
+        out_.line(store);
+    };
+    bool memory = (s.scope == ir::Scope::Global || s.scope == ir::Scope::Shared) &&
+                  (d.scope == ir::Scope::Global || d.scope == ir::Scope::Shared);
+    int width = 1;
+    if (memory && !every && !shape.empty() && !c.src.ranges.back().is_point && !c.dst.ranges.back().is_point)
+        width = vector_width(shape.back(), std::max(dtype_bytes(s.dtype), dtype_bytes(d.dtype)), 8);
+    if (width == 1 || shape.empty()) {
+        if (shape.empty()) {
+            out_.block(every ? "" : "if (tl_tid == 0)", [&] { move({}); });
+            return;
+        }
+        for_each_element(shape, every, [&](const std::vector<std::string>& coords, const std::string&) { move(coords); });
+        return;
+    }
+    int64_t chunks = product(shape) / width;
+    std::string ch = fresh("chunk");
+    out_.block(fmt::format("for (int {0} = tl_tid; {0} < {1}; {0} += {2})", ch, chunks, kernel_.threads), [&] {
+        std::vector<std::string> coords = unflatten(ch + " * " + std::to_string(width), shape);
+        std::vector<std::string> si = region_indices(c.src, coords), di = region_indices(c.dst, coords);
+        std::string sp = fresh("src"), dp = fresh("dst");
+        out_.line(fmt::format("const {}* {} = &{};", cuda_type(s.dtype), sp, element(s, si)));
+        out_.line(fmt::format("{}* {} = &{};", cuda_type(d.dtype), dp, element(d, di)));
+        std::string ok = fmt::format("tl::is_aligned({}, {}) && tl::is_aligned({}, {})", sp, width * dtype_bytes(s.dtype), dp,
+                                     width * dtype_bytes(d.dtype));
+        auto last_in = [&](const ir::Buffer& b, std::vector<std::string> idx) {
+            idx.back() = "(" + idx.back() + ") + " + std::to_string(width - 1);
+            return bounds_mask(b, idx);
+        };
+        if (s.scope == ir::Scope::Global) ok = last_in(s, si) + " && " + ok;
+        if (d.scope == ir::Scope::Global) ok = last_in(d, di) + " && " + ok;
+        out_.line(fmt::format("if ({}) {{", ok));
+        out_.indent();
+        std::string vs = fresh("vec");
+        out_.line(fmt::format("{} {}[{}];", cuda_type(s.dtype), vs, width));
+        out_.line(fmt::format("tl::load_vector<{}, {}>({}, {});", cuda_type(s.dtype), width, vs, sp));
+        if (s.dtype == d.dtype) {
+            out_.line(fmt::format("tl::store_vector<{}, {}>({}, {});", cuda_type(d.dtype), width, dp, vs));
+        } else {
+            std::string vd = fresh("vec");
+            out_.line(fmt::format("{} {}[{}];", cuda_type(d.dtype), vd, width));
+            out_.line("#pragma unroll");
+            out_.line(fmt::format("for (int tl_v = 0; tl_v < {}; ++tl_v) {}[tl_v] = {};", width, vd, cast_to(vs + "[tl_v]", s.dtype, d.dtype)));
+            out_.line(fmt::format("tl::store_vector<{}, {}>({}, {});", cuda_type(d.dtype), width, dp, vd));
+        }
+        out_.dedent();
+        out_.line("} else {");
+        out_.indent();
+        out_.line("#pragma unroll");
+        out_.block(fmt::format("for (int tl_v = 0; tl_v < {}; ++tl_v)", width), [&] {
+            move(unflatten(ch + " * " + std::to_string(width) + " + tl_v", shape));
+        });
+        out_.dedent();
+        out_.line("}");
+    });
+}
+
+void KernelEmitter::emit_fill(const ir::Fill& f) {
+    const ir::Buffer& d = *f.dst.buffer;
+    std::string value = expr(f.value);
+    if (is_distributed(d)) {
+        out_.line("#pragma unroll");
+        out_.line(fmt::format("for (int tl_s = 0; tl_s < {}::kSlots; ++tl_s) {}[tl_s] = {};", layout_of(d)->type_name,
+                              identifier(d.name), value));
+        return;
+    }
+    auto shape = f.dst.tile_shape();
+    bool every = per_thread(d, layout_of(d));
+    auto store = [&](const std::vector<std::string>& coords) {
+        std::vector<std::string> idx = region_indices(f.dst, coords);
+        std::string s = fmt::format("{} = {};", element(d, idx), value);
+        out_.line(d.scope == ir::Scope::Global ? "if (" + bounds_mask(d, idx) + ") " + s : s);
+    };
+    if (shape.empty()) {
+        out_.block(every ? "" : "if (tl_tid == 0)", [&] { store({}); });
+        return;
+    }
+    for_each_element(shape, every, [&](const std::vector<std::string>& coords, const std::string&) { store(coords); });
+}
+
+void KernelEmitter::emit_atomic_add(const ir::AtomicAdd& a) {
+    const ir::Buffer& d = *a.dst.buffer;
+    if (a.value) { // one element, added once per block
+        std::vector<std::string> idx = region_indices(a.dst, {});
+        out_.line(fmt::format("if (tl_tid == 0 && {}) tl::atomic_add(&{}, {});", bounds_mask(d, idx), element(d, idx),
+                              cast_to(expr(a.value), a.value->dtype, d.dtype)));
+        return;
+    }
+    const ir::Buffer& s = *a.src.buffer;
+    auto add = [&](const std::vector<std::string>& coords, const std::string& src_value) {
+        std::vector<std::string> di = region_indices(a.dst, coords);
+        out_.line(fmt::format("if ({}) tl::atomic_add(&{}, {});", bounds_mask(d, di), element(d, di), cast_to(src_value, s.dtype, d.dtype)));
+    };
+    if (is_distributed(s)) {
+        for_each_owned(s, [&](const std::vector<std::string>& coords, const std::string& slot) {
+            add(coords, identifier(s.name) + "[" + slot + "]");
+        });
+        return;
+    }
+    for_each_element(a.dst.tile_shape(), false, [&](const std::vector<std::string>& coords, const std::string&) {
+        add(coords, element(s, region_indices(a.src, coords)));
+    });
+}
+
+} // namespace tlc::codegen

@@ -1,0 +1,100 @@
+// Lowering of gemm: tensor cores (mma.sync m16n8k16 per warp) for f16/bf16 with f32 accumulators,
+// a per-element FMA loop for every other dtype; fragment operands are staged through shared scratch.
+#include "codegen/cuda_names.h"
+#include "codegen/kernel_emitter.h"
+#include "support/check.h"
+
+#include <fmt/format.h>
+
+namespace tlc::codegen {
+
+// Writes a region of a fragment (or local tile) into shared scratch at `dst_ptr` with row pitch
+// `pitch`, between barriers so the scratch is free before and complete after.
+void KernelEmitter::emit_stage_to_scratch(const ir::Region& r, const std::string& dst_ptr, int64_t pitch) {
+    const ir::Buffer& b = *r.buffer;
+    auto shape = r.tile_shape();
+    TLC_CHECK(shape.size() == 2, "gemm operands are 2-d tiles");
+    out_.line("__syncthreads();  // the staging buffer may still be read by a previous gemm");
+    auto put = [&](const std::vector<std::string>& coords, const std::string& value) {
+        out_.line(fmt::format("{}[{} * {} + {}] = {};", dst_ptr, coords[0], pitch, coords[1], value));
+    };
+    if (is_distributed(b)) {
+        for_each_owned(b, [&](const std::vector<std::string>& coords, const std::string& slot) {
+            put(coords, identifier(b.name) + "[" + slot + "]");
+        });
+    } else {
+        for_each_element(shape, false, [&](const std::vector<std::string>& coords, const std::string&) {
+            put(coords, element(b, region_indices(r, coords)));
+        });
+    }
+    out_.line("__syncthreads();");
+}
+
+void KernelEmitter::emit_gemm(const ir::Gemm& g) {
+    auto plan_it = layouts_.gemms.find(&g);
+    GemmPlan plan = plan_it == layouts_.gemms.end() ? GemmPlan{} : plan_it->second;
+    auto a_shape = g.a.tile_shape(), b_shape = g.b.tile_shape(), c_shape = g.c.tile_shape();
+    int64_t M = c_shape[0], N = c_shape[1];
+    int64_t K = g.transpose_a ? a_shape[0] : a_shape[1];
+    const ir::Buffer& c = *g.c.buffer;
+    std::string cname = identifier(c.name);
+
+    // A shared operand is addressed in place; any other operand is staged into scratch.
+    int64_t scratch_used = 0;
+    auto operand = [&](const ir::Region& r) -> std::pair<std::string, int64_t> {
+        const ir::Buffer& b = *r.buffer;
+        if (b.scope == ir::Scope::Shared) {
+            std::vector<std::string> zero(r.tile_shape().size(), "0");
+            std::string origin = element(b, region_indices(r, zero));
+            return {"&" + origin, shared_.at(&b).row_pitch};
+        }
+        auto shape = r.tile_shape();
+        int64_t pitch = shape[1] + (dtype_bytes(b.dtype) <= 2 ? 8 : 1);
+        std::string ptr = fresh("staged");
+        out_.line(fmt::format("{}* {} = reinterpret_cast<{}*>(tl_scratch + {});", cuda_type(b.dtype), ptr,
+                              cuda_type(b.dtype), scratch_used));
+        emit_stage_to_scratch(r, ptr, pitch);
+        scratch_used += (shape[0] * pitch * dtype_bytes(b.dtype) + 127) / 128 * 128;
+        return {ptr, pitch};
+    };
+
+    out_.block("", [&] {
+        auto [a_ptr, a_pitch] = operand(g.a);
+        auto [b_ptr, b_pitch] = operand(g.b);
+        std::string in_type = cuda_type(g.a.buffer->dtype);
+        if (plan.tensor_core) {
+            const FragmentLayout* l = layout_of(c);
+            if (g.clear)
+                out_.line(fmt::format("for (int tl_s = 0; tl_s < {}::kSlots; ++tl_s) {}[tl_s] = 0.0f;", l->type_name, cname));
+            out_.line(fmt::format("tl::warp_gemm_mma<{}, {}, {}, {}, {}, {}, {}, {}>(", M, N, K, plan.warps_m, plan.warps_n,
+                                  in_type, g.transpose_a, g.transpose_b));
+            out_.indent();
+            out_.line(fmt::format("{}, tl::SharedMatrix<{}, {}>{{{}, {}}},", cname, in_type, g.transpose_a, a_ptr, a_pitch));
+            out_.line(fmt::format("tl::SharedMatrix<{}, {}>{{{}, {}}}, tl_tid);", in_type, g.transpose_b, b_ptr, b_pitch));
+            out_.dedent();
+            return;
+        }
+        // FMA path: each thread computes the accumulator elements it holds.
+        std::string acc_type = cuda_type(c.dtype);
+        out_.line(fmt::format("const tl::SharedMatrix<{}, {}> tl_a{{{}, {}}};", in_type, g.transpose_a, a_ptr, a_pitch));
+        out_.line(fmt::format("const tl::SharedMatrix<{}, {}> tl_b{{{}, {}}};", cuda_type(g.b.buffer->dtype), g.transpose_b, b_ptr, b_pitch));
+        auto body = [&](const std::vector<std::string>& coords, const std::string& target) {
+            out_.line(fmt::format("{} tl_sum = {};", acc_type, g.clear ? int_literal(0, c.dtype) : target));
+            out_.line(fmt::format("for (int tl_k = 0; tl_k < {}; ++tl_k)", K));
+            out_.line(fmt::format("    tl_sum += {} * {};", cast_to(fmt::format("tl_a.at({}, tl_k)", coords[0]), g.a.buffer->dtype, c.dtype),
+                                  cast_to(fmt::format("tl_b.at(tl_k, {})", coords[1]), g.b.buffer->dtype, c.dtype)));
+            out_.line(fmt::format("{} = tl_sum;", target));
+        };
+        if (is_distributed(c)) {
+            for_each_owned(c, [&](const std::vector<std::string>& coords, const std::string& slot) {
+                body(coords, cname + "[" + slot + "]");
+            });
+        } else {
+            for_each_element(c_shape, true, [&](const std::vector<std::string>& coords, const std::string&) {
+                body(coords, element(c, region_indices(g.c, coords)));
+            });
+        }
+    });
+}
+
+} // namespace tlc::codegen

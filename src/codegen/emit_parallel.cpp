@@ -1,0 +1,120 @@
+// Lowering of `parallel` loops. Three modes, chosen from the fragments the body touches:
+//  - anchored: the body uses a distributed fragment; each thread visits the slots it holds and
+//    every fragment of that layout is indexed by slot;
+//  - spread: no distributed fragment and no write to a replicated one; iterations are dealt
+//    round-robin to the threads;
+//  - redundant: the body writes a replicated fragment, so every thread runs every iteration and
+//    stores to shared/global memory are made by one thread per iteration.
+#include "codegen/cuda_names.h"
+#include "codegen/kernel_emitter.h"
+#include "support/check.h"
+
+#include <fmt/format.h>
+
+#include <functional>
+
+namespace tlc::codegen {
+
+namespace {
+
+struct BodyUses {
+    const ir::Buffer* distributed = nullptr; // first distributed fragment touched
+    const ir::Buffer* replicated_write = nullptr;
+};
+
+} // namespace
+
+void KernelEmitter::emit_parallel(const ir::For& f) {
+    BodyUses uses;
+    std::function<void(const ir::ExprPtr&)> visit_expr = [&](const ir::ExprPtr& e) {
+        if (!e) return;
+        if (auto* l = e->as<ir::Load>()) {
+            if (is_distributed(*l->buffer) && !uses.distributed) uses.distributed = l->buffer.get();
+            for (auto& i : l->indices) visit_expr(i);
+        } else if (auto* u = e->as<ir::Unary>()) visit_expr(u->operand);
+        else if (auto* b = e->as<ir::Binary>()) visit_expr(b->lhs), visit_expr(b->rhs);
+        else if (auto* s = e->as<ir::Select>()) visit_expr(s->cond), visit_expr(s->then_value), visit_expr(s->else_value);
+        else if (auto* c = e->as<ir::Cast>()) visit_expr(c->operand);
+        else if (auto* c = e->as<ir::Call>()) for (auto& a : c->args) visit_expr(a);
+    };
+    std::function<void(const ir::StmtPtr&)> visit = [&](const ir::StmtPtr& s) {
+        if (!s) return;
+        if (auto* st = s->as<ir::Store>()) {
+            if (is_distributed(*st->buffer) && !uses.distributed) uses.distributed = st->buffer.get();
+            if (st->buffer->scope == ir::Scope::Fragment && !is_distributed(*st->buffer) && !uses.replicated_write)
+                uses.replicated_write = st->buffer.get();
+            for (auto& i : st->indices) visit_expr(i);
+            visit_expr(st->value);
+        } else if (auto* seq = s->as<ir::Seq>()) {
+            for (auto& c : seq->stmts) visit(c);
+        } else if (auto* i = s->as<ir::If>()) {
+            visit_expr(i->cond), visit(i->then_body), visit(i->else_body);
+        } else if (auto* fo = s->as<ir::For>()) {
+            for (auto& e : fo->extents) visit_expr(e);
+            visit(fo->body);
+        } else if (auto* l = s->as<ir::LetStmt>()) {
+            visit_expr(l->value);
+        } else if (auto* ev = s->as<ir::Evaluate>()) {
+            visit_expr(ev->value);
+        }
+    };
+    visit(f.body);
+
+    std::vector<int64_t> extents;
+    for (auto& e : f.extents) {
+        auto v = ir::const_int(e);
+        TLC_CHECK(v, "parallel loop extents are constants after sema");
+        extents.push_back(*v);
+    }
+    std::string vars;
+    for (size_t i = 0; i < f.vars.size(); ++i) vars += (i ? ", " : "") + f.vars[i]->name;
+    std::string ext;
+    for (size_t i = 0; i < extents.size(); ++i) ext += (i ? ", " : "") + std::to_string(extents[i]);
+
+    ElementContext ctx;
+    for (auto& v : f.vars) ctx.loop_vars.push_back(v.get());
+    auto bind_vars = [&](const std::vector<std::string>& coords) {
+        for (size_t i = 0; i < f.vars.size(); ++i) out_.line(fmt::format("const int {} = {};", var_name(*f.vars[i]), coords[i]));
+    };
+
+    if (uses.distributed) {
+        if (uses.replicated_write) {
+            error(f.range, fmt::format("this parallel loop runs over the elements of fragment `{}`, which are spread over the "
+                                       "threads, so it cannot also write fragment `{}`, which every thread holds whole; "
+                                       "compute `{}` with `reduce` or in a separate loop",
+                                       uses.distributed->name, uses.replicated_write->name, uses.replicated_write->name));
+            return;
+        }
+        const FragmentLayout* l = layout_of(*uses.distributed);
+        source_comment(f, "");
+        out_.line(fmt::format("// for {} in parallel({}): each thread visits the elements of `{}` it holds", vars, ext,
+                              uses.distributed->name));
+        std::string slot = fresh("s");
+        ctx.layout = l;
+        ctx.slot = slot;
+        out_.line("#pragma unroll");
+        out_.block(fmt::format("for (int {0} = 0; {0} < {1}::kSlots; ++{0})", slot, l->type_name), [&] {
+            if (l->kind == LayoutKind::Blocked) out_.line(fmt::format("if (!{}::valid(tl_tid, {})) continue;", l->type_name, slot));
+            bind_vars(slot_coords(*uses.distributed, slot));
+            stmt(f.body, ctx);
+        });
+        return;
+    }
+    bool redundant = uses.replicated_write != nullptr;
+    source_comment(f, "");
+    out_.line(fmt::format("// for {} in parallel({}): {}", vars, ext,
+                          redundant ? "every thread runs every iteration (it updates a replicated fragment)"
+                                    : "iterations dealt round-robin to the threads"));
+    int64_t n = 1;
+    for (int64_t e : extents) n *= e;
+    std::string e = fresh("e");
+    if (redundant) ctx.store_guard = fmt::format("{} % {} == tl_tid", e, kernel_.threads);
+    std::string head = redundant ? fmt::format("for (int {0} = 0; {0} < {1}; ++{0})", e, n)
+                                 : fmt::format("for (int {0} = tl_tid; {0} < {1}; {0} += {2})", e, n, kernel_.threads);
+    out_.block(head, [&] {
+        bind_vars(unflatten(e, extents));
+        stmt(f.body, ctx);
+    });
+}
+
+} // namespace tlc::codegen

@@ -1,0 +1,137 @@
+// Lowering of reduce and cumsum: per-thread partial results over the elements a thread holds, then
+// a block all-reduce (warp shuffles + shared scratch) so every thread sees the result.
+#include "codegen/cuda_names.h"
+#include "codegen/kernel_emitter.h"
+#include "support/check.h"
+
+#include <fmt/format.h>
+
+namespace tlc::codegen {
+
+namespace {
+const char* op_type(ir::ReduceOp op) {
+    switch (op) {
+    case ir::ReduceOp::Sum: return "tl::SumOp";
+    case ir::ReduceOp::Max: return "tl::MaxOp";
+    case ir::ReduceOp::Min: return "tl::MinOp";
+    case ir::ReduceOp::AbsMax: return "tl::AbsMaxOp";
+    }
+    return "tl::SumOp";
+}
+
+int64_t product(const std::vector<int64_t>& shape) {
+    int64_t n = 1;
+    for (int64_t e : shape) n *= e;
+    return n;
+}
+} // namespace
+
+void KernelEmitter::emit_reduce(const ir::Reduce& r) {
+    const ir::Buffer &src = *r.src.buffer, &dst = *r.dst.buffer;
+    auto src_shape = r.src.tile_shape();
+    auto dst_shape = r.dst.tile_shape();
+    int64_t n_out = product(dst_shape);
+    std::string op = op_type(r.op);
+    // Partials in the dst dtype, widened to f32 for 16/8-bit floats.
+    Dtype acc = (dst.dtype == Dtype::F16 || dst.dtype == Dtype::BF16 || dst.dtype == Dtype::F8E4M3 ||
+                 dst.dtype == Dtype::F8E5M2) ? Dtype::F32 : dst.dtype;
+    std::string acc_type = cuda_type(acc);
+    // Output coordinates = source coordinates without the reduced axis.
+    auto out_flat = [&](const std::vector<std::string>& coords) {
+        std::vector<std::string> o;
+        for (size_t d = 0; d < coords.size(); ++d)
+            if (static_cast<int>(d) != r.axis) o.push_back(coords[d]);
+        return flatten(o, dst_shape);
+    };
+    const bool cross_thread = is_distributed(src) || src.scope == ir::Scope::Shared;
+    out_.block("", [&] {
+        out_.line(fmt::format("{} tl_part[{}];", acc_type, n_out));
+        out_.line("#pragma unroll");
+        out_.line(fmt::format("for (int tl_i = 0; tl_i < {}; ++tl_i) tl_part[tl_i] = {}::identity<{}>();", n_out, op, acc_type));
+        auto accumulate = [&](const std::vector<std::string>& coords, const std::string& value) {
+            std::string idx = out_flat(coords);
+            out_.line(fmt::format("tl_part[{0}] = {1}::combine(tl_part[{0}], {1}::element({2}));", idx, op, cast_to(value, src.dtype, acc)));
+        };
+        if (is_distributed(src)) {
+            for_each_owned(src, [&](const std::vector<std::string>& coords, const std::string& slot) {
+                accumulate(coords, identifier(src.name) + "[" + slot + "]");
+            });
+        } else {
+            for_each_element(src_shape, !cross_thread, [&](const std::vector<std::string>& coords, const std::string&) {
+                accumulate(coords, element(src, region_indices(r.src, coords)));
+            });
+        }
+        if (cross_thread)
+            out_.line(fmt::format("tl::block_allreduce<{}, {}, {}>(tl_part, reinterpret_cast<{}*>(tl_scratch), tl_tid);", op, n_out,
+                                  kernel_.threads, acc_type));
+        // Every thread now holds the result; write it (shared destinations by one thread per element).
+        bool every = !(dst.scope == ir::Scope::Shared || dst.scope == ir::Scope::Global);
+        auto store = [&](const std::vector<std::string>& coords, const std::string& flat) {
+            std::vector<std::string> idx = region_indices(r.dst, coords);
+            std::string target = element(dst, idx);
+            std::string value = r.clear ? "tl_part[" + flat + "]"
+                                        : fmt::format("{}::combine({}, tl_part[{}])", op, cast_to(target, dst.dtype, acc), flat);
+            out_.line(fmt::format("{} = {};", target, cast_to(value, acc, dst.dtype)));
+        };
+        if (dst_shape.empty()) {
+            out_.block(every ? "" : "if (tl_tid == 0)", [&] { store({}, "0"); });
+        } else {
+            for_each_element(dst_shape, every, [&](const std::vector<std::string>& coords, const std::string& flat) {
+                store(coords, flat);
+            });
+        }
+    });
+}
+
+void KernelEmitter::emit_cumsum(const ir::Cumsum& c) {
+    const ir::Buffer &src = *c.src.buffer, &dst = *c.dst.buffer;
+    auto shape = c.src.tile_shape();
+    Dtype acc = is_float(dst.dtype) ? (dst.dtype == Dtype::F64 ? Dtype::F64 : Dtype::F32) : dst.dtype;
+    std::string acc_type = cuda_type(acc);
+    std::string tile = fmt::format("reinterpret_cast<{}*>(tl_scratch)", acc_type);
+    out_.block("", [&] {
+        // Stage the source tile where every thread can read it.
+        out_.line("__syncthreads();");
+        auto put = [&](const std::vector<std::string>& coords, const std::string& value) {
+            out_.line(fmt::format("{}[{}] = {};", tile, flatten(coords, shape), cast_to(value, src.dtype, acc)));
+        };
+        if (is_distributed(src)) {
+            for_each_owned(src, [&](const std::vector<std::string>& coords, const std::string& slot) {
+                put(coords, identifier(src.name) + "[" + slot + "]");
+            });
+        } else {
+            for_each_element(shape, false, [&](const std::vector<std::string>& coords, const std::string&) {
+                put(coords, element(src, region_indices(c.src, coords)));
+            });
+        }
+        out_.line("__syncthreads();");
+        auto scan = [&](const std::vector<std::string>& coords, const std::string& target) {
+            std::vector<std::string> k = coords;
+            k[c.axis] = "tl_k";
+            std::string range = c.reverse ? fmt::format("int tl_k = {}; tl_k < {}; ++tl_k", coords[c.axis], shape[c.axis])
+                                          : fmt::format("int tl_k = 0; tl_k <= {}; ++tl_k", coords[c.axis]);
+            out_.line(fmt::format("{} tl_sum = 0;", acc_type));
+            out_.line(fmt::format("for ({}) tl_sum += {}[{}];", range, tile, flatten(k, shape)));
+            out_.line(fmt::format("{} = {};", target, cast_to("tl_sum", acc, dst.dtype)));
+        };
+        if (is_distributed(dst)) {
+            for_each_owned(dst, [&](const std::vector<std::string>& coords, const std::string& slot) {
+                scan(coords, identifier(dst.name) + "[" + slot + "]");
+            });
+        } else {
+            bool every = !(dst.scope == ir::Scope::Shared || dst.scope == ir::Scope::Global);
+            for_each_element(shape, every, [&](const std::vector<std::string>& coords, const std::string&) {
+                std::vector<std::string> idx = region_indices(c.dst, coords);
+                std::string target = element(dst, idx);
+                if (dst.scope == ir::Scope::Global) {
+                    out_.block("if (" + bounds_mask(dst, idx) + ")", [&] { scan(coords, target); });
+                } else {
+                    scan(coords, target);
+                }
+            });
+        }
+        out_.line("__syncthreads();");
+    });
+}
+
+} // namespace tlc::codegen

@@ -1,0 +1,141 @@
+// Host launch stubs and their declarations.
+#include "codegen/host_stub.h"
+
+#include "codegen/cuda_names.h"
+
+#include <fmt/format.h>
+
+namespace tlc::codegen {
+
+namespace {
+
+// Host-side spelling of a dtype (no tl:: aliases, so the header compiles without the runtime).
+std::string host_type(Dtype t) {
+    switch (t) {
+    case Dtype::F16: return "__half";
+    case Dtype::BF16: return "__nv_bfloat16";
+    case Dtype::F8E4M3: return "__nv_fp8_e4m3";
+    case Dtype::F8E5M2: return "__nv_fp8_e5m2";
+    default: return cuda_type(t);
+    }
+}
+
+struct StubParam {
+    std::string cpp;  // typed C++ parameter
+    std::string c;    // extern "C" parameter
+    std::string name; // identifier
+};
+
+std::vector<StubParam> stub_params(const ir::Kernel& k) {
+    std::vector<StubParam> out;
+    for (const ir::Param& p : k.params) {
+        if (p.tensor) {
+            std::string c = p.tensor->is_mutable ? "" : "const ";
+            std::string name = identifier(p.tensor->name);
+            out.push_back({fmt::format("{}{}* {}", c, host_type(p.tensor->dtype), name), fmt::format("{}void* {}", c, name), name});
+        } else {
+            std::string name = identifier(p.scalar->name);
+            out.push_back({fmt::format("{} {}", host_type(p.scalar->dtype), name), fmt::format("{} {}", host_type(p.scalar->dtype), name), name});
+        }
+    }
+    for (const ir::VarPtr& d : k.dims) {
+        std::string name = identifier(d->name);
+        out.push_back({"int64_t " + name, "int64_t " + name, name});
+    }
+    return out;
+}
+
+std::string join(const std::vector<StubParam>& ps, std::string StubParam::*field) {
+    std::string s;
+    for (auto& p : ps) s += (s.empty() ? "" : ", ") + p.*field;
+    return s;
+}
+
+} // namespace
+
+void emit_stub_declarations(const ir::Kernel& k, CudaWriter& out) {
+    auto ps = stub_params(k);
+    std::string name = identifier(k.name);
+    std::string sig;
+    for (auto& p : ps) sig += p.cpp + ", ";
+    out.line(fmt::format("// Launches kernel `{}`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.", k.name));
+    out.line(fmt::format("cudaError_t {}({}cudaStream_t stream = 0);", name, sig));
+}
+
+void emit_stub_definitions(const ir::Kernel& k, int64_t shared_bytes, KernelEmitter& exprs, CudaWriter& out) {
+    auto ps = stub_params(k);
+    std::string name = identifier(k.name);
+    std::string sig;
+    for (auto& p : ps) sig += p.cpp + ", ";
+    out.block(fmt::format("cudaError_t {}({}cudaStream_t stream)", name, sig), [&] {
+        out.line(fmt::format("constexpr const char* kKernel = \"{}\";", k.name));
+        for (const ir::Param& p : k.params) {
+            if (!p.tensor) continue;
+            out.line(fmt::format("if (cudaError_t err = tl::host::check_pointer({}, kKernel, \"{}\", {}); err != cudaSuccess) return err;",
+                                 identifier(p.tensor->name), p.tensor->name, dtype_bytes(p.tensor->dtype)));
+        }
+        for (const ir::VarPtr& d : k.dims)
+            out.line(fmt::format("if (cudaError_t err = tl::host::check_dim({}, kKernel, \"{}\"); err != cudaSuccess) return err;",
+                                 identifier(d->name), d->name));
+        std::vector<std::string> grid;
+        for (size_t i = 0; i < 3; ++i) grid.push_back(i < k.grid.size() ? "int64_t(" + exprs.expr(k.grid[i]) + ")" : "int64_t(1)");
+        out.line(fmt::format("const int64_t grid_x = {}, grid_y = {}, grid_z = {};", grid[0], grid[1], grid[2]));
+        out.line("if (grid_x <= 0 || grid_y <= 0 || grid_z <= 0) return cudaSuccess;  // nothing to compute");
+        out.line("if (grid_x > INT32_MAX || grid_y > 65535 || grid_z > 65535)");
+        out.line("    return tl::host::invalid_argument(std::string(kKernel) + \": the grid is larger than CUDA allows\");");
+        if (shared_bytes > 48 * 1024) {
+            out.line(fmt::format("if (cudaError_t err = cudaFuncSetAttribute({}, cudaFuncAttributeMaxDynamicSharedMemorySize, {}); err != cudaSuccess)",
+                                 kernel_function_name(k), shared_bytes));
+            out.line("    return tl::host::record(err, kKernel, \"raising the dynamic shared-memory limit\");");
+        }
+        std::vector<std::string> args;
+        for (const ir::Param& p : k.params) args.push_back(identifier(p.name()));
+        for (const ir::VarPtr& d : k.dims) args.push_back("static_cast<int32_t>(" + identifier(d->name) + ")");
+        std::string arglist;
+        for (auto& a : args) arglist += (arglist.empty() ? "" : ", ") + a;
+        if (!k.cluster.empty()) {
+            out.line("cudaLaunchConfig_t config = {};");
+            out.line("config.gridDim = dim3(unsigned(grid_x), unsigned(grid_y), unsigned(grid_z));");
+            out.line(fmt::format("config.blockDim = dim3({});", k.threads));
+            out.line(fmt::format("config.dynamicSmemBytes = {};", shared_bytes));
+            out.line("config.stream = stream;");
+            out.line("cudaLaunchAttribute attribute;");
+            out.line("attribute.id = cudaLaunchAttributeClusterDimension;");
+            std::vector<int> c = k.cluster;
+            c.resize(3, 1);
+            out.line(fmt::format("attribute.val.clusterDim.x = {}; attribute.val.clusterDim.y = {}; attribute.val.clusterDim.z = {};", c[0], c[1], c[2]));
+            out.line("config.attrs = &attribute;");
+            out.line("config.numAttrs = 1;");
+            out.line(fmt::format("return tl::host::record(cudaLaunchKernelEx(&config, {}, {}), kKernel, \"launch\");", kernel_function_name(k), arglist));
+        } else {
+            out.line(fmt::format("{}<<<dim3(unsigned(grid_x), unsigned(grid_y), unsigned(grid_z)), {}, {}, stream>>>({});",
+                                 kernel_function_name(k), k.threads, shared_bytes, arglist));
+            out.line("return tl::host::record(cudaGetLastError(), kKernel, \"launch\");");
+        }
+    });
+}
+
+// The extern "C" twins, for Python (ctypes) and other languages.
+void emit_c_twin(const ir::Kernel& k, CudaWriter& out, bool declaration_only) {
+    auto ps = stub_params(k);
+    std::string name = identifier(k.name);
+    std::string csig;
+    for (auto& p : ps) csig += p.c + ", ";
+    std::string head = fmt::format("cudaError_t tlc_{}({}cudaStream_t stream)", name, csig);
+    if (declaration_only) {
+        out.line(head + ";");
+        return;
+    }
+    std::string call;
+    for (const ir::Param& p : k.params) {
+        std::string id = identifier(p.name());
+        if (p.tensor)
+            call += fmt::format("static_cast<{}{}*>({}), ", p.tensor->is_mutable ? "" : "const ", host_type(p.tensor->dtype), id);
+        else
+            call += id + ", ";
+    }
+    for (const ir::VarPtr& d : k.dims) call += identifier(d->name) + ", ";
+    out.line(fmt::format("{} {{ return tlc::{}({}stream); }}", head, name, call));
+}
+
+} // namespace tlc::codegen

@@ -1,0 +1,283 @@
+// The kernel skeleton: signature, shared-memory plan, fragment layouts and the statement walk.
+#include "codegen/kernel_emitter.h"
+
+#include "codegen/cuda_names.h"
+#include "support/check.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+
+namespace tlc::codegen {
+
+std::string kernel_function_name(const ir::Kernel& k) { return identifier(k.name) + "_kernel"; }
+
+KernelEmitter::KernelEmitter(const ir::Kernel& kernel, const KernelLayouts& layouts, const CodegenOptions& options,
+                             const SourceManager& sources, DiagnosticEngine& diags, CudaWriter& out)
+    : kernel_(kernel), layouts_(layouts), options_(options), sources_(sources), diags_(diags), out_(out) {}
+
+void KernelEmitter::error(const SourceRange& r, const std::string& message) {
+    diags_.report(DiagKind::TileOpArg, r, message);
+    ok_ = false;
+}
+
+std::string KernelEmitter::fresh(const std::string& base) { return fmt::format("tl_{}{}", base, name_counter_++); }
+
+const FragmentLayout* KernelEmitter::layout_of(const ir::Buffer& b) const {
+    auto it = layouts_.fragments.find(&b);
+    return it == layouts_.fragments.end() ? nullptr : &it->second;
+}
+
+bool KernelEmitter::is_distributed(const ir::Buffer& b) const {
+    const FragmentLayout* l = layout_of(b);
+    return b.scope == ir::Scope::Fragment && l && l->distributed();
+}
+
+std::string KernelEmitter::source_text(const SourceRange& r) const {
+    if (!r.valid()) return "";
+    std::string_view line = sources_.file(r.begin.file).line_text(r.begin.line);
+    size_t first = line.find_first_not_of(" \t");
+    std::string text = first == std::string_view::npos ? "" : std::string(line.substr(first));
+    if (text.size() > 90) text = text.substr(0, 87) + "...";
+    return text;
+}
+
+// `// copy(A[...], a);  (gemm.tl:15)` before each lowered tile operation, plus #line on request.
+void KernelEmitter::source_comment(const ir::Stmt& s, const std::string& what) {
+    if (!s.range.valid()) {
+        out_.line("// " + what);
+        return;
+    }
+    const SourceFile& f = sources_.file(s.range.begin.file);
+    std::string base = f.name().substr(f.name().find_last_of('/') + 1);
+    std::string text = source_text(s.range);
+    out_.line(fmt::format("// {}  ({}:{})", text.empty() ? what : text, base, s.range.begin.line));
+    if (options_.line_directives) out_.line(fmt::format("#line {} \"{}\"", s.range.begin.line, f.name()));
+}
+
+// Shared buffers first (128-byte aligned, rows padded by 16 bytes when a row is a multiple of
+// 128 bytes so that column-wise accesses spread over the banks), then the codegen's scratch.
+void KernelEmitter::plan_shared_memory() {
+    int64_t offset = 0;
+    std::function<void(const ir::StmtPtr&)> visit = [&](const ir::StmtPtr& s) {
+        if (!s) return;
+        if (auto* a = s->as<ir::Alloc>(); a && a->buffer->scope == ir::Scope::Shared) {
+            const ir::Buffer& b = *a->buffer;
+            SharedSlot slot;
+            int64_t bytes = dtype_bytes(b.dtype);
+            int64_t cols = b.const_shape.empty() ? 1 : b.const_shape.back();
+            slot.row_pitch = cols;
+            if (b.rank() >= 2 && (cols * bytes) % 128 == 0) slot.row_pitch = cols + 16 / bytes;
+            int64_t rows = b.num_elements() / std::max<int64_t>(cols, 1);
+            offset = (offset + 127) / 128 * 128;
+            slot.offset = offset;
+            offset += rows * slot.row_pitch * bytes;
+            shared_[&b] = slot;
+        }
+        if (auto* seq = s->as<ir::Seq>()) for (auto& c : seq->stmts) visit(c);
+        if (auto* f = s->as<ir::For>()) visit(f->body);
+        if (auto* i = s->as<ir::If>()) visit(i->then_body), visit(i->else_body);
+        // Scratch needs of the lowerings that communicate between threads.
+        const int warps = kernel_.threads / 32;
+        auto need = [&](int64_t bytes) { scratch_bytes_ = std::max(scratch_bytes_, bytes); };
+        if (auto* r = s->as<ir::Reduce>()) {
+            int64_t n = 1;
+            for (int64_t e : r->dst.tile_shape()) n *= e;
+            need(n * warps * std::max(4, dtype_bytes(r->dst.buffer->dtype)));
+        }
+        if (auto* g = s->as<ir::Gemm>()) {
+            int64_t bytes = 0;
+            for (const ir::Region* op : {&g->a, &g->b}) {
+                if (op->buffer->scope == ir::Scope::Shared) continue;
+                int64_t n = 1;
+                for (int64_t e : op->tile_shape()) n *= e;
+                bytes += (n + 64) * dtype_bytes(op->buffer->dtype) + 128;
+            }
+            need(bytes);
+        }
+        if (auto* c = s->as<ir::Cumsum>()) {
+            int64_t n = 1;
+            for (int64_t e : c->src.tile_shape()) n *= e;
+            need(n * 8);
+        }
+        if (auto* c = s->as<ir::Copy>(); c && c->src.buffer->scope == ir::Scope::Fragment &&
+                                          c->dst.buffer->scope == ir::Scope::Fragment) {
+            need(c->src.buffer->num_elements() * 8);
+        }
+    };
+    visit(kernel_.body);
+    offset = (offset + 127) / 128 * 128;
+    scratch_offset_ = offset;
+    shared_bytes_ = offset + scratch_bytes_;
+}
+
+void KernelEmitter::emit_signature() {
+    std::vector<std::string> params;
+    for (const ir::Param& p : kernel_.params) {
+        if (p.tensor) {
+            std::string c = p.tensor->is_mutable ? "" : "const ";
+            params.push_back(fmt::format("{}{}* __restrict__ {}", c, cuda_type(p.tensor->dtype), identifier(p.tensor->name)));
+        } else {
+            params.push_back(fmt::format("{} {}", cuda_type(p.scalar->dtype), identifier(p.scalar->name)));
+        }
+    }
+    for (const ir::VarPtr& d : kernel_.dims) params.push_back("int32_t " + identifier(d->name));
+    std::string head = fmt::format("__global__ void __launch_bounds__({}) {}(", kernel_.threads, kernel_function_name(kernel_));
+    out_.line(head);
+    out_.indent();
+    out_.indent();
+    for (size_t i = 0; i < params.size(); ++i) out_.line(params[i] + (i + 1 < params.size() ? "," : ")"));
+    if (params.empty()) out_.line(")");
+    out_.dedent();
+    out_.dedent();
+}
+
+void KernelEmitter::emit_layouts() {
+    for (auto& [buffer, layout] : layouts_.fragments) {
+        (void)buffer;
+        (void)layout;
+    }
+    // Declared in allocation order for readability.
+    std::function<void(const ir::StmtPtr&)> visit = [&](const ir::StmtPtr& s) {
+        if (!s) return;
+        if (auto* a = s->as<ir::Alloc>(); a && a->buffer->scope == ir::Scope::Fragment) {
+            const ir::Buffer& b = *a->buffer;
+            const FragmentLayout* l = layout_of(b);
+            TLC_CHECK(l, "fragment without a layout: " + b.name);
+            std::string shape;
+            for (size_t i = 0; i < b.const_shape.size(); ++i) shape += (i ? ", " : "") + std::to_string(b.const_shape[i]);
+            if (l->kind == LayoutKind::Blocked)
+                out_.line(fmt::format("using {} = tl::BlockedLayout<{}, {}, {}>;  // fragment {}: {}[{}]", l->type_name,
+                                      b.num_elements(), l->vector, kernel_.threads, b.name, dtype_name(b.dtype), shape));
+            else if (l->kind == LayoutKind::MmaAcc)
+                out_.line(fmt::format("using {} = tl::MmaAccLayout<{}, {}, {}, {}>;  // fragment {}: {}[{}], mma.sync accumulators",
+                                      l->type_name, b.const_shape[0], b.const_shape[1], l->warps_m, l->warps_n, b.name,
+                                      dtype_name(b.dtype), shape));
+        }
+        if (auto* seq = s->as<ir::Seq>()) for (auto& c : seq->stmts) visit(c);
+        if (auto* f = s->as<ir::For>()) visit(f->body);
+        if (auto* i = s->as<ir::If>()) visit(i->then_body), visit(i->else_body);
+    };
+    visit(kernel_.body);
+}
+
+void KernelEmitter::emit() {
+    plan_shared_memory();
+    std::string cargs;
+    for (auto& [name, value] : kernel_.compile_args) cargs += (cargs.empty() ? "" : ", ") + name + " = " + value;
+    const SourceFile* file = kernel_.range.valid() ? &sources_.file(kernel_.range.begin.file) : nullptr;
+    out_.line(fmt::format("// kernel {}{}{}", kernel_.name, cargs.empty() ? "" : "<" + cargs + ">",
+                          file ? fmt::format("  ({}:{})", file->name(), kernel_.range.begin.line) : ""));
+    out_.line(fmt::format("// {} threads per block, {} bytes of shared memory", kernel_.threads, shared_bytes_));
+    emit_layouts();
+    emit_signature();
+    out_.block("", [&] {
+        out_.line("const int tl_tid = threadIdx.x;");
+        if (shared_bytes_ > 0) out_.line("extern __shared__ __align__(128) unsigned char tl_smem[];");
+        for (auto& [buffer, slot] : shared_) {
+            std::string shape;
+            for (size_t i = 0; i < buffer->const_shape.size(); ++i) shape += (i ? ", " : "") + std::to_string(buffer->const_shape[i]);
+            out_.line(fmt::format("{}* {} = reinterpret_cast<{}*>(tl_smem + {});  // shared {}: {}[{}], row pitch {}",
+                                  cuda_type(buffer->dtype), identifier(buffer->name), cuda_type(buffer->dtype), slot.offset,
+                                  buffer->name, dtype_name(buffer->dtype), shape, slot.row_pitch));
+        }
+        if (scratch_bytes_ > 0)
+            out_.line(fmt::format("unsigned char* tl_scratch = tl_smem + {};  // {} bytes for reductions and staging",
+                                  scratch_offset_, scratch_bytes_));
+        stmt(kernel_.body, {});
+    });
+}
+
+void KernelEmitter::stmt(const ir::StmtPtr& s, const ElementContext& ctx) {
+    if (!s) return;
+    switch (s->kind) {
+    case ir::StmtKind::Seq:
+        for (auto& c : s->as<ir::Seq>()->stmts) stmt(c, ctx);
+        break;
+    case ir::StmtKind::Alloc: {
+        auto* a = s->as<ir::Alloc>();
+        const ir::Buffer& b = *a->buffer;
+        if (b.scope == ir::Scope::Shared) break; // placed by plan_shared_memory
+        std::string type = cuda_type(b.dtype), name = identifier(b.name);
+        std::string init = a->init ? expr(a->init, ctx) : "";
+        if (b.rank() == 0) {
+            out_.line(fmt::format("{} {}{};", type, name, init.empty() ? "" : " = " + init));
+            break;
+        }
+        const FragmentLayout* l = b.scope == ir::Scope::Fragment ? layout_of(b) : nullptr;
+        std::string count = l && l->distributed() ? l->type_name + "::kSlots" : std::to_string(b.num_elements());
+        std::string shape;
+        for (size_t i = 0; i < b.const_shape.size(); ++i) shape += (i ? ", " : "") + std::to_string(b.const_shape[i]);
+        out_.line(fmt::format("{} {}[{}];  // {} {}: {}[{}]", type, name, count, ir::scope_name(b.scope), b.name,
+                              dtype_name(b.dtype), shape));
+        if (!init.empty()) {
+            out_.line("#pragma unroll");
+            out_.line(fmt::format("for (int tl_i = 0; tl_i < {}; ++tl_i) {}[tl_i] = {};", count, name, init));
+        }
+        break;
+    }
+    case ir::StmtKind::Let: {
+        auto* l = s->as<ir::LetStmt>();
+        out_.line(fmt::format("const {} {} = {};", cuda_type(l->var->dtype), var_name(*l->var), expr(l->value, ctx)));
+        break;
+    }
+    case ir::StmtKind::Store: {
+        auto* st = s->as<ir::Store>();
+        std::string target;
+        if (ctx.layout && is_distributed(*st->buffer)) {
+            target = identifier(st->buffer->name) + "[" + ctx.slot + "]";
+        } else {
+            std::vector<std::string> idx;
+            for (auto& i : st->indices) idx.push_back(expr(i, ctx));
+            target = element(*st->buffer, idx);
+        }
+        std::string store = fmt::format("{} = {};", target, expr(st->value, ctx));
+        bool memory = st->buffer->scope == ir::Scope::Shared || st->buffer->scope == ir::Scope::Global;
+        out_.line(memory && !ctx.store_guard.empty() ? "if (" + ctx.store_guard + ") " + store : store);
+        break;
+    }
+    case ir::StmtKind::If: {
+        auto* i = s->as<ir::If>();
+        out_.line("if (" + expr(i->cond, ctx) + ") {");
+        out_.indent();
+        stmt(i->then_body, ctx);
+        out_.dedent();
+        if (i->else_body) {
+            out_.line("} else {");
+            out_.indent();
+            stmt(i->else_body, ctx);
+            out_.dedent();
+        }
+        out_.line("}");
+        break;
+    }
+    case ir::StmtKind::For: {
+        auto* f = s->as<ir::For>();
+        if (f->loop_kind == ir::LoopKind::Parallel) {
+            emit_parallel(*f);
+            break;
+        }
+        std::string v = var_name(*f->vars[0]);
+        if (f->loop_kind == ir::LoopKind::Pipelined)
+            source_comment(*s, fmt::format("pipelined loop, {} stages", f->options.stages));
+        if (f->loop_kind == ir::LoopKind::Unroll) out_.line("#pragma unroll");
+        out_.block(fmt::format("for (int {} = 0; {} < {}; ++{})", v, v, expr(f->extents[0], ctx), v),
+                   [&] { stmt(f->body, ctx); });
+        break;
+    }
+    case ir::StmtKind::Barrier:
+        out_.line("__syncthreads();  // " + s->as<ir::Barrier>()->reason);
+        break;
+    case ir::StmtKind::Evaluate: out_.line("(void)(" + expr(s->as<ir::Evaluate>()->value, ctx) + ");"); break;
+    case ir::StmtKind::Return: out_.line("return " + expr(s->as<ir::Return>()->value, ctx) + ";"); break;
+    case ir::StmtKind::Copy: source_comment(*s, "copy"); emit_copy(*s->as<ir::Copy>()); break;
+    case ir::StmtKind::Gemm: source_comment(*s, "gemm"); emit_gemm(*s->as<ir::Gemm>()); break;
+    case ir::StmtKind::Fill: source_comment(*s, "fill"); emit_fill(*s->as<ir::Fill>()); break;
+    case ir::StmtKind::Reduce: source_comment(*s, "reduce"); emit_reduce(*s->as<ir::Reduce>()); break;
+    case ir::StmtKind::Cumsum: source_comment(*s, "cumsum"); emit_cumsum(*s->as<ir::Cumsum>()); break;
+    case ir::StmtKind::AtomicAdd: source_comment(*s, "atomic_add"); emit_atomic_add(*s->as<ir::AtomicAdd>()); break;
+    }
+}
+
+} // namespace tlc::codegen

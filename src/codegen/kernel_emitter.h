@@ -1,0 +1,128 @@
+// Emits one kernel's __global__ function: shared-memory plan, fragment declarations, statements and
+// the lowering of every tile operation onto the block's threads.
+#pragma once
+
+#include "codegen/codegen.h"
+#include "codegen/cuda_writer.h"
+#include "codegen/layout.h"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace tlc::codegen {
+
+// Where a shared buffer lives in the dynamic shared-memory block.
+struct SharedSlot {
+    int64_t offset = 0;   // bytes from the start of the block
+    int64_t row_pitch = 0; // elements between rows (the last axis is padded against bank conflicts)
+};
+
+// Inside a parallel loop anchored on a distributed layout, fragments of that layout are indexed by
+// the slot variable instead of coordinates.
+struct ElementContext {
+    const FragmentLayout* layout = nullptr; // anchor layout, or null
+    std::string slot;                       // the slot variable
+    std::vector<const ir::Var*> loop_vars;  // the parallel loop's variables
+    std::string store_guard;                // when every thread runs every iteration: who stores to memory
+};
+
+class KernelEmitter {
+public:
+    KernelEmitter(const ir::Kernel& kernel, const KernelLayouts& layouts, const CodegenOptions& options,
+                  const SourceManager& sources, DiagnosticEngine& diags, CudaWriter& out);
+
+    void emit();
+    // Statements outside any kernel context (bodies of user functions).
+    void emit_statements(const ir::StmtPtr& s) { stmt(s, {}); }
+    int64_t shared_bytes() const { return shared_bytes_; }
+    bool ok() const { return ok_; }
+
+    // ---- expressions (emit_expr.cpp)
+    std::string expr(const ir::ExprPtr& e, const ElementContext& ctx = {});
+    std::string var_name(const ir::Var& v) const;
+    std::string cast_to(const std::string& value, Dtype from, Dtype to) const;
+
+private:
+    // ---- kernel skeleton (kernel_emitter.cpp)
+    void plan_shared_memory();
+    void emit_signature();
+    void emit_layouts();
+    void stmt(const ir::StmtPtr& s, const ElementContext& ctx);
+    void source_comment(const ir::Stmt& s, const std::string& what);
+    std::string source_text(const SourceRange& r) const;
+
+    // ---- element addressing (emit_access.cpp)
+    // Index expression of buffer element `indices` (strings), and the bounds mask for globals.
+    std::string element(const ir::Buffer& b, const std::vector<std::string>& indices);
+    std::string global_offset(const ir::Buffer& b, const std::vector<std::string>& indices);
+    std::string bounds_mask(const ir::Buffer& b, const std::vector<std::string>& indices);
+    // Buffer indices of a region element given its tile coordinates (one per non-point axis).
+    std::vector<std::string> region_indices(const ir::Region& r, const std::vector<std::string>& coords);
+    std::vector<std::string> unflatten(const std::string& flat, const std::vector<int64_t>& shape) const;
+    std::string flatten(const std::vector<std::string>& idx, const std::vector<int64_t>& shape) const;
+    std::string shared_pointer(const ir::Buffer& b) const;
+    // Tile coordinates of slot `slot` of a distributed fragment.
+    std::vector<std::string> slot_coords(const ir::Buffer& frag, const std::string& slot) const;
+
+    // ---- tile operations (emit_copy.cpp, emit_gemm.cpp, emit_reduce.cpp, emit_parallel.cpp)
+    void emit_copy(const ir::Copy& c);
+    void emit_copy_with_fragment(const ir::Copy& c, bool fragment_is_src);
+    void emit_copy_flat(const ir::Copy& c);
+    void emit_fill(const ir::Fill& f);
+    void emit_gemm(const ir::Gemm& g);
+    void emit_stage_to_scratch(const ir::Region& r, const std::string& dst_ptr, int64_t pitch);
+    void emit_reduce(const ir::Reduce& r);
+    void emit_cumsum(const ir::Cumsum& c);
+    void emit_atomic_add(const ir::AtomicAdd& a);
+    void emit_parallel(const ir::For& f);
+    // Iterates every element of a tile spread over the threads (or by each thread when
+    // `every_thread`); `body` receives the tile coordinates.
+    template <typename Body> void for_each_element(const std::vector<int64_t>& shape, bool every_thread, Body body);
+    // Iterates the elements of a fragment this thread holds.
+    template <typename Body> void for_each_owned(const ir::Buffer& frag, Body body);
+    const FragmentLayout* layout_of(const ir::Buffer& b) const;
+    bool is_distributed(const ir::Buffer& b) const;
+    std::string fresh(const std::string& base);
+    void error(const SourceRange& r, const std::string& message);
+
+    const ir::Kernel& kernel_;
+    const KernelLayouts& layouts_;
+    const CodegenOptions& options_;
+    const SourceManager& sources_;
+    DiagnosticEngine& diags_;
+    CudaWriter& out_;
+    std::map<const ir::Buffer*, SharedSlot> shared_;
+    int64_t scratch_offset_ = 0; // codegen-internal shared scratch (reductions, gemm staging)
+    int64_t scratch_bytes_ = 0;
+    int64_t shared_bytes_ = 0;
+    int name_counter_ = 0;
+    bool ok_ = true;
+};
+
+std::string kernel_function_name(const ir::Kernel& k);
+
+template <typename Body>
+inline void KernelEmitter::for_each_element(const std::vector<int64_t>& shape, bool every_thread, Body body) {
+    int64_t n = 1;
+    for (int64_t extent : shape) n *= extent;
+    std::string e = fresh("e");
+    std::string head = every_thread ? fmt::format("for (int {0} = 0; {0} < {1}; ++{0})", e, n)
+                                    : fmt::format("for (int {0} = tl_tid; {0} < {1}; {0} += {2})", e, n, kernel_.threads);
+    out_.block(head, [&] { body(unflatten(e, shape), e); });
+}
+
+template <typename Body> inline void KernelEmitter::for_each_owned(const ir::Buffer& frag, Body body) {
+    const FragmentLayout* l = layout_of(frag);
+    std::string s = fresh("s");
+    out_.line("#pragma unroll");
+    out_.block(fmt::format("for (int {0} = 0; {0} < {1}::kSlots; ++{0})", s, l->type_name), [&] {
+        if (l->kind == LayoutKind::Blocked) out_.line(fmt::format("if (!{}::valid(tl_tid, {})) continue;", l->type_name, s));
+        body(slot_coords(frag, s), s);
+    });
+}
+
+} // namespace tlc::codegen

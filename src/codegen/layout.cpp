@@ -1,0 +1,254 @@
+// Fragment layout inference (see layout.h): collects how each fragment is used, unifies fragments
+// used elementwise together, then picks a layout per group.
+#include "codegen/layout.h"
+
+#include <functional>
+#include <set>
+
+namespace tlc::codegen {
+
+namespace {
+
+bool is_fragment(const ir::BufferPtr& b) { return b && b->scope == ir::Scope::Fragment; }
+
+// Union-find over fragments.
+struct Groups {
+    std::map<const ir::Buffer*, const ir::Buffer*> parent;
+    const ir::Buffer* find(const ir::Buffer* b) {
+        auto it = parent.find(b);
+        if (it == parent.end()) return parent[b] = b;
+        if (it->second == b) return b;
+        return it->second = find(it->second);
+    }
+    void unite(const ir::Buffer* a, const ir::Buffer* b) { parent[find(a)] = find(b); }
+};
+
+class UseCollector {
+public:
+    std::set<const ir::Buffer*> replicated;
+    std::map<const ir::Buffer*, const ir::Gemm*> accumulators;
+    std::vector<std::pair<const ir::Buffer*, const ir::Buffer*>> same_layout;
+    std::set<const ir::Buffer*> fragments;
+
+    void stmt(const ir::StmtPtr& s, const ir::For* parallel) {
+        if (!s) return;
+        switch (s->kind) {
+        case ir::StmtKind::Seq:
+            for (auto& c : s->as<ir::Seq>()->stmts) stmt(c, parallel);
+            break;
+        case ir::StmtKind::Alloc: {
+            auto* a = s->as<ir::Alloc>();
+            if (is_fragment(a->buffer)) {
+                fragments.insert(a->buffer.get());
+                if (a->buffer->rank() == 0) replicated.insert(a->buffer.get());
+            }
+            expr(a->init, parallel);
+            break;
+        }
+        case ir::StmtKind::Let: expr(s->as<ir::LetStmt>()->value, parallel); break;
+        case ir::StmtKind::Store: {
+            auto* st = s->as<ir::Store>();
+            access(st->buffer, st->indices, parallel);
+            for (auto& i : st->indices) expr(i, parallel);
+            expr(st->value, parallel);
+            break;
+        }
+        case ir::StmtKind::If:
+            expr(s->as<ir::If>()->cond, parallel);
+            stmt(s->as<ir::If>()->then_body, parallel);
+            stmt(s->as<ir::If>()->else_body, parallel);
+            break;
+        case ir::StmtKind::For: {
+            auto* f = s->as<ir::For>();
+            for (auto& e : f->extents) expr(e, parallel);
+            stmt(f->body, f->loop_kind == ir::LoopKind::Parallel ? f : parallel);
+            break;
+        }
+        case ir::StmtKind::Copy: {
+            auto* c = s->as<ir::Copy>();
+            if (is_fragment(c->src.buffer) && is_fragment(c->dst.buffer) && whole(c->src) && whole(c->dst) &&
+                c->src.buffer->const_shape == c->dst.buffer->const_shape)
+                same_layout.emplace_back(c->src.buffer.get(), c->dst.buffer.get());
+            region(c->src);
+            region(c->dst);
+            break;
+        }
+        case ir::StmtKind::Gemm: {
+            auto* g = s->as<ir::Gemm>();
+            if (is_fragment(g->c.buffer)) accumulators.emplace(g->c.buffer.get(), g);
+            region(g->a);
+            region(g->b);
+            region(g->c);
+            break;
+        }
+        case ir::StmtKind::Fill: region(s->as<ir::Fill>()->dst); expr(s->as<ir::Fill>()->value, parallel); break;
+        case ir::StmtKind::Reduce: {
+            auto* r = s->as<ir::Reduce>();
+            if (is_fragment(r->dst.buffer)) replicated.insert(r->dst.buffer.get());
+            region(r->src);
+            region(r->dst);
+            break;
+        }
+        case ir::StmtKind::Cumsum: region(s->as<ir::Cumsum>()->src); region(s->as<ir::Cumsum>()->dst); break;
+        case ir::StmtKind::AtomicAdd:
+            region(s->as<ir::AtomicAdd>()->dst);
+            region(s->as<ir::AtomicAdd>()->src);
+            expr(s->as<ir::AtomicAdd>()->value, parallel);
+            break;
+        case ir::StmtKind::Evaluate: expr(s->as<ir::Evaluate>()->value, parallel); break;
+        case ir::StmtKind::Return: expr(s->as<ir::Return>()->value, parallel); break;
+        case ir::StmtKind::Barrier: break;
+        }
+    }
+
+    // First distributed-candidate fragment per parallel loop, for unification.
+    std::map<const ir::For*, const ir::Buffer*> loop_anchor;
+
+private:
+    static bool whole(const ir::Region& r) {
+        for (size_t d = 0; d < r.ranges.size(); ++d) {
+            auto start = ir::const_int(r.ranges[d].start);
+            if (r.ranges[d].is_point || !start || *start != 0 || r.ranges[d].extent != r.buffer->const_shape[d]) return false;
+        }
+        return true;
+    }
+
+    void region(const ir::Region& r) {
+        if (!r.buffer) return;
+        for (auto& range : r.ranges) expr(range.start, nullptr);
+        // A fragment used as part of a larger tile can only be reached elementwise if replicated.
+        if (is_fragment(r.buffer) && !whole(r)) replicated.insert(r.buffer.get());
+    }
+
+    // An element access `buf[indices]`: distributed only when indexed by the parallel loop's
+    // variables in order over exactly the loop's extents.
+    void access(const ir::BufferPtr& b, const std::vector<ir::ExprPtr>& indices, const ir::For* parallel) {
+        if (!is_fragment(b)) return;
+        bool exact = parallel && indices.size() == parallel->vars.size();
+        for (size_t d = 0; exact && d < indices.size(); ++d) {
+            auto* v = indices[d]->as<ir::VarRef>();
+            auto extent = ir::const_int(parallel->extents[d]);
+            exact = v && v->var == parallel->vars[d] && extent && *extent == b->const_shape[d];
+        }
+        if (!exact) {
+            replicated.insert(b.get());
+            return;
+        }
+        auto [it, inserted] = loop_anchor.emplace(parallel, b.get());
+        if (!inserted) same_layout.emplace_back(it->second, b.get());
+    }
+
+public:
+    void expr(const ir::ExprPtr& e, const ir::For* parallel) {
+        if (!e) return;
+        switch (e->kind) {
+        case ir::ExprKind::Load: {
+            auto* l = e->as<ir::Load>();
+            access(l->buffer, l->indices, parallel);
+            for (auto& i : l->indices) expr(i, parallel);
+            break;
+        }
+        case ir::ExprKind::Unary: expr(e->as<ir::Unary>()->operand, parallel); break;
+        case ir::ExprKind::Binary: expr(e->as<ir::Binary>()->lhs, parallel); expr(e->as<ir::Binary>()->rhs, parallel); break;
+        case ir::ExprKind::Select:
+            expr(e->as<ir::Select>()->cond, parallel);
+            expr(e->as<ir::Select>()->then_value, parallel);
+            expr(e->as<ir::Select>()->else_value, parallel);
+            break;
+        case ir::ExprKind::Cast: expr(e->as<ir::Cast>()->operand, parallel); break;
+        case ir::ExprKind::Call:
+            for (auto& a : e->as<ir::Call>()->args) expr(a, parallel);
+            break;
+        default: break;
+        }
+    }
+};
+
+bool tensor_core_dtypes(const ir::Gemm& g) {
+    Dtype a = g.a.buffer->dtype, b = g.b.buffer->dtype, c = g.c.buffer->dtype;
+    return a == b && (a == Dtype::F16 || a == Dtype::BF16) && c == Dtype::F32;
+}
+
+} // namespace
+
+std::pair<int, int> choose_warp_grid(int64_t m, int64_t n, int warps) {
+    std::pair<int, int> best{0, 0};
+    double best_score = 1e30;
+    for (int wm = 1; wm <= warps; ++wm) {
+        if (warps % wm) continue;
+        int wn = warps / wm;
+        if (m % (16 * wm) || n % (8 * wn)) continue;
+        double tile_m = double(m) / wm, tile_n = double(n) / wn;
+        double score = tile_m > tile_n ? tile_m / tile_n : tile_n / tile_m; // prefer square warp tiles
+        if (score < best_score) best_score = score, best = {wm, wn};
+    }
+    return best;
+}
+
+bool infer_layouts(const ir::Kernel& kernel, KernelLayouts& out, DiagnosticEngine& diags) {
+    (void)diags;
+    UseCollector uses;
+    uses.stmt(kernel.body, nullptr);
+    const int warps = kernel.threads / 32;
+
+    Groups groups;
+    for (auto* f : uses.fragments) groups.find(f);
+    for (auto& [a, b] : uses.same_layout)
+        if (!uses.replicated.count(a) && !uses.replicated.count(b)) groups.unite(a, b);
+
+    // Tensor-core plan per gemm; an accumulator fixes its group's layout.
+    std::map<const ir::Buffer*, FragmentLayout> group_layout;
+    for (auto& [acc, gemm] : uses.accumulators) {
+        GemmPlan plan;
+        auto shape = gemm->c.tile_shape();
+        int64_t k = gemm->transpose_a ? gemm->a.tile_shape()[0] : gemm->a.tile_shape()[1];
+        if (tensor_core_dtypes(*gemm) && !uses.replicated.count(acc) && shape.size() == 2 && k % 16 == 0) {
+            auto [wm, wn] = choose_warp_grid(shape[0], shape[1], warps);
+            const ir::Buffer* root = groups.find(acc);
+            auto existing = group_layout.find(root);
+            bool compatible = existing == group_layout.end() ||
+                              (existing->second.warps_m == wm && existing->second.warps_n == wn);
+            if (wm && compatible) {
+                plan = GemmPlan{true, wm, wn};
+                FragmentLayout l;
+                l.kind = LayoutKind::MmaAcc;
+                l.warps_m = wm;
+                l.warps_n = wn;
+                group_layout[root] = l;
+            }
+        }
+        out.gemms[gemm] = plan;
+    }
+    // Gemms whose accumulator is not a fragment never reach here (sema rejects them); gemms not
+    // recorded above (replicated accumulators) use the FMA path.
+    std::function<void(const ir::StmtPtr&)> visit = [&](const ir::StmtPtr& s) {
+        if (!s) return;
+        if (auto* g = s->as<ir::Gemm>()) out.gemms.emplace(g, GemmPlan{});
+        if (auto* seq = s->as<ir::Seq>()) for (auto& c : seq->stmts) visit(c);
+        if (auto* f = s->as<ir::For>()) visit(f->body);
+        if (auto* i = s->as<ir::If>()) visit(i->then_body), visit(i->else_body);
+    };
+    visit(kernel.body);
+
+    for (auto* f : uses.fragments) {
+        FragmentLayout l;
+        if (uses.replicated.count(f)) {
+            l.kind = LayoutKind::Replicated;
+        } else if (auto it = group_layout.find(groups.find(f)); it != group_layout.end() && f->rank() == 2) {
+            l = it->second;
+        } else {
+            l.kind = LayoutKind::Blocked;
+            int64_t last = f->const_shape.empty() ? 1 : f->const_shape.back();
+            l.vector = 1;
+            while (l.vector < 8 && last % (l.vector * 2) == 0) l.vector *= 2;
+        }
+        // An MMA group member of another shape cannot share the layout: fall back to blocked
+        // would break elementwise pairing, so such members were never united (shapes must match).
+        l.type_name = f->name + "_layout";
+        out.fragments[f] = l;
+    }
+    // Members of an MMA group that are not rank 2 cannot exist (exact-index pairing needs equal shapes).
+    return true;
+}
+
+} // namespace tlc::codegen

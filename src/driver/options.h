@@ -1,0 +1,61 @@
+// The driver's options and the command-line parser (CLI11) that fills them from argv.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tlc::driver {
+
+enum class Command { Compile, Check };
+enum class Emit { Ast, Ir, Cuda };
+enum class ColorMode { Auto, Always, Never };
+
+// Exit codes of `tlc` (documented in docs/cli.md).
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitInputErrors = 1;
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitInternal = 3;
+
+// Every target architecture the CLI accepts, in the order `--help` lists them.
+const std::vector<std::string>& arch_names();
+
+struct Options {
+    Command command = Command::Compile;
+    std::string input;
+    std::string output;                // empty: default (input with .cu, or stdout for ast/ir)
+    std::optional<std::string> header; // unset: the output path with .h
+    std::string arch = "sm_90a";
+    std::vector<std::pair<std::string, std::string>> defines; // -D NAME=VALUE, in order
+    std::vector<std::string> include_dirs;
+    Emit emit = Emit::Cuda;
+    std::string stop_after; // empty: run every pass
+    std::string kernel;     // empty: every kernel
+    bool json_diagnostics = false;
+    bool warnings_as_errors = false;
+    bool suppress_warnings = false;
+    bool line_directives = false;
+    std::string depfile;
+    ColorMode color = ColorMode::Auto;
+    bool verbose = false;
+    bool internal_error_for_testing = false; // hidden: makes the run fail with an internal error
+    // The command line recorded in generated files: `tlc` and the arguments that shape the
+    // output (input, arch, defines, kernel, line directives), never output paths, so that
+    // generated files are reproducible wherever they are written.
+    std::string recorded_command_line;
+};
+
+// The outcome of parsing argv: options to run with, or an exit code when the run is over
+// (`--help`, `--version`: 0; a usage error: 2, already reported on stderr).
+struct ParsedCommandLine {
+    std::optional<Options> options;
+    int exit_code = kExitOk;
+};
+
+ParsedCommandLine parse_command_line(int argc, const char* const* argv);
+
+// Splits `NAME=VALUE`; nullopt when NAME is not an identifier or VALUE is empty.
+std::optional<std::pair<std::string, std::string>> split_define(const std::string& text);
+
+} // namespace tlc::driver

@@ -1,0 +1,118 @@
+// The compile pipeline: the one place that knows the order of the phases and the pass table.
+#include "driver/pipeline.h"
+
+#include "codegen/codegen.h"
+#include "driver/module_loader.h"
+#if __has_include("ir/printer.h")
+#include "ir/printer.h"
+#else
+namespace tlc::ir { // TEMPORARY until the sema engineer's ir/printer.h lands
+std::string print_module(const Module& module);
+}
+#endif
+#include "schedule/pipeline.h"
+#include "sema/sema.h"
+#include "support/check.h"
+#include "syntax/ast_printer.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+
+namespace tlc::driver {
+
+namespace {
+
+// Logs the wall time of a phase with `-v`.
+class PhaseTimer {
+public:
+    explicit PhaseTimer(const char* name) : name_(name), start_(std::chrono::steady_clock::now()) {}
+    ~PhaseTimer() {
+        auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start_);
+        spdlog::debug("{}: {:.3f} ms", name_, us.count() / 1000.0);
+    }
+
+private:
+    const char* name_;
+    std::chrono::steady_clock::time_point start_;
+};
+
+std::vector<std::string> import_search_dirs(const Options& o) {
+    std::vector<std::string> dirs = o.include_dirs;
+#ifdef TLC_STDLIB_DIR
+    dirs.push_back(TLC_STDLIB_DIR); // the standard library is searched last
+#endif
+    return dirs;
+}
+
+} // namespace
+
+// The one table of pass names is the scheduler's (it starts with "sema", the lowering).
+const std::vector<std::string>& pass_names() { return schedule::pass_names(); }
+
+PipelineResult run_pipeline(const Options& o, const std::string& header_name, SourceManager& sources,
+                            DiagnosticEngine& diags) {
+    PipelineResult result;
+    TLC_CHECK(!o.internal_error_for_testing, "--internal-error-for-testing was given");
+
+    // 1. Read and parse the main file and its imports.
+    ModuleLoader loader(sources, diags, import_search_dirs(o)); // owns the ASTs: outlives their users
+    std::optional<LoadedModules> modules;
+    {
+        PhaseTimer t("load and parse");
+        modules = loader.load(o.input);
+        result.files_read = loader.files_read();
+    }
+    if (!modules || diags.has_errors()) return result;
+    if (o.command == Command::Compile && o.emit == Emit::Ast) {
+        result.artifacts = Artifacts{syntax::print_module(*modules->main), ""};
+        return result;
+    }
+
+    // 2. sema: checks everything, lowers the main module's kernels.
+    sema::SemaOptions sema_options;
+    std::optional<sema::Arch> arch = sema::arch_from_name(o.arch);
+    TLC_CHECK(arch.has_value(), "the CLI accepted an architecture sema does not know: " + o.arch);
+    sema_options.arch = *arch;
+    sema_options.defines = o.defines;
+    sema_options.kernel = o.kernel;
+    std::optional<ir::Module> module;
+    {
+        PhaseTimer t("sema");
+        module = sema::check(*modules->main, modules->imports, diags, sema_options);
+    }
+    TLC_CHECK(module.has_value() || diags.has_errors(), "sema failed without reporting an error");
+    if (!module || diags.has_errors() || o.command == Command::Check) {
+        if (module && !diags.has_errors()) result.artifacts = Artifacts{};
+        return result;
+    }
+
+    // 3. The scheduling passes, in order, stopping after `--stop-after`.
+    {
+        PhaseTimer t("schedule");
+        schedule::ScheduleOptions so;
+        so.arch = o.arch;
+        so.stop_after = o.stop_after;
+        bool ok = schedule::run_passes(*module, so, diags);
+        TLC_CHECK(ok || diags.has_errors(), "a scheduling pass failed without reporting an error");
+        if (!ok || diags.has_errors()) return result;
+    }
+    if (o.emit == Emit::Ir) {
+        result.artifacts = Artifacts{ir::print_module(*module), ""};
+        return result;
+    }
+
+    // 4. codegen.
+    codegen::CodegenOptions cg;
+    cg.arch = o.arch;
+    cg.command_line = o.recorded_command_line;
+    cg.header_name = header_name;
+    cg.line_directives = o.line_directives;
+    PhaseTimer t("codegen");
+    std::optional<codegen::CodegenOutput> out = codegen::generate(*module, cg, sources, diags);
+    TLC_CHECK(out.has_value() || diags.has_errors(), "codegen failed without reporting an error");
+    if (out && !diags.has_errors()) result.artifacts = Artifacts{std::move(out->cuda), std::move(out->header)};
+    return result;
+}
+
+} // namespace tlc::driver

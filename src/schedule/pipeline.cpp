@@ -1,0 +1,50 @@
+// The ordered list of scheduler passes and the loop that runs them.
+#include "schedule/pipeline.h"
+
+#include "schedule/barriers.h"
+
+#include <functional>
+
+namespace tlc::schedule {
+
+namespace {
+struct Pass {
+    std::string name;
+    std::function<bool(ir::Kernel&, const ScheduleOptions&, DiagnosticEngine&)> run;
+};
+
+const std::vector<Pass>& passes() {
+    static const std::vector<Pass> list = {
+        {"insert-barriers", [](ir::Kernel& k, const ScheduleOptions&, DiagnosticEngine&) {
+             k.body = insert_barriers(k.body, plan_barriers(k.body));
+             return true;
+         }},
+        {"verify-barriers", [](ir::Kernel& k, const ScheduleOptions&, DiagnosticEngine&) {
+             verify_barriers(k);
+             return true;
+         }},
+    };
+    return list;
+}
+} // namespace
+
+const std::vector<std::string>& pass_names() {
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> out{"sema"};
+        for (const Pass& p : passes()) out.push_back(p.name);
+        return out;
+    }();
+    return names;
+}
+
+bool run_passes(ir::Module& module, const ScheduleOptions& options, DiagnosticEngine& diags) {
+    if (options.stop_after == "sema") return true;
+    for (const Pass& pass : passes()) {
+        for (ir::Kernel& kernel : module.kernels)
+            if (!pass.run(kernel, options, diags)) return false;
+        if (pass.name == options.stop_after) break;
+    }
+    return true;
+}
+
+} // namespace tlc::schedule

@@ -1,0 +1,24 @@
+// The scheduler's pass list: every pass in order (with per-arch branches), run between sema and
+// codegen; the driver can stop after any pass and dump the IR (`--emit=ir --stop-after=<pass>`).
+#pragma once
+
+#include "ir/ir.h"
+#include "support/diagnostics.h"
+
+#include <string>
+#include <vector>
+
+namespace tlc::schedule {
+
+struct ScheduleOptions {
+    std::string arch = "sm_90a";
+    std::string stop_after; // empty = run every pass
+};
+
+// The names of the passes in order, for `--stop-after` validation and `--help`.
+const std::vector<std::string>& pass_names();
+
+// Runs the passes on every kernel. Returns false when a pass reported errors.
+bool run_passes(ir::Module& module, const ScheduleOptions& options, DiagnosticEngine& diags);
+
+} // namespace tlc::schedule

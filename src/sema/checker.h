@@ -1,0 +1,190 @@
+// The state and methods of sema's checker; its methods are split by area over the check_*.cpp files.
+#pragma once
+
+#include "sema/const_eval.h"
+#include "sema/scope.h"
+#include "sema/sema.h"
+
+#include <deque>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tlc::sema {
+
+// A checked expression: typed IR, and whether it is a weak (untyped literal) constant.
+struct Typed {
+    ir::ExprPtr expr;
+    bool weak = false;
+    Dtype dtype() const { return expr->dtype; }
+};
+using MaybeTyped = std::optional<Typed>; // nullopt: an error was reported
+
+// Where an expression is checked: decides which names and builtins it may use.
+enum class Place { Const, Signature, Launch, KernelBody, FnBody };
+
+// One parameter of a call, tile operation or loop: positional (and nameable) or named-only.
+struct ArgSpec {
+    std::string_view name;
+    bool positional;
+    bool required;
+};
+
+struct FnInfo {
+    const ast::Fn* decl = nullptr;
+    bool from_main = false;
+    enum class State { Pending, InProgress, Done } state = State::Pending;
+    bool signature_done = false, signature_ok = false;
+    std::vector<Dtype> param_types;
+    Dtype result = Dtype::F32;
+    ir::FunctionPtr ir; // null when the body had errors
+    std::vector<FnInfo*> callees;
+};
+
+// `-D NAME=VALUE`.
+struct Define {
+    std::string name, text;
+    std::optional<ConstValue> value; // nullopt when VALUE did not parse
+    bool matched = false;
+};
+
+struct KernelState {
+    const ast::Kernel* decl = nullptr;
+    std::vector<ir::VarPtr> dims;
+    std::vector<FnInfo*> callees;
+    bool kernel_pipeline = true; // false under @no_pipeline
+};
+
+// Per-body state, saved and restored around a nested constant fold or function lowering.
+struct BodyState {
+    ScopeStack scopes;
+    Place place = Place::Const;
+    bool in_parallel = false;
+    int block_depth = 0;       // 1 directly inside a kernel body
+    FnInfo* fn = nullptr;      // the function being lowered
+    KernelState* kernel = nullptr;
+};
+
+class Checker {
+public:
+    Checker(DiagnosticEngine& diags, const SemaOptions& options) : diags_(diags), options_(options) {}
+    std::optional<ir::Module> run(const ast::Module& main, const std::vector<const ast::Module*>& imports);
+
+    // ---- sema.cpp: module scope, defines, constants
+    void collect_globals(const ast::Module& m, bool from_main);
+    bool declare_global(Symbol s);
+    void parse_defines();
+    Define* find_define(const std::string& name);
+    void eval_global_const(Symbol& s);
+    std::optional<ConstValue> typed_const_value(const ConstValue& v, const ast::TypeRef* type, const std::string& name,
+                                                SourceRange range, bool from_define);
+
+    // ---- check_expr.cpp: expressions
+    MaybeTyped check_expr(const ast::Expr& e);
+    MaybeTyped check_name(const ast::Name& e);
+    MaybeTyped check_member(const ast::Member& e);
+    MaybeTyped check_index(const ast::Index& e);
+    MaybeTyped check_unary(const ast::Unary& e);
+    MaybeTyped check_binary(const ast::Binary& e);
+    MaybeTyped check_ternary(const ast::Ternary& e);
+    MaybeTyped check_cast(const ast::Cast& e);
+    Symbol* lookup(std::string_view name, bool mark_used = true);
+    // A compile-time value (number, bool, or a dtype written as a name); E0305 names `what`.
+    std::optional<ConstValue> eval_const(const ast::Expr& e, const std::string& what);
+    std::optional<int64_t> eval_const_int(const ast::Expr& e, const std::string& what);
+    std::optional<bool> eval_const_bool(const ast::Expr& e, const std::string& what);
+    std::optional<Dtype> resolve_dtype(const ast::TypeName& t);
+    std::optional<Dtype> dtype_of_name(std::string_view name); // dtype names and dtype-valued constants
+
+    // ---- convert.cpp: implicit conversions, operators, casts
+    std::optional<ir::ExprPtr> convert(const Typed& v, Dtype to, SourceRange range);
+    std::optional<ir::ExprPtr> to_index(const Typed& v, SourceRange range); // an integer index, as i32/i64
+    std::optional<ir::ExprPtr> to_i32(const Typed& v, SourceRange range, const char* what);
+    MaybeTyped apply_binary(const ast::Binary& e, Typed l, Typed r);
+    MaybeTyped apply_unary(const ast::Unary& e, Typed v);
+    MaybeTyped apply_cast(Typed v, Dtype to, SourceRange range);
+    MaybeTyped make_binary(ir::BinaryOp op, const Typed& l, const Typed& r, Dtype operand, Dtype result,
+                           SourceRange range);
+    // Brings two operands to one dtype (E0302 / E0306 on failure).
+    bool unify(Typed& l, Typed& r, const char* op, SourceRange op_range, SourceRange lr, SourceRange rr, bool& weak);
+    void report_fold(const Folded& f, SourceRange range, Dtype t);
+
+    // ---- check_call.cpp: calls of intrinsics, functions and dtype conversions
+    bool bind_args(std::string_view callee, SourceRange at, const std::vector<ast::Arg>& args,
+                   const std::vector<ArgSpec>& specs, std::vector<const ast::Expr*>& out);
+    MaybeTyped check_call(const ast::Call& e);
+    MaybeTyped check_intrinsic(const ast::Call& e, std::string_view name);
+    MaybeTyped check_fn_call(const ast::Call& e, Symbol& fn);
+
+    // ---- check_stmt.cpp: statements and blocks
+    ir::StmtPtr check_block(const ast::Block& b, bool new_scope = true);
+    ir::StmtPtr check_stmt(const ast::Stmt& s);
+    ir::StmtPtr check_alloc(const ast::Alloc& s);
+    ir::StmtPtr check_let(const ast::Let& s);
+    ir::StmtPtr check_assign(const ast::Assign& s);
+    ir::StmtPtr check_if(const ast::If& s);
+    ir::StmtPtr check_return(const ast::Return& s);
+    // Declares a block-scoped name (E0202 / E0211 / E0217); nullptr when rejected.
+    Symbol* declare_local(Symbol s);
+    void pop_scope();
+    std::optional<std::vector<ir::ExprPtr>> check_shape(const std::vector<ast::ExprPtr>& shape, const std::string& what,
+                                                       std::vector<int64_t>& const_shape);
+
+    // ---- check_loop.cpp: loops and attributes
+    ir::StmtPtr check_for(const ast::For& s);
+    ir::KernelOptions check_kernel_attrs(const std::vector<ast::Attribute>& attrs);
+
+    // ---- check_region.cpp / check_tile_ops.cpp: tile operations
+    std::optional<ir::Region> check_region(const ast::Expr& e, bool write, std::string_view op);
+    ir::StmtPtr check_tile_op(const ast::TileOp& s);
+    ir::StmtPtr check_copy(const ast::TileOp& s, const std::vector<const ast::Expr*>& a);
+    ir::StmtPtr check_gemm(const ast::TileOp& s, const std::vector<const ast::Expr*>& a);
+    ir::StmtPtr check_fill(const ast::TileOp& s, const std::vector<const ast::Expr*>& a);
+    ir::StmtPtr check_reduce(const ast::TileOp& s, const std::vector<const ast::Expr*>& a);
+    ir::StmtPtr check_cumsum(const ast::TileOp& s, const std::vector<const ast::Expr*>& a);
+    ir::StmtPtr check_atomic_add(const ast::TileOp& s, const std::vector<const ast::Expr*>& a);
+
+    // ---- check_kernel.cpp: kernels
+    std::optional<ir::Kernel> check_kernel(const ast::Kernel& k);
+    void check_compile_params(const ast::Kernel& k, ir::Kernel& out);
+    void check_runtime_params(const ast::Kernel& k, ir::Kernel& out);
+    void check_launch(const ast::Kernel& k, ir::Kernel& out);
+
+    // ---- check_fn.cpp: functions
+    bool resolve_signature(FnInfo& fn);
+    void lower_fn(FnInfo& fn);
+
+    // ---- limits.cpp: target limits
+    void check_shared_memory(const ast::Kernel& k, const ir::Kernel& kernel);
+
+    DiagnosticEngine& diags_;
+    const SemaOptions& options_;
+    std::deque<Symbol> global_storage_;
+    std::map<std::string, Symbol*> globals_;
+    std::deque<FnInfo> fns_;
+    std::vector<FnInfo*> fn_order_; // completion order: callees first
+    std::vector<Define> defines_;
+    BodyState st_;
+};
+
+// Swaps in a fresh BodyState for the lifetime of the guard (constant folding, function bodies).
+class FreshBody {
+public:
+    FreshBody(Checker& c, Place place) : c_(c), saved_(std::move(c.st_)) {
+        c_.st_ = BodyState{};
+        c_.st_.place = place;
+    }
+    ~FreshBody() { c_.st_ = std::move(saved_); }
+    FreshBody(const FreshBody&) = delete;
+    FreshBody& operator=(const FreshBody&) = delete;
+
+private:
+    Checker& c_;
+    BodyState saved_;
+};
+
+std::string shape_text(const std::vector<int64_t>& shape); // "[128, 64]"
+
+} // namespace tlc::sema
