@@ -3,13 +3,7 @@
 
 #include "codegen/codegen.h"
 #include "driver/module_loader.h"
-#if __has_include("ir/printer.h")
 #include "ir/printer.h"
-#else
-namespace tlc::ir { // TEMPORARY until the sema engineer's ir/printer.h lands
-std::string print_module(const Module& module);
-}
-#endif
 #include "schedule/pipeline.h"
 #include "sema/sema.h"
 #include "support/check.h"
@@ -37,14 +31,6 @@ private:
     std::chrono::steady_clock::time_point start_;
 };
 
-std::vector<std::string> import_search_dirs(const Options& o) {
-    std::vector<std::string> dirs = o.include_dirs;
-#ifdef TLC_STDLIB_DIR
-    dirs.push_back(TLC_STDLIB_DIR); // the standard library is searched last
-#endif
-    return dirs;
-}
-
 } // namespace
 
 // The one table of pass names is the scheduler's (it starts with "sema", the lowering).
@@ -56,7 +42,7 @@ PipelineResult run_pipeline(const Options& o, const std::string& header_name, So
     TLC_CHECK(!o.internal_error_for_testing, "--internal-error-for-testing was given");
 
     // 1. Read and parse the main file and its imports.
-    ModuleLoader loader(sources, diags, import_search_dirs(o)); // owns the ASTs: outlives their users
+    ModuleLoader loader(sources, diags, o.include_dirs); // owns the ASTs: outlives their users
     std::optional<LoadedModules> modules;
     {
         PhaseTimer t("load and parse");
@@ -82,10 +68,7 @@ PipelineResult run_pipeline(const Options& o, const std::string& header_name, So
         module = sema::check(*modules->main, modules->imports, diags, sema_options);
     }
     TLC_CHECK(module.has_value() || diags.has_errors(), "sema failed without reporting an error");
-    if (!module || diags.has_errors() || o.command == Command::Check) {
-        if (module && !diags.has_errors()) result.artifacts = Artifacts{};
-        return result;
-    }
+    if (!module || diags.has_errors()) return result;
 
     // 3. The scheduling passes, in order, stopping after `--stop-after`.
     {
@@ -97,12 +80,13 @@ PipelineResult run_pipeline(const Options& o, const std::string& header_name, So
         TLC_CHECK(ok || diags.has_errors(), "a scheduling pass failed without reporting an error");
         if (!ok || diags.has_errors()) return result;
     }
-    if (o.emit == Emit::Ir) {
+    if (o.command == Command::Compile && o.emit == Emit::Ir) {
         result.artifacts = Artifacts{ir::print_module(*module), ""};
         return result;
     }
 
-    // 4. codegen.
+    // 4. codegen (also for `check`: a kernel that cannot be mapped onto the target is an error
+    //    the user should hear about before asking for the CUDA).
     codegen::CodegenOptions cg;
     cg.arch = o.arch;
     cg.command_line = o.recorded_command_line;

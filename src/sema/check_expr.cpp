@@ -25,6 +25,16 @@ Symbol* Checker::lookup(std::string_view name, bool mark_used) {
     return s;
 }
 
+void Checker::report_undeclared(const std::string& name, SourceRange range) {
+    diags_.report(DiagKind::UndeclaredName, range, name);
+    std::vector<Symbol*> candidates = st_.scopes.visible();
+    for (const auto& [n, s] : globals_) candidates.push_back(s);
+    if (Symbol* s = closest_name(name, candidates); s && s->range.valid()) {
+        diags_.note(DiagKind::NoteHint, s->range, fmt::format("did you mean `{}`?", s->name));
+        s->used = true; // the likely intended use: no "unused" warning on top
+    }
+}
+
 MaybeTyped Checker::check_expr(const ast::Expr& e) {
     switch (e.kind) {
     case ast::ExprKind::IntLit: {
@@ -60,7 +70,7 @@ MaybeTyped Checker::check_name(const ast::Name& e) {
         if (dtype_from_name(n)) diags_.report(DiagKind::NotAValue, e.range, n, "a dtype");
         else if (n == "block" || n == "thread" || n == "grid") diags_.report(DiagKind::NotAValue, e.range, n, "a builtin");
         else if (is_intrinsic_name(n)) diags_.report(DiagKind::NotAValue, e.range, n, "a function");
-        else diags_.report(DiagKind::UndeclaredName, e.range, n);
+        else report_undeclared(n, e.range);
         return std::nullopt;
     }
     if (s->poisoned) return std::nullopt;
@@ -121,7 +131,7 @@ MaybeTyped Checker::check_member(const ast::Member& e) {
     } else if (b == "thread") {
         if (m == "x") kind = ir::BuiltinKind::ThreadIdxX;
     } else {
-        diags_.report(DiagKind::UndeclaredName, base->range, b);
+        report_undeclared(b, base->range);
         return std::nullopt;
     }
     if (!kind) {
@@ -143,7 +153,7 @@ MaybeTyped Checker::check_index(const ast::Index& e) {
     }
     Symbol* s = lookup(base->name);
     if (!s) {
-        diags_.report(DiagKind::UndeclaredName, base->range, base->name);
+        report_undeclared(base->name, base->range);
         return std::nullopt;
     }
     if (s->poisoned) return std::nullopt;
@@ -261,7 +271,7 @@ std::optional<Dtype> Checker::resolve_dtype(const ast::TypeName& t) {
     if (auto d = dtype_of_name(t.name)) return d;
     Symbol* s = lookup(t.name);
     if (s && (s->poisoned || s->eval == Symbol::Eval::Failed)) return std::nullopt;
-    if (!s) diags_.report(DiagKind::UndeclaredName, t.range, t.name);
+    if (!s) report_undeclared(t.name, t.range);
     else diags_.report(DiagKind::NotAType, t.range, t.name);
     return std::nullopt;
 }

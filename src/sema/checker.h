@@ -91,6 +91,8 @@ public:
     MaybeTyped check_ternary(const ast::Ternary& e);
     MaybeTyped check_cast(const ast::Cast& e);
     Symbol* lookup(std::string_view name, bool mark_used = true);
+    // E0201, with a "did you mean" note when a visible name is a likely typo.
+    void report_undeclared(const std::string& name, SourceRange range);
     // A compile-time value (number, bool, or a dtype written as a name); E0305 names `what`.
     std::optional<ConstValue> eval_const(const ast::Expr& e, const std::string& what);
     std::optional<int64_t> eval_const_int(const ast::Expr& e, const std::string& what);
@@ -115,6 +117,10 @@ public:
     bool bind_args(std::string_view callee, SourceRange at, const std::vector<ast::Arg>& args,
                    const std::vector<ArgSpec>& specs, std::vector<const ast::Expr*>& out);
     MaybeTyped check_call(const ast::Call& e);
+    // Marks the names in arguments that could not be checked as used (no cascade of W0001/W0002).
+    void mark_used(const std::vector<ast::Arg>& args);
+    void mark_used(const ast::Stmt& s);
+    void mark_used(std::vector<const ast::Expr*> work);
     MaybeTyped check_intrinsic(const ast::Call& e, std::string_view name);
     MaybeTyped check_fn_call(const ast::Call& e, Symbol& fn);
 
@@ -165,6 +171,7 @@ public:
     std::map<std::string, Symbol*> globals_;
     std::deque<FnInfo> fns_;
     std::vector<FnInfo*> fn_order_; // completion order: callees first
+    std::vector<FnInfo*> callees_of_kernels_; // functions called by checked kernels
     std::vector<Define> defines_;
     BodyState st_;
 };
@@ -186,5 +193,12 @@ private:
 };
 
 std::string shape_text(const std::vector<int64_t>& shape); // "[128, 64]"
+std::string type_text(const ast::TypeRef& t);              // "f32[BM, 4]"
+bool terminates(const ast::Stmt& s);                        // every path ends in `return`
+
+// Per-allocation element limits (E0508): registers per thread and per block, shared tiles.
+constexpr int64_t kMaxLocalElements = 4096;
+constexpr int64_t kMaxFragmentElements = 65536;
+constexpr int64_t kMaxSharedElements = int64_t(1) << 24;
 
 } // namespace tlc::sema

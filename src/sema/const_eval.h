@@ -39,6 +39,9 @@ struct Folded {
     ir::ExprPtr value; // set when error == None
     FoldError error = FoldError::None;
     std::string bad_value; // the offending value for OutOfRange
+
+    Folded(ir::ExprPtr v) : value(std::move(v)) {}
+    Folded(std::nullptr_t, FoldError e, std::string bad = {}) : error(e), bad_value(std::move(bad)) {}
 };
 
 // Folds `a op b` (both immediates of dtype `operand`); the result has dtype `result` (bool for

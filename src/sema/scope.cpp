@@ -1,6 +1,7 @@
 // Symbol tables of sema: block scopes with innermost-first lookup, and the reserved names.
 #include "sema/scope.h"
 
+#include <algorithm>
 #include <array>
 
 namespace tlc::sema {
@@ -53,6 +54,46 @@ Symbol* ScopeStack::add(Symbol symbol) {
     Symbol* s = level.symbols.back().get();
     level.by_name[s->name] = s;
     return s;
+}
+
+std::vector<Symbol*> ScopeStack::visible() const {
+    std::vector<Symbol*> out;
+    for (auto it = levels_.rbegin(); it != levels_.rend(); ++it)
+        for (const auto& s : it->symbols) out.push_back(s.get());
+    return out;
+}
+
+namespace {
+size_t edit_distance(std::string_view a, std::string_view b) {
+    std::vector<size_t> row(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= b.size(); ++j) {
+            size_t up = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            diag = up;
+        }
+    }
+    return row[b.size()];
+}
+} // namespace
+
+Symbol* closest_name(std::string_view name, const std::vector<Symbol*>& candidates) {
+    if (name.size() < 3 || name.size() > 64) return nullptr;
+    size_t limit = (name.size() + 1) / 3;
+    Symbol* best = nullptr;
+    size_t best_d = limit + 1;
+    for (Symbol* s : candidates) {
+        if (s->name.size() > 64 || s->name == name) continue;
+        size_t d = edit_distance(name, s->name);
+        if (d < best_d) {
+            best = s;
+            best_d = d;
+        }
+    }
+    return best;
 }
 
 bool is_reserved_name(std::string_view name) {

@@ -21,6 +21,9 @@ struct FnInfo;
 
 // One named entity. Which fields are set depends on the kind.
 struct Symbol {
+    Symbol() = default;
+    Symbol(SymbolKind k, std::string n, SourceRange r) : kind(k), name(std::move(n)), range(r) {}
+
     SymbolKind kind = SymbolKind::Const;
     std::string name;
     SourceRange range; // the name at its declaration
@@ -46,6 +49,8 @@ public:
     size_t depth() const { return levels_.size(); }
     Symbol* find(std::string_view name) const;
     Symbol* find_innermost(std::string_view name) const;
+    // Every visible symbol, innermost scope first (for spelling suggestions).
+    std::vector<Symbol*> visible() const;
     // Adds to the innermost scope (which must exist) and returns the stored symbol.
     Symbol* add(Symbol symbol);
 
@@ -56,6 +61,9 @@ private:
     };
     std::vector<Level> levels_;
 };
+
+// The candidate closest to `name` by edit distance, if close enough to be a likely typo.
+Symbol* closest_name(std::string_view name, const std::vector<Symbol*>& candidates);
 
 // Names that user declarations may not take: builtins and intrinsics.
 bool is_reserved_name(std::string_view name);

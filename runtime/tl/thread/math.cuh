@@ -56,7 +56,11 @@ template <typename T> __device__ __forceinline__ T min(T a, T b) {
     else return (a != a || a < b) ? a : b;
 }
 
-template <typename T> __host__ __device__ __forceinline__ T cdiv(T a, T b) { return (a + b - 1) / b; }
+// Integer division rounding up (used by kernels on i32 and by launch stubs on i64 dims).
+template <typename A, typename B> __host__ __device__ __forceinline__ std::common_type_t<A, B> cdiv(A a, B b) {
+    using T = std::common_type_t<A, B>;
+    return (T(a) + T(b) - 1) / T(b);
+}
 
 // +infinity of a float dtype.
 template <typename T> __device__ __forceinline__ T inf() { return convert<T>(__int_as_float(0x7f800000)); }

@@ -1,0 +1,312 @@
+// IR text dump: fully parenthesised binaries, typed immediates (`1.5f`, `f16(2)`), one statement per line.
+#include "ir/printer.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace tlc::ir {
+
+namespace {
+
+std::string float_text(double v, Dtype t) {
+    std::string s;
+    if (std::isnan(v)) s = "nan";
+    else if (std::isinf(v)) s = v > 0 ? "inf" : "-inf";
+    else {
+        s = t == Dtype::F32 ? fmt::format("{}", static_cast<float>(v)) : fmt::format("{}", v);
+        if (s.find_first_of(".en") == std::string::npos) s += ".0";
+    }
+    if (t == Dtype::F32) return std::isfinite(v) ? s + "f" : s;
+    return fmt::format("{}({})", dtype_name(t), s);
+}
+
+class Printer {
+public:
+    std::string out;
+
+    std::string expr(const ExprPtr& e) {
+        if (!e) return "<null>";
+        switch (e->kind) {
+        case ExprKind::IntImm: {
+            auto* i = e->as<IntImm>();
+            return i->dtype == Dtype::I32 ? std::to_string(i->value) : fmt::format("{}({})", dtype_name(i->dtype), i->value);
+        }
+        case ExprKind::FloatImm: return float_text(e->as<FloatImm>()->value, e->dtype);
+        case ExprKind::BoolImm: return e->as<BoolImm>()->value ? "true" : "false";
+        case ExprKind::VarRef: return e->as<VarRef>()->var->name;
+        case ExprKind::Load: {
+            auto* l = e->as<Load>();
+            if (l->indices.empty()) return l->buffer->name;
+            return l->buffer->name + "[" + list(l->indices) + "]";
+        }
+        case ExprKind::Builtin: return builtin_name(e->as<Builtin>()->builtin);
+        case ExprKind::Unary: {
+            auto* u = e->as<Unary>();
+            std::string operand = expr(u->operand);
+            if (u->operand->kind == ExprKind::Unary) operand = "(" + operand + ")";
+            return op_name(u->op) + operand;
+        }
+        case ExprKind::Binary: return binary(e);
+        case ExprKind::Select: {
+            auto* s = e->as<Select>();
+            return "(" + expr(s->cond) + " ? " + expr(s->then_value) + " : " + expr(s->else_value) + ")";
+        }
+        case ExprKind::Cast: return std::string(dtype_name(e->dtype)) + "(" + expr(e->as<Cast>()->operand) + ")";
+        case ExprKind::Call: {
+            auto* c = e->as<Call>();
+            return (c->function ? c->function->name : std::string(intrinsic_name(c->intrinsic))) + "(" + list(c->args) + ")";
+        }
+        }
+        return "?";
+    }
+
+    // Left-nested chains (`a + b + c + ...`) are printed without recursing down the left spine.
+    std::string binary(const ExprPtr& e) {
+        std::vector<const Binary*> spine;
+        const Expr* cur = e.get();
+        while (cur->kind == ExprKind::Binary && cur->as<Binary>()->op != BinaryOp::Min && cur->as<Binary>()->op != BinaryOp::Max) {
+            spine.push_back(cur->as<Binary>());
+            cur = cur->as<Binary>()->lhs.get();
+        }
+        if (spine.empty()) {
+            auto* b = e->as<Binary>();
+            return std::string(op_name(b->op)) + "(" + expr(b->lhs) + ", " + expr(b->rhs) + ")";
+        }
+        std::string s(spine.size(), '(');
+        s += expr(spine.back()->lhs);
+        for (auto it = spine.rbegin(); it != spine.rend(); ++it)
+            s += std::string(" ") + op_name((*it)->op) + " " + expr((*it)->rhs) + ")";
+        return s;
+    }
+
+    std::string list(const std::vector<ExprPtr>& es) {
+        std::string s;
+        for (size_t i = 0; i < es.size(); ++i) s += (i ? ", " : "") + expr(es[i]);
+        return s;
+    }
+
+    std::string type(const Buffer& b) {
+        std::string s = dtype_name(b.dtype).data();
+        if (b.shape.empty()) return s;
+        return s + "[" + list(b.shape) + "]";
+    }
+
+    std::string region(const Region& r) {
+        if (!r.buffer) return "<none>";
+        bool whole = r.ranges.size() == r.buffer->const_shape.size();
+        for (size_t i = 0; whole && i < r.ranges.size(); ++i) {
+            std::optional<int64_t> start = const_int(r.ranges[i].start);
+            whole = !r.ranges[i].is_point && start && *start == 0 && r.ranges[i].extent == r.buffer->const_shape[i];
+        }
+        if (whole) return r.buffer->name;
+        std::string s = r.buffer->name + "[";
+        for (size_t i = 0; i < r.ranges.size(); ++i) {
+            s += i ? ", " : "";
+            s += expr(r.ranges[i].start);
+            if (!r.ranges[i].is_point) s += " +: " + std::to_string(r.ranges[i].extent);
+        }
+        return s + "]";
+    }
+
+    void line(int indent, const std::string& text) { out += std::string(indent * 2, ' ') + text + "\n"; }
+
+    void body(const StmtPtr& s, int indent) {
+        if (s && s->kind == StmtKind::Seq)
+            for (const StmtPtr& c : s->as<Seq>()->stmts) stmt(c, indent);
+        else if (s)
+            stmt(s, indent);
+    }
+
+    void stmt(const StmtPtr& s, int indent) {
+        if (!s) return;
+        switch (s->kind) {
+        case StmtKind::Seq:
+            line(indent, "{");
+            body(s, indent + 1);
+            line(indent, "}");
+            break;
+        case StmtKind::Alloc: {
+            auto* a = s->as<Alloc>();
+            std::string t = fmt::format("alloc {} {}: {}", scope_name(a->buffer->scope), a->buffer->name, type(*a->buffer));
+            if (a->init) t += " = " + expr(a->init);
+            line(indent, t);
+            break;
+        }
+        case StmtKind::Let: {
+            auto* l = s->as<LetStmt>();
+            line(indent, fmt::format("let {}: {} = {}", l->var->name, dtype_name(l->var->dtype), expr(l->value)));
+            break;
+        }
+        case StmtKind::Store: {
+            auto* st = s->as<Store>();
+            std::string target = st->buffer->name;
+            if (!st->indices.empty()) target += "[" + list(st->indices) + "]";
+            line(indent, target + " = " + expr(st->value));
+            break;
+        }
+        case StmtKind::If: {
+            const If* i = s->as<If>();
+            line(indent, "if " + expr(i->cond) + " {");
+            for (;;) {
+                body(i->then_body, indent + 1);
+                if (!i->else_body) break;
+                if (i->else_body->kind == StmtKind::If) {
+                    i = i->else_body->as<If>();
+                    line(indent, "} else if " + expr(i->cond) + " {");
+                    continue;
+                }
+                line(indent, "} else {");
+                body(i->else_body, indent + 1);
+                break;
+            }
+            line(indent, "}");
+            break;
+        }
+        case StmtKind::For: {
+            auto* f = s->as<For>();
+            std::string head;
+            if (f->options.async_copy == false) head += "@no_async_copy ";
+            if (f->options.pipeline == false) head += "@no_pipeline ";
+            std::string vars;
+            for (size_t i = 0; i < f->vars.size(); ++i) vars += (i ? ", " : "") + f->vars[i]->name;
+            std::string args = list(f->extents);
+            if (f->loop_kind == LoopKind::Pipelined) args += fmt::format(", stages={}", f->options.stages);
+            if (f->options.unroll_factor) args += fmt::format(", factor={}", *f->options.unroll_factor);
+            line(indent, fmt::format("{}for {} in {}({}) {{", head, vars, loop_kind_name(f->loop_kind), args));
+            body(f->body, indent + 1);
+            line(indent, "}");
+            break;
+        }
+        case StmtKind::Copy: {
+            auto* c = s->as<Copy>();
+            std::string t = "copy " + region(c->src) + " -> " + region(c->dst);
+            if (c->pad) t += ", pad=" + expr(c->pad);
+            line(indent, t);
+            break;
+        }
+        case StmtKind::Gemm: {
+            auto* g = s->as<Gemm>();
+            std::string t = "gemm " + region(g->a) + ", " + region(g->b) + " -> " + region(g->c);
+            if (g->transpose_a) t += ", transpose_a";
+            if (g->transpose_b) t += ", transpose_b";
+            if (g->clear) t += ", clear";
+            line(indent, t);
+            break;
+        }
+        case StmtKind::Fill: {
+            auto* f = s->as<Fill>();
+            line(indent, "fill " + region(f->dst) + ", " + expr(f->value));
+            break;
+        }
+        case StmtKind::Reduce: {
+            auto* r = s->as<Reduce>();
+            std::string t = fmt::format("reduce {} {} -> {}, axis={}", reduce_op_name(r->op), region(r->src), region(r->dst), r->axis);
+            if (!r->clear) t += ", accumulate";
+            line(indent, t);
+            break;
+        }
+        case StmtKind::Cumsum: {
+            auto* c = s->as<Cumsum>();
+            std::string t = fmt::format("cumsum {} -> {}, axis={}", region(c->src), region(c->dst), c->axis);
+            if (c->reverse) t += ", reverse";
+            line(indent, t);
+            break;
+        }
+        case StmtKind::AtomicAdd: {
+            auto* a = s->as<AtomicAdd>();
+            line(indent, "atomic_add " + region(a->dst) + " += " + (a->value ? expr(a->value) : region(a->src)));
+            break;
+        }
+        case StmtKind::Evaluate: line(indent, "eval " + expr(s->as<Evaluate>()->value)); break;
+        case StmtKind::Return: line(indent, "return " + expr(s->as<Return>()->value)); break;
+        case StmtKind::Barrier: {
+            const std::string& why = s->as<Barrier>()->reason;
+            line(indent, why.empty() ? "barrier" : "barrier  // " + why);
+            break;
+        }
+        }
+    }
+
+    void function(const Function& f) {
+        std::string params;
+        for (size_t i = 0; i < f.params.size(); ++i)
+            params += fmt::format("{}{}: {}", i ? ", " : "", f.params[i]->name, dtype_name(f.params[i]->dtype));
+        line(0, fmt::format("fn {}({}) -> {} {{", f.name, params, dtype_name(f.result)));
+        body(f.body, 1);
+        line(0, "}");
+    }
+
+    void kernel(const Kernel& k) {
+        std::string attrs;
+        if (!k.options.async_copy) attrs += "@no_async_copy ";
+        if (!k.options.tma) attrs += "@no_tma ";
+        if (!k.options.warp_specialize) attrs += "@no_warp_specialize ";
+        if (!k.options.pipeline) attrs += "@no_pipeline ";
+        if (!k.options.persistent) attrs += "@no_persistent ";
+        if (!attrs.empty()) line(0, attrs.substr(0, attrs.size() - 1));
+        std::string head = "kernel " + k.name;
+        if (!k.compile_args.empty()) {
+            head += "<";
+            for (size_t i = 0; i < k.compile_args.size(); ++i)
+                head += fmt::format("{}{}={}", i ? ", " : "", k.compile_args[i].first, k.compile_args[i].second);
+            head += ">";
+        }
+        head += "(";
+        for (size_t i = 0; i < k.params.size(); ++i) {
+            const Param& p = k.params[i];
+            head += i ? ", " : "";
+            if (p.tensor) head += fmt::format("{}: global {}{}", p.tensor->name, p.tensor->is_mutable ? "mut " : "", type(*p.tensor));
+            else if (p.scalar) head += fmt::format("{}: {}", p.scalar->name, dtype_name(p.scalar->dtype));
+        }
+        head += ") grid(" + list(k.grid) + fmt::format(") threads({})", k.threads);
+        if (!k.cluster.empty()) {
+            head += " cluster(";
+            for (size_t i = 0; i < k.cluster.size(); ++i) head += (i ? ", " : "") + std::to_string(k.cluster[i]);
+            head += ")";
+        }
+        line(0, head + " {");
+        body(k.body, 1);
+        line(0, "}");
+    }
+};
+
+} // namespace
+
+std::string print_expr(const ExprPtr& expr) { return Printer{}.expr(expr); }
+
+std::string print_stmt(const StmtPtr& stmt, int indent) {
+    Printer p;
+    p.stmt(stmt, indent);
+    return p.out;
+}
+
+std::string print_function(const Function& fn) {
+    Printer p;
+    p.function(fn);
+    return p.out;
+}
+
+std::string print_kernel(const Kernel& kernel) {
+    Printer p;
+    p.kernel(kernel);
+    return p.out;
+}
+
+std::string print_module(const Module& module) {
+    Printer p;
+    bool first = true;
+    for (const FunctionPtr& f : module.functions) {
+        if (!first) p.out += "\n";
+        first = false;
+        if (f) p.function(*f);
+    }
+    for (const Kernel& k : module.kernels) {
+        if (!first) p.out += "\n";
+        first = false;
+        p.kernel(k);
+    }
+    return p.out;
+}
+
+} // namespace tlc::ir

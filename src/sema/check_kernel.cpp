@@ -1,0 +1,238 @@
+// Kernels: compile-time parameters (with -D overrides), runtime parameters and dims, launch clauses, body.
+#include "sema/checker.h"
+
+namespace tlc::sema {
+
+namespace {
+const char* kind_expectation(ast::ParamKind k) {
+    switch (k) {
+    case ast::ParamKind::Int: return "an integer";
+    case ast::ParamKind::Dtype: return "a dtype";
+    case ast::ParamKind::Bool: return "a bool";
+    case ast::ParamKind::Inferred: return "an integer, a dtype or a bool";
+    }
+    return "a value";
+}
+
+bool kind_matches(ast::ParamKind k, const ConstValue& v) {
+    bool is_int_value = v.imm && v.imm->as<ir::IntImm>();
+    bool is_bool_value = v.imm && v.imm->as<ir::BoolImm>();
+    switch (k) {
+    case ast::ParamKind::Int: return is_int_value;
+    case ast::ParamKind::Dtype: return v.is_dtype();
+    case ast::ParamKind::Bool: return is_bool_value;
+    case ast::ParamKind::Inferred: return is_int_value || is_bool_value || v.is_dtype();
+    }
+    return false;
+}
+} // namespace
+
+void Checker::check_compile_params(const ast::Kernel& k, ir::Kernel& out) {
+    for (const ast::CompileParam& p : k.compile_params) {
+        Symbol sym{SymbolKind::CompileParam, p.name, p.name_range};
+        std::optional<ConstValue> v;
+        if (p.default_value) v = eval_const(*p.default_value, fmt::format("the default of `{}`", p.name));
+        Define* d = find_define(p.name);
+        bool from_define = d && d->value;
+        if (from_define) v = d->value;
+        bool ok = v.has_value();
+        if (!p.default_value && !d) {
+            diags_.report(DiagKind::MissingCompileValue, p.name_range, p.name, p.name);
+        } else if (v && !kind_matches(p.kind, *v)) {
+            SourceRange at = from_define || !p.default_value ? p.name_range : p.default_value->range;
+            std::string found = describe_value_kind(*v);
+            if (from_define) found += fmt::format(" (from `-D {}={}`)", d->name, d->text);
+            diags_.report(DiagKind::DtypeParamExpected, at, p.name, kind_expectation(p.kind), found);
+            ok = false;
+        }
+        if (ok) {
+            sym.value = *v;
+            out.compile_args.emplace_back(p.name, value_text(*v));
+        } else {
+            sym.eval = Symbol::Eval::Failed;
+            sym.poisoned = true;
+        }
+        sym.used = true;
+        declare_local(std::move(sym));
+    }
+}
+
+void Checker::check_runtime_params(const ast::Kernel& k, ir::Kernel& out) {
+    KernelState& ks = *st_.kernel;
+    for (const ast::RuntimeParam& p : k.params) {
+        std::optional<Dtype> dt = resolve_dtype(p.type.elem);
+        if (!p.is_tensor) {
+            Symbol sym{SymbolKind::ScalarParam, p.name, p.name_range};
+            if (!p.type.shape.empty()) {
+                diags_.report(DiagKind::ScalarTypeExpected, p.type.range, fmt::format("parameter `{}`", p.name),
+                              type_text(p.type));
+                diags_.note(DiagKind::NoteHint, p.type.range, "declare a tensor as `" + p.name + ": global " + type_text(p.type) + "`");
+                dt.reset();
+            }
+            if (dt) {
+                sym.var = std::make_shared<ir::Var>(ir::Var{p.name, *dt, ir::VarKind::ScalarParam, p.name_range});
+                out.params.push_back(ir::Param{nullptr, sym.var});
+            } else {
+                sym.poisoned = true;
+            }
+            declare_local(std::move(sym));
+            continue;
+        }
+        Symbol sym{SymbolKind::Tensor, p.name, p.name_range};
+        bool ok = dt.has_value();
+        if (p.type.shape.empty()) {
+            diags_.report(DiagKind::TileNeedsShape, p.name_range, "global tensor", p.name);
+            ok = false;
+        }
+        std::vector<ir::ExprPtr> shape;
+        std::vector<int64_t> const_shape;
+        bool all_const = true;
+        for (const ast::ExprPtr& e : p.type.shape) {
+            if (e->kind == ast::ExprKind::Name) {
+                const std::string& n = static_cast<const ast::Name&>(*e).name;
+                Symbol* s = lookup(n, false);
+                if (!s && !dtype_from_name(n) && !is_reserved_name(n)) {
+                    Symbol dim{SymbolKind::Dim, n, e->range};
+                    dim.var = std::make_shared<ir::Var>(ir::Var{n, Dtype::I32, ir::VarKind::Dim, e->range});
+                    dim.used = true;
+                    ks.dims.push_back(dim.var);
+                    shape.push_back(std::make_shared<ir::VarRef>(dim.var, e->range));
+                    all_const = false;
+                    declare_local(std::move(dim));
+                    continue;
+                }
+                if (s && s->kind == SymbolKind::Dim) {
+                    shape.push_back(std::make_shared<ir::VarRef>(s->var, e->range));
+                    all_const = false;
+                    continue;
+                }
+                if (s && s->kind != SymbolKind::Const && s->kind != SymbolKind::CompileParam) {
+                    if (!s->poisoned) diags_.report(DiagKind::BadDimExpr, e->range);
+                    ok = false;
+                    continue;
+                }
+            }
+            MaybeTyped t = check_expr(*e);
+            if (!t) {
+                ok = false;
+                continue;
+            }
+            auto* imm = t->expr->as<ir::IntImm>();
+            if (!is_imm(*t->expr)) {
+                diags_.report(DiagKind::BadDimExpr, e->range);
+                ok = false;
+            } else if (!imm) {
+                diags_.report(DiagKind::TypeMismatch, e->range, "i32", dtype_name(t->dtype()));
+                ok = false;
+            } else if (imm->value <= 0) {
+                diags_.report(DiagKind::NonPositiveExtent, e->range, imm->value);
+                ok = false;
+            } else {
+                const_shape.push_back(imm->value);
+                shape.push_back(make_imm(Dtype::I32, imm->value, e->range));
+            }
+        }
+        if (!ok) {
+            sym.poisoned = true;
+            declare_local(std::move(sym));
+            continue;
+        }
+        auto buf = std::make_shared<ir::Buffer>();
+        buf->name = p.name;
+        buf->scope = ir::Scope::Global;
+        buf->dtype = *dt;
+        buf->shape = std::move(shape);
+        if (all_const) buf->const_shape = std::move(const_shape);
+        buf->is_mutable = p.is_mutable;
+        buf->range = p.name_range;
+        sym.buffer = buf;
+        out.params.push_back(ir::Param{buf, nullptr});
+        declare_local(std::move(sym));
+    }
+}
+
+void Checker::check_launch(const ast::Kernel& k, ir::Kernel& out) {
+    if (k.grid.empty()) {
+        diags_.report(DiagKind::MissingLaunch, k.name_range, k.name, "grid");
+    } else if (k.grid.size() > 3) {
+        diags_.report(DiagKind::GridRank, k.grid_range, k.grid.size());
+    } else {
+        for (const ast::ExprPtr& g : k.grid) {
+            MaybeTyped t = check_expr(*g);
+            std::optional<ir::ExprPtr> e = t ? to_i32(*t, g->range, "a grid dimension") : std::nullopt;
+            if (!e) continue;
+            if (std::optional<int64_t> c = ir::const_int(*e); c && *c <= 0) {
+                diags_.report(DiagKind::LaunchNotPositive, g->range, "a grid dimension", *c);
+                continue;
+            }
+            out.grid.push_back(*e);
+        }
+    }
+    if (!k.threads) {
+        diags_.report(DiagKind::MissingLaunch, k.name_range, k.name, "threads");
+    } else if (std::optional<int64_t> t = eval_const_int(*k.threads, "the number of threads")) {
+        if (*t <= 0) diags_.report(DiagKind::LaunchNotPositive, k.threads->range, "the number of threads", *t);
+        else if (*t % 32 != 0) diags_.report(DiagKind::ThreadsNotMultipleOf32, k.threads->range, *t);
+        else if (*t > 1024) diags_.report(DiagKind::ThreadsTooMany, k.threads->range, *t);
+        else out.threads = static_cast<int>(*t);
+    }
+    if (k.cluster.empty()) return;
+    if (k.cluster.size() > 3) {
+        diags_.report(DiagKind::ClusterShape, k.cluster_range, fmt::format("expected 1 to 3 dimensions, found {}", k.cluster.size()));
+        return;
+    }
+    int64_t blocks = 1;
+    bool ok = true;
+    for (const ast::ExprPtr& c : k.cluster) {
+        std::optional<int64_t> v = eval_const_int(*c, "a cluster dimension");
+        if (v && *v <= 0) {
+            diags_.report(DiagKind::LaunchNotPositive, c->range, "a cluster dimension", *v);
+            v.reset();
+        }
+        if (!v) {
+            ok = false;
+            continue;
+        }
+        blocks *= std::min<int64_t>(*v, 1 << 20);
+        out.cluster.push_back(static_cast<int>(*v));
+    }
+    if (!ok) return;
+    if (blocks > 8)
+        diags_.report(DiagKind::ClusterShape, k.cluster_range,
+                      fmt::format("{} blocks per cluster is over the portable limit of 8", blocks));
+    else if (options_.arch != Arch::Sm90a)
+        diags_.report(DiagKind::ClusterShape, k.cluster_range,
+                      fmt::format("thread block clusters need sm_90a, but the target is {}", arch_name(options_.arch)));
+}
+
+std::optional<ir::Kernel> Checker::check_kernel(const ast::Kernel& k) {
+    size_t errors_before = diags_.error_count();
+    KernelState ks;
+    ks.decl = &k;
+    FreshBody fresh(*this, Place::Const);
+    st_.kernel = &ks;
+    ir::Kernel out;
+    out.name = k.name;
+    out.range = k.range;
+
+    st_.scopes.push(); // compile-time parameters
+    check_compile_params(k, out);
+    out.options = check_kernel_attrs(k.attrs);
+    ks.kernel_pipeline = out.options.pipeline;
+    st_.scopes.push(); // runtime parameters and dims
+    st_.place = Place::Signature;
+    check_runtime_params(k, out);
+    st_.place = Place::Launch;
+    if (!diags_.saturated()) check_launch(k, out);
+    st_.place = Place::KernelBody;
+    if (k.body && !diags_.saturated()) out.body = check_block(*k.body);
+    pop_scope();
+    pop_scope();
+    out.dims = ks.dims;
+    if (out.body) check_shared_memory(k, out);
+    callees_of_kernels_.insert(callees_of_kernels_.end(), ks.callees.begin(), ks.callees.end());
+    if (diags_.error_count() > errors_before) return std::nullopt;
+    return out;
+}
+
+} // namespace tlc::sema

@@ -1,0 +1,160 @@
+// Loops (serial, unroll, pipelined, parallel) with their arguments, and kernel and loop attributes.
+#include "sema/checker.h"
+
+namespace tlc::sema {
+
+namespace {
+bool is_kernel_attr(std::string_view n) {
+    return n == "no_async_copy" || n == "no_tma" || n == "no_warp_specialize" || n == "no_pipeline" || n == "no_persistent";
+}
+bool is_loop_attr(std::string_view n) { return n == "no_async_copy" || n == "no_pipeline"; }
+
+SourceRange span(const std::vector<SourceRange>& rs, SourceRange fallback) {
+    if (rs.empty()) return fallback;
+    return SourceRange{rs.front().begin, rs.back().end};
+}
+} // namespace
+
+ir::KernelOptions Checker::check_kernel_attrs(const std::vector<ast::Attribute>& attrs) {
+    ir::KernelOptions o;
+    for (const ast::Attribute& a : attrs) {
+        if (!is_kernel_attr(a.name)) {
+            diags_.report(DiagKind::UnknownAttribute, a.range, a.name);
+            continue;
+        }
+        if (!a.args.empty()) diags_.report(DiagKind::WrongArgCount, a.range, "@" + a.name, 0, a.args.size());
+        if (a.name == "no_async_copy") o.async_copy = false;
+        if (a.name == "no_tma") o.tma = false;
+        if (a.name == "no_warp_specialize") o.warp_specialize = false;
+        if (a.name == "no_pipeline") o.pipeline = false;
+        if (a.name == "no_persistent") o.persistent = false;
+    }
+    return o;
+}
+
+ir::StmtPtr Checker::check_for(const ast::For& s) {
+    const char* kind_name = ast::spelling(s.loop_kind);
+    bool parallel = s.loop_kind == ast::LoopKind::Parallel;
+    bool ok = true;
+    SourceRange head{s.range.begin, s.body ? s.body->range.begin : s.range.end};
+    if (st_.in_parallel && parallel) {
+        diags_.report(DiagKind::NestedParallel, head);
+        ok = false;
+    } else if (st_.in_parallel && s.loop_kind == ast::LoopKind::Pipelined) {
+        diags_.report(DiagKind::TileOpInParallel, head, "pipelined");
+        ok = false;
+    }
+
+    ir::LoopOptions opts;
+    for (const ast::Attribute& a : s.attrs) {
+        if (!is_loop_attr(a.name)) {
+            if (is_kernel_attr(a.name)) diags_.report(DiagKind::MisplacedAttribute, a.range, a.name, "a loop");
+            else diags_.report(DiagKind::UnknownAttribute, a.range, a.name);
+            ok = false;
+            continue;
+        }
+        if (!a.args.empty()) diags_.report(DiagKind::WrongArgCount, a.range, "@" + a.name, 0, a.args.size());
+        if (a.name == "no_async_copy") opts.async_copy = false;
+        if (a.name == "no_pipeline") opts.pipeline = false;
+    }
+
+    std::vector<ir::ExprPtr> extents;
+    if (parallel) {
+        for (const ast::Arg& a : s.args) {
+            if (!a.name.empty()) {
+                diags_.report(DiagKind::UnknownArgName, a.name_range, kind_name, a.name);
+                ok = false;
+                continue;
+            }
+            std::optional<int64_t> n = eval_const_int(*a.value, "a parallel loop extent");
+            if (n && *n <= 0) {
+                diags_.report(DiagKind::NonPositiveExtent, a.value->range, *n);
+                n.reset();
+            }
+            if (n) extents.push_back(make_imm(Dtype::I32, *n, a.value->range));
+            else ok = false;
+        }
+        size_t given = 0;
+        for (const ast::Arg& a : s.args) given += a.name.empty() ? 1 : 0;
+        if (s.vars.size() != given) {
+            diags_.report(DiagKind::ParallelLoopArity, span(s.var_ranges, head), s.vars.size(), given);
+            ok = false;
+        }
+    } else {
+        if (s.vars.size() != 1) {
+            diags_.report(DiagKind::LoopVarCount, span(s.var_ranges, head), kind_name, s.vars.size());
+            ok = false;
+        }
+        std::vector<ArgSpec> specs{{"n", true, true}};
+        if (s.loop_kind == ast::LoopKind::Unroll) specs.push_back({"factor", false, false});
+        if (s.loop_kind == ast::LoopKind::Pipelined) specs.push_back({"stages", false, false});
+        std::vector<const ast::Expr*> a;
+        if (bind_args(kind_name, head, s.args, specs, a)) {
+            if (s.loop_kind == ast::LoopKind::Unroll) {
+                std::optional<int64_t> n = eval_const_int(*a[0], "an unroll count");
+                if (n && *n <= 0) {
+                    diags_.report(DiagKind::LaunchNotPositive, a[0]->range, "an unroll count", *n);
+                    n.reset();
+                }
+                if (n) extents.push_back(make_imm(Dtype::I32, *n, a[0]->range));
+                else ok = false;
+                if (a[1]) {
+                    std::optional<int64_t> f = eval_const_int(*a[1], "an unroll factor");
+                    if (f && *f <= 0) {
+                        diags_.report(DiagKind::LaunchNotPositive, a[1]->range, "an unroll factor", *f);
+                        f.reset();
+                    }
+                    if (f) opts.unroll_factor = static_cast<int>(*f);
+                    else ok = false;
+                }
+            } else {
+                MaybeTyped n = check_expr(*a[0]);
+                std::optional<ir::ExprPtr> e = n ? to_i32(*n, a[0]->range, "a loop extent") : std::nullopt;
+                if (e) extents.push_back(*e);
+                else ok = false;
+            }
+            if (s.loop_kind == ast::LoopKind::Pipelined) {
+                opts.stages = 2;
+                if (a[1]) {
+                    std::optional<int64_t> st = eval_const_int(*a[1], "the number of pipeline stages");
+                    if (st && (*st < 1 || *st > 8)) {
+                        diags_.report(DiagKind::TooManyStages, a[1]->range, *st);
+                        st.reset();
+                    }
+                    if (st) opts.stages = static_cast<int>(*st);
+                    else ok = false;
+                }
+            }
+        } else {
+            mark_used(s.args);
+            ok = false;
+        }
+    }
+
+    st_.scopes.push();
+    std::vector<ir::VarPtr> vars;
+    for (size_t i = 0; i < s.vars.size(); ++i) {
+        auto var = std::make_shared<ir::Var>(ir::Var{s.vars[i], Dtype::I32, ir::VarKind::LoopVar, s.var_ranges[i]});
+        vars.push_back(var);
+        Symbol sym{SymbolKind::LoopVar, s.vars[i], s.var_ranges[i]};
+        sym.var = var;
+        declare_local(std::move(sym));
+    }
+    bool saved = st_.in_parallel;
+    if (parallel) st_.in_parallel = true;
+    ir::StmtPtr body = s.body ? check_block(*s.body) : nullptr;
+    st_.in_parallel = saved;
+    pop_scope();
+    if (!ok || !body) return nullptr;
+
+    ir::LoopKind kind = ir::LoopKind::Serial;
+    switch (s.loop_kind) {
+    case ast::LoopKind::Parallel: kind = ir::LoopKind::Parallel; break;
+    case ast::LoopKind::Serial: kind = ir::LoopKind::Serial; break;
+    case ast::LoopKind::Unroll: kind = ir::LoopKind::Unroll; break;
+    case ast::LoopKind::Pipelined: kind = ir::LoopKind::Pipelined; break;
+    }
+    return std::make_shared<ir::For>(kind, std::move(vars), std::move(extents), opts, body, s.range);
+}
+
+} // namespace tlc::sema

@@ -1,0 +1,105 @@
+// Tile regions of tile operations: a buffer, or `X[start +: extent, i]` with constant extents.
+#include "sema/checker.h"
+
+#include "syntax/ast_printer.h"
+
+namespace tlc::sema {
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+    std::string s = "[";
+    for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+    return s + "]";
+}
+
+std::optional<ir::Region> Checker::check_region(const ast::Expr& e, bool write, std::string_view op) {
+    (void)op;
+    const ast::Index* index = nullptr;
+    const ast::Expr* base = &e;
+    if (e.kind == ast::ExprKind::Index) {
+        index = static_cast<const ast::Index*>(&e);
+        base = index->base.get();
+    }
+    if (base->kind != ast::ExprKind::Name) {
+        diags_.report(DiagKind::NotATile, base->range, syntax::print_expr(*base));
+        return std::nullopt;
+    }
+    const std::string& name = static_cast<const ast::Name&>(*base).name;
+    Symbol* s = lookup(name);
+    if (!s) {
+        if (!index) {
+            MaybeTyped ignored = check_expr(e); // reports the undeclared name or `inf`/dtype misuse
+            if (ignored) diags_.report(DiagKind::NotATile, e.range, syntax::print_expr(e));
+        } else {
+            report_undeclared(name, base->range);
+        }
+        return std::nullopt;
+    }
+    if (s->poisoned) return std::nullopt;
+    if (s->kind != SymbolKind::Tensor && s->kind != SymbolKind::Alloc) {
+        diags_.report(DiagKind::NotATile, base->range, name);
+        return std::nullopt;
+    }
+    const ir::BufferPtr& buf = s->buffer;
+    bool ok = true;
+    if (write && !buf->is_mutable) {
+        diags_.report(DiagKind::WriteToReadOnly, base->range, name);
+        if (buf->range.valid()) diags_.note(DiagKind::NoteDeclaredHere, buf->range, name);
+        ok = false;
+    }
+    ir::Region region;
+    region.buffer = buf;
+    if (!index) {
+        for (size_t i = 0; i < buf->rank(); ++i) {
+            std::optional<int64_t> n = ir::const_int(buf->shape[i]);
+            if (!n) {
+                diags_.report(DiagKind::TileOpArg, e.range,
+                              fmt::format("tensor `{}` has a dynamic shape; use a slice with constant extents, such as `{}[i +: 64, ...]`",
+                                          name, name));
+                return std::nullopt;
+            }
+            region.ranges.push_back(ir::Range{make_imm(Dtype::I32, 0, e.range), *n, false});
+        }
+        return ok ? std::optional<ir::Region>(region) : std::nullopt;
+    }
+    if (index->slices.size() != buf->rank()) {
+        diags_.report(DiagKind::RankMismatch, e.range, name, buf->rank(), index->slices.size());
+        ok = false;
+    }
+    for (size_t i = 0; i < index->slices.size(); ++i) {
+        const ast::Slice& sl = index->slices[i];
+        MaybeTyped t = check_expr(*sl.start);
+        std::optional<ir::ExprPtr> start = t ? to_index(*t, sl.start->range) : std::nullopt;
+        std::optional<int64_t> extent = 1;
+        if (sl.extent) {
+            extent = eval_const_int(*sl.extent, "a slice extent");
+            if (extent && *extent <= 0) {
+                diags_.report(DiagKind::NonPositiveExtent, sl.extent->range, *extent);
+                extent.reset();
+            }
+        }
+        if (!start || !extent) {
+            ok = false;
+            continue;
+        }
+        // Global tiles may hang over the tensor's edge (masked); on-chip tiles may not.
+        if (ok && i < buf->rank() && buf->scope != ir::Scope::Global) {
+            std::optional<int64_t> c = ir::const_int(*start), n = ir::const_int(buf->shape[i]);
+            if (c && n && (*c < 0 || *c + *extent > *n)) {
+                std::string what = sl.extent ? fmt::format("slice {} +: {}", *c, *extent) : fmt::format("index {}", *c);
+                diags_.report(DiagKind::SliceOutOfBounds, sl.range,
+                              fmt::format("{} is out of bounds for axis {} of `{}` with extent {}", what, i, name, *n));
+                ok = false;
+            }
+            if (!c && n && *extent > *n) {
+                diags_.report(DiagKind::SliceOutOfBounds, sl.range,
+                              fmt::format("slice extent {} is larger than axis {} of `{}` with extent {}", *extent, i, name, *n));
+                ok = false;
+            }
+        }
+        region.ranges.push_back(ir::Range{*start, *extent, sl.extent == nullptr});
+    }
+    if (!ok) return std::nullopt;
+    return region;
+}
+
+} // namespace tlc::sema

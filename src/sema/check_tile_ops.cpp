@@ -1,0 +1,333 @@
+// Tile operations: copy, gemm, fill/clear, reduce, cumsum and atomic_add, with shape, scope and dtype rules.
+#include "sema/checker.h"
+
+#include "syntax/ast_printer.h"
+
+namespace tlc::sema {
+
+namespace {
+bool on_chip(const ir::Region& r) { return r.buffer->scope != ir::Scope::Global; }
+
+ir::ExprPtr zero_of(Dtype t, SourceRange r) {
+    if (t == Dtype::Bool) return std::make_shared<ir::BoolImm>(false, r);
+    if (is_float(t)) return make_fimm(t, 0.0, r);
+    return make_imm(t, 0, r);
+}
+
+bool gemm_dtypes_ok(Dtype a, Dtype b, Dtype c) {
+    auto f8 = [](Dtype t) { return t == Dtype::F8E4M3 || t == Dtype::F8E5M2; };
+    if (f8(a) && f8(b)) return c == Dtype::F32;
+    if (a != b) return false;
+    switch (a) {
+    case Dtype::F16:
+    case Dtype::BF16:
+    case Dtype::F32: return c == Dtype::F32;
+    case Dtype::F64: return c == Dtype::F64;
+    case Dtype::I8: return c == Dtype::I32;
+    default: return false;
+    }
+}
+
+bool atomic_dtype_ok(Dtype t) {
+    return t == Dtype::F16 || t == Dtype::BF16 || t == Dtype::F32 || t == Dtype::F64 || t == Dtype::I32 ||
+           t == Dtype::U32 || t == Dtype::I64;
+}
+} // namespace
+
+ir::StmtPtr Checker::check_tile_op(const ast::TileOp& s) {
+    const char* name = ast::spelling(s.op);
+    std::vector<ArgSpec> specs;
+    switch (s.op) {
+    case ast::TileOpKind::Copy: specs = {{"src", true, true}, {"dst", true, true}, {"pad", false, false}}; break;
+    case ast::TileOpKind::Gemm:
+        specs = {{"a", true, true}, {"b", true, true}, {"c", true, true},
+                 {"transpose_a", false, false}, {"transpose_b", false, false}, {"clear", false, false}};
+        break;
+    case ast::TileOpKind::Fill: specs = {{"dst", true, true}, {"value", true, true}}; break;
+    case ast::TileOpKind::Clear: specs = {{"dst", true, true}}; break;
+    case ast::TileOpKind::Reduce:
+        specs = {{"op", true, true}, {"src", true, true}, {"dst", true, true}, {"axis", false, false}, {"clear", false, false}};
+        break;
+    case ast::TileOpKind::Cumsum:
+        specs = {{"src", true, true}, {"dst", true, true}, {"axis", false, false}, {"reverse", false, false}};
+        break;
+    case ast::TileOpKind::AtomicAdd: specs = {{"dst", true, true}, {"src", true, true}}; break;
+    }
+    if (st_.in_parallel && s.op != ast::TileOpKind::AtomicAdd) {
+        diags_.report(DiagKind::TileOpInParallel, s.op_range, name);
+        mark_used(s.args);
+        return nullptr;
+    }
+    std::vector<const ast::Expr*> a;
+    if (!bind_args(name, s.op_range, s.args, specs, a)) {
+        mark_used(s.args);
+        return nullptr;
+    }
+    ir::StmtPtr out;
+    switch (s.op) {
+    case ast::TileOpKind::Copy: out = check_copy(s, a); break;
+    case ast::TileOpKind::Gemm: out = check_gemm(s, a); break;
+    case ast::TileOpKind::Fill:
+    case ast::TileOpKind::Clear: out = check_fill(s, a); break;
+    case ast::TileOpKind::Reduce: out = check_reduce(s, a); break;
+    case ast::TileOpKind::Cumsum: out = check_cumsum(s, a); break;
+    case ast::TileOpKind::AtomicAdd: out = check_atomic_add(s, a); break;
+    }
+    if (!out) mark_used(s.args);
+    return out;
+}
+
+ir::StmtPtr Checker::check_copy(const ast::TileOp& s, const std::vector<const ast::Expr*>& a) {
+    std::optional<ir::Region> src = check_region(*a[0], false, "copy");
+    std::optional<ir::Region> dst = check_region(*a[1], true, "copy");
+    if (!src || !dst) return nullptr;
+    bool ok = true;
+    if (!on_chip(*src) && !on_chip(*dst)) {
+        diags_.report(DiagKind::CopyScopes, s.range, "global", "global");
+        ok = false;
+    }
+    if (src->tile_shape() != dst->tile_shape()) {
+        diags_.report(DiagKind::CopyExtent, a[1]->range, shape_text(src->tile_shape()), shape_text(dst->tile_shape()));
+        ok = false;
+    }
+    ir::ExprPtr pad;
+    if (a[2]) {
+        MaybeTyped v = check_expr(*a[2]);
+        if (on_chip(*src)) {
+            diags_.report(DiagKind::TileOpArg, a[2]->range, "`pad` only applies to a copy from a global tensor");
+            ok = false;
+        } else if (v) {
+            std::optional<ir::ExprPtr> c = convert(*v, dst->buffer->dtype, a[2]->range);
+            if (c) pad = *c;
+            else ok = false;
+        }
+    }
+    if (!ok) return nullptr;
+    return std::make_shared<ir::Copy>(*src, *dst, pad, s.range);
+}
+
+ir::StmtPtr Checker::check_gemm(const ast::TileOp& s, const std::vector<const ast::Expr*>& a) {
+    std::optional<ir::Region> ra = check_region(*a[0], false, "gemm");
+    std::optional<ir::Region> rb = check_region(*a[1], false, "gemm");
+    std::optional<ir::Region> rc = check_region(*a[2], true, "gemm");
+    std::optional<bool> ta = false, tb = false, clear = false;
+    if (a[3]) ta = eval_const_bool(*a[3], "`transpose_a`");
+    if (a[4]) tb = eval_const_bool(*a[4], "`transpose_b`");
+    if (a[5]) clear = eval_const_bool(*a[5], "`clear`");
+    if (!ra || !rb || !rc || !ta || !tb || !clear) return nullptr;
+    bool ok = true;
+    for (int i = 0; i < 2; ++i) {
+        const ir::Region& r = i == 0 ? *ra : *rb;
+        if (r.buffer->scope != ir::Scope::Shared && r.buffer->scope != ir::Scope::Fragment) {
+            diags_.report(DiagKind::GemmOperandScope, a[i]->range, r.buffer->name, ir::scope_name(r.buffer->scope));
+            ok = false;
+        }
+    }
+    if (rc->buffer->scope != ir::Scope::Fragment) {
+        diags_.report(DiagKind::AccumulatorScope, a[2]->range, rc->buffer->name, ir::scope_name(rc->buffer->scope));
+        ok = false;
+    }
+    std::vector<int64_t> sa = ra->tile_shape(), sb = rb->tile_shape(), sc = rc->tile_shape();
+    const ir::Region* regions[3] = {&*ra, &*rb, &*rc};
+    const std::vector<int64_t>* shapes[3] = {&sa, &sb, &sc};
+    bool two_d = true;
+    for (int i = 0; i < 3; ++i)
+        if (shapes[i]->size() != 2) {
+            diags_.report(DiagKind::GemmShape, a[i]->range,
+                          fmt::format("`{}` must be a 2-D tile, found {}", regions[i]->buffer->name, shape_text(*shapes[i])));
+            ok = two_d = false;
+        }
+    if (two_d) {
+        int64_t m = *ta ? sa[1] : sa[0], ka = *ta ? sa[0] : sa[1];
+        int64_t kb = *tb ? sb[1] : sb[0], n = *tb ? sb[0] : sb[1];
+        if (ka != kb) {
+            diags_.report(DiagKind::GemmShape, s.range,
+                          fmt::format("`{}` {} has K = {} but `{}` {} has K = {}", ra->buffer->name, shape_text(sa), ka,
+                                      rb->buffer->name, shape_text(sb), kb));
+            ok = false;
+        } else if (sc[0] != m || sc[1] != n) {
+            diags_.report(DiagKind::GemmShape, a[2]->range,
+                          fmt::format("the product is {} but the accumulator `{}` is {}", shape_text({m, n}),
+                                      rc->buffer->name, shape_text(sc)));
+            ok = false;
+        }
+    }
+    Dtype da = ra->buffer->dtype, db = rb->buffer->dtype, dc = rc->buffer->dtype;
+    if (!gemm_dtypes_ok(da, db, dc)) {
+        std::string ops = da == db ? std::string(dtype_name(da))
+                                   : fmt::format("{}` and `{}", dtype_name(da), dtype_name(db));
+        diags_.report(DiagKind::UnsupportedGemmDtype, s.range, ops, dtype_name(dc));
+        ok = false;
+    }
+    if (!ok) return nullptr;
+    return std::make_shared<ir::Gemm>(*ra, *rb, *rc, *ta, *tb, *clear, s.range);
+}
+
+ir::StmtPtr Checker::check_fill(const ast::TileOp& s, const std::vector<const ast::Expr*>& a) {
+    std::optional<ir::Region> dst = check_region(*a[0], true, ast::spelling(s.op));
+    if (s.op == ast::TileOpKind::Clear) {
+        if (!dst) return nullptr;
+        return std::make_shared<ir::Fill>(*dst, zero_of(dst->buffer->dtype, s.range), s.range);
+    }
+    MaybeTyped v = check_expr(*a[1]);
+    if (!dst || !v) return nullptr;
+    Dtype to = dst->buffer->dtype, from = v->dtype();
+    bool convertible = from == to || (from != Dtype::Bool && to != Dtype::Bool &&
+                                      (v->weak ? !(is_float(from) && is_int(to)) : widens_to(from, to)));
+    if (!convertible) {
+        diags_.report(DiagKind::FillValue, a[1]->range, dtype_name(from), dtype_name(to));
+        return nullptr;
+    }
+    std::optional<ir::ExprPtr> c = convert(*v, to, a[1]->range);
+    if (!c) return nullptr;
+    return std::make_shared<ir::Fill>(*dst, *c, s.range);
+}
+
+ir::StmtPtr Checker::check_reduce(const ast::TileOp& s, const std::vector<const ast::Expr*>& a) {
+    std::optional<ir::ReduceOp> op;
+    std::string op_text = a[0]->kind == ast::ExprKind::Name ? static_cast<const ast::Name&>(*a[0]).name : syntax::print_expr(*a[0]);
+    if (op_text == "sum") op = ir::ReduceOp::Sum;
+    if (op_text == "max") op = ir::ReduceOp::Max;
+    if (op_text == "min") op = ir::ReduceOp::Min;
+    if (op_text == "absmax") op = ir::ReduceOp::AbsMax;
+    if (!op || a[0]->kind != ast::ExprKind::Name) {
+        diags_.report(DiagKind::ReduceOp, a[0]->range, op_text);
+        op.reset();
+    }
+    std::optional<ir::Region> src = check_region(*a[1], false, "reduce");
+    std::optional<ir::Region> dst = check_region(*a[2], true, "reduce");
+    std::optional<bool> clear = true;
+    if (a[4]) clear = eval_const_bool(*a[4], "`clear`");
+    if (!src || !dst || !op || !clear) return nullptr;
+    bool ok = true;
+    for (int i = 1; i <= 2; ++i) {
+        const ir::Region& r = i == 1 ? *src : *dst;
+        if (!on_chip(r)) {
+            diags_.report(DiagKind::GlobalAccessOutsideParallel, a[i]->range, r.buffer->name);
+            ok = false;
+        }
+    }
+    std::vector<int64_t> ss = src->tile_shape(), ds = dst->tile_shape();
+    int64_t rank = static_cast<int64_t>(ss.size());
+    std::optional<int64_t> axis = rank - 1;
+    if (a[3]) axis = eval_const_int(*a[3], "the reduce axis");
+    if (!axis) return nullptr;
+    if (*axis < 0 || *axis >= rank) {
+        diags_.report(DiagKind::ReduceAxis, a[3] ? a[3]->range : a[1]->range, *axis, rank);
+        return nullptr;
+    }
+    std::vector<int64_t> expected = ss;
+    expected.erase(expected.begin() + *axis);
+    if (ds != expected) {
+        diags_.report(DiagKind::ShapeMismatch, a[2]->range,
+                      fmt::format("reducing {} along axis {} gives {}, but `{}` is {}", shape_text(ss), *axis,
+                                  shape_text(expected), dst->buffer->name, shape_text(ds)));
+        ok = false;
+    }
+    Dtype sd = src->buffer->dtype, dd = dst->buffer->dtype;
+    if (sd == Dtype::Bool || !widens_to(sd, dd)) {
+        diags_.report(DiagKind::DtypeMismatch, a[2]->range,
+                      fmt::format("reducing `{}` values into `{}` of `{}` may lose precision", dtype_name(sd),
+                                  dst->buffer->name, dtype_name(dd)));
+        ok = false;
+    }
+    if (!ok) return nullptr;
+    return std::make_shared<ir::Reduce>(*op, *src, *dst, static_cast<int>(*axis), *clear, s.range);
+}
+
+ir::StmtPtr Checker::check_cumsum(const ast::TileOp& s, const std::vector<const ast::Expr*>& a) {
+    std::optional<ir::Region> src = check_region(*a[0], false, "cumsum");
+    std::optional<ir::Region> dst = check_region(*a[1], true, "cumsum");
+    std::optional<bool> reverse = false;
+    if (a[3]) reverse = eval_const_bool(*a[3], "`reverse`");
+    if (!src || !dst || !reverse) return nullptr;
+    bool ok = true;
+    for (int i = 0; i < 2; ++i) {
+        const ir::Region& r = i == 0 ? *src : *dst;
+        if (!on_chip(r)) {
+            diags_.report(DiagKind::GlobalAccessOutsideParallel, a[i]->range, r.buffer->name);
+            ok = false;
+        }
+    }
+    std::vector<int64_t> ss = src->tile_shape(), ds = dst->tile_shape();
+    int64_t rank = static_cast<int64_t>(ss.size());
+    std::optional<int64_t> axis = rank - 1;
+    if (a[2]) axis = eval_const_int(*a[2], "the cumsum axis");
+    if (!axis) return nullptr;
+    if (*axis < 0 || *axis >= rank) {
+        diags_.report(DiagKind::ScanAxis, a[2] ? a[2]->range : a[0]->range, *axis, rank);
+        return nullptr;
+    }
+    if (ss != ds) {
+        diags_.report(DiagKind::ShapeMismatch, a[1]->range,
+                      fmt::format("cumsum source is {} but destination `{}` is {}", shape_text(ss), dst->buffer->name,
+                                  shape_text(ds)));
+        ok = false;
+    }
+    Dtype sd = src->buffer->dtype, dd = dst->buffer->dtype;
+    if (sd == Dtype::Bool || !widens_to(sd, dd)) {
+        diags_.report(DiagKind::DtypeMismatch, a[1]->range,
+                      fmt::format("summing `{}` values into `{}` of `{}` may lose precision", dtype_name(sd),
+                                  dst->buffer->name, dtype_name(dd)));
+        ok = false;
+    }
+    if (!ok) return nullptr;
+    return std::make_shared<ir::Cumsum>(*src, *dst, static_cast<int>(*axis), *reverse, s.range);
+}
+
+ir::StmtPtr Checker::check_atomic_add(const ast::TileOp& s, const std::vector<const ast::Expr*>& a) {
+    std::optional<ir::Region> dst = check_region(*a[0], true, "atomic_add");
+    // The source is a tile when it names a buffer with a shape or is a region with a slice;
+    // otherwise it is a scalar expression (an element, a local scalar, a value).
+    bool tile_src = false;
+    if (a[1]->kind == ast::ExprKind::Index) {
+        for (const ast::Slice& sl : static_cast<const ast::Index&>(*a[1]).slices) tile_src = tile_src || sl.extent;
+    } else if (a[1]->kind == ast::ExprKind::Name) {
+        Symbol* sym = lookup(static_cast<const ast::Name&>(*a[1]).name, false);
+        tile_src = sym && sym->buffer && sym->buffer->rank() > 0;
+    }
+    if (tile_src && st_.in_parallel) {
+        diags_.report(DiagKind::TileOpInParallel, s.op_range, "atomic_add");
+        return nullptr;
+    }
+    if (!dst) return nullptr;
+    bool ok = true;
+    if (on_chip(*dst)) {
+        diags_.report(DiagKind::AtomicScope, a[0]->range, ir::scope_name(dst->buffer->scope));
+        ok = false;
+    }
+    Dtype dd = dst->buffer->dtype;
+    if (!atomic_dtype_ok(dd)) {
+        diags_.report(DiagKind::DtypeMismatch, a[0]->range, fmt::format("atomic_add does not support `{}`", dtype_name(dd)));
+        ok = false;
+    }
+    if (tile_src) {
+        std::optional<ir::Region> src = check_region(*a[1], false, "atomic_add");
+        if (!src) return nullptr;
+        if (!on_chip(*src)) {
+            diags_.report(DiagKind::GlobalAccessOutsideParallel, a[1]->range, src->buffer->name);
+            ok = false;
+        }
+        if (src->tile_shape() != dst->tile_shape()) {
+            diags_.report(DiagKind::ShapeMismatch, a[1]->range,
+                          fmt::format("atomic_add destination is {} but source `{}` is {}", shape_text(dst->tile_shape()),
+                                      src->buffer->name, shape_text(src->tile_shape())));
+            ok = false;
+        }
+        if (!ok) return nullptr;
+        return std::make_shared<ir::AtomicAdd>(*dst, *src, nullptr, s.range);
+    }
+    MaybeTyped v = check_expr(*a[1]);
+    if (!dst->tile_shape().empty()) {
+        diags_.report(DiagKind::ShapeMismatch, a[0]->range,
+                      fmt::format("atomic_add of a scalar needs a single-element destination, but `{}` selects {}",
+                                  dst->buffer->name, shape_text(dst->tile_shape())));
+        ok = false;
+    }
+    if (!v || !ok) return nullptr;
+    std::optional<ir::ExprPtr> c = convert(*v, dd, a[1]->range);
+    if (!c) return nullptr;
+    return std::make_shared<ir::AtomicAdd>(*dst, ir::Region{}, *c, s.range);
+}
+
+} // namespace tlc::sema

@@ -1,0 +1,259 @@
+#!/usr/bin/env python3
+"""CLI tests of tlc: exit codes 0/1/2/3, atomic outputs, -o -, --help/--version, --stop-after,
+JSON diagnostics, depfiles, imports."""
+import json
+import os
+import re
+import shutil
+import tempfile
+
+from testlib import Results, parse_args, run
+
+# A kernel that every phase accepts (same as samples/vector_add.tl).
+GOOD = """\
+kernel vector_add<BLOCK = 1024, T: dtype = f32>(
+        A: global T[N], B: global T[N], C: global mut T[N])
+    grid(cdiv(N, BLOCK)) threads(256)
+{
+    let base = block.x * BLOCK;
+    for i in parallel(BLOCK) {
+        let idx = base + i;
+        if idx < N {
+            C[idx] = A[idx] + B[idx];
+        }
+    }
+}
+"""
+BAD = "kernel k() threads(32) {\n    let x = 1\n}\n"  # missing `;` at 2:14
+
+
+def main():
+    args = parse_args(__doc__)
+    res = Results("cli")
+    tmp = tempfile.mkdtemp(prefix="tlc-cli-")
+
+    def tlc(*argv, cwd=tmp, timeout=60):
+        return run([args.tlc, *argv], cwd=cwd, timeout=timeout)
+
+    def write(name, text):
+        path = os.path.join(tmp, name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def files(d=tmp):
+        return sorted(os.listdir(d))
+
+    def clean(keep=()):
+        for name in os.listdir(tmp):
+            if name not in keep:
+                path = os.path.join(tmp, name)
+                shutil.rmtree(path) if os.path.isdir(path) else os.unlink(path)
+
+    def expect(case, r, code, stderr_has=(), stdout_has=()):
+        detail = f"{r.args}: {describe(r)}\nstderr: {r.stderr[-2000:]}"
+        ok = res.check(f"{case}: exit {code}", r.returncode == code, detail)
+        for s in stderr_has:
+            ok &= res.check(f"{case}: stderr mentions {s!r}", s in r.stderr, detail)
+        for s in stdout_has:
+            ok &= res.check(f"{case}: stdout mentions {s!r}", s in r.stdout, f"stdout: {r.stdout[:2000]}")
+        return ok
+
+    def describe(r):
+        return "timed out" if r.returncode is None else f"exit code {r.returncode}"
+
+    # ---- help and version ----------------------------------------------------------------------
+    r = tlc("--help")
+    expect("--help", r, 0, stdout_has=("Usage:", "--emit", "--stop-after", "--arch", "check", "Exit codes"))
+    r = tlc("check", "--help")
+    expect("check --help", r, 0, stdout_has=("Usage:", "--diagnostics-format"))
+    r = tlc("--version")
+    expect("--version", r, 0)
+    res.check("--version prints `tlc X.Y.Z`", re.fullmatch(r"tlc \d+\.\d+\.\d+\n", r.stdout) is not None, r.stdout)
+
+    # ---- success: default outputs, -o, --header, -o - -------------------------------------------
+    write("k.tl", GOOD)
+    r = tlc("k.tl")
+    expect("default outputs", r, 0)
+    res.check("default outputs: k.cu and k.h", files() == ["k.cu", "k.h", "k.tl"], str(files()))
+    res.check("success prints nothing", r.stderr == "" and r.stdout == "", r.stderr + r.stdout)
+    clean(keep=("k.tl",))
+    os.makedirs(os.path.join(tmp, "out"))
+    r = tlc("k.tl", "-o", "out/x.cu")
+    expect("-o", r, 0)
+    res.check("-o out/x.cu also writes out/x.h", files(os.path.join(tmp, "out")) == ["x.cu", "x.h"],
+              str(files(os.path.join(tmp, "out"))))
+    clean(keep=("k.tl",))
+    r = tlc("k.tl", "-o", "y.cu", "--header", "z.h")
+    expect("--header", r, 0)
+    res.check("--header names the header", files() == ["k.tl", "y.cu", "z.h"], str(files()))
+    with open(os.path.join(tmp, "y.cu")) as f:
+        cu = f.read()
+    res.check("the .cu includes its header by name", '"z.h"' in cu, cu[:500])
+    res.check("the .cu records a reproducible command line", "tlc k.tl --arch sm_90a" in cu and tmp not in cu,
+              cu[:500])
+    clean(keep=("k.tl",))
+    r = tlc("k.tl", "-o", "-")
+    expect("-o -", r, 0)
+    res.check("-o - writes the .cu to stdout", len(r.stdout) > 0)
+    res.check("-o - writes no file", files() == ["k.tl"], str(files()))
+    r = tlc("k.tl", "-o", "-", "--header", "h.h")
+    expect("-o - --header", r, 0)
+    res.check("-o - --header h.h writes only h.h", files() == ["h.h", "k.tl"], str(files()))
+    clean(keep=("k.tl",))
+    for arch in ("sm_80", "sm_86", "sm_89", "sm_90a"):
+        expect(f"--arch {arch}", tlc("k.tl", "--arch", arch, "-o", "-"), 0)
+    expect("-D", tlc("k.tl", "-D", "BLOCK=256", "-DT=f16", "-o", "-"), 0)
+    expect("-Werror, -w, --color", tlc("check", "k.tl", "-Werror", "-w", "--color=never"), 0)
+
+    # ---- --emit and --stop-after ---------------------------------------------------------------
+    r = tlc("k.tl", "--emit=ast")
+    expect("--emit=ast", r, 0, stdout_has=("kernel vector_add<BLOCK = 1024, T: dtype = f32>",))
+    write("ast.tl", r.stdout)
+    r2 = tlc("ast.tl", "--emit=ast")
+    res.check("--emit=ast output re-parses to itself", r2.returncode == 0 and r2.stdout == r.stdout, r2.stderr)
+    r = tlc("k.tl", "--emit=ir")
+    expect("--emit=ir", r, 0)
+    res.check("--emit=ir prints to stdout", len(r.stdout) > 0)
+    r = tlc("k.tl", "--emit=ir", "--stop-after=sema")
+    expect("--stop-after=sema", r, 0)
+    r = tlc("k.tl", "--emit=ir", "-o", "k.ir")
+    expect("--emit=ir -o", r, 0)
+    res.check("--emit=ir -o writes only that file", files() == ["ast.tl", "k.ir", "k.tl"], str(files()))
+    clean(keep=("k.tl",))
+    r = tlc("k.tl", "--stop-after=no-such-pass")
+    expect("unknown --stop-after", r, 2, stderr_has=("no-such-pass", "valid passes:", "sema"))
+    expect("--stop-after with --emit=cuda", tlc("k.tl", "--stop-after=sema", "--emit=cuda"), 2)
+
+    # ---- exit code 1: errors in the input, and nothing written ----------------------------------
+    write("bad.tl", BAD)
+    r = tlc("bad.tl", "-o", "bad.cu", "--depfile", "bad.d")
+    expect("syntax error", r, 1, stderr_has=("bad.tl:2:14: error: expected `;` after statement [E0103]",
+                                             "1 error generated."))
+    res.check("a failed run writes no file", files() == ["bad.tl", "k.tl"], str(files()))
+    r = tlc("check", "bad.tl")
+    expect("check: syntax error", r, 1, stderr_has=("[E0103]",))
+    expect("missing input", tlc("nope.tl"), 1, stderr_has=("tlc: error: cannot open `nope.tl`", "[E0801]"))
+    os.makedirs(os.path.join(tmp, "dir.tl"))
+    expect("directory input", tlc("check", "dir.tl"), 1, stderr_has=("`dir.tl` is a directory [E0802]",))
+    r = tlc("k.tl", "-o", "missing/k.cu")
+    expect("unwritable output", r, 1, stderr_has=("cannot write `missing/k.cu`", "[E0803]"))
+    r = tlc("k.tl", "-o", "dir.tl")
+    expect("output is a directory", r, 1, stderr_has=("[E0803]",))
+    res.check("failed writes leave no file or temporary", files() == ["bad.tl", "dir.tl", "k.tl"] and
+              files(os.path.join(tmp, "dir.tl")) == [], str(files()))
+    expect("output is the input", tlc("k.tl", "-o", "k.tl"), 1, stderr_has=("it is the input file",))
+    r = tlc("k.tl", "-o", "ok.cu", "--header", "missing/ok.h")
+    expect("one unwritable output of two", r, 1, stderr_has=("missing/ok.h",))
+    res.check("one unwritable output of two: neither is written", "ok.cu" not in files(), str(files()))
+
+    # ---- exit code 2: usage errors ---------------------------------------------------------------
+    for case, argv, needle in [
+        ("unknown flag", ["k.tl", "--bogus"], "--bogus"),
+        ("no input", [], "no input file"),
+        ("check without input", ["check"], "input"),
+        ("unknown arch", ["k.tl", "--arch", "sm_70"], "sm_70"),
+        ("unknown --emit", ["k.tl", "--emit=llvm"], "llvm"),
+        ("-D without =", ["k.tl", "-D", "BLOCK"], "bad `-D BLOCK`"),
+        ("-D without name", ["k.tl", "-D", "=3"], "[E0804]"),
+        ("-D with a bad name", ["k.tl", "-D", "1X=3"], "[E0804]"),
+        ("-D without value", ["k.tl", "-D", "X="], "[E0804]"),
+        ("-W other than error", ["k.tl", "-Wall"], "-W"),
+        ("bad --diagnostics-format", ["k.tl", "--diagnostics-format=xml"], "xml"),
+        ("bad --color", ["k.tl", "--color=sometimes"], "sometimes"),
+        ("check rejects -o", ["check", "k.tl", "-o", "x.cu"], "-o"),
+    ]:
+        expect(f"usage: {case}", tlc(*argv), 2, stderr_has=(needle,))
+    res.check("usage errors write no file", files() == ["bad.tl", "dir.tl", "k.tl"], str(files()))
+
+    # ---- exit code 3: internal errors ------------------------------------------------------------
+    r = tlc("k.tl", "-o", "ie.cu", "--internal-error-for-testing")
+    expect("internal error", r, 3, stderr_has=("tlc: internal error:", "please report this bug"))
+    res.check("internal error writes no file", "ie.cu" not in files(), str(files()))
+    res.check("--internal-error-for-testing is hidden from --help",
+              "internal-error" not in tlc("--help").stdout)
+
+    # ---- JSON diagnostics ------------------------------------------------------------------------
+    r = tlc("check", "bad.tl", "--diagnostics-format=json")
+    expect("json", r, 1)
+    try:
+        diags = json.loads(r.stderr)
+        ok = isinstance(diags, list) and len(diags) == 1 and diags[0]["code"] == "E0103" and \
+            diags[0]["line"] == 2 and diags[0]["column"] == 14 and diags[0]["file"] == "bad.tl"
+        res.check("json diagnostics parse and locate the error", ok, r.stderr)
+    except ValueError as e:
+        res.check("json diagnostics parse", False, f"{e}\n{r.stderr}")
+    r = tlc("check", "k.tl", "--diagnostics-format=json")
+    res.check("json on success is an empty array", r.returncode == 0 and json.loads(r.stderr or "null") == [],
+              r.stderr)
+    r = tlc("check", "nope.tl", "--diagnostics-format=json")
+    res.check("json for a missing input", r.returncode == 1 and json.loads(r.stderr)[0]["code"] == "E0801",
+              r.stderr)
+
+    # ---- colour and -v ---------------------------------------------------------------------------
+    res.check("no colour when stderr is not a terminal", "\033[" not in tlc("check", "bad.tl").stderr)
+    res.check("--color=always colours", "\033[" in tlc("check", "bad.tl", "--color=always").stderr)
+    r = tlc("check", "k.tl", "-v")
+    res.check("-v logs phases on stderr", r.returncode == 0 and "[tlc debug]" in r.stderr, r.stderr)
+
+    # ---- imports and depfiles --------------------------------------------------------------------
+    clean(keep=("k.tl",))
+    write("main.tl", 'import "lib/a.tl";\nimport "inc.tl";\n' + GOOD)
+    write("lib/a.tl", 'import "b.tl";\nconst LIB_A = 1;\n')        # lib/b.tl: relative to lib/a.tl
+    write("lib/b.tl", 'import "../inc.tl";\nconst LIB_B = 2;\n')   # the same file as main's inc.tl
+    write("search/inc.tl", "const INC_C = 3;\n")                  # found through -I search
+    write("inc.tl", "const INC_D = 4;\n")
+    r = tlc("main.tl", "-o", "out.cu", "--depfile", "out.d", "-I", "search")
+    expect("imports", r, 0)
+    with open(os.path.join(tmp, "out.d")) as f:
+        dep = f.read()
+    res.check("depfile lists every file read once, main first", dep == "out.cu: main.tl lib/a.tl lib/b.tl inc.tl\n",
+              repr(dep))
+    os.unlink(os.path.join(tmp, "inc.tl"))
+    write("main2.tl", 'import "inc.tl";\n' + GOOD)
+    r = tlc("main2.tl", "-o", "-", "--depfile", "two.d", "-I", "search")
+    expect("-I search", r, 0)
+    with open(os.path.join(tmp, "two.d")) as f:
+        dep = f.read()
+    res.check("depfile with -I and -o -", dep == "-: main2.tl search/inc.tl\n", repr(dep))
+    write("sp ace.tl", GOOD)
+    r = tlc("sp ace.tl", "--depfile", "sp.d")
+    with open(os.path.join(tmp, "sp.d")) as f:
+        dep = f.read()
+    res.check("depfile escapes spaces", r.returncode == 0 and dep == "sp\\ ace.cu: sp\\ ace.tl\n", repr(dep))
+
+    write("cyc_a.tl", 'import "cyc_b.tl";\n')
+    write("cyc_b.tl", 'import "cyc_a.tl";\n')
+    r = tlc("check", "cyc_a.tl")
+    expect("import cycle", r, 1, stderr_has=("cyc_b.tl:1:8: error: import cycle: `cyc_a.tl` imports itself [E0204]",
+                                             "cyc_a.tl:1:8: note: imported from here"))
+    write("self.tl", 'import "self.tl";\n')
+    expect("self import", tlc("check", "self.tl"), 1, stderr_has=("[E0204]",))
+    write("miss.tl", 'import "nowhere.tl";\n')
+    expect("missing import", tlc("check", "miss.tl"), 1,
+           stderr_has=("miss.tl:1:8: error: cannot find imported file `nowhere.tl` [E0203]",))
+    write("dirimp.tl", 'import "lib";\n')
+    expect("import of a directory", tlc("check", "dirimp.tl"), 1, stderr_has=("[E0212]",))
+    write("diamond.tl", 'import "lib/a.tl";\nimport "lib/b.tl";\n')
+    write("inc.tl", "const INC_D = 4;\n")
+    expect("diamond imports are fine", tlc("check", "diamond.tl"), 0)
+
+    # ---- deep but legal input runs on the big stack ----------------------------------------------
+    write("chain.tl", "const X = " + " + ".join(["1"] * 100000) + ";\n")
+    r = tlc("chain.tl", "--emit=ast", "-o", "-", timeout=120)
+    expect("a 100,000-term constant expression", r, 0)
+    write("chain_kernel.tl", "kernel k(A: global mut f32[N]) grid(1) threads(32) {\n"
+          "    for i in parallel(32) { if i < N { let x = A[i]; A[i] = " + " + ".join(["x"] * 100000) + "; } }\n}\n")
+    r = tlc("chain_kernel.tl", "-o", "-", timeout=120)
+    expect("a 100,000-term expression through every phase", r, 0)
+
+    if res.failures:
+        print(f"files of the failed run are kept in {tmp}")
+    else:
+        shutil.rmtree(tmp)
+    res.finish()
+
+
+if __name__ == "__main__":
+    main()
