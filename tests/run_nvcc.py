@@ -1,14 +1,12 @@
 #!/usr/bin/env python3
-"""nvcc tests: the generated CUDA must compile. Compiles with nvcc (-std=c++17 -c -I runtime):
-  - every tests/golden/*.cu (for the arch on its .tl's `// TLC-ARGS:` line, default sm_90a);
-  - every samples/**/*.tl, stdlib/*.tl and tests/gpu/*.tl translated by tlc for sm_80 and sm_90a
-    (a `// REQUIRES: sm_90a` line limits a file to the listed archs);
-  - every tests/gpu/*.cu host test, for both archs, linked with the generated .cu of each header
-    it includes (`#include "vector_add.h"` links the translation of vector_add.tl); when a GPU is
-    present (`nvidia-smi` works), the tests built for its arch are run too.
-Skips, saying so, when nvcc is absent."""
+"""nvcc tests: the generated CUDA must compile. With nvcc -std=c++17 -c -I runtime, compiles
+  - every tests/golden/*.cu, for the arch on its .tl's `// TLC-ARGS:` line (default sm_90a);
+  - every samples/**/*.tl and stdlib/*.tl translated by tlc for sm_80 and sm_90a (a
+    `// REQUIRES: sm_90a` line limits a file to the listed archs);
+then builds the tests/gpu/*_test.cu host tests with tests/gpu's own scripts (generate.sh,
+run_gpu_tests.sh, which know each test's variants) and, when a GPU is present (`nvidia-smi`
+works), runs those its arch can run. Skips, saying so, when nvcc is absent."""
 import os
-import re
 import shlex
 import shutil
 import subprocess
@@ -30,17 +28,16 @@ def find_nvcc():
     return None
 
 
-def gpu_arch():
-    """The arch whose builds run on the local GPU, or None without a usable GPU."""
+def runnable_archs():
+    """The archs whose builds can run on the local GPU ([] without a usable GPU): sm_90a needs
+    compute capability 9.0; run_gpu_tests.sh builds sm_80 as PTX, which runs on any 8.0 or later."""
     try:
         out = subprocess.run(["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"],
                              capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    if out.returncode != 0 or not out.stdout.strip():
-        return None
-    cap = out.stdout.split()[0]
-    return "sm_90a" if cap == "9.0" else "sm_80" if cap.startswith("8.") else None
+        cap = float(out.stdout.split()[0]) if out.returncode == 0 else 0.0
+    except (OSError, subprocess.TimeoutExpired, ValueError, IndexError):
+        cap = 0.0
+    return [a for a in ARCHS if (a == "sm_90a" and cap == 9.0) or (a == "sm_80" and cap >= 8.0)]
 
 
 def main():
@@ -59,26 +56,19 @@ def main():
     rel = lambda p: os.path.relpath(p, args.root)
     wanted = lambda p: args.only in rel(p)
 
-    # 1. Translate every .tl for both archs into tmp/<arch>/<its path>.
-    generated = {arch: {} for arch in ARCHS}  # arch -> header name -> (.cu path, its directory)
-    compile_jobs = []                           # (description, nvcc argv)
-    sources = tl_files(args.root, "tests/gpu/*.tl", "samples/**/*.tl", "stdlib/*.tl")
-    for tl in sources:
+    # 1. Every sample and stdlib file, translated for both archs into tmp/<arch>/<its path>.
+    compile_jobs = []  # (description, nvcc argv)
+    for tl in tl_files(args.root, "samples/**/*.tl", "stdlib/*.tl"):
+        if not wanted(tl):
+            continue
         with open(tl, encoding="utf-8", errors="replace") as f:
             requires = directive(f.read(), "REQUIRES")
-        archs = [a for a in ARCHS if not requires or a in requires.split()]
-        for arch in archs:
-            out_dir = os.path.join(tmp, arch, os.path.dirname(rel(tl)))
-            os.makedirs(out_dir, exist_ok=True)
-            base = os.path.splitext(os.path.basename(tl))[0]
-            cu = os.path.join(out_dir, base + ".cu")
+        for arch in [a for a in ARCHS if not requires or a in requires.split()]:
+            cu = os.path.join(tmp, arch, os.path.splitext(rel(tl))[0] + ".cu")
+            os.makedirs(os.path.dirname(cu), exist_ok=True)
             r = run([args.tlc, tl, "--arch", arch, "-o", cu], cwd=args.root)
-            if r.returncode != 0:
-                if wanted(tl):
-                    res.check(f"tlc {rel(tl)} --arch {arch}", False, f"{describe_exit(r.returncode)}\n{r.stderr[-3000:]}")
-                continue
-            generated[arch].setdefault(base + ".h", (cu, out_dir))  # tests/gpu, then samples, then stdlib
-            if wanted(tl):
+            if res.check(f"tlc {rel(tl)} --arch {arch}", r.returncode == 0,
+                         f"{describe_exit(r.returncode)}\n{r.stderr[-3000:]}"):
                 compile_jobs.append((f"{rel(tl)} [{arch}]",
                                      [nvcc, "-std=c++17", "-c", "-I", runtime, GENCODE[arch], cu, "-o", cu + ".o"]))
 
@@ -95,23 +85,6 @@ def main():
             compile_jobs.append((f"{rel(cu)} [{arch}]",
                                  [nvcc, "-std=c++17", "-c", "-I", runtime, GENCODE[arch], cu, "-o", obj]))
 
-    # 3. GPU host tests: compiled and linked with the generated code of the headers they include.
-    executables = []  # (description, arch, path)
-    for test in tl_files(args.root, "tests/gpu/*.cu"):
-        if not wanted(test):
-            continue
-        with open(test, encoding="utf-8", errors="replace") as f:
-            includes = re.findall(r'^\s*#\s*include\s+"([^"]+\.h)"', f.read(), re.M)
-        for arch in ARCHS:
-            links = [generated[arch][h][0] for h in includes if h in generated[arch]]
-            dirs = sorted({generated[arch][h][1] for h in includes if h in generated[arch]})
-            exe = os.path.join(tmp, arch, os.path.splitext(os.path.basename(test))[0])
-            argv = [nvcc, "-std=c++17", "-O2", "-I", runtime, "-I", os.path.dirname(test)]
-            for d in dirs:
-                argv += ["-I", d]
-            compile_jobs.append((f"{rel(test)} [{arch}]", argv + [GENCODE[arch], test, *links, "-o", exe]))
-            executables.append((f"{rel(test)} [{arch}]", arch, exe))
-
     print(f"nvcc: {nvcc}; {len(compile_jobs)} compilations, {args.jobs} at a time", flush=True)
 
     def compile_one(job):
@@ -119,26 +92,44 @@ def main():
         r = run(job[1], cwd=args.root, timeout=NVCC_TIMEOUT_S)
         return job, r, time.time() - start
 
-    built = set()
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
         for (name, argv), r, seconds in pool.map(compile_one, compile_jobs):
             ok = r.returncode == 0
             if ok:
-                built.add(name)
                 print(f"ok   {name} ({seconds:.1f} s)", flush=True)
             lines = (r.stdout + r.stderr).splitlines()
             shown = "\n".join(lines[:30]) + (f"\n... ({len(lines) - 30} more lines)" if len(lines) > 30 else "")
             res.check(f"nvcc {name}", ok, f"{describe_exit(r.returncode)}: {' '.join(argv)}\n{shown}")
 
-    # 4. Run the GPU tests built for the local GPU.
-    local = None if args.no_run else gpu_arch()
-    note = "no GPU: GPU tests compiled, not run" if local is None else f"GPU tests run for {local}"
-    for name, arch, exe in executables:
-        if arch == local and name in built:
-            r = run([exe], timeout=600)
-            print(r.stdout, end="")
-            res.check(f"run {name}", r.returncode == 0, f"{describe_exit(r.returncode)}\n{r.stderr[-4000:]}")
-    shutil.rmtree(tmp)
+    # 3. GPU host tests, through tests/gpu's own scripts: built for both archs, run where possible.
+    gpu = os.path.join(args.root, "tests", "gpu")
+    has_tests = any(wanted(t) for t in tl_files(args.root, "tests/gpu/*_test.cu"))
+    run_archs = [] if args.no_run else runnable_archs()
+    note = "no GPU tests" if not has_tests else f"GPU tests run for {', '.join(run_archs)}" if run_archs \
+        else "no GPU: GPU tests built, not run"
+    keep = False
+    if has_tests:
+        env = {k: v for k, v in os.environ.items() if k != "OUT"}  # $OUT would redirect their reports
+        env["PATH"] = os.path.dirname(nvcc) + os.pathsep + env.get("PATH", "")
+        gen = os.path.join(tmp, "gpu-gen")
+        r = run(["bash", os.path.join(gpu, "generate.sh"), args.tlc, gen], cwd=args.root,
+                timeout=NVCC_TIMEOUT_S, env=env)
+        res.check("tests/gpu/generate.sh", r.returncode == 0, f"{describe_exit(r.returncode)}\n{r.stdout[-3000:]}")
+        for archs, do_run in ((run_archs, True), ([a for a in ARCHS if a not in run_archs], False)):
+            if not archs:
+                continue
+            builds = os.path.join(tmp, "gpu-build-" + "-".join(archs))
+            cmd = ["bash", os.path.join(gpu, "run_gpu_tests.sh"), "-j", str(args.jobs), "--arch", ",".join(archs),
+                   "--build-dir", builds] + ([] if do_run else ["--no-run"]) + \
+                  (["--only", args.only] if args.only else []) + [gen]
+            print(f"tests/gpu/run_gpu_tests.sh: {'build and run' if do_run else 'build'} {', '.join(archs)}", flush=True)
+            r = run(cmd, cwd=args.root, timeout=4 * NVCC_TIMEOUT_S, env=env)
+            print("\n".join(l for l in r.stdout.splitlines() if l.startswith(("FAIL", "[")) or "passed" in l))
+            keep |= not res.check(f"tests/gpu/run_gpu_tests.sh --arch {','.join(archs)}", r.returncode == 0,
+                                  f"{describe_exit(r.returncode)}\n{r.stderr[-2000:]}"
+                                  f"logs kept in {os.path.join(builds, 'logs')}")
+    if not keep:
+        shutil.rmtree(tmp)
     res.finish(note)
 
 

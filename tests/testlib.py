@@ -23,11 +23,11 @@ def parse_args(description, configure=None):
     return args
 
 
-def run(cmd, cwd=None, timeout=60, stdin_data=None):
+def run(cmd, cwd=None, timeout=60, stdin_data=None, env=None):
     """Runs `cmd` and returns the CompletedProcess with text stdout/stderr (undecodable bytes
     replaced). A timeout is returned as returncode None, not raised."""
     try:
-        r = subprocess.run(cmd, cwd=cwd, input=stdin_data, capture_output=True, timeout=timeout)
+        r = subprocess.run(cmd, cwd=cwd, input=stdin_data, capture_output=True, timeout=timeout, env=env)
     except subprocess.TimeoutExpired as e:
         r = subprocess.CompletedProcess(cmd, None, e.stdout or b"", e.stderr or b"")
     r.stdout = r.stdout.decode("utf-8", "replace")

@@ -5,6 +5,8 @@
 #include "tl/layout.cuh"
 #include "tl/thread/math.cuh"
 #include "tl/thread/memory.cuh"
+#include "tl/thread/cp_async.cuh"
+#include "tl/warp/ldmatrix.cuh"
 #include "tl/warp/mma.cuh"
 #include "tl/warp/reduce.cuh"
 #include "tl/block/reduce.cuh"

@@ -32,6 +32,7 @@ int vector_width(int64_t last, int bytes, int limit) {
 } // namespace
 
 void KernelEmitter::emit_copy(const ir::Copy& c) {
+    if (c.async && emit_copy_async(c)) return;
     bool dst_dist = is_distributed(*c.dst.buffer), src_dist = is_distributed(*c.src.buffer);
     if (dst_dist && src_dist && layout_of(*c.dst.buffer)->type_name != layout_of(*c.src.buffer)->type_name) {
         const FragmentLayout *ls = layout_of(*c.src.buffer), *ld = layout_of(*c.dst.buffer);
@@ -57,6 +58,52 @@ void KernelEmitter::emit_copy(const ir::Copy& c) {
     if (dst_dist) return emit_copy_with_fragment(c, false);
     if (src_dist) return emit_copy_with_fragment(c, true);
     emit_copy_flat(c);
+}
+
+// global -> shared with cp.async, 16 bytes per instruction; the part of a chunk past the tensor
+// edge is zero-filled by the copy engine (src-size < 16); misaligned chunks fall back to plain
+// loads and stores, which complete at once and so are just as safe under the pipeline's waits.
+bool KernelEmitter::emit_copy_async(const ir::Copy& c) {
+    const ir::Buffer &s = *c.src.buffer, &d = *c.dst.buffer;
+    auto shape = c.dst.tile_shape();
+    if (s.scope != ir::Scope::Global || d.scope != ir::Scope::Shared || s.dtype != d.dtype || c.pad || shape.empty() ||
+        c.src.ranges.back().is_point || c.dst.ranges.back().is_point)
+        return false;
+    const int bytes = dtype_bytes(s.dtype);
+    const int width = 16 / bytes;
+    if (shape.back() % width != 0) return false;
+    int64_t chunks = 1;
+    for (int64_t e : shape) chunks *= e;
+    chunks /= width;
+    std::string type = cuda_type(s.dtype);
+    std::string ch = fresh("chunk");
+    out_.block(fmt::format("for (int {0} = tl_tid; {0} < {1}; {0} += {2})", ch, chunks, kernel_.threads), [&] {
+        std::vector<std::string> coords = unflatten(ch + " * " + std::to_string(width), shape);
+        std::vector<std::string> si = region_indices(c.src, coords), di = region_indices(c.dst, coords);
+        std::string sp = fresh("src"), dp = fresh("dst");
+        out_.line(fmt::format("const {}* {} = &{};", type, sp, element(s, si)));
+        out_.line(fmt::format("{}* {} = &{};", type, dp, element(d, di)));
+        // Elements of this chunk inside the tensor: all rows in bounds, then the columns left.
+        std::string last_dim = expr(s.shape.back());
+        std::string valid = fresh("valid");
+        std::string row_ok;
+        for (size_t dim = 0; dim + 1 < si.size(); ++dim)
+            row_ok += (row_ok.empty() ? "" : " && ") + si[dim] + " < " + expr(s.shape[dim]);
+        out_.line(fmt::format("const int {} = {}max(0, min({}, {} - ({})));", valid, row_ok.empty() ? "" : "!(" + row_ok + ") ? 0 : ",
+                              width, last_dim, si.back()));
+        out_.line(fmt::format("if (tl::is_aligned({}, 16)) {{", sp));
+        out_.indent();
+        out_.line(fmt::format("tl::cp_async_16({}, {} > 0 ? {} : {}, {} * {});", dp, valid, sp, identifier(s.name), valid, bytes));
+        out_.dedent();
+        out_.line("} else {");
+        out_.indent();
+        out_.line("#pragma unroll");
+        out_.line(fmt::format("for (int tl_v = 0; tl_v < {}; ++tl_v) {}[tl_v] = tl_v < {} ? {}[tl_v] : {};", width, dp, valid, sp,
+                              int_literal(0, d.dtype)));
+        out_.dedent();
+        out_.line("}");
+    });
+    return true;
 }
 
 // One side is a distributed fragment: each thread moves the elements it holds.

@@ -56,8 +56,8 @@ void KernelEmitter::source_comment(const ir::Stmt& s, const std::string& what) {
     if (options_.line_directives) out_.line(fmt::format("#line {} \"{}\"", s.range.begin.line, f.name()));
 }
 
-// Shared buffers first (128-byte aligned, rows padded by 16 bytes when a row is a multiple of
-// 128 bytes so that column-wise accesses spread over the banks), then the codegen's scratch.
+// Shared buffers first (128-byte aligned, rows padded by 16 bytes so that column-wise accesses
+// spread over the banks), then the codegen's scratch.
 void KernelEmitter::plan_shared_memory() {
     int64_t offset = 0;
     std::function<void(const ir::StmtPtr&)> visit = [&](const ir::StmtPtr& s) {
@@ -68,7 +68,9 @@ void KernelEmitter::plan_shared_memory() {
             int64_t bytes = dtype_bytes(b.dtype);
             int64_t cols = b.const_shape.empty() ? 1 : b.const_shape.back();
             slot.row_pitch = cols;
-            if (b.rank() >= 2 && (cols * bytes) % 128 == 0) slot.row_pitch = cols + 16 / bytes;
+            // Rows that are a multiple of 16 bytes get 16 bytes of padding: the 8 rows an ldmatrix
+            // (or a column walk) touches then start in 8 different 16-byte bank groups.
+            if (b.rank() >= 2 && (cols * bytes) % 16 == 0 && cols * bytes >= 32) slot.row_pitch = cols + 16 / bytes;
             int64_t rows = b.num_elements() / std::max<int64_t>(cols, 1);
             offset = (offset + 127) / 128 * 128;
             slot.offset = offset;
@@ -266,6 +268,11 @@ void KernelEmitter::stmt(const ir::StmtPtr& s, const ElementContext& ctx) {
                    [&] { stmt(f->body, ctx); });
         break;
     }
+    case ir::StmtKind::AsyncCommit: out_.line("tl::cp_async_commit();"); break;
+    case ir::StmtKind::AsyncWait:
+        out_.line(fmt::format("tl::cp_async_wait<{}>();  // at most {} copy groups of this thread still in flight",
+                              s->as<ir::AsyncWait>()->pending, s->as<ir::AsyncWait>()->pending));
+        break;
     case ir::StmtKind::Barrier:
         out_.line("__syncthreads();  // " + s->as<ir::Barrier>()->reason);
         break;

@@ -30,7 +30,8 @@ int run_with_stack(size_t stack_bytes, const std::function<int()>& fn) {
         pthread_attr_destroy(&attr);
     }
     if (!started) {
-        spdlog::debug("cannot start a thread with a {} MB stack; compiling on the main thread", stack_bytes >> 20);
+        spdlog::debug("cannot start a thread with a {} MB stack; compiling on the main thread",
+                      stack_bytes >> 20);
         return fn();
     }
     pthread_join(thread, nullptr);

@@ -30,7 +30,9 @@ struct Destinations {
     std::string depfile_target;
 };
 
-bool is_stdout(const std::string& path) { return path.empty() || path == "-"; }
+bool is_stdout(const std::string& path) {
+    return path.empty() || path == "-";
+}
 
 std::string with_extension(const std::string& path, const char* ext) {
     return fs::path(path).replace_extension(ext).string();
@@ -41,8 +43,10 @@ Destinations plan_destinations(const Options& o) {
     if (o.command == Command::Check) return d;
     if (o.emit == Emit::Cuda) {
         d.primary = o.output.empty() ? with_extension(o.input, ".cu") : o.output;
-        if (o.header) d.header = *o.header;
-        else if (!is_stdout(d.primary)) d.header = with_extension(d.primary, ".h");
+        if (o.header)
+            d.header = *o.header;
+        else if (!is_stdout(d.primary))
+            d.header = with_extension(d.primary, ".h");
     } else {
         d.primary = o.output;
     }
@@ -53,7 +57,8 @@ Destinations plan_destinations(const Options& o) {
 bool color_enabled(ColorMode mode) {
     if (mode != ColorMode::Auto) return mode == ColorMode::Always;
     const char* term = std::getenv("TERM");
-    return ::isatty(STDERR_FILENO) && !std::getenv("NO_COLOR") && !(term && std::strcmp(term, "dumb") == 0);
+    return ::isatty(STDERR_FILENO) && !std::getenv("NO_COLOR") &&
+           !(term && std::strcmp(term, "dumb") == 0);
 }
 
 bool same_file(const std::string& a, const std::string& b) {
@@ -67,7 +72,8 @@ bool write_outputs(const Options& o, const Destinations& d, const Artifacts& a,
     std::vector<PendingFile> files;
     if (!is_stdout(d.primary)) files.push_back({d.primary, a.primary});
     if (!d.header.empty()) files.push_back({d.header, a.header});
-    if (!o.depfile.empty()) files.push_back({o.depfile, format_depfile(d.depfile_target, files_read)});
+    if (!o.depfile.empty())
+        files.push_back({o.depfile, format_depfile(d.depfile_target, files_read)});
     for (const PendingFile& f : files) {
         if (same_file(f.path, o.input)) {
             diags.report(DiagKind::CannotWriteFile, SourceRange{}, f.path, "it is the input file");
@@ -82,11 +88,13 @@ bool write_outputs(const Options& o, const Destinations& d, const Artifacts& a,
     if (is_stdout(d.primary)) {
         std::fwrite(a.primary.data(), 1, a.primary.size(), stdout);
         if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
-            diags.report(DiagKind::CannotWriteFile, SourceRange{}, "<stdout>", std::strerror(errno));
+            diags.report(DiagKind::CannotWriteFile, SourceRange{}, "<stdout>",
+                         std::strerror(errno));
             return false;
         }
     }
-    for (const PendingFile& f : files) spdlog::debug("wrote {} ({} bytes)", f.path, f.content.size());
+    for (const PendingFile& f : files)
+        spdlog::debug("wrote {} ({} bytes)", f.path, f.content.size());
     return true;
 }
 
@@ -106,15 +114,18 @@ int run_compilation(const Options& o) {
 
     // Diagnostics are printed once, at the end, also when a bug cuts the run short.
     auto print_diagnostics = [&] {
-        if (o.json_diagnostics || !diags.diagnostics().empty()) std::cerr << diags.render() << std::flush;
+        if (o.json_diagnostics || !diags.diagnostics().empty())
+            std::cerr << diags.render() << std::flush;
     };
     int rc = kExitOk;
     try {
         Destinations d = plan_destinations(o);
         std::string header_name = d.header.empty() ? "" : fs::path(d.header).filename().string();
         PipelineResult r = run_pipeline(o, header_name, sources, diags);
-        if (!r.artifacts || diags.has_errors()) rc = kExitInputErrors;
-        else if (o.command == Command::Compile && !write_outputs(o, d, *r.artifacts, r.files_read, diags))
+        if (!r.artifacts || diags.has_errors())
+            rc = kExitInputErrors;
+        else if (o.command == Command::Compile &&
+                 !write_outputs(o, d, *r.artifacts, r.files_read, diags))
             rc = kExitInputErrors;
     } catch (const std::exception& e) {
         print_diagnostics();
@@ -132,7 +143,8 @@ int run_compilation(const Options& o) {
 int run_main(int argc, const char* const* argv) {
     try {
         // Developer logs only; user-facing errors are diagnostics.
-        auto logger = spdlog::stderr_logger_st("tlc");
+        auto logger = std::make_shared<spdlog::logger>(
+            "tlc", std::make_shared<spdlog::sinks::stderr_sink_st>());
         logger->set_pattern("[tlc %l] %v");
         spdlog::set_default_logger(logger);
         spdlog::set_level(spdlog::level::off);

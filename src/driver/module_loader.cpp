@@ -13,8 +13,8 @@ namespace tlc::driver {
 
 namespace fs = std::filesystem;
 
-ModuleLoader::ModuleLoader(SourceManager& sources, DiagnosticEngine& diags, std::vector<std::string> search_dirs,
-                           syntax::ParseLimits limits)
+ModuleLoader::ModuleLoader(SourceManager& sources, DiagnosticEngine& diags,
+                           std::vector<std::string> search_dirs, syntax::ParseLimits limits)
     : sources_(sources), diags_(diags), search_dirs_(std::move(search_dirs)), limits_(limits) {}
 
 std::optional<LoadedModules> ModuleLoader::load(const std::string& path) {
@@ -30,8 +30,10 @@ std::optional<LoadedModules> ModuleLoader::load(const std::string& path) {
 std::optional<std::string> ModuleLoader::read_file(const fs::path& path, const std::string& display,
                                                    SourceRange import_range, bool is_main) {
     auto fail = [&](const std::string& why) {
-        if (is_main) diags_.report(DiagKind::CannotOpenFile, SourceRange{}, display, why);
-        else diags_.report(DiagKind::ImportReadError, import_range, display, why);
+        if (is_main)
+            diags_.report(DiagKind::CannotOpenFile, SourceRange{}, display, why);
+        else
+            diags_.report(DiagKind::ImportReadError, import_range, display, why);
         return std::nullopt;
     };
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -39,8 +41,10 @@ std::optional<std::string> ModuleLoader::read_file(const fs::path& path, const s
     struct stat st {};
     if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
         ::close(fd);
-        if (is_main) diags_.report(DiagKind::InputIsDirectory, SourceRange{}, display);
-        else diags_.report(DiagKind::ImportReadError, import_range, display, "it is a directory");
+        if (is_main)
+            diags_.report(DiagKind::InputIsDirectory, SourceRange{}, display);
+        else
+            diags_.report(DiagKind::ImportReadError, import_range, display, "it is a directory");
         return std::nullopt;
     }
     // Read at most one byte past the limit, so that an endless device cannot hang the compiler.
@@ -69,8 +73,8 @@ std::optional<std::string> ModuleLoader::read_file(const fs::path& path, const s
     return text;
 }
 
-const ast::Module* ModuleLoader::load_file(const fs::path& path, const std::string& display, SourceRange import_range,
-                                           bool is_main) {
+const ast::Module* ModuleLoader::load_file(const fs::path& path, const std::string& display,
+                                           SourceRange import_range, bool is_main) {
     std::error_code ec;
     fs::path canonical = fs::canonical(path, ec);
     std::string key = ec ? fs::absolute(path, ec).lexically_normal().string() : canonical.string();
@@ -80,8 +84,10 @@ const ast::Module* ModuleLoader::load_file(const fs::path& path, const std::stri
         // note every import from `key` onwards.
         diags_.report(DiagKind::ImportCycle, import_range, it->second.display_path);
         size_t start = 0;
-        while (start < chain_.size() && chain_[start].canonical != key) ++start;
-        for (size_t i = start; i + 1 < chain_.size(); ++i) diags_.note(DiagKind::NoteImportedFrom, chain_[i].import_range);
+        while (start < chain_.size() && chain_[start].canonical != key)
+            ++start;
+        for (size_t i = start; i + 1 < chain_.size(); ++i)
+            diags_.note(DiagKind::NoteImportedFrom, chain_[i].import_range);
         return nullptr;
     }
 
@@ -89,9 +95,11 @@ const ast::Module* ModuleLoader::load_file(const fs::path& path, const std::stri
     if (!text) return nullptr;
     files_read_.push_back(display);
     uint32_t id = sources_.add(display, std::move(*text));
-    auto module = std::make_unique<ast::Module>(syntax::parse_module(sources_, id, diags_, limits_));
-    spdlog::debug("parsed {}: {} imports, {} consts, {} fns, {} kernels", display, module->imports.size(),
-                  module->consts.size(), module->fns.size(), module->kernels.size());
+    auto module =
+        std::make_unique<ast::Module>(syntax::parse_module(sources_, id, diags_, limits_));
+    spdlog::debug("parsed {}: {} imports, {} consts, {} fns, {} kernels", display,
+                  module->imports.size(), module->consts.size(), module->fns.size(),
+                  module->kernels.size());
     const ast::Module* result = module.get();
     Entry& entry = entries_[key];
     entry.display_path = display;
@@ -118,7 +126,8 @@ void ModuleLoader::load_imports(const ast::Module& module, const fs::path& dir) 
     }
 }
 
-std::optional<fs::path> ModuleLoader::resolve(const std::string& import_path, const fs::path& dir) const {
+std::optional<fs::path> ModuleLoader::resolve(const std::string& import_path,
+                                              const fs::path& dir) const {
     if (import_path.empty() || import_path.find('\0') != std::string::npos) return std::nullopt;
     fs::path rel(import_path);
     std::vector<fs::path> candidates;
@@ -126,7 +135,8 @@ std::optional<fs::path> ModuleLoader::resolve(const std::string& import_path, co
         candidates.push_back(rel);
     } else {
         candidates.push_back(dir / rel);
-        for (const std::string& d : search_dirs_) candidates.push_back(fs::path(d) / rel);
+        for (const std::string& d : search_dirs_)
+            candidates.push_back(fs::path(d) / rel);
     }
     for (const fs::path& c : candidates) {
         std::error_code ec;

@@ -26,8 +26,8 @@ struct LoadedModules {
 // unreadable one E0212. Problems with the main file itself are E0801/E0802.
 class ModuleLoader {
 public:
-    ModuleLoader(SourceManager& sources, DiagnosticEngine& diags, std::vector<std::string> search_dirs,
-                 syntax::ParseLimits limits = {});
+    ModuleLoader(SourceManager& sources, DiagnosticEngine& diags,
+                 std::vector<std::string> search_dirs, syntax::ParseLimits limits = {});
 
     // Loads `path` and its imports; nullopt when the main file cannot be read. Import errors are
     // reported and the result is still returned (with the modules that could be loaded).
@@ -49,12 +49,14 @@ private:
     };
 
     // Reads a file; returns the text or reports `kind`-appropriate diagnostics and nullopt.
-    std::optional<std::string> read_file(const std::filesystem::path& path, const std::string& display,
-                                         SourceRange import_range, bool is_main);
+    std::optional<std::string> read_file(const std::filesystem::path& path,
+                                         const std::string& display, SourceRange import_range,
+                                         bool is_main);
     const ast::Module* load_file(const std::filesystem::path& path, const std::string& display,
                                  SourceRange import_range, bool is_main);
     void load_imports(const ast::Module& module, const std::filesystem::path& dir);
-    std::optional<std::filesystem::path> resolve(const std::string& import_path, const std::filesystem::path& dir) const;
+    std::optional<std::filesystem::path> resolve(const std::string& import_path,
+                                                 const std::filesystem::path& dir) const;
 
     SourceManager& sources_;
     DiagnosticEngine& diags_;

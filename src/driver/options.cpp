@@ -36,7 +36,8 @@ struct RawOptions {
     std::string color = "auto";
 };
 
-const char* kFooter = R"(Exit codes: 0 success, 1 errors in the input, 2 bad usage, 3 internal error.
+const char* kFooter =
+    R"(Exit codes: 0 success, 1 errors in the input, 2 bad usage, 3 internal error.
 Examples:
   tlc gemm.tl -o gemm.cu                  # writes gemm.cu and gemm.h
   tlc gemm.tl --arch sm_80 -D BM=64       # overrides a compile-time parameter
@@ -60,7 +61,8 @@ CLI::Validator one_of(std::vector<std::string> values) {
 
 std::string join(const std::vector<std::string>& values, const char* sep) {
     std::string out;
-    for (const std::string& v : values) out += (out.empty() ? "" : sep) + v;
+    for (const std::string& v : values)
+        out += (out.empty() ? "" : sep) + v;
     return out;
 }
 
@@ -76,8 +78,10 @@ void add_common_options(CLI::App& app, Options& o, RawOptions& raw) {
     app.add_option("-I", o.include_dirs, "Add a directory to the import search path (repeatable)")
         ->type_name("DIR")
         ->allow_extra_args(false);
-    app.add_option("--kernel", o.kernel, "Only lower this kernel (every kernel is still checked)")->type_name("NAME");
-    app.add_option("--diagnostics-format", raw.diagnostics_format, "Diagnostics as human-readable text or a JSON array")
+    app.add_option("--kernel", o.kernel, "Only lower this kernel (every kernel is still checked)")
+        ->type_name("NAME");
+    app.add_option("--diagnostics-format", raw.diagnostics_format,
+                   "Diagnostics as human-readable text or a JSON array")
         ->check(one_of({"text", "json"}))
         ->type_name("text|json");
     app.add_option("-W", raw.werror, "-Werror: treat warnings as errors")
@@ -92,24 +96,29 @@ void add_common_options(CLI::App& app, Options& o, RawOptions& raw) {
 }
 
 std::string shell_quote(const std::string& s) {
-    if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=./:,@%") ==
-                          std::string::npos)
+    if (!s.empty() &&
+        s.find_first_not_of(
+            "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=./:,@%") ==
+            std::string::npos)
         return s;
     std::string out = "'";
-    for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    for (char c : s)
+        out += c == '\'' ? std::string("'\\''") : std::string(1, c);
     return out + "'";
 }
 
 std::string record_command_line(const Options& o) {
     std::string s = "tlc " + shell_quote(o.input) + " --arch " + o.arch;
-    for (const auto& [name, value] : o.defines) s += " -D " + shell_quote(name + "=" + value);
+    for (const auto& [name, value] : o.defines)
+        s += " -D " + shell_quote(name + "=" + value);
     if (!o.kernel.empty()) s += " --kernel " + shell_quote(o.kernel);
     if (o.line_directives) s += " --line-directives";
     return s;
 }
 
 // A usage error found after CLI11 accepted the syntax, rendered like every other diagnostic.
-int report_usage_error(const Options& o, DiagKind kind, const std::string& a, const std::string& b) {
+int report_usage_error(const Options& o, DiagKind kind, const std::string& a,
+                       const std::string& b) {
     SourceManager sources;
     DiagnosticEngine diags(sources);
     diags.options().json = o.json_diagnostics;
@@ -128,23 +137,32 @@ int report_usage_error(const std::string& message) {
 ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
     Options o;
     RawOptions raw;
-    CLI::App app{"tlc: compiles a .tl tile-language file to readable CUDA C++ with host launch stubs.", "tlc"};
+    CLI::App app{
+        "tlc: compiles a .tl tile-language file to readable CUDA C++ with host launch stubs.",
+        "tlc"};
     app.footer(kFooter);
     app.set_version_flag("--version", std::string("tlc ") + TLC_VERSION);
     app.require_subcommand(0, 1);
 
     add_common_options(app, o, raw);
-    app.add_option("-o,--output", o.output, "Output .cu file, or - for stdout (default: FILE with .cu)")->type_name("FILE");
-    app.add_option("--header", o.header, "Output header (default: the -o path with .h)")->type_name("FILE");
-    app.add_option("--emit", raw.emit, "What to write: the canonical AST, the tile IR or CUDA (default cuda)")
+    app.add_option("-o,--output", o.output,
+                   "Output .cu file, or - for stdout (default: FILE with .cu)")
+        ->type_name("FILE");
+    app.add_option("--header", o.header, "Output header (default: the -o path with .h)")
+        ->type_name("FILE");
+    app.add_option("--emit", raw.emit,
+                   "What to write: the canonical AST, the tile IR or CUDA (default cuda)")
         ->check(one_of({"ast", "ir", "cuda"}))
         ->type_name("ast|ir|cuda");
     std::string passes = join(pass_names(), "|");
-    app.add_option("--stop-after", o.stop_after, "Stop after this pass (implies --emit=ir)")->type_name(passes);
-    app.add_flag("--line-directives", o.line_directives, "Emit #line directives that point into the .tl file");
+    app.add_option("--stop-after", o.stop_after, "Stop after this pass (implies --emit=ir)")
+        ->type_name(passes);
+    app.add_flag("--line-directives", o.line_directives,
+                 "Emit #line directives that point into the .tl file");
     app.add_option("--depfile", o.depfile, "Write a Make-style dependency file")->type_name("FILE");
 
-    CLI::App* check = app.add_subcommand("check", "Check FILE and report diagnostics; write nothing");
+    CLI::App* check =
+        app.add_subcommand("check", "Check FILE and report diagnostics; write nothing");
     Options check_o;
     RawOptions check_raw;
     add_common_options(*check, check_o, check_raw);
@@ -169,21 +187,28 @@ ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
 
     o.json_diagnostics = raw.diagnostics_format == "json";
     o.warnings_as_errors = raw.werror == "error";
-    o.color = raw.color == "always" ? ColorMode::Always : raw.color == "never" ? ColorMode::Never : ColorMode::Auto;
+    o.color = raw.color == "always"  ? ColorMode::Always
+              : raw.color == "never" ? ColorMode::Never
+                                     : ColorMode::Auto;
     for (const std::string& d : raw.defines) {
         auto split = split_define(d);
-        if (!split) return {std::nullopt, report_usage_error(o, DiagKind::BadDefine, d, "expected NAME=VALUE")};
+        if (!split)
+            return {std::nullopt,
+                    report_usage_error(o, DiagKind::BadDefine, d, "expected NAME=VALUE")};
         o.defines.push_back(*split);
     }
     if (o.command == Command::Compile) {
-        if (!raw.emit.empty()) o.emit = raw.emit == "ast" ? Emit::Ast : raw.emit == "ir" ? Emit::Ir : Emit::Cuda;
+        if (!raw.emit.empty())
+            o.emit = raw.emit == "ast" ? Emit::Ast : raw.emit == "ir" ? Emit::Ir : Emit::Cuda;
         if (!o.stop_after.empty()) {
             const auto& names = pass_names();
             if (std::find(names.begin(), names.end(), o.stop_after) == names.end())
                 return {std::nullopt, report_usage_error("unknown pass `" + o.stop_after +
-                                                         "` for --stop-after; valid passes: " + join(pass_names(), ", "))};
+                                                         "` for --stop-after; valid passes: " +
+                                                         join(pass_names(), ", "))};
             if (raw.emit.empty()) o.emit = Emit::Ir;
-            if (o.emit != Emit::Ir) return {std::nullopt, report_usage_error("--stop-after needs --emit=ir")};
+            if (o.emit != Emit::Ir)
+                return {std::nullopt, report_usage_error("--stop-after needs --emit=ir")};
         }
         if (o.emit != Emit::Cuda && o.header)
             return {std::nullopt, report_usage_error("--header only applies to --emit=cuda")};

@@ -1,4 +1,5 @@
-// Atomic output: temp file + rename, so that a failed or interrupted run never leaves a partial file.
+// Atomic output: temp file + rename, so that a failed or interrupted run never leaves a partial
+// file.
 #include "driver/output.h"
 
 #include <cerrno>
@@ -33,10 +34,12 @@ bool write_all(int fd, const std::string& content) {
 
 } // namespace
 
-bool write_files_atomically(const std::vector<PendingFile>& files, std::string& failed_path, std::string& error) {
+bool write_files_atomically(const std::vector<PendingFile>& files, std::string& failed_path,
+                            std::string& error) {
     std::vector<std::string> temps;
     auto cleanup = [&](size_t renamed) {
-        for (size_t i = 0; i < temps.size(); ++i) ::unlink(i < renamed ? files[i].path.c_str() : temps[i].c_str());
+        for (size_t i = 0; i < temps.size(); ++i)
+            ::unlink(i < renamed ? files[i].path.c_str() : temps[i].c_str());
     };
     const mode_t mode = default_file_mode();
     for (const PendingFile& f : files) {
@@ -48,7 +51,8 @@ bool write_files_atomically(const std::vector<PendingFile>& files, std::string& 
             cleanup(0);
             return false;
         }
-        std::string tmpl = (dir.empty() ? std::string() : dir + "/") + "." + dest.filename().string() + ".tmp.XXXXXX";
+        std::string tmpl = (dir.empty() ? std::string() : dir + "/") + "." +
+                           dest.filename().string() + ".tmp.XXXXXX";
         std::vector<char> name(tmpl.begin(), tmpl.end());
         name.push_back('\0');
         int fd = ::mkstemp(name.data());

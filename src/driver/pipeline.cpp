@@ -22,7 +22,8 @@ class PhaseTimer {
 public:
     explicit PhaseTimer(const char* name) : name_(name), start_(std::chrono::steady_clock::now()) {}
     ~PhaseTimer() {
-        auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start_);
+        auto us = std::chrono::duration_cast<std::chrono::microseconds>(
+            std::chrono::steady_clock::now() - start_);
         spdlog::debug("{}: {:.3f} ms", name_, us.count() / 1000.0);
     }
 
@@ -34,10 +35,12 @@ private:
 } // namespace
 
 // The one table of pass names is the scheduler's (it starts with "sema", the lowering).
-const std::vector<std::string>& pass_names() { return schedule::pass_names(); }
+const std::vector<std::string>& pass_names() {
+    return schedule::pass_names();
+}
 
-PipelineResult run_pipeline(const Options& o, const std::string& header_name, SourceManager& sources,
-                            DiagnosticEngine& diags) {
+PipelineResult run_pipeline(const Options& o, const std::string& header_name,
+                            SourceManager& sources, DiagnosticEngine& diags) {
     PipelineResult result;
     TLC_CHECK(!o.internal_error_for_testing, "--internal-error-for-testing was given");
 
@@ -95,7 +98,8 @@ PipelineResult run_pipeline(const Options& o, const std::string& header_name, So
     PhaseTimer t("codegen");
     std::optional<codegen::CodegenOutput> out = codegen::generate(*module, cg, sources, diags);
     TLC_CHECK(out.has_value() || diags.has_errors(), "codegen failed without reporting an error");
-    if (out && !diags.has_errors()) result.artifacts = Artifacts{std::move(out->cuda), std::move(out->header)};
+    if (out && !diags.has_errors())
+        result.artifacts = Artifacts{std::move(out->cuda), std::move(out->header)};
     return result;
 }
 

@@ -21,13 +21,13 @@ struct Artifacts {
 };
 
 struct PipelineResult {
-    std::optional<Artifacts> artifacts;   // nullopt when errors were reported
-    std::vector<std::string> files_read;  // every .tl file read, main first (for --depfile)
+    std::optional<Artifacts> artifacts;  // nullopt when errors were reported
+    std::vector<std::string> files_read; // every .tl file read, main first (for --depfile)
 };
 
 // Runs the phases `options` asks for on `options.input`. User errors go to `diags`; bugs throw
 // InternalError. `header_name` is how the generated .cu includes its header ("" for none).
-PipelineResult run_pipeline(const Options& options, const std::string& header_name, SourceManager& sources,
-                            DiagnosticEngine& diags);
+PipelineResult run_pipeline(const Options& options, const std::string& header_name,
+                            SourceManager& sources, DiagnosticEngine& diags);
 
 } // namespace tlc::driver

@@ -49,6 +49,7 @@ struct Buffer {
     std::vector<ExprPtr> shape;      // IntImm or Var(Dim) expressions
     std::vector<int64_t> const_shape; // the shape when every extent is constant (always for non-global)
     bool is_mutable = true;          // false for read-only global tensors
+    int stages = 0;                  // >0: multi-buffered by the pipeliner; axis 0 is the stage axis
     SourceRange range;
 
     int64_t num_elements() const; // product of const_shape (1 for a scalar)
@@ -179,7 +180,8 @@ Region whole(const BufferPtr& buffer); // the whole of a non-global buffer
 
 // ---- statements -----------------------------------------------------------------------------
 
-enum class StmtKind { Seq, Alloc, Let, Store, If, For, Copy, Gemm, Fill, Reduce, Cumsum, AtomicAdd, Evaluate, Return, Barrier };
+enum class StmtKind { Seq, Alloc, Let, Store, If, For, Copy, Gemm, Fill, Reduce, Cumsum, AtomicAdd, Evaluate, Return, Barrier,
+                      AsyncCommit, AsyncWait };
 
 struct Stmt {
     StmtKind kind;
@@ -256,6 +258,7 @@ struct Copy : Stmt {
     static constexpr StmtKind kKind = StmtKind::Copy;
     Region src, dst;
     ExprPtr pad; // may be null; of the destination dtype
+    bool async = false; // set by the pipeliner: issued as cp.async, complete at a later AsyncWait
     Copy(Region s, Region d, ExprPtr p, SourceRange r = {}) : Stmt(kKind, r), src(std::move(s)), dst(std::move(d)), pad(std::move(p)) {}
 };
 // gemm(a, b, c): c[M, N] (+)= op(a)[M, K] * op(b)[K, N]; a, b shared or fragment, c a fragment.
@@ -324,6 +327,19 @@ struct Barrier : Stmt {
     static constexpr StmtKind kKind = StmtKind::Barrier;
     std::string reason; // e.g. "RAW on `a`"
     Barrier(std::string why, SourceRange r = {}) : Stmt(kKind, r), reason(std::move(why)) {}
+};
+
+// Closes the group of async copies issued since the previous commit (cp.async.commit_group).
+struct AsyncCommit : Stmt {
+    static constexpr StmtKind kKind = StmtKind::AsyncCommit;
+    explicit AsyncCommit(SourceRange r = {}) : Stmt(kKind, r) {}
+};
+// Waits until at most `pending` committed groups of this thread are still in flight
+// (cp.async.wait_group); other threads' copies are visible only after a following Barrier.
+struct AsyncWait : Stmt {
+    static constexpr StmtKind kKind = StmtKind::AsyncWait;
+    int pending = 0;
+    explicit AsyncWait(int n, SourceRange r = {}) : Stmt(kKind, r), pending(n) {}
 };
 
 // ---- functions, kernels, module -------------------------------------------------------------

@@ -129,6 +129,7 @@ public:
         case StmtKind::Alloc: {
             auto* a = s->as<Alloc>();
             std::string t = fmt::format("alloc {} {}: {}", scope_name(a->buffer->scope), a->buffer->name, type(*a->buffer));
+            if (a->buffer->stages > 0) t += fmt::format(" stages={}", a->buffer->stages);
             if (a->init) t += " = " + expr(a->init);
             line(indent, t);
             break;
@@ -180,7 +181,7 @@ public:
         }
         case StmtKind::Copy: {
             auto* c = s->as<Copy>();
-            std::string t = "copy " + region(c->src) + " -> " + region(c->dst);
+            std::string t = std::string(c->async ? "copy.async " : "copy ") + region(c->src) + " -> " + region(c->dst);
             if (c->pad) t += ", pad=" + expr(c->pad);
             line(indent, t);
             break;
@@ -220,6 +221,8 @@ public:
         }
         case StmtKind::Evaluate: line(indent, "eval " + expr(s->as<Evaluate>()->value)); break;
         case StmtKind::Return: line(indent, "return " + expr(s->as<Return>()->value)); break;
+        case StmtKind::AsyncCommit: line(indent, "async_commit"); break;
+        case StmtKind::AsyncWait: line(indent, fmt::format("async_wait {}", s->as<AsyncWait>()->pending)); break;
         case StmtKind::Barrier: {
             const std::string& why = s->as<Barrier>()->reason;
             line(indent, why.empty() ? "barrier" : "barrier  // " + why);

@@ -2,6 +2,7 @@
 #include "schedule/pipeline.h"
 
 #include "schedule/barriers.h"
+#include "schedule/pipeline_loops.h"
 
 #include <functional>
 
@@ -15,6 +16,10 @@ struct Pass {
 
 const std::vector<Pass>& passes() {
     static const std::vector<Pass> list = {
+        {"pipeline-loops", [](ir::Kernel& k, const ScheduleOptions&, DiagnosticEngine&) {
+             k.body = pipeline_loops(k);
+             return true;
+         }},
         {"insert-barriers", [](ir::Kernel& k, const ScheduleOptions&, DiagnosticEngine&) {
              k.body = insert_barriers(k.body, plan_barriers(k.body));
              return true;

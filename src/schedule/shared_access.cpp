@@ -1,108 +1,131 @@
-// Collects shared-memory reads and writes of IR statements and states the RAW/WAR/WAW rule:
-// an access to a shared buffer needs a barrier before it when another thread may have written the
-// buffer since the last barrier (RAW, WAW), or may have read it and is now overwritten (WAR).
+// Shared-access collection and the hazard state machine used by barrier planning and verification.
 #include "schedule/shared_access.h"
+
+#include "ir/substitute.h"
+
+#include <functional>
 
 namespace tlc::schedule {
 
 namespace {
 
-bool is_shared(const ir::BufferPtr& b) { return b && b->scope == ir::Scope::Shared; }
+bool is_shared(const ir::Buffer* b) { return b && b->scope == ir::Scope::Shared; }
 
-void collect_expr(const ir::ExprPtr& e, SharedAccess& out) {
-    if (!e) return;
-    switch (e->kind) {
-    case ir::ExprKind::Load: {
-        auto* l = e->as<ir::Load>();
-        if (is_shared(l->buffer)) out.reads.insert(l->buffer.get());
-        for (auto& i : l->indices) collect_expr(i, out);
-        break;
+class Collector {
+public:
+    std::vector<SharedAccess> out;
+
+    void expr(const ir::ExprPtr& e) {
+        if (!e) return;
+        switch (e->kind) {
+        case ir::ExprKind::Load: {
+            auto* l = e->as<ir::Load>();
+            if (is_shared(l->buffer.get()))
+                out.push_back({l->buffer.get(), l->buffer->stages ? l->indices[0] : nullptr, AccessKind::Read});
+            for (auto& i : l->indices) expr(i);
+            break;
+        }
+        case ir::ExprKind::Unary: expr(e->as<ir::Unary>()->operand); break;
+        case ir::ExprKind::Binary: expr(e->as<ir::Binary>()->lhs), expr(e->as<ir::Binary>()->rhs); break;
+        case ir::ExprKind::Select:
+            expr(e->as<ir::Select>()->cond), expr(e->as<ir::Select>()->then_value), expr(e->as<ir::Select>()->else_value);
+            break;
+        case ir::ExprKind::Cast: expr(e->as<ir::Cast>()->operand); break;
+        case ir::ExprKind::Call:
+            for (auto& a : e->as<ir::Call>()->args) expr(a);
+            break;
+        default: break;
+        }
     }
-    case ir::ExprKind::Unary: collect_expr(e->as<ir::Unary>()->operand, out); break;
-    case ir::ExprKind::Binary:
-        collect_expr(e->as<ir::Binary>()->lhs, out);
-        collect_expr(e->as<ir::Binary>()->rhs, out);
-        break;
-    case ir::ExprKind::Select:
-        collect_expr(e->as<ir::Select>()->cond, out);
-        collect_expr(e->as<ir::Select>()->then_value, out);
-        collect_expr(e->as<ir::Select>()->else_value, out);
-        break;
-    case ir::ExprKind::Cast: collect_expr(e->as<ir::Cast>()->operand, out); break;
-    case ir::ExprKind::Call:
-        for (auto& a : e->as<ir::Call>()->args) collect_expr(a, out);
-        break;
-    default: break;
+
+    void region(const ir::Region& r, AccessKind kind) {
+        if (!r.buffer) return;
+        for (auto& range : r.ranges) expr(range.start);
+        if (is_shared(r.buffer.get())) out.push_back({r.buffer.get(), r.buffer->stages ? r.ranges[0].start : nullptr, kind});
     }
+
+    void stmt(const ir::StmtPtr& s) {
+        if (!s) return;
+        switch (s->kind) {
+        case ir::StmtKind::Seq:
+            for (auto& c : s->as<ir::Seq>()->stmts) stmt(c);
+            break;
+        case ir::StmtKind::Alloc: expr(s->as<ir::Alloc>()->init); break;
+        case ir::StmtKind::Let: expr(s->as<ir::LetStmt>()->value); break;
+        case ir::StmtKind::Store: {
+            auto* st = s->as<ir::Store>();
+            for (auto& i : st->indices) expr(i);
+            expr(st->value);
+            if (is_shared(st->buffer.get()))
+                out.push_back({st->buffer.get(), st->buffer->stages ? st->indices[0] : nullptr, AccessKind::Write});
+            break;
+        }
+        case ir::StmtKind::If:
+            expr(s->as<ir::If>()->cond), stmt(s->as<ir::If>()->then_body), stmt(s->as<ir::If>()->else_body);
+            break;
+        case ir::StmtKind::For:
+            for (auto& e : s->as<ir::For>()->extents) expr(e);
+            stmt(s->as<ir::For>()->body);
+            break;
+        case ir::StmtKind::Copy: {
+            auto* c = s->as<ir::Copy>();
+            region(c->src, AccessKind::Read);
+            region(c->dst, c->async ? AccessKind::AsyncWrite : AccessKind::Write);
+            break;
+        }
+        case ir::StmtKind::Gemm: {
+            auto* g = s->as<ir::Gemm>();
+            region(g->a, AccessKind::Read), region(g->b, AccessKind::Read);
+            if (!g->clear) region(g->c, AccessKind::Read);
+            region(g->c, AccessKind::Write);
+            break;
+        }
+        case ir::StmtKind::Fill: expr(s->as<ir::Fill>()->value), region(s->as<ir::Fill>()->dst, AccessKind::Write); break;
+        case ir::StmtKind::Reduce: {
+            auto* r = s->as<ir::Reduce>();
+            region(r->src, AccessKind::Read);
+            if (!r->clear) region(r->dst, AccessKind::Read);
+            region(r->dst, AccessKind::Write);
+            break;
+        }
+        case ir::StmtKind::Cumsum: region(s->as<ir::Cumsum>()->src, AccessKind::Read), region(s->as<ir::Cumsum>()->dst, AccessKind::Write); break;
+        case ir::StmtKind::AtomicAdd:
+            expr(s->as<ir::AtomicAdd>()->value), region(s->as<ir::AtomicAdd>()->src, AccessKind::Read);
+            region(s->as<ir::AtomicAdd>()->dst, AccessKind::Write);
+            break;
+        case ir::StmtKind::Evaluate: expr(s->as<ir::Evaluate>()->value); break;
+        case ir::StmtKind::Return: expr(s->as<ir::Return>()->value); break;
+        default: break;
+        }
+    }
+};
+
+bool conflicts(const StageKey& a, const StageKey& b) {
+    return a.buffer == b.buffer && (a.stage < 0 || b.stage < 0 || a.stage == b.stage);
 }
 
-void collect_region(const ir::Region& r, bool write, SharedAccess& out) {
-    if (!r.buffer) return;
-    for (auto& range : r.ranges) collect_expr(range.start, out);
-    if (is_shared(r.buffer)) (write ? out.writes : out.reads).insert(r.buffer.get());
+bool any_conflict(const std::vector<StageKey>& set, const StageKey& k) {
+    for (auto& x : set)
+        if (conflicts(x, k)) return true;
+    return false;
 }
 
-void collect_stmt(const ir::StmtPtr& s, SharedAccess& out) {
-    if (!s) return;
-    switch (s->kind) {
-    case ir::StmtKind::Seq:
-        for (auto& c : s->as<ir::Seq>()->stmts) collect_stmt(c, out);
-        break;
-    case ir::StmtKind::Alloc: collect_expr(s->as<ir::Alloc>()->init, out); break;
-    case ir::StmtKind::Let: collect_expr(s->as<ir::LetStmt>()->value, out); break;
-    case ir::StmtKind::Store: {
-        auto* st = s->as<ir::Store>();
-        if (is_shared(st->buffer)) out.writes.insert(st->buffer.get());
-        for (auto& i : st->indices) collect_expr(i, out);
-        collect_expr(st->value, out);
-        break;
+std::string describe(const char* what, const StageKey& k) {
+    std::string s = std::string(what) + " on `" + k.buffer->name + "`";
+    if (k.buffer->stages && k.stage >= 0) s += " (stage " + std::to_string(k.stage) + ")";
+    return s;
+}
+
+bool contains_async_wait(const ir::StmtPtr& s) {
+    if (!s) return false;
+    if (s->kind == ir::StmtKind::AsyncWait) return true;
+    if (auto* seq = s->as<ir::Seq>()) {
+        for (auto& c : seq->stmts)
+            if (contains_async_wait(c)) return true;
     }
-    case ir::StmtKind::If:
-        collect_expr(s->as<ir::If>()->cond, out);
-        collect_stmt(s->as<ir::If>()->then_body, out);
-        collect_stmt(s->as<ir::If>()->else_body, out);
-        break;
-    case ir::StmtKind::For:
-        for (auto& e : s->as<ir::For>()->extents) collect_expr(e, out);
-        collect_stmt(s->as<ir::For>()->body, out);
-        break;
-    case ir::StmtKind::Copy:
-        collect_region(s->as<ir::Copy>()->src, false, out);
-        collect_region(s->as<ir::Copy>()->dst, true, out);
-        break;
-    case ir::StmtKind::Gemm: {
-        auto* g = s->as<ir::Gemm>();
-        collect_region(g->a, false, out);
-        collect_region(g->b, false, out);
-        collect_region(g->c, false, out);
-        if (!g->clear) collect_region(g->c, false, out);
-        collect_region(g->c, true, out);
-        break;
-    }
-    case ir::StmtKind::Fill:
-        collect_region(s->as<ir::Fill>()->dst, true, out);
-        collect_expr(s->as<ir::Fill>()->value, out);
-        break;
-    case ir::StmtKind::Reduce: {
-        auto* r = s->as<ir::Reduce>();
-        collect_region(r->src, false, out);
-        if (!r->clear) collect_region(r->dst, false, out);
-        collect_region(r->dst, true, out);
-        break;
-    }
-    case ir::StmtKind::Cumsum:
-        collect_region(s->as<ir::Cumsum>()->src, false, out);
-        collect_region(s->as<ir::Cumsum>()->dst, true, out);
-        break;
-    case ir::StmtKind::AtomicAdd:
-        collect_region(s->as<ir::AtomicAdd>()->dst, true, out);
-        collect_region(s->as<ir::AtomicAdd>()->src, false, out);
-        collect_expr(s->as<ir::AtomicAdd>()->value, out);
-        break;
-    case ir::StmtKind::Evaluate: collect_expr(s->as<ir::Evaluate>()->value, out); break;
-    case ir::StmtKind::Return: collect_expr(s->as<ir::Return>()->value, out); break;
-    case ir::StmtKind::Barrier: break;
-    }
+    if (auto* i = s->as<ir::If>()) return contains_async_wait(i->then_body) || contains_async_wait(i->else_body);
+    if (auto* f = s->as<ir::For>()) return contains_async_wait(f->body);
+    return false;
 }
 
 bool uniform_expr(const ir::ExprPtr& e) {
@@ -113,9 +136,7 @@ bool uniform_expr(const ir::ExprPtr& e) {
     case ir::ExprKind::BoolImm: return true;
     case ir::ExprKind::VarRef: {
         auto k = e->as<ir::VarRef>()->var->kind;
-        // Lets may hold per-thread values; loop vars of serial loops are uniform but parallel
-        // loop vars are not, and the Var does not say which: be conservative.
-        return k == ir::VarKind::Dim || k == ir::VarKind::ScalarParam;
+        return k == ir::VarKind::Dim || k == ir::VarKind::ScalarParam || k == ir::VarKind::LoopVar;
     }
     case ir::ExprKind::Builtin: return e->as<ir::Builtin>()->builtin != ir::BuiltinKind::ThreadIdxX;
     case ir::ExprKind::Load: return false;
@@ -135,37 +156,133 @@ bool uniform_expr(const ir::ExprPtr& e) {
 
 } // namespace
 
-void SharedAccess::merge(const SharedAccess& other) {
-    reads.insert(other.reads.begin(), other.reads.end());
-    writes.insert(other.writes.begin(), other.writes.end());
-}
-
-SharedAccess shared_access(const ir::StmtPtr& stmt) {
-    SharedAccess out;
-    collect_stmt(stmt, out);
-    return out;
+std::vector<SharedAccess> shared_accesses(const ir::StmtPtr& stmt) {
+    Collector c;
+    c.stmt(stmt);
+    return c.out;
 }
 
 bool is_block_uniform(const ir::ExprPtr& cond) { return uniform_expr(cond); }
 
-void HazardState::merge(const HazardState& other) {
-    reads.insert(other.reads.begin(), other.reads.end());
-    writes.insert(other.writes.begin(), other.writes.end());
-}
-
-void HazardState::record(const SharedAccess& access) {
-    reads.insert(access.reads.begin(), access.reads.end());
-    writes.insert(access.writes.begin(), access.writes.end());
-}
-
-std::string HazardState::hazard(const SharedAccess& access) const {
-    for (auto* b : access.reads)
-        if (writes.count(b)) return "RAW on `" + b->name + "`";
-    for (auto* b : access.writes) {
-        if (writes.count(b)) return "WAW on `" + b->name + "`";
-        if (reads.count(b)) return "WAR on `" + b->name + "`";
+std::string HazardState::hazard(const StageKey& k, AccessKind kind) const {
+    if (kind == AccessKind::Read) {
+        if (any_conflict(writes_, k)) return describe("RAW", k);
+        return "";
     }
+    if (any_conflict(writes_, k)) return describe("WAW", k);
+    if (any_conflict(reads_, k)) return describe("WAR", k);
     return "";
+}
+
+bool HazardState::async_race(const StageKey& k, AccessKind kind) const {
+    (void)kind;
+    if (any_conflict(open_, k)) return true;
+    for (auto& g : pending_)
+        if (any_conflict(g, k)) return true;
+    return false;
+}
+
+void HazardState::record(const StageKey& k, AccessKind kind) {
+    switch (kind) {
+    case AccessKind::Read: reads_.push_back(k); break;
+    case AccessKind::Write: writes_.push_back(k); break;
+    case AccessKind::AsyncWrite: open_.push_back(k); break;
+    }
+}
+
+void HazardState::barrier() {
+    reads_.clear();
+    writes_.clear();
+}
+
+void HazardState::commit() {
+    pending_.push_back(std::move(open_));
+    open_.clear();
+}
+
+void HazardState::wait(int pending) {
+    while (pending_.size() > static_cast<size_t>(std::max(pending, 0))) {
+        writes_.insert(writes_.end(), pending_.front().begin(), pending_.front().end());
+        pending_.pop_front();
+    }
+}
+
+void HazardState::merge(const HazardState& o) {
+    reads_.insert(reads_.end(), o.reads_.begin(), o.reads_.end());
+    writes_.insert(writes_.end(), o.writes_.begin(), o.writes_.end());
+    open_.insert(open_.end(), o.open_.begin(), o.open_.end());
+    // Align the newest groups of both paths (each path commits the same groups in practice).
+    for (size_t i = 0; i < o.pending_.size(); ++i) {
+        size_t j = pending_.size() >= o.pending_.size() ? pending_.size() - o.pending_.size() + i : i;
+        if (j >= pending_.size()) pending_.push_back({});
+        pending_[j].insert(pending_[j].end(), o.pending_[i].begin(), o.pending_[i].end());
+    }
+}
+
+void HazardWalker::walk(const ir::StmtPtr& s, HazardState& state) {
+    if (!s) return;
+    before(s.get(), state);
+    switch (s->kind) {
+    case ir::StmtKind::Seq:
+        for (auto& c : s->as<ir::Seq>()->stmts) walk(c, state);
+        return;
+    case ir::StmtKind::Barrier: state.barrier(); return;
+    case ir::StmtKind::AsyncCommit: state.commit(); return;
+    case ir::StmtKind::AsyncWait: state.wait(s->as<ir::AsyncWait>()->pending); return;
+    case ir::StmtKind::If: {
+        auto* i = s->as<ir::If>();
+        if (!is_block_uniform(i->cond)) break; // a divergent branch is one indivisible access
+        HazardState then_state = state, else_state = state;
+        walk(i->then_body, then_state);
+        walk(i->else_body, else_state);
+        then_state.merge(else_state);
+        state = then_state;
+        return;
+    }
+    case ir::StmtKind::For: {
+        auto* f = s->as<ir::For>();
+        if (f->loop_kind == ir::LoopKind::Parallel) break; // one elementwise access
+        HazardState entry = state;
+        if (contains_async_wait(f->body)) {
+            // Concrete iterations: stage indices become numbers; S + 2 trips reach the steady state.
+            int trips = std::max(2, f->options.stages + 2);
+            for (int it = 0; it < trips; ++it) {
+                bindings_[f->vars[0].get()] = it;
+                walk(f->body, state);
+            }
+            bindings_.erase(f->vars[0].get());
+        } else {
+            walk(f->body, state); // the second trip sees what the first left behind
+            walk(f->body, state);
+        }
+        state.merge(entry); // the loop may run zero times
+        return;
+    }
+    default: break;
+    }
+    leaf(s, state);
+}
+
+void HazardWalker::leaf(const ir::StmtPtr& s, HazardState& state) {
+    std::vector<SharedAccess> accesses = shared_accesses(s);
+    if (accesses.empty()) return;
+    std::vector<StageKey> keys;
+    for (auto& a : accesses) {
+        int64_t stage = -1;
+        if (a.stage && a.buffer->stages) {
+            if (auto v = ir::evaluate(a.stage, bindings_)) stage = ((*v % a.buffer->stages) + a.buffer->stages) % a.buffer->stages;
+        }
+        keys.push_back({a.buffer, stage});
+    }
+    for (size_t i = 0; i < accesses.size(); ++i) {
+        if (accesses[i].kind == AccessKind::Read && state.async_race(keys[i], accesses[i].kind)) {
+            on_hazard(s.get(), "read of `" + keys[i].buffer->name + "` before its async copy has completed", true, state);
+            continue;
+        }
+        std::string why = state.hazard(keys[i], accesses[i].kind);
+        if (!why.empty() && on_hazard(s.get(), why, false, state)) break;
+    }
+    for (size_t i = 0; i < accesses.size(); ++i) state.record(keys[i], accesses[i].kind);
 }
 
 } // namespace tlc::schedule

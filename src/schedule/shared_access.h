@@ -1,36 +1,77 @@
-// Which shared-memory buffers a statement reads and writes: the facts the barrier passes reason on.
+// The shared-memory hazard model behind the barrier passes: which shared buffers (and which
+// pipeline stage of them) a statement reads, writes or writes asynchronously, and the state of
+// what happened since the last barrier — including async copy groups still in flight.
+//
+// The rule (after Triton's Membar and TVM's storage sync): an access needs a barrier before it
+// when another thread may have written the same buffer stage since the last barrier (RAW, WAW) or
+// read it and it is now overwritten (WAR). An async copy's write lands only at the AsyncWait that
+// retires its group; reading it before that is an error no barrier can fix.
 #pragma once
 
 #include "ir/ir.h"
 
-#include <set>
+#include <deque>
+#include <map>
 #include <string>
+#include <vector>
 
 namespace tlc::schedule {
 
+enum class AccessKind { Read, Write, AsyncWrite };
+
 struct SharedAccess {
-    std::set<const ir::Buffer*> reads;
-    std::set<const ir::Buffer*> writes;
-    void merge(const SharedAccess& other);
-    bool empty() const { return reads.empty() && writes.empty(); }
+    const ir::Buffer* buffer;
+    ir::ExprPtr stage; // stage index for multi-buffered buffers, else null
+    AccessKind kind;
 };
 
-// Every shared buffer read or written anywhere inside `stmt` (recursively).
-SharedAccess shared_access(const ir::StmtPtr& stmt);
+// Every shared access inside `stmt` (recursively, control flow included).
+std::vector<SharedAccess> shared_accesses(const ir::StmtPtr& stmt);
 
-// True when `cond` has the same value in every thread of the block (no thread index, no per-thread
-// state), so a barrier inside a branch on it is safe.
+// True when `cond` has the same value in every thread of the block. Loop variables outside
+// parallel loops are uniform; lets may hold per-thread values and are not.
 bool is_block_uniform(const ir::ExprPtr& cond);
 
-// A hazard between what happened since the last barrier and the next access, or "" if none.
-struct HazardState {
-    std::set<const ir::Buffer*> reads;  // read since the last barrier
-    std::set<const ir::Buffer*> writes; // written since the last barrier
-    void clear() { reads.clear(), writes.clear(); }
+struct StageKey {
+    const ir::Buffer* buffer;
+    int64_t stage; // -1: unknown (conflicts with every stage)
+};
+
+class HazardState {
+public:
+    // "RAW on `a`", "WAR on `a` (stage 1)", ... or "" when `access` may proceed.
+    std::string hazard(const StageKey& key, AccessKind kind) const;
+    // True when the hazard is a read of data an async copy may still be writing.
+    bool async_race(const StageKey& key, AccessKind kind) const;
+    void record(const StageKey& key, AccessKind kind);
+    void barrier();
+    void commit();
+    void wait(int pending);
     void merge(const HazardState& other);
-    void record(const SharedAccess& access);
-    // "RAW on `a`" / "WAR on `a`" / "WAW on `a`" or "" when `access` may run without a barrier.
-    std::string hazard(const SharedAccess& access) const;
+
+private:
+    std::vector<StageKey> reads_, writes_;
+    std::deque<std::vector<StageKey>> pending_; // committed async groups, oldest first
+    std::vector<StageKey> open_;                // async writes not yet committed
+};
+
+// Walks statements in program order through a HazardState; loops that contain async copies are
+// simulated iteration by iteration with the loop variable bound (so stages are concrete), other
+// loops twice (to expose back-edge hazards). Subclasses decide what a hazard means.
+class HazardWalker {
+public:
+    virtual ~HazardWalker() = default;
+    void walk(const ir::StmtPtr& s, HazardState& state);
+
+protected:
+    // A hazard before `at`; return true if it was resolved (a barrier is now before `at`).
+    virtual bool on_hazard(const ir::Stmt* at, const std::string& why, bool async_race, HazardState& state) = 0;
+    // Called before each statement, so the planner can apply a barrier it planned earlier.
+    virtual void before(const ir::Stmt* at, HazardState& state) { (void)at, (void)state; }
+
+private:
+    void leaf(const ir::StmtPtr& s, HazardState& state);
+    std::map<const ir::Var*, int64_t> bindings_;
 };
 
 } // namespace tlc::schedule

@@ -68,7 +68,10 @@ Symbol* Checker::declare_local(Symbol s) {
         diags_.report(DiagKind::Redefinition, s.range, s.name);
         if (prev->range.valid()) diags_.note(DiagKind::NotePreviousDefinition, prev->range);
         return nullptr;
-    } else if (Symbol* outer = lookup(s.name, false)) {
+    } else if (Symbol* outer = lookup(s.name, false); outer && outer->kind != SymbolKind::Kernel &&
+                                                       outer->range.begin.file == s.range.begin.file) {
+        // Kernel names are never values, so reusing one is harmless; names of another module
+        // (the stdlib) may be reused too, since their authors cannot know each other's locals.
         diags_.report(DiagKind::ShadowedName, s.range, s.name);
         if (outer->range.valid()) diags_.note(DiagKind::NoteDeclaredHere, outer->range, s.name);
     }

@@ -24,6 +24,7 @@ public:
 // `msg` may be any expression convertible to std::string; it is only evaluated on failure.
 #define TLC_CHECK(cond, msg)                                                                       \
     do {                                                                                           \
-        if (!(cond)) ::tlc::internal_error(std::string("check `" #cond "` failed: ") + (msg),      \
-                                           __FILE__, __LINE__);                                    \
+        if (!(cond))                                                                               \
+            ::tlc::internal_error(std::string("check `" #cond "` failed: ") + (msg), __FILE__,     \
+                                  __LINE__);                                                       \
     } while (0)

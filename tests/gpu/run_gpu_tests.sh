@@ -20,7 +20,9 @@
 #   --build-dir D   where binaries and objects go (default: /tmp/tlc-gpu-tests)
 #   --no-run        build only            --no-build   run the binaries already in --build-dir
 #   --timeout S     per program (default 600)
-#   --sanitize      run under compute-sanitizer (memcheck) with exact-size buffers (TH_NO_GUARD=1)
+#   --sanitize[=TOOL]  run under compute-sanitizer (TOOL: memcheck (default), racecheck, initcheck,
+#                   synccheck) with exact-size buffers (TH_NO_GUARD=1), so that memcheck sees
+#                   out-of-bounds accesses; slow: combine with --only
 #   --nvcc PATH     nvcc to use (default: $NVCC, else nvcc on PATH, else /usr/local/cuda/bin/nvcc)
 #
 # Per-program build and run logs go to <build-dir>/logs/. If $OUT is set, four files are written
@@ -31,13 +33,13 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # shellcheck source=variants.sh
 source "$ROOT/tests/gpu/variants.sh"
 
-usage() { sed -n '2,30p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"; exit 2; }
 
 JOBS=$(nproc 2>/dev/null || echo 4)
 ARCHS=$TLC_GPU_ARCHS
 ONLY=
 BUILD_DIR=/tmp/tlc-gpu-tests
-DO_BUILD=1 DO_RUN=1 SANITIZE=0 TIMEOUT=600
+DO_BUILD=1 DO_RUN=1 SANITIZE=0 SANITIZE_TOOL=memcheck TIMEOUT=600
 NVCC=${NVCC:-}
 GEN_DIR=
 while [[ $# -gt 0 ]]; do
@@ -51,6 +53,7 @@ while [[ $# -gt 0 ]]; do
         --no-build) DO_BUILD=0; shift ;;
         --timeout) TIMEOUT=$2; shift 2 ;;
         --sanitize) SANITIZE=1; shift ;;
+        --sanitize=*) SANITIZE=1; SANITIZE_TOOL=${1#--sanitize=}; shift ;;
         --nvcc) NVCC=$2; shift 2 ;;
         -h|--help) usage ;;
         -*) echo "run_gpu_tests.sh: unknown option $1" >&2; usage ;;
@@ -182,7 +185,7 @@ for p in "${PROGRAMS[@]}"; do
         CASES_JSON+=("{\"arch\":\"$arch\",\"test\":\"$test\",\"case\":\"build\",\"status\":\"FAIL\",\"note\":\"$(json_escape "build $build")\"}")
     elif [[ $DO_RUN -eq 1 ]]; then
         cmd=("$bin")
-        [[ -n $SANITIZER ]] && cmd=("$SANITIZER" --tool memcheck --error-exitcode 99 "$bin")
+        [[ -n $SANITIZER ]] && cmd=("$SANITIZER" --tool "$SANITIZE_TOOL" --error-exitcode 99 "$bin")
         [[ $HAVE_TIMEOUT -eq 1 ]] && cmd=(timeout -k 10 "$TIMEOUT" "${cmd[@]}")
         start=$SECONDS
         "${cmd[@]}" >"$run_log" 2>&1

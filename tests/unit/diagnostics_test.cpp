@@ -22,7 +22,8 @@ struct Fixture {
     SourceRange at(uint32_t line, uint32_t col, uint32_t width) const {
         const SourceFile& f = sources.file(file);
         uint32_t offset = 0;
-        for (uint32_t l = 1; l < line; ++l) offset = static_cast<uint32_t>(f.text().find('\n', offset)) + 1;
+        for (uint32_t l = 1; l < line; ++l)
+            offset = static_cast<uint32_t>(f.text().find('\n', offset)) + 1;
         offset += col - 1;
         return SourceRange{f.loc_at(file, offset), f.loc_at(file, offset + width)};
     }
@@ -52,7 +53,8 @@ TEST_CASE("a one-character or empty range is a lone caret") {
 TEST_CASE("tabs in the source line are kept under the caret so that it lines up") {
     Fixture fx("\tlet y = z;\n");
     fx.diags.report(DiagKind::UndeclaredName, fx.at(1, 10, 1), "z");
-    CHECK(fx.diags.render().find("    1 | \tlet y = z;\n      | \t        ^\n") != std::string::npos);
+    CHECK(fx.diags.render().find("    1 | \tlet y = z;\n      | \t        ^\n") !=
+          std::string::npos);
 }
 
 TEST_CASE("notes follow their diagnostic, without a code") {
@@ -138,7 +140,8 @@ TEST_CASE("JSON output is an array of objects with locations and nested notes") 
 TEST_CASE("JSON output stays valid for invalid UTF-8 in messages") {
     Fixture fx("x");
     fx.diags.options().json = true;
-    fx.diags.report(DiagKind::CannotOpenFile, SourceRange{}, "bad\xff.tl", "No such file or directory");
+    fx.diags.report(DiagKind::CannotOpenFile, SourceRange{}, "bad\xff.tl",
+                    "No such file or directory");
     CHECK_NOTHROW(nlohmann::json::parse(fx.diags.render()));
 }
 

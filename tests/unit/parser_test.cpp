@@ -24,8 +24,8 @@ struct Parsed {
     std::vector<std::string> messages() const {
         std::vector<std::string> out;
         for (const Diagnostic& d : diags.diagnostics())
-            out.push_back(std::to_string(d.range.begin.line) + ":" + std::to_string(d.range.begin.column) + " " + d.code +
-                          " " + d.message);
+            out.push_back(std::to_string(d.range.begin.line) + ":" +
+                          std::to_string(d.range.begin.column) + " " + d.code + " " + d.message);
         return out;
     }
     std::string first() const { return messages().empty() ? "" : messages().front(); }
@@ -192,7 +192,8 @@ TEST_CASE("kernel and loop attributes, launch clauses and compile-time parameter
 }
 
 TEST_CASE("kernels and functions may be named like tile operations") {
-    auto p = parse("kernel gemm() threads(32) {}\nkernel copy() threads(32) {}\nkernel atomic_add() threads(32) {}\n"
+    auto p = parse("kernel gemm() threads(32) {}\nkernel copy() threads(32) {}\nkernel "
+                   "atomic_add() threads(32) {}\n"
                    "fn reduce(x: f32) -> f32 { return x; }\n");
     REQUIRE_MESSAGE(!p->diags.has_errors(), p->first());
     REQUIRE(p->module.kernels.size() == 3);
@@ -213,15 +214,20 @@ TEST_CASE("printing the AST gives source that re-parses to the same AST") {
 }
 
 TEST_CASE("syntax errors name what was expected, at the right position") {
-    CHECK(parse("const X = 1\nconst Y = 2;\n")->first() == "1:12 E0103 expected `;` after declaration");
-    CHECK(parse_body("let x = 1\nlet y = 2;")->first() == "2:10 E0103 expected `;` after statement");
+    CHECK(parse("const X = 1\nconst Y = 2;\n")->first() ==
+          "1:12 E0103 expected `;` after declaration");
+    CHECK(parse_body("let x = 1\nlet y = 2;")->first() ==
+          "2:10 E0103 expected `;` after statement");
     CHECK(parse_body("let x = 1 +;")->first() == "2:12 E0103 unexpected `;`");
-    CHECK(parse("kernel k() threads(32) { for i in serial(4) { }")->first() == "1:48 E0103 unexpected end of file");
+    CHECK(parse("kernel k() threads(32) { for i in serial(4) { }")->first() ==
+          "1:48 E0103 unexpected end of file");
     CHECK(parse("const X = $;")->first() == "1:11 E0101 unexpected character `$`");
     CHECK(parse("import \"abc;\n")->first() == "1:8 E0107 unterminated string literal");
     CHECK(parse("const X = 1;\n/* no end\n")->first() == "2:1 E0106 unterminated `/*` comment");
-    CHECK(parse("kernel k() grid(1) grid(2) threads(32) {}")->first() == "1:20 E0506 duplicate `grid` clause");
-    CHECK(parse("const é = 1;")->first() == "1:7 E0101 unexpected character (non-ASCII text outside a comment)");
+    CHECK(parse("kernel k() grid(1) grid(2) threads(32) {}")->first() ==
+          "1:20 E0506 duplicate `grid` clause");
+    CHECK(parse("const é = 1;")->first() ==
+          "1:7 E0101 unexpected character (non-ASCII text outside a comment)");
 }
 
 TEST_CASE("error ranges: caret position and width come from the offending token") {
@@ -262,7 +268,8 @@ TEST_CASE("invalid UTF-8 and NUL bytes are reported with their position") {
     CHECK(m[0] == "2:4 E0102 invalid UTF-8 byte 0xff");
     CHECK(m[1] == "2:5 E0102 invalid UTF-8 byte 0xfe");
     CHECK(m[2] == "3:11 E0102 invalid UTF-8 byte 0x80");
-    CHECK(parse(std::string("const X = 1;\0\n", 14))->first() == "1:13 E0113 unexpected NUL byte in source");
+    CHECK(parse(std::string("const X = 1;\0\n", 14))->first() ==
+          "1:13 E0113 unexpected NUL byte in source");
     // Valid UTF-8 in comments is fine.
     CHECK_FALSE(parse("// naïve — ok ✓\nconst X = 1;\n")->diags.has_errors());
 }
@@ -272,7 +279,8 @@ TEST_CASE("20,000-deep nesting is an error, not a stack overflow") {
     auto p = parse(deep);
     REQUIRE(p->diags.diagnostics().size() == 1);
     CHECK(p->first() == "1:267 E0105 nesting is deeper than the limit of 256 levels");
-    std::string braces = "kernel k() threads(32) " + std::string(20000, '{') + std::string(20000, '}');
+    std::string braces =
+        "kernel k() threads(32) " + std::string(20000, '{') + std::string(20000, '}');
     CHECK(parse(braces)->diags.diagnostics().at(0).code == "E0105");
     std::string unary = "const X = " + std::string(20000, '-') + "1;";
     CHECK(parse(unary)->diags.diagnostics().at(0).code == "E0105");
@@ -284,7 +292,8 @@ TEST_CASE("20,000-deep nesting is an error, not a stack overflow") {
 TEST_CASE("a 1 MB identifier is one error, quickly") {
     auto start = std::chrono::steady_clock::now();
     auto p = parse("const " + std::string(1 << 20, 'a') + " = 1;");
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     CHECK(p->first() == "1:7 E0108 identifier is 1048576 bytes long, over the limit of 1024");
     CHECK(p->diags.diagnostics().size() == 1);
     CHECK(seconds < 10);
@@ -296,10 +305,12 @@ TEST_CASE("20,000 kernels parse within seconds") {
     std::string text;
     for (int i = 0; i < 20000; ++i)
         text += "kernel k" + std::to_string(i) +
-                "<B = 64>(A: global f32[N]) grid(cdiv(N, B)) threads(128) { for i in parallel(B) { let x = A[i]; } }\n";
+                "<B = 64>(A: global f32[N]) grid(cdiv(N, B)) threads(128) { for i in parallel(B) { "
+                "let x = A[i]; } }\n";
     auto start = std::chrono::steady_clock::now();
     auto p = parse(text);
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     REQUIRE_MESSAGE(!p->diags.has_errors(), p->first());
     CHECK(p->module.kernels.size() == 20000);
     CHECK(p->module.kernels.back().name == "k19999");
@@ -308,7 +319,8 @@ TEST_CASE("20,000 kernels parse within seconds") {
 
 TEST_CASE("the error limit stops a flood of errors") {
     std::string text;
-    for (int i = 0; i < 1000; ++i) text += "$";
+    for (int i = 0; i < 1000; ++i)
+        text += "$";
     auto p = parse(text);
     CHECK(p->diags.error_count() >= 100);
     CHECK(p->diags.diagnostics().size() == 101); // 100 errors, then "too many errors"

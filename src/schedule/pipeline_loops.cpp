@@ -1,0 +1,360 @@
+// The software pipeliner (see pipeline_loops.h): finds producer copies, multi-buffers their shared
+// destinations, and rebuilds the loop with a prologue, stage-indexed accesses and async groups.
+#include "schedule/pipeline_loops.h"
+
+#include "ir/substitute.h"
+
+#include <functional>
+#include <set>
+
+namespace tlc::schedule {
+
+namespace {
+
+using BufferMap = std::map<const ir::Buffer*, ir::BufferPtr>;
+
+// Every buffer a statement reads or writes, by role.
+void collect_uses(const ir::StmtPtr& s, std::set<const ir::Buffer*>& writes, std::set<const ir::Buffer*>& reads,
+                  const ir::Stmt* skip) {
+    std::function<void(const ir::ExprPtr&)> ex = [&](const ir::ExprPtr& e) {
+        if (!e) return;
+        if (auto* l = e->as<ir::Load>()) {
+            reads.insert(l->buffer.get());
+            for (auto& i : l->indices) ex(i);
+        } else if (auto* u = e->as<ir::Unary>()) ex(u->operand);
+        else if (auto* b = e->as<ir::Binary>()) ex(b->lhs), ex(b->rhs);
+        else if (auto* c = e->as<ir::Select>()) ex(c->cond), ex(c->then_value), ex(c->else_value);
+        else if (auto* c = e->as<ir::Cast>()) ex(c->operand);
+        else if (auto* c = e->as<ir::Call>()) for (auto& a : c->args) ex(a);
+    };
+    auto region = [&](const ir::Region& r, bool write) {
+        if (!r.buffer) return;
+        (write ? writes : reads).insert(r.buffer.get());
+        for (auto& range : r.ranges) ex(range.start);
+    };
+    std::function<void(const ir::StmtPtr&)> st = [&](const ir::StmtPtr& x) {
+        if (!x || x.get() == skip) return;
+        switch (x->kind) {
+        case ir::StmtKind::Seq: for (auto& c : x->as<ir::Seq>()->stmts) st(c); break;
+        case ir::StmtKind::Alloc: ex(x->as<ir::Alloc>()->init); break;
+        case ir::StmtKind::Let: ex(x->as<ir::LetStmt>()->value); break;
+        case ir::StmtKind::Store:
+            writes.insert(x->as<ir::Store>()->buffer.get());
+            for (auto& i : x->as<ir::Store>()->indices) ex(i);
+            ex(x->as<ir::Store>()->value);
+            break;
+        case ir::StmtKind::If: ex(x->as<ir::If>()->cond), st(x->as<ir::If>()->then_body), st(x->as<ir::If>()->else_body); break;
+        case ir::StmtKind::For:
+            for (auto& e : x->as<ir::For>()->extents) ex(e);
+            st(x->as<ir::For>()->body);
+            break;
+        case ir::StmtKind::Copy: region(x->as<ir::Copy>()->src, false), region(x->as<ir::Copy>()->dst, true); break;
+        case ir::StmtKind::Gemm: {
+            auto* g = x->as<ir::Gemm>();
+            region(g->a, false), region(g->b, false), region(g->c, false), region(g->c, true);
+            break;
+        }
+        case ir::StmtKind::Fill: region(x->as<ir::Fill>()->dst, true), ex(x->as<ir::Fill>()->value); break;
+        case ir::StmtKind::Reduce: region(x->as<ir::Reduce>()->src, false), region(x->as<ir::Reduce>()->dst, true); break;
+        case ir::StmtKind::Cumsum: region(x->as<ir::Cumsum>()->src, false), region(x->as<ir::Cumsum>()->dst, true); break;
+        case ir::StmtKind::AtomicAdd:
+            region(x->as<ir::AtomicAdd>()->dst, true), region(x->as<ir::AtomicAdd>()->src, false), ex(x->as<ir::AtomicAdd>()->value);
+            break;
+        case ir::StmtKind::Evaluate: ex(x->as<ir::Evaluate>()->value); break;
+        case ir::StmtKind::Return: ex(x->as<ir::Return>()->value); break;
+        default: break;
+        }
+    };
+    st(s);
+}
+
+bool has_load(const ir::ExprPtr& e) {
+    if (!e) return false;
+    if (e->as<ir::Load>()) return true;
+    if (auto* u = e->as<ir::Unary>()) return has_load(u->operand);
+    if (auto* b = e->as<ir::Binary>()) return has_load(b->lhs) || has_load(b->rhs);
+    if (auto* s = e->as<ir::Select>()) return has_load(s->cond) || has_load(s->then_value) || has_load(s->else_value);
+    if (auto* c = e->as<ir::Cast>()) return has_load(c->operand);
+    if (auto* c = e->as<ir::Call>()) {
+        for (auto& a : c->args)
+            if (has_load(a)) return true;
+    }
+    return false;
+}
+
+bool is_whole(const ir::Region& r) {
+    for (size_t d = 0; d < r.ranges.size(); ++d) {
+        auto start = ir::const_int(r.ranges[d].start);
+        if (r.ranges[d].is_point || !start || *start != 0 || r.ranges[d].extent != r.buffer->const_shape[d]) return false;
+    }
+    return true;
+}
+
+// Prepends the stage axis to accesses of multi-buffered buffers.
+class StageRewriter {
+public:
+    StageRewriter(const BufferMap& map, ir::ExprPtr stage) : map_(map), stage_(std::move(stage)) {}
+
+    ir::Region region(const ir::Region& r) const {
+        auto it = map_.find(r.buffer.get());
+        if (it == map_.end()) return r;
+        ir::Region out;
+        out.buffer = it->second;
+        out.ranges.push_back(ir::Range{stage_, 1, true});
+        for (auto& range : r.ranges) out.ranges.push_back(range);
+        return out;
+    }
+
+    ir::ExprPtr expr(const ir::ExprPtr& e) const {
+        if (!e) return e;
+        switch (e->kind) {
+        case ir::ExprKind::Load: {
+            auto* l = e->as<ir::Load>();
+            std::vector<ir::ExprPtr> idx;
+            auto it = map_.find(l->buffer.get());
+            if (it != map_.end()) idx.push_back(stage_);
+            for (auto& i : l->indices) idx.push_back(expr(i));
+            return std::make_shared<ir::Load>(it != map_.end() ? it->second : l->buffer, std::move(idx), e->range);
+        }
+        case ir::ExprKind::Unary: {
+            auto* u = e->as<ir::Unary>();
+            return std::make_shared<ir::Unary>(u->op, expr(u->operand), u->dtype, e->range);
+        }
+        case ir::ExprKind::Binary: {
+            auto* b = e->as<ir::Binary>();
+            return std::make_shared<ir::Binary>(b->op, expr(b->lhs), expr(b->rhs), b->dtype, e->range);
+        }
+        case ir::ExprKind::Select: {
+            auto* s = e->as<ir::Select>();
+            return std::make_shared<ir::Select>(expr(s->cond), expr(s->then_value), expr(s->else_value), e->range);
+        }
+        case ir::ExprKind::Cast: return std::make_shared<ir::Cast>(e->dtype, expr(e->as<ir::Cast>()->operand), e->range);
+        case ir::ExprKind::Call: {
+            auto* c = e->as<ir::Call>();
+            std::vector<ir::ExprPtr> args;
+            for (auto& a : c->args) args.push_back(expr(a));
+            if (c->function) return std::make_shared<ir::Call>(c->function, std::move(args), c->dtype, e->range);
+            return std::make_shared<ir::Call>(c->intrinsic, std::move(args), c->dtype, e->range);
+        }
+        default: return e;
+        }
+    }
+
+    ir::StmtPtr stmt(const ir::StmtPtr& s) const {
+        if (!s) return s;
+        switch (s->kind) {
+        case ir::StmtKind::Seq: {
+            std::vector<ir::StmtPtr> out;
+            for (auto& c : s->as<ir::Seq>()->stmts) out.push_back(stmt(c));
+            return std::make_shared<ir::Seq>(std::move(out), s->range);
+        }
+        case ir::StmtKind::Let: return std::make_shared<ir::LetStmt>(s->as<ir::LetStmt>()->var, expr(s->as<ir::LetStmt>()->value), s->range);
+        case ir::StmtKind::Alloc: return std::make_shared<ir::Alloc>(s->as<ir::Alloc>()->buffer, expr(s->as<ir::Alloc>()->init), s->range);
+        case ir::StmtKind::Store: {
+            auto* st = s->as<ir::Store>();
+            std::vector<ir::ExprPtr> idx;
+            auto it = map_.find(st->buffer.get());
+            if (it != map_.end()) idx.push_back(stage_);
+            for (auto& i : st->indices) idx.push_back(expr(i));
+            return std::make_shared<ir::Store>(it != map_.end() ? it->second : st->buffer, std::move(idx), expr(st->value), s->range);
+        }
+        case ir::StmtKind::If: {
+            auto* i = s->as<ir::If>();
+            return std::make_shared<ir::If>(expr(i->cond), stmt(i->then_body), stmt(i->else_body), s->range);
+        }
+        case ir::StmtKind::For: {
+            auto* f = s->as<ir::For>();
+            std::vector<ir::ExprPtr> ext;
+            for (auto& e : f->extents) ext.push_back(expr(e));
+            return std::make_shared<ir::For>(f->loop_kind, f->vars, ext, f->options, stmt(f->body), s->range);
+        }
+        case ir::StmtKind::Copy: {
+            auto* c = s->as<ir::Copy>();
+            auto out = std::make_shared<ir::Copy>(region(c->src), region(c->dst), expr(c->pad), s->range);
+            out->async = c->async;
+            return out;
+        }
+        case ir::StmtKind::Gemm: {
+            auto* g = s->as<ir::Gemm>();
+            return std::make_shared<ir::Gemm>(region(g->a), region(g->b), region(g->c), g->transpose_a, g->transpose_b, g->clear, s->range);
+        }
+        case ir::StmtKind::Fill: return std::make_shared<ir::Fill>(region(s->as<ir::Fill>()->dst), expr(s->as<ir::Fill>()->value), s->range);
+        case ir::StmtKind::Reduce: {
+            auto* r = s->as<ir::Reduce>();
+            return std::make_shared<ir::Reduce>(r->op, region(r->src), region(r->dst), r->axis, r->clear, s->range);
+        }
+        case ir::StmtKind::Cumsum: {
+            auto* c = s->as<ir::Cumsum>();
+            return std::make_shared<ir::Cumsum>(region(c->src), region(c->dst), c->axis, c->reverse, s->range);
+        }
+        case ir::StmtKind::AtomicAdd: {
+            auto* a = s->as<ir::AtomicAdd>();
+            return std::make_shared<ir::AtomicAdd>(region(a->dst), a->src.buffer ? region(a->src) : a->src, expr(a->value), s->range);
+        }
+        case ir::StmtKind::Evaluate: return std::make_shared<ir::Evaluate>(expr(s->as<ir::Evaluate>()->value), s->range);
+        default: return s;
+        }
+    }
+
+private:
+    const BufferMap& map_;
+    ir::ExprPtr stage_;
+};
+
+class Pipeliner {
+public:
+    explicit Pipeliner(const ir::Kernel& k) : kernel_(k) {}
+
+    ir::StmtPtr run() {
+        ir::StmtPtr body = visit(kernel_.body);
+        return replace_allocs(body);
+    }
+
+private:
+    ir::StmtPtr visit(const ir::StmtPtr& s) {
+        if (!s) return s;
+        if (auto* seq = s->as<ir::Seq>()) {
+            std::vector<ir::StmtPtr> out;
+            for (auto& c : seq->stmts) {
+                ir::StmtPtr r = visit(c);
+                if (auto* rs = r->as<ir::Seq>(); rs && r != c && c->as<ir::For>()) // a pipelined loop expands in place
+                    out.insert(out.end(), rs->stmts.begin(), rs->stmts.end());
+                else
+                    out.push_back(r);
+            }
+            return std::make_shared<ir::Seq>(std::move(out), s->range);
+        }
+        if (auto* i = s->as<ir::If>()) return std::make_shared<ir::If>(i->cond, visit(i->then_body), visit(i->else_body), s->range);
+        if (auto* f = s->as<ir::For>()) {
+            if (f->loop_kind == ir::LoopKind::Pipelined) return pipeline(s, *f);
+            return std::make_shared<ir::For>(f->loop_kind, f->vars, f->extents, f->options, visit(f->body), s->range);
+        }
+        return s;
+    }
+
+    ir::StmtPtr pipeline(const ir::StmtPtr& loop_stmt, const ir::For& loop) {
+        const int S = loop.options.stages;
+        bool enabled = kernel_.options.pipeline && loop.options.pipeline.value_or(true) && S >= 2;
+        bool async = kernel_.options.async_copy && loop.options.async_copy.value_or(true);
+        if (!enabled) return loop_stmt;
+        std::vector<ir::StmtPtr> body_stmts;
+        if (auto* seq = loop.body->as<ir::Seq>()) body_stmts = seq->stmts;
+        else body_stmts.push_back(loop.body);
+
+        // Lets at the top of the body, so producer regions can be written in terms of the loop var.
+        ir::VarMap lets;
+        const ir::Var* k = loop.vars[0].get();
+        std::vector<const ir::Copy*> producers;
+        std::set<const ir::Stmt*> producer_stmts;
+        std::set<const ir::Buffer*> seen_reads;
+        for (auto& s : body_stmts) {
+            if (auto* l = s->as<ir::LetStmt>()) {
+                lets[l->var.get()] = ir::substitute(l->value, lets);
+                continue;
+            }
+            auto* c = s->as<ir::Copy>();
+            bool candidate = c && c->src.buffer->scope == ir::Scope::Global && c->dst.buffer->scope == ir::Scope::Shared &&
+                             is_whole(c->dst) && !seen_reads.count(c->dst.buffer.get()) && !c->pad;
+            if (candidate)
+                for (auto& r : c->src.ranges) candidate &= !has_load(r.start);
+            if (candidate && only_written_here(*c->dst.buffer, s.get(), loop_stmt.get())) {
+                producers.push_back(c);
+                producer_stmts.insert(s.get());
+                continue;
+            }
+            std::set<const ir::Buffer*> w, r;
+            collect_uses(s, w, r, nullptr);
+            seen_reads.insert(r.begin(), r.end());
+        }
+        if (producers.empty()) return loop_stmt;
+
+        BufferMap staged;
+        for (auto* c : producers) {
+            const ir::Buffer& b = *c->dst.buffer;
+            if (staged.count(&b)) return loop_stmt; // two producers into one buffer: leave alone
+            auto nb = std::make_shared<ir::Buffer>(b);
+            nb->stages = S;
+            nb->shape.insert(nb->shape.begin(), ir::make_int(S));
+            nb->const_shape.insert(nb->const_shape.begin(), S);
+            staged[&b] = nb;
+            stage_map_[&b] = nb;
+        }
+        ir::VarPtr k_var = loop.vars[0];
+        SourceRange at = loop_stmt->range;
+        // n, evaluated once.
+        auto n_var = std::make_shared<ir::Var>(ir::Var{k_var->name + "_trips", Dtype::I32, ir::VarKind::Let, at});
+        ir::ExprPtr n = ir::make_var(n_var);
+        auto issue = [&](ir::ExprPtr iteration, ir::ExprPtr stage) {
+            std::vector<ir::StmtPtr> copies;
+            ir::VarMap at_iteration = lets;
+            for (auto& [var, value] : at_iteration) value = ir::substitute(value, {{k, iteration}});
+            at_iteration[k] = iteration;
+            StageRewriter to_stage(staged, stage);
+            for (auto* c : producers) {
+                auto copy = std::make_shared<ir::Copy>(ir::substitute(c->src, at_iteration), to_stage.region(c->dst), nullptr, c->range);
+                copy->async = async;
+                copies.push_back(copy);
+            }
+            return std::make_shared<ir::If>(ir::make_binary(ir::BinaryOp::Lt, iteration, n),
+                                            std::make_shared<ir::Seq>(std::move(copies), at), nullptr, at);
+        };
+        std::vector<ir::StmtPtr> out;
+        out.push_back(std::make_shared<ir::LetStmt>(n_var, loop.extents[0], at));
+        for (int s = 0; s < S - 1; ++s) {
+            out.push_back(issue(ir::make_int(s), ir::make_int(s)));
+            out.push_back(std::make_shared<ir::AsyncCommit>(at));
+        }
+        ir::ExprPtr kv = ir::make_var(k_var);
+        ir::ExprPtr ahead = ir::make_binary(ir::BinaryOp::Add, kv, ir::make_int(S - 1));
+        std::vector<ir::StmtPtr> body;
+        body.push_back(std::make_shared<ir::AsyncWait>(S - 2, at));
+        body.push_back(std::make_shared<ir::Barrier>("pipeline: stage `" + k_var->name + " % " + std::to_string(S) +
+                                                         "` has landed and the stage refilled next is no longer read", at));
+        body.push_back(issue(ahead, ir::make_binary(ir::BinaryOp::Mod, ahead, ir::make_int(S))));
+        body.push_back(std::make_shared<ir::AsyncCommit>(at));
+        StageRewriter consumer(staged, ir::make_binary(ir::BinaryOp::Mod, kv, ir::make_int(S)));
+        for (auto& s : body_stmts)
+            if (!producer_stmts.count(s.get())) body.push_back(consumer.stmt(visit(s)));
+        ir::LoopOptions opts = loop.options;
+        out.push_back(std::make_shared<ir::For>(ir::LoopKind::Pipelined, loop.vars, std::vector<ir::ExprPtr>{n}, opts,
+                                                std::make_shared<ir::Seq>(std::move(body), loop.body->range), at));
+        out.push_back(std::make_shared<ir::AsyncWait>(0, at));
+        return std::make_shared<ir::Seq>(std::move(out), at);
+    }
+
+    // The buffer is written only by `producer`, and read only inside `loop`.
+    bool only_written_here(const ir::Buffer& b, const ir::Stmt* producer, const ir::Stmt* loop) {
+        std::set<const ir::Buffer*> w, r, lw, lr;
+        collect_uses(kernel_.body, w, r, loop);    // everything outside the loop
+        if (w.count(&b) || r.count(&b)) return false;
+        collect_uses(loop->as<ir::For>()->body, lw, lr, producer);
+        return !lw.count(&b);
+    }
+
+    ir::StmtPtr replace_allocs(const ir::StmtPtr& s) {
+        if (!s) return s;
+        if (auto* a = s->as<ir::Alloc>()) {
+            auto it = stage_map_.find(a->buffer.get());
+            return it == stage_map_.end() ? s : std::make_shared<ir::Alloc>(it->second, a->init, s->range);
+        }
+        if (auto* seq = s->as<ir::Seq>()) {
+            std::vector<ir::StmtPtr> out;
+            for (auto& c : seq->stmts) out.push_back(replace_allocs(c));
+            return std::make_shared<ir::Seq>(std::move(out), s->range);
+        }
+        if (auto* i = s->as<ir::If>())
+            return std::make_shared<ir::If>(i->cond, replace_allocs(i->then_body), replace_allocs(i->else_body), s->range);
+        if (auto* f = s->as<ir::For>())
+            return std::make_shared<ir::For>(f->loop_kind, f->vars, f->extents, f->options, replace_allocs(f->body), s->range);
+        return s;
+    }
+
+    const ir::Kernel& kernel_;
+    BufferMap stage_map_;
+};
+
+} // namespace
+
+ir::StmtPtr pipeline_loops(const ir::Kernel& kernel) { return Pipeliner(kernel).run(); }
+
+} // namespace tlc::schedule
