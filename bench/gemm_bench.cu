@@ -10,7 +10,8 @@
 // where GEN/<arch>/<dtype>/tlc_gemm.{cu,h} come from bench/generate.sh.
 //
 // Usage: gemm_bench [--json FILE] [--commit SHA] [--arch NAME] [--iters N] [--warmup N]
-//                   [--case SUBSTR] [--shape MxNxK] [--seed S] [--samples N]
+//                   [--case SUBSTR] [--shape MxNxK]... [--seed S] [--samples N] [--selftest]
+//   --selftest checks the host-side code (no GPU) and writes a fake --json.
 // Method (shared/PERFORMANCE.md): random inputs in [-1, 1]; several input sets rotated when one set is
 // under 200 MB (every launch reads a set other than the previous launch's); peer and tlc launches
 // interleaved, each timed alone with a pair of CUDA events, after a warm-up; median and min of >= 50.
@@ -336,10 +337,124 @@ static std::string json_str(const std::string& s) {
     return o + "\"";
 }
 
+struct RunInfo {
+    std::string gpu;
+    int sm_count;
+    std::string date, commit, arch;
+    int drv, rtv, cublas_ver, warmup, iters;
+};
+
+// Prints the markdown table (rows start with "| gemm_"); returns whether every check passed.
+static bool print_table(const std::vector<Result>& results, const std::string& arch) {
+    bool all_pass = true;
+    std::printf("| case (MxNxK) | arch | cuBLAS ms | tlc ms | cuBLAS TFLOP/s | tlc TFLOP/s | tlc/cuBLAS speed | "
+                "cuBLAS err | tlc err | check |\n");
+    std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
+    for (const Result& r : results) {
+        const bool pass = r.peer_pass && r.tlc_pass;
+        all_pass = all_pass && pass;
+        std::string why;
+        if (!r.tlc_ok) why = "TLC LAUNCH FAILED";
+        else if (!r.tlc_pass) {
+            why = "TLC FAIL:";
+            if (r.tlc_nonfinite != 0) why += " nonfinite/unwritten=" + std::to_string(r.tlc_nonfinite);
+            if (!(r.tlc_error < 1e-2)) why += " error";
+            if (!r.tlc_repeatable) why += " not-repeatable";
+        }
+        if (!r.peer_pass) why += std::string(why.empty() ? "" : "; ") + "PEER FAIL";
+        std::printf("| %s | %s | %.4f | %.4f | %.1f | %.1f | %.3f | %.2e | %.2e | %s |\n", r.name.c_str(),
+                    arch.c_str(), r.peer_ms, r.tlc_ms, tflops(r.c, r.peer_ms), tflops(r.c, r.tlc_ms),
+                    r.peer_ms / r.tlc_ms, r.peer_error, r.tlc_error, pass ? "ok" : why.c_str());
+    }
+    std::fflush(stdout);
+    return all_pass;
+}
+
+static bool write_json(const std::string& path, const RunInfo& info, const std::vector<Result>& results) {
+    FILE* f = std::fopen(path.c_str(), "w");
+    if (!f) { std::perror(path.c_str()); return false; }
+    std::fprintf(f, "{\n  \"gpu\": %s,\n  \"sm_count\": %d,\n  \"date\": %s,\n  \"commit\": %s,\n  \"arch\": %s,\n",
+                 json_str(info.gpu).c_str(), info.sm_count, json_str(info.date).c_str(), json_str(info.commit).c_str(),
+                 json_str(info.arch).c_str());
+    std::fprintf(f, "  \"cuda_driver\": %d,\n  \"cuda_runtime\": %d,\n  \"cublas\": %d,\n", info.drv, info.rtv,
+                 info.cublas_ver);
+    std::fprintf(f, "  \"method\": \"CUDA events per launch, peer/tlc interleaved, %d warm-up + %d timed, median; "
+                    "inputs uniform [-1,1], sets rotated; error = ||out-ref||/||ref|| vs float64 on sampled "
+                    "rows x cols; ratio = peer_ms / tlc_ms\",\n", info.warmup, info.iters);
+    std::fprintf(f, "  \"cases\": [\n");
+    for (size_t i = 0; i < results.size(); ++i) {
+        const Result& r = results[i];
+        std::fprintf(f,
+                     "    {\"case\": %s, \"dtype\": \"%s\", \"M\": %lld, \"N\": %lld, \"K\": %lld, "
+                     "\"peer\": \"cuBLAS\", \"peer_ms\": %s, \"tlc_ms\": %s, \"peer_tflops\": %s, "
+                     "\"tlc_tflops\": %s, \"ratio\": %s, \"tlc_error\": %s, \"peer_error\": %s, "
+                     "\"peer_ms_min\": %s, \"tlc_ms_min\": %s, \"tlc_vs_peer\": %s, \"peer_nonfinite\": %lld, "
+                     "\"tlc_nonfinite\": %lld, \"tlc_repeatable\": %s, \"peer_pass\": %s, \"tlc_pass\": %s, "
+                     "\"tlc_launch_error\": %s, \"iters\": %d, \"input_sets\": %d, \"set_mb\": %s}%s\n",
+                     json_str(r.name).c_str(), kDtype, (long long)r.c.M, (long long)r.c.N, (long long)r.c.K,
+                     json_num(r.peer_ms).c_str(), json_num(r.tlc_ms).c_str(),
+                     json_num(tflops(r.c, r.peer_ms), 5).c_str(), json_num(tflops(r.c, r.tlc_ms), 5).c_str(),
+                     json_num(r.peer_ms / r.tlc_ms, 4).c_str(), json_num(r.tlc_error, 3).c_str(),
+                     json_num(r.peer_error, 3).c_str(), json_num(r.peer_ms_min).c_str(),
+                     json_num(r.tlc_ms_min).c_str(), json_num(r.tlc_vs_peer, 3).c_str(), (long long)r.peer_nonfinite,
+                     (long long)r.tlc_nonfinite, r.tlc_repeatable ? "true" : "false", r.peer_pass ? "true" : "false",
+                     r.tlc_pass ? "true" : "false", json_str(r.tlc_launch_error).c_str(), r.iters, r.nsets,
+                     json_num(r.set_mb, 4).c_str(), i + 1 < results.size() ? "," : "");
+    }
+    std::fprintf(f, "  ]\n}\n");
+    return std::fclose(f) == 0;
+}
+
+// --selftest: the host-side parts, no GPU needed (conversions, sampling, median, table, JSON).
+static int selftest(const std::string& json_path) {
+    int bad = 0;
+    for (uint32_t h = 0; h < 65536; ++h) {
+        const uint16_t u = uint16_t(h);
+#ifdef BENCH_DTYPE_F16
+        __half_raw raw;
+        raw.x = u;
+        const float want = __half2float(__half(raw));
+#else
+        __nv_bfloat16_raw raw;
+        raw.x = u;
+        const float want = __bfloat162float(__nv_bfloat16(raw));
+#endif
+        const float got = to_float(u);
+        const bool same = (std::isnan(want) && std::isnan(got)) || std::memcmp(&want, &got, 4) == 0;
+        if (!same && bad++ < 5) std::fprintf(stderr, "to_float(0x%04x) = %g, want %g\n", h, got, want);
+        if (is_nonfinite(u) != !std::isfinite(want) && bad++ < 5) std::fprintf(stderr, "is_nonfinite(0x%04x)\n", h);
+    }
+    std::mt19937_64 rng(1);
+    for (int64_t n : {1, 2, 5, 127, 128, 129, 1000, 4095, 4097, 8192}) {
+        const auto v = pick_indices(n, 64, rng);
+        const bool ok = !v.empty() && v.front() == 0 && v.back() == n - 1 && std::is_sorted(v.begin(), v.end()) &&
+                        std::adjacent_find(v.begin(), v.end()) == v.end() && int64_t(v.size()) <= n;
+        if (!ok && bad++ < 20) std::fprintf(stderr, "pick_indices(%lld) bad (size %zu)\n", (long long)n, v.size());
+    }
+    if (median({3, 1, 2}) != 2 || median({4, 1, 3, 2}) != 2.5) { std::fprintf(stderr, "median\n"); ++bad; }
+    std::vector<Result> rs(2);
+    rs[0].name = "gemm_selftest_ok";
+    rs[0].c = {4096, 4096, 4096};
+    rs[0].peer_ok = rs[0].tlc_ok = rs[0].peer_pass = rs[0].tlc_pass = rs[0].tlc_repeatable = true;
+    rs[0].peer_ms = 0.19, rs[0].tlc_ms = 0.25, rs[0].peer_ms_min = 0.18, rs[0].tlc_ms_min = 0.24;
+    rs[0].peer_error = 3e-4, rs[0].tlc_error = 3.1e-4, rs[0].tlc_vs_peer = 1e-4, rs[0].peer_nonfinite = 0;
+    rs[0].tlc_nonfinite = 0, rs[0].nsets = 3, rs[0].iters = 100, rs[0].set_mb = 100.7;
+    rs[1].name = "gemm_selftest_\"failed\"";
+    rs[1].c = {4095, 4097, 1000};
+    rs[1].peer_ok = rs[1].peer_pass = true;
+    rs[1].peer_ms = 0.05;
+    rs[1].tlc_launch_error = "cudaErrorInvalidValue: gemm: `A`\tis null";
+    if (print_table(rs, "sm_test")) { std::fprintf(stderr, "print_table passed a failed case\n"); ++bad; }
+    RunInfo info{"Fake GPU", 132, "2026-01-01T00:00:00Z", "abc", "sm_test", 13000, 13000, 130000, 10, 100};
+    if (!json_path.empty() && !write_json(json_path, info, rs)) ++bad;
+    std::printf("selftest (%s): %s\n", kDtype, bad ? "FAILED" : "ok");
+    return bad ? 1 : 0;
+}
+
 static void usage(const char* argv0) {
     std::fprintf(stderr,
                  "usage: %s [--json FILE] [--commit SHA] [--arch NAME] [--iters N>=50] [--warmup N]\n"
-                 "          [--case SUBSTR] [--shape MxNxK]... [--seed S] [--samples N]\n",
+                 "          [--case SUBSTR] [--shape MxNxK]... [--seed S] [--samples N] [--selftest]\n",
                  argv0);
 }
 
@@ -347,6 +462,7 @@ int main(int argc, char** argv) {
     std::string json_path, commit = "unknown", arch = BENCH_ARCH, filter;
     std::vector<Case> shapes;
     Bench b;
+    bool selftest_mode = false;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         auto next = [&]() -> std::string {
@@ -361,6 +477,7 @@ int main(int argc, char** argv) {
         else if (a == "--case") filter = next();
         else if (a == "--seed") b.seed = std::strtoull(next().c_str(), nullptr, 10);
         else if (a == "--samples") b.samples = std::atoi(next().c_str());
+        else if (a == "--selftest") selftest_mode = true;
         else if (a == "--shape") {
             Case c{};
             long long m, n, k;
@@ -372,7 +489,8 @@ int main(int argc, char** argv) {
             shapes.push_back(c);
         } else { usage(argv[0]); return 2; }
     }
-    if (b.iters < 1 || b.warmup < 1) { usage(argv[0]); return 2; }
+    if (selftest_mode) return selftest(json_path);
+    if (b.iters < 1 || b.warmup < 1 || b.samples < 1) { usage(argv[0]); return 2; }
     if (b.iters < 50) std::fprintf(stderr, "warning: --iters %d is under the 50 PERFORMANCE.md asks for\n", b.iters);
     if (shapes.empty()) shapes = {{4096, 4096, 4096}, {8192, 8192, 8192}, {4095, 4097, 1000}};  // M, N, K
 
@@ -412,53 +530,10 @@ int main(int argc, char** argv) {
                      int(r.tlc_repeatable));
     }
 
-    bool all_pass = true;
-    std::printf("| case (MxNxK) | arch | cuBLAS ms | tlc ms | cuBLAS TFLOP/s | tlc TFLOP/s | tlc/cuBLAS speed | "
-                "cuBLAS err | tlc err | check |\n");
-    std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
-    for (const Result& r : results) {
-        const bool pass = r.peer_pass && r.tlc_pass;
-        all_pass = all_pass && pass;
-        std::printf("| %s | %s | %.4f | %.4f | %.1f | %.1f | %.3f | %.2e | %.2e | %s |\n", r.name.c_str(),
-                    arch.c_str(), r.peer_ms, r.tlc_ms, tflops(r.c, r.peer_ms), tflops(r.c, r.tlc_ms),
-                    r.peer_ms / r.tlc_ms, r.peer_error, r.tlc_error,
-                    pass ? "ok" : (!r.tlc_ok ? "TLC LAUNCH FAILED" : !r.tlc_pass ? "TLC FAIL" : "PEER FAIL"));
-    }
-    std::fflush(stdout);
-
+    const bool all_pass = print_table(results, arch);
     if (!json_path.empty()) {
-        FILE* f = std::fopen(json_path.c_str(), "w");
-        if (!f) { std::perror(json_path.c_str()); return 2; }
-        std::fprintf(f, "{\n  \"gpu\": %s,\n  \"sm_count\": %d,\n  \"date\": %s,\n  \"commit\": %s,\n  \"arch\": %s,\n",
-                     json_str(prop.name).c_str(), prop.multiProcessorCount, json_str(date).c_str(),
-                     json_str(commit).c_str(), json_str(arch).c_str());
-        std::fprintf(f, "  \"cuda_driver\": %d,\n  \"cuda_runtime\": %d,\n  \"cublas\": %d,\n", drv, rtv, cublas_ver);
-        std::fprintf(f, "  \"method\": \"CUDA events per launch, peer/tlc interleaved, %d warm-up + %d timed, median; "
-                        "inputs uniform [-1,1], sets rotated; error = ||out-ref||/||ref|| vs float64 on sampled "
-                        "rows x cols\",\n", b.warmup, b.iters);
-        std::fprintf(f, "  \"cases\": [\n");
-        for (size_t i = 0; i < results.size(); ++i) {
-            const Result& r = results[i];
-            std::fprintf(f,
-                         "    {\"case\": %s, \"dtype\": \"%s\", \"M\": %lld, \"N\": %lld, \"K\": %lld, "
-                         "\"peer\": \"cuBLAS\", \"peer_ms\": %s, \"tlc_ms\": %s, \"peer_tflops\": %s, "
-                         "\"tlc_tflops\": %s, \"ratio\": %s, \"tlc_error\": %s, \"peer_error\": %s, "
-                         "\"peer_ms_min\": %s, \"tlc_ms_min\": %s, \"tlc_vs_peer\": %s, \"peer_nonfinite\": %lld, "
-                         "\"tlc_nonfinite\": %lld, \"tlc_repeatable\": %s, \"peer_pass\": %s, \"tlc_pass\": %s, "
-                         "\"tlc_launch_error\": %s, \"iters\": %d, \"input_sets\": %d, \"set_mb\": %s}%s\n",
-                         json_str(r.name).c_str(), kDtype, (long long)r.c.M, (long long)r.c.N, (long long)r.c.K,
-                         json_num(r.peer_ms).c_str(), json_num(r.tlc_ms).c_str(),
-                         json_num(tflops(r.c, r.peer_ms), 5).c_str(), json_num(tflops(r.c, r.tlc_ms), 5).c_str(),
-                         json_num(r.peer_ms / r.tlc_ms, 4).c_str(), json_num(r.tlc_error, 3).c_str(),
-                         json_num(r.peer_error, 3).c_str(), json_num(r.peer_ms_min).c_str(),
-                         json_num(r.tlc_ms_min).c_str(), json_num(r.tlc_vs_peer, 3).c_str(),
-                         (long long)r.peer_nonfinite, (long long)r.tlc_nonfinite, r.tlc_repeatable ? "true" : "false",
-                         r.peer_pass ? "true" : "false", r.tlc_pass ? "true" : "false",
-                         json_str(r.tlc_launch_error).c_str(), r.iters, r.nsets, json_num(r.set_mb, 4).c_str(),
-                         i + 1 < results.size() ? "," : "");
-        }
-        std::fprintf(f, "  ]\n}\n");
-        std::fclose(f);
+        RunInfo info{prop.name, prop.multiProcessorCount, date, commit, arch, drv, rtv, cublas_ver, b.warmup, b.iters};
+        if (!write_json(json_path, info, results)) return 2;
     }
     cublasDestroy(b.handle);
     cudaStreamDestroy(b.stream);

@@ -17,7 +17,7 @@
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cd "$ROOT"
+cd "$ROOT" || exit 1
 GEN=${1:-bench/gen}
 GEN=$(cd "$GEN" 2>/dev/null && pwd) || { echo "no generated files in ${1:-bench/gen}: run bench/generate.sh first" >&2; exit 1; }
 OUT=${OUT:-bench/results/run-$(date -u +%Y%m%d-%H%M%S)}
@@ -31,6 +31,10 @@ COMMIT=${COMMIT:-unknown}
 BENCH_ARGS=${BENCH_ARGS:-}
 NVCC=${NVCC:-nvcc}
 CUOBJDUMP=${CUOBJDUMP:-cuobjdump}
+if ! command -v "$CUOBJDUMP" > /dev/null 2>&1; then  # not on PATH: try beside nvcc
+    d=$(dirname "$(command -v "$NVCC" 2>/dev/null || echo /usr/local/cuda/bin/nvcc)")
+    if [[ -x $d/cuobjdump ]]; then CUOBJDUMP=$d/cuobjdump; else CUOBJDUMP=""; fi
+fi
 LOG="$OUT/log.txt"
 SUMMARY="$OUT/summary.md"
 : > "$LOG"
@@ -50,7 +54,7 @@ gencode_for() {
 build_one() {  # $1 = arch, $2 = dtype; writes $BUILD/<arch>_<dtype>/{tlc_gemm.o,gemm_bench,build.log,...}
     local arch=$1 dtype=$2 g="$GEN/$1/$2" b="$BUILD/$1_$2" gc macro
     gc=$(gencode_for "$arch") || return 1
-    macro=BENCH_DTYPE_$(echo "$dtype" | tr a-z A-Z)
+    macro=BENCH_DTYPE_$(echo "$dtype" | tr "[:lower:]" "[:upper:]")
     mkdir -p "$b"
     rm -f "$b/gemm_bench" "$b/tlc_gemm.o" "$b/bench.o"
     {
@@ -67,7 +71,7 @@ build_one() {  # $1 = arch, $2 = dtype; writes $BUILD/<arch>_<dtype>/{tlc_gemm.o
         timeout 120 $NVCC $gc "$b/bench.o" "$b/tlc_gemm.o" -o "$b/gemm_bench" -lcublas || return 1
         if [[ $arch == sm_80 ]]; then
             # What the driver's JIT makes of the compute_80 PTX on Hopper (approximately: nvcc's ptxas, not the driver's).
-            timeout 300 $NVCC -O3 -std=c++17 -I runtime -I "$g" -gencode=arch=compute_80,code=sm_90 -Xptxas -v \
+            timeout 300 "$NVCC" -O3 -std=c++17 -I runtime -I "$g" -gencode=arch=compute_80,code=sm_90 -Xptxas -v \
                 -c "$g/tlc_gemm.cu" -o "$b/tlc_gemm_jit_sm_90.o" 2> "$b/ptxas_jit_sm_90.txt" || true
         fi
         set +x
@@ -136,8 +140,12 @@ for cfg in $CONFIGS; do
         [[ -f $obj ]] || continue
         name="${cfg%/*}_${cfg#*/}"
         [[ $obj == *jit_sm_90* ]] && name="${name}_ptx_to_sm_90"
-        $CUOBJDUMP --dump-sass "$obj" > "$SASS_DIR/$name.sass" 2>&1
-        echo "| $name | $(count_sass "$SASS_DIR/$name.sass") |" >> "$SASS_DIR/counts.md"
+        if [[ -z $CUOBJDUMP ]]; then echo "| $name | no cuobjdump on this machine |" >> "$SASS_DIR/counts.md"; continue; fi
+        if "$CUOBJDUMP" --dump-sass "$obj" > "$SASS_DIR/$name.sass" 2>&1; then
+            echo "| $name | $(count_sass "$SASS_DIR/$name.sass") |" >> "$SASS_DIR/counts.md"
+        else
+            echo "| $name | cuobjdump failed: $(head -c 100 "$SASS_DIR/$name.sass" | tr '\n|' '  ') |" >> "$SASS_DIR/counts.md"
+        fi
     done
 done
 (cd "$BUILD" && tar czf "$OUT/sass.tar.gz" sass) || log "!! could not write sass.tar.gz"
@@ -150,11 +158,13 @@ log "$GPU_STATE"
 # ---------------- run (one configuration at a time) ----------------
 TABLE_HDR=""
 TABLE_ROWS=""
+STATUS=0
 for cfg in $CONFIGS; do
     arch=${cfg%/*} dtype=${cfg#*/}
     b="$BUILD/${arch}_${dtype}"
     if [[ ${BUILT[$cfg]} != 1 ]]; then
         TABLE_ROWS+="| gemm_${dtype} (all cases) | $arch | BUILD FAILED | | | | | | | |"$'\n'
+        STATUS=1
         continue
     fi
     log "== run $cfg"
@@ -164,6 +174,7 @@ for cfg in $CONFIGS; do
     rc=$?
     cat "$b/run.err" "$b/run.out" >> "$LOG"
     cat "$b/run.err" >&2
+    [[ $rc == 0 ]] || STATUS=1
     [[ $rc == 0 ]] || log "!! $cfg exited with $rc (1 = a correctness check failed; 124 = timed out; 2/3 = CUDA error)"
     TABLE_HDR=$(grep -m2 '^|' "$b/run.out" || true)
     rows=$(grep '^| gemm_' "$b/run.out" || true)
@@ -186,7 +197,7 @@ GPU_AFTER=$(nvidia-smi --query-gpu=clocks.sm,power.draw,temperature.gpu --format
         b="$BUILD/${cfg%/*}_${cfg#*/}"
         for f in "$b/ptxas.txt" "$b/ptxas_jit_sm_90.txt"; do
             [[ -f $f ]] || continue
-            echo "- ${cfg}$([[ $f == *jit* ]] && echo ' (compute_80 PTX -> sm_90)'): $(grep -E 'Used|spill|Compiling' "$f" | grep -v '^$' | sed 's/ptxas info *: //' | tr '\n' ';' | tr -s ' ')"
+            echo "- ${cfg}$([[ $f == *jit* ]] && echo ' (compute_80 PTX -> sm_90)'): $(grep -E 'Used|spill' "$f" | sed 's/ptxas info *: //' | tr '\n' ';' | tr -s ' ')"
         done
     done
     echo
@@ -205,3 +216,4 @@ echo
 cat "$SUMMARY"
 echo
 echo "(files in $OUT: $(cd "$OUT" && ls | tr '\n' ' '))"
+exit $STATUS  # 0: every configuration built, ran and passed its checks

@@ -48,6 +48,7 @@ public:
         case ir::StmtKind::Let: expr(s->as<ir::LetStmt>()->value, parallel); break;
         case ir::StmtKind::Store: {
             auto* st = s->as<ir::Store>();
+            if (parallel && is_fragment(st->buffer)) loop_writes[parallel].insert(st->buffer.get());
             access(st->buffer, st->indices, parallel);
             for (auto& i : st->indices) expr(i, parallel);
             expr(st->value, parallel);
@@ -103,6 +104,22 @@ public:
 
     // First distributed-candidate fragment per parallel loop, for unification.
     std::map<const ir::For*, const ir::Buffer*> loop_anchor;
+    std::map<const ir::For*, std::set<const ir::Buffer*>> loop_exact;  // indexed by the loop's vars
+    std::map<const ir::For*, std::set<const ir::Buffer*>> loop_writes; // stored to in the loop
+
+    // A loop that writes a replicated fragment runs every iteration in every thread, so every
+    // fragment it indexes must be replicated too; repeat until nothing changes.
+    void propagate_replication() {
+        for (bool changed = true; changed;) {
+            changed = false;
+            for (auto& [loop, written] : loop_writes) {
+                bool writes_replicated = false;
+                for (auto* b : written) writes_replicated |= replicated.count(b) > 0;
+                if (!writes_replicated) continue;
+                for (auto* b : loop_exact[loop]) changed |= replicated.insert(b).second;
+            }
+        }
+    }
 
 private:
     static bool whole(const ir::Region& r) {
@@ -134,6 +151,7 @@ private:
             replicated.insert(b.get());
             return;
         }
+        loop_exact[parallel].insert(b.get());
         auto [it, inserted] = loop_anchor.emplace(parallel, b.get());
         if (!inserted) same_layout.emplace_back(it->second, b.get());
     }
@@ -189,6 +207,7 @@ bool infer_layouts(const ir::Kernel& kernel, KernelLayouts& out, DiagnosticEngin
     (void)diags;
     UseCollector uses;
     uses.stmt(kernel.body, nullptr);
+    uses.propagate_replication();
     const int warps = kernel.threads / 32;
 
     Groups groups;

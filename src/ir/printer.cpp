@@ -1,4 +1,5 @@
-// IR text dump: fully parenthesised binaries, typed immediates (`1.5f`, `f16(2)`), one statement per line.
+// IR text dump: fully parenthesised binaries, typed immediates (`1.5f`, `f16(2)`), one statement
+// per line.
 #include "ir/printer.h"
 
 #include <fmt/format.h>
@@ -11,8 +12,10 @@ namespace {
 
 std::string float_text(double v, Dtype t) {
     std::string s;
-    if (std::isnan(v)) s = "nan";
-    else if (std::isinf(v)) s = v > 0 ? "inf" : "-inf";
+    if (std::isnan(v))
+        s = "nan";
+    else if (std::isinf(v))
+        s = v > 0 ? "inf" : "-inf";
     else {
         s = t == Dtype::F32 ? fmt::format("{}", static_cast<float>(v)) : fmt::format("{}", v);
         if (s.find_first_of(".en") == std::string::npos) s += ".0";
@@ -30,7 +33,8 @@ public:
         switch (e->kind) {
         case ExprKind::IntImm: {
             auto* i = e->as<IntImm>();
-            return i->dtype == Dtype::I32 ? std::to_string(i->value) : fmt::format("{}({})", dtype_name(i->dtype), i->value);
+            return i->dtype == Dtype::I32 ? std::to_string(i->value)
+                                          : fmt::format("{}({})", dtype_name(i->dtype), i->value);
         }
         case ExprKind::FloatImm: return float_text(e->as<FloatImm>()->value, e->dtype);
         case ExprKind::BoolImm: return e->as<BoolImm>()->value ? "true" : "false";
@@ -50,12 +54,15 @@ public:
         case ExprKind::Binary: return binary(e);
         case ExprKind::Select: {
             auto* s = e->as<Select>();
-            return "(" + expr(s->cond) + " ? " + expr(s->then_value) + " : " + expr(s->else_value) + ")";
+            return "(" + expr(s->cond) + " ? " + expr(s->then_value) + " : " + expr(s->else_value) +
+                   ")";
         }
-        case ExprKind::Cast: return std::string(dtype_name(e->dtype)) + "(" + expr(e->as<Cast>()->operand) + ")";
+        case ExprKind::Cast:
+            return std::string(dtype_name(e->dtype)) + "(" + expr(e->as<Cast>()->operand) + ")";
         case ExprKind::Call: {
             auto* c = e->as<Call>();
-            return (c->function ? c->function->name : std::string(intrinsic_name(c->intrinsic))) + "(" + list(c->args) + ")";
+            return (c->function ? c->function->name : std::string(intrinsic_name(c->intrinsic))) +
+                   "(" + list(c->args) + ")";
         }
         }
         return "?";
@@ -65,7 +72,8 @@ public:
     std::string binary(const ExprPtr& e) {
         std::vector<const Binary*> spine;
         const Expr* cur = e.get();
-        while (cur->kind == ExprKind::Binary && cur->as<Binary>()->op != BinaryOp::Min && cur->as<Binary>()->op != BinaryOp::Max) {
+        while (cur->kind == ExprKind::Binary && cur->as<Binary>()->op != BinaryOp::Min &&
+               cur->as<Binary>()->op != BinaryOp::Max) {
             spine.push_back(cur->as<Binary>());
             cur = cur->as<Binary>()->lhs.get();
         }
@@ -97,7 +105,8 @@ public:
         bool whole = r.ranges.size() == r.buffer->const_shape.size();
         for (size_t i = 0; whole && i < r.ranges.size(); ++i) {
             std::optional<int64_t> start = const_int(r.ranges[i].start);
-            whole = !r.ranges[i].is_point && start && *start == 0 && r.ranges[i].extent == r.buffer->const_shape[i];
+            whole = !r.ranges[i].is_point && start && *start == 0 &&
+                    r.ranges[i].extent == r.buffer->const_shape[i];
         }
         if (whole) return r.buffer->name;
         std::string s = r.buffer->name + "[";
@@ -109,7 +118,9 @@ public:
         return s + "]";
     }
 
-    void line(int indent, const std::string& text) { out += std::string(indent * 2, ' ') + text + "\n"; }
+    void line(int indent, const std::string& text) {
+        out += std::string(indent * 2, ' ') + text + "\n";
+    }
 
     void body(const StmtPtr& s, int indent) {
         if (s && s->kind == StmtKind::Seq)
@@ -128,7 +139,8 @@ public:
             break;
         case StmtKind::Alloc: {
             auto* a = s->as<Alloc>();
-            std::string t = fmt::format("alloc {} {}: {}", scope_name(a->buffer->scope), a->buffer->name, type(*a->buffer));
+            std::string t = fmt::format("alloc {} {}: {}", scope_name(a->buffer->scope),
+                                        a->buffer->name, type(*a->buffer));
             if (a->buffer->stages > 0) t += fmt::format(" stages={}", a->buffer->stages);
             if (a->init) t += " = " + expr(a->init);
             line(indent, t);
@@ -136,7 +148,8 @@ public:
         }
         case StmtKind::Let: {
             auto* l = s->as<LetStmt>();
-            line(indent, fmt::format("let {}: {} = {}", l->var->name, dtype_name(l->var->dtype), expr(l->value)));
+            line(indent, fmt::format("let {}: {} = {}", l->var->name, dtype_name(l->var->dtype),
+                                     expr(l->value)));
             break;
         }
         case StmtKind::Store: {
@@ -172,16 +185,20 @@ public:
             std::string vars;
             for (size_t i = 0; i < f->vars.size(); ++i) vars += (i ? ", " : "") + f->vars[i]->name;
             std::string args = list(f->extents);
-            if (f->loop_kind == LoopKind::Pipelined) args += fmt::format(", stages={}", f->options.stages);
-            if (f->options.unroll_factor) args += fmt::format(", factor={}", *f->options.unroll_factor);
-            line(indent, fmt::format("{}for {} in {}({}) {{", head, vars, loop_kind_name(f->loop_kind), args));
+            if (f->loop_kind == LoopKind::Pipelined)
+                args += fmt::format(", stages={}", f->options.stages);
+            if (f->options.unroll_factor)
+                args += fmt::format(", factor={}", *f->options.unroll_factor);
+            line(indent, fmt::format("{}for {} in {}({}) {{", head, vars,
+                                     loop_kind_name(f->loop_kind), args));
             body(f->body, indent + 1);
             line(indent, "}");
             break;
         }
         case StmtKind::Copy: {
             auto* c = s->as<Copy>();
-            std::string t = std::string(c->async ? "copy.async " : "copy ") + region(c->src) + " -> " + region(c->dst);
+            std::string t = std::string(c->async ? "copy.async " : "copy ") + region(c->src) +
+                            " -> " + region(c->dst);
             if (c->pad) t += ", pad=" + expr(c->pad);
             line(indent, t);
             break;
@@ -202,27 +219,32 @@ public:
         }
         case StmtKind::Reduce: {
             auto* r = s->as<Reduce>();
-            std::string t = fmt::format("reduce {} {} -> {}, axis={}", reduce_op_name(r->op), region(r->src), region(r->dst), r->axis);
+            std::string t = fmt::format("reduce {} {} -> {}, axis={}", reduce_op_name(r->op),
+                                        region(r->src), region(r->dst), r->axis);
             if (!r->clear) t += ", accumulate";
             line(indent, t);
             break;
         }
         case StmtKind::Cumsum: {
             auto* c = s->as<Cumsum>();
-            std::string t = fmt::format("cumsum {} -> {}, axis={}", region(c->src), region(c->dst), c->axis);
+            std::string t =
+                fmt::format("cumsum {} -> {}, axis={}", region(c->src), region(c->dst), c->axis);
             if (c->reverse) t += ", reverse";
             line(indent, t);
             break;
         }
         case StmtKind::AtomicAdd: {
             auto* a = s->as<AtomicAdd>();
-            line(indent, "atomic_add " + region(a->dst) + " += " + (a->value ? expr(a->value) : region(a->src)));
+            line(indent, "atomic_add " + region(a->dst) +
+                             " += " + (a->value ? expr(a->value) : region(a->src)));
             break;
         }
         case StmtKind::Evaluate: line(indent, "eval " + expr(s->as<Evaluate>()->value)); break;
         case StmtKind::Return: line(indent, "return " + expr(s->as<Return>()->value)); break;
         case StmtKind::AsyncCommit: line(indent, "async_commit"); break;
-        case StmtKind::AsyncWait: line(indent, fmt::format("async_wait {}", s->as<AsyncWait>()->pending)); break;
+        case StmtKind::AsyncWait:
+            line(indent, fmt::format("async_wait {}", s->as<AsyncWait>()->pending));
+            break;
         case StmtKind::Barrier: {
             const std::string& why = s->as<Barrier>()->reason;
             line(indent, why.empty() ? "barrier" : "barrier  // " + why);
@@ -234,7 +256,8 @@ public:
     void function(const Function& f) {
         std::string params;
         for (size_t i = 0; i < f.params.size(); ++i)
-            params += fmt::format("{}{}: {}", i ? ", " : "", f.params[i]->name, dtype_name(f.params[i]->dtype));
+            params += fmt::format("{}{}: {}", i ? ", " : "", f.params[i]->name,
+                                  dtype_name(f.params[i]->dtype));
         line(0, fmt::format("fn {}({}) -> {} {{", f.name, params, dtype_name(f.result)));
         body(f.body, 1);
         line(0, "}");
@@ -252,20 +275,25 @@ public:
         if (!k.compile_args.empty()) {
             head += "<";
             for (size_t i = 0; i < k.compile_args.size(); ++i)
-                head += fmt::format("{}{}={}", i ? ", " : "", k.compile_args[i].first, k.compile_args[i].second);
+                head += fmt::format("{}{}={}", i ? ", " : "", k.compile_args[i].first,
+                                    k.compile_args[i].second);
             head += ">";
         }
         head += "(";
         for (size_t i = 0; i < k.params.size(); ++i) {
             const Param& p = k.params[i];
             head += i ? ", " : "";
-            if (p.tensor) head += fmt::format("{}: global {}{}", p.tensor->name, p.tensor->is_mutable ? "mut " : "", type(*p.tensor));
-            else if (p.scalar) head += fmt::format("{}: {}", p.scalar->name, dtype_name(p.scalar->dtype));
+            if (p.tensor)
+                head += fmt::format("{}: global {}{}", p.tensor->name,
+                                    p.tensor->is_mutable ? "mut " : "", type(*p.tensor));
+            else if (p.scalar)
+                head += fmt::format("{}: {}", p.scalar->name, dtype_name(p.scalar->dtype));
         }
         head += ") grid(" + list(k.grid) + fmt::format(") threads({})", k.threads);
         if (!k.cluster.empty()) {
             head += " cluster(";
-            for (size_t i = 0; i < k.cluster.size(); ++i) head += (i ? ", " : "") + std::to_string(k.cluster[i]);
+            for (size_t i = 0; i < k.cluster.size(); ++i)
+                head += (i ? ", " : "") + std::to_string(k.cluster[i]);
             head += ")";
         }
         line(0, head + " {");

@@ -15,14 +15,22 @@ struct IntrinsicInfo {
     Shape shape;
 };
 constexpr IntrinsicInfo kIntrinsics[] = {
-    {"exp", ir::Intrinsic::Exp, 1, Shape::FloatN},     {"exp2", ir::Intrinsic::Exp2, 1, Shape::FloatN},
-    {"log", ir::Intrinsic::Log, 1, Shape::FloatN},     {"log2", ir::Intrinsic::Log2, 1, Shape::FloatN},
-    {"sqrt", ir::Intrinsic::Sqrt, 1, Shape::FloatN},   {"rsqrt", ir::Intrinsic::Rsqrt, 1, Shape::FloatN},
-    {"tanh", ir::Intrinsic::Tanh, 1, Shape::FloatN},   {"erf", ir::Intrinsic::Erf, 1, Shape::FloatN},
-    {"sigmoid", ir::Intrinsic::Sigmoid, 1, Shape::FloatN}, {"floor", ir::Intrinsic::Floor, 1, Shape::FloatN},
-    {"ceil", ir::Intrinsic::Ceil, 1, Shape::FloatN},   {"pow", ir::Intrinsic::Pow, 2, Shape::FloatN},
-    {"fma", ir::Intrinsic::Fma, 3, Shape::FloatN},     {"abs", ir::Intrinsic::Abs, 1, Shape::Abs},
-    {"max", ir::Intrinsic::Exp, 2, Shape::MinMax},     {"min", ir::Intrinsic::Exp, 2, Shape::MinMax},
+    {"exp", ir::Intrinsic::Exp, 1, Shape::FloatN},
+    {"exp2", ir::Intrinsic::Exp2, 1, Shape::FloatN},
+    {"log", ir::Intrinsic::Log, 1, Shape::FloatN},
+    {"log2", ir::Intrinsic::Log2, 1, Shape::FloatN},
+    {"sqrt", ir::Intrinsic::Sqrt, 1, Shape::FloatN},
+    {"rsqrt", ir::Intrinsic::Rsqrt, 1, Shape::FloatN},
+    {"tanh", ir::Intrinsic::Tanh, 1, Shape::FloatN},
+    {"erf", ir::Intrinsic::Erf, 1, Shape::FloatN},
+    {"sigmoid", ir::Intrinsic::Sigmoid, 1, Shape::FloatN},
+    {"floor", ir::Intrinsic::Floor, 1, Shape::FloatN},
+    {"ceil", ir::Intrinsic::Ceil, 1, Shape::FloatN},
+    {"pow", ir::Intrinsic::Pow, 2, Shape::FloatN},
+    {"fma", ir::Intrinsic::Fma, 3, Shape::FloatN},
+    {"abs", ir::Intrinsic::Abs, 1, Shape::Abs},
+    {"max", ir::Intrinsic::Exp, 2, Shape::MinMax},
+    {"min", ir::Intrinsic::Exp, 2, Shape::MinMax},
     {"cdiv", ir::Intrinsic::Cdiv, 2, Shape::Cdiv},
 };
 const IntrinsicInfo* find_intrinsic(std::string_view name) {
@@ -43,8 +51,10 @@ bool Checker::bind_args(std::string_view callee, SourceRange at, const std::vect
         if (a.name.empty()) {
             ++positional_given;
             while (next < specs.size() && (!specs[next].positional || out[next])) ++next;
-            if (next < specs.size()) out[next++] = a.value.get();
-            else if (!first_extra) first_extra = &a;
+            if (next < specs.size())
+                out[next++] = a.value.get();
+            else if (!first_extra)
+                first_extra = &a;
             continue;
         }
         size_t i = 0;
@@ -61,12 +71,15 @@ bool Checker::bind_args(std::string_view callee, SourceRange at, const std::vect
         }
     }
     if (first_extra) {
-        diags_.report(DiagKind::WrongArgCount, first_extra->value->range, callee, positional_specs, positional_given);
+        diags_.report(DiagKind::WrongArgCount, first_extra->value->range, callee, positional_specs,
+                      positional_given);
         return false;
     }
     for (size_t i = 0; i < specs.size(); ++i)
         if (specs[i].required && !out[i]) {
-            if (ok) diags_.report(DiagKind::WrongArgCount, at, callee, positional_specs, positional_given);
+            if (ok)
+                diags_.report(DiagKind::WrongArgCount, at, callee, positional_specs,
+                              positional_given);
             return false;
         }
     return ok;
@@ -132,7 +145,9 @@ void Checker::mark_used(std::vector<const ast::Expr*> work) {
         work.pop_back();
         switch (e->kind) {
         case ast::ExprKind::Name: lookup(static_cast<const ast::Name*>(e)->name); break;
-        case ast::ExprKind::Member: work.push_back(static_cast<const ast::Member*>(e)->base.get()); break;
+        case ast::ExprKind::Member:
+            work.push_back(static_cast<const ast::Member*>(e)->base.get());
+            break;
         case ast::ExprKind::Index: {
             auto* x = static_cast<const ast::Index*>(e);
             work.push_back(x->base.get());
@@ -146,7 +161,9 @@ void Checker::mark_used(std::vector<const ast::Expr*> work) {
             for (const ast::Arg& a : static_cast<const ast::Call*>(e)->args)
                 if (a.value) work.push_back(a.value.get());
             break;
-        case ast::ExprKind::Unary: work.push_back(static_cast<const ast::Unary*>(e)->operand.get()); break;
+        case ast::ExprKind::Unary:
+            work.push_back(static_cast<const ast::Unary*>(e)->operand.get());
+            break;
         case ast::ExprKind::Binary:
             work.push_back(static_cast<const ast::Binary*>(e)->lhs.get());
             work.push_back(static_cast<const ast::Binary*>(e)->rhs.get());
@@ -156,7 +173,9 @@ void Checker::mark_used(std::vector<const ast::Expr*> work) {
             work.insert(work.end(), {t->cond.get(), t->then_value.get(), t->else_value.get()});
             break;
         }
-        case ast::ExprKind::Cast: work.push_back(static_cast<const ast::Cast*>(e)->operand.get()); break;
+        case ast::ExprKind::Cast:
+            work.push_back(static_cast<const ast::Cast*>(e)->operand.get());
+            break;
         default: break;
         }
     }
@@ -185,7 +204,8 @@ MaybeTyped Checker::check_call(const ast::Call& e) {
         for (const auto& [n, g] : globals_)
             if (g->kind == SymbolKind::Fn) fns.push_back(g);
         if (Symbol* near = closest_name(e.callee, fns); near && near->range.valid())
-            diags_.note(DiagKind::NoteHint, near->range, fmt::format("did you mean `{}`?", near->name));
+            diags_.note(DiagKind::NoteHint, near->range,
+                        fmt::format("did you mean `{}`?", near->name));
     }
     return std::nullopt;
 }
@@ -193,7 +213,10 @@ MaybeTyped Checker::check_call(const ast::Call& e) {
 MaybeTyped Checker::check_intrinsic(const ast::Call& e, std::string_view name) {
     const IntrinsicInfo& info = *find_intrinsic(name);
     static const std::vector<ArgSpec> kSpecs[] = {
-        {}, {{"x", true, true}}, {{"x", true, true}, {"y", true, true}}, {{"x", true, true}, {"y", true, true}, {"z", true, true}}};
+        {},
+        {{"x", true, true}},
+        {{"x", true, true}, {"y", true, true}},
+        {{"x", true, true}, {"y", true, true}, {"z", true, true}}};
     std::vector<const ast::Expr*> a;
     if (!bind_args(name, e.callee_range, e.args, kSpecs[info.arity], a)) {
         mark_used(e.args);
@@ -203,26 +226,32 @@ MaybeTyped Checker::check_intrinsic(const ast::Call& e, std::string_view name) {
     bool ok = true;
     for (const ast::Expr* x : a) {
         MaybeTyped t = check_expr(*x);
-        if (t) v.push_back(*t);
-        else ok = false;
+        if (t)
+            v.push_back(*t);
+        else
+            ok = false;
     }
     if (!ok) return std::nullopt;
 
     if (info.shape == Shape::MinMax || info.shape == Shape::Cdiv) {
         Typed l = v[0], r = v[1];
         Dtype da = l.dtype(), db = r.dtype();
-        bool bad = info.shape == Shape::Cdiv ? !is_int(da) || !is_int(db) : da == Dtype::Bool || db == Dtype::Bool;
+        bool bad = info.shape == Shape::Cdiv ? !is_int(da) || !is_int(db)
+                                             : da == Dtype::Bool || db == Dtype::Bool;
         if (bad) {
-            diags_.report(DiagKind::InvalidOperands, e.callee_range, name, dtype_name(da), dtype_name(db));
+            diags_.report(DiagKind::InvalidOperands, e.callee_range, name, dtype_name(da),
+                          dtype_name(db));
             return std::nullopt;
         }
         bool weak = false;
         std::string op(name);
-        if (!unify(l, r, op.c_str(), e.callee_range, a[0]->range, a[1]->range, weak)) return std::nullopt;
+        if (!unify(l, r, op.c_str(), e.callee_range, a[0]->range, a[1]->range, weak))
+            return std::nullopt;
         Dtype t = l.dtype();
         if (weak && dtype_bits(r.dtype()) > dtype_bits(t)) t = r.dtype();
         if (info.shape == Shape::MinMax)
-            return make_binary(name == "max" ? ir::BinaryOp::Max : ir::BinaryOp::Min, l, r, t, t, e.range);
+            return make_binary(name == "max" ? ir::BinaryOp::Max : ir::BinaryOp::Min, l, r, t, t,
+                               e.range);
         auto* x = l.expr->as<ir::IntImm>();
         auto* y = r.expr->as<ir::IntImm>();
         if (x && y) {
@@ -238,7 +267,9 @@ MaybeTyped Checker::check_intrinsic(const ast::Call& e, std::string_view name) {
             if (x->value % y->value != 0 && ((x->value < 0) == (y->value < 0))) ++q;
             return Typed{make_imm(weak ? weak_int_type(q) : t, q, e.range), weak};
         }
-        return Typed{std::make_shared<ir::Call>(ir::Intrinsic::Cdiv, std::vector<ir::ExprPtr>{l.expr, r.expr}, t, e.range), false};
+        return Typed{std::make_shared<ir::Call>(
+                         ir::Intrinsic::Cdiv, std::vector<ir::ExprPtr>{l.expr, r.expr}, t, e.range),
+                     false};
     }
 
     if (info.shape == Shape::Abs) {
@@ -254,13 +285,17 @@ MaybeTyped Checker::check_intrinsic(const ast::Call& e, std::string_view name) {
             }
             int64_t m = i->value < 0 ? -i->value : i->value;
             if (!x.weak && !int_fits(m, i->dtype)) {
-                diags_.report(DiagKind::ValueOutOfRange, e.range, std::to_string(m), dtype_name(i->dtype));
+                diags_.report(DiagKind::ValueOutOfRange, e.range, std::to_string(m),
+                              dtype_name(i->dtype));
                 return std::nullopt;
             }
             return Typed{make_imm(x.weak ? weak_int_type(m) : i->dtype, m, e.range), x.weak};
         }
-        if (auto* f = x.expr->as<ir::FloatImm>()) return Typed{make_fimm(f->dtype, std::fabs(f->value), e.range), x.weak};
-        return Typed{std::make_shared<ir::Call>(ir::Intrinsic::Abs, std::vector<ir::ExprPtr>{x.expr}, x.dtype(), e.range), false};
+        if (auto* f = x.expr->as<ir::FloatImm>())
+            return Typed{make_fimm(f->dtype, std::fabs(f->value), e.range), x.weak};
+        return Typed{std::make_shared<ir::Call>(
+                         ir::Intrinsic::Abs, std::vector<ir::ExprPtr>{x.expr}, x.dtype(), e.range),
+                     false};
     }
 
     // Float intrinsics: every argument is brought to one float dtype; weak integers become floats.
@@ -269,7 +304,9 @@ MaybeTyped Checker::check_intrinsic(const ast::Call& e, std::string_view name) {
     for (size_t i = 0; i < v.size(); ++i) {
         Dtype d = v[i].dtype();
         if (v[i].weak && is_int(d)) {
-            v[i].expr = make_fimm(Dtype::F32, static_cast<double>(v[i].expr->as<ir::IntImm>()->value), v[i].expr->range);
+            v[i].expr =
+                make_fimm(Dtype::F32, static_cast<double>(v[i].expr->as<ir::IntImm>()->value),
+                          v[i].expr->range);
             continue;
         }
         if (v[i].weak) continue;
@@ -278,9 +315,11 @@ MaybeTyped Checker::check_intrinsic(const ast::Call& e, std::string_view name) {
             diags_.report(DiagKind::FloatArgExpected, a[i]->range, name, dtype_name(d));
             return std::nullopt;
         }
-        if (!common || widens_to(*common, d)) common = d;
+        if (!common || widens_to(*common, d))
+            common = d;
         else if (!widens_to(d, *common)) {
-            diags_.report(DiagKind::InvalidOperands, e.callee_range, name, dtype_name(*common), dtype_name(d));
+            diags_.report(DiagKind::InvalidOperands, e.callee_range, name, dtype_name(*common),
+                          dtype_name(d));
             return std::nullopt;
         }
     }
@@ -288,17 +327,20 @@ MaybeTyped Checker::check_intrinsic(const ast::Call& e, std::string_view name) {
     std::vector<ir::ExprPtr> args;
     std::vector<double> values;
     for (size_t i = 0; i < v.size(); ++i) {
-        std::optional<ir::ExprPtr> c = all_weak ? std::optional<ir::ExprPtr>(v[i].expr) : convert(v[i], t, a[i]->range);
+        std::optional<ir::ExprPtr> c =
+            all_weak ? std::optional<ir::ExprPtr>(v[i].expr) : convert(v[i], t, a[i]->range);
         if (!c) return std::nullopt;
         args.push_back(*c);
         if (auto* f = (*c)->as<ir::FloatImm>()) values.push_back(f->value);
     }
     if (values.size() == args.size()) {
         std::optional<double> r = fold_math(info.fn, values);
-        if (r && std::isfinite(*r) && float_fits(*r, t)) return Typed{make_fimm(t, *r, e.range), all_weak};
+        if (r && std::isfinite(*r) && float_fits(*r, t))
+            return Typed{make_fimm(t, *r, e.range), all_weak};
     }
     if (all_weak) {
-        for (ir::ExprPtr& x : args) x = make_fimm(Dtype::F32, x->as<ir::FloatImm>()->value, x->range);
+        for (ir::ExprPtr& x : args)
+            x = make_fimm(Dtype::F32, x->as<ir::FloatImm>()->value, x->range);
     }
     return Typed{std::make_shared<ir::Call>(info.fn, std::move(args), t, e.range), false};
 }
@@ -317,9 +359,12 @@ MaybeTyped Checker::check_fn_call(const ast::Call& e, Symbol& sym) {
     bool ok = true;
     for (size_t i = 0; i < a.size(); ++i) {
         MaybeTyped t = check_expr(*a[i]);
-        std::optional<ir::ExprPtr> c = t ? convert(*t, f.param_types[i], a[i]->range) : std::nullopt;
-        if (c) args.push_back(*c);
-        else ok = false;
+        std::optional<ir::ExprPtr> c =
+            t ? convert(*t, f.param_types[i], a[i]->range) : std::nullopt;
+        if (c)
+            args.push_back(*c);
+        else
+            ok = false;
     }
     if (f.state == FnInfo::State::InProgress) {
         diags_.report(DiagKind::RecursiveFn, e.callee_range, e.callee);

@@ -1,8 +1,6 @@
 // Expression checking: names, builtins, element access, operators and casts, lowered to typed IR.
 #include "sema/checker.h"
 
-#include "syntax/ast_printer.h"
-
 #include <cmath>
 #include <limits>
 
@@ -12,8 +10,40 @@ namespace {
 const ast::Name* as_name(const ast::Expr& e) {
     return e.kind == ast::ExprKind::Name ? static_cast<const ast::Name*>(&e) : nullptr;
 }
-bool is_intrinsic_name(std::string_view n) { return is_reserved_name(n) && n != "inf" && n != "block" && n != "thread" && n != "grid"; }
+bool is_intrinsic_name(std::string_view n) {
+    return is_reserved_name(n) && n != "inf" && n != "block" && n != "thread" && n != "grid";
+}
 } // namespace
+
+std::string expr_text(const ast::Expr& e) {
+    switch (e.kind) {
+    case ast::ExprKind::IntLit: return std::to_string(static_cast<const ast::IntLit&>(e).value);
+    case ast::ExprKind::FloatLit: return static_cast<const ast::FloatLit&>(e).text;
+    case ast::ExprKind::BoolLit:
+        return static_cast<const ast::BoolLit&>(e).value ? "true" : "false";
+    case ast::ExprKind::Name: return static_cast<const ast::Name&>(e).name;
+    case ast::ExprKind::Call: return static_cast<const ast::Call&>(e).callee + "(...)";
+    case ast::ExprKind::Member: {
+        auto& m = static_cast<const ast::Member&>(e);
+        return (m.base->kind == ast::ExprKind::Name ? static_cast<const ast::Name&>(*m.base).name
+                                                    : std::string("(...)")) +
+               "." + m.member;
+    }
+    case ast::ExprKind::Index: {
+        auto& x = static_cast<const ast::Index&>(e);
+        return (x.base->kind == ast::ExprKind::Name ? static_cast<const ast::Name&>(*x.base).name
+                                                    : std::string("(...)")) +
+               "[...]";
+    }
+    case ast::ExprKind::Unary:
+        return std::string(ast::spelling(static_cast<const ast::Unary&>(e).op)) + "...";
+    case ast::ExprKind::Binary:
+        return std::string("... ") + ast::spelling(static_cast<const ast::Binary&>(e).op) + " ...";
+    case ast::ExprKind::Ternary: return "... ? ... : ...";
+    case ast::ExprKind::Cast: return "... as " + static_cast<const ast::Cast&>(e).target.name;
+    }
+    return "expression";
+}
 
 Symbol* Checker::lookup(std::string_view name, bool mark_used) {
     Symbol* s = st_.scopes.find(name);
@@ -47,9 +77,12 @@ MaybeTyped Checker::check_expr(const ast::Expr& e) {
         return Typed{make_imm(weak_int_type(x), x, e.range), true};
     }
     case ast::ExprKind::FloatLit:
-        return Typed{make_fimm(Dtype::F32, static_cast<const ast::FloatLit&>(e).value, e.range), true};
+        return Typed{make_fimm(Dtype::F32, static_cast<const ast::FloatLit&>(e).value, e.range),
+                     true};
     case ast::ExprKind::BoolLit:
-        return Typed{std::make_shared<ir::BoolImm>(static_cast<const ast::BoolLit&>(e).value, e.range), false};
+        return Typed{
+            std::make_shared<ir::BoolImm>(static_cast<const ast::BoolLit&>(e).value, e.range),
+            false};
     case ast::ExprKind::Name: return check_name(static_cast<const ast::Name&>(e));
     case ast::ExprKind::Member: return check_member(static_cast<const ast::Member&>(e));
     case ast::ExprKind::Index: return check_index(static_cast<const ast::Index&>(e));
@@ -66,11 +99,17 @@ MaybeTyped Checker::check_name(const ast::Name& e) {
     const std::string& n = e.name;
     Symbol* s = lookup(n);
     if (!s) {
-        if (n == "inf") return Typed{make_fimm(Dtype::F32, std::numeric_limits<double>::infinity(), e.range), true};
-        if (dtype_from_name(n)) diags_.report(DiagKind::NotAValue, e.range, n, "a dtype");
-        else if (n == "block" || n == "thread" || n == "grid") diags_.report(DiagKind::NotAValue, e.range, n, "a builtin");
-        else if (is_intrinsic_name(n)) diags_.report(DiagKind::NotAValue, e.range, n, "a function");
-        else report_undeclared(n, e.range);
+        if (n == "inf")
+            return Typed{make_fimm(Dtype::F32, std::numeric_limits<double>::infinity(), e.range),
+                         true};
+        if (dtype_from_name(n))
+            diags_.report(DiagKind::NotAValue, e.range, n, "a dtype");
+        else if (n == "block" || n == "thread" || n == "grid")
+            diags_.report(DiagKind::NotAValue, e.range, n, "a builtin");
+        else if (is_intrinsic_name(n))
+            diags_.report(DiagKind::NotAValue, e.range, n, "a function");
+        else
+            report_undeclared(n, e.range);
         return std::nullopt;
     }
     if (s->poisoned) return std::nullopt;
@@ -100,7 +139,9 @@ MaybeTyped Checker::check_name(const ast::Name& e) {
     case SymbolKind::FnParam: return Typed{std::make_shared<ir::VarRef>(s->var, e.range), false};
     case SymbolKind::Tensor:
     case SymbolKind::Alloc:
-        if (s->buffer->rank() == 0) return Typed{std::make_shared<ir::Load>(s->buffer, std::vector<ir::ExprPtr>{}, e.range), false};
+        if (s->buffer->rank() == 0)
+            return Typed{std::make_shared<ir::Load>(s->buffer, std::vector<ir::ExprPtr>{}, e.range),
+                         false};
         diags_.report(DiagKind::WholeTileInExpr, e.range, n);
         return std::nullopt;
     }
@@ -110,11 +151,12 @@ MaybeTyped Checker::check_name(const ast::Name& e) {
 MaybeTyped Checker::check_member(const ast::Member& e) {
     const ast::Name* base = as_name(*e.base);
     if (!base) {
-        diags_.report(DiagKind::UnknownMember, e.member_range, syntax::print_expr(*e.base), e.member);
+        diags_.report(DiagKind::UnknownMember, e.member_range, expr_text(*e.base), e.member);
         return std::nullopt;
     }
     if (Symbol* s = lookup(base->name)) {
-        if (!s->poisoned) diags_.report(DiagKind::UnknownMember, e.member_range, base->name, e.member);
+        if (!s->poisoned)
+            diags_.report(DiagKind::UnknownMember, e.member_range, base->name, e.member);
         return std::nullopt;
     }
     const std::string& b = base->name;
@@ -148,7 +190,7 @@ MaybeTyped Checker::check_member(const ast::Member& e) {
 MaybeTyped Checker::check_index(const ast::Index& e) {
     const ast::Name* base = as_name(*e.base);
     if (!base) {
-        diags_.report(DiagKind::NotATile, e.base->range, syntax::print_expr(*e.base));
+        diags_.report(DiagKind::NotATile, e.base->range, expr_text(*e.base));
         return std::nullopt;
     }
     Symbol* s = lookup(base->name);
@@ -187,8 +229,10 @@ MaybeTyped Checker::check_index(const ast::Index& e) {
         if (ok && i < buf->rank()) {
             std::optional<int64_t> c = ir::const_int(*idx), n = ir::const_int(buf->shape[i]);
             if (c && n && (*c < 0 || *c >= *n)) {
-                diags_.report(DiagKind::SliceOutOfBounds, e.slices[i].range,
-                              fmt::format("index {} is out of bounds for axis {} of `{}` with extent {}", *c, i, buf->name, *n));
+                diags_.report(
+                    DiagKind::SliceOutOfBounds, e.slices[i].range,
+                    fmt::format("index {} is out of bounds for axis {} of `{}` with extent {}", *c,
+                                i, buf->name, *n));
                 ok = false;
             }
         }
@@ -236,7 +280,8 @@ MaybeTyped Checker::check_ternary(const ast::Ternary& e) {
     }
     if (!c || !t || !f) return std::nullopt;
     bool weak = false;
-    if (!unify(*t, *f, "?:", e.range, e.then_value->range, e.else_value->range, weak)) return std::nullopt;
+    if (!unify(*t, *f, "?:", e.range, e.then_value->range, e.else_value->range, weak))
+        return std::nullopt;
     if (auto* b = c->expr->as<ir::BoolImm>()) return b->value ? *t : *f;
     return Typed{std::make_shared<ir::Select>(c->expr, t->expr, f->expr, e.range), false};
 }
@@ -260,7 +305,8 @@ MaybeTyped Checker::check_cast(const ast::Cast& e) {
 std::optional<Dtype> Checker::dtype_of_name(std::string_view name) {
     if (auto t = dtype_from_name(name)) return t;
     Symbol* s = lookup(name, false);
-    if (!s || (s->kind != SymbolKind::Const && s->kind != SymbolKind::CompileParam)) return std::nullopt;
+    if (!s || (s->kind != SymbolKind::Const && s->kind != SymbolKind::CompileParam))
+        return std::nullopt;
     if (s->eval == Symbol::Eval::Pending) eval_global_const(*s);
     if (s->eval != Symbol::Eval::Done || !s->value.is_dtype()) return std::nullopt;
     s->used = true;
@@ -271,8 +317,7 @@ std::optional<Dtype> Checker::resolve_dtype(const ast::TypeName& t) {
     if (auto d = dtype_of_name(t.name)) return d;
     Symbol* s = lookup(t.name);
     if (s && (s->poisoned || s->eval == Symbol::Eval::Failed)) return std::nullopt;
-    if (!s) report_undeclared(t.name, t.range);
-    else diags_.report(DiagKind::NotAType, t.range, t.name);
+    diags_.report(DiagKind::NotAType, t.range, t.name);
     return std::nullopt;
 }
 
@@ -292,7 +337,8 @@ std::optional<int64_t> Checker::eval_const_int(const ast::Expr& e, const std::st
     std::optional<ConstValue> v = eval_const(e, what);
     if (!v) return std::nullopt;
     if (v->is_dtype() || !v->imm->as<ir::IntImm>()) {
-        diags_.report(DiagKind::TypeMismatch, e.range, "i32", v->is_dtype() ? "dtype" : dtype_name(v->imm->dtype));
+        diags_.report(DiagKind::TypeMismatch, e.range, "i32",
+                      v->is_dtype() ? "dtype" : dtype_name(v->imm->dtype));
         return std::nullopt;
     }
     return v->imm->as<ir::IntImm>()->value;
@@ -302,7 +348,8 @@ std::optional<bool> Checker::eval_const_bool(const ast::Expr& e, const std::stri
     std::optional<ConstValue> v = eval_const(e, what);
     if (!v) return std::nullopt;
     if (v->is_dtype() || !v->imm->as<ir::BoolImm>()) {
-        diags_.report(DiagKind::TypeMismatch, e.range, "bool", v->is_dtype() ? "dtype" : dtype_name(v->imm->dtype));
+        diags_.report(DiagKind::TypeMismatch, e.range, "bool",
+                      v->is_dtype() ? "dtype" : dtype_name(v->imm->dtype));
         return std::nullopt;
     }
     return v->imm->as<ir::BoolImm>()->value;

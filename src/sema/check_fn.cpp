@@ -1,4 +1,5 @@
-// User functions: signatures, bodies of `let`/`if`/`return`, missing returns, recursion; lowered on demand.
+// User functions: signatures, bodies of `let`/`if`/`return`, missing returns, recursion; lowered on
+// demand.
 #include "sema/checker.h"
 
 namespace tlc::sema {
@@ -11,16 +12,18 @@ bool Checker::resolve_signature(FnInfo& f) {
     for (const ast::FnParam& p : f.decl->params) {
         std::optional<Dtype> dt = resolve_dtype(p.type.elem);
         if (!p.type.shape.empty()) {
-            diags_.report(DiagKind::ScalarTypeExpected, p.type.range, fmt::format("parameter `{}`", p.name), type_text(p.type));
+            diags_.report(DiagKind::ScalarTypeExpected, p.type.range,
+                          fmt::format("parameter `{}`", p.name), type_text(p.type));
             dt.reset();
         }
         if (!dt) ok = false;
         f.param_types.push_back(dt.value_or(Dtype::F32));
+        f.param_ok.push_back(dt.has_value());
     }
     std::optional<Dtype> rt = resolve_dtype(f.decl->result.elem);
     if (!f.decl->result.shape.empty()) {
-        diags_.report(DiagKind::ScalarTypeExpected, f.decl->result.range, fmt::format("the result of `{}`", f.decl->name),
-                      type_text(f.decl->result));
+        diags_.report(DiagKind::ScalarTypeExpected, f.decl->result.range,
+                      fmt::format("the result of `{}`", f.decl->name), type_text(f.decl->result));
         rt.reset();
     }
     if (!rt) ok = false;
@@ -44,12 +47,15 @@ void Checker::lower_fn(FnInfo& f) {
         for (size_t i = 0; i < decl.params.size(); ++i) {
             const ast::FnParam& p = decl.params[i];
             Symbol sym{SymbolKind::FnParam, p.name, p.name_range};
-            sym.var = std::make_shared<ir::Var>(ir::Var{p.name, f.param_types[i], ir::VarKind::FnParam, p.name_range});
+            sym.poisoned = !f.param_ok[i]; // its type was wrong: uses report nothing more
+            sym.var = std::make_shared<ir::Var>(
+                ir::Var{p.name, f.param_types[i], ir::VarKind::FnParam, p.name_range});
             params.push_back(sym.var);
             declare_local(std::move(sym));
         }
         if (decl.body) body = check_block(*decl.body);
-        if (!decl.body || !terminates(*decl.body)) diags_.report(DiagKind::MissingReturn, decl.name_range, decl.name);
+        if (!decl.body || !terminates(*decl.body))
+            diags_.report(DiagKind::MissingReturn, decl.name_range, decl.name);
         pop_scope();
     }
     if (signature && body && diags_.error_count() == errors_before) {

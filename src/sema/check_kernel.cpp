@@ -1,4 +1,5 @@
-// Kernels: compile-time parameters (with -D overrides), runtime parameters and dims, launch clauses, body.
+// Kernels: compile-time parameters (with -D overrides), runtime parameters and dims, launch
+// clauses, body.
 #include "sema/checker.h"
 
 namespace tlc::sema {
@@ -31,7 +32,8 @@ void Checker::check_compile_params(const ast::Kernel& k, ir::Kernel& out) {
     for (const ast::CompileParam& p : k.compile_params) {
         Symbol sym{SymbolKind::CompileParam, p.name, p.name_range};
         std::optional<ConstValue> v;
-        if (p.default_value) v = eval_const(*p.default_value, fmt::format("the default of `{}`", p.name));
+        if (p.default_value)
+            v = eval_const(*p.default_value, fmt::format("the default of `{}`", p.name));
         Define* d = find_define(p.name);
         bool from_define = d && d->value;
         if (from_define) v = d->value;
@@ -39,10 +41,12 @@ void Checker::check_compile_params(const ast::Kernel& k, ir::Kernel& out) {
         if (!p.default_value && !d) {
             diags_.report(DiagKind::MissingCompileValue, p.name_range, p.name, p.name);
         } else if (v && !kind_matches(p.kind, *v)) {
-            SourceRange at = from_define || !p.default_value ? p.name_range : p.default_value->range;
+            SourceRange at =
+                from_define || !p.default_value ? p.name_range : p.default_value->range;
             std::string found = describe_value_kind(*v);
             if (from_define) found += fmt::format(" (from `-D {}={}`)", d->name, d->text);
-            diags_.report(DiagKind::DtypeParamExpected, at, p.name, kind_expectation(p.kind), found);
+            diags_.report(DiagKind::DtypeParamExpected, at, p.name, kind_expectation(p.kind),
+                          found);
             ok = false;
         }
         if (ok) {
@@ -64,13 +68,16 @@ void Checker::check_runtime_params(const ast::Kernel& k, ir::Kernel& out) {
         if (!p.is_tensor) {
             Symbol sym{SymbolKind::ScalarParam, p.name, p.name_range};
             if (!p.type.shape.empty()) {
-                diags_.report(DiagKind::ScalarTypeExpected, p.type.range, fmt::format("parameter `{}`", p.name),
-                              type_text(p.type));
-                diags_.note(DiagKind::NoteHint, p.type.range, "declare a tensor as `" + p.name + ": global " + type_text(p.type) + "`");
+                diags_.report(DiagKind::ScalarTypeExpected, p.type.range,
+                              fmt::format("parameter `{}`", p.name), type_text(p.type));
+                diags_.note(DiagKind::NoteHint, p.type.range,
+                            "declare a tensor as `" + p.name + ": global " + type_text(p.type) +
+                                "`");
                 dt.reset();
             }
             if (dt) {
-                sym.var = std::make_shared<ir::Var>(ir::Var{p.name, *dt, ir::VarKind::ScalarParam, p.name_range});
+                sym.var = std::make_shared<ir::Var>(
+                    ir::Var{p.name, *dt, ir::VarKind::ScalarParam, p.name_range});
                 out.params.push_back(ir::Param{nullptr, sym.var});
             } else {
                 sym.poisoned = true;
@@ -93,7 +100,8 @@ void Checker::check_runtime_params(const ast::Kernel& k, ir::Kernel& out) {
                 Symbol* s = lookup(n, false);
                 if (!s && !dtype_from_name(n) && !is_reserved_name(n)) {
                     Symbol dim{SymbolKind::Dim, n, e->range};
-                    dim.var = std::make_shared<ir::Var>(ir::Var{n, Dtype::I32, ir::VarKind::Dim, e->range});
+                    dim.var = std::make_shared<ir::Var>(
+                        ir::Var{n, Dtype::I32, ir::VarKind::Dim, e->range});
                     dim.used = true;
                     ks.dims.push_back(dim.var);
                     shape.push_back(std::make_shared<ir::VarRef>(dim.var, e->range));
@@ -159,7 +167,8 @@ void Checker::check_launch(const ast::Kernel& k, ir::Kernel& out) {
     } else {
         for (const ast::ExprPtr& g : k.grid) {
             MaybeTyped t = check_expr(*g);
-            std::optional<ir::ExprPtr> e = t ? to_i32(*t, g->range, "a grid dimension") : std::nullopt;
+            std::optional<ir::ExprPtr> e =
+                t ? to_i32(*t, g->range, "a grid dimension") : std::nullopt;
             if (!e) continue;
             if (std::optional<int64_t> c = ir::const_int(*e); c && *c <= 0) {
                 diags_.report(DiagKind::LaunchNotPositive, g->range, "a grid dimension", *c);
@@ -171,14 +180,20 @@ void Checker::check_launch(const ast::Kernel& k, ir::Kernel& out) {
     if (!k.threads) {
         diags_.report(DiagKind::MissingLaunch, k.name_range, k.name, "threads");
     } else if (std::optional<int64_t> t = eval_const_int(*k.threads, "the number of threads")) {
-        if (*t <= 0) diags_.report(DiagKind::LaunchNotPositive, k.threads->range, "the number of threads", *t);
-        else if (*t % 32 != 0) diags_.report(DiagKind::ThreadsNotMultipleOf32, k.threads->range, *t);
-        else if (*t > 1024) diags_.report(DiagKind::ThreadsTooMany, k.threads->range, *t);
-        else out.threads = static_cast<int>(*t);
+        if (*t <= 0)
+            diags_.report(DiagKind::LaunchNotPositive, k.threads->range, "the number of threads",
+                          *t);
+        else if (*t % 32 != 0)
+            diags_.report(DiagKind::ThreadsNotMultipleOf32, k.threads->range, *t);
+        else if (*t > 1024)
+            diags_.report(DiagKind::ThreadsTooMany, k.threads->range, *t);
+        else
+            out.threads = static_cast<int>(*t);
     }
     if (k.cluster.empty()) return;
     if (k.cluster.size() > 3) {
-        diags_.report(DiagKind::ClusterShape, k.cluster_range, fmt::format("expected 1 to 3 dimensions, found {}", k.cluster.size()));
+        diags_.report(DiagKind::ClusterShape, k.cluster_range,
+                      fmt::format("expected 1 to 3 dimensions, found {}", k.cluster.size()));
         return;
     }
     int64_t blocks = 1;
@@ -202,7 +217,8 @@ void Checker::check_launch(const ast::Kernel& k, ir::Kernel& out) {
                       fmt::format("{} blocks per cluster is over the portable limit of 8", blocks));
     else if (options_.arch != Arch::Sm90a)
         diags_.report(DiagKind::ClusterShape, k.cluster_range,
-                      fmt::format("thread block clusters need sm_90a, but the target is {}", arch_name(options_.arch)));
+                      fmt::format("thread block clusters need sm_90a, but the target is {}",
+                                  arch_name(options_.arch)));
 }
 
 std::optional<ir::Kernel> Checker::check_kernel(const ast::Kernel& k) {

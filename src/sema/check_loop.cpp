@@ -5,7 +5,8 @@ namespace tlc::sema {
 
 namespace {
 bool is_kernel_attr(std::string_view n) {
-    return n == "no_async_copy" || n == "no_tma" || n == "no_warp_specialize" || n == "no_pipeline" || n == "no_persistent";
+    return n == "no_async_copy" || n == "no_tma" || n == "no_warp_specialize" ||
+           n == "no_pipeline" || n == "no_persistent";
 }
 bool is_loop_attr(std::string_view n) { return n == "no_async_copy" || n == "no_pipeline"; }
 
@@ -22,7 +23,8 @@ ir::KernelOptions Checker::check_kernel_attrs(const std::vector<ast::Attribute>&
             diags_.report(DiagKind::UnknownAttribute, a.range, a.name);
             continue;
         }
-        if (!a.args.empty()) diags_.report(DiagKind::WrongArgCount, a.range, "@" + a.name, 0, a.args.size());
+        if (!a.args.empty())
+            diags_.report(DiagKind::WrongArgCount, a.range, "@" + a.name, 0, a.args.size());
         if (a.name == "no_async_copy") o.async_copy = false;
         if (a.name == "no_tma") o.tma = false;
         if (a.name == "no_warp_specialize") o.warp_specialize = false;
@@ -48,12 +50,15 @@ ir::StmtPtr Checker::check_for(const ast::For& s) {
     ir::LoopOptions opts;
     for (const ast::Attribute& a : s.attrs) {
         if (!is_loop_attr(a.name)) {
-            if (is_kernel_attr(a.name)) diags_.report(DiagKind::MisplacedAttribute, a.range, a.name, "a loop");
-            else diags_.report(DiagKind::UnknownAttribute, a.range, a.name);
+            if (is_kernel_attr(a.name))
+                diags_.report(DiagKind::MisplacedAttribute, a.range, a.name, "a loop");
+            else
+                diags_.report(DiagKind::UnknownAttribute, a.range, a.name);
             ok = false;
             continue;
         }
-        if (!a.args.empty()) diags_.report(DiagKind::WrongArgCount, a.range, "@" + a.name, 0, a.args.size());
+        if (!a.args.empty())
+            diags_.report(DiagKind::WrongArgCount, a.range, "@" + a.name, 0, a.args.size());
         if (a.name == "no_async_copy") opts.async_copy = false;
         if (a.name == "no_pipeline") opts.pipeline = false;
     }
@@ -71,18 +76,22 @@ ir::StmtPtr Checker::check_for(const ast::For& s) {
                 diags_.report(DiagKind::NonPositiveExtent, a.value->range, *n);
                 n.reset();
             }
-            if (n) extents.push_back(make_imm(Dtype::I32, *n, a.value->range));
-            else ok = false;
+            if (n)
+                extents.push_back(make_imm(Dtype::I32, *n, a.value->range));
+            else
+                ok = false;
         }
         size_t given = 0;
         for (const ast::Arg& a : s.args) given += a.name.empty() ? 1 : 0;
         if (s.vars.size() != given) {
-            diags_.report(DiagKind::ParallelLoopArity, span(s.var_ranges, head), s.vars.size(), given);
+            diags_.report(DiagKind::ParallelLoopArity, span(s.var_ranges, head), s.vars.size(),
+                          given);
             ok = false;
         }
     } else {
         if (s.vars.size() != 1) {
-            diags_.report(DiagKind::LoopVarCount, span(s.var_ranges, head), kind_name, s.vars.size());
+            diags_.report(DiagKind::LoopVarCount, span(s.var_ranges, head), kind_name,
+                          s.vars.size());
             ok = false;
         }
         std::vector<ArgSpec> specs{{"n", true, true}};
@@ -96,33 +105,44 @@ ir::StmtPtr Checker::check_for(const ast::For& s) {
                     diags_.report(DiagKind::LaunchNotPositive, a[0]->range, "an unroll count", *n);
                     n.reset();
                 }
-                if (n) extents.push_back(make_imm(Dtype::I32, *n, a[0]->range));
-                else ok = false;
+                if (n)
+                    extents.push_back(make_imm(Dtype::I32, *n, a[0]->range));
+                else
+                    ok = false;
                 if (a[1]) {
                     std::optional<int64_t> f = eval_const_int(*a[1], "an unroll factor");
                     if (f && *f <= 0) {
-                        diags_.report(DiagKind::LaunchNotPositive, a[1]->range, "an unroll factor", *f);
+                        diags_.report(DiagKind::LaunchNotPositive, a[1]->range, "an unroll factor",
+                                      *f);
                         f.reset();
                     }
-                    if (f) opts.unroll_factor = static_cast<int>(*f);
-                    else ok = false;
+                    if (f)
+                        opts.unroll_factor = static_cast<int>(*f);
+                    else
+                        ok = false;
                 }
             } else {
                 MaybeTyped n = check_expr(*a[0]);
-                std::optional<ir::ExprPtr> e = n ? to_i32(*n, a[0]->range, "a loop extent") : std::nullopt;
-                if (e) extents.push_back(*e);
-                else ok = false;
+                std::optional<ir::ExprPtr> e =
+                    n ? to_i32(*n, a[0]->range, "a loop extent") : std::nullopt;
+                if (e)
+                    extents.push_back(*e);
+                else
+                    ok = false;
             }
             if (s.loop_kind == ast::LoopKind::Pipelined) {
                 opts.stages = 2;
                 if (a[1]) {
-                    std::optional<int64_t> st = eval_const_int(*a[1], "the number of pipeline stages");
+                    std::optional<int64_t> st =
+                        eval_const_int(*a[1], "the number of pipeline stages");
                     if (st && (*st < 1 || *st > 8)) {
                         diags_.report(DiagKind::TooManyStages, a[1]->range, *st);
                         st.reset();
                     }
-                    if (st) opts.stages = static_cast<int>(*st);
-                    else ok = false;
+                    if (st)
+                        opts.stages = static_cast<int>(*st);
+                    else
+                        ok = false;
                 }
             }
         } else {
@@ -134,7 +154,8 @@ ir::StmtPtr Checker::check_for(const ast::For& s) {
     st_.scopes.push();
     std::vector<ir::VarPtr> vars;
     for (size_t i = 0; i < s.vars.size(); ++i) {
-        auto var = std::make_shared<ir::Var>(ir::Var{s.vars[i], Dtype::I32, ir::VarKind::LoopVar, s.var_ranges[i]});
+        auto var = std::make_shared<ir::Var>(
+            ir::Var{s.vars[i], Dtype::I32, ir::VarKind::LoopVar, s.var_ranges[i]});
         vars.push_back(var);
         Symbol sym{SymbolKind::LoopVar, s.vars[i], s.var_ranges[i]};
         sym.var = var;
@@ -154,7 +175,8 @@ ir::StmtPtr Checker::check_for(const ast::For& s) {
     case ast::LoopKind::Unroll: kind = ir::LoopKind::Unroll; break;
     case ast::LoopKind::Pipelined: kind = ir::LoopKind::Pipelined; break;
     }
-    return std::make_shared<ir::For>(kind, std::move(vars), std::move(extents), opts, body, s.range);
+    return std::make_shared<ir::For>(kind, std::move(vars), std::move(extents), opts, body,
+                                     s.range);
 }
 
 } // namespace tlc::sema

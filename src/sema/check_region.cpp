@@ -1,8 +1,6 @@
 // Tile regions of tile operations: a buffer, or `X[start +: extent, i]` with constant extents.
 #include "sema/checker.h"
 
-#include "syntax/ast_printer.h"
-
 namespace tlc::sema {
 
 std::string shape_text(const std::vector<int64_t>& shape) {
@@ -11,7 +9,8 @@ std::string shape_text(const std::vector<int64_t>& shape) {
     return s + "]";
 }
 
-std::optional<ir::Region> Checker::check_region(const ast::Expr& e, bool write, std::string_view op) {
+std::optional<ir::Region> Checker::check_region(const ast::Expr& e, bool write,
+                                                std::string_view op) {
     (void)op;
     const ast::Index* index = nullptr;
     const ast::Expr* base = &e;
@@ -20,7 +19,7 @@ std::optional<ir::Region> Checker::check_region(const ast::Expr& e, bool write, 
         base = index->base.get();
     }
     if (base->kind != ast::ExprKind::Name) {
-        diags_.report(DiagKind::NotATile, base->range, syntax::print_expr(*base));
+        diags_.report(DiagKind::NotATile, base->range, expr_text(*base));
         return std::nullopt;
     }
     const std::string& name = static_cast<const ast::Name&>(*base).name;
@@ -28,7 +27,7 @@ std::optional<ir::Region> Checker::check_region(const ast::Expr& e, bool write, 
     if (!s) {
         if (!index) {
             MaybeTyped ignored = check_expr(e); // reports the undeclared name or `inf`/dtype misuse
-            if (ignored) diags_.report(DiagKind::NotATile, e.range, syntax::print_expr(e));
+            if (ignored) diags_.report(DiagKind::NotATile, e.range, expr_text(e));
         } else {
             report_undeclared(name, base->range);
         }
@@ -53,7 +52,8 @@ std::optional<ir::Region> Checker::check_region(const ast::Expr& e, bool write, 
             std::optional<int64_t> n = ir::const_int(buf->shape[i]);
             if (!n) {
                 diags_.report(DiagKind::TileOpArg, e.range,
-                              fmt::format("tensor `{}` has a dynamic shape; use a slice with constant extents, such as `{}[i +: 64, ...]`",
+                              fmt::format("tensor `{}` has a dynamic shape; use a slice with "
+                                          "constant extents, such as `{}[i +: 64, ...]`",
                                           name, name));
                 return std::nullopt;
             }
@@ -85,14 +85,18 @@ std::optional<ir::Region> Checker::check_region(const ast::Expr& e, bool write, 
         if (ok && i < buf->rank() && buf->scope != ir::Scope::Global) {
             std::optional<int64_t> c = ir::const_int(*start), n = ir::const_int(buf->shape[i]);
             if (c && n && (*c < 0 || *c + *extent > *n)) {
-                std::string what = sl.extent ? fmt::format("slice {} +: {}", *c, *extent) : fmt::format("index {}", *c);
+                std::string what = sl.extent ? fmt::format("slice {} +: {}", *c, *extent)
+                                             : fmt::format("index {}", *c);
                 diags_.report(DiagKind::SliceOutOfBounds, sl.range,
-                              fmt::format("{} is out of bounds for axis {} of `{}` with extent {}", what, i, name, *n));
+                              fmt::format("{} is out of bounds for axis {} of `{}` with extent {}",
+                                          what, i, name, *n));
                 ok = false;
             }
             if (!c && n && *extent > *n) {
-                diags_.report(DiagKind::SliceOutOfBounds, sl.range,
-                              fmt::format("slice extent {} is larger than axis {} of `{}` with extent {}", *extent, i, name, *n));
+                diags_.report(
+                    DiagKind::SliceOutOfBounds, sl.range,
+                    fmt::format("slice extent {} is larger than axis {} of `{}` with extent {}",
+                                *extent, i, name, *n));
                 ok = false;
             }
         }

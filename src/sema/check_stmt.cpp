@@ -1,7 +1,6 @@
-// Statements: blocks and scoping, allocations, `let`, assignments, `if`, `return`, unused-name warnings.
+// Statements: blocks and scoping, allocations, `let`, assignments, `if`, `return`, unused-name
+// warnings.
 #include "sema/checker.h"
-
-#include "syntax/ast_printer.h"
 
 namespace tlc::sema {
 
@@ -40,7 +39,7 @@ std::string type_text(const ast::TypeRef& t) {
     std::string s = t.elem.name;
     if (t.shape.empty()) return s;
     s += "[";
-    for (size_t i = 0; i < t.shape.size(); ++i) s += (i ? ", " : "") + syntax::print_expr(*t.shape[i]);
+    for (size_t i = 0; i < t.shape.size(); ++i) s += (i ? ", " : "") + expr_text(*t.shape[i]);
     return s + "]";
 }
 
@@ -68,8 +67,9 @@ Symbol* Checker::declare_local(Symbol s) {
         diags_.report(DiagKind::Redefinition, s.range, s.name);
         if (prev->range.valid()) diags_.note(DiagKind::NotePreviousDefinition, prev->range);
         return nullptr;
-    } else if (Symbol* outer = lookup(s.name, false); outer && outer->kind != SymbolKind::Kernel &&
-                                                       outer->range.begin.file == s.range.begin.file) {
+    } else if (Symbol* outer = lookup(s.name, false);
+               outer && outer->kind != SymbolKind::Kernel &&
+               outer->range.begin.file == s.range.begin.file) {
         // Kernel names are never values, so reusing one is harmless; names of another module
         // (the stdlib) may be reused too, since their authors cannot know each other's locals.
         diags_.report(DiagKind::ShadowedName, s.range, s.name);
@@ -82,9 +82,15 @@ void Checker::pop_scope() {
     for (const std::unique_ptr<Symbol>& s : st_.scopes.pop()) {
         if (s->used || s->poisoned || s->name.empty() || s->name[0] == '_') continue;
         switch (s->kind) {
-        case SymbolKind::Let: diags_.report(DiagKind::UnusedName, s->range, "variable", s->name); break;
-        case SymbolKind::Alloc: diags_.report(DiagKind::UnusedName, s->range, "allocation", s->name); break;
-        case SymbolKind::LoopVar: diags_.report(DiagKind::UnusedName, s->range, "loop variable", s->name); break;
+        case SymbolKind::Let:
+            diags_.report(DiagKind::UnusedName, s->range, "variable", s->name);
+            break;
+        case SymbolKind::Alloc:
+            diags_.report(DiagKind::UnusedName, s->range, "allocation", s->name);
+            break;
+        case SymbolKind::LoopVar:
+            diags_.report(DiagKind::UnusedName, s->range, "loop variable", s->name);
+            break;
         case SymbolKind::Tensor:
         case SymbolKind::ScalarParam:
         case SymbolKind::FnParam: diags_.report(DiagKind::UnusedParam, s->range, s->name); break;
@@ -119,7 +125,8 @@ ir::StmtPtr Checker::check_block(const ast::Block& b, bool new_scope) {
 
 ir::StmtPtr Checker::check_stmt(const ast::Stmt& s) {
     if (st_.place == Place::FnBody && s.kind != ast::StmtKind::Let && s.kind != ast::StmtKind::If &&
-        s.kind != ast::StmtKind::Return && s.kind != ast::StmtKind::Block && s.kind != ast::StmtKind::ExprStmt) {
+        s.kind != ast::StmtKind::Return && s.kind != ast::StmtKind::Block &&
+        s.kind != ast::StmtKind::ExprStmt) {
         diags_.report(DiagKind::NotAllowedInFn, s.range, stmt_description(s));
         mark_used(s);
         return nullptr;
@@ -143,7 +150,8 @@ ir::StmtPtr Checker::check_stmt(const ast::Stmt& s) {
 }
 
 std::optional<std::vector<ir::ExprPtr>> Checker::check_shape(const std::vector<ast::ExprPtr>& shape,
-                                                            const std::string& what, std::vector<int64_t>& const_shape) {
+                                                             const std::string& what,
+                                                             std::vector<int64_t>& const_shape) {
     std::vector<ir::ExprPtr> out;
     bool ok = true;
     for (const ast::ExprPtr& e : shape) {
@@ -170,22 +178,28 @@ ir::StmtPtr Checker::check_alloc(const ast::Alloc& s) {
     Symbol sym{SymbolKind::Alloc, s.name, s.name_range};
     bool ok = true;
     if (scope != ir::Scope::Local && (st_.block_depth != 1 || st_.place != Place::KernelBody)) {
-        diags_.report(DiagKind::AllocInLoop, SourceRange{s.range.begin, s.name_range.end}, scope_name, s.name);
+        diags_.report(DiagKind::AllocInLoop, SourceRange{s.range.begin, s.name_range.end},
+                      scope_name, s.name);
         ok = false;
     }
     std::optional<Dtype> dt = resolve_dtype(s.type.elem);
     std::vector<int64_t> const_shape;
-    std::optional<std::vector<ir::ExprPtr>> shape = check_shape(s.type.shape, "a tile extent", const_shape);
+    std::optional<std::vector<ir::ExprPtr>> shape =
+        check_shape(s.type.shape, "a tile extent", const_shape);
     if (shape && shape->empty() && scope != ir::Scope::Local) {
-        diags_.report(DiagKind::TileNeedsShape, s.name_range, std::string(scope_name) + " allocation", s.name);
+        diags_.report(DiagKind::TileNeedsShape, s.name_range,
+                      std::string(scope_name) + " allocation", s.name);
         ok = false;
     }
     if (shape && dt) {
         __int128 n = 1;
         for (int64_t e : const_shape) n = std::min<__int128>(n * e, __int128(1) << 62);
-        int64_t limit = scope == ir::Scope::Local ? kMaxLocalElements : scope == ir::Scope::Fragment ? kMaxFragmentElements : kMaxSharedElements;
+        int64_t limit = scope == ir::Scope::Local      ? kMaxLocalElements
+                        : scope == ir::Scope::Fragment ? kMaxFragmentElements
+                                                       : kMaxSharedElements;
         if (n > limit) {
-            diags_.report(DiagKind::TileTooLarge, s.type.range, s.name, static_cast<int64_t>(n), limit);
+            diags_.report(DiagKind::TileTooLarge, s.type.range, s.name, static_cast<int64_t>(n),
+                          limit);
             ok = false;
         }
     }
@@ -197,8 +211,10 @@ ir::StmtPtr Checker::check_alloc(const ast::Alloc& s) {
             ok = false;
         } else if (v && dt) {
             std::optional<ir::ExprPtr> c = convert(*v, *dt, s.init->range);
-            if (c) init = *c;
-            else ok = false;
+            if (c)
+                init = *c;
+            else
+                ok = false;
         }
     }
     if (!dt || !shape) {
@@ -226,7 +242,8 @@ ir::StmtPtr Checker::check_let(const ast::Let& s) {
     bool ok = v.has_value();
     if (s.type) {
         if (!s.type->shape.empty()) {
-            diags_.report(DiagKind::ScalarTypeExpected, s.type->range, "`" + s.name + "`", type_text(*s.type));
+            diags_.report(DiagKind::ScalarTypeExpected, s.type->range, "`" + s.name + "`",
+                          type_text(*s.type));
             ok = false;
         }
         dt = resolve_dtype(s.type->elem);
@@ -280,7 +297,8 @@ ir::StmtPtr Checker::check_assign(const ast::Assign& s) {
         ok = false;
     }
     if (s.indices.size() != buf->rank()) {
-        diags_.report(DiagKind::RankMismatch, s.target_range, buf->name, buf->rank(), s.indices.size());
+        diags_.report(DiagKind::RankMismatch, s.target_range, buf->name, buf->rank(),
+                      s.indices.size());
         ok = false;
     }
     std::vector<ir::ExprPtr> idx;
@@ -294,8 +312,10 @@ ir::StmtPtr Checker::check_assign(const ast::Assign& s) {
         if (ok && i < buf->rank()) {
             std::optional<int64_t> c = ir::const_int(*x), n = ir::const_int(buf->shape[i]);
             if (c && n && (*c < 0 || *c >= *n)) {
-                diags_.report(DiagKind::SliceOutOfBounds, s.indices[i]->range,
-                              fmt::format("index {} is out of bounds for axis {} of `{}` with extent {}", *c, i, buf->name, *n));
+                diags_.report(
+                    DiagKind::SliceOutOfBounds, s.indices[i]->range,
+                    fmt::format("index {} is out of bounds for axis {} of `{}` with extent {}", *c,
+                                i, buf->name, *n));
                 ok = false;
             }
         }
@@ -303,7 +323,8 @@ ir::StmtPtr Checker::check_assign(const ast::Assign& s) {
     }
     if (!v) return nullptr;
     if (s.op != ast::AssignOp::Set && buf->dtype == Dtype::Bool) {
-        diags_.report(DiagKind::InvalidOperands, s.range, ast::spelling(s.op), "bool", dtype_name(v->dtype()));
+        diags_.report(DiagKind::InvalidOperands, s.range, ast::spelling(s.op), "bool",
+                      dtype_name(v->dtype()));
         return nullptr;
     }
     std::optional<ir::ExprPtr> value = convert(*v, buf->dtype, s.value->range);
@@ -327,12 +348,15 @@ ir::StmtPtr Checker::check_if(const ast::If& s) {
         c.reset();
     }
     if (c && s.cond->kind == ast::ExprKind::BoolLit)
-        diags_.report(DiagKind::DeadBranch, s.cond->range, static_cast<const ast::BoolLit&>(*s.cond).value ? "true" : "false");
+        diags_.report(DiagKind::DeadBranch, s.cond->range,
+                      static_cast<const ast::BoolLit&>(*s.cond).value ? "true" : "false");
     ir::StmtPtr then_body = s.then_body ? check_block(*s.then_body) : nullptr;
     ir::StmtPtr else_body;
     if (s.else_body) {
-        if (s.else_body->kind == ast::StmtKind::If) else_body = check_if(static_cast<const ast::If&>(*s.else_body));
-        else else_body = check_stmt(*s.else_body);
+        if (s.else_body->kind == ast::StmtKind::If)
+            else_body = check_if(static_cast<const ast::If&>(*s.else_body));
+        else
+            else_body = check_stmt(*s.else_body);
     }
     if (!c || !then_body) return nullptr;
     return std::make_shared<ir::If>(c->expr, then_body, else_body, s.range);

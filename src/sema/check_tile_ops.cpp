@@ -1,7 +1,6 @@
-// Tile operations: copy, gemm, fill/clear, reduce, cumsum and atomic_add, with shape, scope and dtype rules.
+// Tile operations: copy, gemm, fill/clear, reduce, cumsum and atomic_add, with shape, scope and
+// dtype rules.
 #include "sema/checker.h"
-
-#include "syntax/ast_printer.h"
 
 namespace tlc::sema {
 
@@ -29,8 +28,8 @@ bool gemm_dtypes_ok(Dtype a, Dtype b, Dtype c) {
 }
 
 bool atomic_dtype_ok(Dtype t) {
-    return t == Dtype::F16 || t == Dtype::BF16 || t == Dtype::F32 || t == Dtype::F64 || t == Dtype::I32 ||
-           t == Dtype::U32 || t == Dtype::I64;
+    return t == Dtype::F16 || t == Dtype::BF16 || t == Dtype::F32 || t == Dtype::F64 ||
+           t == Dtype::I32 || t == Dtype::U32 || t == Dtype::I64;
 }
 } // namespace
 
@@ -38,18 +37,31 @@ ir::StmtPtr Checker::check_tile_op(const ast::TileOp& s) {
     const char* name = ast::spelling(s.op);
     std::vector<ArgSpec> specs;
     switch (s.op) {
-    case ast::TileOpKind::Copy: specs = {{"src", true, true}, {"dst", true, true}, {"pad", false, false}}; break;
+    case ast::TileOpKind::Copy:
+        specs = {{"src", true, true}, {"dst", true, true}, {"pad", false, false}};
+        break;
     case ast::TileOpKind::Gemm:
-        specs = {{"a", true, true}, {"b", true, true}, {"c", true, true},
-                 {"transpose_a", false, false}, {"transpose_b", false, false}, {"clear", false, false}};
+        specs = {{"a", true, true},
+                 {"b", true, true},
+                 {"c", true, true},
+                 {"transpose_a", false, false},
+                 {"transpose_b", false, false},
+                 {"clear", false, false}};
         break;
     case ast::TileOpKind::Fill: specs = {{"dst", true, true}, {"value", true, true}}; break;
     case ast::TileOpKind::Clear: specs = {{"dst", true, true}}; break;
     case ast::TileOpKind::Reduce:
-        specs = {{"op", true, true}, {"src", true, true}, {"dst", true, true}, {"axis", false, false}, {"clear", false, false}};
+        specs = {{"op", true, true},
+                 {"src", true, true},
+                 {"dst", true, true},
+                 {"axis", false, false},
+                 {"clear", false, false}};
         break;
     case ast::TileOpKind::Cumsum:
-        specs = {{"src", true, true}, {"dst", true, true}, {"axis", false, false}, {"reverse", false, false}};
+        specs = {{"src", true, true},
+                 {"dst", true, true},
+                 {"axis", false, false},
+                 {"reverse", false, false}};
         break;
     case ast::TileOpKind::AtomicAdd: specs = {{"dst", true, true}, {"src", true, true}}; break;
     }
@@ -87,19 +99,23 @@ ir::StmtPtr Checker::check_copy(const ast::TileOp& s, const std::vector<const as
         ok = false;
     }
     if (src->tile_shape() != dst->tile_shape()) {
-        diags_.report(DiagKind::CopyExtent, a[1]->range, shape_text(src->tile_shape()), shape_text(dst->tile_shape()));
+        diags_.report(DiagKind::CopyExtent, a[1]->range, shape_text(src->tile_shape()),
+                      shape_text(dst->tile_shape()));
         ok = false;
     }
     ir::ExprPtr pad;
     if (a[2]) {
         MaybeTyped v = check_expr(*a[2]);
         if (on_chip(*src)) {
-            diags_.report(DiagKind::TileOpArg, a[2]->range, "`pad` only applies to a copy from a global tensor");
+            diags_.report(DiagKind::TileOpArg, a[2]->range,
+                          "`pad` only applies to a copy from a global tensor");
             ok = false;
         } else if (v) {
             std::optional<ir::ExprPtr> c = convert(*v, dst->buffer->dtype, a[2]->range);
-            if (c) pad = *c;
-            else ok = false;
+            if (c)
+                pad = *c;
+            else
+                ok = false;
         }
     }
     if (!ok) return nullptr;
@@ -119,12 +135,14 @@ ir::StmtPtr Checker::check_gemm(const ast::TileOp& s, const std::vector<const as
     for (int i = 0; i < 2; ++i) {
         const ir::Region& r = i == 0 ? *ra : *rb;
         if (r.buffer->scope != ir::Scope::Shared && r.buffer->scope != ir::Scope::Fragment) {
-            diags_.report(DiagKind::GemmOperandScope, a[i]->range, r.buffer->name, ir::scope_name(r.buffer->scope));
+            diags_.report(DiagKind::GemmOperandScope, a[i]->range, r.buffer->name,
+                          ir::scope_name(r.buffer->scope));
             ok = false;
         }
     }
     if (rc->buffer->scope != ir::Scope::Fragment) {
-        diags_.report(DiagKind::AccumulatorScope, a[2]->range, rc->buffer->name, ir::scope_name(rc->buffer->scope));
+        diags_.report(DiagKind::AccumulatorScope, a[2]->range, rc->buffer->name,
+                      ir::scope_name(rc->buffer->scope));
         ok = false;
     }
     std::vector<int64_t> sa = ra->tile_shape(), sb = rb->tile_shape(), sc = rc->tile_shape();
@@ -134,7 +152,8 @@ ir::StmtPtr Checker::check_gemm(const ast::TileOp& s, const std::vector<const as
     for (int i = 0; i < 3; ++i)
         if (shapes[i]->size() != 2) {
             diags_.report(DiagKind::GemmShape, a[i]->range,
-                          fmt::format("`{}` must be a 2-D tile, found {}", regions[i]->buffer->name, shape_text(*shapes[i])));
+                          fmt::format("`{}` must be a 2-D tile, found {}", regions[i]->buffer->name,
+                                      shape_text(*shapes[i])));
             ok = two_d = false;
         }
     if (two_d) {
@@ -142,13 +161,13 @@ ir::StmtPtr Checker::check_gemm(const ast::TileOp& s, const std::vector<const as
         int64_t kb = *tb ? sb[1] : sb[0], n = *tb ? sb[0] : sb[1];
         if (ka != kb) {
             diags_.report(DiagKind::GemmShape, s.range,
-                          fmt::format("`{}` {} has K = {} but `{}` {} has K = {}", ra->buffer->name, shape_text(sa), ka,
-                                      rb->buffer->name, shape_text(sb), kb));
+                          fmt::format("`{}` {} has K = {} but `{}` {} has K = {}", ra->buffer->name,
+                                      shape_text(sa), ka, rb->buffer->name, shape_text(sb), kb));
             ok = false;
         } else if (sc[0] != m || sc[1] != n) {
             diags_.report(DiagKind::GemmShape, a[2]->range,
-                          fmt::format("the product is {} but the accumulator `{}` is {}", shape_text({m, n}),
-                                      rc->buffer->name, shape_text(sc)));
+                          fmt::format("the product is {} but the accumulator `{}` is {}",
+                                      shape_text({m, n}), rc->buffer->name, shape_text(sc)));
             ok = false;
         }
     }
@@ -172,8 +191,9 @@ ir::StmtPtr Checker::check_fill(const ast::TileOp& s, const std::vector<const as
     MaybeTyped v = check_expr(*a[1]);
     if (!dst || !v) return nullptr;
     Dtype to = dst->buffer->dtype, from = v->dtype();
-    bool convertible = from == to || (from != Dtype::Bool && to != Dtype::Bool &&
-                                      (v->weak ? !(is_float(from) && is_int(to)) : widens_to(from, to)));
+    bool convertible =
+        from == to || (from != Dtype::Bool && to != Dtype::Bool &&
+                       (v->weak ? !(is_float(from) && is_int(to)) : widens_to(from, to)));
     if (!convertible) {
         diags_.report(DiagKind::FillValue, a[1]->range, dtype_name(from), dtype_name(to));
         return nullptr;
@@ -185,7 +205,9 @@ ir::StmtPtr Checker::check_fill(const ast::TileOp& s, const std::vector<const as
 
 ir::StmtPtr Checker::check_reduce(const ast::TileOp& s, const std::vector<const ast::Expr*>& a) {
     std::optional<ir::ReduceOp> op;
-    std::string op_text = a[0]->kind == ast::ExprKind::Name ? static_cast<const ast::Name&>(*a[0]).name : syntax::print_expr(*a[0]);
+    std::string op_text = a[0]->kind == ast::ExprKind::Name
+                              ? static_cast<const ast::Name&>(*a[0]).name
+                              : expr_text(*a[0]);
     if (op_text == "sum") op = ir::ReduceOp::Sum;
     if (op_text == "max") op = ir::ReduceOp::Max;
     if (op_text == "min") op = ir::ReduceOp::Min;
@@ -220,15 +242,16 @@ ir::StmtPtr Checker::check_reduce(const ast::TileOp& s, const std::vector<const 
     expected.erase(expected.begin() + *axis);
     if (ds != expected) {
         diags_.report(DiagKind::ShapeMismatch, a[2]->range,
-                      fmt::format("reducing {} along axis {} gives {}, but `{}` is {}", shape_text(ss), *axis,
-                                  shape_text(expected), dst->buffer->name, shape_text(ds)));
+                      fmt::format("reducing {} along axis {} gives {}, but `{}` is {}",
+                                  shape_text(ss), *axis, shape_text(expected), dst->buffer->name,
+                                  shape_text(ds)));
         ok = false;
     }
     Dtype sd = src->buffer->dtype, dd = dst->buffer->dtype;
     if (sd == Dtype::Bool || !widens_to(sd, dd)) {
         diags_.report(DiagKind::DtypeMismatch, a[2]->range,
-                      fmt::format("reducing `{}` values into `{}` of `{}` may lose precision", dtype_name(sd),
-                                  dst->buffer->name, dtype_name(dd)));
+                      fmt::format("reducing `{}` values into `{}` of `{}` may lose precision",
+                                  dtype_name(sd), dst->buffer->name, dtype_name(dd)));
         ok = false;
     }
     if (!ok) return nullptr;
@@ -260,28 +283,30 @@ ir::StmtPtr Checker::check_cumsum(const ast::TileOp& s, const std::vector<const 
     }
     if (ss != ds) {
         diags_.report(DiagKind::ShapeMismatch, a[1]->range,
-                      fmt::format("cumsum source is {} but destination `{}` is {}", shape_text(ss), dst->buffer->name,
-                                  shape_text(ds)));
+                      fmt::format("cumsum source is {} but destination `{}` is {}", shape_text(ss),
+                                  dst->buffer->name, shape_text(ds)));
         ok = false;
     }
     Dtype sd = src->buffer->dtype, dd = dst->buffer->dtype;
     if (sd == Dtype::Bool || !widens_to(sd, dd)) {
         diags_.report(DiagKind::DtypeMismatch, a[1]->range,
-                      fmt::format("summing `{}` values into `{}` of `{}` may lose precision", dtype_name(sd),
-                                  dst->buffer->name, dtype_name(dd)));
+                      fmt::format("summing `{}` values into `{}` of `{}` may lose precision",
+                                  dtype_name(sd), dst->buffer->name, dtype_name(dd)));
         ok = false;
     }
     if (!ok) return nullptr;
     return std::make_shared<ir::Cumsum>(*src, *dst, static_cast<int>(*axis), *reverse, s.range);
 }
 
-ir::StmtPtr Checker::check_atomic_add(const ast::TileOp& s, const std::vector<const ast::Expr*>& a) {
+ir::StmtPtr Checker::check_atomic_add(const ast::TileOp& s,
+                                      const std::vector<const ast::Expr*>& a) {
     std::optional<ir::Region> dst = check_region(*a[0], true, "atomic_add");
     // The source is a tile when it names a buffer with a shape or is a region with a slice;
     // otherwise it is a scalar expression (an element, a local scalar, a value).
     bool tile_src = false;
     if (a[1]->kind == ast::ExprKind::Index) {
-        for (const ast::Slice& sl : static_cast<const ast::Index&>(*a[1]).slices) tile_src = tile_src || sl.extent;
+        for (const ast::Slice& sl : static_cast<const ast::Index&>(*a[1]).slices)
+            tile_src = tile_src || sl.extent;
     } else if (a[1]->kind == ast::ExprKind::Name) {
         Symbol* sym = lookup(static_cast<const ast::Name&>(*a[1]).name, false);
         tile_src = sym && sym->buffer && sym->buffer->rank() > 0;
@@ -298,7 +323,8 @@ ir::StmtPtr Checker::check_atomic_add(const ast::TileOp& s, const std::vector<co
     }
     Dtype dd = dst->buffer->dtype;
     if (!atomic_dtype_ok(dd)) {
-        diags_.report(DiagKind::DtypeMismatch, a[0]->range, fmt::format("atomic_add does not support `{}`", dtype_name(dd)));
+        diags_.report(DiagKind::DtypeMismatch, a[0]->range,
+                      fmt::format("atomic_add does not support `{}`", dtype_name(dd)));
         ok = false;
     }
     if (tile_src) {
@@ -310,8 +336,9 @@ ir::StmtPtr Checker::check_atomic_add(const ast::TileOp& s, const std::vector<co
         }
         if (src->tile_shape() != dst->tile_shape()) {
             diags_.report(DiagKind::ShapeMismatch, a[1]->range,
-                          fmt::format("atomic_add destination is {} but source `{}` is {}", shape_text(dst->tile_shape()),
-                                      src->buffer->name, shape_text(src->tile_shape())));
+                          fmt::format("atomic_add destination is {} but source `{}` is {}",
+                                      shape_text(dst->tile_shape()), src->buffer->name,
+                                      shape_text(src->tile_shape())));
             ok = false;
         }
         if (!ok) return nullptr;
@@ -319,9 +346,11 @@ ir::StmtPtr Checker::check_atomic_add(const ast::TileOp& s, const std::vector<co
     }
     MaybeTyped v = check_expr(*a[1]);
     if (!dst->tile_shape().empty()) {
-        diags_.report(DiagKind::ShapeMismatch, a[0]->range,
-                      fmt::format("atomic_add of a scalar needs a single-element destination, but `{}` selects {}",
-                                  dst->buffer->name, shape_text(dst->tile_shape())));
+        diags_.report(
+            DiagKind::ShapeMismatch, a[0]->range,
+            fmt::format(
+                "atomic_add of a scalar needs a single-element destination, but `{}` selects {}",
+                dst->buffer->name, shape_text(dst->tile_shape())));
         ok = false;
     }
     if (!v || !ok) return nullptr;

@@ -1,4 +1,5 @@
-// The state and methods of sema's checker; its methods are split by area over the check_*.cpp files.
+// The state and methods of sema's checker; its methods are split by area over the check_*.cpp
+// files.
 #pragma once
 
 #include "sema/const_eval.h"
@@ -38,6 +39,7 @@ struct FnInfo {
     enum class State { Pending, InProgress, Done } state = State::Pending;
     bool signature_done = false, signature_ok = false;
     std::vector<Dtype> param_types;
+    std::vector<bool> param_ok; // per parameter: its type resolved
     Dtype result = Dtype::F32;
     ir::FunctionPtr ir; // null when the body had errors
     std::vector<FnInfo*> callees;
@@ -62,15 +64,17 @@ struct BodyState {
     ScopeStack scopes;
     Place place = Place::Const;
     bool in_parallel = false;
-    int block_depth = 0;       // 1 directly inside a kernel body
-    FnInfo* fn = nullptr;      // the function being lowered
+    int block_depth = 0;  // 1 directly inside a kernel body
+    FnInfo* fn = nullptr; // the function being lowered
     KernelState* kernel = nullptr;
 };
 
 class Checker {
 public:
-    Checker(DiagnosticEngine& diags, const SemaOptions& options) : diags_(diags), options_(options) {}
-    std::optional<ir::Module> run(const ast::Module& main, const std::vector<const ast::Module*>& imports);
+    Checker(DiagnosticEngine& diags, const SemaOptions& options)
+        : diags_(diags), options_(options) {}
+    std::optional<ir::Module> run(const ast::Module& main,
+                                  const std::vector<const ast::Module*>& imports);
 
     // ---- sema.cpp: module scope, defines, constants
     void collect_globals(const ast::Module& m, bool from_main);
@@ -78,8 +82,9 @@ public:
     void parse_defines();
     Define* find_define(const std::string& name);
     void eval_global_const(Symbol& s);
-    std::optional<ConstValue> typed_const_value(const ConstValue& v, const ast::TypeRef* type, const std::string& name,
-                                                SourceRange range, bool from_define);
+    std::optional<ConstValue> typed_const_value(const ConstValue& v, const ast::TypeRef* type,
+                                                const std::string& name, SourceRange range,
+                                                bool from_define);
 
     // ---- check_expr.cpp: expressions
     MaybeTyped check_expr(const ast::Expr& e);
@@ -98,19 +103,22 @@ public:
     std::optional<int64_t> eval_const_int(const ast::Expr& e, const std::string& what);
     std::optional<bool> eval_const_bool(const ast::Expr& e, const std::string& what);
     std::optional<Dtype> resolve_dtype(const ast::TypeName& t);
-    std::optional<Dtype> dtype_of_name(std::string_view name); // dtype names and dtype-valued constants
+    std::optional<Dtype>
+    dtype_of_name(std::string_view name); // dtype names and dtype-valued constants
 
     // ---- convert.cpp: implicit conversions, operators, casts
     std::optional<ir::ExprPtr> convert(const Typed& v, Dtype to, SourceRange range);
-    std::optional<ir::ExprPtr> to_index(const Typed& v, SourceRange range); // an integer index, as i32/i64
+    std::optional<ir::ExprPtr> to_index(const Typed& v,
+                                        SourceRange range); // an integer index, as i32/i64
     std::optional<ir::ExprPtr> to_i32(const Typed& v, SourceRange range, const char* what);
     MaybeTyped apply_binary(const ast::Binary& e, Typed l, Typed r);
     MaybeTyped apply_unary(const ast::Unary& e, Typed v);
     MaybeTyped apply_cast(Typed v, Dtype to, SourceRange range);
-    MaybeTyped make_binary(ir::BinaryOp op, const Typed& l, const Typed& r, Dtype operand, Dtype result,
-                           SourceRange range);
+    MaybeTyped make_binary(ir::BinaryOp op, const Typed& l, const Typed& r, Dtype operand,
+                           Dtype result, SourceRange range);
     // Brings two operands to one dtype (E0302 / E0306 on failure).
-    bool unify(Typed& l, Typed& r, const char* op, SourceRange op_range, SourceRange lr, SourceRange rr, bool& weak);
+    bool unify(Typed& l, Typed& r, const char* op, SourceRange op_range, SourceRange lr,
+               SourceRange rr, bool& weak);
     void report_fold(const Folded& f, SourceRange range, Dtype t);
 
     // ---- check_call.cpp: calls of intrinsics, functions and dtype conversions
@@ -135,8 +143,9 @@ public:
     // Declares a block-scoped name (E0202 / E0211 / E0217); nullptr when rejected.
     Symbol* declare_local(Symbol s);
     void pop_scope();
-    std::optional<std::vector<ir::ExprPtr>> check_shape(const std::vector<ast::ExprPtr>& shape, const std::string& what,
-                                                       std::vector<int64_t>& const_shape);
+    std::optional<std::vector<ir::ExprPtr>> check_shape(const std::vector<ast::ExprPtr>& shape,
+                                                        const std::string& what,
+                                                        std::vector<int64_t>& const_shape);
 
     // ---- check_loop.cpp: loops and attributes
     ir::StmtPtr check_for(const ast::For& s);
@@ -170,7 +179,7 @@ public:
     std::deque<Symbol> global_storage_;
     std::map<std::string, Symbol*> globals_;
     std::deque<FnInfo> fns_;
-    std::vector<FnInfo*> fn_order_; // completion order: callees first
+    std::vector<FnInfo*> fn_order_;           // completion order: callees first
     std::vector<FnInfo*> callees_of_kernels_; // functions called by checked kernels
     std::vector<Define> defines_;
     BodyState st_;
@@ -194,7 +203,9 @@ private:
 
 std::string shape_text(const std::vector<int64_t>& shape); // "[128, 64]"
 std::string type_text(const ast::TypeRef& t);              // "f32[BM, 4]"
-bool terminates(const ast::Stmt& s);                        // every path ends in `return`
+// A short, non-recursive rendering of an expression for messages: `x`, `128`, `f(...)`, `a[...]`.
+std::string expr_text(const ast::Expr& e);
+bool terminates(const ast::Stmt& s); // every path ends in `return`
 
 // Per-allocation element limits (E0508): registers per thread and per block, shared tiles.
 constexpr int64_t kMaxLocalElements = 4096;

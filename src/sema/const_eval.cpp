@@ -24,7 +24,9 @@ double float_max(Dtype t) {
     }
 }
 
-double round_to(Dtype t, double v) { return t == Dtype::F32 ? static_cast<double>(static_cast<float>(v)) : v; }
+double round_to(Dtype t, double v) {
+    return t == Dtype::F32 ? static_cast<double>(static_cast<float>(v)) : v;
+}
 
 bool is_compare(ir::BinaryOp op) {
     using B = ir::BinaryOp;
@@ -44,7 +46,8 @@ template <typename T> bool compare(ir::BinaryOp op, T a, T b) {
 
 std::string i128_text(i128 v) {
     bool neg = v < 0;
-    unsigned __int128 u = neg ? -static_cast<unsigned __int128>(v) : static_cast<unsigned __int128>(v);
+    unsigned __int128 u =
+        neg ? -static_cast<unsigned __int128>(v) : static_cast<unsigned __int128>(v);
     std::string s;
     do {
         s.insert(s.begin(), char('0' + int(u % 10)));
@@ -93,11 +96,14 @@ std::string value_text(const ConstValue& v) {
 }
 
 bool is_imm(const ir::Expr& e) {
-    return e.kind == ir::ExprKind::IntImm || e.kind == ir::ExprKind::FloatImm || e.kind == ir::ExprKind::BoolImm;
+    return e.kind == ir::ExprKind::IntImm || e.kind == ir::ExprKind::FloatImm ||
+           e.kind == ir::ExprKind::BoolImm;
 }
 
 Dtype weak_int_type(int64_t v) {
-    return v >= std::numeric_limits<int32_t>::min() && v <= std::numeric_limits<int32_t>::max() ? Dtype::I32 : Dtype::I64;
+    return v >= std::numeric_limits<int32_t>::min() && v <= std::numeric_limits<int32_t>::max()
+               ? Dtype::I32
+               : Dtype::I64;
 }
 
 bool int_fits(int64_t v, Dtype t) {
@@ -110,8 +116,12 @@ bool int_fits(int64_t v, Dtype t) {
 
 bool float_fits(double v, Dtype t) { return !std::isfinite(v) || std::fabs(v) <= float_max(t); }
 
-ir::ExprPtr make_imm(Dtype t, int64_t v, SourceRange r) { return std::make_shared<ir::IntImm>(t, v, r); }
-ir::ExprPtr make_fimm(Dtype t, double v, SourceRange r) { return std::make_shared<ir::FloatImm>(t, v, r); }
+ir::ExprPtr make_imm(Dtype t, int64_t v, SourceRange r) {
+    return std::make_shared<ir::IntImm>(t, v, r);
+}
+ir::ExprPtr make_fimm(Dtype t, double v, SourceRange r) {
+    return std::make_shared<ir::FloatImm>(t, v, r);
+}
 
 ir::ExprPtr with_range(const ir::ExprPtr& e, SourceRange r) {
     if (auto* i = e->as<ir::IntImm>()) return make_imm(i->dtype, i->value, r);
@@ -120,7 +130,8 @@ ir::ExprPtr with_range(const ir::ExprPtr& e, SourceRange r) {
     return e;
 }
 
-Folded fold_binary(ir::BinaryOp op, const ir::Expr& a, const ir::Expr& b, Dtype result, bool weak, SourceRange r) {
+Folded fold_binary(ir::BinaryOp op, const ir::Expr& a, const ir::Expr& b, Dtype result, bool weak,
+                   SourceRange r) {
     using B = ir::BinaryOp;
     if (auto* x = a.as<ir::BoolImm>()) {
         auto* y = b.as<ir::BoolImm>();
@@ -187,9 +198,11 @@ Folded fold_binary(ir::BinaryOp op, const ir::Expr& a, const ir::Expr& b, Dtype 
         case B::Max: v = std::fmax(p, q); break;
         default: return Folded{nullptr, FoldError::Overflow};
         }
-        if (std::isfinite(p) && std::isfinite(q) && !std::isfinite(v)) return Folded{nullptr, FoldError::Overflow};
+        if (std::isfinite(p) && std::isfinite(q) && !std::isfinite(v))
+            return Folded{nullptr, FoldError::Overflow};
         Dtype t = weak ? Dtype::F32 : result;
-        if (!weak && !float_fits(v, t)) return Folded{nullptr, FoldError::OutOfRange, fmt::format("{}", v)};
+        if (!weak && !float_fits(v, t))
+            return Folded{nullptr, FoldError::OutOfRange, fmt::format("{}", v)};
         return Folded{make_fimm(t, weak ? v : round_to(t, v), r)};
     }
     return Folded{nullptr, FoldError::Overflow};
@@ -200,7 +213,8 @@ Folded fold_unary(ir::UnaryOp op, const ir::Expr& a, bool weak, SourceRange r) {
     if (auto* x = a.as<ir::IntImm>()) {
         if (op == ir::UnaryOp::Neg) return int_result(-i128(x->value), x->dtype, weak, r);
         // ~x: all bits flipped within the dtype's width (a weak literal is 64 bits wide).
-        if (!weak && !is_signed(x->dtype)) return int_result(wrap_to(~x->value, x->dtype), x->dtype, false, r);
+        if (!weak && !is_signed(x->dtype))
+            return int_result(wrap_to(~x->value, x->dtype), x->dtype, false, r);
         return int_result(~i128(x->value), x->dtype, weak, r);
     }
     if (auto* f = a.as<ir::FloatImm>()) return Folded{make_fimm(f->dtype, -f->value, r)};
@@ -217,7 +231,8 @@ Folded fold_cast(const ir::Expr& a, Dtype to, SourceRange r) {
         if (to == Dtype::Bool) return Folded{std::make_shared<ir::BoolImm>(x->value != 0, r)};
         if (is_float(to)) {
             double v = static_cast<double>(x->value);
-            if (!float_fits(v, to)) return Folded{nullptr, FoldError::OutOfRange, std::to_string(x->value)};
+            if (!float_fits(v, to))
+                return Folded{nullptr, FoldError::OutOfRange, std::to_string(x->value)};
             return Folded{make_fimm(to, round_to(to, v), r)};
         }
         return Folded{make_imm(to, wrap_to(x->value, to), r)};
@@ -226,7 +241,8 @@ Folded fold_cast(const ir::Expr& a, Dtype to, SourceRange r) {
         double v = f->value;
         if (to == Dtype::Bool) return Folded{std::make_shared<ir::BoolImm>(v != 0.0, r)};
         if (is_float(to)) {
-            if (!float_fits(v, to)) return Folded{nullptr, FoldError::OutOfRange, fmt::format("{}", v)};
+            if (!float_fits(v, to))
+                return Folded{nullptr, FoldError::OutOfRange, fmt::format("{}", v)};
             return Folded{make_fimm(to, round_to(to, v), r)};
         }
         double t = std::trunc(v);
@@ -241,14 +257,16 @@ Folded fold_cast(const ir::Expr& a, Dtype to, SourceRange r) {
 Folded adapt_literal(const ir::Expr& a, Dtype to, SourceRange r) {
     if (auto* x = a.as<ir::IntImm>()) {
         if (is_int(to)) {
-            if (!int_fits(x->value, to)) return Folded{nullptr, FoldError::OutOfRange, std::to_string(x->value)};
+            if (!int_fits(x->value, to))
+                return Folded{nullptr, FoldError::OutOfRange, std::to_string(x->value)};
             return Folded{make_imm(to, x->value, r)};
         }
         if (is_float(to)) return fold_cast(a, to, r);
     }
     if (auto* f = a.as<ir::FloatImm>()) {
         if (is_float(to)) {
-            if (!float_fits(f->value, to)) return Folded{nullptr, FoldError::OutOfRange, fmt::format("{}", f->value)};
+            if (!float_fits(f->value, to))
+                return Folded{nullptr, FoldError::OutOfRange, fmt::format("{}", f->value)};
             return Folded{make_fimm(to, round_to(to, f->value), r)};
         }
     }

@@ -32,7 +32,8 @@ bool float_fits(double v, Dtype t); // +-inf and NaN always "fit"; finite values
 
 ir::ExprPtr make_imm(Dtype t, int64_t v, SourceRange r);
 ir::ExprPtr make_fimm(Dtype t, double v, SourceRange r);
-ir::ExprPtr with_range(const ir::ExprPtr& imm, SourceRange r); // the same immediate at another place
+ir::ExprPtr with_range(const ir::ExprPtr& imm,
+                       SourceRange r); // the same immediate at another place
 
 enum class FoldError { None, DivisionByZero, Overflow, OutOfRange };
 struct Folded {
@@ -41,12 +42,14 @@ struct Folded {
     std::string bad_value; // the offending value for OutOfRange
 
     Folded(ir::ExprPtr v) : value(std::move(v)) {}
-    Folded(std::nullptr_t, FoldError e, std::string bad = {}) : error(e), bad_value(std::move(bad)) {}
+    Folded(std::nullptr_t, FoldError e, std::string bad = {})
+        : error(e), bad_value(std::move(bad)) {}
 };
 
 // Folds `a op b` (both immediates of dtype `operand`); the result has dtype `result` (bool for
 // comparisons). Weak integer results take weak_int_type of their value.
-Folded fold_binary(ir::BinaryOp op, const ir::Expr& a, const ir::Expr& b, Dtype result, bool weak, SourceRange r);
+Folded fold_binary(ir::BinaryOp op, const ir::Expr& a, const ir::Expr& b, Dtype result, bool weak,
+                   SourceRange r);
 Folded fold_unary(ir::UnaryOp op, const ir::Expr& a, bool weak, SourceRange r);
 // An explicit conversion (`as`): integers wrap to the target width, floats must be in range.
 Folded fold_cast(const ir::Expr& a, Dtype to, SourceRange r);

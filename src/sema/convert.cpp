@@ -66,7 +66,9 @@ void Checker::report_fold(const Folded& f, SourceRange range, Dtype t) {
     switch (f.error) {
     case FoldError::DivisionByZero: diags_.report(DiagKind::DivisionByZero, range); break;
     case FoldError::Overflow: diags_.report(DiagKind::ConstOverflow, range); break;
-    case FoldError::OutOfRange: diags_.report(DiagKind::ValueOutOfRange, range, f.bad_value, dtype_name(t)); break;
+    case FoldError::OutOfRange:
+        diags_.report(DiagKind::ValueOutOfRange, range, f.bad_value, dtype_name(t));
+        break;
     case FoldError::None: break;
     }
 }
@@ -87,7 +89,8 @@ std::optional<ir::ExprPtr> Checker::convert(const Typed& v, Dtype to, SourceRang
         return f.value;
     }
     if (!v.weak && widens_to(from, to)) return cast_to(v.expr, to);
-    diags_.report(DiagKind::ImplicitNarrowing, range, dtype_name(from), dtype_name(to), dtype_name(to));
+    diags_.report(DiagKind::ImplicitNarrowing, range, dtype_name(from), dtype_name(to),
+                  dtype_name(to));
     return std::nullopt;
 }
 
@@ -108,14 +111,19 @@ std::optional<ir::ExprPtr> Checker::to_i32(const Typed& v, SourceRange range, co
     return convert(v, Dtype::I32, range);
 }
 
-bool Checker::unify(Typed& l, Typed& r, const char* op, SourceRange op_range, SourceRange lr, SourceRange rr, bool& weak) {
+bool Checker::unify(Typed& l, Typed& r, const char* op, SourceRange op_range, SourceRange lr,
+                    SourceRange rr, bool& weak) {
     Dtype a = l.dtype(), b = r.dtype();
     weak = false;
     if (l.weak && r.weak) {
         weak = true;
         if (is_float(a) != is_float(b)) {
             Typed& i = is_float(a) ? r : l;
-            i.expr = make_fimm(Dtype::F32, static_cast<double>(i.expr->as<ir::IntImm>()->value), i.expr->range);
+            i.expr = make_fimm(Dtype::F32, static_cast<double>(i.expr->as<ir::IntImm>()->value),
+                               i.expr->range);
+        } else if (a != b) { // an i32 and an i64 literal: both become i64
+            Typed& narrow = dtype_bits(a) < dtype_bits(b) ? l : r;
+            narrow.expr = make_imm(Dtype::I64, narrow.expr->as<ir::IntImm>()->value, narrow.expr->range);
         }
         return true;
     }
@@ -127,7 +135,8 @@ bool Checker::unify(Typed& l, Typed& r, const char* op, SourceRange op_range, So
             return false;
         }
         if (is_float(w.dtype()) && is_int(s.dtype())) {
-            w.weak = false; // a float literal never turns into an integer: the integer side must widen
+            w.weak =
+                false; // a float literal never turns into an integer: the integer side must widen
         } else {
             std::optional<ir::ExprPtr> c = convert(w, s.dtype(), l.weak ? lr : rr);
             if (!c) return false;
@@ -151,7 +160,8 @@ bool Checker::unify(Typed& l, Typed& r, const char* op, SourceRange op_range, So
         if (is_float(a) != is_float(b)) {
             bool left_int = is_int(a);
             Dtype from = left_int ? a : b, to = left_int ? b : a;
-            diags_.report(DiagKind::ImplicitNarrowing, left_int ? lr : rr, dtype_name(from), dtype_name(to), dtype_name(to));
+            diags_.report(DiagKind::ImplicitNarrowing, left_int ? lr : rr, dtype_name(from),
+                          dtype_name(to), dtype_name(to));
             return false;
         }
     }
@@ -159,8 +169,8 @@ bool Checker::unify(Typed& l, Typed& r, const char* op, SourceRange op_range, So
     return false;
 }
 
-MaybeTyped Checker::make_binary(ir::BinaryOp op, const Typed& l, const Typed& r, Dtype operand, Dtype result,
-                                SourceRange range) {
+MaybeTyped Checker::make_binary(ir::BinaryOp op, const Typed& l, const Typed& r, Dtype operand,
+                                Dtype result, SourceRange range) {
     bool weak = l.weak && r.weak && result != Dtype::Bool;
     // `false && x`, `true || x`, `CAUSAL && x`: a constant side decides (operands are pure).
     if (op == ir::BinaryOp::And || op == ir::BinaryOp::Or) {
@@ -207,7 +217,8 @@ MaybeTyped Checker::apply_binary(const ast::Binary& e, Typed l, Typed r) {
     bool weak = false;
     if (!unify(l, r, sp, e.op_range, e.lhs->range, e.rhs->range, weak)) return std::nullopt;
     Dtype operand = l.dtype();
-    if (weak && is_int(operand) && is_int(r.dtype()) && dtype_bits(r.dtype()) > dtype_bits(operand)) operand = r.dtype();
+    if (weak && is_int(operand) && is_int(r.dtype()) && dtype_bits(r.dtype()) > dtype_bits(operand))
+        operand = r.dtype();
     Dtype result = cls == OpClass::Compare || cls == OpClass::Equality ? Dtype::Bool : operand;
     return make_binary(ir_op(e.op), l, r, operand, result, e.range);
 }

@@ -1,4 +1,5 @@
-// Target limits: architectures, shared memory per block (pipelined copy destinations count per stage).
+// Target limits: architectures, shared memory per block (pipelined copy destinations count per
+// stage).
 #include "sema/checker.h"
 
 #include <algorithm>
@@ -60,14 +61,16 @@ struct SharedUse {
         case ir::StmtKind::For: {
             const ir::For* f = s->as<ir::For>();
             int inner = stages_here;
-            if (f->loop_kind == ir::LoopKind::Pipelined && kernel_pipeline && f->options.pipeline.value_or(true))
+            if (f->loop_kind == ir::LoopKind::Pipelined && kernel_pipeline &&
+                f->options.pipeline.value_or(true))
                 inner = f->options.stages;
             walk(f->body, inner);
             break;
         }
         case ir::StmtKind::Copy: {
             const ir::Buffer* dst = s->as<ir::Copy>()->dst.buffer.get();
-            if (dst->scope == ir::Scope::Shared && stages_here > 1) stages[dst] = std::max(stages[dst], stages_here);
+            if (dst->scope == ir::Scope::Shared && stages_here > 1)
+                stages[dst] = std::max(stages[dst], stages_here);
             break;
         }
         default: break;
@@ -88,14 +91,15 @@ void Checker::check_shared_memory(const ast::Kernel& k, const ir::Kernel& kernel
     }
     int64_t limit = shared_memory_limit(options_.arch);
     if (total <= limit) return;
-    diags_.report(DiagKind::SharedMemoryLimit, k.name_range, k.name, total, arch_name(options_.arch), limit);
+    diags_.report(DiagKind::SharedMemoryLimit, k.name_range, k.name, total,
+                  arch_name(options_.arch), limit);
     for (const ir::BufferPtr& b : use.buffers) {
         int64_t bytes = b->num_elements() * dtype_bytes(b->dtype);
         auto it = use.stages.find(b.get());
         std::string what = it == use.stages.end()
                                ? fmt::format("`{}` takes {} bytes", b->name, bytes)
-                               : fmt::format("`{}` takes {} bytes ({} pipeline stages of {} bytes)", b->name,
-                                             bytes * it->second, it->second, bytes);
+                               : fmt::format("`{}` takes {} bytes ({} pipeline stages of {} bytes)",
+                                             b->name, bytes * it->second, it->second, bytes);
         diags_.note(DiagKind::NoteHint, b->range, what);
     }
 }

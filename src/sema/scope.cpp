@@ -98,8 +98,8 @@ Symbol* closest_name(std::string_view name, const std::vector<Symbol*>& candidat
 
 bool is_reserved_name(std::string_view name) {
     static constexpr std::array<std::string_view, 21> kReserved = {
-        "inf", "block", "thread", "grid", "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh",
-        "erf", "sigmoid", "abs", "pow", "floor", "ceil", "fma", "max", "min", "cdiv"};
+        "inf", "block",   "thread", "grid", "exp",   "exp2", "log", "log2", "sqrt", "rsqrt", "tanh",
+        "erf", "sigmoid", "abs",    "pow",  "floor", "ceil", "fma", "max",  "min",  "cdiv"};
     for (std::string_view r : kReserved)
         if (r == name) return true;
     return false;

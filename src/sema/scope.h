@@ -13,7 +13,19 @@
 
 namespace tlc::sema {
 
-enum class SymbolKind { Const, CompileParam, Fn, Kernel, Dim, ScalarParam, Tensor, Alloc, Let, LoopVar, FnParam };
+enum class SymbolKind {
+    Const,
+    CompileParam,
+    Fn,
+    Kernel,
+    Dim,
+    ScalarParam,
+    Tensor,
+    Alloc,
+    Let,
+    LoopVar,
+    FnParam
+};
 // "a constant", "a loop variable", ... for messages such as "`x` is a function, not a value".
 const char* symbol_kind_article(SymbolKind kind);
 
@@ -33,9 +45,9 @@ struct Symbol {
     enum class Eval { Pending, InProgress, Done, Failed } eval = Eval::Done;
     const ast::Const* const_decl = nullptr;
 
-    FnInfo* fn = nullptr;          // Fn
-    ir::VarPtr var;                // Dim, ScalarParam, Let, LoopVar, FnParam
-    ir::BufferPtr buffer;          // Tensor, Alloc
+    FnInfo* fn = nullptr; // Fn
+    ir::VarPtr var;       // Dim, ScalarParam, Let, LoopVar, FnParam
+    ir::BufferPtr buffer; // Tensor, Alloc
     bool used = false;
     bool poisoned = false; // its declaration had errors: uses report nothing more
 };

@@ -8,9 +8,11 @@
 namespace tlc::sema {
 
 namespace {
-// Parses a `-D` VALUE: an integer (decimal or 0x hex, optional sign), a float, true/false or a dtype.
+// Parses a `-D` VALUE: an integer (decimal or 0x hex, optional sign), a float, true/false or a
+// dtype.
 std::optional<ConstValue> parse_define_value(const std::string& text, std::string& why) {
-    if (text == "true" || text == "false") return ConstValue{std::make_shared<ir::BoolImm>(text == "true"), std::nullopt, false};
+    if (text == "true" || text == "false")
+        return ConstValue{std::make_shared<ir::BoolImm>(text == "true"), std::nullopt, false};
     if (auto t = dtype_from_name(text)) return ConstValue{nullptr, t, false};
     std::string s;
     for (char c : text)
@@ -37,13 +39,15 @@ std::optional<ConstValue> parse_define_value(const std::string& text, std::strin
     char* end = nullptr;
     double d = std::strtod(s.c_str(), &end);
     bool has_digit = s.find_first_of("0123456789") != std::string::npos;
-    if (end == s.c_str() + s.size() && has_digit && !hex) return ConstValue{make_fimm(Dtype::F32, d, {}), std::nullopt, true};
+    if (end == s.c_str() + s.size() && has_digit && !hex)
+        return ConstValue{make_fimm(Dtype::F32, d, {}), std::nullopt, true};
     why = "expected an integer, a float, `true`, `false` or a dtype";
     return std::nullopt;
 }
 } // namespace
 
-std::optional<ir::Module> check(const ast::Module& main, const std::vector<const ast::Module*>& imports,
+std::optional<ir::Module> check(const ast::Module& main,
+                                const std::vector<const ast::Module*>& imports,
                                 DiagnosticEngine& diags, const SemaOptions& options) {
     Checker checker(diags, options);
     return checker.run(main, imports);
@@ -53,8 +57,10 @@ void Checker::parse_defines() {
     for (const auto& [name, text] : options_.defines) {
         Define d{name, text, std::nullopt, false};
         std::string why;
-        if (name.empty()) diags_.report(DiagKind::BadDefine, SourceRange{}, "=" + text, "the name is empty");
-        else if (!(d.value = parse_define_value(text, why))) diags_.report(DiagKind::BadDefine, SourceRange{}, name + "=" + text, why);
+        if (name.empty())
+            diags_.report(DiagKind::BadDefine, SourceRange{}, "=" + text, "the name is empty");
+        else if (!(d.value = parse_define_value(text, why)))
+            diags_.report(DiagKind::BadDefine, SourceRange{}, name + "=" + text, why);
         defines_.push_back(std::move(d));
     }
 }
@@ -73,7 +79,8 @@ bool Checker::declare_global(Symbol s) {
     auto it = globals_.find(s.name);
     if (it != globals_.end()) {
         diags_.report(DiagKind::Redefinition, s.range, s.name);
-        if (it->second->range.valid()) diags_.note(DiagKind::NotePreviousDefinition, it->second->range);
+        if (it->second->range.valid())
+            diags_.note(DiagKind::NotePreviousDefinition, it->second->range);
         return false;
     }
     global_storage_.push_back(std::move(s));
@@ -107,18 +114,23 @@ void Checker::collect_globals(const ast::Module& m, bool from_main) {
     }
 }
 
-std::optional<ConstValue> Checker::typed_const_value(const ConstValue& v, const ast::TypeRef* type, const std::string& name,
-                                                     SourceRange range, bool from_define) {
+std::optional<ConstValue> Checker::typed_const_value(const ConstValue& v, const ast::TypeRef* type,
+                                                     const std::string& name, SourceRange range,
+                                                     bool from_define) {
     if (!type) return v;
     if (!type->shape.empty()) {
-        diags_.report(DiagKind::ScalarTypeExpected, type->range, fmt::format("constant `{}`", name), type_text(*type));
+        diags_.report(DiagKind::ScalarTypeExpected, type->range, fmt::format("constant `{}`", name),
+                      type_text(*type));
         return std::nullopt;
     }
     std::optional<Dtype> dt = resolve_dtype(type->elem);
     if (!dt) return std::nullopt;
     if (v.is_dtype()) {
-        if (from_define) diags_.report(DiagKind::DtypeParamExpected, range, name, fmt::format("a value of `{}`", dtype_name(*dt)), "a dtype");
-        else diags_.report(DiagKind::TypeMismatch, range, dtype_name(*dt), "dtype");
+        if (from_define)
+            diags_.report(DiagKind::DtypeParamExpected, range, name,
+                          fmt::format("a value of `{}`", dtype_name(*dt)), "a dtype");
+        else
+            diags_.report(DiagKind::TypeMismatch, range, dtype_name(*dt), "dtype");
         return std::nullopt;
     }
     std::optional<ir::ExprPtr> c = convert(Typed{v.imm, v.weak}, *dt, range);
@@ -151,7 +163,8 @@ void Checker::eval_global_const(Symbol& s) {
     }
 }
 
-std::optional<ir::Module> Checker::run(const ast::Module& main, const std::vector<const ast::Module*>& imports) {
+std::optional<ir::Module> Checker::run(const ast::Module& main,
+                                       const std::vector<const ast::Module*>& imports) {
     size_t errors_before = diags_.error_count();
     parse_defines();
     for (const ast::Module* m : imports)

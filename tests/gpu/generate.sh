@@ -4,7 +4,7 @@
 #
 #   tests/gpu/generate.sh [TLC] [OUT_DIR]
 #     TLC      the tlc binary (default build/src/tlc)
-#     OUT_DIR  where to write (default build/gpu-gen); emptied first
+#     OUT_DIR  where to write (default build/gpu-gen); a previous output there is replaced
 #
 # A tlc failure is recorded in <file>.tlc.log next to where the output would have gone, reported
 # at the end, and makes the exit status non-zero; the other files are still generated, and
@@ -20,14 +20,22 @@ if [[ ! -x $TLC ]]; then
     echo "generate.sh: tlc binary '$TLC' not found or not executable" >&2
     exit 2
 fi
-rm -rf "$OUT_DIR"
+# Only a directory this script wrote before (or an empty/new one) is emptied.
+if [[ -d $OUT_DIR && -n $(ls -A "$OUT_DIR") ]]; then
+    if [[ ! -f $OUT_DIR/GENERATED.txt ]]; then
+        echo "generate.sh: $OUT_DIR is not empty and was not written by generate.sh; not touching it" >&2
+        exit 2
+    fi
+    rm -rf "${OUT_DIR:?}/sm_90a" "${OUT_DIR:?}/sm_80" "$OUT_DIR/GENERATED.txt"
+fi
 mkdir -p "$OUT_DIR"
 
 n_ok=0 n_fail=0 failed=()
 for arch in $TLC_GPU_ARCHS; do
     while IFS='|' read -r test sample subdir dflags macros; do
         [[ -z $test ]] && continue
-        dir=$OUT_DIR/$arch/$subdir
+        dir=$OUT_DIR/$arch
+        [[ $subdir != . ]] && dir=$dir/$subdir
         mkdir -p "$dir"
         args=("$ROOT/samples/$sample.tl" -o "$dir/$sample.cu" --header "$dir/$sample.h" --arch "$arch")
         # shellcheck disable=SC2206

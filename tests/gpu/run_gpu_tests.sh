@@ -108,7 +108,8 @@ say "# gpu: $GPU_NAME"
 # Result of each build in $BUILD_DIR/<arch>/<test>.build: "ok", "missing" or "failed".
 build_one() {
     local arch=$1 test=$2 sample=$3 subdir=$4 macros=$5
-    local gen=$GEN_DIR/$arch/$subdir out=$BUILD_DIR/$arch/$test log=$LOG_DIR/$arch.$test.build.log
+    local gen=$GEN_DIR/$arch out=$BUILD_DIR/$arch/$test log=$LOG_DIR/$arch.$test.build.log
+    [[ $subdir != . ]] && gen=$gen/$subdir
     local status_file=$BUILD_DIR/$arch/$test.build
     rm -f "$out" "$status_file" "$LOG_DIR/$arch.$test.run.log"
     if [[ ! -f $gen/$sample.cu || ! -f $gen/$sample.h ]]; then

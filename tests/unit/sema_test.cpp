@@ -6,6 +6,8 @@
 
 #include <doctest/doctest.h>
 
+#include <pthread.h>
+
 #include <cmath>
 #include <functional>
 #include <string>
@@ -37,7 +39,8 @@ struct SemaResult {
     }
 };
 
-SemaResult run_sema(const std::string& src, const sema::SemaOptions& options = {}, const std::string& import_src = "") {
+SemaResult run_sema(const std::string& src, const sema::SemaOptions& options = {},
+                    const std::string& import_src = "") {
     SourceManager sm;
     DiagnosticEngine diags(sm);
     uint32_t id = sm.add("test.tl", src);
@@ -98,9 +101,12 @@ kernel gemm<BM = 128, BN = 128, BK = 32, STAGES = 3, T: dtype = f16>(
 
 // A one-statement kernel over a fragment `x: f32[64]` and a local `h: f16`, to look at expressions.
 std::string elementwise(const std::string& stmt, const std::string& extra_params = "") {
-    return "kernel k(X: global mut f32[N]" + extra_params + ") grid(cdiv(N, 64)) threads(64) {\n"
+    return "kernel k(X: global mut f32[N]" + extra_params +
+           ") grid(cdiv(N, 64)) threads(64) {\n"
            "    fragment x: f32[64];\n    local h: f16 = 0;\n    copy(X[block.x * 64 +: 64], x);\n"
-           "    for i in parallel(64) {\n        " + stmt + "\n    }\n"
+           "    for i in parallel(64) {\n        " +
+           stmt +
+           "\n    }\n"
            "    copy(x, X[block.x * 64 +: 64]);\n}\n";
 }
 
@@ -109,6 +115,23 @@ ir::ExprPtr stored_value(const SemaResult& r) {
     const ir::Store* st = find_stmt<ir::Store>(r.kernel().body);
     REQUIRE(st);
     return st->value;
+}
+
+// Runs `fn` on a thread with a 512 MB stack (std::thread cannot set one).
+void run_with_big_stack(const std::function<void()>& fn) {
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, size_t(512) << 20);
+    pthread_t thread;
+    auto trampoline = [](void* arg) -> void* {
+        (*static_cast<const std::function<void()>*>(arg))();
+        return nullptr;
+    };
+    if (pthread_create(&thread, &attr, trampoline, const_cast<std::function<void()>*>(&fn)) == 0)
+        pthread_join(thread, nullptr);
+    else
+        fn();
+    pthread_attr_destroy(&attr);
 }
 
 } // namespace
@@ -180,7 +203,8 @@ TEST_CASE("sema: the IR printer is stable and readable") {
     SemaResult r = run_sema(kGemm);
     REQUIRE(r.module.has_value());
     std::string expected =
-        "kernel gemm<BM=128, BN=128, BK=32, STAGES=3, T=f16>(A: global f16[M, K], B: global f16[K, N], "
+        "kernel gemm<BM=128, BN=128, BK=32, STAGES=3, T=f16>(A: global f16[M, K], B: global f16[K, "
+        "N], "
         "C: global mut f16[M, N]) grid(cdiv(N, 128), cdiv(M, 128)) threads(256) {\n"
         "  alloc shared a: f16[128, 32]\n"
         "  alloc shared b: f16[32, 128]\n"
@@ -193,7 +217,8 @@ TEST_CASE("sema: the IR printer is stable and readable") {
         "  copy acc -> C[(block.y * 128) +: 128, (block.x * 128) +: 128]\n"
         "}\n";
     CHECK(ir::print_module(*r.module) == expected);
-    CHECK(ir::print_module(*r.module) == ir::print_module(*run_sema(kGemm).module)); // deterministic
+    CHECK(ir::print_module(*r.module) ==
+          ir::print_module(*run_sema(kGemm).module)); // deterministic
 }
 
 TEST_CASE("sema: constants fold in any order, with checked arithmetic") {
@@ -288,10 +313,11 @@ kernel k<BM = 128, T: dtype = f16, CAUSAL: bool = false>(X: global mut T[N], e: 
     SUBCASE("a -D supplies a missing default") {
         sema::SemaOptions d;
         d.defines = {{"BM", "0x40"}};
-        SemaResult e = run_sema("kernel k<BM: int>(X: global mut f32[N]) grid(cdiv(N, BM)) threads(BM) {\n"
-                                "    fragment x: f32[BM];\n    copy(X[block.x * BM +: BM], x);\n"
-                                "    copy(x, X[block.x * BM +: BM]);\n}\n",
-                                d);
+        SemaResult e =
+            run_sema("kernel k<BM: int>(X: global mut f32[N]) grid(cdiv(N, BM)) threads(BM) {\n"
+                     "    fragment x: f32[BM];\n    copy(X[block.x * BM +: BM], x);\n"
+                     "    copy(x, X[block.x * BM +: BM]);\n}\n",
+                     d);
         REQUIRE_MESSAGE(e.module.has_value(), e.rendered);
         CHECK(e.kernel().threads == 64);
     }
@@ -333,12 +359,12 @@ TEST_CASE("sema: literals adapt, implicit conversions only widen and are explici
         walk(stored_value(r));
     }
     SUBCASE("no silent narrowing") {
-        CHECK(run_sema(elementwise("h = x[i];")).has("E0302"));         // f32 -> f16
-        CHECK(run_sema(elementwise("x[i] = x[i] * i;")).has("E0302"));  // i32 -> f32
+        CHECK(run_sema(elementwise("h = x[i];")).has("E0302"));                // f32 -> f16
+        CHECK(run_sema(elementwise("x[i] = x[i] * i;")).has("E0302"));         // i32 -> f32
         CHECK(run_sema(elementwise("x[i] = h + x[i] as bf16;")).has("E0306")); // f16 vs bf16
-        CHECK(run_sema(elementwise("x[i] = i > 0;")).has("E0301"));     // bool -> f32
-        CHECK(run_sema(elementwise("h = 70000;")).has("E0323"));         // out of f16's range
-        CHECK(run_sema(elementwise("x[i] = f16(x[i]);")).module.has_value()); // f16 -> f32 widens
+        CHECK(run_sema(elementwise("x[i] = i > 0;")).has("E0301"));            // bool -> f32
+        CHECK(run_sema(elementwise("h = 70000;")).has("E0323"));               // out of f16's range
+        CHECK(run_sema(elementwise("x[i] = f16(x[i]);")).module.has_value());  // f16 -> f32 widens
     }
     SUBCASE("i32 widens to i64 and i16 to f32") {
         SemaResult r = run_sema(elementwise("x[i] = ((i as i64) + i) as f32 + (i as i16);"));
@@ -485,29 +511,36 @@ kernel k(X: global f32[M, N], S: global mut f32[M], P: global mut f32[M, 128], T
     CHECK_FALSE(at->value);
     CHECK(at->src.buffer);
 
-    CHECK(run_sema(elementwise("x[i] = 1.0;") + "kernel g(A: global f16[M, K]) grid(1) threads(128) {\n"
-                   "    shared a: f16[64, 32];\n    fragment c: f32[64, 64];\n    gemm(a, a, c);\n}\n")
+    CHECK(run_sema(
+              elementwise("x[i] = 1.0;") +
+              "kernel g(A: global f16[M, K]) grid(1) threads(128) {\n"
+              "    shared a: f16[64, 32];\n    fragment c: f32[64, 64];\n    gemm(a, a, c);\n}\n")
               .has("E0308"));
 }
 
 TEST_CASE("sema: shared memory counts pipelined copy destinations once per stage") {
     // Two f16 tiles of 128x64 = 16 KB each, copied in a pipelined loop of STAGES stages.
     auto kernel = [](int stages, const std::string& attrs, const std::string& loop_attrs) {
-        return attrs + "\nkernel k(A: global f16[M, K], B: global f16[K, N], C: global mut f32[M, N])\n"
-                       "    grid(cdiv(N, 128), cdiv(M, 128)) threads(256)\n{\n"
-                       "    shared a: f16[128, 64];\n    shared b: f16[64, 128];\n    fragment acc: f32[128, 128] = 0;\n"
-                       "    " + loop_attrs + " for k in pipelined(cdiv(K, 64), stages = " + std::to_string(stages) + ") {\n"
-                       "        copy(A[block.y * 128 +: 128, k * 64 +: 64], a);\n"
-                       "        copy(B[k * 64 +: 64, block.x * 128 +: 128], b);\n"
-                       "        gemm(a, b, acc);\n    }\n"
-                       "    copy(acc, C[block.y * 128 +: 128, block.x * 128 +: 128]);\n}\n";
+        return attrs +
+               "\nkernel k(A: global f16[M, K], B: global f16[K, N], C: global mut f32[M, N])\n"
+               "    grid(cdiv(N, 128), cdiv(M, 128)) threads(256)\n{\n"
+               "    shared a: f16[128, 64];\n    shared b: f16[64, 128];\n    fragment acc: "
+               "f32[128, 128] = 0;\n"
+               "    " +
+               loop_attrs + " for k in pipelined(cdiv(K, 64), stages = " + std::to_string(stages) +
+               ") {\n"
+               "        copy(A[block.y * 128 +: 128, k * 64 +: 64], a);\n"
+               "        copy(B[k * 64 +: 64, block.x * 128 +: 128], b);\n"
+               "        gemm(a, b, acc);\n    }\n"
+               "    copy(acc, C[block.y * 128 +: 128, block.x * 128 +: 128]);\n}\n";
     };
     // 7 stages: 7 * 32 KB = 224 KB = 229376 bytes <= 232448 on sm_90a.
     CHECK(run_sema(kernel(7, "", "")).diags.empty());
     // 8 stages: 256 KB = 262144 bytes > 232448.
     SemaResult over = run_sema(kernel(8, "", ""));
     REQUIRE(over.codes() == std::vector<std::string>{"E0503"});
-    CHECK(over.diags[0].message == "kernel `k` needs 262144 bytes of shared memory, over the sm_90a limit of 232448 bytes");
+    CHECK(over.diags[0].message ==
+          "kernel `k` needs 262144 bytes of shared memory, over the sm_90a limit of 232448 bytes");
     CHECK(over.diags[0].notes.size() == 2);
     // Without pipelining (kernel or loop attribute) each buffer counts once.
     CHECK(run_sema(kernel(8, "@no_pipeline", "")).diags.empty());
@@ -519,19 +552,21 @@ TEST_CASE("sema: shared memory counts pipelined copy destinations once per stage
     CHECK(run_sema(kernel(6, "", ""), sm80).has("E0503"));
     sema::SemaOptions sm86;
     sm86.arch = sema::Arch::Sm86;
-    CHECK(run_sema(kernel(3, "", ""), sm86).diags.empty());  // 96 KB
-    CHECK(run_sema(kernel(4, "", ""), sm86).has("E0503"));   // 128 KB
+    CHECK(run_sema(kernel(3, "", ""), sm86).diags.empty()); // 96 KB
+    CHECK(run_sema(kernel(4, "", ""), sm86).has("E0503"));  // 128 KB
     // The default depth is 2 stages.
-    SemaResult dflt = run_sema("kernel k(A: global f32[N]) grid(1) threads(128) {\n    shared a: f32[128];\n"
-                               "    for t in pipelined(cdiv(N, 128)) {\n        copy(A[t * 128 +: 128], a);\n    }\n}\n");
+    SemaResult dflt = run_sema(
+        "kernel k(A: global f32[N]) grid(1) threads(128) {\n    shared a: f32[128];\n"
+        "    for t in pipelined(cdiv(N, 128)) {\n        copy(A[t * 128 +: 128], a);\n    }\n}\n");
     REQUIRE_MESSAGE(dflt.module.has_value(), dflt.rendered);
     CHECK(find_stmt<ir::For>(dflt.kernel().body)->options.stages == 2);
 }
 
 TEST_CASE("sema: launch clauses") {
-    SemaResult r = run_sema("kernel k(X: global mut f32[N]) grid(cdiv(N, 128), 2, 3) threads(128) cluster(2, 1) {\n"
-                            "    fragment x: f32[128];\n    copy(X[block.x * 128 +: 128], x);\n"
-                            "    copy(x, X[block.x * 128 +: 128]);\n}\n");
+    SemaResult r = run_sema(
+        "kernel k(X: global mut f32[N]) grid(cdiv(N, 128), 2, 3) threads(128) cluster(2, 1) {\n"
+        "    fragment x: f32[128];\n    copy(X[block.x * 128 +: 128], x);\n"
+        "    copy(x, X[block.x * 128 +: 128]);\n}\n");
     REQUIRE_MESSAGE(r.module.has_value(), r.rendered);
     CHECK(r.kernel().grid.size() == 3);
     CHECK(r.kernel().cluster == std::vector<int>{2, 1});
@@ -562,25 +597,30 @@ fn inner(x: f32) -> f32 {
     CHECK(r.module->functions[0]->name == "relu");
     CHECK(r.module->functions[1]->name == "inner");
     CHECK(r.module->functions[2]->name == "outer");
-    CHECK(run_sema("fn f(x: f32) -> f32 {\n    return g(x);\n}\nfn g(x: f32) -> f32 {\n    return f(x);\n}\n").has("E0703"));
+    CHECK(run_sema("fn f(x: f32) -> f32 {\n    return g(x);\n}\nfn g(x: f32) -> f32 {\n    return "
+                   "f(x);\n}\n")
+              .has("E0703"));
 }
 
 TEST_CASE("sema: kernels with errors are dropped, every kernel is still checked") {
-    SemaResult r = run_sema("kernel a() grid(1) threads(100) {}\nkernel b() grid(1) threads(2048) {}\n");
+    SemaResult r =
+        run_sema("kernel a() grid(1) threads(100) {}\nkernel b() grid(1) threads(2048) {}\n");
     CHECK_FALSE(r.module.has_value());
     CHECK(r.codes() == std::vector<std::string>{"E0501", "E0502"});
     sema::SemaOptions only;
     only.kernel = "b";
-    SemaResult s = run_sema("kernel a() grid(1) threads(128) {}\nkernel b() grid(1) threads(256) {}\n", only);
+    SemaResult s =
+        run_sema("kernel a() grid(1) threads(128) {}\nkernel b() grid(1) threads(256) {}\n", only);
     REQUIRE(s.module.has_value());
     REQUIRE(s.module->kernels.size() == 1);
     CHECK(s.module->kernels[0].name == "b");
 }
 
 TEST_CASE("sema: diagnostics carry precise ranges") {
-    SemaResult r = run_sema("kernel k(X: global mut f32[N]) grid(1) threads(64) {\n"
-                            "    fragment x: f32[64];\n    copy(X[0 +: 64], x);\n"
-                            "    for i in parallel(64) {\n        x[i] = x[i] * undefined_name;\n    }\n}\n");
+    SemaResult r =
+        run_sema("kernel k(X: global mut f32[N]) grid(1) threads(64) {\n"
+                 "    fragment x: f32[64];\n    copy(X[0 +: 64], x);\n"
+                 "    for i in parallel(64) {\n        x[i] = x[i] * undefined_name;\n    }\n}\n");
     REQUIRE(r.diags.size() == 1);
     CHECK(r.diags[0].code == "E0201");
     CHECK(r.diags[0].range.begin.line == 5);
@@ -589,16 +629,22 @@ TEST_CASE("sema: diagnostics carry precise ranges") {
 }
 
 TEST_CASE("sema: deep but legal input does not exhaust the stack") {
-    std::string chain = "x[i]";
-    for (int n = 0; n < 20000; ++n) chain += " + x[i]";
-    SemaResult r = run_sema(elementwise("x[i] = " + chain + ";"));
-    REQUIRE_MESSAGE(r.module.has_value(), r.rendered);
-    CHECK(ir::print_module(*r.module).size() > 20000 * 7);
-    std::string sum = "1";
-    for (int n = 0; n < 20000; ++n) sum += " + 1";
-    SemaResult folded = run_sema("const BIG = " + sum + ";\nkernel k() grid(1) threads(BIG - 19969) {}\n");
-    REQUIRE_MESSAGE(folded.module.has_value(), folded.rendered);
-    CHECK(folded.kernel().threads == 32);
+    // Sema and the printer walk `a + b + c + ...` chains iteratively; the AST and IR destructors
+    // still recurse, so (like the driver) this runs on a thread with a large stack.
+    bool printed = false, folded_ok = false;
+    run_with_big_stack([&] {
+        std::string chain = "x[i]";
+        for (int n = 0; n < 50000; ++n) chain += " + x[i]";
+        SemaResult r = run_sema(elementwise("x[i] = " + chain + ";"));
+        printed = r.module && ir::print_module(*r.module).size() > 50000 * 7;
+        std::string sum = "1";
+        for (int n = 0; n < 50000; ++n) sum += " + 1";
+        SemaResult folded =
+            run_sema("const BIG = " + sum + ";\nkernel k() grid(1) threads(BIG - 49969) {}\n");
+        folded_ok = folded.module && folded.kernel().threads == 32;
+    });
+    CHECK(printed);
+    CHECK(folded_ok);
 }
 
 TEST_CASE("sema: an empty module is fine") {
