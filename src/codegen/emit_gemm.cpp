@@ -64,13 +64,19 @@ void KernelEmitter::emit_gemm(const ir::Gemm& g) {
         std::string in_type = cuda_type(g.a.buffer->dtype);
         if (plan.tensor_core) {
             const FragmentLayout* l = layout_of(c);
+            // A compile-time pitch of whole 16-byte rows selects the ldmatrix path of the runtime.
+            int elem = dtype_bytes(g.a.buffer->dtype);
+            auto matrix = [&](bool trans, const std::string& ptr, int64_t pitch) {
+                if ((pitch * elem) % 16 == 0) return fmt::format("tl::SharedMatrix<{}, {}, {}>{{{}}}", in_type, trans, pitch, ptr);
+                return fmt::format("tl::SharedMatrix<{}, {}>{{{}, {}}}", in_type, trans, ptr, pitch);
+            };
             if (g.clear)
                 out_.line(fmt::format("for (int tl_s = 0; tl_s < {}::kSlots; ++tl_s) {}[tl_s] = 0.0f;", l->type_name, cname));
             out_.line(fmt::format("tl::warp_gemm_mma<{}, {}, {}, {}, {}, {}, {}, {}>(", M, N, K, plan.warps_m, plan.warps_n,
                                   in_type, g.transpose_a, g.transpose_b));
             out_.indent();
-            out_.line(fmt::format("{}, tl::SharedMatrix<{}, {}>{{{}, {}}},", cname, in_type, g.transpose_a, a_ptr, a_pitch));
-            out_.line(fmt::format("tl::SharedMatrix<{}, {}>{{{}, {}}}, tl_tid);", in_type, g.transpose_b, b_ptr, b_pitch));
+            out_.line(fmt::format("{}, {},", cname, matrix(g.transpose_a, a_ptr, a_pitch)));
+            out_.line(fmt::format("{}, tl_tid);", matrix(g.transpose_b, b_ptr, b_pitch)));
             out_.dedent();
             return;
         }

@@ -68,9 +68,9 @@ void KernelEmitter::plan_shared_memory() {
             int64_t bytes = dtype_bytes(b.dtype);
             int64_t cols = b.const_shape.empty() ? 1 : b.const_shape.back();
             slot.row_pitch = cols;
-            // Rows that are a multiple of 16 bytes get 16 bytes of padding: the 8 rows an ldmatrix
+            // Rows of an even number of 16-byte units get 16 bytes of padding: the 8 rows an ldmatrix
             // (or a column walk) touches then start in 8 different 16-byte bank groups.
-            if (b.rank() >= 2 && (cols * bytes) % 16 == 0 && cols * bytes >= 32) slot.row_pitch = cols + 16 / bytes;
+            if (b.rank() >= 2 && (cols * bytes) % 16 == 0 && ((cols * bytes) / 16) % 2 == 0) slot.row_pitch = cols + 16 / bytes;
             int64_t rows = b.num_elements() / std::max<int64_t>(cols, 1);
             offset = (offset + 127) / 128 * 128;
             slot.offset = offset;

@@ -1,5 +1,4 @@
-// IR text dump: fully parenthesised binaries, typed immediates (`1.5f`, `f16(2)`), one statement
-// per line.
+// IR text dump: parenthesised binaries, typed immediates (`1.5f`, `f16(2)`), a statement a line.
 #include "ir/printer.h"
 
 #include <fmt/format.h>

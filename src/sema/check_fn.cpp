@@ -1,5 +1,4 @@
-// User functions: signatures, bodies of `let`/`if`/`return`, missing returns, recursion; lowered on
-// demand.
+// User functions: signatures, `let`/`if`/`return` bodies, missing returns and recursion.
 #include "sema/checker.h"
 
 namespace tlc::sema {

@@ -1,5 +1,4 @@
-// Kernels: compile-time parameters (with -D overrides), runtime parameters and dims, launch
-// clauses, body.
+// Kernels: compile-time parameters and -D, runtime parameters and dims, launch clauses, body.
 #include "sema/checker.h"
 
 namespace tlc::sema {
@@ -167,8 +166,7 @@ void Checker::check_launch(const ast::Kernel& k, ir::Kernel& out) {
     } else {
         for (const ast::ExprPtr& g : k.grid) {
             MaybeTyped t = check_expr(*g);
-            std::optional<ir::ExprPtr> e =
-                t ? to_i32(*t, g->range, "a grid dimension") : std::nullopt;
+            std::optional<ir::ExprPtr> e = t ? to_i32(*t, g->range) : std::nullopt;
             if (!e) continue;
             if (std::optional<int64_t> c = ir::const_int(*e); c && *c <= 0) {
                 diags_.report(DiagKind::LaunchNotPositive, g->range, "a grid dimension", *c);

@@ -123,8 +123,7 @@ ir::StmtPtr Checker::check_for(const ast::For& s) {
                 }
             } else {
                 MaybeTyped n = check_expr(*a[0]);
-                std::optional<ir::ExprPtr> e =
-                    n ? to_i32(*n, a[0]->range, "a loop extent") : std::nullopt;
+                std::optional<ir::ExprPtr> e = n ? to_i32(*n, a[0]->range) : std::nullopt;
                 if (e)
                     extents.push_back(*e);
                 else

@@ -9,9 +9,7 @@ std::string shape_text(const std::vector<int64_t>& shape) {
     return s + "]";
 }
 
-std::optional<ir::Region> Checker::check_region(const ast::Expr& e, bool write,
-                                                std::string_view op) {
-    (void)op;
+std::optional<ir::Region> Checker::check_region(const ast::Expr& e, bool write) {
     const ast::Index* index = nullptr;
     const ast::Expr* base = &e;
     if (e.kind == ast::ExprKind::Index) {

@@ -1,5 +1,4 @@
-// Statements: blocks and scoping, allocations, `let`, assignments, `if`, `return`, unused-name
-// warnings.
+// Statements: blocks and scopes, allocations, `let`, assignments, `if`, `return`, unused names.
 #include "sema/checker.h"
 
 namespace tlc::sema {

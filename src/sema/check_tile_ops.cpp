@@ -1,5 +1,4 @@
-// Tile operations: copy, gemm, fill/clear, reduce, cumsum and atomic_add, with shape, scope and
-// dtype rules.
+// Tile operations: copy, gemm, fill/clear, reduce, cumsum, atomic_add: shapes, scopes, dtypes.
 #include "sema/checker.h"
 
 namespace tlc::sema {
@@ -90,8 +89,8 @@ ir::StmtPtr Checker::check_tile_op(const ast::TileOp& s) {
 }
 
 ir::StmtPtr Checker::check_copy(const ast::TileOp& s, const std::vector<const ast::Expr*>& a) {
-    std::optional<ir::Region> src = check_region(*a[0], false, "copy");
-    std::optional<ir::Region> dst = check_region(*a[1], true, "copy");
+    std::optional<ir::Region> src = check_region(*a[0], false);
+    std::optional<ir::Region> dst = check_region(*a[1], true);
     if (!src || !dst) return nullptr;
     bool ok = true;
     if (!on_chip(*src) && !on_chip(*dst)) {
@@ -123,9 +122,9 @@ ir::StmtPtr Checker::check_copy(const ast::TileOp& s, const std::vector<const as
 }
 
 ir::StmtPtr Checker::check_gemm(const ast::TileOp& s, const std::vector<const ast::Expr*>& a) {
-    std::optional<ir::Region> ra = check_region(*a[0], false, "gemm");
-    std::optional<ir::Region> rb = check_region(*a[1], false, "gemm");
-    std::optional<ir::Region> rc = check_region(*a[2], true, "gemm");
+    std::optional<ir::Region> ra = check_region(*a[0], false);
+    std::optional<ir::Region> rb = check_region(*a[1], false);
+    std::optional<ir::Region> rc = check_region(*a[2], true);
     std::optional<bool> ta = false, tb = false, clear = false;
     if (a[3]) ta = eval_const_bool(*a[3], "`transpose_a`");
     if (a[4]) tb = eval_const_bool(*a[4], "`transpose_b`");
@@ -183,7 +182,7 @@ ir::StmtPtr Checker::check_gemm(const ast::TileOp& s, const std::vector<const as
 }
 
 ir::StmtPtr Checker::check_fill(const ast::TileOp& s, const std::vector<const ast::Expr*>& a) {
-    std::optional<ir::Region> dst = check_region(*a[0], true, ast::spelling(s.op));
+    std::optional<ir::Region> dst = check_region(*a[0], true);
     if (s.op == ast::TileOpKind::Clear) {
         if (!dst) return nullptr;
         return std::make_shared<ir::Fill>(*dst, zero_of(dst->buffer->dtype, s.range), s.range);
@@ -216,8 +215,8 @@ ir::StmtPtr Checker::check_reduce(const ast::TileOp& s, const std::vector<const 
         diags_.report(DiagKind::ReduceOp, a[0]->range, op_text);
         op.reset();
     }
-    std::optional<ir::Region> src = check_region(*a[1], false, "reduce");
-    std::optional<ir::Region> dst = check_region(*a[2], true, "reduce");
+    std::optional<ir::Region> src = check_region(*a[1], false);
+    std::optional<ir::Region> dst = check_region(*a[2], true);
     std::optional<bool> clear = true;
     if (a[4]) clear = eval_const_bool(*a[4], "`clear`");
     if (!src || !dst || !op || !clear) return nullptr;
@@ -259,8 +258,8 @@ ir::StmtPtr Checker::check_reduce(const ast::TileOp& s, const std::vector<const 
 }
 
 ir::StmtPtr Checker::check_cumsum(const ast::TileOp& s, const std::vector<const ast::Expr*>& a) {
-    std::optional<ir::Region> src = check_region(*a[0], false, "cumsum");
-    std::optional<ir::Region> dst = check_region(*a[1], true, "cumsum");
+    std::optional<ir::Region> src = check_region(*a[0], false);
+    std::optional<ir::Region> dst = check_region(*a[1], true);
     std::optional<bool> reverse = false;
     if (a[3]) reverse = eval_const_bool(*a[3], "`reverse`");
     if (!src || !dst || !reverse) return nullptr;
@@ -300,7 +299,7 @@ ir::StmtPtr Checker::check_cumsum(const ast::TileOp& s, const std::vector<const 
 
 ir::StmtPtr Checker::check_atomic_add(const ast::TileOp& s,
                                       const std::vector<const ast::Expr*>& a) {
-    std::optional<ir::Region> dst = check_region(*a[0], true, "atomic_add");
+    std::optional<ir::Region> dst = check_region(*a[0], true);
     // The source is a tile when it names a buffer with a shape or is a region with a slice;
     // otherwise it is a scalar expression (an element, a local scalar, a value).
     bool tile_src = false;
@@ -328,7 +327,7 @@ ir::StmtPtr Checker::check_atomic_add(const ast::TileOp& s,
         ok = false;
     }
     if (tile_src) {
-        std::optional<ir::Region> src = check_region(*a[1], false, "atomic_add");
+        std::optional<ir::Region> src = check_region(*a[1], false);
         if (!src) return nullptr;
         if (!on_chip(*src)) {
             diags_.report(DiagKind::GlobalAccessOutsideParallel, a[1]->range, src->buffer->name);

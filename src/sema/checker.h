@@ -1,5 +1,4 @@
-// The state and methods of sema's checker; its methods are split by area over the check_*.cpp
-// files.
+// Sema's checker: state and methods, implemented by area across the check_*.cpp files.
 #pragma once
 
 #include "sema/const_eval.h"
@@ -110,7 +109,7 @@ public:
     std::optional<ir::ExprPtr> convert(const Typed& v, Dtype to, SourceRange range);
     std::optional<ir::ExprPtr> to_index(const Typed& v,
                                         SourceRange range); // an integer index, as i32/i64
-    std::optional<ir::ExprPtr> to_i32(const Typed& v, SourceRange range, const char* what);
+    std::optional<ir::ExprPtr> to_i32(const Typed& v, SourceRange range);
     MaybeTyped apply_binary(const ast::Binary& e, Typed l, Typed r);
     MaybeTyped apply_unary(const ast::Unary& e, Typed v);
     MaybeTyped apply_cast(Typed v, Dtype to, SourceRange range);
@@ -152,7 +151,7 @@ public:
     ir::KernelOptions check_kernel_attrs(const std::vector<ast::Attribute>& attrs);
 
     // ---- check_region.cpp / check_tile_ops.cpp: tile operations
-    std::optional<ir::Region> check_region(const ast::Expr& e, bool write, std::string_view op);
+    std::optional<ir::Region> check_region(const ast::Expr& e, bool write);
     ir::StmtPtr check_tile_op(const ast::TileOp& s);
     ir::StmtPtr check_copy(const ast::TileOp& s, const std::vector<const ast::Expr*>& a);
     ir::StmtPtr check_gemm(const ast::TileOp& s, const std::vector<const ast::Expr*>& a);

@@ -1,5 +1,4 @@
-// Checked constant folding: integer arithmetic in 128 bits checked against 64 bits and the dtype's
-// range, division by zero reported, float ranges per dtype.
+// Checked constant folding: 128-bit integer arithmetic checked against i64 and dtype ranges.
 #include "sema/const_eval.h"
 
 #include <fmt/format.h>

@@ -102,8 +102,7 @@ std::optional<ir::ExprPtr> Checker::to_index(const Typed& v, SourceRange range) 
     return v.expr;
 }
 
-std::optional<ir::ExprPtr> Checker::to_i32(const Typed& v, SourceRange range, const char* what) {
-    (void)what;
+std::optional<ir::ExprPtr> Checker::to_i32(const Typed& v, SourceRange range) {
     if (!is_int(v.dtype())) {
         diags_.report(DiagKind::TypeMismatch, range, "i32", dtype_name(v.dtype()));
         return std::nullopt;
@@ -123,7 +122,8 @@ bool Checker::unify(Typed& l, Typed& r, const char* op, SourceRange op_range, So
                                i.expr->range);
         } else if (a != b) { // an i32 and an i64 literal: both become i64
             Typed& narrow = dtype_bits(a) < dtype_bits(b) ? l : r;
-            narrow.expr = make_imm(Dtype::I64, narrow.expr->as<ir::IntImm>()->value, narrow.expr->range);
+            narrow.expr =
+                make_imm(Dtype::I64, narrow.expr->as<ir::IntImm>()->value, narrow.expr->range);
         }
         return true;
     }

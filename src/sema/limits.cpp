@@ -1,5 +1,4 @@
-// Target limits: architectures, shared memory per block (pipelined copy destinations count per
-// stage).
+// Target limits: architectures and shared memory per block (pipelined copies count per stage).
 #include "sema/checker.h"
 
 #include <algorithm>

@@ -1,5 +1,4 @@
-// Unit tests of sema/: constant folding, -D overrides, dims, implicit conversions, shared-memory
-// accounting, the shape of the lowered IR, and the IR printer.
+// Unit tests of sema/: folding, -D, dims, conversions, shared memory, IR shape, IR printer.
 #include "ir/printer.h"
 #include "sema/sema.h"
 #include "syntax/parser.h"
