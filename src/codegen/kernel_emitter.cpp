@@ -76,6 +76,7 @@ void KernelEmitter::plan_shared_memory() {
             slot.offset = offset;
             offset += rows * slot.row_pitch * bytes;
             shared_[&b] = slot;
+            shared_order_.push_back(&b);
         }
         if (auto* seq = s->as<ir::Seq>()) for (auto& c : seq->stmts) visit(c);
         if (auto* f = s->as<ir::For>()) visit(f->body);
@@ -177,7 +178,8 @@ void KernelEmitter::emit() {
     out_.block("", [&] {
         out_.line("const int tl_tid = threadIdx.x;");
         if (shared_bytes_ > 0) out_.line("extern __shared__ __align__(128) unsigned char tl_smem[];");
-        for (auto& [buffer, slot] : shared_) {
+        for (const ir::Buffer* buffer : shared_order_) {
+            const SharedSlot& slot = shared_.at(buffer);
             std::string shape;
             for (size_t i = 0; i < buffer->const_shape.size(); ++i) shape += (i ? ", " : "") + std::to_string(buffer->const_shape[i]);
             out_.line(fmt::format("{}* {} = reinterpret_cast<{}*>(tl_smem + {});  // shared {}: {}[{}], row pitch {}",

@@ -97,6 +97,7 @@ private:
     DiagnosticEngine& diags_;
     CudaWriter& out_;
     std::map<const ir::Buffer*, SharedSlot> shared_;
+    std::vector<const ir::Buffer*> shared_order_; // allocation order, for deterministic output
     int64_t scratch_offset_ = 0; // codegen-internal shared scratch (reductions, gemm staging)
     int64_t scratch_bytes_ = 0;
     int64_t shared_bytes_ = 0;
