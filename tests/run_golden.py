@@ -2,8 +2,10 @@
 """Golden tests: for every tests/golden/<name>.tl, `tlc --emit=ir` must print <name>.ir and
 `tlc --emit=cuda` must write <name>.cu and <name>.h exactly. `--update` rewrites the expected files
 from the current compiler. Extra tlc arguments (e.g. `--arch sm_80 -D BM=64`) may be given on a
-`// TLC-ARGS: ...` line of the .tl file. tlc runs in tests/golden/ on the bare file name, so the
-outputs do not depend on where the repository is checked out."""
+`// TLC-ARGS: ...` line of the .tl file. A `// TLC-STOP-AFTER: sema pipeline-loops` line adds, for
+each pass named, the snapshot `<name>.<pass>.ir` of `tlc --emit=ir --stop-after=<pass>` (same extra
+arguments), so a pass golden shows the IR before and after the pass. tlc runs in tests/golden/ on
+the bare file name, so the outputs do not depend on where the repository is checked out."""
 import difflib
 import os
 import shlex
@@ -38,6 +40,16 @@ def main():
         name = os.path.splitext(os.path.basename(path))[0]
         extra = shlex.split(directive(read(path), "TLC-ARGS") or "")
         outputs = {}
+        failed = False
+        for stage in (directive(read(path), "TLC-STOP-AFTER") or "").split():
+            r = run([args.tlc, f"{name}.tl", "--emit=ir", f"--stop-after={stage}", "-o", "-", *extra], cwd=golden)
+            if not res.check(f"{name}.tl --stop-after={stage}", r.returncode == 0,
+                             f"{describe_exit(r.returncode)}\n{r.stderr[-3000:]}"):
+                failed = True
+                break
+            outputs[f".{stage}.ir"] = r.stdout
+        if failed:
+            continue
         r = run([args.tlc, f"{name}.tl", "--emit=ir", "-o", "-", *extra], cwd=golden)
         if r.returncode != 0:
             res.check(f"{name}.tl --emit=ir", False, f"{describe_exit(r.returncode)}\n{r.stderr[-3000:]}")

@@ -9,6 +9,10 @@
 
 namespace tlc::codegen {
 
+static std::string paren_expr(const std::string& s) {
+    return s.find_first_of(" +-*/%?<>&|") == std::string::npos ? s : "(" + s + ")";
+}
+
 namespace {
 
 int64_t product(const std::vector<int64_t>& shape) {
@@ -76,8 +80,36 @@ bool KernelEmitter::emit_copy_async(const ir::Copy& c) {
     for (int64_t e : shape) chunks *= e;
     chunks /= width;
     std::string type = cuda_type(s.dtype);
+    // Fast path, decided once per tile (block-uniform): the whole tile inside the tensor and every
+    // 16-byte chunk aligned; then each chunk is one unmasked cp.async.
+    std::string interior = fmt::format("tl::is_aligned({}, 16) && {} % {} == 0", identifier(s.name), paren_expr(expr(s.shape.back())), width);
+    size_t tile_axis = 0;
+    for (size_t d = 0; d < c.src.ranges.size(); ++d) {
+        const ir::Range& r = c.src.ranges[d];
+        std::string start = expr(r.start), dim = paren_expr(expr(s.shape[d]));
+        if (r.is_point) {
+            interior += fmt::format(" && {} < {}", paren_expr(start), dim);
+        } else {
+            interior += fmt::format(" && {} + {} <= {}", paren_expr(start), r.extent, dim);
+            if (d + 1 == c.src.ranges.size()) interior += fmt::format(" && {} % {} == 0", paren_expr(start), width);
+            ++tile_axis;
+        }
+    }
+    out_.line(fmt::format("if ({}) {{", interior));
+    out_.indent();
+    {
+        std::string ch = fresh("chunk");
+        spread_loop(ch, chunks, [&] {
+            std::vector<std::string> coords = unflatten(ch + " * " + std::to_string(width), shape);
+            std::vector<std::string> si = region_indices(c.src, coords), di = region_indices(c.dst, coords);
+            out_.line(fmt::format("tl::cp_async_16(&{}, &{});", element(d, di), element(s, si)));
+        });
+    }
+    out_.dedent();
+    out_.line("} else {");
+    out_.indent();
     std::string ch = fresh("chunk");
-    out_.block(fmt::format("for (int {0} = tl_tid; {0} < {1}; {0} += {2})", ch, chunks, kernel_.threads), [&] {
+    spread_loop(ch, chunks, [&] {
         std::vector<std::string> coords = unflatten(ch + " * " + std::to_string(width), shape);
         std::vector<std::string> si = region_indices(c.src, coords), di = region_indices(c.dst, coords);
         std::string sp = fresh("src"), dp = fresh("dst");
@@ -103,6 +135,8 @@ bool KernelEmitter::emit_copy_async(const ir::Copy& c) {
         out_.dedent();
         out_.line("}");
     });
+    out_.dedent();
+    out_.line("}");
     return true;
 }
 
@@ -219,7 +253,7 @@ void KernelEmitter::emit_copy_flat(const ir::Copy& c) {
     }
     int64_t chunks = product(shape) / width;
     std::string ch = fresh("chunk");
-    out_.block(fmt::format("for (int {0} = tl_tid; {0} < {1}; {0} += {2})", ch, chunks, kernel_.threads), [&] {
+    spread_loop(ch, chunks, [&] {
         std::vector<std::string> coords = unflatten(ch + " * " + std::to_string(width), shape);
         std::vector<std::string> si = region_indices(c.src, coords), di = region_indices(c.dst, coords);
         std::string sp = fresh("src"), dp = fresh("dst");

@@ -109,12 +109,14 @@ void KernelEmitter::emit_parallel(const ir::For& f) {
     for (int64_t e : extents) n *= e;
     std::string e = fresh("e");
     if (redundant) ctx.store_guard = fmt::format("{} % {} == tl_tid", e, kernel_.threads);
-    std::string head = redundant ? fmt::format("for (int {0} = 0; {0} < {1}; ++{0})", e, n)
-                                 : fmt::format("for (int {0} = tl_tid; {0} < {1}; {0} += {2})", e, n, kernel_.threads);
-    out_.block(head, [&] {
+    auto body = [&] {
         bind_vars(unflatten(e, extents));
         stmt(f.body, ctx);
-    });
+    };
+    if (redundant)
+        out_.block(fmt::format("for (int {0} = 0; {0} < {1}; ++{0})", e, n), body);
+    else
+        spread_loop(e, n, body);
 }
 
 } // namespace tlc::codegen

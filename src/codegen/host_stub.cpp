@@ -83,10 +83,20 @@ void emit_stub_definitions(const ir::Kernel& k, int64_t shared_bytes, KernelEmit
         out.line("if (grid_x <= 0 || grid_y <= 0 || grid_z <= 0) return cudaSuccess;  // nothing to compute");
         out.line("if (grid_x > INT32_MAX || grid_y > 65535 || grid_z > 65535)");
         out.line("    return tl::host::invalid_argument(std::string(kKernel) + \": the grid is larger than CUDA allows\");");
-        if (shared_bytes > 48 * 1024) {
-            out.line(fmt::format("if (cudaError_t err = cudaFuncSetAttribute({}, cudaFuncAttributeMaxDynamicSharedMemorySize, {}); err != cudaSuccess)",
-                                 kernel_function_name(k), shared_bytes));
-            out.line("    return tl::host::record(err, kKernel, \"raising the dynamic shared-memory limit\");");
+        if (shared_bytes > 0) {
+            // Once per process: allow more than 48 KB of dynamic shared memory, and ask for the
+            // largest shared-memory carveout so that as many blocks as possible fit on an SM.
+            out.line("static const cudaError_t kAttributes = [] {");
+            out.line("    cudaError_t err = cudaSuccess;");
+            if (shared_bytes > 48 * 1024)
+                out.line(fmt::format("    err = cudaFuncSetAttribute({}, cudaFuncAttributeMaxDynamicSharedMemorySize, {});",
+                                     kernel_function_name(k), shared_bytes));
+            out.line("    if (err == cudaSuccess)");
+            out.line(fmt::format("        err = cudaFuncSetAttribute({}, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);",
+                                 kernel_function_name(k)));
+            out.line("    return err;");
+            out.line("}();");
+            out.line("if (kAttributes != cudaSuccess) return tl::host::record(kAttributes, kKernel, \"setting the shared-memory attributes\");");
         }
         std::vector<std::string> args;
         for (const ir::Param& p : k.params) args.push_back(identifier(p.name()));

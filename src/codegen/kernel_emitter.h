@@ -83,6 +83,10 @@ private:
     // Iterates every element of a tile spread over the threads (or by each thread when
     // `every_thread`); `body` receives the tile coordinates.
     template <typename Body> void for_each_element(const std::vector<int64_t>& shape, bool every_thread, Body body);
+    // `for (var = tid; var < count; var += threads)`, written as a fully unrolled loop with a
+    // compile-time trip count when short, so address arithmetic that depends only on the thread
+    // folds and is hoisted out of enclosing loops.
+    template <typename Body> void spread_loop(const std::string& var, int64_t count, Body body);
     // Iterates the elements of a fragment this thread holds.
     template <typename Body> void for_each_owned(const ir::Buffer& frag, Body body);
     const FragmentLayout* layout_of(const ir::Buffer& b) const;
@@ -112,9 +116,30 @@ inline void KernelEmitter::for_each_element(const std::vector<int64_t>& shape, b
     int64_t n = 1;
     for (int64_t extent : shape) n *= extent;
     std::string e = fresh("e");
-    std::string head = every_thread ? fmt::format("for (int {0} = 0; {0} < {1}; ++{0})", e, n)
-                                    : fmt::format("for (int {0} = tl_tid; {0} < {1}; {0} += {2})", e, n, kernel_.threads);
-    out_.block(head, [&] { body(unflatten(e, shape), e); });
+    if (every_thread) {
+        out_.block(fmt::format("for (int {0} = 0; {0} < {1}; ++{0})", e, n), [&] { body(unflatten(e, shape), e); });
+        return;
+    }
+    spread_loop(e, n, [&] { body(unflatten(e, shape), e); });
+}
+
+template <typename Body> inline void KernelEmitter::spread_loop(const std::string& var, int64_t count, Body body) {
+    const int64_t threads = kernel_.threads;
+    const int64_t trips = (count + threads - 1) / threads;
+    if (trips > 32) {
+        out_.block(fmt::format("for (int {0} = tl_tid; {0} < {1}; {0} += {2})", var, count, threads), body);
+        return;
+    }
+    std::string i = fresh("i");
+    out_.line("#pragma unroll");
+    out_.block(fmt::format("for (int {0} = 0; {0} < {1}; ++{0})", i, trips), [&] {
+        out_.line(fmt::format("const int {} = tl_tid + {} * {};", var, i, threads));
+        if (count % threads == 0) {
+            body();
+        } else {
+            out_.block(fmt::format("if ({} < {})", var, count), body);
+        }
+    });
 }
 
 template <typename Body> inline void KernelEmitter::for_each_owned(const ir::Buffer& frag, Body body) {
