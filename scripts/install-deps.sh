@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages tlc needs to build and test (idempotent; run as root or with sudo).
 set -euo pipefail
-PKGS=(cmake ninja-build g++ antlr4 libantlr4-runtime-dev libcli11-dev libspdlog-dev libfmt-dev
+# pkg-config: src/CMakeLists.txt does find_package(PkgConfig REQUIRED); nothing above pulls it in.
+PKGS=(cmake ninja-build g++ pkg-config antlr4 libantlr4-runtime-dev libcli11-dev libspdlog-dev libfmt-dev
       doctest-dev nlohmann-json3-dev python3)
 missing=()
 for p in "${PKGS[@]}"; do
@@ -10,5 +11,6 @@ done
 if ((${#missing[@]})); then
     SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
     $SUDO apt-get update
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
+    # `env` so that the variable survives sudo, which resets the environment.
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
 fi

@@ -35,7 +35,7 @@ std::string KernelEmitter::bounds_mask(const ir::Buffer& b, const std::vector<st
     std::string mask;
     for (size_t d = 0; d < indices.size(); ++d) {
         std::string dim = expr(b.shape[d]);
-        mask += (mask.empty() ? "" : " && ") + paren(indices[d]) + " < " + paren(dim);
+        mask += std::string(mask.empty() ? "" : " && ") + "tl::in_bounds(" + indices[d] + ", " + dim + ")";
     }
     return mask;
 }

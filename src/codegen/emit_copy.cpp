@@ -88,9 +88,9 @@ bool KernelEmitter::emit_copy_async(const ir::Copy& c) {
         const ir::Range& r = c.src.ranges[d];
         std::string start = expr(r.start), dim = paren_expr(expr(s.shape[d]));
         if (r.is_point) {
-            interior += fmt::format(" && {} < {}", paren_expr(start), dim);
+            interior += fmt::format(" && tl::in_bounds({}, {})", start, expr(s.shape[d]));
         } else {
-            interior += fmt::format(" && {} + {} <= {}", paren_expr(start), r.extent, dim);
+            interior += fmt::format(" && {} >= 0 && {} + {} <= {}", paren_expr(start), paren_expr(start), r.extent, dim);
             if (d + 1 == c.src.ranges.size()) interior += fmt::format(" && {} % {} == 0", paren_expr(start), width);
             ++tile_axis;
         }
@@ -120,18 +120,22 @@ bool KernelEmitter::emit_copy_async(const ir::Copy& c) {
         std::string valid = fresh("valid");
         std::string row_ok;
         for (size_t dim = 0; dim + 1 < si.size(); ++dim)
-            row_ok += (row_ok.empty() ? "" : " && ") + si[dim] + " < " + expr(s.shape[dim]);
+            row_ok += (row_ok.empty() ? "" : " && ") + fmt::format("tl::in_bounds({}, {})", si[dim], expr(s.shape[dim]));
+        // Columns of this chunk inside the tensor, counted from its first; a chunk that starts
+        // before column 0 takes the element-by-element path.
         out_.line(fmt::format("const int {} = {}max(0, min({}, {} - ({})));", valid, row_ok.empty() ? "" : "!(" + row_ok + ") ? 0 : ",
                               width, last_dim, si.back()));
-        out_.line(fmt::format("if (tl::is_aligned({}, 16)) {{", sp));
+        out_.line(fmt::format("if ({} >= 0 && tl::is_aligned({}, 16)) {{", si.back(), sp));
         out_.indent();
         out_.line(fmt::format("tl::cp_async_16({}, {} > 0 ? {} : {}, {} * {});", dp, valid, sp, identifier(s.name), valid, bytes));
         out_.dedent();
         out_.line("} else {");
         out_.indent();
         out_.line("#pragma unroll");
-        out_.line(fmt::format("for (int tl_v = 0; tl_v < {}; ++tl_v) {}[tl_v] = tl_v < {} ? {}[tl_v] : {};", width, dp, valid, sp,
-                              int_literal(0, d.dtype)));
+        std::vector<std::string> each = si;
+        each.back() = "(" + si.back() + ") + tl_v";
+        out_.line(fmt::format("for (int tl_v = 0; tl_v < {}; ++tl_v) {}[tl_v] = {} ? {}[tl_v] : {};", width, dp,
+                              bounds_mask(s, each), sp, int_literal(0, d.dtype)));
         out_.dedent();
         out_.line("}");
     });
@@ -193,7 +197,7 @@ void KernelEmitter::emit_copy_with_fragment(const ir::Copy& c, bool fragment_is_
         if (o.scope == ir::Scope::Global) {
             std::vector<std::string> last = idx;
             last.back() = "(" + last.back() + ") + " + std::to_string(width - 1);
-            ok = bounds_mask(o, last) + " && " + ok;
+            ok = bounds_mask(o, idx) + " && " + bounds_mask(o, last) + " && " + ok;
         }
         std::string vec = fresh("vec");
         out_.line(fmt::format("if ({}) {{", ok));
@@ -262,8 +266,9 @@ void KernelEmitter::emit_copy_flat(const ir::Copy& c) {
         std::string ok = fmt::format("tl::is_aligned({}, {}) && tl::is_aligned({}, {})", sp, width * dtype_bytes(s.dtype), dp,
                                      width * dtype_bytes(d.dtype));
         auto last_in = [&](const ir::Buffer& b, std::vector<std::string> idx) {
+            std::string first = bounds_mask(b, idx);
             idx.back() = "(" + idx.back() + ") + " + std::to_string(width - 1);
-            return bounds_mask(b, idx);
+            return first + " && " + bounds_mask(b, idx);
         };
         if (s.scope == ir::Scope::Global) ok = last_in(s, si) + " && " + ok;
         if (d.scope == ir::Scope::Global) ok = last_in(d, di) + " && " + ok;

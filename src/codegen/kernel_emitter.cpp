@@ -18,7 +18,7 @@ KernelEmitter::KernelEmitter(const ir::Kernel& kernel, const KernelLayouts& layo
     : kernel_(kernel), layouts_(layouts), options_(options), sources_(sources), diags_(diags), out_(out) {}
 
 void KernelEmitter::error(const SourceRange& r, const std::string& message) {
-    diags_.report(DiagKind::TileOpArg, r, message);
+    diags_.report(DiagKind::LayoutConflict, r, message);
     ok_ = false;
 }
 

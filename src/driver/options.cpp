@@ -88,6 +88,12 @@ void add_common_options(CLI::App& app, Options& o, RawOptions& raw) {
         ->check(one_of({"error"}))
         ->type_name("error");
     app.add_flag("-w", o.suppress_warnings, "Suppress all warnings");
+    app.add_option("--disable", o.disabled,
+                   "Switch an automatic transformation off in every kernel, like the matching "
+                   "@no_... attribute (repeatable)")
+        ->check(one_of({"pipeline", "async-copy", "tma", "warp-specialize", "persistent"}))
+        ->type_name("pipeline|async-copy|tma|warp-specialize|persistent")
+        ->allow_extra_args(false);
     app.add_option("--color", raw.color, "Colour diagnostics (default: when stderr is a terminal)")
         ->check(one_of({"auto", "always", "never"}))
         ->type_name("auto|always|never");
@@ -113,6 +119,7 @@ std::string record_command_line(const Options& o) {
         s += " -D " + shell_quote(name + "=" + value);
     if (!o.kernel.empty()) s += " --kernel " + shell_quote(o.kernel);
     if (o.line_directives) s += " --line-directives";
+    for (const std::string& d : o.disabled) s += " --disable " + d;
     return s;
 }
 

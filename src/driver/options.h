@@ -36,6 +36,9 @@ struct Options {
     bool warnings_as_errors = false;
     bool suppress_warnings = false;
     bool line_directives = false;
+    // `--disable T`: automatic transformations switched off for every kernel, as if each kernel
+    // carried the matching attribute (pipeline, async-copy, tma, warp-specialize, persistent).
+    std::vector<std::string> disabled;
     std::string depfile;
     ColorMode color = ColorMode::Auto;
     bool verbose = false;

@@ -73,6 +73,17 @@ PipelineResult run_pipeline(const Options& o, const std::string& header_name,
     TLC_CHECK(module.has_value() || diags.has_errors(), "sema failed without reporting an error");
     if (!module || diags.has_errors()) return result;
 
+    // `--disable`: the same switches as the kernel attributes.
+    for (ir::Kernel& k : module->kernels) {
+        for (const std::string& d : o.disabled) {
+            if (d == "pipeline") k.options.pipeline = false;
+            if (d == "async-copy") k.options.async_copy = false;
+            if (d == "tma") k.options.tma = false;
+            if (d == "warp-specialize") k.options.warp_specialize = false;
+            if (d == "persistent") k.options.persistent = false;
+        }
+    }
+
     // 3. The scheduling passes, in order, stopping after `--stop-after`.
     {
         PhaseTimer t("schedule");

@@ -13,6 +13,7 @@ namespace {
 class Planner : public HazardWalker {
 public:
     BarrierPlan plan;
+    std::vector<std::pair<const ir::Stmt*, std::string>> divergent;
 
 protected:
     bool on_hazard(const ir::Stmt* at, const std::string& why, bool async_race, HazardState& state) override {
@@ -21,6 +22,11 @@ protected:
         state.barrier();
         return true;
     }
+    void on_divergent_hazard(const ir::Stmt* branch, const std::string& why) override {
+        for (auto& [b, w] : divergent)
+            if (b == branch) return;
+        divergent.emplace_back(branch, why);
+    }
     void before(const ir::Stmt* at, HazardState& state) override {
         if (plan.count(at)) state.barrier();
     }
@@ -28,10 +34,11 @@ protected:
 
 } // namespace
 
-BarrierPlan plan_barriers(const ir::StmtPtr& body) {
+BarrierPlan plan_barriers(const ir::StmtPtr& body, std::vector<std::pair<const ir::Stmt*, std::string>>* divergent) {
     Planner p;
     HazardState state;
     p.walk(body, state);
+    if (divergent) *divergent = p.divergent;
     return p.plan;
 }
 

@@ -23,6 +23,11 @@ protected:
         return false;
     }
 
+    void on_divergent_hazard(const ir::Stmt* branch, const std::string& why) override {
+        TLC_CHECK(false, "barrier verifier: kernel `" + kernel_.name + "` has an unsynchronised " + why +
+                             " inside the divergent branch at line " + std::to_string(branch->range.begin.line));
+    }
+
 private:
     const ir::Kernel& kernel_;
 };

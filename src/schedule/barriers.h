@@ -12,6 +12,7 @@
 #include "ir/ir.h"
 
 #include <map>
+#include <vector>
 #include <string>
 
 namespace tlc::schedule {
@@ -19,8 +20,11 @@ namespace tlc::schedule {
 // Statement before which a barrier goes -> the hazard it resolves.
 using BarrierPlan = std::map<const ir::Stmt*, std::string>;
 
-// barrier_plan.cpp: finds the fewest barrier positions (per straight-line run) that resolve every hazard.
-BarrierPlan plan_barriers(const ir::StmtPtr& body);
+// barrier_plan.cpp: finds the fewest barrier positions (per straight-line run) that resolve every
+// hazard. Hazards inside a branch whose condition differs between threads cannot be resolved by a
+// barrier; they are returned in `divergent` (branch, hazard) for the caller to report.
+BarrierPlan plan_barriers(const ir::StmtPtr& body,
+                          std::vector<std::pair<const ir::Stmt*, std::string>>* divergent = nullptr);
 
 // barrier_insert.cpp: rebuilds `body` with an ir::Barrier before each planned statement.
 ir::StmtPtr insert_barriers(const ir::StmtPtr& body, const BarrierPlan& plan);

@@ -20,8 +20,13 @@ const std::vector<Pass>& passes() {
              k.body = pipeline_loops(k);
              return true;
          }},
-        {"insert-barriers", [](ir::Kernel& k, const ScheduleOptions&, DiagnosticEngine&) {
-             k.body = insert_barriers(k.body, plan_barriers(k.body));
+        {"insert-barriers", [](ir::Kernel& k, const ScheduleOptions&, DiagnosticEngine& diags) {
+             std::vector<std::pair<const ir::Stmt*, std::string>> divergent;
+             BarrierPlan plan = plan_barriers(k.body, &divergent);
+             for (auto& [branch, why] : divergent)
+                 diags.report(DiagKind::DivergentBarrier, branch->range, why);
+             if (!divergent.empty()) return false;
+             k.body = insert_barriers(k.body, plan);
              return true;
          }},
         {"verify-barriers", [](ir::Kernel& k, const ScheduleOptions&, DiagnosticEngine&) {

@@ -255,8 +255,10 @@ private:
             auto* c = s->as<ir::Copy>();
             bool candidate = c && c->src.buffer->scope == ir::Scope::Global && c->dst.buffer->scope == ir::Scope::Shared &&
                              is_whole(c->dst) && !seen_reads.count(c->dst.buffer.get()) && !c->pad;
+            // The copy is issued iterations early: its region may depend on the loop variable and
+            // on loop-invariant values only, never on memory (a `let` of a mutable local included).
             if (candidate)
-                for (auto& r : c->src.ranges) candidate &= !has_load(r.start);
+                for (auto& r : c->src.ranges) candidate &= !has_load(ir::substitute(r.start, lets));
             if (candidate && only_written_here(*c->dst.buffer, s.get(), loop_stmt.get())) {
                 producers.push_back(c);
                 producer_stmts.insert(s.get());

@@ -9,7 +9,11 @@ namespace tlc::schedule {
 
 namespace {
 
-bool is_shared(const ir::Buffer* b) { return b && b->scope == ir::Scope::Shared; }
+// Buffers whose accesses by different threads need ordering: shared memory, and global tensors
+// the kernel may write.
+bool is_shared(const ir::Buffer* b) {
+    return b && (b->scope == ir::Scope::Shared || (b->scope == ir::Scope::Global && b->is_mutable));
+}
 
 class Collector {
 public:
@@ -128,7 +132,7 @@ bool contains_async_wait(const ir::StmtPtr& s) {
     return false;
 }
 
-bool uniform_expr(const ir::ExprPtr& e) {
+bool uniform_expr(const ir::ExprPtr& e, const std::set<const ir::Var*>& lets) {
     if (!e) return true;
     switch (e->kind) {
     case ir::ExprKind::IntImm:
@@ -136,19 +140,20 @@ bool uniform_expr(const ir::ExprPtr& e) {
     case ir::ExprKind::BoolImm: return true;
     case ir::ExprKind::VarRef: {
         auto k = e->as<ir::VarRef>()->var->kind;
+        if (k == ir::VarKind::Let) return lets.count(e->as<ir::VarRef>()->var.get()) > 0;
         return k == ir::VarKind::Dim || k == ir::VarKind::ScalarParam || k == ir::VarKind::LoopVar;
     }
     case ir::ExprKind::Builtin: return e->as<ir::Builtin>()->builtin != ir::BuiltinKind::ThreadIdxX;
     case ir::ExprKind::Load: return false;
-    case ir::ExprKind::Unary: return uniform_expr(e->as<ir::Unary>()->operand);
-    case ir::ExprKind::Binary: return uniform_expr(e->as<ir::Binary>()->lhs) && uniform_expr(e->as<ir::Binary>()->rhs);
+    case ir::ExprKind::Unary: return uniform_expr(e->as<ir::Unary>()->operand, lets);
+    case ir::ExprKind::Binary: return uniform_expr(e->as<ir::Binary>()->lhs, lets) && uniform_expr(e->as<ir::Binary>()->rhs, lets);
     case ir::ExprKind::Select:
-        return uniform_expr(e->as<ir::Select>()->cond) && uniform_expr(e->as<ir::Select>()->then_value) &&
-               uniform_expr(e->as<ir::Select>()->else_value);
-    case ir::ExprKind::Cast: return uniform_expr(e->as<ir::Cast>()->operand);
+        return uniform_expr(e->as<ir::Select>()->cond, lets) && uniform_expr(e->as<ir::Select>()->then_value, lets) &&
+               uniform_expr(e->as<ir::Select>()->else_value, lets);
+    case ir::ExprKind::Cast: return uniform_expr(e->as<ir::Cast>()->operand, lets);
     case ir::ExprKind::Call:
         for (auto& a : e->as<ir::Call>()->args)
-            if (!uniform_expr(a)) return false;
+            if (!uniform_expr(a, lets)) return false;
         return true;
     }
     return false;
@@ -162,14 +167,18 @@ std::vector<SharedAccess> shared_accesses(const ir::StmtPtr& stmt) {
     return c.out;
 }
 
-bool is_block_uniform(const ir::ExprPtr& cond) { return uniform_expr(cond); }
+bool is_block_uniform(const ir::ExprPtr& cond, const std::set<const ir::Var*>& uniform_lets) {
+    return uniform_expr(cond, uniform_lets);
+}
 
 std::string HazardState::hazard(const StageKey& k, AccessKind kind) const {
     if (kind == AccessKind::Read) {
         if (any_conflict(writes_, k)) return describe("RAW", k);
         return "";
     }
-    if (any_conflict(writes_, k)) return describe("WAW", k);
+    // Two writes to one global tensor are, in practice, to different tiles: only shared memory
+    // gets the WAW rule.
+    if (k.buffer->scope == ir::Scope::Shared && any_conflict(writes_, k)) return describe("WAW", k);
     if (any_conflict(reads_, k)) return describe("WAR", k);
     return "";
 }
@@ -229,9 +238,20 @@ void HazardWalker::walk(const ir::StmtPtr& s, HazardState& state) {
     case ir::StmtKind::Barrier: state.barrier(); return;
     case ir::StmtKind::AsyncCommit: state.commit(); return;
     case ir::StmtKind::AsyncWait: state.wait(s->as<ir::AsyncWait>()->pending); return;
+    case ir::StmtKind::Let: {
+        auto* l = s->as<ir::LetStmt>();
+        if (is_block_uniform(l->value, uniform_lets_)) uniform_lets_.insert(l->var.get());
+        break;
+    }
     case ir::StmtKind::If: {
         auto* i = s->as<ir::If>();
-        if (!is_block_uniform(i->cond)) break; // a divergent branch is one indivisible access
+        if (!is_block_uniform(i->cond, uniform_lets_)) {
+            // A divergent branch is one indivisible access from outside; inside, it must need no
+            // barrier at all.
+            check_divergent(s, i->then_body);
+            check_divergent(s, i->else_body);
+            break;
+        }
         HazardState then_state = state, else_state = state;
         walk(i->then_body, then_state);
         walk(i->else_body, else_state);
@@ -263,6 +283,14 @@ void HazardWalker::walk(const ir::StmtPtr& s, HazardState& state) {
     leaf(s, state);
 }
 
+void HazardWalker::check_divergent(const ir::StmtPtr& branch, const ir::StmtPtr& body) {
+    if (!body || divergent_) return;
+    divergent_ = branch.get();
+    HazardState inner;
+    walk(body, inner);
+    divergent_ = nullptr;
+}
+
 void HazardWalker::leaf(const ir::StmtPtr& s, HazardState& state) {
     std::vector<SharedAccess> accesses = shared_accesses(s);
     if (accesses.empty()) return;
@@ -275,6 +303,14 @@ void HazardWalker::leaf(const ir::StmtPtr& s, HazardState& state) {
         keys.push_back({a.buffer, stage});
     }
     for (size_t i = 0; i < accesses.size(); ++i) {
+        if (divergent_) {
+            std::string why = state.hazard(keys[i], accesses[i].kind);
+            if (!why.empty()) {
+                on_divergent_hazard(divergent_, why);
+                break;
+            }
+            continue;
+        }
         if (accesses[i].kind == AccessKind::Read && state.async_race(keys[i], accesses[i].kind)) {
             on_hazard(s.get(), "read of `" + keys[i].buffer->name + "` before its async copy has completed", true, state);
             continue;

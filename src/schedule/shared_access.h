@@ -12,6 +12,7 @@
 
 #include <deque>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -25,12 +26,13 @@ struct SharedAccess {
     AccessKind kind;
 };
 
-// Every shared access inside `stmt` (recursively, control flow included).
+// Every shared access inside `stmt` (recursively, control flow included). Writable global tensors
+// count too: threads of one block see each other's global writes only across a barrier as well.
 std::vector<SharedAccess> shared_accesses(const ir::StmtPtr& stmt);
 
 // True when `cond` has the same value in every thread of the block. Loop variables outside
-// parallel loops are uniform; lets may hold per-thread values and are not.
-bool is_block_uniform(const ir::ExprPtr& cond);
+// parallel loops are uniform; lets are uniform when listed in `uniform_lets` (their value was).
+bool is_block_uniform(const ir::ExprPtr& cond, const std::set<const ir::Var*>& uniform_lets = {});
 
 struct StageKey {
     const ir::Buffer* buffer;
@@ -66,12 +68,18 @@ public:
 protected:
     // A hazard before `at`; return true if it was resolved (a barrier is now before `at`).
     virtual bool on_hazard(const ir::Stmt* at, const std::string& why, bool async_race, HazardState& state) = 0;
+    // A hazard between two accesses inside a branch whose condition may differ between threads:
+    // no barrier can go there (not every thread would reach it).
+    virtual void on_divergent_hazard(const ir::Stmt* branch, const std::string& why) = 0;
     // Called before each statement, so the planner can apply a barrier it planned earlier.
     virtual void before(const ir::Stmt* at, HazardState& state) { (void)at, (void)state; }
 
 private:
     void leaf(const ir::StmtPtr& s, HazardState& state);
+    void check_divergent(const ir::StmtPtr& branch, const ir::StmtPtr& body);
     std::map<const ir::Var*, int64_t> bindings_;
+    std::set<const ir::Var*> uniform_lets_;
+    const ir::Stmt* divergent_ = nullptr; // the divergent branch being checked, if any
 };
 
 } // namespace tlc::schedule

@@ -20,13 +20,15 @@ __global__ void __launch_bounds__(256) transpose_if_kernel(
     float* s = reinterpret_cast<float*>(tl_smem + 0);  // shared s: f32[64, 64], row pitch 68
     if (int(blockIdx.y) * 64 < M) {
         // copy(A[block.y * 64 +: 64, block.x * 64 +: 64], s);  (barriers_branch_inside.tl:12)
-        for (int tl_chunk0 = tl_tid; tl_chunk0 < 1024; tl_chunk0 += 256) {
-            const float* tl_src1 = &A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk0 * 4) / 64)) * N + ((int(blockIdx.x) * 64) + ((tl_chunk0 * 4) % 64))];
-            float* tl_dst2 = &s[((tl_chunk0 * 4) / 64) * 68 + ((tl_chunk0 * 4) % 64)];
-            if (((int(blockIdx.y) * 64) + ((tl_chunk0 * 4) / 64)) < M && (((int(blockIdx.x) * 64) + ((tl_chunk0 * 4) % 64)) + 3) < N && tl::is_aligned(tl_src1, 16) && tl::is_aligned(tl_dst2, 16)) {
-                float tl_vec3[4];
-                tl::load_vector<float, 4>(tl_vec3, tl_src1);
-                tl::store_vector<float, 4>(tl_dst2, tl_vec3);
+        #pragma unroll
+        for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
+            const int tl_chunk0 = tl_tid + tl_i1 * 256;
+            const float* tl_src2 = &A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk0 * 4) / 64)) * N + ((int(blockIdx.x) * 64) + ((tl_chunk0 * 4) % 64))];
+            float* tl_dst3 = &s[((tl_chunk0 * 4) / 64) * 68 + ((tl_chunk0 * 4) % 64)];
+            if (((int(blockIdx.y) * 64) + ((tl_chunk0 * 4) / 64)) < M && (((int(blockIdx.x) * 64) + ((tl_chunk0 * 4) % 64)) + 3) < N && tl::is_aligned(tl_src2, 16) && tl::is_aligned(tl_dst3, 16)) {
+                float tl_vec4[4];
+                tl::load_vector<float, 4>(tl_vec4, tl_src2);
+                tl::store_vector<float, 4>(tl_dst3, tl_vec4);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 4; ++tl_v) {
@@ -37,9 +39,11 @@ __global__ void __launch_bounds__(256) transpose_if_kernel(
         __syncthreads();  // RAW on `s`
         // for i, j in parallel(64, 64) {  (barriers_branch_inside.tl:13)
         // for i, j in parallel(64, 64): iterations dealt round-robin to the threads
-        for (int tl_e4 = tl_tid; tl_e4 < 4096; tl_e4 += 256) {
-            const int i = tl_e4 / 64;
-            const int j = tl_e4 % 64;
+        #pragma unroll
+        for (int tl_i6 = 0; tl_i6 < 16; ++tl_i6) {
+            const int tl_e5 = tl_tid + tl_i6 * 256;
+            const int i = tl_e5 / 64;
+            const int j = tl_e5 % 64;
             if (int(blockIdx.x) * 64 + i < N && int(blockIdx.y) * 64 + j < M) {
                 B[int64_t(int(blockIdx.x) * 64 + i) * M + (int(blockIdx.y) * 64 + j)] = s[j * 68 + i];
             }
@@ -61,6 +65,13 @@ cudaError_t transpose_if(const float* A, float* B, int64_t M, int64_t N, cudaStr
     if (grid_x <= 0 || grid_y <= 0 || grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (grid_x > INT32_MAX || grid_y > 65535 || grid_z > 65535)
         return tl::host::invalid_argument(std::string(kKernel) + ": the grid is larger than CUDA allows");
+    static const cudaError_t kAttributes = [] {
+        cudaError_t err = cudaSuccess;
+        if (err == cudaSuccess)
+            err = cudaFuncSetAttribute(transpose_if_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return err;
+    }();
+    if (kAttributes != cudaSuccess) return tl::host::record(kAttributes, kKernel, "setting the shared-memory attributes");
     transpose_if_kernel<<<dim3(unsigned(grid_x), unsigned(grid_y), unsigned(grid_z)), 256, 17408, stream>>>(A, B, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), kKernel, "launch");
 }

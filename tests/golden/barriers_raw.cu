@@ -19,13 +19,15 @@ __global__ void __launch_bounds__(128) reverse_rows_kernel(
     float* s = reinterpret_cast<float*>(tl_smem + 0);  // shared s: f32[32, 64], row pitch 68
     const int32_t row0 = int(blockIdx.x) * 32;
     // copy(A[row0 +: 32, 0 +: 64], s);  (barriers_raw.tl:11)
-    for (int tl_chunk0 = tl_tid; tl_chunk0 < 512; tl_chunk0 += 128) {
-        const float* tl_src1 = &A[int64_t(row0 + ((tl_chunk0 * 4) / 64)) * 64 + ((tl_chunk0 * 4) % 64)];
-        float* tl_dst2 = &s[((tl_chunk0 * 4) / 64) * 68 + ((tl_chunk0 * 4) % 64)];
-        if ((row0 + ((tl_chunk0 * 4) / 64)) < M && (((tl_chunk0 * 4) % 64) + 3) < 64 && tl::is_aligned(tl_src1, 16) && tl::is_aligned(tl_dst2, 16)) {
-            float tl_vec3[4];
-            tl::load_vector<float, 4>(tl_vec3, tl_src1);
-            tl::store_vector<float, 4>(tl_dst2, tl_vec3);
+    #pragma unroll
+    for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
+        const int tl_chunk0 = tl_tid + tl_i1 * 128;
+        const float* tl_src2 = &A[int64_t(row0 + ((tl_chunk0 * 4) / 64)) * 64 + ((tl_chunk0 * 4) % 64)];
+        float* tl_dst3 = &s[((tl_chunk0 * 4) / 64) * 68 + ((tl_chunk0 * 4) % 64)];
+        if ((row0 + ((tl_chunk0 * 4) / 64)) < M && (((tl_chunk0 * 4) % 64) + 3) < 64 && tl::is_aligned(tl_src2, 16) && tl::is_aligned(tl_dst3, 16)) {
+            float tl_vec4[4];
+            tl::load_vector<float, 4>(tl_vec4, tl_src2);
+            tl::store_vector<float, 4>(tl_dst3, tl_vec4);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
@@ -36,9 +38,11 @@ __global__ void __launch_bounds__(128) reverse_rows_kernel(
     __syncthreads();  // RAW on `s`
     // for i, j in parallel(32, 64) {  (barriers_raw.tl:12)
     // for i, j in parallel(32, 64): iterations dealt round-robin to the threads
-    for (int tl_e4 = tl_tid; tl_e4 < 2048; tl_e4 += 128) {
-        const int i = tl_e4 / 64;
-        const int j = tl_e4 % 64;
+    #pragma unroll
+    for (int tl_i6 = 0; tl_i6 < 16; ++tl_i6) {
+        const int tl_e5 = tl_tid + tl_i6 * 128;
+        const int i = tl_e5 / 64;
+        const int j = tl_e5 % 64;
         if (row0 + i < M) {
             B[int64_t(row0 + i) * 64 + j] = s[i * 68 + (63 - j)];
         }
@@ -58,6 +62,13 @@ cudaError_t reverse_rows(const float* A, float* B, int64_t M, cudaStream_t strea
     if (grid_x <= 0 || grid_y <= 0 || grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (grid_x > INT32_MAX || grid_y > 65535 || grid_z > 65535)
         return tl::host::invalid_argument(std::string(kKernel) + ": the grid is larger than CUDA allows");
+    static const cudaError_t kAttributes = [] {
+        cudaError_t err = cudaSuccess;
+        if (err == cudaSuccess)
+            err = cudaFuncSetAttribute(reverse_rows_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return err;
+    }();
+    if (kAttributes != cudaSuccess) return tl::host::record(kAttributes, kKernel, "setting the shared-memory attributes");
     reverse_rows_kernel<<<dim3(unsigned(grid_x), unsigned(grid_y), unsigned(grid_z)), 128, 8704, stream>>>(A, B, static_cast<int32_t>(M));
     return tl::host::record(cudaGetLastError(), kKernel, "launch");
 }

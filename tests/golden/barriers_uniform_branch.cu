@@ -22,13 +22,15 @@ __global__ void __launch_bounds__(128) scale_or_zero_kernel(
     float o[o_layout::kSlots];  // fragment o: f32[16, 64]
     if (beta != 0.0f) {
         // copy(C[block.x * 16 +: 16, 0 +: 64], c);  (barriers_uniform_branch.tl:15)
-        for (int tl_chunk0 = tl_tid; tl_chunk0 < 256; tl_chunk0 += 128) {
-            const float* tl_src1 = &C[int64_t((int(blockIdx.x) * 16) + ((tl_chunk0 * 4) / 64)) * 64 + ((tl_chunk0 * 4) % 64)];
-            float* tl_dst2 = &c[((tl_chunk0 * 4) / 64) * 68 + ((tl_chunk0 * 4) % 64)];
-            if (((int(blockIdx.x) * 16) + ((tl_chunk0 * 4) / 64)) < M && (((tl_chunk0 * 4) % 64) + 3) < 64 && tl::is_aligned(tl_src1, 16) && tl::is_aligned(tl_dst2, 16)) {
-                float tl_vec3[4];
-                tl::load_vector<float, 4>(tl_vec3, tl_src1);
-                tl::store_vector<float, 4>(tl_dst2, tl_vec3);
+        #pragma unroll
+        for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+            const int tl_chunk0 = tl_tid + tl_i1 * 128;
+            const float* tl_src2 = &C[int64_t((int(blockIdx.x) * 16) + ((tl_chunk0 * 4) / 64)) * 64 + ((tl_chunk0 * 4) % 64)];
+            float* tl_dst3 = &c[((tl_chunk0 * 4) / 64) * 68 + ((tl_chunk0 * 4) % 64)];
+            if (((int(blockIdx.x) * 16) + ((tl_chunk0 * 4) / 64)) < M && (((tl_chunk0 * 4) % 64) + 3) < 64 && tl::is_aligned(tl_src2, 16) && tl::is_aligned(tl_dst3, 16)) {
+                float tl_vec4[4];
+                tl::load_vector<float, 4>(tl_vec4, tl_src2);
+                tl::store_vector<float, 4>(tl_dst3, tl_vec4);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 4; ++tl_v) {
@@ -38,34 +40,36 @@ __global__ void __launch_bounds__(128) scale_or_zero_kernel(
         }
     } else {
         // clear(c);  (barriers_uniform_branch.tl:17)
-        for (int tl_e4 = tl_tid; tl_e4 < 1024; tl_e4 += 128) {
-            c[(tl_e4 / 64) * 68 + (tl_e4 % 64)] = 0.0f;
+        #pragma unroll
+        for (int tl_i6 = 0; tl_i6 < 8; ++tl_i6) {
+            const int tl_e5 = tl_tid + tl_i6 * 128;
+            c[(tl_e5 / 64) * 68 + (tl_e5 % 64)] = 0.0f;
         }
     }
     __syncthreads();  // RAW on `c`
     // for i, j in parallel(16, 64) {  (barriers_uniform_branch.tl:19)
     // for i, j in parallel(16, 64): each thread visits the elements of `o` it holds
     #pragma unroll
-    for (int tl_s5 = 0; tl_s5 < o_layout::kSlots; ++tl_s5) {
-        if (!o_layout::valid(tl_tid, tl_s5)) continue;
-        const int i = (o_layout::flat(tl_tid, tl_s5)) / 64;
-        const int j = (o_layout::flat(tl_tid, tl_s5)) % 64;
-        o[tl_s5] = beta * c[i * 68 + (63 - j)];
+    for (int tl_s7 = 0; tl_s7 < o_layout::kSlots; ++tl_s7) {
+        if (!o_layout::valid(tl_tid, tl_s7)) continue;
+        const int i = (o_layout::flat(tl_tid, tl_s7)) / 64;
+        const int j = (o_layout::flat(tl_tid, tl_s7)) % 64;
+        o[tl_s7] = beta * c[i * 68 + (63 - j)];
     }
     // copy(o, Out[block.x * 16 +: 16, 0 +: 64]);  (barriers_uniform_branch.tl:22)
     #pragma unroll
-    for (int tl_chunk6 = 0; tl_chunk6 < o_layout::kSlots; tl_chunk6 += 4) {
-        if (!o_layout::valid(tl_tid, tl_chunk6)) continue;
-        float* tl_ptr7 = &Out[int64_t((int(blockIdx.x) * 16) + ((o_layout::flat(tl_tid, tl_chunk6)) / 64)) * 64 + ((o_layout::flat(tl_tid, tl_chunk6)) % 64)];
-        if (((int(blockIdx.x) * 16) + ((o_layout::flat(tl_tid, tl_chunk6)) / 64)) < M && (((o_layout::flat(tl_tid, tl_chunk6)) % 64) + 3) < 64 && tl::is_aligned(tl_ptr7, 16)) {
-            float tl_vec8[4];
+    for (int tl_chunk8 = 0; tl_chunk8 < o_layout::kSlots; tl_chunk8 += 4) {
+        if (!o_layout::valid(tl_tid, tl_chunk8)) continue;
+        float* tl_ptr9 = &Out[int64_t((int(blockIdx.x) * 16) + ((o_layout::flat(tl_tid, tl_chunk8)) / 64)) * 64 + ((o_layout::flat(tl_tid, tl_chunk8)) % 64)];
+        if (((int(blockIdx.x) * 16) + ((o_layout::flat(tl_tid, tl_chunk8)) / 64)) < M && (((o_layout::flat(tl_tid, tl_chunk8)) % 64) + 3) < 64 && tl::is_aligned(tl_ptr9, 16)) {
+            float tl_vec10[4];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec8[tl_v] = o[tl_chunk6 + tl_v];
-            tl::store_vector<float, 4>(tl_ptr7, tl_vec8);
+            for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec10[tl_v] = o[tl_chunk8 + tl_v];
+            tl::store_vector<float, 4>(tl_ptr9, tl_vec10);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (((int(blockIdx.x) * 16) + ((o_layout::flat(tl_tid, tl_chunk6 + tl_v)) / 64)) < M && ((o_layout::flat(tl_tid, tl_chunk6 + tl_v)) % 64) < 64) Out[int64_t((int(blockIdx.x) * 16) + ((o_layout::flat(tl_tid, tl_chunk6 + tl_v)) / 64)) * 64 + ((o_layout::flat(tl_tid, tl_chunk6 + tl_v)) % 64)] = o[tl_chunk6 + tl_v];
+                if (((int(blockIdx.x) * 16) + ((o_layout::flat(tl_tid, tl_chunk8 + tl_v)) / 64)) < M && ((o_layout::flat(tl_tid, tl_chunk8 + tl_v)) % 64) < 64) Out[int64_t((int(blockIdx.x) * 16) + ((o_layout::flat(tl_tid, tl_chunk8 + tl_v)) / 64)) * 64 + ((o_layout::flat(tl_tid, tl_chunk8 + tl_v)) % 64)] = o[tl_chunk8 + tl_v];
             }
         }
     }
@@ -84,6 +88,13 @@ cudaError_t scale_or_zero(const float* C, float* Out, float beta, int64_t M, cud
     if (grid_x <= 0 || grid_y <= 0 || grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (grid_x > INT32_MAX || grid_y > 65535 || grid_z > 65535)
         return tl::host::invalid_argument(std::string(kKernel) + ": the grid is larger than CUDA allows");
+    static const cudaError_t kAttributes = [] {
+        cudaError_t err = cudaSuccess;
+        if (err == cudaSuccess)
+            err = cudaFuncSetAttribute(scale_or_zero_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return err;
+    }();
+    if (kAttributes != cudaSuccess) return tl::host::record(kAttributes, kKernel, "setting the shared-memory attributes");
     scale_or_zero_kernel<<<dim3(unsigned(grid_x), unsigned(grid_y), unsigned(grid_z)), 128, 4352, stream>>>(C, Out, beta, static_cast<int32_t>(M));
     return tl::host::record(cudaGetLastError(), kKernel, "launch");
 }

@@ -25,13 +25,15 @@ __global__ void __launch_bounds__(128) col_sum_serial_kernel(
     for (int t = 0; t < tl::cdiv(M, 32); ++t) {
         __syncthreads();  // WAR on `x`
         // copy(X[t * 32 +: 32, block.x * 64 +: 64], x);  (barriers_war_loop.tl:15)
-        for (int tl_chunk0 = tl_tid; tl_chunk0 < 512; tl_chunk0 += 128) {
-            const float* tl_src1 = &X[int64_t((t * 32) + ((tl_chunk0 * 4) / 64)) * N + ((int(blockIdx.x) * 64) + ((tl_chunk0 * 4) % 64))];
-            float* tl_dst2 = &x[((tl_chunk0 * 4) / 64) * 68 + ((tl_chunk0 * 4) % 64)];
-            if (((t * 32) + ((tl_chunk0 * 4) / 64)) < M && (((int(blockIdx.x) * 64) + ((tl_chunk0 * 4) % 64)) + 3) < N && tl::is_aligned(tl_src1, 16) && tl::is_aligned(tl_dst2, 16)) {
-                float tl_vec3[4];
-                tl::load_vector<float, 4>(tl_vec3, tl_src1);
-                tl::store_vector<float, 4>(tl_dst2, tl_vec3);
+        #pragma unroll
+        for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
+            const int tl_chunk0 = tl_tid + tl_i1 * 128;
+            const float* tl_src2 = &X[int64_t((t * 32) + ((tl_chunk0 * 4) / 64)) * N + ((int(blockIdx.x) * 64) + ((tl_chunk0 * 4) % 64))];
+            float* tl_dst3 = &x[((tl_chunk0 * 4) / 64) * 68 + ((tl_chunk0 * 4) % 64)];
+            if (((t * 32) + ((tl_chunk0 * 4) / 64)) < M && (((int(blockIdx.x) * 64) + ((tl_chunk0 * 4) % 64)) + 3) < N && tl::is_aligned(tl_src2, 16) && tl::is_aligned(tl_dst3, 16)) {
+                float tl_vec4[4];
+                tl::load_vector<float, 4>(tl_vec4, tl_src2);
+                tl::store_vector<float, 4>(tl_dst3, tl_vec4);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 4; ++tl_v) {
@@ -43,28 +45,28 @@ __global__ void __launch_bounds__(128) col_sum_serial_kernel(
         // for j in parallel(64) {  (barriers_war_loop.tl:16)
         // for j in parallel(64): each thread visits the elements of `acc` it holds
         #pragma unroll
-        for (int tl_s4 = 0; tl_s4 < acc_layout::kSlots; ++tl_s4) {
-            if (!acc_layout::valid(tl_tid, tl_s4)) continue;
-            const int j = acc_layout::flat(tl_tid, tl_s4);
+        for (int tl_s5 = 0; tl_s5 < acc_layout::kSlots; ++tl_s5) {
+            if (!acc_layout::valid(tl_tid, tl_s5)) continue;
+            const int j = acc_layout::flat(tl_tid, tl_s5);
             for (int i = 0; i < 32; ++i) {
-                acc[tl_s4] = acc[tl_s4] + x[i * 68 + j];
+                acc[tl_s5] = acc[tl_s5] + x[i * 68 + j];
             }
         }
     }
     // copy(acc, Y[block.x * 64 +: 64]);  (barriers_war_loop.tl:22)
     #pragma unroll
-    for (int tl_chunk5 = 0; tl_chunk5 < acc_layout::kSlots; tl_chunk5 += 4) {
-        if (!acc_layout::valid(tl_tid, tl_chunk5)) continue;
-        float* tl_ptr6 = &Y[(int(blockIdx.x) * 64) + (acc_layout::flat(tl_tid, tl_chunk5))];
-        if ((((int(blockIdx.x) * 64) + (acc_layout::flat(tl_tid, tl_chunk5))) + 3) < N && tl::is_aligned(tl_ptr6, 16)) {
-            float tl_vec7[4];
+    for (int tl_chunk6 = 0; tl_chunk6 < acc_layout::kSlots; tl_chunk6 += 4) {
+        if (!acc_layout::valid(tl_tid, tl_chunk6)) continue;
+        float* tl_ptr7 = &Y[(int(blockIdx.x) * 64) + (acc_layout::flat(tl_tid, tl_chunk6))];
+        if ((((int(blockIdx.x) * 64) + (acc_layout::flat(tl_tid, tl_chunk6))) + 3) < N && tl::is_aligned(tl_ptr7, 16)) {
+            float tl_vec8[4];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec7[tl_v] = acc[tl_chunk5 + tl_v];
-            tl::store_vector<float, 4>(tl_ptr6, tl_vec7);
+            for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec8[tl_v] = acc[tl_chunk6 + tl_v];
+            tl::store_vector<float, 4>(tl_ptr7, tl_vec8);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (((int(blockIdx.x) * 64) + (acc_layout::flat(tl_tid, tl_chunk5 + tl_v))) < N) Y[(int(blockIdx.x) * 64) + (acc_layout::flat(tl_tid, tl_chunk5 + tl_v))] = acc[tl_chunk5 + tl_v];
+                if (((int(blockIdx.x) * 64) + (acc_layout::flat(tl_tid, tl_chunk6 + tl_v))) < N) Y[(int(blockIdx.x) * 64) + (acc_layout::flat(tl_tid, tl_chunk6 + tl_v))] = acc[tl_chunk6 + tl_v];
             }
         }
     }
@@ -84,6 +86,13 @@ cudaError_t col_sum_serial(const float* X, float* Y, int64_t M, int64_t N, cudaS
     if (grid_x <= 0 || grid_y <= 0 || grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (grid_x > INT32_MAX || grid_y > 65535 || grid_z > 65535)
         return tl::host::invalid_argument(std::string(kKernel) + ": the grid is larger than CUDA allows");
+    static const cudaError_t kAttributes = [] {
+        cudaError_t err = cudaSuccess;
+        if (err == cudaSuccess)
+            err = cudaFuncSetAttribute(col_sum_serial_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return err;
+    }();
+    if (kAttributes != cudaSuccess) return tl::host::record(kAttributes, kKernel, "setting the shared-memory attributes");
     col_sum_serial_kernel<<<dim3(unsigned(grid_x), unsigned(grid_y), unsigned(grid_z)), 128, 8704, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), kKernel, "launch");
 }

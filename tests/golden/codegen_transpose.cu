@@ -21,13 +21,15 @@ __global__ void __launch_bounds__(256) transpose_kernel(
     const int32_t r0 = int(blockIdx.y) * 32;
     const int32_t c0 = int(blockIdx.x) * 32;
     // copy(A[r0 +: 32, c0 +: 32], tile);  (codegen_transpose.tl:11)
-    for (int tl_chunk0 = tl_tid; tl_chunk0 < 256; tl_chunk0 += 256) {
-        const float* tl_src1 = &A[int64_t(r0 + ((tl_chunk0 * 4) / 32)) * N + (c0 + ((tl_chunk0 * 4) % 32))];
-        float* tl_dst2 = &tile[((tl_chunk0 * 4) / 32) * 36 + ((tl_chunk0 * 4) % 32)];
-        if ((r0 + ((tl_chunk0 * 4) / 32)) < M && ((c0 + ((tl_chunk0 * 4) % 32)) + 3) < N && tl::is_aligned(tl_src1, 16) && tl::is_aligned(tl_dst2, 16)) {
-            float tl_vec3[4];
-            tl::load_vector<float, 4>(tl_vec3, tl_src1);
-            tl::store_vector<float, 4>(tl_dst2, tl_vec3);
+    #pragma unroll
+    for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
+        const int tl_chunk0 = tl_tid + tl_i1 * 256;
+        const float* tl_src2 = &A[int64_t(r0 + ((tl_chunk0 * 4) / 32)) * N + (c0 + ((tl_chunk0 * 4) % 32))];
+        float* tl_dst3 = &tile[((tl_chunk0 * 4) / 32) * 36 + ((tl_chunk0 * 4) % 32)];
+        if ((r0 + ((tl_chunk0 * 4) / 32)) < M && ((c0 + ((tl_chunk0 * 4) % 32)) + 3) < N && tl::is_aligned(tl_src2, 16) && tl::is_aligned(tl_dst3, 16)) {
+            float tl_vec4[4];
+            tl::load_vector<float, 4>(tl_vec4, tl_src2);
+            tl::store_vector<float, 4>(tl_dst3, tl_vec4);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
@@ -38,9 +40,11 @@ __global__ void __launch_bounds__(256) transpose_kernel(
     __syncthreads();  // RAW on `tile`
     // for i, j in parallel(32, 32) {  (codegen_transpose.tl:12)
     // for i, j in parallel(32, 32): iterations dealt round-robin to the threads
-    for (int tl_e4 = tl_tid; tl_e4 < 1024; tl_e4 += 256) {
-        const int i = tl_e4 / 32;
-        const int j = tl_e4 % 32;
+    #pragma unroll
+    for (int tl_i6 = 0; tl_i6 < 4; ++tl_i6) {
+        const int tl_e5 = tl_tid + tl_i6 * 256;
+        const int i = tl_e5 / 32;
+        const int j = tl_e5 % 32;
         if (c0 + i < N && r0 + j < M) {
             B[int64_t(c0 + i) * M + (r0 + j)] = tile[j * 36 + i];
         }
@@ -61,6 +65,13 @@ cudaError_t transpose(const float* A, float* B, int64_t M, int64_t N, cudaStream
     if (grid_x <= 0 || grid_y <= 0 || grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (grid_x > INT32_MAX || grid_y > 65535 || grid_z > 65535)
         return tl::host::invalid_argument(std::string(kKernel) + ": the grid is larger than CUDA allows");
+    static const cudaError_t kAttributes = [] {
+        cudaError_t err = cudaSuccess;
+        if (err == cudaSuccess)
+            err = cudaFuncSetAttribute(transpose_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return err;
+    }();
+    if (kAttributes != cudaSuccess) return tl::host::record(kAttributes, kKernel, "setting the shared-memory attributes");
     transpose_kernel<<<dim3(unsigned(grid_x), unsigned(grid_y), unsigned(grid_z)), 256, 4608, stream>>>(A, B, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), kKernel, "launch");
 }

@@ -18,7 +18,9 @@ __global__ void __launch_bounds__(256) vector_add_kernel(
     const int tl_tid = threadIdx.x;
     // for i in parallel(256) {  (codegen_vector_add.tl:8)
     // for i in parallel(256): iterations dealt round-robin to the threads
-    for (int tl_e0 = tl_tid; tl_e0 < 256; tl_e0 += 256) {
+    #pragma unroll
+    for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
+        const int tl_e0 = tl_tid + tl_i1 * 256;
         const int i = tl_e0;
         const int32_t idx = int(blockIdx.x) * 256 + i;
         if (idx < N) {

@@ -30,54 +30,94 @@ __global__ void __launch_bounds__(128) gemm_3stage_kernel(
     const int32_t k_trips = tl::cdiv(K, 32);
     if (0 < k_trips) {
         // copy(A[row0 +: 64, k * 32 +: 32], a);  (pipeline_gemm_3stage.tl:18)
-        for (int tl_chunk0 = tl_tid; tl_chunk0 < 256; tl_chunk0 += 128) {
-            const tl::f16* tl_src1 = &A[int64_t(row0 + ((tl_chunk0 * 8) / 32)) * K + ((0 * 32) + ((tl_chunk0 * 8) % 32))];
-            tl::f16* tl_dst2 = &a[(0 * 64 + ((tl_chunk0 * 8) / 32)) * 40 + ((tl_chunk0 * 8) % 32)];
-            const int tl_valid3 = !(row0 + ((tl_chunk0 * 8) / 32) < M) ? 0 : max(0, min(8, K - ((0 * 32) + ((tl_chunk0 * 8) % 32))));
-            if (tl::is_aligned(tl_src1, 16)) {
-                tl::cp_async_16(tl_dst2, tl_valid3 > 0 ? tl_src1 : A, tl_valid3 * 2);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst2[tl_v] = tl_v < tl_valid3 ? tl_src1[tl_v] : tl::convert<tl::f16>(0.0f);
+        if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 + 64 <= M && (0 * 32) + 32 <= K && (0 * 32) % 8 == 0) {
+            #pragma unroll
+            for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+                const int tl_chunk0 = tl_tid + tl_i1 * 128;
+                tl::cp_async_16(&a[(0 * 64 + ((tl_chunk0 * 8) / 32)) * 40 + ((tl_chunk0 * 8) % 32)], &A[int64_t(row0 + ((tl_chunk0 * 8) / 32)) * K + ((0 * 32) + ((tl_chunk0 * 8) % 32))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
+                const int tl_chunk2 = tl_tid + tl_i3 * 128;
+                const tl::f16* tl_src4 = &A[int64_t(row0 + ((tl_chunk2 * 8) / 32)) * K + ((0 * 32) + ((tl_chunk2 * 8) % 32))];
+                tl::f16* tl_dst5 = &a[(0 * 64 + ((tl_chunk2 * 8) / 32)) * 40 + ((tl_chunk2 * 8) % 32)];
+                const int tl_valid6 = !(row0 + ((tl_chunk2 * 8) / 32) < M) ? 0 : max(0, min(8, K - ((0 * 32) + ((tl_chunk2 * 8) % 32))));
+                if (tl::is_aligned(tl_src4, 16)) {
+                    tl::cp_async_16(tl_dst5, tl_valid6 > 0 ? tl_src4 : A, tl_valid6 * 2);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl_v < tl_valid6 ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
+                }
             }
         }
         // copy(B[k * 32 +: 32, col0 +: 64], b);  (pipeline_gemm_3stage.tl:19)
-        for (int tl_chunk4 = tl_tid; tl_chunk4 < 256; tl_chunk4 += 128) {
-            const tl::f16* tl_src5 = &B[int64_t((0 * 32) + ((tl_chunk4 * 8) / 64)) * N + (col0 + ((tl_chunk4 * 8) % 64))];
-            tl::f16* tl_dst6 = &b[(0 * 32 + ((tl_chunk4 * 8) / 64)) * 72 + ((tl_chunk4 * 8) % 64)];
-            const int tl_valid7 = !((0 * 32) + ((tl_chunk4 * 8) / 64) < K) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk4 * 8) % 64))));
-            if (tl::is_aligned(tl_src5, 16)) {
-                tl::cp_async_16(tl_dst6, tl_valid7 > 0 ? tl_src5 : B, tl_valid7 * 2);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst6[tl_v] = tl_v < tl_valid7 ? tl_src5[tl_v] : tl::convert<tl::f16>(0.0f);
+        if (tl::is_aligned(B, 16) && N % 8 == 0 && (0 * 32) + 32 <= K && col0 + 64 <= N && col0 % 8 == 0) {
+            #pragma unroll
+            for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
+                const int tl_chunk7 = tl_tid + tl_i8 * 128;
+                tl::cp_async_16(&b[(0 * 32 + ((tl_chunk7 * 8) / 64)) * 72 + ((tl_chunk7 * 8) % 64)], &B[int64_t((0 * 32) + ((tl_chunk7 * 8) / 64)) * N + (col0 + ((tl_chunk7 * 8) % 64))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
+                const int tl_chunk9 = tl_tid + tl_i10 * 128;
+                const tl::f16* tl_src11 = &B[int64_t((0 * 32) + ((tl_chunk9 * 8) / 64)) * N + (col0 + ((tl_chunk9 * 8) % 64))];
+                tl::f16* tl_dst12 = &b[(0 * 32 + ((tl_chunk9 * 8) / 64)) * 72 + ((tl_chunk9 * 8) % 64)];
+                const int tl_valid13 = !((0 * 32) + ((tl_chunk9 * 8) / 64) < K) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk9 * 8) % 64))));
+                if (tl::is_aligned(tl_src11, 16)) {
+                    tl::cp_async_16(tl_dst12, tl_valid13 > 0 ? tl_src11 : B, tl_valid13 * 2);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl_v < tl_valid13 ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
+                }
             }
         }
     }
     tl::cp_async_commit();
     if (1 < k_trips) {
         // copy(A[row0 +: 64, k * 32 +: 32], a);  (pipeline_gemm_3stage.tl:18)
-        for (int tl_chunk8 = tl_tid; tl_chunk8 < 256; tl_chunk8 += 128) {
-            const tl::f16* tl_src9 = &A[int64_t(row0 + ((tl_chunk8 * 8) / 32)) * K + ((1 * 32) + ((tl_chunk8 * 8) % 32))];
-            tl::f16* tl_dst10 = &a[(1 * 64 + ((tl_chunk8 * 8) / 32)) * 40 + ((tl_chunk8 * 8) % 32)];
-            const int tl_valid11 = !(row0 + ((tl_chunk8 * 8) / 32) < M) ? 0 : max(0, min(8, K - ((1 * 32) + ((tl_chunk8 * 8) % 32))));
-            if (tl::is_aligned(tl_src9, 16)) {
-                tl::cp_async_16(tl_dst10, tl_valid11 > 0 ? tl_src9 : A, tl_valid11 * 2);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl_v < tl_valid11 ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
+        if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 + 64 <= M && (1 * 32) + 32 <= K && (1 * 32) % 8 == 0) {
+            #pragma unroll
+            for (int tl_i15 = 0; tl_i15 < 2; ++tl_i15) {
+                const int tl_chunk14 = tl_tid + tl_i15 * 128;
+                tl::cp_async_16(&a[(1 * 64 + ((tl_chunk14 * 8) / 32)) * 40 + ((tl_chunk14 * 8) % 32)], &A[int64_t(row0 + ((tl_chunk14 * 8) / 32)) * K + ((1 * 32) + ((tl_chunk14 * 8) % 32))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i17 = 0; tl_i17 < 2; ++tl_i17) {
+                const int tl_chunk16 = tl_tid + tl_i17 * 128;
+                const tl::f16* tl_src18 = &A[int64_t(row0 + ((tl_chunk16 * 8) / 32)) * K + ((1 * 32) + ((tl_chunk16 * 8) % 32))];
+                tl::f16* tl_dst19 = &a[(1 * 64 + ((tl_chunk16 * 8) / 32)) * 40 + ((tl_chunk16 * 8) % 32)];
+                const int tl_valid20 = !(row0 + ((tl_chunk16 * 8) / 32) < M) ? 0 : max(0, min(8, K - ((1 * 32) + ((tl_chunk16 * 8) % 32))));
+                if (tl::is_aligned(tl_src18, 16)) {
+                    tl::cp_async_16(tl_dst19, tl_valid20 > 0 ? tl_src18 : A, tl_valid20 * 2);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst19[tl_v] = tl_v < tl_valid20 ? tl_src18[tl_v] : tl::convert<tl::f16>(0.0f);
+                }
             }
         }
         // copy(B[k * 32 +: 32, col0 +: 64], b);  (pipeline_gemm_3stage.tl:19)
-        for (int tl_chunk12 = tl_tid; tl_chunk12 < 256; tl_chunk12 += 128) {
-            const tl::f16* tl_src13 = &B[int64_t((1 * 32) + ((tl_chunk12 * 8) / 64)) * N + (col0 + ((tl_chunk12 * 8) % 64))];
-            tl::f16* tl_dst14 = &b[(1 * 32 + ((tl_chunk12 * 8) / 64)) * 72 + ((tl_chunk12 * 8) % 64)];
-            const int tl_valid15 = !((1 * 32) + ((tl_chunk12 * 8) / 64) < K) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk12 * 8) % 64))));
-            if (tl::is_aligned(tl_src13, 16)) {
-                tl::cp_async_16(tl_dst14, tl_valid15 > 0 ? tl_src13 : B, tl_valid15 * 2);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst14[tl_v] = tl_v < tl_valid15 ? tl_src13[tl_v] : tl::convert<tl::f16>(0.0f);
+        if (tl::is_aligned(B, 16) && N % 8 == 0 && (1 * 32) + 32 <= K && col0 + 64 <= N && col0 % 8 == 0) {
+            #pragma unroll
+            for (int tl_i22 = 0; tl_i22 < 2; ++tl_i22) {
+                const int tl_chunk21 = tl_tid + tl_i22 * 128;
+                tl::cp_async_16(&b[(1 * 32 + ((tl_chunk21 * 8) / 64)) * 72 + ((tl_chunk21 * 8) % 64)], &B[int64_t((1 * 32) + ((tl_chunk21 * 8) / 64)) * N + (col0 + ((tl_chunk21 * 8) % 64))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i24 = 0; tl_i24 < 2; ++tl_i24) {
+                const int tl_chunk23 = tl_tid + tl_i24 * 128;
+                const tl::f16* tl_src25 = &B[int64_t((1 * 32) + ((tl_chunk23 * 8) / 64)) * N + (col0 + ((tl_chunk23 * 8) % 64))];
+                tl::f16* tl_dst26 = &b[(1 * 32 + ((tl_chunk23 * 8) / 64)) * 72 + ((tl_chunk23 * 8) % 64)];
+                const int tl_valid27 = !((1 * 32) + ((tl_chunk23 * 8) / 64) < K) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk23 * 8) % 64))));
+                if (tl::is_aligned(tl_src25, 16)) {
+                    tl::cp_async_16(tl_dst26, tl_valid27 > 0 ? tl_src25 : B, tl_valid27 * 2);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst26[tl_v] = tl_v < tl_valid27 ? tl_src25[tl_v] : tl::convert<tl::f16>(0.0f);
+                }
             }
         }
     }
@@ -88,27 +128,47 @@ __global__ void __launch_bounds__(128) gemm_3stage_kernel(
         __syncthreads();  // pipeline: stage `k % 3` has landed and the stage refilled next is no longer read
         if (k + 2 < k_trips) {
             // copy(A[row0 +: 64, k * 32 +: 32], a);  (pipeline_gemm_3stage.tl:18)
-            for (int tl_chunk16 = tl_tid; tl_chunk16 < 256; tl_chunk16 += 128) {
-                const tl::f16* tl_src17 = &A[int64_t(row0 + ((tl_chunk16 * 8) / 32)) * K + (((k + 2) * 32) + ((tl_chunk16 * 8) % 32))];
-                tl::f16* tl_dst18 = &a[(((k + 2) % 3) * 64 + ((tl_chunk16 * 8) / 32)) * 40 + ((tl_chunk16 * 8) % 32)];
-                const int tl_valid19 = !(row0 + ((tl_chunk16 * 8) / 32) < M) ? 0 : max(0, min(8, K - (((k + 2) * 32) + ((tl_chunk16 * 8) % 32))));
-                if (tl::is_aligned(tl_src17, 16)) {
-                    tl::cp_async_16(tl_dst18, tl_valid19 > 0 ? tl_src17 : A, tl_valid19 * 2);
-                } else {
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst18[tl_v] = tl_v < tl_valid19 ? tl_src17[tl_v] : tl::convert<tl::f16>(0.0f);
+            if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 + 64 <= M && ((k + 2) * 32) + 32 <= K && ((k + 2) * 32) % 8 == 0) {
+                #pragma unroll
+                for (int tl_i29 = 0; tl_i29 < 2; ++tl_i29) {
+                    const int tl_chunk28 = tl_tid + tl_i29 * 128;
+                    tl::cp_async_16(&a[(((k + 2) % 3) * 64 + ((tl_chunk28 * 8) / 32)) * 40 + ((tl_chunk28 * 8) % 32)], &A[int64_t(row0 + ((tl_chunk28 * 8) / 32)) * K + (((k + 2) * 32) + ((tl_chunk28 * 8) % 32))]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i31 = 0; tl_i31 < 2; ++tl_i31) {
+                    const int tl_chunk30 = tl_tid + tl_i31 * 128;
+                    const tl::f16* tl_src32 = &A[int64_t(row0 + ((tl_chunk30 * 8) / 32)) * K + (((k + 2) * 32) + ((tl_chunk30 * 8) % 32))];
+                    tl::f16* tl_dst33 = &a[(((k + 2) % 3) * 64 + ((tl_chunk30 * 8) / 32)) * 40 + ((tl_chunk30 * 8) % 32)];
+                    const int tl_valid34 = !(row0 + ((tl_chunk30 * 8) / 32) < M) ? 0 : max(0, min(8, K - (((k + 2) * 32) + ((tl_chunk30 * 8) % 32))));
+                    if (tl::is_aligned(tl_src32, 16)) {
+                        tl::cp_async_16(tl_dst33, tl_valid34 > 0 ? tl_src32 : A, tl_valid34 * 2);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst33[tl_v] = tl_v < tl_valid34 ? tl_src32[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
                 }
             }
             // copy(B[k * 32 +: 32, col0 +: 64], b);  (pipeline_gemm_3stage.tl:19)
-            for (int tl_chunk20 = tl_tid; tl_chunk20 < 256; tl_chunk20 += 128) {
-                const tl::f16* tl_src21 = &B[int64_t(((k + 2) * 32) + ((tl_chunk20 * 8) / 64)) * N + (col0 + ((tl_chunk20 * 8) % 64))];
-                tl::f16* tl_dst22 = &b[(((k + 2) % 3) * 32 + ((tl_chunk20 * 8) / 64)) * 72 + ((tl_chunk20 * 8) % 64)];
-                const int tl_valid23 = !(((k + 2) * 32) + ((tl_chunk20 * 8) / 64) < K) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk20 * 8) % 64))));
-                if (tl::is_aligned(tl_src21, 16)) {
-                    tl::cp_async_16(tl_dst22, tl_valid23 > 0 ? tl_src21 : B, tl_valid23 * 2);
-                } else {
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl_v < tl_valid23 ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
+            if (tl::is_aligned(B, 16) && N % 8 == 0 && ((k + 2) * 32) + 32 <= K && col0 + 64 <= N && col0 % 8 == 0) {
+                #pragma unroll
+                for (int tl_i36 = 0; tl_i36 < 2; ++tl_i36) {
+                    const int tl_chunk35 = tl_tid + tl_i36 * 128;
+                    tl::cp_async_16(&b[(((k + 2) % 3) * 32 + ((tl_chunk35 * 8) / 64)) * 72 + ((tl_chunk35 * 8) % 64)], &B[int64_t(((k + 2) * 32) + ((tl_chunk35 * 8) / 64)) * N + (col0 + ((tl_chunk35 * 8) % 64))]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i38 = 0; tl_i38 < 2; ++tl_i38) {
+                    const int tl_chunk37 = tl_tid + tl_i38 * 128;
+                    const tl::f16* tl_src39 = &B[int64_t(((k + 2) * 32) + ((tl_chunk37 * 8) / 64)) * N + (col0 + ((tl_chunk37 * 8) % 64))];
+                    tl::f16* tl_dst40 = &b[(((k + 2) % 3) * 32 + ((tl_chunk37 * 8) / 64)) * 72 + ((tl_chunk37 * 8) % 64)];
+                    const int tl_valid41 = !(((k + 2) * 32) + ((tl_chunk37 * 8) / 64) < K) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk37 * 8) % 64))));
+                    if (tl::is_aligned(tl_src39, 16)) {
+                        tl::cp_async_16(tl_dst40, tl_valid41 > 0 ? tl_src39 : B, tl_valid41 * 2);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst40[tl_v] = tl_v < tl_valid41 ? tl_src39[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
                 }
             }
         }
@@ -123,8 +183,8 @@ __global__ void __launch_bounds__(128) gemm_3stage_kernel(
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     // copy(acc, C[row0 +: 64, col0 +: 64]);  (pipeline_gemm_3stage.tl:22)
     #pragma unroll
-    for (int tl_s24 = 0; tl_s24 < acc_layout::kSlots; ++tl_s24) {
-        if ((row0 + (acc_layout::row(tl_tid, tl_s24))) < M && (col0 + (acc_layout::col(tl_tid, tl_s24))) < N) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_s24))) * N + (col0 + (acc_layout::col(tl_tid, tl_s24)))] = acc[tl_s24];
+    for (int tl_s42 = 0; tl_s42 < acc_layout::kSlots; ++tl_s42) {
+        if ((row0 + (acc_layout::row(tl_tid, tl_s42))) < M && (col0 + (acc_layout::col(tl_tid, tl_s42))) < N) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_s42))) * N + (col0 + (acc_layout::col(tl_tid, tl_s42)))] = acc[tl_s42];
     }
 }
 
@@ -144,6 +204,13 @@ cudaError_t gemm_3stage(const __half* A, const __half* B, float* C, int64_t M, i
     if (grid_x <= 0 || grid_y <= 0 || grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (grid_x > INT32_MAX || grid_y > 65535 || grid_z > 65535)
         return tl::host::invalid_argument(std::string(kKernel) + ": the grid is larger than CUDA allows");
+    static const cudaError_t kAttributes = [] {
+        cudaError_t err = cudaSuccess;
+        if (err == cudaSuccess)
+            err = cudaFuncSetAttribute(gemm_3stage_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return err;
+    }();
+    if (kAttributes != cudaSuccess) return tl::host::record(kAttributes, kKernel, "setting the shared-memory attributes");
     gemm_3stage_kernel<<<dim3(unsigned(grid_x), unsigned(grid_y), unsigned(grid_z)), 128, 29184, stream>>>(A, B, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), kKernel, "launch");
 }

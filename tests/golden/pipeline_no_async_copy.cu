@@ -28,13 +28,15 @@ __global__ void __launch_bounds__(128) gemm_no_async_kernel(
     const int32_t k_trips = tl::cdiv(K, 32);
     if (0 < k_trips) {
         // copy(A[block.y * 64 +: 64, k * 32 +: 32], a);  (pipeline_no_async_copy.tl:16)
-        for (int tl_chunk0 = tl_tid; tl_chunk0 < 256; tl_chunk0 += 128) {
-            const tl::f16* tl_src1 = &A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk0 * 8) / 32)) * K + ((0 * 32) + ((tl_chunk0 * 8) % 32))];
-            tl::f16* tl_dst2 = &a[(0 * 64 + ((tl_chunk0 * 8) / 32)) * 40 + ((tl_chunk0 * 8) % 32)];
-            if (((int(blockIdx.y) * 64) + ((tl_chunk0 * 8) / 32)) < M && (((0 * 32) + ((tl_chunk0 * 8) % 32)) + 7) < K && tl::is_aligned(tl_src1, 16) && tl::is_aligned(tl_dst2, 16)) {
-                tl::f16 tl_vec3[8];
-                tl::load_vector<tl::f16, 8>(tl_vec3, tl_src1);
-                tl::store_vector<tl::f16, 8>(tl_dst2, tl_vec3);
+        #pragma unroll
+        for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+            const int tl_chunk0 = tl_tid + tl_i1 * 128;
+            const tl::f16* tl_src2 = &A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk0 * 8) / 32)) * K + ((0 * 32) + ((tl_chunk0 * 8) % 32))];
+            tl::f16* tl_dst3 = &a[(0 * 64 + ((tl_chunk0 * 8) / 32)) * 40 + ((tl_chunk0 * 8) % 32)];
+            if (((int(blockIdx.y) * 64) + ((tl_chunk0 * 8) / 32)) < M && (((0 * 32) + ((tl_chunk0 * 8) % 32)) + 7) < K && tl::is_aligned(tl_src2, 16) && tl::is_aligned(tl_dst3, 16)) {
+                tl::f16 tl_vec4[8];
+                tl::load_vector<tl::f16, 8>(tl_vec4, tl_src2);
+                tl::store_vector<tl::f16, 8>(tl_dst3, tl_vec4);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
@@ -43,17 +45,19 @@ __global__ void __launch_bounds__(128) gemm_no_async_kernel(
             }
         }
         // copy(B[k * 32 +: 32, block.x * 64 +: 64], b);  (pipeline_no_async_copy.tl:17)
-        for (int tl_chunk4 = tl_tid; tl_chunk4 < 256; tl_chunk4 += 128) {
-            const tl::f16* tl_src5 = &B[int64_t((0 * 32) + ((tl_chunk4 * 8) / 64)) * N + ((int(blockIdx.x) * 64) + ((tl_chunk4 * 8) % 64))];
-            tl::f16* tl_dst6 = &b[(0 * 32 + ((tl_chunk4 * 8) / 64)) * 72 + ((tl_chunk4 * 8) % 64)];
-            if (((0 * 32) + ((tl_chunk4 * 8) / 64)) < K && (((int(blockIdx.x) * 64) + ((tl_chunk4 * 8) % 64)) + 7) < N && tl::is_aligned(tl_src5, 16) && tl::is_aligned(tl_dst6, 16)) {
-                tl::f16 tl_vec7[8];
-                tl::load_vector<tl::f16, 8>(tl_vec7, tl_src5);
-                tl::store_vector<tl::f16, 8>(tl_dst6, tl_vec7);
+        #pragma unroll
+        for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
+            const int tl_chunk5 = tl_tid + tl_i6 * 128;
+            const tl::f16* tl_src7 = &B[int64_t((0 * 32) + ((tl_chunk5 * 8) / 64)) * N + ((int(blockIdx.x) * 64) + ((tl_chunk5 * 8) % 64))];
+            tl::f16* tl_dst8 = &b[(0 * 32 + ((tl_chunk5 * 8) / 64)) * 72 + ((tl_chunk5 * 8) % 64)];
+            if (((0 * 32) + ((tl_chunk5 * 8) / 64)) < K && (((int(blockIdx.x) * 64) + ((tl_chunk5 * 8) % 64)) + 7) < N && tl::is_aligned(tl_src7, 16) && tl::is_aligned(tl_dst8, 16)) {
+                tl::f16 tl_vec9[8];
+                tl::load_vector<tl::f16, 8>(tl_vec9, tl_src7);
+                tl::store_vector<tl::f16, 8>(tl_dst8, tl_vec9);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    b[(0 * 32 + ((tl_chunk4 * 8 + tl_v) / 64)) * 72 + ((tl_chunk4 * 8 + tl_v) % 64)] = ((0 * 32) + ((tl_chunk4 * 8 + tl_v) / 64)) < K && ((int(blockIdx.x) * 64) + ((tl_chunk4 * 8 + tl_v) % 64)) < N ? B[int64_t((0 * 32) + ((tl_chunk4 * 8 + tl_v) / 64)) * N + ((int(blockIdx.x) * 64) + ((tl_chunk4 * 8 + tl_v) % 64))] : tl::convert<tl::f16>(0.0f);
+                    b[(0 * 32 + ((tl_chunk5 * 8 + tl_v) / 64)) * 72 + ((tl_chunk5 * 8 + tl_v) % 64)] = ((0 * 32) + ((tl_chunk5 * 8 + tl_v) / 64)) < K && ((int(blockIdx.x) * 64) + ((tl_chunk5 * 8 + tl_v) % 64)) < N ? B[int64_t((0 * 32) + ((tl_chunk5 * 8 + tl_v) / 64)) * N + ((int(blockIdx.x) * 64) + ((tl_chunk5 * 8 + tl_v) % 64))] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
@@ -61,32 +65,36 @@ __global__ void __launch_bounds__(128) gemm_no_async_kernel(
     tl::cp_async_commit();
     if (1 < k_trips) {
         // copy(A[block.y * 64 +: 64, k * 32 +: 32], a);  (pipeline_no_async_copy.tl:16)
-        for (int tl_chunk8 = tl_tid; tl_chunk8 < 256; tl_chunk8 += 128) {
-            const tl::f16* tl_src9 = &A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk8 * 8) / 32)) * K + ((1 * 32) + ((tl_chunk8 * 8) % 32))];
-            tl::f16* tl_dst10 = &a[(1 * 64 + ((tl_chunk8 * 8) / 32)) * 40 + ((tl_chunk8 * 8) % 32)];
-            if (((int(blockIdx.y) * 64) + ((tl_chunk8 * 8) / 32)) < M && (((1 * 32) + ((tl_chunk8 * 8) % 32)) + 7) < K && tl::is_aligned(tl_src9, 16) && tl::is_aligned(tl_dst10, 16)) {
-                tl::f16 tl_vec11[8];
-                tl::load_vector<tl::f16, 8>(tl_vec11, tl_src9);
-                tl::store_vector<tl::f16, 8>(tl_dst10, tl_vec11);
+        #pragma unroll
+        for (int tl_i11 = 0; tl_i11 < 2; ++tl_i11) {
+            const int tl_chunk10 = tl_tid + tl_i11 * 128;
+            const tl::f16* tl_src12 = &A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk10 * 8) / 32)) * K + ((1 * 32) + ((tl_chunk10 * 8) % 32))];
+            tl::f16* tl_dst13 = &a[(1 * 64 + ((tl_chunk10 * 8) / 32)) * 40 + ((tl_chunk10 * 8) % 32)];
+            if (((int(blockIdx.y) * 64) + ((tl_chunk10 * 8) / 32)) < M && (((1 * 32) + ((tl_chunk10 * 8) % 32)) + 7) < K && tl::is_aligned(tl_src12, 16) && tl::is_aligned(tl_dst13, 16)) {
+                tl::f16 tl_vec14[8];
+                tl::load_vector<tl::f16, 8>(tl_vec14, tl_src12);
+                tl::store_vector<tl::f16, 8>(tl_dst13, tl_vec14);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    a[(1 * 64 + ((tl_chunk8 * 8 + tl_v) / 32)) * 40 + ((tl_chunk8 * 8 + tl_v) % 32)] = ((int(blockIdx.y) * 64) + ((tl_chunk8 * 8 + tl_v) / 32)) < M && ((1 * 32) + ((tl_chunk8 * 8 + tl_v) % 32)) < K ? A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk8 * 8 + tl_v) / 32)) * K + ((1 * 32) + ((tl_chunk8 * 8 + tl_v) % 32))] : tl::convert<tl::f16>(0.0f);
+                    a[(1 * 64 + ((tl_chunk10 * 8 + tl_v) / 32)) * 40 + ((tl_chunk10 * 8 + tl_v) % 32)] = ((int(blockIdx.y) * 64) + ((tl_chunk10 * 8 + tl_v) / 32)) < M && ((1 * 32) + ((tl_chunk10 * 8 + tl_v) % 32)) < K ? A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk10 * 8 + tl_v) / 32)) * K + ((1 * 32) + ((tl_chunk10 * 8 + tl_v) % 32))] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
         // copy(B[k * 32 +: 32, block.x * 64 +: 64], b);  (pipeline_no_async_copy.tl:17)
-        for (int tl_chunk12 = tl_tid; tl_chunk12 < 256; tl_chunk12 += 128) {
-            const tl::f16* tl_src13 = &B[int64_t((1 * 32) + ((tl_chunk12 * 8) / 64)) * N + ((int(blockIdx.x) * 64) + ((tl_chunk12 * 8) % 64))];
-            tl::f16* tl_dst14 = &b[(1 * 32 + ((tl_chunk12 * 8) / 64)) * 72 + ((tl_chunk12 * 8) % 64)];
-            if (((1 * 32) + ((tl_chunk12 * 8) / 64)) < K && (((int(blockIdx.x) * 64) + ((tl_chunk12 * 8) % 64)) + 7) < N && tl::is_aligned(tl_src13, 16) && tl::is_aligned(tl_dst14, 16)) {
-                tl::f16 tl_vec15[8];
-                tl::load_vector<tl::f16, 8>(tl_vec15, tl_src13);
-                tl::store_vector<tl::f16, 8>(tl_dst14, tl_vec15);
+        #pragma unroll
+        for (int tl_i16 = 0; tl_i16 < 2; ++tl_i16) {
+            const int tl_chunk15 = tl_tid + tl_i16 * 128;
+            const tl::f16* tl_src17 = &B[int64_t((1 * 32) + ((tl_chunk15 * 8) / 64)) * N + ((int(blockIdx.x) * 64) + ((tl_chunk15 * 8) % 64))];
+            tl::f16* tl_dst18 = &b[(1 * 32 + ((tl_chunk15 * 8) / 64)) * 72 + ((tl_chunk15 * 8) % 64)];
+            if (((1 * 32) + ((tl_chunk15 * 8) / 64)) < K && (((int(blockIdx.x) * 64) + ((tl_chunk15 * 8) % 64)) + 7) < N && tl::is_aligned(tl_src17, 16) && tl::is_aligned(tl_dst18, 16)) {
+                tl::f16 tl_vec19[8];
+                tl::load_vector<tl::f16, 8>(tl_vec19, tl_src17);
+                tl::store_vector<tl::f16, 8>(tl_dst18, tl_vec19);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    b[(1 * 32 + ((tl_chunk12 * 8 + tl_v) / 64)) * 72 + ((tl_chunk12 * 8 + tl_v) % 64)] = ((1 * 32) + ((tl_chunk12 * 8 + tl_v) / 64)) < K && ((int(blockIdx.x) * 64) + ((tl_chunk12 * 8 + tl_v) % 64)) < N ? B[int64_t((1 * 32) + ((tl_chunk12 * 8 + tl_v) / 64)) * N + ((int(blockIdx.x) * 64) + ((tl_chunk12 * 8 + tl_v) % 64))] : tl::convert<tl::f16>(0.0f);
+                    b[(1 * 32 + ((tl_chunk15 * 8 + tl_v) / 64)) * 72 + ((tl_chunk15 * 8 + tl_v) % 64)] = ((1 * 32) + ((tl_chunk15 * 8 + tl_v) / 64)) < K && ((int(blockIdx.x) * 64) + ((tl_chunk15 * 8 + tl_v) % 64)) < N ? B[int64_t((1 * 32) + ((tl_chunk15 * 8 + tl_v) / 64)) * N + ((int(blockIdx.x) * 64) + ((tl_chunk15 * 8 + tl_v) % 64))] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
@@ -98,32 +106,36 @@ __global__ void __launch_bounds__(128) gemm_no_async_kernel(
         __syncthreads();  // pipeline: stage `k % 3` has landed and the stage refilled next is no longer read
         if (k + 2 < k_trips) {
             // copy(A[block.y * 64 +: 64, k * 32 +: 32], a);  (pipeline_no_async_copy.tl:16)
-            for (int tl_chunk16 = tl_tid; tl_chunk16 < 256; tl_chunk16 += 128) {
-                const tl::f16* tl_src17 = &A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk16 * 8) / 32)) * K + (((k + 2) * 32) + ((tl_chunk16 * 8) % 32))];
-                tl::f16* tl_dst18 = &a[(((k + 2) % 3) * 64 + ((tl_chunk16 * 8) / 32)) * 40 + ((tl_chunk16 * 8) % 32)];
-                if (((int(blockIdx.y) * 64) + ((tl_chunk16 * 8) / 32)) < M && ((((k + 2) * 32) + ((tl_chunk16 * 8) % 32)) + 7) < K && tl::is_aligned(tl_src17, 16) && tl::is_aligned(tl_dst18, 16)) {
-                    tl::f16 tl_vec19[8];
-                    tl::load_vector<tl::f16, 8>(tl_vec19, tl_src17);
-                    tl::store_vector<tl::f16, 8>(tl_dst18, tl_vec19);
+            #pragma unroll
+            for (int tl_i21 = 0; tl_i21 < 2; ++tl_i21) {
+                const int tl_chunk20 = tl_tid + tl_i21 * 128;
+                const tl::f16* tl_src22 = &A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk20 * 8) / 32)) * K + (((k + 2) * 32) + ((tl_chunk20 * 8) % 32))];
+                tl::f16* tl_dst23 = &a[(((k + 2) % 3) * 64 + ((tl_chunk20 * 8) / 32)) * 40 + ((tl_chunk20 * 8) % 32)];
+                if (((int(blockIdx.y) * 64) + ((tl_chunk20 * 8) / 32)) < M && ((((k + 2) * 32) + ((tl_chunk20 * 8) % 32)) + 7) < K && tl::is_aligned(tl_src22, 16) && tl::is_aligned(tl_dst23, 16)) {
+                    tl::f16 tl_vec24[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec24, tl_src22);
+                    tl::store_vector<tl::f16, 8>(tl_dst23, tl_vec24);
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        a[(((k + 2) % 3) * 64 + ((tl_chunk16 * 8 + tl_v) / 32)) * 40 + ((tl_chunk16 * 8 + tl_v) % 32)] = ((int(blockIdx.y) * 64) + ((tl_chunk16 * 8 + tl_v) / 32)) < M && (((k + 2) * 32) + ((tl_chunk16 * 8 + tl_v) % 32)) < K ? A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk16 * 8 + tl_v) / 32)) * K + (((k + 2) * 32) + ((tl_chunk16 * 8 + tl_v) % 32))] : tl::convert<tl::f16>(0.0f);
+                        a[(((k + 2) % 3) * 64 + ((tl_chunk20 * 8 + tl_v) / 32)) * 40 + ((tl_chunk20 * 8 + tl_v) % 32)] = ((int(blockIdx.y) * 64) + ((tl_chunk20 * 8 + tl_v) / 32)) < M && (((k + 2) * 32) + ((tl_chunk20 * 8 + tl_v) % 32)) < K ? A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk20 * 8 + tl_v) / 32)) * K + (((k + 2) * 32) + ((tl_chunk20 * 8 + tl_v) % 32))] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
             // copy(B[k * 32 +: 32, block.x * 64 +: 64], b);  (pipeline_no_async_copy.tl:17)
-            for (int tl_chunk20 = tl_tid; tl_chunk20 < 256; tl_chunk20 += 128) {
-                const tl::f16* tl_src21 = &B[int64_t(((k + 2) * 32) + ((tl_chunk20 * 8) / 64)) * N + ((int(blockIdx.x) * 64) + ((tl_chunk20 * 8) % 64))];
-                tl::f16* tl_dst22 = &b[(((k + 2) % 3) * 32 + ((tl_chunk20 * 8) / 64)) * 72 + ((tl_chunk20 * 8) % 64)];
-                if ((((k + 2) * 32) + ((tl_chunk20 * 8) / 64)) < K && (((int(blockIdx.x) * 64) + ((tl_chunk20 * 8) % 64)) + 7) < N && tl::is_aligned(tl_src21, 16) && tl::is_aligned(tl_dst22, 16)) {
-                    tl::f16 tl_vec23[8];
-                    tl::load_vector<tl::f16, 8>(tl_vec23, tl_src21);
-                    tl::store_vector<tl::f16, 8>(tl_dst22, tl_vec23);
+            #pragma unroll
+            for (int tl_i26 = 0; tl_i26 < 2; ++tl_i26) {
+                const int tl_chunk25 = tl_tid + tl_i26 * 128;
+                const tl::f16* tl_src27 = &B[int64_t(((k + 2) * 32) + ((tl_chunk25 * 8) / 64)) * N + ((int(blockIdx.x) * 64) + ((tl_chunk25 * 8) % 64))];
+                tl::f16* tl_dst28 = &b[(((k + 2) % 3) * 32 + ((tl_chunk25 * 8) / 64)) * 72 + ((tl_chunk25 * 8) % 64)];
+                if ((((k + 2) * 32) + ((tl_chunk25 * 8) / 64)) < K && (((int(blockIdx.x) * 64) + ((tl_chunk25 * 8) % 64)) + 7) < N && tl::is_aligned(tl_src27, 16) && tl::is_aligned(tl_dst28, 16)) {
+                    tl::f16 tl_vec29[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec29, tl_src27);
+                    tl::store_vector<tl::f16, 8>(tl_dst28, tl_vec29);
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        b[(((k + 2) % 3) * 32 + ((tl_chunk20 * 8 + tl_v) / 64)) * 72 + ((tl_chunk20 * 8 + tl_v) % 64)] = (((k + 2) * 32) + ((tl_chunk20 * 8 + tl_v) / 64)) < K && ((int(blockIdx.x) * 64) + ((tl_chunk20 * 8 + tl_v) % 64)) < N ? B[int64_t(((k + 2) * 32) + ((tl_chunk20 * 8 + tl_v) / 64)) * N + ((int(blockIdx.x) * 64) + ((tl_chunk20 * 8 + tl_v) % 64))] : tl::convert<tl::f16>(0.0f);
+                        b[(((k + 2) % 3) * 32 + ((tl_chunk25 * 8 + tl_v) / 64)) * 72 + ((tl_chunk25 * 8 + tl_v) % 64)] = (((k + 2) * 32) + ((tl_chunk25 * 8 + tl_v) / 64)) < K && ((int(blockIdx.x) * 64) + ((tl_chunk25 * 8 + tl_v) % 64)) < N ? B[int64_t(((k + 2) * 32) + ((tl_chunk25 * 8 + tl_v) / 64)) * N + ((int(blockIdx.x) * 64) + ((tl_chunk25 * 8 + tl_v) % 64))] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
@@ -139,8 +151,8 @@ __global__ void __launch_bounds__(128) gemm_no_async_kernel(
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     // copy(acc, C[block.y * 64 +: 64, block.x * 64 +: 64]);  (pipeline_no_async_copy.tl:20)
     #pragma unroll
-    for (int tl_s24 = 0; tl_s24 < acc_layout::kSlots; ++tl_s24) {
-        if (((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_s24))) < M && ((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_s24))) < N) C[int64_t((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_s24))) * N + ((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_s24)))] = acc[tl_s24];
+    for (int tl_s30 = 0; tl_s30 < acc_layout::kSlots; ++tl_s30) {
+        if (((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_s30))) < M && ((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_s30))) < N) C[int64_t((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_s30))) * N + ((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_s30)))] = acc[tl_s30];
     }
 }
 
@@ -160,6 +172,13 @@ cudaError_t gemm_no_async(const __half* A, const __half* B, float* C, int64_t M,
     if (grid_x <= 0 || grid_y <= 0 || grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (grid_x > INT32_MAX || grid_y > 65535 || grid_z > 65535)
         return tl::host::invalid_argument(std::string(kKernel) + ": the grid is larger than CUDA allows");
+    static const cudaError_t kAttributes = [] {
+        cudaError_t err = cudaSuccess;
+        if (err == cudaSuccess)
+            err = cudaFuncSetAttribute(gemm_no_async_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return err;
+    }();
+    if (kAttributes != cudaSuccess) return tl::host::record(kAttributes, kKernel, "setting the shared-memory attributes");
     gemm_no_async_kernel<<<dim3(unsigned(grid_x), unsigned(grid_y), unsigned(grid_z)), 128, 29184, stream>>>(A, B, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), kKernel, "launch");
 }

@@ -29,13 +29,15 @@ __global__ void __launch_bounds__(128) gemm_no_pipeline_kernel(
     for (int k = 0; k < tl::cdiv(K, 32); ++k) {
         __syncthreads();  // WAR on `a`
         // copy(A[block.y * 64 +: 64, k * 32 +: 32], a);  (pipeline_no_pipeline.tl:17)
-        for (int tl_chunk0 = tl_tid; tl_chunk0 < 256; tl_chunk0 += 128) {
-            const tl::f16* tl_src1 = &A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk0 * 8) / 32)) * K + ((k * 32) + ((tl_chunk0 * 8) % 32))];
-            tl::f16* tl_dst2 = &a[((tl_chunk0 * 8) / 32) * 40 + ((tl_chunk0 * 8) % 32)];
-            if (((int(blockIdx.y) * 64) + ((tl_chunk0 * 8) / 32)) < M && (((k * 32) + ((tl_chunk0 * 8) % 32)) + 7) < K && tl::is_aligned(tl_src1, 16) && tl::is_aligned(tl_dst2, 16)) {
-                tl::f16 tl_vec3[8];
-                tl::load_vector<tl::f16, 8>(tl_vec3, tl_src1);
-                tl::store_vector<tl::f16, 8>(tl_dst2, tl_vec3);
+        #pragma unroll
+        for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+            const int tl_chunk0 = tl_tid + tl_i1 * 128;
+            const tl::f16* tl_src2 = &A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk0 * 8) / 32)) * K + ((k * 32) + ((tl_chunk0 * 8) % 32))];
+            tl::f16* tl_dst3 = &a[((tl_chunk0 * 8) / 32) * 40 + ((tl_chunk0 * 8) % 32)];
+            if (((int(blockIdx.y) * 64) + ((tl_chunk0 * 8) / 32)) < M && (((k * 32) + ((tl_chunk0 * 8) % 32)) + 7) < K && tl::is_aligned(tl_src2, 16) && tl::is_aligned(tl_dst3, 16)) {
+                tl::f16 tl_vec4[8];
+                tl::load_vector<tl::f16, 8>(tl_vec4, tl_src2);
+                tl::store_vector<tl::f16, 8>(tl_dst3, tl_vec4);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
@@ -44,17 +46,19 @@ __global__ void __launch_bounds__(128) gemm_no_pipeline_kernel(
             }
         }
         // copy(B[k * 32 +: 32, block.x * 64 +: 64], b);  (pipeline_no_pipeline.tl:18)
-        for (int tl_chunk4 = tl_tid; tl_chunk4 < 256; tl_chunk4 += 128) {
-            const tl::f16* tl_src5 = &B[int64_t((k * 32) + ((tl_chunk4 * 8) / 64)) * N + ((int(blockIdx.x) * 64) + ((tl_chunk4 * 8) % 64))];
-            tl::f16* tl_dst6 = &b[((tl_chunk4 * 8) / 64) * 72 + ((tl_chunk4 * 8) % 64)];
-            if (((k * 32) + ((tl_chunk4 * 8) / 64)) < K && (((int(blockIdx.x) * 64) + ((tl_chunk4 * 8) % 64)) + 7) < N && tl::is_aligned(tl_src5, 16) && tl::is_aligned(tl_dst6, 16)) {
-                tl::f16 tl_vec7[8];
-                tl::load_vector<tl::f16, 8>(tl_vec7, tl_src5);
-                tl::store_vector<tl::f16, 8>(tl_dst6, tl_vec7);
+        #pragma unroll
+        for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
+            const int tl_chunk5 = tl_tid + tl_i6 * 128;
+            const tl::f16* tl_src7 = &B[int64_t((k * 32) + ((tl_chunk5 * 8) / 64)) * N + ((int(blockIdx.x) * 64) + ((tl_chunk5 * 8) % 64))];
+            tl::f16* tl_dst8 = &b[((tl_chunk5 * 8) / 64) * 72 + ((tl_chunk5 * 8) % 64)];
+            if (((k * 32) + ((tl_chunk5 * 8) / 64)) < K && (((int(blockIdx.x) * 64) + ((tl_chunk5 * 8) % 64)) + 7) < N && tl::is_aligned(tl_src7, 16) && tl::is_aligned(tl_dst8, 16)) {
+                tl::f16 tl_vec9[8];
+                tl::load_vector<tl::f16, 8>(tl_vec9, tl_src7);
+                tl::store_vector<tl::f16, 8>(tl_dst8, tl_vec9);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    b[((tl_chunk4 * 8 + tl_v) / 64) * 72 + ((tl_chunk4 * 8 + tl_v) % 64)] = ((k * 32) + ((tl_chunk4 * 8 + tl_v) / 64)) < K && ((int(blockIdx.x) * 64) + ((tl_chunk4 * 8 + tl_v) % 64)) < N ? B[int64_t((k * 32) + ((tl_chunk4 * 8 + tl_v) / 64)) * N + ((int(blockIdx.x) * 64) + ((tl_chunk4 * 8 + tl_v) % 64))] : tl::convert<tl::f16>(0.0f);
+                    b[((tl_chunk5 * 8 + tl_v) / 64) * 72 + ((tl_chunk5 * 8 + tl_v) % 64)] = ((k * 32) + ((tl_chunk5 * 8 + tl_v) / 64)) < K && ((int(blockIdx.x) * 64) + ((tl_chunk5 * 8 + tl_v) % 64)) < N ? B[int64_t((k * 32) + ((tl_chunk5 * 8 + tl_v) / 64)) * N + ((int(blockIdx.x) * 64) + ((tl_chunk5 * 8 + tl_v) % 64))] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
@@ -68,8 +72,8 @@ __global__ void __launch_bounds__(128) gemm_no_pipeline_kernel(
     }
     // copy(acc, C[block.y * 64 +: 64, block.x * 64 +: 64]);  (pipeline_no_pipeline.tl:21)
     #pragma unroll
-    for (int tl_s8 = 0; tl_s8 < acc_layout::kSlots; ++tl_s8) {
-        if (((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_s8))) < M && ((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_s8))) < N) C[int64_t((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_s8))) * N + ((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_s8)))] = acc[tl_s8];
+    for (int tl_s10 = 0; tl_s10 < acc_layout::kSlots; ++tl_s10) {
+        if (((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_s10))) < M && ((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_s10))) < N) C[int64_t((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_s10))) * N + ((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_s10)))] = acc[tl_s10];
     }
 }
 
@@ -89,6 +93,13 @@ cudaError_t gemm_no_pipeline(const __half* A, const __half* B, float* C, int64_t
     if (grid_x <= 0 || grid_y <= 0 || grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (grid_x > INT32_MAX || grid_y > 65535 || grid_z > 65535)
         return tl::host::invalid_argument(std::string(kKernel) + ": the grid is larger than CUDA allows");
+    static const cudaError_t kAttributes = [] {
+        cudaError_t err = cudaSuccess;
+        if (err == cudaSuccess)
+            err = cudaFuncSetAttribute(gemm_no_pipeline_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return err;
+    }();
+    if (kAttributes != cudaSuccess) return tl::host::record(kAttributes, kKernel, "setting the shared-memory attributes");
     gemm_no_pipeline_kernel<<<dim3(unsigned(grid_x), unsigned(grid_y), unsigned(grid_z)), 128, 9728, stream>>>(A, B, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), kKernel, "launch");
 }

@@ -30,15 +30,25 @@ __global__ void __launch_bounds__(128) scaled_row_sum_kernel(
     const int32_t k_trips = tl::cdiv(N, 64);
     if (0 < k_trips) {
         // copy(X[block.x * 32 +: 32, k * 64 +: 64], x);  (pipeline_non_producer.tl:20)
-        for (int tl_chunk0 = tl_tid; tl_chunk0 < 512; tl_chunk0 += 128) {
-            const float* tl_src1 = &X[int64_t((int(blockIdx.x) * 32) + ((tl_chunk0 * 4) / 64)) * N + ((0 * 64) + ((tl_chunk0 * 4) % 64))];
-            float* tl_dst2 = &x[(0 * 32 + ((tl_chunk0 * 4) / 64)) * 68 + ((tl_chunk0 * 4) % 64)];
-            const int tl_valid3 = !((int(blockIdx.x) * 32) + ((tl_chunk0 * 4) / 64) < M) ? 0 : max(0, min(4, N - ((0 * 64) + ((tl_chunk0 * 4) % 64))));
-            if (tl::is_aligned(tl_src1, 16)) {
-                tl::cp_async_16(tl_dst2, tl_valid3 > 0 ? tl_src1 : X, tl_valid3 * 4);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst2[tl_v] = tl_v < tl_valid3 ? tl_src1[tl_v] : 0.0f;
+        if (tl::is_aligned(X, 16) && N % 4 == 0 && (int(blockIdx.x) * 32) + 32 <= M && (0 * 64) + 64 <= N && (0 * 64) % 4 == 0) {
+            #pragma unroll
+            for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
+                const int tl_chunk0 = tl_tid + tl_i1 * 128;
+                tl::cp_async_16(&x[(0 * 32 + ((tl_chunk0 * 4) / 64)) * 68 + ((tl_chunk0 * 4) % 64)], &X[int64_t((int(blockIdx.x) * 32) + ((tl_chunk0 * 4) / 64)) * N + ((0 * 64) + ((tl_chunk0 * 4) % 64))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i3 = 0; tl_i3 < 4; ++tl_i3) {
+                const int tl_chunk2 = tl_tid + tl_i3 * 128;
+                const float* tl_src4 = &X[int64_t((int(blockIdx.x) * 32) + ((tl_chunk2 * 4) / 64)) * N + ((0 * 64) + ((tl_chunk2 * 4) % 64))];
+                float* tl_dst5 = &x[(0 * 32 + ((tl_chunk2 * 4) / 64)) * 68 + ((tl_chunk2 * 4) % 64)];
+                const int tl_valid6 = !((int(blockIdx.x) * 32) + ((tl_chunk2 * 4) / 64) < M) ? 0 : max(0, min(4, N - ((0 * 64) + ((tl_chunk2 * 4) % 64))));
+                if (tl::is_aligned(tl_src4, 16)) {
+                    tl::cp_async_16(tl_dst5, tl_valid6 > 0 ? tl_src4 : X, tl_valid6 * 4);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst5[tl_v] = tl_v < tl_valid6 ? tl_src4[tl_v] : 0.0f;
+                }
             }
         }
     }
@@ -49,28 +59,40 @@ __global__ void __launch_bounds__(128) scaled_row_sum_kernel(
         __syncthreads();  // pipeline: stage `k % 2` has landed and the stage refilled next is no longer read
         if (k + 1 < k_trips) {
             // copy(X[block.x * 32 +: 32, k * 64 +: 64], x);  (pipeline_non_producer.tl:20)
-            for (int tl_chunk4 = tl_tid; tl_chunk4 < 512; tl_chunk4 += 128) {
-                const float* tl_src5 = &X[int64_t((int(blockIdx.x) * 32) + ((tl_chunk4 * 4) / 64)) * N + (((k + 1) * 64) + ((tl_chunk4 * 4) % 64))];
-                float* tl_dst6 = &x[(((k + 1) % 2) * 32 + ((tl_chunk4 * 4) / 64)) * 68 + ((tl_chunk4 * 4) % 64)];
-                const int tl_valid7 = !((int(blockIdx.x) * 32) + ((tl_chunk4 * 4) / 64) < M) ? 0 : max(0, min(4, N - (((k + 1) * 64) + ((tl_chunk4 * 4) % 64))));
-                if (tl::is_aligned(tl_src5, 16)) {
-                    tl::cp_async_16(tl_dst6, tl_valid7 > 0 ? tl_src5 : X, tl_valid7 * 4);
-                } else {
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst6[tl_v] = tl_v < tl_valid7 ? tl_src5[tl_v] : 0.0f;
+            if (tl::is_aligned(X, 16) && N % 4 == 0 && (int(blockIdx.x) * 32) + 32 <= M && ((k + 1) * 64) + 64 <= N && ((k + 1) * 64) % 4 == 0) {
+                #pragma unroll
+                for (int tl_i8 = 0; tl_i8 < 4; ++tl_i8) {
+                    const int tl_chunk7 = tl_tid + tl_i8 * 128;
+                    tl::cp_async_16(&x[(((k + 1) % 2) * 32 + ((tl_chunk7 * 4) / 64)) * 68 + ((tl_chunk7 * 4) % 64)], &X[int64_t((int(blockIdx.x) * 32) + ((tl_chunk7 * 4) / 64)) * N + (((k + 1) * 64) + ((tl_chunk7 * 4) % 64))]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i10 = 0; tl_i10 < 4; ++tl_i10) {
+                    const int tl_chunk9 = tl_tid + tl_i10 * 128;
+                    const float* tl_src11 = &X[int64_t((int(blockIdx.x) * 32) + ((tl_chunk9 * 4) / 64)) * N + (((k + 1) * 64) + ((tl_chunk9 * 4) % 64))];
+                    float* tl_dst12 = &x[(((k + 1) % 2) * 32 + ((tl_chunk9 * 4) / 64)) * 68 + ((tl_chunk9 * 4) % 64)];
+                    const int tl_valid13 = !((int(blockIdx.x) * 32) + ((tl_chunk9 * 4) / 64) < M) ? 0 : max(0, min(4, N - (((k + 1) * 64) + ((tl_chunk9 * 4) % 64))));
+                    if (tl::is_aligned(tl_src11, 16)) {
+                        tl::cp_async_16(tl_dst12, tl_valid13 > 0 ? tl_src11 : X, tl_valid13 * 4);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst12[tl_v] = tl_v < tl_valid13 ? tl_src11[tl_v] : 0.0f;
+                    }
                 }
             }
         }
         tl::cp_async_commit();
         // copy(W[k * 64 +: 64], w);  (pipeline_non_producer.tl:21)
-        for (int tl_e8 = 0; tl_e8 < 64; ++tl_e8) {
-            w[tl_e8] = ((k * 64) + tl_e8) < N ? W[(k * 64) + tl_e8] : 0.0f;
+        for (int tl_e14 = 0; tl_e14 < 64; ++tl_e14) {
+            w[tl_e14] = ((k * 64) + tl_e14) < N ? W[(k * 64) + tl_e14] : 0.0f;
         }
         // for i, j in parallel(32, 64) {  (pipeline_non_producer.tl:22)
         // for i, j in parallel(32, 64): iterations dealt round-robin to the threads
-        for (int tl_e9 = tl_tid; tl_e9 < 2048; tl_e9 += 128) {
-            const int i = tl_e9 / 64;
-            const int j = tl_e9 % 64;
+        #pragma unroll
+        for (int tl_i16 = 0; tl_i16 < 16; ++tl_i16) {
+            const int tl_e15 = tl_tid + tl_i16 * 128;
+            const int i = tl_e15 / 64;
+            const int j = tl_e15 % 64;
             t[i * 68 + j] = x[((k % 2) * 32 + i) * 68 + j] * w[j];
         }
         __syncthreads();  // RAW on `t`
@@ -79,38 +101,40 @@ __global__ void __launch_bounds__(128) scaled_row_sum_kernel(
             float tl_part[32];
             #pragma unroll
             for (int tl_i = 0; tl_i < 32; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-            for (int tl_e10 = tl_tid; tl_e10 < 2048; tl_e10 += 128) {
-                tl_part[tl_e10 / 64] = tl::SumOp::combine(tl_part[tl_e10 / 64], tl::SumOp::element(t[(tl_e10 / 64) * 68 + (tl_e10 % 64)]));
+            #pragma unroll
+            for (int tl_i18 = 0; tl_i18 < 16; ++tl_i18) {
+                const int tl_e17 = tl_tid + tl_i18 * 128;
+                tl_part[tl_e17 / 64] = tl::SumOp::combine(tl_part[tl_e17 / 64], tl::SumOp::element(t[(tl_e17 / 64) * 68 + (tl_e17 % 64)]));
             }
             tl::block_allreduce<tl::SumOp, 32, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
-            for (int tl_e11 = 0; tl_e11 < 32; ++tl_e11) {
-                part[tl_e11] = tl_part[tl_e11];
+            for (int tl_e19 = 0; tl_e19 < 32; ++tl_e19) {
+                part[tl_e19] = tl_part[tl_e19];
             }
         }
         // for i in parallel(32) {  (pipeline_non_producer.tl:26)
         // for i in parallel(32): each thread visits the elements of `acc` it holds
         #pragma unroll
-        for (int tl_s12 = 0; tl_s12 < acc_layout::kSlots; ++tl_s12) {
-            if (!acc_layout::valid(tl_tid, tl_s12)) continue;
-            const int i = acc_layout::flat(tl_tid, tl_s12);
-            acc[tl_s12] = acc[tl_s12] + part[i];
+        for (int tl_s20 = 0; tl_s20 < acc_layout::kSlots; ++tl_s20) {
+            if (!acc_layout::valid(tl_tid, tl_s20)) continue;
+            const int i = acc_layout::flat(tl_tid, tl_s20);
+            acc[tl_s20] = acc[tl_s20] + part[i];
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     // copy(acc, Y[block.x * 32 +: 32]);  (pipeline_non_producer.tl:30)
     #pragma unroll
-    for (int tl_chunk13 = 0; tl_chunk13 < acc_layout::kSlots; tl_chunk13 += 4) {
-        if (!acc_layout::valid(tl_tid, tl_chunk13)) continue;
-        float* tl_ptr14 = &Y[(int(blockIdx.x) * 32) + (acc_layout::flat(tl_tid, tl_chunk13))];
-        if ((((int(blockIdx.x) * 32) + (acc_layout::flat(tl_tid, tl_chunk13))) + 3) < M && tl::is_aligned(tl_ptr14, 16)) {
-            float tl_vec15[4];
+    for (int tl_chunk21 = 0; tl_chunk21 < acc_layout::kSlots; tl_chunk21 += 4) {
+        if (!acc_layout::valid(tl_tid, tl_chunk21)) continue;
+        float* tl_ptr22 = &Y[(int(blockIdx.x) * 32) + (acc_layout::flat(tl_tid, tl_chunk21))];
+        if ((((int(blockIdx.x) * 32) + (acc_layout::flat(tl_tid, tl_chunk21))) + 3) < M && tl::is_aligned(tl_ptr22, 16)) {
+            float tl_vec23[4];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec15[tl_v] = acc[tl_chunk13 + tl_v];
-            tl::store_vector<float, 4>(tl_ptr14, tl_vec15);
+            for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec23[tl_v] = acc[tl_chunk21 + tl_v];
+            tl::store_vector<float, 4>(tl_ptr22, tl_vec23);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (((int(blockIdx.x) * 32) + (acc_layout::flat(tl_tid, tl_chunk13 + tl_v))) < M) Y[(int(blockIdx.x) * 32) + (acc_layout::flat(tl_tid, tl_chunk13 + tl_v))] = acc[tl_chunk13 + tl_v];
+                if (((int(blockIdx.x) * 32) + (acc_layout::flat(tl_tid, tl_chunk21 + tl_v))) < M) Y[(int(blockIdx.x) * 32) + (acc_layout::flat(tl_tid, tl_chunk21 + tl_v))] = acc[tl_chunk21 + tl_v];
             }
         }
     }
@@ -131,6 +155,13 @@ cudaError_t scaled_row_sum(const float* X, const float* W, float* Y, int64_t M, 
     if (grid_x <= 0 || grid_y <= 0 || grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (grid_x > INT32_MAX || grid_y > 65535 || grid_z > 65535)
         return tl::host::invalid_argument(std::string(kKernel) + ": the grid is larger than CUDA allows");
+    static const cudaError_t kAttributes = [] {
+        cudaError_t err = cudaSuccess;
+        if (err == cudaSuccess)
+            err = cudaFuncSetAttribute(scaled_row_sum_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return err;
+    }();
+    if (kAttributes != cudaSuccess) return tl::host::record(kAttributes, kKernel, "setting the shared-memory attributes");
     scaled_row_sum_kernel<<<dim3(unsigned(grid_x), unsigned(grid_y), unsigned(grid_z)), 128, 26624, stream>>>(X, W, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), kKernel, "launch");
 }

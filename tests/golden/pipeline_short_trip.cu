@@ -24,45 +24,75 @@ __global__ void __launch_bounds__(128) short_trip_kernel(
     const int32_t k_trips = 2;
     if (0 < k_trips) {
         // copy(A[block.x * 32 +: 32, k * 32 +: 32], a);  (pipeline_short_trip.tl:15)
-        for (int tl_chunk0 = tl_tid; tl_chunk0 < 256; tl_chunk0 += 128) {
-            const float* tl_src1 = &A[int64_t((int(blockIdx.x) * 32) + ((tl_chunk0 * 4) / 32)) * 64 + ((0 * 32) + ((tl_chunk0 * 4) % 32))];
-            float* tl_dst2 = &a[(0 * 32 + ((tl_chunk0 * 4) / 32)) * 36 + ((tl_chunk0 * 4) % 32)];
-            const int tl_valid3 = !((int(blockIdx.x) * 32) + ((tl_chunk0 * 4) / 32) < M) ? 0 : max(0, min(4, 64 - ((0 * 32) + ((tl_chunk0 * 4) % 32))));
-            if (tl::is_aligned(tl_src1, 16)) {
-                tl::cp_async_16(tl_dst2, tl_valid3 > 0 ? tl_src1 : A, tl_valid3 * 4);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst2[tl_v] = tl_v < tl_valid3 ? tl_src1[tl_v] : 0.0f;
+        if (tl::is_aligned(A, 16) && 64 % 4 == 0 && (int(blockIdx.x) * 32) + 32 <= M && (0 * 32) + 32 <= 64 && (0 * 32) % 4 == 0) {
+            #pragma unroll
+            for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+                const int tl_chunk0 = tl_tid + tl_i1 * 128;
+                tl::cp_async_16(&a[(0 * 32 + ((tl_chunk0 * 4) / 32)) * 36 + ((tl_chunk0 * 4) % 32)], &A[int64_t((int(blockIdx.x) * 32) + ((tl_chunk0 * 4) / 32)) * 64 + ((0 * 32) + ((tl_chunk0 * 4) % 32))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
+                const int tl_chunk2 = tl_tid + tl_i3 * 128;
+                const float* tl_src4 = &A[int64_t((int(blockIdx.x) * 32) + ((tl_chunk2 * 4) / 32)) * 64 + ((0 * 32) + ((tl_chunk2 * 4) % 32))];
+                float* tl_dst5 = &a[(0 * 32 + ((tl_chunk2 * 4) / 32)) * 36 + ((tl_chunk2 * 4) % 32)];
+                const int tl_valid6 = !((int(blockIdx.x) * 32) + ((tl_chunk2 * 4) / 32) < M) ? 0 : max(0, min(4, 64 - ((0 * 32) + ((tl_chunk2 * 4) % 32))));
+                if (tl::is_aligned(tl_src4, 16)) {
+                    tl::cp_async_16(tl_dst5, tl_valid6 > 0 ? tl_src4 : A, tl_valid6 * 4);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst5[tl_v] = tl_v < tl_valid6 ? tl_src4[tl_v] : 0.0f;
+                }
             }
         }
     }
     tl::cp_async_commit();
     if (1 < k_trips) {
         // copy(A[block.x * 32 +: 32, k * 32 +: 32], a);  (pipeline_short_trip.tl:15)
-        for (int tl_chunk4 = tl_tid; tl_chunk4 < 256; tl_chunk4 += 128) {
-            const float* tl_src5 = &A[int64_t((int(blockIdx.x) * 32) + ((tl_chunk4 * 4) / 32)) * 64 + ((1 * 32) + ((tl_chunk4 * 4) % 32))];
-            float* tl_dst6 = &a[(1 * 32 + ((tl_chunk4 * 4) / 32)) * 36 + ((tl_chunk4 * 4) % 32)];
-            const int tl_valid7 = !((int(blockIdx.x) * 32) + ((tl_chunk4 * 4) / 32) < M) ? 0 : max(0, min(4, 64 - ((1 * 32) + ((tl_chunk4 * 4) % 32))));
-            if (tl::is_aligned(tl_src5, 16)) {
-                tl::cp_async_16(tl_dst6, tl_valid7 > 0 ? tl_src5 : A, tl_valid7 * 4);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst6[tl_v] = tl_v < tl_valid7 ? tl_src5[tl_v] : 0.0f;
+        if (tl::is_aligned(A, 16) && 64 % 4 == 0 && (int(blockIdx.x) * 32) + 32 <= M && (1 * 32) + 32 <= 64 && (1 * 32) % 4 == 0) {
+            #pragma unroll
+            for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
+                const int tl_chunk7 = tl_tid + tl_i8 * 128;
+                tl::cp_async_16(&a[(1 * 32 + ((tl_chunk7 * 4) / 32)) * 36 + ((tl_chunk7 * 4) % 32)], &A[int64_t((int(blockIdx.x) * 32) + ((tl_chunk7 * 4) / 32)) * 64 + ((1 * 32) + ((tl_chunk7 * 4) % 32))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
+                const int tl_chunk9 = tl_tid + tl_i10 * 128;
+                const float* tl_src11 = &A[int64_t((int(blockIdx.x) * 32) + ((tl_chunk9 * 4) / 32)) * 64 + ((1 * 32) + ((tl_chunk9 * 4) % 32))];
+                float* tl_dst12 = &a[(1 * 32 + ((tl_chunk9 * 4) / 32)) * 36 + ((tl_chunk9 * 4) % 32)];
+                const int tl_valid13 = !((int(blockIdx.x) * 32) + ((tl_chunk9 * 4) / 32) < M) ? 0 : max(0, min(4, 64 - ((1 * 32) + ((tl_chunk9 * 4) % 32))));
+                if (tl::is_aligned(tl_src11, 16)) {
+                    tl::cp_async_16(tl_dst12, tl_valid13 > 0 ? tl_src11 : A, tl_valid13 * 4);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst12[tl_v] = tl_v < tl_valid13 ? tl_src11[tl_v] : 0.0f;
+                }
             }
         }
     }
     tl::cp_async_commit();
     if (2 < k_trips) {
         // copy(A[block.x * 32 +: 32, k * 32 +: 32], a);  (pipeline_short_trip.tl:15)
-        for (int tl_chunk8 = tl_tid; tl_chunk8 < 256; tl_chunk8 += 128) {
-            const float* tl_src9 = &A[int64_t((int(blockIdx.x) * 32) + ((tl_chunk8 * 4) / 32)) * 64 + ((2 * 32) + ((tl_chunk8 * 4) % 32))];
-            float* tl_dst10 = &a[(2 * 32 + ((tl_chunk8 * 4) / 32)) * 36 + ((tl_chunk8 * 4) % 32)];
-            const int tl_valid11 = !((int(blockIdx.x) * 32) + ((tl_chunk8 * 4) / 32) < M) ? 0 : max(0, min(4, 64 - ((2 * 32) + ((tl_chunk8 * 4) % 32))));
-            if (tl::is_aligned(tl_src9, 16)) {
-                tl::cp_async_16(tl_dst10, tl_valid11 > 0 ? tl_src9 : A, tl_valid11 * 4);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst10[tl_v] = tl_v < tl_valid11 ? tl_src9[tl_v] : 0.0f;
+        if (tl::is_aligned(A, 16) && 64 % 4 == 0 && (int(blockIdx.x) * 32) + 32 <= M && (2 * 32) + 32 <= 64 && (2 * 32) % 4 == 0) {
+            #pragma unroll
+            for (int tl_i15 = 0; tl_i15 < 2; ++tl_i15) {
+                const int tl_chunk14 = tl_tid + tl_i15 * 128;
+                tl::cp_async_16(&a[(2 * 32 + ((tl_chunk14 * 4) / 32)) * 36 + ((tl_chunk14 * 4) % 32)], &A[int64_t((int(blockIdx.x) * 32) + ((tl_chunk14 * 4) / 32)) * 64 + ((2 * 32) + ((tl_chunk14 * 4) % 32))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i17 = 0; tl_i17 < 2; ++tl_i17) {
+                const int tl_chunk16 = tl_tid + tl_i17 * 128;
+                const float* tl_src18 = &A[int64_t((int(blockIdx.x) * 32) + ((tl_chunk16 * 4) / 32)) * 64 + ((2 * 32) + ((tl_chunk16 * 4) % 32))];
+                float* tl_dst19 = &a[(2 * 32 + ((tl_chunk16 * 4) / 32)) * 36 + ((tl_chunk16 * 4) % 32)];
+                const int tl_valid20 = !((int(blockIdx.x) * 32) + ((tl_chunk16 * 4) / 32) < M) ? 0 : max(0, min(4, 64 - ((2 * 32) + ((tl_chunk16 * 4) % 32))));
+                if (tl::is_aligned(tl_src18, 16)) {
+                    tl::cp_async_16(tl_dst19, tl_valid20 > 0 ? tl_src18 : A, tl_valid20 * 4);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst19[tl_v] = tl_v < tl_valid20 ? tl_src18[tl_v] : 0.0f;
+                }
             }
         }
     }
@@ -73,15 +103,25 @@ __global__ void __launch_bounds__(128) short_trip_kernel(
         __syncthreads();  // pipeline: stage `k % 4` has landed and the stage refilled next is no longer read
         if (k + 3 < k_trips) {
             // copy(A[block.x * 32 +: 32, k * 32 +: 32], a);  (pipeline_short_trip.tl:15)
-            for (int tl_chunk12 = tl_tid; tl_chunk12 < 256; tl_chunk12 += 128) {
-                const float* tl_src13 = &A[int64_t((int(blockIdx.x) * 32) + ((tl_chunk12 * 4) / 32)) * 64 + (((k + 3) * 32) + ((tl_chunk12 * 4) % 32))];
-                float* tl_dst14 = &a[(((k + 3) % 4) * 32 + ((tl_chunk12 * 4) / 32)) * 36 + ((tl_chunk12 * 4) % 32)];
-                const int tl_valid15 = !((int(blockIdx.x) * 32) + ((tl_chunk12 * 4) / 32) < M) ? 0 : max(0, min(4, 64 - (((k + 3) * 32) + ((tl_chunk12 * 4) % 32))));
-                if (tl::is_aligned(tl_src13, 16)) {
-                    tl::cp_async_16(tl_dst14, tl_valid15 > 0 ? tl_src13 : A, tl_valid15 * 4);
-                } else {
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst14[tl_v] = tl_v < tl_valid15 ? tl_src13[tl_v] : 0.0f;
+            if (tl::is_aligned(A, 16) && 64 % 4 == 0 && (int(blockIdx.x) * 32) + 32 <= M && ((k + 3) * 32) + 32 <= 64 && ((k + 3) * 32) % 4 == 0) {
+                #pragma unroll
+                for (int tl_i22 = 0; tl_i22 < 2; ++tl_i22) {
+                    const int tl_chunk21 = tl_tid + tl_i22 * 128;
+                    tl::cp_async_16(&a[(((k + 3) % 4) * 32 + ((tl_chunk21 * 4) / 32)) * 36 + ((tl_chunk21 * 4) % 32)], &A[int64_t((int(blockIdx.x) * 32) + ((tl_chunk21 * 4) / 32)) * 64 + (((k + 3) * 32) + ((tl_chunk21 * 4) % 32))]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i24 = 0; tl_i24 < 2; ++tl_i24) {
+                    const int tl_chunk23 = tl_tid + tl_i24 * 128;
+                    const float* tl_src25 = &A[int64_t((int(blockIdx.x) * 32) + ((tl_chunk23 * 4) / 32)) * 64 + (((k + 3) * 32) + ((tl_chunk23 * 4) % 32))];
+                    float* tl_dst26 = &a[(((k + 3) % 4) * 32 + ((tl_chunk23 * 4) / 32)) * 36 + ((tl_chunk23 * 4) % 32)];
+                    const int tl_valid27 = !((int(blockIdx.x) * 32) + ((tl_chunk23 * 4) / 32) < M) ? 0 : max(0, min(4, 64 - (((k + 3) * 32) + ((tl_chunk23 * 4) % 32))));
+                    if (tl::is_aligned(tl_src25, 16)) {
+                        tl::cp_async_16(tl_dst26, tl_valid27 > 0 ? tl_src25 : A, tl_valid27 * 4);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst26[tl_v] = tl_v < tl_valid27 ? tl_src25[tl_v] : 0.0f;
+                    }
                 }
             }
         }
@@ -89,28 +129,28 @@ __global__ void __launch_bounds__(128) short_trip_kernel(
         // for i, j in parallel(32, 32) {  (pipeline_short_trip.tl:16)
         // for i, j in parallel(32, 32): each thread visits the elements of `acc` it holds
         #pragma unroll
-        for (int tl_s16 = 0; tl_s16 < acc_layout::kSlots; ++tl_s16) {
-            if (!acc_layout::valid(tl_tid, tl_s16)) continue;
-            const int i = (acc_layout::flat(tl_tid, tl_s16)) / 32;
-            const int j = (acc_layout::flat(tl_tid, tl_s16)) % 32;
-            acc[tl_s16] = acc[tl_s16] + a[((k % 4) * 32 + i) * 36 + j];
+        for (int tl_s28 = 0; tl_s28 < acc_layout::kSlots; ++tl_s28) {
+            if (!acc_layout::valid(tl_tid, tl_s28)) continue;
+            const int i = (acc_layout::flat(tl_tid, tl_s28)) / 32;
+            const int j = (acc_layout::flat(tl_tid, tl_s28)) % 32;
+            acc[tl_s28] = acc[tl_s28] + a[((k % 4) * 32 + i) * 36 + j];
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     // copy(acc, Y[block.x * 32 +: 32, 0 +: 32]);  (pipeline_short_trip.tl:20)
     #pragma unroll
-    for (int tl_chunk17 = 0; tl_chunk17 < acc_layout::kSlots; tl_chunk17 += 4) {
-        if (!acc_layout::valid(tl_tid, tl_chunk17)) continue;
-        float* tl_ptr18 = &Y[int64_t((int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, tl_chunk17)) / 32)) * 32 + ((acc_layout::flat(tl_tid, tl_chunk17)) % 32)];
-        if (((int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, tl_chunk17)) / 32)) < M && (((acc_layout::flat(tl_tid, tl_chunk17)) % 32) + 3) < 32 && tl::is_aligned(tl_ptr18, 16)) {
-            float tl_vec19[4];
+    for (int tl_chunk29 = 0; tl_chunk29 < acc_layout::kSlots; tl_chunk29 += 4) {
+        if (!acc_layout::valid(tl_tid, tl_chunk29)) continue;
+        float* tl_ptr30 = &Y[int64_t((int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, tl_chunk29)) / 32)) * 32 + ((acc_layout::flat(tl_tid, tl_chunk29)) % 32)];
+        if (((int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, tl_chunk29)) / 32)) < M && (((acc_layout::flat(tl_tid, tl_chunk29)) % 32) + 3) < 32 && tl::is_aligned(tl_ptr30, 16)) {
+            float tl_vec31[4];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec19[tl_v] = acc[tl_chunk17 + tl_v];
-            tl::store_vector<float, 4>(tl_ptr18, tl_vec19);
+            for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec31[tl_v] = acc[tl_chunk29 + tl_v];
+            tl::store_vector<float, 4>(tl_ptr30, tl_vec31);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (((int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, tl_chunk17 + tl_v)) / 32)) < M && ((acc_layout::flat(tl_tid, tl_chunk17 + tl_v)) % 32) < 32) Y[int64_t((int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, tl_chunk17 + tl_v)) / 32)) * 32 + ((acc_layout::flat(tl_tid, tl_chunk17 + tl_v)) % 32)] = acc[tl_chunk17 + tl_v];
+                if (((int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, tl_chunk29 + tl_v)) / 32)) < M && ((acc_layout::flat(tl_tid, tl_chunk29 + tl_v)) % 32) < 32) Y[int64_t((int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, tl_chunk29 + tl_v)) / 32)) * 32 + ((acc_layout::flat(tl_tid, tl_chunk29 + tl_v)) % 32)] = acc[tl_chunk29 + tl_v];
             }
         }
     }
@@ -129,6 +169,13 @@ cudaError_t short_trip(const float* A, float* Y, int64_t M, cudaStream_t stream)
     if (grid_x <= 0 || grid_y <= 0 || grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (grid_x > INT32_MAX || grid_y > 65535 || grid_z > 65535)
         return tl::host::invalid_argument(std::string(kKernel) + ": the grid is larger than CUDA allows");
+    static const cudaError_t kAttributes = [] {
+        cudaError_t err = cudaSuccess;
+        if (err == cudaSuccess)
+            err = cudaFuncSetAttribute(short_trip_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return err;
+    }();
+    if (kAttributes != cudaSuccess) return tl::host::record(kAttributes, kKernel, "setting the shared-memory attributes");
     short_trip_kernel<<<dim3(unsigned(grid_x), unsigned(grid_y), unsigned(grid_z)), 128, 18432, stream>>>(A, Y, static_cast<int32_t>(M));
     return tl::host::record(cudaGetLastError(), kKernel, "launch");
 }

@@ -38,6 +38,9 @@ for arch in $TLC_GPU_ARCHS; do
         [[ $subdir != . ]] && dir=$dir/$subdir
         mkdir -p "$dir"
         args=("$ROOT/samples/$sample.tl" -o "$dir/$sample.cu" --header "$dir/$sample.h" --arch "$arch")
+        # TLC_EXTRA_ARGS, e.g. "--disable pipeline --disable async-copy": the scheduler-off build.
+        # shellcheck disable=SC2206
+        [[ -n ${TLC_EXTRA_ARGS:-} ]] && args+=($TLC_EXTRA_ARGS)
         # shellcheck disable=SC2206
         [[ $dflags != - ]] && args+=($dflags)
         if "$TLC" "${args[@]}" >"$dir/$sample.tlc.log" 2>&1; then

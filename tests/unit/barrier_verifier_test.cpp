@@ -404,3 +404,32 @@ kernel k(A: global f32[N], B: global mut f32[N]) grid(cdiv(N, 64)) threads(64) {
 )", "insert-barriers");
     CHECK(contains(verifier_error(m.kernels[0]), "RAW on `s`"));
 }
+
+// pipeline-loops (not a barrier bug, but one the verifier cannot see): a producer's source region
+// written with a `let` whose value reads a mutable `local` passes the "no load in the region"
+// test (pipeline_loops.cpp checks the region before substituting the lets), and the copy is
+// hoisted S-1 iterations ahead with the local's *current* value: iteration k+2's tile is fetched
+// at `base` of iteration k. Such a copy must not become a producer.
+TEST_CASE("known bug: a copy whose region depends on a mutable local through a let is not pipelined" *
+          doctest::should_fail()) {
+    ir::Module m = compile(R"(
+kernel k(A: global f16[M, K], B: global f16[K, N], C: global mut f32[M, N]) grid(cdiv(N, 64), cdiv(M, 64)) threads(128) {
+    shared   a: f16[64, 32];
+    shared   b: f16[32, 64];
+    fragment acc: f32[64, 64] = 0.0;
+    local base: i32 = 0;
+    for k in pipelined(cdiv(K, 32), stages = 3) {
+        let o = base;
+        copy(A[block.y * 64 +: 64, o +: 32], a);
+        copy(B[o +: 32, block.x * 64 +: 64], b);
+        gemm(a, b, acc);
+        base += 32;
+    }
+    copy(acc, C[block.y * 64 +: 64, block.x * 64 +: 64]);
+}
+)", "pipeline-loops");
+    for (const ir::Stmt* s : all_of(m.kernels[0], ir::StmtKind::Alloc)) {
+        const ir::Buffer& b = *s->as<ir::Alloc>()->buffer;
+        if (b.scope == ir::Scope::Shared) CHECK_MESSAGE(b.stages == 0, b.name);
+    }
+}

@@ -30,6 +30,9 @@ template <typename T, int V> __device__ __forceinline__ void store_vector(T* dst
     *reinterpret_cast<Raw*>(dst) = *reinterpret_cast<const Raw*>(src);
 }
 
+// 0 <= i < n in one unsigned comparison (a negative index wraps to a huge value).
+__host__ __device__ __forceinline__ bool in_bounds(int i, int n) { return static_cast<unsigned>(i) < static_cast<unsigned>(n); }
+
 template <typename T> __device__ __forceinline__ bool is_aligned(const T* p, int bytes) {
     return (reinterpret_cast<uintptr_t>(p) & (bytes - 1)) == 0;
 }
