@@ -124,7 +124,9 @@ def main():
                   (["--only", args.only] if args.only else []) + [gen]
             print(f"tests/gpu/run_gpu_tests.sh: {'build and run' if do_run else 'build'} {', '.join(archs)}", flush=True)
             r = run(cmd, cwd=args.root, timeout=4 * NVCC_TIMEOUT_S, env=env)
-            print("\n".join(l for l in r.stdout.splitlines() if l.startswith(("FAIL", "[")) or "passed" in l))
+            # Failures, per-case results, the build timing and the summary table with its last line.
+            print("\n".join(l for l in r.stdout.splitlines()
+                             if l.startswith(("FAIL", "[", "|", "# build")) or "passed" in l), flush=True)
             keep |= not res.check(f"tests/gpu/run_gpu_tests.sh --arch {','.join(archs)}", r.returncode == 0,
                                   f"{describe_exit(r.returncode)}\n{r.stderr[-2000:]}"
                                   f"logs kept in {os.path.join(builds, 'logs')}")

@@ -25,14 +25,14 @@ __global__ void __launch_bounds__(256) transpose_if_kernel(
             const int tl_chunk0 = tl_tid + tl_i1 * 256;
             const float* tl_src2 = &A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk0 * 4) / 64)) * N + ((int(blockIdx.x) * 64) + ((tl_chunk0 * 4) % 64))];
             float* tl_dst3 = &s[((tl_chunk0 * 4) / 64) * 68 + ((tl_chunk0 * 4) % 64)];
-            if (((int(blockIdx.y) * 64) + ((tl_chunk0 * 4) / 64)) < M && (((int(blockIdx.x) * 64) + ((tl_chunk0 * 4) % 64)) + 3) < N && tl::is_aligned(tl_src2, 16) && tl::is_aligned(tl_dst3, 16)) {
+            if (tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk0 * 4) / 64), M) && tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk0 * 4) % 64), N) && tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk0 * 4) / 64), M) && tl::in_bounds(((int(blockIdx.x) * 64) + ((tl_chunk0 * 4) % 64)) + 3, N) && tl::is_aligned(tl_src2, 16) && tl::is_aligned(tl_dst3, 16)) {
                 float tl_vec4[4];
                 tl::load_vector<float, 4>(tl_vec4, tl_src2);
                 tl::store_vector<float, 4>(tl_dst3, tl_vec4);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                    s[((tl_chunk0 * 4 + tl_v) / 64) * 68 + ((tl_chunk0 * 4 + tl_v) % 64)] = ((int(blockIdx.y) * 64) + ((tl_chunk0 * 4 + tl_v) / 64)) < M && ((int(blockIdx.x) * 64) + ((tl_chunk0 * 4 + tl_v) % 64)) < N ? A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk0 * 4 + tl_v) / 64)) * N + ((int(blockIdx.x) * 64) + ((tl_chunk0 * 4 + tl_v) % 64))] : 0.0f;
+                    s[((tl_chunk0 * 4 + tl_v) / 64) * 68 + ((tl_chunk0 * 4 + tl_v) % 64)] = tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk0 * 4 + tl_v) / 64), M) && tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk0 * 4 + tl_v) % 64), N) ? A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk0 * 4 + tl_v) / 64)) * N + ((int(blockIdx.x) * 64) + ((tl_chunk0 * 4 + tl_v) % 64))] : 0.0f;
                 }
             }
         }

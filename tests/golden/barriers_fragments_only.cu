@@ -25,7 +25,7 @@ __global__ void __launch_bounds__(128) axpy_rows_kernel(
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
         if (!x_layout::valid(tl_tid, tl_chunk0)) continue;
         const float* tl_ptr1 = &X[int64_t((int(blockIdx.x) * 16) + ((x_layout::flat(tl_tid, tl_chunk0)) / 64)) * 64 + ((x_layout::flat(tl_tid, tl_chunk0)) % 64)];
-        if (((int(blockIdx.x) * 16) + ((x_layout::flat(tl_tid, tl_chunk0)) / 64)) < M && (((x_layout::flat(tl_tid, tl_chunk0)) % 64) + 3) < 64 && tl::is_aligned(tl_ptr1, 16)) {
+        if (tl::in_bounds((int(blockIdx.x) * 16) + ((x_layout::flat(tl_tid, tl_chunk0)) / 64), M) && tl::in_bounds((x_layout::flat(tl_tid, tl_chunk0)) % 64, 64) && tl::in_bounds((int(blockIdx.x) * 16) + ((x_layout::flat(tl_tid, tl_chunk0)) / 64), M) && tl::in_bounds(((x_layout::flat(tl_tid, tl_chunk0)) % 64) + 3, 64) && tl::is_aligned(tl_ptr1, 16)) {
             float tl_vec2[4];
             tl::load_vector<float, 4>(tl_vec2, tl_ptr1);
             #pragma unroll
@@ -33,7 +33,7 @@ __global__ void __launch_bounds__(128) axpy_rows_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                x[tl_chunk0 + tl_v] = ((int(blockIdx.x) * 16) + ((x_layout::flat(tl_tid, tl_chunk0 + tl_v)) / 64)) < M && ((x_layout::flat(tl_tid, tl_chunk0 + tl_v)) % 64) < 64 ? X[int64_t((int(blockIdx.x) * 16) + ((x_layout::flat(tl_tid, tl_chunk0 + tl_v)) / 64)) * 64 + ((x_layout::flat(tl_tid, tl_chunk0 + tl_v)) % 64)] : 0.0f;
+                x[tl_chunk0 + tl_v] = tl::in_bounds((int(blockIdx.x) * 16) + ((x_layout::flat(tl_tid, tl_chunk0 + tl_v)) / 64), M) && tl::in_bounds((x_layout::flat(tl_tid, tl_chunk0 + tl_v)) % 64, 64) ? X[int64_t((int(blockIdx.x) * 16) + ((x_layout::flat(tl_tid, tl_chunk0 + tl_v)) / 64)) * 64 + ((x_layout::flat(tl_tid, tl_chunk0 + tl_v)) % 64)] : 0.0f;
             }
         }
     }
@@ -42,7 +42,7 @@ __global__ void __launch_bounds__(128) axpy_rows_kernel(
     for (int tl_chunk3 = 0; tl_chunk3 < y_layout::kSlots; tl_chunk3 += 4) {
         if (!y_layout::valid(tl_tid, tl_chunk3)) continue;
         const float* tl_ptr4 = &Y[int64_t((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, tl_chunk3)) / 64)) * 64 + ((y_layout::flat(tl_tid, tl_chunk3)) % 64)];
-        if (((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, tl_chunk3)) / 64)) < M && (((y_layout::flat(tl_tid, tl_chunk3)) % 64) + 3) < 64 && tl::is_aligned(tl_ptr4, 16)) {
+        if (tl::in_bounds((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, tl_chunk3)) / 64), M) && tl::in_bounds((y_layout::flat(tl_tid, tl_chunk3)) % 64, 64) && tl::in_bounds((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, tl_chunk3)) / 64), M) && tl::in_bounds(((y_layout::flat(tl_tid, tl_chunk3)) % 64) + 3, 64) && tl::is_aligned(tl_ptr4, 16)) {
             float tl_vec5[4];
             tl::load_vector<float, 4>(tl_vec5, tl_ptr4);
             #pragma unroll
@@ -50,7 +50,7 @@ __global__ void __launch_bounds__(128) axpy_rows_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                y[tl_chunk3 + tl_v] = ((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, tl_chunk3 + tl_v)) / 64)) < M && ((y_layout::flat(tl_tid, tl_chunk3 + tl_v)) % 64) < 64 ? Y[int64_t((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, tl_chunk3 + tl_v)) / 64)) * 64 + ((y_layout::flat(tl_tid, tl_chunk3 + tl_v)) % 64)] : 0.0f;
+                y[tl_chunk3 + tl_v] = tl::in_bounds((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, tl_chunk3 + tl_v)) / 64), M) && tl::in_bounds((y_layout::flat(tl_tid, tl_chunk3 + tl_v)) % 64, 64) ? Y[int64_t((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, tl_chunk3 + tl_v)) / 64)) * 64 + ((y_layout::flat(tl_tid, tl_chunk3 + tl_v)) % 64)] : 0.0f;
             }
         }
     }
@@ -63,12 +63,13 @@ __global__ void __launch_bounds__(128) axpy_rows_kernel(
         const int j = (y_layout::flat(tl_tid, tl_s6)) % 64;
         y[tl_s6] = a * x[tl_s6] + y[tl_s6];
     }
+    __syncthreads();  // WAR on `Y`
     // copy(y, Y[block.x * 16 +: 16, 0 +: 64]);  (barriers_fragments_only.tl:16)
     #pragma unroll
     for (int tl_chunk7 = 0; tl_chunk7 < y_layout::kSlots; tl_chunk7 += 4) {
         if (!y_layout::valid(tl_tid, tl_chunk7)) continue;
         float* tl_ptr8 = &Y[int64_t((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, tl_chunk7)) / 64)) * 64 + ((y_layout::flat(tl_tid, tl_chunk7)) % 64)];
-        if (((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, tl_chunk7)) / 64)) < M && (((y_layout::flat(tl_tid, tl_chunk7)) % 64) + 3) < 64 && tl::is_aligned(tl_ptr8, 16)) {
+        if (tl::in_bounds((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, tl_chunk7)) / 64), M) && tl::in_bounds((y_layout::flat(tl_tid, tl_chunk7)) % 64, 64) && tl::in_bounds((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, tl_chunk7)) / 64), M) && tl::in_bounds(((y_layout::flat(tl_tid, tl_chunk7)) % 64) + 3, 64) && tl::is_aligned(tl_ptr8, 16)) {
             float tl_vec9[4];
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec9[tl_v] = y[tl_chunk7 + tl_v];
@@ -76,7 +77,7 @@ __global__ void __launch_bounds__(128) axpy_rows_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, tl_chunk7 + tl_v)) / 64)) < M && ((y_layout::flat(tl_tid, tl_chunk7 + tl_v)) % 64) < 64) Y[int64_t((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, tl_chunk7 + tl_v)) / 64)) * 64 + ((y_layout::flat(tl_tid, tl_chunk7 + tl_v)) % 64)] = y[tl_chunk7 + tl_v];
+                if (tl::in_bounds((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, tl_chunk7 + tl_v)) / 64), M) && tl::in_bounds((y_layout::flat(tl_tid, tl_chunk7 + tl_v)) % 64, 64)) Y[int64_t((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, tl_chunk7 + tl_v)) / 64)) * 64 + ((y_layout::flat(tl_tid, tl_chunk7 + tl_v)) % 64)] = y[tl_chunk7 + tl_v];
             }
         }
     }

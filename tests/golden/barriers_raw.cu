@@ -24,14 +24,14 @@ __global__ void __launch_bounds__(128) reverse_rows_kernel(
         const int tl_chunk0 = tl_tid + tl_i1 * 128;
         const float* tl_src2 = &A[int64_t(row0 + ((tl_chunk0 * 4) / 64)) * 64 + ((tl_chunk0 * 4) % 64)];
         float* tl_dst3 = &s[((tl_chunk0 * 4) / 64) * 68 + ((tl_chunk0 * 4) % 64)];
-        if ((row0 + ((tl_chunk0 * 4) / 64)) < M && (((tl_chunk0 * 4) % 64) + 3) < 64 && tl::is_aligned(tl_src2, 16) && tl::is_aligned(tl_dst3, 16)) {
+        if (tl::in_bounds(row0 + ((tl_chunk0 * 4) / 64), M) && tl::in_bounds((tl_chunk0 * 4) % 64, 64) && tl::in_bounds(row0 + ((tl_chunk0 * 4) / 64), M) && tl::in_bounds(((tl_chunk0 * 4) % 64) + 3, 64) && tl::is_aligned(tl_src2, 16) && tl::is_aligned(tl_dst3, 16)) {
             float tl_vec4[4];
             tl::load_vector<float, 4>(tl_vec4, tl_src2);
             tl::store_vector<float, 4>(tl_dst3, tl_vec4);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                s[((tl_chunk0 * 4 + tl_v) / 64) * 68 + ((tl_chunk0 * 4 + tl_v) % 64)] = (row0 + ((tl_chunk0 * 4 + tl_v) / 64)) < M && ((tl_chunk0 * 4 + tl_v) % 64) < 64 ? A[int64_t(row0 + ((tl_chunk0 * 4 + tl_v) / 64)) * 64 + ((tl_chunk0 * 4 + tl_v) % 64)] : 0.0f;
+                s[((tl_chunk0 * 4 + tl_v) / 64) * 68 + ((tl_chunk0 * 4 + tl_v) % 64)] = tl::in_bounds(row0 + ((tl_chunk0 * 4 + tl_v) / 64), M) && tl::in_bounds((tl_chunk0 * 4 + tl_v) % 64, 64) ? A[int64_t(row0 + ((tl_chunk0 * 4 + tl_v) / 64)) * 64 + ((tl_chunk0 * 4 + tl_v) % 64)] : 0.0f;
             }
         }
     }

@@ -27,14 +27,14 @@ __global__ void __launch_bounds__(128) scale_or_zero_kernel(
             const int tl_chunk0 = tl_tid + tl_i1 * 128;
             const float* tl_src2 = &C[int64_t((int(blockIdx.x) * 16) + ((tl_chunk0 * 4) / 64)) * 64 + ((tl_chunk0 * 4) % 64)];
             float* tl_dst3 = &c[((tl_chunk0 * 4) / 64) * 68 + ((tl_chunk0 * 4) % 64)];
-            if (((int(blockIdx.x) * 16) + ((tl_chunk0 * 4) / 64)) < M && (((tl_chunk0 * 4) % 64) + 3) < 64 && tl::is_aligned(tl_src2, 16) && tl::is_aligned(tl_dst3, 16)) {
+            if (tl::in_bounds((int(blockIdx.x) * 16) + ((tl_chunk0 * 4) / 64), M) && tl::in_bounds((tl_chunk0 * 4) % 64, 64) && tl::in_bounds((int(blockIdx.x) * 16) + ((tl_chunk0 * 4) / 64), M) && tl::in_bounds(((tl_chunk0 * 4) % 64) + 3, 64) && tl::is_aligned(tl_src2, 16) && tl::is_aligned(tl_dst3, 16)) {
                 float tl_vec4[4];
                 tl::load_vector<float, 4>(tl_vec4, tl_src2);
                 tl::store_vector<float, 4>(tl_dst3, tl_vec4);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                    c[((tl_chunk0 * 4 + tl_v) / 64) * 68 + ((tl_chunk0 * 4 + tl_v) % 64)] = ((int(blockIdx.x) * 16) + ((tl_chunk0 * 4 + tl_v) / 64)) < M && ((tl_chunk0 * 4 + tl_v) % 64) < 64 ? C[int64_t((int(blockIdx.x) * 16) + ((tl_chunk0 * 4 + tl_v) / 64)) * 64 + ((tl_chunk0 * 4 + tl_v) % 64)] : 0.0f;
+                    c[((tl_chunk0 * 4 + tl_v) / 64) * 68 + ((tl_chunk0 * 4 + tl_v) % 64)] = tl::in_bounds((int(blockIdx.x) * 16) + ((tl_chunk0 * 4 + tl_v) / 64), M) && tl::in_bounds((tl_chunk0 * 4 + tl_v) % 64, 64) ? C[int64_t((int(blockIdx.x) * 16) + ((tl_chunk0 * 4 + tl_v) / 64)) * 64 + ((tl_chunk0 * 4 + tl_v) % 64)] : 0.0f;
                 }
             }
         }
@@ -61,7 +61,7 @@ __global__ void __launch_bounds__(128) scale_or_zero_kernel(
     for (int tl_chunk8 = 0; tl_chunk8 < o_layout::kSlots; tl_chunk8 += 4) {
         if (!o_layout::valid(tl_tid, tl_chunk8)) continue;
         float* tl_ptr9 = &Out[int64_t((int(blockIdx.x) * 16) + ((o_layout::flat(tl_tid, tl_chunk8)) / 64)) * 64 + ((o_layout::flat(tl_tid, tl_chunk8)) % 64)];
-        if (((int(blockIdx.x) * 16) + ((o_layout::flat(tl_tid, tl_chunk8)) / 64)) < M && (((o_layout::flat(tl_tid, tl_chunk8)) % 64) + 3) < 64 && tl::is_aligned(tl_ptr9, 16)) {
+        if (tl::in_bounds((int(blockIdx.x) * 16) + ((o_layout::flat(tl_tid, tl_chunk8)) / 64), M) && tl::in_bounds((o_layout::flat(tl_tid, tl_chunk8)) % 64, 64) && tl::in_bounds((int(blockIdx.x) * 16) + ((o_layout::flat(tl_tid, tl_chunk8)) / 64), M) && tl::in_bounds(((o_layout::flat(tl_tid, tl_chunk8)) % 64) + 3, 64) && tl::is_aligned(tl_ptr9, 16)) {
             float tl_vec10[4];
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec10[tl_v] = o[tl_chunk8 + tl_v];
@@ -69,7 +69,7 @@ __global__ void __launch_bounds__(128) scale_or_zero_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (((int(blockIdx.x) * 16) + ((o_layout::flat(tl_tid, tl_chunk8 + tl_v)) / 64)) < M && ((o_layout::flat(tl_tid, tl_chunk8 + tl_v)) % 64) < 64) Out[int64_t((int(blockIdx.x) * 16) + ((o_layout::flat(tl_tid, tl_chunk8 + tl_v)) / 64)) * 64 + ((o_layout::flat(tl_tid, tl_chunk8 + tl_v)) % 64)] = o[tl_chunk8 + tl_v];
+                if (tl::in_bounds((int(blockIdx.x) * 16) + ((o_layout::flat(tl_tid, tl_chunk8 + tl_v)) / 64), M) && tl::in_bounds((o_layout::flat(tl_tid, tl_chunk8 + tl_v)) % 64, 64)) Out[int64_t((int(blockIdx.x) * 16) + ((o_layout::flat(tl_tid, tl_chunk8 + tl_v)) / 64)) * 64 + ((o_layout::flat(tl_tid, tl_chunk8 + tl_v)) % 64)] = o[tl_chunk8 + tl_v];
             }
         }
     }

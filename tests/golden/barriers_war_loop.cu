@@ -30,14 +30,14 @@ __global__ void __launch_bounds__(128) col_sum_serial_kernel(
             const int tl_chunk0 = tl_tid + tl_i1 * 128;
             const float* tl_src2 = &X[int64_t((t * 32) + ((tl_chunk0 * 4) / 64)) * N + ((int(blockIdx.x) * 64) + ((tl_chunk0 * 4) % 64))];
             float* tl_dst3 = &x[((tl_chunk0 * 4) / 64) * 68 + ((tl_chunk0 * 4) % 64)];
-            if (((t * 32) + ((tl_chunk0 * 4) / 64)) < M && (((int(blockIdx.x) * 64) + ((tl_chunk0 * 4) % 64)) + 3) < N && tl::is_aligned(tl_src2, 16) && tl::is_aligned(tl_dst3, 16)) {
+            if (tl::in_bounds((t * 32) + ((tl_chunk0 * 4) / 64), M) && tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk0 * 4) % 64), N) && tl::in_bounds((t * 32) + ((tl_chunk0 * 4) / 64), M) && tl::in_bounds(((int(blockIdx.x) * 64) + ((tl_chunk0 * 4) % 64)) + 3, N) && tl::is_aligned(tl_src2, 16) && tl::is_aligned(tl_dst3, 16)) {
                 float tl_vec4[4];
                 tl::load_vector<float, 4>(tl_vec4, tl_src2);
                 tl::store_vector<float, 4>(tl_dst3, tl_vec4);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                    x[((tl_chunk0 * 4 + tl_v) / 64) * 68 + ((tl_chunk0 * 4 + tl_v) % 64)] = ((t * 32) + ((tl_chunk0 * 4 + tl_v) / 64)) < M && ((int(blockIdx.x) * 64) + ((tl_chunk0 * 4 + tl_v) % 64)) < N ? X[int64_t((t * 32) + ((tl_chunk0 * 4 + tl_v) / 64)) * N + ((int(blockIdx.x) * 64) + ((tl_chunk0 * 4 + tl_v) % 64))] : 0.0f;
+                    x[((tl_chunk0 * 4 + tl_v) / 64) * 68 + ((tl_chunk0 * 4 + tl_v) % 64)] = tl::in_bounds((t * 32) + ((tl_chunk0 * 4 + tl_v) / 64), M) && tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk0 * 4 + tl_v) % 64), N) ? X[int64_t((t * 32) + ((tl_chunk0 * 4 + tl_v) / 64)) * N + ((int(blockIdx.x) * 64) + ((tl_chunk0 * 4 + tl_v) % 64))] : 0.0f;
                 }
             }
         }
@@ -58,7 +58,7 @@ __global__ void __launch_bounds__(128) col_sum_serial_kernel(
     for (int tl_chunk6 = 0; tl_chunk6 < acc_layout::kSlots; tl_chunk6 += 4) {
         if (!acc_layout::valid(tl_tid, tl_chunk6)) continue;
         float* tl_ptr7 = &Y[(int(blockIdx.x) * 64) + (acc_layout::flat(tl_tid, tl_chunk6))];
-        if ((((int(blockIdx.x) * 64) + (acc_layout::flat(tl_tid, tl_chunk6))) + 3) < N && tl::is_aligned(tl_ptr7, 16)) {
+        if (tl::in_bounds((int(blockIdx.x) * 64) + (acc_layout::flat(tl_tid, tl_chunk6)), N) && tl::in_bounds(((int(blockIdx.x) * 64) + (acc_layout::flat(tl_tid, tl_chunk6))) + 3, N) && tl::is_aligned(tl_ptr7, 16)) {
             float tl_vec8[4];
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec8[tl_v] = acc[tl_chunk6 + tl_v];
@@ -66,7 +66,7 @@ __global__ void __launch_bounds__(128) col_sum_serial_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (((int(blockIdx.x) * 64) + (acc_layout::flat(tl_tid, tl_chunk6 + tl_v))) < N) Y[(int(blockIdx.x) * 64) + (acc_layout::flat(tl_tid, tl_chunk6 + tl_v))] = acc[tl_chunk6 + tl_v];
+                if (tl::in_bounds((int(blockIdx.x) * 64) + (acc_layout::flat(tl_tid, tl_chunk6 + tl_v)), N)) Y[(int(blockIdx.x) * 64) + (acc_layout::flat(tl_tid, tl_chunk6 + tl_v))] = acc[tl_chunk6 + tl_v];
             }
         }
     }

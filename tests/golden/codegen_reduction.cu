@@ -31,7 +31,7 @@ __global__ void __launch_bounds__(128) row_sum_kernel(
         for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
             if (!x_layout::valid(tl_tid, tl_chunk0)) continue;
             const float* tl_ptr1 = &X[int64_t((int(blockIdx.x) * 16) + ((x_layout::flat(tl_tid, tl_chunk0)) / 128)) * N + ((t * 128) + ((x_layout::flat(tl_tid, tl_chunk0)) % 128))];
-            if (((int(blockIdx.x) * 16) + ((x_layout::flat(tl_tid, tl_chunk0)) / 128)) < M && (((t * 128) + ((x_layout::flat(tl_tid, tl_chunk0)) % 128)) + 3) < N && tl::is_aligned(tl_ptr1, 16)) {
+            if (tl::in_bounds((int(blockIdx.x) * 16) + ((x_layout::flat(tl_tid, tl_chunk0)) / 128), M) && tl::in_bounds((t * 128) + ((x_layout::flat(tl_tid, tl_chunk0)) % 128), N) && tl::in_bounds((int(blockIdx.x) * 16) + ((x_layout::flat(tl_tid, tl_chunk0)) / 128), M) && tl::in_bounds(((t * 128) + ((x_layout::flat(tl_tid, tl_chunk0)) % 128)) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
                 float tl_vec2[4];
                 tl::load_vector<float, 4>(tl_vec2, tl_ptr1);
                 #pragma unroll
@@ -39,7 +39,7 @@ __global__ void __launch_bounds__(128) row_sum_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                    x[tl_chunk0 + tl_v] = ((int(blockIdx.x) * 16) + ((x_layout::flat(tl_tid, tl_chunk0 + tl_v)) / 128)) < M && ((t * 128) + ((x_layout::flat(tl_tid, tl_chunk0 + tl_v)) % 128)) < N ? X[int64_t((int(blockIdx.x) * 16) + ((x_layout::flat(tl_tid, tl_chunk0 + tl_v)) / 128)) * N + ((t * 128) + ((x_layout::flat(tl_tid, tl_chunk0 + tl_v)) % 128))] : 0.0f;
+                    x[tl_chunk0 + tl_v] = tl::in_bounds((int(blockIdx.x) * 16) + ((x_layout::flat(tl_tid, tl_chunk0 + tl_v)) / 128), M) && tl::in_bounds((t * 128) + ((x_layout::flat(tl_tid, tl_chunk0 + tl_v)) % 128), N) ? X[int64_t((int(blockIdx.x) * 16) + ((x_layout::flat(tl_tid, tl_chunk0 + tl_v)) / 128)) * N + ((t * 128) + ((x_layout::flat(tl_tid, tl_chunk0 + tl_v)) % 128))] : 0.0f;
                 }
             }
         }
@@ -72,7 +72,7 @@ __global__ void __launch_bounds__(128) row_sum_kernel(
     for (int tl_chunk6 = 0; tl_chunk6 < acc_layout::kSlots; tl_chunk6 += 4) {
         if (!acc_layout::valid(tl_tid, tl_chunk6)) continue;
         float* tl_ptr7 = &Y[(int(blockIdx.x) * 16) + (acc_layout::flat(tl_tid, tl_chunk6))];
-        if ((((int(blockIdx.x) * 16) + (acc_layout::flat(tl_tid, tl_chunk6))) + 3) < M && tl::is_aligned(tl_ptr7, 16)) {
+        if (tl::in_bounds((int(blockIdx.x) * 16) + (acc_layout::flat(tl_tid, tl_chunk6)), M) && tl::in_bounds(((int(blockIdx.x) * 16) + (acc_layout::flat(tl_tid, tl_chunk6))) + 3, M) && tl::is_aligned(tl_ptr7, 16)) {
             float tl_vec8[4];
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec8[tl_v] = acc[tl_chunk6 + tl_v];
@@ -80,7 +80,7 @@ __global__ void __launch_bounds__(128) row_sum_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (((int(blockIdx.x) * 16) + (acc_layout::flat(tl_tid, tl_chunk6 + tl_v))) < M) Y[(int(blockIdx.x) * 16) + (acc_layout::flat(tl_tid, tl_chunk6 + tl_v))] = acc[tl_chunk6 + tl_v];
+                if (tl::in_bounds((int(blockIdx.x) * 16) + (acc_layout::flat(tl_tid, tl_chunk6 + tl_v)), M)) Y[(int(blockIdx.x) * 16) + (acc_layout::flat(tl_tid, tl_chunk6 + tl_v))] = acc[tl_chunk6 + tl_v];
             }
         }
     }

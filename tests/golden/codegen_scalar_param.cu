@@ -24,7 +24,7 @@ __global__ void __launch_bounds__(128) scale_prefix_kernel(
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
         if (!x_layout::valid(tl_tid, tl_chunk0)) continue;
         const float* tl_ptr1 = &X[(int(blockIdx.x) * 512) + (x_layout::flat(tl_tid, tl_chunk0))];
-        if ((((int(blockIdx.x) * 512) + (x_layout::flat(tl_tid, tl_chunk0))) + 3) < N && tl::is_aligned(tl_ptr1, 16)) {
+        if (tl::in_bounds((int(blockIdx.x) * 512) + (x_layout::flat(tl_tid, tl_chunk0)), N) && tl::in_bounds(((int(blockIdx.x) * 512) + (x_layout::flat(tl_tid, tl_chunk0))) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
             float tl_vec2[4];
             tl::load_vector<float, 4>(tl_vec2, tl_ptr1);
             #pragma unroll
@@ -32,7 +32,7 @@ __global__ void __launch_bounds__(128) scale_prefix_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                x[tl_chunk0 + tl_v] = ((int(blockIdx.x) * 512) + (x_layout::flat(tl_tid, tl_chunk0 + tl_v))) < N ? X[(int(blockIdx.x) * 512) + (x_layout::flat(tl_tid, tl_chunk0 + tl_v))] : 0.0f;
+                x[tl_chunk0 + tl_v] = tl::in_bounds((int(blockIdx.x) * 512) + (x_layout::flat(tl_tid, tl_chunk0 + tl_v)), N) ? X[(int(blockIdx.x) * 512) + (x_layout::flat(tl_tid, tl_chunk0 + tl_v))] : 0.0f;
             }
         }
     }
@@ -49,7 +49,7 @@ __global__ void __launch_bounds__(128) scale_prefix_kernel(
     for (int tl_chunk4 = 0; tl_chunk4 < x_layout::kSlots; tl_chunk4 += 4) {
         if (!x_layout::valid(tl_tid, tl_chunk4)) continue;
         float* tl_ptr5 = &Y[(int(blockIdx.x) * 512) + (x_layout::flat(tl_tid, tl_chunk4))];
-        if ((((int(blockIdx.x) * 512) + (x_layout::flat(tl_tid, tl_chunk4))) + 3) < N && tl::is_aligned(tl_ptr5, 16)) {
+        if (tl::in_bounds((int(blockIdx.x) * 512) + (x_layout::flat(tl_tid, tl_chunk4)), N) && tl::in_bounds(((int(blockIdx.x) * 512) + (x_layout::flat(tl_tid, tl_chunk4))) + 3, N) && tl::is_aligned(tl_ptr5, 16)) {
             float tl_vec6[4];
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec6[tl_v] = x[tl_chunk4 + tl_v];
@@ -57,7 +57,7 @@ __global__ void __launch_bounds__(128) scale_prefix_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (((int(blockIdx.x) * 512) + (x_layout::flat(tl_tid, tl_chunk4 + tl_v))) < N) Y[(int(blockIdx.x) * 512) + (x_layout::flat(tl_tid, tl_chunk4 + tl_v))] = x[tl_chunk4 + tl_v];
+                if (tl::in_bounds((int(blockIdx.x) * 512) + (x_layout::flat(tl_tid, tl_chunk4 + tl_v)), N)) Y[(int(blockIdx.x) * 512) + (x_layout::flat(tl_tid, tl_chunk4 + tl_v))] = x[tl_chunk4 + tl_v];
             }
         }
     }

@@ -26,14 +26,14 @@ __global__ void __launch_bounds__(256) transpose_kernel(
         const int tl_chunk0 = tl_tid + tl_i1 * 256;
         const float* tl_src2 = &A[int64_t(r0 + ((tl_chunk0 * 4) / 32)) * N + (c0 + ((tl_chunk0 * 4) % 32))];
         float* tl_dst3 = &tile[((tl_chunk0 * 4) / 32) * 36 + ((tl_chunk0 * 4) % 32)];
-        if ((r0 + ((tl_chunk0 * 4) / 32)) < M && ((c0 + ((tl_chunk0 * 4) % 32)) + 3) < N && tl::is_aligned(tl_src2, 16) && tl::is_aligned(tl_dst3, 16)) {
+        if (tl::in_bounds(r0 + ((tl_chunk0 * 4) / 32), M) && tl::in_bounds(c0 + ((tl_chunk0 * 4) % 32), N) && tl::in_bounds(r0 + ((tl_chunk0 * 4) / 32), M) && tl::in_bounds((c0 + ((tl_chunk0 * 4) % 32)) + 3, N) && tl::is_aligned(tl_src2, 16) && tl::is_aligned(tl_dst3, 16)) {
             float tl_vec4[4];
             tl::load_vector<float, 4>(tl_vec4, tl_src2);
             tl::store_vector<float, 4>(tl_dst3, tl_vec4);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                tile[((tl_chunk0 * 4 + tl_v) / 32) * 36 + ((tl_chunk0 * 4 + tl_v) % 32)] = (r0 + ((tl_chunk0 * 4 + tl_v) / 32)) < M && (c0 + ((tl_chunk0 * 4 + tl_v) % 32)) < N ? A[int64_t(r0 + ((tl_chunk0 * 4 + tl_v) / 32)) * N + (c0 + ((tl_chunk0 * 4 + tl_v) % 32))] : 0.0f;
+                tile[((tl_chunk0 * 4 + tl_v) / 32) * 36 + ((tl_chunk0 * 4 + tl_v) % 32)] = tl::in_bounds(r0 + ((tl_chunk0 * 4 + tl_v) / 32), M) && tl::in_bounds(c0 + ((tl_chunk0 * 4 + tl_v) % 32), N) ? A[int64_t(r0 + ((tl_chunk0 * 4 + tl_v) / 32)) * N + (c0 + ((tl_chunk0 * 4 + tl_v) % 32))] : 0.0f;
             }
         }
     }

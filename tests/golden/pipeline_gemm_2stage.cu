@@ -28,7 +28,7 @@ __global__ void __launch_bounds__(128) gemm_2stage_kernel(
     const int32_t k_trips = tl::cdiv(K, 32);
     if (0 < k_trips) {
         // copy(A[block.y * 64 +: 64, k * 32 +: 32], a);  (pipeline_gemm_2stage.tl:15)
-        if (tl::is_aligned(A, 16) && K % 8 == 0 && (int(blockIdx.y) * 64) + 64 <= M && (0 * 32) + 32 <= K && (0 * 32) % 8 == 0) {
+        if (tl::is_aligned(A, 16) && K % 8 == 0 && (int(blockIdx.y) * 64) >= 0 && (int(blockIdx.y) * 64) + 64 <= M && (0 * 32) >= 0 && (0 * 32) + 32 <= K && (0 * 32) % 8 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
                 const int tl_chunk0 = tl_tid + tl_i1 * 128;
@@ -40,17 +40,17 @@ __global__ void __launch_bounds__(128) gemm_2stage_kernel(
                 const int tl_chunk2 = tl_tid + tl_i3 * 128;
                 const tl::f16* tl_src4 = &A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk2 * 8) / 32)) * K + ((0 * 32) + ((tl_chunk2 * 8) % 32))];
                 tl::f16* tl_dst5 = &a[(0 * 64 + ((tl_chunk2 * 8) / 32)) * 40 + ((tl_chunk2 * 8) % 32)];
-                const int tl_valid6 = !((int(blockIdx.y) * 64) + ((tl_chunk2 * 8) / 32) < M) ? 0 : max(0, min(8, K - ((0 * 32) + ((tl_chunk2 * 8) % 32))));
-                if (tl::is_aligned(tl_src4, 16)) {
+                const int tl_valid6 = !(tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk2 * 8) / 32), M)) ? 0 : max(0, min(8, K - ((0 * 32) + ((tl_chunk2 * 8) % 32))));
+                if ((0 * 32) + ((tl_chunk2 * 8) % 32) >= 0 && tl::is_aligned(tl_src4, 16)) {
                     tl::cp_async_16(tl_dst5, tl_valid6 > 0 ? tl_src4 : A, tl_valid6 * 2);
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl_v < tl_valid6 ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk2 * 8) / 32), M) && tl::in_bounds(((0 * 32) + ((tl_chunk2 * 8) % 32)) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
         // copy(B[k * 32 +: 32, block.x * 64 +: 64], b);  (pipeline_gemm_2stage.tl:16)
-        if (tl::is_aligned(B, 16) && N % 8 == 0 && (0 * 32) + 32 <= K && (int(blockIdx.x) * 64) + 64 <= N && (int(blockIdx.x) * 64) % 8 == 0) {
+        if (tl::is_aligned(B, 16) && N % 8 == 0 && (0 * 32) >= 0 && (0 * 32) + 32 <= K && (int(blockIdx.x) * 64) >= 0 && (int(blockIdx.x) * 64) + 64 <= N && (int(blockIdx.x) * 64) % 8 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
                 const int tl_chunk7 = tl_tid + tl_i8 * 128;
@@ -62,12 +62,12 @@ __global__ void __launch_bounds__(128) gemm_2stage_kernel(
                 const int tl_chunk9 = tl_tid + tl_i10 * 128;
                 const tl::f16* tl_src11 = &B[int64_t((0 * 32) + ((tl_chunk9 * 8) / 64)) * N + ((int(blockIdx.x) * 64) + ((tl_chunk9 * 8) % 64))];
                 tl::f16* tl_dst12 = &b[(0 * 32 + ((tl_chunk9 * 8) / 64)) * 72 + ((tl_chunk9 * 8) % 64)];
-                const int tl_valid13 = !((0 * 32) + ((tl_chunk9 * 8) / 64) < K) ? 0 : max(0, min(8, N - ((int(blockIdx.x) * 64) + ((tl_chunk9 * 8) % 64))));
-                if (tl::is_aligned(tl_src11, 16)) {
+                const int tl_valid13 = !(tl::in_bounds((0 * 32) + ((tl_chunk9 * 8) / 64), K)) ? 0 : max(0, min(8, N - ((int(blockIdx.x) * 64) + ((tl_chunk9 * 8) % 64))));
+                if ((int(blockIdx.x) * 64) + ((tl_chunk9 * 8) % 64) >= 0 && tl::is_aligned(tl_src11, 16)) {
                     tl::cp_async_16(tl_dst12, tl_valid13 > 0 ? tl_src11 : B, tl_valid13 * 2);
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl_v < tl_valid13 ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((0 * 32) + ((tl_chunk9 * 8) / 64), K) && tl::in_bounds(((int(blockIdx.x) * 64) + ((tl_chunk9 * 8) % 64)) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
@@ -79,7 +79,7 @@ __global__ void __launch_bounds__(128) gemm_2stage_kernel(
         __syncthreads();  // pipeline: stage `k % 2` has landed and the stage refilled next is no longer read
         if (k + 1 < k_trips) {
             // copy(A[block.y * 64 +: 64, k * 32 +: 32], a);  (pipeline_gemm_2stage.tl:15)
-            if (tl::is_aligned(A, 16) && K % 8 == 0 && (int(blockIdx.y) * 64) + 64 <= M && ((k + 1) * 32) + 32 <= K && ((k + 1) * 32) % 8 == 0) {
+            if (tl::is_aligned(A, 16) && K % 8 == 0 && (int(blockIdx.y) * 64) >= 0 && (int(blockIdx.y) * 64) + 64 <= M && ((k + 1) * 32) >= 0 && ((k + 1) * 32) + 32 <= K && ((k + 1) * 32) % 8 == 0) {
                 #pragma unroll
                 for (int tl_i15 = 0; tl_i15 < 2; ++tl_i15) {
                     const int tl_chunk14 = tl_tid + tl_i15 * 128;
@@ -91,17 +91,17 @@ __global__ void __launch_bounds__(128) gemm_2stage_kernel(
                     const int tl_chunk16 = tl_tid + tl_i17 * 128;
                     const tl::f16* tl_src18 = &A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk16 * 8) / 32)) * K + (((k + 1) * 32) + ((tl_chunk16 * 8) % 32))];
                     tl::f16* tl_dst19 = &a[(((k + 1) % 2) * 64 + ((tl_chunk16 * 8) / 32)) * 40 + ((tl_chunk16 * 8) % 32)];
-                    const int tl_valid20 = !((int(blockIdx.y) * 64) + ((tl_chunk16 * 8) / 32) < M) ? 0 : max(0, min(8, K - (((k + 1) * 32) + ((tl_chunk16 * 8) % 32))));
-                    if (tl::is_aligned(tl_src18, 16)) {
+                    const int tl_valid20 = !(tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk16 * 8) / 32), M)) ? 0 : max(0, min(8, K - (((k + 1) * 32) + ((tl_chunk16 * 8) % 32))));
+                    if (((k + 1) * 32) + ((tl_chunk16 * 8) % 32) >= 0 && tl::is_aligned(tl_src18, 16)) {
                         tl::cp_async_16(tl_dst19, tl_valid20 > 0 ? tl_src18 : A, tl_valid20 * 2);
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst19[tl_v] = tl_v < tl_valid20 ? tl_src18[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst19[tl_v] = tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk16 * 8) / 32), M) && tl::in_bounds((((k + 1) * 32) + ((tl_chunk16 * 8) % 32)) + tl_v, K) ? tl_src18[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
             // copy(B[k * 32 +: 32, block.x * 64 +: 64], b);  (pipeline_gemm_2stage.tl:16)
-            if (tl::is_aligned(B, 16) && N % 8 == 0 && ((k + 1) * 32) + 32 <= K && (int(blockIdx.x) * 64) + 64 <= N && (int(blockIdx.x) * 64) % 8 == 0) {
+            if (tl::is_aligned(B, 16) && N % 8 == 0 && ((k + 1) * 32) >= 0 && ((k + 1) * 32) + 32 <= K && (int(blockIdx.x) * 64) >= 0 && (int(blockIdx.x) * 64) + 64 <= N && (int(blockIdx.x) * 64) % 8 == 0) {
                 #pragma unroll
                 for (int tl_i22 = 0; tl_i22 < 2; ++tl_i22) {
                     const int tl_chunk21 = tl_tid + tl_i22 * 128;
@@ -113,12 +113,12 @@ __global__ void __launch_bounds__(128) gemm_2stage_kernel(
                     const int tl_chunk23 = tl_tid + tl_i24 * 128;
                     const tl::f16* tl_src25 = &B[int64_t(((k + 1) * 32) + ((tl_chunk23 * 8) / 64)) * N + ((int(blockIdx.x) * 64) + ((tl_chunk23 * 8) % 64))];
                     tl::f16* tl_dst26 = &b[(((k + 1) % 2) * 32 + ((tl_chunk23 * 8) / 64)) * 72 + ((tl_chunk23 * 8) % 64)];
-                    const int tl_valid27 = !(((k + 1) * 32) + ((tl_chunk23 * 8) / 64) < K) ? 0 : max(0, min(8, N - ((int(blockIdx.x) * 64) + ((tl_chunk23 * 8) % 64))));
-                    if (tl::is_aligned(tl_src25, 16)) {
+                    const int tl_valid27 = !(tl::in_bounds(((k + 1) * 32) + ((tl_chunk23 * 8) / 64), K)) ? 0 : max(0, min(8, N - ((int(blockIdx.x) * 64) + ((tl_chunk23 * 8) % 64))));
+                    if ((int(blockIdx.x) * 64) + ((tl_chunk23 * 8) % 64) >= 0 && tl::is_aligned(tl_src25, 16)) {
                         tl::cp_async_16(tl_dst26, tl_valid27 > 0 ? tl_src25 : B, tl_valid27 * 2);
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst26[tl_v] = tl_v < tl_valid27 ? tl_src25[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst26[tl_v] = tl::in_bounds(((k + 1) * 32) + ((tl_chunk23 * 8) / 64), K) && tl::in_bounds(((int(blockIdx.x) * 64) + ((tl_chunk23 * 8) % 64)) + tl_v, N) ? tl_src25[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
@@ -135,7 +135,7 @@ __global__ void __launch_bounds__(128) gemm_2stage_kernel(
     // copy(acc, C[block.y * 64 +: 64, block.x * 64 +: 64]);  (pipeline_gemm_2stage.tl:19)
     #pragma unroll
     for (int tl_s28 = 0; tl_s28 < acc_layout::kSlots; ++tl_s28) {
-        if (((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_s28))) < M && ((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_s28))) < N) C[int64_t((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_s28))) * N + ((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_s28)))] = acc[tl_s28];
+        if (tl::in_bounds((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_s28)), M) && tl::in_bounds((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_s28)), N)) C[int64_t((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_s28))) * N + ((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_s28)))] = acc[tl_s28];
     }
 }
 

@@ -30,7 +30,7 @@ __global__ void __launch_bounds__(128) gemm_3stage_kernel(
     const int32_t k_trips = tl::cdiv(K, 32);
     if (0 < k_trips) {
         // copy(A[row0 +: 64, k * 32 +: 32], a);  (pipeline_gemm_3stage.tl:18)
-        if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 + 64 <= M && (0 * 32) + 32 <= K && (0 * 32) % 8 == 0) {
+        if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 64 <= M && (0 * 32) >= 0 && (0 * 32) + 32 <= K && (0 * 32) % 8 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
                 const int tl_chunk0 = tl_tid + tl_i1 * 128;
@@ -42,17 +42,17 @@ __global__ void __launch_bounds__(128) gemm_3stage_kernel(
                 const int tl_chunk2 = tl_tid + tl_i3 * 128;
                 const tl::f16* tl_src4 = &A[int64_t(row0 + ((tl_chunk2 * 8) / 32)) * K + ((0 * 32) + ((tl_chunk2 * 8) % 32))];
                 tl::f16* tl_dst5 = &a[(0 * 64 + ((tl_chunk2 * 8) / 32)) * 40 + ((tl_chunk2 * 8) % 32)];
-                const int tl_valid6 = !(row0 + ((tl_chunk2 * 8) / 32) < M) ? 0 : max(0, min(8, K - ((0 * 32) + ((tl_chunk2 * 8) % 32))));
-                if (tl::is_aligned(tl_src4, 16)) {
+                const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 8) / 32), M)) ? 0 : max(0, min(8, K - ((0 * 32) + ((tl_chunk2 * 8) % 32))));
+                if ((0 * 32) + ((tl_chunk2 * 8) % 32) >= 0 && tl::is_aligned(tl_src4, 16)) {
                     tl::cp_async_16(tl_dst5, tl_valid6 > 0 ? tl_src4 : A, tl_valid6 * 2);
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl_v < tl_valid6 ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row0 + ((tl_chunk2 * 8) / 32), M) && tl::in_bounds(((0 * 32) + ((tl_chunk2 * 8) % 32)) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
         // copy(B[k * 32 +: 32, col0 +: 64], b);  (pipeline_gemm_3stage.tl:19)
-        if (tl::is_aligned(B, 16) && N % 8 == 0 && (0 * 32) + 32 <= K && col0 + 64 <= N && col0 % 8 == 0) {
+        if (tl::is_aligned(B, 16) && N % 8 == 0 && (0 * 32) >= 0 && (0 * 32) + 32 <= K && col0 >= 0 && col0 + 64 <= N && col0 % 8 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
                 const int tl_chunk7 = tl_tid + tl_i8 * 128;
@@ -64,12 +64,12 @@ __global__ void __launch_bounds__(128) gemm_3stage_kernel(
                 const int tl_chunk9 = tl_tid + tl_i10 * 128;
                 const tl::f16* tl_src11 = &B[int64_t((0 * 32) + ((tl_chunk9 * 8) / 64)) * N + (col0 + ((tl_chunk9 * 8) % 64))];
                 tl::f16* tl_dst12 = &b[(0 * 32 + ((tl_chunk9 * 8) / 64)) * 72 + ((tl_chunk9 * 8) % 64)];
-                const int tl_valid13 = !((0 * 32) + ((tl_chunk9 * 8) / 64) < K) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk9 * 8) % 64))));
-                if (tl::is_aligned(tl_src11, 16)) {
+                const int tl_valid13 = !(tl::in_bounds((0 * 32) + ((tl_chunk9 * 8) / 64), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk9 * 8) % 64))));
+                if (col0 + ((tl_chunk9 * 8) % 64) >= 0 && tl::is_aligned(tl_src11, 16)) {
                     tl::cp_async_16(tl_dst12, tl_valid13 > 0 ? tl_src11 : B, tl_valid13 * 2);
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl_v < tl_valid13 ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((0 * 32) + ((tl_chunk9 * 8) / 64), K) && tl::in_bounds((col0 + ((tl_chunk9 * 8) % 64)) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
@@ -77,7 +77,7 @@ __global__ void __launch_bounds__(128) gemm_3stage_kernel(
     tl::cp_async_commit();
     if (1 < k_trips) {
         // copy(A[row0 +: 64, k * 32 +: 32], a);  (pipeline_gemm_3stage.tl:18)
-        if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 + 64 <= M && (1 * 32) + 32 <= K && (1 * 32) % 8 == 0) {
+        if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 64 <= M && (1 * 32) >= 0 && (1 * 32) + 32 <= K && (1 * 32) % 8 == 0) {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 2; ++tl_i15) {
                 const int tl_chunk14 = tl_tid + tl_i15 * 128;
@@ -89,17 +89,17 @@ __global__ void __launch_bounds__(128) gemm_3stage_kernel(
                 const int tl_chunk16 = tl_tid + tl_i17 * 128;
                 const tl::f16* tl_src18 = &A[int64_t(row0 + ((tl_chunk16 * 8) / 32)) * K + ((1 * 32) + ((tl_chunk16 * 8) % 32))];
                 tl::f16* tl_dst19 = &a[(1 * 64 + ((tl_chunk16 * 8) / 32)) * 40 + ((tl_chunk16 * 8) % 32)];
-                const int tl_valid20 = !(row0 + ((tl_chunk16 * 8) / 32) < M) ? 0 : max(0, min(8, K - ((1 * 32) + ((tl_chunk16 * 8) % 32))));
-                if (tl::is_aligned(tl_src18, 16)) {
+                const int tl_valid20 = !(tl::in_bounds(row0 + ((tl_chunk16 * 8) / 32), M)) ? 0 : max(0, min(8, K - ((1 * 32) + ((tl_chunk16 * 8) % 32))));
+                if ((1 * 32) + ((tl_chunk16 * 8) % 32) >= 0 && tl::is_aligned(tl_src18, 16)) {
                     tl::cp_async_16(tl_dst19, tl_valid20 > 0 ? tl_src18 : A, tl_valid20 * 2);
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst19[tl_v] = tl_v < tl_valid20 ? tl_src18[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst19[tl_v] = tl::in_bounds(row0 + ((tl_chunk16 * 8) / 32), M) && tl::in_bounds(((1 * 32) + ((tl_chunk16 * 8) % 32)) + tl_v, K) ? tl_src18[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
         // copy(B[k * 32 +: 32, col0 +: 64], b);  (pipeline_gemm_3stage.tl:19)
-        if (tl::is_aligned(B, 16) && N % 8 == 0 && (1 * 32) + 32 <= K && col0 + 64 <= N && col0 % 8 == 0) {
+        if (tl::is_aligned(B, 16) && N % 8 == 0 && (1 * 32) >= 0 && (1 * 32) + 32 <= K && col0 >= 0 && col0 + 64 <= N && col0 % 8 == 0) {
             #pragma unroll
             for (int tl_i22 = 0; tl_i22 < 2; ++tl_i22) {
                 const int tl_chunk21 = tl_tid + tl_i22 * 128;
@@ -111,12 +111,12 @@ __global__ void __launch_bounds__(128) gemm_3stage_kernel(
                 const int tl_chunk23 = tl_tid + tl_i24 * 128;
                 const tl::f16* tl_src25 = &B[int64_t((1 * 32) + ((tl_chunk23 * 8) / 64)) * N + (col0 + ((tl_chunk23 * 8) % 64))];
                 tl::f16* tl_dst26 = &b[(1 * 32 + ((tl_chunk23 * 8) / 64)) * 72 + ((tl_chunk23 * 8) % 64)];
-                const int tl_valid27 = !((1 * 32) + ((tl_chunk23 * 8) / 64) < K) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk23 * 8) % 64))));
-                if (tl::is_aligned(tl_src25, 16)) {
+                const int tl_valid27 = !(tl::in_bounds((1 * 32) + ((tl_chunk23 * 8) / 64), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk23 * 8) % 64))));
+                if (col0 + ((tl_chunk23 * 8) % 64) >= 0 && tl::is_aligned(tl_src25, 16)) {
                     tl::cp_async_16(tl_dst26, tl_valid27 > 0 ? tl_src25 : B, tl_valid27 * 2);
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst26[tl_v] = tl_v < tl_valid27 ? tl_src25[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst26[tl_v] = tl::in_bounds((1 * 32) + ((tl_chunk23 * 8) / 64), K) && tl::in_bounds((col0 + ((tl_chunk23 * 8) % 64)) + tl_v, N) ? tl_src25[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
@@ -128,7 +128,7 @@ __global__ void __launch_bounds__(128) gemm_3stage_kernel(
         __syncthreads();  // pipeline: stage `k % 3` has landed and the stage refilled next is no longer read
         if (k + 2 < k_trips) {
             // copy(A[row0 +: 64, k * 32 +: 32], a);  (pipeline_gemm_3stage.tl:18)
-            if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 + 64 <= M && ((k + 2) * 32) + 32 <= K && ((k + 2) * 32) % 8 == 0) {
+            if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 64 <= M && ((k + 2) * 32) >= 0 && ((k + 2) * 32) + 32 <= K && ((k + 2) * 32) % 8 == 0) {
                 #pragma unroll
                 for (int tl_i29 = 0; tl_i29 < 2; ++tl_i29) {
                     const int tl_chunk28 = tl_tid + tl_i29 * 128;
@@ -140,17 +140,17 @@ __global__ void __launch_bounds__(128) gemm_3stage_kernel(
                     const int tl_chunk30 = tl_tid + tl_i31 * 128;
                     const tl::f16* tl_src32 = &A[int64_t(row0 + ((tl_chunk30 * 8) / 32)) * K + (((k + 2) * 32) + ((tl_chunk30 * 8) % 32))];
                     tl::f16* tl_dst33 = &a[(((k + 2) % 3) * 64 + ((tl_chunk30 * 8) / 32)) * 40 + ((tl_chunk30 * 8) % 32)];
-                    const int tl_valid34 = !(row0 + ((tl_chunk30 * 8) / 32) < M) ? 0 : max(0, min(8, K - (((k + 2) * 32) + ((tl_chunk30 * 8) % 32))));
-                    if (tl::is_aligned(tl_src32, 16)) {
+                    const int tl_valid34 = !(tl::in_bounds(row0 + ((tl_chunk30 * 8) / 32), M)) ? 0 : max(0, min(8, K - (((k + 2) * 32) + ((tl_chunk30 * 8) % 32))));
+                    if (((k + 2) * 32) + ((tl_chunk30 * 8) % 32) >= 0 && tl::is_aligned(tl_src32, 16)) {
                         tl::cp_async_16(tl_dst33, tl_valid34 > 0 ? tl_src32 : A, tl_valid34 * 2);
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst33[tl_v] = tl_v < tl_valid34 ? tl_src32[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst33[tl_v] = tl::in_bounds(row0 + ((tl_chunk30 * 8) / 32), M) && tl::in_bounds((((k + 2) * 32) + ((tl_chunk30 * 8) % 32)) + tl_v, K) ? tl_src32[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
             // copy(B[k * 32 +: 32, col0 +: 64], b);  (pipeline_gemm_3stage.tl:19)
-            if (tl::is_aligned(B, 16) && N % 8 == 0 && ((k + 2) * 32) + 32 <= K && col0 + 64 <= N && col0 % 8 == 0) {
+            if (tl::is_aligned(B, 16) && N % 8 == 0 && ((k + 2) * 32) >= 0 && ((k + 2) * 32) + 32 <= K && col0 >= 0 && col0 + 64 <= N && col0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i36 = 0; tl_i36 < 2; ++tl_i36) {
                     const int tl_chunk35 = tl_tid + tl_i36 * 128;
@@ -162,12 +162,12 @@ __global__ void __launch_bounds__(128) gemm_3stage_kernel(
                     const int tl_chunk37 = tl_tid + tl_i38 * 128;
                     const tl::f16* tl_src39 = &B[int64_t(((k + 2) * 32) + ((tl_chunk37 * 8) / 64)) * N + (col0 + ((tl_chunk37 * 8) % 64))];
                     tl::f16* tl_dst40 = &b[(((k + 2) % 3) * 32 + ((tl_chunk37 * 8) / 64)) * 72 + ((tl_chunk37 * 8) % 64)];
-                    const int tl_valid41 = !(((k + 2) * 32) + ((tl_chunk37 * 8) / 64) < K) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk37 * 8) % 64))));
-                    if (tl::is_aligned(tl_src39, 16)) {
+                    const int tl_valid41 = !(tl::in_bounds(((k + 2) * 32) + ((tl_chunk37 * 8) / 64), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk37 * 8) % 64))));
+                    if (col0 + ((tl_chunk37 * 8) % 64) >= 0 && tl::is_aligned(tl_src39, 16)) {
                         tl::cp_async_16(tl_dst40, tl_valid41 > 0 ? tl_src39 : B, tl_valid41 * 2);
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst40[tl_v] = tl_v < tl_valid41 ? tl_src39[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst40[tl_v] = tl::in_bounds(((k + 2) * 32) + ((tl_chunk37 * 8) / 64), K) && tl::in_bounds((col0 + ((tl_chunk37 * 8) % 64)) + tl_v, N) ? tl_src39[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
@@ -184,7 +184,7 @@ __global__ void __launch_bounds__(128) gemm_3stage_kernel(
     // copy(acc, C[row0 +: 64, col0 +: 64]);  (pipeline_gemm_3stage.tl:22)
     #pragma unroll
     for (int tl_s42 = 0; tl_s42 < acc_layout::kSlots; ++tl_s42) {
-        if ((row0 + (acc_layout::row(tl_tid, tl_s42))) < M && (col0 + (acc_layout::col(tl_tid, tl_s42))) < N) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_s42))) * N + (col0 + (acc_layout::col(tl_tid, tl_s42)))] = acc[tl_s42];
+        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_s42)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_s42)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_s42))) * N + (col0 + (acc_layout::col(tl_tid, tl_s42)))] = acc[tl_s42];
     }
 }
 

@@ -34,14 +34,14 @@ __global__ void __launch_bounds__(128) gemm_no_pipeline_kernel(
             const int tl_chunk0 = tl_tid + tl_i1 * 128;
             const tl::f16* tl_src2 = &A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk0 * 8) / 32)) * K + ((k * 32) + ((tl_chunk0 * 8) % 32))];
             tl::f16* tl_dst3 = &a[((tl_chunk0 * 8) / 32) * 40 + ((tl_chunk0 * 8) % 32)];
-            if (((int(blockIdx.y) * 64) + ((tl_chunk0 * 8) / 32)) < M && (((k * 32) + ((tl_chunk0 * 8) % 32)) + 7) < K && tl::is_aligned(tl_src2, 16) && tl::is_aligned(tl_dst3, 16)) {
+            if (tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk0 * 8) / 32), M) && tl::in_bounds((k * 32) + ((tl_chunk0 * 8) % 32), K) && tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk0 * 8) / 32), M) && tl::in_bounds(((k * 32) + ((tl_chunk0 * 8) % 32)) + 7, K) && tl::is_aligned(tl_src2, 16) && tl::is_aligned(tl_dst3, 16)) {
                 tl::f16 tl_vec4[8];
                 tl::load_vector<tl::f16, 8>(tl_vec4, tl_src2);
                 tl::store_vector<tl::f16, 8>(tl_dst3, tl_vec4);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    a[((tl_chunk0 * 8 + tl_v) / 32) * 40 + ((tl_chunk0 * 8 + tl_v) % 32)] = ((int(blockIdx.y) * 64) + ((tl_chunk0 * 8 + tl_v) / 32)) < M && ((k * 32) + ((tl_chunk0 * 8 + tl_v) % 32)) < K ? A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk0 * 8 + tl_v) / 32)) * K + ((k * 32) + ((tl_chunk0 * 8 + tl_v) % 32))] : tl::convert<tl::f16>(0.0f);
+                    a[((tl_chunk0 * 8 + tl_v) / 32) * 40 + ((tl_chunk0 * 8 + tl_v) % 32)] = tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk0 * 8 + tl_v) / 32), M) && tl::in_bounds((k * 32) + ((tl_chunk0 * 8 + tl_v) % 32), K) ? A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk0 * 8 + tl_v) / 32)) * K + ((k * 32) + ((tl_chunk0 * 8 + tl_v) % 32))] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
@@ -51,14 +51,14 @@ __global__ void __launch_bounds__(128) gemm_no_pipeline_kernel(
             const int tl_chunk5 = tl_tid + tl_i6 * 128;
             const tl::f16* tl_src7 = &B[int64_t((k * 32) + ((tl_chunk5 * 8) / 64)) * N + ((int(blockIdx.x) * 64) + ((tl_chunk5 * 8) % 64))];
             tl::f16* tl_dst8 = &b[((tl_chunk5 * 8) / 64) * 72 + ((tl_chunk5 * 8) % 64)];
-            if (((k * 32) + ((tl_chunk5 * 8) / 64)) < K && (((int(blockIdx.x) * 64) + ((tl_chunk5 * 8) % 64)) + 7) < N && tl::is_aligned(tl_src7, 16) && tl::is_aligned(tl_dst8, 16)) {
+            if (tl::in_bounds((k * 32) + ((tl_chunk5 * 8) / 64), K) && tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk5 * 8) % 64), N) && tl::in_bounds((k * 32) + ((tl_chunk5 * 8) / 64), K) && tl::in_bounds(((int(blockIdx.x) * 64) + ((tl_chunk5 * 8) % 64)) + 7, N) && tl::is_aligned(tl_src7, 16) && tl::is_aligned(tl_dst8, 16)) {
                 tl::f16 tl_vec9[8];
                 tl::load_vector<tl::f16, 8>(tl_vec9, tl_src7);
                 tl::store_vector<tl::f16, 8>(tl_dst8, tl_vec9);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    b[((tl_chunk5 * 8 + tl_v) / 64) * 72 + ((tl_chunk5 * 8 + tl_v) % 64)] = ((k * 32) + ((tl_chunk5 * 8 + tl_v) / 64)) < K && ((int(blockIdx.x) * 64) + ((tl_chunk5 * 8 + tl_v) % 64)) < N ? B[int64_t((k * 32) + ((tl_chunk5 * 8 + tl_v) / 64)) * N + ((int(blockIdx.x) * 64) + ((tl_chunk5 * 8 + tl_v) % 64))] : tl::convert<tl::f16>(0.0f);
+                    b[((tl_chunk5 * 8 + tl_v) / 64) * 72 + ((tl_chunk5 * 8 + tl_v) % 64)] = tl::in_bounds((k * 32) + ((tl_chunk5 * 8 + tl_v) / 64), K) && tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk5 * 8 + tl_v) % 64), N) ? B[int64_t((k * 32) + ((tl_chunk5 * 8 + tl_v) / 64)) * N + ((int(blockIdx.x) * 64) + ((tl_chunk5 * 8 + tl_v) % 64))] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
@@ -73,7 +73,7 @@ __global__ void __launch_bounds__(128) gemm_no_pipeline_kernel(
     // copy(acc, C[block.y * 64 +: 64, block.x * 64 +: 64]);  (pipeline_no_pipeline.tl:21)
     #pragma unroll
     for (int tl_s10 = 0; tl_s10 < acc_layout::kSlots; ++tl_s10) {
-        if (((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_s10))) < M && ((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_s10))) < N) C[int64_t((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_s10))) * N + ((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_s10)))] = acc[tl_s10];
+        if (tl::in_bounds((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_s10)), M) && tl::in_bounds((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_s10)), N)) C[int64_t((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_s10))) * N + ((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_s10)))] = acc[tl_s10];
     }
 }
 

@@ -30,7 +30,7 @@ __global__ void __launch_bounds__(128) scaled_row_sum_kernel(
     const int32_t k_trips = tl::cdiv(N, 64);
     if (0 < k_trips) {
         // copy(X[block.x * 32 +: 32, k * 64 +: 64], x);  (pipeline_non_producer.tl:20)
-        if (tl::is_aligned(X, 16) && N % 4 == 0 && (int(blockIdx.x) * 32) + 32 <= M && (0 * 64) + 64 <= N && (0 * 64) % 4 == 0) {
+        if (tl::is_aligned(X, 16) && N % 4 == 0 && (int(blockIdx.x) * 32) >= 0 && (int(blockIdx.x) * 32) + 32 <= M && (0 * 64) >= 0 && (0 * 64) + 64 <= N && (0 * 64) % 4 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
                 const int tl_chunk0 = tl_tid + tl_i1 * 128;
@@ -42,12 +42,12 @@ __global__ void __launch_bounds__(128) scaled_row_sum_kernel(
                 const int tl_chunk2 = tl_tid + tl_i3 * 128;
                 const float* tl_src4 = &X[int64_t((int(blockIdx.x) * 32) + ((tl_chunk2 * 4) / 64)) * N + ((0 * 64) + ((tl_chunk2 * 4) % 64))];
                 float* tl_dst5 = &x[(0 * 32 + ((tl_chunk2 * 4) / 64)) * 68 + ((tl_chunk2 * 4) % 64)];
-                const int tl_valid6 = !((int(blockIdx.x) * 32) + ((tl_chunk2 * 4) / 64) < M) ? 0 : max(0, min(4, N - ((0 * 64) + ((tl_chunk2 * 4) % 64))));
-                if (tl::is_aligned(tl_src4, 16)) {
+                const int tl_valid6 = !(tl::in_bounds((int(blockIdx.x) * 32) + ((tl_chunk2 * 4) / 64), M)) ? 0 : max(0, min(4, N - ((0 * 64) + ((tl_chunk2 * 4) % 64))));
+                if ((0 * 64) + ((tl_chunk2 * 4) % 64) >= 0 && tl::is_aligned(tl_src4, 16)) {
                     tl::cp_async_16(tl_dst5, tl_valid6 > 0 ? tl_src4 : X, tl_valid6 * 4);
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst5[tl_v] = tl_v < tl_valid6 ? tl_src4[tl_v] : 0.0f;
+                    for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((int(blockIdx.x) * 32) + ((tl_chunk2 * 4) / 64), M) && tl::in_bounds(((0 * 64) + ((tl_chunk2 * 4) % 64)) + tl_v, N) ? tl_src4[tl_v] : 0.0f;
                 }
             }
         }
@@ -59,7 +59,7 @@ __global__ void __launch_bounds__(128) scaled_row_sum_kernel(
         __syncthreads();  // pipeline: stage `k % 2` has landed and the stage refilled next is no longer read
         if (k + 1 < k_trips) {
             // copy(X[block.x * 32 +: 32, k * 64 +: 64], x);  (pipeline_non_producer.tl:20)
-            if (tl::is_aligned(X, 16) && N % 4 == 0 && (int(blockIdx.x) * 32) + 32 <= M && ((k + 1) * 64) + 64 <= N && ((k + 1) * 64) % 4 == 0) {
+            if (tl::is_aligned(X, 16) && N % 4 == 0 && (int(blockIdx.x) * 32) >= 0 && (int(blockIdx.x) * 32) + 32 <= M && ((k + 1) * 64) >= 0 && ((k + 1) * 64) + 64 <= N && ((k + 1) * 64) % 4 == 0) {
                 #pragma unroll
                 for (int tl_i8 = 0; tl_i8 < 4; ++tl_i8) {
                     const int tl_chunk7 = tl_tid + tl_i8 * 128;
@@ -71,12 +71,12 @@ __global__ void __launch_bounds__(128) scaled_row_sum_kernel(
                     const int tl_chunk9 = tl_tid + tl_i10 * 128;
                     const float* tl_src11 = &X[int64_t((int(blockIdx.x) * 32) + ((tl_chunk9 * 4) / 64)) * N + (((k + 1) * 64) + ((tl_chunk9 * 4) % 64))];
                     float* tl_dst12 = &x[(((k + 1) % 2) * 32 + ((tl_chunk9 * 4) / 64)) * 68 + ((tl_chunk9 * 4) % 64)];
-                    const int tl_valid13 = !((int(blockIdx.x) * 32) + ((tl_chunk9 * 4) / 64) < M) ? 0 : max(0, min(4, N - (((k + 1) * 64) + ((tl_chunk9 * 4) % 64))));
-                    if (tl::is_aligned(tl_src11, 16)) {
+                    const int tl_valid13 = !(tl::in_bounds((int(blockIdx.x) * 32) + ((tl_chunk9 * 4) / 64), M)) ? 0 : max(0, min(4, N - (((k + 1) * 64) + ((tl_chunk9 * 4) % 64))));
+                    if (((k + 1) * 64) + ((tl_chunk9 * 4) % 64) >= 0 && tl::is_aligned(tl_src11, 16)) {
                         tl::cp_async_16(tl_dst12, tl_valid13 > 0 ? tl_src11 : X, tl_valid13 * 4);
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst12[tl_v] = tl_v < tl_valid13 ? tl_src11[tl_v] : 0.0f;
+                        for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((int(blockIdx.x) * 32) + ((tl_chunk9 * 4) / 64), M) && tl::in_bounds((((k + 1) * 64) + ((tl_chunk9 * 4) % 64)) + tl_v, N) ? tl_src11[tl_v] : 0.0f;
                     }
                 }
             }
@@ -84,7 +84,7 @@ __global__ void __launch_bounds__(128) scaled_row_sum_kernel(
         tl::cp_async_commit();
         // copy(W[k * 64 +: 64], w);  (pipeline_non_producer.tl:21)
         for (int tl_e14 = 0; tl_e14 < 64; ++tl_e14) {
-            w[tl_e14] = ((k * 64) + tl_e14) < N ? W[(k * 64) + tl_e14] : 0.0f;
+            w[tl_e14] = tl::in_bounds((k * 64) + tl_e14, N) ? W[(k * 64) + tl_e14] : 0.0f;
         }
         // for i, j in parallel(32, 64) {  (pipeline_non_producer.tl:22)
         // for i, j in parallel(32, 64): iterations dealt round-robin to the threads
@@ -126,7 +126,7 @@ __global__ void __launch_bounds__(128) scaled_row_sum_kernel(
     for (int tl_chunk21 = 0; tl_chunk21 < acc_layout::kSlots; tl_chunk21 += 4) {
         if (!acc_layout::valid(tl_tid, tl_chunk21)) continue;
         float* tl_ptr22 = &Y[(int(blockIdx.x) * 32) + (acc_layout::flat(tl_tid, tl_chunk21))];
-        if ((((int(blockIdx.x) * 32) + (acc_layout::flat(tl_tid, tl_chunk21))) + 3) < M && tl::is_aligned(tl_ptr22, 16)) {
+        if (tl::in_bounds((int(blockIdx.x) * 32) + (acc_layout::flat(tl_tid, tl_chunk21)), M) && tl::in_bounds(((int(blockIdx.x) * 32) + (acc_layout::flat(tl_tid, tl_chunk21))) + 3, M) && tl::is_aligned(tl_ptr22, 16)) {
             float tl_vec23[4];
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec23[tl_v] = acc[tl_chunk21 + tl_v];
@@ -134,7 +134,7 @@ __global__ void __launch_bounds__(128) scaled_row_sum_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (((int(blockIdx.x) * 32) + (acc_layout::flat(tl_tid, tl_chunk21 + tl_v))) < M) Y[(int(blockIdx.x) * 32) + (acc_layout::flat(tl_tid, tl_chunk21 + tl_v))] = acc[tl_chunk21 + tl_v];
+                if (tl::in_bounds((int(blockIdx.x) * 32) + (acc_layout::flat(tl_tid, tl_chunk21 + tl_v)), M)) Y[(int(blockIdx.x) * 32) + (acc_layout::flat(tl_tid, tl_chunk21 + tl_v))] = acc[tl_chunk21 + tl_v];
             }
         }
     }

@@ -24,7 +24,7 @@ __global__ void __launch_bounds__(128) short_trip_kernel(
     const int32_t k_trips = 2;
     if (0 < k_trips) {
         // copy(A[block.x * 32 +: 32, k * 32 +: 32], a);  (pipeline_short_trip.tl:15)
-        if (tl::is_aligned(A, 16) && 64 % 4 == 0 && (int(blockIdx.x) * 32) + 32 <= M && (0 * 32) + 32 <= 64 && (0 * 32) % 4 == 0) {
+        if (tl::is_aligned(A, 16) && 64 % 4 == 0 && (int(blockIdx.x) * 32) >= 0 && (int(blockIdx.x) * 32) + 32 <= M && (0 * 32) >= 0 && (0 * 32) + 32 <= 64 && (0 * 32) % 4 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
                 const int tl_chunk0 = tl_tid + tl_i1 * 128;
@@ -36,12 +36,12 @@ __global__ void __launch_bounds__(128) short_trip_kernel(
                 const int tl_chunk2 = tl_tid + tl_i3 * 128;
                 const float* tl_src4 = &A[int64_t((int(blockIdx.x) * 32) + ((tl_chunk2 * 4) / 32)) * 64 + ((0 * 32) + ((tl_chunk2 * 4) % 32))];
                 float* tl_dst5 = &a[(0 * 32 + ((tl_chunk2 * 4) / 32)) * 36 + ((tl_chunk2 * 4) % 32)];
-                const int tl_valid6 = !((int(blockIdx.x) * 32) + ((tl_chunk2 * 4) / 32) < M) ? 0 : max(0, min(4, 64 - ((0 * 32) + ((tl_chunk2 * 4) % 32))));
-                if (tl::is_aligned(tl_src4, 16)) {
+                const int tl_valid6 = !(tl::in_bounds((int(blockIdx.x) * 32) + ((tl_chunk2 * 4) / 32), M)) ? 0 : max(0, min(4, 64 - ((0 * 32) + ((tl_chunk2 * 4) % 32))));
+                if ((0 * 32) + ((tl_chunk2 * 4) % 32) >= 0 && tl::is_aligned(tl_src4, 16)) {
                     tl::cp_async_16(tl_dst5, tl_valid6 > 0 ? tl_src4 : A, tl_valid6 * 4);
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst5[tl_v] = tl_v < tl_valid6 ? tl_src4[tl_v] : 0.0f;
+                    for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((int(blockIdx.x) * 32) + ((tl_chunk2 * 4) / 32), M) && tl::in_bounds(((0 * 32) + ((tl_chunk2 * 4) % 32)) + tl_v, 64) ? tl_src4[tl_v] : 0.0f;
                 }
             }
         }
@@ -49,7 +49,7 @@ __global__ void __launch_bounds__(128) short_trip_kernel(
     tl::cp_async_commit();
     if (1 < k_trips) {
         // copy(A[block.x * 32 +: 32, k * 32 +: 32], a);  (pipeline_short_trip.tl:15)
-        if (tl::is_aligned(A, 16) && 64 % 4 == 0 && (int(blockIdx.x) * 32) + 32 <= M && (1 * 32) + 32 <= 64 && (1 * 32) % 4 == 0) {
+        if (tl::is_aligned(A, 16) && 64 % 4 == 0 && (int(blockIdx.x) * 32) >= 0 && (int(blockIdx.x) * 32) + 32 <= M && (1 * 32) >= 0 && (1 * 32) + 32 <= 64 && (1 * 32) % 4 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
                 const int tl_chunk7 = tl_tid + tl_i8 * 128;
@@ -61,12 +61,12 @@ __global__ void __launch_bounds__(128) short_trip_kernel(
                 const int tl_chunk9 = tl_tid + tl_i10 * 128;
                 const float* tl_src11 = &A[int64_t((int(blockIdx.x) * 32) + ((tl_chunk9 * 4) / 32)) * 64 + ((1 * 32) + ((tl_chunk9 * 4) % 32))];
                 float* tl_dst12 = &a[(1 * 32 + ((tl_chunk9 * 4) / 32)) * 36 + ((tl_chunk9 * 4) % 32)];
-                const int tl_valid13 = !((int(blockIdx.x) * 32) + ((tl_chunk9 * 4) / 32) < M) ? 0 : max(0, min(4, 64 - ((1 * 32) + ((tl_chunk9 * 4) % 32))));
-                if (tl::is_aligned(tl_src11, 16)) {
+                const int tl_valid13 = !(tl::in_bounds((int(blockIdx.x) * 32) + ((tl_chunk9 * 4) / 32), M)) ? 0 : max(0, min(4, 64 - ((1 * 32) + ((tl_chunk9 * 4) % 32))));
+                if ((1 * 32) + ((tl_chunk9 * 4) % 32) >= 0 && tl::is_aligned(tl_src11, 16)) {
                     tl::cp_async_16(tl_dst12, tl_valid13 > 0 ? tl_src11 : A, tl_valid13 * 4);
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst12[tl_v] = tl_v < tl_valid13 ? tl_src11[tl_v] : 0.0f;
+                    for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((int(blockIdx.x) * 32) + ((tl_chunk9 * 4) / 32), M) && tl::in_bounds(((1 * 32) + ((tl_chunk9 * 4) % 32)) + tl_v, 64) ? tl_src11[tl_v] : 0.0f;
                 }
             }
         }
@@ -74,7 +74,7 @@ __global__ void __launch_bounds__(128) short_trip_kernel(
     tl::cp_async_commit();
     if (2 < k_trips) {
         // copy(A[block.x * 32 +: 32, k * 32 +: 32], a);  (pipeline_short_trip.tl:15)
-        if (tl::is_aligned(A, 16) && 64 % 4 == 0 && (int(blockIdx.x) * 32) + 32 <= M && (2 * 32) + 32 <= 64 && (2 * 32) % 4 == 0) {
+        if (tl::is_aligned(A, 16) && 64 % 4 == 0 && (int(blockIdx.x) * 32) >= 0 && (int(blockIdx.x) * 32) + 32 <= M && (2 * 32) >= 0 && (2 * 32) + 32 <= 64 && (2 * 32) % 4 == 0) {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 2; ++tl_i15) {
                 const int tl_chunk14 = tl_tid + tl_i15 * 128;
@@ -86,12 +86,12 @@ __global__ void __launch_bounds__(128) short_trip_kernel(
                 const int tl_chunk16 = tl_tid + tl_i17 * 128;
                 const float* tl_src18 = &A[int64_t((int(blockIdx.x) * 32) + ((tl_chunk16 * 4) / 32)) * 64 + ((2 * 32) + ((tl_chunk16 * 4) % 32))];
                 float* tl_dst19 = &a[(2 * 32 + ((tl_chunk16 * 4) / 32)) * 36 + ((tl_chunk16 * 4) % 32)];
-                const int tl_valid20 = !((int(blockIdx.x) * 32) + ((tl_chunk16 * 4) / 32) < M) ? 0 : max(0, min(4, 64 - ((2 * 32) + ((tl_chunk16 * 4) % 32))));
-                if (tl::is_aligned(tl_src18, 16)) {
+                const int tl_valid20 = !(tl::in_bounds((int(blockIdx.x) * 32) + ((tl_chunk16 * 4) / 32), M)) ? 0 : max(0, min(4, 64 - ((2 * 32) + ((tl_chunk16 * 4) % 32))));
+                if ((2 * 32) + ((tl_chunk16 * 4) % 32) >= 0 && tl::is_aligned(tl_src18, 16)) {
                     tl::cp_async_16(tl_dst19, tl_valid20 > 0 ? tl_src18 : A, tl_valid20 * 4);
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst19[tl_v] = tl_v < tl_valid20 ? tl_src18[tl_v] : 0.0f;
+                    for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst19[tl_v] = tl::in_bounds((int(blockIdx.x) * 32) + ((tl_chunk16 * 4) / 32), M) && tl::in_bounds(((2 * 32) + ((tl_chunk16 * 4) % 32)) + tl_v, 64) ? tl_src18[tl_v] : 0.0f;
                 }
             }
         }
@@ -103,7 +103,7 @@ __global__ void __launch_bounds__(128) short_trip_kernel(
         __syncthreads();  // pipeline: stage `k % 4` has landed and the stage refilled next is no longer read
         if (k + 3 < k_trips) {
             // copy(A[block.x * 32 +: 32, k * 32 +: 32], a);  (pipeline_short_trip.tl:15)
-            if (tl::is_aligned(A, 16) && 64 % 4 == 0 && (int(blockIdx.x) * 32) + 32 <= M && ((k + 3) * 32) + 32 <= 64 && ((k + 3) * 32) % 4 == 0) {
+            if (tl::is_aligned(A, 16) && 64 % 4 == 0 && (int(blockIdx.x) * 32) >= 0 && (int(blockIdx.x) * 32) + 32 <= M && ((k + 3) * 32) >= 0 && ((k + 3) * 32) + 32 <= 64 && ((k + 3) * 32) % 4 == 0) {
                 #pragma unroll
                 for (int tl_i22 = 0; tl_i22 < 2; ++tl_i22) {
                     const int tl_chunk21 = tl_tid + tl_i22 * 128;
@@ -115,12 +115,12 @@ __global__ void __launch_bounds__(128) short_trip_kernel(
                     const int tl_chunk23 = tl_tid + tl_i24 * 128;
                     const float* tl_src25 = &A[int64_t((int(blockIdx.x) * 32) + ((tl_chunk23 * 4) / 32)) * 64 + (((k + 3) * 32) + ((tl_chunk23 * 4) % 32))];
                     float* tl_dst26 = &a[(((k + 3) % 4) * 32 + ((tl_chunk23 * 4) / 32)) * 36 + ((tl_chunk23 * 4) % 32)];
-                    const int tl_valid27 = !((int(blockIdx.x) * 32) + ((tl_chunk23 * 4) / 32) < M) ? 0 : max(0, min(4, 64 - (((k + 3) * 32) + ((tl_chunk23 * 4) % 32))));
-                    if (tl::is_aligned(tl_src25, 16)) {
+                    const int tl_valid27 = !(tl::in_bounds((int(blockIdx.x) * 32) + ((tl_chunk23 * 4) / 32), M)) ? 0 : max(0, min(4, 64 - (((k + 3) * 32) + ((tl_chunk23 * 4) % 32))));
+                    if (((k + 3) * 32) + ((tl_chunk23 * 4) % 32) >= 0 && tl::is_aligned(tl_src25, 16)) {
                         tl::cp_async_16(tl_dst26, tl_valid27 > 0 ? tl_src25 : A, tl_valid27 * 4);
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst26[tl_v] = tl_v < tl_valid27 ? tl_src25[tl_v] : 0.0f;
+                        for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst26[tl_v] = tl::in_bounds((int(blockIdx.x) * 32) + ((tl_chunk23 * 4) / 32), M) && tl::in_bounds((((k + 3) * 32) + ((tl_chunk23 * 4) % 32)) + tl_v, 64) ? tl_src25[tl_v] : 0.0f;
                     }
                 }
             }
@@ -142,7 +142,7 @@ __global__ void __launch_bounds__(128) short_trip_kernel(
     for (int tl_chunk29 = 0; tl_chunk29 < acc_layout::kSlots; tl_chunk29 += 4) {
         if (!acc_layout::valid(tl_tid, tl_chunk29)) continue;
         float* tl_ptr30 = &Y[int64_t((int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, tl_chunk29)) / 32)) * 32 + ((acc_layout::flat(tl_tid, tl_chunk29)) % 32)];
-        if (((int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, tl_chunk29)) / 32)) < M && (((acc_layout::flat(tl_tid, tl_chunk29)) % 32) + 3) < 32 && tl::is_aligned(tl_ptr30, 16)) {
+        if (tl::in_bounds((int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, tl_chunk29)) / 32), M) && tl::in_bounds((acc_layout::flat(tl_tid, tl_chunk29)) % 32, 32) && tl::in_bounds((int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, tl_chunk29)) / 32), M) && tl::in_bounds(((acc_layout::flat(tl_tid, tl_chunk29)) % 32) + 3, 32) && tl::is_aligned(tl_ptr30, 16)) {
             float tl_vec31[4];
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec31[tl_v] = acc[tl_chunk29 + tl_v];
@@ -150,7 +150,7 @@ __global__ void __launch_bounds__(128) short_trip_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (((int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, tl_chunk29 + tl_v)) / 32)) < M && ((acc_layout::flat(tl_tid, tl_chunk29 + tl_v)) % 32) < 32) Y[int64_t((int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, tl_chunk29 + tl_v)) / 32)) * 32 + ((acc_layout::flat(tl_tid, tl_chunk29 + tl_v)) % 32)] = acc[tl_chunk29 + tl_v];
+                if (tl::in_bounds((int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, tl_chunk29 + tl_v)) / 32), M) && tl::in_bounds((acc_layout::flat(tl_tid, tl_chunk29 + tl_v)) % 32, 32)) Y[int64_t((int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, tl_chunk29 + tl_v)) / 32)) * 32 + ((acc_layout::flat(tl_tid, tl_chunk29 + tl_v)) % 32)] = acc[tl_chunk29 + tl_v];
             }
         }
     }
