@@ -154,17 +154,23 @@ __device__ __forceinline__ void warp_gemm_mma(float* acc, SharedMatrix<T, kTrans
     const int m0 = (warp / WARPS_N) * Layout::kWarpM, n0 = (warp % WARPS_N) * Layout::kWarpN;
     const mma_detail::FragmentsA<Layout::kTilesM, T, kTransA, kPitchA> fa(a, m0, lane);
     const mma_detail::FragmentsB<Layout::kTilesN, T, kTransB, kPitchB> fb(b, n0, lane);
+    // Fragments double-buffered across k steps: the loads of step s + 1 are in flight while the
+    // tensor cores work on step s.
+    uint32_t ra[2][Layout::kTilesM][4];
+    uint32_t rb[2][Layout::kTilesN][2];
+    fa.load(ra[0], 0);
+    fb.load(rb[0], 0);
 #pragma unroll
     for (int s = 0; s < kSteps; ++s) {
-        uint32_t ra[Layout::kTilesM][4];
-        uint32_t rb[Layout::kTilesN][2];
-        fa.load(ra, s * 16);
-        fb.load(rb, s * 16);
+        if (s + 1 < kSteps) {
+            fa.load(ra[(s + 1) % 2], (s + 1) * 16);
+            fb.load(rb[(s + 1) % 2], (s + 1) * 16);
+        }
 #pragma unroll
         for (int i = 0; i < Layout::kTilesM; ++i)
 #pragma unroll
             for (int j = 0; j < Layout::kTilesN; ++j)
-                mma_m16n8k16(*reinterpret_cast<float(*)[4]>(acc + (i * Layout::kTilesN + j) * 4), ra[i], rb[j], T{});
+                mma_m16n8k16(*reinterpret_cast<float(*)[4]>(acc + (i * Layout::kTilesN + j) * 4), ra[s % 2][i], rb[s % 2][j], T{});
     }
 }
 
