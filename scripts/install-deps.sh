@@ -4,6 +4,9 @@ set -euo pipefail
 # pkg-config: src/CMakeLists.txt does find_package(PkgConfig REQUIRED); nothing above pulls it in.
 PKGS=(cmake ninja-build g++ pkg-config antlr4 libantlr4-runtime-dev libcli11-dev libspdlog-dev libfmt-dev
       doctest-dev nlohmann-json3-dev python3)
+# clang + libclang-rt-dev (the compiler-rt of Debian's default clang: libFuzzer, ASan, UBSan):
+# scripts/fuzz.sh builds the libFuzzer target with them.
+PKGS+=(clang libclang-rt-dev)
 missing=()
 for p in "${PKGS[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
