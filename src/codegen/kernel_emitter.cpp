@@ -173,9 +173,9 @@ void KernelEmitter::emit() {
     out_.line(fmt::format("// kernel {}{}{}", kernel_.name, cargs.empty() ? "" : "<" + cargs + ">",
                           file ? fmt::format("  ({}:{})", file->name(), kernel_.range.begin.line) : ""));
     out_.line(fmt::format("// {} threads per block, {} bytes of shared memory", kernel_.threads, shared_bytes_));
-    emit_layouts();
     emit_signature();
     out_.block("", [&] {
+        emit_layouts(); // local aliases: fragment names are only unique within one kernel
         out_.line("const int tl_tid = threadIdx.x;");
         if (shared_bytes_ > 0) out_.line("extern __shared__ __align__(128) unsigned char tl_smem[];");
         for (const ir::Buffer* buffer : shared_order_) {

@@ -9,14 +9,14 @@ namespace {
 
 // kernel axpy_rows  (barriers_fragments_only.tl:6)
 // 128 threads per block, 0 bytes of shared memory
-using x_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment x: f32[16, 64]
-using y_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment y: f32[16, 64]
 __global__ void __launch_bounds__(128) axpy_rows_kernel(
         const float* __restrict__ X,
         float* __restrict__ Y,
         float a,
         int32_t M)
 {
+    using x_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment x: f32[16, 64]
+    using y_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment y: f32[16, 64]
     const int tl_tid = threadIdx.x;
     float x[x_layout::kSlots];  // fragment x: f32[16, 64]
     float y[y_layout::kSlots];  // fragment y: f32[16, 64]

@@ -9,13 +9,13 @@ namespace {
 
 // kernel scale_or_zero  (barriers_uniform_branch.tl:8)
 // 128 threads per block, 4352 bytes of shared memory
-using o_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment o: f32[16, 64]
 __global__ void __launch_bounds__(128) scale_or_zero_kernel(
         const float* __restrict__ C,
         float* __restrict__ Out,
         float beta,
         int32_t M)
 {
+    using o_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment o: f32[16, 64]
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
     float* c = reinterpret_cast<float*>(tl_smem + 0);  // shared c: f32[16, 64], row pitch 68

@@ -9,13 +9,13 @@ namespace {
 
 // kernel col_sum_serial  (barriers_war_loop.tl:8)
 // 128 threads per block, 8704 bytes of shared memory
-using acc_layout = tl::BlockedLayout<64, 8, 128>;  // fragment acc: f32[64]
 __global__ void __launch_bounds__(128) col_sum_serial_kernel(
         const float* __restrict__ X,
         float* __restrict__ Y,
         int32_t M,
         int32_t N)
 {
+    using acc_layout = tl::BlockedLayout<64, 8, 128>;  // fragment acc: f32[64]
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
     float* x = reinterpret_cast<float*>(tl_smem + 0);  // shared x: f32[32, 64], row pitch 68

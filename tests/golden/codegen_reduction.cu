@@ -9,14 +9,14 @@ namespace {
 
 // kernel row_sum  (codegen_reduction.tl:5)
 // 128 threads per block, 256 bytes of shared memory
-using x_layout = tl::BlockedLayout<2048, 8, 128>;  // fragment x: f32[16, 128]
-using acc_layout = tl::BlockedLayout<16, 8, 128>;  // fragment acc: f32[16]
 __global__ void __launch_bounds__(128) row_sum_kernel(
         const float* __restrict__ X,
         float* __restrict__ Y,
         int32_t M,
         int32_t N)
 {
+    using x_layout = tl::BlockedLayout<2048, 8, 128>;  // fragment x: f32[16, 128]
+    using acc_layout = tl::BlockedLayout<16, 8, 128>;  // fragment acc: f32[16]
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
     unsigned char* tl_scratch = tl_smem + 0;  // 256 bytes for reductions and staging

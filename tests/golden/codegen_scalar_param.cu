@@ -9,7 +9,6 @@ namespace {
 
 // kernel scale_prefix  (codegen_scalar_param.tl:5)
 // 128 threads per block, 0 bytes of shared memory
-using x_layout = tl::BlockedLayout<512, 8, 128>;  // fragment x: f32[512]
 __global__ void __launch_bounds__(128) scale_prefix_kernel(
         const float* __restrict__ X,
         float* __restrict__ Y,
@@ -17,6 +16,7 @@ __global__ void __launch_bounds__(128) scale_prefix_kernel(
         int32_t n_scaled,
         int32_t N)
 {
+    using x_layout = tl::BlockedLayout<512, 8, 128>;  // fragment x: f32[512]
     const int tl_tid = threadIdx.x;
     float x[x_layout::kSlots];  // fragment x: f32[512]
     // copy(X[block.x * 512 +: 512], x);  (codegen_scalar_param.tl:9)

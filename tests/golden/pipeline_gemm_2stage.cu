@@ -9,7 +9,6 @@ namespace {
 
 // kernel gemm_2stage  (pipeline_gemm_2stage.tl:7)
 // 128 threads per block, 19456 bytes of shared memory
-using acc_layout = tl::MmaAccLayout<64, 64, 2, 2>;  // fragment acc: f32[64, 64], mma.sync accumulators
 __global__ void __launch_bounds__(128) gemm_2stage_kernel(
         const tl::f16* __restrict__ A,
         const tl::f16* __restrict__ B,
@@ -18,6 +17,7 @@ __global__ void __launch_bounds__(128) gemm_2stage_kernel(
         int32_t K,
         int32_t N)
 {
+    using acc_layout = tl::MmaAccLayout<64, 64, 2, 2>;  // fragment acc: f32[64, 64], mma.sync accumulators
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* a = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared a: f16[2, 64, 32], row pitch 40

@@ -9,7 +9,6 @@ namespace {
 
 // kernel scaled_row_sum  (pipeline_non_producer.tl:10)
 // 128 threads per block, 26624 bytes of shared memory
-using acc_layout = tl::BlockedLayout<32, 8, 128>;  // fragment acc: f32[32]
 __global__ void __launch_bounds__(128) scaled_row_sum_kernel(
         const float* __restrict__ X,
         const float* __restrict__ W,
@@ -17,6 +16,7 @@ __global__ void __launch_bounds__(128) scaled_row_sum_kernel(
         int32_t M,
         int32_t N)
 {
+    using acc_layout = tl::BlockedLayout<32, 8, 128>;  // fragment acc: f32[32]
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
     float* x = reinterpret_cast<float*>(tl_smem + 0);  // shared x: f32[2, 32, 64], row pitch 68

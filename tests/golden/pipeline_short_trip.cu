@@ -9,12 +9,12 @@ namespace {
 
 // kernel short_trip  (pipeline_short_trip.tl:8)
 // 128 threads per block, 18432 bytes of shared memory
-using acc_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment acc: f32[32, 32]
 __global__ void __launch_bounds__(128) short_trip_kernel(
         const float* __restrict__ A,
         float* __restrict__ Y,
         int32_t M)
 {
+    using acc_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment acc: f32[32, 32]
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
     float* a = reinterpret_cast<float*>(tl_smem + 0);  // shared a: f32[4, 32, 32], row pitch 36
