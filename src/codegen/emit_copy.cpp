@@ -121,13 +121,15 @@ bool KernelEmitter::emit_copy_async(const ir::Copy& c) {
         std::string row_ok;
         for (size_t dim = 0; dim + 1 < si.size(); ++dim)
             row_ok += (row_ok.empty() ? "" : " && ") + fmt::format("tl::in_bounds({}, {})", si[dim], expr(s.shape[dim]));
-        // Columns of this chunk inside the tensor, counted from its first; a chunk that starts
-        // before column 0 takes the element-by-element path.
+        // Columns of this chunk inside the tensor, counted from its first. Only whole, aligned
+        // chunks go through cp.async: a partial one would still make a 16-byte read past the end
+        // of a small allocation (compute-sanitizer reports it), so edges are copied element by
+        // element, with zeros outside the tensor, which is just as safe under the pipeline's waits.
         out_.line(fmt::format("const int {} = {}max(0, min({}, {} - ({})));", valid, row_ok.empty() ? "" : "!(" + row_ok + ") ? 0 : ",
                               width, last_dim, si.back()));
-        out_.line(fmt::format("if ({} >= 0 && tl::is_aligned({}, 16)) {{", si.back(), sp));
+        out_.line(fmt::format("if ({} == {} && {} >= 0 && tl::is_aligned({}, 16)) {{", valid, width, si.back(), sp));
         out_.indent();
-        out_.line(fmt::format("tl::cp_async_16({}, {} > 0 ? {} : {}, {} * {});", dp, valid, sp, identifier(s.name), valid, bytes));
+        out_.line(fmt::format("tl::cp_async_16({}, {});", dp, sp));
         out_.dedent();
         out_.line("} else {");
         out_.indent();
