@@ -25,7 +25,9 @@ def parse_args(description, configure=None):
 
 def run(cmd, cwd=None, timeout=60, stdin_data=None, env=None):
     """Runs `cmd` and returns the CompletedProcess with text stdout/stderr (undecodable bytes
-    replaced). A timeout is returned as returncode None, not raised."""
+    replaced). A timeout is returned as returncode None, not raised. $TLC_TEST_TIMEOUT_SCALE
+    multiplies the timeout (scripts/test-sanitizers.sh: the instrumented tlc is slower)."""
+    timeout *= float(os.environ.get("TLC_TEST_TIMEOUT_SCALE", "1"))
     try:
         r = subprocess.run(cmd, cwd=cwd, input=stdin_data, capture_output=True, timeout=timeout, env=env)
     except subprocess.TimeoutExpired as e:

@@ -39,93 +39,140 @@ int precedence(ir::BinaryOp op) {
 
 bool is_f8(Dtype t) { return t == Dtype::F8E4M3 || t == Dtype::F8E5M2; }
 
-struct Printed {
-    std::string text;
-    int prec;
-};
+// The prefix of a conversion of a `from` value to `to` (closed by ")"), or "" when none is needed.
+std::string cast_prefix(Dtype from, Dtype to) {
+    if (from == to) return "";
+    auto builtin = [](Dtype t) { return !(t == Dtype::F16 || t == Dtype::BF16 || is_f8(t)); };
+    if (builtin(from) && builtin(to)) return fmt::format("static_cast<{}>(", cuda_type(to));
+    return fmt::format("tl::convert<{}>(", cuda_type(to));
+}
 
+// Appends each expression to one buffer and returns its C++ precedence; a child that needs
+// parentheses gets them inserted in front of its text afterwards. Building strings bottom-up
+// instead (`lhs + " + " + rhs` at every level) copies a long `x + x + ... + x` chain once per
+// level: quadratic, minutes for a few MB of source. Insertions only happen where the output has
+// parentheses, whose nesting the source's nesting limit bounds.
 class ExprPrinter {
 public:
     ExprPrinter(KernelEmitter& k, const ElementContext& ctx, const std::function<std::string(const ir::Load&)>& load)
         : k_(k), ctx_(ctx), load_(load) {}
 
-    Printed print(const ir::ExprPtr& e) {
+    int print(std::string& out, const ir::ExprPtr& e) {
         switch (e->kind) {
         case ir::ExprKind::IntImm: {
             auto* i = e->as<ir::IntImm>();
-            std::string t = int_literal(i->value, i->dtype);
-            return {t, i->value < 0 ? 15 : 16};
+            out += int_literal(i->value, i->dtype);
+            return i->value < 0 ? 15 : 16;
         }
         case ir::ExprKind::FloatImm: {
             auto* f = e->as<ir::FloatImm>();
             std::string t = float_literal(f->value, f->dtype);
-            return {t, t[0] == '-' ? 15 : 16};
+            out += t;
+            return t[0] == '-' ? 15 : 16;
         }
-        case ir::ExprKind::BoolImm: return {e->as<ir::BoolImm>()->value ? "true" : "false", 16};
-        case ir::ExprKind::VarRef: return {k_.var_name(*e->as<ir::VarRef>()->var), 16};
-        case ir::ExprKind::Load: return {load_(*e->as<ir::Load>()), 16};
+        case ir::ExprKind::BoolImm: out += e->as<ir::BoolImm>()->value ? "true" : "false"; return 16;
+        case ir::ExprKind::VarRef: out += k_.var_name(*e->as<ir::VarRef>()->var); return 16;
+        case ir::ExprKind::Load: out += load_(*e->as<ir::Load>()); return 16;
         case ir::ExprKind::Builtin: {
             switch (e->as<ir::Builtin>()->builtin) {
-            case ir::BuiltinKind::BlockIdxX: return {"int(blockIdx.x)", 16};
-            case ir::BuiltinKind::BlockIdxY: return {"int(blockIdx.y)", 16};
-            case ir::BuiltinKind::BlockIdxZ: return {"int(blockIdx.z)", 16};
-            case ir::BuiltinKind::ThreadIdxX: return {"tl_tid", 16};
-            case ir::BuiltinKind::GridDimX: return {"int(gridDim.x)", 16};
-            case ir::BuiltinKind::GridDimY: return {"int(gridDim.y)", 16};
-            case ir::BuiltinKind::GridDimZ: return {"int(gridDim.z)", 16};
-            case ir::BuiltinKind::BlockDimX: return {"int(blockDim.x)", 16};
+            case ir::BuiltinKind::BlockIdxX: out += "int(blockIdx.x)"; return 16;
+            case ir::BuiltinKind::BlockIdxY: out += "int(blockIdx.y)"; return 16;
+            case ir::BuiltinKind::BlockIdxZ: out += "int(blockIdx.z)"; return 16;
+            case ir::BuiltinKind::ThreadIdxX: out += "tl_tid"; return 16;
+            case ir::BuiltinKind::GridDimX: out += "int(gridDim.x)"; return 16;
+            case ir::BuiltinKind::GridDimY: out += "int(gridDim.y)"; return 16;
+            case ir::BuiltinKind::GridDimZ: out += "int(gridDim.z)"; return 16;
+            case ir::BuiltinKind::BlockDimX: out += "int(blockDim.x)"; return 16;
             }
             break;
         }
         case ir::ExprKind::Unary: {
             auto* u = e->as<ir::Unary>();
-            Printed operand = print(u->operand);
-            std::string o = operand.prec < 15 ? "(" + operand.text + ")" : operand.text;
-            if (is_f8(u->dtype) && u->op == ir::UnaryOp::Neg)
-                return {fmt::format("tl::convert<{}>(-tl::to_float({}))", cuda_type(u->dtype), operand.text), 16};
+            if (is_f8(u->dtype) && u->op == ir::UnaryOp::Neg) {
+                out += fmt::format("tl::convert<{}>(-tl::to_float(", cuda_type(u->dtype));
+                print(out, u->operand);
+                out += "))";
+                return 16;
+            }
+            out += ir::op_name(u->op);
+            size_t at = out.size();
+            if (print(out, u->operand) < 15) wrap(out, at);
             // Avoid `--x` / `- -1` being read as a decrement.
-            if (!o.empty() && o[0] == '-') o = "(" + o + ")";
-            return {std::string(ir::op_name(u->op)) + o, 15};
+            if (out.size() > at && out[at] == '-') wrap(out, at);
+            return 15;
         }
         case ir::ExprKind::Binary: {
             auto* b = e->as<ir::Binary>();
-            if (b->op == ir::BinaryOp::Min || b->op == ir::BinaryOp::Max)
-                return {fmt::format("tl::{}({}, {})", ir::op_name(b->op), print(b->lhs).text, print(b->rhs).text), 16};
+            if (b->op == ir::BinaryOp::Min || b->op == ir::BinaryOp::Max) {
+                out += fmt::format("tl::{}(", ir::op_name(b->op));
+                print(out, b->lhs);
+                out += ", ";
+                print(out, b->rhs);
+                out += ")";
+                return 16;
+            }
             if (is_f8(b->lhs->dtype)) {
-                std::string l = "tl::to_float(" + print(b->lhs).text + ")", r = "tl::to_float(" + print(b->rhs).text + ")";
-                std::string core = fmt::format("{} {} {}", l, ir::op_name(b->op), r);
-                if (b->dtype == Dtype::Bool) return {"(" + core + ")", 16};
-                return {fmt::format("tl::convert<{}>({})", cuda_type(b->dtype), core), 16};
+                bool boolean = b->dtype == Dtype::Bool;
+                out += boolean ? "(" : fmt::format("tl::convert<{}>(", cuda_type(b->dtype));
+                out += "tl::to_float(";
+                print(out, b->lhs);
+                out += fmt::format(") {} tl::to_float(", ir::op_name(b->op));
+                print(out, b->rhs);
+                out += "))";
+                return 16;
             }
             int p = precedence(b->op);
-            Printed l = print(b->lhs), r = print(b->rhs);
-            std::string ls = l.prec < p ? "(" + l.text + ")" : l.text;
-            std::string rs = r.prec <= p ? "(" + r.text + ")" : r.text;
-            return {ls + " " + ir::op_name(b->op) + " " + rs, p};
+            size_t at = out.size();
+            if (print(out, b->lhs) < p) wrap(out, at);
+            out += " ";
+            out += ir::op_name(b->op);
+            out += " ";
+            at = out.size();
+            if (print(out, b->rhs) <= p) wrap(out, at);
+            return p;
         }
         case ir::ExprKind::Select: {
             auto* s = e->as<ir::Select>();
-            Printed c = print(s->cond), t = print(s->then_value), f = print(s->else_value);
-            return {fmt::format("{} ? {} : {}", c.prec <= 2 ? "(" + c.text + ")" : c.text,
-                                t.prec <= 2 ? "(" + t.text + ")" : t.text, f.prec < 2 ? "(" + f.text + ")" : f.text),
-                    2};
+            size_t at = out.size();
+            if (print(out, s->cond) <= 2) wrap(out, at);
+            out += " ? ";
+            at = out.size();
+            if (print(out, s->then_value) <= 2) wrap(out, at);
+            out += " : ";
+            at = out.size();
+            if (print(out, s->else_value) < 2) wrap(out, at);
+            return 2;
         }
         case ir::ExprKind::Cast: {
             auto* c = e->as<ir::Cast>();
-            return {k_.cast_to(print(c->operand).text, c->operand->dtype, c->dtype), 16};
+            std::string prefix = cast_prefix(c->operand->dtype, c->dtype);
+            out += prefix;
+            print(out, c->operand);
+            if (!prefix.empty()) out += ")";
+            return 16;
         }
         case ir::ExprKind::Call: {
             auto* c = e->as<ir::Call>();
-            std::string args;
-            for (size_t i = 0; i < c->args.size(); ++i) args += (i ? ", " : "") + print(c->args[i]).text;
-            if (c->function) return {identifier(c->function->name) + "(" + args + ")", 16};
-            return {fmt::format("tl::{}({})", ir::intrinsic_name(c->intrinsic), args), 16};
+            out += c->function ? identifier(c->function->name) : fmt::format("tl::{}", ir::intrinsic_name(c->intrinsic));
+            out += "(";
+            for (size_t i = 0; i < c->args.size(); ++i) {
+                if (i) out += ", ";
+                print(out, c->args[i]);
+            }
+            out += ")";
+            return 16;
         }
         }
         TLC_CHECK(false, "unknown expression kind");
     }
 
 private:
+    // Parenthesises the text from `at` to the end of `out`.
+    static void wrap(std::string& out, size_t at) {
+        out.insert(at, 1, '(');
+        out += ')';
+    }
+
     KernelEmitter& k_;
     const ElementContext& ctx_;
     const std::function<std::string(const ir::Load&)>& load_;
@@ -137,9 +184,7 @@ std::string KernelEmitter::var_name(const ir::Var& v) const { return identifier(
 
 std::string KernelEmitter::cast_to(const std::string& value, Dtype from, Dtype to) const {
     if (from == to) return value;
-    auto builtin = [](Dtype t) { return !(t == Dtype::F16 || t == Dtype::BF16 || is_f8(t)); };
-    if (builtin(from) && builtin(to)) return fmt::format("static_cast<{}>({})", cuda_type(to), value);
-    return fmt::format("tl::convert<{}>({})", cuda_type(to), value);
+    return cast_prefix(from, to) + value + ")";
 }
 
 std::string KernelEmitter::expr(const ir::ExprPtr& e, const ElementContext& ctx) {
@@ -150,7 +195,9 @@ std::string KernelEmitter::expr(const ir::ExprPtr& e, const ElementContext& ctx)
         return element(*l.buffer, idx);
     };
     ExprPrinter p(*this, ctx, load);
-    return p.print(e).text;
+    std::string out;
+    p.print(out, e);
+    return out;
 }
 
 } // namespace tlc::codegen

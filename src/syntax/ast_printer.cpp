@@ -14,57 +14,104 @@ public:
     void line(int indent, const std::string& text) { out += std::string(indent * 4, ' ') + text + "\n"; }
 
     std::string expr(const ast::Expr& e) {
+        std::string s;
+        expr_to(s, e);
+        return s;
+    }
+
+    // Appends `e` to `s`. Appending, not returning strings to concatenate, keeps a long
+    // `x + x + ... + x` chain linear (concatenation copies the chain at every level).
+    void expr_to(std::string& s, const ast::Expr& e) {
         switch (e.kind) {
-        case ast::ExprKind::IntLit: return std::to_string(static_cast<const ast::IntLit&>(e).value);
-        case ast::ExprKind::FloatLit: return static_cast<const ast::FloatLit&>(e).text;
-        case ast::ExprKind::BoolLit: return static_cast<const ast::BoolLit&>(e).value ? "true" : "false";
-        case ast::ExprKind::Name: return static_cast<const ast::Name&>(e).name;
+        case ast::ExprKind::IntLit: s += std::to_string(static_cast<const ast::IntLit&>(e).value); return;
+        case ast::ExprKind::FloatLit: s += static_cast<const ast::FloatLit&>(e).text; return;
+        case ast::ExprKind::BoolLit: s += static_cast<const ast::BoolLit&>(e).value ? "true" : "false"; return;
+        case ast::ExprKind::Name: s += static_cast<const ast::Name&>(e).name; return;
         case ast::ExprKind::Member: {
             auto& m = static_cast<const ast::Member&>(e);
-            return expr(*m.base) + "." + m.member;
+            expr_to(s, *m.base);
+            s += ".";
+            s += m.member;
+            return;
         }
         case ast::ExprKind::Index: {
             auto& x = static_cast<const ast::Index&>(e);
-            std::string s = expr(*x.base) + "[";
+            expr_to(s, *x.base);
+            s += "[";
             for (size_t i = 0; i < x.slices.size(); ++i) {
                 if (i) s += ", ";
-                s += expr(*x.slices[i].start);
-                if (x.slices[i].extent) s += " +: " + expr(*x.slices[i].extent);
+                expr_to(s, *x.slices[i].start);
+                if (x.slices[i].extent) {
+                    s += " +: ";
+                    expr_to(s, *x.slices[i].extent);
+                }
             }
-            return s + "]";
+            s += "]";
+            return;
         }
         case ast::ExprKind::Call: {
             auto& c = static_cast<const ast::Call&>(e);
-            return c.callee + "(" + args(c.args) + ")";
+            s += c.callee;
+            s += "(";
+            args_to(s, c.args);
+            s += ")";
+            return;
         }
         case ast::ExprKind::Unary: {
             auto& u = static_cast<const ast::Unary&>(e);
-            return std::string(ast::spelling(u.op)) + "(" + expr(*u.operand) + ")";
+            s += ast::spelling(u.op);
+            s += "(";
+            expr_to(s, *u.operand);
+            s += ")";
+            return;
         }
         case ast::ExprKind::Binary: {
             auto& b = static_cast<const ast::Binary&>(e);
-            return "(" + expr(*b.lhs) + " " + ast::spelling(b.op) + " " + expr(*b.rhs) + ")";
+            s += "(";
+            expr_to(s, *b.lhs);
+            s += " ";
+            s += ast::spelling(b.op);
+            s += " ";
+            expr_to(s, *b.rhs);
+            s += ")";
+            return;
         }
         case ast::ExprKind::Ternary: {
             auto& t = static_cast<const ast::Ternary&>(e);
-            return "(" + expr(*t.cond) + " ? " + expr(*t.then_value) + " : " + expr(*t.else_value) + ")";
+            s += "(";
+            expr_to(s, *t.cond);
+            s += " ? ";
+            expr_to(s, *t.then_value);
+            s += " : ";
+            expr_to(s, *t.else_value);
+            s += ")";
+            return;
         }
         case ast::ExprKind::Cast: {
             auto& c = static_cast<const ast::Cast&>(e);
-            return "(" + expr(*c.operand) + " as " + c.target.name + ")";
+            s += "(";
+            expr_to(s, *c.operand);
+            s += " as ";
+            s += c.target.name;
+            s += ")";
+            return;
         }
         }
-        return "?";
+        s += "?";
     }
 
     std::string args(const std::vector<ast::Arg>& list) {
         std::string s;
+        args_to(s, list);
+        return s;
+    }
+
+    void args_to(std::string& s, const std::vector<ast::Arg>& list) {
         for (size_t i = 0; i < list.size(); ++i) {
             if (i) s += ", ";
             if (!list[i].name.empty()) s += list[i].name + " = ";
-            s += expr(*list[i].value);
+            expr_to(s, *list[i].value);
         }
-        return s;
     }
 
     std::string type(const ast::TypeRef& t) {
