@@ -1,6 +1,9 @@
 // The compile pipeline: the one place that knows the order of the phases and the pass table.
 #include "driver/pipeline.h"
 
+#include <filesystem>
+#include <optional>
+
 #include "codegen/codegen.h"
 #include "driver/module_loader.h"
 #include "ir/printer.h"
@@ -32,6 +35,19 @@ private:
     std::chrono::steady_clock::time_point start_;
 };
 
+// The stdlib of this tlc: <prefix>/share/tlc/stdlib next to an installed executable, else the
+// source tree's stdlib/ for a build-tree tlc.
+std::optional<std::string> stdlib_dir() {
+    std::error_code ec;
+    std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (!ec) {
+        std::filesystem::path installed = exe.parent_path().parent_path() / "share" / "tlc" / "stdlib";
+        if (std::filesystem::is_directory(installed, ec)) return installed.string();
+    }
+    if (std::filesystem::is_directory(TLC_STDLIB_DIR, ec)) return std::string(TLC_STDLIB_DIR);
+    return std::nullopt;
+}
+
 } // namespace
 
 // The one table of pass names is the scheduler's (it starts with "sema", the lowering).
@@ -44,8 +60,10 @@ PipelineResult run_pipeline(const Options& o, const std::string& header_name,
     PipelineResult result;
     TLC_CHECK(!o.internal_error_for_testing, "--internal-error-for-testing was given");
 
-    // 1. Read and parse the main file and its imports.
-    ModuleLoader loader(sources, diags, o.include_dirs); // owns the ASTs: outlives their users
+    // 1. Read and parse the main file and its imports (the stdlib is searched after every -I).
+    std::vector<std::string> search_dirs = o.include_dirs;
+    if (std::optional<std::string> stdlib = stdlib_dir()) search_dirs.push_back(*stdlib);
+    ModuleLoader loader(sources, diags, search_dirs); // owns the ASTs: outlives their users
     std::optional<LoadedModules> modules;
     {
         PhaseTimer t("load and parse");
