@@ -42,6 +42,7 @@ rc=0
 grep -E "^(INFO: seed corpus|#[0-9]+ +DONE|stat::number_of_executed_units|stat::peak_rss_mb)" "$log" || true
 
 found=0
+mkdir -p tests/fuzz/regressions
 for a in "$artifacts"/*; do
     [ -f "$a" ] || continue
     name=$(basename "$a")

@@ -17,7 +17,7 @@ cmake -S . -B "$build_dir" -G Ninja -DTLC_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWith
 cmake --build "$build_dir" -j "${TLC_JOBS:-$(nproc)}"
 echo "test-sanitizers.sh: build took $(($(date +%s) - start)) s"
 
-export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=0
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:abort_on_error=1
 # The test runners time single tlc runs (e.g. 10 s per bad input); the instrumented tlc is slower.
 export TLC_TEST_TIMEOUT_SCALE=${TLC_TEST_TIMEOUT_SCALE:-4}

@@ -5,6 +5,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import tempfile
 
 from testlib import Results, parse_args, run
@@ -247,6 +248,66 @@ def main():
           "    for i in parallel(32) { if i < N { let x = A[i]; A[i] = " + " + ".join(["x"] * 100000) + "; } }\n}\n")
     r = tlc("chain_kernel.tl", "-o", "-", timeout=120)
     expect("a 100,000-term expression through every phase", r, 0)
+
+    # ---- limits (docs/reliability.md) ----------------------------------------------------------
+    limit = 4 << 20  # syntax::ParseLimits::max_file_bytes
+    clean(keep=("k.tl",))
+    pad = "// padding up to the file-size limit\n"
+    write("at_limit.tl", pad * (limit // len(pad)) + " " * (limit % len(pad)))
+    expect("a file of exactly 4 MiB", tlc("check", "at_limit.tl"), 0)
+    write("over_limit.tl", pad * (limit // len(pad)) + " " * (limit % len(pad) + 1))
+    r = tlc("over_limit.tl", "-o", "over.cu")
+    expect("a file over 4 MiB", r, 1, stderr_has=(f"file is {limit + 1} bytes, over the limit of {limit} [E0109]",))
+    res.check("a file over the limit writes nothing", "over.cu" not in files(), str(files()))
+    write("imports_big.tl", 'import "over_limit.tl";\n')
+    expect("an import over 4 MiB", tlc("check", "imports_big.tl"), 1, stderr_has=("[E0109]",))
+    if os.path.exists("/dev/zero"):
+        expect("an endless input (/dev/zero)", tlc("check", "/dev/zero"), 1, stderr_has=("[E0109]",))
+    if os.path.exists("/proc/self/mem"):  # opens, but read() fails with EIO, even for root
+        expect("an unreadable input", tlc("check", "/proc/self/mem"), 1,
+               stderr_has=("cannot open `/proc/self/mem`", "[E0801]"))
+        write("imports_unreadable.tl", 'import "/proc/self/mem";\n')
+        expect("an unreadable import", tlc("check", "imports_unreadable.tl"), 1,
+               stderr_has=("cannot read imported file `/proc/self/mem`", "[E0212]"))
+    if os.geteuid() != 0:  # root reads and writes regardless of permissions
+        write("secret.tl", GOOD)
+        os.chmod(os.path.join(tmp, "secret.tl"), 0)
+        expect("a file without read permission", tlc("check", "secret.tl"), 1,
+               stderr_has=("Permission denied", "[E0801]"))
+        os.makedirs(os.path.join(tmp, "ro"))
+        os.chmod(os.path.join(tmp, "ro"), 0o555)
+        expect("an output in a read-only directory", tlc("k.tl", "-o", "ro/k.cu"), 1, stderr_has=("[E0803]",))
+        res.check("a read-only directory stays empty", os.listdir(os.path.join(tmp, "ro")) == [])
+        os.chmod(os.path.join(tmp, "ro"), 0o755)
+        os.chmod(os.path.join(tmp, "secret.tl"), 0o644)
+    if os.path.exists("/dev/full"):  # stdout that fails on write: ENOSPC
+        with open("/dev/full", "w") as full:
+            p = subprocess.run([args.tlc, "k.tl", "-o", "-"], cwd=tmp, stdout=full, stderr=subprocess.PIPE,
+                               timeout=60 * float(os.environ.get("TLC_TEST_TIMEOUT_SCALE", "1")))
+        err = p.stderr.decode("utf-8", "replace")
+        res.check("stdout on a full device: exit 1, E0803", p.returncode == 1 and "cannot write `<stdout>`" in err
+                  and "[E0803]" in err, f"exit {p.returncode}: {err[-1000:]}")
+    # Many kernels are no error, just work: 20,000 kernels (2.2 MB) through every phase.
+    kernel = ("kernel k{}<B = 64>(A: global f32[N], C: global mut f32[N]) grid(cdiv(N, B)) threads(128) "
+              "{{ for i in parallel(B) {{ let idx = block.x * B + i; if idx < N {{ C[idx] = A[idx] * 2.0; }} }} }}\n")
+    write("many.tl", "".join(kernel.format(i) for i in range(20000)))
+    r = tlc("many.tl", "-o", "many.cu", timeout=60)
+    expect("20,000 kernels", r, 0)
+    # Expression printing is linear: a 500,000-term chain (2 MB) through codegen and --emit=ast
+    # (concatenating strings per level took minutes).
+    write("long.tl", "kernel k(A: global mut f32[N]) grid(1) threads(32) {\n    for i in parallel(32) "
+          "{ if i < N { let x = A[i]; A[i] = " + " + ".join(["x"] * 500000) + "; } }\n}\n")
+    expect("a 500,000-term expression through codegen", tlc("long.tl", "-o", "-", timeout=60), 0)
+    expect("a 500,000-term expression through --emit=ast", tlc("long.tl", "--emit=ast", "-o", "-", timeout=60), 0)
+    write("ternary.tl", "kernel k(A: global mut f32[N]) grid(1) threads(32) {\n    for i in parallel(32) "
+          "{ if i < N { A[i] = " + " : ".join(f"i == {k} ? {k}.0" for k in range(100000)) + " : 0.0; } }\n}\n")
+    expect("a 100,000-way `?:` chain through every phase", tlc("ternary.tl", "-o", "-", timeout=60), 0)
+    # An `else if` nests in the generated CUDA (one level deeper each): chains count as nesting.
+    write("elseif.tl", "kernel k(A: global mut f32[N]) grid(1) threads(32) {\n    for i in parallel(32) "
+          "{ if i < N { if i == 0 { A[i] = 0.0; }" + "".join(f" else if i == {k} {{ A[i] = {k}.0; }}" for k in range(1, 100000))
+          + " } }\n}\n")
+    expect("a 100,000-way `else if` chain", tlc("check", "elseif.tl", timeout=60), 1,
+           stderr_has=("nesting is deeper than the limit of 256 levels [E0105]",))
 
     if res.failures:
         print(f"files of the failed run are kept in {tmp}")

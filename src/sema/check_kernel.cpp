@@ -134,6 +134,10 @@ void Checker::check_runtime_params(const ast::Kernel& k, ir::Kernel& out) {
             } else if (imm->value <= 0) {
                 diags_.report(DiagKind::NonPositiveExtent, e->range, imm->value);
                 ok = false;
+            } else if (!int_fits(imm->value, Dtype::I32)) { // dims are i32, as at run time
+                diags_.report(DiagKind::ValueOutOfRange, e->range, std::to_string(imm->value),
+                              "i32");
+                ok = false;
             } else {
                 const_shape.push_back(imm->value);
                 shape.push_back(make_imm(Dtype::I32, imm->value, e->range));

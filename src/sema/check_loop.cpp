@@ -1,6 +1,8 @@
 // Loops (serial, unroll, pipelined, parallel) with their arguments, and kernel and loop attributes.
 #include "sema/checker.h"
 
+#include <algorithm>
+
 namespace tlc::sema {
 
 namespace {
@@ -13,6 +15,10 @@ bool is_loop_attr(std::string_view n) { return n == "no_async_copy" || n == "no_
 SourceRange span(const std::vector<SourceRange>& rs, SourceRange fallback) {
     if (rs.empty()) return fallback;
     return SourceRange{rs.front().begin, rs.back().end};
+}
+SourceRange span_of(const std::vector<ast::Arg>& args, SourceRange fallback) {
+    if (args.empty()) return fallback;
+    return SourceRange{args.front().value->range.begin, args.back().value->range.end};
 }
 } // namespace
 
@@ -65,6 +71,8 @@ ir::StmtPtr Checker::check_for(const ast::For& s) {
 
     std::vector<ir::ExprPtr> extents;
     if (parallel) {
+        constexpr __int128 kCap = __int128(1) << 63; // saturates: no overflow, however many axes
+        __int128 iterations = 1;
         for (const ast::Arg& a : s.args) {
             if (!a.name.empty()) {
                 diags_.report(DiagKind::UnknownArgName, a.name_range, kind_name, a.name);
@@ -76,10 +84,19 @@ ir::StmtPtr Checker::check_for(const ast::For& s) {
                 diags_.report(DiagKind::NonPositiveExtent, a.value->range, *n);
                 n.reset();
             }
-            if (n)
+            if (n) {
+                iterations = std::min<__int128>(iterations * *n, kCap);
                 extents.push_back(make_imm(Dtype::I32, *n, a.value->range));
-            else
+            } else {
                 ok = false;
+            }
+        }
+        if (iterations > kMaxParallelIterations) {
+            std::string count = iterations < kCap ? std::to_string(static_cast<int64_t>(iterations))
+                                                  : fmt::format("more than {}", INT64_MAX);
+            diags_.report(DiagKind::ParallelTooLarge, span_of(s.args, head), count,
+                          kMaxParallelIterations);
+            ok = false;
         }
         size_t given = 0;
         for (const ast::Arg& a : s.args) given += a.name.empty() ? 1 : 0;
@@ -105,6 +122,10 @@ ir::StmtPtr Checker::check_for(const ast::For& s) {
                     diags_.report(DiagKind::LaunchNotPositive, a[0]->range, "an unroll count", *n);
                     n.reset();
                 }
+                if (n && !int_fits(*n, Dtype::I32)) { // the loop variable is an i32
+                    diags_.report(DiagKind::ValueOutOfRange, a[0]->range, std::to_string(*n), "i32");
+                    n.reset();
+                }
                 if (n)
                     extents.push_back(make_imm(Dtype::I32, *n, a[0]->range));
                 else
@@ -114,6 +135,11 @@ ir::StmtPtr Checker::check_for(const ast::For& s) {
                     if (f && *f <= 0) {
                         diags_.report(DiagKind::LaunchNotPositive, a[1]->range, "an unroll factor",
                                       *f);
+                        f.reset();
+                    }
+                    if (f && !int_fits(*f, Dtype::I32)) {
+                        diags_.report(DiagKind::ValueOutOfRange, a[1]->range, std::to_string(*f),
+                                      "i32");
                         f.reset();
                     }
                     if (f)

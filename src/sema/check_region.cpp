@@ -1,6 +1,8 @@
 // Tile regions of tile operations: a buffer, or `X[start +: extent, i]` with constant extents.
 #include "sema/checker.h"
 
+#include <limits>
+
 namespace tlc::sema {
 
 std::string shape_text(const std::vector<int64_t>& shape) {
@@ -79,10 +81,17 @@ std::optional<ir::Region> Checker::check_region(const ast::Expr& e, bool write) 
             ok = false;
             continue;
         }
-        // Global tiles may hang over the tensor's edge (masked); on-chip tiles may not.
+        // Global tiles may hang over the tensor's edge (masked), but the last index of a
+        // constant slice must still be a 64-bit integer; on-chip tiles may not hang over.
+        if (std::optional<int64_t> c = ir::const_int(*start);
+            c && *c > std::numeric_limits<int64_t>::max() - (*extent - 1)) {
+            diags_.report(DiagKind::ConstOverflow, sl.range);
+            ok = false;
+            continue;
+        }
         if (ok && i < buf->rank() && buf->scope != ir::Scope::Global) {
             std::optional<int64_t> c = ir::const_int(*start), n = ir::const_int(buf->shape[i]);
-            if (c && n && (*c < 0 || *c + *extent > *n)) {
+            if (c && n && (*c < 0 || *c > *n - *extent)) { // `c + extent` could overflow
                 std::string what = sl.extent ? fmt::format("slice {} +: {}", *c, *extent)
                                              : fmt::format("index {}", *c);
                 diags_.report(DiagKind::SliceOutOfBounds, sl.range,

@@ -191,14 +191,16 @@ ir::StmtPtr Checker::check_alloc(const ast::Alloc& s) {
         ok = false;
     }
     if (shape && dt) {
+        constexpr __int128 kCap = __int128(1) << 63; // saturates: no overflow, however many axes
         __int128 n = 1;
-        for (int64_t e : const_shape) n = std::min<__int128>(n * e, __int128(1) << 62);
+        for (int64_t e : const_shape) n = std::min<__int128>(n * e, kCap);
         int64_t limit = scope == ir::Scope::Local      ? kMaxLocalElements
                         : scope == ir::Scope::Fragment ? kMaxFragmentElements
                                                        : kMaxSharedElements;
         if (n > limit) {
-            diags_.report(DiagKind::TileTooLarge, s.type.range, s.name, static_cast<int64_t>(n),
-                          limit);
+            std::string count = n < kCap ? std::to_string(static_cast<int64_t>(n))
+                                         : fmt::format("more than {}", INT64_MAX);
+            diags_.report(DiagKind::TileTooLarge, s.type.range, s.name, count, limit);
             ok = false;
         }
     }

@@ -210,5 +210,9 @@ bool terminates(const ast::Stmt& s); // every path ends in `return`
 constexpr int64_t kMaxLocalElements = 4096;
 constexpr int64_t kMaxFragmentElements = 65536;
 constexpr int64_t kMaxSharedElements = int64_t(1) << 24;
+// Iterations of one `parallel` loop (E0511), the product of its extents: as many as the elements
+// of the largest tile. Codegen indexes the iterations with 32-bit ints and unrolls each thread's
+// share, so an extent near 2^31 or beyond would overflow in tlc and in the generated CUDA.
+constexpr int64_t kMaxParallelIterations = int64_t(1) << 24;
 
 } // namespace tlc::sema

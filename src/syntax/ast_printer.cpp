@@ -127,8 +127,13 @@ public:
     std::string attrs(const std::vector<ast::Attribute>& list) {
         std::string s;
         for (auto& a : list) {
-            s += "@" + a.name;
-            if (!a.args.empty()) s += "(" + args(a.args) + ")";
+            s += "@";
+            s += a.name;
+            if (!a.args.empty()) {
+                s += "(";
+                args_to(s, a.args);
+                s += ")";
+            }
             s += " ";
         }
         return s;

@@ -180,8 +180,20 @@ bool check_tokens(antlr4::CommonTokenStream& tokens, const SourceFile& file, uin
                   const ParseLimits& limits, AstBuilder& ranges, DiagnosticEngine& diags) {
     bool ok = true;
     size_t depth = 0, prefix_run = 0;
+    // An `else if` nests the next `if` inside the `else` (in the AST, the IR and the generated
+    // CUDA, which indents it one level deeper): chains[d] counts the `else if`s of the chain
+    // running at bracket depth d, and `chained` their sum over the enclosing depths.
+    std::vector<size_t> chains(1, 0);
+    size_t chained = 0;
+    const std::vector<antlr4::Token*>& all = tokens.getTokens();
+    auto next_type = [&](size_t i) -> size_t { // the next token that is not a comment
+        for (++i; i < all.size(); ++i)
+            if (all[i]->getChannel() == antlr4::Token::DEFAULT_CHANNEL) return all[i]->getType();
+        return antlr4::Token::EOF;
+    };
     antlr4::Token* prev = nullptr;
-    for (antlr4::Token* tok : tokens.getTokens()) {
+    for (size_t index = 0; index < all.size(); ++index) {
+        antlr4::Token* tok = all[index];
         size_t type = tok->getType();
         if (type == antlr4::Token::EOF) break;
         SourceRange r = ranges.range_of(tok);
@@ -220,12 +232,27 @@ bool check_tokens(antlr4::CommonTokenStream& tokens, const SourceFile& file, uin
         }
         default: break;
         }
-        if (type == P::LPAREN || type == P::LBRACK || type == P::LBRACE) ++depth;
-        if ((type == P::RPAREN || type == P::RBRACK || type == P::RBRACE) && depth > 0) --depth;
+        if (type == P::LPAREN || type == P::LBRACK || type == P::LBRACE) {
+            ++depth;
+            if (chains.size() <= depth) chains.resize(depth + 1, 0);
+        }
+        if ((type == P::RPAREN || type == P::RBRACK || type == P::RBRACE) && depth > 0) {
+            chained -= chains[depth]; // the chains inside the closed brackets are over
+            chains[depth] = 0;
+            --depth;
+            if (next_type(index) != P::ELSE) { // so is the one this `}` would continue
+                chained -= chains[depth];
+                chains[depth] = 0;
+            }
+        }
+        if (type == P::ELSE && next_type(index) == P::IF) {
+            ++chains[depth];
+            ++chained;
+        }
         // Prefix operators recurse in the parser just as brackets do.
         bool prefix = type == P::MINUS || type == P::BANG || type == P::TILDE || type == P::PLUS;
         prefix_run = prefix ? prefix_run + 1 : 0;
-        if (depth + prefix_run > limits.max_nesting) {
+        if (depth + chained + prefix_run > limits.max_nesting) {
             diags.report(DiagKind::NestingTooDeep, r, limits.max_nesting);
             return false;
         }

@@ -170,7 +170,12 @@ void fuzz_one(const uint8_t* data, size_t size) {
 
 } // namespace
 
+// TLC_FUZZ_SELF_TEST=1 makes every input a finding: checks that scripts/fuzz.sh fails and keeps
+// the input (an environment variable, which mutations cannot reach).
+static bool self_test = false;
+
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
+    self_test = std::getenv("TLC_FUZZ_SELF_TEST") != nullptr;
     fs::path root = TLC_SOURCE_DIR;
     add_directory(root / "stdlib", "");
     add_directory(root / "tests" / "diagnostics" / "inputs", "inputs/");
@@ -178,6 +183,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    if (self_test) finding("TLC_FUZZ_SELF_TEST is set");
     // On a big stack, as the driver runs the pipeline (deep-but-legal inputs recurse deeply).
     tlc::driver::run_with_stack(tlc::driver::kCompileStackBytes, [&] {
         try {
