@@ -8,9 +8,10 @@ namespace tlc::syntax {
 
 // Limits that keep hostile input from exhausting the stack, the memory or the clock.
 struct ParseLimits {
-    // ANTLR's parse tree (a context per precedence level per operand) peaks at ~0.35 KB of memory
-    // per source byte for ordinary code and ~1.4 KB for operator-dense code: 4 MiB bounds a run to
-    // ~1.5 GB (ordinary) and ~6 GB (worst case); 64 MiB took ~90 GB. 20,000 kernels are 2.2 MB.
+    // ANTLR's parse tree (a context per precedence level per operand) peaks at ~0.35-0.5 KB of
+    // memory per source byte for ordinary code and ~1.4 KB for operator-dense code: 4 MiB bounds
+    // a run to ~2 GB (ordinary) and ~6 GB (worst case); 64 MiB meant up to ~90 GB. 20,000 small
+    // kernels are 2.2-2.6 MB. See docs/reliability.md.
     size_t max_file_bytes = 4u << 20;
     size_t max_nesting = 256;
     size_t max_identifier = 1024;
