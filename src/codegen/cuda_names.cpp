@@ -51,6 +51,10 @@ std::string int_literal(int64_t v, Dtype t) {
     }
 }
 
+std::string parenthesized(const std::string& s) {
+    return s.find_first_of(" +-*/%?<>&|") == std::string::npos ? s : "(" + s + ")";
+}
+
 std::string identifier(const std::string& name) {
     static const std::set<std::string> reserved = {
         "alignas", "alignof", "asm", "auto", "break", "case", "catch", "char", "class", "const", "constexpr",

@@ -11,6 +11,8 @@ namespace tlc::codegen {
 std::string cuda_type(Dtype t);                      // "tl::f16", "float", "int32_t"
 std::string float_literal(double v, Dtype t);        // "1.5f", "tl::convert<tl::f16>(1.5f)", "tl::inf<float>()"
 std::string int_literal(int64_t v, Dtype t);         // "3", "3LL", "3u"
+// `s` wrapped in parentheses unless it is a single name, literal or call.
+std::string parenthesized(const std::string& s);
 // A user name made safe as a C++ identifier (C++ keywords and `tl_` names get a trailing `_`).
 std::string identifier(const std::string& name);
 

@@ -8,13 +8,6 @@
 
 namespace tlc::codegen {
 
-namespace {
-std::string paren(const std::string& s) {
-    bool simple = s.find_first_of(" +-*/%?<>&|") == std::string::npos;
-    return simple ? s : "(" + s + ")";
-}
-} // namespace
-
 std::string KernelEmitter::shared_pointer(const ir::Buffer& b) const { return identifier(b.name); }
 
 std::string KernelEmitter::global_offset(const ir::Buffer& b, const std::vector<std::string>& indices) {
@@ -26,7 +19,7 @@ std::string KernelEmitter::global_offset(const ir::Buffer& b, const std::vector<
             continue;
         }
         std::string dim = expr(b.shape[d]);
-        off = fmt::format("{} * {} + {}", d == 1 ? off : "(" + off + ")", paren(dim), paren(indices[d]));
+        off = fmt::format("{} * {} + {}", d == 1 ? off : "(" + off + ")", parenthesized(dim), parenthesized(indices[d]));
     }
     return off.empty() ? "0" : off;
 }
@@ -47,7 +40,7 @@ std::string KernelEmitter::flatten(const std::vector<std::string>& idx, const st
             flat = idx[0];
             continue;
         }
-        flat = fmt::format("{} * {} + {}", d == 1 ? paren(flat) : "(" + flat + ")", shape[d], paren(idx[d]));
+        flat = fmt::format("{} * {} + {}", d == 1 ? parenthesized(flat) : "(" + flat + ")", shape[d], parenthesized(idx[d]));
     }
     return flat.empty() ? "0" : flat;
 }
@@ -56,8 +49,8 @@ std::vector<std::string> KernelEmitter::unflatten(const std::string& flat, const
     std::vector<std::string> out(shape.size());
     int64_t stride = 1;
     for (size_t d = shape.size(); d-- > 0;) {
-        std::string q = stride == 1 ? flat : fmt::format("{} / {}", paren(flat), stride);
-        out[d] = d == 0 ? q : fmt::format("{} % {}", paren(q), shape[d]);
+        std::string q = stride == 1 ? flat : fmt::format("{} / {}", parenthesized(flat), stride);
+        out[d] = d == 0 ? q : fmt::format("{} % {}", parenthesized(q), shape[d]);
         stride *= shape[d];
     }
     return out;
@@ -74,7 +67,7 @@ std::string KernelEmitter::element(const ir::Buffer& b, const std::vector<std::s
         std::string rows = indices.size() == 1 ? "" : flatten(std::vector<std::string>(indices.begin(), indices.end() - 1),
                                                               std::vector<int64_t>(b.const_shape.begin(), b.const_shape.end() - 1));
         if (rows.empty()) return name + "[" + indices.back() + "]";
-        return fmt::format("{}[{} * {} + {}]", name, paren(rows), it->second.row_pitch, paren(indices.back()));
+        return fmt::format("{}[{} * {} + {}]", name, parenthesized(rows), it->second.row_pitch, parenthesized(indices.back()));
     }
     case ir::Scope::Fragment:
     case ir::Scope::Local:
@@ -95,7 +88,7 @@ std::vector<std::string> KernelEmitter::region_indices(const ir::Region& r, cons
         }
         TLC_CHECK(c < coords.size(), "region has more slice axes than coordinates");
         const std::string& coord = coords[c++];
-        out.push_back(start == "0" ? coord : paren(start) + " + " + paren(coord));
+        out.push_back(start == "0" ? coord : parenthesized(start) + " + " + parenthesized(coord));
     }
     return out;
 }

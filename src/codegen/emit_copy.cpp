@@ -9,17 +9,7 @@
 
 namespace tlc::codegen {
 
-static std::string paren_expr(const std::string& s) {
-    return s.find_first_of(" +-*/%?<>&|") == std::string::npos ? s : "(" + s + ")";
-}
-
 namespace {
-
-int64_t product(const std::vector<int64_t>& shape) {
-    int64_t n = 1;
-    for (int64_t e : shape) n *= e;
-    return n;
-}
 
 // Per-thread storage: every thread needs every element.
 bool per_thread(const ir::Buffer& b, const FragmentLayout* l) {
@@ -82,16 +72,16 @@ bool KernelEmitter::emit_copy_async(const ir::Copy& c) {
     std::string type = cuda_type(s.dtype);
     // Fast path, decided once per tile (block-uniform): the whole tile inside the tensor and every
     // 16-byte chunk aligned; then each chunk is one unmasked cp.async.
-    std::string interior = fmt::format("tl::is_aligned({}, 16) && {} % {} == 0", identifier(s.name), paren_expr(expr(s.shape.back())), width);
+    std::string interior = fmt::format("tl::is_aligned({}, 16) && {} % {} == 0", identifier(s.name), parenthesized(expr(s.shape.back())), width);
     size_t tile_axis = 0;
     for (size_t d = 0; d < c.src.ranges.size(); ++d) {
         const ir::Range& r = c.src.ranges[d];
-        std::string start = expr(r.start), dim = paren_expr(expr(s.shape[d]));
+        std::string start = expr(r.start), dim = parenthesized(expr(s.shape[d]));
         if (r.is_point) {
             interior += fmt::format(" && tl::in_bounds({}, {})", start, expr(s.shape[d]));
         } else {
-            interior += fmt::format(" && {} >= 0 && {} + {} <= {}", paren_expr(start), paren_expr(start), r.extent, dim);
-            if (d + 1 == c.src.ranges.size()) interior += fmt::format(" && {} % {} == 0", paren_expr(start), width);
+            interior += fmt::format(" && {} >= 0 && {} + {} <= {}", parenthesized(start), parenthesized(start), r.extent, dim);
+            if (d + 1 == c.src.ranges.size()) interior += fmt::format(" && {} % {} == 0", parenthesized(start), width);
             ++tile_axis;
         }
     }
@@ -257,7 +247,7 @@ void KernelEmitter::emit_copy_flat(const ir::Copy& c) {
         for_each_element(shape, every, [&](const std::vector<std::string>& coords, const std::string&) { move(coords); });
         return;
     }
-    int64_t chunks = product(shape) / width;
+    int64_t chunks = ir::element_count(shape) / width;
     std::string ch = fresh("chunk");
     spread_loop(ch, chunks, [&] {
         std::vector<std::string> coords = unflatten(ch + " * " + std::to_string(width), shape);

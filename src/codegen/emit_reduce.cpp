@@ -18,19 +18,13 @@ const char* op_type(ir::ReduceOp op) {
     }
     return "tl::SumOp";
 }
-
-int64_t product(const std::vector<int64_t>& shape) {
-    int64_t n = 1;
-    for (int64_t e : shape) n *= e;
-    return n;
-}
 } // namespace
 
 void KernelEmitter::emit_reduce(const ir::Reduce& r) {
     const ir::Buffer &src = *r.src.buffer, &dst = *r.dst.buffer;
     auto src_shape = r.src.tile_shape();
     auto dst_shape = r.dst.tile_shape();
-    int64_t n_out = product(dst_shape);
+    int64_t n_out = ir::element_count(dst_shape);
     std::string op = op_type(r.op);
     // Partials in the dst dtype, widened to f32 for 16/8-bit floats.
     Dtype acc = (dst.dtype == Dtype::F16 || dst.dtype == Dtype::BF16 || dst.dtype == Dtype::F8E4M3 ||

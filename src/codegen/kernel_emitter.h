@@ -113,8 +113,7 @@ std::string kernel_function_name(const ir::Kernel& k);
 
 template <typename Body>
 inline void KernelEmitter::for_each_element(const std::vector<int64_t>& shape, bool every_thread, Body body) {
-    int64_t n = 1;
-    for (int64_t extent : shape) n *= extent;
+    int64_t n = ir::element_count(shape);
     std::string e = fresh("e");
     if (every_thread) {
         out_.block(fmt::format("for (int {0} = 0; {0} < {1}; ++{0})", e, n), [&] { body(unflatten(e, shape), e); });

@@ -40,11 +40,13 @@ const char* reduce_op_name(ReduceOp op) {
     return names[static_cast<int>(op)];
 }
 
-int64_t Buffer::num_elements() const {
+int64_t element_count(const std::vector<int64_t>& shape) {
     int64_t n = 1;
-    for (int64_t e : const_shape) n *= e;
+    for (int64_t e : shape) n *= e;
     return n;
 }
+
+int64_t Buffer::num_elements() const { return element_count(const_shape); }
 
 std::vector<int64_t> Region::tile_shape() const {
     std::vector<int64_t> shape;

@@ -389,6 +389,7 @@ struct Module {
 
 // ---- helpers ---------------------------------------------------------------------------------
 ExprPtr make_int(int64_t v, Dtype t = Dtype::I32);
+int64_t element_count(const std::vector<int64_t>& shape); // product of the extents (1 for [])
 std::optional<int64_t> const_int(const ExprPtr& e); // value of an IntImm, else nullopt
 
 } // namespace tlc::ir
