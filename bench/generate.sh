@@ -5,6 +5,7 @@
 #   GEN_DIR defaults to bench/gen. Writes GEN_DIR/<arch>/<dtype>/tlc_gemm.{cu,h} for
 #   arch in sm_90a sm_80 and dtype in f16 bf16, plus GEN_DIR/INFO (commit, tlc version, date, commands).
 #   TLC defaults to build-bench/src/tlc, else build/src/tlc.
+#   TLC_ARGS adds tlc options to every command (e.g. TLC_ARGS="-D BN=256 -D STAGES=4" for a variant).
 #   COMMIT is recorded in INFO and passed by run_gemm_bench.sh to the JSON results (this script runs
 #   no git itself: give it COMMIT=$(git rev-parse HEAD)).
 set -euo pipefail
@@ -33,7 +34,7 @@ for arch in sm_90a sm_80; do
         d="$GEN/$arch/$dtype"
         mkdir -p "$d"
         cmd=("$TLC" stdlib/gemm.tl -I stdlib -o "$d/tlc_gemm.cu" --header "$d/tlc_gemm.h"
-             --arch "$arch" -D "T=$dtype" --kernel gemm)
+             --arch "$arch" -D "T=$dtype" --kernel gemm ${TLC_ARGS:-})
         t0=$(date +%s%N)
         "${cmd[@]}"
         t1=$(date +%s%N)

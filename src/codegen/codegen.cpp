@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include <functional>
+
 namespace tlc::codegen {
 
 void emit_c_twin(const ir::Kernel& k, CudaWriter& out, bool declaration_only);
@@ -24,6 +26,25 @@ void emit_function(const ir::Function& fn, KernelEmitter& exprs, CudaWriter& out
     for (auto& p : fn.params) params += (params.empty() ? "" : ", ") + cuda_type(p->dtype) + " " + exprs.var_name(*p);
     out.block(fmt::format("__device__ __forceinline__ {} {}({})", cuda_type(fn.result), identifier(fn.name), params),
               [&] { exprs.emit_statements(fn.body); });
+}
+
+// The wgmma lowering needs the accumulator in the wgmma layout (warp w: rows 16w .. 16w + 15);
+// an epilogue that forces another layout (e.g. replication) keeps the kernel on the fallback.
+bool wgmma_layout_holds(const ir::Kernel& k, const SourceManager& sources) {
+    KernelLayouts layouts;
+    DiagnosticEngine quiet(sources);
+    if (!infer_layouts(k, layouts, quiet)) return false;
+    bool holds = true;
+    std::function<void(const ir::StmtPtr&)> visit = [&](const ir::StmtPtr& s) {
+        if (auto* seq = s ? s->as<ir::Seq>() : nullptr) for (auto& c : seq->stmts) visit(c);
+        if (auto* w = s ? s->as<ir::WarpSpecializedLoop>() : nullptr) {
+            auto it = layouts.fragments.find(w->gemm->c.buffer.get());
+            holds &= it != layouts.fragments.end() && it->second.kind == LayoutKind::MmaAcc && it->second.warps_n == 1 &&
+                     it->second.warps_m == k.threads / 32;
+        }
+    };
+    visit(k.body);
+    return holds;
 }
 
 } // namespace
@@ -64,19 +85,34 @@ std::optional<CodegenOutput> generate(const ir::Module& module, const CodegenOpt
         cu.line();
     }
 
-    std::vector<int64_t> shared_bytes;
+    // A warp-specialized kernel is emitted after its fallback (the cp.async + mma.sync kernel the
+    // stub runs where TMA cannot); both share one launch stub.
+    std::vector<StubKernels> stubs;
     bool ok = true;
-    for (const ir::Kernel& k : module.kernels) {
+    auto emit_kernel = [&](const ir::Kernel& k) -> int64_t {
         KernelLayouts layouts;
         if (!infer_layouts(k, layouts, diags)) {
             ok = false;
-            continue;
+            return 0;
         }
         KernelEmitter emitter(k, layouts, options, sources, diags, cu);
         emitter.emit();
         ok &= emitter.ok();
-        shared_bytes.push_back(emitter.shared_bytes());
         cu.line();
+        return emitter.shared_bytes();
+    };
+    for (const ir::Kernel& k : module.kernels) {
+        StubKernels s;
+        if (k.fallback && wgmma_layout_holds(k, sources)) {
+            s.main = k.fallback.get();
+            s.main_shared_bytes = emit_kernel(*k.fallback);
+            s.hopper = &k;
+            s.hopper_shared_bytes = emit_kernel(k);
+        } else {
+            s.main = k.fallback ? k.fallback.get() : &k;
+            s.main_shared_bytes = emit_kernel(*s.main);
+        }
+        stubs.push_back(s);
     }
     if (!ok) return std::nullopt;
     cu.line("}  // namespace");
@@ -86,8 +122,8 @@ std::optional<CodegenOutput> generate(const ir::Module& module, const CodegenOpt
     for (size_t i = 0; i < module.kernels.size(); ++i) {
         const ir::Kernel& k = module.kernels[i];
         KernelLayouts none;
-        KernelEmitter exprs(k, none, options, sources, diags, cu);
-        emit_stub_definitions(k, shared_bytes[i], exprs, cu);
+        KernelEmitter exprs(*stubs[i].main, none, options, sources, diags, cu);
+        emit_stub_definitions(stubs[i], exprs, cu);
         cu.line();
         emit_stub_declarations(k, h);
         h.line();

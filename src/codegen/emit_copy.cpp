@@ -36,16 +36,16 @@ void KernelEmitter::emit_copy(const ir::Copy& c) {
             std::string type = cuda_type(c.src.buffer->dtype);
             std::string tile = fmt::format("reinterpret_cast<{}*>(tl_scratch)", type);
             auto shape = c.src.tile_shape();
-            out_.line("__syncthreads();");
+            out_.line(block_sync() + ";");
             for_each_owned(*c.src.buffer, [&](const std::vector<std::string>& coords, const std::string& s) {
                 out_.line(fmt::format("{}[{}] = {}[{}];", tile, flatten(coords, shape), identifier(c.src.buffer->name), s));
             });
-            out_.line("__syncthreads();");
+            out_.line(block_sync() + ";");
             for_each_owned(*c.dst.buffer, [&](const std::vector<std::string>& coords, const std::string& s) {
                 out_.line(fmt::format("{}[{}] = {};", identifier(c.dst.buffer->name), s,
                                       cast_to(tile + "[" + flatten(coords, shape) + "]", c.src.buffer->dtype, c.dst.buffer->dtype)));
             });
-            out_.line("__syncthreads();");
+            out_.line(block_sync() + ";");
             return;
         }
     }

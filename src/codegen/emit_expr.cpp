@@ -75,14 +75,15 @@ public:
         case ir::ExprKind::Load: out += load_(*e->as<ir::Load>()); return 16;
         case ir::ExprKind::Builtin: {
             switch (e->as<ir::Builtin>()->builtin) {
-            case ir::BuiltinKind::BlockIdxX: out += "int(blockIdx.x)"; return 16;
-            case ir::BuiltinKind::BlockIdxY: out += "int(blockIdx.y)"; return 16;
-            case ir::BuiltinKind::BlockIdxZ: out += "int(blockIdx.z)"; return 16;
+            // A persistent kernel walks tiles: block.* are that tile's coordinates.
+            case ir::BuiltinKind::BlockIdxX: out += k_.tile_coordinates() ? "tl_block_x" : "int(blockIdx.x)"; return 16;
+            case ir::BuiltinKind::BlockIdxY: out += k_.tile_coordinates() ? "tl_block_y" : "int(blockIdx.y)"; return 16;
+            case ir::BuiltinKind::BlockIdxZ: out += k_.tile_coordinates() ? "tl_block_z" : "int(blockIdx.z)"; return 16;
             case ir::BuiltinKind::ThreadIdxX: out += "tl_tid"; return 16;
             case ir::BuiltinKind::GridDimX: out += "int(gridDim.x)"; return 16;
             case ir::BuiltinKind::GridDimY: out += "int(gridDim.y)"; return 16;
             case ir::BuiltinKind::GridDimZ: out += "int(gridDim.z)"; return 16;
-            case ir::BuiltinKind::BlockDimX: out += "int(blockDim.x)"; return 16;
+            case ir::BuiltinKind::BlockDimX: out += k_.tile_coordinates() ? std::to_string(k_.threads()) : "int(blockDim.x)"; return 16;
             }
             break;
         }

@@ -14,7 +14,7 @@ void KernelEmitter::emit_stage_to_scratch(const ir::Region& r, const std::string
     const ir::Buffer& b = *r.buffer;
     auto shape = r.tile_shape();
     TLC_CHECK(shape.size() == 2, "gemm operands are 2-d tiles");
-    out_.line("__syncthreads();  // the staging buffer may still be read by a previous gemm");
+    out_.line(block_sync() + ";  // the staging buffer may still be read by a previous gemm");
     auto put = [&](const std::vector<std::string>& coords, const std::string& value) {
         out_.line(fmt::format("{}[{} * {} + {}] = {};", dst_ptr, coords[0], pitch, coords[1], value));
     };
@@ -27,7 +27,7 @@ void KernelEmitter::emit_stage_to_scratch(const ir::Region& r, const std::string
             put(coords, element(b, region_indices(r, coords)));
         });
     }
-    out_.line("__syncthreads();");
+    out_.line(block_sync() + ";");
 }
 
 void KernelEmitter::emit_gemm(const ir::Gemm& g) {

@@ -85,7 +85,7 @@ void KernelEmitter::emit_cumsum(const ir::Cumsum& c) {
     std::string tile = fmt::format("reinterpret_cast<{}*>(tl_scratch)", acc_type);
     out_.block("", [&] {
         // Stage the source tile where every thread can read it.
-        out_.line("__syncthreads();");
+        out_.line(block_sync() + ";");
         auto put = [&](const std::vector<std::string>& coords, const std::string& value) {
             out_.line(fmt::format("{}[{}] = {};", tile, flatten(coords, shape), cast_to(value, src.dtype, acc)));
         };
@@ -98,7 +98,7 @@ void KernelEmitter::emit_cumsum(const ir::Cumsum& c) {
                 put(coords, element(src, region_indices(c.src, coords)));
             });
         }
-        out_.line("__syncthreads();");
+        out_.line(block_sync() + ";");
         auto scan = [&](const std::vector<std::string>& coords, const std::string& target) {
             std::vector<std::string> k = coords;
             k[c.axis] = "tl_k";
@@ -124,7 +124,7 @@ void KernelEmitter::emit_cumsum(const ir::Cumsum& c) {
                 }
             });
         }
-        out_.line("__syncthreads();");
+        out_.line(block_sync() + ";");
     });
 }
 

@@ -62,7 +62,72 @@ void emit_stub_declarations(const ir::Kernel& k, CudaWriter& out) {
     out.line(fmt::format("cudaError_t {}({}cudaStream_t stream = 0);", name, sig));
 }
 
-void emit_stub_definitions(const ir::Kernel& k, int64_t shared_bytes, KernelEmitter& exprs, CudaWriter& out) {
+namespace {
+
+// Once per process: allow more than 48 KB of dynamic shared memory, and ask for the largest
+// shared-memory carveout so that as many blocks as possible fit on an SM.
+void emit_shared_memory_attributes(const ir::Kernel& k, int64_t shared_bytes, CudaWriter& out) {
+    if (shared_bytes <= 0) return;
+    std::string fn = kernel_function_name(k);
+    std::string var = k.function_suffix.empty() ? "kAttributes" : "kAttributes" + k.function_suffix;
+    out.line(fmt::format("static const cudaError_t {} = [] {{", var));
+    out.line("    cudaError_t err = cudaSuccess;");
+    if (shared_bytes > 48 * 1024)
+        out.line(fmt::format("    err = cudaFuncSetAttribute({}, cudaFuncAttributeMaxDynamicSharedMemorySize, {});", fn, shared_bytes));
+    out.line("    if (err == cudaSuccess)");
+    out.line(fmt::format("        err = cudaFuncSetAttribute({}, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);", fn));
+    out.line("    return err;");
+    out.line("}();");
+    out.line(fmt::format("if ({} != cudaSuccess) return tl::host::record({}, kKernel, \"setting the shared-memory attributes\");", var, var));
+}
+
+const char* tensor_map_type(Dtype t) { return t == Dtype::BF16 ? "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16" : "CU_TENSOR_MAP_DATA_TYPE_FLOAT16"; }
+
+// The TMA + wgmma kernel, when the device is an sm_90 and every tensor it loads through TMA is
+// 16-byte aligned with a 16-byte-multiple row pitch; otherwise control falls through to the
+// fallback launch after this block.
+void emit_hopper_launch(const ir::Kernel& k, int64_t shared_bytes, const std::string& arglist, KernelEmitter& exprs,
+                        CudaWriter& out) {
+    const ir::WarpSpecializedLoop* loop = nullptr;
+    for (auto& s : static_cast<const ir::Seq*>(k.body.get())->stmts)
+        if (auto* w = s->as<ir::WarpSpecializedLoop>()) loop = w;
+    auto maps = tma_maps(*loop);
+    out.line("const tl::host::DeviceTraits tl_device = tl::host::current_device_traits();");
+    out.block("if (tl_device.major == 9)", [&] {
+        out.line("// TMA needs 16-byte-aligned tensors whose rows are a multiple of 16 bytes.");
+        std::string cond;
+        for (const TmaMap& m : maps) {
+            const ir::Buffer& t = *m.tensor;
+            std::string rows = "int64_t(" + exprs.expr(t.shape[0]) + ")", cols = "int64_t(" + exprs.expr(t.shape[1]) + ")";
+            out.line(fmt::format("CUtensorMap {};", m.name));
+            cond += fmt::format("{}tl::host::tma_compatible({}, {}, {}, {}) &&\n    tl::host::make_tensor_map_2d(&{}, {}, {}, {}, {}, {}, {}, 64)",
+                                cond.empty() ? "" : " &&\n    ", identifier(t.name), rows, cols, dtype_bytes(t.dtype), m.name,
+                                identifier(t.name), tensor_map_type(t.dtype), dtype_bytes(t.dtype), rows, cols, m.box_rows);
+        }
+        out.line("const bool tl_tma = " + cond + ";");
+        out.block("if (tl_tma)", [&] {
+            emit_shared_memory_attributes(k, shared_bytes, out);
+            out.line("const int64_t tl_tiles = grid_x * grid_y * grid_z;");
+            if (k.warp_specialization.persistent)
+                out.line("const int64_t tl_blocks = tl_tiles < tl_device.sm_count ? tl_tiles : tl_device.sm_count;  // persistent: one block per SM");
+            else
+                out.line("const int64_t tl_blocks = tl_tiles;");
+            out.block("if (tl_blocks <= INT32_MAX)", [&] {
+                std::string maps_args;
+                for (const TmaMap& m : maps) maps_args += m.name + ", ";
+                out.line(fmt::format("{}<<<unsigned(tl_blocks), {}, {}, stream>>>({}{});", kernel_function_name(k),
+                                     k.threads + k.warp_specialization.producer_threads, shared_bytes, maps_args, arglist));
+                out.line("return tl::host::record(cudaGetLastError(), kKernel, \"launch\");");
+            });
+        });
+    });
+}
+
+} // namespace
+
+void emit_stub_definitions(const StubKernels& kernels, KernelEmitter& exprs, CudaWriter& out) {
+    const ir::Kernel& k = *kernels.main;
+    const int64_t shared_bytes = kernels.main_shared_bytes;
     auto ps = stub_params(k);
     std::string name = identifier(k.name);
     std::string sig;
@@ -83,26 +148,13 @@ void emit_stub_definitions(const ir::Kernel& k, int64_t shared_bytes, KernelEmit
         out.line("if (grid_x <= 0 || grid_y <= 0 || grid_z <= 0) return cudaSuccess;  // nothing to compute");
         out.line("if (grid_x > INT32_MAX || grid_y > 65535 || grid_z > 65535)");
         out.line("    return tl::host::invalid_argument(std::string(kKernel) + \": the grid is larger than CUDA allows\");");
-        if (shared_bytes > 0) {
-            // Once per process: allow more than 48 KB of dynamic shared memory, and ask for the
-            // largest shared-memory carveout so that as many blocks as possible fit on an SM.
-            out.line("static const cudaError_t kAttributes = [] {");
-            out.line("    cudaError_t err = cudaSuccess;");
-            if (shared_bytes > 48 * 1024)
-                out.line(fmt::format("    err = cudaFuncSetAttribute({}, cudaFuncAttributeMaxDynamicSharedMemorySize, {});",
-                                     kernel_function_name(k), shared_bytes));
-            out.line("    if (err == cudaSuccess)");
-            out.line(fmt::format("        err = cudaFuncSetAttribute({}, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);",
-                                 kernel_function_name(k)));
-            out.line("    return err;");
-            out.line("}();");
-            out.line("if (kAttributes != cudaSuccess) return tl::host::record(kAttributes, kKernel, \"setting the shared-memory attributes\");");
-        }
         std::vector<std::string> args;
         for (const ir::Param& p : k.params) args.push_back(identifier(p.name()));
         for (const ir::VarPtr& d : k.dims) args.push_back("static_cast<int32_t>(" + identifier(d->name) + ")");
         std::string arglist;
         for (auto& a : args) arglist += (arglist.empty() ? "" : ", ") + a;
+        if (kernels.hopper) emit_hopper_launch(*kernels.hopper, kernels.hopper_shared_bytes, arglist, exprs, out);
+        emit_shared_memory_attributes(k, shared_bytes, out);
         if (!k.cluster.empty()) {
             out.line("cudaLaunchConfig_t config = {};");
             out.line("config.gridDim = dim3(unsigned(grid_x), unsigned(grid_y), unsigned(grid_z));");

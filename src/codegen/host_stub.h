@@ -8,6 +8,13 @@ namespace tlc::codegen {
 
 // The declaration lines for the header (C++ function and extern "C" twin).
 void emit_stub_declarations(const ir::Kernel& kernel, CudaWriter& out);
-void emit_stub_definitions(const ir::Kernel& kernel, int64_t shared_bytes, KernelEmitter& exprs, CudaWriter& out);
+// The kernels one launch stub chooses from.
+struct StubKernels {
+    const ir::Kernel* main = nullptr;    // always launchable (the cp.async + mma.sync path on sm_90a)
+    int64_t main_shared_bytes = 0;
+    const ir::Kernel* hopper = nullptr;  // warp-specialized TMA + wgmma kernel, or null
+    int64_t hopper_shared_bytes = 0;
+};
+void emit_stub_definitions(const StubKernels& kernels, KernelEmitter& exprs, CudaWriter& out);
 
 } // namespace tlc::codegen

@@ -11,7 +11,7 @@
 
 namespace tlc::codegen {
 
-std::string kernel_function_name(const ir::Kernel& k) { return identifier(k.name) + "_kernel"; }
+std::string kernel_function_name(const ir::Kernel& k) { return identifier(k.name) + "_kernel" + k.function_suffix; }
 
 KernelEmitter::KernelEmitter(const ir::Kernel& kernel, const KernelLayouts& layouts, const CodegenOptions& options,
                              const SourceManager& sources, DiagnosticEngine& diags, CudaWriter& out)
@@ -62,6 +62,23 @@ void KernelEmitter::plan_shared_memory() {
     int64_t offset = 0;
     std::function<void(const ir::StmtPtr&)> visit = [&](const ir::StmtPtr& s) {
         if (!s) return;
+        if (auto* a = s->as<ir::Alloc>(); a && a->buffer->scope == ir::Scope::Shared && ws_loop_) {
+            // A tile of the warp-specialized loop: `stages` unpadded copies in the 128-byte-swizzled
+            // layout TMA writes, each at a 1024-byte boundary (the swizzle pattern's period).
+            const ir::Buffer& b = *a->buffer;
+            bool staged = false;
+            for (auto& ld : ws_loop_->loads) staged |= ld.dst.get() == &b;
+            if (staged) {
+                SharedSlot slot;
+                slot.row_pitch = b.const_shape.back();
+                offset = (offset + 1023) / 1024 * 1024;
+                slot.offset = offset;
+                offset += ws_loop_->stages * b.num_elements() * dtype_bytes(b.dtype);
+                shared_[&b] = slot;
+                shared_order_.push_back(&b);
+                return;
+            }
+        }
         if (auto* a = s->as<ir::Alloc>(); a && a->buffer->scope == ir::Scope::Shared) {
             const ir::Buffer& b = *a->buffer;
             SharedSlot slot;
@@ -113,10 +130,19 @@ void KernelEmitter::plan_shared_memory() {
     offset = (offset + 127) / 128 * 128;
     scratch_offset_ = offset;
     shared_bytes_ = offset + scratch_bytes_;
+    if (ws_loop_) {
+        // Full and empty mbarriers (8 bytes each) after everything else, plus 1024 bytes of slack
+        // so that the kernel can align the dynamic shared-memory base to 1024 itself.
+        barriers_offset_ = (shared_bytes_ + 7) / 8 * 8;
+        shared_bytes_ = barriers_offset_ + 2 * 8 * ws_loop_->stages + 1024;
+    }
 }
 
 void KernelEmitter::emit_signature() {
     std::vector<std::string> params;
+    if (ws_loop_)
+        for (const TmaMap& m : tma_maps(*ws_loop_))
+            params.push_back("const __grid_constant__ CUtensorMap " + m.name);
     for (const ir::Param& p : kernel_.params) {
         if (p.tensor) {
             std::string c = p.tensor->is_mutable ? "" : "const ";
@@ -126,7 +152,9 @@ void KernelEmitter::emit_signature() {
         }
     }
     for (const ir::VarPtr& d : kernel_.dims) params.push_back("int32_t " + identifier(d->name));
-    std::string head = fmt::format("__global__ void __launch_bounds__({}) {}(", kernel_.threads, kernel_function_name(kernel_));
+    std::string bounds = std::to_string(kernel_.threads);
+    if (ws_loop_) bounds = fmt::format("{}, 1", kernel_.threads + kernel_.warp_specialization.producer_threads);
+    std::string head = fmt::format("__global__ void __launch_bounds__({}) {}(", bounds, kernel_function_name(kernel_));
     out_.line(head);
     out_.indent();
     out_.indent();
@@ -154,9 +182,9 @@ void KernelEmitter::emit_layouts() {
                 out_.line(fmt::format("using {} = tl::BlockedLayout<{}, {}, {}>;  // fragment {}: {}[{}]", l->type_name,
                                       b.num_elements(), l->vector, kernel_.threads, b.name, dtype_name(b.dtype), shape));
             else if (l->kind == LayoutKind::MmaAcc)
-                out_.line(fmt::format("using {} = tl::MmaAccLayout<{}, {}, {}, {}>;  // fragment {}: {}[{}], mma.sync accumulators",
+                out_.line(fmt::format("using {} = tl::MmaAccLayout<{}, {}, {}, {}>;  // fragment {}: {}[{}], {} accumulators",
                                       l->type_name, b.const_shape[0], b.const_shape[1], l->warps_m, l->warps_n, b.name,
-                                      dtype_name(b.dtype), shape));
+                                      dtype_name(b.dtype), shape, ws_loop_ ? "wgmma" : "mma.sync"));
         }
         if (auto* seq = s->as<ir::Seq>()) for (auto& c : seq->stmts) visit(c);
         if (auto* f = s->as<ir::For>()) visit(f->body);
@@ -166,6 +194,14 @@ void KernelEmitter::emit_layouts() {
 }
 
 void KernelEmitter::emit() {
+    if (kernel_.warp_specialization.enabled) {
+        std::function<void(const ir::StmtPtr&)> find = [&](const ir::StmtPtr& s) {
+            if (auto* seq = s ? s->as<ir::Seq>() : nullptr) for (auto& c : seq->stmts) find(c);
+            if (auto* w = s ? s->as<ir::WarpSpecializedLoop>() : nullptr) ws_loop_ = w;
+        };
+        find(kernel_.body);
+        TLC_CHECK(ws_loop_, "a warp-specialized kernel without its loop");
+    }
     plan_shared_memory();
     std::string cargs;
     for (auto& [name, value] : kernel_.compile_args) cargs += (cargs.empty() ? "" : ", ") + name + " = " + value;
@@ -173,24 +209,40 @@ void KernelEmitter::emit() {
     out_.line(fmt::format("// kernel {}{}{}", kernel_.name, cargs.empty() ? "" : "<" + cargs + ">",
                           file ? fmt::format("  ({}:{})", file->name(), kernel_.range.begin.line) : ""));
     out_.line(fmt::format("// {} threads per block, {} bytes of shared memory", kernel_.threads, shared_bytes_));
+    if (ws_loop_)
+        out_.line(fmt::format("// warp-specialized: warpgroup 0 issues TMA loads, the other {} threads run wgmma{}",
+                              kernel_.threads, kernel_.warp_specialization.persistent ? "; persistent over the tiles" : ""));
     emit_signature();
+    if (ws_loop_) {
+        out_.block("", [&] { emit_warp_specialized_body(); });
+        return;
+    }
     out_.block("", [&] {
         emit_layouts(); // local aliases: fragment names are only unique within one kernel
         out_.line("const int tl_tid = threadIdx.x;");
         if (shared_bytes_ > 0) out_.line("extern __shared__ __align__(128) unsigned char tl_smem[];");
+        emit_shared_declarations();
+        stmt(kernel_.body, {});
+    });
+}
+
+void KernelEmitter::emit_shared_declarations() {
         for (const ir::Buffer* buffer : shared_order_) {
             const SharedSlot& slot = shared_.at(buffer);
             std::string shape;
             for (size_t i = 0; i < buffer->const_shape.size(); ++i) shape += (i ? ", " : "") + std::to_string(buffer->const_shape[i]);
-            out_.line(fmt::format("{}* {} = reinterpret_cast<{}*>(tl_smem + {});  // shared {}: {}[{}], row pitch {}",
+            bool staged = false;
+            if (ws_loop_)
+                for (auto& ld : ws_loop_->loads) staged |= ld.dst.get() == buffer;
+            std::string how = staged ? fmt::format("{} stages, 128-byte swizzled (TMA)", ws_loop_->stages)
+                                     : fmt::format("row pitch {}", slot.row_pitch);
+            out_.line(fmt::format("{}* {} = reinterpret_cast<{}*>(tl_smem + {});  // shared {}: {}[{}], {}",
                                   cuda_type(buffer->dtype), identifier(buffer->name), cuda_type(buffer->dtype), slot.offset,
-                                  buffer->name, dtype_name(buffer->dtype), shape, slot.row_pitch));
+                                  buffer->name, dtype_name(buffer->dtype), shape, how));
         }
         if (scratch_bytes_ > 0)
             out_.line(fmt::format("unsigned char* tl_scratch = tl_smem + {};  // {} bytes for reductions and staging",
                                   scratch_offset_, scratch_bytes_));
-        stmt(kernel_.body, {});
-    });
 }
 
 void KernelEmitter::stmt(const ir::StmtPtr& s, const ElementContext& ctx) {
@@ -275,8 +327,9 @@ void KernelEmitter::stmt(const ir::StmtPtr& s, const ElementContext& ctx) {
         out_.line(fmt::format("tl::cp_async_wait<{}>();  // at most {} copy groups of this thread still in flight",
                               s->as<ir::AsyncWait>()->pending, s->as<ir::AsyncWait>()->pending));
         break;
+    case ir::StmtKind::WarpSpecializedLoop: emit_consumer_loop(*s->as<ir::WarpSpecializedLoop>()); break;
     case ir::StmtKind::Barrier:
-        out_.line("__syncthreads();  // " + s->as<ir::Barrier>()->reason);
+        out_.line(block_sync() + ";  // " + s->as<ir::Barrier>()->reason);
         break;
     case ir::StmtKind::Evaluate: out_.line("(void)(" + expr(s->as<ir::Evaluate>()->value, ctx) + ");"); break;
     case ir::StmtKind::Return: out_.line("return " + expr(s->as<ir::Return>()->value, ctx) + ";"); break;

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -30,6 +31,14 @@ struct ElementContext {
     std::string store_guard;                // when every thread runs every iteration: who stores to memory
 };
 
+// A TMA descriptor parameter of a warp-specialized kernel: one per (global tensor, box height).
+struct TmaMap {
+    std::string name;           // kernel parameter, e.g. tl_map_A
+    const ir::Buffer* tensor = nullptr;
+    int64_t box_rows = 0;       // boxes are [box_rows][64] elements
+};
+std::vector<TmaMap> tma_maps(const ir::WarpSpecializedLoop& loop);
+
 class KernelEmitter {
 public:
     KernelEmitter(const ir::Kernel& kernel, const KernelLayouts& layouts, const CodegenOptions& options,
@@ -45,10 +54,23 @@ public:
     std::string expr(const ir::ExprPtr& e, const ElementContext& ctx = {});
     std::string var_name(const ir::Var& v) const;
     std::string cast_to(const std::string& value, Dtype from, Dtype to) const;
+    // Inside a warp-specialized kernel, block.* name the current tile and thread.x / block.x
+    // count only the kernel's own (consumer) threads.
+    bool tile_coordinates() const { return kernel_.warp_specialization.enabled; }
+    int threads() const { return kernel_.threads; }
 
 private:
     // ---- kernel skeleton (kernel_emitter.cpp)
     void plan_shared_memory();
+    void emit_shared_declarations(); // pointers into tl_smem for every shared buffer and the scratch
+    // ---- warp-specialized kernels (emit_warp_specialized.cpp)
+    void emit_warp_specialized_body();
+    void emit_tile_loop(const std::function<void()>& body);
+    void emit_producer(const ir::WarpSpecializedLoop& loop);
+    void emit_consumer_loop(const ir::WarpSpecializedLoop& loop);
+    // The block-wide barrier of the current code: __syncthreads, or a named barrier over the
+    // consumer warpgroups once a warp-specialized kernel has split into roles.
+    std::string block_sync() const { return block_sync_; }
     void emit_signature();
     void emit_layouts();
     void stmt(const ir::StmtPtr& s, const ElementContext& ctx);
@@ -107,6 +129,9 @@ private:
     int64_t shared_bytes_ = 0;
     int name_counter_ = 0;
     bool ok_ = true;
+    std::string block_sync_ = "__syncthreads()";
+    const ir::WarpSpecializedLoop* ws_loop_ = nullptr; // the kernel's warp-specialized loop, if any
+    int64_t barriers_offset_ = 0;                       // where its mbarriers live in shared memory
 };
 
 std::string kernel_function_name(const ir::Kernel& k);

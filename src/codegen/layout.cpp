@@ -74,6 +74,12 @@ public:
             region(c->dst);
             break;
         }
+        case ir::StmtKind::WarpSpecializedLoop: {
+            auto* w = s->as<ir::WarpSpecializedLoop>();
+            for (auto& l : w->lets) stmt(l, parallel);
+            stmt(w->gemm, parallel);
+            break;
+        }
         case ir::StmtKind::Gemm: {
             auto* g = s->as<ir::Gemm>();
             if (is_fragment(g->c.buffer)) accumulators.emplace(g->c.buffer.get(), g);
@@ -217,12 +223,20 @@ bool infer_layouts(const ir::Kernel& kernel, KernelLayouts& out, DiagnosticEngin
 
     // Tensor-core plan per gemm; an accumulator fixes its group's layout.
     std::map<const ir::Buffer*, FragmentLayout> group_layout;
+    std::set<const ir::Gemm*> wgmma_gemms;
+    std::function<void(const ir::StmtPtr&)> find_wgmma = [&](const ir::StmtPtr& s) {
+        if (!s) return;
+        if (auto* seq = s->as<ir::Seq>()) for (auto& c : seq->stmts) find_wgmma(c);
+        if (auto* w = s->as<ir::WarpSpecializedLoop>()) wgmma_gemms.insert(w->gemm.get());
+    };
+    find_wgmma(kernel.body);
     for (auto& [acc, gemm] : uses.accumulators) {
         GemmPlan plan;
         auto shape = gemm->c.tile_shape();
         int64_t k = gemm->transpose_a ? gemm->a.tile_shape()[0] : gemm->a.tile_shape()[1];
         if (tensor_core_dtypes(*gemm) && !uses.replicated.count(acc) && shape.size() == 2 && k % 16 == 0) {
-            auto [wm, wn] = choose_warp_grid(shape[0], shape[1], warps);
+            // wgmma (warp-specialized loop): warp w of the consumers holds rows 16w .. 16w + 15.
+            auto [wm, wn] = wgmma_gemms.count(gemm) ? std::pair<int, int>{warps, 1} : choose_warp_grid(shape[0], shape[1], warps);
             const ir::Buffer* root = groups.find(acc);
             auto existing = group_layout.find(root);
             bool compatible = existing == group_layout.end() ||
@@ -243,6 +257,7 @@ bool infer_layouts(const ir::Kernel& kernel, KernelLayouts& out, DiagnosticEngin
     std::function<void(const ir::StmtPtr&)> visit = [&](const ir::StmtPtr& s) {
         if (!s) return;
         if (auto* g = s->as<ir::Gemm>()) out.gemms.emplace(g, GemmPlan{});
+        if (auto* w = s->as<ir::WarpSpecializedLoop>()) out.gemms.emplace(w->gemm.get(), GemmPlan{});
         if (auto* seq = s->as<ir::Seq>()) for (auto& c : seq->stmts) visit(c);
         if (auto* f = s->as<ir::For>()) visit(f->body);
         if (auto* i = s->as<ir::If>()) visit(i->then_body), visit(i->else_body);

@@ -181,7 +181,7 @@ Region whole(const BufferPtr& buffer); // the whole of a non-global buffer
 // ---- statements -----------------------------------------------------------------------------
 
 enum class StmtKind { Seq, Alloc, Let, Store, If, For, Copy, Gemm, Fill, Reduce, Cumsum, AtomicAdd, Evaluate, Return, Barrier,
-                      AsyncCommit, AsyncWait };
+                      AsyncCommit, AsyncWait, WarpSpecializedLoop };
 
 struct Stmt {
     StmtKind kind;
@@ -342,6 +342,32 @@ struct AsyncWait : Stmt {
     explicit AsyncWait(int n, SourceRange r = {}) : Stmt(kKind, r), pending(n) {}
 };
 
+// A pipelined gemm main loop mapped onto Hopper warp specialization (sm_90a; schedule/
+// warp_specialize.cpp). Per trip `it` (counted across the loop's trips, and across tiles when the
+// kernel is persistent) the producer warpgroup's elected thread waits until stage `it % stages` is
+// released (`empty`), then issues one TMA load per entry of `loads` into that stage, completing on
+// `full`; the consumer warpgroups wait on `full`, run `gemm` with wgmma, and release the stage once
+// its wgmmas have retired. The shared tiles in `loads` hold `stages` copies in the 128-byte-swizzled
+// layout TMA writes and are touched by nothing else.
+struct TmaLoad {
+    Region src;       // a 2-d global slice
+    BufferPtr dst;    // a whole shared tile of the slice's shape
+    SourceRange range; // of the copy it replaces
+};
+struct WarpSpecializedLoop : Stmt {
+    static constexpr StmtKind kKind = StmtKind::WarpSpecializedLoop;
+    VarPtr var;                  // the loop index, 0 .. trip_count - 1
+    ExprPtr trip_count;
+    int stages = 2;
+    std::vector<StmtPtr> lets;   // the loop body's `let`s, evaluated by both roles
+    std::vector<TmaLoad> loads;
+    std::shared_ptr<const Gemm> gemm;
+    WarpSpecializedLoop(VarPtr v, ExprPtr trips, int s, std::vector<StmtPtr> l, std::vector<TmaLoad> ld,
+                        std::shared_ptr<const Gemm> g, SourceRange r = {})
+        : Stmt(kKind, r), var(std::move(v)), trip_count(std::move(trips)), stages(s), lets(std::move(l)),
+          loads(std::move(ld)), gemm(std::move(g)) {}
+};
+
 // ---- functions, kernels, module -------------------------------------------------------------
 
 // A user `fn` over scalars; becomes an inline __device__ function.
@@ -369,6 +395,15 @@ struct Param {
     const std::string& name() const { return tensor ? tensor->name : scalar->name; }
 };
 
+// How a kernel is split into warp-specialized roles (set by schedule/warp_specialize.cpp).
+struct WarpSpecialization {
+    bool enabled = false;
+    bool persistent = false;       // one block per SM loops over the grid's tiles
+    int producer_threads = 128;    // one warpgroup, added in front of the kernel's `threads`
+    int producer_registers = 40;   // setmaxnreg budgets per thread
+    int consumer_registers = 232;
+};
+
 struct Kernel {
     std::string name;
     std::vector<std::pair<std::string, std::string>> compile_args; // folded compile-time params, for comments
@@ -380,6 +415,12 @@ struct Kernel {
     KernelOptions options;
     StmtPtr body;
     SourceRange range;
+    WarpSpecialization warp_specialization;
+    // With warp specialization: the same kernel scheduled for the cp.async + mma.sync path, which
+    // the launch stub runs where TMA cannot (unaligned tensors, a device other than sm_90).
+    std::shared_ptr<Kernel> fallback;
+    std::string schedule_remark;     // why the Hopper path was not taken (for --verbose and the IR dump)
+    std::string function_suffix;     // appended to the __global__ function's name ("_sm90")
 };
 
 struct Module {

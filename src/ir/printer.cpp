@@ -244,6 +244,22 @@ public:
         case StmtKind::AsyncWait:
             line(indent, fmt::format("async_wait {}", s->as<AsyncWait>()->pending));
             break;
+        case StmtKind::WarpSpecializedLoop: {
+            auto* w = s->as<WarpSpecializedLoop>();
+            line(indent, fmt::format("for {} in warp_specialized({}, stages={}) {{", w->var->name,
+                                     expr(w->trip_count), w->stages));
+            for (auto& l : w->lets) body(l, indent + 1);
+            line(indent + 1, "producer:  // one thread of warpgroup 0; waits until the stage is empty");
+            for (auto& ld : w->loads)
+                line(indent + 2, "tma_load " + region(ld.src) + " -> " + ld.dst->name + "[stage], signals full[stage]");
+            line(indent + 1, "consumer:  // the kernel's warpgroups; wait until the stage is full");
+            std::string t = "wgmma " + region(w->gemm->a) + ", " + region(w->gemm->b) + " -> " + region(w->gemm->c);
+            if (w->gemm->transpose_a) t += ", transpose_a";
+            if (w->gemm->transpose_b) t += ", transpose_b";
+            line(indent + 2, t + ", then releases empty[stage]");
+            line(indent, "}");
+            break;
+        }
         case StmtKind::Barrier: {
             const std::string& why = s->as<Barrier>()->reason;
             line(indent, why.empty() ? "barrier" : "barrier  // " + why);
@@ -295,6 +311,12 @@ public:
                 head += (i ? ", " : "") + std::to_string(k.cluster[i]);
             head += ")";
         }
+        if (k.warp_specialization.enabled)
+            line(0, fmt::format("// warp-specialized: producer warpgroup ({} registers) + {} consumer threads ({} registers){}",
+                                k.warp_specialization.producer_registers, k.threads,
+                                k.warp_specialization.consumer_registers,
+                                k.warp_specialization.persistent ? ", persistent over the grid's tiles" : ""));
+        if (!k.schedule_remark.empty()) line(0, "// " + k.schedule_remark);
         line(0, head + " {");
         body(k.body, 1);
         line(0, "}");

@@ -3,6 +3,8 @@
 
 #include "schedule/barriers.h"
 #include "schedule/pipeline_loops.h"
+#include "schedule/warp_specialize.h"
+#include "schedule/verify_mbarriers.h"
 
 #include <functional>
 
@@ -16,6 +18,11 @@ struct Pass {
 
 const std::vector<Pass>& passes() {
     static const std::vector<Pass> list = {
+        {"warp-specialize", [](ir::Kernel& k, const ScheduleOptions& options, DiagnosticEngine&) {
+             // The fallback copy this pass makes is scheduled by the passes after it.
+             if (warp_specialize(k, options.arch)) verify_mbarrier_protocol(k);
+             return true;
+         }},
         {"pipeline-loops", [](ir::Kernel& k, const ScheduleOptions&, DiagnosticEngine&) {
              k.body = pipeline_loops(k);
              return true;
@@ -50,8 +57,10 @@ const std::vector<std::string>& pass_names() {
 bool run_passes(ir::Module& module, const ScheduleOptions& options, DiagnosticEngine& diags) {
     if (options.stop_after == "sema") return true;
     for (const Pass& pass : passes()) {
-        for (ir::Kernel& kernel : module.kernels)
+        for (ir::Kernel& kernel : module.kernels) {
             if (!pass.run(kernel, options, diags)) return false;
+            if (kernel.fallback && pass.name != "warp-specialize" && !pass.run(*kernel.fallback, options, diags)) return false;
+        }
         if (pass.name == options.stop_after) break;
     }
     return true;

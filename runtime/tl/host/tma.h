@@ -1,0 +1,70 @@
+// Host side of TMA: builds the CUtensorMap of a 2-d row-major tensor for a launch stub, through the
+// runtime's driver entry point (the user links only cudart), and the checks that decide whether a
+// tensor can be read through TMA at all (16-byte aligned base and row pitch).
+#pragma once
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace tl::host {
+
+inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
+    static PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
+        void* p = nullptr;
+        cudaDriverEntryPointQueryResult status{};
+        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &status) != cudaSuccess ||
+            status != cudaDriverEntryPointSuccess)
+            p = nullptr;
+        return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(p);
+    }();
+    return fn;
+}
+
+// True when a [rows][cols] tensor of `element_bytes` elements at `base` satisfies TMA's rules.
+inline bool tma_compatible(const void* base, int64_t rows, int64_t cols, int element_bytes) {
+    return tensor_map_encoder() != nullptr && reinterpret_cast<uintptr_t>(base) % 16 == 0 &&
+           (cols * element_bytes) % 16 == 0 && rows >= 1 && cols >= 1 && rows < (int64_t(1) << 31) &&
+           cols < (int64_t(1) << 31);
+}
+
+// Map of a row-major [rows][cols] tensor read in [box_rows][box_cols] boxes with 128-byte swizzle
+// (box_cols * element_bytes must be 128); out-of-bounds elements read as zero.
+inline bool make_tensor_map_2d(CUtensorMap* map, const void* base, CUtensorMapDataType type, int element_bytes,
+                               int64_t rows, int64_t cols, int box_rows, int box_cols) {
+    auto encode = tensor_map_encoder();
+    if (encode == nullptr) return false;
+    cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
+    cuuint64_t strides[1] = {static_cast<cuuint64_t>(cols) * element_bytes};
+    cuuint32_t box[2] = {static_cast<cuuint32_t>(box_cols), static_cast<cuuint32_t>(box_rows)};
+    cuuint32_t element_strides[2] = {1, 1};
+    CUresult r = encode(map, type, 2, const_cast<void*>(base), dims, strides, box, element_strides,
+                        CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    return r == CUDA_SUCCESS;
+}
+
+// Compute capability major of the current device and its SM count (cached per device).
+struct DeviceTraits {
+    int major = 0;
+    int sm_count = 0;
+};
+inline DeviceTraits current_device_traits() {
+    static thread_local int cached_device = -1;
+    static thread_local DeviceTraits cached{};
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess) return {};
+    if (dev != cached_device) {
+        DeviceTraits t{};
+        if (cudaDeviceGetAttribute(&t.major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+            cudaDeviceGetAttribute(&t.sm_count, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+            return {};
+        cached = t;
+        cached_device = dev;
+    }
+    return cached;
+}
+
+} // namespace tl::host

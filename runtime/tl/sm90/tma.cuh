@@ -1,0 +1,29 @@
+// Tensor Memory Accelerator copies (sm_90): one thread moves a whole box of a 2-d global tensor
+// into shared memory, described by a CUtensorMap built on the host (tl/host/tma.h) and passed as a
+// __grid_constant__ kernel parameter. Elements outside the tensor arrive as zeros; completion is
+// signalled on an mbarrier as transaction bytes (always the full box).
+#pragma once
+
+#include "tl/sm90/arch.cuh"
+
+#include <cuda.h> // CUtensorMap (a plain 128-byte struct; no driver library is linked)
+
+namespace tl::sm90 {
+
+// Box at tensor coordinates (c0 innermost, c1) -> dst; completes `box bytes` on `bar`.
+__device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, uint64_t* bar, int c0, int c1) {
+#if TL_SM90A_DEVICE
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n"
+                 ::"r"(smem_address(dst)), "l"(reinterpret_cast<uint64_t>(map)), "r"(smem_address(bar)), "r"(c0), "r"(c1)
+                 : "memory");
+#endif
+}
+
+// Brings a tensor map into the descriptor cache ahead of its first use.
+__device__ __forceinline__ void tma_prefetch_descriptor(const CUtensorMap* map) {
+#if TL_SM90A_DEVICE
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
+#endif
+}
+
+} // namespace tl::sm90

@@ -1,0 +1,168 @@
+// Lowering of warp-specialized kernels (sm_90a): the role split, the persistent tile loop, the
+// producer's TMA issue loop and the consumers' wgmma loop, following the mbarrier protocol that
+// schedule/verify_mbarriers.h describes and model-checks.
+#include "codegen/cuda_names.h"
+#include "codegen/kernel_emitter.h"
+#include "schedule/verify_mbarriers.h"
+#include "support/check.h"
+
+#include <fmt/format.h>
+
+namespace tlc::codegen {
+
+std::vector<TmaMap> tma_maps(const ir::WarpSpecializedLoop& loop) {
+    std::vector<TmaMap> maps;
+    for (const ir::TmaLoad& ld : loop.loads) {
+        int64_t rows = ld.dst->const_shape[0];
+        bool known = false;
+        for (const TmaMap& m : maps) known |= m.tensor == ld.src.buffer.get() && m.box_rows == rows;
+        if (known) continue;
+        int same_tensor = 0;
+        for (const TmaMap& m : maps) same_tensor += m.tensor == ld.src.buffer.get();
+        std::string name = "tl_map_" + identifier(ld.src.buffer->name) + (same_tensor ? fmt::format("_{}", rows) : "");
+        maps.push_back({name, ld.src.buffer.get(), rows});
+    }
+    return maps;
+}
+
+namespace {
+const TmaMap& map_for(const std::vector<TmaMap>& maps, const ir::TmaLoad& ld) {
+    for (const TmaMap& m : maps)
+        if (m.tensor == ld.src.buffer.get() && m.box_rows == ld.dst->const_shape[0]) return m;
+    TLC_CHECK(false, "no TMA map for a load");
+    return maps.front();
+}
+} // namespace
+
+// for (tile = blockIdx.x; tile < tiles; tile += gridDim.x) with tl_block_{x,y,z}: the tiles of
+// the kernel's grid in a grouped order (8 tile-rows at a time) so that blocks running together
+// share A and B tiles in L2.
+void KernelEmitter::emit_tile_loop(const std::function<void()>& body) {
+    out_.block("for (int tl_tile = blockIdx.x; tl_tile < tl_tiles; tl_tile += gridDim.x)", [&] {
+        out_.line("const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);");
+        out_.line("const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);");
+        out_.line("const int tl_group_first_y = tl_in_plane / (8 * tl_tiles_x) * 8;");
+        out_.line("const int tl_group_rows = min(tl_tiles_y - tl_group_first_y, 8);");
+        out_.line("const int tl_block_y = tl_group_first_y + tl_in_plane % (8 * tl_tiles_x) % tl_group_rows;");
+        out_.line("const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;");
+        out_.line("(void)tl_block_x, (void)tl_block_y, (void)tl_block_z;");
+        body();
+    });
+}
+
+void KernelEmitter::emit_producer(const ir::WarpSpecializedLoop& loop) {
+    const schedule::MbarrierProtocol protocol = schedule::protocol_of(kernel_, loop);
+    auto maps = tma_maps(loop);
+    int64_t bytes = 0;
+    for (const ir::TmaLoad& ld : loop.loads) bytes += ld.dst->num_elements() * dtype_bytes(ld.dst->dtype);
+    for (const TmaMap& m : maps) out_.line(fmt::format("tl::sm90::tma_prefetch_descriptor(&{});", m.name));
+    out_.line("int tl_it = 0;  // trips issued so far, across tiles: stage tl_it % stages, round tl_it / stages");
+    emit_tile_loop([&] {
+        // The `let`s before the loop (the tile's origin, the trip count) — pure values.
+        for (const ir::StmtPtr& s : static_cast<const ir::Seq*>(kernel_.body.get())->stmts) {
+            if (s.get() == &loop) break;
+            if (s->kind == ir::StmtKind::Let) stmt(s, {});
+        }
+        std::string k = var_name(*loop.var);
+        out_.block(fmt::format("for (int {0} = 0; {0} < {1}; ++{0}, ++tl_it)", k, expr(loop.trip_count)), [&] {
+            out_.line(fmt::format("const int tl_stage = tl_it % {};", protocol.stages));
+            out_.line(fmt::format("tl::sm90::mbarrier_wait(&tl_empty[tl_stage], ((tl_it / {}) & 1) ^ 1);  // consumers released it",
+                                  protocol.stages));
+            out_.line(fmt::format("tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], {});", bytes));
+            for (const ir::StmtPtr& l : loop.lets) stmt(l, {});
+            for (const ir::TmaLoad& ld : loop.loads) {
+                const ir::Buffer& dst = *ld.dst;
+                int64_t rows = dst.const_shape[0], cols = dst.const_shape[1];
+                ir::Copy original(ld.src, ir::whole(ld.dst), nullptr, ld.range);
+                source_comment(original, "tma load");
+                std::string r0 = expr(ld.src.ranges[0].start), c0 = expr(ld.src.ranges[1].start);
+                for (int64_t box = 0; box < cols / 64; ++box)
+                    out_.line(fmt::format("tl::sm90::tma_load_2d({} + tl_stage * {} + {}, &{}, &tl_full[tl_stage], {}{}, {});",
+                                          identifier(dst.name), dst.num_elements(), box * rows * 64, map_for(maps, ld).name, c0,
+                                          box ? fmt::format(" + {}", box * 64) : "", r0));
+            }
+        });
+    });
+}
+
+void KernelEmitter::emit_consumer_loop(const ir::WarpSpecializedLoop& loop) {
+    const schedule::MbarrierProtocol protocol = schedule::protocol_of(kernel_, loop);
+    const ir::Gemm& g = *loop.gemm;
+    const ir::Buffer& c = *g.c.buffer;
+    const FragmentLayout* l = layout_of(c);
+    TLC_CHECK(l && l->kind == LayoutKind::MmaAcc && l->warps_n == 1, "wgmma accumulator without the wgmma layout");
+    int64_t bm = g.transpose_a ? g.a.buffer->const_shape[1] : g.a.buffer->const_shape[0];
+    int64_t bk = g.transpose_a ? g.a.buffer->const_shape[0] : g.a.buffer->const_shape[1];
+    int64_t bn = c.const_shape[1];
+    std::string k = var_name(*loop.var);
+    std::string trips = fresh("trips");
+    source_comment(loop, "warp-specialized loop");
+    out_.line(fmt::format("const int {} = {};", trips, expr(loop.trip_count)));
+    out_.block(fmt::format("for (int {0} = 0; {0} < {1}; ++{0}, ++tl_it)", k, trips), [&] {
+        out_.line(fmt::format("const int tl_stage = tl_it % {};", protocol.stages));
+        out_.line(fmt::format("tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / {}) & 1);  // the stage's TMA loads landed",
+                              protocol.stages));
+        for (const ir::StmtPtr& s : loop.lets) stmt(s, {});
+        source_comment(g, "gemm");
+        out_.line(fmt::format("tl::sm90::warpgroup_gemm<{}, {}, {}, {}, {}, {}>({}, {} + tl_stage * {}, {} + tl_stage * {}, 64 * (tl_tid / 128));",
+                              cuda_type(g.a.buffer->dtype), bm, bn, bk, g.transpose_a, g.transpose_b, identifier(c.name),
+                              identifier(g.a.buffer->name), g.a.buffer->num_elements(), identifier(g.b.buffer->name),
+                              g.b.buffer->num_elements()));
+        out_.line(fmt::format("tl::sm90::wgmma_wait<{}>();  // the previous trip's wgmmas have retired", protocol.mma_in_flight));
+        out_.line(fmt::format("if ({} > 0 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + {}) % {}]);  // release it",
+                              k, protocol.stages - 1, protocol.stages));
+    });
+    out_.line("tl::sm90::wgmma_wait<0>();");
+    out_.line(fmt::format("if ({} > 0 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + {}) % {}]);  // release the last stage",
+                          trips, protocol.stages - 1, protocol.stages));
+}
+
+void KernelEmitter::emit_warp_specialized_body() {
+    const ir::WarpSpecializedLoop& loop = *ws_loop_;
+    const ir::WarpSpecialization& ws = kernel_.warp_specialization;
+    const schedule::MbarrierProtocol protocol = schedule::protocol_of(kernel_, loop);
+    out_.line("#if defined(__CUDA_ARCH__) && !TL_SM90A_DEVICE");
+    out_.line("__trap();  // built for another arch; the launch stub runs this kernel only on sm_90 devices");
+    out_.line("#else");
+    emit_layouts();
+    out_.line("extern __shared__ __align__(1024) unsigned char tl_smem_raw[];");
+    out_.line("unsigned char* tl_smem = tl_smem_raw + ((1024 - tl::sm90::smem_address(tl_smem_raw) % 1024) % 1024);");
+    emit_shared_declarations();
+    out_.line(fmt::format("uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + {});   // per stage: its TMA loads landed",
+                          barriers_offset_));
+    out_.line(fmt::format("uint64_t* tl_empty = tl_full + {};  // per stage: every consumer warp finished reading it", protocol.stages));
+    out_.block("if (threadIdx.x == 0)", [&] {
+        out_.block(fmt::format("for (int tl_s = 0; tl_s < {}; ++tl_s)", protocol.stages), [&] {
+            out_.line("tl::sm90::mbarrier_init(&tl_full[tl_s], 1);");
+            out_.line(fmt::format("tl::sm90::mbarrier_init(&tl_empty[tl_s], {});", kernel_.threads / 32));
+        });
+        out_.line("tl::sm90::mbarrier_init_fence();");
+    });
+    out_.line("__syncthreads();");
+    std::vector<std::string> grid;
+    for (size_t i = 0; i < 3; ++i) grid.push_back(i < kernel_.grid.size() ? expr(kernel_.grid[i]) : "1");
+    out_.line(fmt::format("const int tl_tiles_x = {}, tl_tiles_y = {}, tl_tiles_z = {};", grid[0], grid[1], grid[2]));
+    out_.line("const int tl_tiles = tl_tiles_x * tl_tiles_y * tl_tiles_z;");
+    out_.block(fmt::format("if (threadIdx.x < {})", ws.producer_threads), [&] {
+        out_.line("// Producer warpgroup: one thread issues every TMA load.");
+        out_.line(fmt::format("tl::sm90::release_registers<{}>();", ws.producer_registers));
+        out_.block("if (threadIdx.x == 0)", [&] { emit_producer(loop); });
+    });
+    out_.block("else", [&] {
+        out_.line(fmt::format("// Consumer warpgroups: the kernel's {} threads.", kernel_.threads));
+        out_.line(fmt::format("tl::sm90::claim_registers<{}>();", ws.consumer_registers));
+        out_.line(fmt::format("const int tl_tid = threadIdx.x - {};", ws.producer_threads));
+        out_.line("int tl_it = 0;  // trips consumed so far, across tiles");
+        block_sync_ = fmt::format("tl::sm90::named_barrier_sync(1, {})", kernel_.threads);
+        emit_tile_loop([&] {
+            stmt(kernel_.body, {});
+            // The next tile's epilogue reuses the shared memory this one may still be reading.
+            if (scratch_bytes_ > 0 || shared_order_.size() > loop.loads.size())
+                out_.line(block_sync() + ";  // every consumer finished this tile's epilogue");
+        });
+        block_sync_ = "__syncthreads()";
+    });
+    out_.line("#endif");
+}
+
+} // namespace tlc::codegen

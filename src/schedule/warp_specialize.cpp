@@ -1,0 +1,268 @@
+// Pass `warp-specialize`: recognises the pipelined gemm main loop and rewrites it into a
+// WarpSpecializedLoop (see warp_specialize.h for the conditions and the resulting protocol).
+#include "schedule/warp_specialize.h"
+
+#include <fmt/format.h>
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+
+namespace tlc::schedule {
+
+namespace {
+
+using Why = std::optional<std::string>; // the failed condition, or nullopt when it holds
+
+std::vector<ir::StmtPtr> flatten(const ir::StmtPtr& s) {
+    if (!s) return {};
+    if (auto* seq = s->as<ir::Seq>()) return seq->stmts;
+    return {s};
+}
+
+bool is_whole(const ir::Region& r) {
+    for (size_t i = 0; i < r.ranges.size(); ++i) {
+        auto start = ir::const_int(r.ranges[i].start);
+        if (r.ranges[i].is_point || !start || *start != 0 || r.ranges[i].extent != r.buffer->const_shape[i]) return false;
+    }
+    return true;
+}
+
+// Every buffer a statement tree touches, and whether it reads grid.*.
+struct Uses {
+    std::map<const ir::Buffer*, int> count;
+    bool reads_grid_dims = false;
+
+    void expr(const ir::ExprPtr& e) {
+        if (!e) return;
+        switch (e->kind) {
+        case ir::ExprKind::Load: {
+            auto* l = e->as<ir::Load>();
+            ++count[l->buffer.get()];
+            for (auto& i : l->indices) expr(i);
+            break;
+        }
+        case ir::ExprKind::Builtin: {
+            auto b = e->as<ir::Builtin>()->builtin;
+            if (b == ir::BuiltinKind::GridDimX || b == ir::BuiltinKind::GridDimY || b == ir::BuiltinKind::GridDimZ)
+                reads_grid_dims = true;
+            break;
+        }
+        case ir::ExprKind::Unary: expr(e->as<ir::Unary>()->operand); break;
+        case ir::ExprKind::Binary: expr(e->as<ir::Binary>()->lhs), expr(e->as<ir::Binary>()->rhs); break;
+        case ir::ExprKind::Select: {
+            auto* s = e->as<ir::Select>();
+            expr(s->cond), expr(s->then_value), expr(s->else_value);
+            break;
+        }
+        case ir::ExprKind::Cast: expr(e->as<ir::Cast>()->operand); break;
+        case ir::ExprKind::Call:
+            for (auto& a : e->as<ir::Call>()->args) expr(a);
+            break;
+        default: break;
+        }
+    }
+    void region(const ir::Region& r) {
+        if (!r.buffer) return;
+        ++count[r.buffer.get()];
+        for (auto& rg : r.ranges) expr(rg.start);
+    }
+    void stmt(const ir::StmtPtr& s) {
+        if (!s) return;
+        switch (s->kind) {
+        case ir::StmtKind::Seq:
+            for (auto& c : s->as<ir::Seq>()->stmts) stmt(c);
+            break;
+        case ir::StmtKind::Alloc: expr(s->as<ir::Alloc>()->init); break; // the declaration is not a use
+        case ir::StmtKind::Let: expr(s->as<ir::LetStmt>()->value); break;
+        case ir::StmtKind::Store: {
+            auto* st = s->as<ir::Store>();
+            ++count[st->buffer.get()];
+            for (auto& i : st->indices) expr(i);
+            expr(st->value);
+            break;
+        }
+        case ir::StmtKind::If: {
+            auto* i = s->as<ir::If>();
+            expr(i->cond), stmt(i->then_body), stmt(i->else_body);
+            break;
+        }
+        case ir::StmtKind::For: {
+            auto* f = s->as<ir::For>();
+            for (auto& e : f->extents) expr(e);
+            stmt(f->body);
+            break;
+        }
+        case ir::StmtKind::Copy: region(s->as<ir::Copy>()->src), region(s->as<ir::Copy>()->dst), expr(s->as<ir::Copy>()->pad); break;
+        case ir::StmtKind::Gemm: {
+            auto* g = s->as<ir::Gemm>();
+            region(g->a), region(g->b), region(g->c);
+            break;
+        }
+        case ir::StmtKind::Fill: region(s->as<ir::Fill>()->dst), expr(s->as<ir::Fill>()->value); break;
+        case ir::StmtKind::Reduce: region(s->as<ir::Reduce>()->src), region(s->as<ir::Reduce>()->dst); break;
+        case ir::StmtKind::Cumsum: region(s->as<ir::Cumsum>()->src), region(s->as<ir::Cumsum>()->dst); break;
+        case ir::StmtKind::AtomicAdd: {
+            auto* a = s->as<ir::AtomicAdd>();
+            region(a->dst), region(a->src), expr(a->value);
+            break;
+        }
+        case ir::StmtKind::Evaluate: expr(s->as<ir::Evaluate>()->value); break;
+        case ir::StmtKind::Return: expr(s->as<ir::Return>()->value); break;
+        default: break;
+        }
+    }
+};
+
+int count_pipelined(const ir::StmtPtr& s) {
+    if (!s) return 0;
+    int n = 0;
+    if (auto* seq = s->as<ir::Seq>())
+        for (auto& c : seq->stmts) n += count_pipelined(c);
+    if (auto* f = s->as<ir::For>()) n += (f->loop_kind == ir::LoopKind::Pipelined) + count_pipelined(f->body);
+    if (auto* i = s->as<ir::If>()) n += count_pipelined(i->then_body) + count_pipelined(i->else_body);
+    return n;
+}
+
+Why check_copy(const ir::Copy& c) {
+    const ir::Buffer& src = *c.src.buffer;
+    const ir::Buffer& dst = *c.dst.buffer;
+    if (src.scope != ir::Scope::Global || dst.scope != ir::Scope::Shared)
+        return fmt::format("the loop copies `{}` into `{}`, not global into shared", src.name, dst.name);
+    if (src.rank() != 2 || c.src.ranges[0].is_point || c.src.ranges[1].is_point)
+        return fmt::format("the copy from `{}` is not a 2-d slice", src.name);
+    if (!is_whole(c.dst)) return fmt::format("the copy into `{}` does not fill the whole tile", dst.name);
+    if (src.dtype != dst.dtype || (src.dtype != Dtype::F16 && src.dtype != Dtype::BF16))
+        return fmt::format("the copy into `{}` is not f16 or bf16 without conversion", dst.name);
+    if (c.pad) return fmt::format("the copy into `{}` has a pad value (TMA fills with zeros)", dst.name);
+    int64_t rows = dst.const_shape[0], cols = dst.const_shape[1];
+    if (rows > 256) return fmt::format("tile `{}` has {} rows (a TMA box has at most 256)", dst.name, rows);
+    if (cols % 64) return fmt::format("tile `{}` has {} columns, not a multiple of 64 (128-byte swizzle rows)", dst.name, cols);
+    return std::nullopt;
+}
+
+Why check_gemm(const ir::Gemm& g, const std::set<const ir::Buffer*>& loaded, int warpgroups) {
+    if (!loaded.count(g.a.buffer.get()) || !loaded.count(g.b.buffer.get()) || !is_whole(g.a) || !is_whole(g.b))
+        return std::string("the gemm's operands are not whole shared tiles loaded in the loop");
+    if (g.a.buffer->dtype != g.b.buffer->dtype) return std::string("the gemm's operands have different dtypes");
+    const ir::Buffer& c = *g.c.buffer;
+    if (c.scope != ir::Scope::Fragment || c.dtype != Dtype::F32 || !is_whole(g.c) || c.rank() != 2)
+        return std::string("the gemm's accumulator is not a whole f32 fragment");
+    if (g.clear) return std::string("the gemm clears its accumulator");
+    int64_t m = c.const_shape[0], n = c.const_shape[1];
+    auto as = g.a.buffer->const_shape, bs = g.b.buffer->const_shape;
+    int64_t k = g.transpose_a ? as[0] : as[1];
+    if (m != 64 * warpgroups)
+        return fmt::format("the accumulator has {} rows; wgmma with {} consumer warpgroup(s) needs {}", m, warpgroups, 64 * warpgroups);
+    if (n % 8 || n > 256) return fmt::format("the accumulator has {} columns (wgmma: a multiple of 8, at most 256)", n);
+    if (k % 16) return fmt::format("the gemm's k extent {} is not a multiple of 16", k);
+    if (!g.transpose_a && k % 64) return fmt::format("the gemm's k extent {} is not a multiple of 64 (A is K-major)", k);
+    if (g.transpose_b && k % 64) return fmt::format("the gemm's k extent {} is not a multiple of 64 (B is K-major)", k);
+    if (!g.transpose_b && n % 64) return fmt::format("the accumulator has {} columns, not a multiple of 64 (B is MN-major)", n);
+    if (g.transpose_a && m % 64) return std::string("A's M extent is not a multiple of 64");
+    return std::nullopt;
+}
+
+struct Match {
+    size_t loop_index = 0;
+    ir::WarpSpecializedLoop* loop = nullptr;
+    ir::StmtPtr replacement;
+};
+
+Why match(const ir::Kernel& kernel, Match& out) {
+    if (!kernel.options.tma) return std::string("@no_tma");
+    if (!kernel.options.warp_specialize) return std::string("@no_warp_specialize");
+    if (!kernel.options.pipeline) return std::string("@no_pipeline");
+    if (kernel.threads != 128 && kernel.threads != 256)
+        return fmt::format("threads({}): the Hopper path runs one or two consumer warpgroups (threads(128) or threads(256))", kernel.threads);
+    if (!kernel.cluster.empty()) return std::string("thread-block clusters are not yet combined with warp specialization");
+    int warpgroups = kernel.threads / 128;
+    if (count_pipelined(kernel.body) != 1) return std::string("the kernel does not have exactly one pipelined loop");
+
+    auto top = flatten(kernel.body);
+    size_t at = top.size();
+    for (size_t i = 0; i < top.size(); ++i)
+        if (auto* f = top[i]->as<ir::For>(); f && f->loop_kind == ir::LoopKind::Pipelined) at = i;
+    if (at == top.size()) return std::string("the pipelined loop is not at the top level of the kernel body");
+    for (size_t i = 0; i < at; ++i) {
+        auto k = top[i]->kind;
+        bool fragment_fill = k == ir::StmtKind::Fill && top[i]->as<ir::Fill>()->dst.buffer->scope == ir::Scope::Fragment;
+        if (k != ir::StmtKind::Alloc && k != ir::StmtKind::Let && !fragment_fill)
+            return std::string("a statement before the pipelined loop is not an allocation, a `let` or a fragment fill");
+    }
+    auto* loop = top[at]->as<ir::For>();
+    if (loop->options.pipeline == false || loop->options.async_copy == false)
+        return std::string("@no_pipeline / @no_async_copy on the loop");
+    if (loop->options.stages < 2) return std::string("the loop has fewer than 2 stages");
+
+    std::vector<ir::StmtPtr> lets;
+    std::vector<ir::TmaLoad> loads;
+    std::set<const ir::Buffer*> loaded;
+    std::shared_ptr<const ir::Gemm> gemm;
+    for (const ir::StmtPtr& s : flatten(loop->body)) {
+        if (s->kind == ir::StmtKind::Let && loads.empty() && !gemm) {
+            lets.push_back(s);
+        } else if (auto* c = s->as<ir::Copy>(); c && !gemm) {
+            if (Why why = check_copy(*c)) return why;
+            if (!loaded.insert(c->dst.buffer.get()).second)
+                return fmt::format("tile `{}` is loaded twice in one trip", c->dst.buffer->name);
+            loads.push_back({c->src, c->dst.buffer, c->range});
+        } else if (auto* g = s->as<ir::Gemm>(); g && !gemm) {
+            gemm = std::static_pointer_cast<const ir::Gemm>(s);
+        } else {
+            return std::string("the loop body is not `let`s, then global->shared copies, then one gemm");
+        }
+    }
+    if (!gemm) return std::string("the pipelined loop has no gemm");
+    if (Why why = check_gemm(*gemm, loaded, warpgroups)) return why;
+
+    // The shared tiles belong to the loop alone.
+    Uses outside;
+    for (size_t i = 0; i < top.size(); ++i)
+        if (i != at) outside.stmt(top[i]);
+    for (const ir::Buffer* b : loaded)
+        if (outside.count.count(b)) return fmt::format("tile `{}` is also used outside the pipelined loop", b->name);
+
+    auto ws = std::make_shared<ir::WarpSpecializedLoop>(loop->vars[0], loop->extents[0], loop->options.stages, lets,
+                                                        loads, gemm, loop->range);
+    out.loop_index = at;
+    out.loop = ws.get();
+    out.replacement = ws;
+    return std::nullopt;
+}
+
+bool reads_grid_dims(const ir::Kernel& kernel) {
+    Uses u;
+    u.stmt(kernel.body);
+    for (auto& g : kernel.grid) u.expr(g);
+    return u.reads_grid_dims;
+}
+
+} // namespace
+
+bool warp_specialize(ir::Kernel& kernel, const std::string& arch) {
+    if (arch != "sm_90a") return false; // the other targets have no TMA / wgmma: nothing to remark
+    Match m;
+    if (Why why = match(kernel, m)) {
+        kernel.schedule_remark = "Hopper path (TMA + wgmma + warp specialization) not applied: " + *why;
+        return false;
+    }
+    auto fallback = std::make_shared<ir::Kernel>(kernel);
+    fallback->schedule_remark = "fallback of the warp-specialized kernel: runs where TMA cannot";
+    auto top = flatten(kernel.body);
+    top[m.loop_index] = m.replacement;
+    kernel.body = std::make_shared<ir::Seq>(top, kernel.body->range);
+    kernel.fallback = fallback;
+    kernel.function_suffix = "_sm90";
+    kernel.warp_specialization.enabled = true;
+    kernel.warp_specialization.persistent = kernel.options.persistent && !reads_grid_dims(kernel);
+    int warpgroups = kernel.threads / 128;
+    // 64 K registers per SM, one block: the producer keeps 40, the consumers share the rest
+    // (setmaxnreg takes multiples of 8, at most 256).
+    int consumer = (65536 - 128 * 40) / (128 * warpgroups) / 8 * 8;
+    kernel.warp_specialization.consumer_registers = consumer > 256 ? 256 : consumer;
+    return true;
+}
+
+} // namespace tlc::schedule

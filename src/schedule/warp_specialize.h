@@ -1,0 +1,32 @@
+// Pass `warp-specialize` (sm_90a): maps a kernel's pipelined gemm main loop onto the Hopper
+// machinery — TMA loads issued by a producer warpgroup, wgmma in the kernel's own warpgroups, a
+// full/empty mbarrier pair per stage, setmaxnreg between the roles — and, unless @no_persistent,
+// makes the kernel persistent (one block per SM walking the grid's tiles).
+//
+// It applies when every condition below holds; otherwise the kernel is left for the cp.async +
+// mma.sync pipeline and `schedule_remark` says which condition failed:
+//   - target sm_90a; no @no_tma, @no_warp_specialize, @no_pipeline on the kernel or the loop;
+//   - threads(128) or threads(256): one or two consumer warpgroups;
+//   - exactly one `pipelined` loop, at the top level of the kernel body, with >= 2 stages; before
+//     it only allocations, `let`s and fragment fills; its body only `let`s, global->shared copies
+//     and one gemm whose operands are those shared tiles (f16/bf16) and whose accumulator is an
+//     f32 fragment [64 * warpgroups, N], N <= 256;
+//   - every copy is a 2-d slice `G[r +: R, c +: C]` into a whole shared tile [R, C] of G's dtype,
+//     R <= 256, C a multiple of 64 (128-byte swizzle rows), no pad value; the shared tiles are
+//     used nowhere else;
+//   - persistence additionally needs a kernel that never reads grid.*.
+// The original kernel is kept in `fallback` and scheduled by the other passes: the launch stub runs
+// it where TMA cannot (tensor base or row pitch not 16-byte aligned, device other than sm_90).
+#pragma once
+
+#include "ir/ir.h"
+
+#include <string>
+
+namespace tlc::schedule {
+
+// Rewrites `kernel` in place when the Hopper path applies (returns true), else records the reason
+// in kernel.schedule_remark and returns false. `arch` is the target ("sm_90a", ...).
+bool warp_specialize(ir::Kernel& kernel, const std::string& arch);
+
+} // namespace tlc::schedule
