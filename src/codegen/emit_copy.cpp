@@ -169,14 +169,15 @@ void KernelEmitter::emit_copy_with_fragment(const ir::Copy& c, bool fragment_is_
     };
 
     int bytes = dtype_bytes(o.dtype);
-    int width = l->kind == LayoutKind::Blocked && other_is_memory && !other.ranges.back().is_point
-                    ? vector_width(l->vector, bytes, l->vector)
-                    : 1;
+    // Runs of consecutive slots that are consecutive columns: a blocked layout's chunks, and the
+    // register pairs (2j, 2j + 1) of the mma / wgmma accumulator layout.
+    int run = l->kind == LayoutKind::Blocked ? l->vector : l->kind == LayoutKind::MmaAcc ? 2 : 1;
+    int width = other_is_memory && !other.ranges.back().is_point ? vector_width(run, bytes, run) : 1;
     if (width == 1) {
         for_each_owned(f, scalar_move);
         return;
     }
-    // Blocked fragment against memory: chunks of `width` consecutive elements in one access.
+    // Fragment against memory: chunks of `width` consecutive elements in one access.
     std::string ch = fresh("chunk");
     out_.line("#pragma unroll");
     out_.block(fmt::format("for (int {0} = 0; {0} < {1}::kSlots; {0} += {2})", ch, l->type_name, width), [&] {

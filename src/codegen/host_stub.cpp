@@ -95,19 +95,24 @@ void emit_hopper_launch(const ir::Kernel& k, int64_t shared_bytes, const std::st
     out.line("const tl::host::DeviceTraits tl_device = tl::host::current_device_traits();");
     out.block("if (tl_device.major == 9)", [&] {
         out.line("// TMA needs 16-byte-aligned tensors whose rows are a multiple of 16 bytes.");
-        std::string cond;
+        std::vector<std::string> conds;
         for (const TmaMap& m : maps) {
             const ir::Buffer& t = *m.tensor;
             std::string rows = "int64_t(" + exprs.expr(t.shape[0]) + ")", cols = "int64_t(" + exprs.expr(t.shape[1]) + ")";
             out.line(fmt::format("CUtensorMap {};", m.name));
-            cond += fmt::format("{}tl::host::tma_compatible({}, {}, {}, {}) &&\n    tl::host::make_tensor_map_2d(&{}, {}, {}, {}, {}, {}, {}, 64)",
-                                cond.empty() ? "" : " &&\n    ", identifier(t.name), rows, cols, dtype_bytes(t.dtype), m.name,
-                                identifier(t.name), tensor_map_type(t.dtype), dtype_bytes(t.dtype), rows, cols, m.box_rows);
+            conds.push_back(fmt::format("tl::host::tma_compatible({}, {}, {}, {})", identifier(t.name), rows, cols, dtype_bytes(t.dtype)));
+            conds.push_back(fmt::format("tl::host::make_tensor_map_2d(&{}, {}, {}, {}, {}, {}, {}, 64)", m.name, identifier(t.name),
+                                        tensor_map_type(t.dtype), dtype_bytes(t.dtype), rows, cols, m.box_rows));
         }
-        out.line("const bool tl_tma = " + cond + ";");
+        out.line("const bool tl_tma =");
+        out.indent();
+        for (size_t i = 0; i < conds.size(); ++i) out.line(conds[i] + (i + 1 < conds.size() ? " &&" : ";"));
+        out.dedent();
         out.block("if (tl_tma)", [&] {
             emit_shared_memory_attributes(k, shared_bytes, out);
-            out.line("const int64_t tl_tiles = grid_x * grid_y * grid_z;");
+            std::string tiles;
+            for (const ir::ExprPtr& g : k.grid) tiles += (tiles.empty() ? "" : " * ") + ("int64_t(" + exprs.expr(g) + ")");
+            out.line(fmt::format("const int64_t tl_tiles = {};  // the warp-specialized kernel's own tiles", tiles));
             if (k.warp_specialization.persistent)
                 out.line("const int64_t tl_blocks = tl_tiles < tl_device.sm_count ? tl_tiles : tl_device.sm_count;  // persistent: one block per SM");
             else

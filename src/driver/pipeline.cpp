@@ -91,7 +91,25 @@ PipelineResult run_pipeline(const Options& o, const std::string& header_name,
     TLC_CHECK(module.has_value() || diags.has_errors(), "sema failed without reporting an error");
     if (!module || diags.has_errors()) return result;
 
+    // sm_90a: each kernel also specialised as for sm_80 (TARGET_SM = 80), the fallback that the
+    // launch stub of a warp-specialized kernel runs where TMA cannot. A kernel that does not
+    // specialise for sm_80 (e.g. its tiles exceed sm_80's shared memory) falls back to itself.
+    std::optional<ir::Module> sm80_module;
+    if (*arch == sema::Arch::Sm90a && (o.stop_after.empty() || o.stop_after != "sema")) {
+        DiagnosticEngine quiet(sources);
+        sema::SemaOptions fallback_options = sema_options;
+        fallback_options.arch = sema::Arch::Sm80;
+        sm80_module = sema::check(*modules->main, modules->imports, quiet, fallback_options);
+        if (quiet.has_errors()) sm80_module.reset();
+    }
+
     // `--disable`: the same switches as the kernel attributes.
+    for (ir::Kernel& k : sm80_module ? sm80_module->kernels : module->kernels) {
+        for (const std::string& d : o.disabled) {
+            if (d == "pipeline") k.options.pipeline = false;
+            if (d == "async-copy") k.options.async_copy = false;
+        }
+    }
     for (ir::Kernel& k : module->kernels) {
         for (const std::string& d : o.disabled) {
             if (d == "pipeline") k.options.pipeline = false;
@@ -108,6 +126,7 @@ PipelineResult run_pipeline(const Options& o, const std::string& header_name,
         schedule::ScheduleOptions so;
         so.arch = o.arch;
         so.stop_after = o.stop_after;
+        so.fallbacks = sm80_module ? &*sm80_module : nullptr;
         bool ok = schedule::run_passes(*module, so, diags);
         TLC_CHECK(ok || diags.has_errors(), "a scheduling pass failed without reporting an error");
         if (!ok || diags.has_errors()) return result;

@@ -20,7 +20,11 @@ const std::vector<Pass>& passes() {
     static const std::vector<Pass> list = {
         {"warp-specialize", [](ir::Kernel& k, const ScheduleOptions& options, DiagnosticEngine&) {
              // The fallback copy this pass makes is scheduled by the passes after it.
-             if (warp_specialize(k, options.arch)) verify_mbarrier_protocol(k);
+             const ir::Kernel* sm80 = nullptr;
+             if (options.fallbacks)
+                 for (const ir::Kernel& f : options.fallbacks->kernels)
+                     if (f.name == k.name) sm80 = &f;
+             if (warp_specialize(k, options.arch, sm80)) verify_mbarrier_protocol(k);
              return true;
          }},
         {"pipeline-loops", [](ir::Kernel& k, const ScheduleOptions&, DiagnosticEngine&) {

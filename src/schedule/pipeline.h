@@ -13,6 +13,9 @@ namespace tlc::schedule {
 struct ScheduleOptions {
     std::string arch = "sm_90a";
     std::string stop_after; // empty = run every pass
+    // sm_90a: the kernels specialised as for sm_80; warp-specialize takes a kernel's fallback from
+    // here (by name) when present, else the fallback is the kernel itself.
+    const ir::Module* fallbacks = nullptr;
 };
 
 // The names of the passes in order, for `--stop-after` validation and `--help`.

@@ -241,15 +241,18 @@ bool reads_grid_dims(const ir::Kernel& kernel) {
 
 } // namespace
 
-bool warp_specialize(ir::Kernel& kernel, const std::string& arch) {
+bool warp_specialize(ir::Kernel& kernel, const std::string& arch, const ir::Kernel* sm80) {
     if (arch != "sm_90a") return false; // the other targets have no TMA / wgmma: nothing to remark
+    if (count_pipelined(kernel.body) == 0) return false; // nothing to specialise: no remark either
     Match m;
     if (Why why = match(kernel, m)) {
         kernel.schedule_remark = "Hopper path (TMA + wgmma + warp specialization) not applied: " + *why;
         return false;
     }
-    auto fallback = std::make_shared<ir::Kernel>(kernel);
-    fallback->schedule_remark = "fallback of the warp-specialized kernel: runs where TMA cannot";
+    auto fallback = std::make_shared<ir::Kernel>(sm80 ? *sm80 : kernel);
+    fallback->options = kernel.options;
+    fallback->schedule_remark = sm80 ? "fallback of the warp-specialized kernel (specialised as for sm_80): runs where TMA cannot"
+                                     : "fallback of the warp-specialized kernel: runs where TMA cannot";
     auto top = flatten(kernel.body);
     top[m.loop_index] = m.replacement;
     kernel.body = std::make_shared<ir::Seq>(top, kernel.body->range);

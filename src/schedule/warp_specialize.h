@@ -15,8 +15,10 @@
 //     R <= 256, C a multiple of 64 (128-byte swizzle rows), no pad value; the shared tiles are
 //     used nowhere else;
 //   - persistence additionally needs a kernel that never reads grid.*.
-// The original kernel is kept in `fallback` and scheduled by the other passes: the launch stub runs
-// it where TMA cannot (tensor base or row pitch not 16-byte aligned, device other than sm_90).
+// The fallback (the kernel as specialised for sm_80 when that succeeds — its TARGET_SM-dependent
+// defaults then pick sm_80 tiles —, else the original kernel) is kept in `fallback` and scheduled
+// by the other passes: the launch stub runs it where TMA cannot (tensor base or row pitch not
+// 16-byte aligned, device other than sm_90).
 #pragma once
 
 #include "ir/ir.h"
@@ -26,7 +28,8 @@
 namespace tlc::schedule {
 
 // Rewrites `kernel` in place when the Hopper path applies (returns true), else records the reason
-// in kernel.schedule_remark and returns false. `arch` is the target ("sm_90a", ...).
-bool warp_specialize(ir::Kernel& kernel, const std::string& arch);
+// in kernel.schedule_remark and returns false. `arch` is the target ("sm_90a", ...); `sm80` is the
+// same kernel specialised as for sm_80 (TARGET_SM = 80), used as the fallback when given.
+bool warp_specialize(ir::Kernel& kernel, const std::string& arch, const ir::Kernel* sm80 = nullptr);
 
 } // namespace tlc::schedule

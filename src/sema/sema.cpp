@@ -167,6 +167,16 @@ std::optional<ir::Module> Checker::run(const ast::Module& main,
                                        const std::vector<const ast::Module*>& imports) {
     size_t errors_before = diags_.error_count();
     parse_defines();
+    // TARGET_SM: the target's SM version (80, 86, 89, 90), so that compile-time defaults can
+    // depend on the target, e.g. `BN = TARGET_SM >= 90 ? 256 : 128`.
+    {
+        Symbol target{SymbolKind::Const, "TARGET_SM", SourceRange{}};
+        int sm = options_.arch == Arch::Sm80 ? 80 : options_.arch == Arch::Sm86 ? 86 : options_.arch == Arch::Sm89 ? 89 : 90;
+        target.value = ConstValue{ir::make_int(sm), std::nullopt, false};
+        target.eval = Symbol::Eval::Done;
+        target.used = true;
+        declare_global(std::move(target));
+    }
     for (const ast::Module* m : imports)
         if (m && m != &main) collect_globals(*m, false);
     collect_globals(main, true);
