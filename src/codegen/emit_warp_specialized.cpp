@@ -10,26 +10,42 @@
 
 namespace tlc::codegen {
 
-std::vector<TmaMap> tma_maps(const ir::WarpSpecializedLoop& loop) {
+const ir::WarpSpecializedLoop* warp_specialized_loop(const ir::Kernel& kernel) {
+    if (auto* seq = kernel.body ? kernel.body->as<ir::Seq>() : nullptr)
+        for (auto& s : seq->stmts)
+            if (auto* w = s->as<ir::WarpSpecializedLoop>()) return w;
+    return nullptr;
+}
+
+const ir::Copy* tma_store_copy(const ir::Kernel& kernel) {
+    if (auto* seq = kernel.body ? kernel.body->as<ir::Seq>() : nullptr)
+        for (auto& s : seq->stmts)
+            if (auto* c = s->as<ir::Copy>(); c && c->tma_store) return c;
+    return nullptr;
+}
+
+std::vector<TmaMap> tma_maps(const ir::Kernel& kernel) {
     std::vector<TmaMap> maps;
-    for (const ir::TmaLoad& ld : loop.loads) {
-        int64_t rows = ld.dst->const_shape[0];
+    std::vector<std::pair<const ir::Buffer*, int64_t>> boxes; // (tensor, box rows)
+    for (const ir::TmaLoad& ld : warp_specialized_loop(kernel)->loads) boxes.emplace_back(ld.src.buffer.get(), ld.dst->const_shape[0]);
+    if (const ir::Copy* st = tma_store_copy(kernel)) boxes.emplace_back(st->dst.buffer.get(), 64);
+    for (auto [tensor, rows] : boxes) {
         bool known = false;
-        for (const TmaMap& m : maps) known |= m.tensor == ld.src.buffer.get() && m.box_rows == rows;
+        for (const TmaMap& m : maps) known |= m.tensor == tensor && m.box_rows == rows;
         if (known) continue;
         int same_tensor = 0;
-        for (const TmaMap& m : maps) same_tensor += m.tensor == ld.src.buffer.get();
-        std::string name = "tl_map_" + identifier(ld.src.buffer->name) + (same_tensor ? fmt::format("_{}", rows) : "");
-        maps.push_back({name, ld.src.buffer.get(), rows});
+        for (const TmaMap& m : maps) same_tensor += m.tensor == tensor;
+        std::string name = "tl_map_" + identifier(tensor->name) + (same_tensor ? fmt::format("_{}", rows) : "");
+        maps.push_back({name, tensor, rows});
     }
     return maps;
 }
 
 namespace {
-const TmaMap& map_for(const std::vector<TmaMap>& maps, const ir::TmaLoad& ld) {
+const TmaMap& map_for(const std::vector<TmaMap>& maps, const ir::Buffer* tensor, int64_t box_rows) {
     for (const TmaMap& m : maps)
-        if (m.tensor == ld.src.buffer.get() && m.box_rows == ld.dst->const_shape[0]) return m;
-    TLC_CHECK(false, "no TMA map for a load");
+        if (m.tensor == tensor && m.box_rows == box_rows) return m;
+    TLC_CHECK(false, "no TMA map for a tensor");
     return maps.front();
 }
 } // namespace
@@ -52,10 +68,12 @@ void KernelEmitter::emit_tile_loop(const std::function<void()>& body) {
 
 void KernelEmitter::emit_producer(const ir::WarpSpecializedLoop& loop) {
     const schedule::MbarrierProtocol protocol = schedule::protocol_of(kernel_, loop);
-    auto maps = tma_maps(loop);
+    auto maps = tma_maps(kernel_);
     int64_t bytes = 0;
     for (const ir::TmaLoad& ld : loop.loads) bytes += ld.dst->num_elements() * dtype_bytes(ld.dst->dtype);
-    for (const TmaMap& m : maps) out_.line(fmt::format("tl::sm90::tma_prefetch_descriptor(&{});", m.name));
+    for (const TmaMap& m : maps)
+        if (m.box_rows != 64 || m.tensor != (tma_store_copy(kernel_) ? tma_store_copy(kernel_)->dst.buffer.get() : nullptr))
+            out_.line(fmt::format("tl::sm90::tma_prefetch_descriptor(&{});", m.name));
     out_.line("int tl_it = 0;  // trips issued so far, across tiles: stage tl_it % stages, round tl_it / stages");
     emit_tile_loop([&] {
         // The `let`s before the loop (the tile's origin, the trip count) — pure values.
@@ -78,7 +96,7 @@ void KernelEmitter::emit_producer(const ir::WarpSpecializedLoop& loop) {
                 std::string r0 = expr(ld.src.ranges[0].start), c0 = expr(ld.src.ranges[1].start);
                 for (int64_t box = 0; box < cols / 64; ++box)
                     out_.line(fmt::format("tl::sm90::tma_load_2d({} + tl_stage * {} + {}, &{}, &tl_full[tl_stage], {}{}, {});",
-                                          identifier(dst.name), dst.num_elements(), box * rows * 64, map_for(maps, ld).name, c0,
+                                          identifier(dst.name), dst.num_elements(), box * rows * 64, map_for(maps, ld.src.buffer.get(), rows).name, c0,
                                           box ? fmt::format(" + {}", box * 64) : "", r0));
             }
         });
@@ -115,6 +133,50 @@ void KernelEmitter::emit_consumer_loop(const ir::WarpSpecializedLoop& loop) {
     out_.line("tl::sm90::wgmma_wait<0>();");
     out_.line(fmt::format("if ({} > 0 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + {}) % {}]);  // release the last stage",
                           trips, protocol.stages - 1, protocol.stages));
+}
+
+// copy(acc, G[r +: 64 * warpgroups, c +: N]) through shared memory: each consumer warpgroup writes
+// its 64 rows in 64-column chunks into one of its two staging boxes (128-byte swizzled, so the
+// 8 rows a warp writes at once hit 8 different bank groups), makes the writes visible to the async
+// proxy, and one thread per warpgroup issues the TMA store, which clips at the tensor's edges.
+// Before refilling a box, that thread waits until the store issued from it two chunks ago has
+// read it (bulk async-groups are per thread, so the same thread issues, commits and waits).
+void KernelEmitter::emit_tma_store(const ir::Copy& c) {
+    const ir::Buffer& frag = *c.src.buffer;
+    const ir::Buffer& dst = *c.dst.buffer;
+    const FragmentLayout* l = layout_of(frag);
+    TLC_CHECK(l && l->kind == LayoutKind::MmaAcc && l->warps_n == 1 && l->warps_m == kernel_.threads / 32,
+              "a TMA-stored fragment without the wgmma layout");
+    const TmaMap& map = map_for(tma_maps(kernel_), &dst, 64);
+    int64_t cols = frag.const_shape[1];
+    std::string type = cuda_type(dst.dtype);
+    source_comment(c, "copy");
+    out_.block("", [&] {
+        out_.line("const int tl_wg = tl_tid / 128;");
+        out_.line(fmt::format("{}* tl_boxes = reinterpret_cast<{}*>(tl_smem + {}) + tl_wg * 2 * 64 * 64;  // this warpgroup's two staging boxes",
+                              type, type, store_stage_offset_));
+        out_.line("#pragma unroll");
+        out_.block(fmt::format("for (int tl_chunk = 0; tl_chunk < {}; ++tl_chunk)", cols / 64), [&] {
+            out_.line(fmt::format("{}* tl_box = tl_boxes + (tl_chunk % 2) * 64 * 64;", type));
+            out_.line("if (tl_tid % 128 == 0) tl::sm90::bulk_wait_read<1>();  // the store from this box two chunks ago has read it");
+            out_.line("tl::sm90::named_barrier_sync(2 + tl_wg, 128);");
+            out_.line("#pragma unroll");
+            out_.block("for (int tl_s = tl_chunk * 32; tl_s < tl_chunk * 32 + 32; tl_s += 2)", [&] {
+                out_.line(fmt::format("const int tl_r = {}::row(tl_tid, tl_s) - 64 * tl_wg, tl_c = {}::col(tl_tid, tl_s) - 64 * tl_chunk;",
+                                      l->type_name, l->type_name));
+                out_.line(fmt::format("const {} tl_pair[2] = {{{}, {}}};", type, cast_to(identifier(frag.name) + "[tl_s]", frag.dtype, dst.dtype),
+                                      cast_to(identifier(frag.name) + "[tl_s + 1]", frag.dtype, dst.dtype)));
+                out_.line(fmt::format("tl::store_vector<{}, 2>(tl_box + tl::sm90::swizzled_offset<64>(tl_r, tl_c), tl_pair);", type));
+            });
+            out_.line("tl::sm90::fence_proxy_async_shared();  // plain stores -> the TMA engine's reads");
+            out_.line("tl::sm90::named_barrier_sync(2 + tl_wg, 128);");
+            out_.block("if (tl_tid % 128 == 0)", [&] {
+                out_.line(fmt::format("tl::sm90::tma_store_2d(&{}, tl_box, {} + 64 * tl_chunk, {} + 64 * tl_wg);", map.name,
+                                      expr(c.dst.ranges[1].start), expr(c.dst.ranges[0].start)));
+                out_.line("tl::sm90::bulk_commit();");
+            });
+        });
+    });
 }
 
 void KernelEmitter::emit_warp_specialized_body() {
@@ -160,6 +222,8 @@ void KernelEmitter::emit_warp_specialized_body() {
             if (scratch_bytes_ > 0 || shared_order_.size() > loop.loads.size())
                 out_.line(block_sync() + ";  // every consumer finished this tile's epilogue");
         });
+        if (store_stage_offset_ >= 0)
+            out_.line("if (tl_tid % 128 == 0) tl::sm90::bulk_wait<0>();  // the last TMA stores are complete");
         block_sync_ = "__syncthreads()";
     });
     out_.line("#endif");

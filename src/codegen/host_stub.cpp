@@ -88,10 +88,7 @@ const char* tensor_map_type(Dtype t) { return t == Dtype::BF16 ? "CU_TENSOR_MAP_
 // fallback launch after this block.
 void emit_hopper_launch(const ir::Kernel& k, int64_t shared_bytes, const std::string& arglist, KernelEmitter& exprs,
                         CudaWriter& out) {
-    const ir::WarpSpecializedLoop* loop = nullptr;
-    for (auto& s : static_cast<const ir::Seq*>(k.body.get())->stmts)
-        if (auto* w = s->as<ir::WarpSpecializedLoop>()) loop = w;
-    auto maps = tma_maps(*loop);
+    auto maps = tma_maps(k);
     out.line("const tl::host::DeviceTraits tl_device = tl::host::current_device_traits();");
     out.block("if (tl_device.major == 9)", [&] {
         out.line("// TMA needs 16-byte-aligned tensors whose rows are a multiple of 16 bytes.");

@@ -130,6 +130,11 @@ void KernelEmitter::plan_shared_memory() {
     offset = (offset + 127) / 128 * 128;
     scratch_offset_ = offset;
     shared_bytes_ = offset + scratch_bytes_;
+    if (ws_loop_ && tma_store_copy(kernel_)) {
+        // Two 64 x 64 staging boxes per consumer warpgroup for the epilogue's TMA stores.
+        store_stage_offset_ = (shared_bytes_ + 1023) / 1024 * 1024;
+        shared_bytes_ = store_stage_offset_ + kernel_.threads / 128 * 2 * 64 * 64 * dtype_bytes(tma_store_copy(kernel_)->dst.buffer->dtype);
+    }
     if (ws_loop_) {
         // Full and empty mbarriers (8 bytes each) after everything else, plus 1024 bytes of slack
         // so that the kernel can align the dynamic shared-memory base to 1024 itself.
@@ -141,7 +146,7 @@ void KernelEmitter::plan_shared_memory() {
 void KernelEmitter::emit_signature() {
     std::vector<std::string> params;
     if (ws_loop_)
-        for (const TmaMap& m : tma_maps(*ws_loop_))
+        for (const TmaMap& m : tma_maps(kernel_))
             params.push_back("const __grid_constant__ CUtensorMap " + m.name);
     for (const ir::Param& p : kernel_.params) {
         if (p.tensor) {
@@ -333,7 +338,14 @@ void KernelEmitter::stmt(const ir::StmtPtr& s, const ElementContext& ctx) {
         break;
     case ir::StmtKind::Evaluate: out_.line("(void)(" + expr(s->as<ir::Evaluate>()->value, ctx) + ");"); break;
     case ir::StmtKind::Return: out_.line("return " + expr(s->as<ir::Return>()->value, ctx) + ";"); break;
-    case ir::StmtKind::Copy: source_comment(*s, "copy"); emit_copy(*s->as<ir::Copy>()); break;
+    case ir::StmtKind::Copy:
+        if (s->as<ir::Copy>()->tma_store && ws_loop_) {
+            emit_tma_store(*s->as<ir::Copy>());
+            break;
+        }
+        source_comment(*s, "copy");
+        emit_copy(*s->as<ir::Copy>());
+        break;
     case ir::StmtKind::Gemm: source_comment(*s, "gemm"); emit_gemm(*s->as<ir::Gemm>()); break;
     case ir::StmtKind::Fill: source_comment(*s, "fill"); emit_fill(*s->as<ir::Fill>()); break;
     case ir::StmtKind::Reduce: source_comment(*s, "reduce"); emit_reduce(*s->as<ir::Reduce>()); break;

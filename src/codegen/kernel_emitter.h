@@ -31,13 +31,17 @@ struct ElementContext {
     std::string store_guard;                // when every thread runs every iteration: who stores to memory
 };
 
-// A TMA descriptor parameter of a warp-specialized kernel: one per (global tensor, box height).
+// A TMA descriptor parameter of a warp-specialized kernel: one per (global tensor, box height),
+// for the loop's loads and the epilogue's store.
 struct TmaMap {
     std::string name;           // kernel parameter, e.g. tl_map_A
     const ir::Buffer* tensor = nullptr;
     int64_t box_rows = 0;       // boxes are [box_rows][64] elements
 };
-std::vector<TmaMap> tma_maps(const ir::WarpSpecializedLoop& loop);
+std::vector<TmaMap> tma_maps(const ir::Kernel& kernel);
+// The kernel's warp-specialized loop and its TMA-stored final copy (null when absent).
+const ir::WarpSpecializedLoop* warp_specialized_loop(const ir::Kernel& kernel);
+const ir::Copy* tma_store_copy(const ir::Kernel& kernel);
 
 class KernelEmitter {
 public:
@@ -68,6 +72,7 @@ private:
     void emit_tile_loop(const std::function<void()>& body);
     void emit_producer(const ir::WarpSpecializedLoop& loop);
     void emit_consumer_loop(const ir::WarpSpecializedLoop& loop);
+    void emit_tma_store(const ir::Copy& c);
     // The block-wide barrier of the current code: __syncthreads, or a named barrier over the
     // consumer warpgroups once a warp-specialized kernel has split into roles.
     std::string block_sync() const { return block_sync_; }
@@ -132,6 +137,7 @@ private:
     std::string block_sync_ = "__syncthreads()";
     const ir::WarpSpecializedLoop* ws_loop_ = nullptr; // the kernel's warp-specialized loop, if any
     int64_t barriers_offset_ = 0;                       // where its mbarriers live in shared memory
+    int64_t store_stage_offset_ = -1;                   // the epilogue's TMA-store staging buffers
 };
 
 std::string kernel_function_name(const ir::Kernel& k);

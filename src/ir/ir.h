@@ -259,6 +259,9 @@ struct Copy : Stmt {
     Region src, dst;
     ExprPtr pad; // may be null; of the destination dtype
     bool async = false; // set by the pipeliner: issued as cp.async, complete at a later AsyncWait
+    // Set by warp-specialize on the final accumulator -> global copy of a warp-specialized kernel:
+    // staged through shared memory (64 x 64 boxes, two per consumer warpgroup) and written by TMA.
+    bool tma_store = false;
     Copy(Region s, Region d, ExprPtr p, SourceRange r = {}) : Stmt(kKind, r), src(std::move(s)), dst(std::move(d)), pad(std::move(p)) {}
 };
 // gemm(a, b, c): c[M, N] (+)= op(a)[M, K] * op(b)[K, N]; a, b shared or fragment, c a fragment.

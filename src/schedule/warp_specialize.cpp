@@ -232,6 +232,40 @@ Why match(const ir::Kernel& kernel, Match& out) {
     return std::nullopt;
 }
 
+// The kernel's last statement, when it is `copy(fragment, G[r +: 64 * warpgroups, c +: N])` of the
+// accumulator's shape into a 2-d f16/bf16 tensor with N a multiple of 64, can be stored through
+// shared memory by TMA; returns the rewritten body or null.
+ir::StmtPtr with_tma_store(const std::vector<ir::StmtPtr>& top, const ir::Gemm& gemm) {
+    if (top.empty()) return nullptr;
+    auto* c = top.back()->as<ir::Copy>();
+    if (!c || c->pad || c->src.buffer->scope != ir::Scope::Fragment || c->dst.buffer->scope != ir::Scope::Global) return nullptr;
+    const ir::Buffer& dst = *c->dst.buffer;
+    if (dst.rank() != 2 || c->dst.ranges[0].is_point || c->dst.ranges[1].is_point || !is_whole(c->src)) return nullptr;
+    if (dst.dtype != Dtype::F16 && dst.dtype != Dtype::BF16) return nullptr;
+    if (c->src.buffer->const_shape != gemm.c.buffer->const_shape) return nullptr;
+    if (c->dst.ranges[1].extent % 64) return nullptr;
+    auto store = std::make_shared<ir::Copy>(*c);
+    store->tma_store = true;
+    std::vector<ir::StmtPtr> body = top;
+    body.back() = store;
+    return std::make_shared<ir::Seq>(body);
+}
+
+// Shared memory the warp-specialized kernel needs, before codegen's scratch: every shared tile
+// (loaded ones `stages` times), the epilogue's store staging, barriers and alignment slack.
+int64_t warp_specialized_shared_bytes(const std::vector<ir::StmtPtr>& top, const ir::WarpSpecializedLoop& loop, bool tma_store,
+                                      int warpgroups) {
+    int64_t bytes = 2048 + 16 * loop.stages;
+    for (const ir::StmtPtr& s : top)
+        if (auto* a = s->as<ir::Alloc>(); a && a->buffer->scope == ir::Scope::Shared) {
+            bool loaded = false;
+            for (auto& ld : loop.loads) loaded |= ld.dst == a->buffer;
+            bytes += (loaded ? loop.stages : 1) * a->buffer->num_elements() * dtype_bytes(a->buffer->dtype) + 128;
+        }
+    if (tma_store) bytes += warpgroups * 2 * 64 * 64 * 2;
+    return bytes;
+}
+
 bool reads_grid_dims(const ir::Kernel& kernel) {
     Uses u;
     u.stmt(kernel.body);
@@ -256,6 +290,11 @@ bool warp_specialize(ir::Kernel& kernel, const std::string& arch, const ir::Kern
     auto top = flatten(kernel.body);
     top[m.loop_index] = m.replacement;
     kernel.body = std::make_shared<ir::Seq>(top, kernel.body->range);
+    // The epilogue's store through shared memory and TMA, when the final copy allows it and the
+    // staging buffers fit next to the pipeline (227 KB per block on sm_90a).
+    if (ir::StmtPtr stored = with_tma_store(top, *m.loop->gemm);
+        stored && warp_specialized_shared_bytes(top, *m.loop, true, kernel.threads / 128) <= 227 * 1024)
+        kernel.body = stored;
     kernel.fallback = fallback;
     kernel.function_suffix = "_sm90";
     kernel.warp_specialization.enabled = true;

@@ -1,7 +1,8 @@
 // Tensor Memory Accelerator copies (sm_90): one thread moves a whole box of a 2-d global tensor
 // into shared memory, described by a CUtensorMap built on the host (tl/host/tma.h) and passed as a
 // __grid_constant__ kernel parameter. Elements outside the tensor arrive as zeros; completion is
-// signalled on an mbarrier as transaction bytes (always the full box).
+// signalled on an mbarrier as transaction bytes (always the full box). Stores go the other way,
+// shared -> global, clipped at the tensor edges, tracked by per-thread bulk async-groups.
 #pragma once
 
 #include "tl/sm90/arch.cuh"
@@ -23,6 +24,49 @@ __device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, u
 __device__ __forceinline__ void tma_prefetch_descriptor(const CUtensorMap* map) {
 #if TL_SM90A_DEVICE
     asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
+#endif
+}
+
+} // namespace tl::sm90
+
+namespace tl::sm90 {
+
+// Shared -> global box store at tensor coordinates (c0 innermost, c1); elements outside the tensor
+// are not written. Issued by one thread; tracked by that thread's bulk async-groups.
+__device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, const void* src, int c0, int c1) {
+#if TL_SM90A_DEVICE
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n"
+                 ::"l"(reinterpret_cast<uint64_t>(map)), "r"(smem_address(src)), "r"(c0), "r"(c1)
+                 : "memory");
+#endif
+}
+
+// Closes this thread's group of bulk stores issued since the previous commit.
+__device__ __forceinline__ void bulk_commit() {
+#if TL_SM90A_DEVICE
+    asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+#endif
+}
+
+// Waits until at most N of this thread's bulk groups still read their shared-memory source.
+template <int N> __device__ __forceinline__ void bulk_wait_read() {
+#if TL_SM90A_DEVICE
+    asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
+#endif
+}
+
+// Waits until at most N of this thread's bulk groups are incomplete (writes done).
+template <int N> __device__ __forceinline__ void bulk_wait() {
+#if TL_SM90A_DEVICE
+    asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(N) : "memory");
+#endif
+}
+
+// Orders this thread's ordinary shared-memory writes before later async-proxy reads of them (a
+// TMA store or a wgmma that reads what plain stores wrote).
+__device__ __forceinline__ void fence_proxy_async_shared() {
+#if TL_SM90A_DEVICE
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 #endif
 }
 
