@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """nvcc tests: the generated CUDA must compile. With nvcc -std=c++17 -c -I runtime, compiles
-  - every tests/golden/*.cu, for the arch on its .tl's `// TLC-ARGS:` line (default sm_90a);
+  - every tests/golden/*.cu, for the arch on its .tl's `// TLC-ARGS:` line (default sm_90a), and
+    also for sm_80 when it holds a warp-specialized kernel (`<name>_kernel_sm90`);
   - every samples/**/*.tl and stdlib/*.tl translated by tlc for sm_80 and sm_90a (a
     `// REQUIRES: sm_90a` line limits a file to the listed archs);
-then builds the tests/gpu/*_test.cu host tests with tests/gpu's own scripts (generate.sh,
-run_gpu_tests.sh, which know each test's variants) and, when a GPU is present (`nvidia-smi`
-works), runs those its arch can run. Skips, saying so, when nvcc is absent."""
+then builds the GPU test programs of tests/gpu/variants.sh (every sample and stdlib file with its
+variants; tests/gpu/<name>_test.cu and stdlib_<name>_test.cu) with tests/gpu's own scripts
+(generate.sh, run_gpu_tests.sh) and, when a GPU is present (`nvidia-smi` works), runs those its
+arch can run. Skips, saying so, when nvcc is absent."""
 import os
 import shlex
 import shutil
@@ -81,9 +83,16 @@ def main():
         if arch not in GENCODE:
             res.check(f"{rel(cu)}: arch", False, f"no nvcc flags for {arch}")
         elif wanted(cu):
-            obj = os.path.join(tmp, os.path.basename(cu) + f".{arch}.o")
-            compile_jobs.append((f"{rel(cu)} [{arch}]",
-                                 [nvcc, "-std=c++17", "-c", "-I", runtime, GENCODE[arch], cu, "-o", obj]))
+            archs = [arch]
+            # The sm_90a-only parts of a warp-specialized kernel compile to nothing for other archs
+            # (runtime/tl/sm90/arch.cuh), so such a .cu must build for sm_80 as well.
+            with open(cu, encoding="utf-8", errors="replace") as f:
+                if arch == "sm_90a" and "_kernel_sm90(" in f.read():
+                    archs.append("sm_80")
+            for a in archs:
+                obj = os.path.join(tmp, os.path.basename(cu) + f".{a}.o")
+                compile_jobs.append((f"{rel(cu)} [{a}]",
+                                     [nvcc, "-std=c++17", "-c", "-I", runtime, GENCODE[a], cu, "-o", obj]))
 
     print(f"nvcc: {nvcc}; {len(compile_jobs)} compilations, {args.jobs} at a time", flush=True)
 

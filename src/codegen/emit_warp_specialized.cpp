@@ -84,8 +84,9 @@ void KernelEmitter::emit_producer(const ir::WarpSpecializedLoop& loop) {
         std::string k = var_name(*loop.var);
         out_.block(fmt::format("for (int {0} = 0; {0} < {1}; ++{0}, ++tl_it)", k, expr(loop.trip_count)), [&] {
             out_.line(fmt::format("const int tl_stage = tl_it % {};", protocol.stages));
-            out_.line(fmt::format("tl::sm90::mbarrier_wait(&tl_empty[tl_stage], ((tl_it / {}) & 1) ^ 1);  // consumers released it",
-                                  protocol.stages));
+            if (protocol.producer_waits_empty)
+                out_.line(fmt::format("tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / {} + {}) & 1);  // consumers released it",
+                                      protocol.stages, protocol.empty_parity_offset));
             out_.line(fmt::format("tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], {});", bytes));
             for (const ir::StmtPtr& l : loop.lets) stmt(l, {});
             for (const ir::TmaLoad& ld : loop.loads) {
@@ -118,21 +119,24 @@ void KernelEmitter::emit_consumer_loop(const ir::WarpSpecializedLoop& loop) {
     out_.line(fmt::format("const int {} = {};", trips, expr(loop.trip_count)));
     out_.block(fmt::format("for (int {0} = 0; {0} < {1}; ++{0}, ++tl_it)", k, trips), [&] {
         out_.line(fmt::format("const int tl_stage = tl_it % {};", protocol.stages));
-        out_.line(fmt::format("tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / {}) & 1);  // the stage's TMA loads landed",
-                              protocol.stages));
+        out_.line(fmt::format("tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / {} + {}) & 1);  // the stage's TMA loads landed",
+                              protocol.stages, protocol.full_parity_offset));
         for (const ir::StmtPtr& s : loop.lets) stmt(s, {});
         source_comment(g, "gemm");
         out_.line(fmt::format("tl::sm90::warpgroup_gemm<{}, {}, {}, {}, {}, {}>({}, {} + tl_stage * {}, {} + tl_stage * {}, 64 * (tl_tid / 128));",
                               cuda_type(g.a.buffer->dtype), bm, bn, bk, g.transpose_a, g.transpose_b, identifier(c.name),
                               identifier(g.a.buffer->name), g.a.buffer->num_elements(), identifier(g.b.buffer->name),
                               g.b.buffer->num_elements()));
-        out_.line(fmt::format("tl::sm90::wgmma_wait<{}>();  // the previous trip's wgmmas have retired", protocol.mma_in_flight));
-        out_.line(fmt::format("if ({} > 0 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + {}) % {}]);  // release it",
-                              k, protocol.stages - 1, protocol.stages));
+        const int lag = protocol.release_lag;
+        out_.line(fmt::format("tl::sm90::wgmma_wait<{}>();  // at most {} trip(s) of wgmmas still in flight", protocol.mma_in_flight,
+                              protocol.mma_in_flight));
+        out_.line(fmt::format("if ({} >= {} && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + {}) % {}]);  // release trip it - {}",
+                              k, lag, protocol.stages - lag, protocol.stages, lag));
     });
     out_.line("tl::sm90::wgmma_wait<0>();");
-    out_.line(fmt::format("if ({} > 0 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + {}) % {}]);  // release the last stage",
-                          trips, protocol.stages - 1, protocol.stages));
+    for (int j = 1; j <= protocol.release_lag; ++j)
+        out_.line(fmt::format("if ({} >= {} && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + {}) % {}]);  // release the tile's last trips",
+                              trips, j, protocol.stages - j, protocol.stages));
 }
 
 // copy(acc, G[r +: 64 * warpgroups, c +: N]) through shared memory: each consumer warpgroup writes
@@ -148,17 +152,21 @@ void KernelEmitter::emit_tma_store(const ir::Copy& c) {
     TLC_CHECK(l && l->kind == LayoutKind::MmaAcc && l->warps_n == 1 && l->warps_m == kernel_.threads / 32,
               "a TMA-stored fragment without the wgmma layout");
     const TmaMap& map = map_for(tma_maps(kernel_), &dst, 64);
+    const schedule::StoreProtocol protocol = schedule::store_protocol_of(kernel_);
+    TLC_CHECK(protocol.counter_runs_across_tiles, "codegen keeps the staging box counter across tiles");
     int64_t cols = frag.const_shape[1];
     std::string type = cuda_type(dst.dtype);
     source_comment(c, "copy");
     out_.block("", [&] {
         out_.line("const int tl_wg = tl_tid / 128;");
-        out_.line(fmt::format("{}* tl_boxes = reinterpret_cast<{}*>(tl_smem + {}) + tl_wg * 2 * 64 * 64;  // this warpgroup's two staging boxes",
-                              type, type, store_stage_offset_));
+        out_.line(fmt::format("{}* tl_boxes = reinterpret_cast<{}*>(tl_smem + {}) + tl_wg * {} * 64 * 64;  // this warpgroup's staging boxes",
+                              type, type, store_stage_offset_, protocol.boxes));
         out_.line("#pragma unroll");
-        out_.block(fmt::format("for (int tl_chunk = 0; tl_chunk < {}; ++tl_chunk)", cols / 64), [&] {
-            out_.line(fmt::format("{}* tl_box = tl_boxes + (tl_chunk % 2) * 64 * 64;", type));
-            out_.line("if (tl_tid % 128 == 0) tl::sm90::bulk_wait_read<1>();  // the store from this box two chunks ago has read it");
+        out_.block(fmt::format("for (int tl_chunk = 0; tl_chunk < {}; ++tl_chunk, ++tl_store_chunks)", cols / 64), [&] {
+            out_.line(fmt::format("{}* tl_box = tl_boxes + (tl_store_chunks % {}) * 64 * 64;  // boxes in turn, across tiles", type,
+                                  protocol.boxes));
+            out_.line(fmt::format("if (tl_tid % 128 == 0) tl::sm90::bulk_wait_read<{}>();  // the last store from this box has read it",
+                                  protocol.pending_reads));
             out_.line("tl::sm90::named_barrier_sync(2 + tl_wg, 128);");
             out_.line("#pragma unroll");
             out_.block("for (int tl_s = tl_chunk * 32; tl_s < tl_chunk * 32 + 32; tl_s += 2)", [&] {
@@ -168,7 +176,7 @@ void KernelEmitter::emit_tma_store(const ir::Copy& c) {
                                       cast_to(identifier(frag.name) + "[tl_s + 1]", frag.dtype, dst.dtype)));
                 out_.line(fmt::format("tl::store_vector<{}, 2>(tl_box + tl::sm90::swizzled_offset<64>(tl_r, tl_c), tl_pair);", type));
             });
-            out_.line("tl::sm90::fence_proxy_async_shared();  // plain stores -> the TMA engine's reads");
+            if (protocol.fence) out_.line("tl::sm90::fence_proxy_async_shared();  // plain stores -> the TMA engine's reads");
             out_.line("tl::sm90::named_barrier_sync(2 + tl_wg, 128);");
             out_.block("if (tl_tid % 128 == 0)", [&] {
                 out_.line(fmt::format("tl::sm90::tma_store_2d(&{}, tl_box, {} + 64 * tl_chunk, {} + 64 * tl_wg);", map.name,
@@ -196,7 +204,8 @@ void KernelEmitter::emit_warp_specialized_body() {
     out_.block("if (threadIdx.x == 0)", [&] {
         out_.block(fmt::format("for (int tl_s = 0; tl_s < {}; ++tl_s)", protocol.stages), [&] {
             out_.line("tl::sm90::mbarrier_init(&tl_full[tl_s], 1);");
-            out_.line(fmt::format("tl::sm90::mbarrier_init(&tl_empty[tl_s], {});", kernel_.threads / 32));
+            out_.line(fmt::format("tl::sm90::mbarrier_init(&tl_empty[tl_s], {});  // one arrival per consumer warp",
+                                  protocol.arrivals_per_phase() * 4));
         });
         out_.line("tl::sm90::mbarrier_init_fence();");
     });
@@ -215,6 +224,7 @@ void KernelEmitter::emit_warp_specialized_body() {
         out_.line(fmt::format("tl::sm90::claim_registers<{}>();", ws.consumer_registers));
         out_.line(fmt::format("const int tl_tid = threadIdx.x - {};", ws.producer_threads));
         out_.line("int tl_it = 0;  // trips consumed so far, across tiles");
+        if (store_stage_offset_ >= 0) out_.line("int tl_store_chunks = 0;  // epilogue chunks stored so far, across tiles");
         block_sync_ = fmt::format("tl::sm90::named_barrier_sync(1, {})", kernel_.threads);
         emit_tile_loop([&] {
             stmt(kernel_.body, {});

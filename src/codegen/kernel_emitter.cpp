@@ -2,6 +2,7 @@
 #include "codegen/kernel_emitter.h"
 
 #include "codegen/cuda_names.h"
+#include "schedule/verify_mbarriers.h"
 #include "support/check.h"
 
 #include <fmt/format.h>
@@ -133,7 +134,8 @@ void KernelEmitter::plan_shared_memory() {
     if (ws_loop_ && tma_store_copy(kernel_)) {
         // Two 64 x 64 staging boxes per consumer warpgroup for the epilogue's TMA stores.
         store_stage_offset_ = (shared_bytes_ + 1023) / 1024 * 1024;
-        shared_bytes_ = store_stage_offset_ + kernel_.threads / 128 * 2 * 64 * 64 * dtype_bytes(tma_store_copy(kernel_)->dst.buffer->dtype);
+        shared_bytes_ = store_stage_offset_ + kernel_.threads / 128 * schedule::store_protocol_of(kernel_).boxes * 64 * 64 *
+                                                  dtype_bytes(tma_store_copy(kernel_)->dst.buffer->dtype);
     }
     if (ws_loop_) {
         // Full and empty mbarriers (8 bytes each) after everything else, plus 1024 bytes of slack

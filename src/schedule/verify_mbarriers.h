@@ -1,9 +1,13 @@
-// The mbarrier protocol of warp-specialized loops and its verifier. The protocol (MbarrierProtocol)
-// is the one description that codegen emits from and that the verifier model-checks: every
-// interleaving of the producer, the consumer warpgroups and the asynchronous TMA and wgmma
-// completions is explored for small trip and tile counts, and a read of a stage before its data
-// landed, an overwrite of a stage still being read, a parity wait that passes on the wrong phase, or
-// a deadlock is an internal error (never silently wrong code).
+// The asynchronous protocols of warp-specialized kernels and their verifier.
+//
+// MbarrierProtocol is the pipeline's full/empty handshake; StoreProtocol is the epilogue's staging
+// of TMA stores through shared memory. Each struct is the one description codegen emits from and
+// the verifier model-checks: every interleaving of the threads and of the asynchronous completions
+// (TMA loads landing, wgmma groups retiring, TMA stores finishing their reads) is explored for small
+// trip, chunk and tile counts. A read of a stage before its data landed, an overwrite of shared
+// memory an asynchronous operation still reads, an async-proxy read of plain stores not ordered by
+// fence.proxy.async, a parity wait that passes on the wrong phase, or a deadlock is an internal
+// error (never silently wrong code).
 #pragma once
 
 #include "ir/ir.h"
@@ -15,24 +19,45 @@ namespace tlc::schedule {
 
 struct MbarrierProtocol {
     int stages = 2;             // ring of shared-memory stages, one full/empty mbarrier pair each
-    int consumer_groups = 1;    // consumer warpgroups, each arriving once per trip on `empty`
-    int mma_in_flight = 1;      // wgmma.wait_group N before releasing the previous trip's stage
+    int consumer_groups = 1;    // consumer warpgroups; each arrives once per trip on `empty`
+    int mma_in_flight = 1;      // wgmma.wait_group N after issuing a trip's wgmmas
+    int release_lag = 1;        // then release the stage of trip it - release_lag (the rest at tile end)
     bool producer_waits_empty = true;
+    int empty_arrivals = -1;    // arrivals that complete an `empty` phase (-1: consumer_groups)
     // Parities (trip `it`, stage `it % stages`, round `it / stages`): the consumers wait on full
-    // with parity round & 1; the producer waits on empty with parity (round & 1) ^ 1, which
-    // passes at once in round 0 (the "previous" phase of a fresh barrier counts as complete).
-    int full_parity(int it) const { return (it / stages) & 1; }
-    int empty_parity(int it) const { return ((it / stages) & 1) ^ 1; }
+    // with parity (round + full_parity_offset) & 1; the producer waits on empty with parity
+    // (round + empty_parity_offset) & 1, which with offset 1 passes at once in round 0 (the
+    // "previous" phase of a fresh barrier counts as complete).
+    int full_parity_offset = 0;
+    int empty_parity_offset = 1;
+    int full_parity(int it) const { return (it / stages + full_parity_offset) & 1; }
+    int empty_parity(int it) const { return (it / stages + empty_parity_offset) & 1; }
+    int arrivals_per_phase() const { return empty_arrivals < 0 ? consumer_groups : empty_arrivals; }
+};
+
+// Per consumer warpgroup: `boxes` staging boxes used round-robin by a chunk counter that runs on
+// across tiles; before writing a box the issuing thread waits until at most `pending_reads` of its
+// stores still read shared memory; every writer fences (fence.proxy.async) before the barrier that
+// precedes the store.
+struct StoreProtocol {
+    int boxes = 2;
+    int pending_reads = 1;
+    bool fence = true;
+    bool counter_runs_across_tiles = true; // false: the box index restarts at each tile
+    int writers = 2;                       // abstract writer threads (the first one issues)
 };
 
 MbarrierProtocol protocol_of(const ir::Kernel& kernel, const ir::WarpSpecializedLoop& loop);
+StoreProtocol store_protocol_of(const ir::Kernel& kernel);
 
 // Explores the protocol for 1..max_trips trips per tile and 1..2 tiles; returns the first
 // violation found (with the trace that leads to it), or nullopt.
 std::optional<std::string> check_mbarrier_protocol(const MbarrierProtocol& p, int max_trips);
+// Explores the store protocol for 1..max_chunks chunks per tile and 1..3 tiles.
+std::optional<std::string> check_store_protocol(const StoreProtocol& p, int max_chunks);
 
-// Runs check_mbarrier_protocol on every warp-specialized loop of the kernel; a violation is an
-// internal error.
+// Runs both checks on every warp-specialized kernel (the store check when its epilogue stores
+// through TMA); a violation is an internal error.
 void verify_mbarrier_protocol(const ir::Kernel& kernel);
 
 } // namespace tlc::schedule

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# generate.sh — runs tlc on every sample (and the variants listed in variants.sh) for sm_90a and
-# sm_80, writing <out>/<arch>/[<subdir>/]<sample>.cu and .h, ready for run_gpu_tests.sh.
+# generate.sh — runs tlc on every source of variants.sh (the samples, the stdlib files and their
+# variants) for sm_90a and sm_80, writing <out>/<arch>/[<dir>/][<subdir>/]<name>.cu and .h
+# (samples/<name>.tl: no <dir>; stdlib/<name>.tl: <dir> is stdlib), ready for run_gpu_tests.sh.
 #
 #   tests/gpu/generate.sh [TLC] [OUT_DIR]
 #     TLC      the tlc binary (default build/src/tlc)
@@ -32,12 +33,12 @@ mkdir -p "$OUT_DIR"
 
 n_ok=0 n_fail=0 failed=()
 for arch in $TLC_GPU_ARCHS; do
-    while IFS='|' read -r test sample subdir dflags macros; do
+    while IFS='|' read -r test source subdir dflags macros; do
         [[ -z $test ]] && continue
-        dir=$OUT_DIR/$arch
-        [[ $subdir != . ]] && dir=$dir/$subdir
+        tlc_gpu_paths "$source" "$subdir" "$OUT_DIR/$arch"
+        dir=$TLC_GPU_DIR sample=$TLC_GPU_NAME
         mkdir -p "$dir"
-        args=("$ROOT/samples/$sample.tl" -o "$dir/$sample.cu" --header "$dir/$sample.h" --arch "$arch")
+        args=("$ROOT/$TLC_GPU_TL" -o "$dir/$sample.cu" --header "$dir/$sample.h" --arch "$arch")
         # TLC_EXTRA_ARGS, e.g. "--disable pipeline --disable async-copy": the scheduler-off build.
         # shellcheck disable=SC2206
         [[ -n ${TLC_EXTRA_ARGS:-} ]] && args+=($TLC_EXTRA_ARGS)

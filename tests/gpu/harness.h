@@ -11,6 +11,10 @@
 //
 // One line per case: `PASS|FAIL <test> <case> rel_err=<x> (bound <y>)[ -- note]`, and a final
 // `<test>: N passed, N failed`; the exit status is non-zero on any failure.
+//
+// TH_QUICK=1 runs only the cases registered with When::always (a few small, odd-sized shapes and
+// the argument checks); a case registered with When::full prints `# SKIP <test> <case>` instead.
+// The compute-sanitizer runs (run_gpu_tests.sh --quick, run_sanitizers.sh) set it.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -132,10 +136,16 @@ template <typename T> std::vector<T> random_vector(size_t n, uint64_t seed, doub
 
 // ---- device buffers with guard zones --------------------------------------------------------------
 
-inline bool guards_enabled() {
-    const char* env = std::getenv("TH_NO_GUARD");
-    return !(env && *env && std::strcmp(env, "0") != 0);
+// True when the environment variable is set to something other than "" or "0".
+inline bool env_flag(const char* name) {
+    const char* env = std::getenv(name);
+    return env && *env && std::strcmp(env, "0") != 0;
 }
+
+inline bool guards_enabled() { return !env_flag("TH_NO_GUARD"); }
+
+// TH_QUICK=1: only the small cases (When::always) run; see Suite::run.
+inline bool quick_mode() { return env_flag("TH_QUICK"); }
 
 constexpr unsigned char kSentinelByte = 0x7B;  // f32 1.3e36, f16 61280, bf16 1.3e36: finite, huge
 constexpr unsigned char kPoisonByte = 0xFF;    // NaN in f32, f16 and bf16
@@ -198,6 +208,48 @@ private:
     size_t guard_ = 0;
 };
 
+// A device tensor that starts `offset` elements into its allocation (a DeviceBuffer of
+// offset + n elements), so that its base address is not 16-byte aligned when offset is 1 and the
+// element is 2 or 4 bytes: exercises the element-wise paths that the kernels take for unaligned
+// tensors. The `offset` elements in front keep the sentinel; guards_intact() checks them too, so
+// a write just before the tensor fails the case even with TH_NO_GUARD=1. offset 0 is a DeviceBuffer.
+template <typename T> class OffsetBuffer {
+public:
+    OffsetBuffer(size_t n, size_t offset) : n_(n), offset_(offset), buf_(n + offset) {}
+    OffsetBuffer(const std::vector<T>& host, size_t offset) : OffsetBuffer(host.size(), offset) { upload(host); }
+
+    T* get() const { return buf_.get() + offset_; }
+    size_t size() const { return n_; }
+    size_t bytes() const { return n_ * sizeof(T); }
+
+    void upload(const std::vector<T>& host) {
+        TH_REQUIRE(host.size() == n_, "upload size mismatch");
+        if (n_) TH_CUDA(cudaMemcpy(get(), host.data(), bytes(), cudaMemcpyHostToDevice));
+    }
+    std::vector<T> download() const {
+        std::vector<T> host(n_);
+        if (n_) TH_CUDA(cudaMemcpy(host.data(), get(), bytes(), cudaMemcpyDeviceToHost));
+        return host;
+    }
+    void poison() {
+        if (n_) TH_CUDA(cudaMemset(get(), kPoisonByte, bytes()));
+    }
+    bool guards_intact() const {
+        if (!buf_.guards_intact()) return false;
+        if (offset_ == 0) return true;
+        std::vector<unsigned char> front(offset_ * sizeof(T));
+        TH_CUDA(cudaMemcpy(front.data(), buf_.get(), front.size(), cudaMemcpyDeviceToHost));
+        for (unsigned char c : front)
+            if (c != kSentinelByte) return false;
+        return true;
+    }
+
+private:
+    size_t n_ = 0;
+    size_t offset_ = 0;
+    DeviceBuffer<T> buf_;
+};
+
 // ---- comparison -----------------------------------------------------------------------------------
 
 // ||out - ref|| / ||ref|| in double; NaN when any output is not finite (NaN never passes).
@@ -250,6 +302,9 @@ struct Result {
     std::string note;
 };
 
+// Which runs include a case: every run, or only full runs (skipped under TH_QUICK=1).
+enum class When { always, full };
+
 class Suite {
 public:
     explicit Suite(std::string test) : test_(std::move(test)) {
@@ -259,7 +314,8 @@ public:
         if (err == cudaSuccess) err = cudaGetDeviceProperties(&prop, device);
         if (err == cudaSuccess) err = cudaFree(nullptr);  // creates the context
         if (err == cudaSuccess) {
-            std::printf("# %s on %s (sm_%d%d)\n", test_.c_str(), prop.name, prop.major, prop.minor);
+            std::printf("# %s on %s (sm_%d%d)%s\n", test_.c_str(), prop.name, prop.major, prop.minor,
+                        quick_mode() ? ", TH_QUICK=1: small cases only" : "");
         } else {
             // No usable device: one failed case, and every other case is skipped.
             no_device_ = true;
@@ -272,9 +328,16 @@ public:
 
     const std::string& test() const { return test_; }
 
-    // Runs one case; an exception (CUDA error, failed requirement) makes it a failure.
-    void run(const std::string& name, const std::function<Outcome()>& body) {
+    // Runs one case; an exception (CUDA error, failed requirement) makes it a failure. A case of
+    // When::full is skipped under TH_QUICK=1 (a `# SKIP` line, counted neither way).
+    void run(const std::string& name, const std::function<Outcome()>& body, When when = When::always) {
         if (no_device_) return;
+        if (when == When::full && quick_mode()) {
+            std::printf("# SKIP %s %s (TH_QUICK=1)\n", test_.c_str(), name.c_str());
+            std::fflush(stdout);
+            ++skipped_;
+            return;
+        }
         Result r;
         r.test = test_;
         r.name = name;
@@ -303,6 +366,7 @@ public:
 
     // Prints the final line and returns the exit status.
     int finish() const {
+        if (skipped_ > 0) std::printf("# %d cases skipped (TH_QUICK=1)\n", skipped_);
         std::printf("%s: %d passed, %d failed\n", test_.c_str(), passed_, failed_);
         std::fflush(stdout);
         return (failed_ == 0 && passed_ > 0) ? 0 : 1;
@@ -312,7 +376,7 @@ public:
 
 private:
     std::string test_;
-    int passed_ = 0, failed_ = 0;
+    int passed_ = 0, failed_ = 0, skipped_ = 0;
     bool no_device_ = false;
     std::vector<Result> results_;
 };

@@ -4,9 +4,10 @@
 #
 #   tests/gpu/run_gpu_tests.sh [options] GEN_DIR
 #
-# GEN_DIR is what tests/gpu/generate.sh wrote: GEN_DIR/<arch>/[<subdir>/]<sample>.{cu,h}. For each
-# arch and each program of variants.sh, one binary is built from tests/gpu/<sample>_test.cu and the
-# generated <sample>.cu:
+# GEN_DIR is what tests/gpu/generate.sh wrote: GEN_DIR/<arch>/[<dir>/][<subdir>/]<name>.{cu,h}. For
+# each arch and each program of variants.sh, one binary is built from its test source
+# (tests/gpu/<name>_test.cu for samples/<name>.tl, tests/gpu/stdlib_<name>_test.cu for
+# stdlib/<name>.tl) and the generated <name>.cu:
 #   sm_90a: -gencode=arch=compute_90a,code=sm_90a
 #   sm_80:  -gencode=arch=compute_80,code=compute_80   (PTX, JIT-compiled by the driver at load)
 # Builds run in parallel; the binaries run one after another. Every PASS/FAIL line is a case;
@@ -22,7 +23,12 @@
 #   --timeout S     per program (default 600)
 #   --sanitize[=TOOL]  run under compute-sanitizer (TOOL: memcheck (default), racecheck, initcheck,
 #                   synccheck) with exact-size buffers (TH_NO_GUARD=1), so that memcheck sees
-#                   out-of-bounds accesses; slow: combine with --only
+#                   out-of-bounds accesses; slow: combine with --quick or --only
+#                   (run_sanitizers.sh runs every tool over every program)
+#   --quick         only the small cases of each program (TH_QUICK=1: a few odd-sized shapes and
+#                   the argument checks; the large ones print `# SKIP`)
+#   --sm80-sass     build sm_80 as -gencode=arch=compute_80,code=sm_80 (SASS, so that ptxas checks it);
+#                   a compile check: such a binary does not run on an sm_90 GPU (use with --no-run)
 #   --nvcc PATH     nvcc to use (default: $NVCC, else nvcc on PATH, else /usr/local/cuda/bin/nvcc)
 #
 # Per-program build and run logs go to <build-dir>/logs/. If $OUT is set, four files are written
@@ -39,7 +45,7 @@ JOBS=$(nproc 2>/dev/null || echo 4)
 ARCHS=$TLC_GPU_ARCHS
 ONLY=
 BUILD_DIR=/tmp/tlc-gpu-tests
-DO_BUILD=1 DO_RUN=1 SANITIZE=0 SANITIZE_TOOL=memcheck TIMEOUT=600
+DO_BUILD=1 DO_RUN=1 SANITIZE=0 SANITIZE_TOOL=memcheck TIMEOUT=600 QUICK=0 SM80_SASS=0
 NVCC=${NVCC:-}
 GEN_DIR=
 while [[ $# -gt 0 ]]; do
@@ -54,6 +60,8 @@ while [[ $# -gt 0 ]]; do
         --timeout) TIMEOUT=$2; shift 2 ;;
         --sanitize) SANITIZE=1; shift ;;
         --sanitize=*) SANITIZE=1; SANITIZE_TOOL=${1#--sanitize=}; shift ;;
+        --quick) QUICK=1; shift ;;
+        --sm80-sass) SM80_SASS=1; shift ;;
         --nvcc) NVCC=$2; shift 2 ;;
         -h|--help) usage ;;
         -*) echo "run_gpu_tests.sh: unknown option $1" >&2; usage ;;
@@ -77,18 +85,19 @@ say() { echo "$@" | tee -a "$MAIN_LOG"; }
 gencode() {
     case $1 in
         sm_90a) echo "-gencode=arch=compute_90a,code=sm_90a" ;;
-        sm_80) echo "-gencode=arch=compute_80,code=compute_80" ;;
+        sm_80) if [[ $SM80_SASS -eq 1 ]]; then echo "-gencode=arch=compute_80,code=sm_80"
+               else echo "-gencode=arch=compute_80,code=compute_80"; fi ;;
         *) echo "-arch=$1" ;;
     esac
 }
 
-# ---- the list of programs: "arch|test|sample|subdir|macros" ---------------------------------------
+# ---- the list of programs: "arch|test|source|subdir|macros" ---------------------------------------
 PROGRAMS=()
 for arch in $ARCHS; do
-    while IFS='|' read -r test sample subdir dflags macros; do
+    while IFS='|' read -r test source subdir dflags macros; do
         [[ -z $test ]] && continue
         [[ -n $ONLY && ! $test =~ $ONLY ]] && continue
-        PROGRAMS+=("$arch|$test|$sample|$subdir|$macros")
+        PROGRAMS+=("$arch|$test|$source|$subdir|$macros")
     done <<<"$TLC_GPU_TESTS"
 done
 [[ ${#PROGRAMS[@]} -eq 0 ]] && { echo "run_gpu_tests.sh: no program selected" >&2; exit 2; }
@@ -107,9 +116,10 @@ say "# gpu: $GPU_NAME"
 # ---- build ----------------------------------------------------------------------------------------
 # Result of each build in $BUILD_DIR/<arch>/<test>.build: "ok", "missing" or "failed".
 build_one() {
-    local arch=$1 test=$2 sample=$3 subdir=$4 macros=$5
-    local gen=$GEN_DIR/$arch out=$BUILD_DIR/$arch/$test log=$LOG_DIR/$arch.$test.build.log
-    [[ $subdir != . ]] && gen=$gen/$subdir
+    local arch=$1 test=$2 source=$3 subdir=$4 macros=$5
+    local out=$BUILD_DIR/$arch/$test log=$LOG_DIR/$arch.$test.build.log
+    tlc_gpu_paths "$source" "$subdir" "$GEN_DIR/$arch"
+    local gen=$TLC_GPU_DIR sample=$TLC_GPU_NAME test_src=$ROOT/$TLC_GPU_TEST
     local status_file=$BUILD_DIR/$arch/$test.build
     rm -f "$out" "$status_file" "$LOG_DIR/$arch.$test.run.log"
     if [[ ! -f $gen/$sample.cu || ! -f $gen/$sample.h ]]; then
@@ -126,8 +136,8 @@ build_one() {
     [[ $macros != - ]] && flags+=($macros)
     local start=$SECONDS
     {
-        echo "$NVCC ${flags[*]} $ROOT/tests/gpu/${sample}_test.cu $gen/$sample.cu -o $out"
-        "$NVCC" "${flags[@]}" "$ROOT/tests/gpu/${sample}_test.cu" "$gen/$sample.cu" -o "$out"
+        echo "$NVCC ${flags[*]} $test_src $gen/$sample.cu -o $out"
+        "$NVCC" "${flags[@]}" "$test_src" "$gen/$sample.cu" -o "$out"
     } >"$log" 2>&1
     local rc=$?
     echo "build time: $((SECONDS - start)) s, exit $rc" >>"$log"
@@ -139,9 +149,9 @@ if [[ $DO_BUILD -eq 1 ]]; then
     say "# building ${#PROGRAMS[@]} programs with $JOBS parallel nvcc jobs..."
     build_start=$SECONDS
     for p in "${PROGRAMS[@]}"; do
-        IFS='|' read -r arch test sample subdir macros <<<"$p"
+        IFS='|' read -r arch test source subdir macros <<<"$p"
         while [[ $(jobs -rp | wc -l) -ge $JOBS ]]; do wait -n; done
-        build_one "$arch" "$test" "$sample" "$subdir" "$macros" &
+        build_one "$arch" "$test" "$source" "$subdir" "$macros" &
     done
     wait
     say "# builds done in $((SECONDS - build_start)) s"
@@ -166,11 +176,15 @@ if [[ $SANITIZE -eq 1 ]]; then
     SANITIZER=$(command -v compute-sanitizer 2>/dev/null || echo /usr/local/cuda/bin/compute-sanitizer)
     export TH_NO_GUARD=1
 fi
+if [[ $QUICK -eq 1 ]]; then
+    export TH_QUICK=1
+    say "# TH_QUICK=1: small cases only"
+fi
 HAVE_TIMEOUT=0
 command -v timeout >/dev/null 2>&1 && HAVE_TIMEOUT=1
 
 for p in "${PROGRAMS[@]}"; do
-    IFS='|' read -r arch test sample subdir macros <<<"$p"
+    IFS='|' read -r arch test source subdir macros <<<"$p"
     bin=$BUILD_DIR/$arch/$test
     build=$(cat "$BUILD_DIR/$arch/$test.build" 2>/dev/null || echo "not-built")
     passed=0 failed=0 seconds=0 status=

@@ -1,6 +1,8 @@
 // runtime_mma_test.cu — standalone GPU test of the runtime's warp primitives (no tlc involved):
 // tl::warp_gemm_mma for f16/bf16 x (TransA, TransB) x (compile-time pitch: ldmatrix, runtime
-// pitch: plain loads) on several block shapes, and the tl::cp_async_* copies with zero-fill.
+// pitch: plain loads) on several block shapes, tl::WarpMmaSteps (the same work driven one k16 step
+// at a time, with double-buffered fragments) on the same shapes, and the tl::cp_async_* copies
+// with zero-fill.
 //
 //   nvcc -std=c++17 -I runtime -gencode=arch=compute_90a,code=sm_90a tests/gpu/runtime_mma_test.cu -o /tmp/rt
 //   /tmp/rt
@@ -96,7 +98,12 @@ __device__ void fill_tile(T* dst, const T* src, int rows, int cols, int pitch, i
     }
 }
 
-template <typename T, bool TA, bool TB, class S, bool kLdmatrix>
+// kPath: 0 warp_gemm_mma with runtime pitches (plain loads), 1 warp_gemm_mma with compile-time
+// pitches (ldmatrix), 2 tl::WarpMmaSteps step by step.
+enum : int { kRuntimePitch = 0, kLdmatrix = 1, kSteps = 2 };
+const char* path_name(int path) { return path == kSteps ? "steps" : path == kLdmatrix ? "ldmatrix" : "runtime_pitch"; }
+
+template <typename T, bool TA, bool TB, class S, int kPath>
 __global__ void gemm_kernel(const T* ga, const T* gb, const float* gc, float* out) {
     using C = Case<T, TA, TB, S>;
     using L = typename C::Layout;
@@ -110,7 +117,16 @@ __global__ void gemm_kernel(const T* ga, const T* gb, const float* gc, float* ou
     float acc[L::kSlots];
 #pragma unroll
     for (int s = 0; s < L::kSlots; ++s) acc[s] = gc[L::row(tid, s) * S::N + L::col(tid, s)];
-    if constexpr (kLdmatrix) {
+    if constexpr (kPath == kSteps) {
+        tl::WarpMmaSteps<S::M, S::N, S::K, S::WM, S::WN, T, TA, TB, C::kPitchA, C::kPitchB> w(tid);
+        constexpr int kK16 = S::K / 16;
+        w.load(sa, sb, 0, 0);
+#pragma unroll
+        for (int s = 0; s < kK16; ++s) {
+            if (s + 1 < kK16) w.load(sa, sb, s + 1, (s + 1) % 2);
+            w.mma(acc, s % 2);
+        }
+    } else if constexpr (kPath == kLdmatrix) {
         tl::warp_gemm_mma<S::M, S::N, S::K, S::WM, S::WN, T, TA, TB>(
             acc, tl::SharedMatrix<T, TA, C::kPitchA>{sa}, tl::SharedMatrix<T, TB, C::kPitchB>{sb}, tid);
     } else {
@@ -121,7 +137,7 @@ __global__ void gemm_kernel(const T* ga, const T* gb, const float* gc, float* ou
     for (int s = 0; s < L::kSlots; ++s) out[L::row(tid, s) * S::N + L::col(tid, s)] = acc[s];
 }
 
-template <typename T, bool TA, bool TB, class S, bool kLdmatrix> std::string run_gemm(double& max_err) {
+template <typename T, bool TA, bool TB, class S, int kPath> std::string run_gemm(double& max_err) {
     using C = Case<T, TA, TB, S>;
     constexpr int M = S::M, N = S::N, K = S::K;
     Lcg rng{0x9E3779B97F4A7C15ull ^ (uint64_t(M) << 32) ^ (uint64_t(N) << 16) ^ uint64_t(K) ^ (TA ? 7 : 0) ^ (TB ? 11 : 0)};
@@ -144,7 +160,7 @@ template <typename T, bool TA, bool TB, class S, bool kLdmatrix> std::string run
         TRY_CUDA(cudaMemcpy(db, hb.data(), hb.size() * sizeof(T), cudaMemcpyHostToDevice));
         TRY_CUDA(cudaMemcpy(dc, hc.data(), hc.size() * sizeof(float), cudaMemcpyHostToDevice));
         TRY_CUDA(cudaMemset(dout, 0xFF, hout.size() * sizeof(float))); // NaN
-        auto kernel = gemm_kernel<T, TA, TB, S, kLdmatrix>;
+        auto kernel = gemm_kernel<T, TA, TB, S, kPath>;
         TRY_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, C::kSmemBytes));
         kernel<<<1, C::kThreads, C::kSmemBytes>>>(da, db, dc, dout);
         TRY_CUDA(cudaGetLastError());
@@ -175,37 +191,35 @@ template <typename T, bool TA, bool TB, class S, bool kLdmatrix> std::string run
     return {};
 }
 
-template <typename T, bool TA, bool TB, class S, bool kLdmatrix> void gemm_case() {
+template <typename T, bool TA, bool TB, class S, int kPath> void gemm_case() {
     using C = Case<T, TA, TB, S>;
     char name[200];
     std::snprintf(name, sizeof name, "gemm_%s_%s%s_%dx%dx%d_w%dx%d_pitch%d,%d_off%d,%d_%s", dtype_name<T>(),
                   TA ? "At" : "A", TB ? "Bt" : "B", S::M, S::N, S::K, S::WM, S::WN, C::kPitchA, C::kPitchB, S::OFFA,
-                  S::OFFB, kLdmatrix ? "ldmatrix" : "runtime_pitch");
+                  S::OFFB, path_name(kPath));
     double max_err = 0;
-    std::string err = run_gemm<T, TA, TB, S, kLdmatrix>(max_err);
+    std::string err = run_gemm<T, TA, TB, S, kPath>(max_err);
     char detail[300];
     std::snprintf(detail, sizeof detail, "max_rel_err=%.3g (bound 1e-4)%s%s", max_err, err.empty() ? "" : " -- ",
                   err.c_str());
     report(err.empty(), name, detail);
 }
 
+template <class S, int kPath> void for_paths() {
+    gemm_case<tl::f16, false, false, S, kPath>();
+    gemm_case<tl::f16, false, true, S, kPath>();
+    gemm_case<tl::f16, true, false, S, kPath>();
+    gemm_case<tl::f16, true, true, S, kPath>();
+    gemm_case<tl::bf16, false, false, S, kPath>();
+    gemm_case<tl::bf16, false, true, S, kPath>();
+    gemm_case<tl::bf16, true, false, S, kPath>();
+    gemm_case<tl::bf16, true, true, S, kPath>();
+}
+
 template <class S> void gemm_shape() {
-    gemm_case<tl::f16, false, false, S, true>();
-    gemm_case<tl::f16, false, true, S, true>();
-    gemm_case<tl::f16, true, false, S, true>();
-    gemm_case<tl::f16, true, true, S, true>();
-    gemm_case<tl::bf16, false, false, S, true>();
-    gemm_case<tl::bf16, false, true, S, true>();
-    gemm_case<tl::bf16, true, false, S, true>();
-    gemm_case<tl::bf16, true, true, S, true>();
-    gemm_case<tl::f16, false, false, S, false>();
-    gemm_case<tl::f16, false, true, S, false>();
-    gemm_case<tl::f16, true, false, S, false>();
-    gemm_case<tl::f16, true, true, S, false>();
-    gemm_case<tl::bf16, false, false, S, false>();
-    gemm_case<tl::bf16, false, true, S, false>();
-    gemm_case<tl::bf16, true, false, S, false>();
-    gemm_case<tl::bf16, true, true, S, false>();
+    for_paths<S, kLdmatrix>();
+    for_paths<S, kRuntimePitch>();
+    for_paths<S, kSteps>();
 }
 
 // ---- cp.async -----------------------------------------------------------------------------------

@@ -20,7 +20,8 @@ th::Outcome check(int64_t n, float a, uint64_t seed) {
 int main() {
     th::Suite suite(th::test_name("saxpy"));
     for (int64_t n : {int64_t(1), int64_t(1000), int64_t(1) << 20, int64_t(1000003)}) {
-        suite.run("N=" + std::to_string(n), [&] { return check(n, 1.75f, 200 + n); });
+        suite.run("N=" + std::to_string(n), [&] { return check(n, 1.75f, 200 + n); },
+                  n > 100000 ? th::When::full : th::When::always);
     }
     suite.run("N=5000_a=-0.3", [&] { return check(5000, -0.3f, 5); });
     suite.run("N=0_empty_grid", [&] {

@@ -1,12 +1,22 @@
-# variants.sh — the test programs of tests/gpu/, sourced by generate.sh and run_gpu_tests.sh.
+# shellcheck shell=bash
+# variants.sh — the test programs of tests/gpu/, sourced by generate.sh, run_gpu_tests.sh and
+# run_sanitizers.sh.
 #
-# One line per test program:  <test> <sample> <subdir> <tlc -D flags> <test macros>
+# One line per test program:  <test>|<source>|<subdir>|<tlc -D flags>|<test macros>
 #   test        the program's name (also the name printed in its result lines)
-#   sample      samples/<sample>.tl is compiled; tests/gpu/<sample>_test.cu is the test source
-#   subdir      where the generated <sample>.cu/.h go under <gen>/<arch>/ ("." for the defaults);
-#               a variant defines the same tlc::<kernel> as the default, so it is its own binary
-#               built with -I <gen>/<arch>/<subdir> and -DTLC_VARIANT=<subdir>
-#   tlc flags   compile-time overrides passed to tlc ("-" for none)
+#   source      the .tl file that tlc compiles, in one of two forms:
+#                 <name>        samples/<name>.tl; test source tests/gpu/<name>_test.cu;
+#                               generated <gen>/<arch>/[<subdir>/]<name>.{cu,h}
+#                 <dir>/<name>  <dir>/<name>.tl, relative to the repository root (e.g. stdlib/gemm);
+#                               test source tests/gpu/<dir>_<name>_test.cu (stdlib_gemm_test.cu);
+#                               generated <gen>/<arch>/<dir>/[<subdir>/]<name>.{cu,h}
+#               The test source includes "<name>.h"; the build finds it through -I.
+#   subdir      "." for the file's defaults, else the variant's directory under the above;
+#               a variant defines the same tlc::<kernel>s as the defaults, so it is its own binary,
+#               built with -I <that directory> and -DTLC_VARIANT=<subdir> (the test then names
+#               itself <name>_<subdir>, e.g. stdlib_gemm_bf16)
+#   tlc flags   compile-time overrides passed to tlc ("-" for none); they apply to every kernel
+#               of the file that has the parameter
 #   macros      preprocessor flags of the test source that describe the variant ("-" for none)
 # Fields are separated by '|'.
 TLC_GPU_TESTS="
@@ -28,5 +38,39 @@ layernorm_f32|layernorm|f32|-D T=f32|-DTLC_T=float
 rmsnorm_bf16|rmsnorm|bf16|-D T=bf16|-DTLC_T=__nv_bfloat16
 transpose_f16|transpose|f16|-D T=f16|-DTLC_T=__half
 row_sum_bf16|row_sum|bf16|-D T=bf16|-DTLC_T=__nv_bfloat16
+stdlib_gemm|stdlib/gemm|.|-|-
+stdlib_gemm_bf16|stdlib/gemm|bf16|-D T=bf16|-DTLC_T=__nv_bfloat16
+stdlib_norms|stdlib/norms|.|-|-
+stdlib_norms_bf16|stdlib/norms|bf16|-D T=bf16|-DTLC_T=__nv_bfloat16
+stdlib_norms_f32|stdlib/norms|f32|-D T=f32|-DTLC_T=float
+stdlib_softmax|stdlib/softmax|.|-|-
+stdlib_softmax_bf16|stdlib/softmax|bf16|-D T=bf16|-DTLC_T=__nv_bfloat16
+stdlib_softmax_f32|stdlib/softmax|f32|-D T=f32|-DTLC_T=float
+stdlib_attention|stdlib/attention|.|-|-
+stdlib_attention_bf16|stdlib/attention|bf16|-D T=bf16|-DTLC_T=__nv_bfloat16
+stdlib_attention_causal|stdlib/attention|causal|-D CAUSAL=true|-DTLC_CAUSAL=1
+stdlib_attention_d128|stdlib/attention|d128|-D D=128|-DTLC_D=128
 "
 TLC_GPU_ARCHS="sm_90a sm_80"
+
+# tlc_gpu_paths SOURCE SUBDIR GEN_ARCH_DIR: where one program's files are, from its variants.sh
+# fields and <gen>/<arch>. Sets
+#   TLC_GPU_TL    the .tl file, relative to the repository root
+#   TLC_GPU_NAME  the base name of the generated files (<name>.cu, <name>.h)
+#   TLC_GPU_TEST  the test source, relative to the repository root
+#   TLC_GPU_DIR   the directory of the generated files
+tlc_gpu_paths() {
+    local source=$1 subdir=$2 gen=$3
+    if [[ $source == */* ]]; then
+        TLC_GPU_TL=$source.tl
+        TLC_GPU_NAME=${source##*/}
+        TLC_GPU_TEST=tests/gpu/${source//\//_}_test.cu
+        TLC_GPU_DIR=$gen/${source%/*}
+    else
+        TLC_GPU_TL=samples/$source.tl
+        TLC_GPU_NAME=$source
+        TLC_GPU_TEST=tests/gpu/${source}_test.cu
+        TLC_GPU_DIR=$gen
+    fi
+    if [[ $subdir != . ]]; then TLC_GPU_DIR=$TLC_GPU_DIR/$subdir; fi
+}

@@ -40,7 +40,8 @@ th::Outcome check(int64_t n, uint64_t seed, bool own_stream = false) {
 int main() {
     th::Suite suite(th::test_name("vector_add"));
     for (int64_t n : {int64_t(1), int64_t(1000), int64_t(1) << 20, int64_t(1000003)}) {
-        suite.run("N=" + std::to_string(n), [&] { return check(n, 100 + n); });
+        suite.run("N=" + std::to_string(n), [&] { return check(n, 100 + n); },
+                  n > 100000 ? th::When::full : th::When::always);
     }
     suite.run("N=4097_stream", [&] { return check(4097, 7, /*own_stream=*/true); });
     suite.run("N=0_empty_grid", [&] {

@@ -59,15 +59,19 @@ template <typename T, int kPitch> struct LdmatrixOperand {
 // order of the mma registers a0..a3; lane l addresses row l % 8 of tile l / 8.
 template <int kTiles, typename T, bool kTrans, int kPitch> struct FragmentsA : LdmatrixOperand<T, kPitch> {
     uint32_t lane_row; // shared address of this lane's row at k0 = 0 of tile 0
-    __device__ __forceinline__ FragmentsA(SharedMatrix<T, kTrans, kPitch> a, int m0, int lane) {
+    // Offset in elements of this lane's row from the operand's origin (depends on m0 and the lane).
+    __device__ static __forceinline__ int lane_offset(int m0, int lane) {
         const int quad = lane / 8, r = lane % 8;
         // Stored [M, K]: tile q covers rows 8 (q % 2), cols 8 (q / 2). Stored [K, M] (transposed
         // tiles): stored rows (k) 8 (q / 2), stored cols (m) 8 (q % 2).
         const int off = kTrans ? (r + 8 * (quad / 2)) * kPitch + m0 + 8 * (quad % 2)
                                : (m0 + r + 8 * (quad % 2)) * kPitch + 8 * (quad / 2);
-        lane_row = smem_address(a.data + off);
+        return off;
     }
-    __device__ __forceinline__ void load(uint32_t (&ra)[kTiles][4], int k0) const {
+    __device__ __forceinline__ FragmentsA(SharedMatrix<T, kTrans, kPitch> a, int m0, int lane)
+        : lane_row(smem_address(a.data + lane_offset(m0, lane))) {}
+    // lane_row: the shared address of this lane's row (the origin's + lane_offset elements).
+    __device__ static __forceinline__ void load_at(uint32_t (&ra)[kTiles][4], uint32_t lane_row, int k0) {
 #pragma unroll
         for (int i = 0; i < kTiles; ++i) {
             const int off = kTrans ? k0 * kPitch + i * 16 : i * 16 * kPitch + k0;
@@ -75,6 +79,7 @@ template <int kTiles, typename T, bool kTrans, int kPitch> struct FragmentsA : L
             else ldmatrix_x4(ra[i], lane_row + off * int(sizeof(T)));
         }
     }
+    __device__ __forceinline__ void load(uint32_t (&ra)[kTiles][4], int k0) const { load_at(ra, lane_row, k0); }
 };
 template <int kTiles, typename T, bool kTrans> struct FragmentsA<kTiles, T, kTrans, 0> {
     SharedMatrix<T, kTrans> a;
@@ -98,14 +103,19 @@ template <int kTiles, typename T, bool kTrans> struct FragmentsA<kTiles, T, kTra
 // one x2 for an odd last n-tile. Stored [K, N] needs .trans; stored [N, K] does not.
 template <int kTiles, typename T, bool kTrans, int kPitch> struct FragmentsB : LdmatrixOperand<T, kPitch> {
     uint32_t lane_row; // shared address of this lane's row at k0 = 0 of n-tile 0
-    __device__ __forceinline__ FragmentsB(SharedMatrix<T, kTrans, kPitch> b, int n0, int lane) {
+    // Offset in elements of this lane's row from the operand's origin (depends on n0 and the lane).
+    __device__ static __forceinline__ int lane_offset(int n0, int lane) {
         const int quad = lane / 8, r = lane % 8;
         // Tile q: k half q % 2, n-tile q / 2. Stored [K, N]: rows are k; stored [N, K]: rows are n.
         const int off = kTrans ? (n0 + r + 8 * (quad / 2)) * kPitch + 8 * (quad % 2)
                                : (r + 8 * (quad % 2)) * kPitch + n0 + 8 * (quad / 2);
-        lane_row = smem_address(b.data + off);
+        return off;
     }
-    __device__ __forceinline__ void load(uint32_t (&rb)[kTiles][2], int k0) const {
+    __device__ __forceinline__ FragmentsB(SharedMatrix<T, kTrans, kPitch> b, int n0, int lane)
+        : lane_row(smem_address(b.data + lane_offset(n0, lane))) {}
+    __device__ __forceinline__ void load(uint32_t (&rb)[kTiles][2], int k0) const { load_at(rb, lane_row, k0); }
+    // lane_row: the shared address of this lane's row (the origin's + lane_offset elements).
+    __device__ static __forceinline__ void load_at(uint32_t (&rb)[kTiles][2], uint32_t lane_row, int k0) {
 #pragma unroll
         for (int j = 0; j + 1 < kTiles; j += 2) {
             const int off = kTrans ? j * 8 * kPitch + k0 : k0 * kPitch + j * 8;
@@ -173,5 +183,56 @@ __device__ __forceinline__ void warp_gemm_mma(float* acc, SharedMatrix<T, kTrans
                 mma_m16n8k16(*reinterpret_cast<float(*)[4]>(acc + (i * Layout::kTilesN + j) * 4), ra[s % 2][i], rb[s % 2][j], T{});
     }
 }
+
+// The warp's part of one BK slab of acc += A * B, split into its K / 16 steps, for a main loop that
+// crosses the stage boundary itself (CUTLASS's multistage order) instead of calling
+// warp_gemm_mma once per stage. Compile-time pitches only (the ldmatrix path). Intended loop, with
+// S stages, the k-loop's copies issued at step 0 and its barrier moved before the last step:
+//
+//     cp_async_wait<S - 2>(); __syncthreads();
+//     WarpMmaSteps<...> w(tid);
+//     w.load(a[0], b[0], 0, 0);
+//     for k: for s in 0 .. kSteps - 1 (unrolled):
+//         if (s + 1 < kSteps) w.load(a[k % S], b[k % S], s + 1, (s + 1) % 2);
+//         else if (k + 1 < trips) w.load(a[(k + 1) % S], b[(k + 1) % S], 0, (s + 1) % 2);
+//         if (s == 0) { copies of slab k + S - 1 into stage (k + S - 1) % S; cp_async_commit(); }
+//         w.mma(acc, s % 2);
+//         if (s == kSteps - 2) { cp_async_wait<S - 2>(); __syncthreads(); }
+//
+// The stage refilled at step 0 of trip k was last read by the fragments of trip k - 1's last step,
+// loaded before trip k - 1's barrier; the barrier at step kSteps - 2 makes stage k + 1 visible
+// before its first fragments are loaded. That order needs kSteps >= 2. Measured on the H200 (sm_80 build,
+// 128x256x64 tile, 3 stages, bench/NOTES.md v3): 298 -> 333 TFLOP/s at 4096^3 over warp_gemm_mma.
+template <int M, int N, int K, int WARPS_M, int WARPS_N, typename T, bool kTransA, bool kTransB, int kPitchA,
+          int kPitchB>
+struct WarpMmaSteps {
+    static_assert(kPitchA > 0 && kPitchB > 0, "WarpMmaSteps needs compile-time pitches (the ldmatrix path)");
+    static_assert(K % 16 == 0, "mma.sync m16n8k16 needs K to be a multiple of 16");
+    using Layout = MmaAccLayout<M, N, WARPS_M, WARPS_N>;
+    using FragsA = mma_detail::FragmentsA<Layout::kTilesM, T, kTransA, kPitchA>;
+    using FragsB = mma_detail::FragmentsB<Layout::kTilesN, T, kTransB, kPitchB>;
+    static constexpr int kSteps = K / 16;
+    uint32_t a_off, b_off; // byte offsets of this lane's rows from the operands' origins
+    uint32_t ra[2][Layout::kTilesM][4];
+    uint32_t rb[2][Layout::kTilesN][2];
+    __device__ __forceinline__ explicit WarpMmaSteps(int tid) {
+        const int lane = tid % 32, warp = tid / 32;
+        a_off = FragsA::lane_offset((warp / WARPS_N) * Layout::kWarpM, lane) * int(sizeof(T));
+        b_off = FragsB::lane_offset((warp % WARPS_N) * Layout::kWarpN, lane) * int(sizeof(T));
+    }
+    // Fragments of k-step `step` of the operands at a and b (one stage's origins) into buffer buf.
+    __device__ __forceinline__ void load(const T* a, const T* b, int step, int buf) {
+        FragsA::load_at(ra[buf], smem_address(a) + a_off, step * 16);
+        FragsB::load_at(rb[buf], smem_address(b) + b_off, step * 16);
+    }
+    // acc (MmaAccLayout<M, N, WARPS_M, WARPS_N>) += the fragments of buffer buf.
+    __device__ __forceinline__ void mma(float* acc, int buf) const {
+#pragma unroll
+        for (int i = 0; i < Layout::kTilesM; ++i)
+#pragma unroll
+            for (int j = 0; j < Layout::kTilesN; ++j)
+                mma_m16n8k16(*reinterpret_cast<float(*)[4]>(acc + (i * Layout::kTilesN + j) * 4), ra[buf][i], rb[buf][j], T{});
+    }
+};
 
 } // namespace tl

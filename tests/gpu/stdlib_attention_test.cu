@@ -1,0 +1,175 @@
+// stdlib_attention_test.cu — the flash-attention kernels of stdlib/attention.tl against float64:
+// O = softmax(sm_scale · Q Kᵀ (+ causal mask)) V per (batch, head), T in and out.
+//   flash_attention(Q, K, V, O, sm_scale, B, H, S)           Q, K, V, O: [B, H, S, D]
+//   flash_attention_gqa(Q, K, V, O, sm_scale, B, H, S, HKV)  Q, O: [B, H, S, D]; K, V: [B, HKV, S, D];
+//       query head h reads key/value head h / (H / HKV) (H a multiple of HKV; HKV = 1: multi-query)
+// D and CAUSAL are compile-time parameters and T the dtype, so each variant is its own generated
+// file and test binary (tests/gpu/variants.sh):
+//   default  D = 64, non-causal, f16   (no macros)
+//   bf16     tlc -D T=bf16             -DTLC_T=__nv_bfloat16
+//   causal   tlc -D CAUSAL=true        -DTLC_CAUSAL=1   (query i sees keys 0..i)
+//   d128     tlc -D D=128              -DTLC_D=128
+#include "attention.h"
+#include "harness.h"
+
+#include <cmath>
+
+#ifndef TLC_T
+#define TLC_T __half
+#endif
+#ifndef TLC_CAUSAL
+#define TLC_CAUSAL 0
+#endif
+#ifndef TLC_D
+#define TLC_D 64
+#endif
+
+namespace {
+
+using T = TLC_T;
+constexpr bool kCausal = TLC_CAUSAL != 0;
+constexpr int64_t D = TLC_D;
+
+// hkv == 0: flash_attention (one K/V head per query head); otherwise flash_attention_gqa with
+// hkv key/value heads. `offset` shifts every tensor's base address by that many elements.
+th::Outcome check(int64_t B, int64_t H, int64_t hkv, int64_t S, uint64_t seed, double sm_scale,
+                  double qscale = 1.0, size_t offset = 0) {
+    const bool gqa = hkv > 0;
+    const int64_t HKV = gqa ? hkv : H;
+    const size_t nq = th::numel({B, H, S, D}), nkv = th::numel({B, HKV, S, D});
+    const auto q = th::random_vector<T>(nq, seed, -qscale, qscale);
+    const auto k = th::random_vector<T>(nkv, seed + 1);
+    const auto v = th::random_vector<T>(nkv, seed + 2);
+    th::OffsetBuffer<T> Q(q, offset), K(k, offset), V(v, offset), O(nq, offset);
+    O.poison();
+    const float scale = static_cast<float>(sm_scale);
+    if (gqa) {
+        th::check_launch(tlc::flash_attention_gqa(Q.get(), K.get(), V.get(), O.get(), scale, B, H, S, HKV),
+                         "flash_attention_gqa");
+    } else {
+        th::check_launch(tlc::flash_attention(Q.get(), K.get(), V.get(), O.get(), scale, B, H, S), "flash_attention");
+    }
+    const auto o = O.download();
+
+    const auto qd = th::to_f64(q), kd = th::to_f64(k), vd = th::to_f64(v);
+    std::vector<double> ref(nq, 0.0), p(static_cast<size_t>(S));
+    const int64_t group = H / HKV;
+    for (int64_t b = 0; b < B; ++b) {
+        for (int64_t h = 0; h < H; ++h) {
+            const int64_t hk = h / group;
+            const double* Qh = &qd[((b * H + h) * S) * D];
+            const double* Kh = &kd[((b * HKV + hk) * S) * D];
+            const double* Vh = &vd[((b * HKV + hk) * S) * D];
+            double* Oh = &ref[((b * H + h) * S) * D];
+            for (int64_t i = 0; i < S; ++i) {
+                const int64_t n_keys = kCausal ? i + 1 : S;
+                double m = -INFINITY;
+                for (int64_t j = 0; j < n_keys; ++j) {
+                    double s = 0.0;
+                    for (int64_t d = 0; d < D; ++d) s += Qh[i * D + d] * Kh[j * D + d];
+                    p[j] = s * double(scale);
+                    m = std::max(m, p[j]);
+                }
+                double l = 0.0;
+                for (int64_t j = 0; j < n_keys; ++j) {
+                    p[j] = std::exp(p[j] - m);
+                    l += p[j];
+                }
+                for (int64_t j = 0; j < n_keys; ++j)
+                    for (int64_t d = 0; d < D; ++d) Oh[i * D + d] += p[j] / l * Vh[j * D + d];
+            }
+        }
+    }
+    return th::numeric(th::rel_err(o, ref), th::Dtype<T>::bound,
+                       Q.guards_intact() && K.guards_intact() && V.guards_intact() && O.guards_intact());
+}
+
+std::string shape_name(int64_t B, int64_t H, int64_t hkv, int64_t S) {
+    return "B=" + std::to_string(B) + ",H=" + std::to_string(H) + (hkv > 0 ? ",HKV=" + std::to_string(hkv) : "") +
+           ",S=" + std::to_string(S);
+}
+
+}  // namespace
+
+int main() {
+    th::Suite suite(th::test_name("stdlib_attention"));
+    std::printf("# T=%s CAUSAL=%d D=%d\n", th::Dtype<T>::name, int(kCausal), int(D));
+    const double default_scale = 1.0 / std::sqrt(double(D));
+    struct Shape {
+        int64_t B, H, HKV, S;  // HKV 0: flash_attention
+        double sm_scale;       // 0: 1 / sqrt(D)
+        double qscale;
+        size_t offset;
+        th::When when;
+        const char* tag;
+    };
+    const Shape shapes[] = {
+        // quick: an edge query tile and an edge key tile, GQA with 2 query heads per K/V head,
+        // unaligned base addresses
+        {2, 2, 0, 65, 0.0, 1.0, 0, th::When::always, ""},
+        {1, 4, 2, 65, 0.0, 1.0, 0, th::When::always, ""},
+        {1, 2, 0, 67, 0.0, 1.0, 1, th::When::always, "_offset1"},
+        // flash_attention
+        {1, 2, 0, 64, 0.0, 1.0, 0, th::When::full, ""},
+        {2, 2, 0, 128, 0.0, 1.0, 0, th::When::full, ""},
+        {2, 2, 0, 1, 0.0, 1.0, 0, th::When::full, ""},
+        {1, 2, 0, 127, 0.0, 1.0, 0, th::When::full, ""},
+        {1, 3, 0, 200, 0.3, 1.0, 0, th::When::full, "_scale0.3"},
+        {1, 2, 0, 300, 0.0, 4.0, 0, th::When::full, "_qscale4"},  // peaked rows, moving maximum
+        {2, 2, 0, 1000, 0.0, 1.0, 0, th::When::full, ""},
+        // flash_attention_gqa
+        {2, 4, 1, 127, 0.0, 1.0, 0, th::When::full, ""},           // multi-query
+        {1, 3, 3, 64, 0.0, 1.0, 0, th::When::full, ""},            // HKV = H: plain multi-head
+        {1, 8, 2, 300, 0.0, 4.0, 0, th::When::full, "_qscale4"},
+        {1, 2, 1, 1, 0.0, 1.0, 0, th::When::full, ""},
+        {2, 6, 3, 200, 0.3, 1.0, 0, th::When::full, "_scale0.3"},
+        {1, 4, 2, 129, 0.0, 1.0, 1, th::When::full, "_offset1"},
+        {1, 4, 2, 1000, 0.0, 1.0, 0, th::When::full, ""},
+    };
+    uint64_t seed = 5000;
+    for (const Shape& s : shapes) {
+        const std::string name = std::string(s.HKV > 0 ? "flash_attention_gqa/" : "flash_attention/") +
+                                 shape_name(s.B, s.H, s.HKV, s.S) + s.tag;
+        const double scale = s.sm_scale > 0.0 ? s.sm_scale : default_scale;
+        suite.run(name, [&] { return check(s.B, s.H, s.HKV, s.S, seed, scale, s.qscale, s.offset); }, s.when);
+        seed += 10;
+    }
+
+    const size_t n = 64 * D;
+    suite.run("flash_attention/S=0_empty_grid", [&] {
+        th::DeviceBuffer<T> Q(0), K(0), V(0), O(0);
+        th::check_launch(tlc::flash_attention(Q.get(), K.get(), V.get(), O.get(), 0.125f, 2, 2, 0), "flash_attention");
+        return th::expect(O.guards_intact(), "an empty launch wrote to O");
+    });
+    suite.run("flash_attention/null_pointer", [&] {
+        th::DeviceBuffer<T> Q(n), K(n), V(n), O(n);
+        return th::expect_invalid([&] { return tlc::flash_attention(Q.get(), K.get(), V.get(), nullptr, 0.125f, 1, 1, 64); });
+    });
+    suite.run("flash_attention/negative_dim", [&] {
+        th::DeviceBuffer<T> Q(n), K(n), V(n), O(n);
+        return th::expect_invalid([&] { return tlc::flash_attention(Q.get(), K.get(), V.get(), O.get(), 0.125f, 1, -1, 64); });
+    });
+    suite.run("flash_attention_gqa/S=0_empty_grid", [&] {
+        th::DeviceBuffer<T> Q(0), K(0), V(0), O(0);
+        th::check_launch(tlc::flash_attention_gqa(Q.get(), K.get(), V.get(), O.get(), 0.125f, 2, 4, 0, 2),
+                         "flash_attention_gqa");
+        return th::expect(O.guards_intact(), "an empty launch wrote to O");
+    });
+    suite.run("flash_attention_gqa/B=0_empty_grid", [&] {
+        th::DeviceBuffer<T> Q(0), K(0), V(0), O(0);
+        th::check_launch(tlc::flash_attention_gqa(Q.get(), K.get(), V.get(), O.get(), 0.125f, 0, 4, 64, 2),
+                         "flash_attention_gqa");
+        return th::expect(O.guards_intact(), "an empty launch wrote to O");
+    });
+    suite.run("flash_attention_gqa/null_pointer", [&] {
+        th::DeviceBuffer<T> Q(n), K(n), V(n), O(n);
+        return th::expect_invalid(
+            [&] { return tlc::flash_attention_gqa(Q.get(), nullptr, V.get(), O.get(), 0.125f, 1, 2, 64, 1); });
+    });
+    suite.run("flash_attention_gqa/negative_dim", [&] {
+        th::DeviceBuffer<T> Q(n), K(n), V(n), O(n);
+        return th::expect_invalid(
+            [&] { return tlc::flash_attention_gqa(Q.get(), K.get(), V.get(), O.get(), 0.125f, 1, 2, 64, -1); });
+    });
+    return suite.finish();
+}

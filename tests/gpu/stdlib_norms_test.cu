@@ -1,0 +1,142 @@
+// stdlib_norms_test.cu — the row-wise normalisations of stdlib/norms.tl over X[M, N] against
+// float64: layernorm, rmsnorm and layernorm_gelu, T in and out (f16 by default; -DTLC_T=<type>
+// for the files generated with -D T=bf16 / -D T=f32), f32 statistics, one block per row, the row
+// walked in BN = 1024-wide tiles.
+//
+// Stubs (tensors and scalars in declaration order, then M, N):
+//   layernorm(X, W, Bias, Y, eps, M, N)        Y = (X - mean) · rsqrt(var + eps) · W + Bias
+//   rmsnorm(X, W, Y, eps, M, N)                Y = X · rsqrt(mean(X²) + eps) · W
+//   layernorm_gelu(X, W, Bias, Y, eps, M, N)   Y = gelu(layernorm(X)), exact (erf) GELU
+// (biased variance, as the kernels compute it).
+#include "norms.h"
+#include "harness.h"
+
+#include <cmath>
+
+#ifndef TLC_T
+#define TLC_T __half
+#endif
+using T = TLC_T;
+
+namespace {
+
+enum class Norm { layernorm, rmsnorm, layernorm_gelu };
+
+struct Kernel {
+    Norm norm;
+    const char* name;
+    float eps;
+};
+
+const Kernel kKernels[] = {
+    {Norm::layernorm, "layernorm", 1e-5f},
+    {Norm::rmsnorm, "rmsnorm", 1e-6f},
+    {Norm::layernorm_gelu, "layernorm_gelu", 1e-5f},
+};
+
+cudaError_t launch(const Kernel& k, const T* X, const T* W, const T* Bias, T* Y, int64_t M, int64_t N) {
+    switch (k.norm) {
+    case Norm::layernorm: return tlc::layernorm(X, W, Bias, Y, k.eps, M, N);
+    case Norm::rmsnorm: return tlc::rmsnorm(X, W, Y, k.eps, M, N);
+    case Norm::layernorm_gelu: return tlc::layernorm_gelu(X, W, Bias, Y, k.eps, M, N);
+    }
+    return cudaErrorUnknown;
+}
+
+double gelu(double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }
+
+// X uniform in [lo, hi); W in [0.5, 1.5); Bias in [-0.5, 0.5). `offset` shifts every tensor's base
+// address by that many elements (1: not 16-byte aligned).
+th::Outcome check(const Kernel& k, int64_t M, int64_t N, uint64_t seed, double lo = -1.0, double hi = 1.0,
+                  size_t offset = 0) {
+    const auto x = th::random_vector<T>(th::numel({M, N}), seed, lo, hi);
+    const auto w = th::random_vector<T>(static_cast<size_t>(N), seed + 1, 0.5, 1.5);
+    const auto b = th::random_vector<T>(static_cast<size_t>(N), seed + 2, -0.5, 0.5);
+    th::OffsetBuffer<T> X(x, offset), W(w, offset), Bias(b, offset), Y(th::numel({M, N}), offset);
+    Y.poison();
+    th::check_launch(launch(k, X.get(), W.get(), Bias.get(), Y.get(), M, N), k.name);
+    const auto y = Y.download();
+
+    const double eps = k.eps;
+    std::vector<double> ref(th::numel({M, N}));
+    for (int64_t r = 0; r < M; ++r) {
+        const T* xr = &x[r * N];
+        if (k.norm == Norm::rmsnorm) {
+            double ss = 0.0;
+            for (int64_t c = 0; c < N; ++c) ss += th::to_f64(xr[c]) * th::to_f64(xr[c]);
+            const double rrms = 1.0 / std::sqrt(ss / double(N) + eps);
+            for (int64_t c = 0; c < N; ++c) ref[r * N + c] = th::to_f64(xr[c]) * rrms * th::to_f64(w[c]);
+            continue;
+        }
+        double mean = 0.0, var = 0.0;
+        for (int64_t c = 0; c < N; ++c) mean += th::to_f64(xr[c]);
+        mean /= double(N);
+        for (int64_t c = 0; c < N; ++c) {
+            const double d = th::to_f64(xr[c]) - mean;
+            var += d * d;
+        }
+        var /= double(N);
+        const double rstd = 1.0 / std::sqrt(var + eps);
+        for (int64_t c = 0; c < N; ++c) {
+            const double v = (th::to_f64(xr[c]) - mean) * rstd * th::to_f64(w[c]) + th::to_f64(b[c]);
+            ref[r * N + c] = k.norm == Norm::layernorm_gelu ? gelu(v) : v;
+        }
+    }
+    return th::numeric(th::rel_err(y, ref), th::Dtype<T>::bound,
+                       X.guards_intact() && W.guards_intact() && Bias.guards_intact() && Y.guards_intact());
+}
+
+}  // namespace
+
+int main() {
+    th::Suite suite(th::test_name("stdlib_norms"));
+    std::printf("# T=%s\n", th::Dtype<T>::name);
+    struct Shape {
+        int64_t M, N;
+        double lo, hi;
+        size_t offset;
+        th::When when;
+        const char* tag;
+    };
+    const Shape shapes[] = {
+        {3, 1031, -1.0, 1.0, 0, th::When::always, ""},        // two tiles, the second 7 wide
+        {2, 1, -1.0, 1.0, 0, th::When::always, ""},           // var = 0: layernorm gives Bias
+        {5, 100, -1.0, 1.0, 1, th::When::always, "_offset1"}, // unaligned base addresses
+        {7, 1000, -1.0, 1.0, 0, th::When::full, ""},
+        {7, 1024, -1.0, 1.0, 0, th::When::full, ""},           // one whole tile
+        {3, 4097, -1.0, 1.0, 0, th::When::full, ""},           // five tiles, the last one element
+        {64, 256, -1.0, 1.0, 0, th::When::full, ""},
+        {4, 3000, 2.0, 4.0, 0, th::When::full, "_mean3"},     // mean far from 0
+        {3, 2048, -8.0, 8.0, 0, th::When::full, "_range8"},
+        {2, 1024, -1.0, 1.0, 1, th::When::full, "_offset1"},    // N a multiple of 8, unaligned base
+    };
+    uint64_t seed = 3000;
+    for (const Kernel& k : kKernels) {
+        for (const Shape& s : shapes) {
+            const std::string name = std::string(k.name) + "/M=" + std::to_string(s.M) + ",N=" + std::to_string(s.N) + s.tag;
+            suite.run(name, [&] { return check(k, s.M, s.N, seed, s.lo, s.hi, s.offset); }, s.when);
+            seed += 10;
+        }
+    }
+    for (const Kernel& k : kKernels) {
+        const std::string name = k.name;
+        suite.run(name + "/M=0_empty_grid", [&] {
+            th::DeviceBuffer<T> X(0), W(100), Bias(100), Y(0);
+            th::check_launch(launch(k, X.get(), W.get(), Bias.get(), Y.get(), 0, 100), k.name);
+            return th::expect(Y.guards_intact(), "an empty launch wrote to Y");
+        });
+        suite.run(name + "/null_pointer", [&] {
+            th::DeviceBuffer<T> X(64), W(8), Bias(8), Y(64);
+            return th::expect_invalid([&] { return launch(k, nullptr, W.get(), Bias.get(), Y.get(), 8, 8); });
+        });
+        suite.run(name + "/null_weight", [&] {
+            th::DeviceBuffer<T> X(64), Bias(8), Y(64);
+            return th::expect_invalid([&] { return launch(k, X.get(), nullptr, Bias.get(), Y.get(), 8, 8); });
+        });
+        suite.run(name + "/negative_dim", [&] {
+            th::DeviceBuffer<T> X(64), W(8), Bias(8), Y(64);
+            return th::expect_invalid([&] { return launch(k, X.get(), W.get(), Bias.get(), Y.get(), 8, -8); });
+        });
+    }
+    return suite.finish();
+}
