@@ -122,9 +122,12 @@ int main() {
         int64_t M, N, K;
         th::When when;
     };
-    // (130, 250, 70): M, N, K all past a tile edge, N and K not multiples of 8 — the quick case.
+    // (130, 250, 70): M, N, K all past a tile edge, N and K not multiples of 8 (so on sm_90a the
+    // fallback kernel runs) — a quick case. (136, 264, 200): past every tile edge with N and K
+    // multiples of 8, so on sm_90a the warp-specialized TMA + wgmma kernel runs, partial tiles
+    // and the TMA store's clipping included — the other quick case.
     const Shape shapes[] = {
-        {130, 250, 70, th::When::always},   {128, 256, 128, th::When::full},  {1, 1, 1, th::When::full},
+        {130, 250, 70, th::When::always},   {136, 264, 200, th::When::always}, {128, 256, 128, th::When::full},  {1, 1, 1, th::When::full},
         {257, 129, 200, th::When::full},    {64, 512, 96, th::When::full},    {64, 72, 0, th::When::full},
         {300, 136, 520, th::When::full},
     };
