@@ -16,6 +16,7 @@ IN          : 'in';
 GRID        : 'grid';
 THREADS     : 'threads';
 CLUSTER     : 'cluster';
+REQUIRES    : 'requires';
 AS          : 'as';
 TRUE        : 'true';
 FALSE       : 'false';

@@ -28,6 +28,7 @@ runtimeParam: IDENT COLON GLOBAL MUT? typeRef        # tensorParam
 launchClause: GRID LPAREN exprList RPAREN            # gridClause
             | THREADS LPAREN expr RPAREN             # threadsClause
             | CLUSTER LPAREN exprList RPAREN         # clusterClause
+            | REQUIRES LPAREN exprList RPAREN        # requiresClause
             ;
 attribute   : AT IDENT (LPAREN (attrArg (COMMA attrArg)*)? RPAREN)?;
 attrArg     : (argName ASSIGN)? expr;

@@ -26,6 +26,22 @@ kernel vector_add<BLOCK = 1024, T: dtype = f32>(
 }
 """
 BAD = "kernel k() threads(32) {\n    let x = 1\n}\n"  # missing `;` at 2:14
+# A gemm that the sm_90a Hopper path (pass warp-specialize) rewrites.
+GEMM = """\
+kernel gemm(A: global f16[M, K], B: global f16[K, N], C: global mut f32[M, N])
+    grid(cdiv(N, 64), cdiv(M, 64)) threads(128)
+{
+    shared   a: f16[64, 64];
+    shared   b: f16[64, 64];
+    fragment acc: f32[64, 64] = 0.0;
+    for k in pipelined(cdiv(K, 64), stages = 2) {
+        copy(A[block.y * 64 +: 64, k * 64 +: 64], a);
+        copy(B[k * 64 +: 64, block.x * 64 +: 64], b);
+        gemm(a, b, acc);
+    }
+    copy(acc, C[block.y * 64 +: 64, block.x * 64 +: 64]);
+}
+"""
 
 
 def main():
@@ -123,8 +139,35 @@ def main():
     expect("--emit=ir -o", r, 0)
     res.check("--emit=ir -o writes only that file", files() == ["ast.tl", "k.ir", "k.tl"], str(files()))
     clean(keep=("k.tl",))
+    r = tlc("k.tl", "--emit=ir", "--stop-after=warp-specialize")
+    expect("--stop-after=warp-specialize", r, 0, stdout_has=("kernel vector_add",))
+    r = tlc("k.tl", "--stop-after=warp-specialize", "--arch", "sm_80")
+    expect("--stop-after=warp-specialize --arch sm_80 (implies --emit=ir)", r, 0, stdout_has=("kernel vector_add",))
     r = tlc("k.tl", "--stop-after=no-such-pass")
     expect("unknown --stop-after", r, 2, stderr_has=("no-such-pass", "valid passes:", "sema"))
+    passes = re.search(r"valid passes: ([a-z, -]+)", r.stderr)
+    listed = passes.group(1).strip().split(", ") if passes else []
+    res.check("the usage error lists warp-specialize, the first scheduler pass (right after sema)",
+              listed[:2] == ["sema", "warp-specialize"] and
+              {"pipeline-loops", "insert-barriers", "verify-barriers"} <= set(listed), r.stderr)
+    expect("--help lists warp-specialize", tlc("--help"), 0, stdout_has=("sema|warp-specialize|",))
+    # warp-specialize on a gemm it rewrites; --disable switches it off like the kernel attributes.
+    write("gemm.tl", GEMM)
+    r = tlc("gemm.tl", "--stop-after=warp-specialize")
+    expect("warp-specialize rewrites the gemm", r, 0, stdout_has=(
+        "// warp-specialized: producer warpgroup", "for k in warp_specialized(cdiv(K, 64), stages=2) {"))
+    for flag, reason in (("tma", "@no_tma"), ("warp-specialize", "@no_warp_specialize")):
+        r = tlc("gemm.tl", "--stop-after=warp-specialize", "--disable", flag)
+        expect(f"--disable {flag}", r, 0, stdout_has=(
+            f"// Hopper path (TMA + wgmma + warp specialization) not applied: {reason}\n",))
+    r = tlc("gemm.tl", "--stop-after=warp-specialize", "--disable", "persistent")
+    expect("--disable persistent", r, 0, stdout_has=("// warp-specialized: producer warpgroup",))
+    res.check("--disable persistent: not persistent", "persistent over" not in r.stdout, r.stdout[:1000])
+    r = tlc("gemm.tl", "--stop-after=warp-specialize", "--arch", "sm_80")
+    expect("warp-specialize on sm_80", r, 0)
+    res.check("warp-specialize on sm_80: no rewrite, no remark", "warp_specialized" not in r.stdout and
+              "// " not in r.stdout, r.stdout[:1000])
+    clean(keep=("k.tl",))
     expect("--stop-after with --emit=cuda", tlc("k.tl", "--stop-after=sema", "--emit=cuda"), 2)
 
     # ---- exit code 1: errors in the input, and nothing written ----------------------------------

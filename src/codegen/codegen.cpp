@@ -109,6 +109,10 @@ std::optional<CodegenOutput> generate(const ir::Module& module, const CodegenOpt
             s.hopper = &k;
             s.hopper_shared_bytes = emit_kernel(k);
         } else {
+            if (k.fallback)
+                cu.line(fmt::format("// kernel {}: the warp-specialized (TMA + wgmma) version is not emitted: its epilogue needs the\n"
+                                    "// accumulator in a layout other than wgmma's (e.g. replicated); the kernel below runs everywhere.",
+                                    k.name));
             s.main = k.fallback ? k.fallback.get() : &k;
             s.main_shared_bytes = emit_kernel(*s.main);
         }

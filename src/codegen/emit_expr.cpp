@@ -80,9 +80,9 @@ public:
             case ir::BuiltinKind::BlockIdxY: out += k_.tile_coordinates() ? "tl_block_y" : "int(blockIdx.y)"; return 16;
             case ir::BuiltinKind::BlockIdxZ: out += k_.tile_coordinates() ? "tl_block_z" : "int(blockIdx.z)"; return 16;
             case ir::BuiltinKind::ThreadIdxX: out += "tl_tid"; return 16;
-            case ir::BuiltinKind::GridDimX: out += "int(gridDim.x)"; return 16;
-            case ir::BuiltinKind::GridDimY: out += "int(gridDim.y)"; return 16;
-            case ir::BuiltinKind::GridDimZ: out += "int(gridDim.z)"; return 16;
+            case ir::BuiltinKind::GridDimX: out += k_.tile_coordinates() ? "tl_tiles_x" : "int(gridDim.x)"; return 16;
+            case ir::BuiltinKind::GridDimY: out += k_.tile_coordinates() ? "tl_tiles_y" : "int(gridDim.y)"; return 16;
+            case ir::BuiltinKind::GridDimZ: out += k_.tile_coordinates() ? "tl_tiles_z" : "int(gridDim.z)"; return 16;
             case ir::BuiltinKind::BlockDimX: out += k_.tile_coordinates() ? std::to_string(k_.threads()) : "int(blockDim.x)"; return 16;
             }
             break;

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace tlc::codegen {
 
 namespace {
@@ -125,6 +127,46 @@ void emit_hopper_launch(const ir::Kernel& k, int64_t shared_bytes, const std::st
     });
 }
 
+// The variables a condition reads (in first-use order) and the divisors of its / and %.
+void collect_operands(const ir::ExprPtr& e, std::vector<const ir::Var*>& vars, std::vector<ir::ExprPtr>& divisors) {
+    if (!e) return;
+    if (auto* v = e->as<ir::VarRef>()) {
+        if (std::find(vars.begin(), vars.end(), v->var.get()) == vars.end()) vars.push_back(v->var.get());
+    } else if (auto* b = e->as<ir::Binary>()) {
+        if (b->op == ir::BinaryOp::Div || b->op == ir::BinaryOp::Mod) divisors.push_back(b->rhs);
+        collect_operands(b->lhs, vars, divisors);
+        collect_operands(b->rhs, vars, divisors);
+    } else if (auto* u = e->as<ir::Unary>()) {
+        collect_operands(u->operand, vars, divisors);
+    } else if (auto* s = e->as<ir::Select>()) {
+        collect_operands(s->cond, vars, divisors), collect_operands(s->then_value, vars, divisors),
+            collect_operands(s->else_value, vars, divisors);
+    } else if (auto* c = e->as<ir::Cast>()) {
+        collect_operands(c->operand, vars, divisors);
+    } else if (auto* c = e->as<ir::Call>()) {
+        for (auto& a : c->args) collect_operands(a, vars, divisors);
+    }
+}
+
+// `requires(cond)`: the launch fails with cudaErrorInvalidValue, naming the condition and the
+// values it read, when the condition is false — or when one of its divisors is zero, which the
+// check itself must not divide by.
+void emit_requirement(const ir::ExprPtr& cond, const std::string& text, KernelEmitter& exprs, CudaWriter& out) {
+    std::vector<const ir::Var*> vars;
+    std::vector<ir::ExprPtr> divisors;
+    collect_operands(cond, vars, divisors);
+    std::string guard;
+    for (const ir::ExprPtr& d : divisors) guard += "(" + exprs.expr(d) + ") == 0 || ";
+    std::string values;
+    for (const ir::Var* v : vars)
+        values += fmt::format("{}\"{}{} = \" + std::to_string({})", values.empty() ? "" : " + ", values.empty() ? "" : ", ",
+                              v->name, exprs.var_name(*v));
+    std::string message = fmt::format("std::string(kKernel) + \": requirement `{}` does not hold\"", text);
+    if (!values.empty()) message += " + \" (\" + " + values + " + \")\"";
+    out.line(fmt::format("if ({}!({}))", guard, exprs.expr(cond)));
+    out.line("    return tl::host::invalid_argument(" + message + ");");
+}
+
 } // namespace
 
 void emit_stub_definitions(const StubKernels& kernels, KernelEmitter& exprs, CudaWriter& out) {
@@ -144,6 +186,7 @@ void emit_stub_definitions(const StubKernels& kernels, KernelEmitter& exprs, Cud
         for (const ir::VarPtr& d : k.dims)
             out.line(fmt::format("if (cudaError_t err = tl::host::check_dim({}, kKernel, \"{}\"); err != cudaSuccess) return err;",
                                  identifier(d->name), d->name));
+        for (const auto& [cond, text] : k.requires_) emit_requirement(cond, text, exprs, out);
         std::vector<std::string> grid;
         for (size_t i = 0; i < 3; ++i) grid.push_back(i < k.grid.size() ? "int64_t(" + exprs.expr(k.grid[i]) + ")" : "int64_t(1)");
         out.line(fmt::format("const int64_t grid_x = {}, grid_y = {}, grid_z = {};", grid[0], grid[1], grid[2]));

@@ -415,6 +415,9 @@ struct Kernel {
     std::vector<ExprPtr> grid;       // 1 to 3 i32 expressions over dims and scalars
     int threads = 128;
     std::vector<int> cluster;        // empty when no cluster
+    // `requires(...)`: launch preconditions over dims and scalars, checked by the launch stub, with
+    // their source text for the error message.
+    std::vector<std::pair<ExprPtr, std::string>> requires_;
     KernelOptions options;
     StmtPtr body;
     SourceRange range;

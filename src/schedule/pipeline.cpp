@@ -24,7 +24,11 @@ const std::vector<Pass>& passes() {
              if (options.fallbacks)
                  for (const ir::Kernel& f : options.fallbacks->kernels)
                      if (f.name == k.name) sm80 = &f;
-             if (warp_specialize(k, options.arch, sm80)) verify_mbarrier_protocol(k);
+             warp_specialize(k, options.arch, sm80);
+             return true;
+         }},
+        {"verify-mbarriers", [](ir::Kernel& k, const ScheduleOptions&, DiagnosticEngine&) {
+             if (k.warp_specialization.enabled) verify_mbarrier_protocol(k);
              return true;
          }},
         {"pipeline-loops", [](ir::Kernel& k, const ScheduleOptions&, DiagnosticEngine&) {

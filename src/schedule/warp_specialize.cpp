@@ -29,10 +29,9 @@ bool is_whole(const ir::Region& r) {
     return true;
 }
 
-// Every buffer a statement tree touches, and whether it reads grid.*.
+// Every buffer a statement tree touches.
 struct Uses {
     std::map<const ir::Buffer*, int> count;
-    bool reads_grid_dims = false;
 
     void expr(const ir::ExprPtr& e) {
         if (!e) return;
@@ -41,12 +40,6 @@ struct Uses {
             auto* l = e->as<ir::Load>();
             ++count[l->buffer.get()];
             for (auto& i : l->indices) expr(i);
-            break;
-        }
-        case ir::ExprKind::Builtin: {
-            auto b = e->as<ir::Builtin>()->builtin;
-            if (b == ir::BuiltinKind::GridDimX || b == ir::BuiltinKind::GridDimY || b == ir::BuiltinKind::GridDimZ)
-                reads_grid_dims = true;
             break;
         }
         case ir::ExprKind::Unary: expr(e->as<ir::Unary>()->operand); break;
@@ -174,6 +167,7 @@ Why match(const ir::Kernel& kernel, Match& out) {
     if (!kernel.options.tma) return std::string("@no_tma");
     if (!kernel.options.warp_specialize) return std::string("@no_warp_specialize");
     if (!kernel.options.pipeline) return std::string("@no_pipeline");
+    if (!kernel.options.async_copy) return std::string("@no_async_copy");
     if (kernel.threads != 128 && kernel.threads != 256)
         return fmt::format("threads({}): the Hopper path runs one or two consumer warpgroups (threads(128) or threads(256))", kernel.threads);
     if (!kernel.cluster.empty()) return std::string("thread-block clusters are not yet combined with warp specialization");
@@ -232,8 +226,8 @@ Why match(const ir::Kernel& kernel, Match& out) {
     return std::nullopt;
 }
 
-// The kernel's last statement, when it is `copy(fragment, G[r +: 64 * warpgroups, c +: N])` of the
-// accumulator's shape into a 2-d f16/bf16 tensor with N a multiple of 64, can be stored through
+// The kernel's last statement, when it is `copy(acc, G[r +: 64 * warpgroups, c +: N])` of the
+// gemm's accumulator into a 2-d f16/bf16 tensor with N a multiple of 64, can be stored through
 // shared memory by TMA; returns the rewritten body or null.
 ir::StmtPtr with_tma_store(const std::vector<ir::StmtPtr>& top, const ir::Gemm& gemm) {
     if (top.empty()) return nullptr;
@@ -242,7 +236,7 @@ ir::StmtPtr with_tma_store(const std::vector<ir::StmtPtr>& top, const ir::Gemm& 
     const ir::Buffer& dst = *c->dst.buffer;
     if (dst.rank() != 2 || c->dst.ranges[0].is_point || c->dst.ranges[1].is_point || !is_whole(c->src)) return nullptr;
     if (dst.dtype != Dtype::F16 && dst.dtype != Dtype::BF16) return nullptr;
-    if (c->src.buffer->const_shape != gemm.c.buffer->const_shape) return nullptr;
+    if (c->src.buffer != gemm.c.buffer) return nullptr; // the accumulator itself: its layout is wgmma's
     if (c->dst.ranges[1].extent % 64) return nullptr;
     auto store = std::make_shared<ir::Copy>(*c);
     store->tma_store = true;
@@ -266,12 +260,6 @@ int64_t warp_specialized_shared_bytes(const std::vector<ir::StmtPtr>& top, const
     return bytes;
 }
 
-bool reads_grid_dims(const ir::Kernel& kernel) {
-    Uses u;
-    u.stmt(kernel.body);
-    for (auto& g : kernel.grid) u.expr(g);
-    return u.reads_grid_dims;
-}
 
 } // namespace
 
@@ -298,7 +286,9 @@ bool warp_specialize(ir::Kernel& kernel, const std::string& arch, const ir::Kern
     kernel.fallback = fallback;
     kernel.function_suffix = "_sm90";
     kernel.warp_specialization.enabled = true;
-    kernel.warp_specialization.persistent = kernel.options.persistent && !reads_grid_dims(kernel);
+    // block.* and grid.* name the tile and the tile grid in the emitted kernel, so any kernel can be
+    // persistent.
+    kernel.warp_specialization.persistent = kernel.options.persistent;
     int warpgroups = kernel.threads / 128;
     // 64 K registers per SM, one block: the producer keeps 40, the consumers share the rest
     // (setmaxnreg takes multiples of 8, at most 256).

@@ -13,8 +13,9 @@
 //     f32 fragment [64 * warpgroups, N], N <= 256;
 //   - every copy is a 2-d slice `G[r +: R, c +: C]` into a whole shared tile [R, C] of G's dtype,
 //     R <= 256, C a multiple of 64 (128-byte swizzle rows), no pad value; the shared tiles are
-//     used nowhere else;
-//   - persistence additionally needs a kernel that never reads grid.*.
+//     used nowhere else.
+// In the emitted kernel block.* are the current tile's coordinates and grid.* the tile grid's
+// extents, so persistence (unless @no_persistent) applies to every such kernel.
 // The fallback (the kernel as specialised for sm_80 when that succeeds — its TARGET_SM-dependent
 // defaults then pick sm_80 tiles —, else the original kernel) is kept in `fallback` and scheduled
 // by the other passes: the launch stub runs it where TMA cannot (tensor base or row pitch not

@@ -1,5 +1,6 @@
 // Kernels: compile-time parameters and -D, runtime parameters and dims, launch clauses, body.
 #include "sema/checker.h"
+#include "syntax/ast_printer.h"
 
 namespace tlc::sema {
 
@@ -192,6 +193,7 @@ void Checker::check_launch(const ast::Kernel& k, ir::Kernel& out) {
         else
             out.threads = static_cast<int>(*t);
     }
+    check_requires(k, out);
     if (k.cluster.empty()) return;
     if (k.cluster.size() > 3) {
         diags_.report(DiagKind::ClusterShape, k.cluster_range,
@@ -221,6 +223,62 @@ void Checker::check_launch(const ast::Kernel& k, ir::Kernel& out) {
         diags_.report(DiagKind::ClusterShape, k.cluster_range,
                       fmt::format("thread block clusters need sm_90a, but the target is {}",
                                   arch_name(options_.arch)));
+}
+
+namespace {
+// The first thing in `e` that a launch stub cannot evaluate (a tensor element, a builtin), or "".
+std::string not_launch_value(const ir::ExprPtr& e) {
+    if (!e) return "";
+    switch (e->kind) {
+    case ir::ExprKind::Load: return "a tensor element";
+    case ir::ExprKind::Builtin: return fmt::format("the builtin `{}`", ir::builtin_name(e->as<ir::Builtin>()->builtin));
+    case ir::ExprKind::Unary: return not_launch_value(e->as<ir::Unary>()->operand);
+    case ir::ExprKind::Binary: {
+        std::string l = not_launch_value(e->as<ir::Binary>()->lhs);
+        return l.empty() ? not_launch_value(e->as<ir::Binary>()->rhs) : l;
+    }
+    case ir::ExprKind::Select: {
+        auto* s = e->as<ir::Select>();
+        for (const ir::ExprPtr& x : {s->cond, s->then_value, s->else_value})
+            if (std::string w = not_launch_value(x); !w.empty()) return w;
+        return "";
+    }
+    case ir::ExprKind::Cast: return not_launch_value(e->as<ir::Cast>()->operand);
+    case ir::ExprKind::Call: {
+        auto* c = e->as<ir::Call>();
+        if (c->function) return fmt::format("a call of `{}`", c->function->name);
+        for (const ir::ExprPtr& a : c->args)
+            if (std::string w = not_launch_value(a); !w.empty()) return w;
+        return "";
+    }
+    default: return "";
+    }
+}
+} // namespace
+
+void Checker::check_requires(const ast::Kernel& k, ir::Kernel& out) {
+    for (const ast::ExprPtr& r : k.requires_) {
+        MaybeTyped t = check_expr(*r);
+        if (!t) continue;
+        if (t->dtype() != Dtype::Bool) {
+            diags_.report(DiagKind::RequiresNotBool, r->range, dtype_name(t->dtype()));
+            continue;
+        }
+        if (std::string what = not_launch_value(t->expr); !what.empty()) {
+            diags_.report(DiagKind::RequiresNotLaunchValue, r->range, what);
+            continue;
+        }
+        std::string text = syntax::print_expr(*r);
+        // Drop the printer's parentheses around the whole condition.
+        int depth = 0;
+        bool wraps = text.size() >= 2 && text.front() == '(' && text.back() == ')';
+        for (size_t i = 0; wraps && i + 1 < text.size(); ++i) {
+            depth += text[i] == '(' ? 1 : text[i] == ')' ? -1 : 0;
+            if (depth == 0) wraps = false;
+        }
+        if (wraps) text = text.substr(1, text.size() - 2);
+        out.requires_.emplace_back(t->expr, text);
+    }
 }
 
 std::optional<ir::Kernel> Checker::check_kernel(const ast::Kernel& k) {

@@ -165,6 +165,7 @@ public:
     void check_compile_params(const ast::Kernel& k, ir::Kernel& out);
     void check_runtime_params(const ast::Kernel& k, ir::Kernel& out);
     void check_launch(const ast::Kernel& k, ir::Kernel& out);
+    void check_requires(const ast::Kernel& k, ir::Kernel& out); // `requires(...)` launch preconditions
 
     // ---- check_fn.cpp: functions
     bool resolve_signature(FnInfo& fn);

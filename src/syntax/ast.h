@@ -267,6 +267,7 @@ struct Kernel {
     SourceRange threads_range;
     std::vector<ExprPtr> cluster;
     SourceRange cluster_range;
+    std::vector<ExprPtr> requires_; // launch preconditions over dims and scalars (every requires clause)
     std::unique_ptr<Block> body;
     SourceRange range;
 };

@@ -262,6 +262,11 @@ public:
                 for (size_t i = 0; i < k.cluster.size(); ++i) launch += (i ? ", " : "") + expr(*k.cluster[i]);
                 launch += ")";
             }
+            if (!k.requires_.empty()) {
+                launch += (launch.empty() ? "" : " ") + std::string("requires(");
+                for (size_t i = 0; i < k.requires_.size(); ++i) launch += (i ? ", " : "") + expr(*k.requires_[i]);
+                launch += ")";
+            }
             if (!launch.empty()) line(1, launch);
             line(0, "{");
             block(1, *k.body);

@@ -75,6 +75,8 @@ ast::Kernel AstBuilder::build_kernel(P::KernelDeclContext* ctx) {
             if (k.cluster_range.valid()) diags_.report(DiagKind::DuplicateLaunch, r, "cluster");
             k.cluster = build_expr_list(c->exprList());
             k.cluster_range = r;
+        } else if (auto* q = dynamic_cast<P::RequiresClauseContext*>(clause)) {
+            for (ast::ExprPtr& e : build_expr_list(q->exprList())) k.requires_.push_back(std::move(e));
         }
     }
     k.body = build_block(ctx->block());

@@ -183,8 +183,20 @@ __global__ void __launch_bounds__(128) gemm_3stage_kernel(
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     // copy(acc, C[row0 +: 64, col0 +: 64]);  (pipeline_gemm_3stage.tl:22)
     #pragma unroll
-    for (int tl_s42 = 0; tl_s42 < acc_layout::kSlots; ++tl_s42) {
-        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_s42)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_s42)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_s42))) * N + (col0 + (acc_layout::col(tl_tid, tl_s42)))] = acc[tl_s42];
+    for (int tl_chunk42 = 0; tl_chunk42 < acc_layout::kSlots; tl_chunk42 += 2) {
+        if (!acc_layout::valid(tl_tid, tl_chunk42)) continue;
+        float* tl_ptr43 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk42))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk42)))];
+        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk42)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk42)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk42)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk42))) + 1, N) && tl::is_aligned(tl_ptr43, 8)) {
+            float tl_vec44[2];
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec44[tl_v] = acc[tl_chunk42 + tl_v];
+            tl::store_vector<float, 2>(tl_ptr43, tl_vec44);
+        } else {
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 2; ++tl_v) {
+                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk42 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk42 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk42 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk42 + tl_v)))] = acc[tl_chunk42 + tl_v];
+            }
+        }
     }
 }
 

@@ -151,8 +151,20 @@ __global__ void __launch_bounds__(128) gemm_no_async_kernel(
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     // copy(acc, C[block.y * 64 +: 64, block.x * 64 +: 64]);  (pipeline_no_async_copy.tl:20)
     #pragma unroll
-    for (int tl_s30 = 0; tl_s30 < acc_layout::kSlots; ++tl_s30) {
-        if (tl::in_bounds((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_s30)), M) && tl::in_bounds((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_s30)), N)) C[int64_t((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_s30))) * N + ((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_s30)))] = acc[tl_s30];
+    for (int tl_chunk30 = 0; tl_chunk30 < acc_layout::kSlots; tl_chunk30 += 2) {
+        if (!acc_layout::valid(tl_tid, tl_chunk30)) continue;
+        float* tl_ptr31 = &C[int64_t((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk30))) * N + ((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk30)))];
+        if (tl::in_bounds((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk30)), M) && tl::in_bounds((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk30)), N) && tl::in_bounds((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk30)), M) && tl::in_bounds(((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk30))) + 1, N) && tl::is_aligned(tl_ptr31, 8)) {
+            float tl_vec32[2];
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec32[tl_v] = acc[tl_chunk30 + tl_v];
+            tl::store_vector<float, 2>(tl_ptr31, tl_vec32);
+        } else {
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 2; ++tl_v) {
+                if (tl::in_bounds((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk30 + tl_v)), M) && tl::in_bounds((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk30 + tl_v)), N)) C[int64_t((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk30 + tl_v))) * N + ((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk30 + tl_v)))] = acc[tl_chunk30 + tl_v];
+            }
+        }
     }
 }
 

@@ -182,17 +182,29 @@ __global__ void __launch_bounds__(128) gemm_relu_t_kernel(
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     // copy(acc, c);  (verify_barriers.tl:22)
     #pragma unroll
-    for (int tl_s42 = 0; tl_s42 < acc_layout::kSlots; ++tl_s42) {
-        c[(acc_layout::row(tl_tid, tl_s42)) * 68 + (acc_layout::col(tl_tid, tl_s42))] = acc[tl_s42];
+    for (int tl_chunk42 = 0; tl_chunk42 < acc_layout::kSlots; tl_chunk42 += 2) {
+        if (!acc_layout::valid(tl_tid, tl_chunk42)) continue;
+        float* tl_ptr43 = &c[(acc_layout::row(tl_tid, tl_chunk42)) * 68 + (acc_layout::col(tl_tid, tl_chunk42))];
+        if (tl::is_aligned(tl_ptr43, 8)) {
+            float tl_vec44[2];
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec44[tl_v] = acc[tl_chunk42 + tl_v];
+            tl::store_vector<float, 2>(tl_ptr43, tl_vec44);
+        } else {
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 2; ++tl_v) {
+                c[(acc_layout::row(tl_tid, tl_chunk42 + tl_v)) * 68 + (acc_layout::col(tl_tid, tl_chunk42 + tl_v))] = acc[tl_chunk42 + tl_v];
+            }
+        }
     }
     __syncthreads();  // RAW on `c`
     // for i, j in parallel(64, 64) {  (verify_barriers.tl:23)
     // for i, j in parallel(64, 64): iterations dealt round-robin to the threads
     #pragma unroll
-    for (int tl_i44 = 0; tl_i44 < 32; ++tl_i44) {
-        const int tl_e43 = tl_tid + tl_i44 * 128;
-        const int i = tl_e43 / 64;
-        const int j = tl_e43 % 64;
+    for (int tl_i46 = 0; tl_i46 < 32; ++tl_i46) {
+        const int tl_e45 = tl_tid + tl_i46 * 128;
+        const int i = tl_e45 / 64;
+        const int j = tl_e45 % 64;
         if (int(blockIdx.x) * 64 + i < N && int(blockIdx.y) * 64 + j < M) {
             C[int64_t(int(blockIdx.x) * 64 + i) * M + (int(blockIdx.y) * 64 + j)] = tl::max(c[j * 68 + i], 0.0f);
         }

@@ -166,6 +166,17 @@ int main() {
         return th::expect_invalid(
             [&] { return tlc::flash_attention_gqa(Q.get(), nullptr, V.get(), O.get(), 0.125f, 1, 2, 64, 1); });
     });
+    // The kernel's `requires(HKV > 0, H % HKV == 0)`: the launch stub refuses, the kernel never runs.
+    suite.run("flash_attention_gqa/requires_HKV=0", [&] {
+        th::DeviceBuffer<T> Q(n), K(n), V(n), O(n);
+        return th::expect_invalid(
+            [&] { return tlc::flash_attention_gqa(Q.get(), K.get(), V.get(), O.get(), 0.125f, 1, 2, 64, 0); });
+    });
+    suite.run("flash_attention_gqa/requires_H=5_HKV=2", [&] {
+        th::DeviceBuffer<T> Q(5 * 64 * D), K(2 * 64 * D), V(2 * 64 * D), O(5 * 64 * D);
+        return th::expect_invalid(
+            [&] { return tlc::flash_attention_gqa(Q.get(), K.get(), V.get(), O.get(), 0.125f, 1, 5, 64, 2); });
+    });
     suite.run("flash_attention_gqa/negative_dim", [&] {
         th::DeviceBuffer<T> Q(n), K(n), V(n), O(n);
         return th::expect_invalid(

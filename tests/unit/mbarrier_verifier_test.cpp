@@ -1,0 +1,359 @@
+// Unit tests of the model checkers of warp-specialized kernels (schedule/verify_mbarriers.{h,cpp}):
+// the pipeline's full/empty mbarrier protocol (MbarrierProtocol) and the epilogue's TMA-store
+// staging protocol (StoreProtocol). The protocols codegen emits pass for every stage and consumer
+// warpgroup count the Hopper path produces; protocols broken through one field each are rejected
+// with a message that names the kind of violation (overwrite, read before landing, missing fence,
+// deadlock) and the trace leading to it; protocol_of / store_protocol_of read the protocols off a
+// real warp-specialized kernel, and that kernel passes the verifier the pass runs.
+#include "ir/printer.h"
+#include "schedule/pipeline.h"
+#include "schedule/verify_mbarriers.h"
+#include "sema/sema.h"
+#include "support/check.h"
+#include "syntax/parser.h"
+
+#include <doctest/doctest.h>
+
+#include <optional>
+#include <string>
+
+using namespace tlc;
+
+namespace {
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+schedule::MbarrierProtocol protocol(int stages, int consumer_groups) {
+    schedule::MbarrierProtocol p;
+    p.stages = stages;
+    p.consumer_groups = consumer_groups;
+    return p;
+}
+
+// stages + 2 trips per tile: every stage refilled at least once, and the ring wrapped.
+std::optional<std::string> check(const schedule::MbarrierProtocol& p) { return schedule::check_mbarrier_protocol(p, p.stages + 2); }
+std::optional<std::string> check(const schedule::StoreProtocol& p) { return schedule::check_store_protocol(p, p.boxes + 2); }
+
+// Parses, checks and schedules `src` for sm_90a through every pass (warp-specialize runs the
+// verifier on what it produced).
+ir::Module compile_sm90a(const std::string& src) {
+    SourceManager sm;
+    DiagnosticEngine diags(sm);
+    ast::Module main = syntax::parse_module(sm, sm.add("test.tl", src), diags);
+    REQUIRE_MESSAGE(!diags.has_errors(), diags.render());
+    sema::SemaOptions so;
+    so.arch = sema::Arch::Sm90a;
+    std::optional<ir::Module> module = sema::check(main, {}, diags, so);
+    REQUIRE_MESSAGE(module.has_value(), diags.render());
+    REQUIRE_MESSAGE(!diags.has_errors(), diags.render());
+    schedule::ScheduleOptions options;
+    options.arch = "sm_90a";
+    REQUIRE(schedule::run_passes(*module, options, diags));
+    REQUIRE_MESSAGE(!diags.has_errors(), diags.render());
+    REQUIRE(module->kernels.size() == 1);
+    return std::move(*module);
+}
+
+const ir::WarpSpecializedLoop* ws_loop(const ir::Kernel& k) {
+    if (auto* seq = k.body ? k.body->as<ir::Seq>() : nullptr)
+        for (const ir::StmtPtr& s : seq->stmts)
+            if (auto* w = s->as<ir::WarpSpecializedLoop>()) return w;
+    return nullptr;
+}
+
+// The stdlib gemm's shape on sm_90a: 128 x 128 tiles, BK = 64, 3 stages, two consumer warpgroups;
+// f16 output, so the epilogue stores through TMA.
+const char* kGemm = R"(
+kernel gemm(A: global f16[M, K], B: global f16[K, N], C: global mut f16[M, N])
+    grid(cdiv(N, 128), cdiv(M, 128)) threads(256)
+{
+    shared   a: f16[128, 64];
+    shared   b: f16[64, 128];
+    fragment acc: f32[128, 128] = 0.0;
+    let row0 = block.y * 128;
+    let col0 = block.x * 128;
+    for k in pipelined(cdiv(K, 64), stages = 3) {
+        copy(A[row0 +: 128, k * 64 +: 64], a);
+        copy(B[k * 64 +: 64, col0 +: 128], b);
+        gemm(a, b, acc);
+    }
+    copy(acc, C[row0 +: 128, col0 +: 128]);
+}
+)";
+
+// threads(128), 4 stages, B stored [N, K], bf16 operands and an f32 output (no TMA store).
+const char* kGemmNt = R"(
+kernel gemm_nt(A: global bf16[M, K], B: global bf16[N, K], C: global mut f32[M, N])
+    grid(cdiv(N, 64), cdiv(M, 64)) threads(128)
+{
+    shared   a: bf16[64, 64];
+    shared   b: bf16[64, 64];
+    fragment acc: f32[64, 64] = 0.0;
+    for k in pipelined(cdiv(K, 64), stages = 4) {
+        copy(A[block.y * 64 +: 64, k * 64 +: 64], a);
+        copy(B[block.x * 64 +: 64, k * 64 +: 64], b);
+        gemm(a, b, acc, transpose_b = true);
+    }
+    copy(acc, C[block.y * 64 +: 64, block.x * 64 +: 64]);
+}
+)";
+
+} // namespace
+
+// ---- the pipeline protocol as emitted ----------------------------------------------------------
+
+TEST_CASE("the emitted pipeline protocol passes for 2..5 stages and 1..2 consumer warpgroups") {
+    for (int groups = 1; groups <= 2; ++groups)
+        for (int stages = 2; stages <= 5; ++stages) {
+            CAPTURE(groups);
+            CAPTURE(stages);
+            std::optional<std::string> v = check(protocol(stages, groups));
+            CHECK_MESSAGE(!v, v.value_or(""));
+        }
+}
+
+TEST_CASE("the emitted pipeline protocol passes for 3 rounds of the ring (2..3 stages)") {
+    for (int groups = 1; groups <= 2; ++groups)
+        for (int stages = 2; stages <= 3; ++stages) {
+            CAPTURE(groups);
+            CAPTURE(stages);
+            std::optional<std::string> v = schedule::check_mbarrier_protocol(protocol(stages, groups), 3 * stages);
+            CHECK_MESSAGE(!v, v.value_or(""));
+        }
+}
+
+TEST_CASE("the default MbarrierProtocol is what codegen emits") {
+    schedule::MbarrierProtocol p;
+    CHECK(p.stages == 2);
+    CHECK(p.consumer_groups == 1);
+    CHECK(p.mma_in_flight == 1); // wgmma_wait<1> after issuing a trip
+    CHECK(p.release_lag == 1);   // then release the previous trip's stage
+    CHECK(p.producer_waits_empty);
+    CHECK(p.arrivals_per_phase() == p.consumer_groups);
+    CHECK(protocol(2, 2).arrivals_per_phase() == 2);
+}
+
+TEST_CASE("parities: consumers wait for parity round & 1 on full; the producer's round-0 waits on empty pass at once") {
+    schedule::MbarrierProtocol p = protocol(3, 1);
+    for (int it = 0; it < 9; ++it) {
+        CAPTURE(it);
+        int round = it / 3; // trips 0..2 are round 0, 3..5 round 1, 6..8 round 2
+        CHECK(p.full_parity(it) == round % 2);
+        CHECK(p.empty_parity(it) == 1 - round % 2);
+    }
+}
+
+TEST_CASE("waiting for fewer wgmma groups, or releasing later, stays correct") {
+    for (int groups = 1; groups <= 2; ++groups)
+        for (int stages = 2; stages <= 4; ++stages) {
+            CAPTURE(groups);
+            CAPTURE(stages);
+            schedule::MbarrierProtocol p = protocol(stages, groups);
+            p.mma_in_flight = 0; // wgmma_wait<0>, release the previous trip: stricter than needed
+            CHECK_MESSAGE(!check(p), check(p).value_or(""));
+            p.release_lag = 0;   // wgmma_wait<0>, release this trip's stage
+            CHECK_MESSAGE(!check(p), check(p).value_or(""));
+            if (stages >= 3) {
+                p = protocol(stages, groups);
+                p.mma_in_flight = 2; // two trips in flight, release trip it - 2: uses one stage more
+                p.release_lag = 2;
+                CHECK_MESSAGE(!check(p), check(p).value_or(""));
+            }
+        }
+}
+
+// ---- broken pipeline protocols: one field each ---------------------------------------------------
+
+TEST_CASE("a producer that does not wait on `empty` refills a stage before the consumers read it") {
+    for (int groups = 1; groups <= 2; ++groups)
+        for (int stages = 2; stages <= 4; ++stages) {
+            CAPTURE(groups);
+            CAPTURE(stages);
+            schedule::MbarrierProtocol p = protocol(stages, groups);
+            p.producer_waits_empty = false;
+            std::optional<std::string> v = check(p);
+            REQUIRE(v);
+            INFO(*v);
+            // Either the consumers find the stage refilled by a later trip, or the producer refills
+            // it under a running wgmma; the message carries the interleaving and the bounds.
+            CHECK((contains(*v, "but it holds") || contains(*v, "overwrites stage")));
+            CHECK(contains(*v, "after: P:load0"));
+            CHECK(contains(*v, "(stages " + std::to_string(stages) + ", "));
+        }
+}
+
+TEST_CASE("releasing a stage while its wgmma may still run (mma_in_flight > release_lag) is an overwrite") {
+    for (int groups = 1; groups <= 2; ++groups)
+        for (int stages = 2; stages <= 4; ++stages) {
+            CAPTURE(groups);
+            CAPTURE(stages);
+            for (auto [in_flight, lag] : {std::pair{2, 1}, std::pair{stages, 1}, std::pair{1, 0}}) {
+                CAPTURE(in_flight);
+                CAPTURE(lag);
+                schedule::MbarrierProtocol p = protocol(stages, groups);
+                p.mma_in_flight = in_flight;
+                p.release_lag = lag;
+                std::optional<std::string> v = check(p);
+                REQUIRE(v);
+                INFO(*v);
+                CHECK(contains(*v, "overwrites stage"));
+                CHECK(contains(*v, "still reads it"));
+            }
+        }
+}
+
+TEST_CASE("releasing a stage only `stages` trips later (release_lag >= stages) deadlocks") {
+    for (int stages = 2; stages <= 4; ++stages) {
+        CAPTURE(stages);
+        schedule::MbarrierProtocol p = protocol(stages, 1);
+        p.release_lag = stages; // trip `it` waits for a load that needs trip it - stages released first
+        p.mma_in_flight = stages;
+        std::optional<std::string> v = check(p);
+        REQUIRE(v);
+        INFO(*v);
+        CHECK(contains(*v, "deadlock: no thread can make progress"));
+    }
+}
+
+TEST_CASE("a wrong parity on `full` is caught: a read before the data landed, or a wait that never passes") {
+    // Waiting for the "previous" phase, which a fresh barrier counts as complete, passes before the
+    // load lands (a read of a stage that does not hold the trip's data yet); once the load has
+    // landed, the wait is for a phase that never comes (deadlock). The search reports whichever
+    // interleaving it reaches first.
+    for (int stages = 2; stages <= 3; ++stages) {
+        CAPTURE(stages);
+        schedule::MbarrierProtocol p = protocol(stages, 1);
+        p.full_parity_offset = 1;
+        std::optional<std::string> v = check(p);
+        REQUIRE(v);
+        INFO(*v);
+        CHECK((contains(*v, "reads stage 0 for trip 0 but it holds") || contains(*v, "deadlock")));
+    }
+}
+
+TEST_CASE("a wrong parity on `empty` makes the producer wait for a release that needs its own loads: deadlock") {
+    schedule::MbarrierProtocol p = protocol(2, 1);
+    p.empty_parity_offset = 0; // round 0 waits for a completed phase of `empty`
+    std::optional<std::string> v = check(p);
+    REQUIRE(v);
+    INFO(*v);
+    CHECK(contains(*v, "deadlock"));
+}
+
+TEST_CASE("a wrong arrival count on `empty` is caught: too many never complete a phase, too few complete extra ones") {
+    schedule::MbarrierProtocol more = protocol(2, 2);
+    more.empty_arrivals = 3; // two warpgroups arrive; the phase never completes
+    std::optional<std::string> v = check(more);
+    REQUIRE(v);
+    INFO(*v);
+    CHECK(contains(*v, "deadlock"));
+
+    schedule::MbarrierProtocol fewer = protocol(2, 2);
+    fewer.empty_arrivals = 1; // each warpgroup's arrival completes a phase of its own
+    v = check(fewer);
+    REQUIRE(v);
+    INFO(*v);
+    // The phases of `empty` run ahead of the rounds, so the parities stop matching.
+    CHECK((contains(*v, "overwrites stage") || contains(*v, "but it holds") || contains(*v, "deadlock")));
+}
+
+// ---- the epilogue's TMA-store staging protocol ----------------------------------------------------
+
+TEST_CASE("the emitted store protocol passes: two boxes, wait until one store still reads, fence, counter across tiles") {
+    schedule::StoreProtocol p;
+    CHECK(p.boxes == 2);
+    CHECK(p.pending_reads == 1);
+    CHECK(p.fence);
+    CHECK(p.counter_runs_across_tiles);
+    std::optional<std::string> v = check(p);
+    CHECK_MESSAGE(!v, v.value_or(""));
+    for (int boxes = 1; boxes <= 4; ++boxes) {
+        CAPTURE(boxes);
+        schedule::StoreProtocol q;
+        q.boxes = boxes;
+        q.pending_reads = boxes - 1; // the store that last used this box has read it
+        v = check(q);
+        CHECK_MESSAGE(!v, v.value_or(""));
+    }
+}
+
+TEST_CASE("store protocol: waiting for too few reads overwrites a box a TMA store still reads") {
+    for (int boxes = 1; boxes <= 3; ++boxes) {
+        CAPTURE(boxes);
+        schedule::StoreProtocol p;
+        p.boxes = boxes;
+        p.pending_reads = boxes;
+        std::optional<std::string> v = check(p);
+        REQUIRE(v);
+        INFO(*v);
+        CHECK(contains(*v, "overwrites box"));
+        CHECK(contains(*v, "while a TMA store still reads it"));
+        CHECK(contains(*v, "(boxes " + std::to_string(boxes) + ", "));
+    }
+}
+
+TEST_CASE("store protocol: without fence.proxy.async the TMA store may read stale shared memory") {
+    schedule::StoreProtocol p;
+    p.fence = false;
+    std::optional<std::string> v = check(p);
+    REQUIRE(v);
+    INFO(*v);
+    CHECK(contains(*v, "no fence.proxy.async"));
+}
+
+TEST_CASE("store protocol: a box counter that restarts at each tile races with the previous tile's last store") {
+    // With an odd number of chunks per tile, the previous tile's last store used box 0, which the
+    // next tile's first chunk writes while waiting only until one store still reads.
+    schedule::StoreProtocol p;
+    p.counter_runs_across_tiles = false;
+    std::optional<std::string> v = check(p);
+    REQUIRE(v);
+    INFO(*v);
+    CHECK(contains(*v, "overwrites box 0"));
+    CHECK(contains(*v, "tiles)"));
+}
+
+// ---- protocol_of and the pass -------------------------------------------------------------------
+
+TEST_CASE("protocol_of: the loop's stages and one consumer group per 128 threads; the compiled kernels pass") {
+    ir::Module m = compile_sm90a(kGemm);
+    const ir::Kernel& k = m.kernels[0];
+    INFO(ir::print_module(m));
+    REQUIRE(k.warp_specialization.enabled);
+    const ir::WarpSpecializedLoop* w = ws_loop(k);
+    REQUIRE(w);
+    schedule::MbarrierProtocol p = schedule::protocol_of(k, *w);
+    CHECK(p.stages == 3);
+    CHECK(p.consumer_groups == 2);
+    CHECK(p.mma_in_flight == 1);
+    CHECK(p.release_lag == 1);
+    CHECK(p.producer_waits_empty);
+    CHECK_FALSE(check(p));
+    schedule::StoreProtocol sp = schedule::store_protocol_of(k);
+    CHECK(sp.counter_runs_across_tiles);
+    CHECK_FALSE(check(sp));
+    CHECK_NOTHROW(schedule::verify_mbarrier_protocol(k));
+
+    ir::Module nt = compile_sm90a(kGemmNt);
+    const ir::Kernel& knt = nt.kernels[0];
+    INFO(ir::print_module(nt));
+    REQUIRE(knt.warp_specialization.enabled);
+    REQUIRE(ws_loop(knt));
+    schedule::MbarrierProtocol pnt = schedule::protocol_of(knt, *ws_loop(knt));
+    CHECK(pnt.stages == 4);
+    CHECK(pnt.consumer_groups == 1);
+    CHECK_NOTHROW(schedule::verify_mbarrier_protocol(knt));
+}
+
+TEST_CASE("verify_mbarrier_protocol ignores kernels without a warp-specialized loop") {
+    ir::Module m = compile_sm90a(R"(
+kernel scale(X: global f32[N], Y: global mut f32[N]) grid(cdiv(N, 256)) threads(256) {
+    for i in parallel(256) {
+        let idx = block.x * 256 + i;
+        if idx < N { Y[idx] = 2.0 * X[idx]; }
+    }
+}
+)");
+    CHECK_FALSE(m.kernels[0].warp_specialization.enabled);
+    CHECK_NOTHROW(schedule::verify_mbarrier_protocol(m.kernels[0]));
+}
