@@ -271,6 +271,18 @@ bool warp_specialize(ir::Kernel& kernel, const std::string& arch, const ir::Kern
         kernel.schedule_remark = "Hopper path (TMA + wgmma + warp specialization) not applied: " + *why;
         return false;
     }
+    // The launch stub passes one argument list to both kernels: the sm_80 specialisation serves
+    // only when its parameters and dims are the kernel's, in the same order.
+    auto same_signature = [&](const ir::Kernel& other) {
+        if (other.params.size() != kernel.params.size() || other.dims.size() != kernel.dims.size()) return false;
+        for (size_t i = 0; i < kernel.params.size(); ++i)
+            if (other.params[i].name() != kernel.params[i].name() || !other.params[i].tensor != !kernel.params[i].tensor)
+                return false;
+        for (size_t i = 0; i < kernel.dims.size(); ++i)
+            if (other.dims[i]->name != kernel.dims[i]->name) return false;
+        return true;
+    };
+    if (sm80 && !same_signature(*sm80)) sm80 = nullptr;
     auto fallback = std::make_shared<ir::Kernel>(sm80 ? *sm80 : kernel);
     fallback->options = kernel.options;
     fallback->schedule_remark = sm80 ? "fallback of the warp-specialized kernel (specialised as for sm_80): runs where TMA cannot"
