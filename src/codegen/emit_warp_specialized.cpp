@@ -151,7 +151,8 @@ void KernelEmitter::emit_tma_store(const ir::Copy& c) {
     const FragmentLayout* l = layout_of(frag);
     TLC_CHECK(l && l->kind == LayoutKind::MmaAcc && l->warps_n == 1 && l->warps_m == kernel_.threads / 32,
               "a TMA-stored fragment without the wgmma layout");
-    const TmaMap& map = map_for(tma_maps(kernel_), &dst, 64);
+    const std::vector<TmaMap> maps = tma_maps(kernel_);
+    const TmaMap& map = map_for(maps, &dst, 64);
     const schedule::StoreProtocol protocol = schedule::store_protocol_of(kernel_);
     TLC_CHECK(protocol.counter_runs_across_tiles, "codegen keeps the staging box counter across tiles");
     int64_t cols = frag.const_shape[1];
