@@ -34,17 +34,11 @@ bool wgmma_layout_holds(const ir::Kernel& k, const SourceManager& sources) {
     KernelLayouts layouts;
     DiagnosticEngine quiet(sources);
     if (!infer_layouts(k, layouts, quiet)) return false;
-    bool holds = true;
-    std::function<void(const ir::StmtPtr&)> visit = [&](const ir::StmtPtr& s) {
-        if (auto* seq = s ? s->as<ir::Seq>() : nullptr) for (auto& c : seq->stmts) visit(c);
-        if (auto* w = s ? s->as<ir::WarpSpecializedLoop>() : nullptr) {
-            auto it = layouts.fragments.find(w->gemm->c.buffer.get());
-            holds &= it != layouts.fragments.end() && it->second.kind == LayoutKind::MmaAcc && it->second.warps_n == 1 &&
-                     it->second.warps_m == k.threads / 32;
-        }
-    };
-    visit(k.body);
-    return holds;
+    const ir::WarpSpecializedLoop* w = ir::warp_specialized_loop(k);
+    if (!w) return false;
+    auto it = layouts.fragments.find(w->gemm->c.buffer.get());
+    return it != layouts.fragments.end() && it->second.kind == LayoutKind::MmaAcc && it->second.warps_n == 1 &&
+           it->second.warps_m == k.threads / 32;
 }
 
 } // namespace

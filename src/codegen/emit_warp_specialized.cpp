@@ -10,25 +10,11 @@
 
 namespace tlc::codegen {
 
-const ir::WarpSpecializedLoop* warp_specialized_loop(const ir::Kernel& kernel) {
-    if (auto* seq = kernel.body ? kernel.body->as<ir::Seq>() : nullptr)
-        for (auto& s : seq->stmts)
-            if (auto* w = s->as<ir::WarpSpecializedLoop>()) return w;
-    return nullptr;
-}
-
-const ir::Copy* tma_store_copy(const ir::Kernel& kernel) {
-    if (auto* seq = kernel.body ? kernel.body->as<ir::Seq>() : nullptr)
-        for (auto& s : seq->stmts)
-            if (auto* c = s->as<ir::Copy>(); c && c->tma_store) return c;
-    return nullptr;
-}
-
 std::vector<TmaMap> tma_maps(const ir::Kernel& kernel) {
     std::vector<TmaMap> maps;
     std::vector<std::pair<const ir::Buffer*, int64_t>> boxes; // (tensor, box rows)
-    for (const ir::TmaLoad& ld : warp_specialized_loop(kernel)->loads) boxes.emplace_back(ld.src.buffer.get(), ld.dst->const_shape[0]);
-    if (const ir::Copy* st = tma_store_copy(kernel)) boxes.emplace_back(st->dst.buffer.get(), 64);
+    for (const ir::TmaLoad& ld : ir::warp_specialized_loop(kernel)->loads) boxes.emplace_back(ld.src.buffer.get(), ld.dst->const_shape[0]);
+    if (const ir::Copy* st = ir::tma_store_copy(kernel)) boxes.emplace_back(st->dst.buffer.get(), 64);
     for (auto [tensor, rows] : boxes) {
         bool known = false;
         for (const TmaMap& m : maps) known |= m.tensor == tensor && m.box_rows == rows;
@@ -72,7 +58,7 @@ void KernelEmitter::emit_producer(const ir::WarpSpecializedLoop& loop) {
     int64_t bytes = 0;
     for (const ir::TmaLoad& ld : loop.loads) bytes += ld.dst->num_elements() * dtype_bytes(ld.dst->dtype);
     for (const TmaMap& m : maps)
-        if (m.box_rows != 64 || m.tensor != (tma_store_copy(kernel_) ? tma_store_copy(kernel_)->dst.buffer.get() : nullptr))
+        if (m.box_rows != 64 || m.tensor != (ir::tma_store_copy(kernel_) ? ir::tma_store_copy(kernel_)->dst.buffer.get() : nullptr))
             out_.line(fmt::format("tl::sm90::tma_prefetch_descriptor(&{});", m.name));
     out_.line("int tl_it = 0;  // trips issued so far, across tiles: stage tl_it % stages, round tl_it / stages");
     emit_tile_loop([&] {

@@ -131,11 +131,11 @@ void KernelEmitter::plan_shared_memory() {
     offset = (offset + 127) / 128 * 128;
     scratch_offset_ = offset;
     shared_bytes_ = offset + scratch_bytes_;
-    if (ws_loop_ && tma_store_copy(kernel_)) {
+    if (ws_loop_ && ir::tma_store_copy(kernel_)) {
         // Two 64 x 64 staging boxes per consumer warpgroup for the epilogue's TMA stores.
         store_stage_offset_ = (shared_bytes_ + 1023) / 1024 * 1024;
         shared_bytes_ = store_stage_offset_ + kernel_.threads / 128 * schedule::store_protocol_of(kernel_).boxes * 64 * 64 *
-                                                  dtype_bytes(tma_store_copy(kernel_)->dst.buffer->dtype);
+                                                  dtype_bytes(ir::tma_store_copy(kernel_)->dst.buffer->dtype);
     }
     if (ws_loop_) {
         // Full and empty mbarriers (8 bytes each) after everything else, plus 1024 bytes of slack
@@ -202,11 +202,7 @@ void KernelEmitter::emit_layouts() {
 
 void KernelEmitter::emit() {
     if (kernel_.warp_specialization.enabled) {
-        std::function<void(const ir::StmtPtr&)> find = [&](const ir::StmtPtr& s) {
-            if (auto* seq = s ? s->as<ir::Seq>() : nullptr) for (auto& c : seq->stmts) find(c);
-            if (auto* w = s ? s->as<ir::WarpSpecializedLoop>() : nullptr) ws_loop_ = w;
-        };
-        find(kernel_.body);
+        ws_loop_ = ir::warp_specialized_loop(kernel_);
         TLC_CHECK(ws_loop_, "a warp-specialized kernel without its loop");
     }
     plan_shared_memory();

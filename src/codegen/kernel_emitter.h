@@ -39,9 +39,6 @@ struct TmaMap {
     int64_t box_rows = 0;       // boxes are [box_rows][64] elements
 };
 std::vector<TmaMap> tma_maps(const ir::Kernel& kernel);
-// The kernel's warp-specialized loop and its TMA-stored final copy (null when absent).
-const ir::WarpSpecializedLoop* warp_specialized_loop(const ir::Kernel& kernel);
-const ir::Copy* tma_store_copy(const ir::Kernel& kernel);
 
 class KernelEmitter {
 public:

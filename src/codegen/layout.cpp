@@ -223,20 +223,15 @@ bool infer_layouts(const ir::Kernel& kernel, KernelLayouts& out, DiagnosticEngin
 
     // Tensor-core plan per gemm; an accumulator fixes its group's layout.
     std::map<const ir::Buffer*, FragmentLayout> group_layout;
-    std::set<const ir::Gemm*> wgmma_gemms;
-    std::function<void(const ir::StmtPtr&)> find_wgmma = [&](const ir::StmtPtr& s) {
-        if (!s) return;
-        if (auto* seq = s->as<ir::Seq>()) for (auto& c : seq->stmts) find_wgmma(c);
-        if (auto* w = s->as<ir::WarpSpecializedLoop>()) wgmma_gemms.insert(w->gemm.get());
-    };
-    find_wgmma(kernel.body);
+    const ir::WarpSpecializedLoop* ws_loop = ir::warp_specialized_loop(kernel);
+    const ir::Gemm* wgmma_gemm = ws_loop ? ws_loop->gemm.get() : nullptr;
     for (auto& [acc, gemm] : uses.accumulators) {
         GemmPlan plan;
         auto shape = gemm->c.tile_shape();
         int64_t k = gemm->transpose_a ? gemm->a.tile_shape()[0] : gemm->a.tile_shape()[1];
         if (tensor_core_dtypes(*gemm) && !uses.replicated.count(acc) && shape.size() == 2 && k % 16 == 0) {
             // wgmma (warp-specialized loop): warp w of the consumers holds rows 16w .. 16w + 15.
-            auto [wm, wn] = wgmma_gemms.count(gemm) ? std::pair<int, int>{warps, 1} : choose_warp_grid(shape[0], shape[1], warps);
+            auto [wm, wn] = gemm == wgmma_gemm ? std::pair<int, int>{warps, 1} : choose_warp_grid(shape[0], shape[1], warps);
             const ir::Buffer* root = groups.find(acc);
             auto existing = group_layout.find(root);
             bool compatible = existing == group_layout.end() ||

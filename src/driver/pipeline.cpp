@@ -95,7 +95,7 @@ PipelineResult run_pipeline(const Options& o, const std::string& header_name,
     // launch stub of a warp-specialized kernel runs where TMA cannot. A kernel that does not
     // specialise for sm_80 (e.g. its tiles exceed sm_80's shared memory) falls back to itself.
     std::optional<ir::Module> sm80_module;
-    if (*arch == sema::Arch::Sm90a && (o.stop_after.empty() || o.stop_after != "sema")) {
+    if (*arch == sema::Arch::Sm90a && o.stop_after != "sema") {
         DiagnosticEngine quiet(sources);
         sema::SemaOptions fallback_options = sema_options;
         fallback_options.arch = sema::Arch::Sm80;
@@ -103,13 +103,8 @@ PipelineResult run_pipeline(const Options& o, const std::string& header_name,
         if (quiet.has_errors()) sm80_module.reset();
     }
 
-    // `--disable`: the same switches as the kernel attributes.
-    for (ir::Kernel& k : sm80_module ? sm80_module->kernels : module->kernels) {
-        for (const std::string& d : o.disabled) {
-            if (d == "pipeline") k.options.pipeline = false;
-            if (d == "async-copy") k.options.async_copy = false;
-        }
-    }
+    // `--disable`: the same switches as the kernel attributes (warp-specialize gives a fallback
+    // kernel its kernel's switches).
     for (ir::Kernel& k : module->kernels) {
         for (const std::string& d : o.disabled) {
             if (d == "pipeline") k.options.pipeline = false;

@@ -69,4 +69,18 @@ std::optional<int64_t> const_int(const ExprPtr& e) {
     return std::nullopt;
 }
 
+const WarpSpecializedLoop* warp_specialized_loop(const Kernel& kernel) {
+    if (auto* seq = kernel.body ? kernel.body->as<Seq>() : nullptr)
+        for (const StmtPtr& s : seq->stmts)
+            if (auto* w = s->as<WarpSpecializedLoop>()) return w;
+    return nullptr;
+}
+
+const Copy* tma_store_copy(const Kernel& kernel) {
+    if (auto* seq = kernel.body ? kernel.body->as<Seq>() : nullptr)
+        for (const StmtPtr& s : seq->stmts)
+            if (auto* c = s->as<Copy>(); c && c->tma_store) return c;
+    return nullptr;
+}
+
 } // namespace tlc::ir

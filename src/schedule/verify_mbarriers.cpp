@@ -340,31 +340,25 @@ std::optional<std::string> memoized(const Protocol& p, const std::vector<int>& k
 } // namespace
 
 void verify_mbarrier_protocol(const ir::Kernel& kernel) {
-    std::function<void(const ir::StmtPtr&)> visit = [&](const ir::StmtPtr& s) {
-        if (!s) return;
-        if (auto* seq = s->as<ir::Seq>())
-            for (auto& c : seq->stmts) visit(c);
-        if (auto* w = s->as<ir::WarpSpecializedLoop>()) {
-            MbarrierProtocol p = protocol_of(kernel, *w);
-            // The emitted protocol is uniform in the stage count (every index and parity is
-            // computed from it the same way), and the state space grows exponentially with it, so
-            // rings longer than 4 stages are explored as 4. stages + 1 trips per tile wrap the ring
-            // once, so every stage is refilled while its previous data may still be read; two
-            // tiles cover the tile-end drain and release.
-            p.stages = std::min(p.stages, 4);
-            auto v = memoized(p, {p.stages, p.consumer_groups, p.mma_in_flight, p.release_lag, p.producer_waits_empty,
-                                  p.empty_arrivals, p.full_parity_offset, p.empty_parity_offset},
-                              [](const MbarrierProtocol& q) { return check_mbarrier_protocol(q, q.stages + 1); });
-            TLC_CHECK(!v, "mbarrier verifier: kernel `" + kernel.name + "`: " + v.value_or(""));
-        }
-        if (auto* c = s->as<ir::Copy>(); c && c->tma_store) {
-            StoreProtocol p = store_protocol_of(kernel);
-            auto v = memoized(p, {-1, p.boxes, p.pending_reads, p.fence, p.counter_runs_across_tiles, p.writers},
-                              [](const StoreProtocol& q) { return check_store_protocol(q, q.boxes + 2); });
-            TLC_CHECK(!v, "TMA store verifier: kernel `" + kernel.name + "`: " + v.value_or(""));
-        }
-    };
-    visit(kernel.body);
+    if (const ir::WarpSpecializedLoop* w = ir::warp_specialized_loop(kernel)) {
+        MbarrierProtocol p = protocol_of(kernel, *w);
+        // The emitted protocol is uniform in the stage count (every index and parity is computed
+        // from it the same way), and the state space grows exponentially with it, so rings longer
+        // than 4 stages are explored as 4. stages + 1 trips per tile wrap the ring once, so every
+        // stage is refilled while its previous data may still be read; two tiles cover the
+        // tile-end drain and release.
+        p.stages = std::min(p.stages, 4);
+        auto v = memoized(p, {p.stages, p.consumer_groups, p.mma_in_flight, p.release_lag, p.producer_waits_empty,
+                              p.empty_arrivals, p.full_parity_offset, p.empty_parity_offset},
+                          [](const MbarrierProtocol& q) { return check_mbarrier_protocol(q, q.stages + 1); });
+        TLC_CHECK(!v, "mbarrier verifier: kernel `" + kernel.name + "`: " + v.value_or(""));
+    }
+    if (ir::tma_store_copy(kernel)) {
+        StoreProtocol p = store_protocol_of(kernel);
+        auto v = memoized(p, {-1, p.boxes, p.pending_reads, p.fence, p.counter_runs_across_tiles, p.writers},
+                          [](const StoreProtocol& q) { return check_store_protocol(q, q.boxes + 2); });
+        TLC_CHECK(!v, "TMA store verifier: kernel `" + kernel.name + "`: " + v.value_or(""));
+    }
 }
 
 } // namespace tlc::schedule
