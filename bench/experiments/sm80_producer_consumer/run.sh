@@ -3,12 +3,12 @@
 # (name + -D flags per line) and time each against cuBLAS with bench/gemm_bench.cu, beside the stdlib
 # sm_80 kernel from bench/gen (bench/generate.sh). Usage: OUT=dir run.sh [LIST]; results table last.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
+G=bench/experiments/sm80_producer_consumer
 LIST=${1:-$G/list3.txt}
 SHAPES=${SHAPES:-"4096x4096x4096 8192x8192x8192 4095x4097x1000 1000x1000x1000 333x517x129"}
 OUT=${OUT:-/tmp/wsout}; mkdir -p "$OUT"
 B=/tmp/wsb; rm -rf $B; mkdir -p $B
-G=bench/experiments/sm80_producer_consumer
 GC80="-gencode=arch=compute_80,code=sm_80 -gencode=arch=compute_80,code=compute_80"
 T0=$(date +%s)
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv,noheader | tee $OUT/gpu.txt
