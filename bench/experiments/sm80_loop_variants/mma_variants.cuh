@@ -1,0 +1,270 @@
+// Warp-level tensor-core primitives (sm_80+): one mma.sync m16n8k16 and the warp's share of a
+// block gemm whose operands sit in shared memory. Operands with a compile-time pitch are loaded
+// with ldmatrix; operands with a runtime pitch fall back to plain shared loads.
+#pragma once
+
+#include "tl/layout.cuh"
+#include "tl/types.cuh"
+#include "tl/warp/ldmatrix.cuh"
+
+namespace tl {
+
+__device__ __forceinline__ uint32_t pack_pair(f16 lo, f16 hi) {
+    return static_cast<uint32_t>(__half_as_ushort(lo)) | (static_cast<uint32_t>(__half_as_ushort(hi)) << 16);
+}
+__device__ __forceinline__ uint32_t pack_pair(bf16 lo, bf16 hi) {
+    return static_cast<uint32_t>(__bfloat16_as_ushort(lo)) | (static_cast<uint32_t>(__bfloat16_as_ushort(hi)) << 16);
+}
+
+// d += a * b for one m16n8k16 tile; a: 4 registers (row-major 16x16), b: 2 (col-major 16x8), d: 4 f32.
+__device__ __forceinline__ void mma_m16n8k16(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2], f16) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+__device__ __forceinline__ void mma_m16n8k16(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2], bf16) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+// A shared-memory operand: element (r, c) of the logical matrix, optionally stored transposed
+// (then the stored matrix is its transpose, row-major). `ld` is the row pitch of the stored
+// matrix in elements.
+//  - SharedMatrix<T, kTransposed>{ptr, pitch}: runtime pitch; warp_gemm_mma uses plain loads.
+//  - SharedMatrix<T, kTransposed, kPitch>{ptr}: compile-time pitch; warp_gemm_mma uses ldmatrix
+//    and then requires kPitch * sizeof(T) % 16 == 0 and ptr 16-byte aligned.
+template <typename T, bool kTransposed, int kPitch = 0> struct SharedMatrix {
+    static_assert(kPitch > 0, "a compile-time pitch is a positive number of elements");
+    const T* data;
+    static constexpr int ld = kPitch;
+    __device__ __forceinline__ T at(int r, int c) const { return kTransposed ? data[c * ld + r] : data[r * ld + c]; }
+};
+template <typename T, bool kTransposed> struct SharedMatrix<T, kTransposed, 0> {
+    const T* data;
+    int ld;
+    __device__ __forceinline__ T at(int r, int c) const { return kTransposed ? data[c * ld + r] : data[r * ld + c]; }
+};
+
+namespace mma_detail {
+
+// What the ldmatrix path of an operand with a compile-time pitch needs.
+template <typename T, int kPitch> struct LdmatrixOperand {
+    static_assert(sizeof(T) == 2, "ldmatrix moves 16-bit elements");
+    static_assert(kPitch * sizeof(T) % 16 == 0, "ldmatrix needs 16-byte aligned rows: kPitch * sizeof(T) % 16 == 0");
+};
+
+// The A fragments of one k-step: kTiles 16x16 tiles at rows m0 + 16 i, columns k0 .. k0 + 15.
+// ldmatrix path: per 16x16 tile one x4 with tiles (rows 0-7 | 8-15) x (cols 0-7 | 8-15) in the
+// order of the mma registers a0..a3; lane l addresses row l % 8 of tile l / 8.
+template <int kTiles, typename T, bool kTrans, int kPitch> struct FragmentsA : LdmatrixOperand<T, kPitch> {
+    uint32_t lane_row; // shared address of this lane's row at k0 = 0 of tile 0
+    // Offset in elements of this lane's row from the operand's origin (depends on m0 and the lane).
+    __device__ static __forceinline__ int lane_offset(int m0, int lane) {
+        const int quad = lane / 8, r = lane % 8;
+        // Stored [M, K]: tile q covers rows 8 (q % 2), cols 8 (q / 2). Stored [K, M] (transposed
+        // tiles): stored rows (k) 8 (q / 2), stored cols (m) 8 (q % 2).
+        const int off = kTrans ? (r + 8 * (quad / 2)) * kPitch + m0 + 8 * (quad % 2)
+                               : (m0 + r + 8 * (quad % 2)) * kPitch + 8 * (quad / 2);
+        return off;
+    }
+    __device__ __forceinline__ FragmentsA(SharedMatrix<T, kTrans, kPitch> a, int m0, int lane)
+        : lane_row(smem_address(a.data + lane_offset(m0, lane))) {}
+    // lane_row: the shared address of this lane's row (the origin's + lane_offset elements).
+    __device__ static __forceinline__ void load_at(uint32_t (&ra)[kTiles][4], uint32_t lane_row, int k0) {
+#pragma unroll
+        for (int i = 0; i < kTiles; ++i) {
+            const int off = kTrans ? k0 * kPitch + i * 16 : i * 16 * kPitch + k0;
+            if constexpr (kTrans) ldmatrix_x4_trans(ra[i], lane_row + off * int(sizeof(T)));
+            else ldmatrix_x4(ra[i], lane_row + off * int(sizeof(T)));
+        }
+    }
+    __device__ __forceinline__ void load(uint32_t (&ra)[kTiles][4], int k0) const { load_at(ra, lane_row, k0); }
+};
+template <int kTiles, typename T, bool kTrans> struct FragmentsA<kTiles, T, kTrans, 0> {
+    SharedMatrix<T, kTrans> a;
+    int m0, g, t;
+    __device__ __forceinline__ FragmentsA(SharedMatrix<T, kTrans> a_, int m0_, int lane)
+        : a(a_), m0(m0_), g(lane / 4), t(lane % 4) {}
+    __device__ __forceinline__ void load(uint32_t (&ra)[kTiles][4], int k0) const {
+#pragma unroll
+        for (int i = 0; i < kTiles; ++i) {
+            const int r = m0 + i * 16 + g, c = k0 + 2 * t;
+            ra[i][0] = pack_pair(a.at(r, c), a.at(r, c + 1));
+            ra[i][1] = pack_pair(a.at(r + 8, c), a.at(r + 8, c + 1));
+            ra[i][2] = pack_pair(a.at(r, c + 8), a.at(r, c + 9));
+            ra[i][3] = pack_pair(a.at(r + 8, c + 8), a.at(r + 8, c + 9));
+        }
+    }
+};
+
+// The B fragments of one k-step: kTiles 16x8 tiles at rows k0 .. k0 + 15, columns n0 + 8 j.
+// ldmatrix path: one x4 per pair of n-tiles (tiles: k 0-7 | 8-15 of n-tile j, then of j + 1),
+// one x2 for an odd last n-tile. Stored [K, N] needs .trans; stored [N, K] does not.
+template <int kTiles, typename T, bool kTrans, int kPitch> struct FragmentsB : LdmatrixOperand<T, kPitch> {
+    uint32_t lane_row; // shared address of this lane's row at k0 = 0 of n-tile 0
+    // Offset in elements of this lane's row from the operand's origin (depends on n0 and the lane).
+    __device__ static __forceinline__ int lane_offset(int n0, int lane) {
+        const int quad = lane / 8, r = lane % 8;
+        // Tile q: k half q % 2, n-tile q / 2. Stored [K, N]: rows are k; stored [N, K]: rows are n.
+        const int off = kTrans ? (n0 + r + 8 * (quad / 2)) * kPitch + 8 * (quad % 2)
+                               : (r + 8 * (quad % 2)) * kPitch + n0 + 8 * (quad / 2);
+        return off;
+    }
+    __device__ __forceinline__ FragmentsB(SharedMatrix<T, kTrans, kPitch> b, int n0, int lane)
+        : lane_row(smem_address(b.data + lane_offset(n0, lane))) {}
+    __device__ __forceinline__ void load(uint32_t (&rb)[kTiles][2], int k0) const { load_at(rb, lane_row, k0); }
+    // lane_row: the shared address of this lane's row (the origin's + lane_offset elements).
+    __device__ static __forceinline__ void load_at(uint32_t (&rb)[kTiles][2], uint32_t lane_row, int k0) {
+#pragma unroll
+        for (int j = 0; j + 1 < kTiles; j += 2) {
+            const int off = kTrans ? j * 8 * kPitch + k0 : k0 * kPitch + j * 8;
+            uint32_t r[4];
+            if constexpr (kTrans) ldmatrix_x4(r, lane_row + off * int(sizeof(T)));
+            else ldmatrix_x4_trans(r, lane_row + off * int(sizeof(T)));
+            rb[j][0] = r[0], rb[j][1] = r[1], rb[j + 1][0] = r[2], rb[j + 1][1] = r[3];
+        }
+        if constexpr (kTiles % 2 == 1) {
+            // Lanes 0-15 address n-tile kTiles - 1 (quad / 2 == 0); x2 ignores lanes 16-31.
+            constexpr int j = kTiles - 1;
+            const int off = kTrans ? j * 8 * kPitch + k0 : k0 * kPitch + j * 8;
+            if constexpr (kTrans) ldmatrix_x2(rb[j], lane_row + off * int(sizeof(T)));
+            else ldmatrix_x2_trans(rb[j], lane_row + off * int(sizeof(T)));
+        }
+    }
+};
+template <int kTiles, typename T, bool kTrans> struct FragmentsB<kTiles, T, kTrans, 0> {
+    SharedMatrix<T, kTrans> b;
+    int n0, g, t;
+    __device__ __forceinline__ FragmentsB(SharedMatrix<T, kTrans> b_, int n0_, int lane)
+        : b(b_), n0(n0_), g(lane / 4), t(lane % 4) {}
+    __device__ __forceinline__ void load(uint32_t (&rb)[kTiles][2], int k0) const {
+#pragma unroll
+        for (int j = 0; j < kTiles; ++j) {
+            const int n = n0 + j * 8 + g, k = k0 + 2 * t;
+            rb[j][0] = pack_pair(b.at(k, n), b.at(k + 1, n));
+            rb[j][1] = pack_pair(b.at(k + 8, n), b.at(k + 9, n));
+        }
+    }
+};
+
+} // namespace mma_detail
+
+// The warp's part of acc[M, N] += A[M, K] * B[K, N] (acc in MmaAccLayout<M, N, WARPS_M, WARPS_N>).
+// No explicit fragment double-buffering: the k-steps are unrolled and ptxas schedules them itself
+// (an explicit two-buffer version gave the same registers and spills on gemm and flash_attention).
+template <int M, int N, int K, int WARPS_M, int WARPS_N, typename T, bool kTransA, bool kTransB, int kPitchA,
+          int kPitchB>
+__device__ __forceinline__ void warp_gemm_mma(float* acc, SharedMatrix<T, kTransA, kPitchA> a,
+                                              SharedMatrix<T, kTransB, kPitchB> b, int tid) {
+    using Layout = MmaAccLayout<M, N, WARPS_M, WARPS_N>;
+    static_assert(K % 16 == 0, "mma.sync m16n8k16 needs K to be a multiple of 16");
+    constexpr int kSteps = K / 16;
+    const int lane = tid % 32, warp = tid / 32;
+    const int m0 = (warp / WARPS_N) * Layout::kWarpM, n0 = (warp % WARPS_N) * Layout::kWarpN;
+    const mma_detail::FragmentsA<Layout::kTilesM, T, kTransA, kPitchA> fa(a, m0, lane);
+    const mma_detail::FragmentsB<Layout::kTilesN, T, kTransB, kPitchB> fb(b, n0, lane);
+#if defined(TL_MMA_STREAM_B)
+    // A fragments of the step in registers; B streamed two n-tiles at a time (fewer live registers).
+#pragma unroll
+    for (int s = 0; s < kSteps; ++s) {
+        uint32_t ra[Layout::kTilesM][4];
+        fa.load(ra, s * 16);
+#pragma unroll
+        for (int j = 0; j < Layout::kTilesN; j += 2) {
+            uint32_t rb[2][2];
+            mma_detail::FragmentsB<2, T, kTransB, kPitchB>::load_at(rb, fb.lane_row + (kTransB ? j * 8 * kPitchB : j * 8) * int(sizeof(T)), s * 16);
+#pragma unroll
+            for (int i = 0; i < Layout::kTilesM; ++i)
+#pragma unroll
+                for (int jj = 0; jj < 2; ++jj)
+                    mma_m16n8k16(*reinterpret_cast<float(*)[4]>(acc + (i * Layout::kTilesN + j + jj) * 4), ra[i], rb[jj], T{});
+        }
+    }
+#elif defined(TL_MMA_SINGLE)
+#pragma unroll
+    for (int s = 0; s < kSteps; ++s) {
+        uint32_t ra[Layout::kTilesM][4];
+        uint32_t rb[Layout::kTilesN][2];
+        fa.load(ra, s * 16);
+        fb.load(rb, s * 16);
+#pragma unroll
+        for (int i = 0; i < Layout::kTilesM; ++i)
+#pragma unroll
+            for (int j = 0; j < Layout::kTilesN; ++j)
+                mma_m16n8k16(*reinterpret_cast<float(*)[4]>(acc + (i * Layout::kTilesN + j) * 4), ra[i], rb[j], T{});
+    }
+#else
+    // Fragments double-buffered across k steps: the loads of step s + 1 are in flight while the
+    // tensor cores work on step s.
+    uint32_t ra[2][Layout::kTilesM][4];
+    uint32_t rb[2][Layout::kTilesN][2];
+    fa.load(ra[0], 0);
+    fb.load(rb[0], 0);
+#pragma unroll
+    for (int s = 0; s < kSteps; ++s) {
+        if (s + 1 < kSteps) {
+            fa.load(ra[(s + 1) % 2], (s + 1) * 16);
+            fb.load(rb[(s + 1) % 2], (s + 1) * 16);
+        }
+#pragma unroll
+        for (int i = 0; i < Layout::kTilesM; ++i)
+#pragma unroll
+            for (int j = 0; j < Layout::kTilesN; ++j)
+                mma_m16n8k16(*reinterpret_cast<float(*)[4]>(acc + (i * Layout::kTilesN + j) * 4), ra[s % 2][i], rb[s % 2][j], T{});
+    }
+#endif
+}
+
+// The warp's part of one BK slab of acc += A * B, split into its K / 16 steps, for a main loop that
+// crosses the stage boundary itself (CUTLASS's multistage order) instead of calling
+// warp_gemm_mma once per stage. Compile-time pitches only (the ldmatrix path). Intended loop, with
+// S stages, the k-loop's copies issued at step 0 and its barrier moved before the last step:
+//
+//     cp_async_wait<S - 2>(); __syncthreads();
+//     WarpMmaSteps<...> w(tid);
+//     w.load(a[0], b[0], 0, 0);
+//     for k: for s in 0 .. kSteps - 1 (unrolled):
+//         if (s + 1 < kSteps) w.load(a[k % S], b[k % S], s + 1, (s + 1) % 2);
+//         else if (k + 1 < trips) w.load(a[(k + 1) % S], b[(k + 1) % S], 0, (s + 1) % 2);
+//         if (s == 0) { copies of slab k + S - 1 into stage (k + S - 1) % S; cp_async_commit(); }
+//         w.mma(acc, s % 2);
+//         if (s == kSteps - 2) { cp_async_wait<S - 2>(); __syncthreads(); }
+//
+// The stage refilled at step 0 of trip k was last read by the fragments of trip k - 1's last step,
+// loaded before trip k - 1's barrier; the barrier at step kSteps - 2 makes stage k + 1 visible
+// before its first fragments are loaded. That order needs kSteps >= 2. Measured on the H200 (sm_80 build,
+// 128x256x64 tile, 3 stages, bench/NOTES.md v3): 298 -> 333 TFLOP/s at 4096^3 over warp_gemm_mma.
+template <int M, int N, int K, int WARPS_M, int WARPS_N, typename T, bool kTransA, bool kTransB, int kPitchA,
+          int kPitchB>
+struct WarpMmaSteps {
+    static_assert(kPitchA > 0 && kPitchB > 0, "WarpMmaSteps needs compile-time pitches (the ldmatrix path)");
+    static_assert(K % 16 == 0, "mma.sync m16n8k16 needs K to be a multiple of 16");
+    using Layout = MmaAccLayout<M, N, WARPS_M, WARPS_N>;
+    using FragsA = mma_detail::FragmentsA<Layout::kTilesM, T, kTransA, kPitchA>;
+    using FragsB = mma_detail::FragmentsB<Layout::kTilesN, T, kTransB, kPitchB>;
+    static constexpr int kSteps = K / 16;
+    uint32_t a_off, b_off; // byte offsets of this lane's rows from the operands' origins
+    uint32_t ra[2][Layout::kTilesM][4];
+    uint32_t rb[2][Layout::kTilesN][2];
+    __device__ __forceinline__ explicit WarpMmaSteps(int tid) {
+        const int lane = tid % 32, warp = tid / 32;
+        a_off = FragsA::lane_offset((warp / WARPS_N) * Layout::kWarpM, lane) * int(sizeof(T));
+        b_off = FragsB::lane_offset((warp % WARPS_N) * Layout::kWarpN, lane) * int(sizeof(T));
+    }
+    // Fragments of k-step `step` of the operands at a and b (one stage's origins) into buffer buf.
+    __device__ __forceinline__ void load(const T* a, const T* b, int step, int buf) {
+        FragsA::load_at(ra[buf], smem_address(a) + a_off, step * 16);
+        FragsB::load_at(rb[buf], smem_address(b) + b_off, step * 16);
+    }
+    // acc (MmaAccLayout<M, N, WARPS_M, WARPS_N>) += the fragments of buffer buf.
+    __device__ __forceinline__ void mma(float* acc, int buf) const {
+#pragma unroll
+        for (int i = 0; i < Layout::kTilesM; ++i)
+#pragma unroll
+            for (int j = 0; j < Layout::kTilesN; ++j)
+                mma_m16n8k16(*reinterpret_cast<float(*)[4]>(acc + (i * Layout::kTilesN + j) * 4), ra[buf][i], rb[buf][j], T{});
+    }
+};
+
+} // namespace tl
