@@ -3,6 +3,7 @@
 // schedule/verify_mbarriers.h describes and model-checks.
 #include "codegen/cuda_names.h"
 #include "codegen/kernel_emitter.h"
+#include "ir/walk.h"
 #include "schedule/verify_mbarriers.h"
 #include "support/check.h"
 
@@ -33,6 +34,22 @@ const TmaMap& map_for(const std::vector<TmaMap>& maps, const ir::Buffer* tensor,
         if (m.tensor == tensor && m.box_rows == box_rows) return m;
     TLC_CHECK(false, "no TMA map for a tensor");
     return maps.front();
+}
+
+// The loop `let`s one role needs: those its expressions mention, directly or through a later
+// needed let; the rest would be unused variables in that role's CUDA.
+std::vector<ir::StmtPtr> lets_needed_by(const std::vector<ir::StmtPtr>& lets, std::vector<ir::ExprPtr> uses) {
+    std::vector<bool> keep(lets.size(), false);
+    for (size_t i = lets.size(); i-- > 0;) {
+        auto* l = lets[i]->as<ir::LetStmt>();
+        keep[i] = !l;
+        for (size_t u = 0; l && !keep[i] && u < uses.size(); ++u) keep[i] = ir::mentions(uses[u], l->var.get());
+        if (l && keep[i]) uses.push_back(l->value);
+    }
+    std::vector<ir::StmtPtr> out;
+    for (size_t i = 0; i < lets.size(); ++i)
+        if (keep[i]) out.push_back(lets[i]);
+    return out;
 }
 } // namespace
 
@@ -74,7 +91,9 @@ void KernelEmitter::emit_producer(const ir::WarpSpecializedLoop& loop) {
                 out_.line(fmt::format("tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / {} + {}) & 1);  // consumers released it",
                                       protocol.stages, protocol.empty_parity_offset));
             out_.line(fmt::format("tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], {});", bytes));
-            for (const ir::StmtPtr& l : loop.lets) stmt(l, {});
+            std::vector<ir::ExprPtr> coordinates;
+            for (const ir::TmaLoad& ld : loop.loads) ir::for_each_region_expr(ld.src, [&](const ir::ExprPtr& e) { coordinates.push_back(e); });
+            for (const ir::StmtPtr& l : lets_needed_by(loop.lets, coordinates)) stmt(l, {});
             for (const ir::TmaLoad& ld : loop.loads) {
                 const ir::Buffer& dst = *ld.dst;
                 int64_t rows = dst.const_shape[0], cols = dst.const_shape[1];
@@ -107,7 +126,9 @@ void KernelEmitter::emit_consumer_loop(const ir::WarpSpecializedLoop& loop) {
         out_.line(fmt::format("const int tl_stage = tl_it % {};", protocol.stages));
         out_.line(fmt::format("tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / {} + {}) & 1);  // the stage's TMA loads landed",
                               protocol.stages, protocol.full_parity_offset));
-        for (const ir::StmtPtr& s : loop.lets) stmt(s, {});
+        std::vector<ir::ExprPtr> operands;
+        for (const ir::Region* r : {&g.a, &g.b, &g.c}) ir::for_each_region_expr(*r, [&](const ir::ExprPtr& e) { operands.push_back(e); });
+        for (const ir::StmtPtr& s : lets_needed_by(loop.lets, operands)) stmt(s, {});
         source_comment(g, "gemm");
         out_.line(fmt::format("tl::sm90::warpgroup_gemm<{}, {}, {}, {}, {}, {}>({}, {} + tl_stage * {}, {} + tl_stage * {}, 64 * (tl_tid / 128));",
                               cuda_type(g.a.buffer->dtype), bm, bn, bk, g.transpose_a, g.transpose_b, identifier(c.name),

@@ -362,7 +362,7 @@ struct WarpSpecializedLoop : Stmt {
     VarPtr var;                  // the loop index, 0 .. trip_count - 1
     ExprPtr trip_count;
     int stages = 2;
-    std::vector<StmtPtr> lets;   // the loop body's `let`s, evaluated by both roles
+    std::vector<StmtPtr> lets;   // the loop body's `let`s; each role evaluates those it uses
     std::vector<TmaLoad> loads;
     std::shared_ptr<const Gemm> gemm;
     WarpSpecializedLoop(VarPtr v, ExprPtr trips, int s, std::vector<StmtPtr> l, std::vector<TmaLoad> ld,

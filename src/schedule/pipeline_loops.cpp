@@ -3,6 +3,7 @@
 #include "schedule/pipeline_loops.h"
 
 #include "ir/substitute.h"
+#include "ir/walk.h"
 
 #include <functional>
 #include <set>
@@ -13,73 +14,8 @@ namespace {
 
 using BufferMap = std::map<const ir::Buffer*, ir::BufferPtr>;
 
-// Every buffer a statement reads or writes, by role.
-void collect_uses(const ir::StmtPtr& s, std::set<const ir::Buffer*>& writes, std::set<const ir::Buffer*>& reads,
-                  const ir::Stmt* skip) {
-    std::function<void(const ir::ExprPtr&)> ex = [&](const ir::ExprPtr& e) {
-        if (!e) return;
-        if (auto* l = e->as<ir::Load>()) {
-            reads.insert(l->buffer.get());
-            for (auto& i : l->indices) ex(i);
-        } else if (auto* u = e->as<ir::Unary>()) ex(u->operand);
-        else if (auto* b = e->as<ir::Binary>()) ex(b->lhs), ex(b->rhs);
-        else if (auto* c = e->as<ir::Select>()) ex(c->cond), ex(c->then_value), ex(c->else_value);
-        else if (auto* c = e->as<ir::Cast>()) ex(c->operand);
-        else if (auto* c = e->as<ir::Call>()) for (auto& a : c->args) ex(a);
-    };
-    auto region = [&](const ir::Region& r, bool write) {
-        if (!r.buffer) return;
-        (write ? writes : reads).insert(r.buffer.get());
-        for (auto& range : r.ranges) ex(range.start);
-    };
-    std::function<void(const ir::StmtPtr&)> st = [&](const ir::StmtPtr& x) {
-        if (!x || x.get() == skip) return;
-        switch (x->kind) {
-        case ir::StmtKind::Seq: for (auto& c : x->as<ir::Seq>()->stmts) st(c); break;
-        case ir::StmtKind::Alloc: ex(x->as<ir::Alloc>()->init); break;
-        case ir::StmtKind::Let: ex(x->as<ir::LetStmt>()->value); break;
-        case ir::StmtKind::Store:
-            writes.insert(x->as<ir::Store>()->buffer.get());
-            for (auto& i : x->as<ir::Store>()->indices) ex(i);
-            ex(x->as<ir::Store>()->value);
-            break;
-        case ir::StmtKind::If: ex(x->as<ir::If>()->cond), st(x->as<ir::If>()->then_body), st(x->as<ir::If>()->else_body); break;
-        case ir::StmtKind::For:
-            for (auto& e : x->as<ir::For>()->extents) ex(e);
-            st(x->as<ir::For>()->body);
-            break;
-        case ir::StmtKind::Copy: region(x->as<ir::Copy>()->src, false), region(x->as<ir::Copy>()->dst, true); break;
-        case ir::StmtKind::Gemm: {
-            auto* g = x->as<ir::Gemm>();
-            region(g->a, false), region(g->b, false), region(g->c, false), region(g->c, true);
-            break;
-        }
-        case ir::StmtKind::Fill: region(x->as<ir::Fill>()->dst, true), ex(x->as<ir::Fill>()->value); break;
-        case ir::StmtKind::Reduce: region(x->as<ir::Reduce>()->src, false), region(x->as<ir::Reduce>()->dst, true); break;
-        case ir::StmtKind::Cumsum: region(x->as<ir::Cumsum>()->src, false), region(x->as<ir::Cumsum>()->dst, true); break;
-        case ir::StmtKind::AtomicAdd:
-            region(x->as<ir::AtomicAdd>()->dst, true), region(x->as<ir::AtomicAdd>()->src, false), ex(x->as<ir::AtomicAdd>()->value);
-            break;
-        case ir::StmtKind::Evaluate: ex(x->as<ir::Evaluate>()->value); break;
-        case ir::StmtKind::Return: ex(x->as<ir::Return>()->value); break;
-        default: break;
-        }
-    };
-    st(s);
-}
-
 bool has_load(const ir::ExprPtr& e) {
-    if (!e) return false;
-    if (e->as<ir::Load>()) return true;
-    if (auto* u = e->as<ir::Unary>()) return has_load(u->operand);
-    if (auto* b = e->as<ir::Binary>()) return has_load(b->lhs) || has_load(b->rhs);
-    if (auto* s = e->as<ir::Select>()) return has_load(s->cond) || has_load(s->then_value) || has_load(s->else_value);
-    if (auto* c = e->as<ir::Cast>()) return has_load(c->operand);
-    if (auto* c = e->as<ir::Call>()) {
-        for (auto& a : c->args)
-            if (has_load(a)) return true;
-    }
-    return false;
+    return ir::any_expr(e, [](const ir::Expr& x) { return x.kind == ir::ExprKind::Load; });
 }
 
 bool is_whole(const ir::Region& r) {
@@ -264,9 +200,8 @@ private:
                 producer_stmts.insert(s.get());
                 continue;
             }
-            std::set<const ir::Buffer*> w, r;
-            collect_uses(s, w, r, nullptr);
-            seen_reads.insert(r.begin(), r.end());
+            auto reads = ir::buffer_uses(s).reads;
+            seen_reads.insert(reads.begin(), reads.end());
         }
         if (producers.empty()) return loop_stmt;
 
@@ -317,6 +252,7 @@ private:
         StageRewriter consumer(staged, ir::make_binary(ir::BinaryOp::Mod, kv, ir::make_int(S)));
         for (auto& s : body_stmts)
             if (!producer_stmts.count(s.get())) body.push_back(consumer.stmt(visit(s)));
+        drop_lets_only_producers_used(body, producers);
         ir::LoopOptions opts = loop.options;
         out.push_back(std::make_shared<ir::For>(ir::LoopKind::Pipelined, loop.vars, std::vector<ir::ExprPtr>{n}, opts,
                                                 std::make_shared<ir::Seq>(std::move(body), loop.body->range), at));
@@ -324,13 +260,26 @@ private:
         return std::make_shared<ir::Seq>(std::move(out), at);
     }
 
+    // A body `let` that only the producers used is dead once they are issued ahead (each issue
+    // substitutes its own value); drop it rather than leave an unused variable in the CUDA.
+    static void drop_lets_only_producers_used(std::vector<ir::StmtPtr>& body, const std::vector<const ir::Copy*>& producers) {
+        for (size_t i = body.size(); i-- > 0;) {
+            auto* l = body[i]->as<ir::LetStmt>();
+            if (!l) continue;
+            const ir::Var* v = l->var.get();
+            bool producer_used = false;
+            for (auto* c : producers)
+                for (auto& r : c->src.ranges) producer_used |= ir::mentions(r.start, v);
+            bool used_after = false;
+            for (size_t j = i + 1; j < body.size(); ++j) used_after |= ir::mentions(body[j], v);
+            if (producer_used && !used_after) body.erase(body.begin() + static_cast<std::ptrdiff_t>(i));
+        }
+    }
+
     // The buffer is written only by `producer`, and read only inside `loop`.
     bool only_written_here(const ir::Buffer& b, const ir::Stmt* producer, const ir::Stmt* loop) {
-        std::set<const ir::Buffer*> w, r, lw, lr;
-        collect_uses(kernel_.body, w, r, loop);    // everything outside the loop
-        if (w.count(&b) || r.count(&b)) return false;
-        collect_uses(loop->as<ir::For>()->body, lw, lr, producer);
-        return !lw.count(&b);
+        if (ir::buffer_uses(kernel_.body, loop).touches(&b)) return false; // everything outside the loop
+        return !ir::buffer_uses(loop->as<ir::For>()->body, producer).writes.count(&b);
     }
 
     ir::StmtPtr replace_allocs(const ir::StmtPtr& s) {

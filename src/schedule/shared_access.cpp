@@ -2,6 +2,7 @@
 #include "schedule/shared_access.h"
 
 #include "ir/substitute.h"
+#include "ir/walk.h"
 
 #include <functional>
 
@@ -20,87 +21,35 @@ public:
     std::vector<SharedAccess> out;
 
     void expr(const ir::ExprPtr& e) {
-        if (!e) return;
-        switch (e->kind) {
-        case ir::ExprKind::Load: {
-            auto* l = e->as<ir::Load>();
-            if (is_shared(l->buffer.get()))
+        ir::walk_expr(e, [&](const ir::Expr& x) {
+            if (auto* l = x.as<ir::Load>(); l && is_shared(l->buffer.get()))
                 out.push_back({l->buffer.get(), l->buffer->stages ? l->indices[0] : nullptr, AccessKind::Read});
-            for (auto& i : l->indices) expr(i);
-            break;
-        }
-        case ir::ExprKind::Unary: expr(e->as<ir::Unary>()->operand); break;
-        case ir::ExprKind::Binary: expr(e->as<ir::Binary>()->lhs), expr(e->as<ir::Binary>()->rhs); break;
-        case ir::ExprKind::Select:
-            expr(e->as<ir::Select>()->cond), expr(e->as<ir::Select>()->then_value), expr(e->as<ir::Select>()->else_value);
-            break;
-        case ir::ExprKind::Cast: expr(e->as<ir::Cast>()->operand); break;
-        case ir::ExprKind::Call:
-            for (auto& a : e->as<ir::Call>()->args) expr(a);
-            break;
-        default: break;
-        }
-    }
-
-    void region(const ir::Region& r, AccessKind kind) {
-        if (!r.buffer) return;
-        for (auto& range : r.ranges) expr(range.start);
-        if (is_shared(r.buffer.get())) out.push_back({r.buffer.get(), r.buffer->stages ? r.ranges[0].start : nullptr, kind});
+        });
     }
 
     void stmt(const ir::StmtPtr& s) {
-        if (!s) return;
-        switch (s->kind) {
-        case ir::StmtKind::Seq:
-            for (auto& c : s->as<ir::Seq>()->stmts) stmt(c);
-            break;
-        case ir::StmtKind::Alloc: expr(s->as<ir::Alloc>()->init); break;
-        case ir::StmtKind::Let: expr(s->as<ir::LetStmt>()->value); break;
-        case ir::StmtKind::Store: {
-            auto* st = s->as<ir::Store>();
-            for (auto& i : st->indices) expr(i);
-            expr(st->value);
-            if (is_shared(st->buffer.get()))
-                out.push_back({st->buffer.get(), st->buffer->stages ? st->indices[0] : nullptr, AccessKind::Write});
-            break;
-        }
-        case ir::StmtKind::If:
-            expr(s->as<ir::If>()->cond), stmt(s->as<ir::If>()->then_body), stmt(s->as<ir::If>()->else_body);
-            break;
-        case ir::StmtKind::For:
-            for (auto& e : s->as<ir::For>()->extents) expr(e);
-            stmt(s->as<ir::For>()->body);
-            break;
-        case ir::StmtKind::Copy: {
-            auto* c = s->as<ir::Copy>();
-            region(c->src, AccessKind::Read);
-            region(c->dst, c->async ? AccessKind::AsyncWrite : AccessKind::Write);
-            break;
-        }
-        case ir::StmtKind::Gemm: {
-            auto* g = s->as<ir::Gemm>();
-            region(g->a, AccessKind::Read), region(g->b, AccessKind::Read);
-            if (!g->clear) region(g->c, AccessKind::Read);
-            region(g->c, AccessKind::Write);
-            break;
-        }
-        case ir::StmtKind::Fill: expr(s->as<ir::Fill>()->value), region(s->as<ir::Fill>()->dst, AccessKind::Write); break;
-        case ir::StmtKind::Reduce: {
-            auto* r = s->as<ir::Reduce>();
-            region(r->src, AccessKind::Read);
-            if (!r->clear) region(r->dst, AccessKind::Read);
-            region(r->dst, AccessKind::Write);
-            break;
-        }
-        case ir::StmtKind::Cumsum: region(s->as<ir::Cumsum>()->src, AccessKind::Read), region(s->as<ir::Cumsum>()->dst, AccessKind::Write); break;
-        case ir::StmtKind::AtomicAdd:
-            expr(s->as<ir::AtomicAdd>()->value), region(s->as<ir::AtomicAdd>()->src, AccessKind::Read);
-            region(s->as<ir::AtomicAdd>()->dst, AccessKind::Write);
-            break;
-        case ir::StmtKind::Evaluate: expr(s->as<ir::Evaluate>()->value); break;
-        case ir::StmtKind::Return: expr(s->as<ir::Return>()->value); break;
-        default: break;
-        }
+        // A warp-specialized loop's tiles are ordered by its mbarriers (verify-mbarriers), not by
+        // block barriers.
+        if (!s || s->as<ir::WarpSpecializedLoop>()) return;
+        ir::for_each_child(*s, {
+            .expr = [&](const ir::ExprPtr& e) { expr(e); },
+            .region = [&](const ir::Region& r, ir::Access a) { region(r, a); },
+            .store = [&](const ir::Store& st) {
+                if (is_shared(st.buffer.get()))
+                    out.push_back({st.buffer.get(), st.buffer->stages ? st.indices[0] : nullptr, AccessKind::Write});
+            },
+            .stmt = [&](const ir::StmtPtr& c) { stmt(c); },
+        });
+    }
+
+private:
+    void region(const ir::Region& r, ir::Access a) {
+        ir::for_each_region_expr(r, [&](const ir::ExprPtr& e) { expr(e); });
+        if (!is_shared(r.buffer.get())) return;
+        ir::ExprPtr stage = r.buffer->stages ? r.ranges[0].start : nullptr;
+        if (a == ir::Access::Read || a == ir::Access::ReadWrite) out.push_back({r.buffer.get(), stage, AccessKind::Read});
+        if (a == ir::Access::Write || a == ir::Access::ReadWrite) out.push_back({r.buffer.get(), stage, AccessKind::Write});
+        if (a == ir::Access::AsyncWrite) out.push_back({r.buffer.get(), stage, AccessKind::AsyncWrite});
     }
 };
 

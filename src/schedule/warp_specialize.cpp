@@ -2,6 +2,8 @@
 // WarpSpecializedLoop (see warp_specialize.h for the conditions and the resulting protocol).
 #include "schedule/warp_specialize.h"
 
+#include "ir/walk.h"
+
 #include <fmt/format.h>
 
 #include <functional>
@@ -28,85 +30,6 @@ bool is_whole(const ir::Region& r) {
     }
     return true;
 }
-
-// Every buffer a statement tree touches.
-struct Uses {
-    std::map<const ir::Buffer*, int> count;
-
-    void expr(const ir::ExprPtr& e) {
-        if (!e) return;
-        switch (e->kind) {
-        case ir::ExprKind::Load: {
-            auto* l = e->as<ir::Load>();
-            ++count[l->buffer.get()];
-            for (auto& i : l->indices) expr(i);
-            break;
-        }
-        case ir::ExprKind::Unary: expr(e->as<ir::Unary>()->operand); break;
-        case ir::ExprKind::Binary: expr(e->as<ir::Binary>()->lhs), expr(e->as<ir::Binary>()->rhs); break;
-        case ir::ExprKind::Select: {
-            auto* s = e->as<ir::Select>();
-            expr(s->cond), expr(s->then_value), expr(s->else_value);
-            break;
-        }
-        case ir::ExprKind::Cast: expr(e->as<ir::Cast>()->operand); break;
-        case ir::ExprKind::Call:
-            for (auto& a : e->as<ir::Call>()->args) expr(a);
-            break;
-        default: break;
-        }
-    }
-    void region(const ir::Region& r) {
-        if (!r.buffer) return;
-        ++count[r.buffer.get()];
-        for (auto& rg : r.ranges) expr(rg.start);
-    }
-    void stmt(const ir::StmtPtr& s) {
-        if (!s) return;
-        switch (s->kind) {
-        case ir::StmtKind::Seq:
-            for (auto& c : s->as<ir::Seq>()->stmts) stmt(c);
-            break;
-        case ir::StmtKind::Alloc: expr(s->as<ir::Alloc>()->init); break; // the declaration is not a use
-        case ir::StmtKind::Let: expr(s->as<ir::LetStmt>()->value); break;
-        case ir::StmtKind::Store: {
-            auto* st = s->as<ir::Store>();
-            ++count[st->buffer.get()];
-            for (auto& i : st->indices) expr(i);
-            expr(st->value);
-            break;
-        }
-        case ir::StmtKind::If: {
-            auto* i = s->as<ir::If>();
-            expr(i->cond), stmt(i->then_body), stmt(i->else_body);
-            break;
-        }
-        case ir::StmtKind::For: {
-            auto* f = s->as<ir::For>();
-            for (auto& e : f->extents) expr(e);
-            stmt(f->body);
-            break;
-        }
-        case ir::StmtKind::Copy: region(s->as<ir::Copy>()->src), region(s->as<ir::Copy>()->dst), expr(s->as<ir::Copy>()->pad); break;
-        case ir::StmtKind::Gemm: {
-            auto* g = s->as<ir::Gemm>();
-            region(g->a), region(g->b), region(g->c);
-            break;
-        }
-        case ir::StmtKind::Fill: region(s->as<ir::Fill>()->dst), expr(s->as<ir::Fill>()->value); break;
-        case ir::StmtKind::Reduce: region(s->as<ir::Reduce>()->src), region(s->as<ir::Reduce>()->dst); break;
-        case ir::StmtKind::Cumsum: region(s->as<ir::Cumsum>()->src), region(s->as<ir::Cumsum>()->dst); break;
-        case ir::StmtKind::AtomicAdd: {
-            auto* a = s->as<ir::AtomicAdd>();
-            region(a->dst), region(a->src), expr(a->value);
-            break;
-        }
-        case ir::StmtKind::Evaluate: expr(s->as<ir::Evaluate>()->value); break;
-        case ir::StmtKind::Return: expr(s->as<ir::Return>()->value); break;
-        default: break;
-        }
-    }
-};
 
 int count_pipelined(const ir::StmtPtr& s) {
     if (!s) return 0;
@@ -212,11 +135,15 @@ Why match(const ir::Kernel& kernel, Match& out) {
     if (Why why = check_gemm(*gemm, loaded, warpgroups)) return why;
 
     // The shared tiles belong to the loop alone.
-    Uses outside;
-    for (size_t i = 0; i < top.size(); ++i)
-        if (i != at) outside.stmt(top[i]);
+    ir::BufferUses outside;
+    for (size_t i = 0; i < top.size(); ++i) {
+        if (i == at) continue;
+        ir::BufferUses u = ir::buffer_uses(top[i]);
+        outside.reads.insert(u.reads.begin(), u.reads.end());
+        outside.writes.insert(u.writes.begin(), u.writes.end());
+    }
     for (const ir::Buffer* b : loaded)
-        if (outside.count.count(b)) return fmt::format("tile `{}` is also used outside the pipelined loop", b->name);
+        if (outside.touches(b)) return fmt::format("tile `{}` is also used outside the pipelined loop", b->name);
 
     auto ws = std::make_shared<ir::WarpSpecializedLoop>(loop->vars[0], loop->extents[0], loop->options.stages, lets,
                                                         loads, gemm, loop->range);

@@ -171,7 +171,6 @@ __global__ void __launch_bounds__(128) gemm_tn_kernel(
             }
         }
         tl::cp_async_commit();
-        const int32_t k0 = k * 32;
         // gemm(a, b, acc, transpose_a = true);  (warp_specialize_transpose_a.tl:19)
         {
             tl::warp_gemm_mma<64, 64, 32, 2, 2, tl::f16, true, false>(
@@ -281,7 +280,6 @@ __global__ void __launch_bounds__(256, 1) gemm_tn_kernel_sm90(
             for (int k = 0; k < tl_trips0; ++k, ++tl_it) {
                 const int tl_stage = tl_it % 3;
                 tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 3 + 0) & 1);  // the stage's TMA loads landed
-                const int32_t k0 = k * 32;
                 // gemm(a, b, acc, transpose_a = true);  (warp_specialize_transpose_a.tl:19)
                 tl::sm90::warpgroup_gemm<tl::f16, 64, 64, 32, true, false>(acc, a + tl_stage * 2048, b + tl_stage * 2048, 64 * (tl_tid / 128));
                 tl::sm90::wgmma_wait<1>();  // at most 1 trip(s) of wgmmas still in flight

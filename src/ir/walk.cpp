@@ -1,0 +1,166 @@
+// The generic IR traversal of walk.h.
+#include "ir/walk.h"
+
+namespace tlc::ir {
+
+void for_each_operand(const Expr& e, const std::function<void(const ExprPtr&)>& f) {
+    switch (e.kind) {
+    case ExprKind::Load:
+        for (auto& i : e.as<Load>()->indices) f(i);
+        break;
+    case ExprKind::Unary: f(e.as<Unary>()->operand); break;
+    case ExprKind::Binary: f(e.as<Binary>()->lhs), f(e.as<Binary>()->rhs); break;
+    case ExprKind::Select: f(e.as<Select>()->cond), f(e.as<Select>()->then_value), f(e.as<Select>()->else_value); break;
+    case ExprKind::Cast: f(e.as<Cast>()->operand); break;
+    case ExprKind::Call:
+        for (auto& a : e.as<Call>()->args) f(a);
+        break;
+    case ExprKind::IntImm:
+    case ExprKind::FloatImm:
+    case ExprKind::BoolImm:
+    case ExprKind::VarRef:
+    case ExprKind::Builtin: break;
+    }
+}
+
+void for_each_child(const Stmt& s, const StmtChildren& v) {
+    auto expr = [&](const ExprPtr& e) { if (e && v.expr) v.expr(e); };
+    auto region = [&](const Region& r, Access a) { if (r.buffer && v.region) v.region(r, a); };
+    auto stmt = [&](const StmtPtr& c) { if (c && v.stmt) v.stmt(c); };
+    switch (s.kind) {
+    case StmtKind::Seq:
+        for (auto& c : s.as<Seq>()->stmts) stmt(c);
+        break;
+    case StmtKind::Alloc: expr(s.as<Alloc>()->init); break;
+    case StmtKind::Let: expr(s.as<LetStmt>()->value); break;
+    case StmtKind::Store: {
+        auto* st = s.as<Store>();
+        for (auto& i : st->indices) expr(i);
+        expr(st->value);
+        if (v.store) v.store(*st);
+        break;
+    }
+    case StmtKind::If: {
+        auto* i = s.as<If>();
+        expr(i->cond), stmt(i->then_body), stmt(i->else_body);
+        break;
+    }
+    case StmtKind::For: {
+        auto* f = s.as<For>();
+        for (auto& e : f->extents) expr(e);
+        stmt(f->body);
+        break;
+    }
+    case StmtKind::Copy: {
+        auto* c = s.as<Copy>();
+        region(c->src, Access::Read);
+        expr(c->pad);
+        region(c->dst, c->async ? Access::AsyncWrite : Access::Write);
+        break;
+    }
+    case StmtKind::Gemm: {
+        auto* g = s.as<Gemm>();
+        region(g->a, Access::Read), region(g->b, Access::Read);
+        region(g->c, g->clear ? Access::Write : Access::ReadWrite);
+        break;
+    }
+    case StmtKind::Fill: expr(s.as<Fill>()->value), region(s.as<Fill>()->dst, Access::Write); break;
+    case StmtKind::Reduce: {
+        auto* r = s.as<Reduce>();
+        region(r->src, Access::Read), region(r->dst, r->clear ? Access::Write : Access::ReadWrite);
+        break;
+    }
+    case StmtKind::Cumsum: region(s.as<Cumsum>()->src, Access::Read), region(s.as<Cumsum>()->dst, Access::Write); break;
+    case StmtKind::AtomicAdd: {
+        auto* a = s.as<AtomicAdd>();
+        expr(a->value), region(a->src, Access::Read), region(a->dst, Access::Write);
+        break;
+    }
+    case StmtKind::Evaluate: expr(s.as<Evaluate>()->value); break;
+    case StmtKind::Return: expr(s.as<Return>()->value); break;
+    case StmtKind::WarpSpecializedLoop: {
+        auto* w = s.as<WarpSpecializedLoop>();
+        expr(w->trip_count);
+        for (auto& l : w->lets) stmt(l);
+        for (auto& load : w->loads) region(load.src, Access::Read);
+        stmt(w->gemm);
+        break;
+    }
+    case StmtKind::Barrier:
+    case StmtKind::AsyncCommit:
+    case StmtKind::AsyncWait: break;
+    }
+}
+
+void for_each_region_expr(const Region& r, const std::function<void(const ExprPtr&)>& f) {
+    for (auto& range : r.ranges)
+        if (range.start) f(range.start);
+}
+
+void walk_expr(const ExprPtr& e, const std::function<void(const Expr&)>& f) {
+    if (!e) return;
+    f(*e);
+    for_each_operand(*e, [&](const ExprPtr& c) { walk_expr(c, f); });
+}
+
+void walk_exprs(const StmtPtr& s, const std::function<void(const Expr&)>& f) {
+    if (!s) return;
+    for_each_child(*s, {
+        .expr = [&](const ExprPtr& e) { walk_expr(e, f); },
+        .region = [&](const Region& r, Access) { for_each_region_expr(r, [&](const ExprPtr& e) { walk_expr(e, f); }); },
+        .store = {},
+        .stmt = [&](const StmtPtr& c) { walk_exprs(c, f); },
+    });
+}
+
+namespace {
+void collect_buffer_uses(const StmtPtr& s, const Stmt* skip, BufferUses& out) {
+    if (!s || s.get() == skip) return;
+    auto expr = [&](const ExprPtr& e) {
+        walk_expr(e, [&](const Expr& x) {
+            if (auto* l = x.as<Load>()) out.reads.insert(l->buffer.get());
+        });
+    };
+    for_each_child(*s, {
+        .expr = expr,
+        .region = [&](const Region& r, Access a) {
+            for_each_region_expr(r, expr);
+            if (a != Access::Write && a != Access::AsyncWrite) out.reads.insert(r.buffer.get());
+            if (a != Access::Read) out.writes.insert(r.buffer.get());
+        },
+        .store = [&](const Store& st) { out.writes.insert(st.buffer.get()); },
+        .stmt = [&](const StmtPtr& c) { collect_buffer_uses(c, skip, out); },
+    });
+}
+} // namespace
+
+BufferUses buffer_uses(const StmtPtr& s, const Stmt* skip) {
+    BufferUses out;
+    collect_buffer_uses(s, skip, out);
+    return out;
+}
+
+bool any_expr(const ExprPtr& e, const std::function<bool(const Expr&)>& pred) {
+    bool found = false;
+    walk_expr(e, [&](const Expr& x) { found = found || pred(x); });
+    return found;
+}
+
+namespace {
+bool is_ref_to(const Expr& x, const Var* v) {
+    auto* r = x.as<VarRef>();
+    return r && r->var.get() == v;
+}
+} // namespace
+
+bool mentions(const ExprPtr& e, const Var* v) {
+    return any_expr(e, [&](const Expr& x) { return is_ref_to(x, v); });
+}
+
+bool mentions(const StmtPtr& s, const Var* v) {
+    bool found = false;
+    walk_exprs(s, [&](const Expr& x) { found = found || is_ref_to(x, v); });
+    return found;
+}
+
+} // namespace tlc::ir

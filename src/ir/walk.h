@@ -1,0 +1,60 @@
+// Generic IR traversal: the direct children of an expression or a statement, in evaluation order,
+// so that each analysis spells out only the nodes it treats specially.
+#pragma once
+
+#include "ir/ir.h"
+
+#include <functional>
+#include <set>
+#include <vector>
+
+namespace tlc::ir {
+
+// How a statement touches a buffer (through a region, or a Store's element).
+enum class Access {
+    Read,
+    Write,      // includes atomic_add's read-modify-write
+    ReadWrite,  // a gemm accumulating into c, a reduce with clear = false
+    AsyncWrite, // an async copy's destination: the data lands at a later AsyncWait
+};
+
+// Calls f on each direct operand of e: a Load's indices, an operator's operands, a call's arguments.
+void for_each_operand(const Expr& e, const std::function<void(const ExprPtr&)>& f);
+
+// Callbacks for the direct children of one statement; empty ones are skipped.
+struct StmtChildren {
+    std::function<void(const ExprPtr&)> expr;     // expressions the statement evaluates (never null)
+    std::function<void(const Region&, Access)> region;
+    std::function<void(const Store&)> store;      // after the Store's indices and value
+    std::function<void(const StmtPtr&)> stmt;     // nested statements (never null)
+};
+
+// Visits a statement's children in order: its expressions and the regions it reads, then the
+// regions it writes, then nested statements (If: cond, then, else; For: extents, body). Region
+// start expressions are not passed to `expr`: the region callback sees them (see
+// for_each_region_expr). An Alloc's buffer is a declaration, not an access (its init is an
+// expression). A WarpSpecializedLoop yields its trip count, `let`s, TMA sources (Read) and gemm.
+void for_each_child(const Stmt& s, const StmtChildren& v);
+
+// The start expressions of a region's ranges.
+void for_each_region_expr(const Region& r, const std::function<void(const ExprPtr&)>& f);
+
+// Pre-order walks: every expression inside e (e included), or evaluated anywhere in s.
+void walk_expr(const ExprPtr& e, const std::function<void(const Expr&)>& f);
+void walk_exprs(const StmtPtr& s, const std::function<void(const Expr&)>& f);
+
+// The buffers a statement tree reads and writes (loads, stores, regions by their Access; a
+// ReadWrite region counts as both), skipping the subtree `skip` (may be null).
+struct BufferUses {
+    std::set<const Buffer*> reads, writes;
+    bool touches(const Buffer* b) const { return reads.count(b) || writes.count(b); }
+};
+BufferUses buffer_uses(const StmtPtr& s, const Stmt* skip = nullptr);
+
+// True when some expression inside e satisfies pred.
+bool any_expr(const ExprPtr& e, const std::function<bool(const Expr&)>& pred);
+// True when e, or anything s evaluates, reads variable v (a VarRef to it).
+bool mentions(const ExprPtr& e, const Var* v);
+bool mentions(const StmtPtr& s, const Var* v);
+
+} // namespace tlc::ir
