@@ -64,6 +64,25 @@ __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
 __device__ __forceinline__ void store_pair(tl::f16* p, float x, float y) { *reinterpret_cast<__half2*>(p) = __floats2half2_rn(x, y); }
 __device__ __forceinline__ void store_pair(tl::bf16* p, float x, float y) { *reinterpret_cast<__nv_bfloat162*>(p) = __floats2bfloat162_rn(x, y); }
 
+#ifndef COPY_MODE
+#define COPY_MODE 0
+#endif
+// The fast path's 16-byte copy: 0 runtime tl::cp_async_16 (src-size operand), 1 cp.async.cg
+// without src-size, 2 cp.async.ca, 3 cp.async.cg.L2::128B, 4 ld.global.v4 + st.shared.
+__device__ __forceinline__ void copy16(T* dst, const T* src) {
+#if COPY_MODE == 0
+    tl::cp_async_16(dst, src);
+#elif COPY_MODE == 1
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(tl::smem_address(dst)), "l"(static_cast<uint64_t>(__cvta_generic_to_global(src))) : "memory");
+#elif COPY_MODE == 2
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 16;\n" ::"r"(tl::smem_address(dst)), "l"(static_cast<uint64_t>(__cvta_generic_to_global(src))) : "memory");
+#elif COPY_MODE == 3
+    asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16;\n" ::"r"(tl::smem_address(dst)), "l"(static_cast<uint64_t>(__cvta_generic_to_global(src))) : "memory");
+#else
+    *reinterpret_cast<uint4*>(dst) = __ldg(reinterpret_cast<const uint4*>(src));
+#endif
+}
+
 struct TileCoord { int row0, col0; };
 __device__ __forceinline__ TileCoord tile_coord(int t, int tiles_m, int tiles_n) {
 #if PERSISTENT
@@ -90,12 +109,12 @@ __device__ __forceinline__ void produce(const T* __restrict__ A, const T* __rest
 #pragma unroll
         for (int i = 0; i < BM * BK / 8 / kProducerThreads; ++i) {
             const int c = lane + kProducerThreads * i, r = c / cpa, cc = (c % cpa) * 8;
-            tl::cp_async_16(a + r * PA + cc, A + int64_t(row0 + r) * K + k0 + cc);
+            copy16(a + r * PA + cc, A + int64_t(row0 + r) * K + k0 + cc);
         }
 #pragma unroll
         for (int i = 0; i < BK * BN / 8 / kProducerThreads; ++i) {
             const int c = lane + kProducerThreads * i, r = c / cpb, cc = (c % cpb) * 8;
-            tl::cp_async_16(b + r * PB + cc, B + int64_t(k0 + r) * N + col0 + cc);
+            copy16(b + r * PB + cc, B + int64_t(k0 + r) * N + col0 + cc);
         }
         return;
     }
