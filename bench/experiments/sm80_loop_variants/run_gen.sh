@@ -2,7 +2,7 @@
 # Experiment: time generated (and hand-transformed) sm_80 gemm variants, one dir each, vs cuBLAS.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-G=bench/gen_ws80
+G=${GEN:-bench/gen_ws80}  # generated variant dirs (see ../README.md)
 SHAPES=${SHAPES:-"4096x4096x4096 8192x8192x8192 4095x4097x1000 1000x1000x1000 333x517x129"}
 OUT=${OUT:-/tmp/wsout}; mkdir -p "$OUT"
 B=/tmp/wsg; rm -rf $B; mkdir -p $B
@@ -22,19 +22,4 @@ for n in $names; do
   echo "$n $(grep -oE 'Used [0-9]+ registers' $B/$n.ptxas) $(grep -oE '[0-9]+ bytes spill stores' $B/$n.ptxas | head -1)" | tee -a $OUT/cards.txt
   timeout 60 $B/$n.bin --json $B/$n.json --arch sm_80 "${args[@]}" > $B/$n.run 2>&1; echo "rc=$?" >> $B/$n.run
 done
-python3 - "$B" "$OUT" $names <<'PY'
-import json, sys
-B, OUT, names = sys.argv[1], sys.argv[2], sys.argv[3:]
-rows = ["| variant | case | cuBLAS | tlc | ratio | err | check |", "|---|---|---|---|---|---|---|"]
-allj = {}
-for n in names:
-    try: j = json.load(open(f"{B}/{n}.json"))
-    except Exception as e:
-        rows.append(f"| {n} | no json: {open(f'{B}/{n}.run').read()[-300:]!r} |"); continue
-    allj[n] = j
-    for c in j["cases"]:
-        rows.append(f"| {n} | {c['case']} | {c['peer_tflops']} | {c['tlc_tflops']} | {c['ratio']} | {c['tlc_error']} | {c['tlc_pass']} |")
-open(f"{OUT}/table.md","w").write("\n".join(rows)+"\n")
-json.dump(allj, open(f"{OUT}/all.json","w"), indent=1)
-print("\n".join(rows))
-PY
+python3 bench/experiments/tables.py bench "$B" "$OUT" $names

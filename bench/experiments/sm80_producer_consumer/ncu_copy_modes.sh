@@ -19,15 +19,4 @@ for n in copy_mode0 copy_mode1 copy_mode2 copy_mode3 copy_mode4 full_c4_mode0 fu
   echo "== $n: $($B/$n 4096 4096 4096 | tail -1)"
   ncu --clock-control none -k regex:gemm_kernel -s 2 -c 1 --metrics $M --csv $B/$n 4096 4096 4096 > $OUT/$n.csv 2> $B/$n.err || tail -3 $B/$n.err
 done
-python3 - $OUT <<'PY'
-import csv, sys, glob, os
-out = sys.argv[1]; rows = {}
-for f in sorted(glob.glob(f"{out}/*.csv")):
-    n = os.path.basename(f)[:-4]
-    lines = [l for l in open(f) if l.startswith('"')]
-    for r in csv.DictReader(lines):
-        rows.setdefault(r["Metric Name"], {})[n] = f'{r["Metric Value"]}'
-names = sorted({n for v in rows.values() for n in v})
-print("| metric | " + " | ".join(names) + " |"); print("|---" * (len(names) + 1) + "|")
-for m, v in rows.items(): print(f"| {m} | " + " | ".join(v.get(n, "") for n in names) + " |")
-PY
+python3 bench/experiments/tables.py ncu $OUT

@@ -19,15 +19,4 @@ for n in stdlib_sm80 nocopy_nosync_128x128 nocopy_cutlass_128x256 cutlass_128x25
   echo "== $n: $($B/$n 4096 4096 4096 | tail -1)"
   ncu --clock-control none -k regex:gemm_kernel -s 2 -c 1 --metrics $M --csv $B/$n 4096 4096 4096 > $OUT/$n.csv 2> $B/$n.err || tail -3 $B/$n.err
 done
-python3 - $OUT <<'PY'
-import csv, sys, glob, os
-out = sys.argv[1]; rows = {}
-for f in sorted(glob.glob(f"{out}/*.csv")):
-    n = os.path.basename(f)[:-4]
-    lines = [l for l in open(f) if l.startswith('"')]
-    for r in csv.DictReader(lines):
-        rows.setdefault(r["Metric Name"].replace("smsp__average_warps_issue_stalled_", "stall_").replace("_per_issue_active.ratio", ""), {})[n] = r["Metric Value"]
-names = sorted({n for v in rows.values() for n in v})
-print("| metric | " + " | ".join(names) + " |"); print("|---" * (len(names) + 1) + "|")
-for m, v in rows.items(): print(f"| {m} | " + " | ".join(v.get(n, "") for n in names) + " |")
-PY
+python3 bench/experiments/tables.py ncu $OUT

@@ -36,21 +36,5 @@ for n in $names; do
   timeout 60 $B/$n.bin --json $B/$n.json --arch sm_80 "${args[@]}" > $B/$n.run 2>&1; echo "rc=$?" >> $B/$n.run
 done
 echo "# runs $(( $(date +%s) - T0 )) s"
-python3 - "$B" "$OUT" $names <<'PY'
-import json, sys
-B, OUT, names = sys.argv[1], sys.argv[2], sys.argv[3:]
-rows = ["| variant | case | cuBLAS | tlc | ratio | err | check |", "|---|---|---|---|---|---|---|"]
-allj = {}
-for n in names:
-    try: j = json.load(open(f"{B}/{n}.json"))
-    except Exception as e:
-        rows.append(f"| {n} | no json: {open(f'{B}/{n}.run').read()[-300:]!r} |"); continue
-    allj[n] = j
-    for c in j["cases"]:
-        g = lambda *ks: next((c[k] for k in ks if k in c), None)
-        rows.append(f"| {n} | {g('case')} | {g('peer_tflops')} | {g('tlc_tflops')} | {g('ratio')} | {g('tlc_error')} | {g('tlc_pass')} |")
-open(f"{OUT}/table.md","w").write("\n".join(rows)+"\n")
-json.dump(allj, open(f"{OUT}/all.json","w"), indent=1)
-print("\n".join(rows))
-PY
+python3 bench/experiments/tables.py bench "$B" "$OUT" $names
 tar czf $OUT/logs.tgz -C $B $(cd $B && ls *.run *.ptxas) 2>/dev/null
