@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Experiment: time generated (and hand-transformed) sm_80 gemm variants, one dir each, vs cuBLAS.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 G=${GEN:-bench/gen_ws80}  # generated variant dirs (see ../README.md)
 SHAPES=${SHAPES:-"4096x4096x4096 8192x8192x8192 4095x4097x1000 1000x1000x1000 333x517x129"}
 OUT=${OUT:-/tmp/wsout}; mkdir -p "$OUT"

@@ -2,7 +2,7 @@
 # Experiment: Nsight Compute memory/tensor metrics for the sm_80 copy-only kernel, the stdlib
 # sm_80 and sm_90a GEMMs and the best sm_80 variant, 4096^3 f16.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 OUT=${OUT:-/tmp/ncuout}; mkdir -p $OUT
 B=/tmp/ncub; rm -rf $B; mkdir -p $B
 GC80="-gencode=arch=compute_80,code=sm_80 -gencode=arch=compute_80,code=compute_80"

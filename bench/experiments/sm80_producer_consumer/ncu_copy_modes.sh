@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Experiment: L2 traffic of the copy-only kernel per 16-byte copy instruction form (COPY_MODE).
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 OUT=${OUT:-/tmp/ncuout}; mkdir -p $OUT
 B=/tmp/ncub2; rm -rf $B; mkdir -p $B
 GC80="-gencode=arch=compute_80,code=sm_80 -gencode=arch=compute_80,code=compute_80"

@@ -2,7 +2,7 @@
 # Experiment: issue-stall reasons and shared-memory bank conflicts of the sm_80 loop with and
 # without its copies (v3's ablations), 4096^3 f16.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 OUT=${OUT:-/tmp/ncuout}; mkdir -p $OUT
 B=/tmp/ncub3; rm -rf $B; mkdir -p $B
 GC80="-gencode=arch=compute_80,code=sm_80 -gencode=arch=compute_80,code=compute_80"
