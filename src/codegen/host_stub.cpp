@@ -47,12 +47,6 @@ std::vector<StubParam> stub_params(const ir::Kernel& k) {
     return out;
 }
 
-std::string join(const std::vector<StubParam>& ps, std::string StubParam::*field) {
-    std::string s;
-    for (auto& p : ps) s += (s.empty() ? "" : ", ") + p.*field;
-    return s;
-}
-
 } // namespace
 
 void emit_stub_declarations(const ir::Kernel& k, CudaWriter& out) {

@@ -2,6 +2,8 @@
 // used elementwise together, then picks a layout per group.
 #include "codegen/layout.h"
 
+#include "ir/walk.h"
+
 #include <functional>
 #include <set>
 
@@ -32,80 +34,31 @@ public:
 
     void stmt(const ir::StmtPtr& s, const ir::For* parallel) {
         if (!s) return;
-        switch (s->kind) {
-        case ir::StmtKind::Seq:
-            for (auto& c : s->as<ir::Seq>()->stmts) stmt(c, parallel);
-            break;
-        case ir::StmtKind::Alloc: {
-            auto* a = s->as<ir::Alloc>();
-            if (is_fragment(a->buffer)) {
-                fragments.insert(a->buffer.get());
-                if (a->buffer->rank() == 0) replicated.insert(a->buffer.get());
-            }
-            expr(a->init, parallel);
-            break;
-        }
-        case ir::StmtKind::Let: expr(s->as<ir::LetStmt>()->value, parallel); break;
-        case ir::StmtKind::Store: {
-            auto* st = s->as<ir::Store>();
-            if (parallel && is_fragment(st->buffer)) loop_writes[parallel].insert(st->buffer.get());
-            access(st->buffer, st->indices, parallel);
-            for (auto& i : st->indices) expr(i, parallel);
-            expr(st->value, parallel);
-            break;
-        }
-        case ir::StmtKind::If:
-            expr(s->as<ir::If>()->cond, parallel);
-            stmt(s->as<ir::If>()->then_body, parallel);
-            stmt(s->as<ir::If>()->else_body, parallel);
-            break;
-        case ir::StmtKind::For: {
-            auto* f = s->as<ir::For>();
-            for (auto& e : f->extents) expr(e, parallel);
-            stmt(f->body, f->loop_kind == ir::LoopKind::Parallel ? f : parallel);
-            break;
-        }
-        case ir::StmtKind::Copy: {
-            auto* c = s->as<ir::Copy>();
+        // What a statement says about layouts beyond its element accesses.
+        if (auto* a = s->as<ir::Alloc>(); a && is_fragment(a->buffer)) {
+            fragments.insert(a->buffer.get());
+            if (a->buffer->rank() == 0) replicated.insert(a->buffer.get());
+        } else if (auto* c = s->as<ir::Copy>()) {
             if (is_fragment(c->src.buffer) && is_fragment(c->dst.buffer) && whole(c->src) && whole(c->dst) &&
                 c->src.buffer->const_shape == c->dst.buffer->const_shape)
                 same_layout.emplace_back(c->src.buffer.get(), c->dst.buffer.get());
-            region(c->src);
-            region(c->dst);
-            break;
+        } else if (auto* g = s->as<ir::Gemm>(); g && is_fragment(g->c.buffer)) {
+            accumulators.emplace(g->c.buffer.get(), g);
+        } else if (auto* r = s->as<ir::Reduce>(); r && is_fragment(r->dst.buffer)) {
+            replicated.insert(r->dst.buffer.get());
         }
-        case ir::StmtKind::WarpSpecializedLoop: {
-            auto* w = s->as<ir::WarpSpecializedLoop>();
-            for (auto& l : w->lets) stmt(l, parallel);
-            stmt(w->gemm, parallel);
-            break;
-        }
-        case ir::StmtKind::Gemm: {
-            auto* g = s->as<ir::Gemm>();
-            if (is_fragment(g->c.buffer)) accumulators.emplace(g->c.buffer.get(), g);
-            region(g->a);
-            region(g->b);
-            region(g->c);
-            break;
-        }
-        case ir::StmtKind::Fill: region(s->as<ir::Fill>()->dst); expr(s->as<ir::Fill>()->value, parallel); break;
-        case ir::StmtKind::Reduce: {
-            auto* r = s->as<ir::Reduce>();
-            if (is_fragment(r->dst.buffer)) replicated.insert(r->dst.buffer.get());
-            region(r->src);
-            region(r->dst);
-            break;
-        }
-        case ir::StmtKind::Cumsum: region(s->as<ir::Cumsum>()->src); region(s->as<ir::Cumsum>()->dst); break;
-        case ir::StmtKind::AtomicAdd:
-            region(s->as<ir::AtomicAdd>()->dst);
-            region(s->as<ir::AtomicAdd>()->src);
-            expr(s->as<ir::AtomicAdd>()->value, parallel);
-            break;
-        case ir::StmtKind::Evaluate: expr(s->as<ir::Evaluate>()->value, parallel); break;
-        case ir::StmtKind::Return: expr(s->as<ir::Return>()->value, parallel); break;
-        case ir::StmtKind::Barrier: break;
-        }
+        // A parallel loop's body is its own context; everything else inherits the enclosing one.
+        const ir::For* inner = parallel;
+        if (auto* f = s->as<ir::For>(); f && f->loop_kind == ir::LoopKind::Parallel) inner = f;
+        ir::for_each_child(*s, {
+            .expr = [&](const ir::ExprPtr& e) { expr(e, parallel); },
+            .region = [&](const ir::Region& r, ir::Access) { region(r); },
+            .store = [&](const ir::Store& st) {
+                if (parallel && is_fragment(st.buffer)) loop_writes[parallel].insert(st.buffer.get());
+                access(st.buffer, st.indices, parallel);
+            },
+            .stmt = [&](const ir::StmtPtr& c) { stmt(c, inner); },
+        });
     }
 
     // First distributed-candidate fragment per parallel loop, for unification.
@@ -137,8 +90,7 @@ private:
     }
 
     void region(const ir::Region& r) {
-        if (!r.buffer) return;
-        for (auto& range : r.ranges) expr(range.start, nullptr);
+        ir::for_each_region_expr(r, [&](const ir::ExprPtr& e) { expr(e, nullptr); });
         // A fragment used as part of a larger tile can only be reached elementwise if replicated.
         if (is_fragment(r.buffer) && !whole(r)) replicated.insert(r.buffer.get());
     }
@@ -164,27 +116,9 @@ private:
 
 public:
     void expr(const ir::ExprPtr& e, const ir::For* parallel) {
-        if (!e) return;
-        switch (e->kind) {
-        case ir::ExprKind::Load: {
-            auto* l = e->as<ir::Load>();
-            access(l->buffer, l->indices, parallel);
-            for (auto& i : l->indices) expr(i, parallel);
-            break;
-        }
-        case ir::ExprKind::Unary: expr(e->as<ir::Unary>()->operand, parallel); break;
-        case ir::ExprKind::Binary: expr(e->as<ir::Binary>()->lhs, parallel); expr(e->as<ir::Binary>()->rhs, parallel); break;
-        case ir::ExprKind::Select:
-            expr(e->as<ir::Select>()->cond, parallel);
-            expr(e->as<ir::Select>()->then_value, parallel);
-            expr(e->as<ir::Select>()->else_value, parallel);
-            break;
-        case ir::ExprKind::Cast: expr(e->as<ir::Cast>()->operand, parallel); break;
-        case ir::ExprKind::Call:
-            for (auto& a : e->as<ir::Call>()->args) expr(a, parallel);
-            break;
-        default: break;
-        }
+        ir::walk_expr(e, [&](const ir::Expr& x) {
+            if (auto* l = x.as<ir::Load>()) access(l->buffer, l->indices, parallel);
+        });
     }
 };
 
