@@ -150,7 +150,27 @@ inline bool quick_mode() { return env_flag("TH_QUICK"); }
 constexpr unsigned char kSentinelByte = 0x7B;  // f32 1.3e36, f16 61280, bf16 1.3e36: finite, huge
 constexpr unsigned char kPoisonByte = 0xFF;    // NaN in f32, f16 and bf16
 
-template <typename T> class DeviceBuffer {
+// upload / download / poison for a device tensor class with get(), size() and bytes().
+template <typename Derived, typename T> struct HostTransfers {
+    void upload(const std::vector<T>& host) {
+        const Derived& d = static_cast<const Derived&>(*this);
+        TH_REQUIRE(host.size() == d.size(), "upload size mismatch");
+        if (d.size()) TH_CUDA(cudaMemcpy(d.get(), host.data(), d.bytes(), cudaMemcpyHostToDevice));
+    }
+    std::vector<T> download() const {
+        const Derived& d = static_cast<const Derived&>(*this);
+        std::vector<T> host(d.size());
+        if (d.size()) TH_CUDA(cudaMemcpy(host.data(), d.get(), d.bytes(), cudaMemcpyDeviceToHost));
+        return host;
+    }
+    // Fills the elements with NaN (before each run, so that an unwritten output never passes).
+    void poison() {
+        const Derived& d = static_cast<const Derived&>(*this);
+        if (d.size()) TH_CUDA(cudaMemset(d.get(), kPoisonByte, d.bytes()));
+    }
+};
+
+template <typename T> class DeviceBuffer : public HostTransfers<DeviceBuffer<T>, T> {
 public:
     // n elements; at least one element is allocated so that the pointer is never null.
     explicit DeviceBuffer(size_t n) : n_(n) {
@@ -159,7 +179,7 @@ public:
         TH_CUDA(cudaMalloc(&base_, total * sizeof(T)));
         TH_CUDA(cudaMemset(base_, kSentinelByte, total * sizeof(T)));
     }
-    explicit DeviceBuffer(const std::vector<T>& host) : DeviceBuffer(host.size()) { upload(host); }
+    explicit DeviceBuffer(const std::vector<T>& host) : DeviceBuffer(host.size()) { this->upload(host); }
     ~DeviceBuffer() {
         if (base_) cudaFree(base_);
     }
@@ -170,19 +190,6 @@ public:
     size_t size() const { return n_; }
     size_t bytes() const { return n_ * sizeof(T); }
 
-    void upload(const std::vector<T>& host) {
-        TH_REQUIRE(host.size() == n_, "upload size mismatch");
-        if (n_) TH_CUDA(cudaMemcpy(get(), host.data(), bytes(), cudaMemcpyHostToDevice));
-    }
-    std::vector<T> download() const {
-        std::vector<T> host(n_);
-        if (n_) TH_CUDA(cudaMemcpy(host.data(), get(), bytes(), cudaMemcpyDeviceToHost));
-        return host;
-    }
-    // Fills the n elements with NaN (before each run, so that an unwritten output never passes).
-    void poison() {
-        if (n_) TH_CUDA(cudaMemset(get(), kPoisonByte, bytes()));
-    }
     // True when both guard zones still hold the sentinel (no out-of-bounds write).
     bool guards_intact() const {
         if (guard_ == 0) return true;
@@ -213,27 +220,15 @@ private:
 // element is 2 or 4 bytes: exercises the element-wise paths that the kernels take for unaligned
 // tensors. The `offset` elements in front keep the sentinel; guards_intact() checks them too, so
 // a write just before the tensor fails the case even with TH_NO_GUARD=1. offset 0 is a DeviceBuffer.
-template <typename T> class OffsetBuffer {
+template <typename T> class OffsetBuffer : public HostTransfers<OffsetBuffer<T>, T> {
 public:
     OffsetBuffer(size_t n, size_t offset) : n_(n), offset_(offset), buf_(n + offset) {}
-    OffsetBuffer(const std::vector<T>& host, size_t offset) : OffsetBuffer(host.size(), offset) { upload(host); }
+    OffsetBuffer(const std::vector<T>& host, size_t offset) : OffsetBuffer(host.size(), offset) { this->upload(host); }
 
     T* get() const { return buf_.get() + offset_; }
     size_t size() const { return n_; }
     size_t bytes() const { return n_ * sizeof(T); }
 
-    void upload(const std::vector<T>& host) {
-        TH_REQUIRE(host.size() == n_, "upload size mismatch");
-        if (n_) TH_CUDA(cudaMemcpy(get(), host.data(), bytes(), cudaMemcpyHostToDevice));
-    }
-    std::vector<T> download() const {
-        std::vector<T> host(n_);
-        if (n_) TH_CUDA(cudaMemcpy(host.data(), get(), bytes(), cudaMemcpyDeviceToHost));
-        return host;
-    }
-    void poison() {
-        if (n_) TH_CUDA(cudaMemset(get(), kPoisonByte, bytes()));
-    }
     bool guards_intact() const {
         if (!buf_.guards_intact()) return false;
         if (offset_ == 0) return true;
@@ -304,6 +299,16 @@ struct Result {
 
 // Which runs include a case: every run, or only full runs (skipped under TH_QUICK=1).
 enum class When { always, full };
+
+// One case of a row-wise stdlib kernel (norms, softmax): an M x N input drawn from [lo, hi],
+// `offset` elements into its allocation, run in the modes `when` allows; `tag` suffixes its name.
+struct RowsShape {
+    int64_t M, N;
+    double lo, hi;
+    size_t offset;
+    When when;
+    const char* tag;
+};
 
 class Suite {
 public:

@@ -91,14 +91,7 @@ th::Outcome check(const Kernel& k, int64_t M, int64_t N, uint64_t seed, double l
 int main() {
     th::Suite suite(th::test_name("stdlib_norms"));
     std::printf("# T=%s\n", th::Dtype<T>::name);
-    struct Shape {
-        int64_t M, N;
-        double lo, hi;
-        size_t offset;
-        th::When when;
-        const char* tag;
-    };
-    const Shape shapes[] = {
+    const th::RowsShape shapes[] = {
         {3, 1031, -1.0, 1.0, 0, th::When::always, ""},        // two tiles, the second 7 wide
         {2, 1, -1.0, 1.0, 0, th::When::always, ""},           // var = 0: layernorm gives Bias
         {5, 100, -1.0, 1.0, 1, th::When::always, "_offset1"}, // unaligned base addresses
@@ -112,7 +105,7 @@ int main() {
     };
     uint64_t seed = 3000;
     for (const Kernel& k : kKernels) {
-        for (const Shape& s : shapes) {
+        for (const th::RowsShape& s : shapes) {
             const std::string name = std::string(k.name) + "/M=" + std::to_string(s.M) + ",N=" + std::to_string(s.N) + s.tag;
             suite.run(name, [&] { return check(k, s.M, s.N, seed, s.lo, s.hi, s.offset); }, s.when);
             seed += 10;

@@ -69,14 +69,7 @@ std::vector<T> ramp(int64_t M, int64_t N) {
 int main() {
     th::Suite suite(th::test_name("stdlib_softmax"));
     std::printf("# T=%s\n", th::Dtype<T>::name);
-    struct Shape {
-        int64_t M, N;
-        double lo, hi;
-        size_t offset;
-        th::When when;
-        const char* tag;
-    };
-    const Shape shapes[] = {
+    const th::RowsShape shapes[] = {
         {9, 257, -1.0, 1.0, 0, th::When::always, ""},          // softmax_rows: 2 blocks, 2 tiles
         {2, 1031, -1.0, 1.0, 0, th::When::always, ""},         // softmax: 2 tiles, the second 7 wide
         {1, 1, -1.0, 1.0, 0, th::When::always, ""},
@@ -93,7 +86,7 @@ int main() {
     };
     uint64_t seed = 4000;
     for (const Kernel& k : kKernels) {
-        for (const Shape& s : shapes) {
+        for (const th::RowsShape& s : shapes) {
             const std::string name = std::string(k.name) + "/M=" + std::to_string(s.M) + ",N=" + std::to_string(s.N) + s.tag;
             suite.run(name, [&] {
                 return check_values(k, s.M, s.N, th::random_vector<T>(th::numel({s.M, s.N}), seed, s.lo, s.hi), s.offset);
