@@ -61,8 +61,8 @@ std::string KernelEmitter::element(const ir::Buffer& b, const std::vector<std::s
     switch (b.scope) {
     case ir::Scope::Global: return name + "[" + global_offset(b, indices) + "]";
     case ir::Scope::Shared: {
-        auto it = shared_.find(&b);
-        TLC_CHECK(it != shared_.end(), "shared buffer without a slot: " + b.name);
+        auto it = plan_.buffers.find(&b);
+        TLC_CHECK(it != plan_.buffers.end(), "shared buffer without a slot: " + b.name);
         if (indices.empty()) return name + "[0]";
         std::string rows = indices.size() == 1 ? "" : flatten(std::vector<std::string>(indices.begin(), indices.end() - 1),
                                                               std::vector<int64_t>(b.const_shape.begin(), b.const_shape.end() - 1));

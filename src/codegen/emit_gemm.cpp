@@ -39,28 +39,29 @@ void KernelEmitter::emit_gemm(const ir::Gemm& g) {
     const ir::Buffer& c = *g.c.buffer;
     std::string cname = identifier(c.name);
 
-    // A shared operand is addressed in place; any other operand is staged into scratch.
-    int64_t scratch_used = 0;
-    auto operand = [&](const ir::Region& r) -> std::pair<std::string, int64_t> {
+    // A shared operand is addressed in place; any other operand is staged into scratch where the
+    // shared-memory plan put it.
+    auto staging = plan_.scratch.find(&g);
+    auto operand = [&](const ir::Region& r, bool is_a) -> std::pair<std::string, int64_t> {
         const ir::Buffer& b = *r.buffer;
         if (b.scope == ir::Scope::Shared) {
             std::vector<std::string> zero(r.tile_shape().size(), "0");
             std::string origin = element(b, region_indices(r, zero));
-            return {"&" + origin, shared_.at(&b).row_pitch};
+            return {"&" + origin, plan_.buffers.at(&b).row_pitch};
         }
-        auto shape = r.tile_shape();
-        int64_t pitch = shape[1] + (dtype_bytes(b.dtype) <= 2 ? 8 : 1);
+        TLC_CHECK(staging != plan_.scratch.end(), "a gemm operand outside shared memory without planned staging");
+        const ir::StagedOperand& st = is_a ? staging->second.a : staging->second.b;
+        TLC_CHECK(st.rows == r.tile_shape()[0] && st.cols == r.tile_shape()[1], "staged operand shape differs from the plan");
         std::string ptr = fresh("staged");
-        out_.line(fmt::format("{}* {} = reinterpret_cast<{}*>(tl_scratch + {});", cuda_type(b.dtype), ptr,
-                              cuda_type(b.dtype), scratch_used));
-        emit_stage_to_scratch(r, ptr, pitch);
-        scratch_used += (shape[0] * pitch * dtype_bytes(b.dtype) + 127) / 128 * 128;
-        return {ptr, pitch};
+        out_.line(fmt::format("{}* {} = reinterpret_cast<{}*>(tl_scratch + {});  // {} x {}, row pitch {}", cuda_type(b.dtype), ptr,
+                              cuda_type(b.dtype), st.offset, st.rows, st.cols, st.pitch));
+        emit_stage_to_scratch(r, ptr, st.pitch);
+        return {ptr, st.pitch};
     };
 
     out_.block("", [&] {
-        auto [a_ptr, a_pitch] = operand(g.a);
-        auto [b_ptr, b_pitch] = operand(g.b);
+        auto [a_ptr, a_pitch] = operand(g.a, true);
+        auto [b_ptr, b_pitch] = operand(g.b, false);
         std::string in_type = cuda_type(g.a.buffer->dtype);
         if (plan.tensor_core) {
             const FragmentLayout* l = layout_of(c);

@@ -2,6 +2,7 @@
 // a block all-reduce (warp shuffles + shared scratch) so every thread sees the result.
 #include "codegen/cuda_names.h"
 #include "codegen/kernel_emitter.h"
+#include "schedule/plan_shared_memory.h"
 #include "support/check.h"
 
 #include <fmt/format.h>
@@ -26,9 +27,9 @@ void KernelEmitter::emit_reduce(const ir::Reduce& r) {
     auto dst_shape = r.dst.tile_shape();
     int64_t n_out = ir::element_count(dst_shape);
     std::string op = op_type(r.op);
-    // Partials in the dst dtype, widened to f32 for 16/8-bit floats.
-    Dtype acc = (dst.dtype == Dtype::F16 || dst.dtype == Dtype::BF16 || dst.dtype == Dtype::F8E4M3 ||
-                 dst.dtype == Dtype::F8E5M2) ? Dtype::F32 : dst.dtype;
+    // Partials in the dst dtype, widened to f32 for 16/8-bit floats (the scratch the plan reserved
+    // holds them).
+    Dtype acc = schedule::reduce_partial_dtype(dst.dtype);
     std::string acc_type = cuda_type(acc);
     // Output coordinates = source coordinates without the reduced axis.
     auto out_flat = [&](const std::vector<std::string>& coords) {
@@ -80,7 +81,7 @@ void KernelEmitter::emit_reduce(const ir::Reduce& r) {
 void KernelEmitter::emit_cumsum(const ir::Cumsum& c) {
     const ir::Buffer &src = *c.src.buffer, &dst = *c.dst.buffer;
     auto shape = c.src.tile_shape();
-    Dtype acc = is_float(dst.dtype) ? (dst.dtype == Dtype::F64 ? Dtype::F64 : Dtype::F32) : dst.dtype;
+    Dtype acc = schedule::cumsum_partial_dtype(dst.dtype);
     std::string acc_type = cuda_type(acc);
     std::string tile = fmt::format("reinterpret_cast<{}*>(tl_scratch)", acc_type);
     out_.block("", [&] {

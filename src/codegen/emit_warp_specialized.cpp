@@ -168,7 +168,7 @@ void KernelEmitter::emit_tma_store(const ir::Copy& c) {
     out_.block("", [&] {
         out_.line("const int tl_wg = tl_tid / 128;");
         out_.line(fmt::format("{}* tl_boxes = reinterpret_cast<{}*>(tl_smem + {}) + tl_wg * {} * 64 * 64;  // this warpgroup's staging boxes",
-                              type, type, store_stage_offset_, protocol.boxes));
+                              type, type, plan_.store_stage_offset, protocol.boxes));
         out_.line("#pragma unroll");
         out_.block(fmt::format("for (int tl_chunk = 0; tl_chunk < {}; ++tl_chunk, ++tl_store_chunks)", cols / 64), [&] {
             out_.line(fmt::format("{}* tl_box = tl_boxes + (tl_store_chunks % {}) * 64 * 64;  // boxes in turn, across tiles", type,
@@ -207,7 +207,7 @@ void KernelEmitter::emit_warp_specialized_body() {
     out_.line("unsigned char* tl_smem = tl_smem_raw + ((1024 - tl::sm90::smem_address(tl_smem_raw) % 1024) % 1024);");
     emit_shared_declarations();
     out_.line(fmt::format("uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + {});   // per stage: its TMA loads landed",
-                          barriers_offset_));
+                          plan_.barriers_offset));
     out_.line(fmt::format("uint64_t* tl_empty = tl_full + {};  // per stage: every consumer warp finished reading it", protocol.stages));
     out_.block("if (threadIdx.x == 0)", [&] {
         out_.block(fmt::format("for (int tl_s = 0; tl_s < {}; ++tl_s)", protocol.stages), [&] {
@@ -232,15 +232,15 @@ void KernelEmitter::emit_warp_specialized_body() {
         out_.line(fmt::format("tl::sm90::claim_registers<{}>();", ws.consumer_registers));
         out_.line(fmt::format("const int tl_tid = threadIdx.x - {};", ws.producer_threads));
         out_.line("int tl_it = 0;  // trips consumed so far, across tiles");
-        if (store_stage_offset_ >= 0) out_.line("int tl_store_chunks = 0;  // epilogue chunks stored so far, across tiles");
+        if (plan_.store_stage_offset >= 0) out_.line("int tl_store_chunks = 0;  // epilogue chunks stored so far, across tiles");
         block_sync_ = fmt::format("tl::sm90::named_barrier_sync(1, {})", kernel_.threads);
         emit_tile_loop([&] {
             stmt(kernel_.body, {});
             // The next tile's epilogue reuses the shared memory this one may still be reading.
-            if (scratch_bytes_ > 0 || shared_order_.size() > loop.loads.size())
+            if (plan_.scratch_bytes > 0 || plan_.order.size() > loop.loads.size())
                 out_.line(block_sync() + ";  // every consumer finished this tile's epilogue");
         });
-        if (store_stage_offset_ >= 0)
+        if (plan_.store_stage_offset >= 0)
             out_.line("if (tl_tid % 128 == 0) tl::sm90::bulk_wait<0>();  // the last TMA stores are complete");
         block_sync_ = "__syncthreads()";
     });

@@ -16,7 +16,7 @@ std::string kernel_function_name(const ir::Kernel& k) { return identifier(k.name
 
 KernelEmitter::KernelEmitter(const ir::Kernel& kernel, const KernelLayouts& layouts, const CodegenOptions& options,
                              const SourceManager& sources, DiagnosticEngine& diags, CudaWriter& out)
-    : kernel_(kernel), layouts_(layouts), options_(options), sources_(sources), diags_(diags), out_(out) {}
+    : kernel_(kernel), plan_(kernel.shared_memory), layouts_(layouts), options_(options), sources_(sources), diags_(diags), out_(out) {}
 
 void KernelEmitter::error(const SourceRange& r, const std::string& message) {
     diags_.report(DiagKind::LayoutConflict, r, message);
@@ -55,94 +55,6 @@ void KernelEmitter::source_comment(const ir::Stmt& s, const std::string& what) {
     std::string text = source_text(s.range);
     out_.line(fmt::format("// {}  ({}:{})", text.empty() ? what : text, base, s.range.begin.line));
     if (options_.line_directives) out_.line(fmt::format("#line {} \"{}\"", s.range.begin.line, f.name()));
-}
-
-// Shared buffers first (128-byte aligned, rows padded by 16 bytes so that column-wise accesses
-// spread over the banks), then the codegen's scratch.
-void KernelEmitter::plan_shared_memory() {
-    int64_t offset = 0;
-    std::function<void(const ir::StmtPtr&)> visit = [&](const ir::StmtPtr& s) {
-        if (!s) return;
-        if (auto* a = s->as<ir::Alloc>(); a && a->buffer->scope == ir::Scope::Shared && ws_loop_) {
-            // A tile of the warp-specialized loop: `stages` unpadded copies in the 128-byte-swizzled
-            // layout TMA writes, each at a 1024-byte boundary (the swizzle pattern's period).
-            const ir::Buffer& b = *a->buffer;
-            bool staged = false;
-            for (auto& ld : ws_loop_->loads) staged |= ld.dst.get() == &b;
-            if (staged) {
-                SharedSlot slot;
-                slot.row_pitch = b.const_shape.back();
-                offset = (offset + 1023) / 1024 * 1024;
-                slot.offset = offset;
-                offset += ws_loop_->stages * b.num_elements() * dtype_bytes(b.dtype);
-                shared_[&b] = slot;
-                shared_order_.push_back(&b);
-                return;
-            }
-        }
-        if (auto* a = s->as<ir::Alloc>(); a && a->buffer->scope == ir::Scope::Shared) {
-            const ir::Buffer& b = *a->buffer;
-            SharedSlot slot;
-            int64_t bytes = dtype_bytes(b.dtype);
-            int64_t cols = b.const_shape.empty() ? 1 : b.const_shape.back();
-            slot.row_pitch = cols;
-            // Rows of an even number of 16-byte units get 16 bytes of padding: the 8 rows an ldmatrix
-            // (or a column walk) touches then start in 8 different 16-byte bank groups.
-            if (b.rank() >= 2 && (cols * bytes) % 16 == 0 && ((cols * bytes) / 16) % 2 == 0) slot.row_pitch = cols + 16 / bytes;
-            int64_t rows = b.num_elements() / std::max<int64_t>(cols, 1);
-            offset = (offset + 127) / 128 * 128;
-            slot.offset = offset;
-            offset += rows * slot.row_pitch * bytes;
-            shared_[&b] = slot;
-            shared_order_.push_back(&b);
-        }
-        if (auto* seq = s->as<ir::Seq>()) for (auto& c : seq->stmts) visit(c);
-        if (auto* f = s->as<ir::For>()) visit(f->body);
-        if (auto* i = s->as<ir::If>()) visit(i->then_body), visit(i->else_body);
-        // Scratch needs of the lowerings that communicate between threads.
-        const int warps = kernel_.threads / 32;
-        auto need = [&](int64_t bytes) { scratch_bytes_ = std::max(scratch_bytes_, bytes); };
-        if (auto* r = s->as<ir::Reduce>()) {
-            int64_t n = 1;
-            for (int64_t e : r->dst.tile_shape()) n *= e;
-            need(n * warps * std::max(4, dtype_bytes(r->dst.buffer->dtype)));
-        }
-        if (auto* g = s->as<ir::Gemm>()) {
-            int64_t bytes = 0;
-            for (const ir::Region* op : {&g->a, &g->b}) {
-                if (op->buffer->scope == ir::Scope::Shared) continue;
-                int64_t n = 1;
-                for (int64_t e : op->tile_shape()) n *= e;
-                bytes += (n + 64) * dtype_bytes(op->buffer->dtype) + 128;
-            }
-            need(bytes);
-        }
-        if (auto* c = s->as<ir::Cumsum>()) {
-            int64_t n = 1;
-            for (int64_t e : c->src.tile_shape()) n *= e;
-            need(n * 8);
-        }
-        if (auto* c = s->as<ir::Copy>(); c && c->src.buffer->scope == ir::Scope::Fragment &&
-                                          c->dst.buffer->scope == ir::Scope::Fragment) {
-            need(c->src.buffer->num_elements() * 8);
-        }
-    };
-    visit(kernel_.body);
-    offset = (offset + 127) / 128 * 128;
-    scratch_offset_ = offset;
-    shared_bytes_ = offset + scratch_bytes_;
-    if (ws_loop_ && ir::tma_store_copy(kernel_)) {
-        // Two 64 x 64 staging boxes per consumer warpgroup for the epilogue's TMA stores.
-        store_stage_offset_ = (shared_bytes_ + 1023) / 1024 * 1024;
-        shared_bytes_ = store_stage_offset_ + kernel_.threads / 128 * schedule::store_protocol_of(kernel_).boxes * 64 * 64 *
-                                                  dtype_bytes(ir::tma_store_copy(kernel_)->dst.buffer->dtype);
-    }
-    if (ws_loop_) {
-        // Full and empty mbarriers (8 bytes each) after everything else, plus 1024 bytes of slack
-        // so that the kernel can align the dynamic shared-memory base to 1024 itself.
-        barriers_offset_ = (shared_bytes_ + 7) / 8 * 8;
-        shared_bytes_ = barriers_offset_ + 2 * 8 * ws_loop_->stages + 1024;
-    }
 }
 
 void KernelEmitter::emit_signature() {
@@ -205,13 +117,13 @@ void KernelEmitter::emit() {
         ws_loop_ = ir::warp_specialized_loop(kernel_);
         TLC_CHECK(ws_loop_, "a warp-specialized kernel without its loop");
     }
-    plan_shared_memory();
+    TLC_CHECK(plan_.planned, "kernel `" + kernel_.name + "` reached codegen without a shared-memory plan");
     std::string cargs;
     for (auto& [name, value] : kernel_.compile_args) cargs += (cargs.empty() ? "" : ", ") + name + " = " + value;
     const SourceFile* file = kernel_.range.valid() ? &sources_.file(kernel_.range.begin.file) : nullptr;
     out_.line(fmt::format("// kernel {}{}{}", kernel_.name, cargs.empty() ? "" : "<" + cargs + ">",
                           file ? fmt::format("  ({}:{})", file->name(), kernel_.range.begin.line) : ""));
-    out_.line(fmt::format("// {} threads per block, {} bytes of shared memory", kernel_.threads, shared_bytes_));
+    out_.line(fmt::format("// {} threads per block, {} bytes of shared memory", kernel_.threads, plan_.total_bytes));
     if (ws_loop_)
         out_.line(fmt::format("// warp-specialized: warpgroup 0 issues TMA loads, the other {} threads run wgmma{}",
                               kernel_.threads, kernel_.warp_specialization.persistent ? "; persistent over the tiles" : ""));
@@ -223,29 +135,26 @@ void KernelEmitter::emit() {
     out_.block("", [&] {
         emit_layouts(); // local aliases: fragment names are only unique within one kernel
         out_.line("const int tl_tid = threadIdx.x;");
-        if (shared_bytes_ > 0) out_.line("extern __shared__ __align__(128) unsigned char tl_smem[];");
+        if (plan_.total_bytes > 0) out_.line("extern __shared__ __align__(128) unsigned char tl_smem[];");
         emit_shared_declarations();
         stmt(kernel_.body, {});
     });
 }
 
 void KernelEmitter::emit_shared_declarations() {
-        for (const ir::Buffer* buffer : shared_order_) {
-            const SharedSlot& slot = shared_.at(buffer);
+        for (const ir::Buffer* buffer : plan_.order) {
+            const ir::SharedSlot& slot = plan_.buffers.at(buffer);
             std::string shape;
             for (size_t i = 0; i < buffer->const_shape.size(); ++i) shape += (i ? ", " : "") + std::to_string(buffer->const_shape[i]);
-            bool staged = false;
-            if (ws_loop_)
-                for (auto& ld : ws_loop_->loads) staged |= ld.dst.get() == buffer;
-            std::string how = staged ? fmt::format("{} stages, 128-byte swizzled (TMA)", ws_loop_->stages)
+            std::string how = slot.swizzled ? fmt::format("{} stages, 128-byte swizzled (TMA)", slot.stages)
                                      : fmt::format("row pitch {}", slot.row_pitch);
             out_.line(fmt::format("{}* {} = reinterpret_cast<{}*>(tl_smem + {});  // shared {}: {}[{}], {}",
                                   cuda_type(buffer->dtype), identifier(buffer->name), cuda_type(buffer->dtype), slot.offset,
                                   buffer->name, dtype_name(buffer->dtype), shape, how));
         }
-        if (scratch_bytes_ > 0)
+        if (plan_.scratch_bytes > 0)
             out_.line(fmt::format("unsigned char* tl_scratch = tl_smem + {};  // {} bytes for reductions and staging",
-                                  scratch_offset_, scratch_bytes_));
+                                  plan_.scratch_offset, plan_.scratch_bytes));
 }
 
 void KernelEmitter::stmt(const ir::StmtPtr& s, const ElementContext& ctx) {

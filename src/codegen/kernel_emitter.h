@@ -16,12 +16,6 @@
 
 namespace tlc::codegen {
 
-// Where a shared buffer lives in the dynamic shared-memory block.
-struct SharedSlot {
-    int64_t offset = 0;   // bytes from the start of the block
-    int64_t row_pitch = 0; // elements between rows (the last axis is padded against bank conflicts)
-};
-
 // Inside a parallel loop anchored on a distributed layout, fragments of that layout are indexed by
 // the slot variable instead of coordinates.
 struct ElementContext {
@@ -48,7 +42,7 @@ public:
     void emit();
     // Statements outside any kernel context (bodies of user functions).
     void emit_statements(const ir::StmtPtr& s) { stmt(s, {}); }
-    int64_t shared_bytes() const { return shared_bytes_; }
+    int64_t shared_bytes() const { return plan_.total_bytes; }
     bool ok() const { return ok_; }
 
     // ---- expressions (emit_expr.cpp)
@@ -62,7 +56,6 @@ public:
 
 private:
     // ---- kernel skeleton (kernel_emitter.cpp)
-    void plan_shared_memory();
     void emit_shared_declarations(); // pointers into tl_smem for every shared buffer and the scratch
     // ---- warp-specialized kernels (emit_warp_specialized.cpp)
     void emit_warp_specialized_body();
@@ -119,22 +112,16 @@ private:
     void error(const SourceRange& r, const std::string& message);
 
     const ir::Kernel& kernel_;
+    const ir::SharedMemoryPlan& plan_; // offsets, pitches and scratch of every shared access
     const KernelLayouts& layouts_;
     const CodegenOptions& options_;
     const SourceManager& sources_;
     DiagnosticEngine& diags_;
     CudaWriter& out_;
-    std::map<const ir::Buffer*, SharedSlot> shared_;
-    std::vector<const ir::Buffer*> shared_order_; // allocation order, for deterministic output
-    int64_t scratch_offset_ = 0; // codegen-internal shared scratch (reductions, gemm staging)
-    int64_t scratch_bytes_ = 0;
-    int64_t shared_bytes_ = 0;
     int name_counter_ = 0;
     bool ok_ = true;
     std::string block_sync_ = "__syncthreads()";
     const ir::WarpSpecializedLoop* ws_loop_ = nullptr; // the kernel's warp-specialized loop, if any
-    int64_t barriers_offset_ = 0;                       // where its mbarriers live in shared memory
-    int64_t store_stage_offset_ = -1;                   // the epilogue's TMA-store staging buffers
 };
 
 std::string kernel_function_name(const ir::Kernel& k);

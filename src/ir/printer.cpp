@@ -278,6 +278,27 @@ public:
         line(0, "}");
     }
 
+    // The plan of schedule/plan_shared_memory.cpp, once it ran: one line per area.
+    void shared_memory(const SharedMemoryPlan& p) {
+        if (!p.planned || p.total_bytes == 0) return;
+        line(0, fmt::format("// shared memory: {} bytes", p.total_bytes));
+        for (const Buffer* b : p.order) {
+            const SharedSlot& slot = p.buffers.at(b);
+            line(0, fmt::format("//   {} @ {}: {}, {}", b->name, slot.offset, type(*b),
+                                slot.swizzled ? fmt::format("{} stages, 128-byte swizzled", slot.stages)
+                                              : fmt::format("row pitch {}", slot.row_pitch)));
+        }
+        if (p.scratch_bytes > 0) {
+            line(0, fmt::format("//   scratch @ {}: {} bytes (largest use: {})", p.scratch_offset, p.scratch_bytes,
+                                p.scratch.at(p.largest_scratch_use).what));
+        }
+        if (p.store_stage_offset >= 0)
+            line(0, fmt::format("//   TMA-store staging @ {}: {} bytes", p.store_stage_offset, p.store_stage_bytes));
+        if (p.barriers_offset >= 0)
+            line(0, fmt::format("//   mbarriers @ {}: {} bytes (+ {} bytes to align the base to 1024)", p.barriers_offset,
+                                p.barriers_bytes, p.alignment_slack));
+    }
+
     void kernel(const Kernel& k) {
         std::string attrs;
         if (!k.options.async_copy) attrs += "@no_async_copy ";
@@ -317,6 +338,7 @@ public:
                                 k.warp_specialization.consumer_registers,
                                 k.warp_specialization.persistent ? ", persistent over the grid's tiles" : ""));
         if (!k.schedule_remark.empty()) line(0, "// " + k.schedule_remark);
+        shared_memory(k.shared_memory);
         line(0, head + " {");
         body(k.body, 1);
         line(0, "}");

@@ -3,6 +3,8 @@
 
 #include "schedule/barriers.h"
 #include "schedule/pipeline_loops.h"
+#include "schedule/plan_shared_memory.h"
+#include "schedule/verify_shared_bounds.h"
 #include "schedule/warp_specialize.h"
 #include "schedule/verify_mbarriers.h"
 
@@ -46,6 +48,13 @@ const std::vector<Pass>& passes() {
          }},
         {"verify-barriers", [](ir::Kernel& k, const ScheduleOptions&, DiagnosticEngine&) {
              verify_barriers(k);
+             return true;
+         }},
+        {"plan-shared-memory", [](ir::Kernel& k, const ScheduleOptions& options, DiagnosticEngine& diags) {
+             return plan_shared_memory(k, options.arch, options.shared_memory_limit, diags);
+         }},
+        {"verify-shared-bounds", [](ir::Kernel& k, const ScheduleOptions&, DiagnosticEngine&) {
+             verify_shared_bounds(k);
              return true;
          }},
     };

@@ -2,6 +2,8 @@
 // WarpSpecializedLoop (see warp_specialize.h for the conditions and the resulting protocol).
 #include "schedule/warp_specialize.h"
 
+#include "schedule/plan_shared_memory.h"
+
 #include "ir/walk.h"
 
 #include <fmt/format.h>
@@ -172,22 +174,6 @@ ir::StmtPtr with_tma_store(const std::vector<ir::StmtPtr>& top, const ir::Gemm& 
     return std::make_shared<ir::Seq>(body);
 }
 
-// Shared memory the warp-specialized kernel needs, before codegen's scratch: every shared tile
-// (loaded ones `stages` times), the epilogue's store staging, barriers and alignment slack.
-int64_t warp_specialized_shared_bytes(const std::vector<ir::StmtPtr>& top, const ir::WarpSpecializedLoop& loop, bool tma_store,
-                                      int warpgroups) {
-    int64_t bytes = 2048 + 16 * loop.stages;
-    for (const ir::StmtPtr& s : top)
-        if (auto* a = s->as<ir::Alloc>(); a && a->buffer->scope == ir::Scope::Shared) {
-            bool loaded = false;
-            for (auto& ld : loop.loads) loaded |= ld.dst == a->buffer;
-            bytes += (loaded ? loop.stages : 1) * a->buffer->num_elements() * dtype_bytes(a->buffer->dtype) + 128;
-        }
-    if (tma_store) bytes += warpgroups * 2 * 64 * 64 * 2;
-    return bytes;
-}
-
-
 } // namespace
 
 bool warp_specialize(ir::Kernel& kernel, const std::string& arch, const ir::Kernel* sm80) {
@@ -219,12 +205,14 @@ bool warp_specialize(ir::Kernel& kernel, const std::string& arch, const ir::Kern
     kernel.body = std::make_shared<ir::Seq>(top, kernel.body->range);
     // The epilogue's store through shared memory and TMA, when the final copy allows it and the
     // staging buffers fit next to the pipeline (227 KB per block on sm_90a).
-    if (ir::StmtPtr stored = with_tma_store(top, *m.loop->gemm);
-        stored && warp_specialized_shared_bytes(top, *m.loop, true, kernel.threads / 128) <= 227 * 1024)
-        kernel.body = stored;
+    kernel.warp_specialization.enabled = true;
+    if (ir::StmtPtr stored = with_tma_store(top, *m.loop->gemm)) {
+        ir::Kernel candidate = kernel;
+        candidate.body = stored;
+        if (compute_shared_memory_plan(candidate).total_bytes <= 227 * 1024) kernel.body = stored;
+    }
     kernel.fallback = fallback;
     kernel.function_suffix = "_sm90";
-    kernel.warp_specialization.enabled = true;
     // block.* and grid.* name the tile and the tile grid in the emitted kernel, so any kernel can be
     // persistent.
     kernel.warp_specialization.persistent = kernel.options.persistent;

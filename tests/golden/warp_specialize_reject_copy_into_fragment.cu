@@ -8,7 +8,7 @@
 namespace {
 
 // kernel gemm  (warp_specialize_reject_copy_into_fragment.tl:7)
-// 128 threads per block, 26880 bytes of shared memory
+// 128 threads per block, 27648 bytes of shared memory
 __global__ void __launch_bounds__(128) gemm_kernel(
         const tl::f16* __restrict__ A,
         const tl::f16* __restrict__ B,
@@ -22,7 +22,7 @@ __global__ void __launch_bounds__(128) gemm_kernel(
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* a = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared a: f16[2, 64, 64], row pitch 72
-    unsigned char* tl_scratch = tl_smem + 18432;  // 8448 bytes for reductions and staging
+    unsigned char* tl_scratch = tl_smem + 18432;  // 9216 bytes for reductions and staging
     tl::f16 b[b_layout::kSlots];  // fragment b: f16[64, 64]
     float acc[acc_layout::kSlots];  // fragment acc: f32[64, 64]
     #pragma unroll
@@ -103,7 +103,7 @@ __global__ void __launch_bounds__(128) gemm_kernel(
         }
         // gemm(a, b, acc);  (warp_specialize_reject_copy_into_fragment.tl:19)
         {
-            tl::f16* tl_staged17 = reinterpret_cast<tl::f16*>(tl_scratch + 0);
+            tl::f16* tl_staged17 = reinterpret_cast<tl::f16*>(tl_scratch + 0);  // 64 x 64, row pitch 72
             __syncthreads();  // the staging buffer may still be read by a previous gemm
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < b_layout::kSlots; ++tl_s18) {
@@ -159,7 +159,7 @@ cudaError_t gemm(const __half* A, const __half* B, float* C, int64_t M, int64_t 
         return err;
     }();
     if (kAttributes != cudaSuccess) return tl::host::record(kAttributes, kKernel, "setting the shared-memory attributes");
-    gemm_kernel<<<dim3(unsigned(grid_x), unsigned(grid_y), unsigned(grid_z)), 128, 26880, stream>>>(A, B, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N));
+    gemm_kernel<<<dim3(unsigned(grid_x), unsigned(grid_y), unsigned(grid_z)), 128, 27648, stream>>>(A, B, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), kKernel, "launch");
 }
 

@@ -1,0 +1,168 @@
+// Pass `plan-shared-memory` (see plan_shared_memory.h): one layout of the dynamic shared memory.
+#include "schedule/plan_shared_memory.h"
+
+#include "schedule/verify_mbarriers.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+
+namespace tlc::schedule {
+
+namespace {
+
+int64_t align_up(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
+
+bool is_narrow_float(Dtype t) {
+    return t == Dtype::F16 || t == Dtype::BF16 || t == Dtype::F8E4M3 || t == Dtype::F8E5M2;
+}
+
+// A gemm operand outside shared memory, staged at `offset` of the scratch area.
+ir::StagedOperand staged(const ir::Region& r, int64_t offset) {
+    ir::StagedOperand s;
+    if (r.buffer->scope == ir::Scope::Shared) return s;
+    auto shape = r.tile_shape();
+    s.offset = offset;
+    s.rows = shape.size() == 2 ? shape[0] : 1;
+    s.cols = shape.empty() ? 1 : shape.back();
+    s.elem_bytes = dtype_bytes(r.buffer->dtype);
+    s.pitch = staging_pitch(s.cols, s.elem_bytes);
+    return s;
+}
+
+// The scratch a statement's lowering uses, if any.
+std::optional<ir::ScratchUse> scratch_use(const ir::Stmt& s, int threads) {
+    const int64_t warps = threads / 32;
+    if (auto* r = s.as<ir::Reduce>()) {
+        int64_t outputs = ir::element_count(r->dst.tile_shape());
+        return ir::ScratchUse{fmt::format("block reduction into `{}`", r->dst.buffer->name),
+                              outputs * warps * dtype_bytes(reduce_partial_dtype(r->dst.buffer->dtype)), {}, {}};
+    }
+    if (auto* c = s.as<ir::Cumsum>()) {
+        int64_t n = ir::element_count(c->src.tile_shape());
+        return ir::ScratchUse{fmt::format("cumsum of `{}`", c->src.buffer->name),
+                              n * dtype_bytes(cumsum_partial_dtype(c->dst.buffer->dtype)), {}, {}};
+    }
+    if (auto* c = s.as<ir::Copy>(); c && c->src.buffer->scope == ir::Scope::Fragment &&
+                                      c->dst.buffer->scope == ir::Scope::Fragment) {
+        // Used only when codegen finds the two layouts differ; reserved either way.
+        int64_t n = ir::element_count(c->src.tile_shape());
+        return ir::ScratchUse{fmt::format("relayout of `{}` into `{}`", c->src.buffer->name, c->dst.buffer->name),
+                              n * dtype_bytes(c->src.buffer->dtype), {}, {}};
+    }
+    if (auto* g = s.as<ir::Gemm>()) {
+        ir::ScratchUse use;
+        use.a = staged(g->a, 0);
+        use.b = staged(g->b, align_up(use.a.reserved_bytes(), 128));
+        if (!use.a.rows && !use.b.rows) return std::nullopt;
+        use.bytes = use.b.rows ? use.b.offset + use.b.reserved_bytes() : use.a.reserved_bytes();
+        std::string names;
+        if (use.a.rows) names += "`" + g->a.buffer->name + "`";
+        if (use.b.rows) names += (names.empty() ? "`" : " and `") + g->b.buffer->name + "`";
+        use.what = "gemm staging of " + names;
+        return use;
+    }
+    return std::nullopt;
+}
+
+} // namespace
+
+Dtype reduce_partial_dtype(Dtype dst) { return is_narrow_float(dst) ? Dtype::F32 : dst; }
+
+Dtype cumsum_partial_dtype(Dtype dst) {
+    if (!is_float(dst)) return dst;
+    return dst == Dtype::F64 ? Dtype::F64 : Dtype::F32;
+}
+
+int64_t staging_pitch(int64_t cols, int elem_bytes) { return cols + (elem_bytes <= 2 ? 8 : 1); }
+
+ir::SharedMemoryPlan compute_shared_memory_plan(const ir::Kernel& kernel) {
+    ir::SharedMemoryPlan plan;
+    plan.planned = true;
+    const ir::WarpSpecializedLoop* ws_loop =
+        kernel.warp_specialization.enabled ? ir::warp_specialized_loop(kernel) : nullptr;
+    auto loaded_by_tma = [&](const ir::Buffer& b) {
+        if (!ws_loop) return false;
+        for (const ir::TmaLoad& ld : ws_loop->loads)
+            if (ld.dst.get() == &b) return true;
+        return false;
+    };
+    int64_t offset = 0;
+    std::function<void(const ir::StmtPtr&)> visit = [&](const ir::StmtPtr& s) {
+        if (!s) return;
+        if (auto* a = s->as<ir::Alloc>(); a && a->buffer->scope == ir::Scope::Shared) {
+            const ir::Buffer& b = *a->buffer;
+            ir::SharedSlot slot;
+            slot.elem_bytes = dtype_bytes(b.dtype);
+            slot.cols = b.const_shape.empty() ? 1 : b.const_shape.back();
+            slot.rows = b.num_elements() / std::max<int64_t>(slot.cols, 1);
+            slot.row_pitch = slot.cols;
+            if (loaded_by_tma(b)) {
+                // The layout TMA writes: unpadded rows, each stage at the swizzle pattern's period.
+                slot.stages = ws_loop->stages;
+                slot.swizzled = true;
+                offset = align_up(offset, 1024);
+            } else {
+                // Rows of an even number of 16-byte units get 16 bytes of padding: the 8 rows an
+                // ldmatrix (or a column walk) touches then start in 8 different 16-byte bank groups.
+                int64_t row_bytes = slot.cols * slot.elem_bytes;
+                if (b.rank() >= 2 && row_bytes % 16 == 0 && (row_bytes / 16) % 2 == 0)
+                    slot.row_pitch = slot.cols + 16 / slot.elem_bytes;
+                offset = align_up(offset, 128);
+            }
+            slot.offset = offset;
+            offset += slot.bytes();
+            plan.buffers[&b] = slot;
+            plan.order.push_back(&b);
+        }
+        if (auto use = scratch_use(*s, kernel.threads)) {
+            if (use->bytes > plan.scratch_bytes) plan.scratch_bytes = use->bytes, plan.largest_scratch_use = s.get();
+            plan.scratch[s.get()] = std::move(*use);
+        }
+        if (auto* seq = s->as<ir::Seq>())
+            for (auto& c : seq->stmts) visit(c);
+        if (auto* f = s->as<ir::For>()) visit(f->body);
+        if (auto* i = s->as<ir::If>()) visit(i->then_body), visit(i->else_body);
+    };
+    visit(kernel.body);
+    plan.scratch_offset = align_up(offset, 128);
+    plan.total_bytes = plan.scratch_offset + plan.scratch_bytes;
+    if (ws_loop && ir::tma_store_copy(kernel)) {
+        // Staging boxes of 64 x 64 elements per consumer warpgroup for the epilogue's TMA stores.
+        plan.store_stage_offset = align_up(plan.total_bytes, 1024);
+        plan.store_stage_bytes = kernel.threads / 128 * store_protocol_of(kernel).boxes * 64 * 64 *
+                                 dtype_bytes(ir::tma_store_copy(kernel)->dst.buffer->dtype);
+        plan.total_bytes = plan.store_stage_offset + plan.store_stage_bytes;
+    }
+    if (ws_loop) {
+        // Full and empty mbarriers (8 bytes each) after everything else, plus 1024 bytes of slack
+        // so that the kernel can align the dynamic shared-memory base to 1024 itself.
+        plan.barriers_offset = align_up(plan.total_bytes, 8);
+        plan.barriers_bytes = 2 * 8 * ws_loop->stages;
+        plan.alignment_slack = 1024;
+        plan.total_bytes = plan.barriers_offset + plan.barriers_bytes + plan.alignment_slack;
+    }
+    return plan;
+}
+
+bool plan_shared_memory(ir::Kernel& kernel, const std::string& arch, int64_t limit_bytes, DiagnosticEngine& diags) {
+    kernel.shared_memory = compute_shared_memory_plan(kernel);
+    const ir::SharedMemoryPlan& plan = kernel.shared_memory;
+    if (plan.total_bytes <= limit_bytes) return true;
+    diags.report(DiagKind::SharedMemoryLimit, kernel.range, kernel.name, plan.total_bytes, arch, limit_bytes);
+    for (const ir::Buffer* b : plan.order) {
+        const ir::SharedSlot& slot = plan.buffers.at(b);
+        diags.note(DiagKind::NoteHint, b->range,
+                   slot.stages > 1 ? fmt::format("`{}` takes {} bytes ({} stages)", b->name, slot.bytes(), slot.stages)
+                                   : fmt::format("`{}` takes {} bytes (row pitch {})", b->name, slot.bytes(), slot.row_pitch));
+    }
+    if (plan.scratch_bytes > 0) {
+        const ir::ScratchUse& largest = plan.scratch.at(plan.largest_scratch_use);
+        diags.note(DiagKind::NoteHint, plan.largest_scratch_use->range,
+                   fmt::format("the {} takes {} bytes of scratch", largest.what, largest.bytes));
+    }
+    return false;
+}
+
+} // namespace tlc::schedule

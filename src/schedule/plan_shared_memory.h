@@ -1,0 +1,40 @@
+// Pass `plan-shared-memory`: lays out a scheduled kernel's dynamic shared memory once, into
+// `Kernel::shared_memory` (ir/shared_memory.h), so that the offsets and pitches codegen uses and
+// the size the launch stub requests come from one function.
+//
+// Precondition: the kernel is scheduled (pipelines and barriers in place, warp roles decided).
+// Postcondition: `shared_memory.planned`; every shared tile has a slot (128-byte aligned; rows of
+// an even number of 16-byte units padded by 16 bytes; tiles of the warp-specialized TMA ring hold
+// `stages` swizzled copies at 1024-byte boundaries); every lowering that exchanges data between
+// threads through shared memory (block reductions, cumsum, fragment relayout, gemm operands that
+// are not shared tiles) has its scratch use recorded; the total is checked against the target's
+// per-block limit (an error diagnostic, not a failed launch).
+//
+//   fragment a: f16[64, 64]; shared b: f16[64, 64]; gemm(a, b, acc);
+//     =>  b @ 0 (pitch 72), scratch @ 9216: gemm staging of `a` [64 x 64], pitch 72 (9216 bytes)
+#pragma once
+
+#include "ir/ir.h"
+#include "support/diagnostics.h"
+
+#include <string>
+
+namespace tlc::schedule {
+
+// Returns false (with a diagnostic) when the plan exceeds `limit_bytes`, the per-block limit of
+// `arch`.
+bool plan_shared_memory(ir::Kernel& kernel, const std::string& arch, int64_t limit_bytes, DiagnosticEngine& diags);
+
+// The plan of `kernel` without recording it (for passes that compare candidate schedules).
+ir::SharedMemoryPlan compute_shared_memory_plan(const ir::Kernel& kernel);
+
+// The dtype a lowering accumulates partial results in, which is also what its scratch holds:
+// 16- and 8-bit floats widen to f32 (reduce keeps f32/f64/integers; cumsum keeps f64 and integers).
+Dtype reduce_partial_dtype(Dtype dst);
+Dtype cumsum_partial_dtype(Dtype dst);
+
+// Row pitch (in elements) of a gemm operand staged into scratch: padded by 8 elements for types of
+// at most 2 bytes (16 bytes for f16/bf16: ldmatrix rows spread over the banks), by one otherwise.
+int64_t staging_pitch(int64_t cols, int elem_bytes);
+
+} // namespace tlc::schedule
