@@ -28,7 +28,7 @@ struct Groups {
 class UseCollector {
 public:
     std::set<const ir::Buffer*> replicated;
-    std::map<const ir::Buffer*, const ir::Gemm*> accumulators;
+    std::map<const ir::Buffer*, std::vector<const ir::Gemm*>> accumulators; // every gemm into each
     std::vector<std::pair<const ir::Buffer*, const ir::Buffer*>> same_layout;
     std::set<const ir::Buffer*> fragments;
 
@@ -43,7 +43,7 @@ public:
                 c->src.buffer->const_shape == c->dst.buffer->const_shape)
                 same_layout.emplace_back(c->src.buffer.get(), c->dst.buffer.get());
         } else if (auto* g = s->as<ir::Gemm>(); g && is_fragment(g->c.buffer)) {
-            accumulators.emplace(g->c.buffer.get(), g);
+            accumulators[g->c.buffer.get()].push_back(g);
         } else if (auto* r = s->as<ir::Reduce>(); r && is_fragment(r->dst.buffer)) {
             replicated.insert(r->dst.buffer.get());
         }
@@ -159,27 +159,32 @@ bool infer_layouts(const ir::Kernel& kernel, KernelLayouts& out, DiagnosticEngin
     std::map<const ir::Buffer*, FragmentLayout> group_layout;
     const ir::WarpSpecializedLoop* ws_loop = ir::warp_specialized_loop(kernel);
     const ir::Gemm* wgmma_gemm = ws_loop ? ws_loop->gemm.get() : nullptr;
-    for (auto& [acc, gemm] : uses.accumulators) {
-        GemmPlan plan;
-        auto shape = gemm->c.tile_shape();
-        int64_t k = gemm->transpose_a ? gemm->a.tile_shape()[0] : gemm->a.tile_shape()[1];
-        if (tensor_core_dtypes(*gemm) && !uses.replicated.count(acc) && shape.size() == 2 && k % 16 == 0) {
-            // wgmma (warp-specialized loop): warp w of the consumers holds rows 16w .. 16w + 15.
-            auto [wm, wn] = gemm == wgmma_gemm ? std::pair<int, int>{warps, 1} : choose_warp_grid(shape[0], shape[1], warps);
-            const ir::Buffer* root = groups.find(acc);
-            auto existing = group_layout.find(root);
-            bool compatible = existing == group_layout.end() ||
-                              (existing->second.warps_m == wm && existing->second.warps_n == wn);
-            if (wm && compatible) {
-                plan = GemmPlan{true, wm, wn};
-                FragmentLayout l;
-                l.kind = LayoutKind::MmaAcc;
-                l.warps_m = wm;
-                l.warps_n = wn;
-                group_layout[root] = l;
-            }
-        }
-        out.gemms[gemm] = plan;
+    // An accumulator takes the mma layout when at least one gemm into it can use the tensor cores;
+    // every such gemm then does (a second gemm into the same accumulator is as fast as the first),
+    // and the others run the FMA loop over the same distributed layout.
+    for (auto& [acc, gemms] : uses.accumulators) {
+        auto tensor_core_shape = [&](const ir::Gemm* g) {
+            int64_t k = g->transpose_a ? g->a.tile_shape()[0] : g->a.tile_shape()[1];
+            return tensor_core_dtypes(*g) && g->c.tile_shape().size() == 2 && k % 16 == 0;
+        };
+        bool any = false, wgmma = false;
+        for (const ir::Gemm* g : gemms) any |= tensor_core_shape(g), wgmma |= g == wgmma_gemm;
+        if (!any || uses.replicated.count(acc)) continue;
+        auto shape = gemms.front()->c.tile_shape();
+        // wgmma (warp-specialized loop): warp w of the consumers holds rows 16w .. 16w + 15.
+        auto [wm, wn] = wgmma ? std::pair<int, int>{warps, 1} : choose_warp_grid(shape[0], shape[1], warps);
+        const ir::Buffer* root = groups.find(acc);
+        auto existing = group_layout.find(root);
+        bool compatible = existing == group_layout.end() ||
+                          (existing->second.warps_m == wm && existing->second.warps_n == wn);
+        if (!wm || !compatible) continue;
+        FragmentLayout l;
+        l.kind = LayoutKind::MmaAcc;
+        l.warps_m = wm;
+        l.warps_n = wn;
+        group_layout[root] = l;
+        for (const ir::Gemm* g : gemms)
+            if (tensor_core_shape(g)) out.gemms[g] = GemmPlan{true, wm, wn};
     }
     // Gemms whose accumulator is not a fragment never reach here (sema rejects them); gemms not
     // recorded above (replicated accumulators) use the FMA path.

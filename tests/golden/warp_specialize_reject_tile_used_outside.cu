@@ -74,30 +74,24 @@ __global__ void __launch_bounds__(128) gemm_kernel(
     }
     // gemm(a, b, acc);  (warp_specialize_reject_tile_used_outside.tl:21)
     {
-        const tl::SharedMatrix<tl::f16, false> tl_a{&a[0 * 72 + 0], 72};
-        const tl::SharedMatrix<tl::f16, false> tl_b{&b[0 * 72 + 0], 72};
-        #pragma unroll
-        for (int tl_s10 = 0; tl_s10 < acc_layout::kSlots; ++tl_s10) {
-            float tl_sum = acc[tl_s10];
-            for (int tl_k = 0; tl_k < 64; ++tl_k)
-                tl_sum += tl::convert<float>(tl_a.at(acc_layout::row(tl_tid, tl_s10), tl_k)) * tl::convert<float>(tl_b.at(tl_k, acc_layout::col(tl_tid, tl_s10)));
-            acc[tl_s10] = tl_sum;
-        }
+        tl::warp_gemm_mma<64, 64, 64, 2, 2, tl::f16, false, false>(
+            acc, tl::SharedMatrix<tl::f16, false, 72>{&a[0 * 72 + 0]},
+            tl::SharedMatrix<tl::f16, false, 72>{&b[0 * 72 + 0]}, tl_tid);
     }
     // copy(acc, C[row0 +: 64, col0 +: 64]);  (warp_specialize_reject_tile_used_outside.tl:22)
     #pragma unroll
-    for (int tl_chunk11 = 0; tl_chunk11 < acc_layout::kSlots; tl_chunk11 += 2) {
-        if (!acc_layout::valid(tl_tid, tl_chunk11)) continue;
-        float* tl_ptr12 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk11))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk11)))];
-        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk11)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk11)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk11)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk11))) + 1, N) && tl::is_aligned(tl_ptr12, 8)) {
-            float tl_vec13[2];
+    for (int tl_chunk10 = 0; tl_chunk10 < acc_layout::kSlots; tl_chunk10 += 2) {
+        if (!acc_layout::valid(tl_tid, tl_chunk10)) continue;
+        float* tl_ptr11 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk10))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk10)))];
+        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk10)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk10)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk10)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk10))) + 1, N) && tl::is_aligned(tl_ptr11, 8)) {
+            float tl_vec12[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec13[tl_v] = acc[tl_chunk11 + tl_v];
-            tl::store_vector<float, 2>(tl_ptr12, tl_vec13);
+            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec12[tl_v] = acc[tl_chunk10 + tl_v];
+            tl::store_vector<float, 2>(tl_ptr11, tl_vec12);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk11 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk11 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk11 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk11 + tl_v)))] = acc[tl_chunk11 + tl_v];
+                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk10 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk10 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk10 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk10 + tl_v)))] = acc[tl_chunk10 + tl_v];
             }
         }
     }

@@ -112,31 +112,25 @@ __global__ void __launch_bounds__(128) gemm_kernel(
         __syncthreads();  // RAW on `a`
         // gemm(a, b, acc);  (warp_specialize_reject_two_loops.tl:24)
         {
-            const tl::SharedMatrix<tl::f16, false> tl_a{&a[0 * 72 + 0], 72};
-            const tl::SharedMatrix<tl::f16, false> tl_b{&b[0 * 72 + 0], 72};
-            #pragma unroll
-            for (int tl_s20 = 0; tl_s20 < acc_layout::kSlots; ++tl_s20) {
-                float tl_sum = acc[tl_s20];
-                for (int tl_k = 0; tl_k < 64; ++tl_k)
-                    tl_sum += tl::convert<float>(tl_a.at(acc_layout::row(tl_tid, tl_s20), tl_k)) * tl::convert<float>(tl_b.at(tl_k, acc_layout::col(tl_tid, tl_s20)));
-                acc[tl_s20] = tl_sum;
-            }
+            tl::warp_gemm_mma<64, 64, 64, 2, 2, tl::f16, false, false>(
+                acc, tl::SharedMatrix<tl::f16, false, 72>{&a[0 * 72 + 0]},
+                tl::SharedMatrix<tl::f16, false, 72>{&b[0 * 72 + 0]}, tl_tid);
         }
     }
     // copy(acc, C[row0 +: 64, col0 +: 64]);  (warp_specialize_reject_two_loops.tl:26)
     #pragma unroll
-    for (int tl_chunk21 = 0; tl_chunk21 < acc_layout::kSlots; tl_chunk21 += 2) {
-        if (!acc_layout::valid(tl_tid, tl_chunk21)) continue;
-        float* tl_ptr22 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk21))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk21)))];
-        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk21)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk21)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk21)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk21))) + 1, N) && tl::is_aligned(tl_ptr22, 8)) {
-            float tl_vec23[2];
+    for (int tl_chunk20 = 0; tl_chunk20 < acc_layout::kSlots; tl_chunk20 += 2) {
+        if (!acc_layout::valid(tl_tid, tl_chunk20)) continue;
+        float* tl_ptr21 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk20))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk20)))];
+        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk20)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk20)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk20)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk20))) + 1, N) && tl::is_aligned(tl_ptr21, 8)) {
+            float tl_vec22[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec23[tl_v] = acc[tl_chunk21 + tl_v];
-            tl::store_vector<float, 2>(tl_ptr22, tl_vec23);
+            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec22[tl_v] = acc[tl_chunk20 + tl_v];
+            tl::store_vector<float, 2>(tl_ptr21, tl_vec22);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk21 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk21 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk21 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk21 + tl_v)))] = acc[tl_chunk21 + tl_v];
+                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk20 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk20 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk20 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk20 + tl_v)))] = acc[tl_chunk20 + tl_v];
             }
         }
     }
