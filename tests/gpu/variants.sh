@@ -7,6 +7,8 @@
 #   source      the .tl file that tlc compiles, in one of two forms:
 #                 <name>        samples/<name>.tl; test source tests/gpu/<name>_test.cu;
 #                               generated <gen>/<arch>/[<subdir>/]<name>.{cu,h}
+#                 tests/gpu/<name>  a test-only kernel file tests/gpu/<name>.tl; test source
+#                               tests/gpu/<name>_test.cu; generated <gen>/<arch>/gpu/<name>.{cu,h}
 #                 <dir>/<name>  <dir>/<name>.tl, relative to the repository root (e.g. stdlib/gemm);
 #                               test source tests/gpu/<dir>_<name>_test.cu (stdlib_gemm_test.cu);
 #                               generated <gen>/<arch>/<dir>/[<subdir>/]<name>.{cu,h}
@@ -50,6 +52,8 @@ stdlib_attention|stdlib/attention|.|-|-
 stdlib_attention_bf16|stdlib/attention|bf16|-D T=bf16|-DTLC_T=__nv_bfloat16
 stdlib_attention_causal|stdlib/attention|causal|-D CAUSAL=true|-DTLC_CAUSAL=1
 stdlib_attention_d128|stdlib/attention|d128|-D D=128|-DTLC_D=128
+fragment_gemm|tests/gpu/fragment_gemm|.|-|-
+regressions|tests/gpu/regressions|.|-|-
 "
 TLC_GPU_ARCHS="sm_90a sm_80"
 
@@ -61,7 +65,12 @@ TLC_GPU_ARCHS="sm_90a sm_80"
 #   TLC_GPU_DIR   the directory of the generated files
 tlc_gpu_paths() {
     local source=$1 subdir=$2 gen=$3
-    if [[ $source == */* ]]; then
+    if [[ $source == tests/gpu/* ]]; then
+        TLC_GPU_TL=$source.tl
+        TLC_GPU_NAME=${source##*/}
+        TLC_GPU_TEST=tests/gpu/${TLC_GPU_NAME}_test.cu
+        TLC_GPU_DIR=$gen/gpu
+    elif [[ $source == */* ]]; then
         TLC_GPU_TL=$source.tl
         TLC_GPU_NAME=${source##*/}
         TLC_GPU_TEST=tests/gpu/${source//\//_}_test.cu

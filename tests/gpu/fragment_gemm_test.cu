@@ -1,0 +1,68 @@
+// fragment_gemm_test.cu — the kernels of fragment_gemm.tl (tests/gpu/gen_fragment_gemm.py) against
+// float64: for each operand dtype (f16, bf16, f32) and row count R, C[R, 32] = A[:, 0:32] ·
+// B[0:32, :] + A[:, 32:64] · B[32:64, :] with A [R, 64] and B [64, 32] staged from fragments into
+// shared scratch, two gemms into one accumulator (on the tensor cores for f16/bf16 when R is a
+// multiple of 16). Under compute-sanitizer memcheck (exact-size buffers) an operand that overruns
+// its scratch reservation is reported; the guard zones catch stray global writes.
+//
+// Stubs: frag_<dtype>_<R>(A, B, C). The row counts are those of the committed fragment_gemm.tl,
+// or, when gen_fragment_gemm.py --all wrote fragment_gemm_rows.h next to the generated header,
+// every R in 1..256.
+#include "fragment_gemm.h"
+#include "harness.h"
+
+#if __has_include("fragment_gemm_rows.h")
+#include "fragment_gemm_rows.h"
+#else
+#define TH_FRAGMENT_ROWS(X)                                                                                           \
+    X(1) X(2) X(3) X(5) X(8) X(15) X(16) X(17) X(31) X(32) X(33) X(48) X(63) X(64) X(65) X(100) X(127) X(128) X(129)  \
+        X(192) X(200) X(255) X(256)
+#endif
+
+#include <string>
+
+namespace {
+
+template <typename T> using Launch = cudaError_t (*)(const T*, const T*, float*, cudaStream_t);
+
+template <typename T> th::Outcome check(Launch<T> launch, int64_t rows, uint64_t seed) {
+    const int64_t K = 64, N = 32;
+    const auto a = th::random_vector<T>(static_cast<size_t>(rows * K), seed, -1.0, 1.0);
+    const auto b = th::random_vector<T>(static_cast<size_t>(K * N), seed + 1, -1.0, 1.0);
+    th::DeviceBuffer<T> A(a), B(b);
+    th::DeviceBuffer<float> C(static_cast<size_t>(rows * N));
+    C.poison();
+    th::check_launch(launch(A.get(), B.get(), C.get(), 0), "frag");
+    const auto c = C.download();
+    std::vector<double> ref(static_cast<size_t>(rows * N), 0.0);
+    for (int64_t i = 0; i < rows; ++i)
+        for (int64_t j = 0; j < N; ++j) {
+            double sum = 0.0;
+            for (int64_t k = 0; k < K; ++k) sum += th::to_f64(a[i * K + k]) * th::to_f64(b[k * N + j]);
+            ref[i * N + j] = sum;
+        }
+    // f32 operands: products and sums in f32 (bound 1e-5); f16/bf16: f32 accumulation (1e-2).
+    return th::numeric(th::rel_err(c, ref), th::Dtype<T>::bound, A.guards_intact() && B.guards_intact() && C.guards_intact());
+}
+
+// The largest shapes run only in full runs; under TH_QUICK=1 (sanitizers) every row count up to 65
+// and a few larger ones run.
+th::When when_for(int rows) { return rows <= 65 || rows == 129 || rows == 256 ? th::When::always : th::When::full; }
+
+} // namespace
+
+int main() {
+    th::Suite suite(th::test_name("fragment_gemm"));
+    uint64_t seed = 7000;
+#define TH_CASE(dtype, type, R)                                                                                       \
+    suite.run(std::string(#dtype "/R=") + std::to_string(R), [&] { return check<type>(tlc::frag_##dtype##_##R, R, seed); }, \
+              when_for(R));                                                                                        \
+    seed += 10;
+#define TH_F16(R) TH_CASE(f16, __half, R)
+#define TH_BF16(R) TH_CASE(bf16, __nv_bfloat16, R)
+#define TH_F32(R) TH_CASE(f32, float, R)
+    TH_FRAGMENT_ROWS(TH_F16)
+    TH_FRAGMENT_ROWS(TH_BF16)
+    TH_FRAGMENT_ROWS(TH_F32)
+    return suite.finish();
+}
