@@ -5,18 +5,21 @@
 // multiple of 16). Under compute-sanitizer memcheck (exact-size buffers) an operand that overruns
 // its scratch reservation is reported; the guard zones catch stray global writes.
 //
-// Stubs: frag_<dtype>_<R>(A, B, C). The row counts are those of the committed fragment_gemm.tl,
-// or, when gen_fragment_gemm.py --all wrote fragment_gemm_rows.h next to the generated header,
-// every R in 1..256.
+// Stubs: frag_<dtype>_<R>(A, B, C). The kernels are those of the committed fragment_gemm.tl, or,
+// when gen_fragment_gemm.py --all wrote fragment_gemm_rows.h next to the generated header, those
+// of one part of the exhaustive family (fragment_gemm_all.sh builds one binary per part).
 #include "fragment_gemm.h"
 #include "harness.h"
 
 #if __has_include("fragment_gemm_rows.h")
-#include "fragment_gemm_rows.h"
+#include "fragment_gemm_rows.h" // one part of the exhaustive family: TH_FRAGMENT_CASES of its kernels
 #else
-#define TH_FRAGMENT_ROWS(X)                                                                                           \
-    X(1) X(2) X(3) X(5) X(8) X(15) X(16) X(17) X(31) X(32) X(33) X(48) X(63) X(64) X(65) X(100) X(127) X(128) X(129)  \
-        X(192) X(200) X(255) X(256)
+// X(dtype, R) for every kernel of the committed fragment_gemm.tl.
+#define TH_FRAGMENT_ROWS(X, dtype)                                                                                   \
+    X(dtype, 1) X(dtype, 2) X(dtype, 3) X(dtype, 5) X(dtype, 8) X(dtype, 15) X(dtype, 16) X(dtype, 17) X(dtype, 31)   \
+        X(dtype, 32) X(dtype, 33) X(dtype, 48) X(dtype, 63) X(dtype, 64) X(dtype, 65) X(dtype, 100) X(dtype, 127)      \
+            X(dtype, 128) X(dtype, 129) X(dtype, 192) X(dtype, 200) X(dtype, 255) X(dtype, 256)
+#define TH_FRAGMENT_CASES(X) TH_FRAGMENT_ROWS(X, f16) TH_FRAGMENT_ROWS(X, bf16) TH_FRAGMENT_ROWS(X, f32)
 #endif
 
 #include <string>
@@ -54,15 +57,13 @@ th::When when_for(int rows) { return rows <= 65 || rows == 129 || rows == 256 ? 
 int main() {
     th::Suite suite(th::test_name("fragment_gemm"));
     uint64_t seed = 7000;
-#define TH_CASE(dtype, type, R)                                                                                       \
-    suite.run(std::string(#dtype "/R=") + std::to_string(R), [&] { return check<type>(tlc::frag_##dtype##_##R, R, seed); }, \
-              when_for(R));                                                                                        \
+#define TH_TYPE_f16 __half
+#define TH_TYPE_bf16 __nv_bfloat16
+#define TH_TYPE_f32 float
+#define TH_CASE(dtype, R)                                                                                             \
+    suite.run(std::string(#dtype "/R=") + std::to_string(R),                                                          \
+              [&] { return check<TH_TYPE_##dtype>(tlc::frag_##dtype##_##R, R, seed); }, when_for(R));                \
     seed += 10;
-#define TH_F16(R) TH_CASE(f16, __half, R)
-#define TH_BF16(R) TH_CASE(bf16, __nv_bfloat16, R)
-#define TH_F32(R) TH_CASE(f32, float, R)
-    TH_FRAGMENT_ROWS(TH_F16)
-    TH_FRAGMENT_ROWS(TH_BF16)
-    TH_FRAGMENT_ROWS(TH_F32)
+    TH_FRAGMENT_CASES(TH_CASE)
     return suite.finish();
 }

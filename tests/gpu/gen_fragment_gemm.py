@@ -10,12 +10,12 @@ Row counts that are multiples of 16 run on the tensor cores (f16, bf16), the oth
   gen_fragment_gemm.py                 rewrites tests/gpu/fragment_gemm.tl: the row counts the test
                                        suite (and CI's nvcc test) builds, chosen around every
                                        multiple of 16 and 32 and the ends of 1..256
-  gen_fragment_gemm.py --all --out D   every R in 1..256, split into --parts files
-                                       D/fragment_gemm_part<i>.tl (so that nvcc can build them in
-                                       parallel), plus D/fragment_gemm_rows.h, which
+  gen_fragment_gemm.py --all --out D   every R in 1..256, dealt into --parts directories
+                                       D/part<i>/ (one test binary each, so that nvcc and the
+                                       driver's JIT work in parallel), each with its
+                                       fragment_gemm.tl and fragment_gemm_rows.h, which
                                        fragment_gemm_test.cu picks up (through -I) instead of its
-                                       own row list, and D/fragment_gemm.h, which includes the
-                                       parts' headers; fragment_gemm_all.sh drives it"""
+                                       own list; fragment_gemm_all.sh drives it"""
 import argparse
 import os
 
@@ -61,17 +61,15 @@ def main():
     if not args.all:
         write_tl(os.path.join(args.out, "fragment_gemm.tl"), list(SUITE_ROWS))
         return
-    rows = list(range(1, 257))
-    kernels = [(t, r) for t in DTYPES for r in rows]
-    parts = [kernels[i::args.parts] for i in range(args.parts)]  # dealt round-robin: even sizes
-    for i, part in enumerate(parts):
-        write_tl(os.path.join(args.out, f"fragment_gemm_part{i}.tl"), part)
-    with open(os.path.join(args.out, "fragment_gemm_rows.h"), "w") as f:
-        f.write("// Written by tests/gpu/gen_fragment_gemm.py --all: the row counts of the fragment_gemm parts.\n"
-                "#define TH_FRAGMENT_ROWS(X) " + " ".join(f"X({r})" for r in rows) + "\n")
-    with open(os.path.join(args.out, "fragment_gemm.h"), "w") as f:
-        f.write("// Written by tests/gpu/gen_fragment_gemm.py --all: the launch functions of every part.\n#pragma once\n")
-        f.writelines(f'#include "fragment_gemm_part{i}.h"\n' for i in range(args.parts))
+    kernels = [(t, r) for t in DTYPES for r in range(1, 257)]
+    for i in range(args.parts):
+        part = kernels[i::args.parts]  # dealt round-robin: parts of even cost
+        d = os.path.join(args.out, f"part{i}")
+        os.makedirs(d, exist_ok=True)
+        write_tl(os.path.join(d, "fragment_gemm.tl"), part)
+        with open(os.path.join(d, "fragment_gemm_rows.h"), "w") as f:
+            f.write(f"// Written by tests/gpu/gen_fragment_gemm.py --all: the kernels of part {i}.\n"
+                    "#define TH_FRAGMENT_CASES(X) " + " ".join(f"X({t}, {r})" for t, r in part) + "\n")
 
 
 if __name__ == "__main__":
