@@ -102,7 +102,7 @@ void KernelEmitter::plan_shared_memory() {
         // Scratch needs of the lowerings that communicate between threads.
         const int warps = kernel_.threads / 32;
         auto need = [&](int64_t bytes) { scratch_bytes_ = std::max(scratch_bytes_, bytes); };
-        if (auto* r = s->as<ir::Reduce>()) {
+        if (auto* r = s->as<ir::Reduce>(); r && !ir::is_per_thread(*r)) {
             int64_t n = 1;
             for (int64_t e : r->dst.tile_shape()) n *= e;
             need(n * warps * std::max(4, dtype_bytes(r->dst.buffer->dtype)));
@@ -117,7 +117,7 @@ void KernelEmitter::plan_shared_memory() {
             }
             need(bytes);
         }
-        if (auto* c = s->as<ir::Cumsum>()) {
+        if (auto* c = s->as<ir::Cumsum>(); c && !ir::is_per_thread(*c)) {
             int64_t n = 1;
             for (int64_t e : c->src.tile_shape()) n *= e;
             need(n * 8);
