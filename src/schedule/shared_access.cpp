@@ -211,6 +211,14 @@ void HazardWalker::walk(const ir::StmtPtr& s, HazardState& state) {
     case ir::StmtKind::For: {
         auto* f = s->as<ir::For>();
         if (f->loop_kind == ir::LoopKind::Parallel) break; // one elementwise access
+        bool uniform_trips = true;
+        for (const ir::ExprPtr& e : f->extents) uniform_trips = uniform_trips && is_block_uniform(e, uniform_lets_);
+        if (!uniform_trips) {
+            // Threads leave the loop after different trip counts (only per-thread operations may
+            // run in it): like a divergent branch, one access from outside, barrier-free inside.
+            check_divergent(s, f->body);
+            break;
+        }
         HazardState entry = state;
         if (contains_async_wait(f->body)) {
             // Concrete iterations: stage indices become numbers; S + 2 trips reach the steady state.

@@ -68,8 +68,8 @@ public:
 protected:
     // A hazard before `at`; return true if it was resolved (a barrier is now before `at`).
     virtual bool on_hazard(const ir::Stmt* at, const std::string& why, bool async_race, HazardState& state) = 0;
-    // A hazard between two accesses inside a branch whose condition may differ between threads:
-    // no barrier can go there (not every thread would reach it).
+    // A hazard between two accesses inside a branch whose condition (or a loop whose trip count)
+    // may differ between threads: no barrier can go there (not every thread would reach it).
     virtual void on_divergent_hazard(const ir::Stmt* branch, const std::string& why) = 0;
     // Called before each statement, so the planner can apply a barrier it planned earlier.
     virtual void before(const ir::Stmt* at, HazardState& state) { (void)at, (void)state; }
