@@ -32,6 +32,8 @@ std::vector<SharedAccess> shared_accesses(const ir::StmtPtr& stmt);
 
 // True when `cond` has the same value in every thread of the block. Loop variables outside
 // parallel loops are uniform; lets are uniform when listed in `uniform_lets` (their value was).
+// Loads are not: the walker also takes a branch or loop that holds a block-level operation as
+// uniform, since sema proved it so (language §5.7).
 bool is_block_uniform(const ir::ExprPtr& cond, const std::set<const ir::Var*>& uniform_lets = {});
 
 struct StageKey {

@@ -392,6 +392,36 @@ kernel k(A: global f32[M, N], B: global mut f32[N, M]) grid(cdiv(N, 64), cdiv(M,
     CHECK(barrier_reasons(m.kernels[0]) == std::vector<std::string>{"RAW on `s`"});
 }
 
+// A condition or loop bound on a `local` is not provably uniform to is_block_uniform, but sema
+// proved it so (language §5.7) since the branch and the loop hold block-level operations: both
+// are walked path by path, with their barriers inside, instead of failing with E0610.
+TEST_CASE("a branch and a loop on a uniform local, holding block-level operations, get barriers inside") {
+    ir::Module m = compile(R"(
+kernel k(X: global f32[N], Y: global mut f32[N]) grid(cdiv(N, 128)) threads(128) {
+    shared s: f32[128];
+    fragment x: f32[128];
+    local total: f32;
+    local n: i32 = 0;
+    copy(X[block.x * 128 +: 128], x);
+    reduce(sum, x, total);
+    if total > 0.0 {
+        n = 2;
+    }
+    for t in serial(n) {
+        copy(X[block.x * 128 + t +: 128], s);
+        for i in parallel(128) { x[i] = s[127 - i]; }
+    }
+    if total > 1.0 {
+        copy(X[block.x * 128 +: 128], s);
+        for i in parallel(128) { x[i] = x[i] + s[127 - i]; }
+    }
+    copy(x, Y[block.x * 128 +: 128]);
+}
+)");
+    CHECK(barrier_reasons(m.kernels[0]) ==
+          std::vector<std::string>{"WAR on `s`", "RAW on `s`", "WAR on `s`", "RAW on `s`"});
+}
+
 // Schedules `src` for sm_80 and returns the diagnostics of a run that must fail in the scheduler
 // (sema accepts the kernel).
 std::vector<Diagnostic> schedule_errors(const std::string& src) {
