@@ -220,9 +220,9 @@ void KernelEmitter::emit_copy_with_fragment(const ir::Copy& c, bool fragment_is_
     });
 }
 
-// Neither side is a distributed fragment: threads share the elements, or each thread copies all
-// of them — into per-thread storage, and in a per-thread copy (ir::is_per_thread), whose source in
-// `local` memory, and region, may differ between threads.
+// Neither side is a distributed fragment: the block's threads share the elements, or each thread
+// copies all of them — when the destination is per-thread storage, and in a per-thread copy
+// (ir::is_per_thread), whose `local` data and region may differ between threads.
 void KernelEmitter::emit_copy_flat(const ir::Copy& c) {
     const ir::Buffer &s = *c.src.buffer, &d = *c.dst.buffer;
     auto shape = c.dst.tile_shape();
