@@ -220,12 +220,13 @@ void KernelEmitter::emit_copy_with_fragment(const ir::Copy& c, bool fragment_is_
     });
 }
 
-// Neither side is a distributed fragment: threads share the elements (or each thread copies all
-// of them when the destination is per-thread storage).
+// Neither side is a distributed fragment: the block's threads share the elements, or each thread
+// copies all of them — when the destination is per-thread storage, and in a per-thread copy
+// (ir::is_per_thread), whose `local` data and region may differ between threads.
 void KernelEmitter::emit_copy_flat(const ir::Copy& c) {
     const ir::Buffer &s = *c.src.buffer, &d = *c.dst.buffer;
     auto shape = c.dst.tile_shape();
-    bool every = per_thread(d, layout_of(d));
+    bool every = per_thread(d, layout_of(d)) || ir::is_per_thread(c);
     std::string pad = c.pad ? expr(c.pad) : int_literal(0, d.dtype);
     auto move = [&](const std::vector<std::string>& coords) {
         std::vector<std::string> si = region_indices(c.src, coords), di = region_indices(c.dst, coords);

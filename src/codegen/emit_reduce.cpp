@@ -83,6 +83,27 @@ void KernelEmitter::emit_cumsum(const ir::Cumsum& c) {
     auto shape = c.src.tile_shape();
     Dtype acc = schedule::cumsum_partial_dtype(dst.dtype);
     std::string acc_type = cuda_type(acc);
+    if (ir::is_per_thread(c)) {
+        // `local` to `local`: each thread scans its own tile, one running sum per line along the
+        // axis; each element is read before it is written, so `dst` may be `src`.
+        std::vector<int64_t> lines = shape;
+        lines.erase(lines.begin() + c.axis);
+        const int64_t n = shape[c.axis];
+        auto scan_line = [&](std::vector<std::string> coords) {
+            coords.insert(coords.begin() + c.axis, c.reverse ? fmt::format("{} - tl_k", n - 1) : "tl_k");
+            out_.line(fmt::format("{} tl_sum = 0;", acc_type));
+            out_.block(fmt::format("for (int tl_k = 0; tl_k < {}; ++tl_k)", n), [&] {
+                out_.line(fmt::format("tl_sum += {};", cast_to(element(src, region_indices(c.src, coords)), src.dtype, acc)));
+                out_.line(fmt::format("{} = {};", element(dst, region_indices(c.dst, coords)), cast_to("tl_sum", acc, dst.dtype)));
+            });
+        };
+        if (lines.empty())
+            out_.block("", [&] { scan_line({}); });
+        else
+            out_.block(fmt::format("for (int tl_l = 0; tl_l < {}; ++tl_l)", ir::element_count(lines)),
+                       [&] { scan_line(unflatten("tl_l", lines)); });
+        return;
+    }
     std::string tile = fmt::format("reinterpret_cast<{}*>(tl_scratch)", acc_type);
     out_.block("", [&] {
         // Stage the source tile where every thread can read it.

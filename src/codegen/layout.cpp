@@ -42,6 +42,7 @@ public:
             if (is_fragment(c->src.buffer) && is_fragment(c->dst.buffer) && whole(c->src) && whole(c->dst) &&
                 c->src.buffer->const_shape == c->dst.buffer->const_shape)
                 same_layout.emplace_back(c->src.buffer.get(), c->dst.buffer.get());
+            if (is_fragment(c->src.buffer)) copies_into.emplace_back(c->src.buffer.get(), c->dst.buffer.get());
         } else if (auto* g = s->as<ir::Gemm>(); g && is_fragment(g->c.buffer)) {
             accumulators[g->c.buffer.get()].push_back(g);
         } else if (auto* r = s->as<ir::Reduce>(); r && is_fragment(r->dst.buffer)) {
@@ -65,12 +66,17 @@ public:
     std::map<const ir::For*, const ir::Buffer*> loop_anchor;
     std::map<const ir::For*, std::set<const ir::Buffer*>> loop_exact;  // indexed by the loop's vars
     std::map<const ir::For*, std::set<const ir::Buffer*>> loop_writes; // stored to in the loop
+    std::vector<std::pair<const ir::Buffer*, const ir::Buffer*>> copies_into; // (fragment source, destination)
 
     // A loop that writes a replicated fragment runs every iteration in every thread, so every
-    // fragment it indexes must be replicated too; repeat until nothing changes.
+    // fragment it indexes must be replicated too; a fragment copied into per-thread storage (a
+    // `local`, a replicated fragment) must be, since every thread needs every element. Repeat until
+    // nothing changes.
     void propagate_replication() {
         for (bool changed = true; changed;) {
             changed = false;
+            for (auto& [src, dst] : copies_into)
+                if (dst->scope == ir::Scope::Local || replicated.count(dst)) changed |= replicated.insert(src).second;
             for (auto& [loop, written] : loop_writes) {
                 bool writes_replicated = false;
                 for (auto* b : written) writes_replicated |= replicated.count(b) > 0;

@@ -1,8 +1,8 @@
 // Fragment layout inference: decides, for every fragment of a kernel, which elements each thread
 // holds — the mma.sync accumulator layout for tensor-core gemm results (and every fragment used
 // elementwise with them), a blocked layout for other elementwise fragments, or replication (every
-// thread holds all elements) for fragments read with broadcast indices, reduced into, or indexed
-// outside `parallel` loops.
+// thread holds all elements) for fragments read with broadcast indices, reduced into, indexed
+// outside `parallel` loops, or copied into per-thread storage.
 #pragma once
 
 #include "ir/ir.h"

@@ -83,4 +83,15 @@ const Copy* tma_store_copy(const Kernel& kernel) {
     return nullptr;
 }
 
+bool is_per_thread(const Stmt& s) {
+    auto local = [](const Region& r) { return r.buffer && r.buffer->scope == Scope::Local; };
+    auto memory_or_local = [](const Region& r) { return r.buffer && r.buffer->scope != Scope::Fragment; };
+    if (auto* c = s.as<Copy>())
+        return (local(c->src) && memory_or_local(c->dst)) || (local(c->dst) && memory_or_local(c->src));
+    if (auto* f = s.as<Fill>()) return local(f->dst);
+    if (auto* r = s.as<Reduce>()) return local(r->src) && local(r->dst);
+    if (auto* c = s.as<Cumsum>()) return local(c->src) && local(c->dst);
+    return false;
+}
+
 } // namespace tlc::ir

@@ -445,4 +445,11 @@ std::optional<int64_t> const_int(const ExprPtr& e); // value of an IntImm, else 
 const WarpSpecializedLoop* warp_specialized_loop(const Kernel& kernel);
 const Copy* tma_store_copy(const Kernel& kernel);
 
+// A per-thread tile operation: every thread performs all of it, on its own `local` data, instead
+// of the block sharing one operation (docs/language.md §10.8). That is a copy between a `local` and
+// a `local`, `shared` or global region, a fill of a `local`, and a reduce or cumsum from a `local`
+// into a `local`. Every other tile operation (and every `parallel` loop) is block-level: one
+// operation of the whole block, which sema requires to be block-uniform.
+bool is_per_thread(const Stmt& s);
+
 } // namespace tlc::ir

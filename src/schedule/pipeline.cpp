@@ -41,7 +41,8 @@ const std::vector<Pass>& passes() {
              std::vector<std::pair<const ir::Stmt*, std::string>> divergent;
              BarrierPlan plan = plan_barriers(k.body, &divergent);
              for (auto& [branch, why] : divergent)
-                 diags.report(DiagKind::DivergentBarrier, branch->range, why);
+                 diags.report(DiagKind::DivergentBarrier, branch->range, branch->as<ir::For>() ? "loop" : "branch", why,
+                              branch->as<ir::For>() ? "trip count" : "condition");
              if (!divergent.empty()) return false;
              k.body = insert_barriers(k.body, plan);
              return true;

@@ -34,12 +34,13 @@ ir::StagedOperand staged(const ir::Region& r, int64_t offset) {
 // The scratch a statement's lowering uses, if any.
 std::optional<ir::ScratchUse> scratch_use(const ir::Stmt& s, int threads) {
     const int64_t warps = threads / 32;
-    if (auto* r = s.as<ir::Reduce>()) {
+    // A per-thread reduce or cumsum (a local tile into a local) needs no exchange.
+    if (auto* r = s.as<ir::Reduce>(); r && !ir::is_per_thread(*r)) {
         int64_t outputs = ir::element_count(r->dst.tile_shape());
         return ir::ScratchUse{fmt::format("block reduction into `{}`", r->dst.buffer->name),
                               outputs * warps * dtype_bytes(reduce_partial_dtype(r->dst.buffer->dtype)), {}, {}};
     }
-    if (auto* c = s.as<ir::Cumsum>()) {
+    if (auto* c = s.as<ir::Cumsum>(); c && !ir::is_per_thread(*c)) {
         int64_t n = ir::element_count(c->src.tile_shape());
         return ir::ScratchUse{fmt::format("cumsum of `{}`", c->src.buffer->name),
                               n * dtype_bytes(cumsum_partial_dtype(c->dst.buffer->dtype)), {}, {}};

@@ -81,6 +81,30 @@ bool contains_async_wait(const ir::StmtPtr& s) {
     return false;
 }
 
+// Sema rejects a block-level operation (a tile operation that is not per-thread, a `parallel`
+// loop) under a condition or loop bound that may differ between threads (language §5.7): a
+// branch or loop that holds one is block-uniform, whatever `is_block_uniform` can prove.
+bool holds_block_level_op(const ir::StmtPtr& s) {
+    if (!s) return false;
+    switch (s->kind) {
+    case ir::StmtKind::Seq:
+        for (const ir::StmtPtr& c : s->as<ir::Seq>()->stmts)
+            if (holds_block_level_op(c)) return true;
+        return false;
+    case ir::StmtKind::If: return holds_block_level_op(s->as<ir::If>()->then_body) || holds_block_level_op(s->as<ir::If>()->else_body);
+    case ir::StmtKind::For:
+        return s->as<ir::For>()->loop_kind == ir::LoopKind::Parallel || holds_block_level_op(s->as<ir::For>()->body);
+    case ir::StmtKind::Copy:
+    case ir::StmtKind::Gemm:
+    case ir::StmtKind::Fill:
+    case ir::StmtKind::Reduce:
+    case ir::StmtKind::Cumsum:
+    case ir::StmtKind::AtomicAdd: return !ir::is_per_thread(*s);
+    case ir::StmtKind::WarpSpecializedLoop: return true;
+    default: return false;
+    }
+}
+
 bool uniform_expr(const ir::ExprPtr& e, const std::set<const ir::Var*>& lets) {
     if (!e) return true;
     switch (e->kind) {
@@ -194,7 +218,7 @@ void HazardWalker::walk(const ir::StmtPtr& s, HazardState& state) {
     }
     case ir::StmtKind::If: {
         auto* i = s->as<ir::If>();
-        if (!is_block_uniform(i->cond, uniform_lets_)) {
+        if (!is_block_uniform(i->cond, uniform_lets_) && !holds_block_level_op(s)) {
             // A divergent branch is one indivisible access from outside; inside, it must need no
             // barrier at all.
             check_divergent(s, i->then_body);
@@ -211,6 +235,14 @@ void HazardWalker::walk(const ir::StmtPtr& s, HazardState& state) {
     case ir::StmtKind::For: {
         auto* f = s->as<ir::For>();
         if (f->loop_kind == ir::LoopKind::Parallel) break; // one elementwise access
+        bool uniform_trips = true;
+        for (const ir::ExprPtr& e : f->extents) uniform_trips = uniform_trips && is_block_uniform(e, uniform_lets_);
+        if (!uniform_trips && !holds_block_level_op(f->body)) {
+            // Threads may leave the loop after different trip counts: like a divergent branch,
+            // one access from outside, barrier-free inside.
+            check_divergent(s, f->body);
+            break;
+        }
         HazardState entry = state;
         if (contains_async_wait(f->body)) {
             // Concrete iterations: stage indices become numbers; S + 2 trips reach the steady state.

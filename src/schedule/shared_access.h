@@ -32,6 +32,8 @@ std::vector<SharedAccess> shared_accesses(const ir::StmtPtr& stmt);
 
 // True when `cond` has the same value in every thread of the block. Loop variables outside
 // parallel loops are uniform; lets are uniform when listed in `uniform_lets` (their value was).
+// Loads are not: the walker also takes a branch or loop that holds a block-level operation as
+// uniform, since sema proved it so (language §5.7).
 bool is_block_uniform(const ir::ExprPtr& cond, const std::set<const ir::Var*>& uniform_lets = {});
 
 struct StageKey {
@@ -68,8 +70,8 @@ public:
 protected:
     // A hazard before `at`; return true if it was resolved (a barrier is now before `at`).
     virtual bool on_hazard(const ir::Stmt* at, const std::string& why, bool async_race, HazardState& state) = 0;
-    // A hazard between two accesses inside a branch whose condition may differ between threads:
-    // no barrier can go there (not every thread would reach it).
+    // A hazard between two accesses inside a branch whose condition (or a loop whose trip count)
+    // may differ between threads: no barrier can go there (not every thread would reach it).
     virtual void on_divergent_hazard(const ir::Stmt* branch, const std::string& why) = 0;
     // Called before each statement, so the planner can apply a barrier it planned earlier.
     virtual void before(const ir::Stmt* at, HazardState& state) { (void)at, (void)state; }

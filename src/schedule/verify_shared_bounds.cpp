@@ -120,10 +120,10 @@ private:
     void visit(const ir::StmtPtr& s) {
         if (!s) return;
         const int64_t warps = kernel_.threads / 32;
-        if (auto* r = s->as<ir::Reduce>()) {
+        if (auto* r = s->as<ir::Reduce>(); r && !ir::is_per_thread(*r)) {
             int64_t outputs = ir::element_count(r->dst.tile_shape());
             check_scratch(*s, outputs * warps * dtype_bytes(reduce_partial_dtype(r->dst.buffer->dtype)), "block reduction");
-        } else if (auto* c = s->as<ir::Cumsum>()) {
+        } else if (auto* c = s->as<ir::Cumsum>(); c && !ir::is_per_thread(*c)) {
             check_scratch(*s, ir::element_count(c->src.tile_shape()) * dtype_bytes(cumsum_partial_dtype(c->dst.buffer->dtype)),
                           "cumsum");
         } else if (auto* c = s->as<ir::Copy>(); c && c->src.buffer->scope == ir::Scope::Fragment &&

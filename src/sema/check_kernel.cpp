@@ -1,5 +1,6 @@
 // Kernels: compile-time parameters and -D, runtime parameters and dims, launch clauses, body.
 #include "sema/checker.h"
+#include "sema/uniformity.h"
 #include "syntax/ast_printer.h"
 
 namespace tlc::sema {
@@ -305,7 +306,10 @@ std::optional<ir::Kernel> Checker::check_kernel(const ast::Kernel& k) {
     pop_scope();
     pop_scope();
     out.dims = ks.dims;
-    if (out.body) check_shared_memory(k, out);
+    if (out.body) {
+        check_uniformity(out, diags_);
+        check_shared_memory(k, out);
+    }
     callees_of_kernels_.insert(callees_of_kernels_.end(), ks.callees.begin(), ks.callees.end());
     if (diags_.error_count() > errors_before) return std::nullopt;
     return out;

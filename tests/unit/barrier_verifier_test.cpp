@@ -392,32 +392,92 @@ kernel k(A: global f32[M, N], B: global mut f32[N, M]) grid(cdiv(N, 64), cdiv(M,
     CHECK(barrier_reasons(m.kernels[0]) == std::vector<std::string>{"RAW on `s`"});
 }
 
-// Sema accepts parallel loops under a thread-dependent condition; the walk treats the divergent
-// branch as one access, so the RAW inside it (which no barrier can fix) passes the verifier.
-TEST_CASE("regression: a barrier needed inside a divergent branch is a user error (E0610)") {
+// A condition or loop bound on a `local` is not provably uniform to is_block_uniform, but sema
+// proved it so (language §5.7) since the branch and the loop hold block-level operations: both
+// are walked path by path, with their barriers inside, instead of failing with E0610.
+TEST_CASE("a branch and a loop on a uniform local, holding block-level operations, get barriers inside") {
+    ir::Module m = compile(R"(
+kernel k(X: global f32[N], Y: global mut f32[N]) grid(cdiv(N, 128)) threads(128) {
+    shared s: f32[128];
+    fragment x: f32[128];
+    local total: f32;
+    local n: i32 = 0;
+    copy(X[block.x * 128 +: 128], x);
+    reduce(sum, x, total);
+    if total > 0.0 {
+        n = 2;
+    }
+    for t in serial(n) {
+        copy(X[block.x * 128 + t +: 128], s);
+        for i in parallel(128) { x[i] = s[127 - i]; }
+    }
+    if total > 1.0 {
+        copy(X[block.x * 128 +: 128], s);
+        for i in parallel(128) { x[i] = x[i] + s[127 - i]; }
+    }
+    copy(x, Y[block.x * 128 +: 128]);
+}
+)");
+    CHECK(barrier_reasons(m.kernels[0]) ==
+          std::vector<std::string>{"WAR on `s`", "RAW on `s`", "WAR on `s`", "RAW on `s`"});
+}
+
+// Schedules `src` for sm_80 and returns the diagnostics of a run that must fail in the scheduler
+// (sema accepts the kernel).
+std::vector<Diagnostic> schedule_errors(const std::string& src) {
     SourceManager sm;
     DiagnosticEngine diags(sm);
-    ast::Module main = syntax::parse_module(sm, sm.add("test.tl", R"(
-kernel k(A: global f32[N], B: global mut f32[N]) grid(cdiv(N, 64)) threads(64) {
-    shared s: f32[64];
-    fragment f: f32[64];
-    if thread.x < 32 {
-        for i in parallel(64) { s[i] = A[i]; }
-        for i in parallel(64) { f[i] = s[63 - i]; }
-    }
-    copy(f, B[block.x * 64 +: 64]);
-}
-)"), diags);
+    ast::Module main = syntax::parse_module(sm, sm.add("test.tl", src), diags);
     sema::SemaOptions so;
     so.arch = sema::Arch::Sm80;
     std::optional<ir::Module> module = sema::check(main, {}, diags, so);
-    REQUIRE(module.has_value());
+    REQUIRE_MESSAGE(module.has_value(), diags.render());
     schedule::ScheduleOptions options;
     options.arch = "sm_80";
     CHECK_FALSE(schedule::run_passes(*module, options, diags));
-    REQUIRE(diags.diagnostics().size() >= 1);
-    CHECK(diags.diagnostics()[0].code == "E0610");
-    CHECK(contains(diags.diagnostics()[0].message, "RAW on `s`"));
+    return diags.diagnostics();
+}
+
+// Per-thread copies may run under a thread-dependent condition; the walk treats the divergent
+// branch as one access, so the RAW inside it (which no barrier can fix) must be a user error.
+TEST_CASE("regression: a barrier needed inside a divergent branch is a user error (E0610)") {
+    std::vector<Diagnostic> d = schedule_errors(R"(
+kernel k(A: global f32[N], B: global mut f32[N]) grid(cdiv(N, 64)) threads(64) {
+    shared s: f32[64];
+    local v: f32[1];
+    if thread.x < 32 {
+        copy(A[thread.x +: 1], v);
+        copy(v, s[thread.x +: 1]);
+        copy(s[63 - thread.x +: 1], v);
+        copy(v, B[thread.x +: 1]);
+    }
+}
+)");
+    REQUIRE(d.size() >= 1);
+    CHECK(d[0].code == "E0610");
+    CHECK(contains(d[0].message, "this branch needs a barrier"));
+    CHECK(contains(d[0].message, "RAW on `s`"));
+}
+
+// The same inside a loop whose trip count differs between threads: a barrier in its body would
+// not be reached by the threads that left the loop.
+TEST_CASE("a barrier needed inside a loop with a thread-dependent trip count is a user error (E0610)") {
+    std::vector<Diagnostic> d = schedule_errors(R"(
+kernel k(A: global f32[N], B: global mut f32[N]) grid(cdiv(N, 64)) threads(64) {
+    shared s: f32[64];
+    local v: f32[1];
+    for t in serial(thread.x % 4) {
+        copy(A[t * 64 + thread.x +: 1], v);
+        copy(v, s[thread.x +: 1]);
+        copy(s[63 - thread.x +: 1], v);
+        copy(v, B[t * 64 + thread.x +: 1]);
+    }
+}
+)");
+    REQUIRE(d.size() >= 1);
+    CHECK(d[0].code == "E0610");
+    CHECK(contains(d[0].message, "this loop needs a barrier"));
+    CHECK(contains(d[0].message, "its trip count may differ"));
 }
 
 // pipeline-loops (not a barrier bug, but one the verifier cannot see): a producer's source region

@@ -389,7 +389,7 @@ kernel k(X: global mut f32[N], alpha: f32) grid(cdiv(N, 64), 1) threads(64) {
     }
     @no_async_copy
     for t in unroll(4) {
-        x[t] = m;
+        x[t] = alpha;
     }
     copy(x, X[block.x * 64 +: 64]);
 }
