@@ -2,10 +2,13 @@
 // input that was once miscompiled. Buffers are exact-size under compute-sanitizer (TH_NO_GUARD=1),
 // so memcheck sees an out-of-bounds shared or global access.
 //
-// Stubs: fragment_operand(A, B, C), accumulate_thrice(A, B, C), pipelined_fragment_b(A, B, C, M, K, N).
+// Stubs: fragment_operand(A, B, C), accumulate_thrice(A, B, C), pipelined_fragment_b(A, B, C, M, K, N),
+// per_thread_copy(X, Y, N), per_thread_prefix(X, Y, Sums, N), fragment_to_local(X, Y, N).
 #include "regressions.h"
 #include "harness.h"
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -51,6 +54,59 @@ th::Outcome check_pipelined(int64_t M, int64_t N, int64_t K, uint64_t seed) {
                        A.guards_intact() && B.guards_intact() && C.guards_intact());
 }
 
+// The per-thread kernels over N elements of X in [-1, 1); Y (and Sums) poisoned first. Elements the
+// kernel must not write are expected to keep the poison (NaN), which rel_err rejects: the
+// reference and the output are compared only where the kernel writes.
+enum class PerThread { copy, prefix, fragment_to_local };
+
+th::Outcome check_per_thread(PerThread which, int64_t N, uint64_t seed) {
+    const auto x = th::random_vector<float>(static_cast<size_t>(N), seed);
+    th::DeviceBuffer<float> X(x), Y(static_cast<size_t>(N)), Sums(static_cast<size_t>(N));
+    Y.poison();
+    Sums.poison();
+    auto at = [&](int64_t i) { return i < N ? double(x[i]) : 0.0; };
+    std::vector<double> ref_y(static_cast<size_t>(N), std::nan("")), ref_sums(static_cast<size_t>(N), std::nan(""));
+    switch (which) {
+    case PerThread::copy:
+        th::check_launch(tlc::per_thread_copy(X.get(), Y.get(), N), "per_thread_copy");
+        for (int64_t i = 0; i < N && i < 1024; ++i) ref_y[i] = at(i);
+        break;
+    case PerThread::prefix:
+        th::check_launch(tlc::per_thread_prefix(X.get(), Y.get(), Sums.get(), N), "per_thread_prefix");
+        for (int64_t b = 0; b * 1024 < N; ++b)
+            for (int64_t t = 0; t < 128; ++t) {
+                double run = 0.0;
+                const int64_t base = b * 1024 + t * 8;
+                for (int64_t j = 0; j < 8; ++j) {
+                    run += at(base + j);
+                    if (base + j < N) ref_y[base + j] = run;
+                }
+                if (t % 2 == 0 && b * 128 + t < N) ref_sums[b * 128 + t] = run;
+            }
+        break;
+    case PerThread::fragment_to_local:
+        th::check_launch(tlc::fragment_to_local(X.get(), Y.get(), N), "fragment_to_local");
+        for (int64_t i = 0; i < N; ++i) ref_y[i] = at(i / 256 * 256 + i % 32);
+        break;
+    }
+    // Unwritten elements must still hold the poison; written ones must match.
+    auto compare = [](const std::vector<float>& out, const std::vector<double>& ref) {
+        std::vector<float> written;
+        std::vector<double> expected;
+        for (size_t i = 0; i < out.size(); ++i) {
+            if (std::isnan(ref[i])) {
+                if (!std::isnan(out[i])) return std::nan("");  // a write where none belongs
+                continue;
+            }
+            written.push_back(out[i]);
+            expected.push_back(ref[i]);
+        }
+        return th::rel_err(written, expected);
+    };
+    const double err = std::max(compare(Y.download(), ref_y), which == PerThread::prefix ? compare(Sums.download(), ref_sums) : 0.0);
+    return th::numeric(err, 1e-5, X.guards_intact() && Y.guards_intact() && Sums.guards_intact());
+}
+
 } // namespace
 
 int main() {
@@ -60,5 +116,13 @@ int main() {
     suite.run("pipelined_fragment_b/130x70x100", [&] { return check_pipelined(130, 70, 100, 300); });
     suite.run("pipelined_fragment_b/128x128x256", [&] { return check_pipelined(128, 128, 256, 400); });
     suite.run("pipelined_fragment_b/1x1x1", [&] { return check_pipelined(1, 1, 1, 500); });
+    uint64_t seed = 600;
+    for (int64_t n : {1024, 1000, 3000, 700, 1}) {
+        const std::string size = "/N=" + std::to_string(n);
+        suite.run("per_thread_copy" + size, [&] { return check_per_thread(PerThread::copy, n, seed); });
+        suite.run("per_thread_prefix" + size, [&] { return check_per_thread(PerThread::prefix, n, seed + 1); });
+        suite.run("fragment_to_local" + size, [&] { return check_per_thread(PerThread::fragment_to_local, n, seed + 2); });
+        seed += 10;
+    }
     return suite.finish();
 }
