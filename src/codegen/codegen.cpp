@@ -24,7 +24,7 @@ std::string file_banner(const CodegenOptions& options, const char* what) {
 void emit_function(const ir::Function& fn, KernelEmitter& exprs, CudaWriter& out) {
     std::string params;
     for (auto& p : fn.params) params += (params.empty() ? "" : ", ") + cuda_type(p->dtype) + " " + exprs.var_name(*p);
-    out.block(fmt::format("__device__ __forceinline__ {} {}({})", cuda_type(fn.result), identifier(fn.name), params),
+    out.block(fmt::format("__device__ __forceinline__ {} {}({})", cuda_type(fn.result), function_identifier(fn.name), params),
               [&] { exprs.emit_statements(fn.body); });
 }
 
@@ -45,6 +45,16 @@ bool wgmma_layout_holds(const ir::Kernel& k, const SourceManager& sources) {
 
 std::optional<CodegenOutput> generate(const ir::Module& module, const CodegenOptions& options, const SourceManager& sources,
                                       DiagnosticEngine& diags) {
+    // The launch functions are `tlc::<name>` and `tlc_<name>` exactly, as documented; a name that
+    // C++ cannot take there is an error rather than a silently different function name.
+    bool names_ok = true;
+    for (const ir::Kernel& k : module.kernels)
+        if (std::optional<std::string> why = host_name_problem(k.name)) {
+            diags.report(DiagKind::KernelHostName, k.name_range, k.name, k.name, k.name, *why);
+            names_ok = false;
+        }
+    if (!names_ok) return std::nullopt;
+
     CodegenOutput result;
     CudaWriter cu, h;
 

@@ -12,7 +12,9 @@
 
 namespace tlc::codegen {
 
-std::string kernel_function_name(const ir::Kernel& k) { return identifier(k.name) + "_kernel" + k.function_suffix; }
+// The kernel's name is a valid C++ identifier that is no keyword (host_name_problem), and user
+// functions never end in `_kernel` (function_identifier), so this name is free.
+std::string kernel_function_name(const ir::Kernel& k) { return k.name + "_kernel" + k.function_suffix; }
 
 KernelEmitter::KernelEmitter(const ir::Kernel& kernel, const KernelLayouts& layouts, const CodegenOptions& options,
                              const SourceManager& sources, DiagnosticEngine& diags, CudaWriter& out)

@@ -290,6 +290,7 @@ std::optional<ir::Kernel> Checker::check_kernel(const ast::Kernel& k) {
     ir::Kernel out;
     out.name = k.name;
     out.range = k.range;
+    out.name_range = k.name_range;
 
     st_.scopes.push(); // compile-time parameters
     check_compile_params(k, out);
