@@ -156,10 +156,14 @@ void emit_requirement(const ir::ExprPtr& cond, const std::string& text, KernelEm
     std::string guard;
     for (const ir::ExprPtr& d : divisors) guard += "(" + exprs.expr(d) + ") == 0 || ";
     std::string values;
-    for (const ir::Var* v : vars)
+    for (const ir::Var* v : vars) {
+        // std::to_string has no overload for the 16- and 8-bit floats: print them as float.
+        bool narrow = is_float(v->dtype) && dtype_bits(v->dtype) < 32;
+        std::string value = narrow ? "tl::to_float(" + exprs.var_name(*v) + ")" : exprs.var_name(*v);
         values += fmt::format("{}\"{}{} = \" + std::to_string({})", values.empty() ? "" : " + ", values.empty() ? "" : ", ",
-                              v->name, exprs.var_name(*v));
-    std::string message = fmt::format("std::string(kKernel) + \": requirement `{}` does not hold\"", text);
+                              v->name, value);
+    }
+    std::string message = fmt::format("std::string(tl_name) + \": requirement `{}` does not hold\"", text);
     if (!values.empty()) message += " + \" (\" + " + values + " + \")\"";
     out.line(fmt::format("if ({}!({}))", guard, exprs.expr(cond)));
     out.line("    return tl::host::invalid_argument(" + message + ");");
