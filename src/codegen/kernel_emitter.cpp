@@ -250,11 +250,29 @@ void KernelEmitter::emit_shared_declarations() {
                                   scratch_offset_, scratch_bytes_));
 }
 
+namespace {
+// A sequence that declares a variable or a buffer at its top level.
+bool declares_names(const ir::StmtPtr& s) {
+    auto* seq = s ? s->as<ir::Seq>() : nullptr;
+    if (!seq) return false;
+    for (const ir::StmtPtr& c : seq->stmts)
+        if (c && (c->kind == ir::StmtKind::Let || c->kind == ir::StmtKind::Alloc)) return true;
+    return false;
+}
+} // namespace
+
 void KernelEmitter::stmt(const ir::StmtPtr& s, const ElementContext& ctx) {
     if (!s) return;
     switch (s->kind) {
     case ir::StmtKind::Seq:
-        for (auto& c : s->as<ir::Seq>()->stmts) stmt(c, ctx);
+        for (auto& c : s->as<ir::Seq>()->stmts) {
+            // A nested sequence is a block of the source (`{ ... }`, a branch kept by a constant
+            // condition): its declarations end with it, and a later sibling may reuse their names.
+            if (declares_names(c))
+                out_.block("", [&] { stmt(c, ctx); });
+            else
+                stmt(c, ctx);
+        }
         break;
     case ir::StmtKind::Alloc: {
         auto* a = s->as<ir::Alloc>();
