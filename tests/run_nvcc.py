@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""nvcc tests: the generated CUDA must compile. With nvcc -std=c++17 -c -I runtime, compiles
+"""nvcc tests: the generated CUDA must compile without a warning. With nvcc -std=c++17 -c
+-Werror all-warnings -I runtime, compiles
   - every tests/golden/*.cu, for the arch on its .tl's `// TLC-ARGS:` line (default sm_90a), and
     also for sm_80 when it holds a warp-specialized kernel (`<name>_kernel_sm90`);
   - every samples/**/*.tl and stdlib/*.tl translated by tlc for sm_80 and sm_90a (a
     `// REQUIRES: sm_90a` line limits a file to the listed archs);
 then builds the GPU test programs of tests/gpu/variants.sh (every sample and stdlib file with its
 variants; tests/gpu/<name>_test.cu and stdlib_<name>_test.cu) with tests/gpu's own scripts
-(generate.sh, run_gpu_tests.sh) and, when a GPU is present (`nvidia-smi` works), runs those its
+(generate.sh, run_gpu_tests.sh, which also compiles the generated files with -Werror all-warnings)
+and, when a GPU is present (`nvidia-smi` works), runs those its
 arch can run. Skips, saying so, when nvcc is absent."""
 import os
 import shlex
@@ -21,6 +23,9 @@ from testlib import Results, describe_exit, directive, parse_args, run, tl_files
 ARCHS = ("sm_80", "sm_90a")
 GENCODE = {"sm_80": "-gencode=arch=compute_80,code=sm_80", "sm_90a": "-gencode=arch=compute_90a,code=sm_90a"}
 NVCC_TIMEOUT_S = 900
+# Generated code must compile warning-free: `-Werror all-warnings` turns every warning nvcc reports
+# (e.g. #177, a variable declared but never referenced) into an error.
+WERROR = ["-Werror", "all-warnings"]
 
 
 def find_nvcc():
@@ -72,7 +77,7 @@ def main():
             if res.check(f"tlc {rel(tl)} --arch {arch}", r.returncode == 0,
                          f"{describe_exit(r.returncode)}\n{r.stderr[-3000:]}"):
                 compile_jobs.append((f"{rel(tl)} [{arch}]",
-                                     [nvcc, "-std=c++17", "-c", "-I", runtime, GENCODE[arch], cu, "-o", cu + ".o"]))
+                                     [nvcc, "-std=c++17", "-c", *WERROR, "-I", runtime, GENCODE[arch], cu, "-o", cu + ".o"]))
 
     # 2. The golden .cu files, for the arch they were generated for.
     for cu in tl_files(args.root, "tests/golden/*.cu"):
@@ -92,7 +97,7 @@ def main():
             for a in archs:
                 obj = os.path.join(tmp, os.path.basename(cu) + f".{a}.o")
                 compile_jobs.append((f"{rel(cu)} [{a}]",
-                                     [nvcc, "-std=c++17", "-c", "-I", runtime, GENCODE[a], cu, "-o", obj]))
+                                     [nvcc, "-std=c++17", "-c", *WERROR, "-I", runtime, GENCODE[a], cu, "-o", obj]))
 
     print(f"nvcc: {nvcc}; {len(compile_jobs)} compilations, {args.jobs} at a time", flush=True)
 

@@ -5,10 +5,12 @@
 #include "codegen/host_stub.h"
 #include "codegen/kernel_emitter.h"
 #include "codegen/layout.h"
+#include "ir/walk.h"
 
 #include <fmt/format.h>
 
 #include <functional>
+#include <set>
 
 namespace tlc::codegen {
 
@@ -21,10 +23,32 @@ std::string file_banner(const CodegenOptions& options, const char* what) {
                        what, TLC_VERSION, options.arch, options.command_line.empty() ? "tlc" : options.command_line);
 }
 
-void emit_function(const ir::Function& fn, KernelEmitter& exprs, CudaWriter& out) {
+// The user functions that the kernels call, directly or through other functions (by name: names
+// are unique in a module).
+std::set<std::string> called_functions(const ir::Module& module) {
+    std::set<std::string> called;
+    auto collect = [&](const ir::StmtPtr& body) {
+        ir::walk_exprs(body, [&](const ir::Expr& e) {
+            if (auto* c = e.as<ir::Call>(); c && c->function) called.insert(c->function->name);
+        });
+    };
+    for (const ir::Kernel& k : module.kernels) {
+        collect(k.body);
+        if (k.fallback) collect(k.fallback->body);
+    }
+    for (auto f = module.functions.rbegin(); f != module.functions.rend(); ++f) // callers before callees
+        if (called.count((*f)->name)) collect((*f)->body);
+    return called;
+}
+
+// Every function of the main module is emitted, so that translating a library of functions checks
+// them with nvcc; one that no kernel calls is [[maybe_unused]], which is what nvcc's warning #177
+// ("declared but never referenced") would otherwise say about it.
+void emit_function(const ir::Function& fn, bool called, KernelEmitter& exprs, CudaWriter& out) {
     std::string params;
     for (auto& p : fn.params) params += (params.empty() ? "" : ", ") + cuda_type(p->dtype) + " " + exprs.var_name(*p);
-    out.block(fmt::format("__device__ __forceinline__ {} {}({})", cuda_type(fn.result), identifier(fn.name), params),
+    out.block(fmt::format("{}__device__ __forceinline__ {} {}({})", called ? "" : "[[maybe_unused]] ", cuda_type(fn.result),
+                          function_identifier(fn.name), params),
               [&] { exprs.emit_statements(fn.body); });
 }
 
@@ -45,6 +69,16 @@ bool wgmma_layout_holds(const ir::Kernel& k, const SourceManager& sources) {
 
 std::optional<CodegenOutput> generate(const ir::Module& module, const CodegenOptions& options, const SourceManager& sources,
                                       DiagnosticEngine& diags) {
+    // The launch functions are `tlc::<name>` and `tlc_<name>` exactly, as documented; a name that
+    // C++ cannot take there is an error rather than a silently different function name.
+    bool names_ok = true;
+    for (const ir::Kernel& k : module.kernels)
+        if (std::optional<std::string> why = host_name_problem(k.name)) {
+            diags.report(DiagKind::KernelHostName, k.name_range, k.name, k.name, k.name, *why);
+            names_ok = false;
+        }
+    if (!names_ok) return std::nullopt;
+
     CodegenOutput result;
     CudaWriter cu, h;
 
@@ -74,8 +108,9 @@ std::optional<CodegenOutput> generate(const ir::Module& module, const CodegenOpt
     ir::Kernel no_kernel;
     KernelLayouts no_layouts;
     KernelEmitter fn_emitter(no_kernel, no_layouts, options, sources, diags, cu);
+    const std::set<std::string> called = called_functions(module);
     for (const ir::FunctionPtr& fn : module.functions) {
-        emit_function(*fn, fn_emitter, cu);
+        emit_function(*fn, called.count(fn->name) > 0, fn_emitter, cu);
         cu.line();
     }
 

@@ -4,6 +4,7 @@
 #include "ir/dtype.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace tlc::codegen {
@@ -15,5 +16,12 @@ std::string int_literal(int64_t v, Dtype t);         // "3", "3LL", "3u"
 std::string parenthesized(const std::string& s);
 // A user name made safe as a C++ identifier (C++ keywords and `tl_` names get a trailing `_`).
 std::string identifier(const std::string& name);
+// A user function's name: identifier(), plus a trailing `_` when it could equal a __global__
+// function's name (`<kernel>_kernel`, `<kernel>_kernel_sm90`), which shares its namespace.
+std::string function_identifier(const std::string& name);
+// Why a kernel cannot be launched as `tlc::<name>` and `tlc_<name>` (a C++ keyword, a name
+// reserved for the C++ implementation, a name the launch code needs at global scope), or nullopt
+// when it can. Launch functions are never renamed: such a kernel is an error (E0219).
+std::optional<std::string> host_name_problem(const std::string& name);
 
 } // namespace tlc::codegen

@@ -154,7 +154,7 @@ public:
         }
         case ir::ExprKind::Call: {
             auto* c = e->as<ir::Call>();
-            out += c->function ? identifier(c->function->name) : fmt::format("tl::{}", ir::intrinsic_name(c->intrinsic));
+            out += c->function ? function_identifier(c->function->name) : fmt::format("tl::{}", ir::intrinsic_name(c->intrinsic));
             out += "(";
             for (size_t i = 0; i < c->args.size(); ++i) {
                 if (i) out += ", ";

@@ -47,11 +47,15 @@ std::vector<StubParam> stub_params(const ir::Kernel& k) {
     return out;
 }
 
+// The __global__ function as the stubs name it: qualified, because the stubs live in namespace tlc,
+// where the launch function of a kernel named `<name>_kernel` would hide kernel `<name>`'s.
+std::string global_function(const ir::Kernel& k) { return "::" + kernel_function_name(k); }
+
 } // namespace
 
 void emit_stub_declarations(const ir::Kernel& k, CudaWriter& out) {
     auto ps = stub_params(k);
-    std::string name = identifier(k.name);
+    const std::string& name = k.name; // codegen::generate checked that C++ can take it as is
     std::string sig;
     for (auto& p : ps) sig += p.cpp + ", ";
     out.line(fmt::format("// Launches kernel `{}`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.", k.name));
@@ -64,17 +68,17 @@ namespace {
 // shared-memory carveout so that as many blocks as possible fit on an SM.
 void emit_shared_memory_attributes(const ir::Kernel& k, int64_t shared_bytes, CudaWriter& out) {
     if (shared_bytes <= 0) return;
-    std::string fn = kernel_function_name(k);
-    std::string var = k.function_suffix.empty() ? "kAttributes" : "kAttributes" + k.function_suffix;
+    std::string fn = global_function(k);
+    std::string var = k.function_suffix.empty() ? "tl_attributes" : "tl_attributes" + k.function_suffix;
     out.line(fmt::format("static const cudaError_t {} = [] {{", var));
-    out.line("    cudaError_t err = cudaSuccess;");
+    out.line("    cudaError_t tl_err = cudaSuccess;");
     if (shared_bytes > 48 * 1024)
-        out.line(fmt::format("    err = cudaFuncSetAttribute({}, cudaFuncAttributeMaxDynamicSharedMemorySize, {});", fn, shared_bytes));
-    out.line("    if (err == cudaSuccess)");
-    out.line(fmt::format("        err = cudaFuncSetAttribute({}, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);", fn));
-    out.line("    return err;");
+        out.line(fmt::format("    tl_err = cudaFuncSetAttribute({}, cudaFuncAttributeMaxDynamicSharedMemorySize, {});", fn, shared_bytes));
+    out.line("    if (tl_err == cudaSuccess)");
+    out.line(fmt::format("        tl_err = cudaFuncSetAttribute({}, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);", fn));
+    out.line("    return tl_err;");
     out.line("}();");
-    out.line(fmt::format("if ({} != cudaSuccess) return tl::host::record({}, kKernel, \"setting the shared-memory attributes\");", var, var));
+    out.line(fmt::format("if ({} != cudaSuccess) return tl::host::record({}, tl_name, \"setting the shared-memory attributes\");", var, var));
 }
 
 const char* tensor_map_type(Dtype t) { return t == Dtype::BF16 ? "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16" : "CU_TENSOR_MAP_DATA_TYPE_FLOAT16"; }
@@ -113,9 +117,9 @@ void emit_hopper_launch(const ir::Kernel& k, int64_t shared_bytes, const std::st
             out.block("if (tl_blocks <= INT32_MAX)", [&] {
                 std::string maps_args;
                 for (const TmaMap& m : maps) maps_args += m.name + ", ";
-                out.line(fmt::format("{}<<<unsigned(tl_blocks), {}, {}, stream>>>({}{});", kernel_function_name(k),
+                out.line(fmt::format("{}<<<unsigned(tl_blocks), {}, {}, stream>>>({}{});", global_function(k),
                                      k.threads + k.warp_specialization.producer_threads, shared_bytes, maps_args, arglist));
-                out.line("return tl::host::record(cudaGetLastError(), kKernel, \"launch\");");
+                out.line("return tl::host::record(cudaGetLastError(), tl_name, \"launch\");");
             });
         });
     });
@@ -152,10 +156,14 @@ void emit_requirement(const ir::ExprPtr& cond, const std::string& text, KernelEm
     std::string guard;
     for (const ir::ExprPtr& d : divisors) guard += "(" + exprs.expr(d) + ") == 0 || ";
     std::string values;
-    for (const ir::Var* v : vars)
+    for (const ir::Var* v : vars) {
+        // std::to_string has no overload for the 16- and 8-bit floats: print them as float.
+        bool narrow = is_float(v->dtype) && dtype_bits(v->dtype) < 32;
+        std::string value = narrow ? "tl::to_float(" + exprs.var_name(*v) + ")" : exprs.var_name(*v);
         values += fmt::format("{}\"{}{} = \" + std::to_string({})", values.empty() ? "" : " + ", values.empty() ? "" : ", ",
-                              v->name, exprs.var_name(*v));
-    std::string message = fmt::format("std::string(kKernel) + \": requirement `{}` does not hold\"", text);
+                              v->name, value);
+    }
+    std::string message = fmt::format("std::string(tl_name) + \": requirement `{}` does not hold\"", text);
     if (!values.empty()) message += " + \" (\" + " + values + " + \")\"";
     out.line(fmt::format("if ({}!({}))", guard, exprs.expr(cond)));
     out.line("    return tl::host::invalid_argument(" + message + ");");
@@ -167,26 +175,26 @@ void emit_stub_definitions(const StubKernels& kernels, KernelEmitter& exprs, Cud
     const ir::Kernel& k = *kernels.main;
     const int64_t shared_bytes = kernels.main_shared_bytes;
     auto ps = stub_params(k);
-    std::string name = identifier(k.name);
+    const std::string& name = k.name;
     std::string sig;
     for (auto& p : ps) sig += p.cpp + ", ";
     out.block(fmt::format("cudaError_t {}({}cudaStream_t stream)", name, sig), [&] {
-        out.line(fmt::format("constexpr const char* kKernel = \"{}\";", k.name));
+        out.line(fmt::format("constexpr const char* tl_name = \"{}\";", k.name));
         for (const ir::Param& p : k.params) {
             if (!p.tensor) continue;
-            out.line(fmt::format("if (cudaError_t err = tl::host::check_pointer({}, kKernel, \"{}\", {}); err != cudaSuccess) return err;",
+            out.line(fmt::format("if (cudaError_t tl_err = tl::host::check_pointer({}, tl_name, \"{}\", {}); tl_err != cudaSuccess) return tl_err;",
                                  identifier(p.tensor->name), p.tensor->name, dtype_bytes(p.tensor->dtype)));
         }
         for (const ir::VarPtr& d : k.dims)
-            out.line(fmt::format("if (cudaError_t err = tl::host::check_dim({}, kKernel, \"{}\"); err != cudaSuccess) return err;",
+            out.line(fmt::format("if (cudaError_t tl_err = tl::host::check_dim({}, tl_name, \"{}\"); tl_err != cudaSuccess) return tl_err;",
                                  identifier(d->name), d->name));
         for (const auto& [cond, text] : k.requires_) emit_requirement(cond, text, exprs, out);
         std::vector<std::string> grid;
         for (size_t i = 0; i < 3; ++i) grid.push_back(i < k.grid.size() ? "int64_t(" + exprs.expr(k.grid[i]) + ")" : "int64_t(1)");
-        out.line(fmt::format("const int64_t grid_x = {}, grid_y = {}, grid_z = {};", grid[0], grid[1], grid[2]));
-        out.line("if (grid_x <= 0 || grid_y <= 0 || grid_z <= 0) return cudaSuccess;  // nothing to compute");
-        out.line("if (grid_x > INT32_MAX || grid_y > 65535 || grid_z > 65535)");
-        out.line("    return tl::host::invalid_argument(std::string(kKernel) + \": the grid is larger than CUDA allows\");");
+        out.line(fmt::format("const int64_t tl_grid_x = {}, tl_grid_y = {}, tl_grid_z = {};", grid[0], grid[1], grid[2]));
+        out.line("if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute");
+        out.line("if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)");
+        out.line("    return tl::host::invalid_argument(std::string(tl_name) + \": the grid is larger than CUDA allows\");");
         std::vector<std::string> args;
         for (const ir::Param& p : k.params) args.push_back(identifier(p.name()));
         for (const ir::VarPtr& d : k.dims) args.push_back("static_cast<int32_t>(" + identifier(d->name) + ")");
@@ -195,23 +203,23 @@ void emit_stub_definitions(const StubKernels& kernels, KernelEmitter& exprs, Cud
         if (kernels.hopper) emit_hopper_launch(*kernels.hopper, kernels.hopper_shared_bytes, arglist, exprs, out);
         emit_shared_memory_attributes(k, shared_bytes, out);
         if (!k.cluster.empty()) {
-            out.line("cudaLaunchConfig_t config = {};");
-            out.line("config.gridDim = dim3(unsigned(grid_x), unsigned(grid_y), unsigned(grid_z));");
-            out.line(fmt::format("config.blockDim = dim3({});", k.threads));
-            out.line(fmt::format("config.dynamicSmemBytes = {};", shared_bytes));
-            out.line("config.stream = stream;");
-            out.line("cudaLaunchAttribute attribute;");
-            out.line("attribute.id = cudaLaunchAttributeClusterDimension;");
+            out.line("cudaLaunchConfig_t tl_config = {};");
+            out.line("tl_config.gridDim = dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z));");
+            out.line(fmt::format("tl_config.blockDim = dim3({});", k.threads));
+            out.line(fmt::format("tl_config.dynamicSmemBytes = {};", shared_bytes));
+            out.line("tl_config.stream = stream;");
+            out.line("cudaLaunchAttribute tl_attribute;");
+            out.line("tl_attribute.id = cudaLaunchAttributeClusterDimension;");
             std::vector<int> c = k.cluster;
             c.resize(3, 1);
-            out.line(fmt::format("attribute.val.clusterDim.x = {}; attribute.val.clusterDim.y = {}; attribute.val.clusterDim.z = {};", c[0], c[1], c[2]));
-            out.line("config.attrs = &attribute;");
-            out.line("config.numAttrs = 1;");
-            out.line(fmt::format("return tl::host::record(cudaLaunchKernelEx(&config, {}, {}), kKernel, \"launch\");", kernel_function_name(k), arglist));
+            out.line(fmt::format("tl_attribute.val.clusterDim.x = {}; tl_attribute.val.clusterDim.y = {}; tl_attribute.val.clusterDim.z = {};", c[0], c[1], c[2]));
+            out.line("tl_config.attrs = &tl_attribute;");
+            out.line("tl_config.numAttrs = 1;");
+            out.line(fmt::format("return tl::host::record(cudaLaunchKernelEx(&tl_config, {}, {}), tl_name, \"launch\");", global_function(k), arglist));
         } else {
-            out.line(fmt::format("{}<<<dim3(unsigned(grid_x), unsigned(grid_y), unsigned(grid_z)), {}, {}, stream>>>({});",
-                                 kernel_function_name(k), k.threads, shared_bytes, arglist));
-            out.line("return tl::host::record(cudaGetLastError(), kKernel, \"launch\");");
+            out.line(fmt::format("{}<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), {}, {}, stream>>>({});",
+                                 global_function(k), k.threads, shared_bytes, arglist));
+            out.line("return tl::host::record(cudaGetLastError(), tl_name, \"launch\");");
         }
     });
 }
@@ -219,7 +227,7 @@ void emit_stub_definitions(const StubKernels& kernels, KernelEmitter& exprs, Cud
 // The extern "C" twins, for Python (ctypes) and other languages.
 void emit_c_twin(const ir::Kernel& k, CudaWriter& out, bool declaration_only) {
     auto ps = stub_params(k);
-    std::string name = identifier(k.name);
+    const std::string& name = k.name;
     std::string csig;
     for (auto& p : ps) csig += p.c + ", ";
     std::string head = fmt::format("cudaError_t tlc_{}({}cudaStream_t stream)", name, csig);

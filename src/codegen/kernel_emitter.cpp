@@ -12,7 +12,9 @@
 
 namespace tlc::codegen {
 
-std::string kernel_function_name(const ir::Kernel& k) { return identifier(k.name) + "_kernel" + k.function_suffix; }
+// The kernel's name is a valid C++ identifier that is no keyword (host_name_problem), and user
+// functions never end in `_kernel` (function_identifier), so this name is free.
+std::string kernel_function_name(const ir::Kernel& k) { return k.name + "_kernel" + k.function_suffix; }
 
 KernelEmitter::KernelEmitter(const ir::Kernel& kernel, const KernelLayouts& layouts, const CodegenOptions& options,
                              const SourceManager& sources, DiagnosticEngine& diags, CudaWriter& out)
@@ -157,11 +159,29 @@ void KernelEmitter::emit_shared_declarations() {
                                   plan_.scratch_offset, plan_.scratch_bytes));
 }
 
+namespace {
+// A sequence that declares a variable or a buffer at its top level.
+bool declares_names(const ir::StmtPtr& s) {
+    auto* seq = s ? s->as<ir::Seq>() : nullptr;
+    if (!seq) return false;
+    for (const ir::StmtPtr& c : seq->stmts)
+        if (c && (c->kind == ir::StmtKind::Let || c->kind == ir::StmtKind::Alloc)) return true;
+    return false;
+}
+} // namespace
+
 void KernelEmitter::stmt(const ir::StmtPtr& s, const ElementContext& ctx) {
     if (!s) return;
     switch (s->kind) {
     case ir::StmtKind::Seq:
-        for (auto& c : s->as<ir::Seq>()->stmts) stmt(c, ctx);
+        for (auto& c : s->as<ir::Seq>()->stmts) {
+            // A nested sequence is a block of the source (`{ ... }`, a branch kept by a constant
+            // condition): its declarations end with it, and a later sibling may reuse their names.
+            if (declares_names(c))
+                out_.block("", [&] { stmt(c, ctx); });
+            else
+                stmt(c, ctx);
+        }
         break;
     case ir::StmtKind::Alloc: {
         auto* a = s->as<ir::Alloc>();

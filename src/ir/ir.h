@@ -422,6 +422,7 @@ struct Kernel {
     KernelOptions options;
     StmtPtr body;
     SourceRange range;
+    SourceRange name_range;
     WarpSpecialization warp_specialization;
     // With warp specialization: the same kernel scheduled for the cp.async + mma.sync path, which
     // the launch stub runs where TMA cannot (unaligned tensors, a device other than sm_90).

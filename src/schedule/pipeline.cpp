@@ -2,6 +2,7 @@
 #include "schedule/pipeline.h"
 
 #include "schedule/barriers.h"
+#include "schedule/drop_unused_lets.h"
 #include "schedule/pipeline_loops.h"
 #include "schedule/plan_shared_memory.h"
 #include "schedule/verify_shared_bounds.h"
@@ -16,6 +17,7 @@ namespace {
 struct Pass {
     std::string name;
     std::function<bool(ir::Kernel&, const ScheduleOptions&, DiagnosticEngine&)> run;
+    std::function<ir::StmtPtr(const ir::StmtPtr&)> function_body = nullptr; // also applied to user `fn`s
 };
 
 const std::vector<Pass>& passes() {
@@ -51,6 +53,12 @@ const std::vector<Pass>& passes() {
              verify_barriers(k);
              return true;
          }},
+        {"drop-unused-lets",
+         [](ir::Kernel& k, const ScheduleOptions&, DiagnosticEngine&) {
+             k.body = drop_unused_lets(k.body);
+             return true;
+         },
+         drop_unused_lets},
         {"plan-shared-memory", [](ir::Kernel& k, const ScheduleOptions& options, DiagnosticEngine& diags) {
              return plan_shared_memory(k, options.arch, options.shared_memory_limit, diags);
          }},
@@ -79,6 +87,12 @@ bool run_passes(ir::Module& module, const ScheduleOptions& options, DiagnosticEn
             if (!pass.run(kernel, options, diags)) return false;
             if (kernel.fallback && pass.name != "warp-specialize" && !pass.run(*kernel.fallback, options, diags)) return false;
         }
+        if (pass.function_body)
+            for (ir::FunctionPtr& fn : module.functions) {
+                auto rewritten = std::make_shared<ir::Function>(*fn);
+                rewritten->body = pass.function_body(fn->body);
+                fn = rewritten;
+            }
         if (pass.name == options.stop_after) break;
     }
     return true;

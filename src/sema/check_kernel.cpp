@@ -1,4 +1,5 @@
 // Kernels: compile-time parameters and -D, runtime parameters and dims, launch clauses, body.
+#include "ir/walk.h"
 #include "sema/checker.h"
 #include "sema/uniformity.h"
 #include "syntax/ast_printer.h"
@@ -164,6 +165,22 @@ void Checker::check_runtime_params(const ast::Kernel& k, ir::Kernel& out) {
     }
 }
 
+namespace {
+// The first thing in `e` that a launch stub cannot evaluate on the host (a tensor element, a builtin,
+// a call of a user `fn`, which is device code), or "". Intrinsics are fine: the runtime's math is
+// host and device.
+std::string not_launch_value(const ir::ExprPtr& e) {
+    std::string what;
+    ir::walk_expr(e, [&](const ir::Expr& x) {
+        if (!what.empty()) return;
+        if (x.kind == ir::ExprKind::Load) what = "a tensor element";
+        if (auto* b = x.as<ir::Builtin>()) what = fmt::format("the builtin `{}`", ir::builtin_name(b->builtin));
+        if (auto* c = x.as<ir::Call>(); c && c->function) what = fmt::format("a call of `{}`", c->function->name);
+    });
+    return what;
+}
+} // namespace
+
 void Checker::check_launch(const ast::Kernel& k, ir::Kernel& out) {
     if (k.grid.empty()) {
         diags_.report(DiagKind::MissingLaunch, k.name_range, k.name, "grid");
@@ -174,6 +191,10 @@ void Checker::check_launch(const ast::Kernel& k, ir::Kernel& out) {
             MaybeTyped t = check_expr(*g);
             std::optional<ir::ExprPtr> e = t ? to_i32(*t, g->range) : std::nullopt;
             if (!e) continue;
+            if (std::string what = not_launch_value(*e); !what.empty()) {
+                diags_.report(DiagKind::NotLaunchValue, g->range, "a grid dimension", what);
+                continue;
+            }
             if (std::optional<int64_t> c = ir::const_int(*e); c && *c <= 0) {
                 diags_.report(DiagKind::LaunchNotPositive, g->range, "a grid dimension", *c);
                 continue;
@@ -226,36 +247,6 @@ void Checker::check_launch(const ast::Kernel& k, ir::Kernel& out) {
                                   arch_name(options_.arch)));
 }
 
-namespace {
-// The first thing in `e` that a launch stub cannot evaluate (a tensor element, a builtin), or "".
-std::string not_launch_value(const ir::ExprPtr& e) {
-    if (!e) return "";
-    switch (e->kind) {
-    case ir::ExprKind::Load: return "a tensor element";
-    case ir::ExprKind::Builtin: return fmt::format("the builtin `{}`", ir::builtin_name(e->as<ir::Builtin>()->builtin));
-    case ir::ExprKind::Unary: return not_launch_value(e->as<ir::Unary>()->operand);
-    case ir::ExprKind::Binary: {
-        std::string l = not_launch_value(e->as<ir::Binary>()->lhs);
-        return l.empty() ? not_launch_value(e->as<ir::Binary>()->rhs) : l;
-    }
-    case ir::ExprKind::Select: {
-        auto* s = e->as<ir::Select>();
-        for (const ir::ExprPtr& x : {s->cond, s->then_value, s->else_value})
-            if (std::string w = not_launch_value(x); !w.empty()) return w;
-        return "";
-    }
-    case ir::ExprKind::Cast: return not_launch_value(e->as<ir::Cast>()->operand);
-    case ir::ExprKind::Call: {
-        auto* c = e->as<ir::Call>();
-        if (c->function) return fmt::format("a call of `{}`", c->function->name);
-        for (const ir::ExprPtr& a : c->args)
-            if (std::string w = not_launch_value(a); !w.empty()) return w;
-        return "";
-    }
-    default: return "";
-    }
-}
-} // namespace
 
 void Checker::check_requires(const ast::Kernel& k, ir::Kernel& out) {
     for (const ast::ExprPtr& r : k.requires_) {
@@ -266,7 +257,7 @@ void Checker::check_requires(const ast::Kernel& k, ir::Kernel& out) {
             continue;
         }
         if (std::string what = not_launch_value(t->expr); !what.empty()) {
-            diags_.report(DiagKind::RequiresNotLaunchValue, r->range, what);
+            diags_.report(DiagKind::NotLaunchValue, r->range, "a `requires` condition", what);
             continue;
         }
         std::string text = syntax::print_expr(*r);
@@ -291,6 +282,7 @@ std::optional<ir::Kernel> Checker::check_kernel(const ast::Kernel& k) {
     ir::Kernel out;
     out.name = k.name;
     out.range = k.range;
+    out.name_range = k.name_range;
 
     st_.scopes.push(); // compile-time parameters
     check_compile_params(k, out);

@@ -360,6 +360,13 @@ ir::StmtPtr Checker::check_if(const ast::If& s) {
             else_body = check_stmt(*s.else_body);
     }
     if (!c || !then_body) return nullptr;
+    // In a kernel, a constant condition (a `bool` compile-time parameter, `TARGET_SM >= 90`) keeps
+    // only the branch taken: the other was checked above but generates no code, and `let`s only it
+    // read become unused (schedule/drop_unused_lets.h). Functions keep the `if`, so that a folded
+    // `return` cannot leave the statements after it unreachable in the CUDA.
+    if (auto* b = c->expr->as<ir::BoolImm>(); b && st_.place == Place::KernelBody) {
+        return b->value ? then_body : else_body;
+    }
     return std::make_shared<ir::If>(c->expr, then_body, else_body, s.range);
 }
 

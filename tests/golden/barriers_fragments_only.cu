@@ -88,16 +88,16 @@ __global__ void __launch_bounds__(128) axpy_rows_kernel(
 namespace tlc {
 
 cudaError_t axpy_rows(const float* X, float* Y, float a, int64_t M, cudaStream_t stream) {
-    constexpr const char* kKernel = "axpy_rows";
-    if (cudaError_t err = tl::host::check_pointer(X, kKernel, "X", 4); err != cudaSuccess) return err;
-    if (cudaError_t err = tl::host::check_pointer(Y, kKernel, "Y", 4); err != cudaSuccess) return err;
-    if (cudaError_t err = tl::host::check_dim(M, kKernel, "M"); err != cudaSuccess) return err;
-    const int64_t grid_x = int64_t(tl::cdiv(M, 16)), grid_y = int64_t(1), grid_z = int64_t(1);
-    if (grid_x <= 0 || grid_y <= 0 || grid_z <= 0) return cudaSuccess;  // nothing to compute
-    if (grid_x > INT32_MAX || grid_y > 65535 || grid_z > 65535)
-        return tl::host::invalid_argument(std::string(kKernel) + ": the grid is larger than CUDA allows");
-    axpy_rows_kernel<<<dim3(unsigned(grid_x), unsigned(grid_y), unsigned(grid_z)), 128, 0, stream>>>(X, Y, a, static_cast<int32_t>(M));
-    return tl::host::record(cudaGetLastError(), kKernel, "launch");
+    constexpr const char* tl_name = "axpy_rows";
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 16)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    ::axpy_rows_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 0, stream>>>(X, Y, a, static_cast<int32_t>(M));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
 }  // namespace tlc

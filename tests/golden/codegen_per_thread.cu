@@ -103,43 +103,43 @@ __global__ void __launch_bounds__(128) broadcast_kernel(
 namespace tlc {
 
 cudaError_t k2(const float* X, float* Y, int64_t N, cudaStream_t stream) {
-    constexpr const char* kKernel = "k2";
-    if (cudaError_t err = tl::host::check_pointer(X, kKernel, "X", 4); err != cudaSuccess) return err;
-    if (cudaError_t err = tl::host::check_pointer(Y, kKernel, "Y", 4); err != cudaSuccess) return err;
-    if (cudaError_t err = tl::host::check_dim(N, kKernel, "N"); err != cudaSuccess) return err;
-    const int64_t grid_x = int64_t(1), grid_y = int64_t(1), grid_z = int64_t(1);
-    if (grid_x <= 0 || grid_y <= 0 || grid_z <= 0) return cudaSuccess;  // nothing to compute
-    if (grid_x > INT32_MAX || grid_y > 65535 || grid_z > 65535)
-        return tl::host::invalid_argument(std::string(kKernel) + ": the grid is larger than CUDA allows");
-    k2_kernel<<<dim3(unsigned(grid_x), unsigned(grid_y), unsigned(grid_z)), 128, 0, stream>>>(X, Y, static_cast<int32_t>(N));
-    return tl::host::record(cudaGetLastError(), kKernel, "launch");
+    constexpr const char* tl_name = "k2";
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(1), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    ::k2_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 0, stream>>>(X, Y, static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
 cudaError_t prefix_rows(const float* X, float* Y, float* Sums, int64_t N, cudaStream_t stream) {
-    constexpr const char* kKernel = "prefix_rows";
-    if (cudaError_t err = tl::host::check_pointer(X, kKernel, "X", 4); err != cudaSuccess) return err;
-    if (cudaError_t err = tl::host::check_pointer(Y, kKernel, "Y", 4); err != cudaSuccess) return err;
-    if (cudaError_t err = tl::host::check_pointer(Sums, kKernel, "Sums", 4); err != cudaSuccess) return err;
-    if (cudaError_t err = tl::host::check_dim(N, kKernel, "N"); err != cudaSuccess) return err;
-    const int64_t grid_x = int64_t(tl::cdiv(N, 1024)), grid_y = int64_t(1), grid_z = int64_t(1);
-    if (grid_x <= 0 || grid_y <= 0 || grid_z <= 0) return cudaSuccess;  // nothing to compute
-    if (grid_x > INT32_MAX || grid_y > 65535 || grid_z > 65535)
-        return tl::host::invalid_argument(std::string(kKernel) + ": the grid is larger than CUDA allows");
-    prefix_rows_kernel<<<dim3(unsigned(grid_x), unsigned(grid_y), unsigned(grid_z)), 128, 0, stream>>>(X, Y, Sums, static_cast<int32_t>(N));
-    return tl::host::record(cudaGetLastError(), kKernel, "launch");
+    constexpr const char* tl_name = "prefix_rows";
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Sums, tl_name, "Sums", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(N, 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    ::prefix_rows_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 0, stream>>>(X, Y, Sums, static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
 cudaError_t broadcast(const float* X, float* Y, int64_t N, cudaStream_t stream) {
-    constexpr const char* kKernel = "broadcast";
-    if (cudaError_t err = tl::host::check_pointer(X, kKernel, "X", 4); err != cudaSuccess) return err;
-    if (cudaError_t err = tl::host::check_pointer(Y, kKernel, "Y", 4); err != cudaSuccess) return err;
-    if (cudaError_t err = tl::host::check_dim(N, kKernel, "N"); err != cudaSuccess) return err;
-    const int64_t grid_x = int64_t(tl::cdiv(N, 256)), grid_y = int64_t(1), grid_z = int64_t(1);
-    if (grid_x <= 0 || grid_y <= 0 || grid_z <= 0) return cudaSuccess;  // nothing to compute
-    if (grid_x > INT32_MAX || grid_y > 65535 || grid_z > 65535)
-        return tl::host::invalid_argument(std::string(kKernel) + ": the grid is larger than CUDA allows");
-    broadcast_kernel<<<dim3(unsigned(grid_x), unsigned(grid_y), unsigned(grid_z)), 128, 0, stream>>>(X, Y, static_cast<int32_t>(N));
-    return tl::host::record(cudaGetLastError(), kKernel, "launch");
+    constexpr const char* tl_name = "broadcast";
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(N, 256)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    ::broadcast_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 0, stream>>>(X, Y, static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
 }  // namespace tlc

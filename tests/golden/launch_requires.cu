@@ -68,23 +68,23 @@ __global__ void __launch_bounds__(256) grouped_scale_kernel(
 namespace tlc {
 
 cudaError_t grouped_scale(const float* X, float* Y, int32_t groups, int64_t G, int64_t N, cudaStream_t stream) {
-    constexpr const char* kKernel = "grouped_scale";
-    if (cudaError_t err = tl::host::check_pointer(X, kKernel, "X", 4); err != cudaSuccess) return err;
-    if (cudaError_t err = tl::host::check_pointer(Y, kKernel, "Y", 4); err != cudaSuccess) return err;
-    if (cudaError_t err = tl::host::check_dim(G, kKernel, "G"); err != cudaSuccess) return err;
-    if (cudaError_t err = tl::host::check_dim(N, kKernel, "N"); err != cudaSuccess) return err;
+    constexpr const char* tl_name = "grouped_scale";
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(G, tl_name, "G"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     if (!(groups > 0))
-        return tl::host::invalid_argument(std::string(kKernel) + ": requirement `groups > 0` does not hold" + " (" + "groups = " + std::to_string(groups) + ")");
+        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `groups > 0` does not hold" + " (" + "groups = " + std::to_string(groups) + ")");
     if ((groups) == 0 || !(G % groups == 0))
-        return tl::host::invalid_argument(std::string(kKernel) + ": requirement `(G % groups) == 0` does not hold" + " (" + "G = " + std::to_string(G) + ", groups = " + std::to_string(groups) + ")");
+        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `(G % groups) == 0` does not hold" + " (" + "G = " + std::to_string(G) + ", groups = " + std::to_string(groups) + ")");
     if (!(N <= 65536))
-        return tl::host::invalid_argument(std::string(kKernel) + ": requirement `N <= 65536` does not hold" + " (" + "N = " + std::to_string(N) + ")");
-    const int64_t grid_x = int64_t(tl::cdiv(N, 256)), grid_y = int64_t(G), grid_z = int64_t(1);
-    if (grid_x <= 0 || grid_y <= 0 || grid_z <= 0) return cudaSuccess;  // nothing to compute
-    if (grid_x > INT32_MAX || grid_y > 65535 || grid_z > 65535)
-        return tl::host::invalid_argument(std::string(kKernel) + ": the grid is larger than CUDA allows");
-    grouped_scale_kernel<<<dim3(unsigned(grid_x), unsigned(grid_y), unsigned(grid_z)), 256, 0, stream>>>(X, Y, groups, static_cast<int32_t>(G), static_cast<int32_t>(N));
-    return tl::host::record(cudaGetLastError(), kKernel, "launch");
+        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `N <= 65536` does not hold" + " (" + "N = " + std::to_string(N) + ")");
+    const int64_t tl_grid_x = int64_t(tl::cdiv(N, 256)), tl_grid_y = int64_t(G), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    ::grouped_scale_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 0, stream>>>(X, Y, groups, static_cast<int32_t>(G), static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
 }  // namespace tlc

@@ -329,17 +329,17 @@ __global__ void __launch_bounds__(384, 1) gemm_kernel_sm90(
 namespace tlc {
 
 cudaError_t gemm(const __half* A, const __half* B, __half* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream) {
-    constexpr const char* kKernel = "gemm";
-    if (cudaError_t err = tl::host::check_pointer(A, kKernel, "A", 2); err != cudaSuccess) return err;
-    if (cudaError_t err = tl::host::check_pointer(B, kKernel, "B", 2); err != cudaSuccess) return err;
-    if (cudaError_t err = tl::host::check_pointer(C, kKernel, "C", 2); err != cudaSuccess) return err;
-    if (cudaError_t err = tl::host::check_dim(M, kKernel, "M"); err != cudaSuccess) return err;
-    if (cudaError_t err = tl::host::check_dim(K, kKernel, "K"); err != cudaSuccess) return err;
-    if (cudaError_t err = tl::host::check_dim(N, kKernel, "N"); err != cudaSuccess) return err;
-    const int64_t grid_x = int64_t(tl::cdiv(N, 128)), grid_y = int64_t(tl::cdiv(M, 128)), grid_z = int64_t(1);
-    if (grid_x <= 0 || grid_y <= 0 || grid_z <= 0) return cudaSuccess;  // nothing to compute
-    if (grid_x > INT32_MAX || grid_y > 65535 || grid_z > 65535)
-        return tl::host::invalid_argument(std::string(kKernel) + ": the grid is larger than CUDA allows");
+    constexpr const char* tl_name = "gemm";
+    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(N, 128)), tl_grid_y = int64_t(tl::cdiv(M, 128)), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
     const tl::host::DeviceTraits tl_device = tl::host::current_device_traits();
     if (tl_device.major == 9) {
         // TMA needs 16-byte-aligned tensors whose rows are a multiple of 16 bytes.
@@ -354,32 +354,32 @@ cudaError_t gemm(const __half* A, const __half* B, __half* C, int64_t M, int64_t
             tl::host::tma_compatible(C, int64_t(M), int64_t(N), 2) &&
             tl::host::make_tensor_map_2d(&tl_map_C, C, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, int64_t(M), int64_t(N), 64, 64);
         if (tl_tma) {
-            static const cudaError_t kAttributes_sm90 = [] {
-                cudaError_t err = cudaSuccess;
-                err = cudaFuncSetAttribute(gemm_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 132144);
-                if (err == cudaSuccess)
-                    err = cudaFuncSetAttribute(gemm_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
-                return err;
+            static const cudaError_t tl_attributes_sm90 = [] {
+                cudaError_t tl_err = cudaSuccess;
+                tl_err = cudaFuncSetAttribute(::gemm_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 132144);
+                if (tl_err == cudaSuccess)
+                    tl_err = cudaFuncSetAttribute(::gemm_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+                return tl_err;
             }();
-            if (kAttributes_sm90 != cudaSuccess) return tl::host::record(kAttributes_sm90, kKernel, "setting the shared-memory attributes");
+            if (tl_attributes_sm90 != cudaSuccess) return tl::host::record(tl_attributes_sm90, tl_name, "setting the shared-memory attributes");
             const int64_t tl_tiles = int64_t(tl::cdiv(N, 128)) * int64_t(tl::cdiv(M, 128));  // the warp-specialized kernel's own tiles
             const int64_t tl_blocks = tl_tiles < tl_device.sm_count ? tl_tiles : tl_device.sm_count;  // persistent: one block per SM
             if (tl_blocks <= INT32_MAX) {
-                gemm_kernel_sm90<<<unsigned(tl_blocks), 384, 132144, stream>>>(tl_map_A, tl_map_B, tl_map_C, A, B, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N));
-                return tl::host::record(cudaGetLastError(), kKernel, "launch");
+                ::gemm_kernel_sm90<<<unsigned(tl_blocks), 384, 132144, stream>>>(tl_map_A, tl_map_B, tl_map_C, A, B, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N));
+                return tl::host::record(cudaGetLastError(), tl_name, "launch");
             }
         }
     }
-    static const cudaError_t kAttributes = [] {
-        cudaError_t err = cudaSuccess;
-        err = cudaFuncSetAttribute(gemm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 107520);
-        if (err == cudaSuccess)
-            err = cudaFuncSetAttribute(gemm_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
-        return err;
+    static const cudaError_t tl_attributes = [] {
+        cudaError_t tl_err = cudaSuccess;
+        tl_err = cudaFuncSetAttribute(::gemm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 107520);
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::gemm_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
     }();
-    if (kAttributes != cudaSuccess) return tl::host::record(kAttributes, kKernel, "setting the shared-memory attributes");
-    gemm_kernel<<<dim3(unsigned(grid_x), unsigned(grid_y), unsigned(grid_z)), 256, 107520, stream>>>(A, B, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N));
-    return tl::host::record(cudaGetLastError(), kKernel, "launch");
+    if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
+    ::gemm_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 107520, stream>>>(A, B, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
 }  // namespace tlc

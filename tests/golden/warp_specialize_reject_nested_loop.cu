@@ -160,26 +160,26 @@ __global__ void __launch_bounds__(128) gemm_kernel(
 namespace tlc {
 
 cudaError_t gemm(const __half* A, const __half* B, float* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream) {
-    constexpr const char* kKernel = "gemm";
-    if (cudaError_t err = tl::host::check_pointer(A, kKernel, "A", 2); err != cudaSuccess) return err;
-    if (cudaError_t err = tl::host::check_pointer(B, kKernel, "B", 2); err != cudaSuccess) return err;
-    if (cudaError_t err = tl::host::check_pointer(C, kKernel, "C", 4); err != cudaSuccess) return err;
-    if (cudaError_t err = tl::host::check_dim(M, kKernel, "M"); err != cudaSuccess) return err;
-    if (cudaError_t err = tl::host::check_dim(K, kKernel, "K"); err != cudaSuccess) return err;
-    if (cudaError_t err = tl::host::check_dim(N, kKernel, "N"); err != cudaSuccess) return err;
-    const int64_t grid_x = int64_t(tl::cdiv(N, 64)), grid_y = int64_t(tl::cdiv(M, 64)), grid_z = int64_t(1);
-    if (grid_x <= 0 || grid_y <= 0 || grid_z <= 0) return cudaSuccess;  // nothing to compute
-    if (grid_x > INT32_MAX || grid_y > 65535 || grid_z > 65535)
-        return tl::host::invalid_argument(std::string(kKernel) + ": the grid is larger than CUDA allows");
-    static const cudaError_t kAttributes = [] {
-        cudaError_t err = cudaSuccess;
-        if (err == cudaSuccess)
-            err = cudaFuncSetAttribute(gemm_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
-        return err;
+    constexpr const char* tl_name = "gemm";
+    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(N, 64)), tl_grid_y = int64_t(tl::cdiv(M, 64)), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    static const cudaError_t tl_attributes = [] {
+        cudaError_t tl_err = cudaSuccess;
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::gemm_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
     }();
-    if (kAttributes != cudaSuccess) return tl::host::record(kAttributes, kKernel, "setting the shared-memory attributes");
-    gemm_kernel<<<dim3(unsigned(grid_x), unsigned(grid_y), unsigned(grid_z)), 128, 36864, stream>>>(A, B, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N));
-    return tl::host::record(cudaGetLastError(), kKernel, "launch");
+    if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
+    ::gemm_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 36864, stream>>>(A, B, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
 }  // namespace tlc

@@ -7,7 +7,8 @@
 # GEN_DIR is what tests/gpu/generate.sh wrote: GEN_DIR/<arch>/[<dir>/][<subdir>/]<name>.{cu,h}. For
 # each arch and each program of variants.sh, one binary is built from its test source
 # (tests/gpu/<name>_test.cu for samples/<name>.tl, tests/gpu/stdlib_<name>_test.cu for
-# stdlib/<name>.tl) and the generated <name>.cu:
+# stdlib/<name>.tl) and the generated <name>.cu, which must compile without a warning (it is
+# compiled on its own with -Werror all-warnings):
 #   sm_90a: -gencode=arch=compute_90a,code=sm_90a
 #   sm_80:  -gencode=arch=compute_80,code=compute_80   (PTX, JIT-compiled by the driver at load)
 # Builds run in parallel; the binaries run one after another. Every PASS/FAIL line is a case;
@@ -135,11 +136,17 @@ build_one() {
     # shellcheck disable=SC2206
     [[ $macros != - ]] && flags+=($macros)
     local start=$SECONDS
+    # The generated .cu is compiled on its own with warnings as errors (generated code must compile
+    # warning-free), then linked with the test source, which is held to nvcc's defaults.
+    local obj=$BUILD_DIR/$arch/$test.generated.o
     {
-        echo "$NVCC ${flags[*]} $test_src $gen/$sample.cu -o $out"
-        "$NVCC" "${flags[@]}" "$test_src" "$gen/$sample.cu" -o "$out"
+        echo "$NVCC ${flags[*]} -Werror all-warnings -c $gen/$sample.cu -o $obj"
+        "$NVCC" "${flags[@]}" -Werror all-warnings -c "$gen/$sample.cu" -o "$obj" &&
+            echo "$NVCC ${flags[*]} $test_src $obj -o $out" &&
+            "$NVCC" "${flags[@]}" "$test_src" "$obj" -o "$out"
     } >"$log" 2>&1
     local rc=$?
+    rm -f "$obj"
     echo "build time: $((SECONDS - start)) s, exit $rc" >>"$log"
     if [[ $rc -eq 0 ]]; then echo ok >"$status_file"; else echo failed >"$status_file"; fi
 }

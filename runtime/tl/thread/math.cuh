@@ -1,25 +1,39 @@
 // Per-thread math intrinsics of the language (exp, erf, sigmoid, ...) for every float dtype; the
-// 16-bit and 8-bit floats compute in f32.
+// 16-bit and 8-bit floats compute in f32. Host and device: launch stubs evaluate `grid(...)` and
+// `requires(...)` with the same functions, so every intrinsic the language allows there runs on
+// the host too (a device-only builtin only behind __CUDA_ARCH__).
 #pragma once
 
 #include "tl/types.cuh"
 
+#include <cuda/std/limits>
 #include <math.h>
 
 namespace tl {
 
 #define TL_UNARY_MATH(name, f32_expr, f64_expr)                                                    \
-    __device__ __forceinline__ float name(float x) { return f32_expr; }                            \
-    __device__ __forceinline__ double name(double x) { return f64_expr; }                          \
+    __host__ __device__ __forceinline__ float name(float x) { return f32_expr; }                   \
+    __host__ __device__ __forceinline__ double name(double x) { return f64_expr; }                 \
     template <typename T, typename = std::enable_if_t<is_narrow_float_v<T>>>                       \
-    __device__ __forceinline__ T name(T x) { return convert<T>(name(to_float(x))); }
+    __host__ __device__ __forceinline__ T name(T x) { return convert<T>(name(to_float(x))); }
+
+namespace detail {
+// 1/sqrt(x): the hardware's approximation on the device; the host has no rsqrtf.
+__host__ __device__ __forceinline__ float rsqrt_f32(float x) {
+#ifdef __CUDA_ARCH__
+    return rsqrtf(x);
+#else
+    return 1.0f / sqrtf(x);
+#endif
+}
+} // namespace detail
 
 TL_UNARY_MATH(exp, expf(x), ::exp(x))
 TL_UNARY_MATH(exp2, exp2f(x), ::exp2(x))
 TL_UNARY_MATH(log, logf(x), ::log(x))
 TL_UNARY_MATH(log2, log2f(x), ::log2(x))
 TL_UNARY_MATH(sqrt, sqrtf(x), ::sqrt(x))
-TL_UNARY_MATH(rsqrt, rsqrtf(x), 1.0 / ::sqrt(x))
+TL_UNARY_MATH(rsqrt, detail::rsqrt_f32(x), 1.0 / ::sqrt(x))
 TL_UNARY_MATH(tanh, tanhf(x), ::tanh(x))
 TL_UNARY_MATH(erf, erff(x), ::erf(x))
 TL_UNARY_MATH(sigmoid, 1.0f / (1.0f + expf(-x)), 1.0 / (1.0 + ::exp(-x)))
@@ -27,19 +41,19 @@ TL_UNARY_MATH(floor, floorf(x), ::floor(x))
 TL_UNARY_MATH(ceil, ceilf(x), ::ceil(x))
 #undef TL_UNARY_MATH
 
-template <typename T> __device__ __forceinline__ T abs(T x) {
+template <typename T> __host__ __device__ __forceinline__ T abs(T x) {
     if constexpr (is_narrow_float_v<T>) return convert<T>(fabsf(to_float(x)));
     else if constexpr (std::is_floating_point_v<T>) return x < T(0) ? -x : x;
     else if constexpr (std::is_signed_v<T>) return x < 0 ? T(-x) : x;
     else return x;
 }
 
-template <typename T> __device__ __forceinline__ T pow(T x, T y) {
+template <typename T> __host__ __device__ __forceinline__ T pow(T x, T y) {
     if constexpr (std::is_same_v<T, double>) return ::pow(x, y);
     else return convert<T>(powf(to_float(x), to_float(y)));
 }
 
-template <typename T> __device__ __forceinline__ T fma(T a, T b, T c) {
+template <typename T> __host__ __device__ __forceinline__ T fma(T a, T b, T c) {
     if constexpr (std::is_same_v<T, double>) return ::fma(a, b, c);
     else if constexpr (std::is_same_v<T, float>) return fmaf(a, b, c);
     else if constexpr (is_narrow_float_v<T>) return convert<T>(fmaf(to_float(a), to_float(b), to_float(c)));
@@ -47,13 +61,25 @@ template <typename T> __device__ __forceinline__ T fma(T a, T b, T c) {
 }
 
 // max/min propagate NaN like fmaxf/fminf do not: a NaN input gives a NaN, so bugs stay visible.
-template <typename T> __device__ __forceinline__ T max(T a, T b) {
+template <typename T> __host__ __device__ __forceinline__ T max(T a, T b) {
     if constexpr (is_narrow_float_v<T>) return convert<T>(max(to_float(a), to_float(b)));
     else return (a != a || a > b) ? a : b;
 }
-template <typename T> __device__ __forceinline__ T min(T a, T b) {
+template <typename T> __host__ __device__ __forceinline__ T min(T a, T b) {
     if constexpr (is_narrow_float_v<T>) return convert<T>(min(to_float(a), to_float(b)));
     else return (a != a || a < b) ? a : b;
+}
+// Integer operands of two types: launch stubs hold dims as int64_t (`min(4, N)` in a grid), and C++
+// promotes 8- and 16-bit integer arithmetic to int. They compare in their common type.
+template <typename A, typename B, typename = std::enable_if_t<std::is_integral_v<A> && std::is_integral_v<B> && !std::is_same_v<A, B>>>
+__host__ __device__ __forceinline__ std::common_type_t<A, B> max(A a, B b) {
+    using T = std::common_type_t<A, B>;
+    return max(T(a), T(b));
+}
+template <typename A, typename B, typename = std::enable_if_t<std::is_integral_v<A> && std::is_integral_v<B> && !std::is_same_v<A, B>>>
+__host__ __device__ __forceinline__ std::common_type_t<A, B> min(A a, B b) {
+    using T = std::common_type_t<A, B>;
+    return min(T(a), T(b));
 }
 
 // Integer division rounding up (used by kernels on i32 and by launch stubs on i64 dims).
@@ -63,6 +89,9 @@ template <typename A, typename B> __host__ __device__ __forceinline__ std::commo
 }
 
 // +infinity of a float dtype.
-template <typename T> __device__ __forceinline__ T inf() { return convert<T>(__int_as_float(0x7f800000)); }
+template <typename T> __host__ __device__ __forceinline__ T inf() {
+    if constexpr (std::is_floating_point_v<T>) return cuda::std::numeric_limits<T>::infinity();
+    else return convert<T>(cuda::std::numeric_limits<float>::infinity());
+}
 
 } // namespace tl

@@ -3,6 +3,8 @@
 
 #include "tl/thread/math.cuh"
 
+#include <cuda/std/limits>
+
 namespace tl {
 
 struct SumOp {
@@ -12,16 +14,16 @@ struct SumOp {
 };
 struct MaxOp {
     template <typename T> __device__ static T identity() {
-        if constexpr (std::is_floating_point_v<T> || is_narrow_float_v<T>) return convert<T>(-__int_as_float(0x7f800000));
-        else return std::numeric_limits<T>::lowest();
+        if constexpr (std::is_floating_point_v<T> || is_narrow_float_v<T>) return convert<T>(-inf<float>());
+        else return cuda::std::numeric_limits<T>::lowest();
     }
     template <typename T> __device__ static T combine(T a, T b) { return tl::max(a, b); }
     template <typename T> __device__ static T element(T x) { return x; }
 };
 struct MinOp {
     template <typename T> __device__ static T identity() {
-        if constexpr (std::is_floating_point_v<T> || is_narrow_float_v<T>) return convert<T>(__int_as_float(0x7f800000));
-        else return std::numeric_limits<T>::max();
+        if constexpr (std::is_floating_point_v<T> || is_narrow_float_v<T>) return convert<T>(inf<float>());
+        else return cuda::std::numeric_limits<T>::max();
     }
     template <typename T> __device__ static T combine(T a, T b) { return tl::min(a, b); }
     template <typename T> __device__ static T element(T x) { return x; }
@@ -33,10 +35,12 @@ struct AbsMaxOp {
     template <typename T> __device__ static T element(T x) { return tl::abs(x); }
 };
 
-// Every lane of the warp gets Op over the 32 lanes' values.
+// Every lane of the warp gets Op over the 32 lanes' values. 8- and 16-bit integers travel through
+// the shuffle as int, so its result is converted back to T.
 template <typename Op, typename T> __device__ __forceinline__ T warp_allreduce(T value) {
 #pragma unroll
-    for (int offset = 16; offset > 0; offset >>= 1) value = Op::combine(value, __shfl_xor_sync(0xffffffffu, value, offset));
+    for (int offset = 16; offset > 0; offset >>= 1)
+        value = Op::combine(value, static_cast<T>(__shfl_xor_sync(0xffffffffu, value, offset)));
     return value;
 }
 
