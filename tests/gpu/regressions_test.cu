@@ -3,7 +3,8 @@
 // so memcheck sees an out-of-bounds shared or global access.
 //
 // Stubs: fragment_operand(A, B, C), accumulate_thrice(A, B, C), pipelined_fragment_b(A, B, C, M, K, N),
-// per_thread_copy(X, Y, N), per_thread_prefix(X, Y, Sums, N), fragment_to_local(X, Y, N).
+// per_thread_copy(X, Y, N), per_thread_prefix(X, Y, Sums, N), fragment_to_local(X, Y, N),
+// min_max_launch(X, N), int_reduce(X, Y, N), tl_scale(X, alpha, N) (and tlc_tl_scale).
 #include "regressions.h"
 #include "harness.h"
 
@@ -107,6 +108,44 @@ th::Outcome check_per_thread(PerThread which, int64_t N, uint64_t seed) {
     return th::numeric(err, 1e-5, X.guards_intact() && Y.guards_intact() && Sums.guards_intact());
 }
 
+// min_max_launch: grid min(4, cdiv(N, 32)) blocks of 32 fill X[0 .. min(N, 128)) with 1.
+th::Outcome check_min_max_launch(int64_t N) {
+    th::DeviceBuffer<float> X(static_cast<size_t>(N));
+    X.poison();
+    th::check_launch(tlc::min_max_launch(X.get(), N), "min_max_launch");
+    const auto x = X.download();
+    for (int64_t i = 0; i < N; ++i) {
+        const bool filled = i < 128;
+        if (filled ? x[i] != 1.0f : !std::isnan(x[i])) return th::expect(false, "element " + std::to_string(i) + " wrong");
+    }
+    return th::expect(X.guards_intact(), "out-of-bounds write");
+}
+
+// int_reduce: Y[0] = max and Y[1] = min of X[0 .. 32) (elements past N read as 0).
+th::Outcome check_int_reduce(int64_t N, uint64_t seed) {
+    th::Rng rng(seed);
+    std::vector<int32_t> x(static_cast<size_t>(N));
+    for (auto& v : x) v = static_cast<int32_t>(rng.next() % 2000001) - 1000000;
+    int32_t mx = N < 32 ? 0 : x[0], mn = N < 32 ? 0 : x[0];
+    for (int64_t i = 0; i < N && i < 32; ++i) mx = std::max(mx, x[i]), mn = std::min(mn, x[i]);
+    th::DeviceBuffer<int32_t> X(x), Y(static_cast<size_t>(N));
+    th::check_launch(tlc::int_reduce(X.get(), Y.get(), N), "int_reduce");
+    const auto y = Y.download();
+    if (y[0] != mx || (N > 1 && y[1] != mn))
+        return th::expect(false, "max/min " + std::to_string(y[0]) + "/" + std::to_string(N > 1 ? y[1] : 0) + ", expected " +
+                                     std::to_string(mx) + "/" + std::to_string(mn));
+    return th::expect(X.guards_intact() && Y.guards_intact(), "out-of-bounds write");
+}
+
+// tl_scale through both documented names, tlc::tl_scale and tlc_tl_scale.
+th::Outcome check_tl_scale(int64_t N, uint64_t seed) {
+    const auto x = th::random_vector<float>(static_cast<size_t>(N), seed);
+    th::DeviceBuffer<float> X(x);
+    th::check_launch(tlc::tl_scale(X.get(), 2.0f, N), "tl_scale");
+    th::check_launch(tlc_tl_scale(X.get(), 0.5f, N, 0), "tlc_tl_scale");
+    return th::numeric(th::rel_err(X.download(), th::to_f64(x)), 1e-5, X.guards_intact());
+}
+
 } // namespace
 
 int main() {
@@ -124,5 +163,11 @@ int main() {
         suite.run("fragment_to_local" + size, [&] { return check_per_thread(PerThread::fragment_to_local, n, seed + 2); });
         seed += 10;
     }
+    for (int64_t n : {100, 1000, 1})
+        suite.run("min_max_launch/N=" + std::to_string(n), [&] { return check_min_max_launch(n); });
+    for (int64_t n : {32, 40, 7, 1})
+        suite.run("int_reduce/N=" + std::to_string(n), [&] { return check_int_reduce(n, 700 + n); });
+    for (int64_t n : {1000, 128, 1})
+        suite.run("tl_scale/N=" + std::to_string(n), [&] { return check_tl_scale(n, 800 + n); });
     return suite.finish();
 }
