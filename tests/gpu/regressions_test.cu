@@ -76,13 +76,15 @@ th::Outcome check_per_thread(PerThread which, int64_t N, uint64_t seed) {
         th::check_launch(tlc::per_thread_prefix(X.get(), Y.get(), Sums.get(), N), "per_thread_prefix");
         for (int64_t b = 0; b * 1024 < N; ++b)
             for (int64_t t = 0; t < 128; ++t) {
-                double run = 0.0;
+                // v becomes its inclusive prefix sums; total is the sum of those (of the scanned v).
+                double run = 0.0, total = 0.0;
                 const int64_t base = b * 1024 + t * 8;
                 for (int64_t j = 0; j < 8; ++j) {
                     run += at(base + j);
+                    total += run;
                     if (base + j < N) ref_y[base + j] = run;
                 }
-                if (t % 2 == 0 && b * 128 + t < N) ref_sums[b * 128 + t] = run;
+                if (t % 2 == 0 && b * 128 + t < N) ref_sums[b * 128 + t] = total;
             }
         break;
     case PerThread::fragment_to_local:
