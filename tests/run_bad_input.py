@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Bad-input tests: a deterministic mini fuzzer. Mutates the samples and stdlib (random bytes,
 truncations, duplications, deep nesting, huge identifiers, invalid UTF-8, NUL bytes, 20,000
-kernels, ...) into ~300 cases and runs `tlc check` on each (and a full compile on some): any exit
-code other than 0 or 1, any signal, or a run over 10 s is a failure. Failing inputs are kept."""
+...) into ~300 cases and runs `tlc check` on each (and a full compile on some): any exit code other
+than 0 or 1, any signal, or a run over 10 s is a failure. Failing inputs are kept. A file of 20,000
+kernels must be checked in about linear time: at most 30x the time of 2,000 kernels."""
 import os
 import random
 import shutil
 import tempfile
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 from testlib import Results, describe_exit, parse_args, run, tl_files
@@ -100,11 +102,40 @@ def mutations(seed_name, text, rng):
     yield f"deep_nesting_{depth}", text[:p] + b"(" * depth + b"1" + b")" * depth + text[p:]
 
 
+MANY_KERNEL = b"kernel k%d<B = 64>(A: global f32[N]) grid(cdiv(N, B)) threads(128) " \
+              b"{ for i in parallel(B) { let x = A[i]; } }\n"
+SCALING_TIMEOUT_S = 600
+SCALING_LIMIT = 30  # 10x the kernels may take at most 30x the time (linear: 10x; quadratic: 100x)
+
+
+def check_kernel_count_scaling(args, tmp, res):
+    """20,000 kernels in one file: tlc must finish (exit 0 or 1) and scale about linearly from
+    2,000. The ratio of the two wall times is checked, not a wall time, which a loaded machine
+    would make flaky; the smaller run takes the best of three."""
+    times = {}
+    for count in (2000, 20000):
+        d = os.path.join(tmp, f"many_kernels_{count}")
+        os.makedirs(d)
+        with open(os.path.join(d, "case.tl"), "wb") as f:
+            f.write(b"".join(MANY_KERNEL % i for i in range(count)))
+        best = None
+        for _ in range(3 if count == 2000 else 1):
+            start = time.monotonic()
+            r = run([args.tlc, "check", "case.tl"], cwd=d, timeout=SCALING_TIMEOUT_S)
+            elapsed = time.monotonic() - start
+            if not res.check(f"many_kernels_{count} (check)", r.returncode in (0, 1),
+                             f"{describe_exit(r.returncode)}\nstderr: {r.stderr[-1500:]}"):
+                return
+            best = elapsed if best is None else min(best, elapsed)
+        times[count] = best
+    ratio = times[20000] / max(times[2000], 0.05)
+    res.check("many_kernels scaling (2,000 -> 20,000 kernels)", ratio < SCALING_LIMIT,
+              f"{times[2000]:.2f} s -> {times[20000]:.2f} s, {ratio:.1f}x for 10x the kernels (limit {SCALING_LIMIT}x)")
+    print(f"many_kernels: {times[2000]:.2f} s for 2,000, {times[20000]:.2f} s for 20,000 ({ratio:.1f}x)", flush=True)
+
+
 def standalone_cases(rng):
     """Cases that do not need a seed."""
-    kernel = b"kernel k%d<B = 64>(A: global f32[N]) grid(cdiv(N, B)) threads(128) " \
-             b"{ for i in parallel(B) { let x = A[i]; } }\n"
-    yield "many_kernels_20000", b"".join(kernel % i for i in range(20000))
     yield "empty", b""
     yield "whitespace", b" \t\r\n" * 1000
     yield "only_comment", b"// nothing here"
@@ -177,6 +208,7 @@ def main():
         return index, results
 
     res = Results("bad_input")
+    check_kernel_count_scaling(args, tmp, res)
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
         for index, results in pool.map(run_case, range(len(cases))):
             name, data, _ = cases[index]

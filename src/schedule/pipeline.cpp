@@ -24,11 +24,8 @@ const std::vector<Pass>& passes() {
     static const std::vector<Pass> list = {
         {"warp-specialize", [](ir::Kernel& k, const ScheduleOptions& options, DiagnosticEngine&) {
              // The fallback copy this pass makes is scheduled by the passes after it.
-             const ir::Kernel* sm80 = nullptr;
-             if (options.fallbacks)
-                 for (const ir::Kernel& f : options.fallbacks->kernels)
-                     if (f.name == k.name) sm80 = &f;
-             warp_specialize(k, options.arch, sm80);
+             auto it = options.fallback_by_name.find(k.name);
+             warp_specialize(k, options.arch, it == options.fallback_by_name.end() ? nullptr : it->second);
              return true;
          }},
         {"verify-mbarriers", [](ir::Kernel& k, const ScheduleOptions&, DiagnosticEngine&) {
@@ -80,8 +77,12 @@ const std::vector<std::string>& pass_names() {
     return names;
 }
 
-bool run_passes(ir::Module& module, const ScheduleOptions& options, DiagnosticEngine& diags) {
-    if (options.stop_after == "sema") return true;
+bool run_passes(ir::Module& module, const ScheduleOptions& given, DiagnosticEngine& diags) {
+    if (given.stop_after == "sema") return true;
+    // The fallbacks by name, once: a lookup per kernel would be quadratic in the kernel count.
+    ScheduleOptions options = given;
+    if (options.fallbacks)
+        for (const ir::Kernel& f : options.fallbacks->kernels) options.fallback_by_name.emplace(f.name, &f);
     for (const Pass& pass : passes()) {
         for (ir::Kernel& kernel : module.kernels) {
             if (!pass.run(kernel, options, diags)) return false;

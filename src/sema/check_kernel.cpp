@@ -166,16 +166,18 @@ void Checker::check_runtime_params(const ast::Kernel& k, ir::Kernel& out) {
 }
 
 namespace {
-// The first thing in `e` that a launch stub cannot evaluate on the host (a tensor element, a builtin,
-// a call of a user `fn`, which is device code), or "". Intrinsics are fine: the runtime's math is
-// host and device.
+// The first thing in `e` that a launch stub cannot evaluate on the host (a tensor element, a
+// builtin, a call of a user `fn`, which is device code), or "". Intrinsics are fine: the
+// runtime's math is host and device.
 std::string not_launch_value(const ir::ExprPtr& e) {
     std::string what;
     ir::walk_expr(e, [&](const ir::Expr& x) {
         if (!what.empty()) return;
         if (x.kind == ir::ExprKind::Load) what = "a tensor element";
-        if (auto* b = x.as<ir::Builtin>()) what = fmt::format("the builtin `{}`", ir::builtin_name(b->builtin));
-        if (auto* c = x.as<ir::Call>(); c && c->function) what = fmt::format("a call of `{}`", c->function->name);
+        if (auto* b = x.as<ir::Builtin>())
+            what = fmt::format("the builtin `{}`", ir::builtin_name(b->builtin));
+        if (auto* c = x.as<ir::Call>(); c && c->function)
+            what = fmt::format("a call of `{}`", c->function->name);
     });
     return what;
 }
