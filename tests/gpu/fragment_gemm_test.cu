@@ -37,13 +37,7 @@ template <typename T> th::Outcome check(Launch<T> launch, int64_t rows, uint64_t
     C.poison();
     th::check_launch(launch(A.get(), B.get(), C.get(), 0), "frag");
     const auto c = C.download();
-    std::vector<double> ref(static_cast<size_t>(rows * N), 0.0);
-    for (int64_t i = 0; i < rows; ++i)
-        for (int64_t j = 0; j < N; ++j) {
-            double sum = 0.0;
-            for (int64_t k = 0; k < K; ++k) sum += th::to_f64(a[i * K + k]) * th::to_f64(b[k * N + j]);
-            ref[i * N + j] = sum;
-        }
+    const std::vector<double> ref = th::matmul_reference(a, b, rows, N, K, K);
     // f32 operands: products and sums in f32 (bound 1e-5); f16/bf16: f32 accumulation (1e-2).
     return th::numeric(th::rel_err(c, ref), th::Dtype<T>::bound, A.guards_intact() && B.guards_intact() && C.guards_intact());
 }

@@ -245,6 +245,22 @@ private:
     DeviceBuffer<T> buf_;
 };
 
+// ---- references -----------------------------------------------------------------------------------
+
+// C[M, N] = A[M, K] · B[K, N] in float64, A row-major with row pitch lda (>= K), B [K, N] dense.
+template <typename T>
+std::vector<double> matmul_reference(const std::vector<T>& a, const std::vector<T>& b, int64_t M, int64_t N, int64_t K,
+                                     int64_t lda) {
+    std::vector<double> c(static_cast<size_t>(M * N), 0.0);
+    for (int64_t i = 0; i < M; ++i)
+        for (int64_t j = 0; j < N; ++j) {
+            double s = 0.0;
+            for (int64_t k = 0; k < K; ++k) s += Dtype<T>::to_f64(a[i * lda + k]) * Dtype<T>::to_f64(b[k * N + j]);
+            c[i * N + j] = s;
+        }
+    return c;
+}
+
 // ---- comparison -----------------------------------------------------------------------------------
 
 // ||out - ref|| / ||ref|| in double; NaN when any output is not finite (NaN never passes).

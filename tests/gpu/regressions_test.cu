@@ -15,19 +15,6 @@
 
 namespace {
 
-// C[M, N] = A[M, K] · B[K, N] over the first K columns of A (row pitch lda) and rows of B.
-std::vector<double> matmul(const std::vector<__half>& a, const std::vector<__half>& b, int64_t M, int64_t N, int64_t K,
-                           int64_t lda) {
-    std::vector<double> c(static_cast<size_t>(M * N), 0.0);
-    for (int64_t i = 0; i < M; ++i)
-        for (int64_t j = 0; j < N; ++j) {
-            double s = 0.0;
-            for (int64_t k = 0; k < K; ++k) s += th::to_f64(a[i * lda + k]) * th::to_f64(b[k * N + j]);
-            c[i * N + j] = s;
-        }
-    return c;
-}
-
 using GemmLaunch = cudaError_t (*)(const __half*, const __half*, float*, cudaStream_t);
 
 // A [64, K] and B [K, 64] random; C = A · B.
@@ -39,7 +26,7 @@ th::Outcome check_gemm(GemmLaunch launch, const char* name, int64_t K, uint64_t 
     th::DeviceBuffer<float> C(static_cast<size_t>(M * N));
     C.poison();
     th::check_launch(launch(A.get(), B.get(), C.get(), 0), name);
-    return th::numeric(th::rel_err(C.download(), matmul(a, b, M, N, K, K)), 1e-2,
+    return th::numeric(th::rel_err(C.download(), th::matmul_reference(a, b, M, N, K, K)), 1e-2,
                        A.guards_intact() && B.guards_intact() && C.guards_intact());
 }
 
@@ -51,7 +38,7 @@ th::Outcome check_pipelined(int64_t M, int64_t N, int64_t K, uint64_t seed) {
     th::DeviceBuffer<float> C(th::numel({M, N}));
     C.poison();
     th::check_launch(tlc::pipelined_fragment_b(A.get(), B.get(), C.get(), M, K, N), "pipelined_fragment_b");
-    return th::numeric(th::rel_err(C.download(), matmul(a, b, M, N, K, K)), 1e-2,
+    return th::numeric(th::rel_err(C.download(), th::matmul_reference(a, b, M, N, K, K)), 1e-2,
                        A.guards_intact() && B.guards_intact() && C.guards_intact());
 }
 
