@@ -121,7 +121,8 @@ def main():
         res.check("bash completes --arch with the architectures", p.stdout.strip() == "sm_80 sm_86 sm_89 sm_90a",
                   p.stdout + p.stderr)
     r = tlc("--completion=zsh")
-    expect("--completion=zsh", r, 0, stdout_has=("#compdef tlc", "'--arch=[", "(sm_80 sm_86 sm_89 sm_90a)", "'-Werror["))
+    expect("--completion=zsh", r, 0, stdout_has=("#compdef tlc", "'--arch=[", "(sm_80 sm_86 sm_89 sm_90a)", "'-Werror[",
+                                                 "'*-D+[", "'*--disable=["))
     zsh = shutil.which("zsh")
     if zsh:
         p = subprocess.run([zsh, "-n"], input=r.stdout, capture_output=True, text=True)

@@ -17,6 +17,7 @@ struct OptionInfo {
     std::string value;                // the value's name ("FILE"), empty for a flag
     std::vector<std::string> choices; // the accepted values, when the type name lists them
     std::string description;
+    bool repeatable = false;          // -D, -I, --disable
 };
 
 std::vector<std::string> split(const std::string& s, char sep) {
@@ -46,6 +47,7 @@ std::vector<OptionInfo> visible_options(const CLI::App& app) {
             for (const std::string& s : opt->get_snames()) info.names.push_back("-" + s);
             for (const std::string& l : opt->get_lnames()) info.names.push_back("--" + l);
             if (opt->get_type_size_max() > 0) info.value = opt->get_type_name();
+            info.repeatable = opt->get_expected_max() > 1;
             if (info.value.find('|') != std::string::npos) info.choices = split(info.value, '|');
         }
         out.push_back(std::move(info));
@@ -140,11 +142,11 @@ std::string zsh_script(const std::vector<OptionInfo>& options) {
          "_arguments -S \\\n";
     for (const OptionInfo& o : options) {
         for (const std::string& n : o.names) {
-            std::string spec = n;
+            std::string spec = (o.repeatable ? "*" : "") + n;
             if (!o.value.empty()) spec += n.size() == 2 ? "+" : "=";
             spec += "[" + zsh_text(o.description) + "]";
             if (!o.value.empty()) {
-                spec += ":" + zsh_text(o.value) + ":";
+                spec += ":" + zsh_text(o.choices.empty() ? o.value : "value") + ":";
                 if (!o.choices.empty()) {
                     std::string list;
                     for (const std::string& c : o.choices) list += (list.empty() ? "" : " ") + c;
