@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-300}
 [[ "$seconds" =~ ^[0-9]+$ ]] || { echo "usage: scripts/fuzz.sh [SECONDS]" >&2; exit 2; }
-./scripts/install-deps.sh
+./scripts/install-deps.sh --test
 
 build_dir=${TLC_FUZZ_BUILD_DIR:-build-fuzz}
 start=$(date +%s)

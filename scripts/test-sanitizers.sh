@@ -8,7 +8,7 @@
 # Environment: TLC_ASAN_BUILD_DIR (default build-asan), TLC_JOBS (default nproc).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/install-deps.sh
+./scripts/install-deps.sh --test
 
 build_dir=${TLC_ASAN_BUILD_DIR:-build-asan}
 start=$(date +%s)

@@ -87,7 +87,47 @@ def main():
     expect("check --help", r, 0, stdout_has=("Usage:", "--diagnostics-format"))
     r = tlc("--version")
     expect("--version", r, 0)
-    res.check("--version prints `tlc X.Y.Z`", re.fullmatch(r"tlc \d+\.\d+\.\d+\n", r.stdout) is not None, r.stdout)
+    res.check("--version prints `tlc X.Y.Z (commit C)`, C a git description or `unknown`",
+              re.fullmatch(r"tlc \d+\.\d+\.\d+ \(commit (unknown|[0-9a-zA-Z._-]+)\)\n", r.stdout) is not None,
+              r.stdout)
+    for argv in (["help"], ["help", "check"]):
+        r = tlc(*argv)
+        expect(f"tlc {' '.join(argv)}", r, 0, stdout_has=("Usage:", "--diagnostics-format"))
+    res.check("`tlc help` is `tlc --help`", tlc("help").stdout == tlc("--help").stdout)
+    res.check("`tlc help check` is `tlc check --help`", tlc("help", "check").stdout == tlc("check", "--help").stdout)
+    r = tlc("--help")
+    res.check("--help shows -Werror as one flag", re.search(r"^\s+-Werror\s", r.stdout, re.M) is not None and
+              "-W error" not in r.stdout and "-W TEXT" not in r.stdout, r.stdout)
+    r = tlc("--help-man")
+    expect("--help-man", r, 0, stdout_has=(".TH TLC 1", ".SH OPTIONS", "\\-\\-arch", "\\-Werror", "\\-\\-help\\-man",
+                                          ".SH OPTIONS OF tlc check", ".SH EXIT STATUS"))
+    res.check("the man page has no unescaped option dash", re.search(r"\\fB-", r.stdout) is None, r.stdout[:3000])
+    man_built = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(args.tlc))), "doc", "tlc.1")
+    if os.path.exists(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(args.tlc))), "build.ninja")):
+        ok = os.path.exists(man_built)
+        if ok:
+            with open(man_built, encoding="utf-8") as f:
+                ok = f.read() == r.stdout
+        res.check("the build wrote doc/tlc.1, equal to `tlc --help-man`", ok, man_built)
+    r = tlc("--completion=bash")
+    expect("--completion=bash", r, 0, stdout_has=("complete -o filenames -F _tlc tlc", "--arch)", "sm_90a",
+                                                  "-Werror", "--stop-after", "check help"))
+    bash = shutil.which("bash")
+    if bash:
+        p = subprocess.run([bash, "-n"], input=r.stdout, capture_output=True, text=True)
+        res.check("the bash completion parses (bash -n)", p.returncode == 0, p.stderr)
+        script = r.stdout + '\nCOMP_WORDS=(tlc --arch ""); COMP_CWORD=2; _tlc; echo "${COMPREPLY[*]}"\n'
+        p = subprocess.run([bash, "-c", script], capture_output=True, text=True)
+        res.check("bash completes --arch with the architectures", p.stdout.strip() == "sm_80 sm_86 sm_89 sm_90a",
+                  p.stdout + p.stderr)
+    r = tlc("--completion=zsh")
+    expect("--completion=zsh", r, 0, stdout_has=("#compdef tlc", "'--arch=[", "(sm_80 sm_86 sm_89 sm_90a)", "'-Werror[",
+                                                 "'*-D+[", "'*--disable=["))
+    zsh = shutil.which("zsh")
+    if zsh:
+        p = subprocess.run([zsh, "-n"], input=r.stdout, capture_output=True, text=True)
+        res.check("the zsh completion parses (zsh -n)", p.returncode == 0, p.stderr)
+    expect("--completion of an unknown shell", tlc("--completion=fish"), 2, stderr_has=("fish",))
 
     # ---- success: default outputs, -o, --header, -o - -------------------------------------------
     write("k.tl", GOOD)
@@ -123,6 +163,19 @@ def main():
         expect(f"--arch {arch}", tlc("k.tl", "--arch", arch, "-o", "-"), 0)
     expect("-D", tlc("k.tl", "-D", "BLOCK=256", "-DT=f16", "-o", "-"), 0)
     expect("-Werror, -w, --color", tlc("check", "k.tl", "-Werror", "-w", "--color=never"), 0)
+    # A well-formed -D whose value is not a literal is an error in the input (sema), not usage.
+    expect("-D BLOCK=abc", tlc("check", "k.tl", "-D", "BLOCK=abc"), 1,
+           stderr_has=("bad `-D BLOCK=abc`: expected an integer", "[E0804]"))
+    # An error in a kernel instantiated with a -D value carries a note naming the -D.
+    r = tlc("check", "k.tl", "-D", "BLOCK=100000000", "--diagnostics-format=json")
+    expect("-D value behind an error", r, 1)
+    try:
+        notes = [n for d in json.loads(r.stderr) for n in d["notes"]]
+        res.check("the error notes `BLOCK` comes from `-D BLOCK=100000000`, at the parameter",
+                  any(n["code"] == "N0007" and n["message"] == "`BLOCK` comes from `-D BLOCK=100000000`"
+                      and n["line"] == 1 and n["column"] == 19 for n in notes), r.stderr)
+    except (ValueError, KeyError) as e:
+        res.check("-D value behind an error: json", False, f"{e}\n{r.stderr}")
 
     # ---- --emit and --stop-after ---------------------------------------------------------------
     r = tlc("k.tl", "--emit=ast")
@@ -206,14 +259,19 @@ def main():
         ("-W other than error", ["k.tl", "-Wall"], "-W"),
         ("bad --diagnostics-format", ["k.tl", "--diagnostics-format=xml"], "xml"),
         ("bad --color", ["k.tl", "--color=sometimes"], "sometimes"),
-        ("check rejects -o", ["check", "k.tl", "-o", "x.cu"], "-o"),
+        ("check rejects -o", ["check", "k.tl", "-o", "x.cu"], "`tlc check` writes nothing, so it takes no `-o`"),
+        ("check rejects --emit", ["check", "k.tl", "--emit=ir"], "so it takes no `--emit`"),
+        ("check rejects --line-directives", ["check", "k.tl", "--line-directives"], "takes no `--line-directives`"),
+        ("-D twice", ["k.tl", "-D", "BLOCK=64", "-D", "BLOCK=128"],
+         "bad `-D BLOCK=128`: `BLOCK` is already set by an earlier -D [E0804]"),
     ]:
         expect(f"usage: {case}", tlc(*argv), 2, stderr_has=(needle,))
     res.check("usage errors write no file", files() == ["bad.tl", "dir.tl", "k.tl"], str(files()))
 
     # ---- exit code 3: internal errors ------------------------------------------------------------
     r = tlc("k.tl", "-o", "ie.cu", "--internal-error-for-testing")
-    expect("internal error", r, 3, stderr_has=("tlc: internal error:", "please report this bug"))
+    expect("internal error", r, 3, stderr_has=("tlc: internal error:", "please report this bug",
+                                               "open an issue in the project's tracker", "tlc --version"))
     res.check("internal error writes no file", "ie.cu" not in files(), str(files()))
     res.check("--internal-error-for-testing is hidden from --help",
               "internal-error" not in tlc("--help").stdout)

@@ -99,7 +99,10 @@ bool write_outputs(const Options& o, const Destinations& d, const Artifacts& a,
 }
 
 void print_internal_error(const char* what) {
-    std::cerr << "tlc: internal error: " << what << "; please report this bug" << std::endl;
+    std::cerr << "tlc: internal error: " << what
+              << "; please report this bug: open an issue in the project's tracker with the input "
+                 "file, the command line and the output of `tlc --version`"
+              << std::endl;
 }
 
 } // namespace

@@ -1,12 +1,20 @@
 // Command-line parsing with CLI11: `tlc FILE [options]` and `tlc check FILE [options]`.
 #include "driver/options.h"
 
+#include "driver/help_formats.h"
 #include "driver/pipeline.h"
 #include "support/diagnostics.h"
 
 #include <CLI/CLI.hpp>
 
+#include <cstring>
 #include <iostream>
+#include <set>
+
+// Set by src/CMakeLists.txt for this file only; a build outside it has no commit to name.
+#ifndef TLC_GIT_COMMIT
+#define TLC_GIT_COMMIT "unknown"
+#endif
 
 namespace tlc::driver {
 
@@ -23,6 +31,10 @@ std::optional<std::pair<std::string, std::string>> split_define(const std::strin
     for (char c : name)
         if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return std::nullopt;
     return std::make_pair(name, text.substr(eq + 1));
+}
+
+std::string version_text() {
+    return std::string("tlc ") + TLC_VERSION + " (commit " + TLC_GIT_COMMIT + ")";
 }
 
 namespace {
@@ -59,6 +71,25 @@ CLI::Validator one_of(std::vector<std::string> values) {
         "");
 }
 
+// CLI11 takes only one-letter short options, so -Werror is the option -W with the value `error`;
+// the help shows it as the one flag users type.
+class Formatter : public CLI::Formatter {
+public:
+    std::string make_option_name(const CLI::Option* opt, bool positional) const override {
+        if (opt->get_name() == "-W") return "-Werror";
+        return CLI::Formatter::make_option_name(opt, positional);
+    }
+    std::string make_option_opts(const CLI::Option* opt) const override {
+        if (opt->get_name() == "-W") return "";
+        return CLI::Formatter::make_option_opts(opt);
+    }
+};
+
+// The options of `tlc FILE` that write something; `tlc check` accepts them only to reject them
+// with a clear message.
+const char* const kOutputOptions[] = {"-o,--output", "--header", "--emit", "--stop-after",
+                                      "--depfile"};
+
 std::string join(const std::vector<std::string>& values, const char* sep) {
     std::string out;
     for (const std::string& v : values)
@@ -84,7 +115,7 @@ void add_common_options(CLI::App& app, Options& o, RawOptions& raw) {
                    "Diagnostics as human-readable text or a JSON array")
         ->check(one_of({"text", "json"}))
         ->type_name("text|json");
-    app.add_option("-W", raw.werror, "-Werror: treat warnings as errors")
+    app.add_option("-W", raw.werror, "Treat warnings as errors")
         ->check(one_of({"error"}))
         ->type_name("error");
     app.add_flag("-w", o.suppress_warnings, "Suppress all warnings");
@@ -147,8 +178,9 @@ ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
     CLI::App app{
         "tlc: compiles a .tl tile-language file to readable CUDA C++ with host launch stubs.",
         "tlc"};
+    app.formatter(std::make_shared<Formatter>());
     app.footer(kFooter);
-    app.set_version_flag("--version", std::string("tlc ") + TLC_VERSION);
+    app.set_version_flag("--version", version_text());
     app.require_subcommand(0, 1);
 
     add_common_options(app, o, raw);
@@ -167,6 +199,12 @@ ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
     app.add_flag("--line-directives", o.line_directives,
                  "Emit #line directives that point into the .tl file");
     app.add_option("--depfile", o.depfile, "Write a Make-style dependency file")->type_name("FILE");
+    bool help_man = false;
+    std::string completion;
+    app.add_flag("--help-man", help_man, "Print the manual page (roff) and exit");
+    app.add_option("--completion", completion, "Print a shell completion script and exit")
+        ->check(one_of({"bash", "zsh"}))
+        ->type_name("bash|zsh");
 
     CLI::App* check =
         app.add_subcommand("check", "Check FILE and report diagnostics; write nothing");
@@ -175,16 +213,46 @@ ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
     add_common_options(*check, check_o, check_raw);
     check->get_option("input")->description("The .tl file to check");
     check->footer("Exit codes: 0 no errors, 1 errors in the input, 2 bad usage, 3 internal error.");
+    check->formatter(app.get_formatter());
+    std::vector<std::string> rejected_values(std::size(kOutputOptions));
+    std::vector<CLI::Option*> rejected;
+    for (size_t i = 0; i < std::size(kOutputOptions); ++i)
+        rejected.push_back(check->add_option(kOutputOptions[i], rejected_values[i])->group(""));
+    rejected.push_back(check->add_flag("--line-directives")->group(""));
+
+    // `tlc help [check]` is `tlc --help` (`tlc [check] --help`), not a file named `help`.
+    std::vector<const char*> args(argv, argv + argc);
+    if (args.size() >= 2 && std::strcmp(args[1], "help") == 0) {
+        args.erase(args.begin() + 1);
+        args.push_back("--help");
+    }
 
     // The main command's FILE is optional when the subcommand is used.
     app.get_option("input")->required(false);
     try {
-        app.parse(argc, argv);
+        app.parse(static_cast<int>(args.size()), args.data());
     } catch (const CLI::ParseError& e) {
         if (e.get_exit_code() == 0) return {std::nullopt, app.exit(e)}; // --help, --version
         return {std::nullopt, report_usage_error(e.what())};
     }
+    if (help_man) {
+        std::cout << man_page(app);
+        return {std::nullopt, kExitOk};
+    }
+    if (!completion.empty()) {
+        std::cout << completion_script(app, completion);
+        return {std::nullopt, kExitOk};
+    }
     if (check->parsed()) {
+        for (const CLI::Option* opt : rejected)
+            if (opt->count()) {
+                // get_name() is empty for a hidden option: spell it from its names.
+                std::string name = opt->get_snames().empty() ? "--" + opt->get_lnames().front()
+                                                             : "-" + opt->get_snames().front();
+                return {std::nullopt,
+                        report_usage_error("`tlc check` writes nothing, so it takes no `" + name +
+                                           "`; use `tlc FILE.tl " + name + " ...` to translate")};
+            }
         o = std::move(check_o);
         raw = std::move(check_raw);
         o.command = Command::Check;
@@ -197,11 +265,16 @@ ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
     o.color = raw.color == "always"  ? ColorMode::Always
               : raw.color == "never" ? ColorMode::Never
                                      : ColorMode::Auto;
+    std::set<std::string> defined;
     for (const std::string& d : raw.defines) {
         auto split = split_define(d);
         if (!split)
             return {std::nullopt,
                     report_usage_error(o, DiagKind::BadDefine, d, "expected NAME=VALUE")};
+        if (!defined.insert(split->first).second)
+            return {std::nullopt,
+                    report_usage_error(o, DiagKind::BadDefine, d,
+                                       "`" + split->first + "` is already set by an earlier -D")};
         o.defines.push_back(*split);
     }
     if (o.command == Command::Compile) {

@@ -21,6 +21,10 @@ inline constexpr int kExitInternal = 3;
 // Every target architecture the CLI accepts, in the order `--help` lists them.
 const std::vector<std::string>& arch_names();
 
+// `tlc X.Y.Z (commit C)`: C is `git describe` of the source tree when tlc was configured, or
+// `unknown` outside a git checkout.
+std::string version_text();
+
 struct Options {
     Command command = Command::Compile;
     std::string input;

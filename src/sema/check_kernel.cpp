@@ -277,6 +277,7 @@ void Checker::check_requires(const ast::Kernel& k, ir::Kernel& out) {
 
 std::optional<ir::Kernel> Checker::check_kernel(const ast::Kernel& k) {
     size_t errors_before = diags_.error_count();
+    size_t diags_before = diags_.diagnostics().size();
     KernelState ks;
     ks.decl = &k;
     FreshBody fresh(*this, Place::Const);
@@ -305,8 +306,15 @@ std::optional<ir::Kernel> Checker::check_kernel(const ast::Kernel& k) {
         check_shared_memory(k, out);
     }
     callees_of_kernels_.insert(callees_of_kernels_.end(), ks.callees.begin(), ks.callees.end());
-    if (diags_.error_count() > errors_before) return std::nullopt;
-    return out;
+    if (diags_.error_count() == errors_before) return out;
+    // An error in a kernel instantiated with a command-line value may come from that value (a
+    // tile size that no longer divides, a shared-memory plan that no longer fits): say so at the
+    // parameter, since the source alone does not show it.
+    for (const ast::CompileParam& p : k.compile_params)
+        if (const Define* d = find_define(p.name); d && d->value)
+            diags_.note_errors_since(diags_before, DiagKind::NoteFromDefine, p.name_range, p.name,
+                                     d->name, d->text);
+    return std::nullopt;
 }
 
 } // namespace tlc::sema

@@ -1,6 +1,8 @@
 // Symbol tables of sema: block scopes with innermost-first lookup, and the reserved names.
 #include "sema/scope.h"
 
+#include "support/edit_distance.h"
+
 #include <algorithm>
 #include <array>
 
@@ -63,22 +65,6 @@ std::vector<Symbol*> ScopeStack::visible() const {
     return out;
 }
 
-namespace {
-size_t edit_distance(std::string_view a, std::string_view b) {
-    std::vector<size_t> row(b.size() + 1);
-    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-    for (size_t i = 1; i <= a.size(); ++i) {
-        size_t diag = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= b.size(); ++j) {
-            size_t up = row[j];
-            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-            diag = up;
-        }
-    }
-    return row[b.size()];
-}
-} // namespace
 
 Symbol* closest_name(std::string_view name, const std::vector<Symbol*>& candidates) {
     if (name.size() < 3 || name.size() > 64) return nullptr;

@@ -1,5 +1,6 @@
 // Internal consistency checks: TLC_CHECK(cond, msg) throws tlc::InternalError, which the driver
-// reports as "internal error ...; please report this bug" with exit code 3. Never for user errors.
+// reports as "internal error ...; please report this bug: open an issue ..." with exit code 3.
+// Never for user errors.
 #pragma once
 
 #include <stdexcept>

@@ -62,6 +62,18 @@ public:
         add_note(kind, range, fmt::format(fmt::runtime(info.format), std::forward<Args>(args)...));
     }
 
+    // Attaches a note to every error kept since diagnostics()[first] (a notes-about-context pass,
+    // e.g. "these errors are in a kernel instantiated with a command-line value").
+    template <typename... Args>
+    void note_errors_since(size_t first, DiagKind kind, SourceRange range, Args&&... args) {
+        const DiagKindInfo& info = diag_info(kind);
+        std::string message = fmt::format(fmt::runtime(info.format), std::forward<Args>(args)...);
+        for (size_t i = first; i < diags_.size(); ++i)
+            if (diags_[i].severity == Severity::Error && diags_[i].kind != DiagKind::TooManyErrors)
+                diags_[i].notes.push_back(
+                    Diagnostic{kind, Severity::Note, info.code, message, range, {}});
+    }
+
     size_t error_count() const { return errors_; }
     size_t warning_count() const { return warnings_; }
     bool has_errors() const { return errors_ > 0; }

@@ -3,7 +3,9 @@
 #include "syntax/parser.h"
 
 #include "syntax/builder.h"
+#include "support/edit_distance.h"
 
+#include <cctype>
 #include <unordered_map>
 
 namespace tlc::syntax {
@@ -126,6 +128,48 @@ protected:
         if (!r.valid()) r = last_valid_;
         last_valid_ = r;
         diags_.report(DiagKind::SyntaxError, r, message);
+        note_misspelt_keyword(at, parser);
+        note_unclosed_brace(at, parser);
+    }
+
+    // An identifier where a keyword was expected (`for i in paralel(64)`): "did you mean".
+    void note_misspelt_keyword(antlr4::Token* at, antlr4::Parser* parser) {
+        if (!at || at->getType() != P::IDENT) return;
+        std::string word = at->getText();
+        if (word.size() < 3 || word.size() > 64) return;
+        antlr4::misc::IntervalSet expected;
+        try {
+            expected = parser->getExpectedTokens();
+        } catch (const std::exception&) {
+            return;
+        }
+        const auto& vocab = parser->getVocabulary();
+        std::string best;
+        size_t best_d = (word.size() + 1) / 3 + 1;
+        for (ssize_t type : expected.toList()) {
+            std::string lit = vocab.getLiteralName(type);
+            if (lit.size() < 3 || !std::isalpha(static_cast<unsigned char>(lit[1]))) continue;
+            std::string keyword = lit.substr(1, lit.size() - 2);
+            size_t d = edit_distance(word, keyword);
+            if (d < best_d) best = keyword, best_d = d;
+        }
+        if (!best.empty())
+            diags_.note(DiagKind::NoteHint, ranges_.range_of(at), "did you mean `" + best + "`?");
+    }
+
+    // The end of the file inside braces: point at the innermost `{` that was never closed.
+    void note_unclosed_brace(antlr4::Token* at, antlr4::Parser* parser) {
+        if (at && at->getType() != antlr4::Token::EOF) return;
+        auto* stream = dynamic_cast<antlr4::BufferedTokenStream*>(parser->getTokenStream());
+        if (!stream) return;
+        std::vector<antlr4::Token*> open;
+        for (antlr4::Token* tok : stream->getTokens()) {
+            if (tok->getType() == P::LBRACE) open.push_back(tok);
+            if (tok->getType() == P::RBRACE && !open.empty()) open.pop_back();
+        }
+        if (open.empty()) return;
+        SourceRange r = ranges_.range_of(open.back());
+        if (r.valid()) diags_.note(DiagKind::NoteHint, r, "to match this `{`");
     }
 
     void reportNoViableAlternative(antlr4::Parser* parser, const antlr4::NoViableAltException& e) override {

@@ -167,7 +167,10 @@ def main():
         for rel in ("bin/tlc", "include/tlc/tl/tl.cuh", "include/tlc/tl/host/launch.h",
                     "share/tlc/stdlib/activations.tl", "lib/cmake/tlc/tlcConfig.cmake",
                     "lib/cmake/tlc/tlcConfigVersion.cmake", "lib/cmake/tlc/TlcKernels.cmake",
-                    "share/tlc/editors/vscode/package.json", "share/tlc/editors/vim/syntax/tl.vim"):
+                    "share/tlc/editors/vscode/package.json", "share/tlc/editors/vim/syntax/tl.vim",
+                    "share/man/man1/tlc.1", "share/bash-completion/completions/tlc",
+                    "share/zsh/site-functions/_tlc", "share/doc/tlc/README.md", "share/doc/tlc/LICENSE",
+                    "share/doc/tlc/CHANGELOG.md", "share/doc/tlc/CONTRIBUTING.md", "share/doc/tlc/cli.md"):
             check(os.path.exists(os.path.join(prefix, rel)), f"installed {rel}")
         package_dir = os.path.join(prefix, "lib", "cmake", "tlc")
         # The consumer as a user would build it: only the prefix. Ninja: the default 90a;

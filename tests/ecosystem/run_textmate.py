@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""Editor test: installs vscode-textmate and vscode-oniguruma with npm into the build directory, then
-runs the real TextMate engine with editors/vscode's grammar over every sample, the stdlib, the
-golden inputs and a fixture of lexical corner cases (textmate_scopes.js checks the scopes).
+"""Editor test: runs the real TextMate engine (npm vscode-textmate and vscode-oniguruma) with
+editors/vscode's grammar over every sample, the stdlib, the golden inputs and a fixture of lexical
+corner cases (textmate_scopes.js checks the scopes).
 
-Exits 77 (ctest: skipped) only when npm is not installed; any other problem fails the test.
+The test itself never touches the network. `--install-only` installs the pinned npm packages into
+the work directory and exits (scripts/test-deps.sh runs it before ctest). The test exits 77 (ctest:
+skipped), saying why, when Node.js or the packages are not there; any other problem fails it.
 """
 import argparse
 import glob
@@ -30,32 +32,46 @@ def installed(work):
     return True
 
 
+def install(work):
+    """Installs the pinned packages into `work` unless they are there already (network)."""
+    npm = shutil.which("npm")
+    if not npm:
+        print("FAIL: npm is not installed (scripts/install-deps.sh --test installs nodejs and npm)")
+        return 1
+    os.makedirs(work, exist_ok=True)
+    if installed(work):
+        return 0
+    with open(os.path.join(work, "package.json"), "w", encoding="utf-8") as f:
+        json.dump({"private": True, "description": "tlc editor-syntax test (generated)",
+                   "dependencies": PACKAGES}, f, indent=2)
+    cmd = [npm, "install", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error"]
+    print("$ " + " ".join(cmd), flush=True)
+    r = subprocess.run(cmd, cwd=work)
+    if r.returncode != 0 or not installed(work):
+        print(f"FAIL: npm install of {', '.join(PACKAGES)} failed (exit {r.returncode}); "
+              f"it needs the npm registry")
+        return 1
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--root", required=True, help="the tlc source tree")
-    ap.add_argument("--work", required=True, help="where to install the npm packages (a build dir)")
+    ap.add_argument("--work", required=True, help="where the npm packages are installed (a build dir)")
+    ap.add_argument("--install-only", action="store_true",
+                    help="install the npm packages into --work (network) and exit")
     args = ap.parse_args()
+    if args.install_only:
+        return install(args.work)
 
-    npm, node = shutil.which("npm"), shutil.which("node")
-    if not npm:
-        print("SKIPPED: npm is not installed (scripts/install-deps.sh installs nodejs and npm)")
-        return SKIP
+    node = shutil.which("node")
     if not node:
-        print("FAIL: npm is installed but node is not")
-        return 1
-
-    os.makedirs(args.work, exist_ok=True)
+        print("SKIPPED: Node.js is not installed (scripts/test-deps.sh installs it)")
+        return SKIP
     if not installed(args.work):
-        with open(os.path.join(args.work, "package.json"), "w", encoding="utf-8") as f:
-            json.dump({"private": True, "description": "tlc editor-syntax test (generated)",
-                       "dependencies": PACKAGES}, f, indent=2)
-        cmd = [npm, "install", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error"]
-        print("$ " + " ".join(cmd), flush=True)
-        r = subprocess.run(cmd, cwd=args.work)
-        if r.returncode != 0 or not installed(args.work):
-            print(f"FAIL: npm install of {', '.join(PACKAGES)} failed (exit {r.returncode}); "
-                  f"the test needs the npm registry")
-            return 1
+        print(f"SKIPPED: the TextMate engine ({', '.join(PACKAGES)}) is not installed in {args.work}; "
+              f"run scripts/test-deps.sh (scripts/test.sh does) to install it")
+        return SKIP
 
     root = os.path.abspath(args.root)
     files = []
