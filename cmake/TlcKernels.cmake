@@ -47,6 +47,7 @@ function(tlc_add_kernels target)
   set(_TLC_ARCHS
       sm_80 sm_86 sm_87 sm_89 sm_90 sm_90a sm_100 sm_100a sm_100f sm_101 sm_101a sm_101f
       sm_103 sm_103a sm_103f sm_110 sm_110a sm_110f sm_120 sm_120a sm_120f sm_121 sm_121a sm_121f)
+  string(REPLACE ";" ", " known "${_TLC_ARCHS}")
   if(arg_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "${where}: unexpected arguments: ${arg_UNPARSED_ARGUMENTS} "
                         "(expected SOURCES, ARCH, NAMESPACE, DEFINES, INCLUDE_DIRS, OPTIONS)")
@@ -97,7 +98,7 @@ function(tlc_add_kernels target)
       endif()
       if(NOT candidate IN_LIST _TLC_ARCHS)
         message(FATAL_ERROR "${where}: CUDA_ARCHITECTURES entry `${entry}` (${candidate}) is not "
-                            "a target tlc knows; tlc knows ${_TLC_ARCHS}")
+                            "a target tlc knows; tlc knows ${known}")
       endif()
       list(APPEND mapped "${candidate}")
     endforeach()
@@ -112,7 +113,7 @@ function(tlc_add_kernels target)
   if(arch)
     if(NOT arch IN_LIST _TLC_ARCHS)
       message(FATAL_ERROR "${where}: ARCH `${arch}` is not a target tlc knows; tlc knows "
-                          "${_TLC_ARCHS}")
+                          "${known}")
     endif()
     list(APPEND flags --arch ${arch})
   endif()
