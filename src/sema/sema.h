@@ -21,7 +21,8 @@ enum class Arch { Sm80, Sm86, Sm87, Sm89, Sm90, Sm90a, Sm100, Sm101, Sm103, Sm11
 std::optional<Arch> arch_from_name(const std::string& name);
 const char* arch_name(Arch a);       // "sm_90a", "sm_100" (no `a`/`f` for the newer ones)
 int target_sm(Arch a);               // TARGET_SM: 80, 86, 87, 89, 90 (sm_90 and sm_90a), 100, ...
-int64_t shared_memory_limit(Arch a); // bytes per block: 227 KB sm_90/100/103/110, 163 KB sm_80/87, 99 KB sm_86/89/120
+// Bytes per block: 227 KB sm_90/90a/100/101/103/110, 163 KB sm_80/87, 99 KB sm_86/89/120/121.
+int64_t shared_memory_limit(Arch a);
 
 struct SemaOptions {
     Arch arch = Arch::Sm90a;
