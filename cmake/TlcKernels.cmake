@@ -1,7 +1,8 @@
 # tlc_add_kernels(): translates .tl files with tlc at build time and compiles the CUDA into a target.
 #
 #   tlc_add_kernels(<target> SOURCES a.tl [b.tl ...]
-#                   [ARCH sm_80|sm_86|sm_89|sm_90a]
+#                   [ARCH sm_80|sm_86|sm_87|sm_89|sm_90|sm_90a|sm_100|sm_100a|...|sm_121f]
+#                   [NAMESPACE name]
 #                   [DEFINES NAME=VALUE ...]
 #                   [INCLUDE_DIRS dir ...]
 #                   [OPTIONS extra tlc flags ...])
@@ -12,8 +13,15 @@
 # `#include "x.h"`. The depfile makes the build re-run tlc when x.tl or any file it imports
 # (directly or not) changes; tlc itself is a dependency too.
 #
-# - ARCH defaults to the target's CUDA_ARCHITECTURES when that is one architecture (80 -> sm_80,
-#   90a -> sm_90a); otherwise tlc's default (sm_90a) applies.
+# - ARCH defaults to the target's CUDA_ARCHITECTURES (80 -> sm_80, 90 -> sm_90, 90a-real ->
+#   sm_90a, 100f -> sm_100f) when that names one tlc target; otherwise tlc's default (sm_90a)
+#   applies. Every entry of CUDA_ARCHITECTURES is checked at configure time: one older than 80, or
+#   one tlc does not know, is an error there rather than in the build. sm_90 (without `a`) gets
+#   the cp.async + mma.sync code, which needs none of sm_90a's features (wgmma, setmaxnreg);
+#   sm_100 and newer get the same code (tlc has no Blackwell-specific path).
+# - NAMESPACE: the launch functions become <name>::<kernel> and extern "C" <name>_<kernel> instead
+#   of tlc::<kernel> and tlc_<kernel> (tlc --namespace), so that two builds of one .tl file (e.g.
+#   -D T=f16 and -D T=bf16, each in its own target) can be linked into one program.
 # - Imports are searched next to the importing file, then in INCLUDE_DIRS, then in the tlc stdlib.
 # - Relative SOURCES and INCLUDE_DIRS are relative to the current source directory.
 # - <target> must be a compiled target (executable, static, shared, module or object library) in a
@@ -32,11 +40,17 @@ endif()
 cmake_policy(SET CMP0116 NEW)
 
 function(tlc_add_kernels target)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "" "ARCH" "SOURCES;DEFINES;INCLUDE_DIRS;OPTIONS")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "ARCH;NAMESPACE" "SOURCES;DEFINES;INCLUDE_DIRS;OPTIONS")
   set(where "tlc_add_kernels(${target})")
+  # The targets `tlc --arch` accepts (src/driver/options.cpp's arch_names(); tests/run_cli.py
+  # checks that the two lists agree).
+  set(_TLC_ARCHS
+      sm_80 sm_86 sm_87 sm_89 sm_90 sm_90a sm_100 sm_100a sm_100f sm_101 sm_101a sm_101f
+      sm_103 sm_103a sm_103f sm_110 sm_110a sm_110f sm_120 sm_120a sm_120f sm_121 sm_121a sm_121f)
+  string(REPLACE ";" ", " known "${_TLC_ARCHS}")
   if(arg_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "${where}: unexpected arguments: ${arg_UNPARSED_ARGUMENTS} "
-                        "(expected SOURCES, ARCH, DEFINES, INCLUDE_DIRS, OPTIONS)")
+                        "(expected SOURCES, ARCH, NAMESPACE, DEFINES, INCLUDE_DIRS, OPTIONS)")
   endif()
   if(arg_KEYWORDS_MISSING_VALUES)
     message(FATAL_ERROR "${where}: no value given for ${arg_KEYWORDS_MISSING_VALUES}")
@@ -68,18 +82,47 @@ function(tlc_add_kernels target)
   # ---- the tlc command line shared by every source ---------------------------------------------
   set(flags "")
   set(arch "${arg_ARCH}")
+  get_target_property(cuda_archs ${target} CUDA_ARCHITECTURES)
+  set(mapped "")
+  if(cuda_archs AND NOT cuda_archs MATCHES "^(all|all-major|native)$")
+    foreach(entry IN LISTS cuda_archs)
+      if(NOT entry MATCHES "^([0-9]+)([af]?)(-real|-virtual)?$")
+        message(FATAL_ERROR "${where}: CUDA_ARCHITECTURES entry `${entry}` is not of the form "
+                            "NN, NNa or NNf (optionally -real or -virtual)")
+      endif()
+      set(candidate "sm_${CMAKE_MATCH_1}${CMAKE_MATCH_2}")
+      if(CMAKE_MATCH_1 LESS 80)
+        message(FATAL_ERROR "${where}: CUDA_ARCHITECTURES entry `${entry}` (${candidate}) is "
+                            "older than sm_80, the oldest target tlc supports (its kernels need "
+                            "cp.async and bf16 mma.sync); remove it from CUDA_ARCHITECTURES")
+      endif()
+      if(NOT candidate IN_LIST _TLC_ARCHS)
+        message(FATAL_ERROR "${where}: CUDA_ARCHITECTURES entry `${entry}` (${candidate}) is not "
+                            "a target tlc knows; tlc knows ${known}")
+      endif()
+      list(APPEND mapped "${candidate}")
+    endforeach()
+    list(REMOVE_DUPLICATES mapped)
+  endif()
   if(NOT arch)
-    get_target_property(cuda_archs ${target} CUDA_ARCHITECTURES)
-    list(LENGTH cuda_archs n_archs)
-    if(n_archs EQUAL 1 AND cuda_archs MATCHES "^([0-9]+[a-z]?)(-real|-virtual)?$")
-      set(arch "sm_${CMAKE_MATCH_1}")
+    list(LENGTH mapped n_archs)
+    if(n_archs EQUAL 1)
+      set(arch "${mapped}")
     endif()
   endif()
   if(arch)
-    if(NOT arch MATCHES "^sm_[0-9]+[a-z]?$")
-      message(FATAL_ERROR "${where}: ARCH `${arch}` is not of the form sm_NN (e.g. sm_80, sm_90a)")
+    if(NOT arch IN_LIST _TLC_ARCHS)
+      message(FATAL_ERROR "${where}: ARCH `${arch}` is not a target tlc knows; tlc knows "
+                          "${known}")
     endif()
     list(APPEND flags --arch ${arch})
+  endif()
+  if(DEFINED arg_NAMESPACE)
+    if(NOT arg_NAMESPACE MATCHES "^[A-Za-z][A-Za-z_0-9]*$")
+      message(FATAL_ERROR "${where}: NAMESPACE `${arg_NAMESPACE}` is not a C++ identifier "
+                          "(a letter, then letters, digits and `_`)")
+    endif()
+    list(APPEND flags --namespace ${arg_NAMESPACE})
   endif()
   foreach(define IN LISTS arg_DEFINES)
     if(NOT define MATCHES "^[A-Za-z_][A-Za-z_0-9]*=.")

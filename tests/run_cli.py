@@ -118,10 +118,12 @@ def main():
         res.check("the bash completion parses (bash -n)", p.returncode == 0, p.stderr)
         script = r.stdout + '\nCOMP_WORDS=(tlc --arch ""); COMP_CWORD=2; _tlc; echo "${COMPREPLY[*]}"\n'
         p = subprocess.run([bash, "-c", script], capture_output=True, text=True)
-        res.check("bash completes --arch with the architectures", p.stdout.strip() == "sm_80 sm_86 sm_89 sm_90a",
+        res.check("bash completes --arch with the architectures",
+                  p.stdout.strip().startswith("sm_80 sm_86 sm_87 sm_89 sm_90 sm_90a sm_100 ") and
+                  p.stdout.strip().endswith(" sm_121f"),
                   p.stdout + p.stderr)
     r = tlc("--completion=zsh")
-    expect("--completion=zsh", r, 0, stdout_has=("#compdef tlc", "'--arch=[", "(sm_80 sm_86 sm_89 sm_90a)", "'-Werror[",
+    expect("--completion=zsh", r, 0, stdout_has=("#compdef tlc", "'--arch=[", "(sm_80 sm_86 sm_87 sm_89 sm_90 sm_90a sm_100 ", "'-Werror[",
                                                  "'*-D+[", "'*--disable=["))
     zsh = shutil.which("zsh")
     if zsh:
@@ -159,8 +161,58 @@ def main():
     expect("-o - --header", r, 0)
     res.check("-o - --header h.h writes only h.h", files() == ["h.h", "k.tl"], str(files()))
     clean(keep=("k.tl",))
-    for arch in ("sm_80", "sm_86", "sm_89", "sm_90a"):
+    for arch in ("sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a", "sm_100", "sm_100a", "sm_103f",
+                 "sm_110", "sm_120", "sm_121a"):
         expect(f"--arch {arch}", tlc("k.tl", "--arch", arch, "-o", "-"), 0)
+    # Every target cmake/TlcKernels.cmake maps CUDA_ARCHITECTURES onto is one tlc accepts, and back.
+    with open(os.path.join(args.root, "cmake", "TlcKernels.cmake")) as f:
+        cmake_archs = re.search(r"set\(_TLC_ARCHS([^)]*)\)", f.read()).group(1).split()
+    accepted = [a for a in cmake_archs if tlc("check", "k.tl", "--arch", a).returncode == 0]
+    res.check("every target in TlcKernels.cmake's _TLC_ARCHS is accepted by --arch",
+              accepted == cmake_archs and len(cmake_archs) >= 20, f"{cmake_archs} vs {accepted}")
+    res.check("--help lists the targets", "sm_90a" in tlc("--help").stdout and "sm_120" in tlc("--help").stdout)
+    # sm_90 (no `a`): the cp.async + mma.sync gemm, none of sm_90a's wgmma or setmaxnreg.
+    write("gemm.tl", GEMM)
+    r = tlc("gemm.tl", "--arch", "sm_90", "-o", "-")
+    expect("gemm --arch sm_90", r, 0)
+    res.check("gemm --arch sm_90 uses no sm_90a-only instruction",
+              "wgmma" not in r.stdout and "setmaxnreg" not in r.stdout and "mma" in r.stdout, r.stdout[:1500])
+    r = tlc("gemm.tl", "--arch", "sm_90a", "-o", "-")
+    res.check("gemm --arch sm_90a still takes the wgmma path", "wgmma" in r.stdout, r.stdout[:1500])
+    r = tlc("gemm.tl", "--arch", "sm_100a", "-o", "-")
+    expect("gemm --arch sm_100a", r, 0)
+    res.check("gemm --arch sm_100a: the mma.sync path, recorded as sm_100a",
+              "wgmma" not in r.stdout and "for sm_100a" in r.stdout.splitlines()[0], r.stdout[:300])
+    clean(keep=("k.tl",))
+
+    # ---- --namespace -----------------------------------------------------------------------------
+    r = tlc("k.tl", "-o", "-")
+    default_cu = r.stdout
+    res.check("by default the launch functions are tlc::vector_add and tlc_vector_add",
+              "namespace tlc {" in default_cu and "cudaError_t tlc_vector_add(" in default_cu
+              and "--namespace" not in default_cu, default_cu[-1500:])
+    r = tlc("k.tl", "--namespace", "tlc", "-o", "-")
+    res.check("--namespace tlc is the default, byte for byte", r.returncode == 0 and r.stdout == default_cu)
+    r = tlc("k.tl", "--namespace", "va_f16", "-o", "ns.cu", "-D", "T=f16")
+    expect("--namespace va_f16", r, 0)
+    with open(os.path.join(tmp, "ns.cu")) as f:
+        cu = f.read()
+    with open(os.path.join(tmp, "ns.h")) as f:
+        h = f.read()
+    for text, what in ((cu, ".cu"), (h, ".h")):
+        res.check(f"--namespace va_f16: the {what} has va_f16::vector_add and va_f16_vector_add",
+                  "namespace va_f16 {" in text and "cudaError_t va_f16_vector_add(" in text
+                  and "namespace tlc {" not in text and "tlc_vector_add" not in text, text[-1500:])
+    res.check("--namespace is recorded in the command line", "--namespace va_f16" in cu.splitlines()[1], cu[:300])
+    res.check("--namespace: the .cu defines va_f16_vector_add by calling va_f16::vector_add",
+              "return va_f16::vector_add(" in cu, cu[-800:])
+    expect("check --namespace", tlc("check", "k.tl", "--namespace=v2"), 0)
+    clean(keep=("k.tl",))
+    # A kernel whose extern "C" name would be the runtime's tlc_last_error_message.
+    write("em.tl", GOOD.replace("vector_add", "error_message"))
+    expect("--namespace tlc_last + kernel error_message", tlc("check", "em.tl", "--namespace", "tlc_last"), 1,
+           stderr_has=("E0219", "tlc_last_error_message"))
+    os.unlink(os.path.join(tmp, "em.tl"))
     expect("-D", tlc("k.tl", "-D", "BLOCK=256", "-DT=f16", "-o", "-"), 0)
     expect("-Werror, -w, --color", tlc("check", "k.tl", "-Werror", "-w", "--color=never"), 0)
     # A well-formed -D whose value is not a literal is an error in the input (sema), not usage.
@@ -251,6 +303,22 @@ def main():
         ("no input", [], "no input file"),
         ("check without input", ["check"], "input"),
         ("unknown arch", ["k.tl", "--arch", "sm_70"], "sm_70"),
+        ("old arch", ["k.tl", "--arch", "sm_75"], "tlc needs sm_80 or newer"),
+        ("arch without _", ["k.tl", "--arch", "sm90a"], "did you mean `sm_90a`?"),
+        ("arch as a CMake number", ["k.tl", "--arch", "90"], "did you mean `sm_90`?"),
+        ("arch in capitals", ["k.tl", "--arch", "SM_100A"], "did you mean `sm_100a`?"),
+        ("compute_ arch", ["check", "k.tl", "--arch", "compute_89"], "did you mean `sm_89`?"),
+        ("arch nobody knows", ["k.tl", "--arch", "sm_95"], "valid targets: sm_80"),
+        ("--namespace with a dash", ["k.tl", "--namespace", "my-ns"], "is not a C++ identifier"),
+        ("--namespace with ::", ["k.tl", "--namespace", "a::b"], "is not a C++ identifier"),
+        ("--namespace with a digit first", ["k.tl", "--namespace", "1ns"], "is not a C++ identifier"),
+        ("--namespace empty", ["k.tl", "--namespace", ""], "namespace is empty"),
+        ("--namespace keyword", ["k.tl", "--namespace", "class"], "C++ keyword"),
+        ("--namespace reserved", ["k.tl", "--namespace", "_ns"], "reserved for the C++ implementation"),
+        ("--namespace __", ["check", "k.tl", "--namespace", "a__b"], "reserved for the C++ implementation"),
+        ("--namespace tl", ["k.tl", "--namespace", "tl"], "the generated code itself uses"),
+        ("--namespace a CUDA type", ["k.tl", "--namespace", "dim3"], "dim3"),
+        ("--namespace like a __global__", ["k.tl", "--namespace", "gemm_kernel"], "__global__"),
         ("unknown --emit", ["k.tl", "--emit=llvm"], "llvm"),
         ("-D without =", ["k.tl", "-D", "BLOCK"], "bad `-D BLOCK`"),
         ("-D without name", ["k.tl", "-D", "=3"], "[E0804]"),

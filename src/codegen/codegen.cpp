@@ -14,7 +14,7 @@
 
 namespace tlc::codegen {
 
-void emit_c_twin(const ir::Kernel& k, CudaWriter& out, bool declaration_only);
+void emit_c_twin(const ir::Kernel& k, const std::string& ns, CudaWriter& out, bool declaration_only);
 
 namespace {
 
@@ -69,14 +69,20 @@ bool wgmma_layout_holds(const ir::Kernel& k, const SourceManager& sources) {
 
 std::optional<CodegenOutput> generate(const ir::Module& module, const CodegenOptions& options, const SourceManager& sources,
                                       DiagnosticEngine& diags) {
-    // The launch functions are `tlc::<name>` and `tlc_<name>` exactly, as documented; a name that
+    // The launch functions are `tlc::<name>` and `tlc_<name>` exactly (or `--namespace`'s
+    // `<ns>::<name>` and `<ns>_<name>`), as documented; a name that
     // C++ cannot take there is an error rather than a silently different function name.
     bool names_ok = true;
-    for (const ir::Kernel& k : module.kernels)
-        if (std::optional<std::string> why = host_name_problem(k.name)) {
-            diags.report(DiagKind::KernelHostName, k.name_range, k.name, k.name, k.name, *why);
+    const std::string& ns = options.cpp_namespace;
+    for (const ir::Kernel& k : module.kernels) {
+        std::optional<std::string> why = host_name_problem(k.name);
+        if (!why && ns + "_" + k.name == "tlc_last_error_message")
+            why = "`tlc_last_error_message` is a function of the runtime";
+        if (why) {
+            diags.report(DiagKind::KernelHostName, k.name_range, k.name, ns + "::" + k.name, ns + "_" + k.name, *why);
             names_ok = false;
         }
+    }
     if (!names_ok) return std::nullopt;
 
     CodegenOutput result;
@@ -93,7 +99,7 @@ std::optional<CodegenOutput> generate(const ir::Module& module, const CodegenOpt
     h.line();
     h.line("#include <cstdint>");
     h.line();
-    h.line("namespace tlc {");
+    h.line("namespace " + ns + " {");
     h.line();
 
     cu.str() += file_banner(options, "CUDA");
@@ -150,7 +156,7 @@ std::optional<CodegenOutput> generate(const ir::Module& module, const CodegenOpt
     if (!ok) return std::nullopt;
     cu.line("}  // namespace");
     cu.line();
-    cu.line("namespace tlc {");
+    cu.line("namespace " + ns + " {");
     cu.line();
     for (size_t i = 0; i < module.kernels.size(); ++i) {
         const ir::Kernel& k = module.kernels[i];
@@ -161,15 +167,15 @@ std::optional<CodegenOutput> generate(const ir::Module& module, const CodegenOpt
         emit_stub_declarations(k, h);
         h.line();
     }
-    cu.line("}  // namespace tlc");
+    cu.line("}  // namespace " + ns);
     cu.line();
     cu.line("extern \"C\" {");
-    for (const ir::Kernel& k : module.kernels) emit_c_twin(k, cu, false);
+    for (const ir::Kernel& k : module.kernels) emit_c_twin(k, ns, cu, false);
     cu.line("}");
-    h.line("}  // namespace tlc");
+    h.line("}  // namespace " + ns);
     h.line();
     h.line("extern \"C\" {");
-    for (const ir::Kernel& k : module.kernels) emit_c_twin(k, h, true);
+    for (const ir::Kernel& k : module.kernels) emit_c_twin(k, ns, h, true);
     h.line("}");
 
     result.cuda = std::move(cu.str());

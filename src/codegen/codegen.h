@@ -11,7 +11,8 @@
 namespace tlc::codegen {
 
 struct CodegenOptions {
-    std::string arch = "sm_90a";   // sm_80, sm_86, sm_89, sm_90a
+    std::string arch = "sm_90a";   // sm_80, sm_86, sm_89, sm_90, sm_90a, sm_100, ...
+    std::string cpp_namespace = "tlc"; // launch functions: <ns>::<kernel> and extern "C" <ns>_<kernel>
     std::string command_line;      // recorded in the file header
     std::string header_name;       // how the .cu includes the generated header ("gemm.h")
     bool line_directives = false;  // emit #line so nvcc errors point into the .tl file

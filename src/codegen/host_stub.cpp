@@ -47,8 +47,9 @@ std::vector<StubParam> stub_params(const ir::Kernel& k) {
     return out;
 }
 
-// The __global__ function as the stubs name it: qualified, because the stubs live in namespace tlc,
-// where the launch function of a kernel named `<name>_kernel` would hide kernel `<name>`'s.
+// The __global__ function as the stubs name it: qualified, because the stubs live in namespace tlc
+// (or --namespace's), where the launch function of a kernel named `<name>_kernel` would hide
+// kernel `<name>`'s.
 std::string global_function(const ir::Kernel& k) { return "::" + kernel_function_name(k); }
 
 } // namespace
@@ -225,12 +226,12 @@ void emit_stub_definitions(const StubKernels& kernels, KernelEmitter& exprs, Cud
 }
 
 // The extern "C" twins, for Python (ctypes) and other languages.
-void emit_c_twin(const ir::Kernel& k, CudaWriter& out, bool declaration_only) {
+void emit_c_twin(const ir::Kernel& k, const std::string& ns, CudaWriter& out, bool declaration_only) {
     auto ps = stub_params(k);
     const std::string& name = k.name;
     std::string csig;
     for (auto& p : ps) csig += p.c + ", ";
-    std::string head = fmt::format("cudaError_t tlc_{}({}cudaStream_t stream)", name, csig);
+    std::string head = fmt::format("cudaError_t {}_{}({}cudaStream_t stream)", ns, name, csig);
     if (declaration_only) {
         out.line(head + ";");
         return;
@@ -244,7 +245,7 @@ void emit_c_twin(const ir::Kernel& k, CudaWriter& out, bool declaration_only) {
             call += id + ", ";
     }
     for (const ir::VarPtr& d : k.dims) call += identifier(d->name) + ", ";
-    out.line(fmt::format("{} {{ return tlc::{}({}stream); }}", head, name, call));
+    out.line(fmt::format("{} {{ return {}::{}({}stream); }}", head, ns, name, call));
 }
 
 } // namespace tlc::codegen

@@ -49,6 +49,7 @@ std::vector<OptionInfo> visible_options(const CLI::App& app) {
             if (opt->get_type_size_max() > 0) info.value = opt->get_type_name();
             info.repeatable = opt->get_expected_max() > 1;
             if (info.value.find('|') != std::string::npos) info.choices = split(info.value, '|');
+            if (opt->get_name() == "--arch") info.choices = arch_names(); // checked by a validator, not a type name
         }
         out.push_back(std::move(info));
     }

@@ -1,12 +1,14 @@
 // Command-line parsing with CLI11: `tlc FILE [options]` and `tlc check FILE [options]`.
 #include "driver/options.h"
 
+#include "codegen/cuda_names.h"
 #include "driver/help_formats.h"
 #include "driver/pipeline.h"
 #include "support/diagnostics.h"
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <iostream>
 #include <set>
@@ -19,8 +21,74 @@
 namespace tlc::driver {
 
 const std::vector<std::string>& arch_names() {
-    static const std::vector<std::string> names = {"sm_80", "sm_86", "sm_89", "sm_90a"};
+    // sema::arch_from_name accepts exactly these; cmake/TlcKernels.cmake maps CUDA_ARCHITECTURES
+    // onto them (run_cli.py checks that the two lists agree).
+    static const std::vector<std::string> names = {
+        "sm_80",   "sm_86",   "sm_87",   "sm_89",   "sm_90",   "sm_90a",  "sm_100",
+        "sm_100a", "sm_100f", "sm_101",  "sm_101a", "sm_101f", "sm_103",  "sm_103a",
+        "sm_103f", "sm_110",  "sm_110a", "sm_110f", "sm_120",  "sm_120a", "sm_120f",
+        "sm_121",  "sm_121a", "sm_121f"};
     return names;
+}
+
+std::optional<std::string> arch_problem(const std::string& value) {
+    const auto& names = arch_names();
+    if (std::find(names.begin(), names.end(), value) != names.end()) return std::nullopt;
+    // The spelling a user most likely meant: the same letters and digits once case, `_`, `-`,
+    // a `compute_` prefix and a CMake `-real`/`-virtual` suffix are ignored (`sm90a`, `90a`,
+    // `SM_90A`, `compute_90a`, `90a-real` -> sm_90a).
+    auto key = [](std::string s) {
+        std::string k;
+        for (char c : s) k += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        for (const char* suffix : {"-real", "-virtual"})
+            if (k.size() > std::strlen(suffix) && k.ends_with(suffix)) k.resize(k.size() - std::strlen(suffix));
+        if (k.starts_with("compute")) k = k.substr(7);
+        std::string out;
+        for (char c : k)
+            if (std::isalnum(static_cast<unsigned char>(c))) out += c;
+        if (out.starts_with("sm")) out = out.substr(2);
+        return out;
+    };
+    std::string want = key(value);
+    std::string meant;
+    for (const std::string& n : names)
+        if (!want.empty() && key(n) == want) meant = n;
+    std::string message = "`" + value + "` is not a target tlc knows";
+    int digits = 0;
+    for (char c : want) {
+        if (!std::isdigit(static_cast<unsigned char>(c))) break;
+        digits = digits * 10 + (c - '0');
+    }
+    if (!meant.empty())
+        message += "; did you mean `" + meant + "`?";
+    else if (digits > 0 && digits < 80)
+        message += ": tlc needs sm_80 or newer (cp.async and bf16 mma.sync)";
+    else
+        message += "; valid targets: " + [&] {
+            std::string list;
+            for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+            return list;
+        }();
+    return message;
+}
+
+std::optional<std::string> namespace_problem(const std::string& name) {
+    if (name.empty()) return "the namespace is empty";
+    if (!(std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_'))
+        return "`" + name + "` is not a C++ identifier (it must start with a letter or `_`)";
+    for (char c : name)
+        if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_'))
+            return "`" + name + "` is not a C++ identifier (only letters, digits and `_`)";
+    if (name.find("__") != std::string::npos || name[0] == '_')
+        return "`" + name + "` is reserved for the C++ implementation (a leading `_` or a `__`)";
+    if (name == "tl" || name == "std" || name == "cuda")
+        return "`" + name + "` is a namespace the generated code itself uses";
+    if (name.ends_with("_kernel") || name.ends_with("_kernel_sm90"))
+        return "`" + name + "` could be the name of a generated __global__ function (`<kernel>_kernel`)";
+    // The launch code's global names (<cstdint> types, dim3, the CUDA API, C macros), which the
+    // namespace would hide or collide with; keywords too.
+    if (std::optional<std::string> why = codegen::host_name_problem(name)) return *why;
+    return std::nullopt;
 }
 
 std::optional<std::pair<std::string, std::string>> split_define(const std::string& text) {
@@ -100,9 +168,20 @@ std::string join(const std::vector<std::string>& values, const char* sep) {
 // Options shared by `tlc FILE` and `tlc check FILE`: inputs, target and diagnostics.
 void add_common_options(CLI::App& app, Options& o, RawOptions& raw) {
     app.add_option("input", o.input, "The .tl file to compile")->required()->type_name("FILE");
-    app.add_option("--arch", o.arch, "Target architecture (default sm_90a)")
-        ->check(one_of(arch_names()))
-        ->type_name(join(arch_names(), "|"));
+    app.add_option("--arch", o.arch,
+                   "Target architecture (default sm_90a): sm_80, sm_86, sm_87, sm_89, sm_90, "
+                   "sm_90a, sm_100, sm_101, sm_103, sm_110, sm_120, sm_121 (and the `a`/`f` "
+                   "variants of sm_100 and newer)")
+        ->check(CLI::Validator(
+            [](std::string& value) -> std::string { return arch_problem(value).value_or(""); }, ""))
+        ->type_name("ARCH");
+    app.add_option("--namespace", o.cpp_namespace,
+                   "Name the launch functions NAME::<kernel> and NAME_<kernel> instead of "
+                   "tlc::<kernel> and tlc_<kernel>, so that variants can share a program")
+        ->check(CLI::Validator(
+            [](std::string& value) -> std::string { return namespace_problem(value).value_or(""); },
+            ""))
+        ->type_name("NAME");
     app.add_option("-D", raw.defines, "Set a compile-time parameter: -D NAME=VALUE (repeatable)")
         ->type_name("NAME=VALUE")
         ->allow_extra_args(false);
@@ -149,6 +228,7 @@ std::string record_command_line(const Options& o) {
     for (const auto& [name, value] : o.defines)
         s += " -D " + shell_quote(name + "=" + value);
     if (!o.kernel.empty()) s += " --kernel " + shell_quote(o.kernel);
+    if (o.cpp_namespace != "tlc") s += " --namespace " + o.cpp_namespace;
     if (o.line_directives) s += " --line-directives";
     for (const std::string& d : o.disabled) s += " --disable " + d;
     return s;

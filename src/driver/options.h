@@ -20,6 +20,10 @@ inline constexpr int kExitInternal = 3;
 
 // Every target architecture the CLI accepts, in the order `--help` lists them.
 const std::vector<std::string>& arch_names();
+// Why `value` is not an `--arch` tlc accepts (with a "did you mean" where one is close), or nullopt.
+std::optional<std::string> arch_problem(const std::string& value);
+// Why `name` cannot be the `--namespace` of the launch functions, or nullopt.
+std::optional<std::string> namespace_problem(const std::string& name);
 
 // `tlc X.Y.Z (commit C)`: C is `git describe` of the source tree when tlc was configured, or
 // `unknown` outside a git checkout.
@@ -31,6 +35,8 @@ struct Options {
     std::string output;                // empty: default (input with .cu, or stdout for ast/ir)
     std::optional<std::string> header; // unset: the output path with .h
     std::string arch = "sm_90a";
+    // `--namespace NAME`: the launch functions are NAME::<kernel> and NAME_<kernel> (extern "C").
+    std::string cpp_namespace = "tlc";
     std::vector<std::pair<std::string, std::string>> defines; // -D NAME=VALUE, in order
     std::vector<std::string> include_dirs;
     Emit emit = Emit::Cuda;
@@ -48,7 +54,7 @@ struct Options {
     bool verbose = false;
     bool internal_error_for_testing = false; // hidden: makes the run fail with an internal error
     // The command line recorded in generated files: `tlc` and the arguments that shape the
-    // output (input, arch, defines, kernel, line directives), never output paths, so that
+    // output (input, arch, defines, kernel, namespace, line directives), never output paths, so that
     // generated files are reproducible wherever they are written.
     std::string recorded_command_line;
 };

@@ -136,6 +136,7 @@ PipelineResult run_pipeline(const Options& o, const std::string& header_name,
     //    the user should hear about before asking for the CUDA).
     codegen::CodegenOptions cg;
     cg.arch = o.arch;
+    cg.cpp_namespace = o.cpp_namespace;
     cg.command_line = o.recorded_command_line;
     cg.header_name = header_name;
     cg.line_directives = o.line_directives;

@@ -6,33 +6,43 @@
 
 namespace tlc::sema {
 
+namespace {
+struct ArchInfo {
+    Arch arch;
+    const char* name;
+    int sm;
+    int64_t shared_kb; // the most dynamic shared memory one block may opt in to
+};
+constexpr ArchInfo kArchs[] = {
+    {Arch::Sm80, "sm_80", 80, 163},   {Arch::Sm86, "sm_86", 86, 99},
+    {Arch::Sm87, "sm_87", 87, 163},   {Arch::Sm89, "sm_89", 89, 99},
+    {Arch::Sm90, "sm_90", 90, 227},   {Arch::Sm90a, "sm_90a", 90, 227},
+    {Arch::Sm100, "sm_100", 100, 227}, {Arch::Sm101, "sm_101", 101, 227},
+    {Arch::Sm103, "sm_103", 103, 227}, {Arch::Sm110, "sm_110", 110, 227},
+    {Arch::Sm120, "sm_120", 120, 99},  {Arch::Sm121, "sm_121", 121, 99},
+};
+const ArchInfo& info(Arch a) {
+    for (const ArchInfo& i : kArchs)
+        if (i.arch == a) return i;
+    return kArchs[0];
+}
+} // namespace
+
 std::optional<Arch> arch_from_name(const std::string& name) {
-    if (name == "sm_80") return Arch::Sm80;
-    if (name == "sm_86") return Arch::Sm86;
-    if (name == "sm_89") return Arch::Sm89;
-    if (name == "sm_90a" || name == "sm_90") return Arch::Sm90a;
+    for (const ArchInfo& i : kArchs) {
+        std::string base = i.name;
+        if (name == base) return i.arch;
+        // sm_100a / sm_100f and newer: architecture- and family-specific variants.
+        if (i.sm >= 100 && (name == base + "a" || name == base + "f")) return i.arch;
+    }
     return std::nullopt;
 }
 
-const char* arch_name(Arch a) {
-    switch (a) {
-    case Arch::Sm80: return "sm_80";
-    case Arch::Sm86: return "sm_86";
-    case Arch::Sm89: return "sm_89";
-    case Arch::Sm90a: return "sm_90a";
-    }
-    return "sm_90a";
-}
+const char* arch_name(Arch a) { return info(a).name; }
 
-int64_t shared_memory_limit(Arch a) {
-    switch (a) {
-    case Arch::Sm80: return 163 * 1024;
-    case Arch::Sm86:
-    case Arch::Sm89: return 99 * 1024;
-    case Arch::Sm90a: return 227 * 1024;
-    }
-    return 227 * 1024;
-}
+int target_sm(Arch a) { return info(a).sm; }
+
+int64_t shared_memory_limit(Arch a) { return info(a).shared_kb * 1024; }
 
 namespace {
 // Collects the shared allocations of a kernel body and, for each, the most pipeline stages of any

@@ -167,11 +167,11 @@ std::optional<ir::Module> Checker::run(const ast::Module& main,
                                        const std::vector<const ast::Module*>& imports) {
     size_t errors_before = diags_.error_count();
     parse_defines();
-    // TARGET_SM: the target's SM version (80, 86, 89, 90), so that compile-time defaults can
+    // TARGET_SM: the target's SM version (80, 86, 89, 90, 100, 120, ...), so that compile-time defaults can
     // depend on the target, e.g. `BN = TARGET_SM >= 90 ? 256 : 128`.
     {
         Symbol target{SymbolKind::Const, "TARGET_SM", SourceRange{}};
-        int sm = options_.arch == Arch::Sm80 ? 80 : options_.arch == Arch::Sm86 ? 86 : options_.arch == Arch::Sm89 ? 89 : 90;
+        int sm = target_sm(options_.arch);
         target.value = ConstValue{ir::make_int(sm), std::nullopt, false};
         target.eval = Symbol::Eval::Done;
         target.used = true;

@@ -12,10 +12,17 @@
 
 namespace tlc::sema {
 
-enum class Arch { Sm80, Sm86, Sm89, Sm90a };
-std::optional<Arch> arch_from_name(const std::string& name); // "sm_80", ...
-const char* arch_name(Arch a);
-int64_t shared_memory_limit(Arch a); // bytes per block: 227 KB sm_90a, 163 KB sm_80, 99 KB sm_86/89
+// The targets, one per SM version that changes what tlc may emit or how much shared memory a block
+// gets. Only Sm90a enables the Hopper path (TMA + wgmma + setmaxnreg, warp specialization); every
+// other target, newer ones included, gets the cp.async + mma.sync path, which runs on all of them.
+enum class Arch { Sm80, Sm86, Sm87, Sm89, Sm90, Sm90a, Sm100, Sm101, Sm103, Sm110, Sm120, Sm121 };
+// "sm_80", "sm_90", "sm_90a", "sm_100a", "sm_120f", ...: nullopt for a name tlc does not know. The
+// `a`/`f` variants of sm_100 and newer are the plain target (tlc uses none of their features).
+std::optional<Arch> arch_from_name(const std::string& name);
+const char* arch_name(Arch a);       // "sm_90a", "sm_100" (no `a`/`f` for the newer ones)
+int target_sm(Arch a);               // TARGET_SM: 80, 86, 87, 89, 90 (sm_90 and sm_90a), 100, ...
+// Bytes per block: 227 KB sm_90/90a/100/101/103/110, 163 KB sm_80/87, 99 KB sm_86/89/120/121.
+int64_t shared_memory_limit(Arch a);
 
 struct SemaOptions {
     Arch arch = Arch::Sm90a;

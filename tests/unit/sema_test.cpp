@@ -141,6 +141,17 @@ TEST_CASE("sema: architectures and shared-memory limits") {
     CHECK(sema::arch_from_name("sm_86") == sema::Arch::Sm86);
     CHECK(sema::arch_from_name("sm_89") == sema::Arch::Sm89);
     CHECK_FALSE(sema::arch_from_name("sm_70").has_value());
+    // sm_90 is its own target: TARGET_SM 90 and sm_90a's shared memory, without the Hopper path.
+    CHECK(sema::arch_from_name("sm_90") == sema::Arch::Sm90);
+    CHECK(sema::target_sm(sema::Arch::Sm90) == 90);
+    CHECK(sema::shared_memory_limit(sema::Arch::Sm90) == 232448);
+    CHECK(sema::arch_from_name("sm_100a") == sema::Arch::Sm100);
+    CHECK(sema::arch_from_name("sm_120f") == sema::Arch::Sm120);
+    CHECK(std::string(sema::arch_name(sema::Arch::Sm100)) == "sm_100");
+    CHECK(sema::target_sm(sema::Arch::Sm121) == 121);
+    CHECK(sema::shared_memory_limit(sema::Arch::Sm120) == 101376);
+    CHECK_FALSE(sema::arch_from_name("sm_90f").has_value());
+    CHECK_FALSE(sema::arch_from_name("sm_80a").has_value());
     CHECK(std::string(sema::arch_name(sema::Arch::Sm90a)) == "sm_90a");
     CHECK(sema::shared_memory_limit(sema::Arch::Sm90a) == 232448);
     CHECK(sema::shared_memory_limit(sema::Arch::Sm80) == 166912);

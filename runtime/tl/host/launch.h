@@ -46,3 +46,16 @@ namespace tlc {
 // The readable message of the last launch-stub failure on this host thread ("" if none).
 inline const char* last_error_message() { return tl::host::last_error_storage().c_str(); }
 } // namespace tlc
+
+// The same for C and other languages (ctypes): declare it as
+//     const char* tlc_last_error_message(void);
+// Every file that includes this header defines it, as an inline function that the compiler must
+// emit even when the file does not call it (`used`); the linker keeps one copy per program, like
+// any inline function, however many generated .cu files are linked together.
+#if defined(__GNUC__) || defined(__clang__)
+extern "C" inline __attribute__((used)) const char* tlc_last_error_message() {
+    return tl::host::last_error_storage().c_str();
+}
+#else
+extern "C" inline const char* tlc_last_error_message() { return tl::host::last_error_storage().c_str(); }
+#endif
