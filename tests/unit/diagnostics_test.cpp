@@ -1,5 +1,5 @@
 // Unit tests of support/diagnostics: clang-style rendering (caret and tildes, notes), JSON,
-// -Werror / -w, and the error limit.
+// -Werror / -w, remarks (-R fallback, once per statement, muted for fallbacks), and the error limit.
 #include "support/diagnostics.h"
 
 #include <doctest/doctest.h>
