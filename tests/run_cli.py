@@ -361,6 +361,41 @@ def main():
     res.check("json for a missing input", r.returncode == 1 and json.loads(r.stderr)[0]["code"] == "E0801",
               r.stderr)
 
+    # ---- fast paths not taken: W0004 warns, -R fallback remarks ---------------------------------
+    stdlib_gemm = os.path.join(args.root, "stdlib", "gemm.tl")
+    for arch in ("sm_80", "sm_90a"):
+        r = tlc("check", stdlib_gemm, "--arch", arch)
+        expect(f"stdlib gemm at its defaults ({arch})", r, 0)
+        res.check(f"stdlib gemm at its defaults ({arch}) prints nothing", r.stderr == "", r.stderr)
+    r = tlc("check", stdlib_gemm, "-D", "BK=33", "--color=never")
+    expect("-D BK=33 warns", r, 0, stderr_has=("warning: gemm of `f16` operands runs as an FMA loop",
+                                               "K = 33 is not a multiple of 16 [W0004]", "gemm(a, b, acc);",
+                                               "note: fix: make the K extent", "warnings generated."))
+    res.check("-D BK=33 without -R gives no remark", "remark:" not in r.stderr, r.stderr)
+    expect("-D BK=33 -Werror", tlc("check", stdlib_gemm, "-D", "BK=33", "-Werror"), 1,
+           stderr_has=("error: gemm of `f16` operands", "[W0004]"))
+    r = tlc("check", stdlib_gemm, "-D", "BK=33", "-w")
+    expect("-D BK=33 -w", r, 0)
+    res.check("-w hides W0004", r.stderr == "", r.stderr)
+    for flag in (["-R", "fallback"], ["-Rfallback"]):
+        r = tlc("check", stdlib_gemm, "-D", "BK=33", *flag)
+        expect(f"-D BK=33 {' '.join(flag)}", r, 0,
+               stderr_has=("remark: copy into shared `a` uses plain loads and stores, not cp.async", "[R0003]",
+                           "does not use the Hopper path", "[R0002]", "[W0004]"))
+    r = tlc("check", stdlib_gemm, "-D", "BK=33", "-R", "fallback", "--diagnostics-format=json")
+    try:
+        sev = {d["severity"] for d in json.loads(r.stderr)}
+        res.check("json carries the remark and warning severities", r.returncode == 0 and {"remark", "warning"} <= sev,
+                  r.stderr[-2000:])
+    except ValueError as e:
+        res.check("json with remarks parses", False, f"{e}\n{r.stderr[-2000:]}")
+    for arch in ("sm_80", "sm_90a"):
+        r = tlc("check", stdlib_gemm, "-R", "fallback", "--arch", arch)
+        expect(f"stdlib gemm -R fallback at its defaults ({arch})", r, 0)
+        res.check(f"stdlib gemm at its defaults ({arch}) takes every fast path", r.stderr == "", r.stderr)
+    expect("-R with an unknown group", tlc("check", "k.tl", "-R", "everything"), 2)
+    res.check("--help lists -R fallback", "-R" in tlc("--help").stdout and "fallback" in tlc("--help").stdout)
+
     # ---- colour and -v ---------------------------------------------------------------------------
     res.check("no colour when stderr is not a terminal", "\033[" not in tlc("check", "bad.tl").stderr)
     res.check("--color=always colours", "\033[" in tlc("check", "bad.tl", "--color=always").stderr)

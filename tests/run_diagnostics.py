@@ -4,11 +4,13 @@ compares the reported diagnostics exactly with the expectations written in the f
 
     // CHECK-ERROR: <line>:<col> <CODE> <message>
     // CHECK-WARNING: <line>:<col> <CODE> <message>
+    // CHECK-REMARK: <line>:<col> <CODE> <message>
     // CHECK-NOTE: [<file>:]<line>:<col> <CODE> <message>
 
 Every reported diagnostic (notes included) must be expected and every expectation reported; order
 does not matter. A location in another file is written `other.tl:3:5`; a diagnostic without a
-location is `0:0`. Extra tlc arguments may be given on a `// TLC-ARGS: ...` line. The exit code must
+location is `0:0`. Extra tlc arguments may be given on a `// TLC-ARGS: ...` line (remarks are
+reported only with `-R fallback` there). The exit code must
 be 1 when an error is expected, else 0."""
 import json
 import os
@@ -18,7 +20,7 @@ from collections import Counter
 
 from testlib import Results, describe_exit, directive, parse_args, run, tl_files
 
-EXPECT = re.compile(r"//\s*CHECK-(ERROR|WARNING|NOTE):\s*(?:(\S+):)?(\d+):(\d+)\s+([EWN]\d{4})\s+(.*?)\s*$")
+EXPECT = re.compile(r"//\s*CHECK-(ERROR|WARNING|REMARK|NOTE):\s*(?:(\S+):)?(\d+):(\d+)\s+([EWRN]\d{4})\s+(.*?)\s*$")
 MALFORMED = re.compile(r"//\s*CHECK-")
 
 
@@ -63,7 +65,7 @@ def check_file(args, path, res):
     if malformed:
         return res.check(case, False, "\n".join(malformed))
     if not want:
-        return res.check(case, False, "no CHECK-ERROR/CHECK-WARNING expectations: a test that asserts nothing")
+        return res.check(case, False, "no CHECK-ERROR/CHECK-WARNING/CHECK-REMARK expectations: a test that asserts nothing")
     with open(path, encoding="utf-8", errors="replace") as f:
         extra = shlex.split(directive(f.read(), "TLC-ARGS") or "")
     r = run([args.tlc, "check", "--diagnostics-format=json", *extra, name], cwd=os.path.dirname(path))

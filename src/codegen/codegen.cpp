@@ -140,10 +140,23 @@ std::optional<CodegenOutput> generate(const ir::Module& module, const CodegenOpt
         StubKernels s;
         if (k.fallback && wgmma_layout_holds(k, sources)) {
             s.main = k.fallback.get();
+            // The fallback repeats the kernel's source: its remarks and warnings would too.
+            diags.mute_advice(true);
             s.main_shared_bytes = emit_kernel(*k.fallback);
+            diags.mute_advice(false);
             s.hopper = &k;
             s.hopper_shared_bytes = emit_kernel(k);
         } else {
+            if (k.fallback) {
+                const ir::WarpSpecializedLoop* loop = ir::warp_specialized_loop(k);
+                SourceRange at = loop ? loop->range : k.name_range;
+                diags.report(DiagKind::HopperPathNotTaken, at, k.name,
+                             "its epilogue needs the accumulator in a layout other than wgmma's (e.g. replicated: "
+                             "indexed outside a `parallel` loop over its whole shape)");
+                diags.note(DiagKind::NoteFix, at,
+                           "use the accumulator after the loop only through tile operations and `parallel` loops over "
+                           "its whole shape");
+            }
             if (k.fallback)
                 cu.line(fmt::format("// kernel {}: the warp-specialized (TMA + wgmma) version is not emitted: its epilogue needs the\n"
                                     "// accumulator in a layout other than wgmma's (e.g. replicated); the kernel below runs everywhere.",

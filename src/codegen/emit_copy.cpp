@@ -60,12 +60,26 @@ void KernelEmitter::emit_copy(const ir::Copy& c) {
 bool KernelEmitter::emit_copy_async(const ir::Copy& c) {
     const ir::Buffer &s = *c.src.buffer, &d = *c.dst.buffer;
     auto shape = c.dst.tile_shape();
-    if (s.scope != ir::Scope::Global || d.scope != ir::Scope::Shared || s.dtype != d.dtype || c.pad || shape.empty() ||
-        c.src.ranges.back().is_point || c.dst.ranges.back().is_point)
+    // Remark R0003: the pipeline asked for an asynchronous copy that cp.async cannot do.
+    auto not_async = [&](const std::string& reason, const std::string& fix) {
+        diags_.report(DiagKind::CopyNotAsync, c.range, d.name, reason);
+        diags_.note(DiagKind::NoteFix, c.range, fix);
         return false;
+    };
+    if (s.scope != ir::Scope::Global || d.scope != ir::Scope::Shared) return false;
+    if (s.dtype != d.dtype)
+        return not_async(fmt::format("it converts `{}` to `{}`, and cp.async only moves bytes", dtype_name(s.dtype), dtype_name(d.dtype)),
+                         fmt::format("declare `{}` as `{}` and convert after the copy", d.name, dtype_name(s.dtype)));
+    if (c.pad) return not_async("it has a pad value (cp.async fills with zeros)", "drop the pad value");
+    if (shape.empty() || c.src.ranges.back().is_point || c.dst.ranges.back().is_point)
+        return not_async("its innermost axis is a single index, so no 16 bytes it moves are contiguous",
+                         "copy a slice along the innermost (contiguous) axis of both sides");
     const int bytes = dtype_bytes(s.dtype);
     const int width = 16 / bytes;
-    if (shape.back() % width != 0) return false;
+    if (shape.back() % width != 0)
+        return not_async(fmt::format("its innermost extent {} is not a multiple of {} `{}` elements (16 bytes, one cp.async)",
+                                     shape.back(), width, dtype_name(s.dtype)),
+                         fmt::format("make the innermost extent of `{}` a multiple of {}", d.name, width));
     int64_t chunks = 1;
     for (int64_t e : shape) chunks *= e;
     chunks /= width;
@@ -173,6 +187,22 @@ void KernelEmitter::emit_copy_with_fragment(const ir::Copy& c, bool fragment_is_
     // register pairs (2j, 2j + 1) of the mma / wgmma accumulator layout.
     int run = l->kind == LayoutKind::Blocked ? l->vector : l->kind == LayoutKind::MmaAcc ? 2 : 1;
     int width = other_is_memory && !other.ranges.back().is_point ? vector_width(run, bytes, run) : 1;
+    if (width == 1 && other_is_memory) { // remark R0005: one element per load or store
+        const char* scope = o.scope == ir::Scope::Global ? "global" : "shared";
+        if (other.ranges.back().is_point) {
+            diags_.report(DiagKind::CopyNotVectorized, c.range, f.name, scope, o.name,
+                          fmt::format("its innermost axis in `{}` is a single index, so the elements are not contiguous", o.name));
+            diags_.note(DiagKind::NoteFix, c.range, fmt::format("copy a slice along the innermost axis of `{}`", o.name));
+        } else if (run == 1) {
+            int64_t last = f.const_shape.empty() ? 1 : f.const_shape.back();
+            diags_.report(DiagKind::CopyNotVectorized, c.range, f.name, scope, o.name,
+                          fmt::format("the last extent of `{}` is {}, which is odd, so each thread holds single elements of a row",
+                                      f.name, last));
+            diags_.note(DiagKind::NoteFix, c.range,
+                        fmt::format("make the last extent of `{}` even (a multiple of {} for 16-byte accesses)", f.name,
+                                    std::max(2, 16 / bytes)));
+        }
+    }
     if (width == 1) {
         for_each_owned(f, scalar_move);
         return;

@@ -4,8 +4,12 @@
 
 #include "ir/walk.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <functional>
 #include <set>
+#include <tuple>
 
 namespace tlc::codegen {
 
@@ -149,8 +153,41 @@ std::pair<int, int> choose_warp_grid(int64_t m, int64_t n, int warps) {
     return best;
 }
 
+namespace {
+
+// Why a gemm missed the tensor cores, and what would make it hit them.
+struct TensorCoreMiss {
+    std::string reason;
+    std::string fix;
+};
+
+// Reports each gemm that runs the FMA loop: a warning when its dtypes have a tensor-core path
+// (f16/bf16 operands, f32 accumulator) that its shape or uses missed, a remark otherwise. In
+// source order, so that the output does not depend on where the IR nodes were allocated.
+void report_fma_gemms(const std::map<const ir::Gemm*, TensorCoreMiss>& misses, DiagnosticEngine& diags) {
+    std::vector<std::pair<const ir::Gemm*, const TensorCoreMiss*>> sorted;
+    for (auto& [g, why] : misses) sorted.emplace_back(g, &why);
+    std::sort(sorted.begin(), sorted.end(), [](const auto& x, const auto& y) {
+        const SourceLoc &a = x.first->range.begin, &b = y.first->range.begin;
+        return std::tie(a.file, a.offset) < std::tie(b.file, b.offset);
+    });
+    for (auto& [g, why] : sorted) {
+        Dtype a = g->a.buffer->dtype, c = g->c.buffer->dtype;
+        if (!tensor_core_dtypes(*g)) {
+            diags.report(DiagKind::GemmNoTensorCorePath, g->range, dtype_name(a), dtype_name(c));
+            diags.note(DiagKind::NoteFix, g->range,
+                       "for the tensor cores, gemm f16 or bf16 operands into an f32 accumulator (`as f16` in a "
+                       "`parallel` loop converts a tile)");
+            continue;
+        }
+        diags.report(DiagKind::GemmMissesTensorCores, g->range, dtype_name(a), why->reason);
+        diags.note(DiagKind::NoteFix, g->range, why->fix);
+    }
+}
+
+} // namespace
+
 bool infer_layouts(const ir::Kernel& kernel, KernelLayouts& out, DiagnosticEngine& diags) {
-    (void)diags;
     UseCollector uses;
     uses.stmt(kernel.body, nullptr);
     uses.propagate_replication();
@@ -168,14 +205,49 @@ bool infer_layouts(const ir::Kernel& kernel, KernelLayouts& out, DiagnosticEngin
     // An accumulator takes the mma layout when at least one gemm into it can use the tensor cores;
     // every such gemm then does (a second gemm into the same accumulator is as fast as the first),
     // and the others run the FMA loop over the same distributed layout.
+    std::map<const ir::Gemm*, TensorCoreMiss> misses;
     for (auto& [acc, gemms] : uses.accumulators) {
+        auto k_extent = [](const ir::Gemm* g) {
+            return g->transpose_a ? g->a.tile_shape()[0] : g->a.tile_shape()[1];
+        };
         auto tensor_core_shape = [&](const ir::Gemm* g) {
-            int64_t k = g->transpose_a ? g->a.tile_shape()[0] : g->a.tile_shape()[1];
-            return tensor_core_dtypes(*g) && g->c.tile_shape().size() == 2 && k % 16 == 0;
+            return tensor_core_dtypes(*g) && g->c.tile_shape().size() == 2 && k_extent(g) % 16 == 0;
+        };
+        // Every gemm into this accumulator that ends up on the FMA loop gets `why`, unless its own
+        // dtypes or shape already explain it.
+        auto miss_all = [&](const std::string& reason, const std::string& fix) {
+            for (const ir::Gemm* g : gemms) {
+                if (g == wgmma_gemm) continue;
+                if (!tensor_core_dtypes(*g)) {
+                    misses[g] = {};
+                } else if (g->c.tile_shape().size() != 2) {
+                    misses[g] = {fmt::format("its accumulator `{}` has rank {}; the tensor cores need a 2-d [M, N] accumulator",
+                                             g->c.buffer->name, g->c.tile_shape().size()),
+                                 "gemm 2-d tiles"};
+                } else if (int64_t k = k_extent(g); k % 16) {
+                    misses[g] = {fmt::format("K = {} is not a multiple of 16", k),
+                                 fmt::format("make the K extent of `{}` and `{}` (the tile size along the reduction, e.g. BK) "
+                                             "a multiple of 16",
+                                             g->a.buffer->name, g->b.buffer->name)};
+                } else if (!reason.empty()) {
+                    misses[g] = {reason, fix};
+                }
+            }
         };
         bool any = false, wgmma = false;
         for (const ir::Gemm* g : gemms) any |= tensor_core_shape(g), wgmma |= g == wgmma_gemm;
-        if (!any || uses.replicated.count(acc)) continue;
+        if (!any) {
+            miss_all("", "");
+            continue;
+        }
+        if (uses.replicated.count(acc)) {
+            miss_all(fmt::format("its accumulator `{}` is replicated (every thread holds all of it): it is indexed outside a "
+                                 "`parallel` loop over its whole shape, with broadcast indices, reduced into, or copied "
+                                 "into per-thread storage",
+                                 acc->name),
+                     fmt::format("use `{}` only through tile operations and `parallel` loops over its whole shape", acc->name));
+            continue;
+        }
         auto shape = gemms.front()->c.tile_shape();
         // wgmma (warp-specialized loop): warp w of the consumers holds rows 16w .. 16w + 15.
         auto [wm, wn] = wgmma ? std::pair<int, int>{warps, 1} : choose_warp_grid(shape[0], shape[1], warps);
@@ -183,7 +255,23 @@ bool infer_layouts(const ir::Kernel& kernel, KernelLayouts& out, DiagnosticEngin
         auto existing = group_layout.find(root);
         bool compatible = existing == group_layout.end() ||
                           (existing->second.warps_m == wm && existing->second.warps_n == wn);
-        if (!wm || !compatible) continue;
+        if (!wm) {
+            miss_all(fmt::format("the {} x {} accumulator `{}` does not split into 16 x 8 mma tiles over the {} warps of "
+                                 "threads({}) (M must be a multiple of 16 * warps_m and N of 8 * warps_n, warps_m * "
+                                 "warps_n = {})",
+                                 shape[0], shape[1], acc->name, warps, kernel.threads, warps),
+                     fmt::format("make M a multiple of 16 and N a multiple of 8 times a split of the {} warps (e.g. M a "
+                                 "multiple of {}), or change `threads`",
+                                 warps, 16 * warps));
+            continue;
+        }
+        if (!compatible) {
+            miss_all(fmt::format("its accumulator `{}` is used elementwise with another tensor-core accumulator whose "
+                                 "warp arrangement differs",
+                                 acc->name),
+                     "give accumulators that are combined elementwise the same shape");
+            continue;
+        }
         FragmentLayout l;
         l.kind = LayoutKind::MmaAcc;
         l.warps_m = wm;
@@ -191,7 +279,11 @@ bool infer_layouts(const ir::Kernel& kernel, KernelLayouts& out, DiagnosticEngin
         group_layout[root] = l;
         for (const ir::Gemm* g : gemms)
             if (tensor_core_shape(g)) out.gemms[g] = GemmPlan{true, wm, wn};
+        miss_all("", ""); // the others run the FMA loop over the mma layout: their own shape says why
+        for (const ir::Gemm* g : gemms)
+            if (tensor_core_shape(g)) misses.erase(g);
     }
+    report_fma_gemms(misses, diags);
     // Gemms whose accumulator is not a fragment never reach here (sema rejects them); gemms not
     // recorded above (replicated accumulators) use the FMA path.
     std::function<void(const ir::StmtPtr&)> visit = [&](const ir::StmtPtr& s) {

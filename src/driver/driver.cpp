@@ -114,6 +114,7 @@ int run_compilation(const Options& o) {
     diags.options().color = !o.json_diagnostics && color_enabled(o.color);
     diags.options().warnings_as_errors = o.warnings_as_errors;
     diags.options().suppress_warnings = o.suppress_warnings;
+    diags.options().show_remarks = o.show_remarks;
 
     // Diagnostics are printed once, at the end, also when a bug cuts the run short.
     auto print_diagnostics = [&] {

@@ -113,6 +113,7 @@ struct RawOptions {
     std::string emit;
     std::string diagnostics_format = "text";
     std::string werror;
+    std::string remarks;
     std::string color = "auto";
 };
 
@@ -123,6 +124,7 @@ Examples:
   tlc gemm.tl --arch sm_80 -D BM=64       # overrides a compile-time parameter
   tlc gemm.tl --emit=ir --stop-after=sema # prints the IR after a pass
   tlc check gemm.tl                       # reports diagnostics only
+  tlc check gemm.tl -R fallback           # also says which fast paths were not taken, and why
 Full reference: docs/cli.md)";
 
 // Accepts one of `values`; the help shows them through the option's type name instead.
@@ -198,6 +200,11 @@ void add_common_options(CLI::App& app, Options& o, RawOptions& raw) {
         ->check(one_of({"error"}))
         ->type_name("error");
     app.add_flag("-w", o.suppress_warnings, "Suppress all warnings");
+    app.add_option("-R", raw.remarks,
+                   "-Rfallback: remark on every fast path not taken (tensor cores, TMA + wgmma, "
+                   "cp.async, pipelining, vector width), with the reason and the fix")
+        ->check(one_of({"fallback"}))
+        ->type_name("fallback");
     app.add_option("--disable", o.disabled,
                    "Switch an automatic transformation off in every kernel, like the matching "
                    "@no_... attribute (repeatable)")
@@ -342,6 +349,7 @@ ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
 
     o.json_diagnostics = raw.diagnostics_format == "json";
     o.warnings_as_errors = raw.werror == "error";
+    o.show_remarks = raw.remarks == "fallback";
     o.color = raw.color == "always"  ? ColorMode::Always
               : raw.color == "never" ? ColorMode::Never
                                      : ColorMode::Auto;

@@ -45,6 +45,7 @@ struct Options {
     bool json_diagnostics = false;
     bool warnings_as_errors = false;
     bool suppress_warnings = false;
+    bool show_remarks = false; // `-R fallback`: report every fast path not taken, and why
     bool line_directives = false;
     // `--disable T`: automatic transformations switched off for every kernel, as if each kernel
     // carried the matching attribute (pipeline, async-copy, tma, warp-specialize, persistent).

@@ -14,6 +14,20 @@
 namespace tlc::schedule {
 
 namespace {
+// The first `pipelined` loop of a kernel body (where the Hopper path would have applied), or null.
+const ir::Stmt* first_pipelined_loop(const ir::StmtPtr& s) {
+    if (!s) return nullptr;
+    if (auto* f = s->as<ir::For>()) return f->loop_kind == ir::LoopKind::Pipelined ? s.get() : first_pipelined_loop(f->body);
+    if (auto* seq = s->as<ir::Seq>())
+        for (auto& c : seq->stmts)
+            if (const ir::Stmt* found = first_pipelined_loop(c)) return found;
+    if (auto* i = s->as<ir::If>()) {
+        if (const ir::Stmt* found = first_pipelined_loop(i->then_body)) return found;
+        return first_pipelined_loop(i->else_body);
+    }
+    return nullptr;
+}
+
 struct Pass {
     std::string name;
     std::function<bool(ir::Kernel&, const ScheduleOptions&, DiagnosticEngine&)> run;
@@ -22,18 +36,26 @@ struct Pass {
 
 const std::vector<Pass>& passes() {
     static const std::vector<Pass> list = {
-        {"warp-specialize", [](ir::Kernel& k, const ScheduleOptions& options, DiagnosticEngine&) {
+        {"warp-specialize", [](ir::Kernel& k, const ScheduleOptions& options, DiagnosticEngine& diags) {
              // The fallback copy this pass makes is scheduled by the passes after it.
              auto it = options.fallback_by_name.find(k.name);
-             warp_specialize(k, options.arch, it == options.fallback_by_name.end() ? nullptr : it->second);
+             std::string why_not;
+             if (!warp_specialize(k, options.arch, it == options.fallback_by_name.end() ? nullptr : it->second, &why_not) &&
+                 !why_not.empty()) {
+                 const ir::Stmt* loop = first_pipelined_loop(k.body);
+                 SourceRange at = loop ? loop->range : k.name_range;
+                 diags.report(DiagKind::HopperPathNotTaken, at, k.name, why_not);
+                 diags.note(DiagKind::NoteFix, at,
+                            "give the kernel the shape the Hopper path takes (docs/language.md, section 14.1)");
+             }
              return true;
          }},
         {"verify-mbarriers", [](ir::Kernel& k, const ScheduleOptions&, DiagnosticEngine&) {
              if (k.warp_specialization.enabled) verify_mbarrier_protocol(k);
              return true;
          }},
-        {"pipeline-loops", [](ir::Kernel& k, const ScheduleOptions&, DiagnosticEngine&) {
-             k.body = pipeline_loops(k);
+        {"pipeline-loops", [](ir::Kernel& k, const ScheduleOptions&, DiagnosticEngine& diags) {
+             k.body = pipeline_loops(k, &diags);
              return true;
          }},
         {"insert-barriers", [](ir::Kernel& k, const ScheduleOptions&, DiagnosticEngine& diags) {
@@ -86,7 +108,13 @@ bool run_passes(ir::Module& module, const ScheduleOptions& given, DiagnosticEngi
     for (const Pass& pass : passes()) {
         for (ir::Kernel& kernel : module.kernels) {
             if (!pass.run(kernel, options, diags)) return false;
-            if (kernel.fallback && pass.name != "warp-specialize" && !pass.run(*kernel.fallback, options, diags)) return false;
+            if (kernel.fallback && pass.name != "warp-specialize") {
+                // The fallback repeats the kernel's source: its remarks and warnings would too.
+                diags.mute_advice(true);
+                bool ok = pass.run(*kernel.fallback, options, diags);
+                diags.mute_advice(false);
+                if (!ok) return false;
+            }
         }
         if (pass.function_body)
             for (ir::FunctionPtr& fn : module.functions) {

@@ -5,6 +5,8 @@
 #include "ir/substitute.h"
 #include "ir/walk.h"
 
+#include <fmt/format.h>
+
 #include <functional>
 #include <set>
 
@@ -139,7 +141,7 @@ private:
 
 class Pipeliner {
 public:
-    explicit Pipeliner(const ir::Kernel& k) : kernel_(k) {}
+    Pipeliner(const ir::Kernel& k, DiagnosticEngine* diags) : kernel_(k), diags_(diags) {}
 
     ir::StmtPtr run() {
         ir::StmtPtr body = visit(kernel_.body);
@@ -183,6 +185,7 @@ private:
         std::vector<const ir::Copy*> producers;
         std::set<const ir::Stmt*> producer_stmts;
         std::set<const ir::Buffer*> seen_reads;
+        std::string why_not; // why the first global->shared copy that is not a producer is not one
         for (auto& s : body_stmts) {
             if (auto* l = s->as<ir::LetStmt>()) {
                 lets[l->var.get()] = ir::substitute(l->value, lets);
@@ -200,15 +203,33 @@ private:
                 producer_stmts.insert(s.get());
                 continue;
             }
+            if (c && why_not.empty() && c->src.buffer->scope == ir::Scope::Global && c->dst.buffer->scope == ir::Scope::Shared) {
+                const std::string& name = c->dst.buffer->name;
+                if (!is_whole(c->dst)) why_not = fmt::format("the copy into `{}` does not fill the whole shared tile", name);
+                else if (seen_reads.count(c->dst.buffer.get())) why_not = fmt::format("`{}` is read earlier in the loop body than it is copied", name);
+                else if (c->pad) why_not = fmt::format("the copy into `{}` has a pad value", name);
+                else if (!candidate) why_not = fmt::format("the region copied into `{}` depends on a value loaded from memory", name);
+                else why_not = fmt::format("`{}` is also used outside the loop or written elsewhere in it", name);
+            }
             auto reads = ir::buffer_uses(s).reads;
             seen_reads.insert(reads.begin(), reads.end());
         }
-        if (producers.empty()) return loop_stmt;
+        if (producers.empty()) {
+            serial(loop_stmt, S,
+                   why_not.empty() ? "its body copies no tile from global into shared memory, so there is nothing to prefetch"
+                                   : "no copy can be issued ahead: " + why_not,
+                   "at the top of the loop body, copy each tile from global memory into a whole shared tile that is "
+                   "used only inside the loop, with a region computed from the loop variable");
+            return loop_stmt;
+        }
 
         BufferMap staged;
         for (auto* c : producers) {
             const ir::Buffer& b = *c->dst.buffer;
-            if (staged.count(&b)) return loop_stmt; // two producers into one buffer: leave alone
+            if (staged.count(&b)) { // two producers into one buffer: leave alone
+                serial(loop_stmt, S, fmt::format("two copies write shared `{}`", b.name), "copy into separate shared tiles");
+                return loop_stmt;
+            }
             auto nb = std::make_shared<ir::Buffer>(b);
             nb->stages = S;
             nb->shape.insert(nb->shape.begin(), ir::make_int(S));
@@ -300,12 +321,20 @@ private:
         return s;
     }
 
+    // Remark R0004: the loop stays serial although pipelining was asked for.
+    void serial(const ir::StmtPtr& loop_stmt, int stages, const std::string& reason, const std::string& fix) {
+        if (!diags_) return;
+        diags_->report(DiagKind::PipelineNotApplied, loop_stmt->range, stages, reason);
+        diags_->note(DiagKind::NoteFix, loop_stmt->range, fix);
+    }
+
     const ir::Kernel& kernel_;
+    DiagnosticEngine* diags_;
     BufferMap stage_map_;
 };
 
 } // namespace
 
-ir::StmtPtr pipeline_loops(const ir::Kernel& kernel) { return Pipeliner(kernel).run(); }
+ir::StmtPtr pipeline_loops(const ir::Kernel& kernel, DiagnosticEngine* diags) { return Pipeliner(kernel, diags).run(); }
 
 } // namespace tlc::schedule

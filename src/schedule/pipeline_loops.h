@@ -16,12 +16,16 @@
 //                                                   gemm(a[k % 3], b[k % 3], acc)
 //                                               }
 //                                               wait(0)
+//
+// A `pipelined` loop with >= 2 stages that it leaves serial (no producer copy, or two producers
+// into one tile) gets remark R0004 in `diags`, with the reason; @no_pipeline and stages = 1 do not.
 #pragma once
 
 #include "ir/ir.h"
+#include "support/diagnostics.h"
 
 namespace tlc::schedule {
 
-ir::StmtPtr pipeline_loops(const ir::Kernel& kernel);
+ir::StmtPtr pipeline_loops(const ir::Kernel& kernel, DiagnosticEngine* diags = nullptr);
 
 } // namespace tlc::schedule

@@ -176,12 +176,16 @@ ir::StmtPtr with_tma_store(const std::vector<ir::StmtPtr>& top, const ir::Gemm& 
 
 } // namespace
 
-bool warp_specialize(ir::Kernel& kernel, const std::string& arch, const ir::Kernel* sm80) {
+bool warp_specialize(ir::Kernel& kernel, const std::string& arch, const ir::Kernel* sm80, std::string* why_not) {
     if (arch != "sm_90a") return false; // the other targets have no TMA / wgmma: nothing to remark
     if (count_pipelined(kernel.body) == 0) return false; // nothing to specialise: no remark either
     Match m;
     if (Why why = match(kernel, m)) {
         kernel.schedule_remark = "Hopper path (TMA + wgmma + warp specialization) not applied: " + *why;
+        // Switched off by the user (an attribute, --disable, stages = 1): no remark for that.
+        if (why_not && kernel.options.tma && kernel.options.warp_specialize && kernel.options.pipeline &&
+            kernel.options.async_copy && why->rfind("@no_", 0) != 0 && *why != "the loop has fewer than 2 stages")
+            *why_not = *why;
         return false;
     }
     // The launch stub passes one argument list to both kernels: the sm_80 specialisation serves

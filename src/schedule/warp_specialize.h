@@ -30,7 +30,10 @@ namespace tlc::schedule {
 
 // Rewrites `kernel` in place when the Hopper path applies (returns true), else records the reason
 // in kernel.schedule_remark and returns false. `arch` is the target ("sm_90a", ...); `sm80` is the
-// same kernel specialised as for sm_80 (TARGET_SM = 80), used as the fallback when given.
-bool warp_specialize(ir::Kernel& kernel, const std::string& arch, const ir::Kernel* sm80 = nullptr);
+// same kernel specialised as for sm_80 (TARGET_SM = 80), used as the fallback when given. When
+// `why_not` is given it receives the reason for a remark (`R0002`): empty when the target has no
+// Hopper path, the kernel has no pipelined loop, or the user switched the path off (@no_tma, ...).
+bool warp_specialize(ir::Kernel& kernel, const std::string& arch, const ir::Kernel* sm80 = nullptr,
+                     std::string* why_not = nullptr);
 
 } // namespace tlc::schedule

@@ -17,6 +17,7 @@ const DiagKindInfo kKindInfo[] = {
 const char* severity_name(Severity s) {
     switch (s) {
     case Severity::Note: return "note";
+    case Severity::Remark: return "remark";
     case Severity::Warning: return "warning";
     case Severity::Error: return "error";
     }
@@ -26,6 +27,7 @@ const char* severity_name(Severity s) {
 const char* severity_color(Severity s) {
     switch (s) {
     case Severity::Note: return "\033[1;36m";
+    case Severity::Remark: return "\033[1;34m";
     case Severity::Warning: return "\033[1;35m";
     case Severity::Error: return "\033[1;31m";
     }
@@ -47,6 +49,14 @@ Diagnostic& DiagnosticEngine::add(DiagKind kind, SourceRange range, std::string 
     Severity sev = diag_info(kind).severity;
     last_dropped_ = true;
     if (sev == Severity::Warning && options_.suppress_warnings) return dropped_;
+    if (sev == Severity::Remark && !options_.show_remarks) return dropped_;
+    if ((sev == Severity::Warning || sev == Severity::Remark) && advice_muted_) return dropped_;
+    // Advice is reported once per statement: a kernel lowered twice (its sm_80 fallback) or a
+    // copy issued at several pipeline stages would otherwise repeat it.
+    if (sev == Severity::Warning || sev == Severity::Remark) {
+        auto key = std::make_tuple(static_cast<int>(kind), range.begin.file, range.begin.offset, range.end.offset, message);
+        if (!advice_seen_.insert(std::move(key)).second) return dropped_;
+    }
     if (sev == Severity::Warning && options_.warnings_as_errors) sev = Severity::Error;
     if (sev == Severity::Error && errors_ >= options_.error_limit) {
         ++errors_;

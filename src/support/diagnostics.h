@@ -6,12 +6,15 @@
 
 #include <fmt/format.h>
 
+#include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace tlc {
 
-enum class Severity { Note, Warning, Error };
+// Remark: an optimisation the compiler did not apply, and why (shown only with `-R fallback`).
+enum class Severity { Note, Remark, Warning, Error };
 
 enum class DiagKind {
 #define DIAG(Name, Sev, Code, Fmt) Name,
@@ -40,6 +43,7 @@ struct DiagnosticOptions {
     bool json = false;
     bool warnings_as_errors = false;
     bool suppress_warnings = false;
+    bool show_remarks = false; // `-R fallback`
     size_t error_limit = 100;
 };
 
@@ -73,6 +77,9 @@ public:
                 diags_[i].notes.push_back(
                     Diagnostic{kind, Severity::Note, info.code, message, range, {}});
     }
+    // While muted, remarks and warnings are dropped (errors still count): used for the second
+    // lowering of a kernel (a warp-specialized kernel's fallback), whose advice repeats the kernel's.
+    void mute_advice(bool muted) { advice_muted_ = muted; }
 
     size_t error_count() const { return errors_; }
     size_t warning_count() const { return warnings_; }
@@ -98,6 +105,8 @@ private:
     size_t last_index_ = 0;     // index in diags_ of the most recent kept report, for notes
     size_t errors_ = 0;
     size_t warnings_ = 0;
+    bool advice_muted_ = false;
+    std::set<std::tuple<int, uint32_t, uint32_t, uint32_t, std::string>> advice_seen_; // (kind, file, begin, end, message)
 };
 
 } // namespace tlc

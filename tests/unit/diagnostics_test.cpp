@@ -1,5 +1,5 @@
 // Unit tests of support/diagnostics: clang-style rendering (caret and tildes, notes), JSON,
-// -Werror / -w, and the error limit.
+// -Werror / -w, remarks (-R fallback, once per statement, muted for fallbacks), and the error limit.
 #include "support/diagnostics.h"
 
 #include <doctest/doctest.h>
@@ -187,4 +187,51 @@ TEST_CASE("long lines are cut around the caret") {
     size_t dollar = out.find('$', src) - (src + 8);
     size_t hat = out.find('^', caret) - (caret + 8);
     CHECK(dollar == hat);
+}
+
+TEST_CASE("remarks: shown only when asked for, never counted, once per statement, muted for fallbacks") {
+    SUBCASE("dropped by default, with their notes") {
+        Fixture fx("gemm(a, b, acc);\n");
+        fx.diags.report(DiagKind::PipelineNotApplied, fx.at(1, 1, 16), 3, "nothing to prefetch");
+        fx.diags.note(DiagKind::NoteFix, fx.at(1, 1, 16), "copy a tile");
+        CHECK(fx.diags.diagnostics().empty());
+        CHECK(fx.diags.render().empty());
+    }
+    SUBCASE("-R fallback: rendered as `remark:` with its R code and fix note, not in the summary") {
+        Fixture fx("gemm(a, b, acc);\n");
+        fx.diags.options().show_remarks = true;
+        fx.diags.options().warnings_as_errors = true; // -Werror leaves remarks alone
+        fx.diags.report(DiagKind::PipelineNotApplied, fx.at(1, 1, 16), 3, "nothing to prefetch");
+        fx.diags.note(DiagKind::NoteFix, fx.at(1, 1, 16), "copy a tile");
+        CHECK_FALSE(fx.diags.has_errors());
+        CHECK(fx.diags.warning_count() == 0);
+        CHECK(fx.diags.render() == "k.tl:1:1: remark: `pipelined` loop of 3 stages runs serially: nothing to prefetch [R0004]\n"
+                                   "    1 | gemm(a, b, acc);\n"
+                                   "      | ^~~~~~~~~~~~~~~~\n"
+                                   "k.tl:1:1: note: fix: copy a tile\n"
+                                   "    1 | gemm(a, b, acc);\n"
+                                   "      | ^~~~~~~~~~~~~~~~\n");
+        fx.diags.options().json = true;
+        auto j = nlohmann::json::parse(fx.diags.render());
+        CHECK(j[0]["severity"] == "remark");
+        CHECK(j[0]["code"] == "R0004");
+    }
+    SUBCASE("the same advice at the same statement is reported once") {
+        Fixture fx("gemm(a, b, acc);\n");
+        fx.diags.report(DiagKind::GemmMissesTensorCores, fx.at(1, 1, 16), "f16", "K = 33 is not a multiple of 16");
+        fx.diags.report(DiagKind::GemmMissesTensorCores, fx.at(1, 1, 16), "f16", "K = 33 is not a multiple of 16");
+        CHECK(fx.diags.diagnostics().size() == 1);
+        CHECK(fx.diags.warning_count() == 1);
+    }
+    SUBCASE("muted advice is dropped, errors are not") {
+        Fixture fx("gemm(a, b, acc);\n");
+        fx.diags.options().show_remarks = true;
+        fx.diags.mute_advice(true);
+        fx.diags.report(DiagKind::GemmMissesTensorCores, fx.at(1, 1, 16), "f16", "K = 33 is not a multiple of 16");
+        fx.diags.report(DiagKind::PipelineNotApplied, fx.at(1, 1, 16), 3, "nothing to prefetch");
+        fx.diags.report(DiagKind::UndeclaredName, fx.at(1, 6, 1), "a");
+        fx.diags.mute_advice(false);
+        REQUIRE(fx.diags.diagnostics().size() == 1);
+        CHECK(fx.diags.diagnostics()[0].code == "E0201");
+    }
 }
