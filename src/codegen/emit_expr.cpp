@@ -54,8 +54,7 @@ std::string cast_prefix(Dtype from, Dtype to) {
 // parentheses, whose nesting the source's nesting limit bounds.
 class ExprPrinter {
 public:
-    ExprPrinter(KernelEmitter& k, const ElementContext& ctx, const std::function<std::string(const ir::Load&)>& load)
-        : k_(k), ctx_(ctx), load_(load) {}
+    ExprPrinter(KernelEmitter& k, const std::function<std::string(const ir::Load&)>& load) : k_(k), load_(load) {}
 
     int print(std::string& out, const ir::ExprPtr& e) {
         switch (e->kind) {
@@ -175,7 +174,6 @@ private:
     }
 
     KernelEmitter& k_;
-    const ElementContext& ctx_;
     const std::function<std::string(const ir::Load&)>& load_;
 };
 
@@ -195,7 +193,7 @@ std::string KernelEmitter::expr(const ir::ExprPtr& e, const ElementContext& ctx)
         for (auto& i : l.indices) idx.push_back(expr(i, ctx));
         return element(*l.buffer, idx);
     };
-    ExprPrinter p(*this, ctx, load);
+    ExprPrinter p(*this, load);
     std::string out;
     p.print(out, e);
     return out;

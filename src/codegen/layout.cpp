@@ -206,7 +206,10 @@ bool infer_layouts(const ir::Kernel& kernel, KernelLayouts& out, DiagnosticEngin
     // every such gemm then does (a second gemm into the same accumulator is as fast as the first),
     // and the others run the FMA loop over the same distributed layout.
     std::map<const ir::Gemm*, TensorCoreMiss> misses;
-    for (auto& [acc, gemms] : uses.accumulators) {
+    for (const auto& accumulator_uses : uses.accumulators) {
+        // Named copies, not a structured binding: the lambdas below capture them.
+        const ir::Buffer* acc = accumulator_uses.first;
+        const auto& gemms = accumulator_uses.second;
         auto k_extent = [](const ir::Gemm* g) {
             return g->transpose_a ? g->a.tile_shape()[0] : g->a.tile_shape()[1];
         };
