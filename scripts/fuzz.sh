@@ -18,7 +18,7 @@ seconds=${1:-300}
 
 build_dir=${TLC_FUZZ_BUILD_DIR:-build-fuzz}
 start=$(date +%s)
-cmake -S . -B "$build_dir" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DTLC_FUZZ=ON -DTLC_BUILD_TESTS=OFF \
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DTLC_FUZZ=ON -DTLC_BUILD_TESTS=OFF -DTLC_WARNINGS_AS_ERRORS=ON \
       -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g"
 cmake --build "$build_dir" --target fuzz_pipeline -j "${TLC_JOBS:-$(nproc)}"
 echo "fuzz.sh: build took $(($(date +%s) - start)) s"

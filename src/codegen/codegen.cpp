@@ -4,7 +4,7 @@
 #include "codegen/cuda_names.h"
 #include "codegen/host_stub.h"
 #include "codegen/kernel_emitter.h"
-#include "codegen/layout.h"
+#include "support/check.h"
 #include "ir/walk.h"
 
 #include <fmt/format.h>
@@ -50,19 +50,6 @@ void emit_function(const ir::Function& fn, bool called, KernelEmitter& exprs, Cu
     out.block(fmt::format("{}__device__ __forceinline__ {} {}({})", called ? "" : "[[maybe_unused]] ", cuda_type(fn.result),
                           function_identifier(fn.name), params),
               [&] { exprs.emit_statements(fn.body); });
-}
-
-// The wgmma lowering needs the accumulator in the wgmma layout (warp w: rows 16w .. 16w + 15);
-// an epilogue that forces another layout (e.g. replication) keeps the kernel on the fallback.
-bool wgmma_layout_holds(const ir::Kernel& k, const SourceManager& sources) {
-    KernelLayouts layouts;
-    DiagnosticEngine quiet(sources);
-    if (!infer_layouts(k, layouts, quiet)) return false;
-    const ir::WarpSpecializedLoop* w = ir::warp_specialized_loop(k);
-    if (!w) return false;
-    auto it = layouts.fragments.find(w->gemm->c.buffer.get());
-    return it != layouts.fragments.end() && it->second.kind == LayoutKind::MmaAcc && it->second.warps_n == 1 &&
-           it->second.warps_m == k.threads / 32;
 }
 
 } // namespace
@@ -112,8 +99,7 @@ std::optional<CodegenOutput> generate(const ir::Module& module, const CodegenOpt
     cu.line();
 
     ir::Kernel no_kernel;
-    KernelLayouts no_layouts;
-    KernelEmitter fn_emitter(no_kernel, no_layouts, options, sources, diags, cu);
+    KernelEmitter fn_emitter(no_kernel, options, sources, diags, cu);
     const std::set<std::string> called = called_functions(module);
     for (const ir::FunctionPtr& fn : module.functions) {
         emit_function(*fn, called.count(fn->name) > 0, fn_emitter, cu);
@@ -125,12 +111,8 @@ std::optional<CodegenOutput> generate(const ir::Module& module, const CodegenOpt
     std::vector<StubKernels> stubs;
     bool ok = true;
     auto emit_kernel = [&](const ir::Kernel& k) -> int64_t {
-        KernelLayouts layouts;
-        if (!infer_layouts(k, layouts, diags)) {
-            ok = false;
-            return 0;
-        }
-        KernelEmitter emitter(k, layouts, options, sources, diags, cu);
+        TLC_CHECK(k.layouts.inferred, "kernel `" + k.name + "` reached codegen without layouts");
+        KernelEmitter emitter(k, options, sources, diags, cu);
         emitter.emit();
         ok &= emitter.ok();
         cu.line();
@@ -138,7 +120,7 @@ std::optional<CodegenOutput> generate(const ir::Module& module, const CodegenOpt
     };
     for (const ir::Kernel& k : module.kernels) {
         StubKernels s;
-        if (k.fallback && wgmma_layout_holds(k, sources)) {
+        if (k.fallback && k.layouts.wgmma_accumulator) {
             s.main = k.fallback.get();
             // The fallback repeats the kernel's source: its remarks and warnings would too.
             diags.mute_advice(true);
@@ -173,8 +155,7 @@ std::optional<CodegenOutput> generate(const ir::Module& module, const CodegenOpt
     cu.line();
     for (size_t i = 0; i < module.kernels.size(); ++i) {
         const ir::Kernel& k = module.kernels[i];
-        KernelLayouts none;
-        KernelEmitter exprs(*stubs[i].main, none, options, sources, diags, cu);
+        KernelEmitter exprs(*stubs[i].main, options, sources, diags, cu);
         emit_stub_definitions(stubs[i], exprs, cu);
         cu.line();
         emit_stub_declarations(k, h);

@@ -155,7 +155,7 @@ void emit_requirement(const ir::ExprPtr& cond, const std::string& text, KernelEm
     std::vector<ir::ExprPtr> divisors;
     collect_operands(cond, vars, divisors);
     std::string guard;
-    for (const ir::ExprPtr& d : divisors) guard += "(" + exprs.expr(d) + ") == 0 || ";
+    for (const ir::ExprPtr& d : divisors) guard += fmt::format("({}) == 0 || ", exprs.expr(d));
     std::string values;
     for (const ir::Var* v : vars) {
         // std::to_string has no overload for the 16- and 8-bit floats: print them as float.

@@ -16,9 +16,10 @@ namespace tlc::codegen {
 // functions never end in `_kernel` (function_identifier), so this name is free.
 std::string kernel_function_name(const ir::Kernel& k) { return k.name + "_kernel" + k.function_suffix; }
 
-KernelEmitter::KernelEmitter(const ir::Kernel& kernel, const KernelLayouts& layouts, const CodegenOptions& options,
-                             const SourceManager& sources, DiagnosticEngine& diags, CudaWriter& out)
-    : kernel_(kernel), plan_(kernel.shared_memory), layouts_(layouts), options_(options), sources_(sources), diags_(diags), out_(out) {}
+KernelEmitter::KernelEmitter(const ir::Kernel& kernel, const CodegenOptions& options, const SourceManager& sources,
+                             DiagnosticEngine& diags, CudaWriter& out)
+    : kernel_(kernel), plan_(kernel.shared_memory), layouts_(kernel.layouts), options_(options), sources_(sources), diags_(diags),
+      out_(out) {}
 
 void KernelEmitter::error(const SourceRange& r, const std::string& message) {
     diags_.report(DiagKind::LayoutConflict, r, message);

@@ -4,7 +4,6 @@
 
 #include "codegen/codegen.h"
 #include "codegen/cuda_writer.h"
-#include "codegen/layout.h"
 
 #include <fmt/format.h>
 
@@ -15,6 +14,12 @@
 #include <vector>
 
 namespace tlc::codegen {
+
+// The layouts infer-layouts chose; codegen only reads them.
+using ir::FragmentLayout;
+using ir::GemmPlan;
+using ir::KernelLayouts;
+using ir::LayoutKind;
 
 // Inside a parallel loop anchored on a distributed layout, fragments of that layout are indexed by
 // the slot variable instead of coordinates.
@@ -36,8 +41,9 @@ std::vector<TmaMap> tma_maps(const ir::Kernel& kernel);
 
 class KernelEmitter {
 public:
-    KernelEmitter(const ir::Kernel& kernel, const KernelLayouts& layouts, const CodegenOptions& options,
-                  const SourceManager& sources, DiagnosticEngine& diags, CudaWriter& out);
+    // Reads the kernel's layouts (kernel.layouts, from infer-layouts).
+    KernelEmitter(const ir::Kernel& kernel, const CodegenOptions& options, const SourceManager& sources,
+                  DiagnosticEngine& diags, CudaWriter& out);
 
     void emit();
     // Statements outside any kernel context (bodies of user functions).

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "ir/dtype.h"
+#include "ir/kernel_layouts.h"
 #include "ir/shared_memory.h"
 #include "support/source.h"
 
@@ -429,6 +430,7 @@ struct Kernel {
     std::shared_ptr<Kernel> fallback;
     std::string schedule_remark;     // why the Hopper path was not taken (for --verbose and the IR dump)
     std::string function_suffix;     // appended to the __global__ function's name ("_sm90")
+    KernelLayouts layouts;           // set by the infer-layouts pass
     SharedMemoryPlan shared_memory;  // set by the plan-shared-memory pass
 };
 

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace tlc::ir {
@@ -26,6 +27,7 @@ std::string float_text(double v, Dtype t) {
 class Printer {
 public:
     std::string out;
+    const KernelLayouts* layouts = nullptr; // the kernel being printed, once infer-layouts ran
 
     std::string expr(const ExprPtr& e) {
         if (!e) return "<null>";
@@ -208,7 +210,7 @@ public:
             if (g->transpose_a) t += ", transpose_a";
             if (g->transpose_b) t += ", transpose_b";
             if (g->clear) t += ", clear";
-            line(indent, t);
+            line(indent, t + gemm_plan(*s));
             break;
         }
         case StmtKind::Fill: {
@@ -299,7 +301,32 @@ public:
                                 p.barriers_bytes, p.alignment_slack));
     }
 
+    // How infer-layouts lowers a gemm, as a trailing comment.
+    std::string gemm_plan(const Stmt& g) const {
+        if (!layouts || !layouts->inferred) return "";
+        auto it = layouts->gemms.find(&g);
+        if (it == layouts->gemms.end()) return "";
+        const GemmPlan& p = it->second;
+        return p.tensor_core ? fmt::format("  // mma.sync, warps {} x {}", p.warps_m, p.warps_n) : "  // FMA loop";
+    }
+
+    // The fragments' layouts of infer-layouts, once it ran: one line per fragment, by name.
+    void fragment_layouts(const KernelLayouts& l) {
+        if (!l.inferred || l.fragments.empty()) return;
+        std::vector<std::pair<std::string, std::string>> lines;
+        for (auto& [b, f] : l.fragments) {
+            std::string kind = f.kind == LayoutKind::MmaAcc    ? fmt::format("mma {} x {} warps", f.warps_m, f.warps_n)
+                               : f.kind == LayoutKind::Blocked ? fmt::format("blocked, vector {}", f.vector)
+                                                               : std::string("replicated");
+            lines.emplace_back(b->name, fmt::format("//   {}: {}, {}", b->name, kind, f.layout.str()));
+        }
+        std::sort(lines.begin(), lines.end());
+        line(0, "// layouts:");
+        for (auto& [name, text] : lines) line(0, text);
+    }
+
     void kernel(const Kernel& k) {
+        layouts = &k.layouts;
         std::string attrs;
         if (!k.options.async_copy) attrs += "@no_async_copy ";
         if (!k.options.tma) attrs += "@no_tma ";
@@ -338,6 +365,7 @@ public:
                                 k.warp_specialization.consumer_registers,
                                 k.warp_specialization.persistent ? ", persistent over the grid's tiles" : ""));
         if (!k.schedule_remark.empty()) line(0, "// " + k.schedule_remark);
+        fragment_layouts(k.layouts);
         shared_memory(k.shared_memory);
         line(0, head + " {");
         body(k.body, 1);

@@ -3,6 +3,7 @@
 
 #include "schedule/barriers.h"
 #include "schedule/drop_unused_lets.h"
+#include "schedule/infer_layouts.h"
 #include "schedule/pipeline_loops.h"
 #include "schedule/plan_shared_memory.h"
 #include "schedule/verify_shared_bounds.h"
@@ -78,6 +79,17 @@ const std::vector<Pass>& passes() {
              return true;
          },
          drop_unused_lets},
+        {"infer-layouts", [](ir::Kernel& k, const ScheduleOptions&, DiagnosticEngine& diags) {
+             if (!k.fallback) return infer_layouts(k, diags);
+             // A warp-specialized kernel: the user sees the advice of the version that is emitted,
+             // this one when its accumulator keeps the wgmma layout, else the fallback's.
+             const bool was_muted = diags.advice_muted();
+             diags.mute_advice(true);
+             const bool ok = infer_layouts(k, diags);
+             diags.mute_advice(was_muted);
+             if (!ok) return false;
+             return k.layouts.wgmma_accumulator ? infer_layouts(k, diags) : infer_layouts(*k.fallback, diags);
+         }},
         {"plan-shared-memory", [](ir::Kernel& k, const ScheduleOptions& options, DiagnosticEngine& diags) {
              return plan_shared_memory(k, options.arch, options.shared_memory_limit, diags);
          }},

@@ -72,13 +72,16 @@ public:
         // in sorted order and permutations of one state are visited once.
         std::string key() const {
             std::string k(1, static_cast<char>(producer));
-            std::string g[kMaxGroups];
+            std::vector<std::string> g(groups);
             for (int i = 0; i < groups; ++i) {
                 g[i] = {static_cast<char>(trip[i]), static_cast<char>(pc[i]), static_cast<char>(mma_count[i])};
                 g[i].append(reinterpret_cast<const char*>(mma[i]), mma_count[i]);
             }
-            std::sort(g, g + groups);
-            for (int i = 0; i < groups; ++i) k += g[i] + '|';
+            std::sort(g.begin(), g.end());
+            for (const std::string& group : g) {
+                k += group;
+                k += '|';
+            }
             for (const int8_t* a : {full_phase, empty_phase, empty_arrivals, stage_trip, landed})
                 k.append(reinterpret_cast<const char*>(a), stages);
             return k;

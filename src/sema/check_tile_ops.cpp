@@ -1,6 +1,9 @@
 // Tile operations: copy, gemm, fill/clear, reduce, cumsum, atomic_add: shapes, scopes, dtypes.
 #include "sema/checker.h"
 
+#include <string_view>
+#include <utility>
+
 namespace tlc::sema {
 
 namespace {
@@ -203,23 +206,24 @@ ir::StmtPtr Checker::check_fill(const ast::TileOp& s, const std::vector<const as
 }
 
 ir::StmtPtr Checker::check_reduce(const ast::TileOp& s, const std::vector<const ast::Expr*>& a) {
-    std::optional<ir::ReduceOp> op;
+    static constexpr std::pair<std::string_view, ir::ReduceOp> kOps[] = {
+        {"sum", ir::ReduceOp::Sum}, {"max", ir::ReduceOp::Max}, {"min", ir::ReduceOp::Min}, {"absmax", ir::ReduceOp::AbsMax}};
     std::string op_text = a[0]->kind == ast::ExprKind::Name
                               ? static_cast<const ast::Name&>(*a[0]).name
                               : expr_text(*a[0]);
-    if (op_text == "sum") op = ir::ReduceOp::Sum;
-    if (op_text == "max") op = ir::ReduceOp::Max;
-    if (op_text == "min") op = ir::ReduceOp::Min;
-    if (op_text == "absmax") op = ir::ReduceOp::AbsMax;
-    if (!op || a[0]->kind != ast::ExprKind::Name) {
+    ir::ReduceOp op = ir::ReduceOp::Sum;
+    bool op_known = false;
+    for (auto& [name, value] : kOps)
+        if (op_text == name) op = value, op_known = true;
+    if (!op_known || a[0]->kind != ast::ExprKind::Name) {
         diags_.report(DiagKind::ReduceOp, a[0]->range, op_text);
-        op.reset();
+        op_known = false;
     }
     std::optional<ir::Region> src = check_region(*a[1], false);
     std::optional<ir::Region> dst = check_region(*a[2], true);
     std::optional<bool> clear = true;
     if (a[4]) clear = eval_const_bool(*a[4], "`clear`");
-    if (!src || !dst || !op || !clear) return nullptr;
+    if (!src || !dst || !op_known || !clear) return nullptr;
     bool ok = true;
     for (int i = 1; i <= 2; ++i) {
         const ir::Region& r = i == 1 ? *src : *dst;
@@ -254,7 +258,7 @@ ir::StmtPtr Checker::check_reduce(const ast::TileOp& s, const std::vector<const 
         ok = false;
     }
     if (!ok) return nullptr;
-    return std::make_shared<ir::Reduce>(*op, *src, *dst, static_cast<int>(*axis), *clear, s.range);
+    return std::make_shared<ir::Reduce>(op, *src, *dst, static_cast<int>(*axis), *clear, s.range);
 }
 
 ir::StmtPtr Checker::check_cumsum(const ast::TileOp& s, const std::vector<const ast::Expr*>& a) {

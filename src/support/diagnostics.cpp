@@ -110,7 +110,7 @@ std::string DiagnosticEngine::render_text(const Diagnostic& d) const {
         std::string marker(caret_col, ' ');
         for (size_t i = 0; i < caret_col && i < shown.size(); ++i)
             if (shown[i] == '\t') marker[i] = '\t';
-        out += fmt::format("      | {}{}{}{}\n", marker, color ? "\033[1;32m" : "", "^" + std::string(width - 1, '~'), reset);
+        out += fmt::format("      | {}{}^{}{}\n", marker, color ? "\033[1;32m" : "", std::string(width - 1, '~'), reset);
     }
     for (const Diagnostic& n : d.notes) out += render_text(n);
     return out;

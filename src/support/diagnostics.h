@@ -80,6 +80,7 @@ public:
     // While muted, remarks and warnings are dropped (errors still count): used for the second
     // lowering of a kernel (a warp-specialized kernel's fallback), whose advice repeats the kernel's.
     void mute_advice(bool muted) { advice_muted_ = muted; }
+    bool advice_muted() const { return advice_muted_; }
 
     size_t error_count() const { return errors_; }
     size_t warning_count() const { return warnings_; }

@@ -142,7 +142,7 @@ ast::ExprPtr AstBuilder::build_unary(P::UnaryContext* ctx) {
     if (!ctx) return error_expr({});
     if (ctx->postfix()) return build_postfix(ctx->postfix());
     ast::UnaryOp op = ast::UnaryOp::Neg;
-    switch (ctx->op ? ctx->op->getType() : P::MINUS) {
+    switch (ctx->op ? ctx->op->getType() : static_cast<size_t>(P::MINUS)) {
     case P::BANG: op = ast::UnaryOp::Not; break;
     case P::TILDE: op = ast::UnaryOp::BitNot; break;
     case P::PLUS: op = ast::UnaryOp::Plus; break;

@@ -64,9 +64,9 @@ std::string token_display(antlr4::Token* tok) {
 
 // The spelling of a token type for "expected ..." messages: `;` for literals, a word otherwise.
 std::string token_type_display(const antlr4::dfa::Vocabulary& vocab, ssize_t type) {
-    if (type == antlr4::Token::EOF) return "end of file";
+    if (type == static_cast<ssize_t>(antlr4::Token::EOF)) return "end of file";
     std::string lit = vocab.getLiteralName(type);
-    if (!lit.empty()) return "`" + lit.substr(1, lit.size() - 2) + "`";
+    if (!lit.empty()) return fmt::format("`{}`", lit.substr(1, lit.size() - 2));
     switch (type) {
     case P::IDENT: return "identifier";
     case P::INT_LIT: return "integer";
@@ -205,17 +205,12 @@ private:
     SourceRange last_valid_;
 };
 
-// Lexer listener: unknown characters become E0101 instead of ANTLR's console output.
-class LexerErrorListener : public antlr4::BaseErrorListener {
+// Lexer listener that keeps ANTLR off the console: unknown characters are reported as E0101 by
+// check_tokens, from the token stream, with the source range.
+class SilentLexerListener : public antlr4::BaseErrorListener {
 public:
-    LexerErrorListener(const SourceFile& f, uint32_t id, DiagnosticEngine& d) : file_(f), id_(id), diags_(d) {}
     void syntaxError(antlr4::Recognizer*, antlr4::Token*, size_t, size_t, const std::string&,
                      std::exception_ptr) override {}
-
-private:
-    const SourceFile& file_;
-    uint32_t id_;
-    DiagnosticEngine& diags_;
 };
 
 // Checks the token stream before parsing: lexical errors, identifier length and nesting depth.
@@ -324,7 +319,7 @@ ast::Module parse_module(const SourceManager& sources, uint32_t file_id, Diagnos
     antlr4::ANTLRInputStream input(text);
     tlgen::TlLexer lexer(&input);
     lexer.removeErrorListeners();
-    LexerErrorListener lexer_listener(file, file_id, diags);
+    SilentLexerListener lexer_listener;
     lexer.addErrorListener(&lexer_listener);
     antlr4::CommonTokenStream tokens(&lexer);
     tokens.fill();

@@ -1,8 +1,9 @@
-// Fragment layout inference (see layout.h): collects how each fragment is used, unifies fragments
-// used elementwise together, then picks a layout per group.
-#include "codegen/layout.h"
+// infer-layouts (see infer_layouts.h): collects how each fragment is used, unifies fragments used
+// elementwise together, then picks a layout per group.
+#include "schedule/infer_layouts.h"
 
 #include "ir/walk.h"
+#include "support/check.h"
 
 #include <fmt/format.h>
 
@@ -11,7 +12,11 @@
 #include <set>
 #include <tuple>
 
-namespace tlc::codegen {
+namespace tlc::schedule {
+
+using ir::FragmentLayout;
+using ir::GemmPlan;
+using ir::LayoutKind;
 
 namespace {
 
@@ -187,7 +192,23 @@ void report_fma_gemms(const std::map<const ir::Gemm*, TensorCoreMiss>& misses, D
 
 } // namespace
 
-bool infer_layouts(const ir::Kernel& kernel, KernelLayouts& out, DiagnosticEngine& diags) {
+namespace {
+
+// Warp w of the consumers owns rows 16w .. 16w + 15: an mma layout with every warp along M.
+bool wgmma_layout_holds(const ir::Kernel& kernel) {
+    const ir::WarpSpecializedLoop* w = ir::warp_specialized_loop(kernel);
+    if (!w) return false;
+    auto it = kernel.layouts.fragments.find(w->gemm->c.buffer.get());
+    return it != kernel.layouts.fragments.end() && it->second.kind == LayoutKind::MmaAcc && it->second.warps_n == 1 &&
+           it->second.warps_m == kernel.threads / 32;
+}
+
+} // namespace
+
+bool infer_layouts(ir::Kernel& kernel, DiagnosticEngine& diags) {
+    ir::KernelLayouts& out = kernel.layouts;
+    out = {};
+    out.inferred = true;
     UseCollector uses;
     uses.stmt(kernel.body, nullptr);
     uses.propagate_replication();
@@ -314,10 +335,19 @@ bool infer_layouts(const ir::Kernel& kernel, KernelLayouts& out, DiagnosticEngin
         // An MMA group member of another shape cannot share the layout: fall back to blocked
         // would break elementwise pairing, so such members were never united (shapes must match).
         l.type_name = f->name + "_layout";
+        switch (l.kind) {
+        case LayoutKind::Replicated: l.layout = ir::Layout::replicated(f->const_shape, kernel.threads); break;
+        case LayoutKind::Blocked: l.layout = ir::Layout::blocked(f->const_shape, kernel.threads, l.vector); break;
+        case LayoutKind::MmaAcc:
+            l.layout = ir::Layout::mma_accumulator(f->const_shape[0], f->const_shape[1], l.warps_m, l.warps_n);
+            break;
+        }
+        TLC_CHECK(l.layout.valid(), "infer-layouts built an invalid layout for `" + f->name + "`");
         out.fragments[f] = l;
     }
     // Members of an MMA group that are not rank 2 cannot exist (exact-index pairing needs equal shapes).
+    out.wgmma_accumulator = wgmma_layout_holds(kernel);
     return true;
 }
 
-} // namespace tlc::codegen
+} // namespace tlc::schedule

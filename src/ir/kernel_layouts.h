@@ -1,0 +1,44 @@
+// The layouts the infer-layouts pass chose for a kernel: every fragment's register layout (an
+// ir::Layout plus the runtime type that implements it) and how each gemm is lowered. Codegen only
+// reads them.
+#pragma once
+
+#include "ir/layout.h"
+
+#include <map>
+#include <string>
+
+namespace tlc::ir {
+
+struct Buffer;
+struct Stmt;
+
+// The runtime layout type a fragment is lowered with (runtime/tl/layout.cuh); `Replicated` needs
+// none: every thread holds every element.
+enum class LayoutKind { Blocked, MmaAcc, Replicated };
+
+struct FragmentLayout {
+    LayoutKind kind = LayoutKind::Replicated;
+    int vector = 1;               // Blocked: chunk width
+    int warps_m = 1, warps_n = 1; // MmaAcc: warp arrangement
+    std::string type_name;        // the C++ alias emitted for it, e.g. "acc_layout"
+    Layout layout;                // exactly which thread holds which element in which register
+    bool distributed() const { return kind != LayoutKind::Replicated; }
+};
+
+// How a gemm is lowered: on the tensor cores (mma.sync with this warp arrangement) or the FMA loop.
+struct GemmPlan {
+    bool tensor_core = false;
+    int warps_m = 1, warps_n = 1;
+};
+
+struct KernelLayouts {
+    std::map<const Buffer*, FragmentLayout> fragments;
+    std::map<const Stmt*, GemmPlan> gemms;
+    bool inferred = false; // set by infer-layouts
+    // The warp-specialized loop's accumulator has the wgmma layout (warp w owns rows 16w .. 16w + 15),
+    // so the kernel's Hopper version can be emitted; false without such a loop.
+    bool wgmma_accumulator = false;
+};
+
+} // namespace tlc::ir

@@ -1,0 +1,32 @@
+// infer-layouts: decides, for every fragment of a kernel, which elements each thread holds — the
+// mma.sync accumulator layout for tensor-core gemm results (and every fragment used elementwise
+// with them), a blocked layout for other elementwise fragments, or replication (every thread holds
+// all elements) for fragments read with broadcast indices, reduced into, indexed outside
+// `parallel` loops, or copied into per-thread storage — and how each gemm is lowered.
+//
+// Precondition: the kernel is scheduled (no pass after this one rebuilds statements: the result is
+// keyed by buffer and statement). Postcondition: `kernel.layouts` holds an ir::FragmentLayout for
+// every fragment and an ir::GemmPlan for every gemm; gemms that miss the tensor cores are reported
+// (W0004 / R0004 with the reason and the fix).
+//
+//   fragment acc: f32[64, 64] = 0.0;   // 128 threads
+//   gemm(a, b, acc);
+//   // layout acc: mma [64, 64] over 128 threads: (8:t4 2:r2 2:r8 2:t64, 2:r1 4:t1 4:r4 2:t32) 32 registers
+#pragma once
+
+#include "ir/ir.h"
+#include "support/diagnostics.h"
+
+#include <utility>
+
+namespace tlc::schedule {
+
+// Fills kernel.layouts (layouts.wgmma_accumulator: whether the warp-specialized loop's
+// accumulator keeps the wgmma layout; an epilogue that forces another keeps the kernel on its
+// fallback). Returns false (with diagnostics) when no layout satisfies the kernel's uses.
+bool infer_layouts(ir::Kernel& kernel, DiagnosticEngine& diags);
+
+// The warp arrangement for an mma.sync tile [m, n] over `warps` warps, or {0, 0} if none fits.
+std::pair<int, int> choose_warp_grid(int64_t m, int64_t n, int warps);
+
+} // namespace tlc::schedule
