@@ -12,7 +12,11 @@
 
 namespace tlc {
 
+// Launches kernel `flash_attention`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
+cudaError_t flash_attention(const __half* Q, const __half* K, const __half* V, __half* O, int64_t B, int64_t H, int64_t S, cudaStream_t stream = 0);
+
 }  // namespace tlc
 
 extern "C" {
+cudaError_t tlc_flash_attention(const void* Q, const void* K, const void* V, void* O, int64_t B, int64_t H, int64_t S, cudaStream_t stream);
 }

@@ -7,11 +7,229 @@
 
 namespace {
 
+// kernel gemm<BM = 128, BN = 128, BK = 32, STAGES = 3>  (samples/gemm.tl:4)
+// 256 threads per block, 56832 bytes of shared memory
+__global__ void __launch_bounds__(256) gemm_kernel(
+        const tl::f16* __restrict__ A,
+        const tl::f16* __restrict__ B,
+        tl::f16* __restrict__ C,
+        int32_t M,
+        int32_t K,
+        int32_t N)
+{
+    using acc_layout = tl::MmaAccLayout<128, 128, 2, 4>;  // fragment acc: f32[128, 128], mma.sync accumulators
+    const int tl_tid = threadIdx.x;
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    tl::f16* a = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared a: f16[3, 128, 32], row pitch 40
+    tl::f16* b = reinterpret_cast<tl::f16*>(tl_smem + 30720);  // shared b: f16[3, 32, 128], row pitch 136
+    float acc[acc_layout::kSlots];  // fragment acc: f32[128, 128]
+    #pragma unroll
+    for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
+    const int32_t row0 = int(blockIdx.y) * 128;
+    const int32_t col0 = int(blockIdx.x) * 128;
+    const int32_t k_trips = tl::cdiv(K, 32);
+    if (0 < k_trips) {
+        // copy(A[row0 +: BM, k * BK +: BK], a);     // past K or M: reads 0  (gemm.tl:15)
+        if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 128 <= M && (0 * 32) >= 0 && (0 * 32) + 32 <= K && (0 * 32) % 8 == 0) {
+            #pragma unroll
+            for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+                const int tl_chunk0 = tl_tid + tl_i1 * 256;
+                tl::cp_async_16(&a[(0 * 128 + ((tl_chunk0 * 8) / 32)) * 40 + ((tl_chunk0 * 8) % 32)], &A[int64_t(row0 + ((tl_chunk0 * 8) / 32)) * K + ((0 * 32) + ((tl_chunk0 * 8) % 32))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
+                const int tl_chunk2 = tl_tid + tl_i3 * 256;
+                const tl::f16* tl_src4 = &A[int64_t(row0 + ((tl_chunk2 * 8) / 32)) * K + ((0 * 32) + ((tl_chunk2 * 8) % 32))];
+                tl::f16* tl_dst5 = &a[(0 * 128 + ((tl_chunk2 * 8) / 32)) * 40 + ((tl_chunk2 * 8) % 32)];
+                const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 8) / 32), M)) ? 0 : max(0, min(8, K - ((0 * 32) + ((tl_chunk2 * 8) % 32))));
+                if (tl_valid6 == 8 && (0 * 32) + ((tl_chunk2 * 8) % 32) >= 0 && tl::is_aligned(tl_src4, 16)) {
+                    tl::cp_async_16(tl_dst5, tl_src4);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row0 + ((tl_chunk2 * 8) / 32), M) && tl::in_bounds(((0 * 32) + ((tl_chunk2 * 8) % 32)) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
+                }
+            }
+        }
+        // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:16)
+        if (tl::is_aligned(B, 16) && N % 8 == 0 && (0 * 32) >= 0 && (0 * 32) + 32 <= K && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
+            #pragma unroll
+            for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
+                const int tl_chunk7 = tl_tid + tl_i8 * 256;
+                tl::cp_async_16(&b[(0 * 32 + ((tl_chunk7 * 8) / 128)) * 136 + ((tl_chunk7 * 8) % 128)], &B[int64_t((0 * 32) + ((tl_chunk7 * 8) / 128)) * N + (col0 + ((tl_chunk7 * 8) % 128))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
+                const int tl_chunk9 = tl_tid + tl_i10 * 256;
+                const tl::f16* tl_src11 = &B[int64_t((0 * 32) + ((tl_chunk9 * 8) / 128)) * N + (col0 + ((tl_chunk9 * 8) % 128))];
+                tl::f16* tl_dst12 = &b[(0 * 32 + ((tl_chunk9 * 8) / 128)) * 136 + ((tl_chunk9 * 8) % 128)];
+                const int tl_valid13 = !(tl::in_bounds((0 * 32) + ((tl_chunk9 * 8) / 128), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk9 * 8) % 128))));
+                if (tl_valid13 == 8 && col0 + ((tl_chunk9 * 8) % 128) >= 0 && tl::is_aligned(tl_src11, 16)) {
+                    tl::cp_async_16(tl_dst12, tl_src11);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((0 * 32) + ((tl_chunk9 * 8) / 128), K) && tl::in_bounds((col0 + ((tl_chunk9 * 8) % 128)) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
+                }
+            }
+        }
+    }
+    tl::cp_async_commit();
+    if (1 < k_trips) {
+        // copy(A[row0 +: BM, k * BK +: BK], a);     // past K or M: reads 0  (gemm.tl:15)
+        if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 128 <= M && (1 * 32) >= 0 && (1 * 32) + 32 <= K && (1 * 32) % 8 == 0) {
+            #pragma unroll
+            for (int tl_i15 = 0; tl_i15 < 2; ++tl_i15) {
+                const int tl_chunk14 = tl_tid + tl_i15 * 256;
+                tl::cp_async_16(&a[(1 * 128 + ((tl_chunk14 * 8) / 32)) * 40 + ((tl_chunk14 * 8) % 32)], &A[int64_t(row0 + ((tl_chunk14 * 8) / 32)) * K + ((1 * 32) + ((tl_chunk14 * 8) % 32))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i17 = 0; tl_i17 < 2; ++tl_i17) {
+                const int tl_chunk16 = tl_tid + tl_i17 * 256;
+                const tl::f16* tl_src18 = &A[int64_t(row0 + ((tl_chunk16 * 8) / 32)) * K + ((1 * 32) + ((tl_chunk16 * 8) % 32))];
+                tl::f16* tl_dst19 = &a[(1 * 128 + ((tl_chunk16 * 8) / 32)) * 40 + ((tl_chunk16 * 8) % 32)];
+                const int tl_valid20 = !(tl::in_bounds(row0 + ((tl_chunk16 * 8) / 32), M)) ? 0 : max(0, min(8, K - ((1 * 32) + ((tl_chunk16 * 8) % 32))));
+                if (tl_valid20 == 8 && (1 * 32) + ((tl_chunk16 * 8) % 32) >= 0 && tl::is_aligned(tl_src18, 16)) {
+                    tl::cp_async_16(tl_dst19, tl_src18);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst19[tl_v] = tl::in_bounds(row0 + ((tl_chunk16 * 8) / 32), M) && tl::in_bounds(((1 * 32) + ((tl_chunk16 * 8) % 32)) + tl_v, K) ? tl_src18[tl_v] : tl::convert<tl::f16>(0.0f);
+                }
+            }
+        }
+        // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:16)
+        if (tl::is_aligned(B, 16) && N % 8 == 0 && (1 * 32) >= 0 && (1 * 32) + 32 <= K && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
+            #pragma unroll
+            for (int tl_i22 = 0; tl_i22 < 2; ++tl_i22) {
+                const int tl_chunk21 = tl_tid + tl_i22 * 256;
+                tl::cp_async_16(&b[(1 * 32 + ((tl_chunk21 * 8) / 128)) * 136 + ((tl_chunk21 * 8) % 128)], &B[int64_t((1 * 32) + ((tl_chunk21 * 8) / 128)) * N + (col0 + ((tl_chunk21 * 8) % 128))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i24 = 0; tl_i24 < 2; ++tl_i24) {
+                const int tl_chunk23 = tl_tid + tl_i24 * 256;
+                const tl::f16* tl_src25 = &B[int64_t((1 * 32) + ((tl_chunk23 * 8) / 128)) * N + (col0 + ((tl_chunk23 * 8) % 128))];
+                tl::f16* tl_dst26 = &b[(1 * 32 + ((tl_chunk23 * 8) / 128)) * 136 + ((tl_chunk23 * 8) % 128)];
+                const int tl_valid27 = !(tl::in_bounds((1 * 32) + ((tl_chunk23 * 8) / 128), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk23 * 8) % 128))));
+                if (tl_valid27 == 8 && col0 + ((tl_chunk23 * 8) % 128) >= 0 && tl::is_aligned(tl_src25, 16)) {
+                    tl::cp_async_16(tl_dst26, tl_src25);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst26[tl_v] = tl::in_bounds((1 * 32) + ((tl_chunk23 * 8) / 128), K) && tl::in_bounds((col0 + ((tl_chunk23 * 8) % 128)) + tl_v, N) ? tl_src25[tl_v] : tl::convert<tl::f16>(0.0f);
+                }
+            }
+        }
+    }
+    tl::cp_async_commit();
+    // for k in pipelined(cdiv(K, BK), stages = STAGES) {  (gemm.tl:14)
+    for (int k = 0; k < k_trips; ++k) {
+        tl::cp_async_wait<1>();  // at most 1 copy groups of this thread still in flight
+        __syncthreads();  // pipeline: stage `k % 3` has landed and the stage refilled next is no longer read
+        if (k + 2 < k_trips) {
+            // copy(A[row0 +: BM, k * BK +: BK], a);     // past K or M: reads 0  (gemm.tl:15)
+            if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 128 <= M && ((k + 2) * 32) >= 0 && ((k + 2) * 32) + 32 <= K && ((k + 2) * 32) % 8 == 0) {
+                #pragma unroll
+                for (int tl_i29 = 0; tl_i29 < 2; ++tl_i29) {
+                    const int tl_chunk28 = tl_tid + tl_i29 * 256;
+                    tl::cp_async_16(&a[(((k + 2) % 3) * 128 + ((tl_chunk28 * 8) / 32)) * 40 + ((tl_chunk28 * 8) % 32)], &A[int64_t(row0 + ((tl_chunk28 * 8) / 32)) * K + (((k + 2) * 32) + ((tl_chunk28 * 8) % 32))]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i31 = 0; tl_i31 < 2; ++tl_i31) {
+                    const int tl_chunk30 = tl_tid + tl_i31 * 256;
+                    const tl::f16* tl_src32 = &A[int64_t(row0 + ((tl_chunk30 * 8) / 32)) * K + (((k + 2) * 32) + ((tl_chunk30 * 8) % 32))];
+                    tl::f16* tl_dst33 = &a[(((k + 2) % 3) * 128 + ((tl_chunk30 * 8) / 32)) * 40 + ((tl_chunk30 * 8) % 32)];
+                    const int tl_valid34 = !(tl::in_bounds(row0 + ((tl_chunk30 * 8) / 32), M)) ? 0 : max(0, min(8, K - (((k + 2) * 32) + ((tl_chunk30 * 8) % 32))));
+                    if (tl_valid34 == 8 && ((k + 2) * 32) + ((tl_chunk30 * 8) % 32) >= 0 && tl::is_aligned(tl_src32, 16)) {
+                        tl::cp_async_16(tl_dst33, tl_src32);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst33[tl_v] = tl::in_bounds(row0 + ((tl_chunk30 * 8) / 32), M) && tl::in_bounds((((k + 2) * 32) + ((tl_chunk30 * 8) % 32)) + tl_v, K) ? tl_src32[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
+                }
+            }
+            // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:16)
+            if (tl::is_aligned(B, 16) && N % 8 == 0 && ((k + 2) * 32) >= 0 && ((k + 2) * 32) + 32 <= K && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
+                #pragma unroll
+                for (int tl_i36 = 0; tl_i36 < 2; ++tl_i36) {
+                    const int tl_chunk35 = tl_tid + tl_i36 * 256;
+                    tl::cp_async_16(&b[(((k + 2) % 3) * 32 + ((tl_chunk35 * 8) / 128)) * 136 + ((tl_chunk35 * 8) % 128)], &B[int64_t(((k + 2) * 32) + ((tl_chunk35 * 8) / 128)) * N + (col0 + ((tl_chunk35 * 8) % 128))]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i38 = 0; tl_i38 < 2; ++tl_i38) {
+                    const int tl_chunk37 = tl_tid + tl_i38 * 256;
+                    const tl::f16* tl_src39 = &B[int64_t(((k + 2) * 32) + ((tl_chunk37 * 8) / 128)) * N + (col0 + ((tl_chunk37 * 8) % 128))];
+                    tl::f16* tl_dst40 = &b[(((k + 2) % 3) * 32 + ((tl_chunk37 * 8) / 128)) * 136 + ((tl_chunk37 * 8) % 128)];
+                    const int tl_valid41 = !(tl::in_bounds(((k + 2) * 32) + ((tl_chunk37 * 8) / 128), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk37 * 8) % 128))));
+                    if (tl_valid41 == 8 && col0 + ((tl_chunk37 * 8) % 128) >= 0 && tl::is_aligned(tl_src39, 16)) {
+                        tl::cp_async_16(tl_dst40, tl_src39);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst40[tl_v] = tl::in_bounds(((k + 2) * 32) + ((tl_chunk37 * 8) / 128), K) && tl::in_bounds((col0 + ((tl_chunk37 * 8) % 128)) + tl_v, N) ? tl_src39[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
+                }
+            }
+        }
+        tl::cp_async_commit();
+        // gemm(a, b, acc);  (gemm.tl:17)
+        {
+            tl::warp_gemm_mma<128, 128, 32, 2, 4, tl::f16, false, false>(
+                acc, tl::SharedMatrix<tl::f16, false, 40>{&a[((k % 3) * 128 + 0) * 40 + 0]},
+                tl::SharedMatrix<tl::f16, false, 136>{&b[((k % 3) * 32 + 0) * 136 + 0]}, tl_tid);
+        }
+    }
+    tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+    // copy(acc, C[row0 +: BM, col0 +: BN]);          // f32 -> f16; past M or N: skipped  (gemm.tl:19)
+    #pragma unroll
+    for (int tl_chunk42 = 0; tl_chunk42 < acc_layout::kSlots; tl_chunk42 += 2) {
+        if (!acc_layout::valid(tl_tid, tl_chunk42)) continue;
+        tl::f16* tl_ptr43 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk42))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk42)))];
+        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk42)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk42)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk42)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk42))) + 1, N) && tl::is_aligned(tl_ptr43, 4)) {
+            tl::f16 tl_vec44[2];
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec44[tl_v] = tl::convert<tl::f16>(acc[tl_chunk42 + tl_v]);
+            tl::store_vector<tl::f16, 2>(tl_ptr43, tl_vec44);
+        } else {
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 2; ++tl_v) {
+                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk42 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk42 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk42 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk42 + tl_v)))] = tl::convert<tl::f16>(acc[tl_chunk42 + tl_v]);
+            }
+        }
+    }
+}
+
 }  // namespace
 
 namespace tlc {
 
+cudaError_t gemm(const __half* A, const __half* B, __half* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream) {
+    constexpr const char* tl_name = "gemm";
+    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(N, 128)), tl_grid_y = int64_t(tl::cdiv(M, 128)), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    static const cudaError_t tl_attributes = [] {
+        cudaError_t tl_err = cudaSuccess;
+        tl_err = cudaFuncSetAttribute(::gemm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 56832);
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::gemm_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
+    ::gemm_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 56832, stream>>>(A, B, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
 }  // namespace tlc
 
 extern "C" {
+cudaError_t tlc_gemm(const void* A, const void* B, void* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream) { return tlc::gemm(static_cast<const __half*>(A), static_cast<const __half*>(B), static_cast<__half*>(C), M, K, N, stream); }
 }

@@ -12,7 +12,11 @@
 
 namespace tlc {
 
+// Launches kernel `gemm`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
+cudaError_t gemm(const __half* A, const __half* B, __half* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream = 0);
+
 }  // namespace tlc
 
 extern "C" {
+cudaError_t tlc_gemm(const void* A, const void* B, void* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream);
 }

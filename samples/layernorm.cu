@@ -7,11 +7,223 @@
 
 namespace {
 
+// kernel layernorm<BN = 1024, T = f16>  (samples/layernorm.tl:4)
+// 256 threads per block, 32 bytes of shared memory
+__global__ void __launch_bounds__(256) layernorm_kernel(
+        const tl::f16* __restrict__ X,
+        const tl::f16* __restrict__ W,
+        const tl::f16* __restrict__ Bias,
+        tl::f16* __restrict__ Y,
+        float eps,
+        int32_t M,
+        int32_t N)
+{
+    using x_layout = tl::BlockedLayout<1024, 8, 256>;  // fragment x: f32[1024]
+    using w_layout = tl::BlockedLayout<1024, 8, 256>;  // fragment w: f32[1024]
+    using b_layout = tl::BlockedLayout<1024, 8, 256>;  // fragment b: f32[1024]
+    const int tl_tid = threadIdx.x;
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    float x[x_layout::kSlots];  // fragment x: f32[1024]
+    float w[w_layout::kSlots];  // fragment w: f32[1024]
+    float b[b_layout::kSlots];  // fragment b: f32[1024]
+    float sum_x = 0.0f;
+    float sum_d2 = 0.0f;
+    float part;
+    const int32_t row = int(blockIdx.x);
+    const int32_t n_tiles = tl::cdiv(N, 1024);
+    const float n = static_cast<float>(N);
+    for (int t = 0; t < n_tiles; ++t) {
+        // copy(X[row, t * BN +: BN], x);  (layernorm.tl:21)
+        #pragma unroll
+        for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 8) {
+            if (!x_layout::valid(tl_tid, tl_chunk0)) continue;
+            const tl::f16* tl_ptr1 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0)))];
+            if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0))) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+                tl::f16 tl_vec2[8];
+                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    x[tl_chunk0 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0 + tl_v)))]) : 0.0f;
+                }
+            }
+        }
+        // reduce(sum, x, part);  (layernorm.tl:22)
+        {
+            float tl_part[1];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            #pragma unroll
+            for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
+                if (!x_layout::valid(tl_tid, tl_s3)) continue;
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s3]));
+            }
+            tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+            {
+                part = tl_part[0];
+            }
+        }
+        sum_x = sum_x + part;
+    }
+    const float mean = sum_x / n;
+    for (int t = 0; t < n_tiles; ++t) {
+        // copy(X[row, t * BN +: BN], x);  (layernorm.tl:29)
+        #pragma unroll
+        for (int tl_chunk4 = 0; tl_chunk4 < x_layout::kSlots; tl_chunk4 += 8) {
+            if (!x_layout::valid(tl_tid, tl_chunk4)) continue;
+            const tl::f16* tl_ptr5 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk4)))];
+            if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk4)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk4))) + 7, N) && tl::is_aligned(tl_ptr5, 16)) {
+                tl::f16 tl_vec6[8];
+                tl::load_vector<tl::f16, 8>(tl_vec6, tl_ptr5);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk4 + tl_v] = tl::convert<float>(tl_vec6[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    x[tl_chunk4 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk4 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk4 + tl_v)))]) : 0.0f;
+                }
+            }
+        }
+        // for j in parallel(BN) {  (layernorm.tl:30)
+        // for j in parallel(1024): each thread visits the elements of `x` it holds
+        #pragma unroll
+        for (int tl_s7 = 0; tl_s7 < x_layout::kSlots; ++tl_s7) {
+            if (!x_layout::valid(tl_tid, tl_s7)) continue;
+            const int j = x_layout::flat(tl_tid, tl_s7);
+            const float d = x[tl_s7] - mean;
+            x[tl_s7] = t * 1024 + j < N ? d * d : 0.0f;
+        }
+        // reduce(sum, x, part);  (layernorm.tl:34)
+        {
+            float tl_part[1];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            #pragma unroll
+            for (int tl_s8 = 0; tl_s8 < x_layout::kSlots; ++tl_s8) {
+                if (!x_layout::valid(tl_tid, tl_s8)) continue;
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s8]));
+            }
+            tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+            {
+                part = tl_part[0];
+            }
+        }
+        sum_d2 = sum_d2 + part;
+    }
+    const float rstd = tl::rsqrt(sum_d2 / n + eps);
+    for (int t = 0; t < n_tiles; ++t) {
+        const int32_t c0 = t * 1024;
+        // copy(X[row, c0 +: BN], x);  (layernorm.tl:42)
+        #pragma unroll
+        for (int tl_chunk9 = 0; tl_chunk9 < x_layout::kSlots; tl_chunk9 += 8) {
+            if (!x_layout::valid(tl_tid, tl_chunk9)) continue;
+            const tl::f16* tl_ptr10 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk9)))];
+            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk9)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk9))) + 7, N) && tl::is_aligned(tl_ptr10, 16)) {
+                tl::f16 tl_vec11[8];
+                tl::load_vector<tl::f16, 8>(tl_vec11, tl_ptr10);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk9 + tl_v] = tl::convert<float>(tl_vec11[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    x[tl_chunk9 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk9 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk9 + tl_v)))]) : 0.0f;
+                }
+            }
+        }
+        // copy(W[c0 +: BN], w);  (layernorm.tl:43)
+        #pragma unroll
+        for (int tl_chunk12 = 0; tl_chunk12 < w_layout::kSlots; tl_chunk12 += 8) {
+            if (!w_layout::valid(tl_tid, tl_chunk12)) continue;
+            const tl::f16* tl_ptr13 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk12))];
+            if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk12)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk12))) + 7, N) && tl::is_aligned(tl_ptr13, 16)) {
+                tl::f16 tl_vec14[8];
+                tl::load_vector<tl::f16, 8>(tl_vec14, tl_ptr13);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk12 + tl_v] = tl::convert<float>(tl_vec14[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    w[tl_chunk12 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk12 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk12 + tl_v))]) : 0.0f;
+                }
+            }
+        }
+        // copy(Bias[c0 +: BN], b);  (layernorm.tl:44)
+        #pragma unroll
+        for (int tl_chunk15 = 0; tl_chunk15 < b_layout::kSlots; tl_chunk15 += 8) {
+            if (!b_layout::valid(tl_tid, tl_chunk15)) continue;
+            const tl::f16* tl_ptr16 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk15))];
+            if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk15)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk15))) + 7, N) && tl::is_aligned(tl_ptr16, 16)) {
+                tl::f16 tl_vec17[8];
+                tl::load_vector<tl::f16, 8>(tl_vec17, tl_ptr16);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk15 + tl_v] = tl::convert<float>(tl_vec17[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    b[tl_chunk15 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk15 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk15 + tl_v))]) : 0.0f;
+                }
+            }
+        }
+        // for j in parallel(BN) {  (layernorm.tl:45)
+        // for j in parallel(1024): each thread visits the elements of `x` it holds
+        #pragma unroll
+        for (int tl_s18 = 0; tl_s18 < x_layout::kSlots; ++tl_s18) {
+            if (!x_layout::valid(tl_tid, tl_s18)) continue;
+            const int j = x_layout::flat(tl_tid, tl_s18);
+            x[tl_s18] = (x[tl_s18] - mean) * rstd * w[tl_s18] + b[tl_s18];
+        }
+        // copy(x, Y[row, c0 +: BN]);  (layernorm.tl:48)
+        #pragma unroll
+        for (int tl_chunk19 = 0; tl_chunk19 < x_layout::kSlots; tl_chunk19 += 8) {
+            if (!x_layout::valid(tl_tid, tl_chunk19)) continue;
+            tl::f16* tl_ptr20 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk19)))];
+            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk19)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk19))) + 7, N) && tl::is_aligned(tl_ptr20, 16)) {
+                tl::f16 tl_vec21[8];
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec21[tl_v] = tl::convert<tl::f16>(x[tl_chunk19 + tl_v]);
+                tl::store_vector<tl::f16, 8>(tl_ptr20, tl_vec21);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk19 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk19 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk19 + tl_v]);
+                }
+            }
+        }
+    }
+}
+
 }  // namespace
 
 namespace tlc {
 
+cudaError_t layernorm(const __half* X, const __half* W, const __half* Bias, __half* Y, float eps, int64_t M, int64_t N, cudaStream_t stream) {
+    constexpr const char* tl_name = "layernorm";
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(W, tl_name, "W", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Bias, tl_name, "Bias", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(M), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    static const cudaError_t tl_attributes = [] {
+        cudaError_t tl_err = cudaSuccess;
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::layernorm_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
+    ::layernorm_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
 }  // namespace tlc
 
 extern "C" {
+cudaError_t tlc_layernorm(const void* X, const void* W, const void* Bias, void* Y, float eps, int64_t M, int64_t N, cudaStream_t stream) { return tlc::layernorm(static_cast<const __half*>(X), static_cast<const __half*>(W), static_cast<const __half*>(Bias), static_cast<__half*>(Y), eps, M, N, stream); }
 }

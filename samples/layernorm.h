@@ -12,7 +12,11 @@
 
 namespace tlc {
 
+// Launches kernel `layernorm`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
+cudaError_t layernorm(const __half* X, const __half* W, const __half* Bias, __half* Y, float eps, int64_t M, int64_t N, cudaStream_t stream = 0);
+
 }  // namespace tlc
 
 extern "C" {
+cudaError_t tlc_layernorm(const void* X, const void* W, const void* Bias, void* Y, float eps, int64_t M, int64_t N, cudaStream_t stream);
 }

@@ -12,7 +12,11 @@
 
 namespace tlc {
 
+// Launches kernel `rmsnorm`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
+cudaError_t rmsnorm(const __half* X, const __half* W, __half* Y, float eps, int64_t M, int64_t N, cudaStream_t stream = 0);
+
 }  // namespace tlc
 
 extern "C" {
+cudaError_t tlc_rmsnorm(const void* X, const void* W, void* Y, float eps, int64_t M, int64_t N, cudaStream_t stream);
 }

@@ -7,11 +7,101 @@
 
 namespace {
 
+// kernel saxpy<BLOCK = 1024>  (samples/saxpy.tl:4)
+// 256 threads per block, 0 bytes of shared memory
+__global__ void __launch_bounds__(256) saxpy_kernel(
+        const float* __restrict__ X,
+        float* __restrict__ Y,
+        float a,
+        int32_t N)
+{
+    using x_layout = tl::BlockedLayout<1024, 8, 256>;  // fragment x: f32[1024]
+    using y_layout = tl::BlockedLayout<1024, 8, 256>;  // fragment y: f32[1024]
+    const int tl_tid = threadIdx.x;
+    float x[x_layout::kSlots];  // fragment x: f32[1024]
+    float y[y_layout::kSlots];  // fragment y: f32[1024]
+    const int32_t base = int(blockIdx.x) * 1024;
+    // copy(X[base +: BLOCK], x);  (saxpy.tl:10)
+    #pragma unroll
+    for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
+        if (!x_layout::valid(tl_tid, tl_chunk0)) continue;
+        const float* tl_ptr1 = &X[base + (x_layout::flat(tl_tid, tl_chunk0))];
+        if (tl::in_bounds(base + (x_layout::flat(tl_tid, tl_chunk0)), N) && tl::in_bounds((base + (x_layout::flat(tl_tid, tl_chunk0))) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
+            float tl_vec2[4];
+            tl::load_vector<float, 4>(tl_vec2, tl_ptr1);
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 4; ++tl_v) x[tl_chunk0 + tl_v] = tl_vec2[tl_v];
+        } else {
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 4; ++tl_v) {
+                x[tl_chunk0 + tl_v] = tl::in_bounds(base + (x_layout::flat(tl_tid, tl_chunk0 + tl_v)), N) ? X[base + (x_layout::flat(tl_tid, tl_chunk0 + tl_v))] : 0.0f;
+            }
+        }
+    }
+    // copy(Y[base +: BLOCK], y);  (saxpy.tl:11)
+    #pragma unroll
+    for (int tl_chunk3 = 0; tl_chunk3 < y_layout::kSlots; tl_chunk3 += 4) {
+        if (!y_layout::valid(tl_tid, tl_chunk3)) continue;
+        const float* tl_ptr4 = &Y[base + (y_layout::flat(tl_tid, tl_chunk3))];
+        if (tl::in_bounds(base + (y_layout::flat(tl_tid, tl_chunk3)), N) && tl::in_bounds((base + (y_layout::flat(tl_tid, tl_chunk3))) + 3, N) && tl::is_aligned(tl_ptr4, 16)) {
+            float tl_vec5[4];
+            tl::load_vector<float, 4>(tl_vec5, tl_ptr4);
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 4; ++tl_v) y[tl_chunk3 + tl_v] = tl_vec5[tl_v];
+        } else {
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 4; ++tl_v) {
+                y[tl_chunk3 + tl_v] = tl::in_bounds(base + (y_layout::flat(tl_tid, tl_chunk3 + tl_v)), N) ? Y[base + (y_layout::flat(tl_tid, tl_chunk3 + tl_v))] : 0.0f;
+            }
+        }
+    }
+    // for i in parallel(BLOCK) {  (saxpy.tl:12)
+    // for i in parallel(1024): each thread visits the elements of `y` it holds
+    #pragma unroll
+    for (int tl_s6 = 0; tl_s6 < y_layout::kSlots; ++tl_s6) {
+        if (!y_layout::valid(tl_tid, tl_s6)) continue;
+        const int i = y_layout::flat(tl_tid, tl_s6);
+        y[tl_s6] = tl::fma(a, x[tl_s6], y[tl_s6]);
+    }
+    __syncthreads();  // WAR on `Y`
+    // copy(y, Y[base +: BLOCK]);      // elements past N are not written  (saxpy.tl:15)
+    #pragma unroll
+    for (int tl_chunk7 = 0; tl_chunk7 < y_layout::kSlots; tl_chunk7 += 4) {
+        if (!y_layout::valid(tl_tid, tl_chunk7)) continue;
+        float* tl_ptr8 = &Y[base + (y_layout::flat(tl_tid, tl_chunk7))];
+        if (tl::in_bounds(base + (y_layout::flat(tl_tid, tl_chunk7)), N) && tl::in_bounds((base + (y_layout::flat(tl_tid, tl_chunk7))) + 3, N) && tl::is_aligned(tl_ptr8, 16)) {
+            float tl_vec9[4];
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec9[tl_v] = y[tl_chunk7 + tl_v];
+            tl::store_vector<float, 4>(tl_ptr8, tl_vec9);
+        } else {
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 4; ++tl_v) {
+                if (tl::in_bounds(base + (y_layout::flat(tl_tid, tl_chunk7 + tl_v)), N)) Y[base + (y_layout::flat(tl_tid, tl_chunk7 + tl_v))] = y[tl_chunk7 + tl_v];
+            }
+        }
+    }
+}
+
 }  // namespace
 
 namespace tlc {
 
+cudaError_t saxpy(const float* X, float* Y, float a, int64_t N, cudaStream_t stream) {
+    constexpr const char* tl_name = "saxpy";
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(N, 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    ::saxpy_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 0, stream>>>(X, Y, a, static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
 }  // namespace tlc
 
 extern "C" {
+cudaError_t tlc_saxpy(const void* X, void* Y, float a, int64_t N, cudaStream_t stream) { return tlc::saxpy(static_cast<const float*>(X), static_cast<float*>(Y), a, N, stream); }
 }

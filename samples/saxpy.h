@@ -12,7 +12,11 @@
 
 namespace tlc {
 
+// Launches kernel `saxpy`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
+cudaError_t saxpy(const float* X, float* Y, float a, int64_t N, cudaStream_t stream = 0);
+
 }  // namespace tlc
 
 extern "C" {
+cudaError_t tlc_saxpy(const void* X, void* Y, float a, int64_t N, cudaStream_t stream);
 }

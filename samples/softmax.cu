@@ -7,11 +7,159 @@
 
 namespace {
 
+// kernel softmax<BN = 1024, T = f32>  (samples/softmax.tl:5)
+// 256 threads per block, 32 bytes of shared memory
+__global__ void __launch_bounds__(256) softmax_kernel(
+        const float* __restrict__ X,
+        float* __restrict__ Y,
+        int32_t M,
+        int32_t N)
+{
+    using x_layout = tl::BlockedLayout<1024, 8, 256>;  // fragment x: f32[1024]
+    const int tl_tid = threadIdx.x;
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    float x[x_layout::kSlots];  // fragment x: f32[1024]
+    float m = -tl::inf<float>();
+    float l = 0.0f;
+    float tile_max;
+    float tile_sum;
+    const int32_t row = int(blockIdx.x);
+    const int32_t n_tiles = tl::cdiv(N, 1024);
+    for (int t = 0; t < n_tiles; ++t) {
+        // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:19)
+        #pragma unroll
+        for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
+            if (!x_layout::valid(tl_tid, tl_chunk0)) continue;
+            const float* tl_ptr1 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0)))];
+            if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0))) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
+                float tl_vec2[4];
+                tl::load_vector<float, 4>(tl_vec2, tl_ptr1);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 4; ++tl_v) x[tl_chunk0 + tl_v] = tl_vec2[tl_v];
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 4; ++tl_v) {
+                    x[tl_chunk0 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0 + tl_v)), N) ? X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0 + tl_v)))] : -tl::inf<float>();
+                }
+            }
+        }
+        // reduce(max, x, tile_max);  (softmax.tl:20)
+        {
+            float tl_part[1];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+            #pragma unroll
+            for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
+                if (!x_layout::valid(tl_tid, tl_s3)) continue;
+                tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s3]));
+            }
+            tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+            {
+                tile_max = tl_part[0];
+            }
+        }
+        const float m_new = tl::max(m, tile_max);
+        // for j in parallel(BN) {  (softmax.tl:22)
+        // for j in parallel(1024): each thread visits the elements of `x` it holds
+        #pragma unroll
+        for (int tl_s4 = 0; tl_s4 < x_layout::kSlots; ++tl_s4) {
+            if (!x_layout::valid(tl_tid, tl_s4)) continue;
+            const int j = x_layout::flat(tl_tid, tl_s4);
+            x[tl_s4] = tl::exp(x[tl_s4] - m_new);
+        }
+        // reduce(sum, x, tile_sum);  (softmax.tl:25)
+        {
+            float tl_part[1];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            #pragma unroll
+            for (int tl_s5 = 0; tl_s5 < x_layout::kSlots; ++tl_s5) {
+                if (!x_layout::valid(tl_tid, tl_s5)) continue;
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s5]));
+            }
+            tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+            {
+                tile_sum = tl_part[0];
+            }
+        }
+        l = l * tl::exp(m - m_new) + tile_sum;
+        m = m_new;
+    }
+    const float inv_l = 1.0f / l;
+    for (int t = 0; t < n_tiles; ++t) {
+        // copy(X[row, t * BN +: BN], x);  (softmax.tl:33)
+        #pragma unroll
+        for (int tl_chunk6 = 0; tl_chunk6 < x_layout::kSlots; tl_chunk6 += 4) {
+            if (!x_layout::valid(tl_tid, tl_chunk6)) continue;
+            const float* tl_ptr7 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk6)))];
+            if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk6)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk6))) + 3, N) && tl::is_aligned(tl_ptr7, 16)) {
+                float tl_vec8[4];
+                tl::load_vector<float, 4>(tl_vec8, tl_ptr7);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 4; ++tl_v) x[tl_chunk6 + tl_v] = tl_vec8[tl_v];
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 4; ++tl_v) {
+                    x[tl_chunk6 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk6 + tl_v)), N) ? X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk6 + tl_v)))] : 0.0f;
+                }
+            }
+        }
+        // for j in parallel(BN) {  (softmax.tl:34)
+        // for j in parallel(1024): each thread visits the elements of `x` it holds
+        #pragma unroll
+        for (int tl_s9 = 0; tl_s9 < x_layout::kSlots; ++tl_s9) {
+            if (!x_layout::valid(tl_tid, tl_s9)) continue;
+            const int j = x_layout::flat(tl_tid, tl_s9);
+            x[tl_s9] = tl::exp(x[tl_s9] - m) * inv_l;
+        }
+        // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:37)
+        #pragma unroll
+        for (int tl_chunk10 = 0; tl_chunk10 < x_layout::kSlots; tl_chunk10 += 4) {
+            if (!x_layout::valid(tl_tid, tl_chunk10)) continue;
+            float* tl_ptr11 = &Y[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk10)))];
+            if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk10)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk10))) + 3, N) && tl::is_aligned(tl_ptr11, 16)) {
+                float tl_vec12[4];
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec12[tl_v] = x[tl_chunk10 + tl_v];
+                tl::store_vector<float, 4>(tl_ptr11, tl_vec12);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 4; ++tl_v) {
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk10 + tl_v)), N)) Y[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk10 + tl_v)))] = x[tl_chunk10 + tl_v];
+                }
+            }
+        }
+    }
+}
+
 }  // namespace
 
 namespace tlc {
 
+cudaError_t softmax(const float* X, float* Y, int64_t M, int64_t N, cudaStream_t stream) {
+    constexpr const char* tl_name = "softmax";
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(M), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    static const cudaError_t tl_attributes = [] {
+        cudaError_t tl_err = cudaSuccess;
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::softmax_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
+    ::softmax_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
 }  // namespace tlc
 
 extern "C" {
+cudaError_t tlc_softmax(const void* X, void* Y, int64_t M, int64_t N, cudaStream_t stream) { return tlc::softmax(static_cast<const float*>(X), static_cast<float*>(Y), M, N, stream); }
 }

@@ -12,7 +12,11 @@
 
 namespace tlc {
 
+// Launches kernel `softmax`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
+cudaError_t softmax(const float* X, float* Y, int64_t M, int64_t N, cudaStream_t stream = 0);
+
 }  // namespace tlc
 
 extern "C" {
+cudaError_t tlc_softmax(const void* X, void* Y, int64_t M, int64_t N, cudaStream_t stream);
 }

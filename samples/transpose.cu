@@ -7,11 +7,77 @@
 
 namespace {
 
+// kernel transpose<TILE = 64, T = f32>  (samples/transpose.tl:4)
+// 256 threads per block, 17408 bytes of shared memory
+__global__ void __launch_bounds__(256) transpose_kernel(
+        const float* __restrict__ A,
+        float* __restrict__ B,
+        int32_t M,
+        int32_t N)
+{
+    const int tl_tid = threadIdx.x;
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    float* tile = reinterpret_cast<float*>(tl_smem + 0);  // shared tile: f32[64, 64], row pitch 68
+    const int32_t r0 = int(blockIdx.y) * 64;
+    const int32_t c0 = int(blockIdx.x) * 64;
+    // copy(A[r0 +: TILE, c0 +: TILE], tile);  (transpose.tl:11)
+    #pragma unroll
+    for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
+        const int tl_chunk0 = tl_tid + tl_i1 * 256;
+        const float* tl_src2 = &A[int64_t(r0 + ((tl_chunk0 * 4) / 64)) * N + (c0 + ((tl_chunk0 * 4) % 64))];
+        float* tl_dst3 = &tile[((tl_chunk0 * 4) / 64) * 68 + ((tl_chunk0 * 4) % 64)];
+        if (tl::in_bounds(r0 + ((tl_chunk0 * 4) / 64), M) && tl::in_bounds(c0 + ((tl_chunk0 * 4) % 64), N) && tl::in_bounds(r0 + ((tl_chunk0 * 4) / 64), M) && tl::in_bounds((c0 + ((tl_chunk0 * 4) % 64)) + 3, N) && tl::is_aligned(tl_src2, 16) && tl::is_aligned(tl_dst3, 16)) {
+            float tl_vec4[4];
+            tl::load_vector<float, 4>(tl_vec4, tl_src2);
+            tl::store_vector<float, 4>(tl_dst3, tl_vec4);
+        } else {
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 4; ++tl_v) {
+                tile[((tl_chunk0 * 4 + tl_v) / 64) * 68 + ((tl_chunk0 * 4 + tl_v) % 64)] = tl::in_bounds(r0 + ((tl_chunk0 * 4 + tl_v) / 64), M) && tl::in_bounds(c0 + ((tl_chunk0 * 4 + tl_v) % 64), N) ? A[int64_t(r0 + ((tl_chunk0 * 4 + tl_v) / 64)) * N + (c0 + ((tl_chunk0 * 4 + tl_v) % 64))] : 0.0f;
+            }
+        }
+    }
+    __syncthreads();  // RAW on `tile`
+    // for i, j in parallel(TILE, TILE) {  (transpose.tl:14)
+    // for i, j in parallel(64, 64): iterations dealt round-robin to the threads
+    #pragma unroll
+    for (int tl_i6 = 0; tl_i6 < 16; ++tl_i6) {
+        const int tl_e5 = tl_tid + tl_i6 * 256;
+        const int i = tl_e5 / 64;
+        const int j = tl_e5 % 64;
+        if (c0 + i < N && r0 + j < M) {
+            B[int64_t(c0 + i) * M + (r0 + j)] = tile[j * 68 + i];
+        }
+    }
+}
+
 }  // namespace
 
 namespace tlc {
 
+cudaError_t transpose(const float* A, float* B, int64_t M, int64_t N, cudaStream_t stream) {
+    constexpr const char* tl_name = "transpose";
+    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(N, 64)), tl_grid_y = int64_t(tl::cdiv(M, 64)), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    static const cudaError_t tl_attributes = [] {
+        cudaError_t tl_err = cudaSuccess;
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::transpose_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
+    ::transpose_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 17408, stream>>>(A, B, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
 }  // namespace tlc
 
 extern "C" {
+cudaError_t tlc_transpose(const void* A, void* B, int64_t M, int64_t N, cudaStream_t stream) { return tlc::transpose(static_cast<const float*>(A), static_cast<float*>(B), M, N, stream); }
 }

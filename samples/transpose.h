@@ -12,7 +12,11 @@
 
 namespace tlc {
 
+// Launches kernel `transpose`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
+cudaError_t transpose(const float* A, float* B, int64_t M, int64_t N, cudaStream_t stream = 0);
+
 }  // namespace tlc
 
 extern "C" {
+cudaError_t tlc_transpose(const void* A, void* B, int64_t M, int64_t N, cudaStream_t stream);
 }

@@ -7,11 +7,49 @@
 
 namespace {
 
+// kernel vector_add<BLOCK = 1024, T = f32>  (samples/vector_add.tl:4)
+// 256 threads per block, 0 bytes of shared memory
+__global__ void __launch_bounds__(256) vector_add_kernel(
+        const float* __restrict__ A,
+        const float* __restrict__ B,
+        float* __restrict__ C,
+        int32_t N)
+{
+    const int tl_tid = threadIdx.x;
+    const int32_t base = int(blockIdx.x) * 1024;
+    // for i in parallel(BLOCK) {  (vector_add.tl:9)
+    // for i in parallel(1024): iterations dealt round-robin to the threads
+    #pragma unroll
+    for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
+        const int tl_e0 = tl_tid + tl_i1 * 256;
+        const int i = tl_e0;
+        const int32_t idx = base + i;
+        if (idx < N) {
+            C[idx] = A[idx] + B[idx];
+        }
+    }
+}
+
 }  // namespace
 
 namespace tlc {
 
+cudaError_t vector_add(const float* A, const float* B, float* C, int64_t N, cudaStream_t stream) {
+    constexpr const char* tl_name = "vector_add";
+    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(N, 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    ::vector_add_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 0, stream>>>(A, B, C, static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
 }  // namespace tlc
 
 extern "C" {
+cudaError_t tlc_vector_add(const void* A, const void* B, void* C, int64_t N, cudaStream_t stream) { return tlc::vector_add(static_cast<const float*>(A), static_cast<const float*>(B), static_cast<float*>(C), N, stream); }
 }

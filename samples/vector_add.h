@@ -12,7 +12,11 @@
 
 namespace tlc {
 
+// Launches kernel `vector_add`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
+cudaError_t vector_add(const float* A, const float* B, float* C, int64_t N, cudaStream_t stream = 0);
+
 }  // namespace tlc
 
 extern "C" {
+cudaError_t tlc_vector_add(const void* A, const void* B, void* C, int64_t N, cudaStream_t stream);
 }

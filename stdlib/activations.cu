@@ -7,6 +7,51 @@
 
 namespace {
 
+[[maybe_unused]] __device__ __forceinline__ float relu(float x) {
+    return tl::max(x, 0.0f);
+}
+
+[[maybe_unused]] __device__ __forceinline__ float leaky_relu(float x, float slope) {
+    return x >= 0.0f ? x : slope * x;
+}
+
+[[maybe_unused]] __device__ __forceinline__ float gelu(float x) {
+    return 0.5f * x * (1.0f + tl::erf(x * 0.7071067690849304f));
+}
+
+[[maybe_unused]] __device__ __forceinline__ float gelu_tanh(float x) {
+    const float inner = 0.7978845834732056f * (x + 0.044714998453855515f * x * x * x);
+    return 0.5f * x * (1.0f + tl::tanh(inner));
+}
+
+[[maybe_unused]] __device__ __forceinline__ float quick_gelu(float x) {
+    return x * tl::sigmoid(1.7020000219345093f * x);
+}
+
+[[maybe_unused]] __device__ __forceinline__ float silu(float x) {
+    return x * tl::sigmoid(x);
+}
+
+[[maybe_unused]] __device__ __forceinline__ float softplus(float x) {
+    return x > 20.0f ? x : tl::log(1.0f + tl::exp(x));
+}
+
+[[maybe_unused]] __device__ __forceinline__ float mish(float x) {
+    return x * tl::tanh(softplus(x));
+}
+
+[[maybe_unused]] __device__ __forceinline__ float elu(float x, float alpha) {
+    return x > 0.0f ? x : alpha * (tl::exp(x) - 1.0f);
+}
+
+[[maybe_unused]] __device__ __forceinline__ float hardsigmoid(float x) {
+    return tl::min(tl::max(x / 6.0f + 0.5f, 0.0f), 1.0f);
+}
+
+[[maybe_unused]] __device__ __forceinline__ float hardswish(float x) {
+    return x * hardsigmoid(x);
+}
+
 }  // namespace
 
 namespace tlc {

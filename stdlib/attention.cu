@@ -7,11 +7,624 @@
 
 namespace {
 
+// kernel flash_attention<BM = 64, BN = 64, D = 64, CAUSAL = false, STAGES = 2, T = f16>  (stdlib/attention.tl:6)
+// 128 threads per block, 62464 bytes of shared memory
+__global__ void __launch_bounds__(128) flash_attention_kernel(
+        const tl::f16* __restrict__ Q,
+        const tl::f16* __restrict__ K,
+        const tl::f16* __restrict__ V,
+        tl::f16* __restrict__ O,
+        float sm_scale,
+        int32_t B,
+        int32_t H,
+        int32_t S)
+{
+    using s_layout = tl::MmaAccLayout<64, 64, 2, 2>;  // fragment s: f32[64, 64], mma.sync accumulators
+    using p_layout = tl::MmaAccLayout<64, 64, 2, 2>;  // fragment p: f16[64, 64], mma.sync accumulators
+    using o_layout = tl::MmaAccLayout<64, 64, 2, 2>;  // fragment o: f32[64, 64], mma.sync accumulators
+    const int tl_tid = threadIdx.x;
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    tl::f16* q = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared q: f16[64, 64], row pitch 72
+    tl::f16* k = reinterpret_cast<tl::f16*>(tl_smem + 9216);  // shared k: f16[2, 64, 64], row pitch 72
+    tl::f16* v = reinterpret_cast<tl::f16*>(tl_smem + 27648);  // shared v: f16[2, 64, 64], row pitch 72
+    unsigned char* tl_scratch = tl_smem + 46080;  // 16384 bytes for reductions and staging
+    float s[s_layout::kSlots];  // fragment s: f32[64, 64]
+    tl::f16 p[p_layout::kSlots];  // fragment p: f16[64, 64]
+    float o[o_layout::kSlots];  // fragment o: f32[64, 64]
+    #pragma unroll
+    for (int tl_i = 0; tl_i < o_layout::kSlots; ++tl_i) o[tl_i] = 0.0f;
+    float m[64];  // fragment m: f32[64]
+    #pragma unroll
+    for (int tl_i = 0; tl_i < 64; ++tl_i) m[tl_i] = -tl::inf<float>();
+    float l[64];  // fragment l: f32[64]
+    #pragma unroll
+    for (int tl_i = 0; tl_i < 64; ++tl_i) l[tl_i] = 0.0f;
+    float m_tile[64];  // fragment m_tile: f32[64]
+    float l_tile[64];  // fragment l_tile: f32[64]
+    float alpha[64];  // fragment alpha: f32[64]
+    const int32_t b = int(blockIdx.z);
+    const int32_t h = int(blockIdx.y);
+    const int32_t q0 = int(blockIdx.x) * 64;
+    const float qk_scale = sm_scale * 1.4426950216293335f;
+    // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention.tl:29)
+    #pragma unroll
+    for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
+        const int tl_chunk0 = tl_tid + tl_i1 * 128;
+        const tl::f16* tl_src2 = &Q[((int64_t(b) * H + h) * S + (q0 + ((tl_chunk0 * 8) / 64))) * 64 + ((tl_chunk0 * 8) % 64)];
+        tl::f16* tl_dst3 = &q[((tl_chunk0 * 8) / 64) * 72 + ((tl_chunk0 * 8) % 64)];
+        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_chunk0 * 8) / 64), S) && tl::in_bounds((tl_chunk0 * 8) % 64, 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_chunk0 * 8) / 64), S) && tl::in_bounds(((tl_chunk0 * 8) % 64) + 7, 64) && tl::is_aligned(tl_src2, 16) && tl::is_aligned(tl_dst3, 16)) {
+            tl::f16 tl_vec4[8];
+            tl::load_vector<tl::f16, 8>(tl_vec4, tl_src2);
+            tl::store_vector<tl::f16, 8>(tl_dst3, tl_vec4);
+        } else {
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                q[((tl_chunk0 * 8 + tl_v) / 64) * 72 + ((tl_chunk0 * 8 + tl_v) % 64)] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_chunk0 * 8 + tl_v) / 64), S) && tl::in_bounds((tl_chunk0 * 8 + tl_v) % 64, 64) ? Q[((int64_t(b) * H + h) * S + (q0 + ((tl_chunk0 * 8 + tl_v) / 64))) * 64 + ((tl_chunk0 * 8 + tl_v) % 64)] : tl::convert<tl::f16>(0.0f);
+            }
+        }
+    }
+    const int32_t n_kv = tl::cdiv(S, 64);
+    const int32_t t_trips = n_kv;
+    if (0 < t_trips) {
+        // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention.tl:33)
+        if (tl::is_aligned(K, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && (0 * 64) >= 0 && (0 * 64) + 64 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
+            #pragma unroll
+            for (int tl_i6 = 0; tl_i6 < 4; ++tl_i6) {
+                const int tl_chunk5 = tl_tid + tl_i6 * 128;
+                tl::cp_async_16(&k[(0 * 64 + ((tl_chunk5 * 8) / 64)) * 72 + ((tl_chunk5 * 8) % 64)], &K[((int64_t(b) * H + h) * S + ((0 * 64) + ((tl_chunk5 * 8) / 64))) * 64 + ((tl_chunk5 * 8) % 64)]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i8 = 0; tl_i8 < 4; ++tl_i8) {
+                const int tl_chunk7 = tl_tid + tl_i8 * 128;
+                const tl::f16* tl_src9 = &K[((int64_t(b) * H + h) * S + ((0 * 64) + ((tl_chunk7 * 8) / 64))) * 64 + ((tl_chunk7 * 8) % 64)];
+                tl::f16* tl_dst10 = &k[(0 * 64 + ((tl_chunk7 * 8) / 64)) * 72 + ((tl_chunk7 * 8) % 64)];
+                const int tl_valid11 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((0 * 64) + ((tl_chunk7 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk7 * 8) % 64)));
+                if (tl_valid11 == 8 && (tl_chunk7 * 8) % 64 >= 0 && tl::is_aligned(tl_src9, 16)) {
+                    tl::cp_async_16(tl_dst10, tl_src9);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((0 * 64) + ((tl_chunk7 * 8) / 64), S) && tl::in_bounds(((tl_chunk7 * 8) % 64) + tl_v, 64) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
+                }
+            }
+        }
+        // copy(V[b, h, k0 +: BN, 0 +: D], v);  (attention.tl:34)
+        if (tl::is_aligned(V, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && (0 * 64) >= 0 && (0 * 64) + 64 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
+            #pragma unroll
+            for (int tl_i13 = 0; tl_i13 < 4; ++tl_i13) {
+                const int tl_chunk12 = tl_tid + tl_i13 * 128;
+                tl::cp_async_16(&v[(0 * 64 + ((tl_chunk12 * 8) / 64)) * 72 + ((tl_chunk12 * 8) % 64)], &V[((int64_t(b) * H + h) * S + ((0 * 64) + ((tl_chunk12 * 8) / 64))) * 64 + ((tl_chunk12 * 8) % 64)]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i15 = 0; tl_i15 < 4; ++tl_i15) {
+                const int tl_chunk14 = tl_tid + tl_i15 * 128;
+                const tl::f16* tl_src16 = &V[((int64_t(b) * H + h) * S + ((0 * 64) + ((tl_chunk14 * 8) / 64))) * 64 + ((tl_chunk14 * 8) % 64)];
+                tl::f16* tl_dst17 = &v[(0 * 64 + ((tl_chunk14 * 8) / 64)) * 72 + ((tl_chunk14 * 8) % 64)];
+                const int tl_valid18 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((0 * 64) + ((tl_chunk14 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk14 * 8) % 64)));
+                if (tl_valid18 == 8 && (tl_chunk14 * 8) % 64 >= 0 && tl::is_aligned(tl_src16, 16)) {
+                    tl::cp_async_16(tl_dst17, tl_src16);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((0 * 64) + ((tl_chunk14 * 8) / 64), S) && tl::in_bounds(((tl_chunk14 * 8) % 64) + tl_v, 64) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
+                }
+            }
+        }
+    }
+    tl::cp_async_commit();
+    // for t in pipelined(n_kv, stages = STAGES) {  (attention.tl:31)
+    for (int t = 0; t < t_trips; ++t) {
+        tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+        __syncthreads();  // pipeline: stage `t % 2` has landed and the stage refilled next is no longer read
+        if (t + 1 < t_trips) {
+            // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention.tl:33)
+            if (tl::is_aligned(K, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && ((t + 1) * 64) >= 0 && ((t + 1) * 64) + 64 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
+                #pragma unroll
+                for (int tl_i20 = 0; tl_i20 < 4; ++tl_i20) {
+                    const int tl_chunk19 = tl_tid + tl_i20 * 128;
+                    tl::cp_async_16(&k[(((t + 1) % 2) * 64 + ((tl_chunk19 * 8) / 64)) * 72 + ((tl_chunk19 * 8) % 64)], &K[((int64_t(b) * H + h) * S + (((t + 1) * 64) + ((tl_chunk19 * 8) / 64))) * 64 + ((tl_chunk19 * 8) % 64)]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i22 = 0; tl_i22 < 4; ++tl_i22) {
+                    const int tl_chunk21 = tl_tid + tl_i22 * 128;
+                    const tl::f16* tl_src23 = &K[((int64_t(b) * H + h) * S + (((t + 1) * 64) + ((tl_chunk21 * 8) / 64))) * 64 + ((tl_chunk21 * 8) % 64)];
+                    tl::f16* tl_dst24 = &k[(((t + 1) % 2) * 64 + ((tl_chunk21 * 8) / 64)) * 72 + ((tl_chunk21 * 8) % 64)];
+                    const int tl_valid25 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((t + 1) * 64) + ((tl_chunk21 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk21 * 8) % 64)));
+                    if (tl_valid25 == 8 && (tl_chunk21 * 8) % 64 >= 0 && tl::is_aligned(tl_src23, 16)) {
+                        tl::cp_async_16(tl_dst24, tl_src23);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst24[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((t + 1) * 64) + ((tl_chunk21 * 8) / 64), S) && tl::in_bounds(((tl_chunk21 * 8) % 64) + tl_v, 64) ? tl_src23[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
+                }
+            }
+            // copy(V[b, h, k0 +: BN, 0 +: D], v);  (attention.tl:34)
+            if (tl::is_aligned(V, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && ((t + 1) * 64) >= 0 && ((t + 1) * 64) + 64 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
+                #pragma unroll
+                for (int tl_i27 = 0; tl_i27 < 4; ++tl_i27) {
+                    const int tl_chunk26 = tl_tid + tl_i27 * 128;
+                    tl::cp_async_16(&v[(((t + 1) % 2) * 64 + ((tl_chunk26 * 8) / 64)) * 72 + ((tl_chunk26 * 8) % 64)], &V[((int64_t(b) * H + h) * S + (((t + 1) * 64) + ((tl_chunk26 * 8) / 64))) * 64 + ((tl_chunk26 * 8) % 64)]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i29 = 0; tl_i29 < 4; ++tl_i29) {
+                    const int tl_chunk28 = tl_tid + tl_i29 * 128;
+                    const tl::f16* tl_src30 = &V[((int64_t(b) * H + h) * S + (((t + 1) * 64) + ((tl_chunk28 * 8) / 64))) * 64 + ((tl_chunk28 * 8) % 64)];
+                    tl::f16* tl_dst31 = &v[(((t + 1) % 2) * 64 + ((tl_chunk28 * 8) / 64)) * 72 + ((tl_chunk28 * 8) % 64)];
+                    const int tl_valid32 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((t + 1) * 64) + ((tl_chunk28 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk28 * 8) % 64)));
+                    if (tl_valid32 == 8 && (tl_chunk28 * 8) % 64 >= 0 && tl::is_aligned(tl_src30, 16)) {
+                        tl::cp_async_16(tl_dst31, tl_src30);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst31[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((t + 1) * 64) + ((tl_chunk28 * 8) / 64), S) && tl::in_bounds(((tl_chunk28 * 8) % 64) + tl_v, 64) ? tl_src30[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
+                }
+            }
+        }
+        tl::cp_async_commit();
+        const int32_t k0 = t * 64;
+        // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:36)
+        {
+            for (int tl_s = 0; tl_s < s_layout::kSlots; ++tl_s) s[tl_s] = 0.0f;
+            tl::warp_gemm_mma<64, 64, 64, 2, 2, tl::f16, false, true>(
+                s, tl::SharedMatrix<tl::f16, false, 72>{&q[0 * 72 + 0]},
+                tl::SharedMatrix<tl::f16, true, 72>{&k[((t % 2) * 64 + 0) * 72 + 0]}, tl_tid);
+        }
+        // for i, j in parallel(BM, BN) {  (attention.tl:37)
+        // for i, j in parallel(64, 64): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s33 = 0; tl_s33 < s_layout::kSlots; ++tl_s33) {
+            const int i = s_layout::row(tl_tid, tl_s33);
+            const int j = s_layout::col(tl_tid, tl_s33);
+            const int32_t key = k0 + j;
+            const bool masked = key >= S;
+            s[tl_s33] = masked ? -tl::inf<float>() : s[tl_s33] * qk_scale;
+        }
+        // reduce(max, s, m_tile, axis = 1);  (attention.tl:43)
+        {
+            float tl_part[64];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 64; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+            #pragma unroll
+            for (int tl_s34 = 0; tl_s34 < s_layout::kSlots; ++tl_s34) {
+                tl_part[s_layout::row(tl_tid, tl_s34)] = tl::MaxOp::combine(tl_part[s_layout::row(tl_tid, tl_s34)], tl::MaxOp::element(s[tl_s34]));
+            }
+            tl::block_allreduce<tl::MaxOp, 64, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+            for (int tl_e35 = 0; tl_e35 < 64; ++tl_e35) {
+                m_tile[tl_e35] = tl_part[tl_e35];
+            }
+        }
+        // for i in parallel(BM) {  (attention.tl:44)
+        // for i in parallel(64): every thread runs every iteration (it updates a replicated fragment)
+        for (int tl_e36 = 0; tl_e36 < 64; ++tl_e36) {
+            const int i = tl_e36;
+            const float m_new = tl::max(m[i], m_tile[i]);
+            alpha[i] = tl::exp2(m[i] - m_new);
+            m[i] = m_new;
+        }
+        // for i, j in parallel(BM, BN) {  (attention.tl:49)
+        // for i, j in parallel(64, 64): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s37 = 0; tl_s37 < s_layout::kSlots; ++tl_s37) {
+            const int i = s_layout::row(tl_tid, tl_s37);
+            const int j = s_layout::col(tl_tid, tl_s37);
+            s[tl_s37] = tl::exp2(s[tl_s37] - m[i]);
+        }
+        // reduce(sum, s, l_tile, axis = 1);  (attention.tl:52)
+        {
+            float tl_part[64];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 64; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            #pragma unroll
+            for (int tl_s38 = 0; tl_s38 < s_layout::kSlots; ++tl_s38) {
+                tl_part[s_layout::row(tl_tid, tl_s38)] = tl::SumOp::combine(tl_part[s_layout::row(tl_tid, tl_s38)], tl::SumOp::element(s[tl_s38]));
+            }
+            tl::block_allreduce<tl::SumOp, 64, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+            for (int tl_e39 = 0; tl_e39 < 64; ++tl_e39) {
+                l_tile[tl_e39] = tl_part[tl_e39];
+            }
+        }
+        // for i in parallel(BM) {  (attention.tl:53)
+        // for i in parallel(64): every thread runs every iteration (it updates a replicated fragment)
+        for (int tl_e40 = 0; tl_e40 < 64; ++tl_e40) {
+            const int i = tl_e40;
+            l[i] = l[i] * alpha[i] + l_tile[i];
+        }
+        // for i, d in parallel(BM, D) {  (attention.tl:57)
+        // for i, d in parallel(64, 64): each thread visits the elements of `o` it holds
+        #pragma unroll
+        for (int tl_s41 = 0; tl_s41 < o_layout::kSlots; ++tl_s41) {
+            const int i = o_layout::row(tl_tid, tl_s41);
+            const int d = o_layout::col(tl_tid, tl_s41);
+            o[tl_s41] = o[tl_s41] * alpha[i];
+        }
+        // copy(s, p);  (attention.tl:60)
+        #pragma unroll
+        for (int tl_s = 0; tl_s < p_layout::kSlots; ++tl_s) p[tl_s] = tl::convert<tl::f16>(s[tl_s]);
+        // gemm(p, v, o);  (attention.tl:61)
+        {
+            tl::f16* tl_staged42 = reinterpret_cast<tl::f16*>(tl_scratch + 0);  // 64 x 64, row pitch 72
+            __syncthreads();  // the staging buffer may still be read by a previous gemm
+            #pragma unroll
+            for (int tl_s43 = 0; tl_s43 < p_layout::kSlots; ++tl_s43) {
+                tl_staged42[p_layout::row(tl_tid, tl_s43) * 72 + p_layout::col(tl_tid, tl_s43)] = p[tl_s43];
+            }
+            __syncthreads();
+            tl::warp_gemm_mma<64, 64, 64, 2, 2, tl::f16, false, false>(
+                o, tl::SharedMatrix<tl::f16, false, 72>{tl_staged42},
+                tl::SharedMatrix<tl::f16, false, 72>{&v[((t % 2) * 64 + 0) * 72 + 0]}, tl_tid);
+        }
+    }
+    tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+    // for i, d in parallel(BM, D) {  (attention.tl:64)
+    // for i, d in parallel(64, 64): each thread visits the elements of `o` it holds
+    #pragma unroll
+    for (int tl_s44 = 0; tl_s44 < o_layout::kSlots; ++tl_s44) {
+        const int i = o_layout::row(tl_tid, tl_s44);
+        const int d = o_layout::col(tl_tid, tl_s44);
+        o[tl_s44] = o[tl_s44] / l[i];
+    }
+    // copy(o, O[b, h, q0 +: BM, 0 +: D]);  (attention.tl:67)
+    #pragma unroll
+    for (int tl_chunk45 = 0; tl_chunk45 < o_layout::kSlots; tl_chunk45 += 2) {
+        if (!o_layout::valid(tl_tid, tl_chunk45)) continue;
+        tl::f16* tl_ptr46 = &O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk45)))) * 64 + (o_layout::col(tl_tid, tl_chunk45))];
+        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk45)), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk45), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk45)), S) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk45)) + 1, 64) && tl::is_aligned(tl_ptr46, 4)) {
+            tl::f16 tl_vec47[2];
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec47[tl_v] = tl::convert<tl::f16>(o[tl_chunk45 + tl_v]);
+            tl::store_vector<tl::f16, 2>(tl_ptr46, tl_vec47);
+        } else {
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 2; ++tl_v) {
+                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk45 + tl_v)), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk45 + tl_v), 64)) O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk45 + tl_v)))) * 64 + (o_layout::col(tl_tid, tl_chunk45 + tl_v))] = tl::convert<tl::f16>(o[tl_chunk45 + tl_v]);
+            }
+        }
+    }
+}
+
+// kernel flash_attention_gqa<BM = 64, BN = 64, D = 64, CAUSAL = false, STAGES = 2, T = f16>  (stdlib/attention.tl:72)
+// 128 threads per block, 62464 bytes of shared memory
+__global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
+        const tl::f16* __restrict__ Q,
+        const tl::f16* __restrict__ K,
+        const tl::f16* __restrict__ V,
+        tl::f16* __restrict__ O,
+        float sm_scale,
+        int32_t B,
+        int32_t H,
+        int32_t S,
+        int32_t HKV)
+{
+    using s_layout = tl::MmaAccLayout<64, 64, 2, 2>;  // fragment s: f32[64, 64], mma.sync accumulators
+    using p_layout = tl::MmaAccLayout<64, 64, 2, 2>;  // fragment p: f16[64, 64], mma.sync accumulators
+    using o_layout = tl::MmaAccLayout<64, 64, 2, 2>;  // fragment o: f32[64, 64], mma.sync accumulators
+    const int tl_tid = threadIdx.x;
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    tl::f16* q = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared q: f16[64, 64], row pitch 72
+    tl::f16* k = reinterpret_cast<tl::f16*>(tl_smem + 9216);  // shared k: f16[2, 64, 64], row pitch 72
+    tl::f16* v = reinterpret_cast<tl::f16*>(tl_smem + 27648);  // shared v: f16[2, 64, 64], row pitch 72
+    unsigned char* tl_scratch = tl_smem + 46080;  // 16384 bytes for reductions and staging
+    float s[s_layout::kSlots];  // fragment s: f32[64, 64]
+    tl::f16 p[p_layout::kSlots];  // fragment p: f16[64, 64]
+    float o[o_layout::kSlots];  // fragment o: f32[64, 64]
+    #pragma unroll
+    for (int tl_i = 0; tl_i < o_layout::kSlots; ++tl_i) o[tl_i] = 0.0f;
+    float m[64];  // fragment m: f32[64]
+    #pragma unroll
+    for (int tl_i = 0; tl_i < 64; ++tl_i) m[tl_i] = -tl::inf<float>();
+    float l[64];  // fragment l: f32[64]
+    #pragma unroll
+    for (int tl_i = 0; tl_i < 64; ++tl_i) l[tl_i] = 0.0f;
+    float m_tile[64];  // fragment m_tile: f32[64]
+    float l_tile[64];  // fragment l_tile: f32[64]
+    float alpha[64];  // fragment alpha: f32[64]
+    const int32_t b = int(blockIdx.z);
+    const int32_t h = int(blockIdx.y);
+    const int32_t hkv = h / (H / HKV);
+    const int32_t q0 = int(blockIdx.x) * 64;
+    const float qk_scale = sm_scale * 1.4426950216293335f;
+    // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention.tl:96)
+    #pragma unroll
+    for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
+        const int tl_chunk0 = tl_tid + tl_i1 * 128;
+        const tl::f16* tl_src2 = &Q[((int64_t(b) * H + h) * S + (q0 + ((tl_chunk0 * 8) / 64))) * 64 + ((tl_chunk0 * 8) % 64)];
+        tl::f16* tl_dst3 = &q[((tl_chunk0 * 8) / 64) * 72 + ((tl_chunk0 * 8) % 64)];
+        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_chunk0 * 8) / 64), S) && tl::in_bounds((tl_chunk0 * 8) % 64, 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_chunk0 * 8) / 64), S) && tl::in_bounds(((tl_chunk0 * 8) % 64) + 7, 64) && tl::is_aligned(tl_src2, 16) && tl::is_aligned(tl_dst3, 16)) {
+            tl::f16 tl_vec4[8];
+            tl::load_vector<tl::f16, 8>(tl_vec4, tl_src2);
+            tl::store_vector<tl::f16, 8>(tl_dst3, tl_vec4);
+        } else {
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                q[((tl_chunk0 * 8 + tl_v) / 64) * 72 + ((tl_chunk0 * 8 + tl_v) % 64)] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_chunk0 * 8 + tl_v) / 64), S) && tl::in_bounds((tl_chunk0 * 8 + tl_v) % 64, 64) ? Q[((int64_t(b) * H + h) * S + (q0 + ((tl_chunk0 * 8 + tl_v) / 64))) * 64 + ((tl_chunk0 * 8 + tl_v) % 64)] : tl::convert<tl::f16>(0.0f);
+            }
+        }
+    }
+    const int32_t n_kv = tl::cdiv(S, 64);
+    const int32_t t_trips = n_kv;
+    if (0 < t_trips) {
+        // copy(K[b, hkv, k0 +: BN, 0 +: D], k);  (attention.tl:100)
+        if (tl::is_aligned(K, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(hkv, HKV) && (0 * 64) >= 0 && (0 * 64) + 64 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
+            #pragma unroll
+            for (int tl_i6 = 0; tl_i6 < 4; ++tl_i6) {
+                const int tl_chunk5 = tl_tid + tl_i6 * 128;
+                tl::cp_async_16(&k[(0 * 64 + ((tl_chunk5 * 8) / 64)) * 72 + ((tl_chunk5 * 8) % 64)], &K[((int64_t(b) * HKV + hkv) * S + ((0 * 64) + ((tl_chunk5 * 8) / 64))) * 64 + ((tl_chunk5 * 8) % 64)]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i8 = 0; tl_i8 < 4; ++tl_i8) {
+                const int tl_chunk7 = tl_tid + tl_i8 * 128;
+                const tl::f16* tl_src9 = &K[((int64_t(b) * HKV + hkv) * S + ((0 * 64) + ((tl_chunk7 * 8) / 64))) * 64 + ((tl_chunk7 * 8) % 64)];
+                tl::f16* tl_dst10 = &k[(0 * 64 + ((tl_chunk7 * 8) / 64)) * 72 + ((tl_chunk7 * 8) % 64)];
+                const int tl_valid11 = !(tl::in_bounds(b, B) && tl::in_bounds(hkv, HKV) && tl::in_bounds((0 * 64) + ((tl_chunk7 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk7 * 8) % 64)));
+                if (tl_valid11 == 8 && (tl_chunk7 * 8) % 64 >= 0 && tl::is_aligned(tl_src9, 16)) {
+                    tl::cp_async_16(tl_dst10, tl_src9);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(hkv, HKV) && tl::in_bounds((0 * 64) + ((tl_chunk7 * 8) / 64), S) && tl::in_bounds(((tl_chunk7 * 8) % 64) + tl_v, 64) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
+                }
+            }
+        }
+        // copy(V[b, hkv, k0 +: BN, 0 +: D], v);  (attention.tl:101)
+        if (tl::is_aligned(V, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(hkv, HKV) && (0 * 64) >= 0 && (0 * 64) + 64 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
+            #pragma unroll
+            for (int tl_i13 = 0; tl_i13 < 4; ++tl_i13) {
+                const int tl_chunk12 = tl_tid + tl_i13 * 128;
+                tl::cp_async_16(&v[(0 * 64 + ((tl_chunk12 * 8) / 64)) * 72 + ((tl_chunk12 * 8) % 64)], &V[((int64_t(b) * HKV + hkv) * S + ((0 * 64) + ((tl_chunk12 * 8) / 64))) * 64 + ((tl_chunk12 * 8) % 64)]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i15 = 0; tl_i15 < 4; ++tl_i15) {
+                const int tl_chunk14 = tl_tid + tl_i15 * 128;
+                const tl::f16* tl_src16 = &V[((int64_t(b) * HKV + hkv) * S + ((0 * 64) + ((tl_chunk14 * 8) / 64))) * 64 + ((tl_chunk14 * 8) % 64)];
+                tl::f16* tl_dst17 = &v[(0 * 64 + ((tl_chunk14 * 8) / 64)) * 72 + ((tl_chunk14 * 8) % 64)];
+                const int tl_valid18 = !(tl::in_bounds(b, B) && tl::in_bounds(hkv, HKV) && tl::in_bounds((0 * 64) + ((tl_chunk14 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk14 * 8) % 64)));
+                if (tl_valid18 == 8 && (tl_chunk14 * 8) % 64 >= 0 && tl::is_aligned(tl_src16, 16)) {
+                    tl::cp_async_16(tl_dst17, tl_src16);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(hkv, HKV) && tl::in_bounds((0 * 64) + ((tl_chunk14 * 8) / 64), S) && tl::in_bounds(((tl_chunk14 * 8) % 64) + tl_v, 64) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
+                }
+            }
+        }
+    }
+    tl::cp_async_commit();
+    // for t in pipelined(n_kv, stages = STAGES) {  (attention.tl:98)
+    for (int t = 0; t < t_trips; ++t) {
+        tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+        __syncthreads();  // pipeline: stage `t % 2` has landed and the stage refilled next is no longer read
+        if (t + 1 < t_trips) {
+            // copy(K[b, hkv, k0 +: BN, 0 +: D], k);  (attention.tl:100)
+            if (tl::is_aligned(K, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(hkv, HKV) && ((t + 1) * 64) >= 0 && ((t + 1) * 64) + 64 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
+                #pragma unroll
+                for (int tl_i20 = 0; tl_i20 < 4; ++tl_i20) {
+                    const int tl_chunk19 = tl_tid + tl_i20 * 128;
+                    tl::cp_async_16(&k[(((t + 1) % 2) * 64 + ((tl_chunk19 * 8) / 64)) * 72 + ((tl_chunk19 * 8) % 64)], &K[((int64_t(b) * HKV + hkv) * S + (((t + 1) * 64) + ((tl_chunk19 * 8) / 64))) * 64 + ((tl_chunk19 * 8) % 64)]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i22 = 0; tl_i22 < 4; ++tl_i22) {
+                    const int tl_chunk21 = tl_tid + tl_i22 * 128;
+                    const tl::f16* tl_src23 = &K[((int64_t(b) * HKV + hkv) * S + (((t + 1) * 64) + ((tl_chunk21 * 8) / 64))) * 64 + ((tl_chunk21 * 8) % 64)];
+                    tl::f16* tl_dst24 = &k[(((t + 1) % 2) * 64 + ((tl_chunk21 * 8) / 64)) * 72 + ((tl_chunk21 * 8) % 64)];
+                    const int tl_valid25 = !(tl::in_bounds(b, B) && tl::in_bounds(hkv, HKV) && tl::in_bounds(((t + 1) * 64) + ((tl_chunk21 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk21 * 8) % 64)));
+                    if (tl_valid25 == 8 && (tl_chunk21 * 8) % 64 >= 0 && tl::is_aligned(tl_src23, 16)) {
+                        tl::cp_async_16(tl_dst24, tl_src23);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst24[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(hkv, HKV) && tl::in_bounds(((t + 1) * 64) + ((tl_chunk21 * 8) / 64), S) && tl::in_bounds(((tl_chunk21 * 8) % 64) + tl_v, 64) ? tl_src23[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
+                }
+            }
+            // copy(V[b, hkv, k0 +: BN, 0 +: D], v);  (attention.tl:101)
+            if (tl::is_aligned(V, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(hkv, HKV) && ((t + 1) * 64) >= 0 && ((t + 1) * 64) + 64 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
+                #pragma unroll
+                for (int tl_i27 = 0; tl_i27 < 4; ++tl_i27) {
+                    const int tl_chunk26 = tl_tid + tl_i27 * 128;
+                    tl::cp_async_16(&v[(((t + 1) % 2) * 64 + ((tl_chunk26 * 8) / 64)) * 72 + ((tl_chunk26 * 8) % 64)], &V[((int64_t(b) * HKV + hkv) * S + (((t + 1) * 64) + ((tl_chunk26 * 8) / 64))) * 64 + ((tl_chunk26 * 8) % 64)]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i29 = 0; tl_i29 < 4; ++tl_i29) {
+                    const int tl_chunk28 = tl_tid + tl_i29 * 128;
+                    const tl::f16* tl_src30 = &V[((int64_t(b) * HKV + hkv) * S + (((t + 1) * 64) + ((tl_chunk28 * 8) / 64))) * 64 + ((tl_chunk28 * 8) % 64)];
+                    tl::f16* tl_dst31 = &v[(((t + 1) % 2) * 64 + ((tl_chunk28 * 8) / 64)) * 72 + ((tl_chunk28 * 8) % 64)];
+                    const int tl_valid32 = !(tl::in_bounds(b, B) && tl::in_bounds(hkv, HKV) && tl::in_bounds(((t + 1) * 64) + ((tl_chunk28 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk28 * 8) % 64)));
+                    if (tl_valid32 == 8 && (tl_chunk28 * 8) % 64 >= 0 && tl::is_aligned(tl_src30, 16)) {
+                        tl::cp_async_16(tl_dst31, tl_src30);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst31[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(hkv, HKV) && tl::in_bounds(((t + 1) * 64) + ((tl_chunk28 * 8) / 64), S) && tl::in_bounds(((tl_chunk28 * 8) % 64) + tl_v, 64) ? tl_src30[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
+                }
+            }
+        }
+        tl::cp_async_commit();
+        const int32_t k0 = t * 64;
+        // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:103)
+        {
+            for (int tl_s = 0; tl_s < s_layout::kSlots; ++tl_s) s[tl_s] = 0.0f;
+            tl::warp_gemm_mma<64, 64, 64, 2, 2, tl::f16, false, true>(
+                s, tl::SharedMatrix<tl::f16, false, 72>{&q[0 * 72 + 0]},
+                tl::SharedMatrix<tl::f16, true, 72>{&k[((t % 2) * 64 + 0) * 72 + 0]}, tl_tid);
+        }
+        // for i, j in parallel(BM, BN) {  (attention.tl:104)
+        // for i, j in parallel(64, 64): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s33 = 0; tl_s33 < s_layout::kSlots; ++tl_s33) {
+            const int i = s_layout::row(tl_tid, tl_s33);
+            const int j = s_layout::col(tl_tid, tl_s33);
+            const int32_t key = k0 + j;
+            const bool masked = key >= S;
+            s[tl_s33] = masked ? -tl::inf<float>() : s[tl_s33] * qk_scale;
+        }
+        // reduce(max, s, m_tile, axis = 1);  (attention.tl:110)
+        {
+            float tl_part[64];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 64; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+            #pragma unroll
+            for (int tl_s34 = 0; tl_s34 < s_layout::kSlots; ++tl_s34) {
+                tl_part[s_layout::row(tl_tid, tl_s34)] = tl::MaxOp::combine(tl_part[s_layout::row(tl_tid, tl_s34)], tl::MaxOp::element(s[tl_s34]));
+            }
+            tl::block_allreduce<tl::MaxOp, 64, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+            for (int tl_e35 = 0; tl_e35 < 64; ++tl_e35) {
+                m_tile[tl_e35] = tl_part[tl_e35];
+            }
+        }
+        // for i in parallel(BM) {  (attention.tl:111)
+        // for i in parallel(64): every thread runs every iteration (it updates a replicated fragment)
+        for (int tl_e36 = 0; tl_e36 < 64; ++tl_e36) {
+            const int i = tl_e36;
+            const float m_new = tl::max(m[i], m_tile[i]);
+            alpha[i] = tl::exp2(m[i] - m_new);
+            m[i] = m_new;
+        }
+        // for i, j in parallel(BM, BN) {  (attention.tl:116)
+        // for i, j in parallel(64, 64): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s37 = 0; tl_s37 < s_layout::kSlots; ++tl_s37) {
+            const int i = s_layout::row(tl_tid, tl_s37);
+            const int j = s_layout::col(tl_tid, tl_s37);
+            s[tl_s37] = tl::exp2(s[tl_s37] - m[i]);
+        }
+        // reduce(sum, s, l_tile, axis = 1);  (attention.tl:119)
+        {
+            float tl_part[64];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 64; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            #pragma unroll
+            for (int tl_s38 = 0; tl_s38 < s_layout::kSlots; ++tl_s38) {
+                tl_part[s_layout::row(tl_tid, tl_s38)] = tl::SumOp::combine(tl_part[s_layout::row(tl_tid, tl_s38)], tl::SumOp::element(s[tl_s38]));
+            }
+            tl::block_allreduce<tl::SumOp, 64, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+            for (int tl_e39 = 0; tl_e39 < 64; ++tl_e39) {
+                l_tile[tl_e39] = tl_part[tl_e39];
+            }
+        }
+        // for i in parallel(BM) {  (attention.tl:120)
+        // for i in parallel(64): every thread runs every iteration (it updates a replicated fragment)
+        for (int tl_e40 = 0; tl_e40 < 64; ++tl_e40) {
+            const int i = tl_e40;
+            l[i] = l[i] * alpha[i] + l_tile[i];
+        }
+        // for i, d in parallel(BM, D) {  (attention.tl:124)
+        // for i, d in parallel(64, 64): each thread visits the elements of `o` it holds
+        #pragma unroll
+        for (int tl_s41 = 0; tl_s41 < o_layout::kSlots; ++tl_s41) {
+            const int i = o_layout::row(tl_tid, tl_s41);
+            const int d = o_layout::col(tl_tid, tl_s41);
+            o[tl_s41] = o[tl_s41] * alpha[i];
+        }
+        // copy(s, p);  (attention.tl:127)
+        #pragma unroll
+        for (int tl_s = 0; tl_s < p_layout::kSlots; ++tl_s) p[tl_s] = tl::convert<tl::f16>(s[tl_s]);
+        // gemm(p, v, o);  (attention.tl:128)
+        {
+            tl::f16* tl_staged42 = reinterpret_cast<tl::f16*>(tl_scratch + 0);  // 64 x 64, row pitch 72
+            __syncthreads();  // the staging buffer may still be read by a previous gemm
+            #pragma unroll
+            for (int tl_s43 = 0; tl_s43 < p_layout::kSlots; ++tl_s43) {
+                tl_staged42[p_layout::row(tl_tid, tl_s43) * 72 + p_layout::col(tl_tid, tl_s43)] = p[tl_s43];
+            }
+            __syncthreads();
+            tl::warp_gemm_mma<64, 64, 64, 2, 2, tl::f16, false, false>(
+                o, tl::SharedMatrix<tl::f16, false, 72>{tl_staged42},
+                tl::SharedMatrix<tl::f16, false, 72>{&v[((t % 2) * 64 + 0) * 72 + 0]}, tl_tid);
+        }
+    }
+    tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+    // for i, d in parallel(BM, D) {  (attention.tl:131)
+    // for i, d in parallel(64, 64): each thread visits the elements of `o` it holds
+    #pragma unroll
+    for (int tl_s44 = 0; tl_s44 < o_layout::kSlots; ++tl_s44) {
+        const int i = o_layout::row(tl_tid, tl_s44);
+        const int d = o_layout::col(tl_tid, tl_s44);
+        o[tl_s44] = o[tl_s44] / l[i];
+    }
+    // copy(o, O[b, h, q0 +: BM, 0 +: D]);  (attention.tl:134)
+    #pragma unroll
+    for (int tl_chunk45 = 0; tl_chunk45 < o_layout::kSlots; tl_chunk45 += 2) {
+        if (!o_layout::valid(tl_tid, tl_chunk45)) continue;
+        tl::f16* tl_ptr46 = &O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk45)))) * 64 + (o_layout::col(tl_tid, tl_chunk45))];
+        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk45)), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk45), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk45)), S) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk45)) + 1, 64) && tl::is_aligned(tl_ptr46, 4)) {
+            tl::f16 tl_vec47[2];
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec47[tl_v] = tl::convert<tl::f16>(o[tl_chunk45 + tl_v]);
+            tl::store_vector<tl::f16, 2>(tl_ptr46, tl_vec47);
+        } else {
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 2; ++tl_v) {
+                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk45 + tl_v)), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk45 + tl_v), 64)) O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk45 + tl_v)))) * 64 + (o_layout::col(tl_tid, tl_chunk45 + tl_v))] = tl::convert<tl::f16>(o[tl_chunk45 + tl_v]);
+            }
+        }
+    }
+}
+
 }  // namespace
 
 namespace tlc {
 
+cudaError_t flash_attention(const __half* Q, const __half* K, const __half* V, __half* O, float sm_scale, int64_t B, int64_t H, int64_t S, cudaStream_t stream) {
+    constexpr const char* tl_name = "flash_attention";
+    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(K, tl_name, "K", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(V, tl_name, "V", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(O, tl_name, "O", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(B, tl_name, "B"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(H, tl_name, "H"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(S, tl_name, "S"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(S, 64)), tl_grid_y = int64_t(H), tl_grid_z = int64_t(B);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    static const cudaError_t tl_attributes = [] {
+        cudaError_t tl_err = cudaSuccess;
+        tl_err = cudaFuncSetAttribute(::flash_attention_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 62464);
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::flash_attention_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
+    ::flash_attention_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 62464, stream>>>(Q, K, V, O, sm_scale, static_cast<int32_t>(B), static_cast<int32_t>(H), static_cast<int32_t>(S));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+cudaError_t flash_attention_gqa(const __half* Q, const __half* K, const __half* V, __half* O, float sm_scale, int64_t B, int64_t H, int64_t S, int64_t HKV, cudaStream_t stream) {
+    constexpr const char* tl_name = "flash_attention_gqa";
+    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(K, tl_name, "K", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(V, tl_name, "V", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(O, tl_name, "O", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(B, tl_name, "B"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(H, tl_name, "H"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(S, tl_name, "S"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(HKV, tl_name, "HKV"); tl_err != cudaSuccess) return tl_err;
+    if (!(HKV > 0))
+        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `HKV > 0` does not hold" + " (" + "HKV = " + std::to_string(HKV) + ")");
+    if ((HKV) == 0 || !(H % HKV == 0))
+        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `(H % HKV) == 0` does not hold" + " (" + "H = " + std::to_string(H) + ", HKV = " + std::to_string(HKV) + ")");
+    const int64_t tl_grid_x = int64_t(tl::cdiv(S, 64)), tl_grid_y = int64_t(H), tl_grid_z = int64_t(B);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    static const cudaError_t tl_attributes = [] {
+        cudaError_t tl_err = cudaSuccess;
+        tl_err = cudaFuncSetAttribute(::flash_attention_gqa_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 62464);
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::flash_attention_gqa_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
+    ::flash_attention_gqa_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 62464, stream>>>(Q, K, V, O, sm_scale, static_cast<int32_t>(B), static_cast<int32_t>(H), static_cast<int32_t>(S), static_cast<int32_t>(HKV));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
 }  // namespace tlc
 
 extern "C" {
+cudaError_t tlc_flash_attention(const void* Q, const void* K, const void* V, void* O, float sm_scale, int64_t B, int64_t H, int64_t S, cudaStream_t stream) { return tlc::flash_attention(static_cast<const __half*>(Q), static_cast<const __half*>(K), static_cast<const __half*>(V), static_cast<__half*>(O), sm_scale, B, H, S, stream); }
+cudaError_t tlc_flash_attention_gqa(const void* Q, const void* K, const void* V, void* O, float sm_scale, int64_t B, int64_t H, int64_t S, int64_t HKV, cudaStream_t stream) { return tlc::flash_attention_gqa(static_cast<const __half*>(Q), static_cast<const __half*>(K), static_cast<const __half*>(V), static_cast<__half*>(O), sm_scale, B, H, S, HKV, stream); }
 }

@@ -7,11 +7,2476 @@
 
 namespace {
 
+__device__ __forceinline__ float gelu(float x) {
+    return 0.5f * x * (1.0f + tl::erf(x * 0.7071067690849304f));
+}
+
+__device__ __forceinline__ float silu(float x) {
+    return x * tl::sigmoid(x);
+}
+
+// kernel gemm<BM = 128, BN = 128, BK = 64, STAGES = 3, T = f16>  (stdlib/gemm.tl:8)
+// 256 threads per block, 107520 bytes of shared memory
+__global__ void __launch_bounds__(256) gemm_kernel(
+        const tl::f16* __restrict__ A,
+        const tl::f16* __restrict__ B,
+        tl::f16* __restrict__ C,
+        int32_t M,
+        int32_t K,
+        int32_t N)
+{
+    using acc_layout = tl::MmaAccLayout<128, 128, 2, 4>;  // fragment acc: f32[128, 128], mma.sync accumulators
+    const int tl_tid = threadIdx.x;
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    tl::f16* a = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared a: f16[3, 128, 64], row pitch 72
+    tl::f16* b = reinterpret_cast<tl::f16*>(tl_smem + 55296);  // shared b: f16[3, 64, 128], row pitch 136
+    float acc[acc_layout::kSlots];  // fragment acc: f32[128, 128]
+    #pragma unroll
+    for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
+    const int32_t row0 = int(blockIdx.y) * 128;
+    const int32_t col0 = int(blockIdx.x) * 128;
+    const int32_t k_trips = tl::cdiv(K, 64);
+    if (0 < k_trips) {
+        // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:20)
+        if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 128 <= M && (0 * 64) >= 0 && (0 * 64) + 64 <= K && (0 * 64) % 8 == 0) {
+            #pragma unroll
+            for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
+                const int tl_chunk0 = tl_tid + tl_i1 * 256;
+                tl::cp_async_16(&a[(0 * 128 + ((tl_chunk0 * 8) / 64)) * 72 + ((tl_chunk0 * 8) % 64)], &A[int64_t(row0 + ((tl_chunk0 * 8) / 64)) * K + ((0 * 64) + ((tl_chunk0 * 8) % 64))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i3 = 0; tl_i3 < 4; ++tl_i3) {
+                const int tl_chunk2 = tl_tid + tl_i3 * 256;
+                const tl::f16* tl_src4 = &A[int64_t(row0 + ((tl_chunk2 * 8) / 64)) * K + ((0 * 64) + ((tl_chunk2 * 8) % 64))];
+                tl::f16* tl_dst5 = &a[(0 * 128 + ((tl_chunk2 * 8) / 64)) * 72 + ((tl_chunk2 * 8) % 64)];
+                const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 8) / 64), M)) ? 0 : max(0, min(8, K - ((0 * 64) + ((tl_chunk2 * 8) % 64))));
+                if (tl_valid6 == 8 && (0 * 64) + ((tl_chunk2 * 8) % 64) >= 0 && tl::is_aligned(tl_src4, 16)) {
+                    tl::cp_async_16(tl_dst5, tl_src4);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row0 + ((tl_chunk2 * 8) / 64), M) && tl::in_bounds(((0 * 64) + ((tl_chunk2 * 8) % 64)) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
+                }
+            }
+        }
+        // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:21)
+        if (tl::is_aligned(B, 16) && N % 8 == 0 && (0 * 64) >= 0 && (0 * 64) + 64 <= K && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
+            #pragma unroll
+            for (int tl_i8 = 0; tl_i8 < 4; ++tl_i8) {
+                const int tl_chunk7 = tl_tid + tl_i8 * 256;
+                tl::cp_async_16(&b[(0 * 64 + ((tl_chunk7 * 8) / 128)) * 136 + ((tl_chunk7 * 8) % 128)], &B[int64_t((0 * 64) + ((tl_chunk7 * 8) / 128)) * N + (col0 + ((tl_chunk7 * 8) % 128))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i10 = 0; tl_i10 < 4; ++tl_i10) {
+                const int tl_chunk9 = tl_tid + tl_i10 * 256;
+                const tl::f16* tl_src11 = &B[int64_t((0 * 64) + ((tl_chunk9 * 8) / 128)) * N + (col0 + ((tl_chunk9 * 8) % 128))];
+                tl::f16* tl_dst12 = &b[(0 * 64 + ((tl_chunk9 * 8) / 128)) * 136 + ((tl_chunk9 * 8) % 128)];
+                const int tl_valid13 = !(tl::in_bounds((0 * 64) + ((tl_chunk9 * 8) / 128), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk9 * 8) % 128))));
+                if (tl_valid13 == 8 && col0 + ((tl_chunk9 * 8) % 128) >= 0 && tl::is_aligned(tl_src11, 16)) {
+                    tl::cp_async_16(tl_dst12, tl_src11);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((0 * 64) + ((tl_chunk9 * 8) / 128), K) && tl::in_bounds((col0 + ((tl_chunk9 * 8) % 128)) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
+                }
+            }
+        }
+    }
+    tl::cp_async_commit();
+    if (1 < k_trips) {
+        // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:20)
+        if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 128 <= M && (1 * 64) >= 0 && (1 * 64) + 64 <= K && (1 * 64) % 8 == 0) {
+            #pragma unroll
+            for (int tl_i15 = 0; tl_i15 < 4; ++tl_i15) {
+                const int tl_chunk14 = tl_tid + tl_i15 * 256;
+                tl::cp_async_16(&a[(1 * 128 + ((tl_chunk14 * 8) / 64)) * 72 + ((tl_chunk14 * 8) % 64)], &A[int64_t(row0 + ((tl_chunk14 * 8) / 64)) * K + ((1 * 64) + ((tl_chunk14 * 8) % 64))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i17 = 0; tl_i17 < 4; ++tl_i17) {
+                const int tl_chunk16 = tl_tid + tl_i17 * 256;
+                const tl::f16* tl_src18 = &A[int64_t(row0 + ((tl_chunk16 * 8) / 64)) * K + ((1 * 64) + ((tl_chunk16 * 8) % 64))];
+                tl::f16* tl_dst19 = &a[(1 * 128 + ((tl_chunk16 * 8) / 64)) * 72 + ((tl_chunk16 * 8) % 64)];
+                const int tl_valid20 = !(tl::in_bounds(row0 + ((tl_chunk16 * 8) / 64), M)) ? 0 : max(0, min(8, K - ((1 * 64) + ((tl_chunk16 * 8) % 64))));
+                if (tl_valid20 == 8 && (1 * 64) + ((tl_chunk16 * 8) % 64) >= 0 && tl::is_aligned(tl_src18, 16)) {
+                    tl::cp_async_16(tl_dst19, tl_src18);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst19[tl_v] = tl::in_bounds(row0 + ((tl_chunk16 * 8) / 64), M) && tl::in_bounds(((1 * 64) + ((tl_chunk16 * 8) % 64)) + tl_v, K) ? tl_src18[tl_v] : tl::convert<tl::f16>(0.0f);
+                }
+            }
+        }
+        // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:21)
+        if (tl::is_aligned(B, 16) && N % 8 == 0 && (1 * 64) >= 0 && (1 * 64) + 64 <= K && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
+            #pragma unroll
+            for (int tl_i22 = 0; tl_i22 < 4; ++tl_i22) {
+                const int tl_chunk21 = tl_tid + tl_i22 * 256;
+                tl::cp_async_16(&b[(1 * 64 + ((tl_chunk21 * 8) / 128)) * 136 + ((tl_chunk21 * 8) % 128)], &B[int64_t((1 * 64) + ((tl_chunk21 * 8) / 128)) * N + (col0 + ((tl_chunk21 * 8) % 128))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i24 = 0; tl_i24 < 4; ++tl_i24) {
+                const int tl_chunk23 = tl_tid + tl_i24 * 256;
+                const tl::f16* tl_src25 = &B[int64_t((1 * 64) + ((tl_chunk23 * 8) / 128)) * N + (col0 + ((tl_chunk23 * 8) % 128))];
+                tl::f16* tl_dst26 = &b[(1 * 64 + ((tl_chunk23 * 8) / 128)) * 136 + ((tl_chunk23 * 8) % 128)];
+                const int tl_valid27 = !(tl::in_bounds((1 * 64) + ((tl_chunk23 * 8) / 128), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk23 * 8) % 128))));
+                if (tl_valid27 == 8 && col0 + ((tl_chunk23 * 8) % 128) >= 0 && tl::is_aligned(tl_src25, 16)) {
+                    tl::cp_async_16(tl_dst26, tl_src25);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst26[tl_v] = tl::in_bounds((1 * 64) + ((tl_chunk23 * 8) / 128), K) && tl::in_bounds((col0 + ((tl_chunk23 * 8) % 128)) + tl_v, N) ? tl_src25[tl_v] : tl::convert<tl::f16>(0.0f);
+                }
+            }
+        }
+    }
+    tl::cp_async_commit();
+    // for k in pipelined(cdiv(K, BK), stages = STAGES) {  (gemm.tl:19)
+    for (int k = 0; k < k_trips; ++k) {
+        tl::cp_async_wait<1>();  // at most 1 copy groups of this thread still in flight
+        __syncthreads();  // pipeline: stage `k % 3` has landed and the stage refilled next is no longer read
+        if (k + 2 < k_trips) {
+            // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:20)
+            if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 128 <= M && ((k + 2) * 64) >= 0 && ((k + 2) * 64) + 64 <= K && ((k + 2) * 64) % 8 == 0) {
+                #pragma unroll
+                for (int tl_i29 = 0; tl_i29 < 4; ++tl_i29) {
+                    const int tl_chunk28 = tl_tid + tl_i29 * 256;
+                    tl::cp_async_16(&a[(((k + 2) % 3) * 128 + ((tl_chunk28 * 8) / 64)) * 72 + ((tl_chunk28 * 8) % 64)], &A[int64_t(row0 + ((tl_chunk28 * 8) / 64)) * K + (((k + 2) * 64) + ((tl_chunk28 * 8) % 64))]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i31 = 0; tl_i31 < 4; ++tl_i31) {
+                    const int tl_chunk30 = tl_tid + tl_i31 * 256;
+                    const tl::f16* tl_src32 = &A[int64_t(row0 + ((tl_chunk30 * 8) / 64)) * K + (((k + 2) * 64) + ((tl_chunk30 * 8) % 64))];
+                    tl::f16* tl_dst33 = &a[(((k + 2) % 3) * 128 + ((tl_chunk30 * 8) / 64)) * 72 + ((tl_chunk30 * 8) % 64)];
+                    const int tl_valid34 = !(tl::in_bounds(row0 + ((tl_chunk30 * 8) / 64), M)) ? 0 : max(0, min(8, K - (((k + 2) * 64) + ((tl_chunk30 * 8) % 64))));
+                    if (tl_valid34 == 8 && ((k + 2) * 64) + ((tl_chunk30 * 8) % 64) >= 0 && tl::is_aligned(tl_src32, 16)) {
+                        tl::cp_async_16(tl_dst33, tl_src32);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst33[tl_v] = tl::in_bounds(row0 + ((tl_chunk30 * 8) / 64), M) && tl::in_bounds((((k + 2) * 64) + ((tl_chunk30 * 8) % 64)) + tl_v, K) ? tl_src32[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
+                }
+            }
+            // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:21)
+            if (tl::is_aligned(B, 16) && N % 8 == 0 && ((k + 2) * 64) >= 0 && ((k + 2) * 64) + 64 <= K && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
+                #pragma unroll
+                for (int tl_i36 = 0; tl_i36 < 4; ++tl_i36) {
+                    const int tl_chunk35 = tl_tid + tl_i36 * 256;
+                    tl::cp_async_16(&b[(((k + 2) % 3) * 64 + ((tl_chunk35 * 8) / 128)) * 136 + ((tl_chunk35 * 8) % 128)], &B[int64_t(((k + 2) * 64) + ((tl_chunk35 * 8) / 128)) * N + (col0 + ((tl_chunk35 * 8) % 128))]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i38 = 0; tl_i38 < 4; ++tl_i38) {
+                    const int tl_chunk37 = tl_tid + tl_i38 * 256;
+                    const tl::f16* tl_src39 = &B[int64_t(((k + 2) * 64) + ((tl_chunk37 * 8) / 128)) * N + (col0 + ((tl_chunk37 * 8) % 128))];
+                    tl::f16* tl_dst40 = &b[(((k + 2) % 3) * 64 + ((tl_chunk37 * 8) / 128)) * 136 + ((tl_chunk37 * 8) % 128)];
+                    const int tl_valid41 = !(tl::in_bounds(((k + 2) * 64) + ((tl_chunk37 * 8) / 128), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk37 * 8) % 128))));
+                    if (tl_valid41 == 8 && col0 + ((tl_chunk37 * 8) % 128) >= 0 && tl::is_aligned(tl_src39, 16)) {
+                        tl::cp_async_16(tl_dst40, tl_src39);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst40[tl_v] = tl::in_bounds(((k + 2) * 64) + ((tl_chunk37 * 8) / 128), K) && tl::in_bounds((col0 + ((tl_chunk37 * 8) % 128)) + tl_v, N) ? tl_src39[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
+                }
+            }
+        }
+        tl::cp_async_commit();
+        // gemm(a, b, acc);  (gemm.tl:22)
+        {
+            tl::warp_gemm_mma<128, 128, 64, 2, 4, tl::f16, false, false>(
+                acc, tl::SharedMatrix<tl::f16, false, 72>{&a[((k % 3) * 128 + 0) * 72 + 0]},
+                tl::SharedMatrix<tl::f16, false, 136>{&b[((k % 3) * 64 + 0) * 136 + 0]}, tl_tid);
+        }
+    }
+    tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+    // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:24)
+    #pragma unroll
+    for (int tl_chunk42 = 0; tl_chunk42 < acc_layout::kSlots; tl_chunk42 += 2) {
+        if (!acc_layout::valid(tl_tid, tl_chunk42)) continue;
+        tl::f16* tl_ptr43 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk42))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk42)))];
+        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk42)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk42)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk42)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk42))) + 1, N) && tl::is_aligned(tl_ptr43, 4)) {
+            tl::f16 tl_vec44[2];
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec44[tl_v] = tl::convert<tl::f16>(acc[tl_chunk42 + tl_v]);
+            tl::store_vector<tl::f16, 2>(tl_ptr43, tl_vec44);
+        } else {
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 2; ++tl_v) {
+                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk42 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk42 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk42 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk42 + tl_v)))] = tl::convert<tl::f16>(acc[tl_chunk42 + tl_v]);
+            }
+        }
+    }
+}
+
+// kernel gemm<BM = 128, BN = 256, BK = 64, STAGES = 4, T = f16>  (stdlib/gemm.tl:8)
+// 256 threads per block, 230464 bytes of shared memory
+// warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
+__global__ void __launch_bounds__(384, 1) gemm_kernel_sm90(
+        const __grid_constant__ CUtensorMap tl_map_A,
+        const __grid_constant__ CUtensorMap tl_map_B,
+        const __grid_constant__ CUtensorMap tl_map_C,
+        const tl::f16* __restrict__ A,
+        const tl::f16* __restrict__ B,
+        tl::f16* __restrict__ C,
+        int32_t M,
+        int32_t K,
+        int32_t N)
+{
+    #if defined(__CUDA_ARCH__) && !TL_SM90A_DEVICE
+    __trap();  // built for another arch; the launch stub runs this kernel only on sm_90 devices
+    #else
+    using acc_layout = tl::MmaAccLayout<128, 256, 8, 1>;  // fragment acc: f32[128, 256], wgmma accumulators
+    extern __shared__ __align__(1024) unsigned char tl_smem_raw[];
+    unsigned char* tl_smem = tl_smem_raw + ((1024 - tl::sm90::smem_address(tl_smem_raw) % 1024) % 1024);
+    tl::f16* a = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared a: f16[128, 64], 4 stages, 128-byte swizzled (TMA)
+    tl::f16* b = reinterpret_cast<tl::f16*>(tl_smem + 65536);  // shared b: f16[64, 256], 4 stages, 128-byte swizzled (TMA)
+    uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 229376);   // per stage: its TMA loads landed
+    uint64_t* tl_empty = tl_full + 4;  // per stage: every consumer warp finished reading it
+    if (threadIdx.x == 0) {
+        for (int tl_s = 0; tl_s < 4; ++tl_s) {
+            tl::sm90::mbarrier_init(&tl_full[tl_s], 1);
+            tl::sm90::mbarrier_init(&tl_empty[tl_s], 8);  // one arrival per consumer warp
+        }
+        tl::sm90::mbarrier_init_fence();
+    }
+    __syncthreads();
+    const int tl_tiles_x = tl::cdiv(N, 256), tl_tiles_y = tl::cdiv(M, 128), tl_tiles_z = 1;
+    const int tl_tiles = tl_tiles_x * tl_tiles_y * tl_tiles_z;
+    if (threadIdx.x < 128) {
+        // Producer warpgroup: one thread issues every TMA load.
+        tl::sm90::release_registers<40>();
+        if (threadIdx.x == 0) {
+            tl::sm90::tma_prefetch_descriptor(&tl_map_A);
+            tl::sm90::tma_prefetch_descriptor(&tl_map_B);
+            int tl_it = 0;  // trips issued so far, across tiles: stage tl_it % stages, round tl_it / stages
+            for (int tl_tile = blockIdx.x; tl_tile < tl_tiles; tl_tile += gridDim.x) {
+                const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
+                const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);
+                const int tl_group_first_y = tl_in_plane / (8 * tl_tiles_x) * 8;
+                const int tl_group_rows = min(tl_tiles_y - tl_group_first_y, 8);
+                const int tl_block_y = tl_group_first_y + tl_in_plane % (8 * tl_tiles_x) % tl_group_rows;
+                const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;
+                (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
+                const int32_t row0 = tl_block_y * 128;
+                const int32_t col0 = tl_block_x * 256;
+                for (int k = 0; k < tl::cdiv(K, 64); ++k, ++tl_it) {
+                    const int tl_stage = tl_it % 4;
+                    tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 4 + 1) & 1);  // consumers released it
+                    tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 49152);
+                    // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:20)
+                    tl::sm90::tma_load_2d(a + tl_stage * 8192 + 0, &tl_map_A, &tl_full[tl_stage], k * 64, row0);
+                    // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:21)
+                    tl::sm90::tma_load_2d(b + tl_stage * 16384 + 0, &tl_map_B, &tl_full[tl_stage], col0, k * 64);
+                    tl::sm90::tma_load_2d(b + tl_stage * 16384 + 4096, &tl_map_B, &tl_full[tl_stage], col0 + 64, k * 64);
+                    tl::sm90::tma_load_2d(b + tl_stage * 16384 + 8192, &tl_map_B, &tl_full[tl_stage], col0 + 128, k * 64);
+                    tl::sm90::tma_load_2d(b + tl_stage * 16384 + 12288, &tl_map_B, &tl_full[tl_stage], col0 + 192, k * 64);
+                }
+            }
+        }
+    }
+    else {
+        // Consumer warpgroups: the kernel's 256 threads.
+        tl::sm90::claim_registers<232>();
+        const int tl_tid = threadIdx.x - 128;
+        int tl_it = 0;  // trips consumed so far, across tiles
+        int tl_store_chunks = 0;  // epilogue chunks stored so far, across tiles
+        for (int tl_tile = blockIdx.x; tl_tile < tl_tiles; tl_tile += gridDim.x) {
+            const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
+            const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);
+            const int tl_group_first_y = tl_in_plane / (8 * tl_tiles_x) * 8;
+            const int tl_group_rows = min(tl_tiles_y - tl_group_first_y, 8);
+            const int tl_block_y = tl_group_first_y + tl_in_plane % (8 * tl_tiles_x) % tl_group_rows;
+            const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;
+            (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
+            float acc[acc_layout::kSlots];  // fragment acc: f32[128, 256]
+            #pragma unroll
+            for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
+            const int32_t row0 = tl_block_y * 128;
+            const int32_t col0 = tl_block_x * 256;
+            // for k in pipelined(cdiv(K, BK), stages = STAGES) {  (gemm.tl:19)
+            const int tl_trips0 = tl::cdiv(K, 64);
+            for (int k = 0; k < tl_trips0; ++k, ++tl_it) {
+                const int tl_stage = tl_it % 4;
+                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 4 + 0) & 1);  // the stage's TMA loads landed
+                // gemm(a, b, acc);  (gemm.tl:22)
+                tl::sm90::warpgroup_gemm<tl::f16, 128, 256, 64, false, false>(acc, a + tl_stage * 8192, b + tl_stage * 16384, 64 * (tl_tid / 128));
+                tl::sm90::wgmma_wait<1>();  // at most 1 trip(s) of wgmmas still in flight
+                if (k >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release trip it - 1
+            }
+            tl::sm90::wgmma_wait<0>();
+            if (tl_trips0 >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release the tile's last trips
+            // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:24)
+            {
+                const int tl_wg = tl_tid / 128;
+                tl::f16* tl_boxes = reinterpret_cast<tl::f16*>(tl_smem + 196608) + tl_wg * 2 * 64 * 64;  // this warpgroup's staging boxes
+                #pragma unroll
+                for (int tl_chunk = 0; tl_chunk < 4; ++tl_chunk, ++tl_store_chunks) {
+                    tl::f16* tl_box = tl_boxes + (tl_store_chunks % 2) * 64 * 64;  // boxes in turn, across tiles
+                    if (tl_tid % 128 == 0) tl::sm90::bulk_wait_read<1>();  // the last store from this box has read it
+                    tl::sm90::named_barrier_sync(2 + tl_wg, 128);
+                    #pragma unroll
+                    for (int tl_s = tl_chunk * 32; tl_s < tl_chunk * 32 + 32; tl_s += 2) {
+                        const int tl_r = acc_layout::row(tl_tid, tl_s) - 64 * tl_wg, tl_c = acc_layout::col(tl_tid, tl_s) - 64 * tl_chunk;
+                        const tl::f16 tl_pair[2] = {tl::convert<tl::f16>(acc[tl_s]), tl::convert<tl::f16>(acc[tl_s + 1])};
+                        tl::store_vector<tl::f16, 2>(tl_box + tl::sm90::swizzled_offset<64>(tl_r, tl_c), tl_pair);
+                    }
+                    tl::sm90::fence_proxy_async_shared();  // plain stores -> the TMA engine's reads
+                    tl::sm90::named_barrier_sync(2 + tl_wg, 128);
+                    if (tl_tid % 128 == 0) {
+                        tl::sm90::tma_store_2d(&tl_map_C, tl_box, col0 + 64 * tl_chunk, row0 + 64 * tl_wg);
+                        tl::sm90::bulk_commit();
+                    }
+                }
+            }
+        }
+        if (tl_tid % 128 == 0) tl::sm90::bulk_wait<0>();  // the last TMA stores are complete
+    }
+    #endif
+}
+
+// kernel gemm_nt<BM = 128, BN = 128, BK = 64, STAGES = 3, T = f16>  (stdlib/gemm.tl:28)
+// 256 threads per block, 110592 bytes of shared memory
+__global__ void __launch_bounds__(256) gemm_nt_kernel(
+        const tl::f16* __restrict__ A,
+        const tl::f16* __restrict__ B,
+        tl::f16* __restrict__ C,
+        int32_t M,
+        int32_t K,
+        int32_t N)
+{
+    using acc_layout = tl::MmaAccLayout<128, 128, 2, 4>;  // fragment acc: f32[128, 128], mma.sync accumulators
+    const int tl_tid = threadIdx.x;
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    tl::f16* a = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared a: f16[3, 128, 64], row pitch 72
+    tl::f16* b = reinterpret_cast<tl::f16*>(tl_smem + 55296);  // shared b: f16[3, 128, 64], row pitch 72
+    float acc[acc_layout::kSlots];  // fragment acc: f32[128, 128]
+    #pragma unroll
+    for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
+    const int32_t row0 = int(blockIdx.y) * 128;
+    const int32_t col0 = int(blockIdx.x) * 128;
+    const int32_t k_trips = tl::cdiv(K, 64);
+    if (0 < k_trips) {
+        // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:40)
+        if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 128 <= M && (0 * 64) >= 0 && (0 * 64) + 64 <= K && (0 * 64) % 8 == 0) {
+            #pragma unroll
+            for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
+                const int tl_chunk0 = tl_tid + tl_i1 * 256;
+                tl::cp_async_16(&a[(0 * 128 + ((tl_chunk0 * 8) / 64)) * 72 + ((tl_chunk0 * 8) % 64)], &A[int64_t(row0 + ((tl_chunk0 * 8) / 64)) * K + ((0 * 64) + ((tl_chunk0 * 8) % 64))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i3 = 0; tl_i3 < 4; ++tl_i3) {
+                const int tl_chunk2 = tl_tid + tl_i3 * 256;
+                const tl::f16* tl_src4 = &A[int64_t(row0 + ((tl_chunk2 * 8) / 64)) * K + ((0 * 64) + ((tl_chunk2 * 8) % 64))];
+                tl::f16* tl_dst5 = &a[(0 * 128 + ((tl_chunk2 * 8) / 64)) * 72 + ((tl_chunk2 * 8) % 64)];
+                const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 8) / 64), M)) ? 0 : max(0, min(8, K - ((0 * 64) + ((tl_chunk2 * 8) % 64))));
+                if (tl_valid6 == 8 && (0 * 64) + ((tl_chunk2 * 8) % 64) >= 0 && tl::is_aligned(tl_src4, 16)) {
+                    tl::cp_async_16(tl_dst5, tl_src4);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row0 + ((tl_chunk2 * 8) / 64), M) && tl::in_bounds(((0 * 64) + ((tl_chunk2 * 8) % 64)) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
+                }
+            }
+        }
+        // copy(B[col0 +: BN, k * BK +: BK], b);  (gemm.tl:41)
+        if (tl::is_aligned(B, 16) && K % 8 == 0 && col0 >= 0 && col0 + 128 <= N && (0 * 64) >= 0 && (0 * 64) + 64 <= K && (0 * 64) % 8 == 0) {
+            #pragma unroll
+            for (int tl_i8 = 0; tl_i8 < 4; ++tl_i8) {
+                const int tl_chunk7 = tl_tid + tl_i8 * 256;
+                tl::cp_async_16(&b[(0 * 128 + ((tl_chunk7 * 8) / 64)) * 72 + ((tl_chunk7 * 8) % 64)], &B[int64_t(col0 + ((tl_chunk7 * 8) / 64)) * K + ((0 * 64) + ((tl_chunk7 * 8) % 64))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i10 = 0; tl_i10 < 4; ++tl_i10) {
+                const int tl_chunk9 = tl_tid + tl_i10 * 256;
+                const tl::f16* tl_src11 = &B[int64_t(col0 + ((tl_chunk9 * 8) / 64)) * K + ((0 * 64) + ((tl_chunk9 * 8) % 64))];
+                tl::f16* tl_dst12 = &b[(0 * 128 + ((tl_chunk9 * 8) / 64)) * 72 + ((tl_chunk9 * 8) % 64)];
+                const int tl_valid13 = !(tl::in_bounds(col0 + ((tl_chunk9 * 8) / 64), N)) ? 0 : max(0, min(8, K - ((0 * 64) + ((tl_chunk9 * 8) % 64))));
+                if (tl_valid13 == 8 && (0 * 64) + ((tl_chunk9 * 8) % 64) >= 0 && tl::is_aligned(tl_src11, 16)) {
+                    tl::cp_async_16(tl_dst12, tl_src11);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(col0 + ((tl_chunk9 * 8) / 64), N) && tl::in_bounds(((0 * 64) + ((tl_chunk9 * 8) % 64)) + tl_v, K) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
+                }
+            }
+        }
+    }
+    tl::cp_async_commit();
+    if (1 < k_trips) {
+        // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:40)
+        if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 128 <= M && (1 * 64) >= 0 && (1 * 64) + 64 <= K && (1 * 64) % 8 == 0) {
+            #pragma unroll
+            for (int tl_i15 = 0; tl_i15 < 4; ++tl_i15) {
+                const int tl_chunk14 = tl_tid + tl_i15 * 256;
+                tl::cp_async_16(&a[(1 * 128 + ((tl_chunk14 * 8) / 64)) * 72 + ((tl_chunk14 * 8) % 64)], &A[int64_t(row0 + ((tl_chunk14 * 8) / 64)) * K + ((1 * 64) + ((tl_chunk14 * 8) % 64))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i17 = 0; tl_i17 < 4; ++tl_i17) {
+                const int tl_chunk16 = tl_tid + tl_i17 * 256;
+                const tl::f16* tl_src18 = &A[int64_t(row0 + ((tl_chunk16 * 8) / 64)) * K + ((1 * 64) + ((tl_chunk16 * 8) % 64))];
+                tl::f16* tl_dst19 = &a[(1 * 128 + ((tl_chunk16 * 8) / 64)) * 72 + ((tl_chunk16 * 8) % 64)];
+                const int tl_valid20 = !(tl::in_bounds(row0 + ((tl_chunk16 * 8) / 64), M)) ? 0 : max(0, min(8, K - ((1 * 64) + ((tl_chunk16 * 8) % 64))));
+                if (tl_valid20 == 8 && (1 * 64) + ((tl_chunk16 * 8) % 64) >= 0 && tl::is_aligned(tl_src18, 16)) {
+                    tl::cp_async_16(tl_dst19, tl_src18);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst19[tl_v] = tl::in_bounds(row0 + ((tl_chunk16 * 8) / 64), M) && tl::in_bounds(((1 * 64) + ((tl_chunk16 * 8) % 64)) + tl_v, K) ? tl_src18[tl_v] : tl::convert<tl::f16>(0.0f);
+                }
+            }
+        }
+        // copy(B[col0 +: BN, k * BK +: BK], b);  (gemm.tl:41)
+        if (tl::is_aligned(B, 16) && K % 8 == 0 && col0 >= 0 && col0 + 128 <= N && (1 * 64) >= 0 && (1 * 64) + 64 <= K && (1 * 64) % 8 == 0) {
+            #pragma unroll
+            for (int tl_i22 = 0; tl_i22 < 4; ++tl_i22) {
+                const int tl_chunk21 = tl_tid + tl_i22 * 256;
+                tl::cp_async_16(&b[(1 * 128 + ((tl_chunk21 * 8) / 64)) * 72 + ((tl_chunk21 * 8) % 64)], &B[int64_t(col0 + ((tl_chunk21 * 8) / 64)) * K + ((1 * 64) + ((tl_chunk21 * 8) % 64))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i24 = 0; tl_i24 < 4; ++tl_i24) {
+                const int tl_chunk23 = tl_tid + tl_i24 * 256;
+                const tl::f16* tl_src25 = &B[int64_t(col0 + ((tl_chunk23 * 8) / 64)) * K + ((1 * 64) + ((tl_chunk23 * 8) % 64))];
+                tl::f16* tl_dst26 = &b[(1 * 128 + ((tl_chunk23 * 8) / 64)) * 72 + ((tl_chunk23 * 8) % 64)];
+                const int tl_valid27 = !(tl::in_bounds(col0 + ((tl_chunk23 * 8) / 64), N)) ? 0 : max(0, min(8, K - ((1 * 64) + ((tl_chunk23 * 8) % 64))));
+                if (tl_valid27 == 8 && (1 * 64) + ((tl_chunk23 * 8) % 64) >= 0 && tl::is_aligned(tl_src25, 16)) {
+                    tl::cp_async_16(tl_dst26, tl_src25);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst26[tl_v] = tl::in_bounds(col0 + ((tl_chunk23 * 8) / 64), N) && tl::in_bounds(((1 * 64) + ((tl_chunk23 * 8) % 64)) + tl_v, K) ? tl_src25[tl_v] : tl::convert<tl::f16>(0.0f);
+                }
+            }
+        }
+    }
+    tl::cp_async_commit();
+    // for k in pipelined(cdiv(K, BK), stages = STAGES) {  (gemm.tl:39)
+    for (int k = 0; k < k_trips; ++k) {
+        tl::cp_async_wait<1>();  // at most 1 copy groups of this thread still in flight
+        __syncthreads();  // pipeline: stage `k % 3` has landed and the stage refilled next is no longer read
+        if (k + 2 < k_trips) {
+            // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:40)
+            if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 128 <= M && ((k + 2) * 64) >= 0 && ((k + 2) * 64) + 64 <= K && ((k + 2) * 64) % 8 == 0) {
+                #pragma unroll
+                for (int tl_i29 = 0; tl_i29 < 4; ++tl_i29) {
+                    const int tl_chunk28 = tl_tid + tl_i29 * 256;
+                    tl::cp_async_16(&a[(((k + 2) % 3) * 128 + ((tl_chunk28 * 8) / 64)) * 72 + ((tl_chunk28 * 8) % 64)], &A[int64_t(row0 + ((tl_chunk28 * 8) / 64)) * K + (((k + 2) * 64) + ((tl_chunk28 * 8) % 64))]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i31 = 0; tl_i31 < 4; ++tl_i31) {
+                    const int tl_chunk30 = tl_tid + tl_i31 * 256;
+                    const tl::f16* tl_src32 = &A[int64_t(row0 + ((tl_chunk30 * 8) / 64)) * K + (((k + 2) * 64) + ((tl_chunk30 * 8) % 64))];
+                    tl::f16* tl_dst33 = &a[(((k + 2) % 3) * 128 + ((tl_chunk30 * 8) / 64)) * 72 + ((tl_chunk30 * 8) % 64)];
+                    const int tl_valid34 = !(tl::in_bounds(row0 + ((tl_chunk30 * 8) / 64), M)) ? 0 : max(0, min(8, K - (((k + 2) * 64) + ((tl_chunk30 * 8) % 64))));
+                    if (tl_valid34 == 8 && ((k + 2) * 64) + ((tl_chunk30 * 8) % 64) >= 0 && tl::is_aligned(tl_src32, 16)) {
+                        tl::cp_async_16(tl_dst33, tl_src32);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst33[tl_v] = tl::in_bounds(row0 + ((tl_chunk30 * 8) / 64), M) && tl::in_bounds((((k + 2) * 64) + ((tl_chunk30 * 8) % 64)) + tl_v, K) ? tl_src32[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
+                }
+            }
+            // copy(B[col0 +: BN, k * BK +: BK], b);  (gemm.tl:41)
+            if (tl::is_aligned(B, 16) && K % 8 == 0 && col0 >= 0 && col0 + 128 <= N && ((k + 2) * 64) >= 0 && ((k + 2) * 64) + 64 <= K && ((k + 2) * 64) % 8 == 0) {
+                #pragma unroll
+                for (int tl_i36 = 0; tl_i36 < 4; ++tl_i36) {
+                    const int tl_chunk35 = tl_tid + tl_i36 * 256;
+                    tl::cp_async_16(&b[(((k + 2) % 3) * 128 + ((tl_chunk35 * 8) / 64)) * 72 + ((tl_chunk35 * 8) % 64)], &B[int64_t(col0 + ((tl_chunk35 * 8) / 64)) * K + (((k + 2) * 64) + ((tl_chunk35 * 8) % 64))]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i38 = 0; tl_i38 < 4; ++tl_i38) {
+                    const int tl_chunk37 = tl_tid + tl_i38 * 256;
+                    const tl::f16* tl_src39 = &B[int64_t(col0 + ((tl_chunk37 * 8) / 64)) * K + (((k + 2) * 64) + ((tl_chunk37 * 8) % 64))];
+                    tl::f16* tl_dst40 = &b[(((k + 2) % 3) * 128 + ((tl_chunk37 * 8) / 64)) * 72 + ((tl_chunk37 * 8) % 64)];
+                    const int tl_valid41 = !(tl::in_bounds(col0 + ((tl_chunk37 * 8) / 64), N)) ? 0 : max(0, min(8, K - (((k + 2) * 64) + ((tl_chunk37 * 8) % 64))));
+                    if (tl_valid41 == 8 && ((k + 2) * 64) + ((tl_chunk37 * 8) % 64) >= 0 && tl::is_aligned(tl_src39, 16)) {
+                        tl::cp_async_16(tl_dst40, tl_src39);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst40[tl_v] = tl::in_bounds(col0 + ((tl_chunk37 * 8) / 64), N) && tl::in_bounds((((k + 2) * 64) + ((tl_chunk37 * 8) % 64)) + tl_v, K) ? tl_src39[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
+                }
+            }
+        }
+        tl::cp_async_commit();
+        // gemm(a, b, acc, transpose_b = true);  (gemm.tl:42)
+        {
+            tl::warp_gemm_mma<128, 128, 64, 2, 4, tl::f16, false, true>(
+                acc, tl::SharedMatrix<tl::f16, false, 72>{&a[((k % 3) * 128 + 0) * 72 + 0]},
+                tl::SharedMatrix<tl::f16, true, 72>{&b[((k % 3) * 128 + 0) * 72 + 0]}, tl_tid);
+        }
+    }
+    tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+    // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:44)
+    #pragma unroll
+    for (int tl_chunk42 = 0; tl_chunk42 < acc_layout::kSlots; tl_chunk42 += 2) {
+        if (!acc_layout::valid(tl_tid, tl_chunk42)) continue;
+        tl::f16* tl_ptr43 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk42))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk42)))];
+        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk42)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk42)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk42)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk42))) + 1, N) && tl::is_aligned(tl_ptr43, 4)) {
+            tl::f16 tl_vec44[2];
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec44[tl_v] = tl::convert<tl::f16>(acc[tl_chunk42 + tl_v]);
+            tl::store_vector<tl::f16, 2>(tl_ptr43, tl_vec44);
+        } else {
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 2; ++tl_v) {
+                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk42 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk42 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk42 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk42 + tl_v)))] = tl::convert<tl::f16>(acc[tl_chunk42 + tl_v]);
+            }
+        }
+    }
+}
+
+// kernel gemm_nt<BM = 128, BN = 256, BK = 64, STAGES = 4, T = f16>  (stdlib/gemm.tl:28)
+// 256 threads per block, 230464 bytes of shared memory
+// warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
+__global__ void __launch_bounds__(384, 1) gemm_nt_kernel_sm90(
+        const __grid_constant__ CUtensorMap tl_map_A,
+        const __grid_constant__ CUtensorMap tl_map_B,
+        const __grid_constant__ CUtensorMap tl_map_C,
+        const tl::f16* __restrict__ A,
+        const tl::f16* __restrict__ B,
+        tl::f16* __restrict__ C,
+        int32_t M,
+        int32_t K,
+        int32_t N)
+{
+    #if defined(__CUDA_ARCH__) && !TL_SM90A_DEVICE
+    __trap();  // built for another arch; the launch stub runs this kernel only on sm_90 devices
+    #else
+    using acc_layout = tl::MmaAccLayout<128, 256, 8, 1>;  // fragment acc: f32[128, 256], wgmma accumulators
+    extern __shared__ __align__(1024) unsigned char tl_smem_raw[];
+    unsigned char* tl_smem = tl_smem_raw + ((1024 - tl::sm90::smem_address(tl_smem_raw) % 1024) % 1024);
+    tl::f16* a = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared a: f16[128, 64], 4 stages, 128-byte swizzled (TMA)
+    tl::f16* b = reinterpret_cast<tl::f16*>(tl_smem + 65536);  // shared b: f16[256, 64], 4 stages, 128-byte swizzled (TMA)
+    uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 229376);   // per stage: its TMA loads landed
+    uint64_t* tl_empty = tl_full + 4;  // per stage: every consumer warp finished reading it
+    if (threadIdx.x == 0) {
+        for (int tl_s = 0; tl_s < 4; ++tl_s) {
+            tl::sm90::mbarrier_init(&tl_full[tl_s], 1);
+            tl::sm90::mbarrier_init(&tl_empty[tl_s], 8);  // one arrival per consumer warp
+        }
+        tl::sm90::mbarrier_init_fence();
+    }
+    __syncthreads();
+    const int tl_tiles_x = tl::cdiv(N, 256), tl_tiles_y = tl::cdiv(M, 128), tl_tiles_z = 1;
+    const int tl_tiles = tl_tiles_x * tl_tiles_y * tl_tiles_z;
+    if (threadIdx.x < 128) {
+        // Producer warpgroup: one thread issues every TMA load.
+        tl::sm90::release_registers<40>();
+        if (threadIdx.x == 0) {
+            tl::sm90::tma_prefetch_descriptor(&tl_map_A);
+            tl::sm90::tma_prefetch_descriptor(&tl_map_B);
+            int tl_it = 0;  // trips issued so far, across tiles: stage tl_it % stages, round tl_it / stages
+            for (int tl_tile = blockIdx.x; tl_tile < tl_tiles; tl_tile += gridDim.x) {
+                const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
+                const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);
+                const int tl_group_first_y = tl_in_plane / (8 * tl_tiles_x) * 8;
+                const int tl_group_rows = min(tl_tiles_y - tl_group_first_y, 8);
+                const int tl_block_y = tl_group_first_y + tl_in_plane % (8 * tl_tiles_x) % tl_group_rows;
+                const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;
+                (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
+                const int32_t row0 = tl_block_y * 128;
+                const int32_t col0 = tl_block_x * 256;
+                for (int k = 0; k < tl::cdiv(K, 64); ++k, ++tl_it) {
+                    const int tl_stage = tl_it % 4;
+                    tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 4 + 1) & 1);  // consumers released it
+                    tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 49152);
+                    // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:40)
+                    tl::sm90::tma_load_2d(a + tl_stage * 8192 + 0, &tl_map_A, &tl_full[tl_stage], k * 64, row0);
+                    // copy(B[col0 +: BN, k * BK +: BK], b);  (gemm.tl:41)
+                    tl::sm90::tma_load_2d(b + tl_stage * 16384 + 0, &tl_map_B, &tl_full[tl_stage], k * 64, col0);
+                }
+            }
+        }
+    }
+    else {
+        // Consumer warpgroups: the kernel's 256 threads.
+        tl::sm90::claim_registers<232>();
+        const int tl_tid = threadIdx.x - 128;
+        int tl_it = 0;  // trips consumed so far, across tiles
+        int tl_store_chunks = 0;  // epilogue chunks stored so far, across tiles
+        for (int tl_tile = blockIdx.x; tl_tile < tl_tiles; tl_tile += gridDim.x) {
+            const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
+            const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);
+            const int tl_group_first_y = tl_in_plane / (8 * tl_tiles_x) * 8;
+            const int tl_group_rows = min(tl_tiles_y - tl_group_first_y, 8);
+            const int tl_block_y = tl_group_first_y + tl_in_plane % (8 * tl_tiles_x) % tl_group_rows;
+            const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;
+            (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
+            float acc[acc_layout::kSlots];  // fragment acc: f32[128, 256]
+            #pragma unroll
+            for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
+            const int32_t row0 = tl_block_y * 128;
+            const int32_t col0 = tl_block_x * 256;
+            // for k in pipelined(cdiv(K, BK), stages = STAGES) {  (gemm.tl:39)
+            const int tl_trips0 = tl::cdiv(K, 64);
+            for (int k = 0; k < tl_trips0; ++k, ++tl_it) {
+                const int tl_stage = tl_it % 4;
+                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 4 + 0) & 1);  // the stage's TMA loads landed
+                // gemm(a, b, acc, transpose_b = true);  (gemm.tl:42)
+                tl::sm90::warpgroup_gemm<tl::f16, 128, 256, 64, false, true>(acc, a + tl_stage * 8192, b + tl_stage * 16384, 64 * (tl_tid / 128));
+                tl::sm90::wgmma_wait<1>();  // at most 1 trip(s) of wgmmas still in flight
+                if (k >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release trip it - 1
+            }
+            tl::sm90::wgmma_wait<0>();
+            if (tl_trips0 >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release the tile's last trips
+            // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:44)
+            {
+                const int tl_wg = tl_tid / 128;
+                tl::f16* tl_boxes = reinterpret_cast<tl::f16*>(tl_smem + 196608) + tl_wg * 2 * 64 * 64;  // this warpgroup's staging boxes
+                #pragma unroll
+                for (int tl_chunk = 0; tl_chunk < 4; ++tl_chunk, ++tl_store_chunks) {
+                    tl::f16* tl_box = tl_boxes + (tl_store_chunks % 2) * 64 * 64;  // boxes in turn, across tiles
+                    if (tl_tid % 128 == 0) tl::sm90::bulk_wait_read<1>();  // the last store from this box has read it
+                    tl::sm90::named_barrier_sync(2 + tl_wg, 128);
+                    #pragma unroll
+                    for (int tl_s = tl_chunk * 32; tl_s < tl_chunk * 32 + 32; tl_s += 2) {
+                        const int tl_r = acc_layout::row(tl_tid, tl_s) - 64 * tl_wg, tl_c = acc_layout::col(tl_tid, tl_s) - 64 * tl_chunk;
+                        const tl::f16 tl_pair[2] = {tl::convert<tl::f16>(acc[tl_s]), tl::convert<tl::f16>(acc[tl_s + 1])};
+                        tl::store_vector<tl::f16, 2>(tl_box + tl::sm90::swizzled_offset<64>(tl_r, tl_c), tl_pair);
+                    }
+                    tl::sm90::fence_proxy_async_shared();  // plain stores -> the TMA engine's reads
+                    tl::sm90::named_barrier_sync(2 + tl_wg, 128);
+                    if (tl_tid % 128 == 0) {
+                        tl::sm90::tma_store_2d(&tl_map_C, tl_box, col0 + 64 * tl_chunk, row0 + 64 * tl_wg);
+                        tl::sm90::bulk_commit();
+                    }
+                }
+            }
+        }
+        if (tl_tid % 128 == 0) tl::sm90::bulk_wait<0>();  // the last TMA stores are complete
+    }
+    #endif
+}
+
+// kernel gemm_scaled<BM = 128, BN = 128, BK = 64, STAGES = 3, T = f16>  (stdlib/gemm.tl:48)
+// 256 threads per block, 107520 bytes of shared memory
+__global__ void __launch_bounds__(256) gemm_scaled_kernel(
+        const tl::f16* __restrict__ A,
+        const tl::f16* __restrict__ B,
+        tl::f16* __restrict__ C,
+        float alpha,
+        float beta,
+        int32_t M,
+        int32_t K,
+        int32_t N)
+{
+    using acc_layout = tl::MmaAccLayout<128, 128, 2, 4>;  // fragment acc: f32[128, 128], mma.sync accumulators
+    const int tl_tid = threadIdx.x;
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    tl::f16* a = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared a: f16[3, 128, 64], row pitch 72
+    tl::f16* b = reinterpret_cast<tl::f16*>(tl_smem + 55296);  // shared b: f16[3, 64, 128], row pitch 136
+    float acc[acc_layout::kSlots];  // fragment acc: f32[128, 128]
+    #pragma unroll
+    for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
+    const int32_t row0 = int(blockIdx.y) * 128;
+    const int32_t col0 = int(blockIdx.x) * 128;
+    const int32_t k_trips = tl::cdiv(K, 64);
+    if (0 < k_trips) {
+        // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:60)
+        if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 128 <= M && (0 * 64) >= 0 && (0 * 64) + 64 <= K && (0 * 64) % 8 == 0) {
+            #pragma unroll
+            for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
+                const int tl_chunk0 = tl_tid + tl_i1 * 256;
+                tl::cp_async_16(&a[(0 * 128 + ((tl_chunk0 * 8) / 64)) * 72 + ((tl_chunk0 * 8) % 64)], &A[int64_t(row0 + ((tl_chunk0 * 8) / 64)) * K + ((0 * 64) + ((tl_chunk0 * 8) % 64))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i3 = 0; tl_i3 < 4; ++tl_i3) {
+                const int tl_chunk2 = tl_tid + tl_i3 * 256;
+                const tl::f16* tl_src4 = &A[int64_t(row0 + ((tl_chunk2 * 8) / 64)) * K + ((0 * 64) + ((tl_chunk2 * 8) % 64))];
+                tl::f16* tl_dst5 = &a[(0 * 128 + ((tl_chunk2 * 8) / 64)) * 72 + ((tl_chunk2 * 8) % 64)];
+                const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 8) / 64), M)) ? 0 : max(0, min(8, K - ((0 * 64) + ((tl_chunk2 * 8) % 64))));
+                if (tl_valid6 == 8 && (0 * 64) + ((tl_chunk2 * 8) % 64) >= 0 && tl::is_aligned(tl_src4, 16)) {
+                    tl::cp_async_16(tl_dst5, tl_src4);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row0 + ((tl_chunk2 * 8) / 64), M) && tl::in_bounds(((0 * 64) + ((tl_chunk2 * 8) % 64)) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
+                }
+            }
+        }
+        // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:61)
+        if (tl::is_aligned(B, 16) && N % 8 == 0 && (0 * 64) >= 0 && (0 * 64) + 64 <= K && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
+            #pragma unroll
+            for (int tl_i8 = 0; tl_i8 < 4; ++tl_i8) {
+                const int tl_chunk7 = tl_tid + tl_i8 * 256;
+                tl::cp_async_16(&b[(0 * 64 + ((tl_chunk7 * 8) / 128)) * 136 + ((tl_chunk7 * 8) % 128)], &B[int64_t((0 * 64) + ((tl_chunk7 * 8) / 128)) * N + (col0 + ((tl_chunk7 * 8) % 128))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i10 = 0; tl_i10 < 4; ++tl_i10) {
+                const int tl_chunk9 = tl_tid + tl_i10 * 256;
+                const tl::f16* tl_src11 = &B[int64_t((0 * 64) + ((tl_chunk9 * 8) / 128)) * N + (col0 + ((tl_chunk9 * 8) % 128))];
+                tl::f16* tl_dst12 = &b[(0 * 64 + ((tl_chunk9 * 8) / 128)) * 136 + ((tl_chunk9 * 8) % 128)];
+                const int tl_valid13 = !(tl::in_bounds((0 * 64) + ((tl_chunk9 * 8) / 128), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk9 * 8) % 128))));
+                if (tl_valid13 == 8 && col0 + ((tl_chunk9 * 8) % 128) >= 0 && tl::is_aligned(tl_src11, 16)) {
+                    tl::cp_async_16(tl_dst12, tl_src11);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((0 * 64) + ((tl_chunk9 * 8) / 128), K) && tl::in_bounds((col0 + ((tl_chunk9 * 8) % 128)) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
+                }
+            }
+        }
+    }
+    tl::cp_async_commit();
+    if (1 < k_trips) {
+        // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:60)
+        if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 128 <= M && (1 * 64) >= 0 && (1 * 64) + 64 <= K && (1 * 64) % 8 == 0) {
+            #pragma unroll
+            for (int tl_i15 = 0; tl_i15 < 4; ++tl_i15) {
+                const int tl_chunk14 = tl_tid + tl_i15 * 256;
+                tl::cp_async_16(&a[(1 * 128 + ((tl_chunk14 * 8) / 64)) * 72 + ((tl_chunk14 * 8) % 64)], &A[int64_t(row0 + ((tl_chunk14 * 8) / 64)) * K + ((1 * 64) + ((tl_chunk14 * 8) % 64))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i17 = 0; tl_i17 < 4; ++tl_i17) {
+                const int tl_chunk16 = tl_tid + tl_i17 * 256;
+                const tl::f16* tl_src18 = &A[int64_t(row0 + ((tl_chunk16 * 8) / 64)) * K + ((1 * 64) + ((tl_chunk16 * 8) % 64))];
+                tl::f16* tl_dst19 = &a[(1 * 128 + ((tl_chunk16 * 8) / 64)) * 72 + ((tl_chunk16 * 8) % 64)];
+                const int tl_valid20 = !(tl::in_bounds(row0 + ((tl_chunk16 * 8) / 64), M)) ? 0 : max(0, min(8, K - ((1 * 64) + ((tl_chunk16 * 8) % 64))));
+                if (tl_valid20 == 8 && (1 * 64) + ((tl_chunk16 * 8) % 64) >= 0 && tl::is_aligned(tl_src18, 16)) {
+                    tl::cp_async_16(tl_dst19, tl_src18);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst19[tl_v] = tl::in_bounds(row0 + ((tl_chunk16 * 8) / 64), M) && tl::in_bounds(((1 * 64) + ((tl_chunk16 * 8) % 64)) + tl_v, K) ? tl_src18[tl_v] : tl::convert<tl::f16>(0.0f);
+                }
+            }
+        }
+        // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:61)
+        if (tl::is_aligned(B, 16) && N % 8 == 0 && (1 * 64) >= 0 && (1 * 64) + 64 <= K && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
+            #pragma unroll
+            for (int tl_i22 = 0; tl_i22 < 4; ++tl_i22) {
+                const int tl_chunk21 = tl_tid + tl_i22 * 256;
+                tl::cp_async_16(&b[(1 * 64 + ((tl_chunk21 * 8) / 128)) * 136 + ((tl_chunk21 * 8) % 128)], &B[int64_t((1 * 64) + ((tl_chunk21 * 8) / 128)) * N + (col0 + ((tl_chunk21 * 8) % 128))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i24 = 0; tl_i24 < 4; ++tl_i24) {
+                const int tl_chunk23 = tl_tid + tl_i24 * 256;
+                const tl::f16* tl_src25 = &B[int64_t((1 * 64) + ((tl_chunk23 * 8) / 128)) * N + (col0 + ((tl_chunk23 * 8) % 128))];
+                tl::f16* tl_dst26 = &b[(1 * 64 + ((tl_chunk23 * 8) / 128)) * 136 + ((tl_chunk23 * 8) % 128)];
+                const int tl_valid27 = !(tl::in_bounds((1 * 64) + ((tl_chunk23 * 8) / 128), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk23 * 8) % 128))));
+                if (tl_valid27 == 8 && col0 + ((tl_chunk23 * 8) % 128) >= 0 && tl::is_aligned(tl_src25, 16)) {
+                    tl::cp_async_16(tl_dst26, tl_src25);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst26[tl_v] = tl::in_bounds((1 * 64) + ((tl_chunk23 * 8) / 128), K) && tl::in_bounds((col0 + ((tl_chunk23 * 8) % 128)) + tl_v, N) ? tl_src25[tl_v] : tl::convert<tl::f16>(0.0f);
+                }
+            }
+        }
+    }
+    tl::cp_async_commit();
+    // for k in pipelined(cdiv(K, BK), stages = STAGES) {  (gemm.tl:59)
+    for (int k = 0; k < k_trips; ++k) {
+        tl::cp_async_wait<1>();  // at most 1 copy groups of this thread still in flight
+        __syncthreads();  // pipeline: stage `k % 3` has landed and the stage refilled next is no longer read
+        if (k + 2 < k_trips) {
+            // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:60)
+            if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 128 <= M && ((k + 2) * 64) >= 0 && ((k + 2) * 64) + 64 <= K && ((k + 2) * 64) % 8 == 0) {
+                #pragma unroll
+                for (int tl_i29 = 0; tl_i29 < 4; ++tl_i29) {
+                    const int tl_chunk28 = tl_tid + tl_i29 * 256;
+                    tl::cp_async_16(&a[(((k + 2) % 3) * 128 + ((tl_chunk28 * 8) / 64)) * 72 + ((tl_chunk28 * 8) % 64)], &A[int64_t(row0 + ((tl_chunk28 * 8) / 64)) * K + (((k + 2) * 64) + ((tl_chunk28 * 8) % 64))]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i31 = 0; tl_i31 < 4; ++tl_i31) {
+                    const int tl_chunk30 = tl_tid + tl_i31 * 256;
+                    const tl::f16* tl_src32 = &A[int64_t(row0 + ((tl_chunk30 * 8) / 64)) * K + (((k + 2) * 64) + ((tl_chunk30 * 8) % 64))];
+                    tl::f16* tl_dst33 = &a[(((k + 2) % 3) * 128 + ((tl_chunk30 * 8) / 64)) * 72 + ((tl_chunk30 * 8) % 64)];
+                    const int tl_valid34 = !(tl::in_bounds(row0 + ((tl_chunk30 * 8) / 64), M)) ? 0 : max(0, min(8, K - (((k + 2) * 64) + ((tl_chunk30 * 8) % 64))));
+                    if (tl_valid34 == 8 && ((k + 2) * 64) + ((tl_chunk30 * 8) % 64) >= 0 && tl::is_aligned(tl_src32, 16)) {
+                        tl::cp_async_16(tl_dst33, tl_src32);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst33[tl_v] = tl::in_bounds(row0 + ((tl_chunk30 * 8) / 64), M) && tl::in_bounds((((k + 2) * 64) + ((tl_chunk30 * 8) % 64)) + tl_v, K) ? tl_src32[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
+                }
+            }
+            // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:61)
+            if (tl::is_aligned(B, 16) && N % 8 == 0 && ((k + 2) * 64) >= 0 && ((k + 2) * 64) + 64 <= K && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
+                #pragma unroll
+                for (int tl_i36 = 0; tl_i36 < 4; ++tl_i36) {
+                    const int tl_chunk35 = tl_tid + tl_i36 * 256;
+                    tl::cp_async_16(&b[(((k + 2) % 3) * 64 + ((tl_chunk35 * 8) / 128)) * 136 + ((tl_chunk35 * 8) % 128)], &B[int64_t(((k + 2) * 64) + ((tl_chunk35 * 8) / 128)) * N + (col0 + ((tl_chunk35 * 8) % 128))]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i38 = 0; tl_i38 < 4; ++tl_i38) {
+                    const int tl_chunk37 = tl_tid + tl_i38 * 256;
+                    const tl::f16* tl_src39 = &B[int64_t(((k + 2) * 64) + ((tl_chunk37 * 8) / 128)) * N + (col0 + ((tl_chunk37 * 8) % 128))];
+                    tl::f16* tl_dst40 = &b[(((k + 2) % 3) * 64 + ((tl_chunk37 * 8) / 128)) * 136 + ((tl_chunk37 * 8) % 128)];
+                    const int tl_valid41 = !(tl::in_bounds(((k + 2) * 64) + ((tl_chunk37 * 8) / 128), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk37 * 8) % 128))));
+                    if (tl_valid41 == 8 && col0 + ((tl_chunk37 * 8) % 128) >= 0 && tl::is_aligned(tl_src39, 16)) {
+                        tl::cp_async_16(tl_dst40, tl_src39);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst40[tl_v] = tl::in_bounds(((k + 2) * 64) + ((tl_chunk37 * 8) / 128), K) && tl::in_bounds((col0 + ((tl_chunk37 * 8) % 128)) + tl_v, N) ? tl_src39[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
+                }
+            }
+        }
+        tl::cp_async_commit();
+        // gemm(a, b, acc);  (gemm.tl:62)
+        {
+            tl::warp_gemm_mma<128, 128, 64, 2, 4, tl::f16, false, false>(
+                acc, tl::SharedMatrix<tl::f16, false, 72>{&a[((k % 3) * 128 + 0) * 72 + 0]},
+                tl::SharedMatrix<tl::f16, false, 136>{&b[((k % 3) * 64 + 0) * 136 + 0]}, tl_tid);
+        }
+    }
+    tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+    // for i, j in parallel(BM, BN) {  (gemm.tl:66)
+    // for i, j in parallel(128, 128): each thread visits the elements of `acc` it holds
+    #pragma unroll
+    for (int tl_s42 = 0; tl_s42 < acc_layout::kSlots; ++tl_s42) {
+        const int i = acc_layout::row(tl_tid, tl_s42);
+        const int j = acc_layout::col(tl_tid, tl_s42);
+        if (beta != 0.0f && row0 + i < M && col0 + j < N) {
+            acc[tl_s42] = alpha * acc[tl_s42] + beta * tl::convert<float>(C[int64_t(row0 + i) * N + (col0 + j)]);
+        } else {
+            acc[tl_s42] = acc[tl_s42] * alpha;
+        }
+    }
+    __syncthreads();  // WAR on `C`
+    // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:73)
+    #pragma unroll
+    for (int tl_chunk43 = 0; tl_chunk43 < acc_layout::kSlots; tl_chunk43 += 2) {
+        if (!acc_layout::valid(tl_tid, tl_chunk43)) continue;
+        tl::f16* tl_ptr44 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk43))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk43)))];
+        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk43)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk43)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk43)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk43))) + 1, N) && tl::is_aligned(tl_ptr44, 4)) {
+            tl::f16 tl_vec45[2];
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec45[tl_v] = tl::convert<tl::f16>(acc[tl_chunk43 + tl_v]);
+            tl::store_vector<tl::f16, 2>(tl_ptr44, tl_vec45);
+        } else {
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 2; ++tl_v) {
+                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk43 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk43 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk43 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk43 + tl_v)))] = tl::convert<tl::f16>(acc[tl_chunk43 + tl_v]);
+            }
+        }
+    }
+}
+
+// kernel gemm_scaled<BM = 128, BN = 256, BK = 64, STAGES = 4, T = f16>  (stdlib/gemm.tl:48)
+// 256 threads per block, 230464 bytes of shared memory
+// warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
+__global__ void __launch_bounds__(384, 1) gemm_scaled_kernel_sm90(
+        const __grid_constant__ CUtensorMap tl_map_A,
+        const __grid_constant__ CUtensorMap tl_map_B,
+        const __grid_constant__ CUtensorMap tl_map_C,
+        const tl::f16* __restrict__ A,
+        const tl::f16* __restrict__ B,
+        tl::f16* __restrict__ C,
+        float alpha,
+        float beta,
+        int32_t M,
+        int32_t K,
+        int32_t N)
+{
+    #if defined(__CUDA_ARCH__) && !TL_SM90A_DEVICE
+    __trap();  // built for another arch; the launch stub runs this kernel only on sm_90 devices
+    #else
+    using acc_layout = tl::MmaAccLayout<128, 256, 8, 1>;  // fragment acc: f32[128, 256], wgmma accumulators
+    extern __shared__ __align__(1024) unsigned char tl_smem_raw[];
+    unsigned char* tl_smem = tl_smem_raw + ((1024 - tl::sm90::smem_address(tl_smem_raw) % 1024) % 1024);
+    tl::f16* a = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared a: f16[128, 64], 4 stages, 128-byte swizzled (TMA)
+    tl::f16* b = reinterpret_cast<tl::f16*>(tl_smem + 65536);  // shared b: f16[64, 256], 4 stages, 128-byte swizzled (TMA)
+    uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 229376);   // per stage: its TMA loads landed
+    uint64_t* tl_empty = tl_full + 4;  // per stage: every consumer warp finished reading it
+    if (threadIdx.x == 0) {
+        for (int tl_s = 0; tl_s < 4; ++tl_s) {
+            tl::sm90::mbarrier_init(&tl_full[tl_s], 1);
+            tl::sm90::mbarrier_init(&tl_empty[tl_s], 8);  // one arrival per consumer warp
+        }
+        tl::sm90::mbarrier_init_fence();
+    }
+    __syncthreads();
+    const int tl_tiles_x = tl::cdiv(N, 256), tl_tiles_y = tl::cdiv(M, 128), tl_tiles_z = 1;
+    const int tl_tiles = tl_tiles_x * tl_tiles_y * tl_tiles_z;
+    if (threadIdx.x < 128) {
+        // Producer warpgroup: one thread issues every TMA load.
+        tl::sm90::release_registers<40>();
+        if (threadIdx.x == 0) {
+            tl::sm90::tma_prefetch_descriptor(&tl_map_A);
+            tl::sm90::tma_prefetch_descriptor(&tl_map_B);
+            int tl_it = 0;  // trips issued so far, across tiles: stage tl_it % stages, round tl_it / stages
+            for (int tl_tile = blockIdx.x; tl_tile < tl_tiles; tl_tile += gridDim.x) {
+                const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
+                const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);
+                const int tl_group_first_y = tl_in_plane / (8 * tl_tiles_x) * 8;
+                const int tl_group_rows = min(tl_tiles_y - tl_group_first_y, 8);
+                const int tl_block_y = tl_group_first_y + tl_in_plane % (8 * tl_tiles_x) % tl_group_rows;
+                const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;
+                (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
+                const int32_t row0 = tl_block_y * 128;
+                const int32_t col0 = tl_block_x * 256;
+                for (int k = 0; k < tl::cdiv(K, 64); ++k, ++tl_it) {
+                    const int tl_stage = tl_it % 4;
+                    tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 4 + 1) & 1);  // consumers released it
+                    tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 49152);
+                    // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:60)
+                    tl::sm90::tma_load_2d(a + tl_stage * 8192 + 0, &tl_map_A, &tl_full[tl_stage], k * 64, row0);
+                    // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:61)
+                    tl::sm90::tma_load_2d(b + tl_stage * 16384 + 0, &tl_map_B, &tl_full[tl_stage], col0, k * 64);
+                    tl::sm90::tma_load_2d(b + tl_stage * 16384 + 4096, &tl_map_B, &tl_full[tl_stage], col0 + 64, k * 64);
+                    tl::sm90::tma_load_2d(b + tl_stage * 16384 + 8192, &tl_map_B, &tl_full[tl_stage], col0 + 128, k * 64);
+                    tl::sm90::tma_load_2d(b + tl_stage * 16384 + 12288, &tl_map_B, &tl_full[tl_stage], col0 + 192, k * 64);
+                }
+            }
+        }
+    }
+    else {
+        // Consumer warpgroups: the kernel's 256 threads.
+        tl::sm90::claim_registers<232>();
+        const int tl_tid = threadIdx.x - 128;
+        int tl_it = 0;  // trips consumed so far, across tiles
+        int tl_store_chunks = 0;  // epilogue chunks stored so far, across tiles
+        for (int tl_tile = blockIdx.x; tl_tile < tl_tiles; tl_tile += gridDim.x) {
+            const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
+            const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);
+            const int tl_group_first_y = tl_in_plane / (8 * tl_tiles_x) * 8;
+            const int tl_group_rows = min(tl_tiles_y - tl_group_first_y, 8);
+            const int tl_block_y = tl_group_first_y + tl_in_plane % (8 * tl_tiles_x) % tl_group_rows;
+            const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;
+            (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
+            float acc[acc_layout::kSlots];  // fragment acc: f32[128, 256]
+            #pragma unroll
+            for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
+            const int32_t row0 = tl_block_y * 128;
+            const int32_t col0 = tl_block_x * 256;
+            // for k in pipelined(cdiv(K, BK), stages = STAGES) {  (gemm.tl:59)
+            const int tl_trips0 = tl::cdiv(K, 64);
+            for (int k = 0; k < tl_trips0; ++k, ++tl_it) {
+                const int tl_stage = tl_it % 4;
+                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 4 + 0) & 1);  // the stage's TMA loads landed
+                // gemm(a, b, acc);  (gemm.tl:62)
+                tl::sm90::warpgroup_gemm<tl::f16, 128, 256, 64, false, false>(acc, a + tl_stage * 8192, b + tl_stage * 16384, 64 * (tl_tid / 128));
+                tl::sm90::wgmma_wait<1>();  // at most 1 trip(s) of wgmmas still in flight
+                if (k >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release trip it - 1
+            }
+            tl::sm90::wgmma_wait<0>();
+            if (tl_trips0 >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release the tile's last trips
+            // for i, j in parallel(BM, BN) {  (gemm.tl:66)
+            // for i, j in parallel(128, 256): each thread visits the elements of `acc` it holds
+            #pragma unroll
+            for (int tl_s1 = 0; tl_s1 < acc_layout::kSlots; ++tl_s1) {
+                const int i = acc_layout::row(tl_tid, tl_s1);
+                const int j = acc_layout::col(tl_tid, tl_s1);
+                if (beta != 0.0f && row0 + i < M && col0 + j < N) {
+                    acc[tl_s1] = alpha * acc[tl_s1] + beta * tl::convert<float>(C[int64_t(row0 + i) * N + (col0 + j)]);
+                } else {
+                    acc[tl_s1] = acc[tl_s1] * alpha;
+                }
+            }
+            tl::sm90::named_barrier_sync(1, 256);  // WAR on `C`
+            // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:73)
+            {
+                const int tl_wg = tl_tid / 128;
+                tl::f16* tl_boxes = reinterpret_cast<tl::f16*>(tl_smem + 196608) + tl_wg * 2 * 64 * 64;  // this warpgroup's staging boxes
+                #pragma unroll
+                for (int tl_chunk = 0; tl_chunk < 4; ++tl_chunk, ++tl_store_chunks) {
+                    tl::f16* tl_box = tl_boxes + (tl_store_chunks % 2) * 64 * 64;  // boxes in turn, across tiles
+                    if (tl_tid % 128 == 0) tl::sm90::bulk_wait_read<1>();  // the last store from this box has read it
+                    tl::sm90::named_barrier_sync(2 + tl_wg, 128);
+                    #pragma unroll
+                    for (int tl_s = tl_chunk * 32; tl_s < tl_chunk * 32 + 32; tl_s += 2) {
+                        const int tl_r = acc_layout::row(tl_tid, tl_s) - 64 * tl_wg, tl_c = acc_layout::col(tl_tid, tl_s) - 64 * tl_chunk;
+                        const tl::f16 tl_pair[2] = {tl::convert<tl::f16>(acc[tl_s]), tl::convert<tl::f16>(acc[tl_s + 1])};
+                        tl::store_vector<tl::f16, 2>(tl_box + tl::sm90::swizzled_offset<64>(tl_r, tl_c), tl_pair);
+                    }
+                    tl::sm90::fence_proxy_async_shared();  // plain stores -> the TMA engine's reads
+                    tl::sm90::named_barrier_sync(2 + tl_wg, 128);
+                    if (tl_tid % 128 == 0) {
+                        tl::sm90::tma_store_2d(&tl_map_C, tl_box, col0 + 64 * tl_chunk, row0 + 64 * tl_wg);
+                        tl::sm90::bulk_commit();
+                    }
+                }
+            }
+        }
+        if (tl_tid % 128 == 0) tl::sm90::bulk_wait<0>();  // the last TMA stores are complete
+    }
+    #endif
+}
+
+// kernel gemm_bias<BM = 128, BN = 128, BK = 64, STAGES = 3, T = f16>  (stdlib/gemm.tl:77)
+// 256 threads per block, 107776 bytes of shared memory
+__global__ void __launch_bounds__(256) gemm_bias_kernel(
+        const tl::f16* __restrict__ A,
+        const tl::f16* __restrict__ B,
+        const tl::f16* __restrict__ Bias,
+        tl::f16* __restrict__ C,
+        int32_t M,
+        int32_t K,
+        int32_t N)
+{
+    using acc_layout = tl::MmaAccLayout<128, 128, 2, 4>;  // fragment acc: f32[128, 128], mma.sync accumulators
+    const int tl_tid = threadIdx.x;
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    tl::f16* a = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared a: f16[3, 128, 64], row pitch 72
+    tl::f16* b = reinterpret_cast<tl::f16*>(tl_smem + 55296);  // shared b: f16[3, 64, 128], row pitch 136
+    tl::f16* bias = reinterpret_cast<tl::f16*>(tl_smem + 107520);  // shared bias: f16[128], row pitch 128
+    float acc[acc_layout::kSlots];  // fragment acc: f32[128, 128]
+    #pragma unroll
+    for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
+    const int32_t row0 = int(blockIdx.y) * 128;
+    const int32_t col0 = int(blockIdx.x) * 128;
+    const int32_t k_trips = tl::cdiv(K, 64);
+    if (0 < k_trips) {
+        // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:90)
+        if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 128 <= M && (0 * 64) >= 0 && (0 * 64) + 64 <= K && (0 * 64) % 8 == 0) {
+            #pragma unroll
+            for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
+                const int tl_chunk0 = tl_tid + tl_i1 * 256;
+                tl::cp_async_16(&a[(0 * 128 + ((tl_chunk0 * 8) / 64)) * 72 + ((tl_chunk0 * 8) % 64)], &A[int64_t(row0 + ((tl_chunk0 * 8) / 64)) * K + ((0 * 64) + ((tl_chunk0 * 8) % 64))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i3 = 0; tl_i3 < 4; ++tl_i3) {
+                const int tl_chunk2 = tl_tid + tl_i3 * 256;
+                const tl::f16* tl_src4 = &A[int64_t(row0 + ((tl_chunk2 * 8) / 64)) * K + ((0 * 64) + ((tl_chunk2 * 8) % 64))];
+                tl::f16* tl_dst5 = &a[(0 * 128 + ((tl_chunk2 * 8) / 64)) * 72 + ((tl_chunk2 * 8) % 64)];
+                const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 8) / 64), M)) ? 0 : max(0, min(8, K - ((0 * 64) + ((tl_chunk2 * 8) % 64))));
+                if (tl_valid6 == 8 && (0 * 64) + ((tl_chunk2 * 8) % 64) >= 0 && tl::is_aligned(tl_src4, 16)) {
+                    tl::cp_async_16(tl_dst5, tl_src4);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row0 + ((tl_chunk2 * 8) / 64), M) && tl::in_bounds(((0 * 64) + ((tl_chunk2 * 8) % 64)) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
+                }
+            }
+        }
+        // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:91)
+        if (tl::is_aligned(B, 16) && N % 8 == 0 && (0 * 64) >= 0 && (0 * 64) + 64 <= K && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
+            #pragma unroll
+            for (int tl_i8 = 0; tl_i8 < 4; ++tl_i8) {
+                const int tl_chunk7 = tl_tid + tl_i8 * 256;
+                tl::cp_async_16(&b[(0 * 64 + ((tl_chunk7 * 8) / 128)) * 136 + ((tl_chunk7 * 8) % 128)], &B[int64_t((0 * 64) + ((tl_chunk7 * 8) / 128)) * N + (col0 + ((tl_chunk7 * 8) % 128))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i10 = 0; tl_i10 < 4; ++tl_i10) {
+                const int tl_chunk9 = tl_tid + tl_i10 * 256;
+                const tl::f16* tl_src11 = &B[int64_t((0 * 64) + ((tl_chunk9 * 8) / 128)) * N + (col0 + ((tl_chunk9 * 8) % 128))];
+                tl::f16* tl_dst12 = &b[(0 * 64 + ((tl_chunk9 * 8) / 128)) * 136 + ((tl_chunk9 * 8) % 128)];
+                const int tl_valid13 = !(tl::in_bounds((0 * 64) + ((tl_chunk9 * 8) / 128), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk9 * 8) % 128))));
+                if (tl_valid13 == 8 && col0 + ((tl_chunk9 * 8) % 128) >= 0 && tl::is_aligned(tl_src11, 16)) {
+                    tl::cp_async_16(tl_dst12, tl_src11);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((0 * 64) + ((tl_chunk9 * 8) / 128), K) && tl::in_bounds((col0 + ((tl_chunk9 * 8) % 128)) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
+                }
+            }
+        }
+    }
+    tl::cp_async_commit();
+    if (1 < k_trips) {
+        // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:90)
+        if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 128 <= M && (1 * 64) >= 0 && (1 * 64) + 64 <= K && (1 * 64) % 8 == 0) {
+            #pragma unroll
+            for (int tl_i15 = 0; tl_i15 < 4; ++tl_i15) {
+                const int tl_chunk14 = tl_tid + tl_i15 * 256;
+                tl::cp_async_16(&a[(1 * 128 + ((tl_chunk14 * 8) / 64)) * 72 + ((tl_chunk14 * 8) % 64)], &A[int64_t(row0 + ((tl_chunk14 * 8) / 64)) * K + ((1 * 64) + ((tl_chunk14 * 8) % 64))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i17 = 0; tl_i17 < 4; ++tl_i17) {
+                const int tl_chunk16 = tl_tid + tl_i17 * 256;
+                const tl::f16* tl_src18 = &A[int64_t(row0 + ((tl_chunk16 * 8) / 64)) * K + ((1 * 64) + ((tl_chunk16 * 8) % 64))];
+                tl::f16* tl_dst19 = &a[(1 * 128 + ((tl_chunk16 * 8) / 64)) * 72 + ((tl_chunk16 * 8) % 64)];
+                const int tl_valid20 = !(tl::in_bounds(row0 + ((tl_chunk16 * 8) / 64), M)) ? 0 : max(0, min(8, K - ((1 * 64) + ((tl_chunk16 * 8) % 64))));
+                if (tl_valid20 == 8 && (1 * 64) + ((tl_chunk16 * 8) % 64) >= 0 && tl::is_aligned(tl_src18, 16)) {
+                    tl::cp_async_16(tl_dst19, tl_src18);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst19[tl_v] = tl::in_bounds(row0 + ((tl_chunk16 * 8) / 64), M) && tl::in_bounds(((1 * 64) + ((tl_chunk16 * 8) % 64)) + tl_v, K) ? tl_src18[tl_v] : tl::convert<tl::f16>(0.0f);
+                }
+            }
+        }
+        // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:91)
+        if (tl::is_aligned(B, 16) && N % 8 == 0 && (1 * 64) >= 0 && (1 * 64) + 64 <= K && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
+            #pragma unroll
+            for (int tl_i22 = 0; tl_i22 < 4; ++tl_i22) {
+                const int tl_chunk21 = tl_tid + tl_i22 * 256;
+                tl::cp_async_16(&b[(1 * 64 + ((tl_chunk21 * 8) / 128)) * 136 + ((tl_chunk21 * 8) % 128)], &B[int64_t((1 * 64) + ((tl_chunk21 * 8) / 128)) * N + (col0 + ((tl_chunk21 * 8) % 128))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i24 = 0; tl_i24 < 4; ++tl_i24) {
+                const int tl_chunk23 = tl_tid + tl_i24 * 256;
+                const tl::f16* tl_src25 = &B[int64_t((1 * 64) + ((tl_chunk23 * 8) / 128)) * N + (col0 + ((tl_chunk23 * 8) % 128))];
+                tl::f16* tl_dst26 = &b[(1 * 64 + ((tl_chunk23 * 8) / 128)) * 136 + ((tl_chunk23 * 8) % 128)];
+                const int tl_valid27 = !(tl::in_bounds((1 * 64) + ((tl_chunk23 * 8) / 128), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk23 * 8) % 128))));
+                if (tl_valid27 == 8 && col0 + ((tl_chunk23 * 8) % 128) >= 0 && tl::is_aligned(tl_src25, 16)) {
+                    tl::cp_async_16(tl_dst26, tl_src25);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst26[tl_v] = tl::in_bounds((1 * 64) + ((tl_chunk23 * 8) / 128), K) && tl::in_bounds((col0 + ((tl_chunk23 * 8) % 128)) + tl_v, N) ? tl_src25[tl_v] : tl::convert<tl::f16>(0.0f);
+                }
+            }
+        }
+    }
+    tl::cp_async_commit();
+    // for k in pipelined(cdiv(K, BK), stages = STAGES) {  (gemm.tl:89)
+    for (int k = 0; k < k_trips; ++k) {
+        tl::cp_async_wait<1>();  // at most 1 copy groups of this thread still in flight
+        __syncthreads();  // pipeline: stage `k % 3` has landed and the stage refilled next is no longer read
+        if (k + 2 < k_trips) {
+            // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:90)
+            if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 128 <= M && ((k + 2) * 64) >= 0 && ((k + 2) * 64) + 64 <= K && ((k + 2) * 64) % 8 == 0) {
+                #pragma unroll
+                for (int tl_i29 = 0; tl_i29 < 4; ++tl_i29) {
+                    const int tl_chunk28 = tl_tid + tl_i29 * 256;
+                    tl::cp_async_16(&a[(((k + 2) % 3) * 128 + ((tl_chunk28 * 8) / 64)) * 72 + ((tl_chunk28 * 8) % 64)], &A[int64_t(row0 + ((tl_chunk28 * 8) / 64)) * K + (((k + 2) * 64) + ((tl_chunk28 * 8) % 64))]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i31 = 0; tl_i31 < 4; ++tl_i31) {
+                    const int tl_chunk30 = tl_tid + tl_i31 * 256;
+                    const tl::f16* tl_src32 = &A[int64_t(row0 + ((tl_chunk30 * 8) / 64)) * K + (((k + 2) * 64) + ((tl_chunk30 * 8) % 64))];
+                    tl::f16* tl_dst33 = &a[(((k + 2) % 3) * 128 + ((tl_chunk30 * 8) / 64)) * 72 + ((tl_chunk30 * 8) % 64)];
+                    const int tl_valid34 = !(tl::in_bounds(row0 + ((tl_chunk30 * 8) / 64), M)) ? 0 : max(0, min(8, K - (((k + 2) * 64) + ((tl_chunk30 * 8) % 64))));
+                    if (tl_valid34 == 8 && ((k + 2) * 64) + ((tl_chunk30 * 8) % 64) >= 0 && tl::is_aligned(tl_src32, 16)) {
+                        tl::cp_async_16(tl_dst33, tl_src32);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst33[tl_v] = tl::in_bounds(row0 + ((tl_chunk30 * 8) / 64), M) && tl::in_bounds((((k + 2) * 64) + ((tl_chunk30 * 8) % 64)) + tl_v, K) ? tl_src32[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
+                }
+            }
+            // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:91)
+            if (tl::is_aligned(B, 16) && N % 8 == 0 && ((k + 2) * 64) >= 0 && ((k + 2) * 64) + 64 <= K && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
+                #pragma unroll
+                for (int tl_i36 = 0; tl_i36 < 4; ++tl_i36) {
+                    const int tl_chunk35 = tl_tid + tl_i36 * 256;
+                    tl::cp_async_16(&b[(((k + 2) % 3) * 64 + ((tl_chunk35 * 8) / 128)) * 136 + ((tl_chunk35 * 8) % 128)], &B[int64_t(((k + 2) * 64) + ((tl_chunk35 * 8) / 128)) * N + (col0 + ((tl_chunk35 * 8) % 128))]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i38 = 0; tl_i38 < 4; ++tl_i38) {
+                    const int tl_chunk37 = tl_tid + tl_i38 * 256;
+                    const tl::f16* tl_src39 = &B[int64_t(((k + 2) * 64) + ((tl_chunk37 * 8) / 128)) * N + (col0 + ((tl_chunk37 * 8) % 128))];
+                    tl::f16* tl_dst40 = &b[(((k + 2) % 3) * 64 + ((tl_chunk37 * 8) / 128)) * 136 + ((tl_chunk37 * 8) % 128)];
+                    const int tl_valid41 = !(tl::in_bounds(((k + 2) * 64) + ((tl_chunk37 * 8) / 128), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk37 * 8) % 128))));
+                    if (tl_valid41 == 8 && col0 + ((tl_chunk37 * 8) % 128) >= 0 && tl::is_aligned(tl_src39, 16)) {
+                        tl::cp_async_16(tl_dst40, tl_src39);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst40[tl_v] = tl::in_bounds(((k + 2) * 64) + ((tl_chunk37 * 8) / 128), K) && tl::in_bounds((col0 + ((tl_chunk37 * 8) % 128)) + tl_v, N) ? tl_src39[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
+                }
+            }
+        }
+        tl::cp_async_commit();
+        // gemm(a, b, acc);  (gemm.tl:92)
+        {
+            tl::warp_gemm_mma<128, 128, 64, 2, 4, tl::f16, false, false>(
+                acc, tl::SharedMatrix<tl::f16, false, 72>{&a[((k % 3) * 128 + 0) * 72 + 0]},
+                tl::SharedMatrix<tl::f16, false, 136>{&b[((k % 3) * 64 + 0) * 136 + 0]}, tl_tid);
+        }
+    }
+    tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+    // copy(Bias[col0 +: BN], bias);  (gemm.tl:94)
+    #pragma unroll
+    for (int tl_i43 = 0; tl_i43 < 1; ++tl_i43) {
+        const int tl_chunk42 = tl_tid + tl_i43 * 256;
+        if (tl_chunk42 < 16) {
+            const tl::f16* tl_src44 = &Bias[col0 + (tl_chunk42 * 8)];
+            tl::f16* tl_dst45 = &bias[tl_chunk42 * 8];
+            if (tl::in_bounds(col0 + (tl_chunk42 * 8), N) && tl::in_bounds((col0 + (tl_chunk42 * 8)) + 7, N) && tl::is_aligned(tl_src44, 16) && tl::is_aligned(tl_dst45, 16)) {
+                tl::f16 tl_vec46[8];
+                tl::load_vector<tl::f16, 8>(tl_vec46, tl_src44);
+                tl::store_vector<tl::f16, 8>(tl_dst45, tl_vec46);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    bias[tl_chunk42 * 8 + tl_v] = tl::in_bounds(col0 + (tl_chunk42 * 8 + tl_v), N) ? Bias[col0 + (tl_chunk42 * 8 + tl_v)] : tl::convert<tl::f16>(0.0f);
+                }
+            }
+        }
+    }
+    __syncthreads();  // RAW on `bias`
+    // for i, j in parallel(BM, BN) {  (gemm.tl:95)
+    // for i, j in parallel(128, 128): each thread visits the elements of `acc` it holds
+    #pragma unroll
+    for (int tl_s47 = 0; tl_s47 < acc_layout::kSlots; ++tl_s47) {
+        const int i = acc_layout::row(tl_tid, tl_s47);
+        const int j = acc_layout::col(tl_tid, tl_s47);
+        acc[tl_s47] = acc[tl_s47] + tl::convert<float>(bias[j]);
+    }
+    // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:98)
+    #pragma unroll
+    for (int tl_chunk48 = 0; tl_chunk48 < acc_layout::kSlots; tl_chunk48 += 2) {
+        if (!acc_layout::valid(tl_tid, tl_chunk48)) continue;
+        tl::f16* tl_ptr49 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk48))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk48)))];
+        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk48)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk48))) + 1, N) && tl::is_aligned(tl_ptr49, 4)) {
+            tl::f16 tl_vec50[2];
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec50[tl_v] = tl::convert<tl::f16>(acc[tl_chunk48 + tl_v]);
+            tl::store_vector<tl::f16, 2>(tl_ptr49, tl_vec50);
+        } else {
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 2; ++tl_v) {
+                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk48 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk48 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk48 + tl_v)))] = tl::convert<tl::f16>(acc[tl_chunk48 + tl_v]);
+            }
+        }
+    }
+}
+
+// kernel gemm_bias<BM = 128, BN = 256, BK = 64, STAGES = 4, T = f16>  (stdlib/gemm.tl:77)
+// 256 threads per block, 231488 bytes of shared memory
+// warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
+__global__ void __launch_bounds__(384, 1) gemm_bias_kernel_sm90(
+        const __grid_constant__ CUtensorMap tl_map_A,
+        const __grid_constant__ CUtensorMap tl_map_B,
+        const __grid_constant__ CUtensorMap tl_map_C,
+        const tl::f16* __restrict__ A,
+        const tl::f16* __restrict__ B,
+        const tl::f16* __restrict__ Bias,
+        tl::f16* __restrict__ C,
+        int32_t M,
+        int32_t K,
+        int32_t N)
+{
+    #if defined(__CUDA_ARCH__) && !TL_SM90A_DEVICE
+    __trap();  // built for another arch; the launch stub runs this kernel only on sm_90 devices
+    #else
+    using acc_layout = tl::MmaAccLayout<128, 256, 8, 1>;  // fragment acc: f32[128, 256], wgmma accumulators
+    extern __shared__ __align__(1024) unsigned char tl_smem_raw[];
+    unsigned char* tl_smem = tl_smem_raw + ((1024 - tl::sm90::smem_address(tl_smem_raw) % 1024) % 1024);
+    tl::f16* a = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared a: f16[128, 64], 4 stages, 128-byte swizzled (TMA)
+    tl::f16* b = reinterpret_cast<tl::f16*>(tl_smem + 65536);  // shared b: f16[64, 256], 4 stages, 128-byte swizzled (TMA)
+    tl::f16* bias = reinterpret_cast<tl::f16*>(tl_smem + 196608);  // shared bias: f16[256], row pitch 256
+    uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 230400);   // per stage: its TMA loads landed
+    uint64_t* tl_empty = tl_full + 4;  // per stage: every consumer warp finished reading it
+    if (threadIdx.x == 0) {
+        for (int tl_s = 0; tl_s < 4; ++tl_s) {
+            tl::sm90::mbarrier_init(&tl_full[tl_s], 1);
+            tl::sm90::mbarrier_init(&tl_empty[tl_s], 8);  // one arrival per consumer warp
+        }
+        tl::sm90::mbarrier_init_fence();
+    }
+    __syncthreads();
+    const int tl_tiles_x = tl::cdiv(N, 256), tl_tiles_y = tl::cdiv(M, 128), tl_tiles_z = 1;
+    const int tl_tiles = tl_tiles_x * tl_tiles_y * tl_tiles_z;
+    if (threadIdx.x < 128) {
+        // Producer warpgroup: one thread issues every TMA load.
+        tl::sm90::release_registers<40>();
+        if (threadIdx.x == 0) {
+            tl::sm90::tma_prefetch_descriptor(&tl_map_A);
+            tl::sm90::tma_prefetch_descriptor(&tl_map_B);
+            int tl_it = 0;  // trips issued so far, across tiles: stage tl_it % stages, round tl_it / stages
+            for (int tl_tile = blockIdx.x; tl_tile < tl_tiles; tl_tile += gridDim.x) {
+                const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
+                const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);
+                const int tl_group_first_y = tl_in_plane / (8 * tl_tiles_x) * 8;
+                const int tl_group_rows = min(tl_tiles_y - tl_group_first_y, 8);
+                const int tl_block_y = tl_group_first_y + tl_in_plane % (8 * tl_tiles_x) % tl_group_rows;
+                const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;
+                (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
+                const int32_t row0 = tl_block_y * 128;
+                const int32_t col0 = tl_block_x * 256;
+                for (int k = 0; k < tl::cdiv(K, 64); ++k, ++tl_it) {
+                    const int tl_stage = tl_it % 4;
+                    tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 4 + 1) & 1);  // consumers released it
+                    tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 49152);
+                    // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:90)
+                    tl::sm90::tma_load_2d(a + tl_stage * 8192 + 0, &tl_map_A, &tl_full[tl_stage], k * 64, row0);
+                    // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:91)
+                    tl::sm90::tma_load_2d(b + tl_stage * 16384 + 0, &tl_map_B, &tl_full[tl_stage], col0, k * 64);
+                    tl::sm90::tma_load_2d(b + tl_stage * 16384 + 4096, &tl_map_B, &tl_full[tl_stage], col0 + 64, k * 64);
+                    tl::sm90::tma_load_2d(b + tl_stage * 16384 + 8192, &tl_map_B, &tl_full[tl_stage], col0 + 128, k * 64);
+                    tl::sm90::tma_load_2d(b + tl_stage * 16384 + 12288, &tl_map_B, &tl_full[tl_stage], col0 + 192, k * 64);
+                }
+            }
+        }
+    }
+    else {
+        // Consumer warpgroups: the kernel's 256 threads.
+        tl::sm90::claim_registers<232>();
+        const int tl_tid = threadIdx.x - 128;
+        int tl_it = 0;  // trips consumed so far, across tiles
+        int tl_store_chunks = 0;  // epilogue chunks stored so far, across tiles
+        for (int tl_tile = blockIdx.x; tl_tile < tl_tiles; tl_tile += gridDim.x) {
+            const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
+            const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);
+            const int tl_group_first_y = tl_in_plane / (8 * tl_tiles_x) * 8;
+            const int tl_group_rows = min(tl_tiles_y - tl_group_first_y, 8);
+            const int tl_block_y = tl_group_first_y + tl_in_plane % (8 * tl_tiles_x) % tl_group_rows;
+            const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;
+            (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
+            float acc[acc_layout::kSlots];  // fragment acc: f32[128, 256]
+            #pragma unroll
+            for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
+            const int32_t row0 = tl_block_y * 128;
+            const int32_t col0 = tl_block_x * 256;
+            // for k in pipelined(cdiv(K, BK), stages = STAGES) {  (gemm.tl:89)
+            const int tl_trips0 = tl::cdiv(K, 64);
+            for (int k = 0; k < tl_trips0; ++k, ++tl_it) {
+                const int tl_stage = tl_it % 4;
+                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 4 + 0) & 1);  // the stage's TMA loads landed
+                // gemm(a, b, acc);  (gemm.tl:92)
+                tl::sm90::warpgroup_gemm<tl::f16, 128, 256, 64, false, false>(acc, a + tl_stage * 8192, b + tl_stage * 16384, 64 * (tl_tid / 128));
+                tl::sm90::wgmma_wait<1>();  // at most 1 trip(s) of wgmmas still in flight
+                if (k >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release trip it - 1
+            }
+            tl::sm90::wgmma_wait<0>();
+            if (tl_trips0 >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release the tile's last trips
+            // copy(Bias[col0 +: BN], bias);  (gemm.tl:94)
+            #pragma unroll
+            for (int tl_i2 = 0; tl_i2 < 1; ++tl_i2) {
+                const int tl_chunk1 = tl_tid + tl_i2 * 256;
+                if (tl_chunk1 < 32) {
+                    const tl::f16* tl_src3 = &Bias[col0 + (tl_chunk1 * 8)];
+                    tl::f16* tl_dst4 = &bias[tl_chunk1 * 8];
+                    if (tl::in_bounds(col0 + (tl_chunk1 * 8), N) && tl::in_bounds((col0 + (tl_chunk1 * 8)) + 7, N) && tl::is_aligned(tl_src3, 16) && tl::is_aligned(tl_dst4, 16)) {
+                        tl::f16 tl_vec5[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec5, tl_src3);
+                        tl::store_vector<tl::f16, 8>(tl_dst4, tl_vec5);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            bias[tl_chunk1 * 8 + tl_v] = tl::in_bounds(col0 + (tl_chunk1 * 8 + tl_v), N) ? Bias[col0 + (tl_chunk1 * 8 + tl_v)] : tl::convert<tl::f16>(0.0f);
+                        }
+                    }
+                }
+            }
+            tl::sm90::named_barrier_sync(1, 256);  // RAW on `bias`
+            // for i, j in parallel(BM, BN) {  (gemm.tl:95)
+            // for i, j in parallel(128, 256): each thread visits the elements of `acc` it holds
+            #pragma unroll
+            for (int tl_s6 = 0; tl_s6 < acc_layout::kSlots; ++tl_s6) {
+                const int i = acc_layout::row(tl_tid, tl_s6);
+                const int j = acc_layout::col(tl_tid, tl_s6);
+                acc[tl_s6] = acc[tl_s6] + tl::convert<float>(bias[j]);
+            }
+            // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:98)
+            {
+                const int tl_wg = tl_tid / 128;
+                tl::f16* tl_boxes = reinterpret_cast<tl::f16*>(tl_smem + 197632) + tl_wg * 2 * 64 * 64;  // this warpgroup's staging boxes
+                #pragma unroll
+                for (int tl_chunk = 0; tl_chunk < 4; ++tl_chunk, ++tl_store_chunks) {
+                    tl::f16* tl_box = tl_boxes + (tl_store_chunks % 2) * 64 * 64;  // boxes in turn, across tiles
+                    if (tl_tid % 128 == 0) tl::sm90::bulk_wait_read<1>();  // the last store from this box has read it
+                    tl::sm90::named_barrier_sync(2 + tl_wg, 128);
+                    #pragma unroll
+                    for (int tl_s = tl_chunk * 32; tl_s < tl_chunk * 32 + 32; tl_s += 2) {
+                        const int tl_r = acc_layout::row(tl_tid, tl_s) - 64 * tl_wg, tl_c = acc_layout::col(tl_tid, tl_s) - 64 * tl_chunk;
+                        const tl::f16 tl_pair[2] = {tl::convert<tl::f16>(acc[tl_s]), tl::convert<tl::f16>(acc[tl_s + 1])};
+                        tl::store_vector<tl::f16, 2>(tl_box + tl::sm90::swizzled_offset<64>(tl_r, tl_c), tl_pair);
+                    }
+                    tl::sm90::fence_proxy_async_shared();  // plain stores -> the TMA engine's reads
+                    tl::sm90::named_barrier_sync(2 + tl_wg, 128);
+                    if (tl_tid % 128 == 0) {
+                        tl::sm90::tma_store_2d(&tl_map_C, tl_box, col0 + 64 * tl_chunk, row0 + 64 * tl_wg);
+                        tl::sm90::bulk_commit();
+                    }
+                }
+            }
+            tl::sm90::named_barrier_sync(1, 256);  // every consumer finished this tile's epilogue
+        }
+        if (tl_tid % 128 == 0) tl::sm90::bulk_wait<0>();  // the last TMA stores are complete
+    }
+    #endif
+}
+
+// kernel gemm_bias_gelu<BM = 128, BN = 128, BK = 64, STAGES = 3, T = f16>  (stdlib/gemm.tl:102)
+// 256 threads per block, 107776 bytes of shared memory
+__global__ void __launch_bounds__(256) gemm_bias_gelu_kernel(
+        const tl::f16* __restrict__ A,
+        const tl::f16* __restrict__ B,
+        const tl::f16* __restrict__ Bias,
+        tl::f16* __restrict__ C,
+        int32_t M,
+        int32_t K,
+        int32_t N)
+{
+    using acc_layout = tl::MmaAccLayout<128, 128, 2, 4>;  // fragment acc: f32[128, 128], mma.sync accumulators
+    const int tl_tid = threadIdx.x;
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    tl::f16* a = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared a: f16[3, 128, 64], row pitch 72
+    tl::f16* b = reinterpret_cast<tl::f16*>(tl_smem + 55296);  // shared b: f16[3, 64, 128], row pitch 136
+    tl::f16* bias = reinterpret_cast<tl::f16*>(tl_smem + 107520);  // shared bias: f16[128], row pitch 128
+    float acc[acc_layout::kSlots];  // fragment acc: f32[128, 128]
+    #pragma unroll
+    for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
+    const int32_t row0 = int(blockIdx.y) * 128;
+    const int32_t col0 = int(blockIdx.x) * 128;
+    const int32_t k_trips = tl::cdiv(K, 64);
+    if (0 < k_trips) {
+        // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:115)
+        if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 128 <= M && (0 * 64) >= 0 && (0 * 64) + 64 <= K && (0 * 64) % 8 == 0) {
+            #pragma unroll
+            for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
+                const int tl_chunk0 = tl_tid + tl_i1 * 256;
+                tl::cp_async_16(&a[(0 * 128 + ((tl_chunk0 * 8) / 64)) * 72 + ((tl_chunk0 * 8) % 64)], &A[int64_t(row0 + ((tl_chunk0 * 8) / 64)) * K + ((0 * 64) + ((tl_chunk0 * 8) % 64))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i3 = 0; tl_i3 < 4; ++tl_i3) {
+                const int tl_chunk2 = tl_tid + tl_i3 * 256;
+                const tl::f16* tl_src4 = &A[int64_t(row0 + ((tl_chunk2 * 8) / 64)) * K + ((0 * 64) + ((tl_chunk2 * 8) % 64))];
+                tl::f16* tl_dst5 = &a[(0 * 128 + ((tl_chunk2 * 8) / 64)) * 72 + ((tl_chunk2 * 8) % 64)];
+                const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 8) / 64), M)) ? 0 : max(0, min(8, K - ((0 * 64) + ((tl_chunk2 * 8) % 64))));
+                if (tl_valid6 == 8 && (0 * 64) + ((tl_chunk2 * 8) % 64) >= 0 && tl::is_aligned(tl_src4, 16)) {
+                    tl::cp_async_16(tl_dst5, tl_src4);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row0 + ((tl_chunk2 * 8) / 64), M) && tl::in_bounds(((0 * 64) + ((tl_chunk2 * 8) % 64)) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
+                }
+            }
+        }
+        // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:116)
+        if (tl::is_aligned(B, 16) && N % 8 == 0 && (0 * 64) >= 0 && (0 * 64) + 64 <= K && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
+            #pragma unroll
+            for (int tl_i8 = 0; tl_i8 < 4; ++tl_i8) {
+                const int tl_chunk7 = tl_tid + tl_i8 * 256;
+                tl::cp_async_16(&b[(0 * 64 + ((tl_chunk7 * 8) / 128)) * 136 + ((tl_chunk7 * 8) % 128)], &B[int64_t((0 * 64) + ((tl_chunk7 * 8) / 128)) * N + (col0 + ((tl_chunk7 * 8) % 128))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i10 = 0; tl_i10 < 4; ++tl_i10) {
+                const int tl_chunk9 = tl_tid + tl_i10 * 256;
+                const tl::f16* tl_src11 = &B[int64_t((0 * 64) + ((tl_chunk9 * 8) / 128)) * N + (col0 + ((tl_chunk9 * 8) % 128))];
+                tl::f16* tl_dst12 = &b[(0 * 64 + ((tl_chunk9 * 8) / 128)) * 136 + ((tl_chunk9 * 8) % 128)];
+                const int tl_valid13 = !(tl::in_bounds((0 * 64) + ((tl_chunk9 * 8) / 128), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk9 * 8) % 128))));
+                if (tl_valid13 == 8 && col0 + ((tl_chunk9 * 8) % 128) >= 0 && tl::is_aligned(tl_src11, 16)) {
+                    tl::cp_async_16(tl_dst12, tl_src11);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((0 * 64) + ((tl_chunk9 * 8) / 128), K) && tl::in_bounds((col0 + ((tl_chunk9 * 8) % 128)) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
+                }
+            }
+        }
+    }
+    tl::cp_async_commit();
+    if (1 < k_trips) {
+        // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:115)
+        if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 128 <= M && (1 * 64) >= 0 && (1 * 64) + 64 <= K && (1 * 64) % 8 == 0) {
+            #pragma unroll
+            for (int tl_i15 = 0; tl_i15 < 4; ++tl_i15) {
+                const int tl_chunk14 = tl_tid + tl_i15 * 256;
+                tl::cp_async_16(&a[(1 * 128 + ((tl_chunk14 * 8) / 64)) * 72 + ((tl_chunk14 * 8) % 64)], &A[int64_t(row0 + ((tl_chunk14 * 8) / 64)) * K + ((1 * 64) + ((tl_chunk14 * 8) % 64))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i17 = 0; tl_i17 < 4; ++tl_i17) {
+                const int tl_chunk16 = tl_tid + tl_i17 * 256;
+                const tl::f16* tl_src18 = &A[int64_t(row0 + ((tl_chunk16 * 8) / 64)) * K + ((1 * 64) + ((tl_chunk16 * 8) % 64))];
+                tl::f16* tl_dst19 = &a[(1 * 128 + ((tl_chunk16 * 8) / 64)) * 72 + ((tl_chunk16 * 8) % 64)];
+                const int tl_valid20 = !(tl::in_bounds(row0 + ((tl_chunk16 * 8) / 64), M)) ? 0 : max(0, min(8, K - ((1 * 64) + ((tl_chunk16 * 8) % 64))));
+                if (tl_valid20 == 8 && (1 * 64) + ((tl_chunk16 * 8) % 64) >= 0 && tl::is_aligned(tl_src18, 16)) {
+                    tl::cp_async_16(tl_dst19, tl_src18);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst19[tl_v] = tl::in_bounds(row0 + ((tl_chunk16 * 8) / 64), M) && tl::in_bounds(((1 * 64) + ((tl_chunk16 * 8) % 64)) + tl_v, K) ? tl_src18[tl_v] : tl::convert<tl::f16>(0.0f);
+                }
+            }
+        }
+        // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:116)
+        if (tl::is_aligned(B, 16) && N % 8 == 0 && (1 * 64) >= 0 && (1 * 64) + 64 <= K && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
+            #pragma unroll
+            for (int tl_i22 = 0; tl_i22 < 4; ++tl_i22) {
+                const int tl_chunk21 = tl_tid + tl_i22 * 256;
+                tl::cp_async_16(&b[(1 * 64 + ((tl_chunk21 * 8) / 128)) * 136 + ((tl_chunk21 * 8) % 128)], &B[int64_t((1 * 64) + ((tl_chunk21 * 8) / 128)) * N + (col0 + ((tl_chunk21 * 8) % 128))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i24 = 0; tl_i24 < 4; ++tl_i24) {
+                const int tl_chunk23 = tl_tid + tl_i24 * 256;
+                const tl::f16* tl_src25 = &B[int64_t((1 * 64) + ((tl_chunk23 * 8) / 128)) * N + (col0 + ((tl_chunk23 * 8) % 128))];
+                tl::f16* tl_dst26 = &b[(1 * 64 + ((tl_chunk23 * 8) / 128)) * 136 + ((tl_chunk23 * 8) % 128)];
+                const int tl_valid27 = !(tl::in_bounds((1 * 64) + ((tl_chunk23 * 8) / 128), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk23 * 8) % 128))));
+                if (tl_valid27 == 8 && col0 + ((tl_chunk23 * 8) % 128) >= 0 && tl::is_aligned(tl_src25, 16)) {
+                    tl::cp_async_16(tl_dst26, tl_src25);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst26[tl_v] = tl::in_bounds((1 * 64) + ((tl_chunk23 * 8) / 128), K) && tl::in_bounds((col0 + ((tl_chunk23 * 8) % 128)) + tl_v, N) ? tl_src25[tl_v] : tl::convert<tl::f16>(0.0f);
+                }
+            }
+        }
+    }
+    tl::cp_async_commit();
+    // for k in pipelined(cdiv(K, BK), stages = STAGES) {  (gemm.tl:114)
+    for (int k = 0; k < k_trips; ++k) {
+        tl::cp_async_wait<1>();  // at most 1 copy groups of this thread still in flight
+        __syncthreads();  // pipeline: stage `k % 3` has landed and the stage refilled next is no longer read
+        if (k + 2 < k_trips) {
+            // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:115)
+            if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 128 <= M && ((k + 2) * 64) >= 0 && ((k + 2) * 64) + 64 <= K && ((k + 2) * 64) % 8 == 0) {
+                #pragma unroll
+                for (int tl_i29 = 0; tl_i29 < 4; ++tl_i29) {
+                    const int tl_chunk28 = tl_tid + tl_i29 * 256;
+                    tl::cp_async_16(&a[(((k + 2) % 3) * 128 + ((tl_chunk28 * 8) / 64)) * 72 + ((tl_chunk28 * 8) % 64)], &A[int64_t(row0 + ((tl_chunk28 * 8) / 64)) * K + (((k + 2) * 64) + ((tl_chunk28 * 8) % 64))]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i31 = 0; tl_i31 < 4; ++tl_i31) {
+                    const int tl_chunk30 = tl_tid + tl_i31 * 256;
+                    const tl::f16* tl_src32 = &A[int64_t(row0 + ((tl_chunk30 * 8) / 64)) * K + (((k + 2) * 64) + ((tl_chunk30 * 8) % 64))];
+                    tl::f16* tl_dst33 = &a[(((k + 2) % 3) * 128 + ((tl_chunk30 * 8) / 64)) * 72 + ((tl_chunk30 * 8) % 64)];
+                    const int tl_valid34 = !(tl::in_bounds(row0 + ((tl_chunk30 * 8) / 64), M)) ? 0 : max(0, min(8, K - (((k + 2) * 64) + ((tl_chunk30 * 8) % 64))));
+                    if (tl_valid34 == 8 && ((k + 2) * 64) + ((tl_chunk30 * 8) % 64) >= 0 && tl::is_aligned(tl_src32, 16)) {
+                        tl::cp_async_16(tl_dst33, tl_src32);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst33[tl_v] = tl::in_bounds(row0 + ((tl_chunk30 * 8) / 64), M) && tl::in_bounds((((k + 2) * 64) + ((tl_chunk30 * 8) % 64)) + tl_v, K) ? tl_src32[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
+                }
+            }
+            // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:116)
+            if (tl::is_aligned(B, 16) && N % 8 == 0 && ((k + 2) * 64) >= 0 && ((k + 2) * 64) + 64 <= K && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
+                #pragma unroll
+                for (int tl_i36 = 0; tl_i36 < 4; ++tl_i36) {
+                    const int tl_chunk35 = tl_tid + tl_i36 * 256;
+                    tl::cp_async_16(&b[(((k + 2) % 3) * 64 + ((tl_chunk35 * 8) / 128)) * 136 + ((tl_chunk35 * 8) % 128)], &B[int64_t(((k + 2) * 64) + ((tl_chunk35 * 8) / 128)) * N + (col0 + ((tl_chunk35 * 8) % 128))]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i38 = 0; tl_i38 < 4; ++tl_i38) {
+                    const int tl_chunk37 = tl_tid + tl_i38 * 256;
+                    const tl::f16* tl_src39 = &B[int64_t(((k + 2) * 64) + ((tl_chunk37 * 8) / 128)) * N + (col0 + ((tl_chunk37 * 8) % 128))];
+                    tl::f16* tl_dst40 = &b[(((k + 2) % 3) * 64 + ((tl_chunk37 * 8) / 128)) * 136 + ((tl_chunk37 * 8) % 128)];
+                    const int tl_valid41 = !(tl::in_bounds(((k + 2) * 64) + ((tl_chunk37 * 8) / 128), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk37 * 8) % 128))));
+                    if (tl_valid41 == 8 && col0 + ((tl_chunk37 * 8) % 128) >= 0 && tl::is_aligned(tl_src39, 16)) {
+                        tl::cp_async_16(tl_dst40, tl_src39);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst40[tl_v] = tl::in_bounds(((k + 2) * 64) + ((tl_chunk37 * 8) / 128), K) && tl::in_bounds((col0 + ((tl_chunk37 * 8) % 128)) + tl_v, N) ? tl_src39[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
+                }
+            }
+        }
+        tl::cp_async_commit();
+        // gemm(a, b, acc);  (gemm.tl:117)
+        {
+            tl::warp_gemm_mma<128, 128, 64, 2, 4, tl::f16, false, false>(
+                acc, tl::SharedMatrix<tl::f16, false, 72>{&a[((k % 3) * 128 + 0) * 72 + 0]},
+                tl::SharedMatrix<tl::f16, false, 136>{&b[((k % 3) * 64 + 0) * 136 + 0]}, tl_tid);
+        }
+    }
+    tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+    // copy(Bias[col0 +: BN], bias);  (gemm.tl:119)
+    #pragma unroll
+    for (int tl_i43 = 0; tl_i43 < 1; ++tl_i43) {
+        const int tl_chunk42 = tl_tid + tl_i43 * 256;
+        if (tl_chunk42 < 16) {
+            const tl::f16* tl_src44 = &Bias[col0 + (tl_chunk42 * 8)];
+            tl::f16* tl_dst45 = &bias[tl_chunk42 * 8];
+            if (tl::in_bounds(col0 + (tl_chunk42 * 8), N) && tl::in_bounds((col0 + (tl_chunk42 * 8)) + 7, N) && tl::is_aligned(tl_src44, 16) && tl::is_aligned(tl_dst45, 16)) {
+                tl::f16 tl_vec46[8];
+                tl::load_vector<tl::f16, 8>(tl_vec46, tl_src44);
+                tl::store_vector<tl::f16, 8>(tl_dst45, tl_vec46);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    bias[tl_chunk42 * 8 + tl_v] = tl::in_bounds(col0 + (tl_chunk42 * 8 + tl_v), N) ? Bias[col0 + (tl_chunk42 * 8 + tl_v)] : tl::convert<tl::f16>(0.0f);
+                }
+            }
+        }
+    }
+    __syncthreads();  // RAW on `bias`
+    // for i, j in parallel(BM, BN) {  (gemm.tl:120)
+    // for i, j in parallel(128, 128): each thread visits the elements of `acc` it holds
+    #pragma unroll
+    for (int tl_s47 = 0; tl_s47 < acc_layout::kSlots; ++tl_s47) {
+        const int i = acc_layout::row(tl_tid, tl_s47);
+        const int j = acc_layout::col(tl_tid, tl_s47);
+        acc[tl_s47] = gelu(acc[tl_s47] + tl::convert<float>(bias[j]));
+    }
+    // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:123)
+    #pragma unroll
+    for (int tl_chunk48 = 0; tl_chunk48 < acc_layout::kSlots; tl_chunk48 += 2) {
+        if (!acc_layout::valid(tl_tid, tl_chunk48)) continue;
+        tl::f16* tl_ptr49 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk48))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk48)))];
+        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk48)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk48))) + 1, N) && tl::is_aligned(tl_ptr49, 4)) {
+            tl::f16 tl_vec50[2];
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec50[tl_v] = tl::convert<tl::f16>(acc[tl_chunk48 + tl_v]);
+            tl::store_vector<tl::f16, 2>(tl_ptr49, tl_vec50);
+        } else {
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 2; ++tl_v) {
+                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk48 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk48 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk48 + tl_v)))] = tl::convert<tl::f16>(acc[tl_chunk48 + tl_v]);
+            }
+        }
+    }
+}
+
+// kernel gemm_bias_gelu<BM = 128, BN = 256, BK = 64, STAGES = 4, T = f16>  (stdlib/gemm.tl:102)
+// 256 threads per block, 231488 bytes of shared memory
+// warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
+__global__ void __launch_bounds__(384, 1) gemm_bias_gelu_kernel_sm90(
+        const __grid_constant__ CUtensorMap tl_map_A,
+        const __grid_constant__ CUtensorMap tl_map_B,
+        const __grid_constant__ CUtensorMap tl_map_C,
+        const tl::f16* __restrict__ A,
+        const tl::f16* __restrict__ B,
+        const tl::f16* __restrict__ Bias,
+        tl::f16* __restrict__ C,
+        int32_t M,
+        int32_t K,
+        int32_t N)
+{
+    #if defined(__CUDA_ARCH__) && !TL_SM90A_DEVICE
+    __trap();  // built for another arch; the launch stub runs this kernel only on sm_90 devices
+    #else
+    using acc_layout = tl::MmaAccLayout<128, 256, 8, 1>;  // fragment acc: f32[128, 256], wgmma accumulators
+    extern __shared__ __align__(1024) unsigned char tl_smem_raw[];
+    unsigned char* tl_smem = tl_smem_raw + ((1024 - tl::sm90::smem_address(tl_smem_raw) % 1024) % 1024);
+    tl::f16* a = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared a: f16[128, 64], 4 stages, 128-byte swizzled (TMA)
+    tl::f16* b = reinterpret_cast<tl::f16*>(tl_smem + 65536);  // shared b: f16[64, 256], 4 stages, 128-byte swizzled (TMA)
+    tl::f16* bias = reinterpret_cast<tl::f16*>(tl_smem + 196608);  // shared bias: f16[256], row pitch 256
+    uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 230400);   // per stage: its TMA loads landed
+    uint64_t* tl_empty = tl_full + 4;  // per stage: every consumer warp finished reading it
+    if (threadIdx.x == 0) {
+        for (int tl_s = 0; tl_s < 4; ++tl_s) {
+            tl::sm90::mbarrier_init(&tl_full[tl_s], 1);
+            tl::sm90::mbarrier_init(&tl_empty[tl_s], 8);  // one arrival per consumer warp
+        }
+        tl::sm90::mbarrier_init_fence();
+    }
+    __syncthreads();
+    const int tl_tiles_x = tl::cdiv(N, 256), tl_tiles_y = tl::cdiv(M, 128), tl_tiles_z = 1;
+    const int tl_tiles = tl_tiles_x * tl_tiles_y * tl_tiles_z;
+    if (threadIdx.x < 128) {
+        // Producer warpgroup: one thread issues every TMA load.
+        tl::sm90::release_registers<40>();
+        if (threadIdx.x == 0) {
+            tl::sm90::tma_prefetch_descriptor(&tl_map_A);
+            tl::sm90::tma_prefetch_descriptor(&tl_map_B);
+            int tl_it = 0;  // trips issued so far, across tiles: stage tl_it % stages, round tl_it / stages
+            for (int tl_tile = blockIdx.x; tl_tile < tl_tiles; tl_tile += gridDim.x) {
+                const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
+                const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);
+                const int tl_group_first_y = tl_in_plane / (8 * tl_tiles_x) * 8;
+                const int tl_group_rows = min(tl_tiles_y - tl_group_first_y, 8);
+                const int tl_block_y = tl_group_first_y + tl_in_plane % (8 * tl_tiles_x) % tl_group_rows;
+                const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;
+                (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
+                const int32_t row0 = tl_block_y * 128;
+                const int32_t col0 = tl_block_x * 256;
+                for (int k = 0; k < tl::cdiv(K, 64); ++k, ++tl_it) {
+                    const int tl_stage = tl_it % 4;
+                    tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 4 + 1) & 1);  // consumers released it
+                    tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 49152);
+                    // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:115)
+                    tl::sm90::tma_load_2d(a + tl_stage * 8192 + 0, &tl_map_A, &tl_full[tl_stage], k * 64, row0);
+                    // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:116)
+                    tl::sm90::tma_load_2d(b + tl_stage * 16384 + 0, &tl_map_B, &tl_full[tl_stage], col0, k * 64);
+                    tl::sm90::tma_load_2d(b + tl_stage * 16384 + 4096, &tl_map_B, &tl_full[tl_stage], col0 + 64, k * 64);
+                    tl::sm90::tma_load_2d(b + tl_stage * 16384 + 8192, &tl_map_B, &tl_full[tl_stage], col0 + 128, k * 64);
+                    tl::sm90::tma_load_2d(b + tl_stage * 16384 + 12288, &tl_map_B, &tl_full[tl_stage], col0 + 192, k * 64);
+                }
+            }
+        }
+    }
+    else {
+        // Consumer warpgroups: the kernel's 256 threads.
+        tl::sm90::claim_registers<232>();
+        const int tl_tid = threadIdx.x - 128;
+        int tl_it = 0;  // trips consumed so far, across tiles
+        int tl_store_chunks = 0;  // epilogue chunks stored so far, across tiles
+        for (int tl_tile = blockIdx.x; tl_tile < tl_tiles; tl_tile += gridDim.x) {
+            const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
+            const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);
+            const int tl_group_first_y = tl_in_plane / (8 * tl_tiles_x) * 8;
+            const int tl_group_rows = min(tl_tiles_y - tl_group_first_y, 8);
+            const int tl_block_y = tl_group_first_y + tl_in_plane % (8 * tl_tiles_x) % tl_group_rows;
+            const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;
+            (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
+            float acc[acc_layout::kSlots];  // fragment acc: f32[128, 256]
+            #pragma unroll
+            for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
+            const int32_t row0 = tl_block_y * 128;
+            const int32_t col0 = tl_block_x * 256;
+            // for k in pipelined(cdiv(K, BK), stages = STAGES) {  (gemm.tl:114)
+            const int tl_trips0 = tl::cdiv(K, 64);
+            for (int k = 0; k < tl_trips0; ++k, ++tl_it) {
+                const int tl_stage = tl_it % 4;
+                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 4 + 0) & 1);  // the stage's TMA loads landed
+                // gemm(a, b, acc);  (gemm.tl:117)
+                tl::sm90::warpgroup_gemm<tl::f16, 128, 256, 64, false, false>(acc, a + tl_stage * 8192, b + tl_stage * 16384, 64 * (tl_tid / 128));
+                tl::sm90::wgmma_wait<1>();  // at most 1 trip(s) of wgmmas still in flight
+                if (k >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release trip it - 1
+            }
+            tl::sm90::wgmma_wait<0>();
+            if (tl_trips0 >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release the tile's last trips
+            // copy(Bias[col0 +: BN], bias);  (gemm.tl:119)
+            #pragma unroll
+            for (int tl_i2 = 0; tl_i2 < 1; ++tl_i2) {
+                const int tl_chunk1 = tl_tid + tl_i2 * 256;
+                if (tl_chunk1 < 32) {
+                    const tl::f16* tl_src3 = &Bias[col0 + (tl_chunk1 * 8)];
+                    tl::f16* tl_dst4 = &bias[tl_chunk1 * 8];
+                    if (tl::in_bounds(col0 + (tl_chunk1 * 8), N) && tl::in_bounds((col0 + (tl_chunk1 * 8)) + 7, N) && tl::is_aligned(tl_src3, 16) && tl::is_aligned(tl_dst4, 16)) {
+                        tl::f16 tl_vec5[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec5, tl_src3);
+                        tl::store_vector<tl::f16, 8>(tl_dst4, tl_vec5);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            bias[tl_chunk1 * 8 + tl_v] = tl::in_bounds(col0 + (tl_chunk1 * 8 + tl_v), N) ? Bias[col0 + (tl_chunk1 * 8 + tl_v)] : tl::convert<tl::f16>(0.0f);
+                        }
+                    }
+                }
+            }
+            tl::sm90::named_barrier_sync(1, 256);  // RAW on `bias`
+            // for i, j in parallel(BM, BN) {  (gemm.tl:120)
+            // for i, j in parallel(128, 256): each thread visits the elements of `acc` it holds
+            #pragma unroll
+            for (int tl_s6 = 0; tl_s6 < acc_layout::kSlots; ++tl_s6) {
+                const int i = acc_layout::row(tl_tid, tl_s6);
+                const int j = acc_layout::col(tl_tid, tl_s6);
+                acc[tl_s6] = gelu(acc[tl_s6] + tl::convert<float>(bias[j]));
+            }
+            // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:123)
+            {
+                const int tl_wg = tl_tid / 128;
+                tl::f16* tl_boxes = reinterpret_cast<tl::f16*>(tl_smem + 197632) + tl_wg * 2 * 64 * 64;  // this warpgroup's staging boxes
+                #pragma unroll
+                for (int tl_chunk = 0; tl_chunk < 4; ++tl_chunk, ++tl_store_chunks) {
+                    tl::f16* tl_box = tl_boxes + (tl_store_chunks % 2) * 64 * 64;  // boxes in turn, across tiles
+                    if (tl_tid % 128 == 0) tl::sm90::bulk_wait_read<1>();  // the last store from this box has read it
+                    tl::sm90::named_barrier_sync(2 + tl_wg, 128);
+                    #pragma unroll
+                    for (int tl_s = tl_chunk * 32; tl_s < tl_chunk * 32 + 32; tl_s += 2) {
+                        const int tl_r = acc_layout::row(tl_tid, tl_s) - 64 * tl_wg, tl_c = acc_layout::col(tl_tid, tl_s) - 64 * tl_chunk;
+                        const tl::f16 tl_pair[2] = {tl::convert<tl::f16>(acc[tl_s]), tl::convert<tl::f16>(acc[tl_s + 1])};
+                        tl::store_vector<tl::f16, 2>(tl_box + tl::sm90::swizzled_offset<64>(tl_r, tl_c), tl_pair);
+                    }
+                    tl::sm90::fence_proxy_async_shared();  // plain stores -> the TMA engine's reads
+                    tl::sm90::named_barrier_sync(2 + tl_wg, 128);
+                    if (tl_tid % 128 == 0) {
+                        tl::sm90::tma_store_2d(&tl_map_C, tl_box, col0 + 64 * tl_chunk, row0 + 64 * tl_wg);
+                        tl::sm90::bulk_commit();
+                    }
+                }
+            }
+            tl::sm90::named_barrier_sync(1, 256);  // every consumer finished this tile's epilogue
+        }
+        if (tl_tid % 128 == 0) tl::sm90::bulk_wait<0>();  // the last TMA stores are complete
+    }
+    #endif
+}
+
+// kernel gemm_bias_silu<BM = 128, BN = 128, BK = 64, STAGES = 3, T = f16>  (stdlib/gemm.tl:127)
+// 256 threads per block, 107776 bytes of shared memory
+__global__ void __launch_bounds__(256) gemm_bias_silu_kernel(
+        const tl::f16* __restrict__ A,
+        const tl::f16* __restrict__ B,
+        const tl::f16* __restrict__ Bias,
+        tl::f16* __restrict__ C,
+        int32_t M,
+        int32_t K,
+        int32_t N)
+{
+    using acc_layout = tl::MmaAccLayout<128, 128, 2, 4>;  // fragment acc: f32[128, 128], mma.sync accumulators
+    const int tl_tid = threadIdx.x;
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    tl::f16* a = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared a: f16[3, 128, 64], row pitch 72
+    tl::f16* b = reinterpret_cast<tl::f16*>(tl_smem + 55296);  // shared b: f16[3, 64, 128], row pitch 136
+    tl::f16* bias = reinterpret_cast<tl::f16*>(tl_smem + 107520);  // shared bias: f16[128], row pitch 128
+    float acc[acc_layout::kSlots];  // fragment acc: f32[128, 128]
+    #pragma unroll
+    for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
+    const int32_t row0 = int(blockIdx.y) * 128;
+    const int32_t col0 = int(blockIdx.x) * 128;
+    const int32_t k_trips = tl::cdiv(K, 64);
+    if (0 < k_trips) {
+        // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:140)
+        if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 128 <= M && (0 * 64) >= 0 && (0 * 64) + 64 <= K && (0 * 64) % 8 == 0) {
+            #pragma unroll
+            for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
+                const int tl_chunk0 = tl_tid + tl_i1 * 256;
+                tl::cp_async_16(&a[(0 * 128 + ((tl_chunk0 * 8) / 64)) * 72 + ((tl_chunk0 * 8) % 64)], &A[int64_t(row0 + ((tl_chunk0 * 8) / 64)) * K + ((0 * 64) + ((tl_chunk0 * 8) % 64))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i3 = 0; tl_i3 < 4; ++tl_i3) {
+                const int tl_chunk2 = tl_tid + tl_i3 * 256;
+                const tl::f16* tl_src4 = &A[int64_t(row0 + ((tl_chunk2 * 8) / 64)) * K + ((0 * 64) + ((tl_chunk2 * 8) % 64))];
+                tl::f16* tl_dst5 = &a[(0 * 128 + ((tl_chunk2 * 8) / 64)) * 72 + ((tl_chunk2 * 8) % 64)];
+                const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 8) / 64), M)) ? 0 : max(0, min(8, K - ((0 * 64) + ((tl_chunk2 * 8) % 64))));
+                if (tl_valid6 == 8 && (0 * 64) + ((tl_chunk2 * 8) % 64) >= 0 && tl::is_aligned(tl_src4, 16)) {
+                    tl::cp_async_16(tl_dst5, tl_src4);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row0 + ((tl_chunk2 * 8) / 64), M) && tl::in_bounds(((0 * 64) + ((tl_chunk2 * 8) % 64)) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
+                }
+            }
+        }
+        // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:141)
+        if (tl::is_aligned(B, 16) && N % 8 == 0 && (0 * 64) >= 0 && (0 * 64) + 64 <= K && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
+            #pragma unroll
+            for (int tl_i8 = 0; tl_i8 < 4; ++tl_i8) {
+                const int tl_chunk7 = tl_tid + tl_i8 * 256;
+                tl::cp_async_16(&b[(0 * 64 + ((tl_chunk7 * 8) / 128)) * 136 + ((tl_chunk7 * 8) % 128)], &B[int64_t((0 * 64) + ((tl_chunk7 * 8) / 128)) * N + (col0 + ((tl_chunk7 * 8) % 128))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i10 = 0; tl_i10 < 4; ++tl_i10) {
+                const int tl_chunk9 = tl_tid + tl_i10 * 256;
+                const tl::f16* tl_src11 = &B[int64_t((0 * 64) + ((tl_chunk9 * 8) / 128)) * N + (col0 + ((tl_chunk9 * 8) % 128))];
+                tl::f16* tl_dst12 = &b[(0 * 64 + ((tl_chunk9 * 8) / 128)) * 136 + ((tl_chunk9 * 8) % 128)];
+                const int tl_valid13 = !(tl::in_bounds((0 * 64) + ((tl_chunk9 * 8) / 128), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk9 * 8) % 128))));
+                if (tl_valid13 == 8 && col0 + ((tl_chunk9 * 8) % 128) >= 0 && tl::is_aligned(tl_src11, 16)) {
+                    tl::cp_async_16(tl_dst12, tl_src11);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((0 * 64) + ((tl_chunk9 * 8) / 128), K) && tl::in_bounds((col0 + ((tl_chunk9 * 8) % 128)) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
+                }
+            }
+        }
+    }
+    tl::cp_async_commit();
+    if (1 < k_trips) {
+        // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:140)
+        if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 128 <= M && (1 * 64) >= 0 && (1 * 64) + 64 <= K && (1 * 64) % 8 == 0) {
+            #pragma unroll
+            for (int tl_i15 = 0; tl_i15 < 4; ++tl_i15) {
+                const int tl_chunk14 = tl_tid + tl_i15 * 256;
+                tl::cp_async_16(&a[(1 * 128 + ((tl_chunk14 * 8) / 64)) * 72 + ((tl_chunk14 * 8) % 64)], &A[int64_t(row0 + ((tl_chunk14 * 8) / 64)) * K + ((1 * 64) + ((tl_chunk14 * 8) % 64))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i17 = 0; tl_i17 < 4; ++tl_i17) {
+                const int tl_chunk16 = tl_tid + tl_i17 * 256;
+                const tl::f16* tl_src18 = &A[int64_t(row0 + ((tl_chunk16 * 8) / 64)) * K + ((1 * 64) + ((tl_chunk16 * 8) % 64))];
+                tl::f16* tl_dst19 = &a[(1 * 128 + ((tl_chunk16 * 8) / 64)) * 72 + ((tl_chunk16 * 8) % 64)];
+                const int tl_valid20 = !(tl::in_bounds(row0 + ((tl_chunk16 * 8) / 64), M)) ? 0 : max(0, min(8, K - ((1 * 64) + ((tl_chunk16 * 8) % 64))));
+                if (tl_valid20 == 8 && (1 * 64) + ((tl_chunk16 * 8) % 64) >= 0 && tl::is_aligned(tl_src18, 16)) {
+                    tl::cp_async_16(tl_dst19, tl_src18);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst19[tl_v] = tl::in_bounds(row0 + ((tl_chunk16 * 8) / 64), M) && tl::in_bounds(((1 * 64) + ((tl_chunk16 * 8) % 64)) + tl_v, K) ? tl_src18[tl_v] : tl::convert<tl::f16>(0.0f);
+                }
+            }
+        }
+        // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:141)
+        if (tl::is_aligned(B, 16) && N % 8 == 0 && (1 * 64) >= 0 && (1 * 64) + 64 <= K && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
+            #pragma unroll
+            for (int tl_i22 = 0; tl_i22 < 4; ++tl_i22) {
+                const int tl_chunk21 = tl_tid + tl_i22 * 256;
+                tl::cp_async_16(&b[(1 * 64 + ((tl_chunk21 * 8) / 128)) * 136 + ((tl_chunk21 * 8) % 128)], &B[int64_t((1 * 64) + ((tl_chunk21 * 8) / 128)) * N + (col0 + ((tl_chunk21 * 8) % 128))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i24 = 0; tl_i24 < 4; ++tl_i24) {
+                const int tl_chunk23 = tl_tid + tl_i24 * 256;
+                const tl::f16* tl_src25 = &B[int64_t((1 * 64) + ((tl_chunk23 * 8) / 128)) * N + (col0 + ((tl_chunk23 * 8) % 128))];
+                tl::f16* tl_dst26 = &b[(1 * 64 + ((tl_chunk23 * 8) / 128)) * 136 + ((tl_chunk23 * 8) % 128)];
+                const int tl_valid27 = !(tl::in_bounds((1 * 64) + ((tl_chunk23 * 8) / 128), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk23 * 8) % 128))));
+                if (tl_valid27 == 8 && col0 + ((tl_chunk23 * 8) % 128) >= 0 && tl::is_aligned(tl_src25, 16)) {
+                    tl::cp_async_16(tl_dst26, tl_src25);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst26[tl_v] = tl::in_bounds((1 * 64) + ((tl_chunk23 * 8) / 128), K) && tl::in_bounds((col0 + ((tl_chunk23 * 8) % 128)) + tl_v, N) ? tl_src25[tl_v] : tl::convert<tl::f16>(0.0f);
+                }
+            }
+        }
+    }
+    tl::cp_async_commit();
+    // for k in pipelined(cdiv(K, BK), stages = STAGES) {  (gemm.tl:139)
+    for (int k = 0; k < k_trips; ++k) {
+        tl::cp_async_wait<1>();  // at most 1 copy groups of this thread still in flight
+        __syncthreads();  // pipeline: stage `k % 3` has landed and the stage refilled next is no longer read
+        if (k + 2 < k_trips) {
+            // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:140)
+            if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 128 <= M && ((k + 2) * 64) >= 0 && ((k + 2) * 64) + 64 <= K && ((k + 2) * 64) % 8 == 0) {
+                #pragma unroll
+                for (int tl_i29 = 0; tl_i29 < 4; ++tl_i29) {
+                    const int tl_chunk28 = tl_tid + tl_i29 * 256;
+                    tl::cp_async_16(&a[(((k + 2) % 3) * 128 + ((tl_chunk28 * 8) / 64)) * 72 + ((tl_chunk28 * 8) % 64)], &A[int64_t(row0 + ((tl_chunk28 * 8) / 64)) * K + (((k + 2) * 64) + ((tl_chunk28 * 8) % 64))]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i31 = 0; tl_i31 < 4; ++tl_i31) {
+                    const int tl_chunk30 = tl_tid + tl_i31 * 256;
+                    const tl::f16* tl_src32 = &A[int64_t(row0 + ((tl_chunk30 * 8) / 64)) * K + (((k + 2) * 64) + ((tl_chunk30 * 8) % 64))];
+                    tl::f16* tl_dst33 = &a[(((k + 2) % 3) * 128 + ((tl_chunk30 * 8) / 64)) * 72 + ((tl_chunk30 * 8) % 64)];
+                    const int tl_valid34 = !(tl::in_bounds(row0 + ((tl_chunk30 * 8) / 64), M)) ? 0 : max(0, min(8, K - (((k + 2) * 64) + ((tl_chunk30 * 8) % 64))));
+                    if (tl_valid34 == 8 && ((k + 2) * 64) + ((tl_chunk30 * 8) % 64) >= 0 && tl::is_aligned(tl_src32, 16)) {
+                        tl::cp_async_16(tl_dst33, tl_src32);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst33[tl_v] = tl::in_bounds(row0 + ((tl_chunk30 * 8) / 64), M) && tl::in_bounds((((k + 2) * 64) + ((tl_chunk30 * 8) % 64)) + tl_v, K) ? tl_src32[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
+                }
+            }
+            // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:141)
+            if (tl::is_aligned(B, 16) && N % 8 == 0 && ((k + 2) * 64) >= 0 && ((k + 2) * 64) + 64 <= K && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
+                #pragma unroll
+                for (int tl_i36 = 0; tl_i36 < 4; ++tl_i36) {
+                    const int tl_chunk35 = tl_tid + tl_i36 * 256;
+                    tl::cp_async_16(&b[(((k + 2) % 3) * 64 + ((tl_chunk35 * 8) / 128)) * 136 + ((tl_chunk35 * 8) % 128)], &B[int64_t(((k + 2) * 64) + ((tl_chunk35 * 8) / 128)) * N + (col0 + ((tl_chunk35 * 8) % 128))]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i38 = 0; tl_i38 < 4; ++tl_i38) {
+                    const int tl_chunk37 = tl_tid + tl_i38 * 256;
+                    const tl::f16* tl_src39 = &B[int64_t(((k + 2) * 64) + ((tl_chunk37 * 8) / 128)) * N + (col0 + ((tl_chunk37 * 8) % 128))];
+                    tl::f16* tl_dst40 = &b[(((k + 2) % 3) * 64 + ((tl_chunk37 * 8) / 128)) * 136 + ((tl_chunk37 * 8) % 128)];
+                    const int tl_valid41 = !(tl::in_bounds(((k + 2) * 64) + ((tl_chunk37 * 8) / 128), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk37 * 8) % 128))));
+                    if (tl_valid41 == 8 && col0 + ((tl_chunk37 * 8) % 128) >= 0 && tl::is_aligned(tl_src39, 16)) {
+                        tl::cp_async_16(tl_dst40, tl_src39);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst40[tl_v] = tl::in_bounds(((k + 2) * 64) + ((tl_chunk37 * 8) / 128), K) && tl::in_bounds((col0 + ((tl_chunk37 * 8) % 128)) + tl_v, N) ? tl_src39[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
+                }
+            }
+        }
+        tl::cp_async_commit();
+        // gemm(a, b, acc);  (gemm.tl:142)
+        {
+            tl::warp_gemm_mma<128, 128, 64, 2, 4, tl::f16, false, false>(
+                acc, tl::SharedMatrix<tl::f16, false, 72>{&a[((k % 3) * 128 + 0) * 72 + 0]},
+                tl::SharedMatrix<tl::f16, false, 136>{&b[((k % 3) * 64 + 0) * 136 + 0]}, tl_tid);
+        }
+    }
+    tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+    // copy(Bias[col0 +: BN], bias);  (gemm.tl:144)
+    #pragma unroll
+    for (int tl_i43 = 0; tl_i43 < 1; ++tl_i43) {
+        const int tl_chunk42 = tl_tid + tl_i43 * 256;
+        if (tl_chunk42 < 16) {
+            const tl::f16* tl_src44 = &Bias[col0 + (tl_chunk42 * 8)];
+            tl::f16* tl_dst45 = &bias[tl_chunk42 * 8];
+            if (tl::in_bounds(col0 + (tl_chunk42 * 8), N) && tl::in_bounds((col0 + (tl_chunk42 * 8)) + 7, N) && tl::is_aligned(tl_src44, 16) && tl::is_aligned(tl_dst45, 16)) {
+                tl::f16 tl_vec46[8];
+                tl::load_vector<tl::f16, 8>(tl_vec46, tl_src44);
+                tl::store_vector<tl::f16, 8>(tl_dst45, tl_vec46);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    bias[tl_chunk42 * 8 + tl_v] = tl::in_bounds(col0 + (tl_chunk42 * 8 + tl_v), N) ? Bias[col0 + (tl_chunk42 * 8 + tl_v)] : tl::convert<tl::f16>(0.0f);
+                }
+            }
+        }
+    }
+    __syncthreads();  // RAW on `bias`
+    // for i, j in parallel(BM, BN) {  (gemm.tl:145)
+    // for i, j in parallel(128, 128): each thread visits the elements of `acc` it holds
+    #pragma unroll
+    for (int tl_s47 = 0; tl_s47 < acc_layout::kSlots; ++tl_s47) {
+        const int i = acc_layout::row(tl_tid, tl_s47);
+        const int j = acc_layout::col(tl_tid, tl_s47);
+        acc[tl_s47] = silu(acc[tl_s47] + tl::convert<float>(bias[j]));
+    }
+    // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:148)
+    #pragma unroll
+    for (int tl_chunk48 = 0; tl_chunk48 < acc_layout::kSlots; tl_chunk48 += 2) {
+        if (!acc_layout::valid(tl_tid, tl_chunk48)) continue;
+        tl::f16* tl_ptr49 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk48))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk48)))];
+        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk48)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk48))) + 1, N) && tl::is_aligned(tl_ptr49, 4)) {
+            tl::f16 tl_vec50[2];
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec50[tl_v] = tl::convert<tl::f16>(acc[tl_chunk48 + tl_v]);
+            tl::store_vector<tl::f16, 2>(tl_ptr49, tl_vec50);
+        } else {
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 2; ++tl_v) {
+                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk48 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk48 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk48 + tl_v)))] = tl::convert<tl::f16>(acc[tl_chunk48 + tl_v]);
+            }
+        }
+    }
+}
+
+// kernel gemm_bias_silu<BM = 128, BN = 256, BK = 64, STAGES = 4, T = f16>  (stdlib/gemm.tl:127)
+// 256 threads per block, 231488 bytes of shared memory
+// warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
+__global__ void __launch_bounds__(384, 1) gemm_bias_silu_kernel_sm90(
+        const __grid_constant__ CUtensorMap tl_map_A,
+        const __grid_constant__ CUtensorMap tl_map_B,
+        const __grid_constant__ CUtensorMap tl_map_C,
+        const tl::f16* __restrict__ A,
+        const tl::f16* __restrict__ B,
+        const tl::f16* __restrict__ Bias,
+        tl::f16* __restrict__ C,
+        int32_t M,
+        int32_t K,
+        int32_t N)
+{
+    #if defined(__CUDA_ARCH__) && !TL_SM90A_DEVICE
+    __trap();  // built for another arch; the launch stub runs this kernel only on sm_90 devices
+    #else
+    using acc_layout = tl::MmaAccLayout<128, 256, 8, 1>;  // fragment acc: f32[128, 256], wgmma accumulators
+    extern __shared__ __align__(1024) unsigned char tl_smem_raw[];
+    unsigned char* tl_smem = tl_smem_raw + ((1024 - tl::sm90::smem_address(tl_smem_raw) % 1024) % 1024);
+    tl::f16* a = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared a: f16[128, 64], 4 stages, 128-byte swizzled (TMA)
+    tl::f16* b = reinterpret_cast<tl::f16*>(tl_smem + 65536);  // shared b: f16[64, 256], 4 stages, 128-byte swizzled (TMA)
+    tl::f16* bias = reinterpret_cast<tl::f16*>(tl_smem + 196608);  // shared bias: f16[256], row pitch 256
+    uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 230400);   // per stage: its TMA loads landed
+    uint64_t* tl_empty = tl_full + 4;  // per stage: every consumer warp finished reading it
+    if (threadIdx.x == 0) {
+        for (int tl_s = 0; tl_s < 4; ++tl_s) {
+            tl::sm90::mbarrier_init(&tl_full[tl_s], 1);
+            tl::sm90::mbarrier_init(&tl_empty[tl_s], 8);  // one arrival per consumer warp
+        }
+        tl::sm90::mbarrier_init_fence();
+    }
+    __syncthreads();
+    const int tl_tiles_x = tl::cdiv(N, 256), tl_tiles_y = tl::cdiv(M, 128), tl_tiles_z = 1;
+    const int tl_tiles = tl_tiles_x * tl_tiles_y * tl_tiles_z;
+    if (threadIdx.x < 128) {
+        // Producer warpgroup: one thread issues every TMA load.
+        tl::sm90::release_registers<40>();
+        if (threadIdx.x == 0) {
+            tl::sm90::tma_prefetch_descriptor(&tl_map_A);
+            tl::sm90::tma_prefetch_descriptor(&tl_map_B);
+            int tl_it = 0;  // trips issued so far, across tiles: stage tl_it % stages, round tl_it / stages
+            for (int tl_tile = blockIdx.x; tl_tile < tl_tiles; tl_tile += gridDim.x) {
+                const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
+                const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);
+                const int tl_group_first_y = tl_in_plane / (8 * tl_tiles_x) * 8;
+                const int tl_group_rows = min(tl_tiles_y - tl_group_first_y, 8);
+                const int tl_block_y = tl_group_first_y + tl_in_plane % (8 * tl_tiles_x) % tl_group_rows;
+                const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;
+                (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
+                const int32_t row0 = tl_block_y * 128;
+                const int32_t col0 = tl_block_x * 256;
+                for (int k = 0; k < tl::cdiv(K, 64); ++k, ++tl_it) {
+                    const int tl_stage = tl_it % 4;
+                    tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 4 + 1) & 1);  // consumers released it
+                    tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 49152);
+                    // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:140)
+                    tl::sm90::tma_load_2d(a + tl_stage * 8192 + 0, &tl_map_A, &tl_full[tl_stage], k * 64, row0);
+                    // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:141)
+                    tl::sm90::tma_load_2d(b + tl_stage * 16384 + 0, &tl_map_B, &tl_full[tl_stage], col0, k * 64);
+                    tl::sm90::tma_load_2d(b + tl_stage * 16384 + 4096, &tl_map_B, &tl_full[tl_stage], col0 + 64, k * 64);
+                    tl::sm90::tma_load_2d(b + tl_stage * 16384 + 8192, &tl_map_B, &tl_full[tl_stage], col0 + 128, k * 64);
+                    tl::sm90::tma_load_2d(b + tl_stage * 16384 + 12288, &tl_map_B, &tl_full[tl_stage], col0 + 192, k * 64);
+                }
+            }
+        }
+    }
+    else {
+        // Consumer warpgroups: the kernel's 256 threads.
+        tl::sm90::claim_registers<232>();
+        const int tl_tid = threadIdx.x - 128;
+        int tl_it = 0;  // trips consumed so far, across tiles
+        int tl_store_chunks = 0;  // epilogue chunks stored so far, across tiles
+        for (int tl_tile = blockIdx.x; tl_tile < tl_tiles; tl_tile += gridDim.x) {
+            const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
+            const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);
+            const int tl_group_first_y = tl_in_plane / (8 * tl_tiles_x) * 8;
+            const int tl_group_rows = min(tl_tiles_y - tl_group_first_y, 8);
+            const int tl_block_y = tl_group_first_y + tl_in_plane % (8 * tl_tiles_x) % tl_group_rows;
+            const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;
+            (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
+            float acc[acc_layout::kSlots];  // fragment acc: f32[128, 256]
+            #pragma unroll
+            for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
+            const int32_t row0 = tl_block_y * 128;
+            const int32_t col0 = tl_block_x * 256;
+            // for k in pipelined(cdiv(K, BK), stages = STAGES) {  (gemm.tl:139)
+            const int tl_trips0 = tl::cdiv(K, 64);
+            for (int k = 0; k < tl_trips0; ++k, ++tl_it) {
+                const int tl_stage = tl_it % 4;
+                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 4 + 0) & 1);  // the stage's TMA loads landed
+                // gemm(a, b, acc);  (gemm.tl:142)
+                tl::sm90::warpgroup_gemm<tl::f16, 128, 256, 64, false, false>(acc, a + tl_stage * 8192, b + tl_stage * 16384, 64 * (tl_tid / 128));
+                tl::sm90::wgmma_wait<1>();  // at most 1 trip(s) of wgmmas still in flight
+                if (k >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release trip it - 1
+            }
+            tl::sm90::wgmma_wait<0>();
+            if (tl_trips0 >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release the tile's last trips
+            // copy(Bias[col0 +: BN], bias);  (gemm.tl:144)
+            #pragma unroll
+            for (int tl_i2 = 0; tl_i2 < 1; ++tl_i2) {
+                const int tl_chunk1 = tl_tid + tl_i2 * 256;
+                if (tl_chunk1 < 32) {
+                    const tl::f16* tl_src3 = &Bias[col0 + (tl_chunk1 * 8)];
+                    tl::f16* tl_dst4 = &bias[tl_chunk1 * 8];
+                    if (tl::in_bounds(col0 + (tl_chunk1 * 8), N) && tl::in_bounds((col0 + (tl_chunk1 * 8)) + 7, N) && tl::is_aligned(tl_src3, 16) && tl::is_aligned(tl_dst4, 16)) {
+                        tl::f16 tl_vec5[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec5, tl_src3);
+                        tl::store_vector<tl::f16, 8>(tl_dst4, tl_vec5);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            bias[tl_chunk1 * 8 + tl_v] = tl::in_bounds(col0 + (tl_chunk1 * 8 + tl_v), N) ? Bias[col0 + (tl_chunk1 * 8 + tl_v)] : tl::convert<tl::f16>(0.0f);
+                        }
+                    }
+                }
+            }
+            tl::sm90::named_barrier_sync(1, 256);  // RAW on `bias`
+            // for i, j in parallel(BM, BN) {  (gemm.tl:145)
+            // for i, j in parallel(128, 256): each thread visits the elements of `acc` it holds
+            #pragma unroll
+            for (int tl_s6 = 0; tl_s6 < acc_layout::kSlots; ++tl_s6) {
+                const int i = acc_layout::row(tl_tid, tl_s6);
+                const int j = acc_layout::col(tl_tid, tl_s6);
+                acc[tl_s6] = silu(acc[tl_s6] + tl::convert<float>(bias[j]));
+            }
+            // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:148)
+            {
+                const int tl_wg = tl_tid / 128;
+                tl::f16* tl_boxes = reinterpret_cast<tl::f16*>(tl_smem + 197632) + tl_wg * 2 * 64 * 64;  // this warpgroup's staging boxes
+                #pragma unroll
+                for (int tl_chunk = 0; tl_chunk < 4; ++tl_chunk, ++tl_store_chunks) {
+                    tl::f16* tl_box = tl_boxes + (tl_store_chunks % 2) * 64 * 64;  // boxes in turn, across tiles
+                    if (tl_tid % 128 == 0) tl::sm90::bulk_wait_read<1>();  // the last store from this box has read it
+                    tl::sm90::named_barrier_sync(2 + tl_wg, 128);
+                    #pragma unroll
+                    for (int tl_s = tl_chunk * 32; tl_s < tl_chunk * 32 + 32; tl_s += 2) {
+                        const int tl_r = acc_layout::row(tl_tid, tl_s) - 64 * tl_wg, tl_c = acc_layout::col(tl_tid, tl_s) - 64 * tl_chunk;
+                        const tl::f16 tl_pair[2] = {tl::convert<tl::f16>(acc[tl_s]), tl::convert<tl::f16>(acc[tl_s + 1])};
+                        tl::store_vector<tl::f16, 2>(tl_box + tl::sm90::swizzled_offset<64>(tl_r, tl_c), tl_pair);
+                    }
+                    tl::sm90::fence_proxy_async_shared();  // plain stores -> the TMA engine's reads
+                    tl::sm90::named_barrier_sync(2 + tl_wg, 128);
+                    if (tl_tid % 128 == 0) {
+                        tl::sm90::tma_store_2d(&tl_map_C, tl_box, col0 + 64 * tl_chunk, row0 + 64 * tl_wg);
+                        tl::sm90::bulk_commit();
+                    }
+                }
+            }
+            tl::sm90::named_barrier_sync(1, 256);  // every consumer finished this tile's epilogue
+        }
+        if (tl_tid % 128 == 0) tl::sm90::bulk_wait<0>();  // the last TMA stores are complete
+    }
+    #endif
+}
+
 }  // namespace
 
 namespace tlc {
 
+cudaError_t gemm(const __half* A, const __half* B, __half* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream) {
+    constexpr const char* tl_name = "gemm";
+    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(N, 128)), tl_grid_y = int64_t(tl::cdiv(M, 128)), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    const tl::host::DeviceTraits tl_device = tl::host::current_device_traits();
+    if (tl_device.major == 9) {
+        // TMA needs 16-byte-aligned tensors whose rows are a multiple of 16 bytes.
+        CUtensorMap tl_map_A;
+        CUtensorMap tl_map_B;
+        CUtensorMap tl_map_C;
+        const bool tl_tma =
+            tl::host::tma_compatible(A, int64_t(M), int64_t(K), 2) &&
+            tl::host::make_tensor_map_2d(&tl_map_A, A, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, int64_t(M), int64_t(K), 128, 64) &&
+            tl::host::tma_compatible(B, int64_t(K), int64_t(N), 2) &&
+            tl::host::make_tensor_map_2d(&tl_map_B, B, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, int64_t(K), int64_t(N), 64, 64) &&
+            tl::host::tma_compatible(C, int64_t(M), int64_t(N), 2) &&
+            tl::host::make_tensor_map_2d(&tl_map_C, C, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, int64_t(M), int64_t(N), 64, 64);
+        if (tl_tma) {
+            static const cudaError_t tl_attributes_sm90 = [] {
+                cudaError_t tl_err = cudaSuccess;
+                tl_err = cudaFuncSetAttribute(::gemm_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 230464);
+                if (tl_err == cudaSuccess)
+                    tl_err = cudaFuncSetAttribute(::gemm_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+                return tl_err;
+            }();
+            if (tl_attributes_sm90 != cudaSuccess) return tl::host::record(tl_attributes_sm90, tl_name, "setting the shared-memory attributes");
+            const int64_t tl_tiles = int64_t(tl::cdiv(N, 256)) * int64_t(tl::cdiv(M, 128));  // the warp-specialized kernel's own tiles
+            const int64_t tl_blocks = tl_tiles < tl_device.sm_count ? tl_tiles : tl_device.sm_count;  // persistent: one block per SM
+            if (tl_blocks <= INT32_MAX) {
+                ::gemm_kernel_sm90<<<unsigned(tl_blocks), 384, 230464, stream>>>(tl_map_A, tl_map_B, tl_map_C, A, B, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N));
+                return tl::host::record(cudaGetLastError(), tl_name, "launch");
+            }
+        }
+    }
+    static const cudaError_t tl_attributes = [] {
+        cudaError_t tl_err = cudaSuccess;
+        tl_err = cudaFuncSetAttribute(::gemm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 107520);
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::gemm_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
+    ::gemm_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 107520, stream>>>(A, B, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+cudaError_t gemm_nt(const __half* A, const __half* B, __half* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream) {
+    constexpr const char* tl_name = "gemm_nt";
+    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(N, 128)), tl_grid_y = int64_t(tl::cdiv(M, 128)), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    const tl::host::DeviceTraits tl_device = tl::host::current_device_traits();
+    if (tl_device.major == 9) {
+        // TMA needs 16-byte-aligned tensors whose rows are a multiple of 16 bytes.
+        CUtensorMap tl_map_A;
+        CUtensorMap tl_map_B;
+        CUtensorMap tl_map_C;
+        const bool tl_tma =
+            tl::host::tma_compatible(A, int64_t(M), int64_t(K), 2) &&
+            tl::host::make_tensor_map_2d(&tl_map_A, A, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, int64_t(M), int64_t(K), 128, 64) &&
+            tl::host::tma_compatible(B, int64_t(N), int64_t(K), 2) &&
+            tl::host::make_tensor_map_2d(&tl_map_B, B, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, int64_t(N), int64_t(K), 256, 64) &&
+            tl::host::tma_compatible(C, int64_t(M), int64_t(N), 2) &&
+            tl::host::make_tensor_map_2d(&tl_map_C, C, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, int64_t(M), int64_t(N), 64, 64);
+        if (tl_tma) {
+            static const cudaError_t tl_attributes_sm90 = [] {
+                cudaError_t tl_err = cudaSuccess;
+                tl_err = cudaFuncSetAttribute(::gemm_nt_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 230464);
+                if (tl_err == cudaSuccess)
+                    tl_err = cudaFuncSetAttribute(::gemm_nt_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+                return tl_err;
+            }();
+            if (tl_attributes_sm90 != cudaSuccess) return tl::host::record(tl_attributes_sm90, tl_name, "setting the shared-memory attributes");
+            const int64_t tl_tiles = int64_t(tl::cdiv(N, 256)) * int64_t(tl::cdiv(M, 128));  // the warp-specialized kernel's own tiles
+            const int64_t tl_blocks = tl_tiles < tl_device.sm_count ? tl_tiles : tl_device.sm_count;  // persistent: one block per SM
+            if (tl_blocks <= INT32_MAX) {
+                ::gemm_nt_kernel_sm90<<<unsigned(tl_blocks), 384, 230464, stream>>>(tl_map_A, tl_map_B, tl_map_C, A, B, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N));
+                return tl::host::record(cudaGetLastError(), tl_name, "launch");
+            }
+        }
+    }
+    static const cudaError_t tl_attributes = [] {
+        cudaError_t tl_err = cudaSuccess;
+        tl_err = cudaFuncSetAttribute(::gemm_nt_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 110592);
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::gemm_nt_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
+    ::gemm_nt_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 110592, stream>>>(A, B, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+cudaError_t gemm_scaled(const __half* A, const __half* B, __half* C, float alpha, float beta, int64_t M, int64_t K, int64_t N, cudaStream_t stream) {
+    constexpr const char* tl_name = "gemm_scaled";
+    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(N, 128)), tl_grid_y = int64_t(tl::cdiv(M, 128)), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    const tl::host::DeviceTraits tl_device = tl::host::current_device_traits();
+    if (tl_device.major == 9) {
+        // TMA needs 16-byte-aligned tensors whose rows are a multiple of 16 bytes.
+        CUtensorMap tl_map_A;
+        CUtensorMap tl_map_B;
+        CUtensorMap tl_map_C;
+        const bool tl_tma =
+            tl::host::tma_compatible(A, int64_t(M), int64_t(K), 2) &&
+            tl::host::make_tensor_map_2d(&tl_map_A, A, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, int64_t(M), int64_t(K), 128, 64) &&
+            tl::host::tma_compatible(B, int64_t(K), int64_t(N), 2) &&
+            tl::host::make_tensor_map_2d(&tl_map_B, B, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, int64_t(K), int64_t(N), 64, 64) &&
+            tl::host::tma_compatible(C, int64_t(M), int64_t(N), 2) &&
+            tl::host::make_tensor_map_2d(&tl_map_C, C, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, int64_t(M), int64_t(N), 64, 64);
+        if (tl_tma) {
+            static const cudaError_t tl_attributes_sm90 = [] {
+                cudaError_t tl_err = cudaSuccess;
+                tl_err = cudaFuncSetAttribute(::gemm_scaled_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 230464);
+                if (tl_err == cudaSuccess)
+                    tl_err = cudaFuncSetAttribute(::gemm_scaled_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+                return tl_err;
+            }();
+            if (tl_attributes_sm90 != cudaSuccess) return tl::host::record(tl_attributes_sm90, tl_name, "setting the shared-memory attributes");
+            const int64_t tl_tiles = int64_t(tl::cdiv(N, 256)) * int64_t(tl::cdiv(M, 128));  // the warp-specialized kernel's own tiles
+            const int64_t tl_blocks = tl_tiles < tl_device.sm_count ? tl_tiles : tl_device.sm_count;  // persistent: one block per SM
+            if (tl_blocks <= INT32_MAX) {
+                ::gemm_scaled_kernel_sm90<<<unsigned(tl_blocks), 384, 230464, stream>>>(tl_map_A, tl_map_B, tl_map_C, A, B, C, alpha, beta, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N));
+                return tl::host::record(cudaGetLastError(), tl_name, "launch");
+            }
+        }
+    }
+    static const cudaError_t tl_attributes = [] {
+        cudaError_t tl_err = cudaSuccess;
+        tl_err = cudaFuncSetAttribute(::gemm_scaled_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 107520);
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::gemm_scaled_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
+    ::gemm_scaled_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 107520, stream>>>(A, B, C, alpha, beta, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+cudaError_t gemm_bias(const __half* A, const __half* B, const __half* Bias, __half* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream) {
+    constexpr const char* tl_name = "gemm_bias";
+    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Bias, tl_name, "Bias", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(N, 128)), tl_grid_y = int64_t(tl::cdiv(M, 128)), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    const tl::host::DeviceTraits tl_device = tl::host::current_device_traits();
+    if (tl_device.major == 9) {
+        // TMA needs 16-byte-aligned tensors whose rows are a multiple of 16 bytes.
+        CUtensorMap tl_map_A;
+        CUtensorMap tl_map_B;
+        CUtensorMap tl_map_C;
+        const bool tl_tma =
+            tl::host::tma_compatible(A, int64_t(M), int64_t(K), 2) &&
+            tl::host::make_tensor_map_2d(&tl_map_A, A, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, int64_t(M), int64_t(K), 128, 64) &&
+            tl::host::tma_compatible(B, int64_t(K), int64_t(N), 2) &&
+            tl::host::make_tensor_map_2d(&tl_map_B, B, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, int64_t(K), int64_t(N), 64, 64) &&
+            tl::host::tma_compatible(C, int64_t(M), int64_t(N), 2) &&
+            tl::host::make_tensor_map_2d(&tl_map_C, C, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, int64_t(M), int64_t(N), 64, 64);
+        if (tl_tma) {
+            static const cudaError_t tl_attributes_sm90 = [] {
+                cudaError_t tl_err = cudaSuccess;
+                tl_err = cudaFuncSetAttribute(::gemm_bias_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 231488);
+                if (tl_err == cudaSuccess)
+                    tl_err = cudaFuncSetAttribute(::gemm_bias_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+                return tl_err;
+            }();
+            if (tl_attributes_sm90 != cudaSuccess) return tl::host::record(tl_attributes_sm90, tl_name, "setting the shared-memory attributes");
+            const int64_t tl_tiles = int64_t(tl::cdiv(N, 256)) * int64_t(tl::cdiv(M, 128));  // the warp-specialized kernel's own tiles
+            const int64_t tl_blocks = tl_tiles < tl_device.sm_count ? tl_tiles : tl_device.sm_count;  // persistent: one block per SM
+            if (tl_blocks <= INT32_MAX) {
+                ::gemm_bias_kernel_sm90<<<unsigned(tl_blocks), 384, 231488, stream>>>(tl_map_A, tl_map_B, tl_map_C, A, B, Bias, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N));
+                return tl::host::record(cudaGetLastError(), tl_name, "launch");
+            }
+        }
+    }
+    static const cudaError_t tl_attributes = [] {
+        cudaError_t tl_err = cudaSuccess;
+        tl_err = cudaFuncSetAttribute(::gemm_bias_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 107776);
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::gemm_bias_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
+    ::gemm_bias_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 107776, stream>>>(A, B, Bias, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+cudaError_t gemm_bias_gelu(const __half* A, const __half* B, const __half* Bias, __half* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream) {
+    constexpr const char* tl_name = "gemm_bias_gelu";
+    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Bias, tl_name, "Bias", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(N, 128)), tl_grid_y = int64_t(tl::cdiv(M, 128)), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    const tl::host::DeviceTraits tl_device = tl::host::current_device_traits();
+    if (tl_device.major == 9) {
+        // TMA needs 16-byte-aligned tensors whose rows are a multiple of 16 bytes.
+        CUtensorMap tl_map_A;
+        CUtensorMap tl_map_B;
+        CUtensorMap tl_map_C;
+        const bool tl_tma =
+            tl::host::tma_compatible(A, int64_t(M), int64_t(K), 2) &&
+            tl::host::make_tensor_map_2d(&tl_map_A, A, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, int64_t(M), int64_t(K), 128, 64) &&
+            tl::host::tma_compatible(B, int64_t(K), int64_t(N), 2) &&
+            tl::host::make_tensor_map_2d(&tl_map_B, B, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, int64_t(K), int64_t(N), 64, 64) &&
+            tl::host::tma_compatible(C, int64_t(M), int64_t(N), 2) &&
+            tl::host::make_tensor_map_2d(&tl_map_C, C, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, int64_t(M), int64_t(N), 64, 64);
+        if (tl_tma) {
+            static const cudaError_t tl_attributes_sm90 = [] {
+                cudaError_t tl_err = cudaSuccess;
+                tl_err = cudaFuncSetAttribute(::gemm_bias_gelu_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 231488);
+                if (tl_err == cudaSuccess)
+                    tl_err = cudaFuncSetAttribute(::gemm_bias_gelu_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+                return tl_err;
+            }();
+            if (tl_attributes_sm90 != cudaSuccess) return tl::host::record(tl_attributes_sm90, tl_name, "setting the shared-memory attributes");
+            const int64_t tl_tiles = int64_t(tl::cdiv(N, 256)) * int64_t(tl::cdiv(M, 128));  // the warp-specialized kernel's own tiles
+            const int64_t tl_blocks = tl_tiles < tl_device.sm_count ? tl_tiles : tl_device.sm_count;  // persistent: one block per SM
+            if (tl_blocks <= INT32_MAX) {
+                ::gemm_bias_gelu_kernel_sm90<<<unsigned(tl_blocks), 384, 231488, stream>>>(tl_map_A, tl_map_B, tl_map_C, A, B, Bias, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N));
+                return tl::host::record(cudaGetLastError(), tl_name, "launch");
+            }
+        }
+    }
+    static const cudaError_t tl_attributes = [] {
+        cudaError_t tl_err = cudaSuccess;
+        tl_err = cudaFuncSetAttribute(::gemm_bias_gelu_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 107776);
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::gemm_bias_gelu_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
+    ::gemm_bias_gelu_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 107776, stream>>>(A, B, Bias, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+cudaError_t gemm_bias_silu(const __half* A, const __half* B, const __half* Bias, __half* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream) {
+    constexpr const char* tl_name = "gemm_bias_silu";
+    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Bias, tl_name, "Bias", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(N, 128)), tl_grid_y = int64_t(tl::cdiv(M, 128)), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    const tl::host::DeviceTraits tl_device = tl::host::current_device_traits();
+    if (tl_device.major == 9) {
+        // TMA needs 16-byte-aligned tensors whose rows are a multiple of 16 bytes.
+        CUtensorMap tl_map_A;
+        CUtensorMap tl_map_B;
+        CUtensorMap tl_map_C;
+        const bool tl_tma =
+            tl::host::tma_compatible(A, int64_t(M), int64_t(K), 2) &&
+            tl::host::make_tensor_map_2d(&tl_map_A, A, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, int64_t(M), int64_t(K), 128, 64) &&
+            tl::host::tma_compatible(B, int64_t(K), int64_t(N), 2) &&
+            tl::host::make_tensor_map_2d(&tl_map_B, B, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, int64_t(K), int64_t(N), 64, 64) &&
+            tl::host::tma_compatible(C, int64_t(M), int64_t(N), 2) &&
+            tl::host::make_tensor_map_2d(&tl_map_C, C, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, int64_t(M), int64_t(N), 64, 64);
+        if (tl_tma) {
+            static const cudaError_t tl_attributes_sm90 = [] {
+                cudaError_t tl_err = cudaSuccess;
+                tl_err = cudaFuncSetAttribute(::gemm_bias_silu_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 231488);
+                if (tl_err == cudaSuccess)
+                    tl_err = cudaFuncSetAttribute(::gemm_bias_silu_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+                return tl_err;
+            }();
+            if (tl_attributes_sm90 != cudaSuccess) return tl::host::record(tl_attributes_sm90, tl_name, "setting the shared-memory attributes");
+            const int64_t tl_tiles = int64_t(tl::cdiv(N, 256)) * int64_t(tl::cdiv(M, 128));  // the warp-specialized kernel's own tiles
+            const int64_t tl_blocks = tl_tiles < tl_device.sm_count ? tl_tiles : tl_device.sm_count;  // persistent: one block per SM
+            if (tl_blocks <= INT32_MAX) {
+                ::gemm_bias_silu_kernel_sm90<<<unsigned(tl_blocks), 384, 231488, stream>>>(tl_map_A, tl_map_B, tl_map_C, A, B, Bias, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N));
+                return tl::host::record(cudaGetLastError(), tl_name, "launch");
+            }
+        }
+    }
+    static const cudaError_t tl_attributes = [] {
+        cudaError_t tl_err = cudaSuccess;
+        tl_err = cudaFuncSetAttribute(::gemm_bias_silu_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 107776);
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::gemm_bias_silu_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
+    ::gemm_bias_silu_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 107776, stream>>>(A, B, Bias, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
 }  // namespace tlc
 
 extern "C" {
+cudaError_t tlc_gemm(const void* A, const void* B, void* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream) { return tlc::gemm(static_cast<const __half*>(A), static_cast<const __half*>(B), static_cast<__half*>(C), M, K, N, stream); }
+cudaError_t tlc_gemm_nt(const void* A, const void* B, void* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream) { return tlc::gemm_nt(static_cast<const __half*>(A), static_cast<const __half*>(B), static_cast<__half*>(C), M, K, N, stream); }
+cudaError_t tlc_gemm_scaled(const void* A, const void* B, void* C, float alpha, float beta, int64_t M, int64_t K, int64_t N, cudaStream_t stream) { return tlc::gemm_scaled(static_cast<const __half*>(A), static_cast<const __half*>(B), static_cast<__half*>(C), alpha, beta, M, K, N, stream); }
+cudaError_t tlc_gemm_bias(const void* A, const void* B, const void* Bias, void* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream) { return tlc::gemm_bias(static_cast<const __half*>(A), static_cast<const __half*>(B), static_cast<const __half*>(Bias), static_cast<__half*>(C), M, K, N, stream); }
+cudaError_t tlc_gemm_bias_gelu(const void* A, const void* B, const void* Bias, void* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream) { return tlc::gemm_bias_gelu(static_cast<const __half*>(A), static_cast<const __half*>(B), static_cast<const __half*>(Bias), static_cast<__half*>(C), M, K, N, stream); }
+cudaError_t tlc_gemm_bias_silu(const void* A, const void* B, const void* Bias, void* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream) { return tlc::gemm_bias_silu(static_cast<const __half*>(A), static_cast<const __half*>(B), static_cast<const __half*>(Bias), static_cast<__half*>(C), M, K, N, stream); }
 }

@@ -12,7 +12,31 @@
 
 namespace tlc {
 
+// Launches kernel `gemm`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
+cudaError_t gemm(const __half* A, const __half* B, __half* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream = 0);
+
+// Launches kernel `gemm_nt`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
+cudaError_t gemm_nt(const __half* A, const __half* B, __half* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream = 0);
+
+// Launches kernel `gemm_scaled`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
+cudaError_t gemm_scaled(const __half* A, const __half* B, __half* C, float alpha, float beta, int64_t M, int64_t K, int64_t N, cudaStream_t stream = 0);
+
+// Launches kernel `gemm_bias`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
+cudaError_t gemm_bias(const __half* A, const __half* B, const __half* Bias, __half* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream = 0);
+
+// Launches kernel `gemm_bias_gelu`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
+cudaError_t gemm_bias_gelu(const __half* A, const __half* B, const __half* Bias, __half* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream = 0);
+
+// Launches kernel `gemm_bias_silu`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
+cudaError_t gemm_bias_silu(const __half* A, const __half* B, const __half* Bias, __half* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream = 0);
+
 }  // namespace tlc
 
 extern "C" {
+cudaError_t tlc_gemm(const void* A, const void* B, void* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream);
+cudaError_t tlc_gemm_nt(const void* A, const void* B, void* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream);
+cudaError_t tlc_gemm_scaled(const void* A, const void* B, void* C, float alpha, float beta, int64_t M, int64_t K, int64_t N, cudaStream_t stream);
+cudaError_t tlc_gemm_bias(const void* A, const void* B, const void* Bias, void* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream);
+cudaError_t tlc_gemm_bias_gelu(const void* A, const void* B, const void* Bias, void* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream);
+cudaError_t tlc_gemm_bias_silu(const void* A, const void* B, const void* Bias, void* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream);
 }

@@ -7,11 +7,472 @@
 
 namespace {
 
+// kernel softmax<BN = 1024, T = f16>  (stdlib/softmax.tl:6)
+// 256 threads per block, 32 bytes of shared memory
+__global__ void __launch_bounds__(256) softmax_kernel(
+        const tl::f16* __restrict__ X,
+        tl::f16* __restrict__ Y,
+        int32_t M,
+        int32_t N)
+{
+    using x_layout = tl::BlockedLayout<1024, 8, 256>;  // fragment x: f32[1024]
+    const int tl_tid = threadIdx.x;
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    float x[x_layout::kSlots];  // fragment x: f32[1024]
+    float m = -tl::inf<float>();
+    float l = 0.0f;
+    float tile_max;
+    float tile_sum;
+    const int32_t row = int(blockIdx.x);
+    const int32_t n_tiles = tl::cdiv(N, 1024);
+    for (int t = 0; t < n_tiles; ++t) {
+        // copy(X[row, t * BN +: BN], x, pad = -inf);     // padding: exp(-inf) = 0  (softmax.tl:18)
+        #pragma unroll
+        for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 8) {
+            if (!x_layout::valid(tl_tid, tl_chunk0)) continue;
+            const tl::f16* tl_ptr1 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0)))];
+            if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0))) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+                tl::f16 tl_vec2[8];
+                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    x[tl_chunk0 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0 + tl_v)))]) : -tl::inf<float>();
+                }
+            }
+        }
+        // reduce(max, x, tile_max);  (softmax.tl:19)
+        {
+            float tl_part[1];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+            #pragma unroll
+            for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
+                if (!x_layout::valid(tl_tid, tl_s3)) continue;
+                tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s3]));
+            }
+            tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+            {
+                tile_max = tl_part[0];
+            }
+        }
+        const float m_new = tl::max(m, tile_max);
+        // for j in parallel(BN) {  (softmax.tl:21)
+        // for j in parallel(1024): each thread visits the elements of `x` it holds
+        #pragma unroll
+        for (int tl_s4 = 0; tl_s4 < x_layout::kSlots; ++tl_s4) {
+            if (!x_layout::valid(tl_tid, tl_s4)) continue;
+            const int j = x_layout::flat(tl_tid, tl_s4);
+            x[tl_s4] = tl::exp(x[tl_s4] - m_new);
+        }
+        // reduce(sum, x, tile_sum);  (softmax.tl:24)
+        {
+            float tl_part[1];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            #pragma unroll
+            for (int tl_s5 = 0; tl_s5 < x_layout::kSlots; ++tl_s5) {
+                if (!x_layout::valid(tl_tid, tl_s5)) continue;
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s5]));
+            }
+            tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+            {
+                tile_sum = tl_part[0];
+            }
+        }
+        l = l * tl::exp(m - m_new) + tile_sum;
+        m = m_new;
+    }
+    const float inv_l = 1.0f / l;
+    for (int t = 0; t < n_tiles; ++t) {
+        // copy(X[row, t * BN +: BN], x);  (softmax.tl:31)
+        #pragma unroll
+        for (int tl_chunk6 = 0; tl_chunk6 < x_layout::kSlots; tl_chunk6 += 8) {
+            if (!x_layout::valid(tl_tid, tl_chunk6)) continue;
+            const tl::f16* tl_ptr7 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk6)))];
+            if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk6)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk6))) + 7, N) && tl::is_aligned(tl_ptr7, 16)) {
+                tl::f16 tl_vec8[8];
+                tl::load_vector<tl::f16, 8>(tl_vec8, tl_ptr7);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk6 + tl_v] = tl::convert<float>(tl_vec8[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    x[tl_chunk6 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk6 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk6 + tl_v)))]) : 0.0f;
+                }
+            }
+        }
+        // for j in parallel(BN) {  (softmax.tl:32)
+        // for j in parallel(1024): each thread visits the elements of `x` it holds
+        #pragma unroll
+        for (int tl_s9 = 0; tl_s9 < x_layout::kSlots; ++tl_s9) {
+            if (!x_layout::valid(tl_tid, tl_s9)) continue;
+            const int j = x_layout::flat(tl_tid, tl_s9);
+            x[tl_s9] = tl::exp(x[tl_s9] - m) * inv_l;
+        }
+        // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:35)
+        #pragma unroll
+        for (int tl_chunk10 = 0; tl_chunk10 < x_layout::kSlots; tl_chunk10 += 8) {
+            if (!x_layout::valid(tl_tid, tl_chunk10)) continue;
+            tl::f16* tl_ptr11 = &Y[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk10)))];
+            if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk10)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk10))) + 7, N) && tl::is_aligned(tl_ptr11, 16)) {
+                tl::f16 tl_vec12[8];
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec12[tl_v] = tl::convert<tl::f16>(x[tl_chunk10 + tl_v]);
+                tl::store_vector<tl::f16, 8>(tl_ptr11, tl_vec12);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk10 + tl_v)), N)) Y[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk10 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk10 + tl_v]);
+                }
+            }
+        }
+    }
+}
+
+// kernel log_softmax<BN = 1024, T = f16>  (stdlib/softmax.tl:40)
+// 256 threads per block, 32 bytes of shared memory
+__global__ void __launch_bounds__(256) log_softmax_kernel(
+        const tl::f16* __restrict__ X,
+        tl::f16* __restrict__ Y,
+        int32_t M,
+        int32_t N)
+{
+    using x_layout = tl::BlockedLayout<1024, 8, 256>;  // fragment x: f32[1024]
+    const int tl_tid = threadIdx.x;
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    float x[x_layout::kSlots];  // fragment x: f32[1024]
+    float m = -tl::inf<float>();
+    float l = 0.0f;
+    float tile_max;
+    float tile_sum;
+    const int32_t row = int(blockIdx.x);
+    const int32_t n_tiles = tl::cdiv(N, 1024);
+    for (int t = 0; t < n_tiles; ++t) {
+        // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:52)
+        #pragma unroll
+        for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 8) {
+            if (!x_layout::valid(tl_tid, tl_chunk0)) continue;
+            const tl::f16* tl_ptr1 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0)))];
+            if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0))) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+                tl::f16 tl_vec2[8];
+                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    x[tl_chunk0 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0 + tl_v)))]) : -tl::inf<float>();
+                }
+            }
+        }
+        // reduce(max, x, tile_max);  (softmax.tl:53)
+        {
+            float tl_part[1];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+            #pragma unroll
+            for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
+                if (!x_layout::valid(tl_tid, tl_s3)) continue;
+                tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s3]));
+            }
+            tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+            {
+                tile_max = tl_part[0];
+            }
+        }
+        const float m_new = tl::max(m, tile_max);
+        // for j in parallel(BN) {  (softmax.tl:55)
+        // for j in parallel(1024): each thread visits the elements of `x` it holds
+        #pragma unroll
+        for (int tl_s4 = 0; tl_s4 < x_layout::kSlots; ++tl_s4) {
+            if (!x_layout::valid(tl_tid, tl_s4)) continue;
+            const int j = x_layout::flat(tl_tid, tl_s4);
+            x[tl_s4] = tl::exp(x[tl_s4] - m_new);
+        }
+        // reduce(sum, x, tile_sum);  (softmax.tl:58)
+        {
+            float tl_part[1];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            #pragma unroll
+            for (int tl_s5 = 0; tl_s5 < x_layout::kSlots; ++tl_s5) {
+                if (!x_layout::valid(tl_tid, tl_s5)) continue;
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s5]));
+            }
+            tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+            {
+                tile_sum = tl_part[0];
+            }
+        }
+        l = l * tl::exp(m - m_new) + tile_sum;
+        m = m_new;
+    }
+    const float shift = m + tl::log(l);
+    for (int t = 0; t < n_tiles; ++t) {
+        // copy(X[row, t * BN +: BN], x);  (softmax.tl:65)
+        #pragma unroll
+        for (int tl_chunk6 = 0; tl_chunk6 < x_layout::kSlots; tl_chunk6 += 8) {
+            if (!x_layout::valid(tl_tid, tl_chunk6)) continue;
+            const tl::f16* tl_ptr7 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk6)))];
+            if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk6)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk6))) + 7, N) && tl::is_aligned(tl_ptr7, 16)) {
+                tl::f16 tl_vec8[8];
+                tl::load_vector<tl::f16, 8>(tl_vec8, tl_ptr7);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk6 + tl_v] = tl::convert<float>(tl_vec8[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    x[tl_chunk6 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk6 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk6 + tl_v)))]) : 0.0f;
+                }
+            }
+        }
+        // for j in parallel(BN) {  (softmax.tl:66)
+        // for j in parallel(1024): each thread visits the elements of `x` it holds
+        #pragma unroll
+        for (int tl_s9 = 0; tl_s9 < x_layout::kSlots; ++tl_s9) {
+            if (!x_layout::valid(tl_tid, tl_s9)) continue;
+            const int j = x_layout::flat(tl_tid, tl_s9);
+            x[tl_s9] = x[tl_s9] - shift;
+        }
+        // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:69)
+        #pragma unroll
+        for (int tl_chunk10 = 0; tl_chunk10 < x_layout::kSlots; tl_chunk10 += 8) {
+            if (!x_layout::valid(tl_tid, tl_chunk10)) continue;
+            tl::f16* tl_ptr11 = &Y[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk10)))];
+            if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk10)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk10))) + 7, N) && tl::is_aligned(tl_ptr11, 16)) {
+                tl::f16 tl_vec12[8];
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec12[tl_v] = tl::convert<tl::f16>(x[tl_chunk10 + tl_v]);
+                tl::store_vector<tl::f16, 8>(tl_ptr11, tl_vec12);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk10 + tl_v)), N)) Y[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk10 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk10 + tl_v]);
+                }
+            }
+        }
+    }
+}
+
+// kernel softmax_rows<BM = 8, BN = 256, T = f16>  (stdlib/softmax.tl:75)
+// 256 threads per block, 256 bytes of shared memory
+__global__ void __launch_bounds__(256) softmax_rows_kernel(
+        const tl::f16* __restrict__ X,
+        tl::f16* __restrict__ Y,
+        int32_t M,
+        int32_t N)
+{
+    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[8, 256]
+    const int tl_tid = threadIdx.x;
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    unsigned char* tl_scratch = tl_smem + 0;  // 256 bytes for reductions and staging
+    float x[x_layout::kSlots];  // fragment x: f32[8, 256]
+    float m[8];  // fragment m: f32[8]
+    #pragma unroll
+    for (int tl_i = 0; tl_i < 8; ++tl_i) m[tl_i] = -tl::inf<float>();
+    float l[8];  // fragment l: f32[8]
+    #pragma unroll
+    for (int tl_i = 0; tl_i < 8; ++tl_i) l[tl_i] = 0.0f;
+    float m_tile[8];  // fragment m_tile: f32[8]
+    float l_tile[8];  // fragment l_tile: f32[8]
+    float alpha[8];  // fragment alpha: f32[8]
+    const int32_t row0 = int(blockIdx.x) * 8;
+    const int32_t n_tiles = tl::cdiv(N, 256);
+    for (int t = 0; t < n_tiles; ++t) {
+        // copy(X[row0 +: BM, t * BN +: BN], x, pad = -inf);  (softmax.tl:88)
+        #pragma unroll
+        for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 8) {
+            if (!x_layout::valid(tl_tid, tl_chunk0)) continue;
+            const tl::f16* tl_ptr1 = &X[int64_t(row0 + ((x_layout::flat(tl_tid, tl_chunk0)) / 256)) * N + ((t * 256) + ((x_layout::flat(tl_tid, tl_chunk0)) % 256))];
+            if (tl::in_bounds(row0 + ((x_layout::flat(tl_tid, tl_chunk0)) / 256), M) && tl::in_bounds((t * 256) + ((x_layout::flat(tl_tid, tl_chunk0)) % 256), N) && tl::in_bounds(row0 + ((x_layout::flat(tl_tid, tl_chunk0)) / 256), M) && tl::in_bounds(((t * 256) + ((x_layout::flat(tl_tid, tl_chunk0)) % 256)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+                tl::f16 tl_vec2[8];
+                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    x[tl_chunk0 + tl_v] = tl::in_bounds(row0 + ((x_layout::flat(tl_tid, tl_chunk0 + tl_v)) / 256), M) && tl::in_bounds((t * 256) + ((x_layout::flat(tl_tid, tl_chunk0 + tl_v)) % 256), N) ? tl::convert<float>(X[int64_t(row0 + ((x_layout::flat(tl_tid, tl_chunk0 + tl_v)) / 256)) * N + ((t * 256) + ((x_layout::flat(tl_tid, tl_chunk0 + tl_v)) % 256))]) : -tl::inf<float>();
+                }
+            }
+        }
+        // reduce(max, x, m_tile, axis = 1);  (softmax.tl:89)
+        {
+            float tl_part[8];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 8; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+            #pragma unroll
+            for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
+                if (!x_layout::valid(tl_tid, tl_s3)) continue;
+                tl_part[(x_layout::flat(tl_tid, tl_s3)) / 256] = tl::MaxOp::combine(tl_part[(x_layout::flat(tl_tid, tl_s3)) / 256], tl::MaxOp::element(x[tl_s3]));
+            }
+            tl::block_allreduce<tl::MaxOp, 8, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+            for (int tl_e4 = 0; tl_e4 < 8; ++tl_e4) {
+                m_tile[tl_e4] = tl_part[tl_e4];
+            }
+        }
+        // for i in parallel(BM) {  (softmax.tl:90)
+        // for i in parallel(8): every thread runs every iteration (it updates a replicated fragment)
+        for (int tl_e5 = 0; tl_e5 < 8; ++tl_e5) {
+            const int i = tl_e5;
+            const float m_new = tl::max(m[i], m_tile[i]);
+            alpha[i] = tl::exp(m[i] - m_new);
+            m[i] = m_new;
+        }
+        // for i, j in parallel(BM, BN) {  (softmax.tl:95)
+        // for i, j in parallel(8, 256): each thread visits the elements of `x` it holds
+        #pragma unroll
+        for (int tl_s6 = 0; tl_s6 < x_layout::kSlots; ++tl_s6) {
+            if (!x_layout::valid(tl_tid, tl_s6)) continue;
+            const int i = (x_layout::flat(tl_tid, tl_s6)) / 256;
+            const int j = (x_layout::flat(tl_tid, tl_s6)) % 256;
+            x[tl_s6] = tl::exp(x[tl_s6] - m[i]);
+        }
+        // reduce(sum, x, l_tile, axis = 1);  (softmax.tl:98)
+        {
+            float tl_part[8];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 8; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            #pragma unroll
+            for (int tl_s7 = 0; tl_s7 < x_layout::kSlots; ++tl_s7) {
+                if (!x_layout::valid(tl_tid, tl_s7)) continue;
+                tl_part[(x_layout::flat(tl_tid, tl_s7)) / 256] = tl::SumOp::combine(tl_part[(x_layout::flat(tl_tid, tl_s7)) / 256], tl::SumOp::element(x[tl_s7]));
+            }
+            tl::block_allreduce<tl::SumOp, 8, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+            for (int tl_e8 = 0; tl_e8 < 8; ++tl_e8) {
+                l_tile[tl_e8] = tl_part[tl_e8];
+            }
+        }
+        // for i in parallel(BM) {  (softmax.tl:99)
+        // for i in parallel(8): every thread runs every iteration (it updates a replicated fragment)
+        for (int tl_e9 = 0; tl_e9 < 8; ++tl_e9) {
+            const int i = tl_e9;
+            l[i] = l[i] * alpha[i] + l_tile[i];
+        }
+    }
+    for (int t = 0; t < n_tiles; ++t) {
+        // copy(X[row0 +: BM, t * BN +: BN], x);  (softmax.tl:105)
+        #pragma unroll
+        for (int tl_chunk10 = 0; tl_chunk10 < x_layout::kSlots; tl_chunk10 += 8) {
+            if (!x_layout::valid(tl_tid, tl_chunk10)) continue;
+            const tl::f16* tl_ptr11 = &X[int64_t(row0 + ((x_layout::flat(tl_tid, tl_chunk10)) / 256)) * N + ((t * 256) + ((x_layout::flat(tl_tid, tl_chunk10)) % 256))];
+            if (tl::in_bounds(row0 + ((x_layout::flat(tl_tid, tl_chunk10)) / 256), M) && tl::in_bounds((t * 256) + ((x_layout::flat(tl_tid, tl_chunk10)) % 256), N) && tl::in_bounds(row0 + ((x_layout::flat(tl_tid, tl_chunk10)) / 256), M) && tl::in_bounds(((t * 256) + ((x_layout::flat(tl_tid, tl_chunk10)) % 256)) + 7, N) && tl::is_aligned(tl_ptr11, 16)) {
+                tl::f16 tl_vec12[8];
+                tl::load_vector<tl::f16, 8>(tl_vec12, tl_ptr11);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk10 + tl_v] = tl::convert<float>(tl_vec12[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    x[tl_chunk10 + tl_v] = tl::in_bounds(row0 + ((x_layout::flat(tl_tid, tl_chunk10 + tl_v)) / 256), M) && tl::in_bounds((t * 256) + ((x_layout::flat(tl_tid, tl_chunk10 + tl_v)) % 256), N) ? tl::convert<float>(X[int64_t(row0 + ((x_layout::flat(tl_tid, tl_chunk10 + tl_v)) / 256)) * N + ((t * 256) + ((x_layout::flat(tl_tid, tl_chunk10 + tl_v)) % 256))]) : 0.0f;
+                }
+            }
+        }
+        // for i, j in parallel(BM, BN) {  (softmax.tl:106)
+        // for i, j in parallel(8, 256): each thread visits the elements of `x` it holds
+        #pragma unroll
+        for (int tl_s13 = 0; tl_s13 < x_layout::kSlots; ++tl_s13) {
+            if (!x_layout::valid(tl_tid, tl_s13)) continue;
+            const int i = (x_layout::flat(tl_tid, tl_s13)) / 256;
+            const int j = (x_layout::flat(tl_tid, tl_s13)) % 256;
+            x[tl_s13] = tl::exp(x[tl_s13] - m[i]) / l[i];
+        }
+        // copy(x, Y[row0 +: BM, t * BN +: BN]);  (softmax.tl:109)
+        #pragma unroll
+        for (int tl_chunk14 = 0; tl_chunk14 < x_layout::kSlots; tl_chunk14 += 8) {
+            if (!x_layout::valid(tl_tid, tl_chunk14)) continue;
+            tl::f16* tl_ptr15 = &Y[int64_t(row0 + ((x_layout::flat(tl_tid, tl_chunk14)) / 256)) * N + ((t * 256) + ((x_layout::flat(tl_tid, tl_chunk14)) % 256))];
+            if (tl::in_bounds(row0 + ((x_layout::flat(tl_tid, tl_chunk14)) / 256), M) && tl::in_bounds((t * 256) + ((x_layout::flat(tl_tid, tl_chunk14)) % 256), N) && tl::in_bounds(row0 + ((x_layout::flat(tl_tid, tl_chunk14)) / 256), M) && tl::in_bounds(((t * 256) + ((x_layout::flat(tl_tid, tl_chunk14)) % 256)) + 7, N) && tl::is_aligned(tl_ptr15, 16)) {
+                tl::f16 tl_vec16[8];
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec16[tl_v] = tl::convert<tl::f16>(x[tl_chunk14 + tl_v]);
+                tl::store_vector<tl::f16, 8>(tl_ptr15, tl_vec16);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    if (tl::in_bounds(row0 + ((x_layout::flat(tl_tid, tl_chunk14 + tl_v)) / 256), M) && tl::in_bounds((t * 256) + ((x_layout::flat(tl_tid, tl_chunk14 + tl_v)) % 256), N)) Y[int64_t(row0 + ((x_layout::flat(tl_tid, tl_chunk14 + tl_v)) / 256)) * N + ((t * 256) + ((x_layout::flat(tl_tid, tl_chunk14 + tl_v)) % 256))] = tl::convert<tl::f16>(x[tl_chunk14 + tl_v]);
+                }
+            }
+        }
+    }
+}
+
 }  // namespace
 
 namespace tlc {
 
+cudaError_t softmax(const __half* X, __half* Y, int64_t M, int64_t N, cudaStream_t stream) {
+    constexpr const char* tl_name = "softmax";
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(M), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    static const cudaError_t tl_attributes = [] {
+        cudaError_t tl_err = cudaSuccess;
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::softmax_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
+    ::softmax_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+cudaError_t log_softmax(const __half* X, __half* Y, int64_t M, int64_t N, cudaStream_t stream) {
+    constexpr const char* tl_name = "log_softmax";
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(M), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    static const cudaError_t tl_attributes = [] {
+        cudaError_t tl_err = cudaSuccess;
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::log_softmax_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
+    ::log_softmax_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+cudaError_t softmax_rows(const __half* X, __half* Y, int64_t M, int64_t N, cudaStream_t stream) {
+    constexpr const char* tl_name = "softmax_rows";
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    static const cudaError_t tl_attributes = [] {
+        cudaError_t tl_err = cudaSuccess;
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::softmax_rows_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
+    ::softmax_rows_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 256, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
 }  // namespace tlc
 
 extern "C" {
+cudaError_t tlc_softmax(const void* X, void* Y, int64_t M, int64_t N, cudaStream_t stream) { return tlc::softmax(static_cast<const __half*>(X), static_cast<__half*>(Y), M, N, stream); }
+cudaError_t tlc_log_softmax(const void* X, void* Y, int64_t M, int64_t N, cudaStream_t stream) { return tlc::log_softmax(static_cast<const __half*>(X), static_cast<__half*>(Y), M, N, stream); }
+cudaError_t tlc_softmax_rows(const void* X, void* Y, int64_t M, int64_t N, cudaStream_t stream) { return tlc::softmax_rows(static_cast<const __half*>(X), static_cast<__half*>(Y), M, N, stream); }
 }

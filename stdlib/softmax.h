@@ -12,7 +12,19 @@
 
 namespace tlc {
 
+// Launches kernel `softmax`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
+cudaError_t softmax(const __half* X, __half* Y, int64_t M, int64_t N, cudaStream_t stream = 0);
+
+// Launches kernel `log_softmax`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
+cudaError_t log_softmax(const __half* X, __half* Y, int64_t M, int64_t N, cudaStream_t stream = 0);
+
+// Launches kernel `softmax_rows`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
+cudaError_t softmax_rows(const __half* X, __half* Y, int64_t M, int64_t N, cudaStream_t stream = 0);
+
 }  // namespace tlc
 
 extern "C" {
+cudaError_t tlc_softmax(const void* X, void* Y, int64_t M, int64_t N, cudaStream_t stream);
+cudaError_t tlc_log_softmax(const void* X, void* Y, int64_t M, int64_t N, cudaStream_t stream);
+cudaError_t tlc_softmax_rows(const void* X, void* Y, int64_t M, int64_t N, cudaStream_t stream);
 }

@@ -4,7 +4,8 @@
   - every tests/golden/*.cu, for the arch on its .tl's `// TLC-ARGS:` line (default sm_90a), and
     also for sm_80 when it holds a warp-specialized kernel (`<name>_kernel_sm90`);
   - every samples/**/*.tl and stdlib/*.tl translated by tlc for sm_80 and sm_90a (a
-    `// REQUIRES: sm_90a` line limits a file to the listed archs);
+    `// REQUIRES: sm_90a` line limits a file to the listed archs); the committed samples/*.cu and
+    stdlib/*.cu are the sm_90a translations (the examples.fresh test keeps them so);
 then builds the GPU test programs of tests/gpu/variants.sh (every sample and stdlib file with its
 variants; tests/gpu/<name>_test.cu and stdlib_<name>_test.cu) with tests/gpu's own scripts
 (generate.sh, run_gpu_tests.sh, which also compiles the generated files with -Werror all-warnings)

@@ -1,7 +1,7 @@
 // The typed tile IR: what sema produces and the scheduler and codegen consume. Every kernel is fully
 // specialised (compile-time parameters folded), every name resolved, every expression typed, and
 // every buffer carries its memory scope, dtype and shape. Nodes are immutable once built and shared
-// through shared_ptr<const T>; passes rebuild what they change (see ir/mutator.h).
+// through shared_ptr<const T>; passes rebuild what they change (see ir/mutate.h).
 #pragma once
 
 #include "ir/dtype.h"

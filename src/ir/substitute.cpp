@@ -1,6 +1,8 @@
 // Variable substitution and small-integer evaluation over the IR.
 #include "ir/substitute.h"
 
+#include "ir/mutate.h"
+
 namespace tlc::ir {
 
 ExprPtr make_var(const VarPtr& v) { return std::make_shared<VarRef>(v); }
@@ -12,49 +14,27 @@ ExprPtr make_binary(BinaryOp op, ExprPtr l, ExprPtr r) {
     return std::make_shared<Binary>(op, std::move(l), std::move(r), t);
 }
 
-ExprPtr substitute(const ExprPtr& e, const VarMap& map) {
-    if (!e) return e;
-    switch (e->kind) {
-    case ExprKind::VarRef: {
-        auto it = map.find(e->as<VarRef>()->var.get());
-        return it == map.end() ? e : it->second;
-    }
-    case ExprKind::Load: {
-        auto* l = e->as<Load>();
-        std::vector<ExprPtr> idx;
-        for (auto& i : l->indices) idx.push_back(substitute(i, map));
-        return std::make_shared<Load>(l->buffer, std::move(idx), e->range);
-    }
-    case ExprKind::Unary: {
-        auto* u = e->as<Unary>();
-        return std::make_shared<Unary>(u->op, substitute(u->operand, map), u->dtype, e->range);
-    }
-    case ExprKind::Binary: {
-        auto* b = e->as<Binary>();
-        return std::make_shared<Binary>(b->op, substitute(b->lhs, map), substitute(b->rhs, map), b->dtype, e->range);
-    }
-    case ExprKind::Select: {
-        auto* s = e->as<Select>();
-        return std::make_shared<Select>(substitute(s->cond, map), substitute(s->then_value, map),
-                                        substitute(s->else_value, map), e->range);
-    }
-    case ExprKind::Cast: return std::make_shared<Cast>(e->dtype, substitute(e->as<Cast>()->operand, map), e->range);
-    case ExprKind::Call: {
-        auto* c = e->as<Call>();
-        std::vector<ExprPtr> args;
-        for (auto& a : c->args) args.push_back(substitute(a, map));
-        if (c->function) return std::make_shared<Call>(c->function, std::move(args), c->dtype, e->range);
-        return std::make_shared<Call>(c->intrinsic, std::move(args), c->dtype, e->range);
-    }
-    default: return e;
-    }
-}
+namespace {
+// Replaces each VarRef of a mapped variable by its value; the rest of the tree is shared.
+class Substituter : public Mutator {
+public:
+    explicit Substituter(const VarMap& map) : map_(map) {}
 
-Region substitute(const Region& r, const VarMap& map) {
-    Region out = r;
-    for (Range& range : out.ranges) range.start = substitute(range.start, map);
-    return out;
-}
+protected:
+    using Mutator::visit;
+    ExprPtr visit(const NodePtr<VarRef>& op) override {
+        auto it = map_.find(op->var.get());
+        return it == map_.end() ? op : it->second;
+    }
+
+private:
+    const VarMap& map_;
+};
+} // namespace
+
+ExprPtr substitute(const ExprPtr& e, const VarMap& map) { return Substituter(map).mutate(e); }
+
+Region substitute(const Region& r, const VarMap& map) { return Substituter(map).mutate(r); }
 
 std::optional<int64_t> evaluate(const ExprPtr& e, const std::map<const Var*, int64_t>& values) {
     if (!e) return std::nullopt;

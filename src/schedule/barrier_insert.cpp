@@ -1,57 +1,54 @@
 // Barrier insertion: rebuilds the statement tree with an ir::Barrier before each planned statement.
 #include "schedule/barriers.h"
 
+#include "ir/mutate.h"
+
 namespace tlc::schedule {
 
 namespace {
 
-ir::StmtPtr rewrite(const ir::StmtPtr& s, const BarrierPlan& plan);
+class BarrierInserter : public ir::Mutator {
+public:
+    explicit BarrierInserter(const BarrierPlan& plan) : plan_(plan) {}
 
-// Rewrites the children of `s`, sharing the node when nothing below it changed.
-ir::StmtPtr rewrite_children(const ir::StmtPtr& s, const BarrierPlan& plan) {
-    switch (s->kind) {
-    case ir::StmtKind::Seq: {
-        auto* seq = s->as<ir::Seq>();
+    // A statement that is not inside a Seq (a loop or branch body, the kernel body) gets its
+    // barrier through a new Seq.
+    using ir::Mutator::mutate;
+    ir::StmtPtr mutate(const ir::StmtPtr& s) override {
+        ir::StmtPtr r = ir::Mutator::mutate(s);
+        auto it = s ? plan_.find(s.get()) : plan_.end();
+        if (it == plan_.end()) return r;
+        return std::make_shared<ir::Seq>(std::vector<ir::StmtPtr>{barrier(*s, it->second), r}, s->range);
+    }
+
+protected:
+    // Inside a Seq the barrier goes in front of the statement, in the same sequence.
+    using ir::Mutator::visit;
+    ir::StmtPtr visit(const ir::NodePtr<ir::Seq>& op) override {
         std::vector<ir::StmtPtr> out;
         bool changed = false;
-        for (auto& c : seq->stmts) {
-            auto it = plan.find(c.get());
-            if (it != plan.end()) {
-                out.push_back(std::make_shared<ir::Barrier>(it->second, c->range));
+        for (auto& c : op->stmts) {
+            if (auto it = plan_.find(c.get()); it != plan_.end()) {
+                out.push_back(barrier(*c, it->second));
                 changed = true;
             }
-            ir::StmtPtr r = rewrite_children(c, plan);
-            changed |= r != c;
-            out.push_back(r);
+            out.push_back(ir::Mutator::mutate(c));
+            changed |= out.back() != c;
         }
-        return changed ? std::make_shared<ir::Seq>(std::move(out), s->range) : s;
+        if (!changed) return op;
+        return ir::rebuild(op, [&](ir::Seq& n) { n.stmts = std::move(out); });
     }
-    case ir::StmtKind::If: {
-        auto* i = s->as<ir::If>();
-        ir::StmtPtr t = rewrite(i->then_body, plan), e = i->else_body ? rewrite(i->else_body, plan) : nullptr;
-        if (t == i->then_body && e == i->else_body) return s;
-        return std::make_shared<ir::If>(i->cond, t, e, s->range);
-    }
-    case ir::StmtKind::For: {
-        auto* f = s->as<ir::For>();
-        ir::StmtPtr b = rewrite(f->body, plan);
-        if (b == f->body) return s;
-        return std::make_shared<ir::For>(f->loop_kind, f->vars, f->extents, f->options, b, s->range);
-    }
-    default: return s;
-    }
-}
 
-// A statement that is not inside a Seq (a loop or branch body) gets its barrier through a new Seq.
-ir::StmtPtr rewrite(const ir::StmtPtr& s, const BarrierPlan& plan) {
-    ir::StmtPtr r = rewrite_children(s, plan);
-    auto it = plan.find(s.get());
-    if (it == plan.end()) return r;
-    return std::make_shared<ir::Seq>(std::vector<ir::StmtPtr>{std::make_shared<ir::Barrier>(it->second, s->range), r}, s->range);
-}
+private:
+    static ir::StmtPtr barrier(const ir::Stmt& before, const std::string& why) {
+        return std::make_shared<ir::Barrier>(why, before.range);
+    }
+
+    const BarrierPlan& plan_;
+};
 
 } // namespace
 
-ir::StmtPtr insert_barriers(const ir::StmtPtr& body, const BarrierPlan& plan) { return rewrite(body, plan); }
+ir::StmtPtr insert_barriers(const ir::StmtPtr& body, const BarrierPlan& plan) { return BarrierInserter(plan).mutate(body); }
 
 } // namespace tlc::schedule

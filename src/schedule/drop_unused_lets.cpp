@@ -2,6 +2,7 @@
 // current statement.
 #include "schedule/drop_unused_lets.h"
 
+#include "ir/mutate.h"
 #include "ir/walk.h"
 
 #include <set>
@@ -16,11 +17,11 @@ void add_reads(const ir::StmtPtr& s, std::set<const ir::Var*>& read) {
     });
 }
 
-ir::StmtPtr drop(const ir::StmtPtr& s) {
-    if (!s) return s;
-    switch (s->kind) {
-    case ir::StmtKind::Seq: {
-        const auto& stmts = s->as<ir::Seq>()->stmts;
+class LetDropper : public ir::Mutator {
+protected:
+    using ir::Mutator::visit;
+    ir::StmtPtr visit(const ir::NodePtr<ir::Seq>& op) override {
+        const auto& stmts = op->stmts;
         std::vector<ir::StmtPtr> kept;
         std::set<const ir::Var*> read; // by the statements kept after the current one
         bool changed = false;
@@ -30,34 +31,26 @@ ir::StmtPtr drop(const ir::StmtPtr& s) {
                 changed = true;
                 continue;
             }
-            ir::StmtPtr r = l ? stmts[i] : drop(stmts[i]);
+            ir::StmtPtr r = l ? stmts[i] : mutate(stmts[i]);
             changed |= r != stmts[i];
             add_reads(r, read);
             kept.push_back(r);
         }
-        if (!changed) return s;
-        return std::make_shared<ir::Seq>(std::vector<ir::StmtPtr>(kept.rbegin(), kept.rend()), s->range);
+        if (!changed) return op;
+        return ir::rebuild(op, [&](ir::Seq& n) { n.stmts.assign(kept.rbegin(), kept.rend()); });
     }
-    case ir::StmtKind::Let: // alone as a loop or branch body: nothing can read it
-        return std::make_shared<ir::Seq>(std::vector<ir::StmtPtr>{}, s->range);
-    case ir::StmtKind::If: {
-        auto* i = s->as<ir::If>();
-        ir::StmtPtr t = drop(i->then_body), e = drop(i->else_body);
-        if (t == i->then_body && e == i->else_body) return s;
-        return std::make_shared<ir::If>(i->cond, t, e, s->range);
+
+    // Alone as a loop or branch body: nothing can read it.
+    ir::StmtPtr visit(const ir::NodePtr<ir::LetStmt>& op) override {
+        return std::make_shared<ir::Seq>(std::vector<ir::StmtPtr>{}, op->range);
     }
-    case ir::StmtKind::For: {
-        auto* f = s->as<ir::For>();
-        ir::StmtPtr b = drop(f->body);
-        if (b == f->body) return s;
-        return std::make_shared<ir::For>(f->loop_kind, f->vars, f->extents, f->options, b, s->range);
-    }
-    default: return s;
-    }
-}
+
+    // Its `let`s are not a sequence: codegen evaluates in each role the ones that role reads.
+    ir::StmtPtr visit(const ir::NodePtr<ir::WarpSpecializedLoop>& op) override { return op; }
+};
 
 } // namespace
 
-ir::StmtPtr drop_unused_lets(const ir::StmtPtr& body) { return drop(body); }
+ir::StmtPtr drop_unused_lets(const ir::StmtPtr& body) { return LetDropper().mutate(body); }
 
 } // namespace tlc::schedule

@@ -2,6 +2,7 @@
 // destinations, and rebuilds the loop with a prologue, stage-indexed accesses and async groups.
 #include "schedule/pipeline_loops.h"
 
+#include "ir/mutate.h"
 #include "ir/substitute.h"
 #include "ir/walk.h"
 
@@ -28,148 +29,99 @@ bool is_whole(const ir::Region& r) {
     return true;
 }
 
-// Prepends the stage axis to accesses of multi-buffered buffers.
-class StageRewriter {
+// Prepends the stage axis to every access of a multi-buffered buffer: loads and stores, and
+// regions, whose starts may load from one too.
+class StageRewriter : public ir::Mutator {
 public:
     StageRewriter(const BufferMap& map, ir::ExprPtr stage) : map_(map), stage_(std::move(stage)) {}
 
-    ir::Region region(const ir::Region& r) const {
+    using ir::Mutator::mutate;
+    ir::Region mutate(const ir::Region& r) override {
+        ir::Region out = ir::Mutator::mutate(r);
         auto it = map_.find(r.buffer.get());
-        if (it == map_.end()) return r;
-        ir::Region out;
+        if (it == map_.end()) return out;
         out.buffer = it->second;
-        out.ranges.push_back(ir::Range{stage_, 1, true});
-        for (auto& range : r.ranges) out.ranges.push_back(range);
+        out.ranges.insert(out.ranges.begin(), ir::Range{stage_, 1, true});
         return out;
     }
 
-    ir::ExprPtr expr(const ir::ExprPtr& e) const {
-        if (!e) return e;
-        switch (e->kind) {
-        case ir::ExprKind::Load: {
-            auto* l = e->as<ir::Load>();
-            std::vector<ir::ExprPtr> idx;
-            auto it = map_.find(l->buffer.get());
-            if (it != map_.end()) idx.push_back(stage_);
-            for (auto& i : l->indices) idx.push_back(expr(i));
-            return std::make_shared<ir::Load>(it != map_.end() ? it->second : l->buffer, std::move(idx), e->range);
-        }
-        case ir::ExprKind::Unary: {
-            auto* u = e->as<ir::Unary>();
-            return std::make_shared<ir::Unary>(u->op, expr(u->operand), u->dtype, e->range);
-        }
-        case ir::ExprKind::Binary: {
-            auto* b = e->as<ir::Binary>();
-            return std::make_shared<ir::Binary>(b->op, expr(b->lhs), expr(b->rhs), b->dtype, e->range);
-        }
-        case ir::ExprKind::Select: {
-            auto* s = e->as<ir::Select>();
-            return std::make_shared<ir::Select>(expr(s->cond), expr(s->then_value), expr(s->else_value), e->range);
-        }
-        case ir::ExprKind::Cast: return std::make_shared<ir::Cast>(e->dtype, expr(e->as<ir::Cast>()->operand), e->range);
-        case ir::ExprKind::Call: {
-            auto* c = e->as<ir::Call>();
-            std::vector<ir::ExprPtr> args;
-            for (auto& a : c->args) args.push_back(expr(a));
-            if (c->function) return std::make_shared<ir::Call>(c->function, std::move(args), c->dtype, e->range);
-            return std::make_shared<ir::Call>(c->intrinsic, std::move(args), c->dtype, e->range);
-        }
-        default: return e;
-        }
+protected:
+    using ir::Mutator::visit;
+    ir::ExprPtr visit(const ir::NodePtr<ir::Load>& op) override {
+        ir::ExprPtr e = ir::Mutator::visit(op);
+        auto it = map_.find(op->buffer.get());
+        if (it == map_.end()) return e;
+        return std::make_shared<ir::Load>(it->second, staged(e->as<ir::Load>()->indices), e->range);
     }
 
-    ir::StmtPtr stmt(const ir::StmtPtr& s) const {
-        if (!s) return s;
-        switch (s->kind) {
-        case ir::StmtKind::Seq: {
-            std::vector<ir::StmtPtr> out;
-            for (auto& c : s->as<ir::Seq>()->stmts) out.push_back(stmt(c));
-            return std::make_shared<ir::Seq>(std::move(out), s->range);
-        }
-        case ir::StmtKind::Let: return std::make_shared<ir::LetStmt>(s->as<ir::LetStmt>()->var, expr(s->as<ir::LetStmt>()->value), s->range);
-        case ir::StmtKind::Alloc: return std::make_shared<ir::Alloc>(s->as<ir::Alloc>()->buffer, expr(s->as<ir::Alloc>()->init), s->range);
-        case ir::StmtKind::Store: {
-            auto* st = s->as<ir::Store>();
-            std::vector<ir::ExprPtr> idx;
-            auto it = map_.find(st->buffer.get());
-            if (it != map_.end()) idx.push_back(stage_);
-            for (auto& i : st->indices) idx.push_back(expr(i));
-            return std::make_shared<ir::Store>(it != map_.end() ? it->second : st->buffer, std::move(idx), expr(st->value), s->range);
-        }
-        case ir::StmtKind::If: {
-            auto* i = s->as<ir::If>();
-            return std::make_shared<ir::If>(expr(i->cond), stmt(i->then_body), stmt(i->else_body), s->range);
-        }
-        case ir::StmtKind::For: {
-            auto* f = s->as<ir::For>();
-            std::vector<ir::ExprPtr> ext;
-            for (auto& e : f->extents) ext.push_back(expr(e));
-            return std::make_shared<ir::For>(f->loop_kind, f->vars, ext, f->options, stmt(f->body), s->range);
-        }
-        case ir::StmtKind::Copy: {
-            auto* c = s->as<ir::Copy>();
-            auto out = std::make_shared<ir::Copy>(region(c->src), region(c->dst), expr(c->pad), s->range);
-            out->async = c->async;
-            return out;
-        }
-        case ir::StmtKind::Gemm: {
-            auto* g = s->as<ir::Gemm>();
-            return std::make_shared<ir::Gemm>(region(g->a), region(g->b), region(g->c), g->transpose_a, g->transpose_b, g->clear, s->range);
-        }
-        case ir::StmtKind::Fill: return std::make_shared<ir::Fill>(region(s->as<ir::Fill>()->dst), expr(s->as<ir::Fill>()->value), s->range);
-        case ir::StmtKind::Reduce: {
-            auto* r = s->as<ir::Reduce>();
-            return std::make_shared<ir::Reduce>(r->op, region(r->src), region(r->dst), r->axis, r->clear, s->range);
-        }
-        case ir::StmtKind::Cumsum: {
-            auto* c = s->as<ir::Cumsum>();
-            return std::make_shared<ir::Cumsum>(region(c->src), region(c->dst), c->axis, c->reverse, s->range);
-        }
-        case ir::StmtKind::AtomicAdd: {
-            auto* a = s->as<ir::AtomicAdd>();
-            return std::make_shared<ir::AtomicAdd>(region(a->dst), a->src.buffer ? region(a->src) : a->src, expr(a->value), s->range);
-        }
-        case ir::StmtKind::Evaluate: return std::make_shared<ir::Evaluate>(expr(s->as<ir::Evaluate>()->value), s->range);
-        default: return s;
-        }
+    ir::StmtPtr visit(const ir::NodePtr<ir::Store>& op) override {
+        ir::StmtPtr s = ir::Mutator::visit(op);
+        auto it = map_.find(op->buffer.get());
+        if (it == map_.end()) return s;
+        auto* st = s->as<ir::Store>();
+        return std::make_shared<ir::Store>(it->second, staged(st->indices), st->value, s->range);
     }
 
 private:
+    std::vector<ir::ExprPtr> staged(const std::vector<ir::ExprPtr>& indices) const {
+        std::vector<ir::ExprPtr> out{stage_};
+        out.insert(out.end(), indices.begin(), indices.end());
+        return out;
+    }
+
     const BufferMap& map_;
     ir::ExprPtr stage_;
 };
 
-class Pipeliner {
+// Swaps the declaration of each multi-buffered tile for its staged buffer.
+class AllocReplacer : public ir::Mutator {
+public:
+    explicit AllocReplacer(const BufferMap& map) : map_(map) {}
+
+protected:
+    using ir::Mutator::visit;
+    ir::StmtPtr visit(const ir::NodePtr<ir::Alloc>& op) override {
+        auto it = map_.find(op->buffer.get());
+        if (it == map_.end()) return op;
+        return ir::rebuild(op, [&](ir::Alloc& a) { a.buffer = it->second; });
+    }
+
+private:
+    const BufferMap& map_;
+};
+
+class Pipeliner : public ir::Mutator {
 public:
     Pipeliner(const ir::Kernel& k, DiagnosticEngine* diags) : kernel_(k), diags_(diags) {}
 
     ir::StmtPtr run() {
-        ir::StmtPtr body = visit(kernel_.body);
-        return replace_allocs(body);
+        ir::StmtPtr body = mutate(kernel_.body);
+        return AllocReplacer(stage_map_).mutate(body);
+    }
+
+protected:
+    using ir::Mutator::visit;
+    ir::StmtPtr visit(const ir::NodePtr<ir::Seq>& op) override {
+        std::vector<ir::StmtPtr> out;
+        bool changed = false;
+        for (auto& c : op->stmts) {
+            ir::StmtPtr r = mutate(c);
+            changed |= r != c;
+            if (auto* rs = r->as<ir::Seq>(); rs && r != c && c->as<ir::For>()) // a pipelined loop expands in place
+                out.insert(out.end(), rs->stmts.begin(), rs->stmts.end());
+            else
+                out.push_back(r);
+        }
+        if (!changed) return op;
+        return ir::rebuild(op, [&](ir::Seq& n) { n.stmts = std::move(out); });
+    }
+
+    ir::StmtPtr visit(const ir::NodePtr<ir::For>& op) override {
+        if (op->loop_kind == ir::LoopKind::Pipelined) return pipeline(op, *op);
+        return ir::Mutator::visit(op);
     }
 
 private:
-    ir::StmtPtr visit(const ir::StmtPtr& s) {
-        if (!s) return s;
-        if (auto* seq = s->as<ir::Seq>()) {
-            std::vector<ir::StmtPtr> out;
-            for (auto& c : seq->stmts) {
-                ir::StmtPtr r = visit(c);
-                if (auto* rs = r->as<ir::Seq>(); rs && r != c && c->as<ir::For>()) // a pipelined loop expands in place
-                    out.insert(out.end(), rs->stmts.begin(), rs->stmts.end());
-                else
-                    out.push_back(r);
-            }
-            return std::make_shared<ir::Seq>(std::move(out), s->range);
-        }
-        if (auto* i = s->as<ir::If>()) return std::make_shared<ir::If>(i->cond, visit(i->then_body), visit(i->else_body), s->range);
-        if (auto* f = s->as<ir::For>()) {
-            if (f->loop_kind == ir::LoopKind::Pipelined) return pipeline(s, *f);
-            return std::make_shared<ir::For>(f->loop_kind, f->vars, f->extents, f->options, visit(f->body), s->range);
-        }
-        return s;
-    }
-
     ir::StmtPtr pipeline(const ir::StmtPtr& loop_stmt, const ir::For& loop) {
         const int S = loop.options.stages;
         bool enabled = kernel_.options.pipeline && loop.options.pipeline.value_or(true) && S >= 2;
@@ -249,7 +201,7 @@ private:
             at_iteration[k] = iteration;
             StageRewriter to_stage(staged, stage);
             for (auto* c : producers) {
-                auto copy = std::make_shared<ir::Copy>(ir::substitute(c->src, at_iteration), to_stage.region(c->dst), nullptr, c->range);
+                auto copy = std::make_shared<ir::Copy>(ir::substitute(c->src, at_iteration), to_stage.mutate(c->dst), nullptr, c->range);
                 copy->async = async;
                 copies.push_back(copy);
             }
@@ -272,7 +224,7 @@ private:
         body.push_back(std::make_shared<ir::AsyncCommit>(at));
         StageRewriter consumer(staged, ir::make_binary(ir::BinaryOp::Mod, kv, ir::make_int(S)));
         for (auto& s : body_stmts)
-            if (!producer_stmts.count(s.get())) body.push_back(consumer.stmt(visit(s)));
+            if (!producer_stmts.count(s.get())) body.push_back(consumer.mutate(mutate(s)));
         drop_lets_only_producers_used(body, producers);
         ir::LoopOptions opts = loop.options;
         out.push_back(std::make_shared<ir::For>(ir::LoopKind::Pipelined, loop.vars, std::vector<ir::ExprPtr>{n}, opts,
@@ -301,24 +253,6 @@ private:
     bool only_written_here(const ir::Buffer& b, const ir::Stmt* producer, const ir::Stmt* loop) {
         if (ir::buffer_uses(kernel_.body, loop).touches(&b)) return false; // everything outside the loop
         return !ir::buffer_uses(loop->as<ir::For>()->body, producer).writes.count(&b);
-    }
-
-    ir::StmtPtr replace_allocs(const ir::StmtPtr& s) {
-        if (!s) return s;
-        if (auto* a = s->as<ir::Alloc>()) {
-            auto it = stage_map_.find(a->buffer.get());
-            return it == stage_map_.end() ? s : std::make_shared<ir::Alloc>(it->second, a->init, s->range);
-        }
-        if (auto* seq = s->as<ir::Seq>()) {
-            std::vector<ir::StmtPtr> out;
-            for (auto& c : seq->stmts) out.push_back(replace_allocs(c));
-            return std::make_shared<ir::Seq>(std::move(out), s->range);
-        }
-        if (auto* i = s->as<ir::If>())
-            return std::make_shared<ir::If>(i->cond, replace_allocs(i->then_body), replace_allocs(i->else_body), s->range);
-        if (auto* f = s->as<ir::For>())
-            return std::make_shared<ir::For>(f->loop_kind, f->vars, f->extents, f->options, replace_allocs(f->body), s->range);
-        return s;
     }
 
     // Remark R0004: the loop stays serial although pipelining was asked for.
