@@ -40,7 +40,7 @@ std::string with_extension(const std::string& path, const char* ext) {
 
 Destinations plan_destinations(const Options& o) {
     Destinations d;
-    if (o.command == Command::Check) return d;
+    if (o.command != Command::Compile) return d;
     if (o.emit == Emit::Cuda) {
         d.primary = o.output.empty() ? with_extension(o.input, ".cu") : o.output;
         if (o.header)

@@ -7,6 +7,7 @@
 #include "support/diagnostics.h"
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cstring>
@@ -110,6 +111,7 @@ namespace {
 // Values as CLI11 sees them, before they are checked and turned into Options.
 struct RawOptions {
     std::vector<std::string> defines;
+    std::vector<std::string> run_dims, run_scalars, run_tensors;
     std::string emit;
     std::string diagnostics_format = "text";
     std::string werror;
@@ -125,6 +127,8 @@ Examples:
   tlc gemm.tl --emit=ir --stop-after=sema # prints the IR after a pass
   tlc check gemm.tl                       # reports diagnostics only
   tlc check gemm.tl -R fallback           # also says which fast paths were not taken, and why
+  tlc run saxpy.tl --kernel saxpy --tensor X=x.npy --tensor Y=y.npy --scalar a=2
+                                          # runs a kernel on the CPU on .npy arrays
 Full reference: docs/cli.md)";
 
 // Accepts one of `values`; the help shows them through the option's type name instead.
@@ -307,6 +311,37 @@ ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
         rejected.push_back(check->add_option(kOutputOptions[i], rejected_values[i])->group(""));
     rejected.push_back(check->add_flag("--line-directives")->group(""));
 
+    CLI::App* run = app.add_subcommand(
+        "run", "Run a kernel of FILE on the CPU, as the language defines it, on .npy arrays; "
+               "rewrites the arrays of `mut` tensors with the result");
+    Options run_o;
+    RawOptions run_raw;
+    add_common_options(*run, run_o, run_raw);
+    run->get_option("input")->description("The .tl file holding the kernel");
+    run->get_option("--kernel")->description("The kernel to run")->required();
+    run->add_option("--tensor", run_raw.run_tensors,
+                    "A tensor argument: NAME=FILE.npy (C order; see docs/cli.md for the element "
+                    "types); the file of a `mut` tensor is rewritten (repeatable)")
+        ->type_name("NAME=FILE")
+        ->allow_extra_args(false);
+    run->add_option("--dim", run_raw.run_dims,
+                    "A dim: NAME=VALUE (default: from the tensors' shapes) (repeatable)")
+        ->type_name("NAME=VALUE")
+        ->allow_extra_args(false);
+    run->add_option("--scalar", run_raw.run_scalars, "A scalar argument: NAME=VALUE (repeatable)")
+        ->type_name("NAME=VALUE")
+        ->allow_extra_args(false);
+    run->add_option("--jobs", run_o.run_jobs, "Blocks run in parallel (default: one per core)")
+        ->type_name("N")
+        ->check(CLI::NonNegativeNumber);
+    run->add_option("--stop-after", run_o.stop_after,
+                    "Run the IR after this pass instead of after sema (the scheduled program: "
+                    "async copies land at their waits)")
+        ->type_name(join(pass_names(), "|"));
+    run->footer("Exit codes: 0 the kernel ran, 1 errors in the input or the arguments, or a fault in "
+                "the kernel, 2 bad usage, 3 internal error.");
+    run->formatter(app.get_formatter());
+
     // `tlc help [check]` is `tlc --help` (`tlc [check] --help`), not a file named `help`.
     std::vector<const char*> args(argv, argv + argc);
     if (args.size() >= 2 && std::strcmp(args[1], "help") == 0) {
@@ -343,6 +378,30 @@ ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
         o = std::move(check_o);
         raw = std::move(check_raw);
         o.command = Command::Check;
+    } else if (run->parsed()) {
+        o = std::move(run_o);
+        raw = std::move(run_raw);
+        o.command = Command::Run;
+        if (o.stop_after.empty()) o.stop_after = "sema";
+        const auto& names = pass_names();
+        if (std::find(names.begin(), names.end(), o.stop_after) == names.end())
+            return {std::nullopt, report_usage_error("unknown pass `" + o.stop_after + "` for --stop-after; valid passes: " +
+                                                     join(pass_names(), ", "))};
+        const std::pair<const char*, std::vector<std::string>*> lists[] = {
+            {"--dim", &raw.run_dims}, {"--scalar", &raw.run_scalars}, {"--tensor", &raw.run_tensors}};
+        std::vector<std::pair<std::string, std::string>>* const targets[] = {&o.run_dims, &o.run_scalars, &o.run_tensors};
+        for (size_t i = 0; i < std::size(lists); ++i) {
+            std::set<std::string> seen;
+            for (const std::string& text : *lists[i].second) {
+                auto split = split_define(text);
+                if (!split)
+                    return {std::nullopt, report_usage_error(fmt::format("bad `{} {}`: expected NAME=VALUE", lists[i].first, text))};
+                if (!seen.insert(split->first).second)
+                    return {std::nullopt, report_usage_error(fmt::format("`{} {}`: `{}` is already given", lists[i].first, text,
+                                                                         split->first))};
+                targets[i]->push_back(*split);
+            }
+        }
     } else if (o.input.empty()) {
         return {std::nullopt, report_usage_error("no input file given")};
     }

@@ -8,7 +8,7 @@
 
 namespace tlc::driver {
 
-enum class Command { Compile, Check };
+enum class Command { Compile, Check, Run };
 enum class Emit { Ast, Ir, Cuda };
 enum class ColorMode { Auto, Always, Never };
 
@@ -51,6 +51,10 @@ struct Options {
     // carried the matching attribute (pipeline, async-copy, tma, warp-specialize, persistent).
     std::vector<std::string> disabled;
     std::string depfile;
+    // `tlc run`: the kernel's arguments as NAME=VALUE pairs, in order (--kernel names the kernel,
+    // --stop-after the IR that runs: after sema unless given), and the worker threads (0: all).
+    std::vector<std::pair<std::string, std::string>> run_dims, run_scalars, run_tensors;
+    int run_jobs = 0;
     ColorMode color = ColorMode::Auto;
     bool verbose = false;
     bool internal_error_for_testing = false; // hidden: makes the run fail with an internal error

@@ -6,6 +6,7 @@
 
 #include "codegen/codegen.h"
 #include "driver/module_loader.h"
+#include "interp/run_command.h"
 #include "ir/printer.h"
 #include "schedule/pipeline.h"
 #include "sema/sema.h"
@@ -126,6 +127,17 @@ PipelineResult run_pipeline(const Options& o, const std::string& header_name,
         bool ok = schedule::run_passes(*module, so, diags);
         TLC_CHECK(ok || diags.has_errors(), "a scheduling pass failed without reporting an error");
         if (!ok || diags.has_errors()) return result;
+    }
+    if (o.command == Command::Run) {
+        PhaseTimer t("run");
+        interp::RunArguments args;
+        args.kernel = o.kernel;
+        args.dims = o.run_dims;
+        args.scalars = o.run_scalars;
+        args.tensors = o.run_tensors;
+        args.workers = o.run_jobs;
+        if (interp::run_command(*module, args, diags)) result.artifacts = Artifacts{};
+        return result;
     }
     if (o.command == Command::Compile && o.emit == Emit::Ir) {
         result.artifacts = Artifacts{ir::print_module(*module), ""};
