@@ -749,7 +749,9 @@ bool execute(const ir::Kernel& kernel, Launch& launch, DiagnosticEngine& diags) 
             }
         for (size_t i = 0; i < kernel.grid.size(); ++i) {
             state.grid[i] = static_cast<int64_t>(launcher.evaluate(kernel.grid[i]));
-            if (state.grid[i] <= 0 || state.grid[i] > (i == 0 ? INT32_MAX : 65535)) {
+            // An empty grid is nothing to compute, as in the launch stub; a negative one is an error.
+            if (state.grid[i] == 0) return true;
+            if (state.grid[i] < 0 || state.grid[i] > (i == 0 ? INT32_MAX : 65535)) {
                 diags.report(DiagKind::RunBadLaunch, kernel.grid[i]->range, kernel.name,
                              fmt::format("grid dimension {} is {} ({})", "xyz"[i], state.grid[i], values));
                 return false;

@@ -1,0 +1,551 @@
+#!/usr/bin/env python3
+"""Interpreter tests: `tlc run` executes every kernel of samples/*.tl and stdlib/*.tl on the CPU,
+at small shapes that are not tile multiples, on random inputs (fixed seed), and every `mut` output
+must match a float64 reference computed here within a tolerance for its dtype. Each case runs on
+the IR after sema and on the scheduled program (`--stop-after verify-shared-bounds --arch sm_80`;
+the gemm kernels also for sm_90a); tests/interpreter/dtypes.tl checks every element encoding
+exactly. Then:
+  - argument errors of `tlc run` (E090x, usage), each with its exit code and code on stderr;
+  - tests/interpreter/fault_*.tl: faults inside a kernel, expected as `// CHECK-FAULT: <line>
+    <CODE>` at that .tl line, run with the extra arguments of a `// RUN: ...` line on random
+    tensors declared by a `// TENSORS: X=f32[64] Y=i32[8, 8]` line;
+  - mutated copies of samples (a mask dropped) whose comparison must fail, so the references do
+    catch a dropped mask.
+Needs no numpy: .npy files are written and read by tests/npy.py."""
+import itertools
+import math
+import operator
+import os
+import random
+import re
+import shlex
+import shutil
+import tempfile
+import time
+
+import npy
+from testlib import Results, describe_exit, directive, parse_args, run, tl_files
+
+AFTER_SEMA = []
+SCHEDULED_SM80 = ["--arch", "sm_80", "--stop-after", "verify-shared-bounds"]
+SCHEDULED_SM90A = ["--arch", "sm_90a", "--stop-after", "verify-shared-bounds"]
+
+# (rtol, atol) by output dtype; integer outputs are compared exactly. f16/bf16 outputs carry one
+# rounding of the result (and f16/bf16 probabilities inside attention); statistics are f32.
+TOLERANCE = {"f64": (1e-9, 1e-12), "f32": (1e-4, 1e-5), "f16": (1e-2, 1e-2), "bf16": (2e-2, 2e-2)}
+
+SEED = 1234
+
+
+class Case:
+    """One kernel launch: inputs, the expected `mut` outputs and how to run it."""
+
+    def __init__(self, file, kernel, tensors, expected, scalars=None, defines=(), variants=None, tol=None):
+        self.file = file                    # relative to the repository root
+        self.kernel = kernel
+        self.tensors = tensors              # name -> (dtype, shape, flat values), in parameter order
+        self.expected = expected            # name -> flat float64 reference of a `mut` tensor
+        self.scalars = scalars or {}        # name -> value
+        self.defines = list(defines)        # "NAME=VALUE"
+        self.variants = variants or [AFTER_SEMA, SCHEDULED_SM80]
+        self.tol = tol or {}                # name -> (rtol, atol), overriding TOLERANCE
+
+    def label(self):
+        shapes = " ".join(f"{n}={d}{list(s)}" for n, (d, s, _) in self.tensors.items())
+        scalars = " ".join(f"{n}={v!r}" for n, v in self.scalars.items())
+        parts = [f"{self.file}:{self.kernel}", *(f"-D {d}" for d in self.defines), shapes, scalars]
+        return " ".join(p for p in parts if p)
+
+
+# ---- inputs and references --------------------------------------------------------------------------
+
+def uniform(rng, dtype, count, lo=-1.0, hi=1.0):
+    """`count` random values of `dtype`, already rounded to it (the references read them so)."""
+    return [npy.quantize(dtype, rng.uniform(lo, hi)) for _ in range(count)]
+
+
+# Initial contents of an output, so that an element the kernel never writes mismatches: NaN, or a
+# value no case expects (the NaN bits of fp8).
+SENTINEL = {"i8": -123, "u8": 0xFF, "i16": -12345, "i32": -12345, "i64": -12345, "u32": 0xFFFFFFFF,
+            "f8e4m3": 0xFF, "f8e5m2": 0xFF}
+
+
+def nan_filled(dtype, count):
+    return [SENTINEL.get(dtype, float("nan"))] * count
+
+
+def matmul(a, b, m, n, k, b_is_nk=False):
+    """a[m, k] · b[k, n] (or · bᵀ with b stored [n, k]), flat row-major, in float64."""
+    rows = [a[i * k:(i + 1) * k] for i in range(m)]
+    cols = [b[j * k:(j + 1) * k] for j in range(n)] if b_is_nk else [b[j::n] for j in range(n)]
+    return [sum(map(operator.mul, r, c)) for r in rows for c in cols]
+
+
+def gelu(x):
+    return 0.5 * x * (1.0 + math.erf(x / math.sqrt(2.0)))
+
+
+def silu(x):
+    return x / (1.0 + math.exp(-x))
+
+
+def rows_of(x, m, n):
+    return [x[r * n:(r + 1) * n] for r in range(m)]
+
+
+def softmax_row(row):
+    top = max(row)
+    e = [math.exp(v - top) for v in row]
+    total = sum(e)
+    return [v / total for v in e]
+
+
+def log_softmax_row(row):
+    top = max(row)
+    shift = top + math.log(sum(math.exp(v - top) for v in row))
+    return [v - shift for v in row]
+
+
+def layernorm_row(row, w, b, eps, act=lambda v: v):
+    mean = sum(row) / len(row)
+    var = sum((v - mean) ** 2 for v in row) / len(row)
+    rstd = 1.0 / math.sqrt(var + eps)
+    return [act((v - mean) * rstd * wv + bv) for v, wv, bv in zip(row, w, b)]
+
+
+def rmsnorm_row(row, w, eps):
+    rrms = 1.0 / math.sqrt(sum(v * v for v in row) / len(row) + eps)
+    return [v * rrms * wv for v, wv in zip(row, w)]
+
+
+def attention(q, k, v, b_count, h_count, hkv_count, s_len, d, scale, causal):
+    """softmax(scale · q kᵀ, keys after the query masked when causal) v; q [B, H, S, D],
+    k, v [B, HKV, S, D], query head h reading key/value head h / (H / HKV)."""
+    out = [0.0] * (b_count * h_count * s_len * d)
+    group = h_count // hkv_count
+    for b in range(b_count):
+        for h in range(h_count):
+            kv0 = (b * hkv_count + h // group) * s_len * d
+            keys = [k[kv0 + j * d:kv0 + (j + 1) * d] for j in range(s_len)]
+            values_t = [v[kv0 + c::d][:s_len] for c in range(d)]     # [D][S]
+            q0 = (b * h_count + h) * s_len * d
+            for i in range(s_len):
+                qi = q[q0 + i * d:q0 + (i + 1) * d]
+                n = i + 1 if causal else s_len
+                p = softmax_row([scale * sum(map(operator.mul, qi, keys[j])) for j in range(n)])
+                out[q0 + i * d:q0 + (i + 1) * d] = [sum(map(operator.mul, p, values_t[c][:n])) for c in range(d)]
+    return out
+
+
+# ---- the cases: every kernel of samples/*.tl and stdlib/*.tl -----------------------------------------
+
+# BM = 128 keeps the sm_90a warp-specialized path (TMA, persistent over the tiles); with N = 100
+# and K = 150 it runs two column tiles and three k-tiles, the last ones partial.
+GEMM_SMALL_TILES = ["BN=64"]
+
+
+def gemm_case(rng, file, kernel, t, m, n, k, defines=(), alpha=0.5, beta=-1.25):
+    """The stdlib gemm family (and samples/gemm.tl): C = epilogue(A · B)."""
+    a = uniform(rng, t, m * k)
+    nt = kernel == "gemm_nt"
+    b = uniform(rng, t, k * n)
+    acc = matmul(a, b, m, n, k, b_is_nk=nt)
+    tensors = {"A": (t, (m, k), a), "B": (t, (n, k) if nt else (k, n), b)}
+    scalars = {}
+    if kernel in ("gemm", "gemm_nt"):
+        c = acc
+        tensors["C"] = (t, (m, n), nan_filled(t, m * n))
+    elif kernel == "gemm_scaled":
+        # beta == 0: C must not be read at all, so its NaNs must not reach the result.
+        c0 = uniform(rng, t, m * n) if beta != 0 else nan_filled(t, m * n)
+        c = [alpha * x + (beta * y if beta != 0 else 0.0) for x, y in zip(acc, c0)]
+        tensors["C"] = (t, (m, n), c0)
+        scalars = {"alpha": alpha, "beta": beta}
+    else:
+        bias = uniform(rng, t, n)
+        act = {"gemm_bias": lambda v: v, "gemm_bias_gelu": gelu, "gemm_bias_silu": silu}[kernel]
+        c = [act(acc[i * n + j] + bias[j]) for i in range(m) for j in range(n)]
+        tensors["Bias"] = (t, (n,), bias)
+        tensors["C"] = (t, (m, n), nan_filled(t, m * n))
+    defines = list(defines) + ([f"T={t}"] if t != "f16" and file.startswith("stdlib") else [])
+    return Case(file, kernel, tensors, {"C": c}, scalars, defines,
+                variants=[AFTER_SEMA, SCHEDULED_SM80, SCHEDULED_SM90A])
+
+
+def attention_case(rng, file, kernel, t, b, h, hkv, s, causal, d=64, defines=()):
+    q = uniform(rng, t, b * h * s * d, -2.0, 2.0)       # scores of a few units: a peaked softmax
+    k = uniform(rng, t, b * hkv * s * d, -2.0, 2.0)
+    v = uniform(rng, t, b * hkv * s * d)
+    scale = 1.0 / math.sqrt(d)
+    tensors = {"Q": (t, (b, h, s, d), q), "K": (t, (b, hkv, s, d), k), "V": (t, (b, hkv, s, d), v),
+               "O": (t, (b, h, s, d), nan_filled(t, b * h * s * d))}
+    defines = list(defines) + (["CAUSAL=true"] if causal else []) + ([f"T={t}"] if t != "f16" else [])
+    scalars = {} if file.startswith("samples") else {"sm_scale": scale}
+    return Case(file, kernel, tensors, {"O": attention(q, k, v, b, h, hkv, s, d, scale, causal)},
+                scalars, defines)
+
+
+def rowwise_case(rng, file, kernel, t, m, n, default_t):
+    """Norms and softmaxes: X [M, N] -> Y [M, N], with W, Bias [N] and eps where declared."""
+    defines = [f"T={t}"] if t != default_t else []
+    eps = 1e-5
+    if kernel in ("layernorm", "layernorm_gelu"):
+        # A mean far from 0: padded columns that slip into the variance would show.
+        x = uniform(rng, t, m * n, 1.0, 3.0)
+        w, bias = uniform(rng, t, n, 0.5, 1.5), uniform(rng, t, n, -0.5, 0.5)
+        act = gelu if kernel == "layernorm_gelu" else (lambda v: v)
+        y = [v for row in rows_of(x, m, n) for v in layernorm_row(row, w, bias, eps, act)]
+        tensors = {"X": (t, (m, n), x), "W": (t, (n,), w), "Bias": (t, (n,), bias)}
+        scalars = {"eps": eps}
+    elif kernel == "rmsnorm":
+        x, w = uniform(rng, t, m * n, -2.0, 2.0), uniform(rng, t, n, 0.5, 1.5)
+        y = [v for row in rows_of(x, m, n) for v in rmsnorm_row(row, w, eps)]
+        tensors = {"X": (t, (m, n), x), "W": (t, (n,), w)}
+        scalars = {"eps": eps}
+    else:
+        x = uniform(rng, t, m * n, -4.0, 4.0)
+        f = log_softmax_row if kernel == "log_softmax" else softmax_row
+        y = [v for row in rows_of(x, m, n) for v in f(row)]
+        tensors = {"X": (t, (m, n), x)}
+        scalars = {}
+    tensors["Y"] = (t, (m, n), nan_filled(t, m * n))
+    tol = {}
+    if kernel in ("softmax", "softmax_rows"):
+        # Probabilities are ~1/N: an absolute tolerance of the usual size would accept anything.
+        tol = {"Y": (TOLERANCE[t][0], 1e-8 if t == "f32" else 1e-6)}
+    return Case(file, kernel, tensors, {"Y": y}, scalars, defines, tol=tol)
+
+
+def encoding_cases(rng):
+    """Every element type of `tlc run` through tests/interpreter/dtypes.tl: Y = 2 X, exactly."""
+    file, n, cases = "tests/interpreter/dtypes.tl", 50, []
+    ints = {"i8": (-60, 60), "u8": (0, 120), "i16": (-10000, 10000), "i32": (-2 ** 22, 2 ** 22),
+            "i64": (-2 ** 22, 2 ** 22), "u32": (0, 2 ** 22)}
+    for t in ("f64", "f32", "f16", "bf16", "f8e4m3", "f8e5m2", *ints):
+        if t in ints:
+            x = [rng.randrange(*ints[t]) for _ in range(n)]
+            y = [2 * v for v in x]
+        elif t.startswith("f8"):
+            # Raw bits of normal values whose double is normal too: doubling adds one to the exponent.
+            shift, top = (3, 13) if t == "f8e4m3" else (2, 29)
+            x = [rng.randrange(2) << 7 | rng.randrange(1, top + 1) << shift | rng.randrange(1 << shift)
+                 for _ in range(n)]
+            y = [v + (1 << shift) for v in x]
+        else:
+            x = uniform(rng, "f32" if t == "f64" else t, n, -100.0, 100.0)
+            y = [2 * v for v in x]
+        cases.append(Case(file, "twice", {"X": (t, (n,), x), "Y": (t, (n,), nan_filled(t, n))}, {"Y": y},
+                          defines=[f"T={t}"], variants=[AFTER_SEMA], tol={"Y": (0.0, 0.0)}))
+    p = [rng.random() < 0.5 for _ in range(n)]
+    # Z starts as P, so an element `negate` does not write keeps the wrong value.
+    cases.append(Case(file, "negate", {"P": ("bool", (n,), p), "Z": ("bool", (n,), list(p))},
+                      {"Z": [not v for v in p]}, variants=[AFTER_SEMA], tol={"Z": (0.0, 0.0)}))
+    return cases
+
+
+def build_cases():
+    rng = random.Random(SEED)
+    cases = []
+    # samples/
+    cases.append(attention_case(rng, "samples/flash_attention.tl", "flash_attention", "f16", 2, 2, 2, 77, False))
+    cases.append(attention_case(rng, "samples/flash_attention.tl", "flash_attention", "f16", 1, 2, 2, 77, True))
+    cases.append(gemm_case(rng, "samples/gemm.tl", "gemm", "f16", 37, 45, 29))
+    # Five k-tiles through a three-stage pipeline, the last tile partial.
+    cases.append(gemm_case(rng, "samples/gemm.tl", "gemm", "f16", 37, 45, 77, ["BM=64", "BN=64", "BK=16"]))
+    for t in ("f16", "f32"):
+        cases.append(rowwise_case(rng, "samples/layernorm.tl", "layernorm", t, 5, 1100, "f16"))
+    for t in ("f16", "bf16"):
+        cases.append(rowwise_case(rng, "samples/rmsnorm.tl", "rmsnorm", t, 5, 1100, "f16"))
+    for t in ("f32", "f16"):
+        x = uniform(rng, t, 37 * 300)
+        cases.append(Case("samples/row_sum.tl", "row_sum",
+                          {"X": (t, (37, 300), x), "Y": (t, (37,), nan_filled(t, 37))},
+                          {"Y": [sum(r) for r in rows_of(x, 37, 300)]},
+                          defines=[f"T={t}"] if t != "f32" else [], tol={"Y": (TOLERANCE[t][0], 1e-4)}))
+    x, y = uniform(rng, "f32", 70), uniform(rng, "f32", 70)
+    cases.append(Case("samples/saxpy.tl", "saxpy", {"X": ("f32", (70,), x), "Y": ("f32", (70,), y)},
+                      {"Y": [1.5 * a + b for a, b in zip(x, y)]}, {"a": 1.5}))
+    for t in ("f32", "f16"):
+        cases.append(rowwise_case(rng, "samples/softmax.tl", "softmax", t, 5, 1100, "f32"))
+    for t in ("f32", "bf16", "i32"):
+        m, n = 70, 100                                   # a 2 x 2 grid of 64 x 64 tiles, both partial
+        a = [rng.randrange(-1000, 1000) for _ in range(m * n)] if t == "i32" else uniform(rng, t, m * n)
+        cases.append(Case("samples/transpose.tl", "transpose",
+                          {"A": (t, (m, n), a), "B": (t, (n, m), nan_filled(t, m * n))},
+                          {"B": [a[i * n + j] for j in range(n) for i in range(m)]},
+                          defines=[f"T={t}"] if t != "f32" else [], tol={"B": (0.0, 0.0)}))
+    for t in ("f32", "f16"):
+        a, b = uniform(rng, t, 70), uniform(rng, t, 70)
+        cases.append(Case("samples/vector_add.tl", "vector_add",
+                          {"A": (t, (70,), a), "B": (t, (70,), b), "C": (t, (70,), nan_filled(t, 70))},
+                          {"C": [p + q for p, q in zip(a, b)]}, defines=[f"T={t}"] if t != "f32" else []))
+    # stdlib/
+    f = "stdlib/attention.tl"
+    cases.append(attention_case(rng, f, "flash_attention", "f16", 1, 2, 2, 77, False))
+    cases.append(attention_case(rng, f, "flash_attention", "f16", 1, 2, 2, 77, True))
+    cases.append(attention_case(rng, f, "flash_attention", "bf16", 1, 2, 2, 77, False))
+    cases.append(attention_case(rng, f, "flash_attention_gqa", "f16", 1, 4, 2, 77, False))
+    cases.append(attention_case(rng, f, "flash_attention_gqa", "bf16", 1, 2, 1, 77, True))
+    for kernel in ("gemm", "gemm_nt", "gemm_scaled", "gemm_bias", "gemm_bias_gelu", "gemm_bias_silu"):
+        cases.append(gemm_case(rng, "stdlib/gemm.tl", kernel, "f16", 37, 45, 29))
+        cases.append(gemm_case(rng, "stdlib/gemm.tl", kernel, "bf16", 37, 100, 150, GEMM_SMALL_TILES, beta=0.0))
+    for kernel, other in (("layernorm", "bf16"), ("rmsnorm", "f32"), ("layernorm_gelu", "f32")):
+        for t in ("f16", other):
+            cases.append(rowwise_case(rng, "stdlib/norms.tl", kernel, t, 5, 1100, "f16"))
+    for kernel, other in (("softmax", "f32"), ("log_softmax", "bf16")):
+        for t in ("f16", other):
+            cases.append(rowwise_case(rng, "stdlib/softmax.tl", kernel, t, 5, 1100, "f16"))
+    for t in ("f16", "f32"):
+        cases.append(rowwise_case(rng, "stdlib/softmax.tl", "softmax_rows", t, 37, 300, "f16"))
+    return cases + encoding_cases(rng)
+
+
+# ---- running and comparing ----------------------------------------------------------------------------
+
+def unflatten(flat, shape):
+    idx = []
+    for n in reversed(shape):
+        idx.append(flat % n)
+        flat //= n
+    return list(reversed(idx))
+
+
+def compare(got, ref, shape, rtol, atol):
+    """(mismatch count, a description of the first mismatches, max abs error, max rel error)."""
+    bad, shown, max_abs, max_rel = 0, [], 0.0, 0.0
+    for i, (g, r) in enumerate(zip(got, ref)):
+        g, r = float(g), float(r)
+        if math.isnan(r) or math.isinf(r):
+            ok = g == r or (math.isnan(g) and math.isnan(r))
+            err = 0.0 if ok else math.inf
+        else:
+            err = abs(g - r) if not math.isnan(g) else math.inf
+            ok = err <= atol + rtol * abs(r)
+            max_abs = max(max_abs, err)
+            if abs(r) > max(atol, 1e-30):
+                max_rel = max(max_rel, err / abs(r))
+        if not ok:
+            bad += 1
+            if len(shown) < 8:
+                shown.append(f"at {unflatten(i, shape)}: got {g!r}, expected {r!r}")
+    if len(got) != len(ref):
+        bad += 1
+        shown.append(f"{len(got)} elements, expected {len(ref)}")
+    return bad, shown, max_abs, max_rel
+
+
+def write_inputs(case, tmp):
+    paths = {}
+    for name, (dtype, shape, values) in case.tensors.items():
+        paths[name] = os.path.join(tmp, f"{name}.npy")
+        npy.save(paths[name], dtype, shape, values)
+    return paths
+
+
+def run_case(args, case, variant, tmp, source=None):
+    """Runs one variant of a case; returns (ok, detail, max_abs, max_rel, seconds)."""
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(tmp)
+    paths = write_inputs(case, tmp)
+    cmd = [args.tlc, "run", source or os.path.join(args.root, case.file), "--kernel", case.kernel,
+           "--jobs", str(args.jobs), *variant]
+    for d in case.defines:
+        cmd += ["-D", d]
+    for name, path in paths.items():
+        cmd += ["--tensor", f"{name}={path}"]
+    for name, value in case.scalars.items():
+        cmd += ["--scalar", f"{name}={value!r}"]
+    start = time.monotonic()
+    r = run(cmd, timeout=120)
+    seconds = time.monotonic() - start
+    command = " ".join(shlex.quote(c) for c in cmd)
+    if r.returncode != 0:
+        return False, f"{describe_exit(r.returncode)}: {command}\n{r.stderr[-3000:]}", None, None, seconds
+    details, worst_abs, worst_rel = [], 0.0, 0.0
+    for name, ref in case.expected.items():
+        dtype, shape, _ = case.tensors[name]
+        try:
+            got_shape, got = npy.load(paths[name], dtype)
+        except (OSError, ValueError, KeyError) as e:
+            details.append(f"{name}: cannot read the result: {e}")
+            continue
+        if tuple(got_shape) != tuple(shape):
+            details.append(f"{name}: the result has shape {got_shape}, expected {tuple(shape)}")
+            continue
+        rtol, atol = case.tol.get(name, TOLERANCE.get(dtype, (0.0, 0.0)))
+        bad, shown, max_abs, max_rel = compare(got, ref, shape, rtol, atol)
+        worst_abs, worst_rel = max(worst_abs, max_abs), max(worst_rel, max_rel)
+        if bad:
+            details.append(f"{name}: {bad} of {len(ref)} elements differ (rtol {rtol}, atol {atol}):\n  " +
+                           "\n  ".join(shown))
+    if details:
+        details.append(f"command: {command}" + (f"\nstderr:\n{r.stderr[-2000:]}" if r.stderr.strip() else ""))
+    return not details, "\n".join(details), worst_abs, worst_rel, seconds
+
+
+def table_row(status, label, variant, max_abs, max_rel, seconds):
+    errors = f"abs {max_abs:.1e} rel {max_rel:.1e}" if max_abs is not None else "-"
+    where = " ".join(variant) or "after sema"
+    print(f"{status:4} {label}  [{where}]  {errors}  {seconds:.2f}s", flush=True)
+
+
+def run_cases(args, res, tmp):
+    cases = [c for c in build_cases() if args.only in c.label()]
+    for case in cases:
+        for variant in case.variants:
+            ok, detail, max_abs, max_rel, seconds = run_case(args, case, variant, os.path.join(tmp, "case"))
+            table_row("ok" if ok else "FAIL", case.label(), variant, max_abs, max_rel, seconds)
+            res.check(f"{case.label()} [{' '.join(variant) or 'after sema'}]", ok, detail)
+    return cases
+
+
+# ---- argument errors ----------------------------------------------------------------------------------
+
+def argument_errors(args, res, tmp):
+    """Each: `tlc run` with bad arguments exits with the given code and reports the E-code."""
+    os.makedirs(tmp, exist_ok=True)
+    rng = random.Random(SEED)
+    files = itertools.count()
+
+    def tensor(name, dtype, shape):
+        path = os.path.join(tmp, f"{name}{next(files)}.npy")
+        npy.save(path, dtype, shape, uniform(rng, dtype, math.prod(shape)))
+        return f"{name}={path}"
+
+    def not_npy():
+        path = os.path.join(tmp, "text.npy")
+        with open(path, "w") as f:
+            f.write("not a .npy file\n")
+        return f"C={path}"
+
+    vector_add, saxpy, gemm = (os.path.join(args.root, "samples", f) for f in ("vector_add.tl", "saxpy.tl", "gemm.tl"))
+    ok3 = lambda: [tensor("A", "f32", (70,)), tensor("B", "f32", (70,)), tensor("C", "f32", (70,))]
+    cases = [
+        ("dims that disagree (A 70, B 71)", vector_add, "vector_add",
+         [tensor("A", "f32", (70,)), tensor("B", "f32", (71,)), tensor("C", "f32", (70,))], [], 1, "E0904"),
+        ("a rank that disagrees", vector_add, "vector_add",
+         [tensor("A", "f32", (70,)), tensor("B", "f32", (7, 10)), tensor("C", "f32", (70,))], [], 1, "E0904"),
+        ("--dim that disagrees with the arrays", vector_add, "vector_add", ok3(), ["--dim", "N=64"], 1, "E0904"),
+        ("an f32 file for an f16 tensor", gemm, "gemm",
+         [tensor("A", "f32", (37, 29)), tensor("B", "f16", (29, 45)), tensor("C", "f16", (37, 45))], [], 1, "E0903"),
+        ("a missing tensor", vector_add, "vector_add", ok3()[:2], [], 1, "E0901"),
+        ("a nonexistent file", vector_add, "vector_add",
+         ok3()[:2] + [f"C={os.path.join(tmp, 'no_such_dir', 'c.npy')}"], [], 1, "E0903"),
+        ("a file that is not .npy", vector_add, "vector_add", ok3()[:2] + [not_npy()], [], 1, "E0903"),
+        ("an unknown tensor name", vector_add, "vector_add", ok3() + [tensor("Z", "f32", (70,))], [], 1, "E0902"),
+        ("an unknown scalar name", saxpy, "saxpy", [tensor("X", "f32", (70,)), tensor("Y", "f32", (70,))],
+         ["--scalar", "a=1", "--scalar", "b=2"], 1, "E0902"),
+        ("an unknown dim name", vector_add, "vector_add", ok3(), ["--dim", "Q=3"], 1, "E0902"),
+        ("a missing scalar", saxpy, "saxpy", [tensor("X", "f32", (70,)), tensor("Y", "f32", (70,))], [], 1, "E0901"),
+        ("a scalar that is not a number", saxpy, "saxpy", [tensor("X", "f32", (70,)), tensor("Y", "f32", (70,))],
+         ["--scalar", "a=abc"], 1, "E0905"),
+        ("an unknown kernel", vector_add, "no_such_kernel", ok3(), [], 1, "E0209"),
+        ("--dim without a value (usage)", vector_add, "vector_add", ok3(), ["--dim", "N"], 2, None),
+    ]
+    for label, source, kernel, tensors, extra, code, ecode in cases:
+        cmd = [args.tlc, "run", source, "--kernel", kernel, "--jobs", str(args.jobs), *extra]
+        for t in tensors:
+            cmd += ["--tensor", t]
+        r = run(cmd)
+        ok = r.returncode == code and (ecode is None or f"[{ecode}]" in r.stderr)
+        print(f"{'ok' if ok else 'FAIL':4} error: {label} -> exit {code}{', ' + ecode if ecode else ''}", flush=True)
+        res.check(f"error: {label}", ok,
+                  f"expected exit code {code}{' and ' + ecode if ecode else ''}, got {describe_exit(r.returncode)}\n"
+                  f"command: {' '.join(shlex.quote(c) for c in cmd)}\nstderr:\n{r.stderr[-2000:]}")
+
+
+# ---- faults inside kernels: tests/interpreter/fault_*.tl -------------------------------------------------
+
+TENSOR_SPEC = re.compile(r"(\w+)=(\w+)\[([\d, ]*)\]")
+CHECK_FAULT = re.compile(r"//\s*CHECK-FAULT:\s*(\d+)\s+(E\d{4})")
+
+
+def faults(args, res, tmp):
+    rng = random.Random(SEED)
+    os.makedirs(tmp, exist_ok=True)
+    files = tl_files(args.root, "tests/interpreter/fault_*.tl")
+    for path in files:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        name = os.path.basename(path)
+        expected = CHECK_FAULT.findall(text)
+        if not res.check(f"{name}: has one CHECK-FAULT line", len(expected) == 1,
+                         f"found {len(expected)} `// CHECK-FAULT: <line> <CODE>` lines"):
+            continue
+        line, code = expected[0]
+        tensors = []
+        for tname, dtype, dims in TENSOR_SPEC.findall(directive(text, "TENSORS") or ""):
+            shape = tuple(int(d) for d in dims.split(",") if d.strip())
+            tpath = os.path.join(tmp, f"{name}.{tname}.npy")
+            count = math.prod(shape)
+            values = [rng.randrange(1, 100) for _ in range(count)] if dtype.startswith(("i", "u")) \
+                else uniform(rng, dtype, count)
+            npy.save(tpath, dtype, shape, values)
+            tensors += ["--tensor", f"{tname}={tpath}"]
+        for variant in (AFTER_SEMA, SCHEDULED_SM80):
+            cmd = [args.tlc, "run", path, *shlex.split(directive(text, "RUN") or ""), "--jobs", str(args.jobs),
+                   *variant, *tensors]
+            r = run(cmd)
+            where = f"{name}:{line}:"
+            ok = r.returncode == 1 and f"[{code}]" in r.stderr and where in r.stderr
+            where_variant = " ".join(variant) or "after sema"
+            print(f"{'ok' if ok else 'FAIL':4} fault: {name} -> {code} at line {line} [{where_variant}]", flush=True)
+            res.check(f"fault: {name} [{where_variant}]", ok,
+                      f"expected exit code 1 and {code} at `{where}`, got {describe_exit(r.returncode)}\n"
+                      f"command: {' '.join(shlex.quote(c) for c in cmd)}\nstderr:\n{r.stderr[-2000:]}")
+    return files
+
+
+# ---- deliberately broken samples: the comparison must fail -------------------------------------------------
+
+MUTATIONS = [
+    # (sample, kernel and dtype of the case, text, replacement, what the mutation drops)
+    ("samples/softmax.tl", "f32", ", pad = -inf", "", "the -inf padding of the max/sum pass"),
+    ("samples/layernorm.tl", "f16", "t * BN + j < N ? d * d : 0.0", "d * d", "the mask of the variance pass"),
+]
+
+
+def mutations(args, res, tmp):
+    rng = random.Random(SEED)
+    for sample, t, text, replacement, what in MUTATIONS:
+        with open(os.path.join(args.root, sample), encoding="utf-8") as f:
+            source = f.read()
+        label = f"broken {sample}: without {what}"
+        if not res.check(label, text in source, f"`{text}` is no longer in {sample}; update MUTATIONS"):
+            continue
+        os.makedirs(tmp, exist_ok=True)
+        mutated = os.path.join(tmp, os.path.basename(sample))
+        with open(mutated, "w", encoding="utf-8") as f:
+            f.write(source.replace(text, replacement))
+        kernel = os.path.splitext(os.path.basename(sample))[0]
+        default_t = "f32" if kernel == "softmax" else "f16"
+        case = rowwise_case(rng, sample, kernel, t, 5, 1100, default_t)
+        ok, detail, max_abs, max_rel, seconds = run_case(args, case, AFTER_SEMA, os.path.join(tmp, "case"), mutated)
+        ran = max_abs is not None
+        table_row("ok" if ran and not ok else "FAIL", label, AFTER_SEMA, max_abs, max_rel, seconds)
+        res.check(label + " must mismatch", ran and not ok,
+                  "the mutated kernel matched the reference: the comparison does not catch it" if ran else detail)
+
+
+def main():
+    args = parse_args(__doc__.splitlines()[0], lambda p: (
+        p.add_argument("--jobs", type=int, default=2, help="blocks `tlc run` runs in parallel"),
+        p.add_argument("--only", default="", help="only the kernel cases whose label contains this text")))
+    res = Results("interpreter")
+    tmp = tempfile.mkdtemp(prefix="tlc-interpreter-")
+    start = time.monotonic()
+    try:
+        cases = run_cases(args, res, os.path.join(tmp, "cases"))
+        if not args.only:
+            argument_errors(args, res, os.path.join(tmp, "errors"))
+            files = faults(args, res, os.path.join(tmp, "faults"))
+            mutations(args, res, os.path.join(tmp, "mutations"))
+        else:
+            files = []
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    res.finish(f"{len(cases)} kernel cases, {len(files)} fault files, {time.monotonic() - start:.1f}s")
+
+
+if __name__ == "__main__":
+    main()
