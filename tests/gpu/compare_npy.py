@@ -126,6 +126,8 @@ def collect(args):
         except OSError:
             pass
         case = {"id": pid, "variant": variant, "status": status, "detail": detail.strip(),
+                "ran": os.path.exists(os.path.join(vdir, "ran")),
+                "nvcc_warnings": os.path.exists(os.path.join(vdir, "warnings")),
                 "dir": os.path.join(args.collect, pid)}
         try:
             with open(os.path.join(vdir, "compare.json")) as f:
@@ -136,7 +138,7 @@ def collect(args):
         counts[status] = counts.get(status, 0) + 1
         cases.append(case)
     failed = [c for c in cases if c["status"].startswith("FAIL") or c["status"] == "NOT-RUN"]
-    ran = sum(1 for c in cases if c["status"] in ("PASS", "FAIL-RUN", "FAIL-COMPARE", "FAIL-SANITIZER"))
+    ran = sum(1 for c in cases if c["ran"])
     if failed:
         print("\nfailures (files kept in each program's directory):")
         for c in failed:

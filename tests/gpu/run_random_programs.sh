@@ -17,9 +17,11 @@
 # tensors to DIR/<id>/got/<variant>/, and compare_npy.py compares them with DIR/<id>/expected/
 # within meta.json's tolerances. One line per (program, variant); the last line is
 # `gpu differential: N programs, V variants run, F failed`; the exit status is 0 only when
-# nothing failed. Each variant directory keeps build.log, run.log, status and compare.json; the
+# nothing failed. Generated code that makes nvcc warn fails (FAIL-WARNINGS), and is built again
+# without -Werror so that its results are still compared. Each variant directory keeps build.log, run.log, status and compare.json; the
 # binary (`driver`) is deleted after a PASS unless --keep-binaries, and kept on any failure.
-# Without a GPU (nvidia-smi fails) the script builds, says so, and runs nothing.
+# Without a GPU (nvidia-smi fails) the script builds, says so, and runs nothing (a compile check:
+# the exit status is then 0 when every variant built without a warning).
 #
 # Options:
 #   -j N            parallel nvcc jobs (default: the number of CPUs)
@@ -43,7 +45,7 @@ usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' 
 JOBS=$(nproc 2>/dev/null || echo 4)
 RUN_JOBS=
 ARCHS="sm_80 sm_90a"
-ONLY= VARIANT_RE= JSON= DIR=
+ONLY='' VARIANT_RE='' JSON='' DIR=''
 SANITIZE=0 SANITIZE_TOOL=memcheck TIMEOUT=300 DO_RUN=1 DO_BUILD=1 KEEP_BINARIES=0
 NVCC=${NVCC:-}
 while [[ $# -gt 0 ]]; do
@@ -111,7 +113,7 @@ echo "# programs: $DIR ($(cut -d/ -f1 "$SELECTED" | sort -u | wc -l) programs, $
 echo "# nvcc: $NVCC ($("$NVCC" --version 2>/dev/null | grep -o 'release [0-9.]*' | head -1))"
 
 # ---- the GPU ----------------------------------------------------------------------------------------
-GPU= CC=
+GPU='' CC=''
 if GPU=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1) && [[ -n $GPU ]]; then
     CC=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d ' ')
     echo "# gpu: $GPU, compute capability ${CC:-unknown}"
@@ -124,7 +126,7 @@ fi
 build_one() {
     local id=$1 variant=$2
     local vdir=$DIR/$id/$variant arch=${2%%-*}
-    rm -f "$vdir/status" "$vdir/compare.json" "$vdir/run.log" "$vdir/driver"
+    rm -f "$vdir/status" "$vdir/compare.json" "$vdir/run.log" "$vdir/driver" "$vdir/warnings" "$vdir/ran"
     local flags
     # shellcheck disable=SC2207
     flags=(-std=c++17 -O2 -lineinfo -Werror all-warnings -I "$ROOT/runtime" -I "$ROOT/tests/gpu" $(gencode "$arch"))
@@ -133,10 +135,29 @@ build_one() {
         (cd "$vdir" && "$NVCC" "${flags[@]}" driver.cu program.cu -o driver)
     } >"$vdir/build.log" 2>&1
     local rc=$?
+    # nvcc's diagnostics with a number (`error #177-D` under -Werror) and the host compiler's warnings.
+    if [[ $rc -ne 0 ]] && tail -n +2 "$vdir/build.log" | grep -qE '#[0-9]+-D|[Ww]arning'; then
+        # Generated code must compile without a warning: a failure of its own. Built again without
+        # -Werror so that the run still compares the kernel's results.
+        tail -n +2 "$vdir/build.log" | grep -m 1 -E '#[0-9]+-D|[Ww]arning' >"$vdir/warnings"
+        local relaxed=() f
+        for f in "${flags[@]}"; do [[ $f == -Werror || $f == all-warnings ]] || relaxed+=("$f"); done
+        {
+            echo "# again without -Werror:"
+            echo "$NVCC ${relaxed[*]} driver.cu program.cu -o driver"
+            (cd "$vdir" && "$NVCC" "${relaxed[@]}" driver.cu program.cu -o driver)
+        } >>"$vdir/build.log" 2>&1
+        rc=$?
+    fi
+    if [[ -f $vdir/warnings ]]; then
+        echo "FAIL $id $variant  nvcc warns: $(cat "$vdir/warnings")"
+    fi
     if [[ $rc -ne 0 ]]; then
         echo "FAIL-BUILD nvcc exit $rc (see $vdir/build.log)" >"$vdir/status"
         echo "FAIL $id $variant  build: nvcc exit $rc ($vdir/build.log)"
         grep -m 5 -E 'error' "$vdir/build.log" | sed 's/^/    /'
+    elif [[ -f $vdir/warnings ]]; then
+        echo "FAIL-WARNINGS nvcc warns (built without -Werror): $(cat "$vdir/warnings")" >"$vdir/status"
     else
         echo "BUILT" >"$vdir/status"
     fi
@@ -151,8 +172,13 @@ if [[ $DO_BUILD -eq 1 ]]; then
     done
     wait
     built=0
-    for c in "${CASES[@]}"; do grep -q '^BUILT' "$DIR/$c/status" 2>/dev/null && built=$((built + 1)); done
-    echo "# built in $((SECONDS - start)) s: $built of ${#CASES[@]} variants"
+    warned=0
+    for c in "${CASES[@]}"; do
+        grep -q '^BUILT' "$DIR/$c/status" 2>/dev/null && built=$((built + 1))
+        [[ -f $DIR/$c/warnings ]] && warned=$((warned + 1))
+    done
+    echo "# built in $((SECONDS - start)) s: $built of ${#CASES[@]} variants without a warning," \
+        "$warned more with nvcc warnings (a failure; built again without -Werror to run them)"
 fi
 
 # ---- run and compare --------------------------------------------------------------------------------
@@ -179,6 +205,7 @@ run_one() {
     fi
     rm -rf "$got" "$vdir/compare.json"
     mkdir -p "$got"
+    : >"$vdir/ran"
     local cmd=("$vdir/driver" "$pdir" "$got")
     [[ -n $SANITIZER ]] && cmd=("$SANITIZER" --tool "$SANITIZE_TOOL" --error-exitcode 99 "${cmd[@]}")
     [[ $HAVE_TIMEOUT -eq 1 ]] && cmd=(timeout -k 10 "$TIMEOUT" "${cmd[@]}")
@@ -195,8 +222,12 @@ run_one() {
     fi
     if python3 "$COMPARE" "$pdir/expected" "$got" --meta "$pdir/meta.json" --label "$id $variant" \
         --result "$vdir/compare.json"; then
-        echo "PASS" >"$vdir/status"
-        [[ $KEEP_BINARIES -eq 0 ]] && rm -f "$vdir/driver"
+        if [[ -f $vdir/warnings ]]; then
+            echo "FAIL-WARNINGS nvcc warns (results equal): $(cat "$vdir/warnings")" >"$vdir/status"
+        else
+            echo "PASS" >"$vdir/status"
+            [[ $KEEP_BINARIES -eq 0 ]] && rm -f "$vdir/driver"
+        fi
     else
         echo "FAIL-COMPARE $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["line"])' "$vdir/compare.json" 2>/dev/null)" >"$vdir/status"
     fi
