@@ -8,7 +8,11 @@ fault or a crash is a finding: the program, its inputs and the commands are kept
 
 By default each program runs the sema IR and two scheduled variants, chosen so that every variant
 runs over the whole run; `--all-variants` runs all six per program (for long runs, `--count 2000`).
-Needs no numpy: .npy files are written by tests/npy.py."""
+Needs no numpy: .npy files are written by tests/npy.py.
+
+`--emit-gpu DIR` also writes each checked program, its inputs and the sema IR's outputs, with its
+CUDA for sm_80 and sm_90a and a driver per variant, into DIR/<id>/ for the differential test of
+the generated CUDA on a GPU (tests/gpu/run_random_programs.sh; see tests/gpu/README.md)."""
 import argparse
 import math
 import os
@@ -21,6 +25,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import npy
+import random_programs_gpu as gpu
 from testlib import describe_exit, run
 
 ARCHS = ["sm_80", "sm_90a"]
@@ -48,6 +53,7 @@ class Program:
         self.lines = []
         self.tensors = {}
         self.scalars = {}
+        self.rounding = set()       # narrow dtypes that values are rounded to on the way out
 
     def emit(self, line, depth=0):
         self.lines.append("    " * depth + line)
@@ -306,6 +312,7 @@ def gen_reduce_tiles(rng, idx):
     mask = rng.choice(["pad", "parallel", "parallel"]) if op != "sum" else rng.choice(["zero", "parallel"])
     # A reduce may widen but not narrow (E0322): `y` is f32, `x` is T.
     acc_dt = "f32" if mask == "parallel" else rng.choice(["f32", "f32", T])
+    p.rounding.add(acc_dt)
     p.emit(f"{x_scope} x: {T}[{BM}, {BN}];", 1)
     if mask == "parallel":
         p.emit(f"fragment y: f32[{BM}, {BN}];", 1)
@@ -718,11 +725,30 @@ def main():
     p.add_argument("--all-variants", action="store_true", help="run all six scheduled variants per program")
     p.add_argument("--family", default=None, help="only this family (gemm, reduce, rows, elementwise, elementwise1d)")
     p.add_argument("--print", action="store_true", help="print each generated program")
+    p.add_argument("--emit-gpu", default=None, metavar="DIR",
+                   help="write each checked program with its CUDA and drivers into DIR/<id>/ for "
+                        "tests/gpu/run_random_programs.sh")
+    p.add_argument("--gpu-variants", default="rotate",
+                   help="with --emit-gpu: 'rotate' (each arch's default and one with pipeline or "
+                        "async-copy disabled), 'all' (six), or names such as sm_80,sm_90a-no-pipeline")
     args = p.parse_args()
     args.tlc = os.path.abspath(args.tlc)
     if not os.access(args.tlc, os.X_OK):
         sys.exit(f"error: tlc not found at {args.tlc} (build it, or pass --tlc)")
     seed = args.seed if args.seed is not None else random.randrange(1 << 31)
+    tlc_version = ""
+    if args.emit_gpu:
+        try:
+            gpu.variant_names(args.gpu_variants, 0)
+        except ValueError as e:
+            sys.exit(f"error: {e}")
+        args.emit_gpu = os.path.abspath(args.emit_gpu)
+        os.makedirs(args.emit_gpu, exist_ok=True)
+        tlc_version = run([args.tlc, "--version"]).stdout.strip()
+        with open(os.path.join(args.emit_gpu, "GENERATED.txt"), "w") as f:
+            f.write(f"{tlc_version}\nseed {seed}, count {args.count}, GPU variants {args.gpu_variants}"
+                    f"{', family ' + args.family if args.family else ''}\n")
+    width = max(4, len(str(args.count - 1)))
     keep = args.keep or tempfile.mkdtemp(prefix="tlc-random-programs-")
     master = random.Random(seed)
     families = FAMILIES
@@ -754,6 +780,13 @@ def main():
         os.makedirs(d)
         try:
             runs, finding, log = check_program(args.tlc, prog, prog_seed, variants, d)
+            if finding is None and args.emit_gpu:
+                pid = f"{i:0{width}d}_{prog.family}"
+                finding = gpu.emit_program(args.tlc, prog, prog_seed, i, pid, d,
+                                           os.path.join(args.emit_gpu, pid),
+                                           gpu.variant_names(args.gpu_variants, i), tlc_version)
+                if finding is not None:
+                    shutil.rmtree(os.path.join(args.emit_gpu, pid), ignore_errors=True)
         except Exception as e:          # a harness failure is reported like a finding
             runs, finding, log = 0, f"the test harness failed: {e!r}\n", []
         if finding is None:
@@ -789,6 +822,9 @@ def main():
     elapsed = time.time() - start
     print(f"random programs: {len(jobs)} generated, {checked} checked, {total_runs} runs, "
           f"{findings} findings (seed {seed}) in {elapsed:.1f} s" + (f"; kept in {keep}" if findings else ""))
+    if args.emit_gpu:
+        print(f"GPU differential test: {checked} programs written to {args.emit_gpu} "
+              f"(variants: {args.gpu_variants}); run tests/gpu/run_random_programs.sh {args.emit_gpu}")
     if not args.keep and not findings:
         shutil.rmtree(keep, ignore_errors=True)
     sys.exit(1 if findings else 0)
