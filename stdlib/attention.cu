@@ -8,7 +8,7 @@
 namespace {
 
 // kernel flash_attention<BM = 64, BN = 64, D = 64, CAUSAL = false, STAGES = 2, T = f16>  (stdlib/attention.tl:6)
-// 128 threads per block, 62464 bytes of shared memory
+// 128 threads per block, 55296 bytes of shared memory
 __global__ void __launch_bounds__(128) flash_attention_kernel(
         const tl::f16* __restrict__ Q,
         const tl::f16* __restrict__ K,
@@ -27,7 +27,7 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
     tl::f16* q = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared q: f16[64, 64], row pitch 72
     tl::f16* k = reinterpret_cast<tl::f16*>(tl_smem + 9216);  // shared k: f16[2, 64, 64], row pitch 72
     tl::f16* v = reinterpret_cast<tl::f16*>(tl_smem + 27648);  // shared v: f16[2, 64, 64], row pitch 72
-    unsigned char* tl_scratch = tl_smem + 46080;  // 16384 bytes for reductions and staging
+    unsigned char* tl_scratch = tl_smem + 46080;  // 9216 bytes for reductions and staging
     float s[s_layout::kSlots];  // fragment s: f32[64, 64]
     tl::f16 p[p_layout::kSlots];  // fragment p: f16[64, 64]
     float o[o_layout::kSlots];  // fragment o: f32[64, 64]
@@ -285,7 +285,7 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
 }
 
 // kernel flash_attention_gqa<BM = 64, BN = 64, D = 64, CAUSAL = false, STAGES = 2, T = f16>  (stdlib/attention.tl:72)
-// 128 threads per block, 62464 bytes of shared memory
+// 128 threads per block, 55296 bytes of shared memory
 __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
         const tl::f16* __restrict__ Q,
         const tl::f16* __restrict__ K,
@@ -305,7 +305,7 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
     tl::f16* q = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared q: f16[64, 64], row pitch 72
     tl::f16* k = reinterpret_cast<tl::f16*>(tl_smem + 9216);  // shared k: f16[2, 64, 64], row pitch 72
     tl::f16* v = reinterpret_cast<tl::f16*>(tl_smem + 27648);  // shared v: f16[2, 64, 64], row pitch 72
-    unsigned char* tl_scratch = tl_smem + 46080;  // 16384 bytes for reductions and staging
+    unsigned char* tl_scratch = tl_smem + 46080;  // 9216 bytes for reductions and staging
     float s[s_layout::kSlots];  // fragment s: f32[64, 64]
     tl::f16 p[p_layout::kSlots];  // fragment p: f16[64, 64]
     float o[o_layout::kSlots];  // fragment o: f32[64, 64]
@@ -582,13 +582,13 @@ cudaError_t flash_attention(const __half* Q, const __half* K, const __half* V, _
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
     static const cudaError_t tl_attributes = [] {
         cudaError_t tl_err = cudaSuccess;
-        tl_err = cudaFuncSetAttribute(::flash_attention_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 62464);
+        tl_err = cudaFuncSetAttribute(::flash_attention_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 55296);
         if (tl_err == cudaSuccess)
             tl_err = cudaFuncSetAttribute(::flash_attention_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
-    ::flash_attention_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 62464, stream>>>(Q, K, V, O, sm_scale, static_cast<int32_t>(B), static_cast<int32_t>(H), static_cast<int32_t>(S));
+    ::flash_attention_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 55296, stream>>>(Q, K, V, O, sm_scale, static_cast<int32_t>(B), static_cast<int32_t>(H), static_cast<int32_t>(S));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -612,13 +612,13 @@ cudaError_t flash_attention_gqa(const __half* Q, const __half* K, const __half* 
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
     static const cudaError_t tl_attributes = [] {
         cudaError_t tl_err = cudaSuccess;
-        tl_err = cudaFuncSetAttribute(::flash_attention_gqa_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 62464);
+        tl_err = cudaFuncSetAttribute(::flash_attention_gqa_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 55296);
         if (tl_err == cudaSuccess)
             tl_err = cudaFuncSetAttribute(::flash_attention_gqa_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
-    ::flash_attention_gqa_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 62464, stream>>>(Q, K, V, O, sm_scale, static_cast<int32_t>(B), static_cast<int32_t>(H), static_cast<int32_t>(S), static_cast<int32_t>(HKV));
+    ::flash_attention_gqa_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 55296, stream>>>(Q, K, V, O, sm_scale, static_cast<int32_t>(B), static_cast<int32_t>(H), static_cast<int32_t>(S), static_cast<int32_t>(HKV));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 

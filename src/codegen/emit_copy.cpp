@@ -28,10 +28,8 @@ int vector_width(int64_t last, int bytes, int limit) {
 void KernelEmitter::emit_copy(const ir::Copy& c) {
     if (c.async && emit_copy_async(c)) return;
     bool dst_dist = is_distributed(*c.dst.buffer), src_dist = is_distributed(*c.src.buffer);
-    if (dst_dist && src_dist && layout_of(*c.dst.buffer)->type_name != layout_of(*c.src.buffer)->type_name) {
-        const FragmentLayout *ls = layout_of(*c.src.buffer), *ld = layout_of(*c.dst.buffer);
-        bool same = ls->kind == ld->kind && ls->vector == ld->vector && ls->warps_m == ld->warps_m && ls->warps_n == ld->warps_n;
-        if (!same) {
+    if (dst_dist && src_dist) {
+        if (ir::needs_relayout(layouts_, c.src.buffer.get(), c.dst.buffer.get())) {
             // Different layouts: exchange through the shared scratch.
             std::string type = cuda_type(c.src.buffer->dtype);
             std::string tile = fmt::format("reinterpret_cast<{}*>(tl_scratch)", type);

@@ -87,10 +87,6 @@ void KernelEmitter::emit_signature() {
 }
 
 void KernelEmitter::emit_layouts() {
-    for (auto& [buffer, layout] : layouts_.fragments) {
-        (void)buffer;
-        (void)layout;
-    }
     // Declared in allocation order for readability.
     std::function<void(const ir::StmtPtr&)> visit = [&](const ir::StmtPtr& s) {
         if (!s) return;
@@ -113,6 +109,11 @@ void KernelEmitter::emit_layouts() {
         if (auto* i = s->as<ir::If>()) visit(i->then_body), visit(i->else_body);
     };
     visit(kernel_.body);
+}
+
+bool KernelEmitter::referenced(const ir::Buffer& b) {
+    if (!buffer_uses_) buffer_uses_ = ir::buffer_uses(kernel_.body);
+    return buffer_uses_->touches(&b);
 }
 
 void KernelEmitter::emit() {
@@ -190,6 +191,8 @@ void KernelEmitter::stmt(const ir::StmtPtr& s, const ElementContext& ctx) {
         if (b.scope == ir::Scope::Shared) break; // placed by plan_shared_memory
         std::string type = cuda_type(b.dtype), name = identifier(b.name);
         std::string init = a->init ? expr(a->init, ctx) : "";
+        // A local nothing reads or writes (W0001 told the user) is still declared, as written.
+        if (!referenced(b)) type = "[[maybe_unused]] " + type;
         if (b.rank() == 0) {
             out_.line(fmt::format("{} {}{};", type, name, init.empty() ? "" : " = " + init));
             break;

@@ -4,11 +4,13 @@
 
 #include "codegen/codegen.h"
 #include "codegen/cuda_writer.h"
+#include "ir/walk.h"
 
 #include <fmt/format.h>
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -128,6 +130,9 @@ private:
     bool ok_ = true;
     std::string block_sync_ = "__syncthreads()";
     const ir::WarpSpecializedLoop* ws_loop_ = nullptr; // the kernel's warp-specialized loop, if any
+    std::optional<ir::BufferUses> buffer_uses_;         // of the kernel body, computed on first use
+    // True when the kernel reads or writes `b` (its declaration aside).
+    bool referenced(const ir::Buffer& b);
 };
 
 std::string kernel_function_name(const ir::Kernel& k);

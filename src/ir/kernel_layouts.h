@@ -41,4 +41,14 @@ struct KernelLayouts {
     bool wgmma_accumulator = false;
 };
 
+// True when copying fragment `src` into fragment `dst` moves elements between threads (their
+// layouts differ, so the lowering exchanges them through shared scratch). Conservative before
+// infer-layouts ran: true for any two fragments.
+inline bool needs_relayout(const KernelLayouts& layouts, const Buffer* src, const Buffer* dst) {
+    if (!layouts.inferred) return true;
+    auto s = layouts.fragments.find(src), d = layouts.fragments.find(dst);
+    if (s == layouts.fragments.end() || d == layouts.fragments.end()) return false;
+    return s->second.distributed() && d->second.distributed() && !(s->second.layout == d->second.layout);
+}
+
 } // namespace tlc::ir

@@ -32,7 +32,7 @@ ir::StagedOperand staged(const ir::Region& r, int64_t offset) {
 }
 
 // The scratch a statement's lowering uses, if any.
-std::optional<ir::ScratchUse> scratch_use(const ir::Stmt& s, int threads) {
+std::optional<ir::ScratchUse> scratch_use(const ir::Stmt& s, int threads, const ir::KernelLayouts& layouts) {
     const int64_t warps = threads / 32;
     // A per-thread reduce or cumsum (a local tile into a local) needs no exchange.
     if (auto* r = s.as<ir::Reduce>(); r && !ir::is_per_thread(*r)) {
@@ -46,8 +46,9 @@ std::optional<ir::ScratchUse> scratch_use(const ir::Stmt& s, int threads) {
                               n * dtype_bytes(cumsum_partial_dtype(c->dst.buffer->dtype)), {}, {}};
     }
     if (auto* c = s.as<ir::Copy>(); c && c->src.buffer->scope == ir::Scope::Fragment &&
-                                      c->dst.buffer->scope == ir::Scope::Fragment) {
-        // Used only when codegen finds the two layouts differ; reserved either way.
+                                      c->dst.buffer->scope == ir::Scope::Fragment &&
+                                      ir::needs_relayout(layouts, c->src.buffer.get(), c->dst.buffer.get())) {
+        // The two layouts differ: the elements move between threads through the scratch.
         int64_t n = ir::element_count(c->src.tile_shape());
         return ir::ScratchUse{fmt::format("relayout of `{}` into `{}`", c->src.buffer->name, c->dst.buffer->name),
                               n * dtype_bytes(c->src.buffer->dtype), {}, {}};
@@ -117,7 +118,7 @@ ir::SharedMemoryPlan compute_shared_memory_plan(const ir::Kernel& kernel) {
             plan.buffers[&b] = slot;
             plan.order.push_back(&b);
         }
-        if (auto use = scratch_use(*s, kernel.threads)) {
+        if (auto use = scratch_use(*s, kernel.threads, kernel.layouts)) {
             if (use->bytes > plan.scratch_bytes) plan.scratch_bytes = use->bytes, plan.largest_scratch_use = s.get();
             plan.scratch[s.get()] = std::move(*use);
         }

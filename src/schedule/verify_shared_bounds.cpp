@@ -127,7 +127,8 @@ private:
             check_scratch(*s, ir::element_count(c->src.tile_shape()) * dtype_bytes(cumsum_partial_dtype(c->dst.buffer->dtype)),
                           "cumsum");
         } else if (auto* c = s->as<ir::Copy>(); c && c->src.buffer->scope == ir::Scope::Fragment &&
-                                                 c->dst.buffer->scope == ir::Scope::Fragment) {
+                                                 c->dst.buffer->scope == ir::Scope::Fragment &&
+                                                 ir::needs_relayout(kernel_.layouts, c->src.buffer.get(), c->dst.buffer.get())) {
             check_scratch(*s, ir::element_count(c->src.tile_shape()) * dtype_bytes(c->src.buffer->dtype), "fragment relayout");
         } else if (auto* g = s->as<ir::Gemm>(); g && (g->a.buffer->scope != ir::Scope::Shared ||
                                                       g->b.buffer->scope != ir::Scope::Shared)) {
