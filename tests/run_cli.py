@@ -100,7 +100,8 @@ def main():
               "-W error" not in r.stdout and "-W TEXT" not in r.stdout, r.stdout)
     r = tlc("--help-man")
     expect("--help-man", r, 0, stdout_has=(".TH TLC 1", ".SH OPTIONS", "\\-\\-arch", "\\-Werror", "\\-\\-help\\-man",
-                                          ".SH OPTIONS OF tlc check", ".SH EXIT STATUS"))
+                                          ".SH OPTIONS OF tlc check", ".SH OPTIONS OF tlc run", "\\-\\-tensor",
+                                          ".SH EXIT STATUS"))
     res.check("the man page has no unescaped option dash", re.search(r"\\fB-", r.stdout) is None, r.stdout[:3000])
     man_built = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(args.tlc))), "doc", "tlc.1")
     if os.path.exists(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(args.tlc))), "build.ninja")):
@@ -111,7 +112,7 @@ def main():
         res.check("the build wrote doc/tlc.1, equal to `tlc --help-man`", ok, man_built)
     r = tlc("--completion=bash")
     expect("--completion=bash", r, 0, stdout_has=("complete -o filenames -F _tlc tlc", "--arch)", "sm_90a",
-                                                  "-Werror", "--stop-after", "check help"))
+                                                  "-Werror", "--stop-after", "check run help", "--tensor"))
     bash = shutil.which("bash")
     if bash:
         p = subprocess.run([bash, "-n"], input=r.stdout, capture_output=True, text=True)
@@ -124,7 +125,7 @@ def main():
                   p.stdout + p.stderr)
     r = tlc("--completion=zsh")
     expect("--completion=zsh", r, 0, stdout_has=("#compdef tlc", "'--arch=[", "(sm_80 sm_86 sm_87 sm_89 sm_90 sm_90a sm_100 ", "'-Werror[",
-                                                 "'*-D+[", "'*--disable=["))
+                                                 "'*-D+[", "'*--disable=[", "'*--tensor=[", "(check run help)"))
     zsh = shutil.which("zsh")
     if zsh:
         p = subprocess.run([zsh, "-n"], input=r.stdout, capture_output=True, text=True)
