@@ -40,9 +40,8 @@ struct GlobalTensor {
 
 // Shared state of one launch.
 struct LaunchState {
-    LaunchState(const ir::Kernel& k, Launch& l, DiagnosticEngine& d) : kernel(k), launch(l), diags(d) {}
+    LaunchState(const ir::Kernel& k, DiagnosticEngine& d) : kernel(k), diags(d) {}
     const ir::Kernel& kernel;
-    Launch& launch;
     DiagnosticEngine& diags;
     std::mutex diag_mutex;
     std::atomic<bool> failed{false};
@@ -172,6 +171,17 @@ private:
         } else {
             set(c, flat, value);
         }
+    }
+
+    // The threads that perform a statement: each active thread for a per-thread operation, else the
+    // block once (in its first active thread's context).
+    static std::vector<int> performers(bool per_thread, const std::vector<int>& lanes) {
+        return per_thread ? lanes : std::vector<int>{lanes[0]};
+    }
+    // Whose copies of a `local` a write by `lane` updates: its own for a per-thread operation, every
+    // active thread's for a block-level one.
+    static std::vector<int> receivers(bool per_thread, int lane, const std::vector<int>& lanes) {
+        return per_thread ? std::vector<int>{lane} : lanes;
     }
 
     static void set(OnChip& c, int64_t slot, double value) {
@@ -445,7 +455,7 @@ private:
         c.values.assign(c.numel * c.copies, 0.0);
         c.state.assign(c.numel * c.copies, 0);
         if (a.init) {
-            for (int lane : (c.copies > 1 ? lanes : std::vector<int>{lanes[0]})) {
+            for (int lane : performers(c.copies > 1, lanes)) {
                 double v = round_to_dtype(b.dtype, eval(a.init, lane));
                 int64_t base = c.copies > 1 ? lane * c.numel : 0;
                 for (int64_t i = 0; i < c.numel; ++i) set(c, base + i, v);
@@ -457,7 +467,7 @@ private:
     void store(const ir::Store& st, const std::vector<int>& lanes) {
         // A store to a local runs in every thread; any other store is one store of the block.
         bool per_thread = st.buffer->scope == ir::Scope::Local;
-        for (int lane : per_thread ? lanes : std::vector<int>{lanes[0]}) {
+        for (int lane : performers(per_thread, lanes)) {
             Index idx;
             for (auto& i : st.indices) idx.push_back(static_cast<int64_t>(eval(i, lane)));
             double v = eval(st.value, lane);
@@ -564,7 +574,7 @@ private:
     }
 
     void copy(const ir::Copy& c, const std::vector<int>& lanes) {
-        for (int lane : ir::is_per_thread(c) ? lanes : std::vector<int>{lanes[0]}) copy_in(c, lane, lanes);
+        for (int lane : performers(ir::is_per_thread(c), lanes)) copy_in(c, lane, lanes);
     }
 
     // Elements of a global source outside the tensor read as `pad` (0 when absent); elements of a
@@ -573,7 +583,7 @@ private:
         RegionView src = view(c.src, lane), dst = view(c.dst, lane);
         double pad = c.pad ? eval(c.pad, lane) : 0.0;
         bool global_src = c.src.buffer->scope == ir::Scope::Global, global_dst = c.dst.buffer->scope == ir::Scope::Global;
-        std::vector<int> write_lanes = ir::is_per_thread(c) ? std::vector<int>{lane} : lanes;
+        std::vector<int> write_lanes = receivers(ir::is_per_thread(c), lane, lanes);
         for (int64_t n = 0; n < src.numel(); ++n) {
             Index coord = src.coord_of(n);
             Index si = src.at(coord), di = dst.at(coord);
@@ -617,16 +627,16 @@ private:
 
     void fill(const ir::Fill& f, const std::vector<int>& lanes) {
         bool per_thread = ir::is_per_thread(f);
-        for (int lane : per_thread ? lanes : std::vector<int>{lanes[0]}) {
+        for (int lane : performers(per_thread, lanes)) {
             RegionView d = view(f.dst, lane);
             double v = eval(f.value, lane);
-            for (int64_t n = 0; n < d.numel(); ++n) write(*f.dst.buffer, d.at(d.coord_of(n)), v, per_thread ? std::vector<int>{lane} : lanes, f.range);
+            for (int64_t n = 0; n < d.numel(); ++n) write(*f.dst.buffer, d.at(d.coord_of(n)), v, receivers(per_thread, lane, lanes), f.range);
         }
     }
 
     void reduce(const ir::Reduce& r, const std::vector<int>& lanes) {
         bool per_thread = ir::is_per_thread(r);
-        for (int lane : per_thread ? lanes : std::vector<int>{lanes[0]}) {
+        for (int lane : performers(per_thread, lanes)) {
             RegionView src = view(r.src, lane), dst = view(r.dst, lane);
             std::vector<int64_t> out_shape = src.tile;
             int64_t len = out_shape[r.axis];
@@ -658,14 +668,14 @@ private:
                 }
                 Index di = dst.at(oc);
                 if (!r.clear) combine(read(*r.dst.buffer, di, lane, r.range));
-                write(*r.dst.buffer, di, acc, per_thread ? std::vector<int>{lane} : lanes, r.range);
+                write(*r.dst.buffer, di, acc, receivers(per_thread, lane, lanes), r.range);
             }
         }
     }
 
     void cumsum(const ir::Cumsum& c, const std::vector<int>& lanes) {
         bool per_thread = ir::is_per_thread(c);
-        for (int lane : per_thread ? lanes : std::vector<int>{lanes[0]}) {
+        for (int lane : performers(per_thread, lanes)) {
             RegionView src = view(c.src, lane), dst = view(c.dst, lane);
             int64_t len = src.tile[c.axis];
             std::vector<double> values(src.numel());
@@ -681,7 +691,7 @@ private:
                     for (size_t d = 0; d < at.size(); ++d) flat = flat * src.tile[d] + at[d];
                     run += values[flat];
                     run = round_to_dtype(c.dst.buffer->dtype, run);
-                    write(*c.dst.buffer, dst.at(at), run, per_thread ? std::vector<int>{lane} : lanes, c.range);
+                    write(*c.dst.buffer, dst.at(at), run, receivers(per_thread, lane, lanes), c.range);
                 }
             }
         }
@@ -724,7 +734,7 @@ private:
 } // namespace
 
 bool execute(const ir::Kernel& kernel, Launch& launch, DiagnosticEngine& diags) {
-    LaunchState state(kernel, launch, diags);
+    LaunchState state(kernel, diags);
     for (const ir::Param& p : kernel.params) {
         if (p.scalar) {
             state.params[p.scalar.get()] = launch.scalars.at(p.scalar->name);
