@@ -37,7 +37,7 @@ __global__ void __launch_bounds__(256) layernorm_kernel(
         // copy(X[row, t * BN +: BN], x);  (layernorm.tl:21)
         #pragma unroll
         for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 8) {
-            if (!x_layout::valid(tl_tid, tl_chunk0)) continue;
+            if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
             const tl::f16* tl_ptr1 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0)))];
             if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0))) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
                 tl::f16 tl_vec2[8];
@@ -58,7 +58,7 @@ __global__ void __launch_bounds__(256) layernorm_kernel(
             for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
             #pragma unroll
             for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
-                if (!x_layout::valid(tl_tid, tl_s3)) continue;
+                if (!(x_layout::valid(tl_tid, tl_s3))) continue;
                 tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s3]));
             }
             tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -73,7 +73,7 @@ __global__ void __launch_bounds__(256) layernorm_kernel(
         // copy(X[row, t * BN +: BN], x);  (layernorm.tl:29)
         #pragma unroll
         for (int tl_chunk4 = 0; tl_chunk4 < x_layout::kSlots; tl_chunk4 += 8) {
-            if (!x_layout::valid(tl_tid, tl_chunk4)) continue;
+            if (!(x_layout::valid(tl_tid, tl_chunk4))) continue;
             const tl::f16* tl_ptr5 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk4)))];
             if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk4)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk4))) + 7, N) && tl::is_aligned(tl_ptr5, 16)) {
                 tl::f16 tl_vec6[8];
@@ -91,7 +91,7 @@ __global__ void __launch_bounds__(256) layernorm_kernel(
         // for j in parallel(1024): each thread visits the elements of `x` it holds
         #pragma unroll
         for (int tl_s7 = 0; tl_s7 < x_layout::kSlots; ++tl_s7) {
-            if (!x_layout::valid(tl_tid, tl_s7)) continue;
+            if (!(x_layout::valid(tl_tid, tl_s7))) continue;
             const int j = x_layout::flat(tl_tid, tl_s7);
             const float d = x[tl_s7] - mean;
             x[tl_s7] = t * 1024 + j < N ? d * d : 0.0f;
@@ -103,7 +103,7 @@ __global__ void __launch_bounds__(256) layernorm_kernel(
             for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
             #pragma unroll
             for (int tl_s8 = 0; tl_s8 < x_layout::kSlots; ++tl_s8) {
-                if (!x_layout::valid(tl_tid, tl_s8)) continue;
+                if (!(x_layout::valid(tl_tid, tl_s8))) continue;
                 tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s8]));
             }
             tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -119,7 +119,7 @@ __global__ void __launch_bounds__(256) layernorm_kernel(
         // copy(X[row, c0 +: BN], x);  (layernorm.tl:42)
         #pragma unroll
         for (int tl_chunk9 = 0; tl_chunk9 < x_layout::kSlots; tl_chunk9 += 8) {
-            if (!x_layout::valid(tl_tid, tl_chunk9)) continue;
+            if (!(x_layout::valid(tl_tid, tl_chunk9))) continue;
             const tl::f16* tl_ptr10 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk9)))];
             if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk9)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk9))) + 7, N) && tl::is_aligned(tl_ptr10, 16)) {
                 tl::f16 tl_vec11[8];
@@ -136,7 +136,7 @@ __global__ void __launch_bounds__(256) layernorm_kernel(
         // copy(W[c0 +: BN], w);  (layernorm.tl:43)
         #pragma unroll
         for (int tl_chunk12 = 0; tl_chunk12 < w_layout::kSlots; tl_chunk12 += 8) {
-            if (!w_layout::valid(tl_tid, tl_chunk12)) continue;
+            if (!(w_layout::valid(tl_tid, tl_chunk12))) continue;
             const tl::f16* tl_ptr13 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk12))];
             if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk12)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk12))) + 7, N) && tl::is_aligned(tl_ptr13, 16)) {
                 tl::f16 tl_vec14[8];
@@ -153,7 +153,7 @@ __global__ void __launch_bounds__(256) layernorm_kernel(
         // copy(Bias[c0 +: BN], b);  (layernorm.tl:44)
         #pragma unroll
         for (int tl_chunk15 = 0; tl_chunk15 < b_layout::kSlots; tl_chunk15 += 8) {
-            if (!b_layout::valid(tl_tid, tl_chunk15)) continue;
+            if (!(b_layout::valid(tl_tid, tl_chunk15))) continue;
             const tl::f16* tl_ptr16 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk15))];
             if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk15)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk15))) + 7, N) && tl::is_aligned(tl_ptr16, 16)) {
                 tl::f16 tl_vec17[8];
@@ -171,14 +171,14 @@ __global__ void __launch_bounds__(256) layernorm_kernel(
         // for j in parallel(1024): each thread visits the elements of `x` it holds
         #pragma unroll
         for (int tl_s18 = 0; tl_s18 < x_layout::kSlots; ++tl_s18) {
-            if (!x_layout::valid(tl_tid, tl_s18)) continue;
-            const int j = x_layout::flat(tl_tid, tl_s18);
+            if (!(x_layout::valid(tl_tid, tl_s18))) continue;
+            [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s18);
             x[tl_s18] = (x[tl_s18] - mean) * rstd * w[tl_s18] + b[tl_s18];
         }
         // copy(x, Y[row, c0 +: BN]);  (layernorm.tl:48)
         #pragma unroll
         for (int tl_chunk19 = 0; tl_chunk19 < x_layout::kSlots; tl_chunk19 += 8) {
-            if (!x_layout::valid(tl_tid, tl_chunk19)) continue;
+            if (!(x_layout::valid(tl_tid, tl_chunk19))) continue;
             tl::f16* tl_ptr20 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk19)))];
             if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk19)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk19))) + 7, N) && tl::is_aligned(tl_ptr20, 16)) {
                 tl::f16 tl_vec21[8];

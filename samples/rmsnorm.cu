@@ -32,7 +32,7 @@ __global__ void __launch_bounds__(256) rmsnorm_kernel(
         // copy(X[row, t * BN +: BN], x);  (rmsnorm.tl:18)
         #pragma unroll
         for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 8) {
-            if (!x_layout::valid(tl_tid, tl_chunk0)) continue;
+            if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
             const tl::f16* tl_ptr1 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0)))];
             if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0))) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
                 tl::f16 tl_vec2[8];
@@ -50,8 +50,8 @@ __global__ void __launch_bounds__(256) rmsnorm_kernel(
         // for j in parallel(1024): each thread visits the elements of `x` it holds
         #pragma unroll
         for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
-            if (!x_layout::valid(tl_tid, tl_s3)) continue;
-            const int j = x_layout::flat(tl_tid, tl_s3);
+            if (!(x_layout::valid(tl_tid, tl_s3))) continue;
+            [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s3);
             x[tl_s3] = x[tl_s3] * x[tl_s3];
         }
         // reduce(sum, x, part);  (rmsnorm.tl:22)
@@ -61,7 +61,7 @@ __global__ void __launch_bounds__(256) rmsnorm_kernel(
             for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
             #pragma unroll
             for (int tl_s4 = 0; tl_s4 < x_layout::kSlots; ++tl_s4) {
-                if (!x_layout::valid(tl_tid, tl_s4)) continue;
+                if (!(x_layout::valid(tl_tid, tl_s4))) continue;
                 tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s4]));
             }
             tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -77,7 +77,7 @@ __global__ void __launch_bounds__(256) rmsnorm_kernel(
         // copy(X[row, c0 +: BN], x);  (rmsnorm.tl:30)
         #pragma unroll
         for (int tl_chunk5 = 0; tl_chunk5 < x_layout::kSlots; tl_chunk5 += 8) {
-            if (!x_layout::valid(tl_tid, tl_chunk5)) continue;
+            if (!(x_layout::valid(tl_tid, tl_chunk5))) continue;
             const tl::f16* tl_ptr6 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk5)))];
             if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk5)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk5))) + 7, N) && tl::is_aligned(tl_ptr6, 16)) {
                 tl::f16 tl_vec7[8];
@@ -94,7 +94,7 @@ __global__ void __launch_bounds__(256) rmsnorm_kernel(
         // copy(W[c0 +: BN], w);  (rmsnorm.tl:31)
         #pragma unroll
         for (int tl_chunk8 = 0; tl_chunk8 < w_layout::kSlots; tl_chunk8 += 8) {
-            if (!w_layout::valid(tl_tid, tl_chunk8)) continue;
+            if (!(w_layout::valid(tl_tid, tl_chunk8))) continue;
             const tl::f16* tl_ptr9 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk8))];
             if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk8)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk8))) + 7, N) && tl::is_aligned(tl_ptr9, 16)) {
                 tl::f16 tl_vec10[8];
@@ -112,14 +112,14 @@ __global__ void __launch_bounds__(256) rmsnorm_kernel(
         // for j in parallel(1024): each thread visits the elements of `x` it holds
         #pragma unroll
         for (int tl_s11 = 0; tl_s11 < x_layout::kSlots; ++tl_s11) {
-            if (!x_layout::valid(tl_tid, tl_s11)) continue;
-            const int j = x_layout::flat(tl_tid, tl_s11);
+            if (!(x_layout::valid(tl_tid, tl_s11))) continue;
+            [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s11);
             x[tl_s11] = x[tl_s11] * rrms * w[tl_s11];
         }
         // copy(x, Y[row, c0 +: BN]);  (rmsnorm.tl:35)
         #pragma unroll
         for (int tl_chunk12 = 0; tl_chunk12 < x_layout::kSlots; tl_chunk12 += 8) {
-            if (!x_layout::valid(tl_tid, tl_chunk12)) continue;
+            if (!(x_layout::valid(tl_tid, tl_chunk12))) continue;
             tl::f16* tl_ptr13 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk12)))];
             if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk12)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk12))) + 7, N) && tl::is_aligned(tl_ptr13, 16)) {
                 tl::f16 tl_vec14[8];

@@ -8,31 +8,29 @@
 namespace {
 
 // kernel row_sum<BM = 32, BN = 256, T = f32>  (samples/row_sum.tl:4)
-// 256 threads per block, 1024 bytes of shared memory
+// 256 threads per block, 0 bytes of shared memory
 __global__ void __launch_bounds__(256) row_sum_kernel(
         const float* __restrict__ X,
         float* __restrict__ Y,
         int32_t M,
         int32_t N)
 {
-    using x_layout = tl::BlockedLayout<8192, 8, 256>;  // fragment x: f32[32, 256]
-    using acc_layout = tl::BlockedLayout<32, 8, 256>;  // fragment acc: f32[32]
+    // fragment x: f32[32, 256], blocked per axis, vector 8: [32, 256] over 256 threads: (8:t32 4:r8, 8:r1 32:t1) 32 registers
+    // fragment part: f32[32], slice of `x` (reduce over axis 1): [32] over 256 threads: (8:t32 4:r1) 4 registers, 32 replicas
+    // fragment acc: f32[32], slice of `x` (reduce over axis 1): [32] over 256 threads: (8:t32 4:r1) 4 registers, 32 replicas
     const int tl_tid = threadIdx.x;
-    extern __shared__ __align__(128) unsigned char tl_smem[];
-    unsigned char* tl_scratch = tl_smem + 0;  // 1024 bytes for reductions and staging
-    float x[x_layout::kSlots];  // fragment x: f32[32, 256]
-    float part[32];  // fragment part: f32[32]
-    float acc[acc_layout::kSlots];  // fragment acc: f32[32]
+    float x[32];  // fragment x: f32[32, 256]
+    float part[4];  // fragment part: f32[32]
+    float acc[4];  // fragment acc: f32[32]
     #pragma unroll
-    for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
+    for (int tl_i = 0; tl_i < 4; ++tl_i) acc[tl_i] = 0.0f;
     const int32_t row0 = int(blockIdx.x) * 32;
     for (int t = 0; t < tl::cdiv(N, 256); ++t) {
         // copy(X[row0 +: BM, t * BN +: BN], x);          // past M or N: reads 0  (row_sum.tl:13)
         #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
-            if (!x_layout::valid(tl_tid, tl_chunk0)) continue;
-            const float* tl_ptr1 = &X[int64_t(row0 + ((x_layout::flat(tl_tid, tl_chunk0)) / 256)) * N + ((t * 256) + ((x_layout::flat(tl_tid, tl_chunk0)) % 256))];
-            if (tl::in_bounds(row0 + ((x_layout::flat(tl_tid, tl_chunk0)) / 256), M) && tl::in_bounds((t * 256) + ((x_layout::flat(tl_tid, tl_chunk0)) % 256), N) && tl::in_bounds(row0 + ((x_layout::flat(tl_tid, tl_chunk0)) / 256), M) && tl::in_bounds(((t * 256) + ((x_layout::flat(tl_tid, tl_chunk0)) % 256)) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
+        for (int tl_chunk0 = 0; tl_chunk0 < 32; tl_chunk0 += 4) {
+            const float* tl_ptr1 = &X[int64_t(row0 + ((tl_tid / 32) + (tl_chunk0 / 8) * 8)) * N + ((t * 256) + ((tl_chunk0 % 8) + (tl_tid % 32) * 8))];
+            if (tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk0 / 8) * 8), M) && tl::in_bounds((t * 256) + ((tl_chunk0 % 8) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk0 / 8) * 8), M) && tl::in_bounds(((t * 256) + ((tl_chunk0 % 8) + (tl_tid % 32) * 8)) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
                 float tl_vec2[4];
                 tl::load_vector<float, 4>(tl_vec2, tl_ptr1);
                 #pragma unroll
@@ -40,49 +38,46 @@ __global__ void __launch_bounds__(256) row_sum_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                    x[tl_chunk0 + tl_v] = tl::in_bounds(row0 + ((x_layout::flat(tl_tid, tl_chunk0 + tl_v)) / 256), M) && tl::in_bounds((t * 256) + ((x_layout::flat(tl_tid, tl_chunk0 + tl_v)) % 256), N) ? X[int64_t(row0 + ((x_layout::flat(tl_tid, tl_chunk0 + tl_v)) / 256)) * N + ((t * 256) + ((x_layout::flat(tl_tid, tl_chunk0 + tl_v)) % 256))] : 0.0f;
+                    x[tl_chunk0 + tl_v] = tl::in_bounds(row0 + ((tl_tid / 32) + ((tl_chunk0 + tl_v) / 8) * 8), M) && tl::in_bounds((t * 256) + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 32) * 8), N) ? X[int64_t(row0 + ((tl_tid / 32) + ((tl_chunk0 + tl_v) / 8) * 8)) * N + ((t * 256) + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 32) * 8))] : 0.0f;
                 }
             }
         }
         // reduce(sum, x, part, axis = 1);                // part[i] = sum over j of x[i, j]  (row_sum.tl:14)
+        // each thread folds its 8 values of each of its 4 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
         {
-            float tl_part[32];
+            float tl_part[4];
             #pragma unroll
-            for (int tl_i = 0; tl_i < 32; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            for (int tl_i = 0; tl_i < 4; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
             #pragma unroll
-            for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
-                if (!x_layout::valid(tl_tid, tl_s3)) continue;
-                tl_part[(x_layout::flat(tl_tid, tl_s3)) / 256] = tl::SumOp::combine(tl_part[(x_layout::flat(tl_tid, tl_s3)) / 256], tl::SumOp::element(x[tl_s3]));
+            for (int tl_s3 = 0; tl_s3 < 32; ++tl_s3) {
+                tl_part[(tl_s3 / 8)] = tl::SumOp::combine(tl_part[(tl_s3 / 8)], tl::SumOp::element(x[tl_s3]));
             }
-            tl::block_allreduce<tl::SumOp, 32, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
-            for (int tl_e4 = 0; tl_e4 < 32; ++tl_e4) {
-                part[tl_e4] = tl_part[tl_e4];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 4; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 4; ++tl_i) {
+                part[tl_i] = tl_part[tl_i];
             }
         }
         // for i in parallel(BM) {  (row_sum.tl:15)
         // for i in parallel(32): each thread visits the elements of `acc` it holds
         #pragma unroll
-        for (int tl_s5 = 0; tl_s5 < acc_layout::kSlots; ++tl_s5) {
-            if (!acc_layout::valid(tl_tid, tl_s5)) continue;
-            const int i = acc_layout::flat(tl_tid, tl_s5);
-            acc[tl_s5] = acc[tl_s5] + part[i];
+        for (int tl_s4 = 0; tl_s4 < 4; ++tl_s4) {
+            [[maybe_unused]] const int i = (tl_tid / 32) + (tl_s4) * 8;
+            acc[tl_s4] = acc[tl_s4] + part[tl_s4];
         }
     }
     // copy(acc, Y[row0 +: BM]);                           // rows past M are skipped  (row_sum.tl:19)
-    #pragma unroll
-    for (int tl_chunk6 = 0; tl_chunk6 < acc_layout::kSlots; tl_chunk6 += 4) {
-        if (!acc_layout::valid(tl_tid, tl_chunk6)) continue;
-        float* tl_ptr7 = &Y[row0 + (acc_layout::flat(tl_tid, tl_chunk6))];
-        if (tl::in_bounds(row0 + (acc_layout::flat(tl_tid, tl_chunk6)), M) && tl::in_bounds((row0 + (acc_layout::flat(tl_tid, tl_chunk6))) + 3, M) && tl::is_aligned(tl_ptr7, 16)) {
-            float tl_vec8[4];
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec8[tl_v] = acc[tl_chunk6 + tl_v];
-            tl::store_vector<float, 4>(tl_ptr7, tl_vec8);
-        } else {
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds(row0 + (acc_layout::flat(tl_tid, tl_chunk6 + tl_v)), M)) Y[row0 + (acc_layout::flat(tl_tid, tl_chunk6 + tl_v))] = acc[tl_chunk6 + tl_v];
-            }
+    if ((tl_tid % 32) == 0) {
+        #pragma unroll
+        for (int tl_s5 = 0; tl_s5 < 4; ++tl_s5) {
+            if (tl::in_bounds(row0 + ((tl_tid / 32) + (tl_s5) * 8), M)) Y[row0 + ((tl_tid / 32) + (tl_s5) * 8)] = acc[tl_s5];
         }
     }
 }
@@ -101,14 +96,7 @@ cudaError_t row_sum(const float* X, float* Y, int64_t M, int64_t N, cudaStream_t
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
-    static const cudaError_t tl_attributes = [] {
-        cudaError_t tl_err = cudaSuccess;
-        if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::row_sum_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
-        return tl_err;
-    }();
-    if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
-    ::row_sum_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 1024, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::row_sum_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 0, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 

@@ -24,7 +24,7 @@ __global__ void __launch_bounds__(256) saxpy_kernel(
     // copy(X[base +: BLOCK], x);  (saxpy.tl:10)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
-        if (!x_layout::valid(tl_tid, tl_chunk0)) continue;
+        if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
         const float* tl_ptr1 = &X[base + (x_layout::flat(tl_tid, tl_chunk0))];
         if (tl::in_bounds(base + (x_layout::flat(tl_tid, tl_chunk0)), N) && tl::in_bounds((base + (x_layout::flat(tl_tid, tl_chunk0))) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
             float tl_vec2[4];
@@ -41,7 +41,7 @@ __global__ void __launch_bounds__(256) saxpy_kernel(
     // copy(Y[base +: BLOCK], y);  (saxpy.tl:11)
     #pragma unroll
     for (int tl_chunk3 = 0; tl_chunk3 < y_layout::kSlots; tl_chunk3 += 4) {
-        if (!y_layout::valid(tl_tid, tl_chunk3)) continue;
+        if (!(y_layout::valid(tl_tid, tl_chunk3))) continue;
         const float* tl_ptr4 = &Y[base + (y_layout::flat(tl_tid, tl_chunk3))];
         if (tl::in_bounds(base + (y_layout::flat(tl_tid, tl_chunk3)), N) && tl::in_bounds((base + (y_layout::flat(tl_tid, tl_chunk3))) + 3, N) && tl::is_aligned(tl_ptr4, 16)) {
             float tl_vec5[4];
@@ -59,15 +59,15 @@ __global__ void __launch_bounds__(256) saxpy_kernel(
     // for i in parallel(1024): each thread visits the elements of `y` it holds
     #pragma unroll
     for (int tl_s6 = 0; tl_s6 < y_layout::kSlots; ++tl_s6) {
-        if (!y_layout::valid(tl_tid, tl_s6)) continue;
-        const int i = y_layout::flat(tl_tid, tl_s6);
+        if (!(y_layout::valid(tl_tid, tl_s6))) continue;
+        [[maybe_unused]] const int i = y_layout::flat(tl_tid, tl_s6);
         y[tl_s6] = tl::fma(a, x[tl_s6], y[tl_s6]);
     }
     __syncthreads();  // WAR on `Y`
     // copy(y, Y[base +: BLOCK]);      // elements past N are not written  (saxpy.tl:15)
     #pragma unroll
     for (int tl_chunk7 = 0; tl_chunk7 < y_layout::kSlots; tl_chunk7 += 4) {
-        if (!y_layout::valid(tl_tid, tl_chunk7)) continue;
+        if (!(y_layout::valid(tl_tid, tl_chunk7))) continue;
         float* tl_ptr8 = &Y[base + (y_layout::flat(tl_tid, tl_chunk7))];
         if (tl::in_bounds(base + (y_layout::flat(tl_tid, tl_chunk7)), N) && tl::in_bounds((base + (y_layout::flat(tl_tid, tl_chunk7))) + 3, N) && tl::is_aligned(tl_ptr8, 16)) {
             float tl_vec9[4];

@@ -30,7 +30,7 @@ __global__ void __launch_bounds__(256) softmax_kernel(
         // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:19)
         #pragma unroll
         for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
-            if (!x_layout::valid(tl_tid, tl_chunk0)) continue;
+            if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
             const float* tl_ptr1 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0)))];
             if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0))) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
                 float tl_vec2[4];
@@ -51,7 +51,7 @@ __global__ void __launch_bounds__(256) softmax_kernel(
             for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
             #pragma unroll
             for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
-                if (!x_layout::valid(tl_tid, tl_s3)) continue;
+                if (!(x_layout::valid(tl_tid, tl_s3))) continue;
                 tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s3]));
             }
             tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -64,8 +64,8 @@ __global__ void __launch_bounds__(256) softmax_kernel(
         // for j in parallel(1024): each thread visits the elements of `x` it holds
         #pragma unroll
         for (int tl_s4 = 0; tl_s4 < x_layout::kSlots; ++tl_s4) {
-            if (!x_layout::valid(tl_tid, tl_s4)) continue;
-            const int j = x_layout::flat(tl_tid, tl_s4);
+            if (!(x_layout::valid(tl_tid, tl_s4))) continue;
+            [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s4);
             x[tl_s4] = tl::exp(x[tl_s4] - m_new);
         }
         // reduce(sum, x, tile_sum);  (softmax.tl:25)
@@ -75,7 +75,7 @@ __global__ void __launch_bounds__(256) softmax_kernel(
             for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
             #pragma unroll
             for (int tl_s5 = 0; tl_s5 < x_layout::kSlots; ++tl_s5) {
-                if (!x_layout::valid(tl_tid, tl_s5)) continue;
+                if (!(x_layout::valid(tl_tid, tl_s5))) continue;
                 tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s5]));
             }
             tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -91,7 +91,7 @@ __global__ void __launch_bounds__(256) softmax_kernel(
         // copy(X[row, t * BN +: BN], x);  (softmax.tl:33)
         #pragma unroll
         for (int tl_chunk6 = 0; tl_chunk6 < x_layout::kSlots; tl_chunk6 += 4) {
-            if (!x_layout::valid(tl_tid, tl_chunk6)) continue;
+            if (!(x_layout::valid(tl_tid, tl_chunk6))) continue;
             const float* tl_ptr7 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk6)))];
             if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk6)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk6))) + 3, N) && tl::is_aligned(tl_ptr7, 16)) {
                 float tl_vec8[4];
@@ -109,14 +109,14 @@ __global__ void __launch_bounds__(256) softmax_kernel(
         // for j in parallel(1024): each thread visits the elements of `x` it holds
         #pragma unroll
         for (int tl_s9 = 0; tl_s9 < x_layout::kSlots; ++tl_s9) {
-            if (!x_layout::valid(tl_tid, tl_s9)) continue;
-            const int j = x_layout::flat(tl_tid, tl_s9);
+            if (!(x_layout::valid(tl_tid, tl_s9))) continue;
+            [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s9);
             x[tl_s9] = tl::exp(x[tl_s9] - m) * inv_l;
         }
         // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:37)
         #pragma unroll
         for (int tl_chunk10 = 0; tl_chunk10 < x_layout::kSlots; tl_chunk10 += 4) {
-            if (!x_layout::valid(tl_tid, tl_chunk10)) continue;
+            if (!(x_layout::valid(tl_tid, tl_chunk10))) continue;
             float* tl_ptr11 = &Y[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk10)))];
             if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk10)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk10))) + 3, N) && tl::is_aligned(tl_ptr11, 16)) {
                 float tl_vec12[4];

@@ -19,9 +19,14 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
         int32_t H,
         int32_t S)
 {
-    using s_layout = tl::MmaAccLayout<64, 64, 2, 2>;  // fragment s: f32[64, 64], mma.sync accumulators
-    using p_layout = tl::MmaAccLayout<64, 64, 2, 2>;  // fragment p: f16[64, 64], mma.sync accumulators
-    using o_layout = tl::MmaAccLayout<64, 64, 2, 2>;  // fragment o: f32[64, 64], mma.sync accumulators
+    using s_layout = tl::MmaAccLayout<64, 64, 4, 1>;  // fragment s: f32[64, 64], mma.sync accumulators
+    using p_layout = tl::MmaAccLayout<64, 64, 4, 1>;  // fragment p: f16[64, 64], mma.sync accumulators
+    using o_layout = tl::MmaAccLayout<64, 64, 4, 1>;  // fragment o: f32[64, 64], mma.sync accumulators
+    // fragment m: f32[64], slice of `s` (reduce over axis 1): [64] over 128 threads: (8:t4 2:r1 4:t32) 2 registers, 4 replicas
+    // fragment l: f32[64], slice of `s` (reduce over axis 1): [64] over 128 threads: (8:t4 2:r1 4:t32) 2 registers, 4 replicas
+    // fragment m_tile: f32[64], slice of `s` (reduce over axis 1): [64] over 128 threads: (8:t4 2:r1 4:t32) 2 registers, 4 replicas
+    // fragment l_tile: f32[64], slice of `s` (reduce over axis 1): [64] over 128 threads: (8:t4 2:r1 4:t32) 2 registers, 4 replicas
+    // fragment alpha: f32[64], slice of `s` (reduce over axis 1): [64] over 128 threads: (8:t4 2:r1 4:t32) 2 registers, 4 replicas
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* q = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared q: f16[64, 64], row pitch 72
@@ -33,15 +38,15 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
     float o[o_layout::kSlots];  // fragment o: f32[64, 64]
     #pragma unroll
     for (int tl_i = 0; tl_i < o_layout::kSlots; ++tl_i) o[tl_i] = 0.0f;
-    float m[64];  // fragment m: f32[64]
+    float m[2];  // fragment m: f32[64]
     #pragma unroll
-    for (int tl_i = 0; tl_i < 64; ++tl_i) m[tl_i] = -tl::inf<float>();
-    float l[64];  // fragment l: f32[64]
+    for (int tl_i = 0; tl_i < 2; ++tl_i) m[tl_i] = -tl::inf<float>();
+    float l[2];  // fragment l: f32[64]
     #pragma unroll
-    for (int tl_i = 0; tl_i < 64; ++tl_i) l[tl_i] = 0.0f;
-    float m_tile[64];  // fragment m_tile: f32[64]
-    float l_tile[64];  // fragment l_tile: f32[64]
-    float alpha[64];  // fragment alpha: f32[64]
+    for (int tl_i = 0; tl_i < 2; ++tl_i) l[tl_i] = 0.0f;
+    float m_tile[2];  // fragment m_tile: f32[64]
+    float l_tile[2];  // fragment l_tile: f32[64]
+    float alpha[2];  // fragment alpha: f32[64]
     const int32_t b = int(blockIdx.z);
     const int32_t h = int(blockIdx.y);
     const int32_t q0 = int(blockIdx.x) * 64;
@@ -167,7 +172,7 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
         // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:36)
         {
             for (int tl_s = 0; tl_s < s_layout::kSlots; ++tl_s) s[tl_s] = 0.0f;
-            tl::warp_gemm_mma<64, 64, 64, 2, 2, tl::f16, false, true>(
+            tl::warp_gemm_mma<64, 64, 64, 4, 1, tl::f16, false, true>(
                 s, tl::SharedMatrix<tl::f16, false, 72>{&q[0 * 72 + 0]},
                 tl::SharedMatrix<tl::f16, true, 72>{&k[((t % 2) * 64 + 0) * 72 + 0]}, tl_tid);
         }
@@ -175,84 +180,98 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
         // for i, j in parallel(64, 64): each thread visits the elements of `s` it holds
         #pragma unroll
         for (int tl_s33 = 0; tl_s33 < s_layout::kSlots; ++tl_s33) {
-            const int i = s_layout::row(tl_tid, tl_s33);
+            [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s33);
             const int j = s_layout::col(tl_tid, tl_s33);
             const int32_t key = k0 + j;
             const bool masked = key >= S;
             s[tl_s33] = masked ? -tl::inf<float>() : s[tl_s33] * qk_scale;
         }
         // reduce(max, s, m_tile, axis = 1);  (attention.tl:43)
+        // each thread folds its 16 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
         {
-            float tl_part[64];
+            float tl_part[2];
             #pragma unroll
-            for (int tl_i = 0; tl_i < 64; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+            for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
             #pragma unroll
             for (int tl_s34 = 0; tl_s34 < s_layout::kSlots; ++tl_s34) {
-                tl_part[s_layout::row(tl_tid, tl_s34)] = tl::MaxOp::combine(tl_part[s_layout::row(tl_tid, tl_s34)], tl::MaxOp::element(s[tl_s34]));
+                tl_part[(tl_s34 / 2 % 2)] = tl::MaxOp::combine(tl_part[(tl_s34 / 2 % 2)], tl::MaxOp::element(s[tl_s34]));
             }
-            tl::block_allreduce<tl::MaxOp, 64, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
-            for (int tl_e35 = 0; tl_e35 < 64; ++tl_e35) {
-                m_tile[tl_e35] = tl_part[tl_e35];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                m_tile[tl_i] = tl_part[tl_i];
             }
         }
         // for i in parallel(BM) {  (attention.tl:44)
-        // for i in parallel(64): every thread runs every iteration (it updates a replicated fragment)
-        for (int tl_e36 = 0; tl_e36 < 64; ++tl_e36) {
-            const int i = tl_e36;
-            const float m_new = tl::max(m[i], m_tile[i]);
-            alpha[i] = tl::exp2(m[i] - m_new);
-            m[i] = m_new;
+        // for i in parallel(64): each thread visits the elements of `m` it holds
+        #pragma unroll
+        for (int tl_s35 = 0; tl_s35 < 2; ++tl_s35) {
+            [[maybe_unused]] const int i = (tl_tid / 4 % 8) + (tl_s35) * 8 + (tl_tid / 32) * 16;
+            const float m_new = tl::max(m[tl_s35], m_tile[tl_s35]);
+            alpha[tl_s35] = tl::exp2(m[tl_s35] - m_new);
+            m[tl_s35] = m_new;
         }
         // for i, j in parallel(BM, BN) {  (attention.tl:49)
         // for i, j in parallel(64, 64): each thread visits the elements of `s` it holds
         #pragma unroll
-        for (int tl_s37 = 0; tl_s37 < s_layout::kSlots; ++tl_s37) {
-            const int i = s_layout::row(tl_tid, tl_s37);
-            const int j = s_layout::col(tl_tid, tl_s37);
-            s[tl_s37] = tl::exp2(s[tl_s37] - m[i]);
+        for (int tl_s36 = 0; tl_s36 < s_layout::kSlots; ++tl_s36) {
+            [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s36);
+            [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s36);
+            s[tl_s36] = tl::exp2(s[tl_s36] - m[(tl_s36 / 2 % 2)]);
         }
         // reduce(sum, s, l_tile, axis = 1);  (attention.tl:52)
+        // each thread folds its 16 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
         {
-            float tl_part[64];
+            float tl_part[2];
             #pragma unroll
-            for (int tl_i = 0; tl_i < 64; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
             #pragma unroll
-            for (int tl_s38 = 0; tl_s38 < s_layout::kSlots; ++tl_s38) {
-                tl_part[s_layout::row(tl_tid, tl_s38)] = tl::SumOp::combine(tl_part[s_layout::row(tl_tid, tl_s38)], tl::SumOp::element(s[tl_s38]));
+            for (int tl_s37 = 0; tl_s37 < s_layout::kSlots; ++tl_s37) {
+                tl_part[(tl_s37 / 2 % 2)] = tl::SumOp::combine(tl_part[(tl_s37 / 2 % 2)], tl::SumOp::element(s[tl_s37]));
             }
-            tl::block_allreduce<tl::SumOp, 64, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
-            for (int tl_e39 = 0; tl_e39 < 64; ++tl_e39) {
-                l_tile[tl_e39] = tl_part[tl_e39];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                l_tile[tl_i] = tl_part[tl_i];
             }
         }
         // for i in parallel(BM) {  (attention.tl:53)
-        // for i in parallel(64): every thread runs every iteration (it updates a replicated fragment)
-        for (int tl_e40 = 0; tl_e40 < 64; ++tl_e40) {
-            const int i = tl_e40;
-            l[i] = l[i] * alpha[i] + l_tile[i];
+        // for i in parallel(64): each thread visits the elements of `l` it holds
+        #pragma unroll
+        for (int tl_s38 = 0; tl_s38 < 2; ++tl_s38) {
+            [[maybe_unused]] const int i = (tl_tid / 4 % 8) + (tl_s38) * 8 + (tl_tid / 32) * 16;
+            l[tl_s38] = l[tl_s38] * alpha[tl_s38] + l_tile[tl_s38];
         }
         // for i, d in parallel(BM, D) {  (attention.tl:57)
         // for i, d in parallel(64, 64): each thread visits the elements of `o` it holds
         #pragma unroll
-        for (int tl_s41 = 0; tl_s41 < o_layout::kSlots; ++tl_s41) {
-            const int i = o_layout::row(tl_tid, tl_s41);
-            const int d = o_layout::col(tl_tid, tl_s41);
-            o[tl_s41] = o[tl_s41] * alpha[i];
+        for (int tl_s39 = 0; tl_s39 < o_layout::kSlots; ++tl_s39) {
+            [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s39);
+            [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s39);
+            o[tl_s39] = o[tl_s39] * alpha[(tl_s39 / 2 % 2)];
         }
         // copy(s, p);  (attention.tl:60)
         #pragma unroll
         for (int tl_s = 0; tl_s < p_layout::kSlots; ++tl_s) p[tl_s] = tl::convert<tl::f16>(s[tl_s]);
         // gemm(p, v, o);  (attention.tl:61)
         {
-            tl::f16* tl_staged42 = reinterpret_cast<tl::f16*>(tl_scratch + 0);  // 64 x 64, row pitch 72
+            tl::f16* tl_staged40 = reinterpret_cast<tl::f16*>(tl_scratch + 0);  // 64 x 64, row pitch 72
             __syncthreads();  // the staging buffer may still be read by a previous gemm
             #pragma unroll
-            for (int tl_s43 = 0; tl_s43 < p_layout::kSlots; ++tl_s43) {
-                tl_staged42[p_layout::row(tl_tid, tl_s43) * 72 + p_layout::col(tl_tid, tl_s43)] = p[tl_s43];
+            for (int tl_s41 = 0; tl_s41 < p_layout::kSlots; ++tl_s41) {
+                tl_staged40[p_layout::row(tl_tid, tl_s41) * 72 + p_layout::col(tl_tid, tl_s41)] = p[tl_s41];
             }
             __syncthreads();
-            tl::warp_gemm_mma<64, 64, 64, 2, 2, tl::f16, false, false>(
-                o, tl::SharedMatrix<tl::f16, false, 72>{tl_staged42},
+            tl::warp_gemm_mma<64, 64, 64, 4, 1, tl::f16, false, false>(
+                o, tl::SharedMatrix<tl::f16, false, 72>{tl_staged40},
                 tl::SharedMatrix<tl::f16, false, 72>{&v[((t % 2) * 64 + 0) * 72 + 0]}, tl_tid);
         }
     }
@@ -260,25 +279,24 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
     // for i, d in parallel(BM, D) {  (attention.tl:64)
     // for i, d in parallel(64, 64): each thread visits the elements of `o` it holds
     #pragma unroll
-    for (int tl_s44 = 0; tl_s44 < o_layout::kSlots; ++tl_s44) {
-        const int i = o_layout::row(tl_tid, tl_s44);
-        const int d = o_layout::col(tl_tid, tl_s44);
-        o[tl_s44] = o[tl_s44] / l[i];
+    for (int tl_s42 = 0; tl_s42 < o_layout::kSlots; ++tl_s42) {
+        [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s42);
+        [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s42);
+        o[tl_s42] = o[tl_s42] / l[(tl_s42 / 2 % 2)];
     }
     // copy(o, O[b, h, q0 +: BM, 0 +: D]);  (attention.tl:67)
     #pragma unroll
-    for (int tl_chunk45 = 0; tl_chunk45 < o_layout::kSlots; tl_chunk45 += 2) {
-        if (!o_layout::valid(tl_tid, tl_chunk45)) continue;
-        tl::f16* tl_ptr46 = &O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk45)))) * 64 + (o_layout::col(tl_tid, tl_chunk45))];
-        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk45)), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk45), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk45)), S) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk45)) + 1, 64) && tl::is_aligned(tl_ptr46, 4)) {
-            tl::f16 tl_vec47[2];
+    for (int tl_chunk43 = 0; tl_chunk43 < o_layout::kSlots; tl_chunk43 += 2) {
+        tl::f16* tl_ptr44 = &O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk43)))) * 64 + (o_layout::col(tl_tid, tl_chunk43))];
+        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk43)), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk43), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk43)), S) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk43)) + 1, 64) && tl::is_aligned(tl_ptr44, 4)) {
+            tl::f16 tl_vec45[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec47[tl_v] = tl::convert<tl::f16>(o[tl_chunk45 + tl_v]);
-            tl::store_vector<tl::f16, 2>(tl_ptr46, tl_vec47);
+            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec45[tl_v] = tl::convert<tl::f16>(o[tl_chunk43 + tl_v]);
+            tl::store_vector<tl::f16, 2>(tl_ptr44, tl_vec45);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk45 + tl_v)), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk45 + tl_v), 64)) O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk45 + tl_v)))) * 64 + (o_layout::col(tl_tid, tl_chunk45 + tl_v))] = tl::convert<tl::f16>(o[tl_chunk45 + tl_v]);
+                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk43 + tl_v)), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk43 + tl_v), 64)) O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk43 + tl_v)))) * 64 + (o_layout::col(tl_tid, tl_chunk43 + tl_v))] = tl::convert<tl::f16>(o[tl_chunk43 + tl_v]);
             }
         }
     }
@@ -297,9 +315,14 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
         int32_t S,
         int32_t HKV)
 {
-    using s_layout = tl::MmaAccLayout<64, 64, 2, 2>;  // fragment s: f32[64, 64], mma.sync accumulators
-    using p_layout = tl::MmaAccLayout<64, 64, 2, 2>;  // fragment p: f16[64, 64], mma.sync accumulators
-    using o_layout = tl::MmaAccLayout<64, 64, 2, 2>;  // fragment o: f32[64, 64], mma.sync accumulators
+    using s_layout = tl::MmaAccLayout<64, 64, 4, 1>;  // fragment s: f32[64, 64], mma.sync accumulators
+    using p_layout = tl::MmaAccLayout<64, 64, 4, 1>;  // fragment p: f16[64, 64], mma.sync accumulators
+    using o_layout = tl::MmaAccLayout<64, 64, 4, 1>;  // fragment o: f32[64, 64], mma.sync accumulators
+    // fragment m: f32[64], slice of `s` (reduce over axis 1): [64] over 128 threads: (8:t4 2:r1 4:t32) 2 registers, 4 replicas
+    // fragment l: f32[64], slice of `s` (reduce over axis 1): [64] over 128 threads: (8:t4 2:r1 4:t32) 2 registers, 4 replicas
+    // fragment m_tile: f32[64], slice of `s` (reduce over axis 1): [64] over 128 threads: (8:t4 2:r1 4:t32) 2 registers, 4 replicas
+    // fragment l_tile: f32[64], slice of `s` (reduce over axis 1): [64] over 128 threads: (8:t4 2:r1 4:t32) 2 registers, 4 replicas
+    // fragment alpha: f32[64], slice of `s` (reduce over axis 1): [64] over 128 threads: (8:t4 2:r1 4:t32) 2 registers, 4 replicas
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* q = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared q: f16[64, 64], row pitch 72
@@ -311,15 +334,15 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
     float o[o_layout::kSlots];  // fragment o: f32[64, 64]
     #pragma unroll
     for (int tl_i = 0; tl_i < o_layout::kSlots; ++tl_i) o[tl_i] = 0.0f;
-    float m[64];  // fragment m: f32[64]
+    float m[2];  // fragment m: f32[64]
     #pragma unroll
-    for (int tl_i = 0; tl_i < 64; ++tl_i) m[tl_i] = -tl::inf<float>();
-    float l[64];  // fragment l: f32[64]
+    for (int tl_i = 0; tl_i < 2; ++tl_i) m[tl_i] = -tl::inf<float>();
+    float l[2];  // fragment l: f32[64]
     #pragma unroll
-    for (int tl_i = 0; tl_i < 64; ++tl_i) l[tl_i] = 0.0f;
-    float m_tile[64];  // fragment m_tile: f32[64]
-    float l_tile[64];  // fragment l_tile: f32[64]
-    float alpha[64];  // fragment alpha: f32[64]
+    for (int tl_i = 0; tl_i < 2; ++tl_i) l[tl_i] = 0.0f;
+    float m_tile[2];  // fragment m_tile: f32[64]
+    float l_tile[2];  // fragment l_tile: f32[64]
+    float alpha[2];  // fragment alpha: f32[64]
     const int32_t b = int(blockIdx.z);
     const int32_t h = int(blockIdx.y);
     const int32_t hkv = h / (H / HKV);
@@ -446,7 +469,7 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
         // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:103)
         {
             for (int tl_s = 0; tl_s < s_layout::kSlots; ++tl_s) s[tl_s] = 0.0f;
-            tl::warp_gemm_mma<64, 64, 64, 2, 2, tl::f16, false, true>(
+            tl::warp_gemm_mma<64, 64, 64, 4, 1, tl::f16, false, true>(
                 s, tl::SharedMatrix<tl::f16, false, 72>{&q[0 * 72 + 0]},
                 tl::SharedMatrix<tl::f16, true, 72>{&k[((t % 2) * 64 + 0) * 72 + 0]}, tl_tid);
         }
@@ -454,84 +477,98 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
         // for i, j in parallel(64, 64): each thread visits the elements of `s` it holds
         #pragma unroll
         for (int tl_s33 = 0; tl_s33 < s_layout::kSlots; ++tl_s33) {
-            const int i = s_layout::row(tl_tid, tl_s33);
+            [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s33);
             const int j = s_layout::col(tl_tid, tl_s33);
             const int32_t key = k0 + j;
             const bool masked = key >= S;
             s[tl_s33] = masked ? -tl::inf<float>() : s[tl_s33] * qk_scale;
         }
         // reduce(max, s, m_tile, axis = 1);  (attention.tl:110)
+        // each thread folds its 16 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
         {
-            float tl_part[64];
+            float tl_part[2];
             #pragma unroll
-            for (int tl_i = 0; tl_i < 64; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+            for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
             #pragma unroll
             for (int tl_s34 = 0; tl_s34 < s_layout::kSlots; ++tl_s34) {
-                tl_part[s_layout::row(tl_tid, tl_s34)] = tl::MaxOp::combine(tl_part[s_layout::row(tl_tid, tl_s34)], tl::MaxOp::element(s[tl_s34]));
+                tl_part[(tl_s34 / 2 % 2)] = tl::MaxOp::combine(tl_part[(tl_s34 / 2 % 2)], tl::MaxOp::element(s[tl_s34]));
             }
-            tl::block_allreduce<tl::MaxOp, 64, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
-            for (int tl_e35 = 0; tl_e35 < 64; ++tl_e35) {
-                m_tile[tl_e35] = tl_part[tl_e35];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                m_tile[tl_i] = tl_part[tl_i];
             }
         }
         // for i in parallel(BM) {  (attention.tl:111)
-        // for i in parallel(64): every thread runs every iteration (it updates a replicated fragment)
-        for (int tl_e36 = 0; tl_e36 < 64; ++tl_e36) {
-            const int i = tl_e36;
-            const float m_new = tl::max(m[i], m_tile[i]);
-            alpha[i] = tl::exp2(m[i] - m_new);
-            m[i] = m_new;
+        // for i in parallel(64): each thread visits the elements of `m` it holds
+        #pragma unroll
+        for (int tl_s35 = 0; tl_s35 < 2; ++tl_s35) {
+            [[maybe_unused]] const int i = (tl_tid / 4 % 8) + (tl_s35) * 8 + (tl_tid / 32) * 16;
+            const float m_new = tl::max(m[tl_s35], m_tile[tl_s35]);
+            alpha[tl_s35] = tl::exp2(m[tl_s35] - m_new);
+            m[tl_s35] = m_new;
         }
         // for i, j in parallel(BM, BN) {  (attention.tl:116)
         // for i, j in parallel(64, 64): each thread visits the elements of `s` it holds
         #pragma unroll
-        for (int tl_s37 = 0; tl_s37 < s_layout::kSlots; ++tl_s37) {
-            const int i = s_layout::row(tl_tid, tl_s37);
-            const int j = s_layout::col(tl_tid, tl_s37);
-            s[tl_s37] = tl::exp2(s[tl_s37] - m[i]);
+        for (int tl_s36 = 0; tl_s36 < s_layout::kSlots; ++tl_s36) {
+            [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s36);
+            [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s36);
+            s[tl_s36] = tl::exp2(s[tl_s36] - m[(tl_s36 / 2 % 2)]);
         }
         // reduce(sum, s, l_tile, axis = 1);  (attention.tl:119)
+        // each thread folds its 16 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
         {
-            float tl_part[64];
+            float tl_part[2];
             #pragma unroll
-            for (int tl_i = 0; tl_i < 64; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
             #pragma unroll
-            for (int tl_s38 = 0; tl_s38 < s_layout::kSlots; ++tl_s38) {
-                tl_part[s_layout::row(tl_tid, tl_s38)] = tl::SumOp::combine(tl_part[s_layout::row(tl_tid, tl_s38)], tl::SumOp::element(s[tl_s38]));
+            for (int tl_s37 = 0; tl_s37 < s_layout::kSlots; ++tl_s37) {
+                tl_part[(tl_s37 / 2 % 2)] = tl::SumOp::combine(tl_part[(tl_s37 / 2 % 2)], tl::SumOp::element(s[tl_s37]));
             }
-            tl::block_allreduce<tl::SumOp, 64, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
-            for (int tl_e39 = 0; tl_e39 < 64; ++tl_e39) {
-                l_tile[tl_e39] = tl_part[tl_e39];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                l_tile[tl_i] = tl_part[tl_i];
             }
         }
         // for i in parallel(BM) {  (attention.tl:120)
-        // for i in parallel(64): every thread runs every iteration (it updates a replicated fragment)
-        for (int tl_e40 = 0; tl_e40 < 64; ++tl_e40) {
-            const int i = tl_e40;
-            l[i] = l[i] * alpha[i] + l_tile[i];
+        // for i in parallel(64): each thread visits the elements of `l` it holds
+        #pragma unroll
+        for (int tl_s38 = 0; tl_s38 < 2; ++tl_s38) {
+            [[maybe_unused]] const int i = (tl_tid / 4 % 8) + (tl_s38) * 8 + (tl_tid / 32) * 16;
+            l[tl_s38] = l[tl_s38] * alpha[tl_s38] + l_tile[tl_s38];
         }
         // for i, d in parallel(BM, D) {  (attention.tl:124)
         // for i, d in parallel(64, 64): each thread visits the elements of `o` it holds
         #pragma unroll
-        for (int tl_s41 = 0; tl_s41 < o_layout::kSlots; ++tl_s41) {
-            const int i = o_layout::row(tl_tid, tl_s41);
-            const int d = o_layout::col(tl_tid, tl_s41);
-            o[tl_s41] = o[tl_s41] * alpha[i];
+        for (int tl_s39 = 0; tl_s39 < o_layout::kSlots; ++tl_s39) {
+            [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s39);
+            [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s39);
+            o[tl_s39] = o[tl_s39] * alpha[(tl_s39 / 2 % 2)];
         }
         // copy(s, p);  (attention.tl:127)
         #pragma unroll
         for (int tl_s = 0; tl_s < p_layout::kSlots; ++tl_s) p[tl_s] = tl::convert<tl::f16>(s[tl_s]);
         // gemm(p, v, o);  (attention.tl:128)
         {
-            tl::f16* tl_staged42 = reinterpret_cast<tl::f16*>(tl_scratch + 0);  // 64 x 64, row pitch 72
+            tl::f16* tl_staged40 = reinterpret_cast<tl::f16*>(tl_scratch + 0);  // 64 x 64, row pitch 72
             __syncthreads();  // the staging buffer may still be read by a previous gemm
             #pragma unroll
-            for (int tl_s43 = 0; tl_s43 < p_layout::kSlots; ++tl_s43) {
-                tl_staged42[p_layout::row(tl_tid, tl_s43) * 72 + p_layout::col(tl_tid, tl_s43)] = p[tl_s43];
+            for (int tl_s41 = 0; tl_s41 < p_layout::kSlots; ++tl_s41) {
+                tl_staged40[p_layout::row(tl_tid, tl_s41) * 72 + p_layout::col(tl_tid, tl_s41)] = p[tl_s41];
             }
             __syncthreads();
-            tl::warp_gemm_mma<64, 64, 64, 2, 2, tl::f16, false, false>(
-                o, tl::SharedMatrix<tl::f16, false, 72>{tl_staged42},
+            tl::warp_gemm_mma<64, 64, 64, 4, 1, tl::f16, false, false>(
+                o, tl::SharedMatrix<tl::f16, false, 72>{tl_staged40},
                 tl::SharedMatrix<tl::f16, false, 72>{&v[((t % 2) * 64 + 0) * 72 + 0]}, tl_tid);
         }
     }
@@ -539,25 +576,24 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
     // for i, d in parallel(BM, D) {  (attention.tl:131)
     // for i, d in parallel(64, 64): each thread visits the elements of `o` it holds
     #pragma unroll
-    for (int tl_s44 = 0; tl_s44 < o_layout::kSlots; ++tl_s44) {
-        const int i = o_layout::row(tl_tid, tl_s44);
-        const int d = o_layout::col(tl_tid, tl_s44);
-        o[tl_s44] = o[tl_s44] / l[i];
+    for (int tl_s42 = 0; tl_s42 < o_layout::kSlots; ++tl_s42) {
+        [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s42);
+        [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s42);
+        o[tl_s42] = o[tl_s42] / l[(tl_s42 / 2 % 2)];
     }
     // copy(o, O[b, h, q0 +: BM, 0 +: D]);  (attention.tl:134)
     #pragma unroll
-    for (int tl_chunk45 = 0; tl_chunk45 < o_layout::kSlots; tl_chunk45 += 2) {
-        if (!o_layout::valid(tl_tid, tl_chunk45)) continue;
-        tl::f16* tl_ptr46 = &O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk45)))) * 64 + (o_layout::col(tl_tid, tl_chunk45))];
-        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk45)), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk45), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk45)), S) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk45)) + 1, 64) && tl::is_aligned(tl_ptr46, 4)) {
-            tl::f16 tl_vec47[2];
+    for (int tl_chunk43 = 0; tl_chunk43 < o_layout::kSlots; tl_chunk43 += 2) {
+        tl::f16* tl_ptr44 = &O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk43)))) * 64 + (o_layout::col(tl_tid, tl_chunk43))];
+        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk43)), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk43), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk43)), S) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk43)) + 1, 64) && tl::is_aligned(tl_ptr44, 4)) {
+            tl::f16 tl_vec45[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec47[tl_v] = tl::convert<tl::f16>(o[tl_chunk45 + tl_v]);
-            tl::store_vector<tl::f16, 2>(tl_ptr46, tl_vec47);
+            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec45[tl_v] = tl::convert<tl::f16>(o[tl_chunk43 + tl_v]);
+            tl::store_vector<tl::f16, 2>(tl_ptr44, tl_vec45);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk45 + tl_v)), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk45 + tl_v), 64)) O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk45 + tl_v)))) * 64 + (o_layout::col(tl_tid, tl_chunk45 + tl_v))] = tl::convert<tl::f16>(o[tl_chunk45 + tl_v]);
+                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk43 + tl_v)), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk43 + tl_v), 64)) O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk43 + tl_v)))) * 64 + (o_layout::col(tl_tid, tl_chunk43 + tl_v))] = tl::convert<tl::f16>(o[tl_chunk43 + tl_v]);
             }
         }
     }

@@ -192,7 +192,6 @@ __global__ void __launch_bounds__(256) gemm_kernel(
     // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:24)
     #pragma unroll
     for (int tl_chunk42 = 0; tl_chunk42 < acc_layout::kSlots; tl_chunk42 += 2) {
-        if (!acc_layout::valid(tl_tid, tl_chunk42)) continue;
         tl::f16* tl_ptr43 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk42))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk42)))];
         if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk42)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk42)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk42)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk42))) + 1, N) && tl::is_aligned(tl_ptr43, 4)) {
             tl::f16 tl_vec44[2];
@@ -511,7 +510,6 @@ __global__ void __launch_bounds__(256) gemm_nt_kernel(
     // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:44)
     #pragma unroll
     for (int tl_chunk42 = 0; tl_chunk42 < acc_layout::kSlots; tl_chunk42 += 2) {
-        if (!acc_layout::valid(tl_tid, tl_chunk42)) continue;
         tl::f16* tl_ptr43 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk42))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk42)))];
         if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk42)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk42)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk42)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk42))) + 1, N) && tl::is_aligned(tl_ptr43, 4)) {
             tl::f16 tl_vec44[2];
@@ -842,7 +840,6 @@ __global__ void __launch_bounds__(256) gemm_scaled_kernel(
     // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:73)
     #pragma unroll
     for (int tl_chunk43 = 0; tl_chunk43 < acc_layout::kSlots; tl_chunk43 += 2) {
-        if (!acc_layout::valid(tl_tid, tl_chunk43)) continue;
         tl::f16* tl_ptr44 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk43))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk43)))];
         if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk43)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk43)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk43)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk43))) + 1, N) && tl::is_aligned(tl_ptr44, 4)) {
             tl::f16 tl_vec45[2];
@@ -1199,14 +1196,13 @@ __global__ void __launch_bounds__(256) gemm_bias_kernel(
     // for i, j in parallel(128, 128): each thread visits the elements of `acc` it holds
     #pragma unroll
     for (int tl_s47 = 0; tl_s47 < acc_layout::kSlots; ++tl_s47) {
-        const int i = acc_layout::row(tl_tid, tl_s47);
+        [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s47);
         const int j = acc_layout::col(tl_tid, tl_s47);
         acc[tl_s47] = acc[tl_s47] + tl::convert<float>(bias[j]);
     }
     // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:98)
     #pragma unroll
     for (int tl_chunk48 = 0; tl_chunk48 < acc_layout::kSlots; tl_chunk48 += 2) {
-        if (!acc_layout::valid(tl_tid, tl_chunk48)) continue;
         tl::f16* tl_ptr49 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk48))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk48)))];
         if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk48)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk48))) + 1, N) && tl::is_aligned(tl_ptr49, 4)) {
             tl::f16 tl_vec50[2];
@@ -1345,7 +1341,7 @@ __global__ void __launch_bounds__(384, 1) gemm_bias_kernel_sm90(
             // for i, j in parallel(128, 256): each thread visits the elements of `acc` it holds
             #pragma unroll
             for (int tl_s6 = 0; tl_s6 < acc_layout::kSlots; ++tl_s6) {
-                const int i = acc_layout::row(tl_tid, tl_s6);
+                [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s6);
                 const int j = acc_layout::col(tl_tid, tl_s6);
                 acc[tl_s6] = acc[tl_s6] + tl::convert<float>(bias[j]);
             }
@@ -1579,14 +1575,13 @@ __global__ void __launch_bounds__(256) gemm_bias_gelu_kernel(
     // for i, j in parallel(128, 128): each thread visits the elements of `acc` it holds
     #pragma unroll
     for (int tl_s47 = 0; tl_s47 < acc_layout::kSlots; ++tl_s47) {
-        const int i = acc_layout::row(tl_tid, tl_s47);
+        [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s47);
         const int j = acc_layout::col(tl_tid, tl_s47);
         acc[tl_s47] = gelu(acc[tl_s47] + tl::convert<float>(bias[j]));
     }
     // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:123)
     #pragma unroll
     for (int tl_chunk48 = 0; tl_chunk48 < acc_layout::kSlots; tl_chunk48 += 2) {
-        if (!acc_layout::valid(tl_tid, tl_chunk48)) continue;
         tl::f16* tl_ptr49 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk48))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk48)))];
         if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk48)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk48))) + 1, N) && tl::is_aligned(tl_ptr49, 4)) {
             tl::f16 tl_vec50[2];
@@ -1725,7 +1720,7 @@ __global__ void __launch_bounds__(384, 1) gemm_bias_gelu_kernel_sm90(
             // for i, j in parallel(128, 256): each thread visits the elements of `acc` it holds
             #pragma unroll
             for (int tl_s6 = 0; tl_s6 < acc_layout::kSlots; ++tl_s6) {
-                const int i = acc_layout::row(tl_tid, tl_s6);
+                [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s6);
                 const int j = acc_layout::col(tl_tid, tl_s6);
                 acc[tl_s6] = gelu(acc[tl_s6] + tl::convert<float>(bias[j]));
             }
@@ -1959,14 +1954,13 @@ __global__ void __launch_bounds__(256) gemm_bias_silu_kernel(
     // for i, j in parallel(128, 128): each thread visits the elements of `acc` it holds
     #pragma unroll
     for (int tl_s47 = 0; tl_s47 < acc_layout::kSlots; ++tl_s47) {
-        const int i = acc_layout::row(tl_tid, tl_s47);
+        [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s47);
         const int j = acc_layout::col(tl_tid, tl_s47);
         acc[tl_s47] = silu(acc[tl_s47] + tl::convert<float>(bias[j]));
     }
     // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:148)
     #pragma unroll
     for (int tl_chunk48 = 0; tl_chunk48 < acc_layout::kSlots; tl_chunk48 += 2) {
-        if (!acc_layout::valid(tl_tid, tl_chunk48)) continue;
         tl::f16* tl_ptr49 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk48))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk48)))];
         if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk48)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk48))) + 1, N) && tl::is_aligned(tl_ptr49, 4)) {
             tl::f16 tl_vec50[2];
@@ -2105,7 +2099,7 @@ __global__ void __launch_bounds__(384, 1) gemm_bias_silu_kernel_sm90(
             // for i, j in parallel(128, 256): each thread visits the elements of `acc` it holds
             #pragma unroll
             for (int tl_s6 = 0; tl_s6 < acc_layout::kSlots; ++tl_s6) {
-                const int i = acc_layout::row(tl_tid, tl_s6);
+                [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s6);
                 const int j = acc_layout::col(tl_tid, tl_s6);
                 acc[tl_s6] = silu(acc[tl_s6] + tl::convert<float>(bias[j]));
             }

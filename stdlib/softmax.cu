@@ -30,7 +30,7 @@ __global__ void __launch_bounds__(256) softmax_kernel(
         // copy(X[row, t * BN +: BN], x, pad = -inf);     // padding: exp(-inf) = 0  (softmax.tl:18)
         #pragma unroll
         for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 8) {
-            if (!x_layout::valid(tl_tid, tl_chunk0)) continue;
+            if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
             const tl::f16* tl_ptr1 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0)))];
             if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0))) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
                 tl::f16 tl_vec2[8];
@@ -51,7 +51,7 @@ __global__ void __launch_bounds__(256) softmax_kernel(
             for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
             #pragma unroll
             for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
-                if (!x_layout::valid(tl_tid, tl_s3)) continue;
+                if (!(x_layout::valid(tl_tid, tl_s3))) continue;
                 tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s3]));
             }
             tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -64,8 +64,8 @@ __global__ void __launch_bounds__(256) softmax_kernel(
         // for j in parallel(1024): each thread visits the elements of `x` it holds
         #pragma unroll
         for (int tl_s4 = 0; tl_s4 < x_layout::kSlots; ++tl_s4) {
-            if (!x_layout::valid(tl_tid, tl_s4)) continue;
-            const int j = x_layout::flat(tl_tid, tl_s4);
+            if (!(x_layout::valid(tl_tid, tl_s4))) continue;
+            [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s4);
             x[tl_s4] = tl::exp(x[tl_s4] - m_new);
         }
         // reduce(sum, x, tile_sum);  (softmax.tl:24)
@@ -75,7 +75,7 @@ __global__ void __launch_bounds__(256) softmax_kernel(
             for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
             #pragma unroll
             for (int tl_s5 = 0; tl_s5 < x_layout::kSlots; ++tl_s5) {
-                if (!x_layout::valid(tl_tid, tl_s5)) continue;
+                if (!(x_layout::valid(tl_tid, tl_s5))) continue;
                 tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s5]));
             }
             tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -91,7 +91,7 @@ __global__ void __launch_bounds__(256) softmax_kernel(
         // copy(X[row, t * BN +: BN], x);  (softmax.tl:31)
         #pragma unroll
         for (int tl_chunk6 = 0; tl_chunk6 < x_layout::kSlots; tl_chunk6 += 8) {
-            if (!x_layout::valid(tl_tid, tl_chunk6)) continue;
+            if (!(x_layout::valid(tl_tid, tl_chunk6))) continue;
             const tl::f16* tl_ptr7 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk6)))];
             if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk6)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk6))) + 7, N) && tl::is_aligned(tl_ptr7, 16)) {
                 tl::f16 tl_vec8[8];
@@ -109,14 +109,14 @@ __global__ void __launch_bounds__(256) softmax_kernel(
         // for j in parallel(1024): each thread visits the elements of `x` it holds
         #pragma unroll
         for (int tl_s9 = 0; tl_s9 < x_layout::kSlots; ++tl_s9) {
-            if (!x_layout::valid(tl_tid, tl_s9)) continue;
-            const int j = x_layout::flat(tl_tid, tl_s9);
+            if (!(x_layout::valid(tl_tid, tl_s9))) continue;
+            [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s9);
             x[tl_s9] = tl::exp(x[tl_s9] - m) * inv_l;
         }
         // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:35)
         #pragma unroll
         for (int tl_chunk10 = 0; tl_chunk10 < x_layout::kSlots; tl_chunk10 += 8) {
-            if (!x_layout::valid(tl_tid, tl_chunk10)) continue;
+            if (!(x_layout::valid(tl_tid, tl_chunk10))) continue;
             tl::f16* tl_ptr11 = &Y[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk10)))];
             if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk10)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk10))) + 7, N) && tl::is_aligned(tl_ptr11, 16)) {
                 tl::f16 tl_vec12[8];
@@ -156,7 +156,7 @@ __global__ void __launch_bounds__(256) log_softmax_kernel(
         // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:52)
         #pragma unroll
         for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 8) {
-            if (!x_layout::valid(tl_tid, tl_chunk0)) continue;
+            if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
             const tl::f16* tl_ptr1 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0)))];
             if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0))) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
                 tl::f16 tl_vec2[8];
@@ -177,7 +177,7 @@ __global__ void __launch_bounds__(256) log_softmax_kernel(
             for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
             #pragma unroll
             for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
-                if (!x_layout::valid(tl_tid, tl_s3)) continue;
+                if (!(x_layout::valid(tl_tid, tl_s3))) continue;
                 tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s3]));
             }
             tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -190,8 +190,8 @@ __global__ void __launch_bounds__(256) log_softmax_kernel(
         // for j in parallel(1024): each thread visits the elements of `x` it holds
         #pragma unroll
         for (int tl_s4 = 0; tl_s4 < x_layout::kSlots; ++tl_s4) {
-            if (!x_layout::valid(tl_tid, tl_s4)) continue;
-            const int j = x_layout::flat(tl_tid, tl_s4);
+            if (!(x_layout::valid(tl_tid, tl_s4))) continue;
+            [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s4);
             x[tl_s4] = tl::exp(x[tl_s4] - m_new);
         }
         // reduce(sum, x, tile_sum);  (softmax.tl:58)
@@ -201,7 +201,7 @@ __global__ void __launch_bounds__(256) log_softmax_kernel(
             for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
             #pragma unroll
             for (int tl_s5 = 0; tl_s5 < x_layout::kSlots; ++tl_s5) {
-                if (!x_layout::valid(tl_tid, tl_s5)) continue;
+                if (!(x_layout::valid(tl_tid, tl_s5))) continue;
                 tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s5]));
             }
             tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -217,7 +217,7 @@ __global__ void __launch_bounds__(256) log_softmax_kernel(
         // copy(X[row, t * BN +: BN], x);  (softmax.tl:65)
         #pragma unroll
         for (int tl_chunk6 = 0; tl_chunk6 < x_layout::kSlots; tl_chunk6 += 8) {
-            if (!x_layout::valid(tl_tid, tl_chunk6)) continue;
+            if (!(x_layout::valid(tl_tid, tl_chunk6))) continue;
             const tl::f16* tl_ptr7 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk6)))];
             if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk6)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk6))) + 7, N) && tl::is_aligned(tl_ptr7, 16)) {
                 tl::f16 tl_vec8[8];
@@ -235,14 +235,14 @@ __global__ void __launch_bounds__(256) log_softmax_kernel(
         // for j in parallel(1024): each thread visits the elements of `x` it holds
         #pragma unroll
         for (int tl_s9 = 0; tl_s9 < x_layout::kSlots; ++tl_s9) {
-            if (!x_layout::valid(tl_tid, tl_s9)) continue;
-            const int j = x_layout::flat(tl_tid, tl_s9);
+            if (!(x_layout::valid(tl_tid, tl_s9))) continue;
+            [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s9);
             x[tl_s9] = x[tl_s9] - shift;
         }
         // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:69)
         #pragma unroll
         for (int tl_chunk10 = 0; tl_chunk10 < x_layout::kSlots; tl_chunk10 += 8) {
-            if (!x_layout::valid(tl_tid, tl_chunk10)) continue;
+            if (!(x_layout::valid(tl_tid, tl_chunk10))) continue;
             tl::f16* tl_ptr11 = &Y[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk10)))];
             if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk10)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk10))) + 7, N) && tl::is_aligned(tl_ptr11, 16)) {
                 tl::f16 tl_vec12[8];
@@ -260,36 +260,38 @@ __global__ void __launch_bounds__(256) log_softmax_kernel(
 }
 
 // kernel softmax_rows<BM = 8, BN = 256, T = f16>  (stdlib/softmax.tl:75)
-// 256 threads per block, 256 bytes of shared memory
+// 256 threads per block, 0 bytes of shared memory
 __global__ void __launch_bounds__(256) softmax_rows_kernel(
         const tl::f16* __restrict__ X,
         tl::f16* __restrict__ Y,
         int32_t M,
         int32_t N)
 {
-    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[8, 256]
+    // fragment x: f32[8, 256], blocked per axis, vector 8: [8, 256] over 256 threads: (8:t32, 8:r1 32:t1) 8 registers
+    // fragment m: f32[8], slice of `x` (reduce over axis 1): [8] over 256 threads: (8:t32) 1 registers, 32 replicas
+    // fragment l: f32[8], slice of `x` (reduce over axis 1): [8] over 256 threads: (8:t32) 1 registers, 32 replicas
+    // fragment m_tile: f32[8], slice of `x` (reduce over axis 1): [8] over 256 threads: (8:t32) 1 registers, 32 replicas
+    // fragment l_tile: f32[8], slice of `x` (reduce over axis 1): [8] over 256 threads: (8:t32) 1 registers, 32 replicas
+    // fragment alpha: f32[8], slice of `x` (reduce over axis 1): [8] over 256 threads: (8:t32) 1 registers, 32 replicas
     const int tl_tid = threadIdx.x;
-    extern __shared__ __align__(128) unsigned char tl_smem[];
-    unsigned char* tl_scratch = tl_smem + 0;  // 256 bytes for reductions and staging
-    float x[x_layout::kSlots];  // fragment x: f32[8, 256]
-    float m[8];  // fragment m: f32[8]
+    float x[8];  // fragment x: f32[8, 256]
+    float m[1];  // fragment m: f32[8]
     #pragma unroll
-    for (int tl_i = 0; tl_i < 8; ++tl_i) m[tl_i] = -tl::inf<float>();
-    float l[8];  // fragment l: f32[8]
+    for (int tl_i = 0; tl_i < 1; ++tl_i) m[tl_i] = -tl::inf<float>();
+    float l[1];  // fragment l: f32[8]
     #pragma unroll
-    for (int tl_i = 0; tl_i < 8; ++tl_i) l[tl_i] = 0.0f;
-    float m_tile[8];  // fragment m_tile: f32[8]
-    float l_tile[8];  // fragment l_tile: f32[8]
-    float alpha[8];  // fragment alpha: f32[8]
+    for (int tl_i = 0; tl_i < 1; ++tl_i) l[tl_i] = 0.0f;
+    float m_tile[1];  // fragment m_tile: f32[8]
+    float l_tile[1];  // fragment l_tile: f32[8]
+    float alpha[1];  // fragment alpha: f32[8]
     const int32_t row0 = int(blockIdx.x) * 8;
     const int32_t n_tiles = tl::cdiv(N, 256);
     for (int t = 0; t < n_tiles; ++t) {
         // copy(X[row0 +: BM, t * BN +: BN], x, pad = -inf);  (softmax.tl:88)
         #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 8) {
-            if (!x_layout::valid(tl_tid, tl_chunk0)) continue;
-            const tl::f16* tl_ptr1 = &X[int64_t(row0 + ((x_layout::flat(tl_tid, tl_chunk0)) / 256)) * N + ((t * 256) + ((x_layout::flat(tl_tid, tl_chunk0)) % 256))];
-            if (tl::in_bounds(row0 + ((x_layout::flat(tl_tid, tl_chunk0)) / 256), M) && tl::in_bounds((t * 256) + ((x_layout::flat(tl_tid, tl_chunk0)) % 256), N) && tl::in_bounds(row0 + ((x_layout::flat(tl_tid, tl_chunk0)) / 256), M) && tl::in_bounds(((t * 256) + ((x_layout::flat(tl_tid, tl_chunk0)) % 256)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+        for (int tl_chunk0 = 0; tl_chunk0 < 8; tl_chunk0 += 8) {
+            const tl::f16* tl_ptr1 = &X[int64_t(row0 + ((tl_tid / 32))) * N + ((t * 256) + ((tl_chunk0) + (tl_tid % 32) * 8))];
+            if (tl::in_bounds(row0 + ((tl_tid / 32)), M) && tl::in_bounds((t * 256) + ((tl_chunk0) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32)), M) && tl::in_bounds(((t * 256) + ((tl_chunk0) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
                 tl::f16 tl_vec2[8];
                 tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
                 #pragma unroll
@@ -297,105 +299,119 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    x[tl_chunk0 + tl_v] = tl::in_bounds(row0 + ((x_layout::flat(tl_tid, tl_chunk0 + tl_v)) / 256), M) && tl::in_bounds((t * 256) + ((x_layout::flat(tl_tid, tl_chunk0 + tl_v)) % 256), N) ? tl::convert<float>(X[int64_t(row0 + ((x_layout::flat(tl_tid, tl_chunk0 + tl_v)) / 256)) * N + ((t * 256) + ((x_layout::flat(tl_tid, tl_chunk0 + tl_v)) % 256))]) : -tl::inf<float>();
+                    x[tl_chunk0 + tl_v] = tl::in_bounds(row0 + ((tl_tid / 32)), M) && tl::in_bounds((t * 256) + (((tl_chunk0 + tl_v)) + (tl_tid % 32) * 8), N) ? tl::convert<float>(X[int64_t(row0 + ((tl_tid / 32))) * N + ((t * 256) + (((tl_chunk0 + tl_v)) + (tl_tid % 32) * 8))]) : -tl::inf<float>();
                 }
             }
         }
         // reduce(max, x, m_tile, axis = 1);  (softmax.tl:89)
+        // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
         {
-            float tl_part[8];
+            float tl_part[1];
             #pragma unroll
-            for (int tl_i = 0; tl_i < 8; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
             #pragma unroll
-            for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
-                if (!x_layout::valid(tl_tid, tl_s3)) continue;
-                tl_part[(x_layout::flat(tl_tid, tl_s3)) / 256] = tl::MaxOp::combine(tl_part[(x_layout::flat(tl_tid, tl_s3)) / 256], tl::MaxOp::element(x[tl_s3]));
+            for (int tl_s3 = 0; tl_s3 < 8; ++tl_s3) {
+                tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s3]));
             }
-            tl::block_allreduce<tl::MaxOp, 8, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
-            for (int tl_e4 = 0; tl_e4 < 8; ++tl_e4) {
-                m_tile[tl_e4] = tl_part[tl_e4];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 16>(tl_part[tl_i]);
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                m_tile[tl_i] = tl_part[tl_i];
             }
         }
         // for i in parallel(BM) {  (softmax.tl:90)
-        // for i in parallel(8): every thread runs every iteration (it updates a replicated fragment)
-        for (int tl_e5 = 0; tl_e5 < 8; ++tl_e5) {
-            const int i = tl_e5;
-            const float m_new = tl::max(m[i], m_tile[i]);
-            alpha[i] = tl::exp(m[i] - m_new);
-            m[i] = m_new;
+        // for i in parallel(8): each thread visits the elements of `m` it holds
+        #pragma unroll
+        for (int tl_s4 = 0; tl_s4 < 1; ++tl_s4) {
+            [[maybe_unused]] const int i = (tl_tid / 32);
+            const float m_new = tl::max(m[tl_s4], m_tile[tl_s4]);
+            alpha[tl_s4] = tl::exp(m[tl_s4] - m_new);
+            m[tl_s4] = m_new;
         }
         // for i, j in parallel(BM, BN) {  (softmax.tl:95)
         // for i, j in parallel(8, 256): each thread visits the elements of `x` it holds
         #pragma unroll
-        for (int tl_s6 = 0; tl_s6 < x_layout::kSlots; ++tl_s6) {
-            if (!x_layout::valid(tl_tid, tl_s6)) continue;
-            const int i = (x_layout::flat(tl_tid, tl_s6)) / 256;
-            const int j = (x_layout::flat(tl_tid, tl_s6)) % 256;
-            x[tl_s6] = tl::exp(x[tl_s6] - m[i]);
+        for (int tl_s5 = 0; tl_s5 < 8; ++tl_s5) {
+            [[maybe_unused]] const int i = (tl_tid / 32);
+            [[maybe_unused]] const int j = (tl_s5) + (tl_tid % 32) * 8;
+            x[tl_s5] = tl::exp(x[tl_s5] - m[0]);
         }
         // reduce(sum, x, l_tile, axis = 1);  (softmax.tl:98)
+        // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
         {
-            float tl_part[8];
+            float tl_part[1];
             #pragma unroll
-            for (int tl_i = 0; tl_i < 8; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
             #pragma unroll
-            for (int tl_s7 = 0; tl_s7 < x_layout::kSlots; ++tl_s7) {
-                if (!x_layout::valid(tl_tid, tl_s7)) continue;
-                tl_part[(x_layout::flat(tl_tid, tl_s7)) / 256] = tl::SumOp::combine(tl_part[(x_layout::flat(tl_tid, tl_s7)) / 256], tl::SumOp::element(x[tl_s7]));
+            for (int tl_s6 = 0; tl_s6 < 8; ++tl_s6) {
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s6]));
             }
-            tl::block_allreduce<tl::SumOp, 8, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
-            for (int tl_e8 = 0; tl_e8 < 8; ++tl_e8) {
-                l_tile[tl_e8] = tl_part[tl_e8];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                l_tile[tl_i] = tl_part[tl_i];
             }
         }
         // for i in parallel(BM) {  (softmax.tl:99)
-        // for i in parallel(8): every thread runs every iteration (it updates a replicated fragment)
-        for (int tl_e9 = 0; tl_e9 < 8; ++tl_e9) {
-            const int i = tl_e9;
-            l[i] = l[i] * alpha[i] + l_tile[i];
+        // for i in parallel(8): each thread visits the elements of `l` it holds
+        #pragma unroll
+        for (int tl_s7 = 0; tl_s7 < 1; ++tl_s7) {
+            [[maybe_unused]] const int i = (tl_tid / 32);
+            l[tl_s7] = l[tl_s7] * alpha[tl_s7] + l_tile[tl_s7];
         }
     }
     for (int t = 0; t < n_tiles; ++t) {
         // copy(X[row0 +: BM, t * BN +: BN], x);  (softmax.tl:105)
         #pragma unroll
-        for (int tl_chunk10 = 0; tl_chunk10 < x_layout::kSlots; tl_chunk10 += 8) {
-            if (!x_layout::valid(tl_tid, tl_chunk10)) continue;
-            const tl::f16* tl_ptr11 = &X[int64_t(row0 + ((x_layout::flat(tl_tid, tl_chunk10)) / 256)) * N + ((t * 256) + ((x_layout::flat(tl_tid, tl_chunk10)) % 256))];
-            if (tl::in_bounds(row0 + ((x_layout::flat(tl_tid, tl_chunk10)) / 256), M) && tl::in_bounds((t * 256) + ((x_layout::flat(tl_tid, tl_chunk10)) % 256), N) && tl::in_bounds(row0 + ((x_layout::flat(tl_tid, tl_chunk10)) / 256), M) && tl::in_bounds(((t * 256) + ((x_layout::flat(tl_tid, tl_chunk10)) % 256)) + 7, N) && tl::is_aligned(tl_ptr11, 16)) {
-                tl::f16 tl_vec12[8];
-                tl::load_vector<tl::f16, 8>(tl_vec12, tl_ptr11);
+        for (int tl_chunk8 = 0; tl_chunk8 < 8; tl_chunk8 += 8) {
+            const tl::f16* tl_ptr9 = &X[int64_t(row0 + ((tl_tid / 32))) * N + ((t * 256) + ((tl_chunk8) + (tl_tid % 32) * 8))];
+            if (tl::in_bounds(row0 + ((tl_tid / 32)), M) && tl::in_bounds((t * 256) + ((tl_chunk8) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32)), M) && tl::in_bounds(((t * 256) + ((tl_chunk8) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr9, 16)) {
+                tl::f16 tl_vec10[8];
+                tl::load_vector<tl::f16, 8>(tl_vec10, tl_ptr9);
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk10 + tl_v] = tl::convert<float>(tl_vec12[tl_v]);
+                for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk8 + tl_v] = tl::convert<float>(tl_vec10[tl_v]);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    x[tl_chunk10 + tl_v] = tl::in_bounds(row0 + ((x_layout::flat(tl_tid, tl_chunk10 + tl_v)) / 256), M) && tl::in_bounds((t * 256) + ((x_layout::flat(tl_tid, tl_chunk10 + tl_v)) % 256), N) ? tl::convert<float>(X[int64_t(row0 + ((x_layout::flat(tl_tid, tl_chunk10 + tl_v)) / 256)) * N + ((t * 256) + ((x_layout::flat(tl_tid, tl_chunk10 + tl_v)) % 256))]) : 0.0f;
+                    x[tl_chunk8 + tl_v] = tl::in_bounds(row0 + ((tl_tid / 32)), M) && tl::in_bounds((t * 256) + (((tl_chunk8 + tl_v)) + (tl_tid % 32) * 8), N) ? tl::convert<float>(X[int64_t(row0 + ((tl_tid / 32))) * N + ((t * 256) + (((tl_chunk8 + tl_v)) + (tl_tid % 32) * 8))]) : 0.0f;
                 }
             }
         }
         // for i, j in parallel(BM, BN) {  (softmax.tl:106)
         // for i, j in parallel(8, 256): each thread visits the elements of `x` it holds
         #pragma unroll
-        for (int tl_s13 = 0; tl_s13 < x_layout::kSlots; ++tl_s13) {
-            if (!x_layout::valid(tl_tid, tl_s13)) continue;
-            const int i = (x_layout::flat(tl_tid, tl_s13)) / 256;
-            const int j = (x_layout::flat(tl_tid, tl_s13)) % 256;
-            x[tl_s13] = tl::exp(x[tl_s13] - m[i]) / l[i];
+        for (int tl_s11 = 0; tl_s11 < 8; ++tl_s11) {
+            [[maybe_unused]] const int i = (tl_tid / 32);
+            [[maybe_unused]] const int j = (tl_s11) + (tl_tid % 32) * 8;
+            x[tl_s11] = tl::exp(x[tl_s11] - m[0]) / l[0];
         }
         // copy(x, Y[row0 +: BM, t * BN +: BN]);  (softmax.tl:109)
         #pragma unroll
-        for (int tl_chunk14 = 0; tl_chunk14 < x_layout::kSlots; tl_chunk14 += 8) {
-            if (!x_layout::valid(tl_tid, tl_chunk14)) continue;
-            tl::f16* tl_ptr15 = &Y[int64_t(row0 + ((x_layout::flat(tl_tid, tl_chunk14)) / 256)) * N + ((t * 256) + ((x_layout::flat(tl_tid, tl_chunk14)) % 256))];
-            if (tl::in_bounds(row0 + ((x_layout::flat(tl_tid, tl_chunk14)) / 256), M) && tl::in_bounds((t * 256) + ((x_layout::flat(tl_tid, tl_chunk14)) % 256), N) && tl::in_bounds(row0 + ((x_layout::flat(tl_tid, tl_chunk14)) / 256), M) && tl::in_bounds(((t * 256) + ((x_layout::flat(tl_tid, tl_chunk14)) % 256)) + 7, N) && tl::is_aligned(tl_ptr15, 16)) {
-                tl::f16 tl_vec16[8];
+        for (int tl_chunk12 = 0; tl_chunk12 < 8; tl_chunk12 += 8) {
+            tl::f16* tl_ptr13 = &Y[int64_t(row0 + ((tl_tid / 32))) * N + ((t * 256) + ((tl_chunk12) + (tl_tid % 32) * 8))];
+            if (tl::in_bounds(row0 + ((tl_tid / 32)), M) && tl::in_bounds((t * 256) + ((tl_chunk12) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32)), M) && tl::in_bounds(((t * 256) + ((tl_chunk12) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr13, 16)) {
+                tl::f16 tl_vec14[8];
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec16[tl_v] = tl::convert<tl::f16>(x[tl_chunk14 + tl_v]);
-                tl::store_vector<tl::f16, 8>(tl_ptr15, tl_vec16);
+                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec14[tl_v] = tl::convert<tl::f16>(x[tl_chunk12 + tl_v]);
+                tl::store_vector<tl::f16, 8>(tl_ptr13, tl_vec14);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(row0 + ((x_layout::flat(tl_tid, tl_chunk14 + tl_v)) / 256), M) && tl::in_bounds((t * 256) + ((x_layout::flat(tl_tid, tl_chunk14 + tl_v)) % 256), N)) Y[int64_t(row0 + ((x_layout::flat(tl_tid, tl_chunk14 + tl_v)) / 256)) * N + ((t * 256) + ((x_layout::flat(tl_tid, tl_chunk14 + tl_v)) % 256))] = tl::convert<tl::f16>(x[tl_chunk14 + tl_v]);
+                    if (tl::in_bounds(row0 + ((tl_tid / 32)), M) && tl::in_bounds((t * 256) + (((tl_chunk12 + tl_v)) + (tl_tid % 32) * 8), N)) Y[int64_t(row0 + ((tl_tid / 32))) * N + ((t * 256) + (((tl_chunk12 + tl_v)) + (tl_tid % 32) * 8))] = tl::convert<tl::f16>(x[tl_chunk12 + tl_v]);
                 }
             }
         }
@@ -458,14 +474,7 @@ cudaError_t softmax_rows(const __half* X, __half* Y, int64_t M, int64_t N, cudaS
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
-    static const cudaError_t tl_attributes = [] {
-        cudaError_t tl_err = cudaSuccess;
-        if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::softmax_rows_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
-        return tl_err;
-    }();
-    if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
-    ::softmax_rows_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 256, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::softmax_rows_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 0, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 

@@ -35,11 +35,11 @@ void KernelEmitter::emit_copy(const ir::Copy& c) {
             std::string tile = fmt::format("reinterpret_cast<{}*>(tl_scratch)", type);
             auto shape = c.src.tile_shape();
             out_.line(block_sync() + ";");
-            for_each_owned(*c.src.buffer, [&](const std::vector<std::string>& coords, const std::string& s) {
+            for_each_owned(*c.src.buffer, Holders::First, [&](const std::vector<std::string>& coords, const std::string& s) {
                 out_.line(fmt::format("{}[{}] = {}[{}];", tile, flatten(coords, shape), identifier(c.src.buffer->name), s));
             });
             out_.line(block_sync() + ";");
-            for_each_owned(*c.dst.buffer, [&](const std::vector<std::string>& coords, const std::string& s) {
+            for_each_owned(*c.dst.buffer, Holders::Every, [&](const std::vector<std::string>& coords, const std::string& s) {
                 out_.line(fmt::format("{}[{}] = {};", identifier(c.dst.buffer->name), s,
                                       cast_to(tile + "[" + flatten(coords, shape) + "]", c.src.buffer->dtype, c.dst.buffer->dtype)));
             });
@@ -162,7 +162,7 @@ void KernelEmitter::emit_copy_with_fragment(const ir::Copy& c, bool fragment_is_
 
     if (is_distributed(o)) { // same layout on both sides: slot by slot
         out_.line("#pragma unroll");
-        out_.line(fmt::format("for (int tl_s = 0; tl_s < {}::kSlots; ++tl_s) {}[tl_s] = {};", l->type_name,
+        out_.line(fmt::format("for (int tl_s = 0; tl_s < {}; ++tl_s) {}[tl_s] = {};", slot_count(*l),
                               identifier(c.dst.buffer->name), cast_to(identifier(c.src.buffer->name) + "[tl_s]", from, to)));
         return;
     }
@@ -183,7 +183,9 @@ void KernelEmitter::emit_copy_with_fragment(const ir::Copy& c, bool fragment_is_
     int bytes = dtype_bytes(o.dtype);
     // Runs of consecutive slots that are consecutive columns: a blocked layout's chunks, and the
     // register pairs (2j, 2j + 1) of the mma / wgmma accumulator layout.
-    int run = l->kind == LayoutKind::Blocked ? l->vector : l->kind == LayoutKind::MmaAcc ? 2 : 1;
+    int run = l->kind == LayoutKind::Blocked  ? l->vector
+              : l->kind == LayoutKind::MmaAcc ? 2
+                                              : static_cast<int>(l->layout.vector_width());
     int width = other_is_memory && !other.ranges.back().is_point ? vector_width(run, bytes, run) : 1;
     if (width == 1 && other_is_memory) { // remark R0005: one element per load or store
         const char* scope = o.scope == ir::Scope::Global ? "global" : "shared";
@@ -202,14 +204,19 @@ void KernelEmitter::emit_copy_with_fragment(const ir::Copy& c, bool fragment_is_
         }
     }
     if (width == 1) {
-        for_each_owned(f, scalar_move);
+        for_each_owned(f, fragment_is_src ? Holders::First : Holders::Every, scalar_move);
         return;
     }
     // Fragment against memory: chunks of `width` consecutive elements in one access.
     std::string ch = fresh("chunk");
+    std::string first = fragment_is_src ? first_replica(l->layout) : "";
+    if (!first.empty()) {
+        out_.line(fmt::format("if ({}) {{  // one copy of each replicated element is stored", first));
+        out_.indent();
+    }
     out_.line("#pragma unroll");
-    out_.block(fmt::format("for (int {0} = 0; {0} < {1}::kSlots; {0} += {2})", ch, l->type_name, width), [&] {
-        out_.line(fmt::format("if (!{}::valid(tl_tid, {})) continue;", l->type_name, ch));
+    out_.block(fmt::format("for (int {0} = 0; {0} < {1}; {0} += {2})", ch, slot_count(*l), width), [&] {
+        if (std::string valid = slot_valid(*l, ch); !valid.empty()) out_.line(fmt::format("if (!({})) continue;", valid));
         std::vector<std::string> coords = slot_coords(f, ch);
         std::vector<std::string> idx = region_indices(other, coords);
         std::string ptr = fresh("ptr");
@@ -246,6 +253,10 @@ void KernelEmitter::emit_copy_with_fragment(const ir::Copy& c, bool fragment_is_
         out_.dedent();
         out_.line("}");
     });
+    if (!first.empty()) {
+        out_.dedent();
+        out_.line("}");
+    }
 }
 
 // Neither side is a distributed fragment: the block's threads share the elements, or each thread
@@ -325,7 +336,7 @@ void KernelEmitter::emit_fill(const ir::Fill& f) {
     std::string value = expr(f.value);
     if (is_distributed(d)) {
         out_.line("#pragma unroll");
-        out_.line(fmt::format("for (int tl_s = 0; tl_s < {}::kSlots; ++tl_s) {}[tl_s] = {};", layout_of(d)->type_name,
+        out_.line(fmt::format("for (int tl_s = 0; tl_s < {}; ++tl_s) {}[tl_s] = {};", slot_count(*layout_of(d)),
                               identifier(d.name), value));
         return;
     }
@@ -357,7 +368,7 @@ void KernelEmitter::emit_atomic_add(const ir::AtomicAdd& a) {
         out_.line(fmt::format("if ({}) tl::atomic_add(&{}, {});", bounds_mask(d, di), element(d, di), cast_to(src_value, s.dtype, d.dtype)));
     };
     if (is_distributed(s)) {
-        for_each_owned(s, [&](const std::vector<std::string>& coords, const std::string& slot) {
+        for_each_owned(s, Holders::First, [&](const std::vector<std::string>& coords, const std::string& slot) {
             add(coords, identifier(s.name) + "[" + slot + "]");
         });
         return;

@@ -19,7 +19,7 @@ void KernelEmitter::emit_stage_to_scratch(const ir::Region& r, const std::string
         out_.line(fmt::format("{}[{} * {} + {}] = {};", dst_ptr, coords[0], pitch, coords[1], value));
     };
     if (is_distributed(b)) {
-        for_each_owned(b, [&](const std::vector<std::string>& coords, const std::string& slot) {
+        for_each_owned(b, Holders::First, [&](const std::vector<std::string>& coords, const std::string& slot) {
             put(coords, identifier(b.name) + "[" + slot + "]");
         });
     } else {
@@ -72,7 +72,7 @@ void KernelEmitter::emit_gemm(const ir::Gemm& g) {
                 return fmt::format("tl::SharedMatrix<{}, {}>{{{}, {}}}", in_type, trans, ptr, pitch);
             };
             if (g.clear)
-                out_.line(fmt::format("for (int tl_s = 0; tl_s < {}::kSlots; ++tl_s) {}[tl_s] = 0.0f;", l->type_name, cname));
+                out_.line(fmt::format("for (int tl_s = 0; tl_s < {}; ++tl_s) {}[tl_s] = 0.0f;", slot_count(*l), cname));
             out_.line(fmt::format("tl::warp_gemm_mma<{}, {}, {}, {}, {}, {}, {}, {}>(", M, N, K, plan.warps_m, plan.warps_n,
                                   in_type, g.transpose_a, g.transpose_b));
             out_.indent();
@@ -93,7 +93,7 @@ void KernelEmitter::emit_gemm(const ir::Gemm& g) {
             out_.line(fmt::format("{} = tl_sum;", target));
         };
         if (is_distributed(c)) {
-            for_each_owned(c, [&](const std::vector<std::string>& coords, const std::string& slot) {
+            for_each_owned(c, Holders::Every, [&](const std::vector<std::string>& coords, const std::string& slot) {
                 body(coords, cname + "[" + slot + "]");
             });
         } else {

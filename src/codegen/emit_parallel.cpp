@@ -26,10 +26,20 @@ struct BodyUses {
 
 void KernelEmitter::emit_parallel(const ir::For& f) {
     BodyUses uses;
+    // The loop runs over a distributed fragment indexed by exactly its variables; fragments read at
+    // fewer of them (broadcast reads) do not decide how it runs.
+    auto exact = [&](const std::vector<ir::ExprPtr>& indices) {
+        if (indices.size() != f.vars.size()) return false;
+        for (size_t d = 0; d < indices.size(); ++d) {
+            auto* v = indices[d]->as<ir::VarRef>();
+            if (!v || v->var != f.vars[d]) return false;
+        }
+        return true;
+    };
     std::function<void(const ir::ExprPtr&)> visit_expr = [&](const ir::ExprPtr& e) {
         if (!e) return;
         if (auto* l = e->as<ir::Load>()) {
-            if (is_distributed(*l->buffer) && !uses.distributed) uses.distributed = l->buffer.get();
+            if (is_distributed(*l->buffer) && exact(l->indices) && !uses.distributed) uses.distributed = l->buffer.get();
             for (auto& i : l->indices) visit_expr(i);
         } else if (auto* u = e->as<ir::Unary>()) visit_expr(u->operand);
         else if (auto* b = e->as<ir::Binary>()) visit_expr(b->lhs), visit_expr(b->rhs);
@@ -40,7 +50,7 @@ void KernelEmitter::emit_parallel(const ir::For& f) {
     std::function<void(const ir::StmtPtr&)> visit = [&](const ir::StmtPtr& s) {
         if (!s) return;
         if (auto* st = s->as<ir::Store>()) {
-            if (is_distributed(*st->buffer) && !uses.distributed) uses.distributed = st->buffer.get();
+            if (is_distributed(*st->buffer) && exact(st->indices) && !uses.distributed) uses.distributed = st->buffer.get();
             if (st->buffer->scope == ir::Scope::Fragment && !is_distributed(*st->buffer) && !uses.replicated_write)
                 uses.replicated_write = st->buffer.get();
             for (auto& i : st->indices) visit_expr(i);
@@ -73,8 +83,36 @@ void KernelEmitter::emit_parallel(const ir::For& f) {
 
     ElementContext ctx;
     for (auto& v : f.vars) ctx.loop_vars.push_back(v.get());
+    // A variable that only indexes distributed fragments (they are indexed by slot) is unused in
+    // the generated code.
+    auto used_beyond_slots = [&](const ir::Var* v) {
+        bool used = false;
+        std::function<void(const ir::ExprPtr&)> scan = [&](const ir::ExprPtr& e) {
+            if (!e || used) return;
+            if (auto* r = e->as<ir::VarRef>()) used |= r->var.get() == v;
+            if (auto* l = e->as<ir::Load>(); l && is_distributed(*l->buffer)) return;
+            ir::for_each_operand(*e, scan);
+        };
+        std::function<void(const ir::StmtPtr&)> walk = [&](const ir::StmtPtr& s) {
+            if (!s || used) return;
+            if (auto* st = s->as<ir::Store>()) {
+                if (!is_distributed(*st->buffer))
+                    for (auto& i : st->indices) scan(i);
+                scan(st->value);
+                return;
+            }
+            ir::for_each_child(*s, {.expr = scan,
+                                    .region = [&](const ir::Region& r, ir::Access) { ir::for_each_region_expr(r, scan); },
+                                    .store = {},
+                                    .stmt = walk});
+        };
+        walk(f.body);
+        return used;
+    };
     auto bind_vars = [&](const std::vector<std::string>& coords) {
-        for (size_t i = 0; i < f.vars.size(); ++i) out_.line(fmt::format("const int {} = {};", var_name(*f.vars[i]), coords[i]));
+        for (size_t i = 0; i < f.vars.size(); ++i)
+            out_.line(fmt::format("{}const int {} = {};", used_beyond_slots(f.vars[i].get()) ? "" : "[[maybe_unused]] ",
+                                  var_name(*f.vars[i]), coords[i]));
     };
 
     if (uses.distributed) {
@@ -92,9 +130,11 @@ void KernelEmitter::emit_parallel(const ir::For& f) {
         std::string slot = fresh("s");
         ctx.layout = l;
         ctx.slot = slot;
+        // Threads holding the same elements all run their iterations; one of them stores to memory.
+        ctx.store_guard = first_replica(l->layout);
         out_.line("#pragma unroll");
-        out_.block(fmt::format("for (int {0} = 0; {0} < {1}::kSlots; ++{0})", slot, l->type_name), [&] {
-            if (l->kind == LayoutKind::Blocked) out_.line(fmt::format("if (!{}::valid(tl_tid, {})) continue;", l->type_name, slot));
+        out_.block(fmt::format("for (int {0} = 0; {0} < {1}; ++{0})", slot, slot_count(*l)), [&] {
+            if (std::string valid = slot_valid(*l, slot); !valid.empty()) out_.line(fmt::format("if (!({})) continue;", valid));
             bind_vars(slot_coords(*uses.distributed, slot));
             stmt(f.body, ctx);
         });

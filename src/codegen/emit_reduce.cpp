@@ -2,6 +2,7 @@
 // a block all-reduce (warp shuffles + shared scratch) so every thread sees the result.
 #include "codegen/cuda_names.h"
 #include "codegen/kernel_emitter.h"
+#include "schedule/infer_layouts.h"
 #include "schedule/plan_shared_memory.h"
 #include "support/check.h"
 
@@ -21,7 +22,110 @@ const char* op_type(ir::ReduceOp op) {
 }
 } // namespace
 
+bool KernelEmitter::emit_sliced_reduce(const ir::Reduce& r) {
+    const ir::Buffer &src = *r.src.buffer, &dst = *r.dst.buffer;
+    auto plan = schedule::sliced_reduction_plan(layouts_, r);
+    if (!plan) return false;
+    const FragmentLayout &from = *layout_of(src), &to = *layout_of(dst);
+    std::string op = op_type(r.op);
+    Dtype acc = schedule::reduce_partial_dtype(dst.dtype);
+    std::string acc_type = cuda_type(acc);
+    const int64_t outs = to.layout.registers();
+    std::string masks;
+    for (int m : plan->shuffle_xor) masks += (masks.empty() ? "" : ", ") + std::to_string(m);
+    out_.line(fmt::format("// each thread folds its {} values of each of its {} results{}{}", plan->registers, outs,
+                          masks.empty() ? "" : "; xor shuffles " + masks + " among the lanes that share one",
+                          plan->warps > 1 ? fmt::format("; then across the {} warps that do", plan->warps) : ""));
+    out_.block("", [&] {
+        out_.line(fmt::format("{} tl_part[{}];", acc_type, outs));
+        out_.line("#pragma unroll");
+        out_.line(fmt::format("for (int tl_i = 0; tl_i < {}; ++tl_i) tl_part[tl_i] = {}::identity<{}>();", outs, op, acc_type));
+        std::string s = fresh("s");
+        out_.line("#pragma unroll");
+        out_.block(fmt::format("for (int {0} = 0; {0} < {1}; ++{0})", s, slot_count(from)), [&] {
+            if (std::string valid = slot_valid(from, s); !valid.empty()) out_.line(fmt::format("if (!({})) continue;", valid));
+            std::vector<int> kept;
+            for (int a = 0; a < from.layout.rank(); ++a)
+                if (a != r.axis) kept.push_back(a);
+            std::string reg = sliced_slot(from.layout, kept, s);
+            out_.line(fmt::format("tl_part[{0}] = {1}::combine(tl_part[{0}], {1}::element({2}));", reg, op,
+                                  cast_to(identifier(src.name) + "[" + s + "]", src.dtype, acc)));
+        });
+        if (!plan->shuffle_xor.empty()) {
+            out_.line("#pragma unroll");
+            out_.block(fmt::format("for (int tl_i = 0; tl_i < {}; ++tl_i)", outs), [&] {
+                for (int m : plan->shuffle_xor)
+                    out_.line(fmt::format("tl_part[tl_i] = tl::xor_combine<{}, {}>(tl_part[tl_i]);", op, m));
+            });
+        }
+        if (plan->warps > 1) emit_cross_warp_reduce(r, *plan, outs, acc_type);
+        out_.line("#pragma unroll");
+        out_.block(fmt::format("for (int tl_i = 0; tl_i < {}; ++tl_i)", outs), [&] {
+            std::string target = identifier(dst.name) + "[tl_i]";
+            std::string value = r.clear ? "tl_part[tl_i]" : fmt::format("{}::combine({}, tl_part[tl_i])", op, cast_to(target, dst.dtype, acc));
+            out_.line(fmt::format("{} = {};", target, cast_to(value, acc, dst.dtype)));
+        });
+    });
+    return true;
+}
+
+// The warps that share a row exchange their partial results through the scratch: one thread per
+// warp and row writes, all read back the other warps' parts.
+void KernelEmitter::emit_cross_warp_reduce(const ir::Reduce& r, const ir::ReductionPlan& plan, int64_t outs,
+                                           const std::string& acc_type) {
+    const FragmentLayout &from = *layout_of(*r.src.buffer), &to = *layout_of(*r.dst.buffer);
+    std::string op = op_type(r.op);
+    // This thread's place among the warps of its row, and whether it writes for its warp: the first
+    // lane of the row's lanes, the first replica of the source.
+    std::string warp_index, writer = first_replica(from.layout);
+    int64_t place = 1;
+    int axis = 0;
+    for (const ir::Layout::Mode& m : from.layout.modes) {
+        if (axis++ != r.axis) continue;
+        for (ir::LayoutFactor f : m.factors) {
+            if (f.axis != ir::LayoutAxis::Thread || f.extent == 1) continue;
+            int64_t lanes = f.stride >= 32 ? 1 : std::min<int64_t>(f.extent, 32 / f.stride);
+            if (lanes > 1) {
+                std::string lane_digit = fmt::format("(tl_tid / {} % {})", f.stride, lanes);
+                writer += (writer.empty() ? "" : " && ") + lane_digit + " == 0";
+            }
+            if (f.extent / lanes > 1) {
+                int64_t stride = f.stride * lanes;
+                std::string d = fmt::format("(tl_tid / {} % {})", stride, f.extent / lanes);
+                warp_index += (warp_index.empty() ? "" : " + ") + (place == 1 ? d : fmt::format("{} * {}", d, place));
+                place *= f.extent / lanes;
+            }
+        }
+    }
+    TLC_CHECK(place == plan.warps, "cross-warp reduce: the warp digits do not multiply to the plan's warps");
+    std::string scratch = fmt::format("reinterpret_cast<{}*>(tl_scratch)", acc_type);
+    auto flat_of = [&](const std::string& reg) {
+        return flatten(layout_coords(to.layout, reg), r.dst.buffer->const_shape);
+    };
+    std::string valid = slot_valid(to, "tl_i");
+    out_.line(fmt::format("if ({}) {{", writer.empty() ? "true" : writer));
+    out_.indent();
+    out_.line("#pragma unroll");
+    out_.block(fmt::format("for (int tl_i = 0; tl_i < {}; ++tl_i)", outs), [&] {
+        if (!valid.empty()) out_.line(fmt::format("if (!({})) continue;", valid));
+        out_.line(fmt::format("{}[({}) * {} + {}] = tl_part[tl_i];", scratch, flat_of("tl_i"), plan.warps, warp_index));
+    });
+    out_.dedent();
+    out_.line("}");
+    out_.line(block_sync() + ";");
+    out_.line("#pragma unroll");
+    out_.block(fmt::format("for (int tl_i = 0; tl_i < {}; ++tl_i)", outs), [&] {
+        if (!valid.empty()) out_.line(fmt::format("if (!({})) continue;", valid));
+        out_.line(fmt::format("tl_part[tl_i] = {}[({}) * {}];", scratch, flat_of("tl_i"), plan.warps));
+        out_.line("#pragma unroll");
+        out_.line(fmt::format("for (int tl_w = 1; tl_w < {}; ++tl_w) tl_part[tl_i] = {}::combine(tl_part[tl_i], {}[({}) * {} + tl_w]);",
+                              plan.warps, op, scratch, flat_of("tl_i"), plan.warps));
+    });
+    out_.line(block_sync() + ";  // the scratch is free again");
+}
+
 void KernelEmitter::emit_reduce(const ir::Reduce& r) {
+    if (emit_sliced_reduce(r)) return;
     const ir::Buffer &src = *r.src.buffer, &dst = *r.dst.buffer;
     auto src_shape = r.src.tile_shape();
     auto dst_shape = r.dst.tile_shape();
@@ -48,7 +152,7 @@ void KernelEmitter::emit_reduce(const ir::Reduce& r) {
             out_.line(fmt::format("tl_part[{0}] = {1}::combine(tl_part[{0}], {1}::element({2}));", idx, op, cast_to(value, src.dtype, acc)));
         };
         if (is_distributed(src)) {
-            for_each_owned(src, [&](const std::vector<std::string>& coords, const std::string& slot) {
+            for_each_owned(src, Holders::First, [&](const std::vector<std::string>& coords, const std::string& slot) {
                 accumulate(coords, identifier(src.name) + "[" + slot + "]");
             });
         } else {
@@ -112,7 +216,7 @@ void KernelEmitter::emit_cumsum(const ir::Cumsum& c) {
             out_.line(fmt::format("{}[{}] = {};", tile, flatten(coords, shape), cast_to(value, src.dtype, acc)));
         };
         if (is_distributed(src)) {
-            for_each_owned(src, [&](const std::vector<std::string>& coords, const std::string& slot) {
+            for_each_owned(src, Holders::First, [&](const std::vector<std::string>& coords, const std::string& slot) {
                 put(coords, identifier(src.name) + "[" + slot + "]");
             });
         } else {
@@ -131,7 +235,7 @@ void KernelEmitter::emit_cumsum(const ir::Cumsum& c) {
             out_.line(fmt::format("{} = {};", target, cast_to("tl_sum", acc, dst.dtype)));
         };
         if (is_distributed(dst)) {
-            for_each_owned(dst, [&](const std::vector<std::string>& coords, const std::string& slot) {
+            for_each_owned(dst, Holders::Every, [&](const std::vector<std::string>& coords, const std::string& slot) {
                 scan(coords, identifier(dst.name) + "[" + slot + "]");
             });
         } else {

@@ -103,6 +103,8 @@ void KernelEmitter::emit_layouts() {
                 out_.line(fmt::format("using {} = tl::MmaAccLayout<{}, {}, {}, {}>;  // fragment {}: {}[{}], {} accumulators",
                                       l->type_name, b.const_shape[0], b.const_shape[1], l->warps_m, l->warps_n, b.name,
                                       dtype_name(b.dtype), shape, ws_loop_ ? "wgmma" : "mma.sync"));
+            else if (l->kind == LayoutKind::General)
+                out_.line(fmt::format("// fragment {}: {}[{}], {}: {}", b.name, dtype_name(b.dtype), shape, l->origin, l->layout.str()));
         }
         if (auto* seq = s->as<ir::Seq>()) for (auto& c : seq->stmts) visit(c);
         if (auto* f = s->as<ir::For>()) visit(f->body);
@@ -198,7 +200,7 @@ void KernelEmitter::stmt(const ir::StmtPtr& s, const ElementContext& ctx) {
             break;
         }
         const FragmentLayout* l = b.scope == ir::Scope::Fragment ? layout_of(b) : nullptr;
-        std::string count = l && l->distributed() ? l->type_name + "::kSlots" : std::to_string(b.num_elements());
+        std::string count = l && l->distributed() ? slot_count(*l) : std::to_string(b.num_elements());
         std::string shape;
         for (size_t i = 0; i < b.const_shape.size(); ++i) shape += (i ? ", " : "") + std::to_string(b.const_shape[i]);
         out_.line(fmt::format("{} {}[{}];  // {} {}: {}[{}]", type, name, count, ir::scope_name(b.scope), b.name,

@@ -93,6 +93,24 @@ private:
     // Tile coordinates of slot `slot` of a distributed fragment.
     std::vector<std::string> slot_coords(const ir::Buffer& frag, const std::string& slot) const;
 
+    // ---- fragment layouts (emit_layout.cpp)
+    // The number of register slots of a distributed layout (a constant expression).
+    std::string slot_count(const FragmentLayout& l) const;
+    // The condition under which slot `slot` of this thread holds an element ("" when every slot does).
+    std::string slot_valid(const FragmentLayout& l, const std::string& slot) const;
+    // The condition that this thread is the first of the replicas of what it holds ("" when the
+    // layout has no replication): the one that stores an element to memory or adds it up.
+    std::string first_replica(const ir::Layout& l) const;
+    // The tile coordinates of register `slot` in a layout lowered from its digits.
+    std::vector<std::string> layout_coords(const ir::Layout& l, const std::string& slot) const;
+    // The register of a slice of `anchor` (the axes not in `kept` dropped) that holds the element of
+    // the anchor's register `slot`: how a broadcast read `m[i]` is indexed in a loop over `s[i, j]`.
+    std::string sliced_slot(const ir::Layout& anchor, const std::vector<int>& kept, const std::string& slot) const;
+    // Reduce along an axis into a fragment that holds the source's layout with the axis dropped:
+    // a fold over registers, xor shuffles among the lanes of a row, at most one cross-warp step.
+    bool emit_sliced_reduce(const ir::Reduce& r);
+    void emit_cross_warp_reduce(const ir::Reduce& r, const ir::ReductionPlan& plan, int64_t outs, const std::string& acc_type);
+
     // ---- tile operations (emit_copy.cpp, emit_gemm.cpp, emit_reduce.cpp, emit_parallel.cpp)
     void emit_copy(const ir::Copy& c);
     void emit_copy_with_fragment(const ir::Copy& c, bool fragment_is_src);
@@ -112,8 +130,11 @@ private:
     // compile-time trip count when short, so address arithmetic that depends only on the thread
     // folds and is hoisted out of enclosing loops.
     template <typename Body> void spread_loop(const std::string& var, int64_t count, Body body);
+    // Which holders of a replicated element a loop over a fragment's elements visits: every one
+    // (writing the fragment: each keeps its copy) or the first (reading it into memory or a sum).
+    enum class Holders { Every, First };
     // Iterates the elements of a fragment this thread holds.
-    template <typename Body> void for_each_owned(const ir::Buffer& frag, Body body);
+    template <typename Body> void for_each_owned(const ir::Buffer& frag, Holders holders, Body body);
     const FragmentLayout* layout_of(const ir::Buffer& b) const;
     bool is_distributed(const ir::Buffer& b) const;
     std::string fresh(const std::string& base);
@@ -167,14 +188,21 @@ template <typename Body> inline void KernelEmitter::spread_loop(const std::strin
     });
 }
 
-template <typename Body> inline void KernelEmitter::for_each_owned(const ir::Buffer& frag, Body body) {
+template <typename Body> inline void KernelEmitter::for_each_owned(const ir::Buffer& frag, Holders holders, Body body) {
     const FragmentLayout* l = layout_of(frag);
     std::string s = fresh("s");
-    out_.line("#pragma unroll");
-    out_.block(fmt::format("for (int {0} = 0; {0} < {1}::kSlots; ++{0})", s, l->type_name), [&] {
-        if (l->kind == LayoutKind::Blocked) out_.line(fmt::format("if (!{}::valid(tl_tid, {})) continue;", l->type_name, s));
-        body(slot_coords(frag, s), s);
-    });
+    auto loop = [&] {
+        out_.line("#pragma unroll");
+        out_.block(fmt::format("for (int {0} = 0; {0} < {1}; ++{0})", s, slot_count(*l)), [&] {
+            if (std::string valid = slot_valid(*l, s); !valid.empty()) out_.line(fmt::format("if (!({})) continue;", valid));
+            body(slot_coords(frag, s), s);
+        });
+    };
+    std::string first = holders == Holders::First ? first_replica(l->layout) : "";
+    if (first.empty())
+        loop();
+    else
+        out_.block(fmt::format("if ({})", first), loop);
 }
 
 } // namespace tlc::codegen

@@ -13,15 +13,18 @@ namespace tlc::ir {
 struct Buffer;
 struct Stmt;
 
-// The runtime layout type a fragment is lowered with (runtime/tl/layout.cuh); `Replicated` needs
+// How a fragment's layout is lowered: with a runtime layout type (runtime/tl/layout.cuh) for the
+// blocked and mma accumulator layouts; `General` from the ir::Layout's digits themselves (the
+// slices that reductions and broadcasts produce, per-axis blocked tiles); `Replicated` needs
 // none: every thread holds every element.
-enum class LayoutKind { Blocked, MmaAcc, Replicated };
+enum class LayoutKind { Blocked, MmaAcc, General, Replicated };
 
 struct FragmentLayout {
     LayoutKind kind = LayoutKind::Replicated;
     int vector = 1;               // Blocked: chunk width
     int warps_m = 1, warps_n = 1; // MmaAcc: warp arrangement
-    std::string type_name;        // the C++ alias emitted for it, e.g. "acc_layout"
+    std::string type_name;        // the C++ alias emitted for it, e.g. "acc_layout" (not for General)
+    std::string origin;           // General: where the layout comes from, e.g. "slice of `s` (reduce over axis 1)"
     Layout layout;                // exactly which thread holds which element in which register
     bool distributed() const { return kind != LayoutKind::Replicated; }
 };

@@ -124,6 +124,35 @@ Layout Layout::blocked(const std::vector<int64_t>& shape, int64_t threads, int64
     return l;
 }
 
+Layout Layout::blocked_rows(const std::vector<int64_t>& shape, int64_t threads, int64_t vector) {
+    if (shape.empty()) return replicated(shape, threads);
+    // The smallest divisor of `available` threads that is at least `extent` (all of them if none).
+    auto thread_extent = [](int64_t extent, int64_t available) {
+        for (int64_t d = 1; d <= available; ++d)
+            if (available % d == 0 && d >= extent) return d;
+        return available;
+    };
+    Layout l;
+    l.shape = shape;
+    l.threads = threads;
+    l.modes.resize(shape.size());
+    int64_t thread_stride = 1, reg_stride = 1;
+    for (size_t a = shape.size(); a-- > 0;) {
+        int64_t v = a + 1 == shape.size() ? vector : 1;
+        int64_t units = (shape[a] + v - 1) / v;
+        int64_t t = thread_extent(units, threads / thread_stride);
+        int64_t regs = (units + t - 1) / t;
+        Factors fs;
+        if (v > 1) fs.push_back({v, LayoutAxis::Register, reg_stride});
+        fs.push_back({t, LayoutAxis::Thread, thread_stride});
+        fs.push_back({regs, LayoutAxis::Register, reg_stride * v});
+        l.modes[a] = {1, std::move(fs)};
+        thread_stride *= t;
+        reg_stride *= v * regs;
+    }
+    return l.normalized();
+}
+
 Layout Layout::mma_accumulator(int64_t m, int64_t n, int64_t warps_m, int64_t warps_n) {
     // m16n8 accumulator: row r in lane 4·(r % 8) + c / 2, register 2·(r / 8) + c % 2.
     Layout atom;
@@ -247,13 +276,41 @@ int64_t Layout::vector_width() const {
     return std::gcd(run, shape.back());
 }
 
-std::optional<Layout> Layout::slice(int axis) const {
-    int m = single_axis_mode(*this, axis);
-    if (m < 0) return std::nullopt;
+std::optional<Layout> Layout::slice(int axis) const { return slice(std::vector<int>{axis}); }
+
+std::optional<Layout> Layout::slice(const std::vector<int>& axes, std::vector<RegisterDigit>* map) const {
     Layout out = *this;
-    out.shape.erase(out.shape.begin() + axis);
-    out.modes.erase(out.modes.begin() + m);
+    std::vector<int> modes_to_drop;
+    for (size_t i = 0; i < axes.size(); ++i) {
+        int m = single_axis_mode(*this, axes[i]);
+        if (m < 0 || (i && axes[i] <= axes[i - 1])) return std::nullopt;
+        modes_to_drop.push_back(m);
+    }
+    for (size_t i = axes.size(); i-- > 0;) {
+        out.shape.erase(out.shape.begin() + axes[i]);
+        out.modes.erase(out.modes.begin() + modes_to_drop[i]);
+    }
+    std::vector<int64_t> old_strides;
+    for (auto& m : out.modes)
+        for (auto& f : m.factors)
+            if (f.axis == LayoutAxis::Register) old_strides.push_back(f.stride);
     compact_registers(out.modes);
+    if (map) {
+        map->clear();
+        size_t i = 0;
+        for (auto& m : out.modes)
+            for (auto& f : m.factors)
+                if (f.axis == LayoutAxis::Register) {
+                    if (f.extent > 1) map->push_back({old_strides[i], f.extent, f.stride});
+                    ++i;
+                }
+    }
+    return out;
+}
+
+int64_t Layout::sliced_register(int64_t reg, const std::vector<RegisterDigit>& map) {
+    int64_t out = 0;
+    for (auto& d : map) out += (reg / d.from_stride) % d.extent * d.to_stride;
     return out;
 }
 

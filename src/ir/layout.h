@@ -31,6 +31,13 @@ struct ReductionPlan {
     bool shuffles_only = true;         // false when a lane digit is not a power of two (no xor tree)
 };
 
+// A register digit a slice keeps: digit (reg / from_stride) % extent of the sliced layout's
+// register `reg` is the digit of stride `to_stride` in the slice's register index.
+struct RegisterDigit {
+    int64_t from_stride = 1, extent = 1, to_stride = 1;
+    bool operator==(const RegisterDigit&) const = default;
+};
+
 // A layout of a tile of `shape` over a block of `threads` threads. The tile's axes are grouped into
 // modes (one axis each, or several axes flattened row-major into one mode); each mode's
 // coordinate is split into factors, minor first: coordinate = d0 + e0·(d1 + e1·(d2 + ...)). The
@@ -53,6 +60,11 @@ struct Layout {
     // The tile flattened row-major and cut into chunks of `vector` elements dealt round-robin to the
     // threads: thread t holds chunks t, t + threads, ...
     static Layout blocked(const std::vector<int64_t>& shape, int64_t threads, int64_t vector);
+    // Per axis, for tiles that are reduced or broadcast along an axis: the last axis cut into
+    // chunks of `vector` elements on consecutive threads, each other axis (last to first) over the
+    // threads left, the rest of each axis in registers (row-major); threads no axis needs hold
+    // replicas. Equal to blocked() for most tiles whose last extent is a multiple of the chunks.
+    static Layout blocked_rows(const std::vector<int64_t>& shape, int64_t threads, int64_t vector);
     // The mma.sync m16n8 accumulator layout over an [m, n] tile, the block's warps arranged
     // warps_m × warps_n (warp w at row w / warps_n, column w % warps_n); per thread, the four
     // accumulator registers of each 16×8 tile, tiles ordered row-major within the warp's part.
@@ -95,6 +107,12 @@ struct Layout {
     // replication (the threads that shared a row share its result), its register digits folded
     // and the remaining registers renumbered densely. nullopt when `axis` shares a mode.
     std::optional<Layout> slice(int axis) const;
+    // The layout of a tile that drops several axes (ascending, each its own mode): a broadcast
+    // operand read at fewer axes than the tile it is combined with. With `map`, also how this
+    // layout's register indices map to the slice's (compose the digits: Σ digit · to_stride).
+    std::optional<Layout> slice(const std::vector<int>& axes, std::vector<RegisterDigit>* map = nullptr) const;
+    // The register of slice(axes) that holds the element register `reg` of this layout holds.
+    static int64_t sliced_register(int64_t reg, const std::vector<RegisterDigit>& map);
     // The inverse of slice: a new axis of `extent` at position `axis`, split by `factors` (register
     // strides in units of the existing registers' count are appended after them; thread factors
     // must use digits that are replication in this layout). nullopt when that does not fit.

@@ -317,6 +317,7 @@ public:
         for (auto& [b, f] : l.fragments) {
             std::string kind = f.kind == LayoutKind::MmaAcc    ? fmt::format("mma {} x {} warps", f.warps_m, f.warps_n)
                                : f.kind == LayoutKind::Blocked ? fmt::format("blocked, vector {}", f.vector)
+                               : f.kind == LayoutKind::General ? f.origin
                                                                : std::string("replicated");
             lines.emplace_back(b->name, fmt::format("//   {}: {}, {}", b->name, kind, f.layout.str()));
         }

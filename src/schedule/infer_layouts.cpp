@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -55,7 +56,12 @@ public:
         } else if (auto* g = s->as<ir::Gemm>(); g && is_fragment(g->c.buffer)) {
             accumulators[g->c.buffer.get()].push_back(g);
         } else if (auto* r = s->as<ir::Reduce>(); r && is_fragment(r->dst.buffer)) {
-            replicated.insert(r->dst.buffer.get());
+            // The result of a whole-fragment reduce can take the source's layout with the axis
+            // dropped; anything else is held whole by every thread.
+            if (is_fragment(r->src.buffer) && whole(r->src) && whole(r->dst) && r->dst.buffer->rank() + 1 == r->src.buffer->rank())
+                reduces.push_back({r->src.buffer.get(), r->dst.buffer.get(), r->axis});
+            else
+                replicated.insert(r->dst.buffer.get());
         }
         // A parallel loop's body is its own context; everything else inherits the enclosing one.
         const ir::For* inner = parallel;
@@ -65,7 +71,7 @@ public:
             .region = [&](const ir::Region& r, ir::Access) { region(r); },
             .store = [&](const ir::Store& st) {
                 if (parallel && is_fragment(st.buffer)) loop_writes[parallel].insert(st.buffer.get());
-                access(st.buffer, st.indices, parallel);
+                access(st.buffer, st.indices, parallel, false);
             },
             .stmt = [&](const ir::StmtPtr& c) { stmt(c, inner); },
         });
@@ -76,6 +82,22 @@ public:
     std::map<const ir::For*, std::set<const ir::Buffer*>> loop_exact;  // indexed by the loop's vars
     std::map<const ir::For*, std::set<const ir::Buffer*>> loop_writes; // stored to in the loop
     std::vector<std::pair<const ir::Buffer*, const ir::Buffer*>> copies_into; // (fragment source, destination)
+
+    // `reduce(op, src, dst, axis)` over whole fragments.
+    struct ReduceUse {
+        const ir::Buffer* src;
+        const ir::Buffer* dst;
+        int axis;
+    };
+    std::vector<ReduceUse> reduces;
+    // A fragment read in a parallel loop at a subset of the loop's variables (`m[i]` in
+    // `for i, j in parallel(BM, BN)`): `kept` are the loop axes it is indexed by, ascending.
+    struct BroadcastRead {
+        const ir::For* loop;
+        const ir::Buffer* buffer;
+        std::vector<int> kept;
+    };
+    std::vector<BroadcastRead> broadcasts;
 
     // A loop that writes a replicated fragment runs every iteration in every thread, so every
     // fragment it indexes must be replicated too; a fragment copied into per-thread storage (a
@@ -95,7 +117,6 @@ public:
         }
     }
 
-private:
     static bool whole(const ir::Region& r) {
         for (size_t d = 0; d < r.ranges.size(); ++d) {
             auto start = ir::const_int(r.ranges[d].start);
@@ -104,16 +125,42 @@ private:
         return true;
     }
 
+private:
     void region(const ir::Region& r) {
         ir::for_each_region_expr(r, [&](const ir::ExprPtr& e) { expr(e, nullptr); });
         // A fragment used as part of a larger tile can only be reached elementwise if replicated.
         if (is_fragment(r.buffer) && !whole(r)) replicated.insert(r.buffer.get());
     }
 
-    // An element access `buf[indices]`: distributed only when indexed by the parallel loop's
-    // variables in order over exactly the loop's extents.
-    void access(const ir::BufferPtr& b, const std::vector<ir::ExprPtr>& indices, const ir::For* parallel) {
+    // The loop axes `indices` name, when they are distinct loop variables in ascending order whose
+    // extents are the buffer's: a broadcast read.
+    static std::optional<std::vector<int>> broadcast_axes(const ir::Buffer& b, const std::vector<ir::ExprPtr>& indices,
+                                                          const ir::For& loop) {
+        if (indices.empty() || indices.size() >= loop.vars.size()) return std::nullopt;
+        std::vector<int> kept;
+        for (size_t d = 0; d < indices.size(); ++d) {
+            auto* v = indices[d]->as<ir::VarRef>();
+            if (!v) return std::nullopt;
+            auto it = std::find(loop.vars.begin(), loop.vars.end(), v->var);
+            if (it == loop.vars.end()) return std::nullopt;
+            int axis = static_cast<int>(it - loop.vars.begin());
+            auto extent = ir::const_int(loop.extents[axis]);
+            if ((!kept.empty() && axis <= kept.back()) || !extent || *extent != b.const_shape[d]) return std::nullopt;
+            kept.push_back(axis);
+        }
+        return kept;
+    }
+
+    // An element access `buf[indices]`: distributed when indexed by the parallel loop's variables
+    // in order over exactly the loop's extents, or (a read) by some of them (a broadcast);
+    // otherwise every thread needs every element.
+    void access(const ir::BufferPtr& b, const std::vector<ir::ExprPtr>& indices, const ir::For* parallel, bool read = true) {
         if (!is_fragment(b)) return;
+        if (parallel && read)
+            if (auto kept = broadcast_axes(*b, indices, *parallel)) {
+                broadcasts.push_back({parallel, b.get(), std::move(*kept)});
+                return;
+            }
         bool exact = parallel && indices.size() == parallel->vars.size();
         for (size_t d = 0; exact && d < indices.size(); ++d) {
             auto* v = indices[d]->as<ir::VarRef>();
@@ -143,6 +190,17 @@ bool tensor_core_dtypes(const ir::Gemm& g) {
 }
 
 } // namespace
+
+std::optional<ir::ReductionPlan> sliced_reduction_plan(const ir::KernelLayouts& layouts, const ir::Reduce& r) {
+    auto src = layouts.fragments.find(r.src.buffer.get()), dst = layouts.fragments.find(r.dst.buffer.get());
+    if (src == layouts.fragments.end() || dst == layouts.fragments.end() || !src->second.distributed() ||
+        !dst->second.distributed())
+        return std::nullopt;
+    auto sliced = src->second.layout.slice(r.axis);
+    auto plan = src->second.layout.reduction_plan(r.axis);
+    if (!sliced || !(*sliced == dst->second.layout) || !plan || !plan->shuffles_only) return std::nullopt;
+    return plan;
+}
 
 std::pair<int, int> choose_warp_grid(int64_t m, int64_t n, int warps) {
     std::pair<int, int> best{0, 0};
@@ -205,19 +263,69 @@ bool wgmma_layout_holds(const ir::Kernel& kernel) {
 
 } // namespace
 
-bool infer_layouts(ir::Kernel& kernel, DiagnosticEngine& diags) {
-    ir::KernelLayouts& out = kernel.layouts;
-    out = {};
+namespace {
+
+// Remark R0006 for each fragment a reduce or broadcast read could have spread over the threads
+// but that ended replicated, in source order.
+void report_replicated_fragments(const ir::Kernel& kernel, const std::map<const ir::Buffer*, std::string>& why,
+                                 DiagnosticEngine& diags) {
+    std::vector<const ir::Alloc*> allocs;
+    std::function<void(const ir::StmtPtr&)> visit = [&](const ir::StmtPtr& s) {
+        if (!s) return;
+        if (auto* a = s->as<ir::Alloc>(); a && why.count(a->buffer.get()) && a->buffer->scope == ir::Scope::Fragment &&
+                                          a->buffer->rank() > 0)
+            allocs.push_back(a);
+        ir::for_each_child(*s, {.expr = [](const ir::ExprPtr&) {}, .region = {}, .store = {}, .stmt = visit});
+    };
+    visit(kernel.body);
+    for (const ir::Alloc* a : allocs) {
+        diags.report(DiagKind::FragmentReplicated, a->range, a->buffer->name, why.at(a->buffer.get()));
+        diags.note(DiagKind::NoteFix, a->range,
+                   fmt::format("read `{}` in `parallel` loops whose other fragments share its layout: reduce into it from "
+                               "one tile, and index it with the loop's variables",
+                               a->buffer->name));
+    }
+}
+
+// One round of layout choice over the current set of replicated fragments. Fragments that turn
+// out to need replication (a broadcast or reduce whose layouts cannot agree) are returned in
+// `demote` with the reason; the caller replicates them and runs another round.
+struct Choice {
+    ir::KernelLayouts layouts;
+    std::map<const ir::Gemm*, TensorCoreMiss> misses;
+    std::map<const ir::Buffer*, std::string> demote;
+};
+
+// The warp arrangement for an accumulator: full-row warps (all warps along M) when its rows are
+// reduced or broadcast to, full-column warps when its columns are, else square warp tiles.
+std::pair<int, int> accumulator_warps(int64_t m, int64_t n, int warps, bool rows_reduced, bool cols_reduced) {
+    if (rows_reduced && !cols_reduced && m % (16 * warps) == 0 && n % 8 == 0) return {warps, 1};
+    if (cols_reduced && !rows_reduced && m % 16 == 0 && n % (8 * warps) == 0) return {1, warps};
+    return choose_warp_grid(m, n, warps);
+}
+
+Choice choose_layouts(const ir::Kernel& kernel, UseCollector& uses) {
+    Choice choice;
+    ir::KernelLayouts& out = choice.layouts;
     out.inferred = true;
-    UseCollector uses;
-    uses.stmt(kernel.body, nullptr);
-    uses.propagate_replication();
     const int warps = kernel.threads / 32;
 
     Groups groups;
     for (auto* f : uses.fragments) groups.find(f);
     for (auto& [a, b] : uses.same_layout)
         if (!uses.replicated.count(a) && !uses.replicated.count(b)) groups.unite(a, b);
+    auto replicated = [&](const ir::Buffer* b) { return uses.replicated.count(b) > 0; };
+
+    // Axes along which each group is reduced or broadcast from: such groups get per-axis layouts.
+    std::map<const ir::Buffer*, std::set<int>> sliced_axes;
+    for (auto& r : uses.reduces)
+        if (!replicated(r.src)) sliced_axes[groups.find(r.src)].insert(r.axis);
+    for (auto& b : uses.broadcasts) {
+        auto anchor = uses.loop_anchor.find(b.loop);
+        if (anchor == uses.loop_anchor.end() || replicated(anchor->second)) continue;
+        for (int a = 0; a < static_cast<int>(b.loop->vars.size()); ++a)
+            if (!std::count(b.kept.begin(), b.kept.end(), a)) sliced_axes[groups.find(anchor->second)].insert(a);
+    }
 
     // Tensor-core plan per gemm; an accumulator fixes its group's layout.
     std::map<const ir::Buffer*, FragmentLayout> group_layout;
@@ -226,7 +334,7 @@ bool infer_layouts(ir::Kernel& kernel, DiagnosticEngine& diags) {
     // An accumulator takes the mma layout when at least one gemm into it can use the tensor cores;
     // every such gemm then does (a second gemm into the same accumulator is as fast as the first),
     // and the others run the FMA loop over the same distributed layout.
-    std::map<const ir::Gemm*, TensorCoreMiss> misses;
+    std::map<const ir::Gemm*, TensorCoreMiss>& misses = choice.misses;
     for (const auto& accumulator_uses : uses.accumulators) {
         // Named copies, not a structured binding: the lambdas below capture them.
         const ir::Buffer* acc = accumulator_uses.first;
@@ -264,18 +372,20 @@ bool infer_layouts(ir::Kernel& kernel, DiagnosticEngine& diags) {
             miss_all("", "");
             continue;
         }
-        if (uses.replicated.count(acc)) {
+        if (replicated(acc)) {
             miss_all(fmt::format("its accumulator `{}` is replicated (every thread holds all of it): it is indexed outside a "
-                                 "`parallel` loop over its whole shape, with broadcast indices, reduced into, or copied "
-                                 "into per-thread storage",
+                                 "`parallel` loop over its whole shape, with indices that are not the loop's variables, or "
+                                 "copied into per-thread storage",
                                  acc->name),
                      fmt::format("use `{}` only through tile operations and `parallel` loops over its whole shape", acc->name));
             continue;
         }
         auto shape = gemms.front()->c.tile_shape();
-        // wgmma (warp-specialized loop): warp w of the consumers holds rows 16w .. 16w + 15.
-        auto [wm, wn] = wgmma ? std::pair<int, int>{warps, 1} : choose_warp_grid(shape[0], shape[1], warps);
         const ir::Buffer* root = groups.find(acc);
+        const std::set<int>& axes = sliced_axes[root];
+        // wgmma (warp-specialized loop): warp w of the consumers holds rows 16w .. 16w + 15.
+        auto [wm, wn] = wgmma ? std::pair<int, int>{warps, 1}
+                              : accumulator_warps(shape[0], shape[1], warps, axes.count(1) > 0, axes.count(0) > 0);
         auto existing = group_layout.find(root);
         bool compatible = existing == group_layout.end() ||
                           (existing->second.warps_m == wm && existing->second.warps_n == wn);
@@ -300,6 +410,7 @@ bool infer_layouts(ir::Kernel& kernel, DiagnosticEngine& diags) {
         l.kind = LayoutKind::MmaAcc;
         l.warps_m = wm;
         l.warps_n = wn;
+        l.layout = ir::Layout::mma_accumulator(shape[0], shape[1], wm, wn);
         group_layout[root] = l;
         for (const ir::Gemm* g : gemms)
             if (tensor_core_shape(g)) out.gemms[g] = GemmPlan{true, wm, wn};
@@ -307,7 +418,6 @@ bool infer_layouts(ir::Kernel& kernel, DiagnosticEngine& diags) {
         for (const ir::Gemm* g : gemms)
             if (tensor_core_shape(g)) misses.erase(g);
     }
-    report_fma_gemms(misses, diags);
     // Gemms whose accumulator is not a fragment never reach here (sema rejects them); gemms not
     // recorded above (replicated accumulators) use the FMA path.
     std::function<void(const ir::StmtPtr&)> visit = [&](const ir::StmtPtr& s) {
@@ -320,33 +430,180 @@ bool infer_layouts(ir::Kernel& kernel, DiagnosticEngine& diags) {
     };
     visit(kernel.body);
 
-    for (auto* f : uses.fragments) {
+    // Groups whose layout follows another's: reduce results and fragments read with broadcast
+    // indices. The others default to a blocked layout (per-axis when something slices them).
+    std::set<const ir::Buffer*> follows;
+    for (auto& r : uses.reduces)
+        if (!replicated(r.dst)) follows.insert(groups.find(r.dst));
+    for (auto& b : uses.broadcasts)
+        if (!replicated(b.buffer)) follows.insert(groups.find(b.buffer));
+    auto blocked = [&](const ir::Buffer* f) {
         FragmentLayout l;
-        if (uses.replicated.count(f)) {
-            l.kind = LayoutKind::Replicated;
-        } else if (auto it = group_layout.find(groups.find(f)); it != group_layout.end() && f->rank() == 2) {
-            l = it->second;
+        int64_t last = f->const_shape.empty() ? 1 : f->const_shape.back();
+        l.vector = 1;
+        while (l.vector < 8 && last % (l.vector * 2) == 0) l.vector *= 2;
+        if (f->rank() >= 2 && !sliced_axes[groups.find(f)].empty()) {
+            l.kind = LayoutKind::General;
+            l.origin = fmt::format("blocked per axis, vector {}", l.vector);
+            l.layout = ir::Layout::blocked_rows(f->const_shape, kernel.threads, l.vector);
         } else {
             l.kind = LayoutKind::Blocked;
-            int64_t last = f->const_shape.empty() ? 1 : f->const_shape.back();
-            l.vector = 1;
-            while (l.vector < 8 && last % (l.vector * 2) == 0) l.vector *= 2;
+            l.layout = ir::Layout::blocked(f->const_shape, kernel.threads, l.vector);
         }
-        // An MMA group member of another shape cannot share the layout: fall back to blocked
-        // would break elementwise pairing, so such members were never united (shapes must match).
+        return l;
+    };
+    for (auto* f : uses.fragments) {
+        const ir::Buffer* root = groups.find(f);
+        if (replicated(f) || group_layout.count(root) || follows.count(root)) continue;
+        group_layout[root] = blocked(f);
+    }
+    // The derived layouts, until nothing changes: a group takes the layout all its relations agree
+    // on; one whose relations disagree, or whose source has no per-axis layout, is replicated.
+    auto known = [&](const ir::Buffer* b) -> const FragmentLayout* {
+        if (replicated(b)) return nullptr;
+        auto it = group_layout.find(groups.find(b));
+        return it == group_layout.end() ? nullptr : &it->second;
+    };
+    for (bool changed = true; changed;) {
+        changed = false;
+        std::map<const ir::Buffer*, std::vector<std::pair<ir::Layout, std::string>>> candidates;
+        std::set<const ir::Buffer*> waiting; // groups with a relation whose source is not decided yet
+        for (auto& r : uses.reduces) {
+            const ir::Buffer* root = groups.find(r.dst);
+            if (replicated(r.dst) || !follows.count(root) || group_layout.count(root)) continue;
+            if (replicated(r.src)) {
+                choice.demote[r.dst] = fmt::format("it is reduced from `{}`, which every thread holds whole", r.src->name);
+                continue;
+            }
+            const FragmentLayout* src = known(r.src);
+            if (!src) {
+                waiting.insert(root);
+                continue;
+            }
+            auto sliced = src->layout.slice(r.axis);
+            auto plan = src->layout.reduction_plan(r.axis);
+            if (!sliced)
+                choice.demote[r.dst] = fmt::format("the layout of `{}` keeps axis {} flattened with another", r.src->name, r.axis);
+            else if (!plan || !plan->shuffles_only)
+                choice.demote[r.dst] = fmt::format("the lanes that share a row of `{}` are not a power-of-two group, so no "
+                                                   "xor shuffles combine them",
+                                                   r.src->name);
+            else
+                candidates[root].emplace_back(*sliced, fmt::format("slice of `{}` (reduce over axis {})", r.src->name, r.axis));
+        }
+        for (auto& b : uses.broadcasts) {
+            const ir::Buffer* root = groups.find(b.buffer);
+            if (replicated(b.buffer) || !follows.count(root) || group_layout.count(root)) continue;
+            auto anchor = uses.loop_anchor.find(b.loop);
+            const ir::Buffer* anchor_buffer = anchor == uses.loop_anchor.end() ? nullptr : anchor->second;
+            if (!anchor_buffer || replicated(anchor_buffer)) {
+                choice.demote[b.buffer] = "it is read with broadcast indices in a `parallel` loop over no distributed fragment";
+                continue;
+            }
+            const FragmentLayout* a = known(anchor_buffer);
+            if (!a) {
+                waiting.insert(root);
+                continue;
+            }
+            std::vector<int> dropped;
+            for (int d = 0; d < static_cast<int>(b.loop->vars.size()); ++d)
+                if (!std::count(b.kept.begin(), b.kept.end(), d)) dropped.push_back(d);
+            if (auto sliced = a->layout.slice(dropped))
+                candidates[root].emplace_back(*sliced, fmt::format("slice of `{}` (broadcast)", anchor_buffer->name));
+            else
+                choice.demote[b.buffer] = fmt::format("the layout of `{}` keeps the broadcast axes flattened with others",
+                                                      anchor_buffer->name);
+        }
+        if (!choice.demote.empty()) return choice;
+        for (auto& [root, cands] : candidates) {
+            if (waiting.count(root)) continue;
+            bool agree = std::all_of(cands.begin(), cands.end(), [&](auto& c) { return c.first == cands.front().first; });
+            if (!agree) {
+                for (auto* f : uses.fragments)
+                    if (groups.find(f) == root)
+                        choice.demote[f] = fmt::format("its uses need two different layouts: {} and {}", cands.front().second,
+                                                       std::find_if(cands.begin(), cands.end(), [&](auto& c) {
+                                                           return !(c.first == cands.front().first);
+                                                       })->second);
+                return choice;
+            }
+            FragmentLayout l;
+            l.kind = LayoutKind::General;
+            l.layout = cands.front().first;
+            l.origin = cands.front().second;
+            group_layout[root] = l;
+            changed = true;
+        }
+    }
+    // Relations left undecided (their sources wait on each other) and relations whose fragment
+    // ended with another layout: replicate the reader.
+    for (auto& r : uses.reduces) {
+        if (replicated(r.dst)) continue;
+        const FragmentLayout *src = known(r.src), *dst = known(r.dst);
+        if (!src || !dst) {
+            choice.demote[r.dst] = fmt::format("no layout of `{}` could be decided first", r.src->name);
+            continue;
+        }
+        auto sliced = src->layout.slice(r.axis);
+        if (!sliced || !(*sliced == dst->layout))
+            choice.demote[r.dst] = fmt::format("its other uses give it a layout that is not `{}`'s with axis {} dropped",
+                                               r.src->name, r.axis);
+    }
+    for (auto& b : uses.broadcasts) {
+        if (replicated(b.buffer)) continue;
+        auto anchor = uses.loop_anchor.find(b.loop);
+        const FragmentLayout* a = anchor == uses.loop_anchor.end() ? nullptr : known(anchor->second);
+        const FragmentLayout* mine = known(b.buffer);
+        std::vector<int> dropped;
+        for (int d = 0; d < static_cast<int>(b.loop->vars.size()); ++d)
+            if (!std::count(b.kept.begin(), b.kept.end(), d)) dropped.push_back(d);
+        auto sliced = a ? a->layout.slice(dropped) : std::nullopt;
+        if (!mine || !sliced || !(*sliced == mine->layout))
+            choice.demote[b.buffer] = fmt::format("it is read with broadcast indices in a loop over `{}`, whose layout "
+                                                  "with those axes dropped is not its own",
+                                                  anchor == uses.loop_anchor.end() ? "?" : anchor->second->name);
+    }
+    if (!choice.demote.empty()) return choice;
+
+    for (auto* f : uses.fragments) {
+        FragmentLayout l;
+        if (const FragmentLayout* g = known(f)) {
+            l = *g;
+        } else {
+            l.kind = LayoutKind::Replicated;
+            l.layout = ir::Layout::replicated(f->const_shape, kernel.threads);
+        }
         l.type_name = f->name + "_layout";
-        switch (l.kind) {
-        case LayoutKind::Replicated: l.layout = ir::Layout::replicated(f->const_shape, kernel.threads); break;
-        case LayoutKind::Blocked: l.layout = ir::Layout::blocked(f->const_shape, kernel.threads, l.vector); break;
-        case LayoutKind::MmaAcc:
-            l.layout = ir::Layout::mma_accumulator(f->const_shape[0], f->const_shape[1], l.warps_m, l.warps_n);
-            break;
-        }
+        TLC_CHECK(l.layout.shape == f->const_shape, "infer-layouts gave `" + f->name + "` a layout of another shape");
         TLC_CHECK(l.layout.valid(), "infer-layouts built an invalid layout for `" + f->name + "`");
         out.fragments[f] = l;
     }
-    // Members of an MMA group that are not rank 2 cannot exist (exact-index pairing needs equal shapes).
-    out.wgmma_accumulator = wgmma_layout_holds(kernel);
+    return choice;
+}
+
+} // namespace
+
+bool infer_layouts(ir::Kernel& kernel, DiagnosticEngine& diags) {
+    UseCollector uses;
+    uses.stmt(kernel.body, nullptr);
+    uses.propagate_replication();
+    // Why each fragment that a reduce or broadcast could have distributed is replicated instead.
+    std::map<const ir::Buffer*, std::string> replicated_because;
+    for (;;) {
+        Choice choice = choose_layouts(kernel, uses);
+        if (choice.demote.empty()) {
+            kernel.layouts = std::move(choice.layouts);
+            report_fma_gemms(choice.misses, diags);
+            break;
+        }
+        for (auto& [b, why] : choice.demote) {
+            uses.replicated.insert(b);
+            replicated_because.emplace(b, why);
+        }
+        uses.propagate_replication();
+    }
+    report_replicated_fragments(kernel, replicated_because, diags);
+    kernel.layouts.wgmma_accumulator = wgmma_layout_holds(kernel);
     return true;
 }
 

@@ -17,6 +17,7 @@
 #include "ir/ir.h"
 #include "support/diagnostics.h"
 
+#include <optional>
 #include <utility>
 
 namespace tlc::schedule {
@@ -25,6 +26,11 @@ namespace tlc::schedule {
 // accumulator keeps the wgmma layout; an epilogue that forces another keeps the kernel on its
 // fallback). Returns false (with diagnostics) when no layout satisfies the kernel's uses.
 bool infer_layouts(ir::Kernel& kernel, DiagnosticEngine& diags);
+
+// How a reduce whose result holds its source's layout with the axis dropped runs (a fold over
+// registers, xor shuffles, the warps that exchange through the scratch), or nullopt when the
+// reduce is a block all-reduce (its result replicated, in a local, or in memory).
+std::optional<ir::ReductionPlan> sliced_reduction_plan(const ir::KernelLayouts& layouts, const ir::Reduce& r);
 
 // The warp arrangement for an mma.sync tile [m, n] over `warps` warps, or {0, 0} if none fits.
 std::pair<int, int> choose_warp_grid(int64_t m, int64_t n, int warps);

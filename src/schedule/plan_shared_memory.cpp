@@ -1,6 +1,7 @@
 // Pass `plan-shared-memory` (see plan_shared_memory.h): one layout of the dynamic shared memory.
 #include "schedule/plan_shared_memory.h"
 
+#include "schedule/infer_layouts.h"
 #include "schedule/verify_mbarriers.h"
 
 #include <fmt/format.h>
@@ -37,6 +38,12 @@ std::optional<ir::ScratchUse> scratch_use(const ir::Stmt& s, int threads, const 
     // A per-thread reduce or cumsum (a local tile into a local) needs no exchange.
     if (auto* r = s.as<ir::Reduce>(); r && !ir::is_per_thread(*r)) {
         int64_t outputs = ir::element_count(r->dst.tile_shape());
+        if (auto plan = sliced_reduction_plan(layouts, *r)) {
+            // Shuffles within each warp; only warps that share a row exchange through the scratch.
+            if (plan->warps == 1) return std::nullopt;
+            return ir::ScratchUse{fmt::format("cross-warp reduction into `{}`", r->dst.buffer->name),
+                                  outputs * plan->warps * dtype_bytes(reduce_partial_dtype(r->dst.buffer->dtype)), {}, {}};
+        }
         return ir::ScratchUse{fmt::format("block reduction into `{}`", r->dst.buffer->name),
                               outputs * warps * dtype_bytes(reduce_partial_dtype(r->dst.buffer->dtype)), {}, {}};
     }

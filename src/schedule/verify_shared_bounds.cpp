@@ -2,6 +2,7 @@
 #include "schedule/verify_shared_bounds.h"
 
 #include "ir/walk.h"
+#include "schedule/infer_layouts.h"
 #include "schedule/plan_shared_memory.h"
 #include "support/check.h"
 
@@ -122,7 +123,14 @@ private:
         const int64_t warps = kernel_.threads / 32;
         if (auto* r = s->as<ir::Reduce>(); r && !ir::is_per_thread(*r)) {
             int64_t outputs = ir::element_count(r->dst.tile_shape());
-            check_scratch(*s, outputs * warps * dtype_bytes(reduce_partial_dtype(r->dst.buffer->dtype)), "block reduction");
+            int64_t bytes = dtype_bytes(reduce_partial_dtype(r->dst.buffer->dtype));
+            // The shuffle lowering writes element e's part of warp w at e * warps + w, and only
+            // when warps share a row; the block all-reduce writes one part per warp and output.
+            if (auto plan = sliced_reduction_plan(kernel_.layouts, *r)) {
+                if (plan->warps > 1) check_scratch(*s, outputs * plan->warps * bytes, "cross-warp reduction");
+            } else {
+                check_scratch(*s, outputs * warps * bytes, "block reduction");
+            }
         } else if (auto* c = s->as<ir::Cumsum>(); c && !ir::is_per_thread(*c)) {
             check_scratch(*s, ir::element_count(c->src.tile_shape()) * dtype_bytes(cumsum_partial_dtype(c->dst.buffer->dtype)),
                           "cumsum");

@@ -23,7 +23,7 @@ __global__ void __launch_bounds__(128) axpy_rows_kernel(
     // copy(X[block.x * 16 +: 16, 0 +: 64], x);  (barriers_fragments_only.tl:11)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
-        if (!x_layout::valid(tl_tid, tl_chunk0)) continue;
+        if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
         const float* tl_ptr1 = &X[int64_t((int(blockIdx.x) * 16) + ((x_layout::flat(tl_tid, tl_chunk0)) / 64)) * 64 + ((x_layout::flat(tl_tid, tl_chunk0)) % 64)];
         if (tl::in_bounds((int(blockIdx.x) * 16) + ((x_layout::flat(tl_tid, tl_chunk0)) / 64), M) && tl::in_bounds((x_layout::flat(tl_tid, tl_chunk0)) % 64, 64) && tl::in_bounds((int(blockIdx.x) * 16) + ((x_layout::flat(tl_tid, tl_chunk0)) / 64), M) && tl::in_bounds(((x_layout::flat(tl_tid, tl_chunk0)) % 64) + 3, 64) && tl::is_aligned(tl_ptr1, 16)) {
             float tl_vec2[4];
@@ -40,7 +40,7 @@ __global__ void __launch_bounds__(128) axpy_rows_kernel(
     // copy(Y[block.x * 16 +: 16, 0 +: 64], y);  (barriers_fragments_only.tl:12)
     #pragma unroll
     for (int tl_chunk3 = 0; tl_chunk3 < y_layout::kSlots; tl_chunk3 += 4) {
-        if (!y_layout::valid(tl_tid, tl_chunk3)) continue;
+        if (!(y_layout::valid(tl_tid, tl_chunk3))) continue;
         const float* tl_ptr4 = &Y[int64_t((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, tl_chunk3)) / 64)) * 64 + ((y_layout::flat(tl_tid, tl_chunk3)) % 64)];
         if (tl::in_bounds((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, tl_chunk3)) / 64), M) && tl::in_bounds((y_layout::flat(tl_tid, tl_chunk3)) % 64, 64) && tl::in_bounds((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, tl_chunk3)) / 64), M) && tl::in_bounds(((y_layout::flat(tl_tid, tl_chunk3)) % 64) + 3, 64) && tl::is_aligned(tl_ptr4, 16)) {
             float tl_vec5[4];
@@ -58,16 +58,16 @@ __global__ void __launch_bounds__(128) axpy_rows_kernel(
     // for i, j in parallel(16, 64): each thread visits the elements of `y` it holds
     #pragma unroll
     for (int tl_s6 = 0; tl_s6 < y_layout::kSlots; ++tl_s6) {
-        if (!y_layout::valid(tl_tid, tl_s6)) continue;
-        const int i = (y_layout::flat(tl_tid, tl_s6)) / 64;
-        const int j = (y_layout::flat(tl_tid, tl_s6)) % 64;
+        if (!(y_layout::valid(tl_tid, tl_s6))) continue;
+        [[maybe_unused]] const int i = (y_layout::flat(tl_tid, tl_s6)) / 64;
+        [[maybe_unused]] const int j = (y_layout::flat(tl_tid, tl_s6)) % 64;
         y[tl_s6] = a * x[tl_s6] + y[tl_s6];
     }
     __syncthreads();  // WAR on `Y`
     // copy(y, Y[block.x * 16 +: 16, 0 +: 64]);  (barriers_fragments_only.tl:16)
     #pragma unroll
     for (int tl_chunk7 = 0; tl_chunk7 < y_layout::kSlots; tl_chunk7 += 4) {
-        if (!y_layout::valid(tl_tid, tl_chunk7)) continue;
+        if (!(y_layout::valid(tl_tid, tl_chunk7))) continue;
         float* tl_ptr8 = &Y[int64_t((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, tl_chunk7)) / 64)) * 64 + ((y_layout::flat(tl_tid, tl_chunk7)) % 64)];
         if (tl::in_bounds((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, tl_chunk7)) / 64), M) && tl::in_bounds((y_layout::flat(tl_tid, tl_chunk7)) % 64, 64) && tl::in_bounds((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, tl_chunk7)) / 64), M) && tl::in_bounds(((y_layout::flat(tl_tid, tl_chunk7)) % 64) + 3, 64) && tl::is_aligned(tl_ptr8, 16)) {
             float tl_vec9[4];

@@ -51,7 +51,7 @@ __global__ void __launch_bounds__(128) scale_or_zero_kernel(
     // for i, j in parallel(16, 64): each thread visits the elements of `o` it holds
     #pragma unroll
     for (int tl_s7 = 0; tl_s7 < o_layout::kSlots; ++tl_s7) {
-        if (!o_layout::valid(tl_tid, tl_s7)) continue;
+        if (!(o_layout::valid(tl_tid, tl_s7))) continue;
         const int i = (o_layout::flat(tl_tid, tl_s7)) / 64;
         const int j = (o_layout::flat(tl_tid, tl_s7)) % 64;
         o[tl_s7] = beta * c[i * 68 + (63 - j)];
@@ -59,7 +59,7 @@ __global__ void __launch_bounds__(128) scale_or_zero_kernel(
     // copy(o, Out[block.x * 16 +: 16, 0 +: 64]);  (barriers_uniform_branch.tl:22)
     #pragma unroll
     for (int tl_chunk8 = 0; tl_chunk8 < o_layout::kSlots; tl_chunk8 += 4) {
-        if (!o_layout::valid(tl_tid, tl_chunk8)) continue;
+        if (!(o_layout::valid(tl_tid, tl_chunk8))) continue;
         float* tl_ptr9 = &Out[int64_t((int(blockIdx.x) * 16) + ((o_layout::flat(tl_tid, tl_chunk8)) / 64)) * 64 + ((o_layout::flat(tl_tid, tl_chunk8)) % 64)];
         if (tl::in_bounds((int(blockIdx.x) * 16) + ((o_layout::flat(tl_tid, tl_chunk8)) / 64), M) && tl::in_bounds((o_layout::flat(tl_tid, tl_chunk8)) % 64, 64) && tl::in_bounds((int(blockIdx.x) * 16) + ((o_layout::flat(tl_tid, tl_chunk8)) / 64), M) && tl::in_bounds(((o_layout::flat(tl_tid, tl_chunk8)) % 64) + 3, 64) && tl::is_aligned(tl_ptr9, 16)) {
             float tl_vec10[4];

@@ -46,7 +46,7 @@ __global__ void __launch_bounds__(128) col_sum_serial_kernel(
         // for j in parallel(64): each thread visits the elements of `acc` it holds
         #pragma unroll
         for (int tl_s5 = 0; tl_s5 < acc_layout::kSlots; ++tl_s5) {
-            if (!acc_layout::valid(tl_tid, tl_s5)) continue;
+            if (!(acc_layout::valid(tl_tid, tl_s5))) continue;
             const int j = acc_layout::flat(tl_tid, tl_s5);
             for (int i = 0; i < 32; ++i) {
                 acc[tl_s5] = acc[tl_s5] + x[i * 68 + j];
@@ -56,7 +56,7 @@ __global__ void __launch_bounds__(128) col_sum_serial_kernel(
     // copy(acc, Y[block.x * 64 +: 64]);  (barriers_war_loop.tl:22)
     #pragma unroll
     for (int tl_chunk6 = 0; tl_chunk6 < acc_layout::kSlots; tl_chunk6 += 4) {
-        if (!acc_layout::valid(tl_tid, tl_chunk6)) continue;
+        if (!(acc_layout::valid(tl_tid, tl_chunk6))) continue;
         float* tl_ptr7 = &Y[(int(blockIdx.x) * 64) + (acc_layout::flat(tl_tid, tl_chunk6))];
         if (tl::in_bounds((int(blockIdx.x) * 64) + (acc_layout::flat(tl_tid, tl_chunk6)), N) && tl::in_bounds(((int(blockIdx.x) * 64) + (acc_layout::flat(tl_tid, tl_chunk6))) + 3, N) && tl::is_aligned(tl_ptr7, 16)) {
             float tl_vec8[4];

@@ -24,7 +24,7 @@ __global__ void __launch_bounds__(128) k_kernel(
     // copy(X[0 +: 64, 0 +: 128], acc);  (codegen_unused_and_same_layout_copy.tl:11)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < acc_layout::kSlots; tl_chunk0 += 4) {
-        if (!acc_layout::valid(tl_tid, tl_chunk0)) continue;
+        if (!(acc_layout::valid(tl_tid, tl_chunk0))) continue;
         const float* tl_ptr1 = &X[int64_t((acc_layout::flat(tl_tid, tl_chunk0)) / 128) * N + ((acc_layout::flat(tl_tid, tl_chunk0)) % 128)];
         if (tl::in_bounds((acc_layout::flat(tl_tid, tl_chunk0)) / 128, M) && tl::in_bounds((acc_layout::flat(tl_tid, tl_chunk0)) % 128, N) && tl::in_bounds((acc_layout::flat(tl_tid, tl_chunk0)) / 128, M) && tl::in_bounds(((acc_layout::flat(tl_tid, tl_chunk0)) % 128) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
             float tl_vec2[4];
@@ -44,7 +44,7 @@ __global__ void __launch_bounds__(128) k_kernel(
     // copy(c, C[0 +: 64, 0 +: 128]);  (codegen_unused_and_same_layout_copy.tl:13)
     #pragma unroll
     for (int tl_chunk3 = 0; tl_chunk3 < c_layout::kSlots; tl_chunk3 += 8) {
-        if (!c_layout::valid(tl_tid, tl_chunk3)) continue;
+        if (!(c_layout::valid(tl_tid, tl_chunk3))) continue;
         tl::f16* tl_ptr4 = &C[int64_t((c_layout::flat(tl_tid, tl_chunk3)) / 128) * N + ((c_layout::flat(tl_tid, tl_chunk3)) % 128)];
         if (tl::in_bounds((c_layout::flat(tl_tid, tl_chunk3)) / 128, M) && tl::in_bounds((c_layout::flat(tl_tid, tl_chunk3)) % 128, N) && tl::in_bounds((c_layout::flat(tl_tid, tl_chunk3)) / 128, M) && tl::in_bounds(((c_layout::flat(tl_tid, tl_chunk3)) % 128) + 7, N) && tl::is_aligned(tl_ptr4, 16)) {
             tl::f16 tl_vec5[8];

@@ -27,7 +27,7 @@ __global__ void __launch_bounds__(128) k_kernel(
     // copy(A[0 +: 64, 0 +: 64], a);  (gemm_fragment_operand_scratch.tl:8)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < a_layout::kSlots; tl_chunk0 += 8) {
-        if (!a_layout::valid(tl_tid, tl_chunk0)) continue;
+        if (!(a_layout::valid(tl_tid, tl_chunk0))) continue;
         const tl::f16* tl_ptr1 = &A[int64_t((a_layout::flat(tl_tid, tl_chunk0)) / 64) * 64 + ((a_layout::flat(tl_tid, tl_chunk0)) % 64)];
         if (tl::in_bounds((a_layout::flat(tl_tid, tl_chunk0)) / 64, 64) && tl::in_bounds((a_layout::flat(tl_tid, tl_chunk0)) % 64, 64) && tl::in_bounds((a_layout::flat(tl_tid, tl_chunk0)) / 64, 64) && tl::in_bounds(((a_layout::flat(tl_tid, tl_chunk0)) % 64) + 7, 64) && tl::is_aligned(tl_ptr1, 16)) {
             tl::f16 tl_vec2[8];
@@ -65,7 +65,7 @@ __global__ void __launch_bounds__(128) k_kernel(
         __syncthreads();  // the staging buffer may still be read by a previous gemm
         #pragma unroll
         for (int tl_s9 = 0; tl_s9 < a_layout::kSlots; ++tl_s9) {
-            if (!a_layout::valid(tl_tid, tl_s9)) continue;
+            if (!(a_layout::valid(tl_tid, tl_s9))) continue;
             tl_staged8[(a_layout::flat(tl_tid, tl_s9)) / 64 * 72 + (a_layout::flat(tl_tid, tl_s9)) % 64] = a[tl_s9];
         }
         __syncthreads();
@@ -76,7 +76,6 @@ __global__ void __launch_bounds__(128) k_kernel(
     // copy(acc, C[0 +: 64, 0 +: 64]);  (gemm_fragment_operand_scratch.tl:11)
     #pragma unroll
     for (int tl_chunk10 = 0; tl_chunk10 < acc_layout::kSlots; tl_chunk10 += 2) {
-        if (!acc_layout::valid(tl_tid, tl_chunk10)) continue;
         float* tl_ptr11 = &C[int64_t(acc_layout::row(tl_tid, tl_chunk10)) * 64 + (acc_layout::col(tl_tid, tl_chunk10))];
         if (tl::in_bounds(acc_layout::row(tl_tid, tl_chunk10), 64) && tl::in_bounds(acc_layout::col(tl_tid, tl_chunk10), 64) && tl::in_bounds(acc_layout::row(tl_tid, tl_chunk10), 64) && tl::in_bounds((acc_layout::col(tl_tid, tl_chunk10)) + 1, 64) && tl::is_aligned(tl_ptr11, 8)) {
             float tl_vec12[2];

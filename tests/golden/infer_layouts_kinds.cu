@@ -8,7 +8,7 @@
 namespace {
 
 // kernel layouts  (infer_layouts_kinds.tl:10)
-// 128 threads per block, 12032 bytes of shared memory
+// 128 threads per block, 11008 bytes of shared memory
 __global__ void __launch_bounds__(128) layouts_kernel(
         const tl::f16* __restrict__ A,
         const tl::f16* __restrict__ B,
@@ -21,16 +21,17 @@ __global__ void __launch_bounds__(128) layouts_kernel(
         int32_t K,
         int32_t N)
 {
-    using acc_layout = tl::MmaAccLayout<64, 64, 2, 2>;  // fragment acc: f32[64, 64], mma.sync accumulators
-    using bias_tile_layout = tl::MmaAccLayout<64, 64, 2, 2>;  // fragment bias_tile: f32[64, 64], mma.sync accumulators
-    using y_layout = tl::MmaAccLayout<64, 64, 2, 2>;  // fragment y: f32[64, 64], mma.sync accumulators
+    using acc_layout = tl::MmaAccLayout<64, 64, 4, 1>;  // fragment acc: f32[64, 64], mma.sync accumulators
+    using bias_tile_layout = tl::MmaAccLayout<64, 64, 4, 1>;  // fragment bias_tile: f32[64, 64], mma.sync accumulators
+    using y_layout = tl::MmaAccLayout<64, 64, 4, 1>;  // fragment y: f32[64, 64], mma.sync accumulators
+    // fragment row_max: f32[64], slice of `acc` (reduce over axis 1): [64] over 128 threads: (8:t4 2:r1 4:t32) 2 registers, 4 replicas
+    // fragment scale: f32[64], slice of `acc` (reduce over axis 1): [64] over 128 threads: (8:t4 2:r1 4:t32) 2 registers, 4 replicas
     using z_layout = tl::BlockedLayout<160, 4, 128>;  // fragment z: f32[8, 20]
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* a = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared a: f16[64, 32], row pitch 40
     tl::f16* b = reinterpret_cast<tl::f16*>(tl_smem + 5120);  // shared b: f16[32, 64], row pitch 72
     float* w = reinterpret_cast<float*>(tl_smem + 9728);  // shared w: f32[16, 16], row pitch 20
-    unsigned char* tl_scratch = tl_smem + 11008;  // 1024 bytes for reductions and staging
     float acc[acc_layout::kSlots];  // fragment acc: f32[64, 64]
     #pragma unroll
     for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
@@ -39,8 +40,8 @@ __global__ void __launch_bounds__(128) layouts_kernel(
     #pragma unroll
     for (int tl_i = 0; tl_i < 256; ++tl_i) small[tl_i] = 0.0f;
     float y[y_layout::kSlots];  // fragment y: f32[64, 64]
-    float row_max[64];  // fragment row_max: f32[64]
-    float scale[64];  // fragment scale: f32[64]
+    float row_max[2];  // fragment row_max: f32[64]
+    float scale[2];  // fragment scale: f32[64]
     float z[z_layout::kSlots];  // fragment z: f32[8, 20]
     for (int k = 0; k < tl::cdiv(K, 32); ++k) {
         __syncthreads();  // WAR on `a`
@@ -81,7 +82,7 @@ __global__ void __launch_bounds__(128) layouts_kernel(
         __syncthreads();  // RAW on `a`
         // gemm(a, b, acc);  (infer_layouts_kinds.tl:27)
         {
-            tl::warp_gemm_mma<64, 64, 32, 2, 2, tl::f16, false, false>(
+            tl::warp_gemm_mma<64, 64, 32, 4, 1, tl::f16, false, false>(
                 acc, tl::SharedMatrix<tl::f16, false, 40>{&a[0 * 40 + 0]},
                 tl::SharedMatrix<tl::f16, false, 72>{&b[0 * 72 + 0]}, tl_tid);
         }
@@ -120,7 +121,6 @@ __global__ void __launch_bounds__(128) layouts_kernel(
     // copy(Bias[block.y * 64 +: 64, block.x * 64 +: 64], bias_tile);  (infer_layouts_kinds.tl:31)
     #pragma unroll
     for (int tl_chunk16 = 0; tl_chunk16 < bias_tile_layout::kSlots; tl_chunk16 += 2) {
-        if (!bias_tile_layout::valid(tl_tid, tl_chunk16)) continue;
         const float* tl_ptr17 = &Bias[int64_t((int(blockIdx.y) * 64) + (bias_tile_layout::row(tl_tid, tl_chunk16))) * N + ((int(blockIdx.x) * 64) + (bias_tile_layout::col(tl_tid, tl_chunk16)))];
         if (tl::in_bounds((int(blockIdx.y) * 64) + (bias_tile_layout::row(tl_tid, tl_chunk16)), M) && tl::in_bounds((int(blockIdx.x) * 64) + (bias_tile_layout::col(tl_tid, tl_chunk16)), N) && tl::in_bounds((int(blockIdx.y) * 64) + (bias_tile_layout::row(tl_tid, tl_chunk16)), M) && tl::in_bounds(((int(blockIdx.x) * 64) + (bias_tile_layout::col(tl_tid, tl_chunk16))) + 1, N) && tl::is_aligned(tl_ptr17, 8)) {
             float tl_vec18[2];
@@ -138,14 +138,13 @@ __global__ void __launch_bounds__(128) layouts_kernel(
     // for i, j in parallel(64, 64): each thread visits the elements of `acc` it holds
     #pragma unroll
     for (int tl_s19 = 0; tl_s19 < acc_layout::kSlots; ++tl_s19) {
-        const int i = acc_layout::row(tl_tid, tl_s19);
-        const int j = acc_layout::col(tl_tid, tl_s19);
+        [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s19);
+        [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s19);
         acc[tl_s19] = acc[tl_s19] + bias_tile[tl_s19];
     }
     // copy(acc, C[block.y * 64 +: 64, block.x * 64 +: 64]);  (infer_layouts_kinds.tl:35)
     #pragma unroll
     for (int tl_chunk20 = 0; tl_chunk20 < acc_layout::kSlots; tl_chunk20 += 2) {
-        if (!acc_layout::valid(tl_tid, tl_chunk20)) continue;
         float* tl_ptr21 = &C[int64_t((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk20))) * N + ((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk20)))];
         if (tl::in_bounds((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk20)), M) && tl::in_bounds((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk20)), N) && tl::in_bounds((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk20)), M) && tl::in_bounds(((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk20))) + 1, N) && tl::is_aligned(tl_ptr21, 8)) {
             float tl_vec22[2];
@@ -160,98 +159,103 @@ __global__ void __launch_bounds__(128) layouts_kernel(
         }
     }
     // reduce(max, acc, row_max, axis = 1);  (infer_layouts_kinds.tl:36)
+    // each thread folds its 16 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
     {
-        float tl_part[64];
+        float tl_part[2];
         #pragma unroll
-        for (int tl_i = 0; tl_i < 64; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+        for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
         #pragma unroll
         for (int tl_s23 = 0; tl_s23 < acc_layout::kSlots; ++tl_s23) {
-            tl_part[acc_layout::row(tl_tid, tl_s23)] = tl::MaxOp::combine(tl_part[acc_layout::row(tl_tid, tl_s23)], tl::MaxOp::element(acc[tl_s23]));
+            tl_part[(tl_s23 / 2 % 2)] = tl::MaxOp::combine(tl_part[(tl_s23 / 2 % 2)], tl::MaxOp::element(acc[tl_s23]));
         }
-        tl::block_allreduce<tl::MaxOp, 64, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
-        for (int tl_e24 = 0; tl_e24 < 64; ++tl_e24) {
-            row_max[tl_e24] = tl_part[tl_e24];
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 2; ++tl_i) {
+            tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
+        }
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 2; ++tl_i) {
+            row_max[tl_i] = tl_part[tl_i];
         }
     }
     // for i in parallel(64) {  (infer_layouts_kinds.tl:37)
-    // for i in parallel(64): every thread runs every iteration (it updates a replicated fragment)
-    for (int tl_e25 = 0; tl_e25 < 64; ++tl_e25) {
-        const int i = tl_e25;
-        scale[i] = 1.0f / (row_max[i] + small[0 * 16 + 0]);
+    // for i in parallel(64): each thread visits the elements of `scale` it holds
+    #pragma unroll
+    for (int tl_s24 = 0; tl_s24 < 2; ++tl_s24) {
+        [[maybe_unused]] const int i = (tl_tid / 4 % 8) + (tl_s24) * 8 + (tl_tid / 32) * 16;
+        scale[tl_s24] = 1.0f / (row_max[tl_s24] + small[0 * 16 + 0]);
     }
     // for i, j in parallel(64, 64) {  (infer_layouts_kinds.tl:40)
     // for i, j in parallel(64, 64): each thread visits the elements of `y` it holds
     #pragma unroll
-    for (int tl_s26 = 0; tl_s26 < y_layout::kSlots; ++tl_s26) {
-        const int i = y_layout::row(tl_tid, tl_s26);
-        const int j = y_layout::col(tl_tid, tl_s26);
-        y[tl_s26] = acc[tl_s26] * scale[i];
+    for (int tl_s25 = 0; tl_s25 < y_layout::kSlots; ++tl_s25) {
+        [[maybe_unused]] const int i = y_layout::row(tl_tid, tl_s25);
+        [[maybe_unused]] const int j = y_layout::col(tl_tid, tl_s25);
+        y[tl_s25] = acc[tl_s25] * scale[(tl_s25 / 2 % 2)];
     }
     // copy(y, Y[block.y * 64 +: 64, 0 +: 64]);  (infer_layouts_kinds.tl:43)
     #pragma unroll
-    for (int tl_chunk27 = 0; tl_chunk27 < y_layout::kSlots; tl_chunk27 += 2) {
-        if (!y_layout::valid(tl_tid, tl_chunk27)) continue;
-        float* tl_ptr28 = &Y[int64_t((int(blockIdx.y) * 64) + (y_layout::row(tl_tid, tl_chunk27))) * 64 + (y_layout::col(tl_tid, tl_chunk27))];
-        if (tl::in_bounds((int(blockIdx.y) * 64) + (y_layout::row(tl_tid, tl_chunk27)), M) && tl::in_bounds(y_layout::col(tl_tid, tl_chunk27), 64) && tl::in_bounds((int(blockIdx.y) * 64) + (y_layout::row(tl_tid, tl_chunk27)), M) && tl::in_bounds((y_layout::col(tl_tid, tl_chunk27)) + 1, 64) && tl::is_aligned(tl_ptr28, 8)) {
-            float tl_vec29[2];
+    for (int tl_chunk26 = 0; tl_chunk26 < y_layout::kSlots; tl_chunk26 += 2) {
+        float* tl_ptr27 = &Y[int64_t((int(blockIdx.y) * 64) + (y_layout::row(tl_tid, tl_chunk26))) * 64 + (y_layout::col(tl_tid, tl_chunk26))];
+        if (tl::in_bounds((int(blockIdx.y) * 64) + (y_layout::row(tl_tid, tl_chunk26)), M) && tl::in_bounds(y_layout::col(tl_tid, tl_chunk26), 64) && tl::in_bounds((int(blockIdx.y) * 64) + (y_layout::row(tl_tid, tl_chunk26)), M) && tl::in_bounds((y_layout::col(tl_tid, tl_chunk26)) + 1, 64) && tl::is_aligned(tl_ptr27, 8)) {
+            float tl_vec28[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec29[tl_v] = y[tl_chunk27 + tl_v];
-            tl::store_vector<float, 2>(tl_ptr28, tl_vec29);
+            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec28[tl_v] = y[tl_chunk26 + tl_v];
+            tl::store_vector<float, 2>(tl_ptr27, tl_vec28);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.y) * 64) + (y_layout::row(tl_tid, tl_chunk27 + tl_v)), M) && tl::in_bounds(y_layout::col(tl_tid, tl_chunk27 + tl_v), 64)) Y[int64_t((int(blockIdx.y) * 64) + (y_layout::row(tl_tid, tl_chunk27 + tl_v))) * 64 + (y_layout::col(tl_tid, tl_chunk27 + tl_v))] = y[tl_chunk27 + tl_v];
+                if (tl::in_bounds((int(blockIdx.y) * 64) + (y_layout::row(tl_tid, tl_chunk26 + tl_v)), M) && tl::in_bounds(y_layout::col(tl_tid, tl_chunk26 + tl_v), 64)) Y[int64_t((int(blockIdx.y) * 64) + (y_layout::row(tl_tid, tl_chunk26 + tl_v))) * 64 + (y_layout::col(tl_tid, tl_chunk26 + tl_v))] = y[tl_chunk26 + tl_v];
             }
         }
     }
     // copy(row_max, R[block.y * 64 +: 64]);  (infer_layouts_kinds.tl:44)
-    #pragma unroll
-    for (int tl_i31 = 0; tl_i31 < 1; ++tl_i31) {
-        const int tl_e30 = tl_tid + tl_i31 * 128;
-        if (tl_e30 < 64) {
-            if (tl::in_bounds((int(blockIdx.y) * 64) + tl_e30, M)) R[(int(blockIdx.y) * 64) + tl_e30] = row_max[tl_e30];
+    if ((tl_tid % 4) == 0) {
+        #pragma unroll
+        for (int tl_s29 = 0; tl_s29 < 2; ++tl_s29) {
+            if (tl::in_bounds((int(blockIdx.y) * 64) + ((tl_tid / 4 % 8) + (tl_s29) * 8 + (tl_tid / 32) * 16), M)) R[(int(blockIdx.y) * 64) + ((tl_tid / 4 % 8) + (tl_s29) * 8 + (tl_tid / 32) * 16)] = row_max[tl_s29];
         }
     }
     // copy(Bias[block.y * 64 +: 8, 0 +: 20], z);  (infer_layouts_kinds.tl:45)
     #pragma unroll
-    for (int tl_chunk32 = 0; tl_chunk32 < z_layout::kSlots; tl_chunk32 += 4) {
-        if (!z_layout::valid(tl_tid, tl_chunk32)) continue;
-        const float* tl_ptr33 = &Bias[int64_t((int(blockIdx.y) * 64) + ((z_layout::flat(tl_tid, tl_chunk32)) / 20)) * N + ((z_layout::flat(tl_tid, tl_chunk32)) % 20)];
-        if (tl::in_bounds((int(blockIdx.y) * 64) + ((z_layout::flat(tl_tid, tl_chunk32)) / 20), M) && tl::in_bounds((z_layout::flat(tl_tid, tl_chunk32)) % 20, N) && tl::in_bounds((int(blockIdx.y) * 64) + ((z_layout::flat(tl_tid, tl_chunk32)) / 20), M) && tl::in_bounds(((z_layout::flat(tl_tid, tl_chunk32)) % 20) + 3, N) && tl::is_aligned(tl_ptr33, 16)) {
-            float tl_vec34[4];
-            tl::load_vector<float, 4>(tl_vec34, tl_ptr33);
+    for (int tl_chunk30 = 0; tl_chunk30 < z_layout::kSlots; tl_chunk30 += 4) {
+        if (!(z_layout::valid(tl_tid, tl_chunk30))) continue;
+        const float* tl_ptr31 = &Bias[int64_t((int(blockIdx.y) * 64) + ((z_layout::flat(tl_tid, tl_chunk30)) / 20)) * N + ((z_layout::flat(tl_tid, tl_chunk30)) % 20)];
+        if (tl::in_bounds((int(blockIdx.y) * 64) + ((z_layout::flat(tl_tid, tl_chunk30)) / 20), M) && tl::in_bounds((z_layout::flat(tl_tid, tl_chunk30)) % 20, N) && tl::in_bounds((int(blockIdx.y) * 64) + ((z_layout::flat(tl_tid, tl_chunk30)) / 20), M) && tl::in_bounds(((z_layout::flat(tl_tid, tl_chunk30)) % 20) + 3, N) && tl::is_aligned(tl_ptr31, 16)) {
+            float tl_vec32[4];
+            tl::load_vector<float, 4>(tl_vec32, tl_ptr31);
             #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) z[tl_chunk32 + tl_v] = tl_vec34[tl_v];
+            for (int tl_v = 0; tl_v < 4; ++tl_v) z[tl_chunk30 + tl_v] = tl_vec32[tl_v];
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                z[tl_chunk32 + tl_v] = tl::in_bounds((int(blockIdx.y) * 64) + ((z_layout::flat(tl_tid, tl_chunk32 + tl_v)) / 20), M) && tl::in_bounds((z_layout::flat(tl_tid, tl_chunk32 + tl_v)) % 20, N) ? Bias[int64_t((int(blockIdx.y) * 64) + ((z_layout::flat(tl_tid, tl_chunk32 + tl_v)) / 20)) * N + ((z_layout::flat(tl_tid, tl_chunk32 + tl_v)) % 20)] : 0.0f;
+                z[tl_chunk30 + tl_v] = tl::in_bounds((int(blockIdx.y) * 64) + ((z_layout::flat(tl_tid, tl_chunk30 + tl_v)) / 20), M) && tl::in_bounds((z_layout::flat(tl_tid, tl_chunk30 + tl_v)) % 20, N) ? Bias[int64_t((int(blockIdx.y) * 64) + ((z_layout::flat(tl_tid, tl_chunk30 + tl_v)) / 20)) * N + ((z_layout::flat(tl_tid, tl_chunk30 + tl_v)) % 20)] : 0.0f;
             }
         }
     }
     // for i, j in parallel(8, 20) {  (infer_layouts_kinds.tl:46)
     // for i, j in parallel(8, 20): each thread visits the elements of `z` it holds
     #pragma unroll
-    for (int tl_s35 = 0; tl_s35 < z_layout::kSlots; ++tl_s35) {
-        if (!z_layout::valid(tl_tid, tl_s35)) continue;
-        const int i = (z_layout::flat(tl_tid, tl_s35)) / 20;
-        const int j = (z_layout::flat(tl_tid, tl_s35)) % 20;
-        z[tl_s35] = z[tl_s35] * 2.0f;
+    for (int tl_s33 = 0; tl_s33 < z_layout::kSlots; ++tl_s33) {
+        if (!(z_layout::valid(tl_tid, tl_s33))) continue;
+        [[maybe_unused]] const int i = (z_layout::flat(tl_tid, tl_s33)) / 20;
+        [[maybe_unused]] const int j = (z_layout::flat(tl_tid, tl_s33)) % 20;
+        z[tl_s33] = z[tl_s33] * 2.0f;
     }
     // copy(z, Y[block.y * 64 +: 8, 0 +: 20]);  (infer_layouts_kinds.tl:49)
     #pragma unroll
-    for (int tl_chunk36 = 0; tl_chunk36 < z_layout::kSlots; tl_chunk36 += 4) {
-        if (!z_layout::valid(tl_tid, tl_chunk36)) continue;
-        float* tl_ptr37 = &Y[int64_t((int(blockIdx.y) * 64) + ((z_layout::flat(tl_tid, tl_chunk36)) / 20)) * 64 + ((z_layout::flat(tl_tid, tl_chunk36)) % 20)];
-        if (tl::in_bounds((int(blockIdx.y) * 64) + ((z_layout::flat(tl_tid, tl_chunk36)) / 20), M) && tl::in_bounds((z_layout::flat(tl_tid, tl_chunk36)) % 20, 64) && tl::in_bounds((int(blockIdx.y) * 64) + ((z_layout::flat(tl_tid, tl_chunk36)) / 20), M) && tl::in_bounds(((z_layout::flat(tl_tid, tl_chunk36)) % 20) + 3, 64) && tl::is_aligned(tl_ptr37, 16)) {
-            float tl_vec38[4];
+    for (int tl_chunk34 = 0; tl_chunk34 < z_layout::kSlots; tl_chunk34 += 4) {
+        if (!(z_layout::valid(tl_tid, tl_chunk34))) continue;
+        float* tl_ptr35 = &Y[int64_t((int(blockIdx.y) * 64) + ((z_layout::flat(tl_tid, tl_chunk34)) / 20)) * 64 + ((z_layout::flat(tl_tid, tl_chunk34)) % 20)];
+        if (tl::in_bounds((int(blockIdx.y) * 64) + ((z_layout::flat(tl_tid, tl_chunk34)) / 20), M) && tl::in_bounds((z_layout::flat(tl_tid, tl_chunk34)) % 20, 64) && tl::in_bounds((int(blockIdx.y) * 64) + ((z_layout::flat(tl_tid, tl_chunk34)) / 20), M) && tl::in_bounds(((z_layout::flat(tl_tid, tl_chunk34)) % 20) + 3, 64) && tl::is_aligned(tl_ptr35, 16)) {
+            float tl_vec36[4];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec38[tl_v] = z[tl_chunk36 + tl_v];
-            tl::store_vector<float, 4>(tl_ptr37, tl_vec38);
+            for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec36[tl_v] = z[tl_chunk34 + tl_v];
+            tl::store_vector<float, 4>(tl_ptr35, tl_vec36);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.y) * 64) + ((z_layout::flat(tl_tid, tl_chunk36 + tl_v)) / 20), M) && tl::in_bounds((z_layout::flat(tl_tid, tl_chunk36 + tl_v)) % 20, 64)) Y[int64_t((int(blockIdx.y) * 64) + ((z_layout::flat(tl_tid, tl_chunk36 + tl_v)) / 20)) * 64 + ((z_layout::flat(tl_tid, tl_chunk36 + tl_v)) % 20)] = z[tl_chunk36 + tl_v];
+                if (tl::in_bounds((int(blockIdx.y) * 64) + ((z_layout::flat(tl_tid, tl_chunk34 + tl_v)) / 20), M) && tl::in_bounds((z_layout::flat(tl_tid, tl_chunk34 + tl_v)) % 20, 64)) Y[int64_t((int(blockIdx.y) * 64) + ((z_layout::flat(tl_tid, tl_chunk34 + tl_v)) / 20)) * 64 + ((z_layout::flat(tl_tid, tl_chunk34 + tl_v)) % 20)] = z[tl_chunk34 + tl_v];
             }
         }
     }
@@ -284,7 +288,7 @@ cudaError_t layouts(const __half* A, const __half* B, const float* Bias, const f
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
-    ::layouts_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 12032, stream>>>(A, B, Bias, W, C, Y, R, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N));
+    ::layouts_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 11008, stream>>>(A, B, Bias, W, C, Y, R, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 

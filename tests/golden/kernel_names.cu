@@ -23,7 +23,7 @@ __global__ void __launch_bounds__(32) tl_kernel(
     // copy(X[block.x * 32 +: 32], x);  (kernel_names.tl:14)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
-        if (!x_layout::valid(tl_tid, tl_chunk0)) continue;
+        if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
         const float* tl_ptr1 = &X[(int(blockIdx.x) * 32) + (x_layout::flat(tl_tid, tl_chunk0))];
         if (tl::in_bounds((int(blockIdx.x) * 32) + (x_layout::flat(tl_tid, tl_chunk0)), N) && tl::in_bounds(((int(blockIdx.x) * 32) + (x_layout::flat(tl_tid, tl_chunk0))) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
             float tl_vec2[4];
@@ -41,15 +41,15 @@ __global__ void __launch_bounds__(32) tl_kernel(
     // for i in parallel(32): each thread visits the elements of `x` it holds
     #pragma unroll
     for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
-        if (!x_layout::valid(tl_tid, tl_s3)) continue;
-        const int i = x_layout::flat(tl_tid, tl_s3);
+        if (!(x_layout::valid(tl_tid, tl_s3))) continue;
+        [[maybe_unused]] const int i = x_layout::flat(tl_tid, tl_s3);
         x[tl_s3] = tl_kernel_(x[tl_s3]);
     }
     __syncthreads();  // WAR on `X`
     // copy(x, X[block.x * 32 +: 32]);  (kernel_names.tl:18)
     #pragma unroll
     for (int tl_chunk4 = 0; tl_chunk4 < x_layout::kSlots; tl_chunk4 += 4) {
-        if (!x_layout::valid(tl_tid, tl_chunk4)) continue;
+        if (!(x_layout::valid(tl_tid, tl_chunk4))) continue;
         float* tl_ptr5 = &X[(int(blockIdx.x) * 32) + (x_layout::flat(tl_tid, tl_chunk4))];
         if (tl::in_bounds((int(blockIdx.x) * 32) + (x_layout::flat(tl_tid, tl_chunk4)), N) && tl::in_bounds(((int(blockIdx.x) * 32) + (x_layout::flat(tl_tid, tl_chunk4))) + 3, N) && tl::is_aligned(tl_ptr5, 16)) {
             float tl_vec6[4];

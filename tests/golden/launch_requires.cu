@@ -22,7 +22,7 @@ __global__ void __launch_bounds__(256) grouped_scale_kernel(
     // copy(X[block.y, block.x * 256 +: 256], x);  (launch_requires.tl:10)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
-        if (!x_layout::valid(tl_tid, tl_chunk0)) continue;
+        if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
         const float* tl_ptr1 = &X[int64_t(int(blockIdx.y)) * N + ((int(blockIdx.x) * 256) + (x_layout::flat(tl_tid, tl_chunk0)))];
         if (tl::in_bounds(int(blockIdx.y), G) && tl::in_bounds((int(blockIdx.x) * 256) + (x_layout::flat(tl_tid, tl_chunk0)), N) && tl::in_bounds(int(blockIdx.y), G) && tl::in_bounds(((int(blockIdx.x) * 256) + (x_layout::flat(tl_tid, tl_chunk0))) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
             float tl_vec2[4];
@@ -40,14 +40,14 @@ __global__ void __launch_bounds__(256) grouped_scale_kernel(
     // for i in parallel(256): each thread visits the elements of `x` it holds
     #pragma unroll
     for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
-        if (!x_layout::valid(tl_tid, tl_s3)) continue;
-        const int i = x_layout::flat(tl_tid, tl_s3);
+        if (!(x_layout::valid(tl_tid, tl_s3))) continue;
+        [[maybe_unused]] const int i = x_layout::flat(tl_tid, tl_s3);
         x[tl_s3] = x[tl_s3] * 2.0f;
     }
     // copy(x, Y[block.y, block.x * 256 +: 256]);  (launch_requires.tl:14)
     #pragma unroll
     for (int tl_chunk4 = 0; tl_chunk4 < x_layout::kSlots; tl_chunk4 += 4) {
-        if (!x_layout::valid(tl_tid, tl_chunk4)) continue;
+        if (!(x_layout::valid(tl_tid, tl_chunk4))) continue;
         float* tl_ptr5 = &Y[int64_t(int(blockIdx.y)) * N + ((int(blockIdx.x) * 256) + (x_layout::flat(tl_tid, tl_chunk4)))];
         if (tl::in_bounds(int(blockIdx.y), G) && tl::in_bounds((int(blockIdx.x) * 256) + (x_layout::flat(tl_tid, tl_chunk4)), N) && tl::in_bounds(int(blockIdx.y), G) && tl::in_bounds(((int(blockIdx.x) * 256) + (x_layout::flat(tl_tid, tl_chunk4))) + 3, N) && tl::is_aligned(tl_ptr5, 16)) {
             float tl_vec6[4];

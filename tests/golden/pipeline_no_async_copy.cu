@@ -152,7 +152,6 @@ __global__ void __launch_bounds__(128) gemm_no_async_kernel(
     // copy(acc, C[block.y * 64 +: 64, block.x * 64 +: 64]);  (pipeline_no_async_copy.tl:20)
     #pragma unroll
     for (int tl_chunk30 = 0; tl_chunk30 < acc_layout::kSlots; tl_chunk30 += 2) {
-        if (!acc_layout::valid(tl_tid, tl_chunk30)) continue;
         float* tl_ptr31 = &C[int64_t((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk30))) * N + ((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk30)))];
         if (tl::in_bounds((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk30)), M) && tl::in_bounds((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk30)), N) && tl::in_bounds((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk30)), M) && tl::in_bounds(((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk30))) + 1, N) && tl::is_aligned(tl_ptr31, 8)) {
             float tl_vec32[2];

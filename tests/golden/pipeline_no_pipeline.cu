@@ -73,7 +73,6 @@ __global__ void __launch_bounds__(128) gemm_no_pipeline_kernel(
     // copy(acc, C[block.y * 64 +: 64, block.x * 64 +: 64]);  (pipeline_no_pipeline.tl:21)
     #pragma unroll
     for (int tl_chunk10 = 0; tl_chunk10 < acc_layout::kSlots; tl_chunk10 += 2) {
-        if (!acc_layout::valid(tl_tid, tl_chunk10)) continue;
         float* tl_ptr11 = &C[int64_t((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk10))) * N + ((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk10)))];
         if (tl::in_bounds((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk10)), M) && tl::in_bounds((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk10)), N) && tl::in_bounds((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk10)), M) && tl::in_bounds(((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk10))) + 1, N) && tl::is_aligned(tl_ptr11, 8)) {
             float tl_vec12[2];

@@ -115,7 +115,7 @@ __global__ void __launch_bounds__(128) scaled_row_sum_kernel(
         // for i in parallel(32): each thread visits the elements of `acc` it holds
         #pragma unroll
         for (int tl_s20 = 0; tl_s20 < acc_layout::kSlots; ++tl_s20) {
-            if (!acc_layout::valid(tl_tid, tl_s20)) continue;
+            if (!(acc_layout::valid(tl_tid, tl_s20))) continue;
             const int i = acc_layout::flat(tl_tid, tl_s20);
             acc[tl_s20] = acc[tl_s20] + part[i];
         }
@@ -124,7 +124,7 @@ __global__ void __launch_bounds__(128) scaled_row_sum_kernel(
     // copy(acc, Y[block.x * 32 +: 32]);  (pipeline_non_producer.tl:30)
     #pragma unroll
     for (int tl_chunk21 = 0; tl_chunk21 < acc_layout::kSlots; tl_chunk21 += 4) {
-        if (!acc_layout::valid(tl_tid, tl_chunk21)) continue;
+        if (!(acc_layout::valid(tl_tid, tl_chunk21))) continue;
         float* tl_ptr22 = &Y[(int(blockIdx.x) * 32) + (acc_layout::flat(tl_tid, tl_chunk21))];
         if (tl::in_bounds((int(blockIdx.x) * 32) + (acc_layout::flat(tl_tid, tl_chunk21)), M) && tl::in_bounds(((int(blockIdx.x) * 32) + (acc_layout::flat(tl_tid, tl_chunk21))) + 3, M) && tl::is_aligned(tl_ptr22, 16)) {
             float tl_vec23[4];

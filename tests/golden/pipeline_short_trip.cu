@@ -130,7 +130,7 @@ __global__ void __launch_bounds__(128) short_trip_kernel(
         // for i, j in parallel(32, 32): each thread visits the elements of `acc` it holds
         #pragma unroll
         for (int tl_s28 = 0; tl_s28 < acc_layout::kSlots; ++tl_s28) {
-            if (!acc_layout::valid(tl_tid, tl_s28)) continue;
+            if (!(acc_layout::valid(tl_tid, tl_s28))) continue;
             const int i = (acc_layout::flat(tl_tid, tl_s28)) / 32;
             const int j = (acc_layout::flat(tl_tid, tl_s28)) % 32;
             acc[tl_s28] = acc[tl_s28] + a[((k % 4) * 32 + i) * 36 + j];
@@ -140,7 +140,7 @@ __global__ void __launch_bounds__(128) short_trip_kernel(
     // copy(acc, Y[block.x * 32 +: 32, 0 +: 32]);  (pipeline_short_trip.tl:20)
     #pragma unroll
     for (int tl_chunk29 = 0; tl_chunk29 < acc_layout::kSlots; tl_chunk29 += 4) {
-        if (!acc_layout::valid(tl_tid, tl_chunk29)) continue;
+        if (!(acc_layout::valid(tl_tid, tl_chunk29))) continue;
         float* tl_ptr30 = &Y[int64_t((int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, tl_chunk29)) / 32)) * 32 + ((acc_layout::flat(tl_tid, tl_chunk29)) % 32)];
         if (tl::in_bounds((int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, tl_chunk29)) / 32), M) && tl::in_bounds((acc_layout::flat(tl_tid, tl_chunk29)) % 32, 32) && tl::in_bounds((int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, tl_chunk29)) / 32), M) && tl::in_bounds(((acc_layout::flat(tl_tid, tl_chunk29)) % 32) + 3, 32) && tl::is_aligned(tl_ptr30, 16)) {
             float tl_vec31[4];

@@ -51,7 +51,7 @@ __global__ void __launch_bounds__(64) gather_rows_kernel(
         // copy(Table[ids[0], 0 +: 64], row);  (pipeline_staged_region_start.tl:15)
         #pragma unroll
         for (int tl_chunk4 = 0; tl_chunk4 < row_layout::kSlots; tl_chunk4 += 4) {
-            if (!row_layout::valid(tl_tid, tl_chunk4)) continue;
+            if (!(row_layout::valid(tl_tid, tl_chunk4))) continue;
             const float* tl_ptr5 = &Table[int64_t(ids[(t % 2) * 1 + 0]) * 64 + (row_layout::flat(tl_tid, tl_chunk4))];
             if (tl::in_bounds(ids[(t % 2) * 1 + 0], V) && tl::in_bounds(row_layout::flat(tl_tid, tl_chunk4), 64) && tl::in_bounds(ids[(t % 2) * 1 + 0], V) && tl::in_bounds((row_layout::flat(tl_tid, tl_chunk4)) + 3, 64) && tl::is_aligned(tl_ptr5, 16)) {
                 float tl_vec6[4];
@@ -68,7 +68,7 @@ __global__ void __launch_bounds__(64) gather_rows_kernel(
         // copy(row, Out[t, 0 +: 64]);  (pipeline_staged_region_start.tl:16)
         #pragma unroll
         for (int tl_chunk7 = 0; tl_chunk7 < row_layout::kSlots; tl_chunk7 += 4) {
-            if (!row_layout::valid(tl_tid, tl_chunk7)) continue;
+            if (!(row_layout::valid(tl_tid, tl_chunk7))) continue;
             float* tl_ptr8 = &Out[int64_t(t) * 64 + (row_layout::flat(tl_tid, tl_chunk7))];
             if (tl::in_bounds(t, N) && tl::in_bounds(row_layout::flat(tl_tid, tl_chunk7), 64) && tl::in_bounds(t, N) && tl::in_bounds((row_layout::flat(tl_tid, tl_chunk7)) + 3, 64) && tl::is_aligned(tl_ptr8, 16)) {
                 float tl_vec9[4];

@@ -8,7 +8,7 @@
 namespace {
 
 // kernel reduce_i8  (reduce_int_dtypes.tl:6)
-// 64 threads per block, 8 bytes of shared memory
+// 64 threads per block, 2 bytes of shared memory
 __global__ void __launch_bounds__(64) reduce_i8_kernel(
         const int8_t* __restrict__ X,
         const int8_t* __restrict__ Rows,
@@ -16,18 +16,19 @@ __global__ void __launch_bounds__(64) reduce_i8_kernel(
         int32_t N)
 {
     using x_layout = tl::BlockedLayout<64, 8, 64>;  // fragment x: i8[64]
-    using rows_layout = tl::BlockedLayout<64, 8, 64>;  // fragment rows: i8[4, 16]
+    // fragment rows: i8[4, 16], blocked per axis, vector 8: [4, 16] over 64 threads: (4:t2, 8:r1 2:t1) 8 registers, 8 replicas
+    // fragment r: i8[4], slice of `rows` (reduce over axis 1): [4] over 64 threads: (4:t2) 1 registers, 16 replicas
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    unsigned char* tl_scratch = tl_smem + 0;  // 8 bytes for reductions and staging
+    unsigned char* tl_scratch = tl_smem + 0;  // 2 bytes for reductions and staging
     int8_t x[x_layout::kSlots];  // fragment x: i8[64]
-    int8_t rows[rows_layout::kSlots];  // fragment rows: i8[4, 16]
-    int8_t r[4];  // fragment r: i8[4]
+    int8_t rows[8];  // fragment rows: i8[4, 16]
+    int8_t r[1];  // fragment r: i8[4]
     int8_t m;
     // copy(X[0 +: 64], x);  (reduce_int_dtypes.tl:11)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 8) {
-        if (!x_layout::valid(tl_tid, tl_chunk0)) continue;
+        if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
         const int8_t* tl_ptr1 = &X[x_layout::flat(tl_tid, tl_chunk0)];
         if (tl::in_bounds(x_layout::flat(tl_tid, tl_chunk0), N) && tl::in_bounds((x_layout::flat(tl_tid, tl_chunk0)) + 7, N) && tl::is_aligned(tl_ptr1, 8)) {
             int8_t tl_vec2[8];
@@ -48,7 +49,7 @@ __global__ void __launch_bounds__(64) reduce_i8_kernel(
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<int8_t>();
         #pragma unroll
         for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
-            if (!x_layout::valid(tl_tid, tl_s3)) continue;
+            if (!(x_layout::valid(tl_tid, tl_s3))) continue;
             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s3]));
         }
         tl::block_allreduce<tl::SumOp, 1, 64>(tl_part, reinterpret_cast<int8_t*>(tl_scratch), tl_tid);
@@ -67,7 +68,7 @@ __global__ void __launch_bounds__(64) reduce_i8_kernel(
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<int8_t>();
         #pragma unroll
         for (int tl_s4 = 0; tl_s4 < x_layout::kSlots; ++tl_s4) {
-            if (!x_layout::valid(tl_tid, tl_s4)) continue;
+            if (!(x_layout::valid(tl_tid, tl_s4))) continue;
             tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s4]));
         }
         tl::block_allreduce<tl::MaxOp, 1, 64>(tl_part, reinterpret_cast<int8_t*>(tl_scratch), tl_tid);
@@ -86,7 +87,7 @@ __global__ void __launch_bounds__(64) reduce_i8_kernel(
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MinOp::identity<int8_t>();
         #pragma unroll
         for (int tl_s5 = 0; tl_s5 < x_layout::kSlots; ++tl_s5) {
-            if (!x_layout::valid(tl_tid, tl_s5)) continue;
+            if (!(x_layout::valid(tl_tid, tl_s5))) continue;
             tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(x[tl_s5]));
         }
         tl::block_allreduce<tl::MinOp, 1, 64>(tl_part, reinterpret_cast<int8_t*>(tl_scratch), tl_tid);
@@ -105,7 +106,7 @@ __global__ void __launch_bounds__(64) reduce_i8_kernel(
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::AbsMaxOp::identity<int8_t>();
         #pragma unroll
         for (int tl_s6 = 0; tl_s6 < x_layout::kSlots; ++tl_s6) {
-            if (!x_layout::valid(tl_tid, tl_s6)) continue;
+            if (!(x_layout::valid(tl_tid, tl_s6))) continue;
             tl_part[0] = tl::AbsMaxOp::combine(tl_part[0], tl::AbsMaxOp::element(x[tl_s6]));
         }
         tl::block_allreduce<tl::AbsMaxOp, 1, 64>(tl_part, reinterpret_cast<int8_t*>(tl_scratch), tl_tid);
@@ -119,10 +120,9 @@ __global__ void __launch_bounds__(64) reduce_i8_kernel(
     }
     // copy(Rows, rows);  (reduce_int_dtypes.tl:20)
     #pragma unroll
-    for (int tl_chunk7 = 0; tl_chunk7 < rows_layout::kSlots; tl_chunk7 += 8) {
-        if (!rows_layout::valid(tl_tid, tl_chunk7)) continue;
-        const int8_t* tl_ptr8 = &Rows[int64_t((rows_layout::flat(tl_tid, tl_chunk7)) / 16) * 16 + ((rows_layout::flat(tl_tid, tl_chunk7)) % 16)];
-        if (tl::in_bounds((rows_layout::flat(tl_tid, tl_chunk7)) / 16, 4) && tl::in_bounds((rows_layout::flat(tl_tid, tl_chunk7)) % 16, 16) && tl::in_bounds((rows_layout::flat(tl_tid, tl_chunk7)) / 16, 4) && tl::in_bounds(((rows_layout::flat(tl_tid, tl_chunk7)) % 16) + 7, 16) && tl::is_aligned(tl_ptr8, 8)) {
+    for (int tl_chunk7 = 0; tl_chunk7 < 8; tl_chunk7 += 8) {
+        const int8_t* tl_ptr8 = &Rows[int64_t((tl_tid / 2 % 4)) * 16 + ((tl_chunk7) + (tl_tid % 2) * 8)];
+        if (tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds((tl_chunk7) + (tl_tid % 2) * 8, 16) && tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds(((tl_chunk7) + (tl_tid % 2) * 8) + 7, 16) && tl::is_aligned(tl_ptr8, 8)) {
             int8_t tl_vec9[8];
             tl::load_vector<int8_t, 8>(tl_vec9, tl_ptr8);
             #pragma unroll
@@ -130,60 +130,66 @@ __global__ void __launch_bounds__(64) reduce_i8_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                rows[tl_chunk7 + tl_v] = tl::in_bounds((rows_layout::flat(tl_tid, tl_chunk7 + tl_v)) / 16, 4) && tl::in_bounds((rows_layout::flat(tl_tid, tl_chunk7 + tl_v)) % 16, 16) ? Rows[int64_t((rows_layout::flat(tl_tid, tl_chunk7 + tl_v)) / 16) * 16 + ((rows_layout::flat(tl_tid, tl_chunk7 + tl_v)) % 16)] : static_cast<int8_t>(0);
+                rows[tl_chunk7 + tl_v] = tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds(((tl_chunk7 + tl_v)) + (tl_tid % 2) * 8, 16) ? Rows[int64_t((tl_tid / 2 % 4)) * 16 + (((tl_chunk7 + tl_v)) + (tl_tid % 2) * 8)] : static_cast<int8_t>(0);
             }
         }
     }
     // reduce(max, rows, r);  (reduce_int_dtypes.tl:21)
+    // each thread folds its 8 values of each of its 1 results; xor shuffles 1 among the lanes that share one
     {
-        int8_t tl_part[4];
+        int8_t tl_part[1];
         #pragma unroll
-        for (int tl_i = 0; tl_i < 4; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<int8_t>();
+        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<int8_t>();
         #pragma unroll
-        for (int tl_s10 = 0; tl_s10 < rows_layout::kSlots; ++tl_s10) {
-            if (!rows_layout::valid(tl_tid, tl_s10)) continue;
-            tl_part[(rows_layout::flat(tl_tid, tl_s10)) / 16] = tl::MaxOp::combine(tl_part[(rows_layout::flat(tl_tid, tl_s10)) / 16], tl::MaxOp::element(rows[tl_s10]));
+        for (int tl_s10 = 0; tl_s10 < 8; ++tl_s10) {
+            tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(rows[tl_s10]));
         }
-        tl::block_allreduce<tl::MaxOp, 4, 64>(tl_part, reinterpret_cast<int8_t*>(tl_scratch), tl_tid);
-        for (int tl_e11 = 0; tl_e11 < 4; ++tl_e11) {
-            r[tl_e11] = tl_part[tl_e11];
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 1; ++tl_i) {
+            tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
+        }
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 1; ++tl_i) {
+            r[tl_i] = tl_part[tl_i];
         }
     }
     // copy(r, Y[4 +: 4]);  (reduce_int_dtypes.tl:22)
-    #pragma unroll
-    for (int tl_i13 = 0; tl_i13 < 1; ++tl_i13) {
-        const int tl_e12 = tl_tid + tl_i13 * 64;
-        if (tl_e12 < 4) {
-            if (tl::in_bounds(4 + tl_e12, N)) Y[4 + tl_e12] = r[tl_e12];
+    if ((tl_tid % 2) == 0 && (tl_tid / 8) == 0) {
+        #pragma unroll
+        for (int tl_s11 = 0; tl_s11 < 1; ++tl_s11) {
+            if (tl::in_bounds(4 + ((tl_tid / 2 % 4)), N)) Y[4 + ((tl_tid / 2 % 4))] = r[tl_s11];
         }
     }
     // reduce(min, rows, r);  (reduce_int_dtypes.tl:23)
+    // each thread folds its 8 values of each of its 1 results; xor shuffles 1 among the lanes that share one
     {
-        int8_t tl_part[4];
+        int8_t tl_part[1];
         #pragma unroll
-        for (int tl_i = 0; tl_i < 4; ++tl_i) tl_part[tl_i] = tl::MinOp::identity<int8_t>();
+        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MinOp::identity<int8_t>();
         #pragma unroll
-        for (int tl_s14 = 0; tl_s14 < rows_layout::kSlots; ++tl_s14) {
-            if (!rows_layout::valid(tl_tid, tl_s14)) continue;
-            tl_part[(rows_layout::flat(tl_tid, tl_s14)) / 16] = tl::MinOp::combine(tl_part[(rows_layout::flat(tl_tid, tl_s14)) / 16], tl::MinOp::element(rows[tl_s14]));
+        for (int tl_s12 = 0; tl_s12 < 8; ++tl_s12) {
+            tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(rows[tl_s12]));
         }
-        tl::block_allreduce<tl::MinOp, 4, 64>(tl_part, reinterpret_cast<int8_t*>(tl_scratch), tl_tid);
-        for (int tl_e15 = 0; tl_e15 < 4; ++tl_e15) {
-            r[tl_e15] = tl_part[tl_e15];
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 1; ++tl_i) {
+            tl_part[tl_i] = tl::xor_combine<tl::MinOp, 1>(tl_part[tl_i]);
+        }
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 1; ++tl_i) {
+            r[tl_i] = tl_part[tl_i];
         }
     }
     // copy(r, Y[8 +: 4]);  (reduce_int_dtypes.tl:24)
-    #pragma unroll
-    for (int tl_i17 = 0; tl_i17 < 1; ++tl_i17) {
-        const int tl_e16 = tl_tid + tl_i17 * 64;
-        if (tl_e16 < 4) {
-            if (tl::in_bounds(8 + tl_e16, N)) Y[8 + tl_e16] = r[tl_e16];
+    if ((tl_tid % 2) == 0 && (tl_tid / 8) == 0) {
+        #pragma unroll
+        for (int tl_s13 = 0; tl_s13 < 1; ++tl_s13) {
+            if (tl::in_bounds(8 + ((tl_tid / 2 % 4)), N)) Y[8 + ((tl_tid / 2 % 4))] = r[tl_s13];
         }
     }
 }
 
 // kernel reduce_u8  (reduce_int_dtypes.tl:27)
-// 64 threads per block, 8 bytes of shared memory
+// 64 threads per block, 2 bytes of shared memory
 __global__ void __launch_bounds__(64) reduce_u8_kernel(
         const uint8_t* __restrict__ X,
         const uint8_t* __restrict__ Rows,
@@ -191,18 +197,19 @@ __global__ void __launch_bounds__(64) reduce_u8_kernel(
         int32_t N)
 {
     using x_layout = tl::BlockedLayout<64, 8, 64>;  // fragment x: u8[64]
-    using rows_layout = tl::BlockedLayout<64, 8, 64>;  // fragment rows: u8[4, 16]
+    // fragment rows: u8[4, 16], blocked per axis, vector 8: [4, 16] over 64 threads: (4:t2, 8:r1 2:t1) 8 registers, 8 replicas
+    // fragment r: u8[4], slice of `rows` (reduce over axis 1): [4] over 64 threads: (4:t2) 1 registers, 16 replicas
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    unsigned char* tl_scratch = tl_smem + 0;  // 8 bytes for reductions and staging
+    unsigned char* tl_scratch = tl_smem + 0;  // 2 bytes for reductions and staging
     uint8_t x[x_layout::kSlots];  // fragment x: u8[64]
-    uint8_t rows[rows_layout::kSlots];  // fragment rows: u8[4, 16]
-    uint8_t r[4];  // fragment r: u8[4]
+    uint8_t rows[8];  // fragment rows: u8[4, 16]
+    uint8_t r[1];  // fragment r: u8[4]
     uint8_t m;
     // copy(X[0 +: 64], x);  (reduce_int_dtypes.tl:32)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 8) {
-        if (!x_layout::valid(tl_tid, tl_chunk0)) continue;
+        if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
         const uint8_t* tl_ptr1 = &X[x_layout::flat(tl_tid, tl_chunk0)];
         if (tl::in_bounds(x_layout::flat(tl_tid, tl_chunk0), N) && tl::in_bounds((x_layout::flat(tl_tid, tl_chunk0)) + 7, N) && tl::is_aligned(tl_ptr1, 8)) {
             uint8_t tl_vec2[8];
@@ -223,7 +230,7 @@ __global__ void __launch_bounds__(64) reduce_u8_kernel(
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<uint8_t>();
         #pragma unroll
         for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
-            if (!x_layout::valid(tl_tid, tl_s3)) continue;
+            if (!(x_layout::valid(tl_tid, tl_s3))) continue;
             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s3]));
         }
         tl::block_allreduce<tl::SumOp, 1, 64>(tl_part, reinterpret_cast<uint8_t*>(tl_scratch), tl_tid);
@@ -242,7 +249,7 @@ __global__ void __launch_bounds__(64) reduce_u8_kernel(
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<uint8_t>();
         #pragma unroll
         for (int tl_s4 = 0; tl_s4 < x_layout::kSlots; ++tl_s4) {
-            if (!x_layout::valid(tl_tid, tl_s4)) continue;
+            if (!(x_layout::valid(tl_tid, tl_s4))) continue;
             tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s4]));
         }
         tl::block_allreduce<tl::MaxOp, 1, 64>(tl_part, reinterpret_cast<uint8_t*>(tl_scratch), tl_tid);
@@ -261,7 +268,7 @@ __global__ void __launch_bounds__(64) reduce_u8_kernel(
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MinOp::identity<uint8_t>();
         #pragma unroll
         for (int tl_s5 = 0; tl_s5 < x_layout::kSlots; ++tl_s5) {
-            if (!x_layout::valid(tl_tid, tl_s5)) continue;
+            if (!(x_layout::valid(tl_tid, tl_s5))) continue;
             tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(x[tl_s5]));
         }
         tl::block_allreduce<tl::MinOp, 1, 64>(tl_part, reinterpret_cast<uint8_t*>(tl_scratch), tl_tid);
@@ -280,7 +287,7 @@ __global__ void __launch_bounds__(64) reduce_u8_kernel(
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::AbsMaxOp::identity<uint8_t>();
         #pragma unroll
         for (int tl_s6 = 0; tl_s6 < x_layout::kSlots; ++tl_s6) {
-            if (!x_layout::valid(tl_tid, tl_s6)) continue;
+            if (!(x_layout::valid(tl_tid, tl_s6))) continue;
             tl_part[0] = tl::AbsMaxOp::combine(tl_part[0], tl::AbsMaxOp::element(x[tl_s6]));
         }
         tl::block_allreduce<tl::AbsMaxOp, 1, 64>(tl_part, reinterpret_cast<uint8_t*>(tl_scratch), tl_tid);
@@ -294,10 +301,9 @@ __global__ void __launch_bounds__(64) reduce_u8_kernel(
     }
     // copy(Rows, rows);  (reduce_int_dtypes.tl:41)
     #pragma unroll
-    for (int tl_chunk7 = 0; tl_chunk7 < rows_layout::kSlots; tl_chunk7 += 8) {
-        if (!rows_layout::valid(tl_tid, tl_chunk7)) continue;
-        const uint8_t* tl_ptr8 = &Rows[int64_t((rows_layout::flat(tl_tid, tl_chunk7)) / 16) * 16 + ((rows_layout::flat(tl_tid, tl_chunk7)) % 16)];
-        if (tl::in_bounds((rows_layout::flat(tl_tid, tl_chunk7)) / 16, 4) && tl::in_bounds((rows_layout::flat(tl_tid, tl_chunk7)) % 16, 16) && tl::in_bounds((rows_layout::flat(tl_tid, tl_chunk7)) / 16, 4) && tl::in_bounds(((rows_layout::flat(tl_tid, tl_chunk7)) % 16) + 7, 16) && tl::is_aligned(tl_ptr8, 8)) {
+    for (int tl_chunk7 = 0; tl_chunk7 < 8; tl_chunk7 += 8) {
+        const uint8_t* tl_ptr8 = &Rows[int64_t((tl_tid / 2 % 4)) * 16 + ((tl_chunk7) + (tl_tid % 2) * 8)];
+        if (tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds((tl_chunk7) + (tl_tid % 2) * 8, 16) && tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds(((tl_chunk7) + (tl_tid % 2) * 8) + 7, 16) && tl::is_aligned(tl_ptr8, 8)) {
             uint8_t tl_vec9[8];
             tl::load_vector<uint8_t, 8>(tl_vec9, tl_ptr8);
             #pragma unroll
@@ -305,60 +311,66 @@ __global__ void __launch_bounds__(64) reduce_u8_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                rows[tl_chunk7 + tl_v] = tl::in_bounds((rows_layout::flat(tl_tid, tl_chunk7 + tl_v)) / 16, 4) && tl::in_bounds((rows_layout::flat(tl_tid, tl_chunk7 + tl_v)) % 16, 16) ? Rows[int64_t((rows_layout::flat(tl_tid, tl_chunk7 + tl_v)) / 16) * 16 + ((rows_layout::flat(tl_tid, tl_chunk7 + tl_v)) % 16)] : static_cast<uint8_t>(0);
+                rows[tl_chunk7 + tl_v] = tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds(((tl_chunk7 + tl_v)) + (tl_tid % 2) * 8, 16) ? Rows[int64_t((tl_tid / 2 % 4)) * 16 + (((tl_chunk7 + tl_v)) + (tl_tid % 2) * 8)] : static_cast<uint8_t>(0);
             }
         }
     }
     // reduce(max, rows, r);  (reduce_int_dtypes.tl:42)
+    // each thread folds its 8 values of each of its 1 results; xor shuffles 1 among the lanes that share one
     {
-        uint8_t tl_part[4];
+        uint8_t tl_part[1];
         #pragma unroll
-        for (int tl_i = 0; tl_i < 4; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<uint8_t>();
+        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<uint8_t>();
         #pragma unroll
-        for (int tl_s10 = 0; tl_s10 < rows_layout::kSlots; ++tl_s10) {
-            if (!rows_layout::valid(tl_tid, tl_s10)) continue;
-            tl_part[(rows_layout::flat(tl_tid, tl_s10)) / 16] = tl::MaxOp::combine(tl_part[(rows_layout::flat(tl_tid, tl_s10)) / 16], tl::MaxOp::element(rows[tl_s10]));
+        for (int tl_s10 = 0; tl_s10 < 8; ++tl_s10) {
+            tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(rows[tl_s10]));
         }
-        tl::block_allreduce<tl::MaxOp, 4, 64>(tl_part, reinterpret_cast<uint8_t*>(tl_scratch), tl_tid);
-        for (int tl_e11 = 0; tl_e11 < 4; ++tl_e11) {
-            r[tl_e11] = tl_part[tl_e11];
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 1; ++tl_i) {
+            tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
+        }
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 1; ++tl_i) {
+            r[tl_i] = tl_part[tl_i];
         }
     }
     // copy(r, Y[4 +: 4]);  (reduce_int_dtypes.tl:43)
-    #pragma unroll
-    for (int tl_i13 = 0; tl_i13 < 1; ++tl_i13) {
-        const int tl_e12 = tl_tid + tl_i13 * 64;
-        if (tl_e12 < 4) {
-            if (tl::in_bounds(4 + tl_e12, N)) Y[4 + tl_e12] = r[tl_e12];
+    if ((tl_tid % 2) == 0 && (tl_tid / 8) == 0) {
+        #pragma unroll
+        for (int tl_s11 = 0; tl_s11 < 1; ++tl_s11) {
+            if (tl::in_bounds(4 + ((tl_tid / 2 % 4)), N)) Y[4 + ((tl_tid / 2 % 4))] = r[tl_s11];
         }
     }
     // reduce(min, rows, r);  (reduce_int_dtypes.tl:44)
+    // each thread folds its 8 values of each of its 1 results; xor shuffles 1 among the lanes that share one
     {
-        uint8_t tl_part[4];
+        uint8_t tl_part[1];
         #pragma unroll
-        for (int tl_i = 0; tl_i < 4; ++tl_i) tl_part[tl_i] = tl::MinOp::identity<uint8_t>();
+        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MinOp::identity<uint8_t>();
         #pragma unroll
-        for (int tl_s14 = 0; tl_s14 < rows_layout::kSlots; ++tl_s14) {
-            if (!rows_layout::valid(tl_tid, tl_s14)) continue;
-            tl_part[(rows_layout::flat(tl_tid, tl_s14)) / 16] = tl::MinOp::combine(tl_part[(rows_layout::flat(tl_tid, tl_s14)) / 16], tl::MinOp::element(rows[tl_s14]));
+        for (int tl_s12 = 0; tl_s12 < 8; ++tl_s12) {
+            tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(rows[tl_s12]));
         }
-        tl::block_allreduce<tl::MinOp, 4, 64>(tl_part, reinterpret_cast<uint8_t*>(tl_scratch), tl_tid);
-        for (int tl_e15 = 0; tl_e15 < 4; ++tl_e15) {
-            r[tl_e15] = tl_part[tl_e15];
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 1; ++tl_i) {
+            tl_part[tl_i] = tl::xor_combine<tl::MinOp, 1>(tl_part[tl_i]);
+        }
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 1; ++tl_i) {
+            r[tl_i] = tl_part[tl_i];
         }
     }
     // copy(r, Y[8 +: 4]);  (reduce_int_dtypes.tl:45)
-    #pragma unroll
-    for (int tl_i17 = 0; tl_i17 < 1; ++tl_i17) {
-        const int tl_e16 = tl_tid + tl_i17 * 64;
-        if (tl_e16 < 4) {
-            if (tl::in_bounds(8 + tl_e16, N)) Y[8 + tl_e16] = r[tl_e16];
+    if ((tl_tid % 2) == 0 && (tl_tid / 8) == 0) {
+        #pragma unroll
+        for (int tl_s13 = 0; tl_s13 < 1; ++tl_s13) {
+            if (tl::in_bounds(8 + ((tl_tid / 2 % 4)), N)) Y[8 + ((tl_tid / 2 % 4))] = r[tl_s13];
         }
     }
 }
 
 // kernel reduce_i16  (reduce_int_dtypes.tl:48)
-// 64 threads per block, 16 bytes of shared memory
+// 64 threads per block, 4 bytes of shared memory
 __global__ void __launch_bounds__(64) reduce_i16_kernel(
         const int16_t* __restrict__ X,
         const int16_t* __restrict__ Rows,
@@ -366,18 +378,19 @@ __global__ void __launch_bounds__(64) reduce_i16_kernel(
         int32_t N)
 {
     using x_layout = tl::BlockedLayout<64, 8, 64>;  // fragment x: i16[64]
-    using rows_layout = tl::BlockedLayout<64, 8, 64>;  // fragment rows: i16[4, 16]
+    // fragment rows: i16[4, 16], blocked per axis, vector 8: [4, 16] over 64 threads: (4:t2, 8:r1 2:t1) 8 registers, 8 replicas
+    // fragment r: i16[4], slice of `rows` (reduce over axis 1): [4] over 64 threads: (4:t2) 1 registers, 16 replicas
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    unsigned char* tl_scratch = tl_smem + 0;  // 16 bytes for reductions and staging
+    unsigned char* tl_scratch = tl_smem + 0;  // 4 bytes for reductions and staging
     int16_t x[x_layout::kSlots];  // fragment x: i16[64]
-    int16_t rows[rows_layout::kSlots];  // fragment rows: i16[4, 16]
-    int16_t r[4];  // fragment r: i16[4]
+    int16_t rows[8];  // fragment rows: i16[4, 16]
+    int16_t r[1];  // fragment r: i16[4]
     int16_t m;
     // copy(X[0 +: 64], x);  (reduce_int_dtypes.tl:53)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 8) {
-        if (!x_layout::valid(tl_tid, tl_chunk0)) continue;
+        if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
         const int16_t* tl_ptr1 = &X[x_layout::flat(tl_tid, tl_chunk0)];
         if (tl::in_bounds(x_layout::flat(tl_tid, tl_chunk0), N) && tl::in_bounds((x_layout::flat(tl_tid, tl_chunk0)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
             int16_t tl_vec2[8];
@@ -398,7 +411,7 @@ __global__ void __launch_bounds__(64) reduce_i16_kernel(
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<int16_t>();
         #pragma unroll
         for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
-            if (!x_layout::valid(tl_tid, tl_s3)) continue;
+            if (!(x_layout::valid(tl_tid, tl_s3))) continue;
             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s3]));
         }
         tl::block_allreduce<tl::SumOp, 1, 64>(tl_part, reinterpret_cast<int16_t*>(tl_scratch), tl_tid);
@@ -417,7 +430,7 @@ __global__ void __launch_bounds__(64) reduce_i16_kernel(
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<int16_t>();
         #pragma unroll
         for (int tl_s4 = 0; tl_s4 < x_layout::kSlots; ++tl_s4) {
-            if (!x_layout::valid(tl_tid, tl_s4)) continue;
+            if (!(x_layout::valid(tl_tid, tl_s4))) continue;
             tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s4]));
         }
         tl::block_allreduce<tl::MaxOp, 1, 64>(tl_part, reinterpret_cast<int16_t*>(tl_scratch), tl_tid);
@@ -436,7 +449,7 @@ __global__ void __launch_bounds__(64) reduce_i16_kernel(
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MinOp::identity<int16_t>();
         #pragma unroll
         for (int tl_s5 = 0; tl_s5 < x_layout::kSlots; ++tl_s5) {
-            if (!x_layout::valid(tl_tid, tl_s5)) continue;
+            if (!(x_layout::valid(tl_tid, tl_s5))) continue;
             tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(x[tl_s5]));
         }
         tl::block_allreduce<tl::MinOp, 1, 64>(tl_part, reinterpret_cast<int16_t*>(tl_scratch), tl_tid);
@@ -455,7 +468,7 @@ __global__ void __launch_bounds__(64) reduce_i16_kernel(
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::AbsMaxOp::identity<int16_t>();
         #pragma unroll
         for (int tl_s6 = 0; tl_s6 < x_layout::kSlots; ++tl_s6) {
-            if (!x_layout::valid(tl_tid, tl_s6)) continue;
+            if (!(x_layout::valid(tl_tid, tl_s6))) continue;
             tl_part[0] = tl::AbsMaxOp::combine(tl_part[0], tl::AbsMaxOp::element(x[tl_s6]));
         }
         tl::block_allreduce<tl::AbsMaxOp, 1, 64>(tl_part, reinterpret_cast<int16_t*>(tl_scratch), tl_tid);
@@ -469,10 +482,9 @@ __global__ void __launch_bounds__(64) reduce_i16_kernel(
     }
     // copy(Rows, rows);  (reduce_int_dtypes.tl:62)
     #pragma unroll
-    for (int tl_chunk7 = 0; tl_chunk7 < rows_layout::kSlots; tl_chunk7 += 8) {
-        if (!rows_layout::valid(tl_tid, tl_chunk7)) continue;
-        const int16_t* tl_ptr8 = &Rows[int64_t((rows_layout::flat(tl_tid, tl_chunk7)) / 16) * 16 + ((rows_layout::flat(tl_tid, tl_chunk7)) % 16)];
-        if (tl::in_bounds((rows_layout::flat(tl_tid, tl_chunk7)) / 16, 4) && tl::in_bounds((rows_layout::flat(tl_tid, tl_chunk7)) % 16, 16) && tl::in_bounds((rows_layout::flat(tl_tid, tl_chunk7)) / 16, 4) && tl::in_bounds(((rows_layout::flat(tl_tid, tl_chunk7)) % 16) + 7, 16) && tl::is_aligned(tl_ptr8, 16)) {
+    for (int tl_chunk7 = 0; tl_chunk7 < 8; tl_chunk7 += 8) {
+        const int16_t* tl_ptr8 = &Rows[int64_t((tl_tid / 2 % 4)) * 16 + ((tl_chunk7) + (tl_tid % 2) * 8)];
+        if (tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds((tl_chunk7) + (tl_tid % 2) * 8, 16) && tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds(((tl_chunk7) + (tl_tid % 2) * 8) + 7, 16) && tl::is_aligned(tl_ptr8, 16)) {
             int16_t tl_vec9[8];
             tl::load_vector<int16_t, 8>(tl_vec9, tl_ptr8);
             #pragma unroll
@@ -480,60 +492,66 @@ __global__ void __launch_bounds__(64) reduce_i16_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                rows[tl_chunk7 + tl_v] = tl::in_bounds((rows_layout::flat(tl_tid, tl_chunk7 + tl_v)) / 16, 4) && tl::in_bounds((rows_layout::flat(tl_tid, tl_chunk7 + tl_v)) % 16, 16) ? Rows[int64_t((rows_layout::flat(tl_tid, tl_chunk7 + tl_v)) / 16) * 16 + ((rows_layout::flat(tl_tid, tl_chunk7 + tl_v)) % 16)] : static_cast<int16_t>(0);
+                rows[tl_chunk7 + tl_v] = tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds(((tl_chunk7 + tl_v)) + (tl_tid % 2) * 8, 16) ? Rows[int64_t((tl_tid / 2 % 4)) * 16 + (((tl_chunk7 + tl_v)) + (tl_tid % 2) * 8)] : static_cast<int16_t>(0);
             }
         }
     }
     // reduce(max, rows, r);  (reduce_int_dtypes.tl:63)
+    // each thread folds its 8 values of each of its 1 results; xor shuffles 1 among the lanes that share one
     {
-        int16_t tl_part[4];
+        int16_t tl_part[1];
         #pragma unroll
-        for (int tl_i = 0; tl_i < 4; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<int16_t>();
+        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<int16_t>();
         #pragma unroll
-        for (int tl_s10 = 0; tl_s10 < rows_layout::kSlots; ++tl_s10) {
-            if (!rows_layout::valid(tl_tid, tl_s10)) continue;
-            tl_part[(rows_layout::flat(tl_tid, tl_s10)) / 16] = tl::MaxOp::combine(tl_part[(rows_layout::flat(tl_tid, tl_s10)) / 16], tl::MaxOp::element(rows[tl_s10]));
+        for (int tl_s10 = 0; tl_s10 < 8; ++tl_s10) {
+            tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(rows[tl_s10]));
         }
-        tl::block_allreduce<tl::MaxOp, 4, 64>(tl_part, reinterpret_cast<int16_t*>(tl_scratch), tl_tid);
-        for (int tl_e11 = 0; tl_e11 < 4; ++tl_e11) {
-            r[tl_e11] = tl_part[tl_e11];
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 1; ++tl_i) {
+            tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
+        }
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 1; ++tl_i) {
+            r[tl_i] = tl_part[tl_i];
         }
     }
     // copy(r, Y[4 +: 4]);  (reduce_int_dtypes.tl:64)
-    #pragma unroll
-    for (int tl_i13 = 0; tl_i13 < 1; ++tl_i13) {
-        const int tl_e12 = tl_tid + tl_i13 * 64;
-        if (tl_e12 < 4) {
-            if (tl::in_bounds(4 + tl_e12, N)) Y[4 + tl_e12] = r[tl_e12];
+    if ((tl_tid % 2) == 0 && (tl_tid / 8) == 0) {
+        #pragma unroll
+        for (int tl_s11 = 0; tl_s11 < 1; ++tl_s11) {
+            if (tl::in_bounds(4 + ((tl_tid / 2 % 4)), N)) Y[4 + ((tl_tid / 2 % 4))] = r[tl_s11];
         }
     }
     // reduce(min, rows, r);  (reduce_int_dtypes.tl:65)
+    // each thread folds its 8 values of each of its 1 results; xor shuffles 1 among the lanes that share one
     {
-        int16_t tl_part[4];
+        int16_t tl_part[1];
         #pragma unroll
-        for (int tl_i = 0; tl_i < 4; ++tl_i) tl_part[tl_i] = tl::MinOp::identity<int16_t>();
+        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MinOp::identity<int16_t>();
         #pragma unroll
-        for (int tl_s14 = 0; tl_s14 < rows_layout::kSlots; ++tl_s14) {
-            if (!rows_layout::valid(tl_tid, tl_s14)) continue;
-            tl_part[(rows_layout::flat(tl_tid, tl_s14)) / 16] = tl::MinOp::combine(tl_part[(rows_layout::flat(tl_tid, tl_s14)) / 16], tl::MinOp::element(rows[tl_s14]));
+        for (int tl_s12 = 0; tl_s12 < 8; ++tl_s12) {
+            tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(rows[tl_s12]));
         }
-        tl::block_allreduce<tl::MinOp, 4, 64>(tl_part, reinterpret_cast<int16_t*>(tl_scratch), tl_tid);
-        for (int tl_e15 = 0; tl_e15 < 4; ++tl_e15) {
-            r[tl_e15] = tl_part[tl_e15];
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 1; ++tl_i) {
+            tl_part[tl_i] = tl::xor_combine<tl::MinOp, 1>(tl_part[tl_i]);
+        }
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 1; ++tl_i) {
+            r[tl_i] = tl_part[tl_i];
         }
     }
     // copy(r, Y[8 +: 4]);  (reduce_int_dtypes.tl:66)
-    #pragma unroll
-    for (int tl_i17 = 0; tl_i17 < 1; ++tl_i17) {
-        const int tl_e16 = tl_tid + tl_i17 * 64;
-        if (tl_e16 < 4) {
-            if (tl::in_bounds(8 + tl_e16, N)) Y[8 + tl_e16] = r[tl_e16];
+    if ((tl_tid % 2) == 0 && (tl_tid / 8) == 0) {
+        #pragma unroll
+        for (int tl_s13 = 0; tl_s13 < 1; ++tl_s13) {
+            if (tl::in_bounds(8 + ((tl_tid / 2 % 4)), N)) Y[8 + ((tl_tid / 2 % 4))] = r[tl_s13];
         }
     }
 }
 
 // kernel reduce_i32  (reduce_int_dtypes.tl:69)
-// 64 threads per block, 32 bytes of shared memory
+// 64 threads per block, 8 bytes of shared memory
 __global__ void __launch_bounds__(64) reduce_i32_kernel(
         const int32_t* __restrict__ X,
         const int32_t* __restrict__ Rows,
@@ -541,18 +559,19 @@ __global__ void __launch_bounds__(64) reduce_i32_kernel(
         int32_t N)
 {
     using x_layout = tl::BlockedLayout<64, 8, 64>;  // fragment x: i32[64]
-    using rows_layout = tl::BlockedLayout<64, 8, 64>;  // fragment rows: i32[4, 16]
+    // fragment rows: i32[4, 16], blocked per axis, vector 8: [4, 16] over 64 threads: (4:t2, 8:r1 2:t1) 8 registers, 8 replicas
+    // fragment r: i32[4], slice of `rows` (reduce over axis 1): [4] over 64 threads: (4:t2) 1 registers, 16 replicas
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    unsigned char* tl_scratch = tl_smem + 0;  // 8 bytes for reductions and staging
     int32_t x[x_layout::kSlots];  // fragment x: i32[64]
-    int32_t rows[rows_layout::kSlots];  // fragment rows: i32[4, 16]
-    int32_t r[4];  // fragment r: i32[4]
+    int32_t rows[8];  // fragment rows: i32[4, 16]
+    int32_t r[1];  // fragment r: i32[4]
     int32_t m;
     // copy(X[0 +: 64], x);  (reduce_int_dtypes.tl:74)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
-        if (!x_layout::valid(tl_tid, tl_chunk0)) continue;
+        if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
         const int32_t* tl_ptr1 = &X[x_layout::flat(tl_tid, tl_chunk0)];
         if (tl::in_bounds(x_layout::flat(tl_tid, tl_chunk0), N) && tl::in_bounds((x_layout::flat(tl_tid, tl_chunk0)) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
             int32_t tl_vec2[4];
@@ -573,7 +592,7 @@ __global__ void __launch_bounds__(64) reduce_i32_kernel(
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<int32_t>();
         #pragma unroll
         for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
-            if (!x_layout::valid(tl_tid, tl_s3)) continue;
+            if (!(x_layout::valid(tl_tid, tl_s3))) continue;
             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s3]));
         }
         tl::block_allreduce<tl::SumOp, 1, 64>(tl_part, reinterpret_cast<int32_t*>(tl_scratch), tl_tid);
@@ -592,7 +611,7 @@ __global__ void __launch_bounds__(64) reduce_i32_kernel(
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<int32_t>();
         #pragma unroll
         for (int tl_s4 = 0; tl_s4 < x_layout::kSlots; ++tl_s4) {
-            if (!x_layout::valid(tl_tid, tl_s4)) continue;
+            if (!(x_layout::valid(tl_tid, tl_s4))) continue;
             tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s4]));
         }
         tl::block_allreduce<tl::MaxOp, 1, 64>(tl_part, reinterpret_cast<int32_t*>(tl_scratch), tl_tid);
@@ -611,7 +630,7 @@ __global__ void __launch_bounds__(64) reduce_i32_kernel(
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MinOp::identity<int32_t>();
         #pragma unroll
         for (int tl_s5 = 0; tl_s5 < x_layout::kSlots; ++tl_s5) {
-            if (!x_layout::valid(tl_tid, tl_s5)) continue;
+            if (!(x_layout::valid(tl_tid, tl_s5))) continue;
             tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(x[tl_s5]));
         }
         tl::block_allreduce<tl::MinOp, 1, 64>(tl_part, reinterpret_cast<int32_t*>(tl_scratch), tl_tid);
@@ -630,7 +649,7 @@ __global__ void __launch_bounds__(64) reduce_i32_kernel(
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::AbsMaxOp::identity<int32_t>();
         #pragma unroll
         for (int tl_s6 = 0; tl_s6 < x_layout::kSlots; ++tl_s6) {
-            if (!x_layout::valid(tl_tid, tl_s6)) continue;
+            if (!(x_layout::valid(tl_tid, tl_s6))) continue;
             tl_part[0] = tl::AbsMaxOp::combine(tl_part[0], tl::AbsMaxOp::element(x[tl_s6]));
         }
         tl::block_allreduce<tl::AbsMaxOp, 1, 64>(tl_part, reinterpret_cast<int32_t*>(tl_scratch), tl_tid);
@@ -644,10 +663,9 @@ __global__ void __launch_bounds__(64) reduce_i32_kernel(
     }
     // copy(Rows, rows);  (reduce_int_dtypes.tl:83)
     #pragma unroll
-    for (int tl_chunk7 = 0; tl_chunk7 < rows_layout::kSlots; tl_chunk7 += 4) {
-        if (!rows_layout::valid(tl_tid, tl_chunk7)) continue;
-        const int32_t* tl_ptr8 = &Rows[int64_t((rows_layout::flat(tl_tid, tl_chunk7)) / 16) * 16 + ((rows_layout::flat(tl_tid, tl_chunk7)) % 16)];
-        if (tl::in_bounds((rows_layout::flat(tl_tid, tl_chunk7)) / 16, 4) && tl::in_bounds((rows_layout::flat(tl_tid, tl_chunk7)) % 16, 16) && tl::in_bounds((rows_layout::flat(tl_tid, tl_chunk7)) / 16, 4) && tl::in_bounds(((rows_layout::flat(tl_tid, tl_chunk7)) % 16) + 3, 16) && tl::is_aligned(tl_ptr8, 16)) {
+    for (int tl_chunk7 = 0; tl_chunk7 < 8; tl_chunk7 += 4) {
+        const int32_t* tl_ptr8 = &Rows[int64_t((tl_tid / 2 % 4)) * 16 + ((tl_chunk7) + (tl_tid % 2) * 8)];
+        if (tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds((tl_chunk7) + (tl_tid % 2) * 8, 16) && tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds(((tl_chunk7) + (tl_tid % 2) * 8) + 3, 16) && tl::is_aligned(tl_ptr8, 16)) {
             int32_t tl_vec9[4];
             tl::load_vector<int32_t, 4>(tl_vec9, tl_ptr8);
             #pragma unroll
@@ -655,60 +673,66 @@ __global__ void __launch_bounds__(64) reduce_i32_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                rows[tl_chunk7 + tl_v] = tl::in_bounds((rows_layout::flat(tl_tid, tl_chunk7 + tl_v)) / 16, 4) && tl::in_bounds((rows_layout::flat(tl_tid, tl_chunk7 + tl_v)) % 16, 16) ? Rows[int64_t((rows_layout::flat(tl_tid, tl_chunk7 + tl_v)) / 16) * 16 + ((rows_layout::flat(tl_tid, tl_chunk7 + tl_v)) % 16)] : 0;
+                rows[tl_chunk7 + tl_v] = tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds(((tl_chunk7 + tl_v)) + (tl_tid % 2) * 8, 16) ? Rows[int64_t((tl_tid / 2 % 4)) * 16 + (((tl_chunk7 + tl_v)) + (tl_tid % 2) * 8)] : 0;
             }
         }
     }
     // reduce(max, rows, r);  (reduce_int_dtypes.tl:84)
+    // each thread folds its 8 values of each of its 1 results; xor shuffles 1 among the lanes that share one
     {
-        int32_t tl_part[4];
+        int32_t tl_part[1];
         #pragma unroll
-        for (int tl_i = 0; tl_i < 4; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<int32_t>();
+        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<int32_t>();
         #pragma unroll
-        for (int tl_s10 = 0; tl_s10 < rows_layout::kSlots; ++tl_s10) {
-            if (!rows_layout::valid(tl_tid, tl_s10)) continue;
-            tl_part[(rows_layout::flat(tl_tid, tl_s10)) / 16] = tl::MaxOp::combine(tl_part[(rows_layout::flat(tl_tid, tl_s10)) / 16], tl::MaxOp::element(rows[tl_s10]));
+        for (int tl_s10 = 0; tl_s10 < 8; ++tl_s10) {
+            tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(rows[tl_s10]));
         }
-        tl::block_allreduce<tl::MaxOp, 4, 64>(tl_part, reinterpret_cast<int32_t*>(tl_scratch), tl_tid);
-        for (int tl_e11 = 0; tl_e11 < 4; ++tl_e11) {
-            r[tl_e11] = tl_part[tl_e11];
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 1; ++tl_i) {
+            tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
+        }
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 1; ++tl_i) {
+            r[tl_i] = tl_part[tl_i];
         }
     }
     // copy(r, Y[4 +: 4]);  (reduce_int_dtypes.tl:85)
-    #pragma unroll
-    for (int tl_i13 = 0; tl_i13 < 1; ++tl_i13) {
-        const int tl_e12 = tl_tid + tl_i13 * 64;
-        if (tl_e12 < 4) {
-            if (tl::in_bounds(4 + tl_e12, N)) Y[4 + tl_e12] = r[tl_e12];
+    if ((tl_tid % 2) == 0 && (tl_tid / 8) == 0) {
+        #pragma unroll
+        for (int tl_s11 = 0; tl_s11 < 1; ++tl_s11) {
+            if (tl::in_bounds(4 + ((tl_tid / 2 % 4)), N)) Y[4 + ((tl_tid / 2 % 4))] = r[tl_s11];
         }
     }
     // reduce(min, rows, r);  (reduce_int_dtypes.tl:86)
+    // each thread folds its 8 values of each of its 1 results; xor shuffles 1 among the lanes that share one
     {
-        int32_t tl_part[4];
+        int32_t tl_part[1];
         #pragma unroll
-        for (int tl_i = 0; tl_i < 4; ++tl_i) tl_part[tl_i] = tl::MinOp::identity<int32_t>();
+        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MinOp::identity<int32_t>();
         #pragma unroll
-        for (int tl_s14 = 0; tl_s14 < rows_layout::kSlots; ++tl_s14) {
-            if (!rows_layout::valid(tl_tid, tl_s14)) continue;
-            tl_part[(rows_layout::flat(tl_tid, tl_s14)) / 16] = tl::MinOp::combine(tl_part[(rows_layout::flat(tl_tid, tl_s14)) / 16], tl::MinOp::element(rows[tl_s14]));
+        for (int tl_s12 = 0; tl_s12 < 8; ++tl_s12) {
+            tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(rows[tl_s12]));
         }
-        tl::block_allreduce<tl::MinOp, 4, 64>(tl_part, reinterpret_cast<int32_t*>(tl_scratch), tl_tid);
-        for (int tl_e15 = 0; tl_e15 < 4; ++tl_e15) {
-            r[tl_e15] = tl_part[tl_e15];
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 1; ++tl_i) {
+            tl_part[tl_i] = tl::xor_combine<tl::MinOp, 1>(tl_part[tl_i]);
+        }
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 1; ++tl_i) {
+            r[tl_i] = tl_part[tl_i];
         }
     }
     // copy(r, Y[8 +: 4]);  (reduce_int_dtypes.tl:87)
-    #pragma unroll
-    for (int tl_i17 = 0; tl_i17 < 1; ++tl_i17) {
-        const int tl_e16 = tl_tid + tl_i17 * 64;
-        if (tl_e16 < 4) {
-            if (tl::in_bounds(8 + tl_e16, N)) Y[8 + tl_e16] = r[tl_e16];
+    if ((tl_tid % 2) == 0 && (tl_tid / 8) == 0) {
+        #pragma unroll
+        for (int tl_s13 = 0; tl_s13 < 1; ++tl_s13) {
+            if (tl::in_bounds(8 + ((tl_tid / 2 % 4)), N)) Y[8 + ((tl_tid / 2 % 4))] = r[tl_s13];
         }
     }
 }
 
 // kernel reduce_i64  (reduce_int_dtypes.tl:90)
-// 64 threads per block, 64 bytes of shared memory
+// 64 threads per block, 16 bytes of shared memory
 __global__ void __launch_bounds__(64) reduce_i64_kernel(
         const int64_t* __restrict__ X,
         const int64_t* __restrict__ Rows,
@@ -716,18 +740,19 @@ __global__ void __launch_bounds__(64) reduce_i64_kernel(
         int32_t N)
 {
     using x_layout = tl::BlockedLayout<64, 8, 64>;  // fragment x: i64[64]
-    using rows_layout = tl::BlockedLayout<64, 8, 64>;  // fragment rows: i64[4, 16]
+    // fragment rows: i64[4, 16], blocked per axis, vector 8: [4, 16] over 64 threads: (4:t2, 8:r1 2:t1) 8 registers, 8 replicas
+    // fragment r: i64[4], slice of `rows` (reduce over axis 1): [4] over 64 threads: (4:t2) 1 registers, 16 replicas
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    unsigned char* tl_scratch = tl_smem + 0;  // 64 bytes for reductions and staging
+    unsigned char* tl_scratch = tl_smem + 0;  // 16 bytes for reductions and staging
     int64_t x[x_layout::kSlots];  // fragment x: i64[64]
-    int64_t rows[rows_layout::kSlots];  // fragment rows: i64[4, 16]
-    int64_t r[4];  // fragment r: i64[4]
+    int64_t rows[8];  // fragment rows: i64[4, 16]
+    int64_t r[1];  // fragment r: i64[4]
     int64_t m;
     // copy(X[0 +: 64], x);  (reduce_int_dtypes.tl:95)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 2) {
-        if (!x_layout::valid(tl_tid, tl_chunk0)) continue;
+        if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
         const int64_t* tl_ptr1 = &X[x_layout::flat(tl_tid, tl_chunk0)];
         if (tl::in_bounds(x_layout::flat(tl_tid, tl_chunk0), N) && tl::in_bounds((x_layout::flat(tl_tid, tl_chunk0)) + 1, N) && tl::is_aligned(tl_ptr1, 16)) {
             int64_t tl_vec2[2];
@@ -748,7 +773,7 @@ __global__ void __launch_bounds__(64) reduce_i64_kernel(
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<int64_t>();
         #pragma unroll
         for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
-            if (!x_layout::valid(tl_tid, tl_s3)) continue;
+            if (!(x_layout::valid(tl_tid, tl_s3))) continue;
             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s3]));
         }
         tl::block_allreduce<tl::SumOp, 1, 64>(tl_part, reinterpret_cast<int64_t*>(tl_scratch), tl_tid);
@@ -767,7 +792,7 @@ __global__ void __launch_bounds__(64) reduce_i64_kernel(
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<int64_t>();
         #pragma unroll
         for (int tl_s4 = 0; tl_s4 < x_layout::kSlots; ++tl_s4) {
-            if (!x_layout::valid(tl_tid, tl_s4)) continue;
+            if (!(x_layout::valid(tl_tid, tl_s4))) continue;
             tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s4]));
         }
         tl::block_allreduce<tl::MaxOp, 1, 64>(tl_part, reinterpret_cast<int64_t*>(tl_scratch), tl_tid);
@@ -786,7 +811,7 @@ __global__ void __launch_bounds__(64) reduce_i64_kernel(
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MinOp::identity<int64_t>();
         #pragma unroll
         for (int tl_s5 = 0; tl_s5 < x_layout::kSlots; ++tl_s5) {
-            if (!x_layout::valid(tl_tid, tl_s5)) continue;
+            if (!(x_layout::valid(tl_tid, tl_s5))) continue;
             tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(x[tl_s5]));
         }
         tl::block_allreduce<tl::MinOp, 1, 64>(tl_part, reinterpret_cast<int64_t*>(tl_scratch), tl_tid);
@@ -805,7 +830,7 @@ __global__ void __launch_bounds__(64) reduce_i64_kernel(
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::AbsMaxOp::identity<int64_t>();
         #pragma unroll
         for (int tl_s6 = 0; tl_s6 < x_layout::kSlots; ++tl_s6) {
-            if (!x_layout::valid(tl_tid, tl_s6)) continue;
+            if (!(x_layout::valid(tl_tid, tl_s6))) continue;
             tl_part[0] = tl::AbsMaxOp::combine(tl_part[0], tl::AbsMaxOp::element(x[tl_s6]));
         }
         tl::block_allreduce<tl::AbsMaxOp, 1, 64>(tl_part, reinterpret_cast<int64_t*>(tl_scratch), tl_tid);
@@ -819,10 +844,9 @@ __global__ void __launch_bounds__(64) reduce_i64_kernel(
     }
     // copy(Rows, rows);  (reduce_int_dtypes.tl:104)
     #pragma unroll
-    for (int tl_chunk7 = 0; tl_chunk7 < rows_layout::kSlots; tl_chunk7 += 2) {
-        if (!rows_layout::valid(tl_tid, tl_chunk7)) continue;
-        const int64_t* tl_ptr8 = &Rows[int64_t((rows_layout::flat(tl_tid, tl_chunk7)) / 16) * 16 + ((rows_layout::flat(tl_tid, tl_chunk7)) % 16)];
-        if (tl::in_bounds((rows_layout::flat(tl_tid, tl_chunk7)) / 16, 4) && tl::in_bounds((rows_layout::flat(tl_tid, tl_chunk7)) % 16, 16) && tl::in_bounds((rows_layout::flat(tl_tid, tl_chunk7)) / 16, 4) && tl::in_bounds(((rows_layout::flat(tl_tid, tl_chunk7)) % 16) + 1, 16) && tl::is_aligned(tl_ptr8, 16)) {
+    for (int tl_chunk7 = 0; tl_chunk7 < 8; tl_chunk7 += 2) {
+        const int64_t* tl_ptr8 = &Rows[int64_t((tl_tid / 2 % 4)) * 16 + ((tl_chunk7) + (tl_tid % 2) * 8)];
+        if (tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds((tl_chunk7) + (tl_tid % 2) * 8, 16) && tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds(((tl_chunk7) + (tl_tid % 2) * 8) + 1, 16) && tl::is_aligned(tl_ptr8, 16)) {
             int64_t tl_vec9[2];
             tl::load_vector<int64_t, 2>(tl_vec9, tl_ptr8);
             #pragma unroll
@@ -830,60 +854,66 @@ __global__ void __launch_bounds__(64) reduce_i64_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                rows[tl_chunk7 + tl_v] = tl::in_bounds((rows_layout::flat(tl_tid, tl_chunk7 + tl_v)) / 16, 4) && tl::in_bounds((rows_layout::flat(tl_tid, tl_chunk7 + tl_v)) % 16, 16) ? Rows[int64_t((rows_layout::flat(tl_tid, tl_chunk7 + tl_v)) / 16) * 16 + ((rows_layout::flat(tl_tid, tl_chunk7 + tl_v)) % 16)] : 0LL;
+                rows[tl_chunk7 + tl_v] = tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds(((tl_chunk7 + tl_v)) + (tl_tid % 2) * 8, 16) ? Rows[int64_t((tl_tid / 2 % 4)) * 16 + (((tl_chunk7 + tl_v)) + (tl_tid % 2) * 8)] : 0LL;
             }
         }
     }
     // reduce(max, rows, r);  (reduce_int_dtypes.tl:105)
+    // each thread folds its 8 values of each of its 1 results; xor shuffles 1 among the lanes that share one
     {
-        int64_t tl_part[4];
+        int64_t tl_part[1];
         #pragma unroll
-        for (int tl_i = 0; tl_i < 4; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<int64_t>();
+        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<int64_t>();
         #pragma unroll
-        for (int tl_s10 = 0; tl_s10 < rows_layout::kSlots; ++tl_s10) {
-            if (!rows_layout::valid(tl_tid, tl_s10)) continue;
-            tl_part[(rows_layout::flat(tl_tid, tl_s10)) / 16] = tl::MaxOp::combine(tl_part[(rows_layout::flat(tl_tid, tl_s10)) / 16], tl::MaxOp::element(rows[tl_s10]));
+        for (int tl_s10 = 0; tl_s10 < 8; ++tl_s10) {
+            tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(rows[tl_s10]));
         }
-        tl::block_allreduce<tl::MaxOp, 4, 64>(tl_part, reinterpret_cast<int64_t*>(tl_scratch), tl_tid);
-        for (int tl_e11 = 0; tl_e11 < 4; ++tl_e11) {
-            r[tl_e11] = tl_part[tl_e11];
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 1; ++tl_i) {
+            tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
+        }
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 1; ++tl_i) {
+            r[tl_i] = tl_part[tl_i];
         }
     }
     // copy(r, Y[4 +: 4]);  (reduce_int_dtypes.tl:106)
-    #pragma unroll
-    for (int tl_i13 = 0; tl_i13 < 1; ++tl_i13) {
-        const int tl_e12 = tl_tid + tl_i13 * 64;
-        if (tl_e12 < 4) {
-            if (tl::in_bounds(4 + tl_e12, N)) Y[4 + tl_e12] = r[tl_e12];
+    if ((tl_tid % 2) == 0 && (tl_tid / 8) == 0) {
+        #pragma unroll
+        for (int tl_s11 = 0; tl_s11 < 1; ++tl_s11) {
+            if (tl::in_bounds(4 + ((tl_tid / 2 % 4)), N)) Y[4 + ((tl_tid / 2 % 4))] = r[tl_s11];
         }
     }
     // reduce(min, rows, r);  (reduce_int_dtypes.tl:107)
+    // each thread folds its 8 values of each of its 1 results; xor shuffles 1 among the lanes that share one
     {
-        int64_t tl_part[4];
+        int64_t tl_part[1];
         #pragma unroll
-        for (int tl_i = 0; tl_i < 4; ++tl_i) tl_part[tl_i] = tl::MinOp::identity<int64_t>();
+        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MinOp::identity<int64_t>();
         #pragma unroll
-        for (int tl_s14 = 0; tl_s14 < rows_layout::kSlots; ++tl_s14) {
-            if (!rows_layout::valid(tl_tid, tl_s14)) continue;
-            tl_part[(rows_layout::flat(tl_tid, tl_s14)) / 16] = tl::MinOp::combine(tl_part[(rows_layout::flat(tl_tid, tl_s14)) / 16], tl::MinOp::element(rows[tl_s14]));
+        for (int tl_s12 = 0; tl_s12 < 8; ++tl_s12) {
+            tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(rows[tl_s12]));
         }
-        tl::block_allreduce<tl::MinOp, 4, 64>(tl_part, reinterpret_cast<int64_t*>(tl_scratch), tl_tid);
-        for (int tl_e15 = 0; tl_e15 < 4; ++tl_e15) {
-            r[tl_e15] = tl_part[tl_e15];
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 1; ++tl_i) {
+            tl_part[tl_i] = tl::xor_combine<tl::MinOp, 1>(tl_part[tl_i]);
+        }
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 1; ++tl_i) {
+            r[tl_i] = tl_part[tl_i];
         }
     }
     // copy(r, Y[8 +: 4]);  (reduce_int_dtypes.tl:108)
-    #pragma unroll
-    for (int tl_i17 = 0; tl_i17 < 1; ++tl_i17) {
-        const int tl_e16 = tl_tid + tl_i17 * 64;
-        if (tl_e16 < 4) {
-            if (tl::in_bounds(8 + tl_e16, N)) Y[8 + tl_e16] = r[tl_e16];
+    if ((tl_tid % 2) == 0 && (tl_tid / 8) == 0) {
+        #pragma unroll
+        for (int tl_s13 = 0; tl_s13 < 1; ++tl_s13) {
+            if (tl::in_bounds(8 + ((tl_tid / 2 % 4)), N)) Y[8 + ((tl_tid / 2 % 4))] = r[tl_s13];
         }
     }
 }
 
 // kernel reduce_u32  (reduce_int_dtypes.tl:111)
-// 64 threads per block, 32 bytes of shared memory
+// 64 threads per block, 8 bytes of shared memory
 __global__ void __launch_bounds__(64) reduce_u32_kernel(
         const uint32_t* __restrict__ X,
         const uint32_t* __restrict__ Rows,
@@ -891,18 +921,19 @@ __global__ void __launch_bounds__(64) reduce_u32_kernel(
         int32_t N)
 {
     using x_layout = tl::BlockedLayout<64, 8, 64>;  // fragment x: u32[64]
-    using rows_layout = tl::BlockedLayout<64, 8, 64>;  // fragment rows: u32[4, 16]
+    // fragment rows: u32[4, 16], blocked per axis, vector 8: [4, 16] over 64 threads: (4:t2, 8:r1 2:t1) 8 registers, 8 replicas
+    // fragment r: u32[4], slice of `rows` (reduce over axis 1): [4] over 64 threads: (4:t2) 1 registers, 16 replicas
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    unsigned char* tl_scratch = tl_smem + 0;  // 8 bytes for reductions and staging
     uint32_t x[x_layout::kSlots];  // fragment x: u32[64]
-    uint32_t rows[rows_layout::kSlots];  // fragment rows: u32[4, 16]
-    uint32_t r[4];  // fragment r: u32[4]
+    uint32_t rows[8];  // fragment rows: u32[4, 16]
+    uint32_t r[1];  // fragment r: u32[4]
     uint32_t m;
     // copy(X[0 +: 64], x);  (reduce_int_dtypes.tl:116)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
-        if (!x_layout::valid(tl_tid, tl_chunk0)) continue;
+        if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
         const uint32_t* tl_ptr1 = &X[x_layout::flat(tl_tid, tl_chunk0)];
         if (tl::in_bounds(x_layout::flat(tl_tid, tl_chunk0), N) && tl::in_bounds((x_layout::flat(tl_tid, tl_chunk0)) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
             uint32_t tl_vec2[4];
@@ -923,7 +954,7 @@ __global__ void __launch_bounds__(64) reduce_u32_kernel(
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<uint32_t>();
         #pragma unroll
         for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
-            if (!x_layout::valid(tl_tid, tl_s3)) continue;
+            if (!(x_layout::valid(tl_tid, tl_s3))) continue;
             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s3]));
         }
         tl::block_allreduce<tl::SumOp, 1, 64>(tl_part, reinterpret_cast<uint32_t*>(tl_scratch), tl_tid);
@@ -942,7 +973,7 @@ __global__ void __launch_bounds__(64) reduce_u32_kernel(
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<uint32_t>();
         #pragma unroll
         for (int tl_s4 = 0; tl_s4 < x_layout::kSlots; ++tl_s4) {
-            if (!x_layout::valid(tl_tid, tl_s4)) continue;
+            if (!(x_layout::valid(tl_tid, tl_s4))) continue;
             tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s4]));
         }
         tl::block_allreduce<tl::MaxOp, 1, 64>(tl_part, reinterpret_cast<uint32_t*>(tl_scratch), tl_tid);
@@ -961,7 +992,7 @@ __global__ void __launch_bounds__(64) reduce_u32_kernel(
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MinOp::identity<uint32_t>();
         #pragma unroll
         for (int tl_s5 = 0; tl_s5 < x_layout::kSlots; ++tl_s5) {
-            if (!x_layout::valid(tl_tid, tl_s5)) continue;
+            if (!(x_layout::valid(tl_tid, tl_s5))) continue;
             tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(x[tl_s5]));
         }
         tl::block_allreduce<tl::MinOp, 1, 64>(tl_part, reinterpret_cast<uint32_t*>(tl_scratch), tl_tid);
@@ -980,7 +1011,7 @@ __global__ void __launch_bounds__(64) reduce_u32_kernel(
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::AbsMaxOp::identity<uint32_t>();
         #pragma unroll
         for (int tl_s6 = 0; tl_s6 < x_layout::kSlots; ++tl_s6) {
-            if (!x_layout::valid(tl_tid, tl_s6)) continue;
+            if (!(x_layout::valid(tl_tid, tl_s6))) continue;
             tl_part[0] = tl::AbsMaxOp::combine(tl_part[0], tl::AbsMaxOp::element(x[tl_s6]));
         }
         tl::block_allreduce<tl::AbsMaxOp, 1, 64>(tl_part, reinterpret_cast<uint32_t*>(tl_scratch), tl_tid);
@@ -994,10 +1025,9 @@ __global__ void __launch_bounds__(64) reduce_u32_kernel(
     }
     // copy(Rows, rows);  (reduce_int_dtypes.tl:125)
     #pragma unroll
-    for (int tl_chunk7 = 0; tl_chunk7 < rows_layout::kSlots; tl_chunk7 += 4) {
-        if (!rows_layout::valid(tl_tid, tl_chunk7)) continue;
-        const uint32_t* tl_ptr8 = &Rows[int64_t((rows_layout::flat(tl_tid, tl_chunk7)) / 16) * 16 + ((rows_layout::flat(tl_tid, tl_chunk7)) % 16)];
-        if (tl::in_bounds((rows_layout::flat(tl_tid, tl_chunk7)) / 16, 4) && tl::in_bounds((rows_layout::flat(tl_tid, tl_chunk7)) % 16, 16) && tl::in_bounds((rows_layout::flat(tl_tid, tl_chunk7)) / 16, 4) && tl::in_bounds(((rows_layout::flat(tl_tid, tl_chunk7)) % 16) + 3, 16) && tl::is_aligned(tl_ptr8, 16)) {
+    for (int tl_chunk7 = 0; tl_chunk7 < 8; tl_chunk7 += 4) {
+        const uint32_t* tl_ptr8 = &Rows[int64_t((tl_tid / 2 % 4)) * 16 + ((tl_chunk7) + (tl_tid % 2) * 8)];
+        if (tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds((tl_chunk7) + (tl_tid % 2) * 8, 16) && tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds(((tl_chunk7) + (tl_tid % 2) * 8) + 3, 16) && tl::is_aligned(tl_ptr8, 16)) {
             uint32_t tl_vec9[4];
             tl::load_vector<uint32_t, 4>(tl_vec9, tl_ptr8);
             #pragma unroll
@@ -1005,54 +1035,60 @@ __global__ void __launch_bounds__(64) reduce_u32_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                rows[tl_chunk7 + tl_v] = tl::in_bounds((rows_layout::flat(tl_tid, tl_chunk7 + tl_v)) / 16, 4) && tl::in_bounds((rows_layout::flat(tl_tid, tl_chunk7 + tl_v)) % 16, 16) ? Rows[int64_t((rows_layout::flat(tl_tid, tl_chunk7 + tl_v)) / 16) * 16 + ((rows_layout::flat(tl_tid, tl_chunk7 + tl_v)) % 16)] : 0u;
+                rows[tl_chunk7 + tl_v] = tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds(((tl_chunk7 + tl_v)) + (tl_tid % 2) * 8, 16) ? Rows[int64_t((tl_tid / 2 % 4)) * 16 + (((tl_chunk7 + tl_v)) + (tl_tid % 2) * 8)] : 0u;
             }
         }
     }
     // reduce(max, rows, r);  (reduce_int_dtypes.tl:126)
+    // each thread folds its 8 values of each of its 1 results; xor shuffles 1 among the lanes that share one
     {
-        uint32_t tl_part[4];
+        uint32_t tl_part[1];
         #pragma unroll
-        for (int tl_i = 0; tl_i < 4; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<uint32_t>();
+        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<uint32_t>();
         #pragma unroll
-        for (int tl_s10 = 0; tl_s10 < rows_layout::kSlots; ++tl_s10) {
-            if (!rows_layout::valid(tl_tid, tl_s10)) continue;
-            tl_part[(rows_layout::flat(tl_tid, tl_s10)) / 16] = tl::MaxOp::combine(tl_part[(rows_layout::flat(tl_tid, tl_s10)) / 16], tl::MaxOp::element(rows[tl_s10]));
+        for (int tl_s10 = 0; tl_s10 < 8; ++tl_s10) {
+            tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(rows[tl_s10]));
         }
-        tl::block_allreduce<tl::MaxOp, 4, 64>(tl_part, reinterpret_cast<uint32_t*>(tl_scratch), tl_tid);
-        for (int tl_e11 = 0; tl_e11 < 4; ++tl_e11) {
-            r[tl_e11] = tl_part[tl_e11];
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 1; ++tl_i) {
+            tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
+        }
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 1; ++tl_i) {
+            r[tl_i] = tl_part[tl_i];
         }
     }
     // copy(r, Y[4 +: 4]);  (reduce_int_dtypes.tl:127)
-    #pragma unroll
-    for (int tl_i13 = 0; tl_i13 < 1; ++tl_i13) {
-        const int tl_e12 = tl_tid + tl_i13 * 64;
-        if (tl_e12 < 4) {
-            if (tl::in_bounds(4 + tl_e12, N)) Y[4 + tl_e12] = r[tl_e12];
+    if ((tl_tid % 2) == 0 && (tl_tid / 8) == 0) {
+        #pragma unroll
+        for (int tl_s11 = 0; tl_s11 < 1; ++tl_s11) {
+            if (tl::in_bounds(4 + ((tl_tid / 2 % 4)), N)) Y[4 + ((tl_tid / 2 % 4))] = r[tl_s11];
         }
     }
     // reduce(min, rows, r);  (reduce_int_dtypes.tl:128)
+    // each thread folds its 8 values of each of its 1 results; xor shuffles 1 among the lanes that share one
     {
-        uint32_t tl_part[4];
+        uint32_t tl_part[1];
         #pragma unroll
-        for (int tl_i = 0; tl_i < 4; ++tl_i) tl_part[tl_i] = tl::MinOp::identity<uint32_t>();
+        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MinOp::identity<uint32_t>();
         #pragma unroll
-        for (int tl_s14 = 0; tl_s14 < rows_layout::kSlots; ++tl_s14) {
-            if (!rows_layout::valid(tl_tid, tl_s14)) continue;
-            tl_part[(rows_layout::flat(tl_tid, tl_s14)) / 16] = tl::MinOp::combine(tl_part[(rows_layout::flat(tl_tid, tl_s14)) / 16], tl::MinOp::element(rows[tl_s14]));
+        for (int tl_s12 = 0; tl_s12 < 8; ++tl_s12) {
+            tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(rows[tl_s12]));
         }
-        tl::block_allreduce<tl::MinOp, 4, 64>(tl_part, reinterpret_cast<uint32_t*>(tl_scratch), tl_tid);
-        for (int tl_e15 = 0; tl_e15 < 4; ++tl_e15) {
-            r[tl_e15] = tl_part[tl_e15];
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 1; ++tl_i) {
+            tl_part[tl_i] = tl::xor_combine<tl::MinOp, 1>(tl_part[tl_i]);
+        }
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 1; ++tl_i) {
+            r[tl_i] = tl_part[tl_i];
         }
     }
     // copy(r, Y[8 +: 4]);  (reduce_int_dtypes.tl:129)
-    #pragma unroll
-    for (int tl_i17 = 0; tl_i17 < 1; ++tl_i17) {
-        const int tl_e16 = tl_tid + tl_i17 * 64;
-        if (tl_e16 < 4) {
-            if (tl::in_bounds(8 + tl_e16, N)) Y[8 + tl_e16] = r[tl_e16];
+    if ((tl_tid % 2) == 0 && (tl_tid / 8) == 0) {
+        #pragma unroll
+        for (int tl_s13 = 0; tl_s13 < 1; ++tl_s13) {
+            if (tl::in_bounds(8 + ((tl_tid / 2 % 4)), N)) Y[8 + ((tl_tid / 2 % 4))] = r[tl_s13];
         }
     }
 }
@@ -1078,7 +1114,7 @@ cudaError_t reduce_i8(const int8_t* X, const int8_t* Rows, int8_t* Y, int64_t N,
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
-    ::reduce_i8_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 64, 8, stream>>>(X, Rows, Y, static_cast<int32_t>(N));
+    ::reduce_i8_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 64, 2, stream>>>(X, Rows, Y, static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -1099,7 +1135,7 @@ cudaError_t reduce_u8(const uint8_t* X, const uint8_t* Rows, uint8_t* Y, int64_t
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
-    ::reduce_u8_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 64, 8, stream>>>(X, Rows, Y, static_cast<int32_t>(N));
+    ::reduce_u8_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 64, 2, stream>>>(X, Rows, Y, static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -1120,7 +1156,7 @@ cudaError_t reduce_i16(const int16_t* X, const int16_t* Rows, int16_t* Y, int64_
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
-    ::reduce_i16_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 64, 16, stream>>>(X, Rows, Y, static_cast<int32_t>(N));
+    ::reduce_i16_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 64, 4, stream>>>(X, Rows, Y, static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -1141,7 +1177,7 @@ cudaError_t reduce_i32(const int32_t* X, const int32_t* Rows, int32_t* Y, int64_
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
-    ::reduce_i32_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 64, 32, stream>>>(X, Rows, Y, static_cast<int32_t>(N));
+    ::reduce_i32_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 64, 8, stream>>>(X, Rows, Y, static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -1162,7 +1198,7 @@ cudaError_t reduce_i64(const int64_t* X, const int64_t* Rows, int64_t* Y, int64_
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
-    ::reduce_i64_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 64, 64, stream>>>(X, Rows, Y, static_cast<int32_t>(N));
+    ::reduce_i64_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 64, 16, stream>>>(X, Rows, Y, static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -1183,7 +1219,7 @@ cudaError_t reduce_u32(const uint32_t* X, const uint32_t* Rows, uint32_t* Y, int
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
-    ::reduce_u32_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 64, 32, stream>>>(X, Rows, Y, static_cast<int32_t>(N));
+    ::reduce_u32_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 64, 8, stream>>>(X, Rows, Y, static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 

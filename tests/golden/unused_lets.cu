@@ -25,7 +25,7 @@ __global__ void __launch_bounds__(64) unused_lets_kernel(
     // copy(X[start +: 64], x);  (unused_lets.tl:23)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
-        if (!x_layout::valid(tl_tid, tl_chunk0)) continue;
+        if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
         const float* tl_ptr1 = &X[start + (x_layout::flat(tl_tid, tl_chunk0))];
         if (tl::in_bounds(start + (x_layout::flat(tl_tid, tl_chunk0)), N) && tl::in_bounds((start + (x_layout::flat(tl_tid, tl_chunk0))) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
             float tl_vec2[4];
@@ -43,8 +43,8 @@ __global__ void __launch_bounds__(64) unused_lets_kernel(
     // for i in parallel(64): each thread visits the elements of `x` it holds
     #pragma unroll
     for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
-        if (!x_layout::valid(tl_tid, tl_s3)) continue;
-        const int i = x_layout::flat(tl_tid, tl_s3);
+        if (!(x_layout::valid(tl_tid, tl_s3))) continue;
+        [[maybe_unused]] const int i = x_layout::flat(tl_tid, tl_s3);
         const bool masked = false;
         x[tl_s3] = masked ? 0.0f : x[tl_s3] + 1.0f;
     }
@@ -54,7 +54,7 @@ __global__ void __launch_bounds__(64) unused_lets_kernel(
         // copy(x, X[a +: 64]);  (unused_lets.tl:34)
         #pragma unroll
         for (int tl_chunk4 = 0; tl_chunk4 < x_layout::kSlots; tl_chunk4 += 4) {
-            if (!x_layout::valid(tl_tid, tl_chunk4)) continue;
+            if (!(x_layout::valid(tl_tid, tl_chunk4))) continue;
             float* tl_ptr5 = &X[a + (x_layout::flat(tl_tid, tl_chunk4))];
             if (tl::in_bounds(a + (x_layout::flat(tl_tid, tl_chunk4)), N) && tl::in_bounds((a + (x_layout::flat(tl_tid, tl_chunk4))) + 3, N) && tl::is_aligned(tl_ptr5, 16)) {
                 float tl_vec6[4];

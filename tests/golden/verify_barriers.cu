@@ -183,7 +183,6 @@ __global__ void __launch_bounds__(128) gemm_relu_t_kernel(
     // copy(acc, c);  (verify_barriers.tl:22)
     #pragma unroll
     for (int tl_chunk42 = 0; tl_chunk42 < acc_layout::kSlots; tl_chunk42 += 2) {
-        if (!acc_layout::valid(tl_tid, tl_chunk42)) continue;
         float* tl_ptr43 = &c[(acc_layout::row(tl_tid, tl_chunk42)) * 68 + (acc_layout::col(tl_tid, tl_chunk42))];
         if (tl::is_aligned(tl_ptr43, 8)) {
             float tl_vec44[2];

@@ -140,7 +140,6 @@ __global__ void __launch_bounds__(128) k_kernel(
     // copy(acc, D[block.y * 64 +: 64, block.x * 64 +: 64]);  (warp_specialize_final_copy_other_fragment.tl:16)
     #pragma unroll
     for (int tl_chunk28 = 0; tl_chunk28 < acc_layout::kSlots; tl_chunk28 += 2) {
-        if (!acc_layout::valid(tl_tid, tl_chunk28)) continue;
         float* tl_ptr29 = &D[int64_t((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk28))) * N + ((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk28)))];
         if (tl::in_bounds((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk28)), M) && tl::in_bounds((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk28)), N) && tl::in_bounds((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk28)), M) && tl::in_bounds(((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk28))) + 1, N) && tl::is_aligned(tl_ptr29, 8)) {
             float tl_vec30[2];
@@ -157,7 +156,7 @@ __global__ void __launch_bounds__(128) k_kernel(
     // copy(ones, C[block.y * 64 +: 64, block.x * 64 +: 64]);  (warp_specialize_final_copy_other_fragment.tl:17)
     #pragma unroll
     for (int tl_chunk31 = 0; tl_chunk31 < ones_layout::kSlots; tl_chunk31 += 8) {
-        if (!ones_layout::valid(tl_tid, tl_chunk31)) continue;
+        if (!(ones_layout::valid(tl_tid, tl_chunk31))) continue;
         tl::f16* tl_ptr32 = &C[int64_t((int(blockIdx.y) * 64) + ((ones_layout::flat(tl_tid, tl_chunk31)) / 64)) * N + ((int(blockIdx.x) * 64) + ((ones_layout::flat(tl_tid, tl_chunk31)) % 64))];
         if (tl::in_bounds((int(blockIdx.y) * 64) + ((ones_layout::flat(tl_tid, tl_chunk31)) / 64), M) && tl::in_bounds((int(blockIdx.x) * 64) + ((ones_layout::flat(tl_tid, tl_chunk31)) % 64), N) && tl::in_bounds((int(blockIdx.y) * 64) + ((ones_layout::flat(tl_tid, tl_chunk31)) / 64), M) && tl::in_bounds(((int(blockIdx.x) * 64) + ((ones_layout::flat(tl_tid, tl_chunk31)) % 64)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
             tl::f16 tl_vec33[8];
@@ -269,7 +268,6 @@ __global__ void __launch_bounds__(256, 1) k_kernel_sm90(
             // copy(acc, D[block.y * 64 +: 64, block.x * 64 +: 64]);  (warp_specialize_final_copy_other_fragment.tl:16)
             #pragma unroll
             for (int tl_chunk1 = 0; tl_chunk1 < acc_layout::kSlots; tl_chunk1 += 2) {
-                if (!acc_layout::valid(tl_tid, tl_chunk1)) continue;
                 float* tl_ptr2 = &D[int64_t((tl_block_y * 64) + (acc_layout::row(tl_tid, tl_chunk1))) * N + ((tl_block_x * 64) + (acc_layout::col(tl_tid, tl_chunk1)))];
                 if (tl::in_bounds((tl_block_y * 64) + (acc_layout::row(tl_tid, tl_chunk1)), M) && tl::in_bounds((tl_block_x * 64) + (acc_layout::col(tl_tid, tl_chunk1)), N) && tl::in_bounds((tl_block_y * 64) + (acc_layout::row(tl_tid, tl_chunk1)), M) && tl::in_bounds(((tl_block_x * 64) + (acc_layout::col(tl_tid, tl_chunk1))) + 1, N) && tl::is_aligned(tl_ptr2, 8)) {
                     float tl_vec3[2];
@@ -286,7 +284,7 @@ __global__ void __launch_bounds__(256, 1) k_kernel_sm90(
             // copy(ones, C[block.y * 64 +: 64, block.x * 64 +: 64]);  (warp_specialize_final_copy_other_fragment.tl:17)
             #pragma unroll
             for (int tl_chunk4 = 0; tl_chunk4 < ones_layout::kSlots; tl_chunk4 += 8) {
-                if (!ones_layout::valid(tl_tid, tl_chunk4)) continue;
+                if (!(ones_layout::valid(tl_tid, tl_chunk4))) continue;
                 tl::f16* tl_ptr5 = &C[int64_t((tl_block_y * 64) + ((ones_layout::flat(tl_tid, tl_chunk4)) / 64)) * N + ((tl_block_x * 64) + ((ones_layout::flat(tl_tid, tl_chunk4)) % 64))];
                 if (tl::in_bounds((tl_block_y * 64) + ((ones_layout::flat(tl_tid, tl_chunk4)) / 64), M) && tl::in_bounds((tl_block_x * 64) + ((ones_layout::flat(tl_tid, tl_chunk4)) % 64), N) && tl::in_bounds((tl_block_y * 64) + ((ones_layout::flat(tl_tid, tl_chunk4)) / 64), M) && tl::in_bounds(((tl_block_x * 64) + ((ones_layout::flat(tl_tid, tl_chunk4)) % 64)) + 7, N) && tl::is_aligned(tl_ptr5, 16)) {
                     tl::f16 tl_vec6[8];

@@ -136,7 +136,6 @@ __global__ void __launch_bounds__(128) gemm_reversed_kernel(
     // copy(acc, C[row0 +: 64, block.x * 64 +: 64]);  (warp_specialize_grid_dims.tl:20)
     #pragma unroll
     for (int tl_chunk28 = 0; tl_chunk28 < acc_layout::kSlots; tl_chunk28 += 2) {
-        if (!acc_layout::valid(tl_tid, tl_chunk28)) continue;
         float* tl_ptr29 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk28))) * N + ((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk28)))];
         if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk28)), M) && tl::in_bounds((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk28)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk28)), M) && tl::in_bounds(((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk28))) + 1, N) && tl::is_aligned(tl_ptr29, 8)) {
             float tl_vec30[2];
@@ -245,7 +244,6 @@ __global__ void __launch_bounds__(256, 1) gemm_reversed_kernel_sm90(
             // copy(acc, C[row0 +: 64, block.x * 64 +: 64]);  (warp_specialize_grid_dims.tl:20)
             #pragma unroll
             for (int tl_chunk1 = 0; tl_chunk1 < acc_layout::kSlots; tl_chunk1 += 2) {
-                if (!acc_layout::valid(tl_tid, tl_chunk1)) continue;
                 float* tl_ptr2 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk1))) * N + ((tl_block_x * 64) + (acc_layout::col(tl_tid, tl_chunk1)))];
                 if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk1)), M) && tl::in_bounds((tl_block_x * 64) + (acc_layout::col(tl_tid, tl_chunk1)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk1)), M) && tl::in_bounds(((tl_block_x * 64) + (acc_layout::col(tl_tid, tl_chunk1))) + 1, N) && tl::is_aligned(tl_ptr2, 8)) {
                     float tl_vec3[2];

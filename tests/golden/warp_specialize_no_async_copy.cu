@@ -117,7 +117,6 @@ __global__ void __launch_bounds__(128) gemm_kernel(
     // copy(acc, C[row0 +: 64, col0 +: 64]);  (warp_specialize_no_async_copy.tl:21)
     #pragma unroll
     for (int tl_chunk20 = 0; tl_chunk20 < acc_layout::kSlots; tl_chunk20 += 2) {
-        if (!acc_layout::valid(tl_tid, tl_chunk20)) continue;
         float* tl_ptr21 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk20))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk20)))];
         if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk20)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk20)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk20)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk20))) + 1, N) && tl::is_aligned(tl_ptr21, 8)) {
             float tl_vec22[2];

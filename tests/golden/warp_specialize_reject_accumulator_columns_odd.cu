@@ -140,7 +140,7 @@ __global__ void __launch_bounds__(128) gemm_nt_kernel(
             const tl::SharedMatrix<tl::f16, true> tl_b{&b[((k % 2) * 68 + 0) * 72 + 0], 72};
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < acc_layout::kSlots; ++tl_s28) {
-                if (!acc_layout::valid(tl_tid, tl_s28)) continue;
+                if (!(acc_layout::valid(tl_tid, tl_s28))) continue;
                 float tl_sum = acc[tl_s28];
                 for (int tl_k = 0; tl_k < 64; ++tl_k)
                     tl_sum += tl::convert<float>(tl_a.at((acc_layout::flat(tl_tid, tl_s28)) / 68, tl_k)) * tl::convert<float>(tl_b.at(tl_k, (acc_layout::flat(tl_tid, tl_s28)) % 68));
@@ -152,7 +152,7 @@ __global__ void __launch_bounds__(128) gemm_nt_kernel(
     // copy(acc, C[row0 +: 64, col0 +: 68]);  (warp_specialize_reject_accumulator_columns_odd.tl:22)
     #pragma unroll
     for (int tl_chunk29 = 0; tl_chunk29 < acc_layout::kSlots; tl_chunk29 += 4) {
-        if (!acc_layout::valid(tl_tid, tl_chunk29)) continue;
+        if (!(acc_layout::valid(tl_tid, tl_chunk29))) continue;
         float* tl_ptr30 = &C[int64_t(row0 + ((acc_layout::flat(tl_tid, tl_chunk29)) / 68)) * N + (col0 + ((acc_layout::flat(tl_tid, tl_chunk29)) % 68))];
         if (tl::in_bounds(row0 + ((acc_layout::flat(tl_tid, tl_chunk29)) / 68), M) && tl::in_bounds(col0 + ((acc_layout::flat(tl_tid, tl_chunk29)) % 68), N) && tl::in_bounds(row0 + ((acc_layout::flat(tl_tid, tl_chunk29)) / 68), M) && tl::in_bounds((col0 + ((acc_layout::flat(tl_tid, tl_chunk29)) % 68)) + 3, N) && tl::is_aligned(tl_ptr30, 16)) {
             float tl_vec31[4];

@@ -87,7 +87,7 @@ __global__ void __launch_bounds__(128) gemm_kernel(
         // copy(B[k * 64 +: 64, col0 +: 64], b);  (warp_specialize_reject_copy_into_fragment.tl:18)
         #pragma unroll
         for (int tl_chunk14 = 0; tl_chunk14 < b_layout::kSlots; tl_chunk14 += 8) {
-            if (!b_layout::valid(tl_tid, tl_chunk14)) continue;
+            if (!(b_layout::valid(tl_tid, tl_chunk14))) continue;
             const tl::f16* tl_ptr15 = &B[int64_t((k * 64) + ((b_layout::flat(tl_tid, tl_chunk14)) / 64)) * N + (col0 + ((b_layout::flat(tl_tid, tl_chunk14)) % 64))];
             if (tl::in_bounds((k * 64) + ((b_layout::flat(tl_tid, tl_chunk14)) / 64), K) && tl::in_bounds(col0 + ((b_layout::flat(tl_tid, tl_chunk14)) % 64), N) && tl::in_bounds((k * 64) + ((b_layout::flat(tl_tid, tl_chunk14)) / 64), K) && tl::in_bounds((col0 + ((b_layout::flat(tl_tid, tl_chunk14)) % 64)) + 7, N) && tl::is_aligned(tl_ptr15, 16)) {
                 tl::f16 tl_vec16[8];
@@ -107,7 +107,7 @@ __global__ void __launch_bounds__(128) gemm_kernel(
             __syncthreads();  // the staging buffer may still be read by a previous gemm
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < b_layout::kSlots; ++tl_s18) {
-                if (!b_layout::valid(tl_tid, tl_s18)) continue;
+                if (!(b_layout::valid(tl_tid, tl_s18))) continue;
                 tl_staged17[(b_layout::flat(tl_tid, tl_s18)) / 64 * 72 + (b_layout::flat(tl_tid, tl_s18)) % 64] = b[tl_s18];
             }
             __syncthreads();
@@ -120,7 +120,6 @@ __global__ void __launch_bounds__(128) gemm_kernel(
     // copy(acc, C[row0 +: 64, col0 +: 64]);  (warp_specialize_reject_copy_into_fragment.tl:21)
     #pragma unroll
     for (int tl_chunk19 = 0; tl_chunk19 < acc_layout::kSlots; tl_chunk19 += 2) {
-        if (!acc_layout::valid(tl_tid, tl_chunk19)) continue;
         float* tl_ptr20 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk19))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk19)))];
         if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk19)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk19)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk19)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk19))) + 1, N) && tl::is_aligned(tl_ptr20, 8)) {
             float tl_vec21[2];

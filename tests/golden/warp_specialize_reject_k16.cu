@@ -148,7 +148,7 @@ __global__ void __launch_bounds__(128) gemm_tn_kernel(
             const tl::SharedMatrix<tl::f16, false> tl_b{&b[((k % 2) * 8 + 0) * 72 + 0], 72};
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < acc_layout::kSlots; ++tl_s28) {
-                if (!acc_layout::valid(tl_tid, tl_s28)) continue;
+                if (!(acc_layout::valid(tl_tid, tl_s28))) continue;
                 float tl_sum = acc[tl_s28];
                 for (int tl_k = 0; tl_k < 8; ++tl_k)
                     tl_sum += tl::convert<float>(tl_a.at((acc_layout::flat(tl_tid, tl_s28)) / 64, tl_k)) * tl::convert<float>(tl_b.at(tl_k, (acc_layout::flat(tl_tid, tl_s28)) % 64));
@@ -160,7 +160,7 @@ __global__ void __launch_bounds__(128) gemm_tn_kernel(
     // copy(acc, C[row0 +: 64, col0 +: 64]);  (warp_specialize_reject_k16.tl:21)
     #pragma unroll
     for (int tl_chunk29 = 0; tl_chunk29 < acc_layout::kSlots; tl_chunk29 += 4) {
-        if (!acc_layout::valid(tl_tid, tl_chunk29)) continue;
+        if (!(acc_layout::valid(tl_tid, tl_chunk29))) continue;
         float* tl_ptr30 = &C[int64_t(row0 + ((acc_layout::flat(tl_tid, tl_chunk29)) / 64)) * N + (col0 + ((acc_layout::flat(tl_tid, tl_chunk29)) % 64))];
         if (tl::in_bounds(row0 + ((acc_layout::flat(tl_tid, tl_chunk29)) / 64), M) && tl::in_bounds(col0 + ((acc_layout::flat(tl_tid, tl_chunk29)) % 64), N) && tl::in_bounds(row0 + ((acc_layout::flat(tl_tid, tl_chunk29)) / 64), M) && tl::in_bounds((col0 + ((acc_layout::flat(tl_tid, tl_chunk29)) % 64)) + 3, N) && tl::is_aligned(tl_ptr30, 16)) {
             float tl_vec31[4];

@@ -136,8 +136,8 @@ __global__ void __launch_bounds__(128) gemm_kernel(
         // for i, j in parallel(64, 64): each thread visits the elements of `acc` it holds
         #pragma unroll
         for (int tl_s28 = 0; tl_s28 < acc_layout::kSlots; ++tl_s28) {
-            const int i = acc_layout::row(tl_tid, tl_s28);
-            const int j = acc_layout::col(tl_tid, tl_s28);
+            [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s28);
+            [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s28);
             acc[tl_s28] = acc[tl_s28] * 0.5f;
         }
     }
@@ -145,7 +145,6 @@ __global__ void __launch_bounds__(128) gemm_kernel(
     // copy(acc, C[row0 +: 64, col0 +: 64]);  (warp_specialize_reject_loop_body.tl:25)
     #pragma unroll
     for (int tl_chunk29 = 0; tl_chunk29 < acc_layout::kSlots; tl_chunk29 += 2) {
-        if (!acc_layout::valid(tl_tid, tl_chunk29)) continue;
         float* tl_ptr30 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk29))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk29)))];
         if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk29)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk29)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk29)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk29))) + 1, N) && tl::is_aligned(tl_ptr30, 8)) {
             float tl_vec31[2];

@@ -28,7 +28,6 @@ __global__ void __launch_bounds__(128) gemm_kernel(
     // copy(C[row0 +: 64, col0 +: 64], acc);  (warp_specialize_reject_statement_before_loop.tl:17)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < acc_layout::kSlots; tl_chunk0 += 2) {
-        if (!acc_layout::valid(tl_tid, tl_chunk0)) continue;
         const float* tl_ptr1 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk0))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk0)))];
         if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk0)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk0)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk0)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk0))) + 1, N) && tl::is_aligned(tl_ptr1, 8)) {
             float tl_vec2[2];
@@ -153,7 +152,6 @@ __global__ void __launch_bounds__(128) gemm_kernel(
     // copy(acc, C[row0 +: 64, col0 +: 64]);  (warp_specialize_reject_statement_before_loop.tl:23)
     #pragma unroll
     for (int tl_chunk31 = 0; tl_chunk31 < acc_layout::kSlots; tl_chunk31 += 2) {
-        if (!acc_layout::valid(tl_tid, tl_chunk31)) continue;
         float* tl_ptr32 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk31))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk31)))];
         if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk31)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk31)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk31)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk31))) + 1, N) && tl::is_aligned(tl_ptr32, 8)) {
             float tl_vec33[2];

@@ -81,7 +81,6 @@ __global__ void __launch_bounds__(128) gemm_kernel(
     // copy(acc, C[row0 +: 64, col0 +: 64]);  (warp_specialize_reject_tile_used_outside.tl:22)
     #pragma unroll
     for (int tl_chunk10 = 0; tl_chunk10 < acc_layout::kSlots; tl_chunk10 += 2) {
-        if (!acc_layout::valid(tl_tid, tl_chunk10)) continue;
         float* tl_ptr11 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk10))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk10)))];
         if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk10)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk10)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk10)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk10))) + 1, N) && tl::is_aligned(tl_ptr11, 8)) {
             float tl_vec12[2];

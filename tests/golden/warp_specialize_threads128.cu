@@ -231,7 +231,6 @@ __global__ void __launch_bounds__(128) gemm_kernel(
     // copy(acc, C[row0 +: BM, col0 +: BN]);  (warp_specialize_threads128.tl:22)
     #pragma unroll
     for (int tl_chunk56 = 0; tl_chunk56 < acc_layout::kSlots; tl_chunk56 += 2) {
-        if (!acc_layout::valid(tl_tid, tl_chunk56)) continue;
         float* tl_ptr57 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk56))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk56)))];
         if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk56)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk56)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk56)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk56))) + 1, N) && tl::is_aligned(tl_ptr57, 8)) {
             float tl_vec58[2];
@@ -343,7 +342,6 @@ __global__ void __launch_bounds__(256, 1) gemm_kernel_sm90(
             // copy(acc, C[row0 +: BM, col0 +: BN]);  (warp_specialize_threads128.tl:22)
             #pragma unroll
             for (int tl_chunk1 = 0; tl_chunk1 < acc_layout::kSlots; tl_chunk1 += 2) {
-                if (!acc_layout::valid(tl_tid, tl_chunk1)) continue;
                 float* tl_ptr2 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk1))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk1)))];
                 if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk1)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk1)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk1)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk1))) + 1, N) && tl::is_aligned(tl_ptr2, 8)) {
                     float tl_vec3[2];

@@ -182,7 +182,6 @@ __global__ void __launch_bounds__(128) gemm_tn_kernel(
     // copy(acc, C[block.y * BM +: BM, block.x * BN +: BN]);  (warp_specialize_transpose_a.tl:21)
     #pragma unroll
     for (int tl_chunk42 = 0; tl_chunk42 < acc_layout::kSlots; tl_chunk42 += 2) {
-        if (!acc_layout::valid(tl_tid, tl_chunk42)) continue;
         float* tl_ptr43 = &C[int64_t((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk42))) * N + ((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk42)))];
         if (tl::in_bounds((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk42)), M) && tl::in_bounds((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk42)), N) && tl::in_bounds((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk42)), M) && tl::in_bounds(((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk42))) + 1, N) && tl::is_aligned(tl_ptr43, 8)) {
             float tl_vec44[2];
@@ -290,7 +289,6 @@ __global__ void __launch_bounds__(256, 1) gemm_tn_kernel_sm90(
             // copy(acc, C[block.y * BM +: BM, block.x * BN +: BN]);  (warp_specialize_transpose_a.tl:21)
             #pragma unroll
             for (int tl_chunk1 = 0; tl_chunk1 < acc_layout::kSlots; tl_chunk1 += 2) {
-                if (!acc_layout::valid(tl_tid, tl_chunk1)) continue;
                 float* tl_ptr2 = &C[int64_t((tl_block_y * 64) + (acc_layout::row(tl_tid, tl_chunk1))) * N + ((tl_block_x * 64) + (acc_layout::col(tl_tid, tl_chunk1)))];
                 if (tl::in_bounds((tl_block_y * 64) + (acc_layout::row(tl_tid, tl_chunk1)), M) && tl::in_bounds((tl_block_x * 64) + (acc_layout::col(tl_tid, tl_chunk1)), N) && tl::in_bounds((tl_block_y * 64) + (acc_layout::row(tl_tid, tl_chunk1)), M) && tl::in_bounds(((tl_block_x * 64) + (acc_layout::col(tl_tid, tl_chunk1))) + 1, N) && tl::is_aligned(tl_ptr2, 8)) {
                     float tl_vec3[2];

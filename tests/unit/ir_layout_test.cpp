@@ -6,6 +6,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <tuple>
 
 using tlc::ir::Layout;
 using tlc::ir::LayoutAxis;
@@ -241,4 +242,64 @@ TEST_CASE("invalid layouts say why") {
 TEST_CASE("str names each factor") {
     CHECK(Layout::mma_accumulator(16, 8, 1, 1).str() == "[16, 8] over 32 threads: (8:t4 2:r2, 2:r1 4:t1) 4 registers");
     CHECK(Layout::replicated({4}, 32).str() == "[4] over 32 threads: (4:r1) 4 registers, 32 replicas");
+}
+
+TEST_CASE("blocked_rows: per-axis, valid, row-major registers, and equal to blocked() where the chunks divide") {
+    // Every element held, each by the same number of threads, for shapes with and without padding.
+    for (auto [shape, threads, v] : std::vector<std::tuple<std::vector<int64_t>, int64_t, int64_t>>{
+             {{8, 256}, 256, 8}, {{64, 64}, 128, 8}, {{5, 100}, 128, 4}, {{3, 7}, 64, 1}, {{2, 4, 32}, 128, 4},
+             {{1024}, 256, 4}, {{64}, 128, 8}, {{16, 2}, 32, 2}, {{300, 8}, 96, 8}}) {
+        CAPTURE(shape[0]);
+        Layout l = Layout::blocked_rows(shape, threads, v);
+        CHECK(l.per_axis());
+        check_properties(l);
+        CHECK(l.vector_width() == v);
+        for (int axis = 0; axis < l.rank(); ++axis) {
+            CHECK(l.slice(axis));
+            CHECK(l.reduction_plan(axis));
+        }
+    }
+    // Where every row is a whole number of chunks rounds, the same placement as the flat layout.
+    for (auto [shape, threads, v] : std::vector<std::tuple<std::vector<int64_t>, int64_t, int64_t>>{
+             {{8, 256}, 256, 8}, {{64, 64}, 128, 8}, {{4, 1024}, 256, 4}, {{1024}, 256, 4}}) {
+        Layout rows = Layout::blocked_rows(shape, threads, v), flat = Layout::blocked(shape, threads, v);
+        for (auto& c : coords_of(shape)) CHECK(rows.place(c) == flat.place(c));
+    }
+    // A row of 256 columns over 32 lanes: the row's reduction is 5 shuffles, no cross-warp step.
+    auto plan = Layout::blocked_rows({8, 256}, 256, 8).reduction_plan(1);
+    REQUIRE(plan);
+    CHECK(plan->registers == 8);
+    CHECK(plan->shuffle_xor == std::vector<int>{1, 2, 4, 8, 16});
+    CHECK(plan->warps == 1);
+}
+
+TEST_CASE("slice over several axes, and the register map of a broadcast read") {
+    Layout acc = Layout::mma_accumulator(64, 32, 2, 2);
+    std::vector<tlc::ir::RegisterDigit> map;
+    auto rows = acc.slice(std::vector<int>{1}, &map);
+    REQUIRE(rows);
+    CHECK(*rows == *acc.slice(1));
+    // Every register of the tile maps to the register of the slice that holds its row, in the
+    // same thread (the thread is one of the row's owners).
+    for (int64_t t = 0; t < acc.threads; ++t)
+        for (int64_t r = 0; r < acc.registers(); ++r) {
+            auto e = acc.element(t, r);
+            if (!e) continue;
+            int64_t reg = Layout::sliced_register(r, map);
+            auto row = rows->element(t, reg);
+            REQUIRE(row);
+            CHECK((*row)[0] == (*e)[0]);
+        }
+    Layout l3 = Layout::blocked_rows({4, 6, 16}, 128, 4);
+    auto mid = l3.slice(std::vector<int>{0, 2}, &map);
+    REQUIRE(mid);
+    check_properties(*mid);
+    for (int64_t t = 0; t < l3.threads; ++t)
+        for (int64_t r = 0; r < l3.registers(); ++r)
+            if (auto e = l3.element(t, r)) {
+                auto got = mid->element(t, Layout::sliced_register(r, map));
+                REQUIRE(got);
+                CHECK((*got)[0] == (*e)[1]);
+            }
+    CHECK_FALSE(l3.slice(std::vector<int>{2, 0})); // axes ascending
 }

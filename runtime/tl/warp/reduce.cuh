@@ -44,4 +44,10 @@ template <typename Op, typename T> __device__ __forceinline__ T warp_allreduce(T
     return value;
 }
 
+// One butterfly step: Op of this lane's value and that of lane `lane ^ kLaneMask` (the lanes that
+// share a row of a fragment, one xor mask per lane digit of the row).
+template <typename Op, int kLaneMask, typename T> __device__ __forceinline__ T xor_combine(T value) {
+    return Op::combine(value, static_cast<T>(__shfl_xor_sync(0xffffffffu, value, kLaneMask)));
+}
+
 } // namespace tl
