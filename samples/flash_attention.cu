@@ -8,7 +8,7 @@
 namespace {
 
 // kernel flash_attention<BM = 64, BN = 64, D = 64, CAUSAL = false, STAGES = 2>  (samples/flash_attention.tl:5)
-// 128 threads per block, 55296 bytes of shared memory
+// 128 threads per block, 46080 bytes of shared memory
 __global__ void __launch_bounds__(128) flash_attention_kernel(
         const tl::f16* __restrict__ Q,
         const tl::f16* __restrict__ K,
@@ -31,7 +31,6 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
     tl::f16* q = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared q: f16[64, 64], row pitch 72
     tl::f16* k = reinterpret_cast<tl::f16*>(tl_smem + 9216);  // shared k: f16[2, 64, 64], row pitch 72
     tl::f16* v = reinterpret_cast<tl::f16*>(tl_smem + 27648);  // shared v: f16[2, 64, 64], row pitch 72
-    unsigned char* tl_scratch = tl_smem + 46080;  // 9216 bytes for reductions and staging
     float s[s_layout::kSlots];  // fragment s: f32[64, 64]
     tl::f16 p[p_layout::kSlots];  // fragment p: f16[64, 64]
     float o[o_layout::kSlots];  // fragment o: f32[64, 64]
@@ -262,40 +261,32 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
         for (int tl_s = 0; tl_s < p_layout::kSlots; ++tl_s) p[tl_s] = tl::convert<tl::f16>(s[tl_s]);
         // gemm(p, v, o);  (flash_attention.tl:64)
         {
-            tl::f16* tl_staged40 = reinterpret_cast<tl::f16*>(tl_scratch + 0);  // 64 x 64, row pitch 72
-            __syncthreads();  // the staging buffer may still be read by a previous gemm
-            #pragma unroll
-            for (int tl_s41 = 0; tl_s41 < p_layout::kSlots; ++tl_s41) {
-                tl_staged40[p_layout::row(tl_tid, tl_s41) * 72 + p_layout::col(tl_tid, tl_s41)] = p[tl_s41];
-            }
-            __syncthreads();
-            tl::warp_gemm_mma<64, 64, 64, 4, 1, tl::f16, false, false>(
-                o, tl::SharedMatrix<tl::f16, false, 72>{tl_staged40},
-                tl::SharedMatrix<tl::f16, false, 72>{&v[((t % 2) * 64 + 0) * 72 + 0]}, tl_tid);
+            tl::warp_gemm_mma_register_a<64, 64, 64, 4, tl::f16, false>(  // A from the registers of `p`
+                o, p, tl::SharedMatrix<tl::f16, false, 72>{&v[((t % 2) * 64 + 0) * 72 + 0]}, tl_tid);
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     // for i, d in parallel(BM, D) {  (flash_attention.tl:67)
     // for i, d in parallel(64, 64): each thread visits the elements of `o` it holds
     #pragma unroll
-    for (int tl_s42 = 0; tl_s42 < o_layout::kSlots; ++tl_s42) {
-        [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s42);
-        [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s42);
-        o[tl_s42] = o[tl_s42] / l[(tl_s42 / 2 % 2)];
+    for (int tl_s40 = 0; tl_s40 < o_layout::kSlots; ++tl_s40) {
+        [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s40);
+        [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s40);
+        o[tl_s40] = o[tl_s40] / l[(tl_s40 / 2 % 2)];
     }
     // copy(o, O[b, h, q0 +: BM, 0 +: D]);     // rows past S are skipped  (flash_attention.tl:70)
     #pragma unroll
-    for (int tl_chunk43 = 0; tl_chunk43 < o_layout::kSlots; tl_chunk43 += 2) {
-        tl::f16* tl_ptr44 = &O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk43)))) * 64 + (o_layout::col(tl_tid, tl_chunk43))];
-        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk43)), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk43), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk43)), S) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk43)) + 1, 64) && tl::is_aligned(tl_ptr44, 4)) {
-            tl::f16 tl_vec45[2];
+    for (int tl_chunk41 = 0; tl_chunk41 < o_layout::kSlots; tl_chunk41 += 2) {
+        tl::f16* tl_ptr42 = &O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk41)))) * 64 + (o_layout::col(tl_tid, tl_chunk41))];
+        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk41)), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk41), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk41)), S) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk41)) + 1, 64) && tl::is_aligned(tl_ptr42, 4)) {
+            tl::f16 tl_vec43[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec45[tl_v] = tl::convert<tl::f16>(o[tl_chunk43 + tl_v]);
-            tl::store_vector<tl::f16, 2>(tl_ptr44, tl_vec45);
+            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec43[tl_v] = tl::convert<tl::f16>(o[tl_chunk41 + tl_v]);
+            tl::store_vector<tl::f16, 2>(tl_ptr42, tl_vec43);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk43 + tl_v)), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk43 + tl_v), 64)) O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk43 + tl_v)))) * 64 + (o_layout::col(tl_tid, tl_chunk43 + tl_v))] = tl::convert<tl::f16>(o[tl_chunk43 + tl_v]);
+                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk41 + tl_v)), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk41 + tl_v), 64)) O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk41 + tl_v)))) * 64 + (o_layout::col(tl_tid, tl_chunk41 + tl_v))] = tl::convert<tl::f16>(o[tl_chunk41 + tl_v]);
             }
         }
     }
@@ -320,13 +311,12 @@ cudaError_t flash_attention(const __half* Q, const __half* K, const __half* V, _
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
     static const cudaError_t tl_attributes = [] {
         cudaError_t tl_err = cudaSuccess;
-        tl_err = cudaFuncSetAttribute(::flash_attention_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 55296);
         if (tl_err == cudaSuccess)
             tl_err = cudaFuncSetAttribute(::flash_attention_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
-    ::flash_attention_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 55296, stream>>>(Q, K, V, O, static_cast<int32_t>(B), static_cast<int32_t>(H), static_cast<int32_t>(S));
+    ::flash_attention_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 46080, stream>>>(Q, K, V, O, static_cast<int32_t>(B), static_cast<int32_t>(H), static_cast<int32_t>(S));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 

@@ -60,17 +60,30 @@ void KernelEmitter::emit_gemm(const ir::Gemm& g) {
     };
 
     out_.block("", [&] {
+        std::string in_type = cuda_type(g.a.buffer->dtype);
+        // A compile-time pitch of whole 16-byte rows selects the ldmatrix path of the runtime.
+        int elem = dtype_bytes(g.a.buffer->dtype);
+        auto matrix = [&](bool trans, const std::string& ptr, int64_t pitch) {
+            if ((pitch * elem) % 16 == 0) return fmt::format("tl::SharedMatrix<{}, {}, {}>{{{}}}", in_type, trans, pitch, ptr);
+            return fmt::format("tl::SharedMatrix<{}, {}>{{{}, {}}}", in_type, trans, ptr, pitch);
+        };
+        if (plan.a_in_registers) {
+            // A's registers are the mma A fragments: only B comes from shared memory.
+            auto [b_ptr, b_pitch] = operand(g.b, false);
+            const FragmentLayout* l = layout_of(c);
+            if (g.clear)
+                out_.line(fmt::format("for (int tl_s = 0; tl_s < {}; ++tl_s) {}[tl_s] = 0.0f;", slot_count(*l), cname));
+            out_.line(fmt::format("tl::warp_gemm_mma_register_a<{}, {}, {}, {}, {}, {}>(  // A from the registers of `{}`", M, N,
+                                  K, plan.warps_m, in_type, g.transpose_b, g.a.buffer->name));
+            out_.indent();
+            out_.line(fmt::format("{}, {}, {}, tl_tid);", cname, identifier(g.a.buffer->name), matrix(g.transpose_b, b_ptr, b_pitch)));
+            out_.dedent();
+            return;
+        }
         auto [a_ptr, a_pitch] = operand(g.a, true);
         auto [b_ptr, b_pitch] = operand(g.b, false);
-        std::string in_type = cuda_type(g.a.buffer->dtype);
         if (plan.tensor_core) {
             const FragmentLayout* l = layout_of(c);
-            // A compile-time pitch of whole 16-byte rows selects the ldmatrix path of the runtime.
-            int elem = dtype_bytes(g.a.buffer->dtype);
-            auto matrix = [&](bool trans, const std::string& ptr, int64_t pitch) {
-                if ((pitch * elem) % 16 == 0) return fmt::format("tl::SharedMatrix<{}, {}, {}>{{{}}}", in_type, trans, pitch, ptr);
-                return fmt::format("tl::SharedMatrix<{}, {}>{{{}, {}}}", in_type, trans, ptr, pitch);
-            };
             if (g.clear)
                 out_.line(fmt::format("for (int tl_s = 0; tl_s < {}; ++tl_s) {}[tl_s] = 0.0f;", slot_count(*l), cname));
             out_.line(fmt::format("tl::warp_gemm_mma<{}, {}, {}, {}, {}, {}, {}, {}>(", M, N, K, plan.warps_m, plan.warps_n,

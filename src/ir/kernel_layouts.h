@@ -33,6 +33,9 @@ struct FragmentLayout {
 struct GemmPlan {
     bool tensor_core = false;
     int warps_m = 1, warps_n = 1;
+    // The A operand is a fragment whose registers already hold the mma A fragments (an mma
+    // accumulator layout with whole rows per warp): no staging through shared memory.
+    bool a_in_registers = false;
 };
 
 struct KernelLayouts {

@@ -307,7 +307,8 @@ public:
         auto it = layouts->gemms.find(&g);
         if (it == layouts->gemms.end()) return "";
         const GemmPlan& p = it->second;
-        return p.tensor_core ? fmt::format("  // mma.sync, warps {} x {}", p.warps_m, p.warps_n) : "  // FMA loop";
+        if (!p.tensor_core) return "  // FMA loop";
+        return fmt::format("  // mma.sync, warps {} x {}{}", p.warps_m, p.warps_n, p.a_in_registers ? ", A from registers" : "");
     }
 
     // The fragments' layouts of infer-layouts, once it ran: one line per fragment, by name.

@@ -265,6 +265,20 @@ bool wgmma_layout_holds(const ir::Kernel& kernel) {
 
 namespace {
 
+// Remark R0007 for each tensor-core gemm that stages its fragment A operand through shared memory.
+void report_staged_operands(const std::map<const ir::Gemm*, std::string>& staged, DiagnosticEngine& diags) {
+    std::vector<std::pair<const ir::Gemm*, std::string>> sorted(staged.begin(), staged.end());
+    std::sort(sorted.begin(), sorted.end(), [](const auto& x, const auto& y) {
+        const SourceLoc &a = x.first->range.begin, &b = y.first->range.begin;
+        return std::tie(a.file, a.offset) < std::tie(b.file, b.offset);
+    });
+    for (auto& [g, why] : sorted) {
+        diags.report(DiagKind::GemmOperandStaged, g->range, g->a.buffer->name, why);
+        diags.note(DiagKind::NoteFix, g->range,
+                   fmt::format("make `{}` a gemm accumulator (or a copy of one of the same shape) and gemm it whole", g->a.buffer->name));
+    }
+}
+
 // Remark R0006 for each fragment a reduce or broadcast read could have spread over the threads
 // but that ended replicated, in source order.
 void report_replicated_fragments(const ir::Kernel& kernel, const std::map<const ir::Buffer*, std::string>& why,
@@ -294,7 +308,38 @@ struct Choice {
     ir::KernelLayouts layouts;
     std::map<const ir::Gemm*, TensorCoreMiss> misses;
     std::map<const ir::Buffer*, std::string> demote;
+    std::map<const ir::Gemm*, std::string> staged_operands; // fragment A operands staged through shared memory, and why
 };
+
+// Tensor-core gemms whose A operand is a fragment already in the mma A register layout (an mma
+// accumulator layout, whole rows per warp, the accumulator's rows split alike) take it from
+// registers; the others stage it through shared memory, and `staged` says why.
+void plan_register_operands(ir::KernelLayouts& layouts, std::map<const ir::Gemm*, std::string>& staged) {
+    for (auto& [stmt, plan] : layouts.gemms) {
+        auto* g = static_cast<const ir::Gemm*>(stmt);
+        if (!plan.tensor_core || !is_fragment(g->a.buffer)) continue;
+        const ir::Buffer& a = *g->a.buffer;
+        auto it = layouts.fragments.find(&a);
+        std::string why;
+        if (g->transpose_a)
+            why = "it is transposed (transpose_a)";
+        else if (!UseCollector::whole(g->a))
+            why = fmt::format("the gemm reads a part of `{}`", a.name);
+        else if (it == layouts.fragments.end() || it->second.kind != LayoutKind::MmaAcc)
+            why = fmt::format("`{}` does not have an mma accumulator layout (it is neither a gemm's accumulator nor used "
+                              "elementwise with one of the same shape)",
+                              a.name);
+        else if (it->second.warps_n != 1 || plan.warps_n != 1)
+            why = fmt::format("the warps hold {} x {} parts of `{}` and {} x {} parts of the accumulator, not whole rows",
+                              it->second.warps_m, it->second.warps_n, a.name, plan.warps_m, plan.warps_n);
+        else if (it->second.warps_m != plan.warps_m)
+            why = fmt::format("`{}` and the accumulator split their rows over different warps", a.name);
+        if (why.empty())
+            plan.a_in_registers = true;
+        else
+            staged[g] = why;
+    }
+}
 
 // The warp arrangement for an accumulator: full-row warps (all warps along M) when its rows are
 // reduced or broadcast to, full-column warps when its columns are, else square warp tiles.
@@ -326,6 +371,15 @@ Choice choose_layouts(const ir::Kernel& kernel, UseCollector& uses) {
         for (int a = 0; a < static_cast<int>(b.loop->vars.size()); ++a)
             if (!std::count(b.kept.begin(), b.kept.end(), a)) sliced_axes[groups.find(anchor->second)].insert(a);
     }
+
+    // A fragment A operand feeds the tensor cores from registers when it and the accumulator have
+    // whole rows per warp: both prefer full-row warps.
+    for (auto& [acc, gemms] : uses.accumulators)
+        for (const ir::Gemm* g : gemms)
+            if (is_fragment(g->a.buffer) && !g->transpose_a && !replicated(g->a.buffer.get())) {
+                sliced_axes[groups.find(g->a.buffer.get())].insert(1);
+                sliced_axes[groups.find(acc)].insert(1);
+            }
 
     // Tensor-core plan per gemm; an accumulator fixes its group's layout.
     std::map<const ir::Buffer*, FragmentLayout> group_layout;
@@ -578,6 +632,7 @@ Choice choose_layouts(const ir::Kernel& kernel, UseCollector& uses) {
         TLC_CHECK(l.layout.valid(), "infer-layouts built an invalid layout for `" + f->name + "`");
         out.fragments[f] = l;
     }
+    plan_register_operands(out, choice.staged_operands);
     return choice;
 }
 
@@ -594,6 +649,7 @@ bool infer_layouts(ir::Kernel& kernel, DiagnosticEngine& diags) {
         if (choice.demote.empty()) {
             kernel.layouts = std::move(choice.layouts);
             report_fma_gemms(choice.misses, diags);
+            report_staged_operands(choice.staged_operands, diags);
             break;
         }
         for (auto& [b, why] : choice.demote) {

@@ -62,7 +62,9 @@ std::optional<ir::ScratchUse> scratch_use(const ir::Stmt& s, int threads, const 
     }
     if (auto* g = s.as<ir::Gemm>()) {
         ir::ScratchUse use;
-        use.a = staged(g->a, 0);
+        auto plan = layouts.gemms.find(g);
+        bool a_in_registers = plan != layouts.gemms.end() && plan->second.a_in_registers;
+        if (!a_in_registers) use.a = staged(g->a, 0);
         use.b = staged(g->b, align_up(use.a.reserved_bytes(), 128));
         if (!use.a.rows && !use.b.rows) return std::nullopt;
         use.bytes = use.b.rows ? use.b.offset + use.b.reserved_bytes() : use.a.reserved_bytes();

@@ -118,6 +118,12 @@ private:
         check_scratch(s, end, fmt::format("gemm staging of `{}`", operand.buffer->name));
     }
 
+    // A gemm whose A operand the tensor cores take from registers stages only B.
+    bool a_in_registers(const ir::Gemm& g) const {
+        auto plan = kernel_.layouts.gemms.find(&g);
+        return plan != kernel_.layouts.gemms.end() && plan->second.a_in_registers;
+    }
+
     void visit(const ir::StmtPtr& s) {
         if (!s) return;
         const int64_t warps = kernel_.threads / 32;
@@ -138,11 +144,11 @@ private:
                                                  c->dst.buffer->scope == ir::Scope::Fragment &&
                                                  ir::needs_relayout(kernel_.layouts, c->src.buffer.get(), c->dst.buffer.get())) {
             check_scratch(*s, ir::element_count(c->src.tile_shape()) * dtype_bytes(c->src.buffer->dtype), "fragment relayout");
-        } else if (auto* g = s->as<ir::Gemm>(); g && (g->a.buffer->scope != ir::Scope::Shared ||
+        } else if (auto* g = s->as<ir::Gemm>(); g && ((g->a.buffer->scope != ir::Scope::Shared && !a_in_registers(*g)) ||
                                                       g->b.buffer->scope != ir::Scope::Shared)) {
             auto it = plan_.scratch.find(s.get());
             if (it == plan_.scratch.end()) fail("a gemm with an operand outside shared memory has no staging planned");
-            check_staged(*s, g->a, it->second.a);
+            if (!a_in_registers(*g)) check_staged(*s, g->a, it->second.a);
             check_staged(*s, g->b, it->second.b);
             const ir::StagedOperand &a = it->second.a, &b = it->second.b;
             if (a.rows && b.rows && a.offset + a.touched_bytes() > b.offset) fail("the staged gemm operands overlap");

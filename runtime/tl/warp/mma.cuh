@@ -184,6 +184,37 @@ __device__ __forceinline__ void warp_gemm_mma(float* acc, SharedMatrix<T, kTrans
     }
 }
 
+// The warp's part of acc[M, N] += A[M, K] * B[K, N] with A in registers (FlashAttention-2's P·V):
+// `a` is a fragment in MmaAccLayout<M, K, WARPS_M, 1> — each warp holds whole rows, the layout of
+// a previous gemm's accumulator — whose registers of n-tiles 2s and 2s + 1 are exactly the
+// m16n8k16 A fragment of k-step s. acc is in MmaAccLayout<M, N, WARPS_M, 1>; B in shared memory.
+template <int M, int N, int K, int WARPS_M, typename T, bool kTransB, int kPitchB>
+__device__ __forceinline__ void warp_gemm_mma_register_a(float* acc, const T* a, SharedMatrix<T, kTransB, kPitchB> b, int tid) {
+    using Layout = MmaAccLayout<M, N, WARPS_M, 1>;
+    using LayoutA = MmaAccLayout<M, K, WARPS_M, 1>;
+    static_assert(K % 16 == 0, "mma.sync m16n8k16 needs K to be a multiple of 16");
+    static_assert(Layout::kTilesM == LayoutA::kTilesM, "A and the accumulator split M over the warps alike");
+    constexpr int kSteps = K / 16;
+    const int lane = tid % 32;
+    const mma_detail::FragmentsB<Layout::kTilesN, T, kTransB, kPitchB> fb(b, 0, lane);
+    uint32_t rb[2][Layout::kTilesN][2];
+    fb.load(rb[0], 0);
+#pragma unroll
+    for (int s = 0; s < kSteps; ++s) {
+        if (s + 1 < kSteps) fb.load(rb[(s + 1) % 2], (s + 1) * 16);
+#pragma unroll
+        for (int i = 0; i < Layout::kTilesM; ++i) {
+            const T* lo = a + (i * LayoutA::kTilesN + 2 * s) * 4; // n-tile 2s: columns 16s .. 16s + 7
+            const T* hi = lo + 4;                                 // n-tile 2s + 1: columns 16s + 8 ..
+            const uint32_t ra[4] = {pack_pair(lo[0], lo[1]), pack_pair(lo[2], lo[3]), pack_pair(hi[0], hi[1]),
+                                    pack_pair(hi[2], hi[3])};
+#pragma unroll
+            for (int j = 0; j < Layout::kTilesN; ++j)
+                mma_m16n8k16(*reinterpret_cast<float(*)[4]>(acc + (i * Layout::kTilesN + j) * 4), ra, rb[s % 2][j], T{});
+        }
+    }
+}
+
 // The warp's part of one BK slab of acc += A * B, split into its K / 16 steps, for a main loop that
 // crosses the stage boundary itself (CUTLASS's multistage order) instead of calling
 // warp_gemm_mma once per stage. Compile-time pitches only (the ldmatrix path). Intended loop, with
