@@ -193,6 +193,13 @@ void KernelEmitter::emit_copy_with_fragment(const ir::Copy& c, bool fragment_is_
             diags_.report(DiagKind::CopyNotVectorized, c.range, f.name, scope, o.name,
                           fmt::format("its innermost axis in `{}` is a single index, so the elements are not contiguous", o.name));
             diags_.note(DiagKind::NoteFix, c.range, fmt::format("copy a slice along the innermost axis of `{}`", o.name));
+        } else if (run == 1 && l->kind == LayoutKind::General) {
+            diags_.report(DiagKind::CopyNotVectorized, c.range, f.name, scope, o.name,
+                          fmt::format("its layout ({}) puts consecutive elements of a row in different threads", l->origin));
+            diags_.note(DiagKind::NoteFix, c.range,
+                        fmt::format("for a large tile, copy `{}` into a `shared` tile first; the copy from shared memory "
+                                    "to global memory is vectorized",
+                                    f.name));
         } else if (run == 1) {
             int64_t last = f.const_shape.empty() ? 1 : f.const_shape.back();
             diags_.report(DiagKind::CopyNotVectorized, c.range, f.name, scope, o.name,

@@ -275,7 +275,9 @@ void report_staged_operands(const std::map<const ir::Gemm*, std::string>& staged
     for (auto& [g, why] : sorted) {
         diags.report(DiagKind::GemmOperandStaged, g->range, g->a.buffer->name, why);
         diags.note(DiagKind::NoteFix, g->range,
-                   fmt::format("make `{}` a gemm accumulator (or a copy of one of the same shape) and gemm it whole", g->a.buffer->name));
+                   fmt::format("load `{0}` into a `shared` tile, which the tensor cores read in place, or compute `{0}` as a "
+                               "gemm accumulator (or a copy of one) and gemm it whole",
+                               g->a.buffer->name));
     }
 }
 
@@ -295,8 +297,8 @@ void report_replicated_fragments(const ir::Kernel& kernel, const std::map<const 
     for (const ir::Alloc* a : allocs) {
         diags.report(DiagKind::FragmentReplicated, a->range, a->buffer->name, why.at(a->buffer.get()));
         diags.note(DiagKind::NoteFix, a->range,
-                   fmt::format("read `{}` in `parallel` loops whose other fragments share its layout: reduce into it from "
-                               "one tile, and index it with the loop's variables",
+                   fmt::format("combine `{0}` only with tiles of the shape it was reduced from, or give each use its own "
+                               "fragment",
                                a->buffer->name));
     }
 }

@@ -7,7 +7,7 @@
 
 namespace {
 
-// kernel layouts  (infer_layouts_kinds.tl:10)
+// kernel layouts  (infer_layouts_kinds.tl:12)
 // 128 threads per block, 11008 bytes of shared memory
 __global__ void __launch_bounds__(128) layouts_kernel(
         const tl::f16* __restrict__ A,
@@ -45,7 +45,7 @@ __global__ void __launch_bounds__(128) layouts_kernel(
     float z[z_layout::kSlots];  // fragment z: f32[8, 20]
     for (int k = 0; k < tl::cdiv(K, 32); ++k) {
         __syncthreads();  // WAR on `a`
-        // copy(A[block.y * 64 +: 64, k * 32 +: 32], a);  (infer_layouts_kinds.tl:25)
+        // copy(A[block.y * 64 +: 64, k * 32 +: 32], a);  (infer_layouts_kinds.tl:27)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 128;
@@ -62,7 +62,7 @@ __global__ void __launch_bounds__(128) layouts_kernel(
                 }
             }
         }
-        // copy(B[k * 32 +: 32, block.x * 64 +: 64], b);  (infer_layouts_kinds.tl:26)
+        // copy(B[k * 32 +: 32, block.x * 64 +: 64], b);  (infer_layouts_kinds.tl:28)
         #pragma unroll
         for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
             const int tl_chunk5 = tl_tid + tl_i6 * 128;
@@ -80,14 +80,14 @@ __global__ void __launch_bounds__(128) layouts_kernel(
             }
         }
         __syncthreads();  // RAW on `a`
-        // gemm(a, b, acc);  (infer_layouts_kinds.tl:27)
+        // gemm(a, b, acc);  (infer_layouts_kinds.tl:29)
         {
             tl::warp_gemm_mma<64, 64, 32, 4, 1, tl::f16, false, false>(
                 acc, tl::SharedMatrix<tl::f16, false, 40>{&a[0 * 40 + 0]},
                 tl::SharedMatrix<tl::f16, false, 72>{&b[0 * 72 + 0]}, tl_tid);
         }
     }
-    // copy(W[0 +: 16, 0 +: 16], w);  (infer_layouts_kinds.tl:29)
+    // copy(W[0 +: 16, 0 +: 16], w);  (infer_layouts_kinds.tl:31)
     #pragma unroll
     for (int tl_i11 = 0; tl_i11 < 1; ++tl_i11) {
         const int tl_chunk10 = tl_tid + tl_i11 * 128;
@@ -107,7 +107,7 @@ __global__ void __launch_bounds__(128) layouts_kernel(
         }
     }
     __syncthreads();  // RAW on `w`
-    // gemm(w, w, small);  (infer_layouts_kinds.tl:30)
+    // gemm(w, w, small);  (infer_layouts_kinds.tl:32)
     {
         const tl::SharedMatrix<float, false> tl_a{&w[0 * 20 + 0], 20};
         const tl::SharedMatrix<float, false> tl_b{&w[0 * 20 + 0], 20};
@@ -118,7 +118,7 @@ __global__ void __launch_bounds__(128) layouts_kernel(
             small[(tl_e15 / 16) * 16 + (tl_e15 % 16)] = tl_sum;
         }
     }
-    // copy(Bias[block.y * 64 +: 64, block.x * 64 +: 64], bias_tile);  (infer_layouts_kinds.tl:31)
+    // copy(Bias[block.y * 64 +: 64, block.x * 64 +: 64], bias_tile);  (infer_layouts_kinds.tl:33)
     #pragma unroll
     for (int tl_chunk16 = 0; tl_chunk16 < bias_tile_layout::kSlots; tl_chunk16 += 2) {
         const float* tl_ptr17 = &Bias[int64_t((int(blockIdx.y) * 64) + (bias_tile_layout::row(tl_tid, tl_chunk16))) * N + ((int(blockIdx.x) * 64) + (bias_tile_layout::col(tl_tid, tl_chunk16)))];
@@ -134,7 +134,7 @@ __global__ void __launch_bounds__(128) layouts_kernel(
             }
         }
     }
-    // for i, j in parallel(64, 64) {  (infer_layouts_kinds.tl:32)
+    // for i, j in parallel(64, 64) {  (infer_layouts_kinds.tl:34)
     // for i, j in parallel(64, 64): each thread visits the elements of `acc` it holds
     #pragma unroll
     for (int tl_s19 = 0; tl_s19 < acc_layout::kSlots; ++tl_s19) {
@@ -142,7 +142,7 @@ __global__ void __launch_bounds__(128) layouts_kernel(
         [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s19);
         acc[tl_s19] = acc[tl_s19] + bias_tile[tl_s19];
     }
-    // copy(acc, C[block.y * 64 +: 64, block.x * 64 +: 64]);  (infer_layouts_kinds.tl:35)
+    // copy(acc, C[block.y * 64 +: 64, block.x * 64 +: 64]);  (infer_layouts_kinds.tl:37)
     #pragma unroll
     for (int tl_chunk20 = 0; tl_chunk20 < acc_layout::kSlots; tl_chunk20 += 2) {
         float* tl_ptr21 = &C[int64_t((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk20))) * N + ((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk20)))];
@@ -158,7 +158,7 @@ __global__ void __launch_bounds__(128) layouts_kernel(
             }
         }
     }
-    // reduce(max, acc, row_max, axis = 1);  (infer_layouts_kinds.tl:36)
+    // reduce(max, acc, row_max, axis = 1);  (infer_layouts_kinds.tl:38)
     // each thread folds its 16 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
     {
         float tl_part[2];
@@ -178,14 +178,14 @@ __global__ void __launch_bounds__(128) layouts_kernel(
             row_max[tl_i] = tl_part[tl_i];
         }
     }
-    // for i in parallel(64) {  (infer_layouts_kinds.tl:37)
+    // for i in parallel(64) {  (infer_layouts_kinds.tl:39)
     // for i in parallel(64): each thread visits the elements of `scale` it holds
     #pragma unroll
     for (int tl_s24 = 0; tl_s24 < 2; ++tl_s24) {
         [[maybe_unused]] const int i = (tl_tid / 4 % 8) + (tl_s24) * 8 + (tl_tid / 32) * 16;
         scale[tl_s24] = 1.0f / (row_max[tl_s24] + small[0 * 16 + 0]);
     }
-    // for i, j in parallel(64, 64) {  (infer_layouts_kinds.tl:40)
+    // for i, j in parallel(64, 64) {  (infer_layouts_kinds.tl:42)
     // for i, j in parallel(64, 64): each thread visits the elements of `y` it holds
     #pragma unroll
     for (int tl_s25 = 0; tl_s25 < y_layout::kSlots; ++tl_s25) {
@@ -193,7 +193,7 @@ __global__ void __launch_bounds__(128) layouts_kernel(
         [[maybe_unused]] const int j = y_layout::col(tl_tid, tl_s25);
         y[tl_s25] = acc[tl_s25] * scale[(tl_s25 / 2 % 2)];
     }
-    // copy(y, Y[block.y * 64 +: 64, 0 +: 64]);  (infer_layouts_kinds.tl:43)
+    // copy(y, Y[block.y * 64 +: 64, 0 +: 64]);  (infer_layouts_kinds.tl:45)
     #pragma unroll
     for (int tl_chunk26 = 0; tl_chunk26 < y_layout::kSlots; tl_chunk26 += 2) {
         float* tl_ptr27 = &Y[int64_t((int(blockIdx.y) * 64) + (y_layout::row(tl_tid, tl_chunk26))) * 64 + (y_layout::col(tl_tid, tl_chunk26))];
@@ -209,14 +209,14 @@ __global__ void __launch_bounds__(128) layouts_kernel(
             }
         }
     }
-    // copy(row_max, R[block.y * 64 +: 64]);  (infer_layouts_kinds.tl:44)
+    // copy(row_max, R[block.y * 64 +: 64]);  (infer_layouts_kinds.tl:46)
     if ((tl_tid % 4) == 0) {
         #pragma unroll
         for (int tl_s29 = 0; tl_s29 < 2; ++tl_s29) {
             if (tl::in_bounds((int(blockIdx.y) * 64) + ((tl_tid / 4 % 8) + (tl_s29) * 8 + (tl_tid / 32) * 16), M)) R[(int(blockIdx.y) * 64) + ((tl_tid / 4 % 8) + (tl_s29) * 8 + (tl_tid / 32) * 16)] = row_max[tl_s29];
         }
     }
-    // copy(Bias[block.y * 64 +: 8, 0 +: 20], z);  (infer_layouts_kinds.tl:45)
+    // copy(Bias[block.y * 64 +: 8, 0 +: 20], z);  (infer_layouts_kinds.tl:47)
     #pragma unroll
     for (int tl_chunk30 = 0; tl_chunk30 < z_layout::kSlots; tl_chunk30 += 4) {
         if (!(z_layout::valid(tl_tid, tl_chunk30))) continue;
@@ -233,7 +233,7 @@ __global__ void __launch_bounds__(128) layouts_kernel(
             }
         }
     }
-    // for i, j in parallel(8, 20) {  (infer_layouts_kinds.tl:46)
+    // for i, j in parallel(8, 20) {  (infer_layouts_kinds.tl:48)
     // for i, j in parallel(8, 20): each thread visits the elements of `z` it holds
     #pragma unroll
     for (int tl_s33 = 0; tl_s33 < z_layout::kSlots; ++tl_s33) {
@@ -242,7 +242,7 @@ __global__ void __launch_bounds__(128) layouts_kernel(
         [[maybe_unused]] const int j = (z_layout::flat(tl_tid, tl_s33)) % 20;
         z[tl_s33] = z[tl_s33] * 2.0f;
     }
-    // copy(z, Y[block.y * 64 +: 8, 0 +: 20]);  (infer_layouts_kinds.tl:49)
+    // copy(z, Y[block.y * 64 +: 8, 0 +: 20]);  (infer_layouts_kinds.tl:51)
     #pragma unroll
     for (int tl_chunk34 = 0; tl_chunk34 < z_layout::kSlots; tl_chunk34 += 4) {
         if (!(z_layout::valid(tl_tid, tl_chunk34))) continue;
