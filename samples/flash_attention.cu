@@ -208,7 +208,7 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
         // for i in parallel(64): each thread visits the elements of `m` it holds
         #pragma unroll
         for (int tl_s35 = 0; tl_s35 < 2; ++tl_s35) {
-            [[maybe_unused]] const int i = (tl_tid / 4 % 8) + (tl_s35) * 8 + (tl_tid / 32) * 16;
+            [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s35) * 8 + (tl_tid / 32) * 16);
             const float m_new = tl::max(m[tl_s35], m_tile[tl_s35]);
             alpha[tl_s35] = tl::exp2(m[tl_s35] - m_new);
             m[tl_s35] = m_new;
@@ -245,7 +245,7 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
         // for i in parallel(64): each thread visits the elements of `l` it holds
         #pragma unroll
         for (int tl_s38 = 0; tl_s38 < 2; ++tl_s38) {
-            [[maybe_unused]] const int i = (tl_tid / 4 % 8) + (tl_s38) * 8 + (tl_tid / 32) * 16;
+            [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s38) * 8 + (tl_tid / 32) * 16);
             l[tl_s38] = l[tl_s38] * alpha[tl_s38] + l_tile[tl_s38];
         }
         // for i, d in parallel(BM, D) {  (flash_attention.tl:60)

@@ -290,8 +290,8 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
         // copy(X[row0 +: BM, t * BN +: BN], x, pad = -inf);  (softmax.tl:88)
         #pragma unroll
         for (int tl_chunk0 = 0; tl_chunk0 < 8; tl_chunk0 += 8) {
-            const tl::f16* tl_ptr1 = &X[int64_t(row0 + ((tl_tid / 32))) * N + ((t * 256) + ((tl_chunk0) + (tl_tid % 32) * 8))];
-            if (tl::in_bounds(row0 + ((tl_tid / 32)), M) && tl::in_bounds((t * 256) + ((tl_chunk0) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32)), M) && tl::in_bounds(((t * 256) + ((tl_chunk0) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+            const tl::f16* tl_ptr1 = &X[int64_t(row0 + (tl_tid / 32)) * N + ((t * 256) + ((tl_chunk0) + (tl_tid % 32) * 8))];
+            if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((t * 256) + ((tl_chunk0) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds(((t * 256) + ((tl_chunk0) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
                 tl::f16 tl_vec2[8];
                 tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
                 #pragma unroll
@@ -299,7 +299,7 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    x[tl_chunk0 + tl_v] = tl::in_bounds(row0 + ((tl_tid / 32)), M) && tl::in_bounds((t * 256) + (((tl_chunk0 + tl_v)) + (tl_tid % 32) * 8), N) ? tl::convert<float>(X[int64_t(row0 + ((tl_tid / 32))) * N + ((t * 256) + (((tl_chunk0 + tl_v)) + (tl_tid % 32) * 8))]) : -tl::inf<float>();
+                    x[tl_chunk0 + tl_v] = tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((t * 256) + (((tl_chunk0 + tl_v)) + (tl_tid % 32) * 8), N) ? tl::convert<float>(X[int64_t(row0 + (tl_tid / 32)) * N + ((t * 256) + (((tl_chunk0 + tl_v)) + (tl_tid % 32) * 8))]) : -tl::inf<float>();
                 }
             }
         }
@@ -340,7 +340,7 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
         #pragma unroll
         for (int tl_s5 = 0; tl_s5 < 8; ++tl_s5) {
             [[maybe_unused]] const int i = (tl_tid / 32);
-            [[maybe_unused]] const int j = (tl_s5) + (tl_tid % 32) * 8;
+            [[maybe_unused]] const int j = ((tl_s5) + (tl_tid % 32) * 8);
             x[tl_s5] = tl::exp(x[tl_s5] - m[0]);
         }
         // reduce(sum, x, l_tile, axis = 1);  (softmax.tl:98)
@@ -378,8 +378,8 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
         // copy(X[row0 +: BM, t * BN +: BN], x);  (softmax.tl:105)
         #pragma unroll
         for (int tl_chunk8 = 0; tl_chunk8 < 8; tl_chunk8 += 8) {
-            const tl::f16* tl_ptr9 = &X[int64_t(row0 + ((tl_tid / 32))) * N + ((t * 256) + ((tl_chunk8) + (tl_tid % 32) * 8))];
-            if (tl::in_bounds(row0 + ((tl_tid / 32)), M) && tl::in_bounds((t * 256) + ((tl_chunk8) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32)), M) && tl::in_bounds(((t * 256) + ((tl_chunk8) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr9, 16)) {
+            const tl::f16* tl_ptr9 = &X[int64_t(row0 + (tl_tid / 32)) * N + ((t * 256) + ((tl_chunk8) + (tl_tid % 32) * 8))];
+            if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((t * 256) + ((tl_chunk8) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds(((t * 256) + ((tl_chunk8) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr9, 16)) {
                 tl::f16 tl_vec10[8];
                 tl::load_vector<tl::f16, 8>(tl_vec10, tl_ptr9);
                 #pragma unroll
@@ -387,7 +387,7 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    x[tl_chunk8 + tl_v] = tl::in_bounds(row0 + ((tl_tid / 32)), M) && tl::in_bounds((t * 256) + (((tl_chunk8 + tl_v)) + (tl_tid % 32) * 8), N) ? tl::convert<float>(X[int64_t(row0 + ((tl_tid / 32))) * N + ((t * 256) + (((tl_chunk8 + tl_v)) + (tl_tid % 32) * 8))]) : 0.0f;
+                    x[tl_chunk8 + tl_v] = tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((t * 256) + (((tl_chunk8 + tl_v)) + (tl_tid % 32) * 8), N) ? tl::convert<float>(X[int64_t(row0 + (tl_tid / 32)) * N + ((t * 256) + (((tl_chunk8 + tl_v)) + (tl_tid % 32) * 8))]) : 0.0f;
                 }
             }
         }
@@ -396,14 +396,14 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
         #pragma unroll
         for (int tl_s11 = 0; tl_s11 < 8; ++tl_s11) {
             [[maybe_unused]] const int i = (tl_tid / 32);
-            [[maybe_unused]] const int j = (tl_s11) + (tl_tid % 32) * 8;
+            [[maybe_unused]] const int j = ((tl_s11) + (tl_tid % 32) * 8);
             x[tl_s11] = tl::exp(x[tl_s11] - m[0]) / l[0];
         }
         // copy(x, Y[row0 +: BM, t * BN +: BN]);  (softmax.tl:109)
         #pragma unroll
         for (int tl_chunk12 = 0; tl_chunk12 < 8; tl_chunk12 += 8) {
-            tl::f16* tl_ptr13 = &Y[int64_t(row0 + ((tl_tid / 32))) * N + ((t * 256) + ((tl_chunk12) + (tl_tid % 32) * 8))];
-            if (tl::in_bounds(row0 + ((tl_tid / 32)), M) && tl::in_bounds((t * 256) + ((tl_chunk12) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32)), M) && tl::in_bounds(((t * 256) + ((tl_chunk12) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr13, 16)) {
+            tl::f16* tl_ptr13 = &Y[int64_t(row0 + (tl_tid / 32)) * N + ((t * 256) + ((tl_chunk12) + (tl_tid % 32) * 8))];
+            if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((t * 256) + ((tl_chunk12) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds(((t * 256) + ((tl_chunk12) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr13, 16)) {
                 tl::f16 tl_vec14[8];
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec14[tl_v] = tl::convert<tl::f16>(x[tl_chunk12 + tl_v]);
@@ -411,7 +411,7 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(row0 + ((tl_tid / 32)), M) && tl::in_bounds((t * 256) + (((tl_chunk12 + tl_v)) + (tl_tid % 32) * 8), N)) Y[int64_t(row0 + ((tl_tid / 32))) * N + ((t * 256) + (((tl_chunk12 + tl_v)) + (tl_tid % 32) * 8))] = tl::convert<tl::f16>(x[tl_chunk12 + tl_v]);
+                    if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((t * 256) + (((tl_chunk12 + tl_v)) + (tl_tid % 32) * 8), N)) Y[int64_t(row0 + (tl_tid / 32)) * N + ((t * 256) + (((tl_chunk12 + tl_v)) + (tl_tid % 32) * 8))] = tl::convert<tl::f16>(x[tl_chunk12 + tl_v]);
                 }
             }
         }

@@ -52,7 +52,18 @@ std::string int_literal(int64_t v, Dtype t) {
 }
 
 std::string parenthesized(const std::string& s) {
-    return s.find_first_of(" +-*/%?<>&|") == std::string::npos ? s : "(" + s + ")";
+    if (s.find_first_of(" +-*/%?<>&|") == std::string::npos) return s;
+    // Already one parenthesized group: `(a + b)`, not `(a) + (b)`.
+    if (s.front() == '(' && s.back() == ')') {
+        int depth = 0;
+        size_t i = 0;
+        for (; i < s.size(); ++i) {
+            depth += s[i] == '(' ? 1 : s[i] == ')' ? -1 : 0;
+            if (depth == 0) break;
+        }
+        if (i + 1 == s.size()) return s;
+    }
+    return "(" + s + ")";
 }
 
 namespace {

@@ -16,7 +16,7 @@ void KernelEmitter::emit_stage_to_scratch(const ir::Region& r, const std::string
     TLC_CHECK(shape.size() == 2, "gemm operands are 2-d tiles");
     out_.line(block_sync() + ";  // the staging buffer may still be read by a previous gemm");
     auto put = [&](const std::vector<std::string>& coords, const std::string& value) {
-        out_.line(fmt::format("{}[{} * {} + {}] = {};", dst_ptr, coords[0], pitch, coords[1], value));
+        out_.line(fmt::format("{}[{} * {} + {}] = {};", dst_ptr, parenthesized(coords[0]), pitch, parenthesized(coords[1]), value));
     };
     if (is_distributed(b)) {
         for_each_owned(b, Holders::First, [&](const std::vector<std::string>& coords, const std::string& slot) {

@@ -81,7 +81,9 @@ std::vector<std::string> KernelEmitter::layout_coords(const ir::Layout& l, const
     std::vector<std::string> coords;
     int axis = 0;
     for (const ir::Layout::Mode& m : l.modes) {
+        // Parenthesized: callers splice coordinates into larger expressions.
         std::string c = mode_coordinate(m, slot, l.threads, l.registers());
+        if (c.find(" + ") != std::string::npos || c.find(") * ") != std::string::npos) c = "(" + c + ")";
         if (m.axes == 1) {
             coords.push_back(c);
         } else {

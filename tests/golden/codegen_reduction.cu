@@ -67,7 +67,7 @@ __global__ void __launch_bounds__(128) row_sum_kernel(
         // for i in parallel(16): each thread visits the elements of `acc` it holds
         #pragma unroll
         for (int tl_s4 = 0; tl_s4 < 2; ++tl_s4) {
-            [[maybe_unused]] const int i = (tl_tid / 16) + (tl_s4) * 8;
+            [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s4) * 8);
             acc[tl_s4] = acc[tl_s4] + part[tl_s4];
         }
     }

@@ -27,8 +27,8 @@ __global__ void __launch_bounds__(128) k_kernel(
     // copy(A[0 +: 64, 0 +: 64], a);  (gemm_fragment_operand_scratch.tl:8)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < 32; tl_chunk0 += 8) {
-        const tl::f16* tl_ptr1 = &A[int64_t((tl_tid / 8) + (tl_chunk0 / 8) * 16) * 64 + ((tl_chunk0 % 8) + (tl_tid % 8) * 8)];
-        if (tl::in_bounds((tl_tid / 8) + (tl_chunk0 / 8) * 16, 64) && tl::in_bounds((tl_chunk0 % 8) + (tl_tid % 8) * 8, 64) && tl::in_bounds((tl_tid / 8) + (tl_chunk0 / 8) * 16, 64) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid % 8) * 8) + 7, 64) && tl::is_aligned(tl_ptr1, 16)) {
+        const tl::f16* tl_ptr1 = &A[int64_t(((tl_tid / 8) + (tl_chunk0 / 8) * 16)) * 64 + ((tl_chunk0 % 8) + (tl_tid % 8) * 8)];
+        if (tl::in_bounds(((tl_tid / 8) + (tl_chunk0 / 8) * 16), 64) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid % 8) * 8), 64) && tl::in_bounds(((tl_tid / 8) + (tl_chunk0 / 8) * 16), 64) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid % 8) * 8)) + 7, 64) && tl::is_aligned(tl_ptr1, 16)) {
             tl::f16 tl_vec2[8];
             tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
             #pragma unroll
@@ -36,7 +36,7 @@ __global__ void __launch_bounds__(128) k_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                a[tl_chunk0 + tl_v] = tl::in_bounds((tl_tid / 8) + ((tl_chunk0 + tl_v) / 8) * 16, 64) && tl::in_bounds(((tl_chunk0 + tl_v) % 8) + (tl_tid % 8) * 8, 64) ? A[int64_t((tl_tid / 8) + ((tl_chunk0 + tl_v) / 8) * 16) * 64 + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 8) * 8)] : tl::convert<tl::f16>(0.0f);
+                a[tl_chunk0 + tl_v] = tl::in_bounds(((tl_tid / 8) + ((tl_chunk0 + tl_v) / 8) * 16), 64) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid % 8) * 8), 64) ? A[int64_t(((tl_tid / 8) + ((tl_chunk0 + tl_v) / 8) * 16)) * 64 + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 8) * 8)] : tl::convert<tl::f16>(0.0f);
             }
         }
     }
@@ -64,7 +64,7 @@ __global__ void __launch_bounds__(128) k_kernel(
         __syncthreads();  // the staging buffer may still be read by a previous gemm
         #pragma unroll
         for (int tl_s9 = 0; tl_s9 < 32; ++tl_s9) {
-            tl_staged8[(tl_tid / 8) + (tl_s9 / 8) * 16 * 72 + (tl_s9 % 8) + (tl_tid % 8) * 8] = a[tl_s9];
+            tl_staged8[((tl_tid / 8) + (tl_s9 / 8) * 16) * 72 + ((tl_s9 % 8) + (tl_tid % 8) * 8)] = a[tl_s9];
         }
         __syncthreads();
         tl::warp_gemm_mma<64, 64, 64, 4, 1, tl::f16, false, false>(

@@ -182,7 +182,7 @@ __global__ void __launch_bounds__(128) layouts_kernel(
     // for i in parallel(64): each thread visits the elements of `scale` it holds
     #pragma unroll
     for (int tl_s24 = 0; tl_s24 < 2; ++tl_s24) {
-        [[maybe_unused]] const int i = (tl_tid / 4 % 8) + (tl_s24) * 8 + (tl_tid / 32) * 16;
+        [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s24) * 8 + (tl_tid / 32) * 16);
         scale[tl_s24] = 1.0f / (row_max[tl_s24] + small[0 * 16 + 0]);
     }
     // for i, j in parallel(64, 64) {  (infer_layouts_kinds.tl:42)

@@ -122,7 +122,7 @@ __global__ void __launch_bounds__(64) reduce_i8_kernel(
     #pragma unroll
     for (int tl_chunk7 = 0; tl_chunk7 < 8; tl_chunk7 += 8) {
         const int8_t* tl_ptr8 = &Rows[int64_t((tl_tid / 2 % 4)) * 16 + ((tl_chunk7) + (tl_tid % 2) * 8)];
-        if (tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds((tl_chunk7) + (tl_tid % 2) * 8, 16) && tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds(((tl_chunk7) + (tl_tid % 2) * 8) + 7, 16) && tl::is_aligned(tl_ptr8, 8)) {
+        if (tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds(((tl_chunk7) + (tl_tid % 2) * 8), 16) && tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds((((tl_chunk7) + (tl_tid % 2) * 8)) + 7, 16) && tl::is_aligned(tl_ptr8, 8)) {
             int8_t tl_vec9[8];
             tl::load_vector<int8_t, 8>(tl_vec9, tl_ptr8);
             #pragma unroll
@@ -130,7 +130,7 @@ __global__ void __launch_bounds__(64) reduce_i8_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                rows[tl_chunk7 + tl_v] = tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds(((tl_chunk7 + tl_v)) + (tl_tid % 2) * 8, 16) ? Rows[int64_t((tl_tid / 2 % 4)) * 16 + (((tl_chunk7 + tl_v)) + (tl_tid % 2) * 8)] : static_cast<int8_t>(0);
+                rows[tl_chunk7 + tl_v] = tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds((((tl_chunk7 + tl_v)) + (tl_tid % 2) * 8), 16) ? Rows[int64_t((tl_tid / 2 % 4)) * 16 + (((tl_chunk7 + tl_v)) + (tl_tid % 2) * 8)] : static_cast<int8_t>(0);
             }
         }
     }
@@ -157,7 +157,7 @@ __global__ void __launch_bounds__(64) reduce_i8_kernel(
     if ((tl_tid % 2) == 0 && (tl_tid / 8) == 0) {
         #pragma unroll
         for (int tl_s11 = 0; tl_s11 < 1; ++tl_s11) {
-            if (tl::in_bounds(4 + ((tl_tid / 2 % 4)), N)) Y[4 + ((tl_tid / 2 % 4))] = r[tl_s11];
+            if (tl::in_bounds(4 + (tl_tid / 2 % 4), N)) Y[4 + (tl_tid / 2 % 4)] = r[tl_s11];
         }
     }
     // reduce(min, rows, r);  (reduce_int_dtypes.tl:23)
@@ -183,7 +183,7 @@ __global__ void __launch_bounds__(64) reduce_i8_kernel(
     if ((tl_tid % 2) == 0 && (tl_tid / 8) == 0) {
         #pragma unroll
         for (int tl_s13 = 0; tl_s13 < 1; ++tl_s13) {
-            if (tl::in_bounds(8 + ((tl_tid / 2 % 4)), N)) Y[8 + ((tl_tid / 2 % 4))] = r[tl_s13];
+            if (tl::in_bounds(8 + (tl_tid / 2 % 4), N)) Y[8 + (tl_tid / 2 % 4)] = r[tl_s13];
         }
     }
 }
@@ -303,7 +303,7 @@ __global__ void __launch_bounds__(64) reduce_u8_kernel(
     #pragma unroll
     for (int tl_chunk7 = 0; tl_chunk7 < 8; tl_chunk7 += 8) {
         const uint8_t* tl_ptr8 = &Rows[int64_t((tl_tid / 2 % 4)) * 16 + ((tl_chunk7) + (tl_tid % 2) * 8)];
-        if (tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds((tl_chunk7) + (tl_tid % 2) * 8, 16) && tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds(((tl_chunk7) + (tl_tid % 2) * 8) + 7, 16) && tl::is_aligned(tl_ptr8, 8)) {
+        if (tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds(((tl_chunk7) + (tl_tid % 2) * 8), 16) && tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds((((tl_chunk7) + (tl_tid % 2) * 8)) + 7, 16) && tl::is_aligned(tl_ptr8, 8)) {
             uint8_t tl_vec9[8];
             tl::load_vector<uint8_t, 8>(tl_vec9, tl_ptr8);
             #pragma unroll
@@ -311,7 +311,7 @@ __global__ void __launch_bounds__(64) reduce_u8_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                rows[tl_chunk7 + tl_v] = tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds(((tl_chunk7 + tl_v)) + (tl_tid % 2) * 8, 16) ? Rows[int64_t((tl_tid / 2 % 4)) * 16 + (((tl_chunk7 + tl_v)) + (tl_tid % 2) * 8)] : static_cast<uint8_t>(0);
+                rows[tl_chunk7 + tl_v] = tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds((((tl_chunk7 + tl_v)) + (tl_tid % 2) * 8), 16) ? Rows[int64_t((tl_tid / 2 % 4)) * 16 + (((tl_chunk7 + tl_v)) + (tl_tid % 2) * 8)] : static_cast<uint8_t>(0);
             }
         }
     }
@@ -338,7 +338,7 @@ __global__ void __launch_bounds__(64) reduce_u8_kernel(
     if ((tl_tid % 2) == 0 && (tl_tid / 8) == 0) {
         #pragma unroll
         for (int tl_s11 = 0; tl_s11 < 1; ++tl_s11) {
-            if (tl::in_bounds(4 + ((tl_tid / 2 % 4)), N)) Y[4 + ((tl_tid / 2 % 4))] = r[tl_s11];
+            if (tl::in_bounds(4 + (tl_tid / 2 % 4), N)) Y[4 + (tl_tid / 2 % 4)] = r[tl_s11];
         }
     }
     // reduce(min, rows, r);  (reduce_int_dtypes.tl:44)
@@ -364,7 +364,7 @@ __global__ void __launch_bounds__(64) reduce_u8_kernel(
     if ((tl_tid % 2) == 0 && (tl_tid / 8) == 0) {
         #pragma unroll
         for (int tl_s13 = 0; tl_s13 < 1; ++tl_s13) {
-            if (tl::in_bounds(8 + ((tl_tid / 2 % 4)), N)) Y[8 + ((tl_tid / 2 % 4))] = r[tl_s13];
+            if (tl::in_bounds(8 + (tl_tid / 2 % 4), N)) Y[8 + (tl_tid / 2 % 4)] = r[tl_s13];
         }
     }
 }
@@ -484,7 +484,7 @@ __global__ void __launch_bounds__(64) reduce_i16_kernel(
     #pragma unroll
     for (int tl_chunk7 = 0; tl_chunk7 < 8; tl_chunk7 += 8) {
         const int16_t* tl_ptr8 = &Rows[int64_t((tl_tid / 2 % 4)) * 16 + ((tl_chunk7) + (tl_tid % 2) * 8)];
-        if (tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds((tl_chunk7) + (tl_tid % 2) * 8, 16) && tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds(((tl_chunk7) + (tl_tid % 2) * 8) + 7, 16) && tl::is_aligned(tl_ptr8, 16)) {
+        if (tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds(((tl_chunk7) + (tl_tid % 2) * 8), 16) && tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds((((tl_chunk7) + (tl_tid % 2) * 8)) + 7, 16) && tl::is_aligned(tl_ptr8, 16)) {
             int16_t tl_vec9[8];
             tl::load_vector<int16_t, 8>(tl_vec9, tl_ptr8);
             #pragma unroll
@@ -492,7 +492,7 @@ __global__ void __launch_bounds__(64) reduce_i16_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                rows[tl_chunk7 + tl_v] = tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds(((tl_chunk7 + tl_v)) + (tl_tid % 2) * 8, 16) ? Rows[int64_t((tl_tid / 2 % 4)) * 16 + (((tl_chunk7 + tl_v)) + (tl_tid % 2) * 8)] : static_cast<int16_t>(0);
+                rows[tl_chunk7 + tl_v] = tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds((((tl_chunk7 + tl_v)) + (tl_tid % 2) * 8), 16) ? Rows[int64_t((tl_tid / 2 % 4)) * 16 + (((tl_chunk7 + tl_v)) + (tl_tid % 2) * 8)] : static_cast<int16_t>(0);
             }
         }
     }
@@ -519,7 +519,7 @@ __global__ void __launch_bounds__(64) reduce_i16_kernel(
     if ((tl_tid % 2) == 0 && (tl_tid / 8) == 0) {
         #pragma unroll
         for (int tl_s11 = 0; tl_s11 < 1; ++tl_s11) {
-            if (tl::in_bounds(4 + ((tl_tid / 2 % 4)), N)) Y[4 + ((tl_tid / 2 % 4))] = r[tl_s11];
+            if (tl::in_bounds(4 + (tl_tid / 2 % 4), N)) Y[4 + (tl_tid / 2 % 4)] = r[tl_s11];
         }
     }
     // reduce(min, rows, r);  (reduce_int_dtypes.tl:65)
@@ -545,7 +545,7 @@ __global__ void __launch_bounds__(64) reduce_i16_kernel(
     if ((tl_tid % 2) == 0 && (tl_tid / 8) == 0) {
         #pragma unroll
         for (int tl_s13 = 0; tl_s13 < 1; ++tl_s13) {
-            if (tl::in_bounds(8 + ((tl_tid / 2 % 4)), N)) Y[8 + ((tl_tid / 2 % 4))] = r[tl_s13];
+            if (tl::in_bounds(8 + (tl_tid / 2 % 4), N)) Y[8 + (tl_tid / 2 % 4)] = r[tl_s13];
         }
     }
 }
@@ -665,7 +665,7 @@ __global__ void __launch_bounds__(64) reduce_i32_kernel(
     #pragma unroll
     for (int tl_chunk7 = 0; tl_chunk7 < 8; tl_chunk7 += 4) {
         const int32_t* tl_ptr8 = &Rows[int64_t((tl_tid / 2 % 4)) * 16 + ((tl_chunk7) + (tl_tid % 2) * 8)];
-        if (tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds((tl_chunk7) + (tl_tid % 2) * 8, 16) && tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds(((tl_chunk7) + (tl_tid % 2) * 8) + 3, 16) && tl::is_aligned(tl_ptr8, 16)) {
+        if (tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds(((tl_chunk7) + (tl_tid % 2) * 8), 16) && tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds((((tl_chunk7) + (tl_tid % 2) * 8)) + 3, 16) && tl::is_aligned(tl_ptr8, 16)) {
             int32_t tl_vec9[4];
             tl::load_vector<int32_t, 4>(tl_vec9, tl_ptr8);
             #pragma unroll
@@ -673,7 +673,7 @@ __global__ void __launch_bounds__(64) reduce_i32_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                rows[tl_chunk7 + tl_v] = tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds(((tl_chunk7 + tl_v)) + (tl_tid % 2) * 8, 16) ? Rows[int64_t((tl_tid / 2 % 4)) * 16 + (((tl_chunk7 + tl_v)) + (tl_tid % 2) * 8)] : 0;
+                rows[tl_chunk7 + tl_v] = tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds((((tl_chunk7 + tl_v)) + (tl_tid % 2) * 8), 16) ? Rows[int64_t((tl_tid / 2 % 4)) * 16 + (((tl_chunk7 + tl_v)) + (tl_tid % 2) * 8)] : 0;
             }
         }
     }
@@ -700,7 +700,7 @@ __global__ void __launch_bounds__(64) reduce_i32_kernel(
     if ((tl_tid % 2) == 0 && (tl_tid / 8) == 0) {
         #pragma unroll
         for (int tl_s11 = 0; tl_s11 < 1; ++tl_s11) {
-            if (tl::in_bounds(4 + ((tl_tid / 2 % 4)), N)) Y[4 + ((tl_tid / 2 % 4))] = r[tl_s11];
+            if (tl::in_bounds(4 + (tl_tid / 2 % 4), N)) Y[4 + (tl_tid / 2 % 4)] = r[tl_s11];
         }
     }
     // reduce(min, rows, r);  (reduce_int_dtypes.tl:86)
@@ -726,7 +726,7 @@ __global__ void __launch_bounds__(64) reduce_i32_kernel(
     if ((tl_tid % 2) == 0 && (tl_tid / 8) == 0) {
         #pragma unroll
         for (int tl_s13 = 0; tl_s13 < 1; ++tl_s13) {
-            if (tl::in_bounds(8 + ((tl_tid / 2 % 4)), N)) Y[8 + ((tl_tid / 2 % 4))] = r[tl_s13];
+            if (tl::in_bounds(8 + (tl_tid / 2 % 4), N)) Y[8 + (tl_tid / 2 % 4)] = r[tl_s13];
         }
     }
 }
@@ -846,7 +846,7 @@ __global__ void __launch_bounds__(64) reduce_i64_kernel(
     #pragma unroll
     for (int tl_chunk7 = 0; tl_chunk7 < 8; tl_chunk7 += 2) {
         const int64_t* tl_ptr8 = &Rows[int64_t((tl_tid / 2 % 4)) * 16 + ((tl_chunk7) + (tl_tid % 2) * 8)];
-        if (tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds((tl_chunk7) + (tl_tid % 2) * 8, 16) && tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds(((tl_chunk7) + (tl_tid % 2) * 8) + 1, 16) && tl::is_aligned(tl_ptr8, 16)) {
+        if (tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds(((tl_chunk7) + (tl_tid % 2) * 8), 16) && tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds((((tl_chunk7) + (tl_tid % 2) * 8)) + 1, 16) && tl::is_aligned(tl_ptr8, 16)) {
             int64_t tl_vec9[2];
             tl::load_vector<int64_t, 2>(tl_vec9, tl_ptr8);
             #pragma unroll
@@ -854,7 +854,7 @@ __global__ void __launch_bounds__(64) reduce_i64_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                rows[tl_chunk7 + tl_v] = tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds(((tl_chunk7 + tl_v)) + (tl_tid % 2) * 8, 16) ? Rows[int64_t((tl_tid / 2 % 4)) * 16 + (((tl_chunk7 + tl_v)) + (tl_tid % 2) * 8)] : 0LL;
+                rows[tl_chunk7 + tl_v] = tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds((((tl_chunk7 + tl_v)) + (tl_tid % 2) * 8), 16) ? Rows[int64_t((tl_tid / 2 % 4)) * 16 + (((tl_chunk7 + tl_v)) + (tl_tid % 2) * 8)] : 0LL;
             }
         }
     }
@@ -881,7 +881,7 @@ __global__ void __launch_bounds__(64) reduce_i64_kernel(
     if ((tl_tid % 2) == 0 && (tl_tid / 8) == 0) {
         #pragma unroll
         for (int tl_s11 = 0; tl_s11 < 1; ++tl_s11) {
-            if (tl::in_bounds(4 + ((tl_tid / 2 % 4)), N)) Y[4 + ((tl_tid / 2 % 4))] = r[tl_s11];
+            if (tl::in_bounds(4 + (tl_tid / 2 % 4), N)) Y[4 + (tl_tid / 2 % 4)] = r[tl_s11];
         }
     }
     // reduce(min, rows, r);  (reduce_int_dtypes.tl:107)
@@ -907,7 +907,7 @@ __global__ void __launch_bounds__(64) reduce_i64_kernel(
     if ((tl_tid % 2) == 0 && (tl_tid / 8) == 0) {
         #pragma unroll
         for (int tl_s13 = 0; tl_s13 < 1; ++tl_s13) {
-            if (tl::in_bounds(8 + ((tl_tid / 2 % 4)), N)) Y[8 + ((tl_tid / 2 % 4))] = r[tl_s13];
+            if (tl::in_bounds(8 + (tl_tid / 2 % 4), N)) Y[8 + (tl_tid / 2 % 4)] = r[tl_s13];
         }
     }
 }
@@ -1027,7 +1027,7 @@ __global__ void __launch_bounds__(64) reduce_u32_kernel(
     #pragma unroll
     for (int tl_chunk7 = 0; tl_chunk7 < 8; tl_chunk7 += 4) {
         const uint32_t* tl_ptr8 = &Rows[int64_t((tl_tid / 2 % 4)) * 16 + ((tl_chunk7) + (tl_tid % 2) * 8)];
-        if (tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds((tl_chunk7) + (tl_tid % 2) * 8, 16) && tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds(((tl_chunk7) + (tl_tid % 2) * 8) + 3, 16) && tl::is_aligned(tl_ptr8, 16)) {
+        if (tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds(((tl_chunk7) + (tl_tid % 2) * 8), 16) && tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds((((tl_chunk7) + (tl_tid % 2) * 8)) + 3, 16) && tl::is_aligned(tl_ptr8, 16)) {
             uint32_t tl_vec9[4];
             tl::load_vector<uint32_t, 4>(tl_vec9, tl_ptr8);
             #pragma unroll
@@ -1035,7 +1035,7 @@ __global__ void __launch_bounds__(64) reduce_u32_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                rows[tl_chunk7 + tl_v] = tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds(((tl_chunk7 + tl_v)) + (tl_tid % 2) * 8, 16) ? Rows[int64_t((tl_tid / 2 % 4)) * 16 + (((tl_chunk7 + tl_v)) + (tl_tid % 2) * 8)] : 0u;
+                rows[tl_chunk7 + tl_v] = tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds((((tl_chunk7 + tl_v)) + (tl_tid % 2) * 8), 16) ? Rows[int64_t((tl_tid / 2 % 4)) * 16 + (((tl_chunk7 + tl_v)) + (tl_tid % 2) * 8)] : 0u;
             }
         }
     }
@@ -1062,7 +1062,7 @@ __global__ void __launch_bounds__(64) reduce_u32_kernel(
     if ((tl_tid % 2) == 0 && (tl_tid / 8) == 0) {
         #pragma unroll
         for (int tl_s11 = 0; tl_s11 < 1; ++tl_s11) {
-            if (tl::in_bounds(4 + ((tl_tid / 2 % 4)), N)) Y[4 + ((tl_tid / 2 % 4))] = r[tl_s11];
+            if (tl::in_bounds(4 + (tl_tid / 2 % 4), N)) Y[4 + (tl_tid / 2 % 4)] = r[tl_s11];
         }
     }
     // reduce(min, rows, r);  (reduce_int_dtypes.tl:128)
@@ -1088,7 +1088,7 @@ __global__ void __launch_bounds__(64) reduce_u32_kernel(
     if ((tl_tid % 2) == 0 && (tl_tid / 8) == 0) {
         #pragma unroll
         for (int tl_s13 = 0; tl_s13 < 1; ++tl_s13) {
-            if (tl::in_bounds(8 + ((tl_tid / 2 % 4)), N)) Y[8 + ((tl_tid / 2 % 4))] = r[tl_s13];
+            if (tl::in_bounds(8 + (tl_tid / 2 % 4), N)) Y[8 + (tl_tid / 2 % 4)] = r[tl_s13];
         }
     }
 }

@@ -108,7 +108,7 @@ __global__ void __launch_bounds__(128) gemm_kernel(
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < b_layout::kSlots; ++tl_s18) {
                 if (!(b_layout::valid(tl_tid, tl_s18))) continue;
-                tl_staged17[(b_layout::flat(tl_tid, tl_s18)) / 64 * 72 + (b_layout::flat(tl_tid, tl_s18)) % 64] = b[tl_s18];
+                tl_staged17[((b_layout::flat(tl_tid, tl_s18)) / 64) * 72 + ((b_layout::flat(tl_tid, tl_s18)) % 64)] = b[tl_s18];
             }
             __syncthreads();
             tl::warp_gemm_mma<64, 64, 64, 2, 2, tl::f16, false, false>(
