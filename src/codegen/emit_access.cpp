@@ -2,6 +2,7 @@
 // fragment slots and replicated arrays; tile coordinates to buffer indices.
 #include "codegen/cuda_names.h"
 #include "codegen/kernel_emitter.h"
+#include "codegen/layout_expr.h"
 #include "support/check.h"
 
 #include <fmt/format.h>
@@ -46,14 +47,7 @@ std::string KernelEmitter::flatten(const std::vector<std::string>& idx, const st
 }
 
 std::vector<std::string> KernelEmitter::unflatten(const std::string& flat, const std::vector<int64_t>& shape) const {
-    std::vector<std::string> out(shape.size());
-    int64_t stride = 1;
-    for (size_t d = shape.size(); d-- > 0;) {
-        std::string q = stride == 1 ? flat : fmt::format("{} / {}", parenthesized(flat), stride);
-        out[d] = d == 0 ? q : fmt::format("{} % {}", parenthesized(q), shape[d]);
-        stride *= shape[d];
-    }
-    return out;
+    return unflatten_index(flat, shape);
 }
 
 std::string KernelEmitter::element(const ir::Buffer& b, const std::vector<std::string>& indices) {

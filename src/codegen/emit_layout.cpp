@@ -1,5 +1,8 @@
 // Fragment layouts in the generated code: slot counts, padding and first-replica conditions, tile
 // coordinates written out from a layout's digits, and the register map of a broadcast read.
+#include "codegen/layout_expr.h"
+
+#include "codegen/cuda_names.h"
 #include "codegen/kernel_emitter.h"
 #include "support/check.h"
 
@@ -49,35 +52,38 @@ int64_t mode_span(const ir::Layout::Mode& m) {
 
 } // namespace
 
-std::string KernelEmitter::slot_count(const FragmentLayout& l) const {
-    if (l.kind == LayoutKind::General) return std::to_string(l.layout.registers());
-    return l.type_name + "::kSlots";
+std::vector<std::string> unflatten_index(const std::string& flat, const std::vector<int64_t>& shape) {
+    std::vector<std::string> out(shape.size());
+    int64_t stride = 1;
+    for (size_t d = shape.size(); d-- > 0;) {
+        std::string q = stride == 1 ? flat : fmt::format("{} / {}", parenthesized(flat), stride);
+        out[d] = d == 0 ? q : fmt::format("{} % {}", parenthesized(q), shape[d]);
+        stride *= shape[d];
+    }
+    return out;
 }
 
-std::string KernelEmitter::slot_valid(const FragmentLayout& l, const std::string& slot) const {
-    if (l.kind == LayoutKind::Blocked) return fmt::format("{}::valid(tl_tid, {})", l.type_name, slot);
-    if (l.kind != LayoutKind::General) return "";
+std::string layout_padding_condition(const ir::Layout& l, const std::string& slot) {
     // A mode whose digits span more than its size has padding: the coordinate must be in range.
     std::string cond;
     int axis = 0;
-    for (const ir::Layout::Mode& m : l.layout.modes) {
-        int64_t size = mode_size(l.layout, axis, m.axes);
+    for (const ir::Layout::Mode& m : l.modes) {
+        int64_t size = mode_size(l, axis, m.axes);
         if (mode_span(m) > size)
-            cond += fmt::format("{}{} < {}", cond.empty() ? "" : " && ",
-                                mode_coordinate(m, slot, l.layout.threads, l.layout.registers()), size);
+            cond += fmt::format("{}{} < {}", cond.empty() ? "" : " && ", mode_coordinate(m, slot, l.threads, l.registers()), size);
         axis += m.axes;
     }
     return cond;
 }
 
-std::string KernelEmitter::first_replica(const ir::Layout& l) const {
+std::string first_replica_condition(const ir::Layout& l) {
     std::string cond;
     for (const ir::LayoutFactor& f : l.replication())
         cond += fmt::format("{}{} == 0", cond.empty() ? "" : " && ", digit("tl_tid", f, l.threads));
     return cond;
 }
 
-std::vector<std::string> KernelEmitter::layout_coords(const ir::Layout& l, const std::string& slot) const {
+std::vector<std::string> layout_coordinates(const ir::Layout& l, const std::string& slot) {
     std::vector<std::string> coords;
     int axis = 0;
     for (const ir::Layout::Mode& m : l.modes) {
@@ -88,14 +94,14 @@ std::vector<std::string> KernelEmitter::layout_coords(const ir::Layout& l, const
             coords.push_back(c);
         } else {
             std::vector<int64_t> sub(l.shape.begin() + axis, l.shape.begin() + axis + m.axes);
-            for (std::string& part : unflatten(c, sub)) coords.push_back(part);
+            for (std::string& part : unflatten_index(c, sub)) coords.push_back(part);
         }
         axis += m.axes;
     }
     return coords;
 }
 
-std::string KernelEmitter::sliced_slot(const ir::Layout& anchor, const std::vector<int>& kept, const std::string& slot) const {
+std::string sliced_register_index(const ir::Layout& anchor, const std::vector<int>& kept, const std::string& slot) {
     std::vector<int> dropped;
     for (int a = 0; a < anchor.rank(); ++a)
         if (std::find(kept.begin(), kept.end(), a) == kept.end()) dropped.push_back(a);
@@ -108,6 +114,27 @@ std::string KernelEmitter::sliced_slot(const ir::Layout& anchor, const std::vect
         sum += (sum.empty() ? "" : " + ") + (d.to_stride == 1 ? digit_text : fmt::format("{} * {}", digit_text, d.to_stride));
     }
     return sum.empty() ? "0" : sum;
+}
+
+std::string KernelEmitter::slot_count(const FragmentLayout& l) const {
+    if (l.kind == LayoutKind::General) return std::to_string(l.layout.registers());
+    return l.type_name + "::kSlots";
+}
+
+std::string KernelEmitter::slot_valid(const FragmentLayout& l, const std::string& slot) const {
+    if (l.kind == LayoutKind::Blocked) return fmt::format("{}::valid(tl_tid, {})", l.type_name, slot);
+    if (l.kind != LayoutKind::General) return "";
+    return layout_padding_condition(l.layout, slot);
+}
+
+std::string KernelEmitter::first_replica(const ir::Layout& l) const { return first_replica_condition(l); }
+
+std::vector<std::string> KernelEmitter::layout_coords(const ir::Layout& l, const std::string& slot) const {
+    return layout_coordinates(l, slot);
+}
+
+std::string KernelEmitter::sliced_slot(const ir::Layout& anchor, const std::vector<int>& kept, const std::string& slot) const {
+    return sliced_register_index(anchor, kept, slot);
 }
 
 } // namespace tlc::codegen
