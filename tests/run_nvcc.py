@@ -3,7 +3,8 @@
 -Werror all-warnings -I runtime, compiles
   - every tests/golden/*.cu, for the arch on its .tl's `// TLC-ARGS:` line (default sm_90a), and
     also for sm_80 when it holds a warp-specialized kernel (`<name>_kernel_sm90`);
-  - every samples/**/*.tl and stdlib/*.tl translated by tlc for sm_80 and sm_90a (a
+  - every samples/**/*.tl and stdlib/*.tl translated by tlc for sm_80 and sm_90a (stdlib kernels,
+    and attention at D = 128, also with `ptxas -v`: no spill and no stack frame allowed) (a
     `// REQUIRES: sm_90a` line limits a file to the listed archs); the committed samples/*.cu and
     stdlib/*.cu are the sm_90a translations (the examples.fresh test keeps them so);
 then builds the GPU test programs of tests/gpu/variants.sh (every sample and stdlib file with its
@@ -66,19 +67,25 @@ def main():
 
     # 1. Every sample and stdlib file, translated for both archs into tmp/<arch>/<its path>.
     compile_jobs = []  # (description, nvcc argv)
-    for tl in tl_files(args.root, "samples/**/*.tl", "stdlib/*.tl"):
+    # Standard-library kernels (and the variants most likely to run out of registers) are also
+    # checked for what ptxas reports: no spills, no stack frame (local memory).
+    variants = [(tl, []) for tl in tl_files(args.root, "samples/**/*.tl", "stdlib/*.tl")]
+    variants += [(os.path.join(args.root, "stdlib", "attention.tl"), ["-D", "D=128"])]
+    for tl, defines in variants:
         if not wanted(tl):
             continue
         with open(tl, encoding="utf-8", errors="replace") as f:
             requires = directive(f.read(), "REQUIRES")
+        stdlib = rel(tl).startswith("stdlib" + os.sep)
         for arch in [a for a in ARCHS if not requires or a in requires.split()]:
-            cu = os.path.join(tmp, arch, os.path.splitext(rel(tl))[0] + ".cu")
+            suffix = "".join("-" + d.replace("=", "") for d in defines if d != "-D")
+            cu = os.path.join(tmp, arch, os.path.splitext(rel(tl))[0] + suffix + ".cu")
             os.makedirs(os.path.dirname(cu), exist_ok=True)
-            r = run([args.tlc, tl, "--arch", arch, "-o", cu], cwd=args.root)
-            if res.check(f"tlc {rel(tl)} --arch {arch}", r.returncode == 0,
-                         f"{describe_exit(r.returncode)}\n{r.stderr[-3000:]}"):
-                compile_jobs.append((f"{rel(tl)} [{arch}]",
-                                     [nvcc, "-std=c++17", "-c", *WERROR, "-I", runtime, GENCODE[arch], cu, "-o", cu + ".o"]))
+            r = run([args.tlc, tl, "--arch", arch, *defines, "-o", cu], cwd=args.root)
+            name = f"{rel(tl)}{' ' + ' '.join(defines) if defines else ''} [{arch}]"
+            if res.check(f"tlc {name}", r.returncode == 0, f"{describe_exit(r.returncode)}\n{r.stderr[-3000:]}"):
+                compile_jobs.append((name, [nvcc, "-std=c++17", "-c", *WERROR, *(["-Xptxas", "-v"] if stdlib else []),
+                                            "-I", runtime, GENCODE[arch], cu, "-o", cu + ".o"]))
 
     # 2. The golden .cu files, for the arch they were generated for.
     for cu in tl_files(args.root, "tests/golden/*.cu"):
@@ -110,6 +117,10 @@ def main():
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
         for (name, argv), r, seconds in pool.map(compile_one, compile_jobs):
             ok = r.returncode == 0
+            if ok and "-v" in argv:
+                local = [l.strip() for l in r.stderr.splitlines()
+                         if "stack frame" in l and l.strip() != "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"]
+                res.check(f"ptxas {name}: no spills, no stack frame", not local, "\n".join(local[:10]))
             if ok:
                 print(f"ok   {name} ({seconds:.1f} s)", flush=True)
             lines = (r.stdout + r.stderr).splitlines()
