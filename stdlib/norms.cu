@@ -11,7 +11,7 @@ __device__ __forceinline__ float gelu(float x) {
     return 0.5f * x * (1.0f + tl::erf(x * 0.7071067690849304f));
 }
 
-// kernel layernorm<BN = 1024, T = f16>  (stdlib/norms.tl:8)
+// kernel layernorm<BN = 1024, ROW = 8192, T = f16>  (stdlib/norms.tl:9)
 // 256 threads per block, 32 bytes of shared memory
 __global__ void __launch_bounds__(256) layernorm_kernel(
         const tl::f16* __restrict__ X,
@@ -22,12 +22,18 @@ __global__ void __launch_bounds__(256) layernorm_kernel(
         int32_t M,
         int32_t N)
 {
+    using r_layout = tl::BlockedLayout<8192, 8, 256>;  // fragment r: f32[8192]
+    using rw_layout = tl::BlockedLayout<8192, 8, 256>;  // fragment rw: f32[8192]
+    using rb_layout = tl::BlockedLayout<8192, 8, 256>;  // fragment rb: f32[8192]
     using x_layout = tl::BlockedLayout<1024, 8, 256>;  // fragment x: f32[1024]
     using w_layout = tl::BlockedLayout<1024, 8, 256>;  // fragment w: f32[1024]
     using b_layout = tl::BlockedLayout<1024, 8, 256>;  // fragment b: f32[1024]
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
     unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    float r[r_layout::kSlots];  // fragment r: f32[8192]
+    float rw[rw_layout::kSlots];  // fragment rw: f32[8192]
+    float rb[rb_layout::kSlots];  // fragment rb: f32[8192]
     float x[x_layout::kSlots];  // fragment x: f32[1024]
     float w[w_layout::kSlots];  // fragment w: f32[1024]
     float b[b_layout::kSlots];  // fragment b: f32[1024]
@@ -35,171 +41,292 @@ __global__ void __launch_bounds__(256) layernorm_kernel(
     float sum_d2 = 0.0f;
     float part;
     const int32_t row = int(blockIdx.x);
-    const int32_t n_tiles = tl::cdiv(N, 1024);
     const float n = static_cast<float>(N);
-    for (int t = 0; t < n_tiles; ++t) {
-        // copy(X[row, t * BN +: BN], x);  (norms.tl:24)
+    if (N <= 8192) {
+        // copy(X[row, 0 +: ROW], r);  (norms.tl:26)
         #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 8) {
-            if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
-            const tl::f16* tl_ptr1 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0)))];
-            if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0))) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+        for (int tl_chunk0 = 0; tl_chunk0 < r_layout::kSlots; tl_chunk0 += 8) {
+            if (!(r_layout::valid(tl_tid, tl_chunk0))) continue;
+            const tl::f16* tl_ptr1 = &X[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk0))];
+            if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk0), N) && tl::in_bounds(row, M) && tl::in_bounds((r_layout::flat(tl_tid, tl_chunk0)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
                 tl::f16 tl_vec2[8];
                 tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+                for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    x[tl_chunk0 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0 + tl_v)))]) : 0.0f;
+                    r[tl_chunk0 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk0 + tl_v), N) ? tl::convert<float>(X[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk0 + tl_v))]) : 0.0f;
                 }
             }
         }
-        // reduce(sum, x, part);  (norms.tl:25)
+        // reduce(sum, r, part);  (norms.tl:27)
         {
             float tl_part[1];
             #pragma unroll
             for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
             #pragma unroll
-            for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
-                if (!(x_layout::valid(tl_tid, tl_s3))) continue;
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s3]));
+            for (int tl_s3 = 0; tl_s3 < r_layout::kSlots; ++tl_s3) {
+                if (!(r_layout::valid(tl_tid, tl_s3))) continue;
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(r[tl_s3]));
             }
             tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
             {
                 part = tl_part[0];
             }
         }
-        sum_x = sum_x + part;
-    }
-    const float mean = sum_x / n;
-    for (int t = 0; t < n_tiles; ++t) {
-        // copy(X[row, t * BN +: BN], x);  (norms.tl:31)
+        const float mean = part / n;
+        // for j in parallel(ROW) {  (norms.tl:29)
+        // for j in parallel(8192): each thread visits the elements of `r` it holds
         #pragma unroll
-        for (int tl_chunk4 = 0; tl_chunk4 < x_layout::kSlots; tl_chunk4 += 8) {
-            if (!(x_layout::valid(tl_tid, tl_chunk4))) continue;
-            const tl::f16* tl_ptr5 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk4)))];
-            if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk4)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk4))) + 7, N) && tl::is_aligned(tl_ptr5, 16)) {
-                tl::f16 tl_vec6[8];
-                tl::load_vector<tl::f16, 8>(tl_vec6, tl_ptr5);
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk4 + tl_v] = tl::convert<float>(tl_vec6[tl_v]);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    x[tl_chunk4 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk4 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk4 + tl_v)))]) : 0.0f;
-                }
-            }
+        for (int tl_s4 = 0; tl_s4 < r_layout::kSlots; ++tl_s4) {
+            if (!(r_layout::valid(tl_tid, tl_s4))) continue;
+            const int j = r_layout::flat(tl_tid, tl_s4);
+            const float d = r[tl_s4] - mean;
+            r[tl_s4] = d;
+            rw[tl_s4] = j < N ? d * d : 0.0f;
         }
-        // for j in parallel(BN) {  (norms.tl:32)
-        // for j in parallel(1024): each thread visits the elements of `x` it holds
-        #pragma unroll
-        for (int tl_s7 = 0; tl_s7 < x_layout::kSlots; ++tl_s7) {
-            if (!(x_layout::valid(tl_tid, tl_s7))) continue;
-            const int j = x_layout::flat(tl_tid, tl_s7);
-            const float d = x[tl_s7] - mean;
-            x[tl_s7] = t * 1024 + j < N ? d * d : 0.0f;
-        }
-        // reduce(sum, x, part);  (norms.tl:36)
+        // reduce(sum, rw, part);  (norms.tl:34)
         {
             float tl_part[1];
             #pragma unroll
             for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
             #pragma unroll
-            for (int tl_s8 = 0; tl_s8 < x_layout::kSlots; ++tl_s8) {
-                if (!(x_layout::valid(tl_tid, tl_s8))) continue;
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s8]));
+            for (int tl_s5 = 0; tl_s5 < rw_layout::kSlots; ++tl_s5) {
+                if (!(rw_layout::valid(tl_tid, tl_s5))) continue;
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(rw[tl_s5]));
             }
             tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
             {
                 part = tl_part[0];
             }
         }
-        sum_d2 = sum_d2 + part;
-    }
-    const float rstd = tl::rsqrt(sum_d2 / n + eps);
-    for (int t = 0; t < n_tiles; ++t) {
-        const int32_t c0 = t * 1024;
-        // copy(X[row, c0 +: BN], x);  (norms.tl:43)
+        const float rstd = tl::rsqrt(part / n + eps);
+        // copy(W[0 +: ROW], rw);  (norms.tl:36)
         #pragma unroll
-        for (int tl_chunk9 = 0; tl_chunk9 < x_layout::kSlots; tl_chunk9 += 8) {
-            if (!(x_layout::valid(tl_tid, tl_chunk9))) continue;
-            const tl::f16* tl_ptr10 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk9)))];
-            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk9)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk9))) + 7, N) && tl::is_aligned(tl_ptr10, 16)) {
+        for (int tl_chunk6 = 0; tl_chunk6 < rw_layout::kSlots; tl_chunk6 += 8) {
+            if (!(rw_layout::valid(tl_tid, tl_chunk6))) continue;
+            const tl::f16* tl_ptr7 = &W[rw_layout::flat(tl_tid, tl_chunk6)];
+            if (tl::in_bounds(rw_layout::flat(tl_tid, tl_chunk6), N) && tl::in_bounds((rw_layout::flat(tl_tid, tl_chunk6)) + 7, N) && tl::is_aligned(tl_ptr7, 16)) {
+                tl::f16 tl_vec8[8];
+                tl::load_vector<tl::f16, 8>(tl_vec8, tl_ptr7);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) rw[tl_chunk6 + tl_v] = tl::convert<float>(tl_vec8[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    rw[tl_chunk6 + tl_v] = tl::in_bounds(rw_layout::flat(tl_tid, tl_chunk6 + tl_v), N) ? tl::convert<float>(W[rw_layout::flat(tl_tid, tl_chunk6 + tl_v)]) : 0.0f;
+                }
+            }
+        }
+        // copy(Bias[0 +: ROW], rb);  (norms.tl:37)
+        #pragma unroll
+        for (int tl_chunk9 = 0; tl_chunk9 < rb_layout::kSlots; tl_chunk9 += 8) {
+            if (!(rb_layout::valid(tl_tid, tl_chunk9))) continue;
+            const tl::f16* tl_ptr10 = &Bias[rb_layout::flat(tl_tid, tl_chunk9)];
+            if (tl::in_bounds(rb_layout::flat(tl_tid, tl_chunk9), N) && tl::in_bounds((rb_layout::flat(tl_tid, tl_chunk9)) + 7, N) && tl::is_aligned(tl_ptr10, 16)) {
                 tl::f16 tl_vec11[8];
                 tl::load_vector<tl::f16, 8>(tl_vec11, tl_ptr10);
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk9 + tl_v] = tl::convert<float>(tl_vec11[tl_v]);
+                for (int tl_v = 0; tl_v < 8; ++tl_v) rb[tl_chunk9 + tl_v] = tl::convert<float>(tl_vec11[tl_v]);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    x[tl_chunk9 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk9 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk9 + tl_v)))]) : 0.0f;
+                    rb[tl_chunk9 + tl_v] = tl::in_bounds(rb_layout::flat(tl_tid, tl_chunk9 + tl_v), N) ? tl::convert<float>(Bias[rb_layout::flat(tl_tid, tl_chunk9 + tl_v)]) : 0.0f;
                 }
             }
         }
-        // copy(W[c0 +: BN], w);  (norms.tl:44)
+        // for j in parallel(ROW) {  (norms.tl:38)
+        // for j in parallel(8192): each thread visits the elements of `r` it holds
         #pragma unroll
-        for (int tl_chunk12 = 0; tl_chunk12 < w_layout::kSlots; tl_chunk12 += 8) {
-            if (!(w_layout::valid(tl_tid, tl_chunk12))) continue;
-            const tl::f16* tl_ptr13 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk12))];
-            if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk12)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk12))) + 7, N) && tl::is_aligned(tl_ptr13, 16)) {
-                tl::f16 tl_vec14[8];
-                tl::load_vector<tl::f16, 8>(tl_vec14, tl_ptr13);
+        for (int tl_s12 = 0; tl_s12 < r_layout::kSlots; ++tl_s12) {
+            if (!(r_layout::valid(tl_tid, tl_s12))) continue;
+            [[maybe_unused]] const int j = r_layout::flat(tl_tid, tl_s12);
+            r[tl_s12] = r[tl_s12] * rstd * rw[tl_s12] + rb[tl_s12];
+        }
+        // copy(r, Y[row, 0 +: ROW]);  (norms.tl:41)
+        #pragma unroll
+        for (int tl_chunk13 = 0; tl_chunk13 < r_layout::kSlots; tl_chunk13 += 8) {
+            if (!(r_layout::valid(tl_tid, tl_chunk13))) continue;
+            tl::f16* tl_ptr14 = &Y[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk13))];
+            if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk13), N) && tl::in_bounds(row, M) && tl::in_bounds((r_layout::flat(tl_tid, tl_chunk13)) + 7, N) && tl::is_aligned(tl_ptr14, 16)) {
+                tl::f16 tl_vec15[8];
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk12 + tl_v] = tl::convert<float>(tl_vec14[tl_v]);
+                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec15[tl_v] = tl::convert<tl::f16>(r[tl_chunk13 + tl_v]);
+                tl::store_vector<tl::f16, 8>(tl_ptr14, tl_vec15);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    w[tl_chunk12 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk12 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk12 + tl_v))]) : 0.0f;
+                    if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk13 + tl_v), N)) Y[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk13 + tl_v))] = tl::convert<tl::f16>(r[tl_chunk13 + tl_v]);
                 }
             }
         }
-        // copy(Bias[c0 +: BN], b);  (norms.tl:45)
-        #pragma unroll
-        for (int tl_chunk15 = 0; tl_chunk15 < b_layout::kSlots; tl_chunk15 += 8) {
-            if (!(b_layout::valid(tl_tid, tl_chunk15))) continue;
-            const tl::f16* tl_ptr16 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk15))];
-            if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk15)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk15))) + 7, N) && tl::is_aligned(tl_ptr16, 16)) {
-                tl::f16 tl_vec17[8];
-                tl::load_vector<tl::f16, 8>(tl_vec17, tl_ptr16);
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk15 + tl_v] = tl::convert<float>(tl_vec17[tl_v]);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    b[tl_chunk15 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk15 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk15 + tl_v))]) : 0.0f;
+    } else {
+        const int32_t n_tiles = tl::cdiv(N, 1024);
+        for (int t = 0; t < n_tiles; ++t) {
+            // copy(X[row, t * BN +: BN], x);  (norms.tl:45)
+            #pragma unroll
+            for (int tl_chunk16 = 0; tl_chunk16 < x_layout::kSlots; tl_chunk16 += 8) {
+                if (!(x_layout::valid(tl_tid, tl_chunk16))) continue;
+                const tl::f16* tl_ptr17 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk16)))];
+                if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk16)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk16))) + 7, N) && tl::is_aligned(tl_ptr17, 16)) {
+                    tl::f16 tl_vec18[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec18, tl_ptr17);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk16 + tl_v] = tl::convert<float>(tl_vec18[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        x[tl_chunk16 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk16 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk16 + tl_v)))]) : 0.0f;
+                    }
                 }
             }
-        }
-        // for j in parallel(BN) {  (norms.tl:46)
-        // for j in parallel(1024): each thread visits the elements of `x` it holds
-        #pragma unroll
-        for (int tl_s18 = 0; tl_s18 < x_layout::kSlots; ++tl_s18) {
-            if (!(x_layout::valid(tl_tid, tl_s18))) continue;
-            [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s18);
-            x[tl_s18] = (x[tl_s18] - mean) * rstd * w[tl_s18] + b[tl_s18];
-        }
-        // copy(x, Y[row, c0 +: BN]);  (norms.tl:49)
-        #pragma unroll
-        for (int tl_chunk19 = 0; tl_chunk19 < x_layout::kSlots; tl_chunk19 += 8) {
-            if (!(x_layout::valid(tl_tid, tl_chunk19))) continue;
-            tl::f16* tl_ptr20 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk19)))];
-            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk19)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk19))) + 7, N) && tl::is_aligned(tl_ptr20, 16)) {
-                tl::f16 tl_vec21[8];
+            // reduce(sum, x, part);  (norms.tl:46)
+            {
+                float tl_part[1];
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec21[tl_v] = tl::convert<tl::f16>(x[tl_chunk19 + tl_v]);
-                tl::store_vector<tl::f16, 8>(tl_ptr20, tl_vec21);
-            } else {
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk19 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk19 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk19 + tl_v]);
+                for (int tl_s19 = 0; tl_s19 < x_layout::kSlots; ++tl_s19) {
+                    if (!(x_layout::valid(tl_tid, tl_s19))) continue;
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s19]));
+                }
+                tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                {
+                    part = tl_part[0];
+                }
+            }
+            sum_x = sum_x + part;
+        }
+        const float mean = sum_x / n;
+        for (int t = 0; t < n_tiles; ++t) {
+            // copy(X[row, t * BN +: BN], x);  (norms.tl:52)
+            #pragma unroll
+            for (int tl_chunk20 = 0; tl_chunk20 < x_layout::kSlots; tl_chunk20 += 8) {
+                if (!(x_layout::valid(tl_tid, tl_chunk20))) continue;
+                const tl::f16* tl_ptr21 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20)))];
+                if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20))) + 7, N) && tl::is_aligned(tl_ptr21, 16)) {
+                    tl::f16 tl_vec22[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec22, tl_ptr21);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk20 + tl_v] = tl::convert<float>(tl_vec22[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        x[tl_chunk20 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20 + tl_v)))]) : 0.0f;
+                    }
+                }
+            }
+            // for j in parallel(BN) {  (norms.tl:53)
+            // for j in parallel(1024): each thread visits the elements of `x` it holds
+            #pragma unroll
+            for (int tl_s23 = 0; tl_s23 < x_layout::kSlots; ++tl_s23) {
+                if (!(x_layout::valid(tl_tid, tl_s23))) continue;
+                const int j = x_layout::flat(tl_tid, tl_s23);
+                const float d = x[tl_s23] - mean;
+                x[tl_s23] = t * 1024 + j < N ? d * d : 0.0f;
+            }
+            // reduce(sum, x, part);  (norms.tl:57)
+            {
+                float tl_part[1];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                #pragma unroll
+                for (int tl_s24 = 0; tl_s24 < x_layout::kSlots; ++tl_s24) {
+                    if (!(x_layout::valid(tl_tid, tl_s24))) continue;
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s24]));
+                }
+                tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                {
+                    part = tl_part[0];
+                }
+            }
+            sum_d2 = sum_d2 + part;
+        }
+        const float rstd = tl::rsqrt(sum_d2 / n + eps);
+        for (int t = 0; t < n_tiles; ++t) {
+            const int32_t c0 = t * 1024;
+            // copy(X[row, c0 +: BN], x);  (norms.tl:64)
+            #pragma unroll
+            for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
+                if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
+                const tl::f16* tl_ptr26 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk25)))];
+                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk25)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk25))) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                    tl::f16 tl_vec27[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk25 + tl_v] = tl::convert<float>(tl_vec27[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)))]) : 0.0f;
+                    }
+                }
+            }
+            // copy(W[c0 +: BN], w);  (norms.tl:65)
+            #pragma unroll
+            for (int tl_chunk28 = 0; tl_chunk28 < w_layout::kSlots; tl_chunk28 += 8) {
+                if (!(w_layout::valid(tl_tid, tl_chunk28))) continue;
+                const tl::f16* tl_ptr29 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk28))];
+                if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk28)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk28))) + 7, N) && tl::is_aligned(tl_ptr29, 16)) {
+                    tl::f16 tl_vec30[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec30, tl_ptr29);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk28 + tl_v] = tl::convert<float>(tl_vec30[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        w[tl_chunk28 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk28 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk28 + tl_v))]) : 0.0f;
+                    }
+                }
+            }
+            // copy(Bias[c0 +: BN], b);  (norms.tl:66)
+            #pragma unroll
+            for (int tl_chunk31 = 0; tl_chunk31 < b_layout::kSlots; tl_chunk31 += 8) {
+                if (!(b_layout::valid(tl_tid, tl_chunk31))) continue;
+                const tl::f16* tl_ptr32 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk31))];
+                if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk31)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk31))) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                    tl::f16 tl_vec33[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk31 + tl_v] = tl::convert<float>(tl_vec33[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        b[tl_chunk31 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk31 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk31 + tl_v))]) : 0.0f;
+                    }
+                }
+            }
+            // for j in parallel(BN) {  (norms.tl:67)
+            // for j in parallel(1024): each thread visits the elements of `x` it holds
+            #pragma unroll
+            for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
+                if (!(x_layout::valid(tl_tid, tl_s34))) continue;
+                [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s34);
+                x[tl_s34] = (x[tl_s34] - mean) * rstd * w[tl_s34] + b[tl_s34];
+            }
+            // copy(x, Y[row, c0 +: BN]);  (norms.tl:70)
+            #pragma unroll
+            for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
+                if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
+                tl::f16* tl_ptr36 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk35)))];
+                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk35)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk35))) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                    tl::f16 tl_vec37[8];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec37[tl_v] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr36, tl_vec37);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                    }
                 }
             }
         }
     }
 }
 
-// kernel rmsnorm<BN = 1024, T = f16>  (stdlib/norms.tl:54)
+// kernel rmsnorm<BN = 1024, ROW = 8192, T = f16>  (stdlib/norms.tl:76)
 // 256 threads per block, 32 bytes of shared memory
 __global__ void __launch_bounds__(256) rmsnorm_kernel(
         const tl::f16* __restrict__ X,
@@ -209,126 +336,216 @@ __global__ void __launch_bounds__(256) rmsnorm_kernel(
         int32_t M,
         int32_t N)
 {
+    using r_layout = tl::BlockedLayout<8192, 8, 256>;  // fragment r: f32[8192]
+    using rw_layout = tl::BlockedLayout<8192, 8, 256>;  // fragment rw: f32[8192]
     using x_layout = tl::BlockedLayout<1024, 8, 256>;  // fragment x: f32[1024]
     using w_layout = tl::BlockedLayout<1024, 8, 256>;  // fragment w: f32[1024]
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
     unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    float r[r_layout::kSlots];  // fragment r: f32[8192]
+    float rw[rw_layout::kSlots];  // fragment rw: f32[8192]
     float x[x_layout::kSlots];  // fragment x: f32[1024]
     float w[w_layout::kSlots];  // fragment w: f32[1024]
     float sum_x2 = 0.0f;
     float part;
     const int32_t row = int(blockIdx.x);
-    const int32_t n_tiles = tl::cdiv(N, 1024);
-    for (int t = 0; t < n_tiles; ++t) {
-        // copy(X[row, t * BN +: BN], x);  (norms.tl:66)
+    if (N <= 8192) {
+        // copy(X[row, 0 +: ROW], r);  (norms.tl:89)
         #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 8) {
-            if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
-            const tl::f16* tl_ptr1 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0)))];
-            if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0))) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+        for (int tl_chunk0 = 0; tl_chunk0 < r_layout::kSlots; tl_chunk0 += 8) {
+            if (!(r_layout::valid(tl_tid, tl_chunk0))) continue;
+            const tl::f16* tl_ptr1 = &X[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk0))];
+            if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk0), N) && tl::in_bounds(row, M) && tl::in_bounds((r_layout::flat(tl_tid, tl_chunk0)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
                 tl::f16 tl_vec2[8];
                 tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+                for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    x[tl_chunk0 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0 + tl_v)))]) : 0.0f;
+                    r[tl_chunk0 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk0 + tl_v), N) ? tl::convert<float>(X[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk0 + tl_v))]) : 0.0f;
                 }
             }
         }
-        // for j in parallel(BN) {  (norms.tl:67)
-        // for j in parallel(1024): each thread visits the elements of `x` it holds
+        // for j in parallel(ROW) {  (norms.tl:90)
+        // for j in parallel(8192): each thread visits the elements of `rw` it holds
         #pragma unroll
-        for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
-            if (!(x_layout::valid(tl_tid, tl_s3))) continue;
-            [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s3);
-            x[tl_s3] = x[tl_s3] * x[tl_s3];
+        for (int tl_s3 = 0; tl_s3 < rw_layout::kSlots; ++tl_s3) {
+            if (!(rw_layout::valid(tl_tid, tl_s3))) continue;
+            [[maybe_unused]] const int j = rw_layout::flat(tl_tid, tl_s3);
+            rw[tl_s3] = r[tl_s3] * r[tl_s3];
         }
-        // reduce(sum, x, part);  (norms.tl:70)
+        // reduce(sum, rw, part);  (norms.tl:93)
         {
             float tl_part[1];
             #pragma unroll
             for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
             #pragma unroll
-            for (int tl_s4 = 0; tl_s4 < x_layout::kSlots; ++tl_s4) {
-                if (!(x_layout::valid(tl_tid, tl_s4))) continue;
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s4]));
+            for (int tl_s4 = 0; tl_s4 < rw_layout::kSlots; ++tl_s4) {
+                if (!(rw_layout::valid(tl_tid, tl_s4))) continue;
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(rw[tl_s4]));
             }
             tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
             {
                 part = tl_part[0];
             }
         }
-        sum_x2 = sum_x2 + part;
-    }
-    const float rrms = tl::rsqrt(sum_x2 / static_cast<float>(N) + eps);
-    for (int t = 0; t < n_tiles; ++t) {
-        const int32_t c0 = t * 1024;
-        // copy(X[row, c0 +: BN], x);  (norms.tl:77)
+        const float rrms = tl::rsqrt(part / static_cast<float>(N) + eps);
+        // copy(W[0 +: ROW], rw);  (norms.tl:95)
         #pragma unroll
-        for (int tl_chunk5 = 0; tl_chunk5 < x_layout::kSlots; tl_chunk5 += 8) {
-            if (!(x_layout::valid(tl_tid, tl_chunk5))) continue;
-            const tl::f16* tl_ptr6 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk5)))];
-            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk5)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk5))) + 7, N) && tl::is_aligned(tl_ptr6, 16)) {
+        for (int tl_chunk5 = 0; tl_chunk5 < rw_layout::kSlots; tl_chunk5 += 8) {
+            if (!(rw_layout::valid(tl_tid, tl_chunk5))) continue;
+            const tl::f16* tl_ptr6 = &W[rw_layout::flat(tl_tid, tl_chunk5)];
+            if (tl::in_bounds(rw_layout::flat(tl_tid, tl_chunk5), N) && tl::in_bounds((rw_layout::flat(tl_tid, tl_chunk5)) + 7, N) && tl::is_aligned(tl_ptr6, 16)) {
                 tl::f16 tl_vec7[8];
                 tl::load_vector<tl::f16, 8>(tl_vec7, tl_ptr6);
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk5 + tl_v] = tl::convert<float>(tl_vec7[tl_v]);
+                for (int tl_v = 0; tl_v < 8; ++tl_v) rw[tl_chunk5 + tl_v] = tl::convert<float>(tl_vec7[tl_v]);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    x[tl_chunk5 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk5 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk5 + tl_v)))]) : 0.0f;
+                    rw[tl_chunk5 + tl_v] = tl::in_bounds(rw_layout::flat(tl_tid, tl_chunk5 + tl_v), N) ? tl::convert<float>(W[rw_layout::flat(tl_tid, tl_chunk5 + tl_v)]) : 0.0f;
                 }
             }
         }
-        // copy(W[c0 +: BN], w);  (norms.tl:78)
+        // for j in parallel(ROW) {  (norms.tl:96)
+        // for j in parallel(8192): each thread visits the elements of `r` it holds
         #pragma unroll
-        for (int tl_chunk8 = 0; tl_chunk8 < w_layout::kSlots; tl_chunk8 += 8) {
-            if (!(w_layout::valid(tl_tid, tl_chunk8))) continue;
-            const tl::f16* tl_ptr9 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk8))];
-            if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk8)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk8))) + 7, N) && tl::is_aligned(tl_ptr9, 16)) {
-                tl::f16 tl_vec10[8];
-                tl::load_vector<tl::f16, 8>(tl_vec10, tl_ptr9);
+        for (int tl_s8 = 0; tl_s8 < r_layout::kSlots; ++tl_s8) {
+            if (!(r_layout::valid(tl_tid, tl_s8))) continue;
+            [[maybe_unused]] const int j = r_layout::flat(tl_tid, tl_s8);
+            r[tl_s8] = r[tl_s8] * rrms * rw[tl_s8];
+        }
+        // copy(r, Y[row, 0 +: ROW]);  (norms.tl:99)
+        #pragma unroll
+        for (int tl_chunk9 = 0; tl_chunk9 < r_layout::kSlots; tl_chunk9 += 8) {
+            if (!(r_layout::valid(tl_tid, tl_chunk9))) continue;
+            tl::f16* tl_ptr10 = &Y[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk9))];
+            if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk9), N) && tl::in_bounds(row, M) && tl::in_bounds((r_layout::flat(tl_tid, tl_chunk9)) + 7, N) && tl::is_aligned(tl_ptr10, 16)) {
+                tl::f16 tl_vec11[8];
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk8 + tl_v] = tl::convert<float>(tl_vec10[tl_v]);
+                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec11[tl_v] = tl::convert<tl::f16>(r[tl_chunk9 + tl_v]);
+                tl::store_vector<tl::f16, 8>(tl_ptr10, tl_vec11);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    w[tl_chunk8 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk8 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk8 + tl_v))]) : 0.0f;
+                    if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk9 + tl_v), N)) Y[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk9 + tl_v))] = tl::convert<tl::f16>(r[tl_chunk9 + tl_v]);
                 }
             }
         }
-        // for j in parallel(BN) {  (norms.tl:79)
-        // for j in parallel(1024): each thread visits the elements of `x` it holds
-        #pragma unroll
-        for (int tl_s11 = 0; tl_s11 < x_layout::kSlots; ++tl_s11) {
-            if (!(x_layout::valid(tl_tid, tl_s11))) continue;
-            [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s11);
-            x[tl_s11] = x[tl_s11] * rrms * w[tl_s11];
+    } else {
+        const int32_t n_tiles = tl::cdiv(N, 1024);
+        for (int t = 0; t < n_tiles; ++t) {
+            // copy(X[row, t * BN +: BN], x);  (norms.tl:103)
+            #pragma unroll
+            for (int tl_chunk12 = 0; tl_chunk12 < x_layout::kSlots; tl_chunk12 += 8) {
+                if (!(x_layout::valid(tl_tid, tl_chunk12))) continue;
+                const tl::f16* tl_ptr13 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk12)))];
+                if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk12)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk12))) + 7, N) && tl::is_aligned(tl_ptr13, 16)) {
+                    tl::f16 tl_vec14[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec14, tl_ptr13);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk12 + tl_v] = tl::convert<float>(tl_vec14[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        x[tl_chunk12 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk12 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk12 + tl_v)))]) : 0.0f;
+                    }
+                }
+            }
+            // for j in parallel(BN) {  (norms.tl:104)
+            // for j in parallel(1024): each thread visits the elements of `x` it holds
+            #pragma unroll
+            for (int tl_s15 = 0; tl_s15 < x_layout::kSlots; ++tl_s15) {
+                if (!(x_layout::valid(tl_tid, tl_s15))) continue;
+                [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s15);
+                x[tl_s15] = x[tl_s15] * x[tl_s15];
+            }
+            // reduce(sum, x, part);  (norms.tl:107)
+            {
+                float tl_part[1];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                #pragma unroll
+                for (int tl_s16 = 0; tl_s16 < x_layout::kSlots; ++tl_s16) {
+                    if (!(x_layout::valid(tl_tid, tl_s16))) continue;
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s16]));
+                }
+                tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                {
+                    part = tl_part[0];
+                }
+            }
+            sum_x2 = sum_x2 + part;
         }
-        // copy(x, Y[row, c0 +: BN]);  (norms.tl:82)
-        #pragma unroll
-        for (int tl_chunk12 = 0; tl_chunk12 < x_layout::kSlots; tl_chunk12 += 8) {
-            if (!(x_layout::valid(tl_tid, tl_chunk12))) continue;
-            tl::f16* tl_ptr13 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk12)))];
-            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk12)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk12))) + 7, N) && tl::is_aligned(tl_ptr13, 16)) {
-                tl::f16 tl_vec14[8];
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec14[tl_v] = tl::convert<tl::f16>(x[tl_chunk12 + tl_v]);
-                tl::store_vector<tl::f16, 8>(tl_ptr13, tl_vec14);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk12 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk12 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk12 + tl_v]);
+        const float rrms = tl::rsqrt(sum_x2 / static_cast<float>(N) + eps);
+        for (int t = 0; t < n_tiles; ++t) {
+            const int32_t c0 = t * 1024;
+            // copy(X[row, c0 +: BN], x);  (norms.tl:114)
+            #pragma unroll
+            for (int tl_chunk17 = 0; tl_chunk17 < x_layout::kSlots; tl_chunk17 += 8) {
+                if (!(x_layout::valid(tl_tid, tl_chunk17))) continue;
+                const tl::f16* tl_ptr18 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk17)))];
+                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk17)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk17))) + 7, N) && tl::is_aligned(tl_ptr18, 16)) {
+                    tl::f16 tl_vec19[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec19, tl_ptr18);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk17 + tl_v] = tl::convert<float>(tl_vec19[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        x[tl_chunk17 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)))]) : 0.0f;
+                    }
+                }
+            }
+            // copy(W[c0 +: BN], w);  (norms.tl:115)
+            #pragma unroll
+            for (int tl_chunk20 = 0; tl_chunk20 < w_layout::kSlots; tl_chunk20 += 8) {
+                if (!(w_layout::valid(tl_tid, tl_chunk20))) continue;
+                const tl::f16* tl_ptr21 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk20))];
+                if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk20)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk20))) + 7, N) && tl::is_aligned(tl_ptr21, 16)) {
+                    tl::f16 tl_vec22[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec22, tl_ptr21);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk20 + tl_v] = tl::convert<float>(tl_vec22[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        w[tl_chunk20 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk20 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk20 + tl_v))]) : 0.0f;
+                    }
+                }
+            }
+            // for j in parallel(BN) {  (norms.tl:116)
+            // for j in parallel(1024): each thread visits the elements of `x` it holds
+            #pragma unroll
+            for (int tl_s23 = 0; tl_s23 < x_layout::kSlots; ++tl_s23) {
+                if (!(x_layout::valid(tl_tid, tl_s23))) continue;
+                [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s23);
+                x[tl_s23] = x[tl_s23] * rrms * w[tl_s23];
+            }
+            // copy(x, Y[row, c0 +: BN]);  (norms.tl:119)
+            #pragma unroll
+            for (int tl_chunk24 = 0; tl_chunk24 < x_layout::kSlots; tl_chunk24 += 8) {
+                if (!(x_layout::valid(tl_tid, tl_chunk24))) continue;
+                tl::f16* tl_ptr25 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk24)))];
+                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk24)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk24))) + 7, N) && tl::is_aligned(tl_ptr25, 16)) {
+                    tl::f16 tl_vec26[8];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec26[tl_v] = tl::convert<tl::f16>(x[tl_chunk24 + tl_v]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr25, tl_vec26);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk24 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk24 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk24 + tl_v]);
+                    }
                 }
             }
         }
     }
 }
 
-// kernel layernorm_gelu<BN = 1024, T = f16>  (stdlib/norms.tl:87)
+// kernel layernorm_gelu<BN = 1024, ROW = 8192, T = f16>  (stdlib/norms.tl:125)
 // 256 threads per block, 32 bytes of shared memory
 __global__ void __launch_bounds__(256) layernorm_gelu_kernel(
         const tl::f16* __restrict__ X,
@@ -339,12 +556,18 @@ __global__ void __launch_bounds__(256) layernorm_gelu_kernel(
         int32_t M,
         int32_t N)
 {
+    using r_layout = tl::BlockedLayout<8192, 8, 256>;  // fragment r: f32[8192]
+    using rw_layout = tl::BlockedLayout<8192, 8, 256>;  // fragment rw: f32[8192]
+    using rb_layout = tl::BlockedLayout<8192, 8, 256>;  // fragment rb: f32[8192]
     using x_layout = tl::BlockedLayout<1024, 8, 256>;  // fragment x: f32[1024]
     using w_layout = tl::BlockedLayout<1024, 8, 256>;  // fragment w: f32[1024]
     using b_layout = tl::BlockedLayout<1024, 8, 256>;  // fragment b: f32[1024]
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
     unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    float r[r_layout::kSlots];  // fragment r: f32[8192]
+    float rw[rw_layout::kSlots];  // fragment rw: f32[8192]
+    float rb[rb_layout::kSlots];  // fragment rb: f32[8192]
     float x[x_layout::kSlots];  // fragment x: f32[1024]
     float w[w_layout::kSlots];  // fragment w: f32[1024]
     float b[b_layout::kSlots];  // fragment b: f32[1024]
@@ -352,164 +575,285 @@ __global__ void __launch_bounds__(256) layernorm_gelu_kernel(
     float sum_d2 = 0.0f;
     float part;
     const int32_t row = int(blockIdx.x);
-    const int32_t n_tiles = tl::cdiv(N, 1024);
     const float n = static_cast<float>(N);
-    for (int t = 0; t < n_tiles; ++t) {
-        // copy(X[row, t * BN +: BN], x);  (norms.tl:103)
+    if (N <= 8192) {
+        // copy(X[row, 0 +: ROW], r);  (norms.tl:142)
         #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 8) {
-            if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
-            const tl::f16* tl_ptr1 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0)))];
-            if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0))) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+        for (int tl_chunk0 = 0; tl_chunk0 < r_layout::kSlots; tl_chunk0 += 8) {
+            if (!(r_layout::valid(tl_tid, tl_chunk0))) continue;
+            const tl::f16* tl_ptr1 = &X[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk0))];
+            if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk0), N) && tl::in_bounds(row, M) && tl::in_bounds((r_layout::flat(tl_tid, tl_chunk0)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
                 tl::f16 tl_vec2[8];
                 tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+                for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    x[tl_chunk0 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0 + tl_v)))]) : 0.0f;
+                    r[tl_chunk0 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk0 + tl_v), N) ? tl::convert<float>(X[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk0 + tl_v))]) : 0.0f;
                 }
             }
         }
-        // reduce(sum, x, part);  (norms.tl:104)
+        // reduce(sum, r, part);  (norms.tl:143)
         {
             float tl_part[1];
             #pragma unroll
             for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
             #pragma unroll
-            for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
-                if (!(x_layout::valid(tl_tid, tl_s3))) continue;
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s3]));
+            for (int tl_s3 = 0; tl_s3 < r_layout::kSlots; ++tl_s3) {
+                if (!(r_layout::valid(tl_tid, tl_s3))) continue;
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(r[tl_s3]));
             }
             tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
             {
                 part = tl_part[0];
             }
         }
-        sum_x = sum_x + part;
-    }
-    const float mean = sum_x / n;
-    for (int t = 0; t < n_tiles; ++t) {
-        // copy(X[row, t * BN +: BN], x);  (norms.tl:110)
+        const float mean = part / n;
+        // for j in parallel(ROW) {  (norms.tl:145)
+        // for j in parallel(8192): each thread visits the elements of `r` it holds
         #pragma unroll
-        for (int tl_chunk4 = 0; tl_chunk4 < x_layout::kSlots; tl_chunk4 += 8) {
-            if (!(x_layout::valid(tl_tid, tl_chunk4))) continue;
-            const tl::f16* tl_ptr5 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk4)))];
-            if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk4)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk4))) + 7, N) && tl::is_aligned(tl_ptr5, 16)) {
-                tl::f16 tl_vec6[8];
-                tl::load_vector<tl::f16, 8>(tl_vec6, tl_ptr5);
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk4 + tl_v] = tl::convert<float>(tl_vec6[tl_v]);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    x[tl_chunk4 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk4 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk4 + tl_v)))]) : 0.0f;
-                }
-            }
+        for (int tl_s4 = 0; tl_s4 < r_layout::kSlots; ++tl_s4) {
+            if (!(r_layout::valid(tl_tid, tl_s4))) continue;
+            const int j = r_layout::flat(tl_tid, tl_s4);
+            const float d = r[tl_s4] - mean;
+            r[tl_s4] = d;
+            rw[tl_s4] = j < N ? d * d : 0.0f;
         }
-        // for j in parallel(BN) {  (norms.tl:111)
-        // for j in parallel(1024): each thread visits the elements of `x` it holds
-        #pragma unroll
-        for (int tl_s7 = 0; tl_s7 < x_layout::kSlots; ++tl_s7) {
-            if (!(x_layout::valid(tl_tid, tl_s7))) continue;
-            const int j = x_layout::flat(tl_tid, tl_s7);
-            const float d = x[tl_s7] - mean;
-            x[tl_s7] = t * 1024 + j < N ? d * d : 0.0f;
-        }
-        // reduce(sum, x, part);  (norms.tl:115)
+        // reduce(sum, rw, part);  (norms.tl:150)
         {
             float tl_part[1];
             #pragma unroll
             for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
             #pragma unroll
-            for (int tl_s8 = 0; tl_s8 < x_layout::kSlots; ++tl_s8) {
-                if (!(x_layout::valid(tl_tid, tl_s8))) continue;
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s8]));
+            for (int tl_s5 = 0; tl_s5 < rw_layout::kSlots; ++tl_s5) {
+                if (!(rw_layout::valid(tl_tid, tl_s5))) continue;
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(rw[tl_s5]));
             }
             tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
             {
                 part = tl_part[0];
             }
         }
-        sum_d2 = sum_d2 + part;
-    }
-    const float rstd = tl::rsqrt(sum_d2 / n + eps);
-    for (int t = 0; t < n_tiles; ++t) {
-        const int32_t c0 = t * 1024;
-        // copy(X[row, c0 +: BN], x);  (norms.tl:122)
+        const float rstd = tl::rsqrt(part / n + eps);
+        // copy(W[0 +: ROW], rw);  (norms.tl:152)
         #pragma unroll
-        for (int tl_chunk9 = 0; tl_chunk9 < x_layout::kSlots; tl_chunk9 += 8) {
-            if (!(x_layout::valid(tl_tid, tl_chunk9))) continue;
-            const tl::f16* tl_ptr10 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk9)))];
-            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk9)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk9))) + 7, N) && tl::is_aligned(tl_ptr10, 16)) {
+        for (int tl_chunk6 = 0; tl_chunk6 < rw_layout::kSlots; tl_chunk6 += 8) {
+            if (!(rw_layout::valid(tl_tid, tl_chunk6))) continue;
+            const tl::f16* tl_ptr7 = &W[rw_layout::flat(tl_tid, tl_chunk6)];
+            if (tl::in_bounds(rw_layout::flat(tl_tid, tl_chunk6), N) && tl::in_bounds((rw_layout::flat(tl_tid, tl_chunk6)) + 7, N) && tl::is_aligned(tl_ptr7, 16)) {
+                tl::f16 tl_vec8[8];
+                tl::load_vector<tl::f16, 8>(tl_vec8, tl_ptr7);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) rw[tl_chunk6 + tl_v] = tl::convert<float>(tl_vec8[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    rw[tl_chunk6 + tl_v] = tl::in_bounds(rw_layout::flat(tl_tid, tl_chunk6 + tl_v), N) ? tl::convert<float>(W[rw_layout::flat(tl_tid, tl_chunk6 + tl_v)]) : 0.0f;
+                }
+            }
+        }
+        // copy(Bias[0 +: ROW], rb);  (norms.tl:153)
+        #pragma unroll
+        for (int tl_chunk9 = 0; tl_chunk9 < rb_layout::kSlots; tl_chunk9 += 8) {
+            if (!(rb_layout::valid(tl_tid, tl_chunk9))) continue;
+            const tl::f16* tl_ptr10 = &Bias[rb_layout::flat(tl_tid, tl_chunk9)];
+            if (tl::in_bounds(rb_layout::flat(tl_tid, tl_chunk9), N) && tl::in_bounds((rb_layout::flat(tl_tid, tl_chunk9)) + 7, N) && tl::is_aligned(tl_ptr10, 16)) {
                 tl::f16 tl_vec11[8];
                 tl::load_vector<tl::f16, 8>(tl_vec11, tl_ptr10);
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk9 + tl_v] = tl::convert<float>(tl_vec11[tl_v]);
+                for (int tl_v = 0; tl_v < 8; ++tl_v) rb[tl_chunk9 + tl_v] = tl::convert<float>(tl_vec11[tl_v]);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    x[tl_chunk9 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk9 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk9 + tl_v)))]) : 0.0f;
+                    rb[tl_chunk9 + tl_v] = tl::in_bounds(rb_layout::flat(tl_tid, tl_chunk9 + tl_v), N) ? tl::convert<float>(Bias[rb_layout::flat(tl_tid, tl_chunk9 + tl_v)]) : 0.0f;
                 }
             }
         }
-        // copy(W[c0 +: BN], w);  (norms.tl:123)
+        // for j in parallel(ROW) {  (norms.tl:154)
+        // for j in parallel(8192): each thread visits the elements of `r` it holds
         #pragma unroll
-        for (int tl_chunk12 = 0; tl_chunk12 < w_layout::kSlots; tl_chunk12 += 8) {
-            if (!(w_layout::valid(tl_tid, tl_chunk12))) continue;
-            const tl::f16* tl_ptr13 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk12))];
-            if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk12)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk12))) + 7, N) && tl::is_aligned(tl_ptr13, 16)) {
-                tl::f16 tl_vec14[8];
-                tl::load_vector<tl::f16, 8>(tl_vec14, tl_ptr13);
+        for (int tl_s12 = 0; tl_s12 < r_layout::kSlots; ++tl_s12) {
+            if (!(r_layout::valid(tl_tid, tl_s12))) continue;
+            [[maybe_unused]] const int j = r_layout::flat(tl_tid, tl_s12);
+            r[tl_s12] = gelu(r[tl_s12] * rstd * rw[tl_s12] + rb[tl_s12]);
+        }
+        // copy(r, Y[row, 0 +: ROW]);  (norms.tl:157)
+        #pragma unroll
+        for (int tl_chunk13 = 0; tl_chunk13 < r_layout::kSlots; tl_chunk13 += 8) {
+            if (!(r_layout::valid(tl_tid, tl_chunk13))) continue;
+            tl::f16* tl_ptr14 = &Y[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk13))];
+            if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk13), N) && tl::in_bounds(row, M) && tl::in_bounds((r_layout::flat(tl_tid, tl_chunk13)) + 7, N) && tl::is_aligned(tl_ptr14, 16)) {
+                tl::f16 tl_vec15[8];
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk12 + tl_v] = tl::convert<float>(tl_vec14[tl_v]);
+                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec15[tl_v] = tl::convert<tl::f16>(r[tl_chunk13 + tl_v]);
+                tl::store_vector<tl::f16, 8>(tl_ptr14, tl_vec15);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    w[tl_chunk12 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk12 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk12 + tl_v))]) : 0.0f;
+                    if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk13 + tl_v), N)) Y[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk13 + tl_v))] = tl::convert<tl::f16>(r[tl_chunk13 + tl_v]);
                 }
             }
         }
-        // copy(Bias[c0 +: BN], b);  (norms.tl:124)
-        #pragma unroll
-        for (int tl_chunk15 = 0; tl_chunk15 < b_layout::kSlots; tl_chunk15 += 8) {
-            if (!(b_layout::valid(tl_tid, tl_chunk15))) continue;
-            const tl::f16* tl_ptr16 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk15))];
-            if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk15)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk15))) + 7, N) && tl::is_aligned(tl_ptr16, 16)) {
-                tl::f16 tl_vec17[8];
-                tl::load_vector<tl::f16, 8>(tl_vec17, tl_ptr16);
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk15 + tl_v] = tl::convert<float>(tl_vec17[tl_v]);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    b[tl_chunk15 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk15 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk15 + tl_v))]) : 0.0f;
+    } else {
+        const int32_t n_tiles = tl::cdiv(N, 1024);
+        for (int t = 0; t < n_tiles; ++t) {
+            // copy(X[row, t * BN +: BN], x);  (norms.tl:161)
+            #pragma unroll
+            for (int tl_chunk16 = 0; tl_chunk16 < x_layout::kSlots; tl_chunk16 += 8) {
+                if (!(x_layout::valid(tl_tid, tl_chunk16))) continue;
+                const tl::f16* tl_ptr17 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk16)))];
+                if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk16)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk16))) + 7, N) && tl::is_aligned(tl_ptr17, 16)) {
+                    tl::f16 tl_vec18[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec18, tl_ptr17);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk16 + tl_v] = tl::convert<float>(tl_vec18[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        x[tl_chunk16 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk16 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk16 + tl_v)))]) : 0.0f;
+                    }
                 }
             }
-        }
-        // for j in parallel(BN) {  (norms.tl:125)
-        // for j in parallel(1024): each thread visits the elements of `x` it holds
-        #pragma unroll
-        for (int tl_s18 = 0; tl_s18 < x_layout::kSlots; ++tl_s18) {
-            if (!(x_layout::valid(tl_tid, tl_s18))) continue;
-            [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s18);
-            x[tl_s18] = gelu((x[tl_s18] - mean) * rstd * w[tl_s18] + b[tl_s18]);
-        }
-        // copy(x, Y[row, c0 +: BN]);  (norms.tl:128)
-        #pragma unroll
-        for (int tl_chunk19 = 0; tl_chunk19 < x_layout::kSlots; tl_chunk19 += 8) {
-            if (!(x_layout::valid(tl_tid, tl_chunk19))) continue;
-            tl::f16* tl_ptr20 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk19)))];
-            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk19)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk19))) + 7, N) && tl::is_aligned(tl_ptr20, 16)) {
-                tl::f16 tl_vec21[8];
+            // reduce(sum, x, part);  (norms.tl:162)
+            {
+                float tl_part[1];
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec21[tl_v] = tl::convert<tl::f16>(x[tl_chunk19 + tl_v]);
-                tl::store_vector<tl::f16, 8>(tl_ptr20, tl_vec21);
-            } else {
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk19 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk19 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk19 + tl_v]);
+                for (int tl_s19 = 0; tl_s19 < x_layout::kSlots; ++tl_s19) {
+                    if (!(x_layout::valid(tl_tid, tl_s19))) continue;
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s19]));
+                }
+                tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                {
+                    part = tl_part[0];
+                }
+            }
+            sum_x = sum_x + part;
+        }
+        const float mean = sum_x / n;
+        for (int t = 0; t < n_tiles; ++t) {
+            // copy(X[row, t * BN +: BN], x);  (norms.tl:168)
+            #pragma unroll
+            for (int tl_chunk20 = 0; tl_chunk20 < x_layout::kSlots; tl_chunk20 += 8) {
+                if (!(x_layout::valid(tl_tid, tl_chunk20))) continue;
+                const tl::f16* tl_ptr21 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20)))];
+                if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20))) + 7, N) && tl::is_aligned(tl_ptr21, 16)) {
+                    tl::f16 tl_vec22[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec22, tl_ptr21);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk20 + tl_v] = tl::convert<float>(tl_vec22[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        x[tl_chunk20 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20 + tl_v)))]) : 0.0f;
+                    }
+                }
+            }
+            // for j in parallel(BN) {  (norms.tl:169)
+            // for j in parallel(1024): each thread visits the elements of `x` it holds
+            #pragma unroll
+            for (int tl_s23 = 0; tl_s23 < x_layout::kSlots; ++tl_s23) {
+                if (!(x_layout::valid(tl_tid, tl_s23))) continue;
+                const int j = x_layout::flat(tl_tid, tl_s23);
+                const float d = x[tl_s23] - mean;
+                x[tl_s23] = t * 1024 + j < N ? d * d : 0.0f;
+            }
+            // reduce(sum, x, part);  (norms.tl:173)
+            {
+                float tl_part[1];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                #pragma unroll
+                for (int tl_s24 = 0; tl_s24 < x_layout::kSlots; ++tl_s24) {
+                    if (!(x_layout::valid(tl_tid, tl_s24))) continue;
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s24]));
+                }
+                tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                {
+                    part = tl_part[0];
+                }
+            }
+            sum_d2 = sum_d2 + part;
+        }
+        const float rstd = tl::rsqrt(sum_d2 / n + eps);
+        for (int t = 0; t < n_tiles; ++t) {
+            const int32_t c0 = t * 1024;
+            // copy(X[row, c0 +: BN], x);  (norms.tl:180)
+            #pragma unroll
+            for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
+                if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
+                const tl::f16* tl_ptr26 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk25)))];
+                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk25)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk25))) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                    tl::f16 tl_vec27[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk25 + tl_v] = tl::convert<float>(tl_vec27[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)))]) : 0.0f;
+                    }
+                }
+            }
+            // copy(W[c0 +: BN], w);  (norms.tl:181)
+            #pragma unroll
+            for (int tl_chunk28 = 0; tl_chunk28 < w_layout::kSlots; tl_chunk28 += 8) {
+                if (!(w_layout::valid(tl_tid, tl_chunk28))) continue;
+                const tl::f16* tl_ptr29 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk28))];
+                if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk28)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk28))) + 7, N) && tl::is_aligned(tl_ptr29, 16)) {
+                    tl::f16 tl_vec30[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec30, tl_ptr29);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk28 + tl_v] = tl::convert<float>(tl_vec30[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        w[tl_chunk28 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk28 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk28 + tl_v))]) : 0.0f;
+                    }
+                }
+            }
+            // copy(Bias[c0 +: BN], b);  (norms.tl:182)
+            #pragma unroll
+            for (int tl_chunk31 = 0; tl_chunk31 < b_layout::kSlots; tl_chunk31 += 8) {
+                if (!(b_layout::valid(tl_tid, tl_chunk31))) continue;
+                const tl::f16* tl_ptr32 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk31))];
+                if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk31)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk31))) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                    tl::f16 tl_vec33[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk31 + tl_v] = tl::convert<float>(tl_vec33[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        b[tl_chunk31 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk31 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk31 + tl_v))]) : 0.0f;
+                    }
+                }
+            }
+            // for j in parallel(BN) {  (norms.tl:183)
+            // for j in parallel(1024): each thread visits the elements of `x` it holds
+            #pragma unroll
+            for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
+                if (!(x_layout::valid(tl_tid, tl_s34))) continue;
+                [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s34);
+                x[tl_s34] = gelu((x[tl_s34] - mean) * rstd * w[tl_s34] + b[tl_s34]);
+            }
+            // copy(x, Y[row, c0 +: BN]);  (norms.tl:186)
+            #pragma unroll
+            for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
+                if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
+                tl::f16* tl_ptr36 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk35)))];
+                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk35)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk35))) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                    tl::f16 tl_vec37[8];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec37[tl_v] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr36, tl_vec37);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                    }
                 }
             }
         }

@@ -7,7 +7,7 @@
 
 namespace {
 
-// kernel softmax<BN = 1024, T = f16>  (stdlib/softmax.tl:6)
+// kernel softmax<BN = 1024, ROW = 8192, T = f16>  (stdlib/softmax.tl:8)
 // 256 threads per block, 32 bytes of shared memory
 __global__ void __launch_bounds__(256) softmax_kernel(
         const tl::f16* __restrict__ X,
@@ -15,125 +15,211 @@ __global__ void __launch_bounds__(256) softmax_kernel(
         int32_t M,
         int32_t N)
 {
+    using r_layout = tl::BlockedLayout<8192, 8, 256>;  // fragment r: f32[8192]
     using x_layout = tl::BlockedLayout<1024, 8, 256>;  // fragment x: f32[1024]
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
     unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    float r[r_layout::kSlots];  // fragment r: f32[8192]
     float x[x_layout::kSlots];  // fragment x: f32[1024]
     float m = -tl::inf<float>();
     float l = 0.0f;
     float tile_max;
     float tile_sum;
     const int32_t row = int(blockIdx.x);
-    const int32_t n_tiles = tl::cdiv(N, 1024);
-    for (int t = 0; t < n_tiles; ++t) {
-        // copy(X[row, t * BN +: BN], x, pad = -inf);     // padding: exp(-inf) = 0  (softmax.tl:18)
+    if (N <= 8192) {
+        // copy(X[row, 0 +: ROW], r, pad = -inf);          // padding: exp(-inf) = 0  (softmax.tl:20)
         #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 8) {
-            if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
-            const tl::f16* tl_ptr1 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0)))];
-            if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0))) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+        for (int tl_chunk0 = 0; tl_chunk0 < r_layout::kSlots; tl_chunk0 += 8) {
+            if (!(r_layout::valid(tl_tid, tl_chunk0))) continue;
+            const tl::f16* tl_ptr1 = &X[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk0))];
+            if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk0), N) && tl::in_bounds(row, M) && tl::in_bounds((r_layout::flat(tl_tid, tl_chunk0)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
                 tl::f16 tl_vec2[8];
                 tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+                for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    x[tl_chunk0 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0 + tl_v)))]) : -tl::inf<float>();
+                    r[tl_chunk0 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk0 + tl_v), N) ? tl::convert<float>(X[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk0 + tl_v))]) : -tl::inf<float>();
                 }
             }
         }
-        // reduce(max, x, tile_max);  (softmax.tl:19)
+        // reduce(max, r, tile_max);  (softmax.tl:21)
         {
             float tl_part[1];
             #pragma unroll
             for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
             #pragma unroll
-            for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
-                if (!(x_layout::valid(tl_tid, tl_s3))) continue;
-                tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s3]));
+            for (int tl_s3 = 0; tl_s3 < r_layout::kSlots; ++tl_s3) {
+                if (!(r_layout::valid(tl_tid, tl_s3))) continue;
+                tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(r[tl_s3]));
             }
             tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
             {
                 tile_max = tl_part[0];
             }
         }
-        const float m_new = tl::max(m, tile_max);
-        // for j in parallel(BN) {  (softmax.tl:21)
-        // for j in parallel(1024): each thread visits the elements of `x` it holds
+        // for j in parallel(ROW) {  (softmax.tl:22)
+        // for j in parallel(8192): each thread visits the elements of `r` it holds
         #pragma unroll
-        for (int tl_s4 = 0; tl_s4 < x_layout::kSlots; ++tl_s4) {
-            if (!(x_layout::valid(tl_tid, tl_s4))) continue;
-            [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s4);
-            x[tl_s4] = tl::exp(x[tl_s4] - m_new);
+        for (int tl_s4 = 0; tl_s4 < r_layout::kSlots; ++tl_s4) {
+            if (!(r_layout::valid(tl_tid, tl_s4))) continue;
+            [[maybe_unused]] const int j = r_layout::flat(tl_tid, tl_s4);
+            r[tl_s4] = tl::exp(r[tl_s4] - tile_max);
         }
-        // reduce(sum, x, tile_sum);  (softmax.tl:24)
+        // reduce(sum, r, tile_sum);  (softmax.tl:25)
         {
             float tl_part[1];
             #pragma unroll
             for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
             #pragma unroll
-            for (int tl_s5 = 0; tl_s5 < x_layout::kSlots; ++tl_s5) {
-                if (!(x_layout::valid(tl_tid, tl_s5))) continue;
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s5]));
+            for (int tl_s5 = 0; tl_s5 < r_layout::kSlots; ++tl_s5) {
+                if (!(r_layout::valid(tl_tid, tl_s5))) continue;
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(r[tl_s5]));
             }
             tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
             {
                 tile_sum = tl_part[0];
             }
         }
-        l = l * tl::exp(m - m_new) + tile_sum;
-        m = m_new;
-    }
-    const float inv_l = 1.0f / l;
-    for (int t = 0; t < n_tiles; ++t) {
-        // copy(X[row, t * BN +: BN], x);  (softmax.tl:31)
+        const float inv_l = 1.0f / tile_sum;
+        // for j in parallel(ROW) {  (softmax.tl:27)
+        // for j in parallel(8192): each thread visits the elements of `r` it holds
         #pragma unroll
-        for (int tl_chunk6 = 0; tl_chunk6 < x_layout::kSlots; tl_chunk6 += 8) {
-            if (!(x_layout::valid(tl_tid, tl_chunk6))) continue;
-            const tl::f16* tl_ptr7 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk6)))];
-            if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk6)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk6))) + 7, N) && tl::is_aligned(tl_ptr7, 16)) {
-                tl::f16 tl_vec8[8];
-                tl::load_vector<tl::f16, 8>(tl_vec8, tl_ptr7);
+        for (int tl_s6 = 0; tl_s6 < r_layout::kSlots; ++tl_s6) {
+            if (!(r_layout::valid(tl_tid, tl_s6))) continue;
+            [[maybe_unused]] const int j = r_layout::flat(tl_tid, tl_s6);
+            r[tl_s6] = r[tl_s6] * inv_l;
+        }
+        // copy(r, Y[row, 0 +: ROW]);  (softmax.tl:30)
+        #pragma unroll
+        for (int tl_chunk7 = 0; tl_chunk7 < r_layout::kSlots; tl_chunk7 += 8) {
+            if (!(r_layout::valid(tl_tid, tl_chunk7))) continue;
+            tl::f16* tl_ptr8 = &Y[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk7))];
+            if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk7), N) && tl::in_bounds(row, M) && tl::in_bounds((r_layout::flat(tl_tid, tl_chunk7)) + 7, N) && tl::is_aligned(tl_ptr8, 16)) {
+                tl::f16 tl_vec9[8];
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk6 + tl_v] = tl::convert<float>(tl_vec8[tl_v]);
+                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec9[tl_v] = tl::convert<tl::f16>(r[tl_chunk7 + tl_v]);
+                tl::store_vector<tl::f16, 8>(tl_ptr8, tl_vec9);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    x[tl_chunk6 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk6 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk6 + tl_v)))]) : 0.0f;
+                    if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk7 + tl_v), N)) Y[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk7 + tl_v))] = tl::convert<tl::f16>(r[tl_chunk7 + tl_v]);
                 }
             }
         }
-        // for j in parallel(BN) {  (softmax.tl:32)
-        // for j in parallel(1024): each thread visits the elements of `x` it holds
-        #pragma unroll
-        for (int tl_s9 = 0; tl_s9 < x_layout::kSlots; ++tl_s9) {
-            if (!(x_layout::valid(tl_tid, tl_s9))) continue;
-            [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s9);
-            x[tl_s9] = tl::exp(x[tl_s9] - m) * inv_l;
+    } else {
+        const int32_t n_tiles = tl::cdiv(N, 1024);
+        for (int t = 0; t < n_tiles; ++t) {
+            // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:34)
+            #pragma unroll
+            for (int tl_chunk10 = 0; tl_chunk10 < x_layout::kSlots; tl_chunk10 += 8) {
+                if (!(x_layout::valid(tl_tid, tl_chunk10))) continue;
+                const tl::f16* tl_ptr11 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk10)))];
+                if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk10)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk10))) + 7, N) && tl::is_aligned(tl_ptr11, 16)) {
+                    tl::f16 tl_vec12[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec12, tl_ptr11);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk10 + tl_v] = tl::convert<float>(tl_vec12[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        x[tl_chunk10 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk10 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk10 + tl_v)))]) : -tl::inf<float>();
+                    }
+                }
+            }
+            // reduce(max, x, tile_max);  (softmax.tl:35)
+            {
+                float tl_part[1];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+                #pragma unroll
+                for (int tl_s13 = 0; tl_s13 < x_layout::kSlots; ++tl_s13) {
+                    if (!(x_layout::valid(tl_tid, tl_s13))) continue;
+                    tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s13]));
+                }
+                tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                {
+                    tile_max = tl_part[0];
+                }
+            }
+            const float m_new = tl::max(m, tile_max);
+            // for j in parallel(BN) {  (softmax.tl:37)
+            // for j in parallel(1024): each thread visits the elements of `x` it holds
+            #pragma unroll
+            for (int tl_s14 = 0; tl_s14 < x_layout::kSlots; ++tl_s14) {
+                if (!(x_layout::valid(tl_tid, tl_s14))) continue;
+                [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s14);
+                x[tl_s14] = tl::exp(x[tl_s14] - m_new);
+            }
+            // reduce(sum, x, tile_sum);  (softmax.tl:40)
+            {
+                float tl_part[1];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                #pragma unroll
+                for (int tl_s15 = 0; tl_s15 < x_layout::kSlots; ++tl_s15) {
+                    if (!(x_layout::valid(tl_tid, tl_s15))) continue;
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s15]));
+                }
+                tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                {
+                    tile_sum = tl_part[0];
+                }
+            }
+            l = l * tl::exp(m - m_new) + tile_sum;
+            m = m_new;
         }
-        // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:35)
-        #pragma unroll
-        for (int tl_chunk10 = 0; tl_chunk10 < x_layout::kSlots; tl_chunk10 += 8) {
-            if (!(x_layout::valid(tl_tid, tl_chunk10))) continue;
-            tl::f16* tl_ptr11 = &Y[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk10)))];
-            if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk10)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk10))) + 7, N) && tl::is_aligned(tl_ptr11, 16)) {
-                tl::f16 tl_vec12[8];
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec12[tl_v] = tl::convert<tl::f16>(x[tl_chunk10 + tl_v]);
-                tl::store_vector<tl::f16, 8>(tl_ptr11, tl_vec12);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk10 + tl_v)), N)) Y[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk10 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk10 + tl_v]);
+        const float inv_l = 1.0f / l;
+        for (int t = 0; t < n_tiles; ++t) {
+            // copy(X[row, t * BN +: BN], x);  (softmax.tl:47)
+            #pragma unroll
+            for (int tl_chunk16 = 0; tl_chunk16 < x_layout::kSlots; tl_chunk16 += 8) {
+                if (!(x_layout::valid(tl_tid, tl_chunk16))) continue;
+                const tl::f16* tl_ptr17 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk16)))];
+                if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk16)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk16))) + 7, N) && tl::is_aligned(tl_ptr17, 16)) {
+                    tl::f16 tl_vec18[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec18, tl_ptr17);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk16 + tl_v] = tl::convert<float>(tl_vec18[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        x[tl_chunk16 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk16 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk16 + tl_v)))]) : 0.0f;
+                    }
+                }
+            }
+            // for j in parallel(BN) {  (softmax.tl:48)
+            // for j in parallel(1024): each thread visits the elements of `x` it holds
+            #pragma unroll
+            for (int tl_s19 = 0; tl_s19 < x_layout::kSlots; ++tl_s19) {
+                if (!(x_layout::valid(tl_tid, tl_s19))) continue;
+                [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s19);
+                x[tl_s19] = tl::exp(x[tl_s19] - m) * inv_l;
+            }
+            // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:51)
+            #pragma unroll
+            for (int tl_chunk20 = 0; tl_chunk20 < x_layout::kSlots; tl_chunk20 += 8) {
+                if (!(x_layout::valid(tl_tid, tl_chunk20))) continue;
+                tl::f16* tl_ptr21 = &Y[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20)))];
+                if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20))) + 7, N) && tl::is_aligned(tl_ptr21, 16)) {
+                    tl::f16 tl_vec22[8];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec22[tl_v] = tl::convert<tl::f16>(x[tl_chunk20 + tl_v]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr21, tl_vec22);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20 + tl_v)), N)) Y[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk20 + tl_v]);
+                    }
                 }
             }
         }
     }
 }
 
-// kernel log_softmax<BN = 1024, T = f16>  (stdlib/softmax.tl:40)
+// kernel log_softmax<BN = 1024, ROW = 8192, T = f16>  (stdlib/softmax.tl:57)
 // 256 threads per block, 32 bytes of shared memory
 __global__ void __launch_bounds__(256) log_softmax_kernel(
         const tl::f16* __restrict__ X,
@@ -141,125 +227,213 @@ __global__ void __launch_bounds__(256) log_softmax_kernel(
         int32_t M,
         int32_t N)
 {
+    using r_layout = tl::BlockedLayout<8192, 8, 256>;  // fragment r: f32[8192]
+    using e_layout = tl::BlockedLayout<8192, 8, 256>;  // fragment e: f32[8192]
     using x_layout = tl::BlockedLayout<1024, 8, 256>;  // fragment x: f32[1024]
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
     unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    float r[r_layout::kSlots];  // fragment r: f32[8192]
+    float e[e_layout::kSlots];  // fragment e: f32[8192]
     float x[x_layout::kSlots];  // fragment x: f32[1024]
     float m = -tl::inf<float>();
     float l = 0.0f;
     float tile_max;
     float tile_sum;
     const int32_t row = int(blockIdx.x);
-    const int32_t n_tiles = tl::cdiv(N, 1024);
-    for (int t = 0; t < n_tiles; ++t) {
-        // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:52)
+    if (N <= 8192) {
+        // copy(X[row, 0 +: ROW], r, pad = -inf);  (softmax.tl:70)
         #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 8) {
-            if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
-            const tl::f16* tl_ptr1 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0)))];
-            if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0))) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+        for (int tl_chunk0 = 0; tl_chunk0 < r_layout::kSlots; tl_chunk0 += 8) {
+            if (!(r_layout::valid(tl_tid, tl_chunk0))) continue;
+            const tl::f16* tl_ptr1 = &X[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk0))];
+            if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk0), N) && tl::in_bounds(row, M) && tl::in_bounds((r_layout::flat(tl_tid, tl_chunk0)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
                 tl::f16 tl_vec2[8];
                 tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+                for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    x[tl_chunk0 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk0 + tl_v)))]) : -tl::inf<float>();
+                    r[tl_chunk0 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk0 + tl_v), N) ? tl::convert<float>(X[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk0 + tl_v))]) : -tl::inf<float>();
                 }
             }
         }
-        // reduce(max, x, tile_max);  (softmax.tl:53)
+        // reduce(max, r, tile_max);  (softmax.tl:71)
         {
             float tl_part[1];
             #pragma unroll
             for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
             #pragma unroll
-            for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
-                if (!(x_layout::valid(tl_tid, tl_s3))) continue;
-                tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s3]));
+            for (int tl_s3 = 0; tl_s3 < r_layout::kSlots; ++tl_s3) {
+                if (!(r_layout::valid(tl_tid, tl_s3))) continue;
+                tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(r[tl_s3]));
             }
             tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
             {
                 tile_max = tl_part[0];
             }
         }
-        const float m_new = tl::max(m, tile_max);
-        // for j in parallel(BN) {  (softmax.tl:55)
-        // for j in parallel(1024): each thread visits the elements of `x` it holds
+        // for j in parallel(ROW) {  (softmax.tl:72)
+        // for j in parallel(8192): each thread visits the elements of `e` it holds
         #pragma unroll
-        for (int tl_s4 = 0; tl_s4 < x_layout::kSlots; ++tl_s4) {
-            if (!(x_layout::valid(tl_tid, tl_s4))) continue;
-            [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s4);
-            x[tl_s4] = tl::exp(x[tl_s4] - m_new);
+        for (int tl_s4 = 0; tl_s4 < e_layout::kSlots; ++tl_s4) {
+            if (!(e_layout::valid(tl_tid, tl_s4))) continue;
+            [[maybe_unused]] const int j = e_layout::flat(tl_tid, tl_s4);
+            e[tl_s4] = tl::exp(r[tl_s4] - tile_max);
         }
-        // reduce(sum, x, tile_sum);  (softmax.tl:58)
+        // reduce(sum, e, tile_sum);  (softmax.tl:75)
         {
             float tl_part[1];
             #pragma unroll
             for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
             #pragma unroll
-            for (int tl_s5 = 0; tl_s5 < x_layout::kSlots; ++tl_s5) {
-                if (!(x_layout::valid(tl_tid, tl_s5))) continue;
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s5]));
+            for (int tl_s5 = 0; tl_s5 < e_layout::kSlots; ++tl_s5) {
+                if (!(e_layout::valid(tl_tid, tl_s5))) continue;
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(e[tl_s5]));
             }
             tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
             {
                 tile_sum = tl_part[0];
             }
         }
-        l = l * tl::exp(m - m_new) + tile_sum;
-        m = m_new;
-    }
-    const float shift = m + tl::log(l);
-    for (int t = 0; t < n_tiles; ++t) {
-        // copy(X[row, t * BN +: BN], x);  (softmax.tl:65)
+        const float shift = tile_max + tl::log(tile_sum);
+        // for j in parallel(ROW) {  (softmax.tl:77)
+        // for j in parallel(8192): each thread visits the elements of `r` it holds
         #pragma unroll
-        for (int tl_chunk6 = 0; tl_chunk6 < x_layout::kSlots; tl_chunk6 += 8) {
-            if (!(x_layout::valid(tl_tid, tl_chunk6))) continue;
-            const tl::f16* tl_ptr7 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk6)))];
-            if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk6)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk6))) + 7, N) && tl::is_aligned(tl_ptr7, 16)) {
-                tl::f16 tl_vec8[8];
-                tl::load_vector<tl::f16, 8>(tl_vec8, tl_ptr7);
+        for (int tl_s6 = 0; tl_s6 < r_layout::kSlots; ++tl_s6) {
+            if (!(r_layout::valid(tl_tid, tl_s6))) continue;
+            [[maybe_unused]] const int j = r_layout::flat(tl_tid, tl_s6);
+            r[tl_s6] = r[tl_s6] - shift;
+        }
+        // copy(r, Y[row, 0 +: ROW]);  (softmax.tl:80)
+        #pragma unroll
+        for (int tl_chunk7 = 0; tl_chunk7 < r_layout::kSlots; tl_chunk7 += 8) {
+            if (!(r_layout::valid(tl_tid, tl_chunk7))) continue;
+            tl::f16* tl_ptr8 = &Y[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk7))];
+            if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk7), N) && tl::in_bounds(row, M) && tl::in_bounds((r_layout::flat(tl_tid, tl_chunk7)) + 7, N) && tl::is_aligned(tl_ptr8, 16)) {
+                tl::f16 tl_vec9[8];
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk6 + tl_v] = tl::convert<float>(tl_vec8[tl_v]);
+                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec9[tl_v] = tl::convert<tl::f16>(r[tl_chunk7 + tl_v]);
+                tl::store_vector<tl::f16, 8>(tl_ptr8, tl_vec9);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    x[tl_chunk6 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk6 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk6 + tl_v)))]) : 0.0f;
+                    if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk7 + tl_v), N)) Y[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk7 + tl_v))] = tl::convert<tl::f16>(r[tl_chunk7 + tl_v]);
                 }
             }
         }
-        // for j in parallel(BN) {  (softmax.tl:66)
-        // for j in parallel(1024): each thread visits the elements of `x` it holds
-        #pragma unroll
-        for (int tl_s9 = 0; tl_s9 < x_layout::kSlots; ++tl_s9) {
-            if (!(x_layout::valid(tl_tid, tl_s9))) continue;
-            [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s9);
-            x[tl_s9] = x[tl_s9] - shift;
+    } else {
+        const int32_t n_tiles = tl::cdiv(N, 1024);
+        for (int t = 0; t < n_tiles; ++t) {
+            // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:84)
+            #pragma unroll
+            for (int tl_chunk10 = 0; tl_chunk10 < x_layout::kSlots; tl_chunk10 += 8) {
+                if (!(x_layout::valid(tl_tid, tl_chunk10))) continue;
+                const tl::f16* tl_ptr11 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk10)))];
+                if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk10)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk10))) + 7, N) && tl::is_aligned(tl_ptr11, 16)) {
+                    tl::f16 tl_vec12[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec12, tl_ptr11);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk10 + tl_v] = tl::convert<float>(tl_vec12[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        x[tl_chunk10 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk10 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk10 + tl_v)))]) : -tl::inf<float>();
+                    }
+                }
+            }
+            // reduce(max, x, tile_max);  (softmax.tl:85)
+            {
+                float tl_part[1];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+                #pragma unroll
+                for (int tl_s13 = 0; tl_s13 < x_layout::kSlots; ++tl_s13) {
+                    if (!(x_layout::valid(tl_tid, tl_s13))) continue;
+                    tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s13]));
+                }
+                tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                {
+                    tile_max = tl_part[0];
+                }
+            }
+            const float m_new = tl::max(m, tile_max);
+            // for j in parallel(BN) {  (softmax.tl:87)
+            // for j in parallel(1024): each thread visits the elements of `x` it holds
+            #pragma unroll
+            for (int tl_s14 = 0; tl_s14 < x_layout::kSlots; ++tl_s14) {
+                if (!(x_layout::valid(tl_tid, tl_s14))) continue;
+                [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s14);
+                x[tl_s14] = tl::exp(x[tl_s14] - m_new);
+            }
+            // reduce(sum, x, tile_sum);  (softmax.tl:90)
+            {
+                float tl_part[1];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                #pragma unroll
+                for (int tl_s15 = 0; tl_s15 < x_layout::kSlots; ++tl_s15) {
+                    if (!(x_layout::valid(tl_tid, tl_s15))) continue;
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s15]));
+                }
+                tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                {
+                    tile_sum = tl_part[0];
+                }
+            }
+            l = l * tl::exp(m - m_new) + tile_sum;
+            m = m_new;
         }
-        // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:69)
-        #pragma unroll
-        for (int tl_chunk10 = 0; tl_chunk10 < x_layout::kSlots; tl_chunk10 += 8) {
-            if (!(x_layout::valid(tl_tid, tl_chunk10))) continue;
-            tl::f16* tl_ptr11 = &Y[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk10)))];
-            if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk10)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk10))) + 7, N) && tl::is_aligned(tl_ptr11, 16)) {
-                tl::f16 tl_vec12[8];
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec12[tl_v] = tl::convert<tl::f16>(x[tl_chunk10 + tl_v]);
-                tl::store_vector<tl::f16, 8>(tl_ptr11, tl_vec12);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk10 + tl_v)), N)) Y[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk10 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk10 + tl_v]);
+        const float shift = m + tl::log(l);
+        for (int t = 0; t < n_tiles; ++t) {
+            // copy(X[row, t * BN +: BN], x);  (softmax.tl:97)
+            #pragma unroll
+            for (int tl_chunk16 = 0; tl_chunk16 < x_layout::kSlots; tl_chunk16 += 8) {
+                if (!(x_layout::valid(tl_tid, tl_chunk16))) continue;
+                const tl::f16* tl_ptr17 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk16)))];
+                if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk16)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk16))) + 7, N) && tl::is_aligned(tl_ptr17, 16)) {
+                    tl::f16 tl_vec18[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec18, tl_ptr17);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk16 + tl_v] = tl::convert<float>(tl_vec18[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        x[tl_chunk16 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk16 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk16 + tl_v)))]) : 0.0f;
+                    }
+                }
+            }
+            // for j in parallel(BN) {  (softmax.tl:98)
+            // for j in parallel(1024): each thread visits the elements of `x` it holds
+            #pragma unroll
+            for (int tl_s19 = 0; tl_s19 < x_layout::kSlots; ++tl_s19) {
+                if (!(x_layout::valid(tl_tid, tl_s19))) continue;
+                [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s19);
+                x[tl_s19] = x[tl_s19] - shift;
+            }
+            // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:101)
+            #pragma unroll
+            for (int tl_chunk20 = 0; tl_chunk20 < x_layout::kSlots; tl_chunk20 += 8) {
+                if (!(x_layout::valid(tl_tid, tl_chunk20))) continue;
+                tl::f16* tl_ptr21 = &Y[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20)))];
+                if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20))) + 7, N) && tl::is_aligned(tl_ptr21, 16)) {
+                    tl::f16 tl_vec22[8];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec22[tl_v] = tl::convert<tl::f16>(x[tl_chunk20 + tl_v]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr21, tl_vec22);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20 + tl_v)), N)) Y[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk20 + tl_v]);
+                    }
                 }
             }
         }
     }
 }
 
-// kernel softmax_rows<BM = 8, BN = 256, T = f16>  (stdlib/softmax.tl:75)
+// kernel softmax_rows<BM = 8, BN = 256, T = f16>  (stdlib/softmax.tl:108)
 // 256 threads per block, 0 bytes of shared memory
 __global__ void __launch_bounds__(256) softmax_rows_kernel(
         const tl::f16* __restrict__ X,
@@ -287,7 +461,7 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
     const int32_t row0 = int(blockIdx.x) * 8;
     const int32_t n_tiles = tl::cdiv(N, 256);
     for (int t = 0; t < n_tiles; ++t) {
-        // copy(X[row0 +: BM, t * BN +: BN], x, pad = -inf);  (softmax.tl:88)
+        // copy(X[row0 +: BM, t * BN +: BN], x, pad = -inf);  (softmax.tl:121)
         #pragma unroll
         for (int tl_chunk0 = 0; tl_chunk0 < 8; tl_chunk0 += 8) {
             const tl::f16* tl_ptr1 = &X[int64_t(row0 + (tl_tid / 32)) * N + ((t * 256) + ((tl_chunk0) + (tl_tid % 32) * 8))];
@@ -303,7 +477,7 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
                 }
             }
         }
-        // reduce(max, x, m_tile, axis = 1);  (softmax.tl:89)
+        // reduce(max, x, m_tile, axis = 1);  (softmax.tl:122)
         // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
         {
             float tl_part[1];
@@ -326,7 +500,7 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
                 m_tile[tl_i] = tl_part[tl_i];
             }
         }
-        // for i in parallel(BM) {  (softmax.tl:90)
+        // for i in parallel(BM) {  (softmax.tl:123)
         // for i in parallel(8): each thread visits the elements of `m` it holds
         #pragma unroll
         for (int tl_s4 = 0; tl_s4 < 1; ++tl_s4) {
@@ -335,7 +509,7 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
             alpha[tl_s4] = tl::exp(m[tl_s4] - m_new);
             m[tl_s4] = m_new;
         }
-        // for i, j in parallel(BM, BN) {  (softmax.tl:95)
+        // for i, j in parallel(BM, BN) {  (softmax.tl:128)
         // for i, j in parallel(8, 256): each thread visits the elements of `x` it holds
         #pragma unroll
         for (int tl_s5 = 0; tl_s5 < 8; ++tl_s5) {
@@ -343,7 +517,7 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
             [[maybe_unused]] const int j = ((tl_s5) + (tl_tid % 32) * 8);
             x[tl_s5] = tl::exp(x[tl_s5] - m[0]);
         }
-        // reduce(sum, x, l_tile, axis = 1);  (softmax.tl:98)
+        // reduce(sum, x, l_tile, axis = 1);  (softmax.tl:131)
         // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
         {
             float tl_part[1];
@@ -366,7 +540,7 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
                 l_tile[tl_i] = tl_part[tl_i];
             }
         }
-        // for i in parallel(BM) {  (softmax.tl:99)
+        // for i in parallel(BM) {  (softmax.tl:132)
         // for i in parallel(8): each thread visits the elements of `l` it holds
         #pragma unroll
         for (int tl_s7 = 0; tl_s7 < 1; ++tl_s7) {
@@ -375,7 +549,7 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
         }
     }
     for (int t = 0; t < n_tiles; ++t) {
-        // copy(X[row0 +: BM, t * BN +: BN], x);  (softmax.tl:105)
+        // copy(X[row0 +: BM, t * BN +: BN], x);  (softmax.tl:138)
         #pragma unroll
         for (int tl_chunk8 = 0; tl_chunk8 < 8; tl_chunk8 += 8) {
             const tl::f16* tl_ptr9 = &X[int64_t(row0 + (tl_tid / 32)) * N + ((t * 256) + ((tl_chunk8) + (tl_tid % 32) * 8))];
@@ -391,7 +565,7 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
                 }
             }
         }
-        // for i, j in parallel(BM, BN) {  (softmax.tl:106)
+        // for i, j in parallel(BM, BN) {  (softmax.tl:139)
         // for i, j in parallel(8, 256): each thread visits the elements of `x` it holds
         #pragma unroll
         for (int tl_s11 = 0; tl_s11 < 8; ++tl_s11) {
@@ -399,7 +573,7 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
             [[maybe_unused]] const int j = ((tl_s11) + (tl_tid % 32) * 8);
             x[tl_s11] = tl::exp(x[tl_s11] - m[0]) / l[0];
         }
-        // copy(x, Y[row0 +: BM, t * BN +: BN]);  (softmax.tl:109)
+        // copy(x, Y[row0 +: BM, t * BN +: BN]);  (softmax.tl:142)
         #pragma unroll
         for (int tl_chunk12 = 0; tl_chunk12 < 8; tl_chunk12 += 8) {
             tl::f16* tl_ptr13 = &Y[int64_t(row0 + (tl_tid / 32)) * N + ((t * 256) + ((tl_chunk12) + (tl_tid % 32) * 8))];

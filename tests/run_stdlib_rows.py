@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""The standard library's row kernels (layernorm, rmsnorm, layernorm_gelu, softmax, log_softmax)
+run by `tlc run` (the interpreter, on the scheduled IR) against a float64 reference, at shapes that
+take both of their paths: the row kept in registers (N <= ROW) and the tiled walk (N > ROW); with
+-D ROW=256 BN=64 so that both are small. The GPU tests (tests/gpu/stdlib_*_test.cu) run the same
+kernels as compiled."""
+import argparse, math, os, random, subprocess, sys, tempfile
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from npy import write_npy, read_npy
+parser = argparse.ArgumentParser(description=__doc__)
+parser.add_argument("--tlc", default=os.environ.get("TLC", "build/src/tlc"))
+parser.add_argument("--root", default=".")
+args = parser.parse_args()
+TLC = args.tlc
+TMP = tempfile.mkdtemp(prefix="tlc-stdlib-rows-")
+random.seed(3)
+def run(file, kernel, defines, tensors, scalars, dtype="<f4"):
+    args = [TLC, "run", file, "--kernel", kernel, "--stop-after", "verify-shared-bounds"]
+    for d in defines: args += ["-D", d]
+    for name, (shape, vals) in tensors.items():
+        p = os.path.join(TMP, f"{name}.npy"); write_npy(p, dtype, shape, vals); args += ["--tensor", f"{name}={p}"]
+    for k, v in scalars.items(): args += ["--scalar", f"{k}={v}"]
+    r = subprocess.run(args, capture_output=True, text=True)
+    if r.returncode: print(r.stderr); raise SystemExit(1)
+    return read_npy(os.path.join(TMP, "Y.npy"))
+def rel(a, b):
+    num = sum((x - y) ** 2 for x, y in zip(a, b)); den = sum(y * y for y in b)
+    return math.sqrt(num / max(den, 1e-30))
+def refs(kind, X, W, B, M, N, eps):
+    out = []
+    for i in range(M):
+        row = X[i*N:(i+1)*N]
+        if kind in ("layernorm", "layernorm_gelu"):
+            mean = sum(row) / N; var = sum((x - mean) ** 2 for x in row) / N; rstd = 1 / math.sqrt(var + eps)
+            y = [(x - mean) * rstd * W[j] + B[j] for j, x in enumerate(row)]
+            if kind == "layernorm_gelu": y = [0.5 * v * (1 + math.erf(v / math.sqrt(2))) for v in y]
+        elif kind == "rmsnorm":
+            r = 1 / math.sqrt(sum(x * x for x in row) / N + eps); y = [x * r * W[j] for j, x in enumerate(row)]
+        elif kind == "softmax":
+            m = max(row); e = [math.exp(x - m) for x in row]; s = sum(e); y = [v / s for v in e]
+        else:
+            m = max(row); s = sum(math.exp(x - m) for x in row); y = [x - m - math.log(s) for x in row]
+        out += y
+    return out
+bad = 0
+for file, kernels in ((os.path.join(args.root, "stdlib/norms.tl"), ("layernorm", "rmsnorm", "layernorm_gelu")), (os.path.join(args.root, "stdlib/softmax.tl"), ("softmax", "log_softmax"))):
+    for kernel in kernels:
+        for M, N in ((3, 1), (2, 100), (3, 256), (2, 257), (2, 1000), (1, 64)):
+            X = [random.uniform(-3, 3) + 2 for _ in range(M * N)]
+            W = [random.uniform(0.5, 1.5) for _ in range(N)]; B = [random.uniform(-1, 1) for _ in range(N)]
+            tensors = {"X": ([M, N], X), "Y": ([M, N], [0.0] * (M * N))}
+            scalars = {}
+            if "norm" in kernel:
+                tensors["W"] = ([N], W); scalars["eps"] = 1e-5
+                if kernel != "rmsnorm": tensors["Bias"] = ([N], B)
+            got = run(file, kernel, ["T=f32", "ROW=256", "BN=64"], tensors, scalars)
+            want = refs(kernel, X, W, B, M, N, 1e-5)
+            e = rel(got[2], want)
+            ok = e is not None and e < 1e-5
+            bad += not ok
+            print(f"{'ok  ' if ok else 'FAIL'} {kernel} {M}x{N} ({'in registers' if N <= 256 else 'tiled'}) rel_err={e:.2e}")
+print(f"stdlib rows: {30 - bad}/30 passed"); sys.exit(1 if bad else 0)
