@@ -11,7 +11,7 @@ __device__ __forceinline__ float gelu(float x) {
     return 0.5f * x * (1.0f + tl::erf(x * 0.7071067690849304f));
 }
 
-// kernel layernorm<BN = 1024, ROW = 8192, T = f16>  (stdlib/norms.tl:9)
+// kernel layernorm<RB = 16, SHORT = 128, ROW = 8192, BN = 1024, T = f16>  (stdlib/norms.tl:12)
 // 256 threads per block, 32 bytes of shared memory
 __global__ void __launch_bounds__(256) layernorm_kernel(
         const tl::f16* __restrict__ X,
@@ -22,6 +22,12 @@ __global__ void __launch_bounds__(256) layernorm_kernel(
         int32_t M,
         int32_t N)
 {
+    // fragment s: f32[16, 128], blocked per axis, vector 8: [16, 128] over 256 threads: (16:t16, 8:r1 16:t1) 8 registers
+    // fragment sd: f32[16, 128], blocked per axis, vector 8: [16, 128] over 256 threads: (16:t16, 8:r1 16:t1) 8 registers
+    // fragment sw: f32[128], slice of `s` (broadcast): [128] over 256 threads: (8:r1 16:t1) 8 registers, 16 replicas
+    // fragment sb: f32[128], slice of `s` (broadcast): [128] over 256 threads: (8:r1 16:t1) 8 registers, 16 replicas
+    // fragment s_mean: f32[16], slice of `s` (reduce over axis 1): [16] over 256 threads: (16:t16) 1 registers, 16 replicas
+    // fragment s_rstd: f32[16], slice of `sd` (reduce over axis 1): [16] over 256 threads: (16:t16) 1 registers, 16 replicas
     using r_layout = tl::BlockedLayout<8192, 8, 256>;  // fragment r: f32[8192]
     using rw_layout = tl::BlockedLayout<8192, 8, 256>;  // fragment rw: f32[8192]
     using rb_layout = tl::BlockedLayout<8192, 8, 256>;  // fragment rb: f32[8192]
@@ -31,294 +37,445 @@ __global__ void __launch_bounds__(256) layernorm_kernel(
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
     unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    float s[8];  // fragment s: f32[16, 128]
+    float sd[8];  // fragment sd: f32[16, 128]
+    float sw[8];  // fragment sw: f32[128]
+    float sb[8];  // fragment sb: f32[128]
+    float s_mean[1];  // fragment s_mean: f32[16]
+    float s_rstd[1];  // fragment s_rstd: f32[16]
     float r[r_layout::kSlots];  // fragment r: f32[8192]
     float rw[rw_layout::kSlots];  // fragment rw: f32[8192]
     float rb[rb_layout::kSlots];  // fragment rb: f32[8192]
     float x[x_layout::kSlots];  // fragment x: f32[1024]
     float w[w_layout::kSlots];  // fragment w: f32[1024]
     float b[b_layout::kSlots];  // fragment b: f32[1024]
-    float sum_x = 0.0f;
-    float sum_d2 = 0.0f;
+    float sum_x;
+    float sum_d2;
     float part;
-    const int32_t row = int(blockIdx.x);
+    const int32_t row0 = int(blockIdx.x) * 16;
+    const int32_t rows = tl::min(16, M - row0);
     const float n = static_cast<float>(N);
-    if (N <= 8192) {
-        // copy(X[row, 0 +: ROW], r);  (norms.tl:26)
+    if (N <= 128) {
+        // copy(X[row0 +: RB, 0 +: SHORT], s);  (norms.tl:36)
         #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < r_layout::kSlots; tl_chunk0 += 8) {
-            if (!(r_layout::valid(tl_tid, tl_chunk0))) continue;
-            const tl::f16* tl_ptr1 = &X[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk0))];
-            if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk0), N) && tl::in_bounds(row, M) && tl::in_bounds((r_layout::flat(tl_tid, tl_chunk0)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+        for (int tl_chunk0 = 0; tl_chunk0 < 8; tl_chunk0 += 8) {
+            const tl::f16* tl_ptr1 = &X[int64_t(row0 + (tl_tid / 16)) * N + ((tl_chunk0) + (tl_tid % 16) * 8)];
+            if (tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds(((tl_chunk0) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds((((tl_chunk0) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
                 tl::f16 tl_vec2[8];
                 tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    r[tl_chunk0 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk0 + tl_v), N) ? tl::convert<float>(X[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk0 + tl_v))]) : 0.0f;
+                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds((((tl_chunk0 + tl_v)) + (tl_tid % 16) * 8), N) ? tl::convert<float>(X[int64_t(row0 + (tl_tid / 16)) * N + (((tl_chunk0 + tl_v)) + (tl_tid % 16) * 8)]) : 0.0f;
                 }
             }
         }
-        // reduce(sum, r, part);  (norms.tl:27)
+        // reduce(sum, s, s_mean, axis = 1);  (norms.tl:37)
+        // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
         {
             float tl_part[1];
             #pragma unroll
             for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
             #pragma unroll
-            for (int tl_s3 = 0; tl_s3 < r_layout::kSlots; ++tl_s3) {
-                if (!(r_layout::valid(tl_tid, tl_s3))) continue;
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(r[tl_s3]));
+            for (int tl_s3 = 0; tl_s3 < 8; ++tl_s3) {
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(s[tl_s3]));
             }
-            tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
-            {
-                part = tl_part[0];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                s_mean[tl_i] = tl_part[tl_i];
             }
         }
-        const float mean = part / n;
-        // for j in parallel(ROW) {  (norms.tl:29)
-        // for j in parallel(8192): each thread visits the elements of `r` it holds
+        // for i, j in parallel(RB, SHORT) {  (norms.tl:38)
+        // for i, j in parallel(16, 128): each thread visits the elements of `s` it holds
         #pragma unroll
-        for (int tl_s4 = 0; tl_s4 < r_layout::kSlots; ++tl_s4) {
-            if (!(r_layout::valid(tl_tid, tl_s4))) continue;
-            const int j = r_layout::flat(tl_tid, tl_s4);
-            const float d = r[tl_s4] - mean;
-            r[tl_s4] = d;
-            rw[tl_s4] = j < N ? d * d : 0.0f;
+        for (int tl_s4 = 0; tl_s4 < 8; ++tl_s4) {
+            [[maybe_unused]] const int i = (tl_tid / 16);
+            const int j = ((tl_s4) + (tl_tid % 16) * 8);
+            const float d = s[tl_s4] - s_mean[0] / n;
+            s[tl_s4] = d;
+            sd[tl_s4] = j < N ? d * d : 0.0f;
         }
-        // reduce(sum, rw, part);  (norms.tl:34)
+        // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:43)
+        // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
         {
             float tl_part[1];
             #pragma unroll
             for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
             #pragma unroll
-            for (int tl_s5 = 0; tl_s5 < rw_layout::kSlots; ++tl_s5) {
-                if (!(rw_layout::valid(tl_tid, tl_s5))) continue;
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(rw[tl_s5]));
+            for (int tl_s5 = 0; tl_s5 < 8; ++tl_s5) {
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sd[tl_s5]));
             }
-            tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
-            {
-                part = tl_part[0];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                s_rstd[tl_i] = tl_part[tl_i];
             }
         }
-        const float rstd = tl::rsqrt(part / n + eps);
-        // copy(W[0 +: ROW], rw);  (norms.tl:36)
+        // for i in parallel(RB) {  (norms.tl:44)
+        // for i in parallel(16): each thread visits the elements of `s_rstd` it holds
         #pragma unroll
-        for (int tl_chunk6 = 0; tl_chunk6 < rw_layout::kSlots; tl_chunk6 += 8) {
-            if (!(rw_layout::valid(tl_tid, tl_chunk6))) continue;
-            const tl::f16* tl_ptr7 = &W[rw_layout::flat(tl_tid, tl_chunk6)];
-            if (tl::in_bounds(rw_layout::flat(tl_tid, tl_chunk6), N) && tl::in_bounds((rw_layout::flat(tl_tid, tl_chunk6)) + 7, N) && tl::is_aligned(tl_ptr7, 16)) {
-                tl::f16 tl_vec8[8];
-                tl::load_vector<tl::f16, 8>(tl_vec8, tl_ptr7);
+        for (int tl_s6 = 0; tl_s6 < 1; ++tl_s6) {
+            [[maybe_unused]] const int i = (tl_tid / 16);
+            s_rstd[tl_s6] = tl::rsqrt(s_rstd[tl_s6] / n + eps);
+        }
+        // copy(W[0 +: SHORT], sw);  (norms.tl:47)
+        #pragma unroll
+        for (int tl_chunk7 = 0; tl_chunk7 < 8; tl_chunk7 += 8) {
+            const tl::f16* tl_ptr8 = &W[((tl_chunk7) + (tl_tid % 16) * 8)];
+            if (tl::in_bounds(((tl_chunk7) + (tl_tid % 16) * 8), N) && tl::in_bounds((((tl_chunk7) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr8, 16)) {
+                tl::f16 tl_vec9[8];
+                tl::load_vector<tl::f16, 8>(tl_vec9, tl_ptr8);
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) rw[tl_chunk6 + tl_v] = tl::convert<float>(tl_vec8[tl_v]);
+                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk7 + tl_v] = tl::convert<float>(tl_vec9[tl_v]);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    rw[tl_chunk6 + tl_v] = tl::in_bounds(rw_layout::flat(tl_tid, tl_chunk6 + tl_v), N) ? tl::convert<float>(W[rw_layout::flat(tl_tid, tl_chunk6 + tl_v)]) : 0.0f;
+                    sw[tl_chunk7 + tl_v] = tl::in_bounds((((tl_chunk7 + tl_v)) + (tl_tid % 16) * 8), N) ? tl::convert<float>(W[(((tl_chunk7 + tl_v)) + (tl_tid % 16) * 8)]) : 0.0f;
                 }
             }
         }
-        // copy(Bias[0 +: ROW], rb);  (norms.tl:37)
+        // copy(Bias[0 +: SHORT], sb);  (norms.tl:48)
         #pragma unroll
-        for (int tl_chunk9 = 0; tl_chunk9 < rb_layout::kSlots; tl_chunk9 += 8) {
-            if (!(rb_layout::valid(tl_tid, tl_chunk9))) continue;
-            const tl::f16* tl_ptr10 = &Bias[rb_layout::flat(tl_tid, tl_chunk9)];
-            if (tl::in_bounds(rb_layout::flat(tl_tid, tl_chunk9), N) && tl::in_bounds((rb_layout::flat(tl_tid, tl_chunk9)) + 7, N) && tl::is_aligned(tl_ptr10, 16)) {
-                tl::f16 tl_vec11[8];
-                tl::load_vector<tl::f16, 8>(tl_vec11, tl_ptr10);
+        for (int tl_chunk10 = 0; tl_chunk10 < 8; tl_chunk10 += 8) {
+            const tl::f16* tl_ptr11 = &Bias[((tl_chunk10) + (tl_tid % 16) * 8)];
+            if (tl::in_bounds(((tl_chunk10) + (tl_tid % 16) * 8), N) && tl::in_bounds((((tl_chunk10) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr11, 16)) {
+                tl::f16 tl_vec12[8];
+                tl::load_vector<tl::f16, 8>(tl_vec12, tl_ptr11);
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) rb[tl_chunk9 + tl_v] = tl::convert<float>(tl_vec11[tl_v]);
+                for (int tl_v = 0; tl_v < 8; ++tl_v) sb[tl_chunk10 + tl_v] = tl::convert<float>(tl_vec12[tl_v]);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    rb[tl_chunk9 + tl_v] = tl::in_bounds(rb_layout::flat(tl_tid, tl_chunk9 + tl_v), N) ? tl::convert<float>(Bias[rb_layout::flat(tl_tid, tl_chunk9 + tl_v)]) : 0.0f;
+                    sb[tl_chunk10 + tl_v] = tl::in_bounds((((tl_chunk10 + tl_v)) + (tl_tid % 16) * 8), N) ? tl::convert<float>(Bias[(((tl_chunk10 + tl_v)) + (tl_tid % 16) * 8)]) : 0.0f;
                 }
             }
         }
-        // for j in parallel(ROW) {  (norms.tl:38)
-        // for j in parallel(8192): each thread visits the elements of `r` it holds
+        // for i, j in parallel(RB, SHORT) {  (norms.tl:49)
+        // for i, j in parallel(16, 128): each thread visits the elements of `s` it holds
         #pragma unroll
-        for (int tl_s12 = 0; tl_s12 < r_layout::kSlots; ++tl_s12) {
-            if (!(r_layout::valid(tl_tid, tl_s12))) continue;
-            [[maybe_unused]] const int j = r_layout::flat(tl_tid, tl_s12);
-            r[tl_s12] = r[tl_s12] * rstd * rw[tl_s12] + rb[tl_s12];
+        for (int tl_s13 = 0; tl_s13 < 8; ++tl_s13) {
+            [[maybe_unused]] const int i = (tl_tid / 16);
+            [[maybe_unused]] const int j = ((tl_s13) + (tl_tid % 16) * 8);
+            s[tl_s13] = s[tl_s13] * s_rstd[0] * sw[(tl_s13)] + sb[(tl_s13)];
         }
-        // copy(r, Y[row, 0 +: ROW]);  (norms.tl:41)
+        // copy(s, Y[row0 +: RB, 0 +: SHORT]);  (norms.tl:52)
         #pragma unroll
-        for (int tl_chunk13 = 0; tl_chunk13 < r_layout::kSlots; tl_chunk13 += 8) {
-            if (!(r_layout::valid(tl_tid, tl_chunk13))) continue;
-            tl::f16* tl_ptr14 = &Y[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk13))];
-            if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk13), N) && tl::in_bounds(row, M) && tl::in_bounds((r_layout::flat(tl_tid, tl_chunk13)) + 7, N) && tl::is_aligned(tl_ptr14, 16)) {
-                tl::f16 tl_vec15[8];
+        for (int tl_chunk14 = 0; tl_chunk14 < 8; tl_chunk14 += 8) {
+            tl::f16* tl_ptr15 = &Y[int64_t(row0 + (tl_tid / 16)) * N + ((tl_chunk14) + (tl_tid % 16) * 8)];
+            if (tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds(((tl_chunk14) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds((((tl_chunk14) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr15, 16)) {
+                tl::f16 tl_vec16[8];
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec15[tl_v] = tl::convert<tl::f16>(r[tl_chunk13 + tl_v]);
-                tl::store_vector<tl::f16, 8>(tl_ptr14, tl_vec15);
+                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec16[tl_v] = tl::convert<tl::f16>(s[tl_chunk14 + tl_v]);
+                tl::store_vector<tl::f16, 8>(tl_ptr15, tl_vec16);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk13 + tl_v), N)) Y[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk13 + tl_v))] = tl::convert<tl::f16>(r[tl_chunk13 + tl_v]);
+                    if (tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds((((tl_chunk14 + tl_v)) + (tl_tid % 16) * 8), N)) Y[int64_t(row0 + (tl_tid / 16)) * N + (((tl_chunk14 + tl_v)) + (tl_tid % 16) * 8)] = tl::convert<tl::f16>(s[tl_chunk14 + tl_v]);
                 }
             }
         }
     } else {
-        const int32_t n_tiles = tl::cdiv(N, 1024);
-        for (int t = 0; t < n_tiles; ++t) {
-            // copy(X[row, t * BN +: BN], x);  (norms.tl:45)
-            #pragma unroll
-            for (int tl_chunk16 = 0; tl_chunk16 < x_layout::kSlots; tl_chunk16 += 8) {
-                if (!(x_layout::valid(tl_tid, tl_chunk16))) continue;
-                const tl::f16* tl_ptr17 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk16)))];
-                if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk16)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk16))) + 7, N) && tl::is_aligned(tl_ptr17, 16)) {
-                    tl::f16 tl_vec18[8];
-                    tl::load_vector<tl::f16, 8>(tl_vec18, tl_ptr17);
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk16 + tl_v] = tl::convert<float>(tl_vec18[tl_v]);
-                } else {
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        x[tl_chunk16 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk16 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk16 + tl_v)))]) : 0.0f;
+        if (N <= 8192) {
+            for (int rr = 0; rr < rows; ++rr) {
+                const int32_t row = row0 + rr;
+                // copy(X[row, 0 +: ROW], r);  (norms.tl:56)
+                #pragma unroll
+                for (int tl_chunk17 = 0; tl_chunk17 < r_layout::kSlots; tl_chunk17 += 8) {
+                    if (!(r_layout::valid(tl_tid, tl_chunk17))) continue;
+                    const tl::f16* tl_ptr18 = &X[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk17))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk17), N) && tl::in_bounds(row, M) && tl::in_bounds((r_layout::flat(tl_tid, tl_chunk17)) + 7, N) && tl::is_aligned(tl_ptr18, 16)) {
+                        tl::f16 tl_vec19[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec19, tl_ptr18);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk17 + tl_v] = tl::convert<float>(tl_vec19[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            r[tl_chunk17 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk17 + tl_v), N) ? tl::convert<float>(X[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk17 + tl_v))]) : 0.0f;
+                        }
                     }
                 }
-            }
-            // reduce(sum, x, part);  (norms.tl:46)
-            {
-                float tl_part[1];
-                #pragma unroll
-                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                #pragma unroll
-                for (int tl_s19 = 0; tl_s19 < x_layout::kSlots; ++tl_s19) {
-                    if (!(x_layout::valid(tl_tid, tl_s19))) continue;
-                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s19]));
-                }
-                tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                // reduce(sum, r, part);  (norms.tl:57)
                 {
-                    part = tl_part[0];
-                }
-            }
-            sum_x = sum_x + part;
-        }
-        const float mean = sum_x / n;
-        for (int t = 0; t < n_tiles; ++t) {
-            // copy(X[row, t * BN +: BN], x);  (norms.tl:52)
-            #pragma unroll
-            for (int tl_chunk20 = 0; tl_chunk20 < x_layout::kSlots; tl_chunk20 += 8) {
-                if (!(x_layout::valid(tl_tid, tl_chunk20))) continue;
-                const tl::f16* tl_ptr21 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20)))];
-                if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20))) + 7, N) && tl::is_aligned(tl_ptr21, 16)) {
-                    tl::f16 tl_vec22[8];
-                    tl::load_vector<tl::f16, 8>(tl_vec22, tl_ptr21);
+                    float tl_part[1];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk20 + tl_v] = tl::convert<float>(tl_vec22[tl_v]);
-                } else {
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        x[tl_chunk20 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20 + tl_v)))]) : 0.0f;
+                    for (int tl_s20 = 0; tl_s20 < r_layout::kSlots; ++tl_s20) {
+                        if (!(r_layout::valid(tl_tid, tl_s20))) continue;
+                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(r[tl_s20]));
+                    }
+                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        part = tl_part[0];
                     }
                 }
-            }
-            // for j in parallel(BN) {  (norms.tl:53)
-            // for j in parallel(1024): each thread visits the elements of `x` it holds
-            #pragma unroll
-            for (int tl_s23 = 0; tl_s23 < x_layout::kSlots; ++tl_s23) {
-                if (!(x_layout::valid(tl_tid, tl_s23))) continue;
-                const int j = x_layout::flat(tl_tid, tl_s23);
-                const float d = x[tl_s23] - mean;
-                x[tl_s23] = t * 1024 + j < N ? d * d : 0.0f;
-            }
-            // reduce(sum, x, part);  (norms.tl:57)
-            {
-                float tl_part[1];
+                const float mean = part / n;
+                // for j in parallel(ROW) {  (norms.tl:59)
+                // for j in parallel(8192): each thread visits the elements of `r` it holds
                 #pragma unroll
-                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                #pragma unroll
-                for (int tl_s24 = 0; tl_s24 < x_layout::kSlots; ++tl_s24) {
-                    if (!(x_layout::valid(tl_tid, tl_s24))) continue;
-                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s24]));
+                for (int tl_s21 = 0; tl_s21 < r_layout::kSlots; ++tl_s21) {
+                    if (!(r_layout::valid(tl_tid, tl_s21))) continue;
+                    const int j = r_layout::flat(tl_tid, tl_s21);
+                    const float d = r[tl_s21] - mean;
+                    r[tl_s21] = d;
+                    rw[tl_s21] = j < N ? d * d : 0.0f;
                 }
-                tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                // reduce(sum, rw, part);  (norms.tl:64)
                 {
-                    part = tl_part[0];
+                    float tl_part[1];
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s22 = 0; tl_s22 < rw_layout::kSlots; ++tl_s22) {
+                        if (!(rw_layout::valid(tl_tid, tl_s22))) continue;
+                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(rw[tl_s22]));
+                    }
+                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        part = tl_part[0];
+                    }
                 }
-            }
-            sum_d2 = sum_d2 + part;
-        }
-        const float rstd = tl::rsqrt(sum_d2 / n + eps);
-        for (int t = 0; t < n_tiles; ++t) {
-            const int32_t c0 = t * 1024;
-            // copy(X[row, c0 +: BN], x);  (norms.tl:64)
-            #pragma unroll
-            for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
-                const tl::f16* tl_ptr26 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk25)))];
-                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk25)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk25))) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
-                    tl::f16 tl_vec27[8];
-                    tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk25 + tl_v] = tl::convert<float>(tl_vec27[tl_v]);
-                } else {
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)))]) : 0.0f;
+                const float rstd = tl::rsqrt(part / n + eps);
+                // copy(W[0 +: ROW], rw);  (norms.tl:66)
+                #pragma unroll
+                for (int tl_chunk23 = 0; tl_chunk23 < rw_layout::kSlots; tl_chunk23 += 8) {
+                    if (!(rw_layout::valid(tl_tid, tl_chunk23))) continue;
+                    const tl::f16* tl_ptr24 = &W[rw_layout::flat(tl_tid, tl_chunk23)];
+                    if (tl::in_bounds(rw_layout::flat(tl_tid, tl_chunk23), N) && tl::in_bounds((rw_layout::flat(tl_tid, tl_chunk23)) + 7, N) && tl::is_aligned(tl_ptr24, 16)) {
+                        tl::f16 tl_vec25[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec25, tl_ptr24);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) rw[tl_chunk23 + tl_v] = tl::convert<float>(tl_vec25[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            rw[tl_chunk23 + tl_v] = tl::in_bounds(rw_layout::flat(tl_tid, tl_chunk23 + tl_v), N) ? tl::convert<float>(W[rw_layout::flat(tl_tid, tl_chunk23 + tl_v)]) : 0.0f;
+                        }
+                    }
+                }
+                // copy(Bias[0 +: ROW], rb);  (norms.tl:67)
+                #pragma unroll
+                for (int tl_chunk26 = 0; tl_chunk26 < rb_layout::kSlots; tl_chunk26 += 8) {
+                    if (!(rb_layout::valid(tl_tid, tl_chunk26))) continue;
+                    const tl::f16* tl_ptr27 = &Bias[rb_layout::flat(tl_tid, tl_chunk26)];
+                    if (tl::in_bounds(rb_layout::flat(tl_tid, tl_chunk26), N) && tl::in_bounds((rb_layout::flat(tl_tid, tl_chunk26)) + 7, N) && tl::is_aligned(tl_ptr27, 16)) {
+                        tl::f16 tl_vec28[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec28, tl_ptr27);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) rb[tl_chunk26 + tl_v] = tl::convert<float>(tl_vec28[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            rb[tl_chunk26 + tl_v] = tl::in_bounds(rb_layout::flat(tl_tid, tl_chunk26 + tl_v), N) ? tl::convert<float>(Bias[rb_layout::flat(tl_tid, tl_chunk26 + tl_v)]) : 0.0f;
+                        }
+                    }
+                }
+                // for j in parallel(ROW) {  (norms.tl:68)
+                // for j in parallel(8192): each thread visits the elements of `r` it holds
+                #pragma unroll
+                for (int tl_s29 = 0; tl_s29 < r_layout::kSlots; ++tl_s29) {
+                    if (!(r_layout::valid(tl_tid, tl_s29))) continue;
+                    [[maybe_unused]] const int j = r_layout::flat(tl_tid, tl_s29);
+                    r[tl_s29] = r[tl_s29] * rstd * rw[tl_s29] + rb[tl_s29];
+                }
+                // copy(r, Y[row, 0 +: ROW]);  (norms.tl:71)
+                #pragma unroll
+                for (int tl_chunk30 = 0; tl_chunk30 < r_layout::kSlots; tl_chunk30 += 8) {
+                    if (!(r_layout::valid(tl_tid, tl_chunk30))) continue;
+                    tl::f16* tl_ptr31 = &Y[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk30))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk30), N) && tl::in_bounds(row, M) && tl::in_bounds((r_layout::flat(tl_tid, tl_chunk30)) + 7, N) && tl::is_aligned(tl_ptr31, 16)) {
+                        tl::f16 tl_vec32[8];
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec32[tl_v] = tl::convert<tl::f16>(r[tl_chunk30 + tl_v]);
+                        tl::store_vector<tl::f16, 8>(tl_ptr31, tl_vec32);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk30 + tl_v), N)) Y[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk30 + tl_v))] = tl::convert<tl::f16>(r[tl_chunk30 + tl_v]);
+                        }
                     }
                 }
             }
-            // copy(W[c0 +: BN], w);  (norms.tl:65)
-            #pragma unroll
-            for (int tl_chunk28 = 0; tl_chunk28 < w_layout::kSlots; tl_chunk28 += 8) {
-                if (!(w_layout::valid(tl_tid, tl_chunk28))) continue;
-                const tl::f16* tl_ptr29 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk28))];
-                if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk28)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk28))) + 7, N) && tl::is_aligned(tl_ptr29, 16)) {
-                    tl::f16 tl_vec30[8];
-                    tl::load_vector<tl::f16, 8>(tl_vec30, tl_ptr29);
+        } else {
+            const int32_t n_tiles = tl::cdiv(N, 1024);
+            for (int rr = 0; rr < rows; ++rr) {
+                const int32_t row = row0 + rr;
+                sum_x = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:79)
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk28 + tl_v] = tl::convert<float>(tl_vec30[tl_v]);
-                } else {
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        w[tl_chunk28 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk28 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk28 + tl_v))]) : 0.0f;
+                    for (int tl_chunk33 = 0; tl_chunk33 < x_layout::kSlots; tl_chunk33 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk33))) continue;
+                        const tl::f16* tl_ptr34 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk33)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk33)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk33))) + 7, N) && tl::is_aligned(tl_ptr34, 16)) {
+                            tl::f16 tl_vec35[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec35, tl_ptr34);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk33 + tl_v] = tl::convert<float>(tl_vec35[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk33 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk33 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk33 + tl_v)))]) : 0.0f;
+                            }
+                        }
                     }
-                }
-            }
-            // copy(Bias[c0 +: BN], b);  (norms.tl:66)
-            #pragma unroll
-            for (int tl_chunk31 = 0; tl_chunk31 < b_layout::kSlots; tl_chunk31 += 8) {
-                if (!(b_layout::valid(tl_tid, tl_chunk31))) continue;
-                const tl::f16* tl_ptr32 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk31))];
-                if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk31)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk31))) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
-                    tl::f16 tl_vec33[8];
-                    tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk31 + tl_v] = tl::convert<float>(tl_vec33[tl_v]);
-                } else {
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        b[tl_chunk31 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk31 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk31 + tl_v))]) : 0.0f;
+                    // reduce(sum, x, part);  (norms.tl:80)
+                    {
+                        float tl_part[1];
+                        #pragma unroll
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                        #pragma unroll
+                        for (int tl_s36 = 0; tl_s36 < x_layout::kSlots; ++tl_s36) {
+                            if (!(x_layout::valid(tl_tid, tl_s36))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s36]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            part = tl_part[0];
+                        }
                     }
+                    sum_x = sum_x + part;
                 }
-            }
-            // for j in parallel(BN) {  (norms.tl:67)
-            // for j in parallel(1024): each thread visits the elements of `x` it holds
-            #pragma unroll
-            for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
-                if (!(x_layout::valid(tl_tid, tl_s34))) continue;
-                [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s34);
-                x[tl_s34] = (x[tl_s34] - mean) * rstd * w[tl_s34] + b[tl_s34];
-            }
-            // copy(x, Y[row, c0 +: BN]);  (norms.tl:70)
-            #pragma unroll
-            for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
-                tl::f16* tl_ptr36 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk35)))];
-                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk35)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk35))) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
-                    tl::f16 tl_vec37[8];
+                const float mean = sum_x / n;
+                sum_d2 = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:86)
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec37[tl_v] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
-                    tl::store_vector<tl::f16, 8>(tl_ptr36, tl_vec37);
-                } else {
+                    for (int tl_chunk37 = 0; tl_chunk37 < x_layout::kSlots; tl_chunk37 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk37))) continue;
+                        const tl::f16* tl_ptr38 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk37)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk37)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk37))) + 7, N) && tl::is_aligned(tl_ptr38, 16)) {
+                            tl::f16 tl_vec39[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec39, tl_ptr38);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk37 + tl_v] = tl::convert<float>(tl_vec39[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk37 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // for j in parallel(BN) {  (norms.tl:87)
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                    for (int tl_s40 = 0; tl_s40 < x_layout::kSlots; ++tl_s40) {
+                        if (!(x_layout::valid(tl_tid, tl_s40))) continue;
+                        const int j = x_layout::flat(tl_tid, tl_s40);
+                        const float d = x[tl_s40] - mean;
+                        x[tl_s40] = t * 1024 + j < N ? d * d : 0.0f;
+                    }
+                    // reduce(sum, x, part);  (norms.tl:91)
+                    {
+                        float tl_part[1];
+                        #pragma unroll
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                        #pragma unroll
+                        for (int tl_s41 = 0; tl_s41 < x_layout::kSlots; ++tl_s41) {
+                            if (!(x_layout::valid(tl_tid, tl_s41))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s41]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            part = tl_part[0];
+                        }
+                    }
+                    sum_d2 = sum_d2 + part;
+                }
+                const float rstd = tl::rsqrt(sum_d2 / n + eps);
+                for (int t = 0; t < n_tiles; ++t) {
+                    const int32_t c0 = t * 1024;
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:97)
+                    #pragma unroll
+                    for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk42))) continue;
+                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk42)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk42)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk42))) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
+                            tl::f16 tl_vec44[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk42 + tl_v] = tl::convert<float>(tl_vec44[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk42 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk42 + tl_v)))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // copy(W[c0 +: BN], w);  (norms.tl:98)
+                    #pragma unroll
+                    for (int tl_chunk45 = 0; tl_chunk45 < w_layout::kSlots; tl_chunk45 += 8) {
+                        if (!(w_layout::valid(tl_tid, tl_chunk45))) continue;
+                        const tl::f16* tl_ptr46 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk45))];
+                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk45)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk45))) + 7, N) && tl::is_aligned(tl_ptr46, 16)) {
+                            tl::f16 tl_vec47[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec47, tl_ptr46);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk45 + tl_v] = tl::convert<float>(tl_vec47[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                w[tl_chunk45 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk45 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk45 + tl_v))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:99)
+                    #pragma unroll
+                    for (int tl_chunk48 = 0; tl_chunk48 < b_layout::kSlots; tl_chunk48 += 8) {
+                        if (!(b_layout::valid(tl_tid, tl_chunk48))) continue;
+                        const tl::f16* tl_ptr49 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk48))];
+                        if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk48)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk48))) + 7, N) && tl::is_aligned(tl_ptr49, 16)) {
+                            tl::f16 tl_vec50[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec50, tl_ptr49);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk48 + tl_v] = tl::convert<float>(tl_vec50[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                b[tl_chunk48 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk48 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk48 + tl_v))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // for j in parallel(BN) {  (norms.tl:100)
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s51 = 0; tl_s51 < x_layout::kSlots; ++tl_s51) {
+                        if (!(x_layout::valid(tl_tid, tl_s51))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s51);
+                        x[tl_s51] = (x[tl_s51] - mean) * rstd * w[tl_s51] + b[tl_s51];
+                    }
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:103)
+                    #pragma unroll
+                    for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk52))) continue;
+                        tl::f16* tl_ptr53 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk52)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk52)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk52))) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
+                            tl::f16 tl_vec54[8];
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec54[tl_v] = tl::convert<tl::f16>(x[tl_chunk52 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr53, tl_vec54);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk52 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk52 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk52 + tl_v]);
+                            }
+                        }
                     }
                 }
             }
@@ -326,7 +483,7 @@ __global__ void __launch_bounds__(256) layernorm_kernel(
     }
 }
 
-// kernel rmsnorm<BN = 1024, ROW = 8192, T = f16>  (stdlib/norms.tl:76)
+// kernel rmsnorm<RB = 16, SHORT = 128, ROW = 8192, BN = 1024, T = f16>  (stdlib/norms.tl:110)
 // 256 threads per block, 32 bytes of shared memory
 __global__ void __launch_bounds__(256) rmsnorm_kernel(
         const tl::f16* __restrict__ X,
@@ -336,6 +493,10 @@ __global__ void __launch_bounds__(256) rmsnorm_kernel(
         int32_t M,
         int32_t N)
 {
+    // fragment s: f32[16, 128], blocked per axis, vector 8: [16, 128] over 256 threads: (16:t16, 8:r1 16:t1) 8 registers
+    // fragment sq: f32[16, 128], blocked per axis, vector 8: [16, 128] over 256 threads: (16:t16, 8:r1 16:t1) 8 registers
+    // fragment sw: f32[128], slice of `s` (broadcast): [128] over 256 threads: (8:r1 16:t1) 8 registers, 16 replicas
+    // fragment s_rrms: f32[16], slice of `sq` (reduce over axis 1): [16] over 256 threads: (16:t16) 1 registers, 16 replicas
     using r_layout = tl::BlockedLayout<8192, 8, 256>;  // fragment r: f32[8192]
     using rw_layout = tl::BlockedLayout<8192, 8, 256>;  // fragment rw: f32[8192]
     using x_layout = tl::BlockedLayout<1024, 8, 256>;  // fragment x: f32[1024]
@@ -343,201 +504,310 @@ __global__ void __launch_bounds__(256) rmsnorm_kernel(
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
     unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    float s[8];  // fragment s: f32[16, 128]
+    float sq[8];  // fragment sq: f32[16, 128]
+    float sw[8];  // fragment sw: f32[128]
+    float s_rrms[1];  // fragment s_rrms: f32[16]
     float r[r_layout::kSlots];  // fragment r: f32[8192]
     float rw[rw_layout::kSlots];  // fragment rw: f32[8192]
     float x[x_layout::kSlots];  // fragment x: f32[1024]
     float w[w_layout::kSlots];  // fragment w: f32[1024]
-    float sum_x2 = 0.0f;
+    float sum_x2;
     float part;
-    const int32_t row = int(blockIdx.x);
-    if (N <= 8192) {
-        // copy(X[row, 0 +: ROW], r);  (norms.tl:89)
+    const int32_t row0 = int(blockIdx.x) * 16;
+    const int32_t rows = tl::min(16, M - row0);
+    const float n = static_cast<float>(N);
+    if (N <= 128) {
+        // copy(X[row0 +: RB, 0 +: SHORT], s);  (norms.tl:129)
         #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < r_layout::kSlots; tl_chunk0 += 8) {
-            if (!(r_layout::valid(tl_tid, tl_chunk0))) continue;
-            const tl::f16* tl_ptr1 = &X[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk0))];
-            if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk0), N) && tl::in_bounds(row, M) && tl::in_bounds((r_layout::flat(tl_tid, tl_chunk0)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+        for (int tl_chunk0 = 0; tl_chunk0 < 8; tl_chunk0 += 8) {
+            const tl::f16* tl_ptr1 = &X[int64_t(row0 + (tl_tid / 16)) * N + ((tl_chunk0) + (tl_tid % 16) * 8)];
+            if (tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds(((tl_chunk0) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds((((tl_chunk0) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
                 tl::f16 tl_vec2[8];
                 tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    r[tl_chunk0 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk0 + tl_v), N) ? tl::convert<float>(X[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk0 + tl_v))]) : 0.0f;
+                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds((((tl_chunk0 + tl_v)) + (tl_tid % 16) * 8), N) ? tl::convert<float>(X[int64_t(row0 + (tl_tid / 16)) * N + (((tl_chunk0 + tl_v)) + (tl_tid % 16) * 8)]) : 0.0f;
                 }
             }
         }
-        // for j in parallel(ROW) {  (norms.tl:90)
-        // for j in parallel(8192): each thread visits the elements of `rw` it holds
+        // for i, j in parallel(RB, SHORT) {  (norms.tl:130)
+        // for i, j in parallel(16, 128): each thread visits the elements of `sq` it holds
         #pragma unroll
-        for (int tl_s3 = 0; tl_s3 < rw_layout::kSlots; ++tl_s3) {
-            if (!(rw_layout::valid(tl_tid, tl_s3))) continue;
-            [[maybe_unused]] const int j = rw_layout::flat(tl_tid, tl_s3);
-            rw[tl_s3] = r[tl_s3] * r[tl_s3];
+        for (int tl_s3 = 0; tl_s3 < 8; ++tl_s3) {
+            [[maybe_unused]] const int i = (tl_tid / 16);
+            [[maybe_unused]] const int j = ((tl_s3) + (tl_tid % 16) * 8);
+            sq[tl_s3] = s[tl_s3] * s[tl_s3];
         }
-        // reduce(sum, rw, part);  (norms.tl:93)
+        // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:133)
+        // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
         {
             float tl_part[1];
             #pragma unroll
             for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
             #pragma unroll
-            for (int tl_s4 = 0; tl_s4 < rw_layout::kSlots; ++tl_s4) {
-                if (!(rw_layout::valid(tl_tid, tl_s4))) continue;
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(rw[tl_s4]));
+            for (int tl_s4 = 0; tl_s4 < 8; ++tl_s4) {
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sq[tl_s4]));
             }
-            tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
-            {
-                part = tl_part[0];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                s_rrms[tl_i] = tl_part[tl_i];
             }
         }
-        const float rrms = tl::rsqrt(part / static_cast<float>(N) + eps);
-        // copy(W[0 +: ROW], rw);  (norms.tl:95)
+        // for i in parallel(RB) {  (norms.tl:134)
+        // for i in parallel(16): each thread visits the elements of `s_rrms` it holds
         #pragma unroll
-        for (int tl_chunk5 = 0; tl_chunk5 < rw_layout::kSlots; tl_chunk5 += 8) {
-            if (!(rw_layout::valid(tl_tid, tl_chunk5))) continue;
-            const tl::f16* tl_ptr6 = &W[rw_layout::flat(tl_tid, tl_chunk5)];
-            if (tl::in_bounds(rw_layout::flat(tl_tid, tl_chunk5), N) && tl::in_bounds((rw_layout::flat(tl_tid, tl_chunk5)) + 7, N) && tl::is_aligned(tl_ptr6, 16)) {
-                tl::f16 tl_vec7[8];
-                tl::load_vector<tl::f16, 8>(tl_vec7, tl_ptr6);
+        for (int tl_s5 = 0; tl_s5 < 1; ++tl_s5) {
+            [[maybe_unused]] const int i = (tl_tid / 16);
+            s_rrms[tl_s5] = tl::rsqrt(s_rrms[tl_s5] / n + eps);
+        }
+        // copy(W[0 +: SHORT], sw);  (norms.tl:137)
+        #pragma unroll
+        for (int tl_chunk6 = 0; tl_chunk6 < 8; tl_chunk6 += 8) {
+            const tl::f16* tl_ptr7 = &W[((tl_chunk6) + (tl_tid % 16) * 8)];
+            if (tl::in_bounds(((tl_chunk6) + (tl_tid % 16) * 8), N) && tl::in_bounds((((tl_chunk6) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr7, 16)) {
+                tl::f16 tl_vec8[8];
+                tl::load_vector<tl::f16, 8>(tl_vec8, tl_ptr7);
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) rw[tl_chunk5 + tl_v] = tl::convert<float>(tl_vec7[tl_v]);
+                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk6 + tl_v] = tl::convert<float>(tl_vec8[tl_v]);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    rw[tl_chunk5 + tl_v] = tl::in_bounds(rw_layout::flat(tl_tid, tl_chunk5 + tl_v), N) ? tl::convert<float>(W[rw_layout::flat(tl_tid, tl_chunk5 + tl_v)]) : 0.0f;
+                    sw[tl_chunk6 + tl_v] = tl::in_bounds((((tl_chunk6 + tl_v)) + (tl_tid % 16) * 8), N) ? tl::convert<float>(W[(((tl_chunk6 + tl_v)) + (tl_tid % 16) * 8)]) : 0.0f;
                 }
             }
         }
-        // for j in parallel(ROW) {  (norms.tl:96)
-        // for j in parallel(8192): each thread visits the elements of `r` it holds
+        // for i, j in parallel(RB, SHORT) {  (norms.tl:138)
+        // for i, j in parallel(16, 128): each thread visits the elements of `s` it holds
         #pragma unroll
-        for (int tl_s8 = 0; tl_s8 < r_layout::kSlots; ++tl_s8) {
-            if (!(r_layout::valid(tl_tid, tl_s8))) continue;
-            [[maybe_unused]] const int j = r_layout::flat(tl_tid, tl_s8);
-            r[tl_s8] = r[tl_s8] * rrms * rw[tl_s8];
+        for (int tl_s9 = 0; tl_s9 < 8; ++tl_s9) {
+            [[maybe_unused]] const int i = (tl_tid / 16);
+            [[maybe_unused]] const int j = ((tl_s9) + (tl_tid % 16) * 8);
+            s[tl_s9] = s[tl_s9] * s_rrms[0] * sw[(tl_s9)];
         }
-        // copy(r, Y[row, 0 +: ROW]);  (norms.tl:99)
+        // copy(s, Y[row0 +: RB, 0 +: SHORT]);  (norms.tl:141)
         #pragma unroll
-        for (int tl_chunk9 = 0; tl_chunk9 < r_layout::kSlots; tl_chunk9 += 8) {
-            if (!(r_layout::valid(tl_tid, tl_chunk9))) continue;
-            tl::f16* tl_ptr10 = &Y[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk9))];
-            if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk9), N) && tl::in_bounds(row, M) && tl::in_bounds((r_layout::flat(tl_tid, tl_chunk9)) + 7, N) && tl::is_aligned(tl_ptr10, 16)) {
-                tl::f16 tl_vec11[8];
+        for (int tl_chunk10 = 0; tl_chunk10 < 8; tl_chunk10 += 8) {
+            tl::f16* tl_ptr11 = &Y[int64_t(row0 + (tl_tid / 16)) * N + ((tl_chunk10) + (tl_tid % 16) * 8)];
+            if (tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds(((tl_chunk10) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds((((tl_chunk10) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr11, 16)) {
+                tl::f16 tl_vec12[8];
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec11[tl_v] = tl::convert<tl::f16>(r[tl_chunk9 + tl_v]);
-                tl::store_vector<tl::f16, 8>(tl_ptr10, tl_vec11);
+                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec12[tl_v] = tl::convert<tl::f16>(s[tl_chunk10 + tl_v]);
+                tl::store_vector<tl::f16, 8>(tl_ptr11, tl_vec12);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk9 + tl_v), N)) Y[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk9 + tl_v))] = tl::convert<tl::f16>(r[tl_chunk9 + tl_v]);
+                    if (tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds((((tl_chunk10 + tl_v)) + (tl_tid % 16) * 8), N)) Y[int64_t(row0 + (tl_tid / 16)) * N + (((tl_chunk10 + tl_v)) + (tl_tid % 16) * 8)] = tl::convert<tl::f16>(s[tl_chunk10 + tl_v]);
                 }
             }
         }
     } else {
-        const int32_t n_tiles = tl::cdiv(N, 1024);
-        for (int t = 0; t < n_tiles; ++t) {
-            // copy(X[row, t * BN +: BN], x);  (norms.tl:103)
-            #pragma unroll
-            for (int tl_chunk12 = 0; tl_chunk12 < x_layout::kSlots; tl_chunk12 += 8) {
-                if (!(x_layout::valid(tl_tid, tl_chunk12))) continue;
-                const tl::f16* tl_ptr13 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk12)))];
-                if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk12)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk12))) + 7, N) && tl::is_aligned(tl_ptr13, 16)) {
-                    tl::f16 tl_vec14[8];
-                    tl::load_vector<tl::f16, 8>(tl_vec14, tl_ptr13);
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk12 + tl_v] = tl::convert<float>(tl_vec14[tl_v]);
-                } else {
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        x[tl_chunk12 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk12 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk12 + tl_v)))]) : 0.0f;
+        if (N <= 8192) {
+            for (int rr = 0; rr < rows; ++rr) {
+                const int32_t row = row0 + rr;
+                // copy(X[row, 0 +: ROW], r);  (norms.tl:145)
+                #pragma unroll
+                for (int tl_chunk13 = 0; tl_chunk13 < r_layout::kSlots; tl_chunk13 += 8) {
+                    if (!(r_layout::valid(tl_tid, tl_chunk13))) continue;
+                    const tl::f16* tl_ptr14 = &X[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk13))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk13), N) && tl::in_bounds(row, M) && tl::in_bounds((r_layout::flat(tl_tid, tl_chunk13)) + 7, N) && tl::is_aligned(tl_ptr14, 16)) {
+                        tl::f16 tl_vec15[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec15, tl_ptr14);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk13 + tl_v] = tl::convert<float>(tl_vec15[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            r[tl_chunk13 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk13 + tl_v), N) ? tl::convert<float>(X[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk13 + tl_v))]) : 0.0f;
+                        }
                     }
                 }
-            }
-            // for j in parallel(BN) {  (norms.tl:104)
-            // for j in parallel(1024): each thread visits the elements of `x` it holds
-            #pragma unroll
-            for (int tl_s15 = 0; tl_s15 < x_layout::kSlots; ++tl_s15) {
-                if (!(x_layout::valid(tl_tid, tl_s15))) continue;
-                [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s15);
-                x[tl_s15] = x[tl_s15] * x[tl_s15];
-            }
-            // reduce(sum, x, part);  (norms.tl:107)
-            {
-                float tl_part[1];
+                // for j in parallel(ROW) {  (norms.tl:146)
+                // for j in parallel(8192): each thread visits the elements of `rw` it holds
                 #pragma unroll
-                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                #pragma unroll
-                for (int tl_s16 = 0; tl_s16 < x_layout::kSlots; ++tl_s16) {
-                    if (!(x_layout::valid(tl_tid, tl_s16))) continue;
-                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s16]));
+                for (int tl_s16 = 0; tl_s16 < rw_layout::kSlots; ++tl_s16) {
+                    if (!(rw_layout::valid(tl_tid, tl_s16))) continue;
+                    [[maybe_unused]] const int j = rw_layout::flat(tl_tid, tl_s16);
+                    rw[tl_s16] = r[tl_s16] * r[tl_s16];
                 }
-                tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                // reduce(sum, rw, part);  (norms.tl:149)
                 {
-                    part = tl_part[0];
+                    float tl_part[1];
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s17 = 0; tl_s17 < rw_layout::kSlots; ++tl_s17) {
+                        if (!(rw_layout::valid(tl_tid, tl_s17))) continue;
+                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(rw[tl_s17]));
+                    }
+                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        part = tl_part[0];
+                    }
                 }
-            }
-            sum_x2 = sum_x2 + part;
-        }
-        const float rrms = tl::rsqrt(sum_x2 / static_cast<float>(N) + eps);
-        for (int t = 0; t < n_tiles; ++t) {
-            const int32_t c0 = t * 1024;
-            // copy(X[row, c0 +: BN], x);  (norms.tl:114)
-            #pragma unroll
-            for (int tl_chunk17 = 0; tl_chunk17 < x_layout::kSlots; tl_chunk17 += 8) {
-                if (!(x_layout::valid(tl_tid, tl_chunk17))) continue;
-                const tl::f16* tl_ptr18 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk17)))];
-                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk17)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk17))) + 7, N) && tl::is_aligned(tl_ptr18, 16)) {
-                    tl::f16 tl_vec19[8];
-                    tl::load_vector<tl::f16, 8>(tl_vec19, tl_ptr18);
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk17 + tl_v] = tl::convert<float>(tl_vec19[tl_v]);
-                } else {
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        x[tl_chunk17 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)))]) : 0.0f;
+                const float rrms = tl::rsqrt(part / n + eps);
+                // copy(W[0 +: ROW], rw);  (norms.tl:151)
+                #pragma unroll
+                for (int tl_chunk18 = 0; tl_chunk18 < rw_layout::kSlots; tl_chunk18 += 8) {
+                    if (!(rw_layout::valid(tl_tid, tl_chunk18))) continue;
+                    const tl::f16* tl_ptr19 = &W[rw_layout::flat(tl_tid, tl_chunk18)];
+                    if (tl::in_bounds(rw_layout::flat(tl_tid, tl_chunk18), N) && tl::in_bounds((rw_layout::flat(tl_tid, tl_chunk18)) + 7, N) && tl::is_aligned(tl_ptr19, 16)) {
+                        tl::f16 tl_vec20[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec20, tl_ptr19);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) rw[tl_chunk18 + tl_v] = tl::convert<float>(tl_vec20[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            rw[tl_chunk18 + tl_v] = tl::in_bounds(rw_layout::flat(tl_tid, tl_chunk18 + tl_v), N) ? tl::convert<float>(W[rw_layout::flat(tl_tid, tl_chunk18 + tl_v)]) : 0.0f;
+                        }
+                    }
+                }
+                // for j in parallel(ROW) {  (norms.tl:152)
+                // for j in parallel(8192): each thread visits the elements of `r` it holds
+                #pragma unroll
+                for (int tl_s21 = 0; tl_s21 < r_layout::kSlots; ++tl_s21) {
+                    if (!(r_layout::valid(tl_tid, tl_s21))) continue;
+                    [[maybe_unused]] const int j = r_layout::flat(tl_tid, tl_s21);
+                    r[tl_s21] = r[tl_s21] * rrms * rw[tl_s21];
+                }
+                // copy(r, Y[row, 0 +: ROW]);  (norms.tl:155)
+                #pragma unroll
+                for (int tl_chunk22 = 0; tl_chunk22 < r_layout::kSlots; tl_chunk22 += 8) {
+                    if (!(r_layout::valid(tl_tid, tl_chunk22))) continue;
+                    tl::f16* tl_ptr23 = &Y[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk22))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk22), N) && tl::in_bounds(row, M) && tl::in_bounds((r_layout::flat(tl_tid, tl_chunk22)) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
+                        tl::f16 tl_vec24[8];
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec24[tl_v] = tl::convert<tl::f16>(r[tl_chunk22 + tl_v]);
+                        tl::store_vector<tl::f16, 8>(tl_ptr23, tl_vec24);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk22 + tl_v), N)) Y[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk22 + tl_v))] = tl::convert<tl::f16>(r[tl_chunk22 + tl_v]);
+                        }
                     }
                 }
             }
-            // copy(W[c0 +: BN], w);  (norms.tl:115)
-            #pragma unroll
-            for (int tl_chunk20 = 0; tl_chunk20 < w_layout::kSlots; tl_chunk20 += 8) {
-                if (!(w_layout::valid(tl_tid, tl_chunk20))) continue;
-                const tl::f16* tl_ptr21 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk20))];
-                if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk20)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk20))) + 7, N) && tl::is_aligned(tl_ptr21, 16)) {
-                    tl::f16 tl_vec22[8];
-                    tl::load_vector<tl::f16, 8>(tl_vec22, tl_ptr21);
+        } else {
+            const int32_t n_tiles = tl::cdiv(N, 1024);
+            for (int rr = 0; rr < rows; ++rr) {
+                const int32_t row = row0 + rr;
+                sum_x2 = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:163)
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk20 + tl_v] = tl::convert<float>(tl_vec22[tl_v]);
-                } else {
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        w[tl_chunk20 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk20 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk20 + tl_v))]) : 0.0f;
+                    for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk25)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk25)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk25))) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                            tl::f16 tl_vec27[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk25 + tl_v] = tl::convert<float>(tl_vec27[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)))]) : 0.0f;
+                            }
+                        }
                     }
+                    // for j in parallel(BN) {  (norms.tl:164)
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s28 = 0; tl_s28 < x_layout::kSlots; ++tl_s28) {
+                        if (!(x_layout::valid(tl_tid, tl_s28))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s28);
+                        x[tl_s28] = x[tl_s28] * x[tl_s28];
+                    }
+                    // reduce(sum, x, part);  (norms.tl:167)
+                    {
+                        float tl_part[1];
+                        #pragma unroll
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                        #pragma unroll
+                        for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
+                            if (!(x_layout::valid(tl_tid, tl_s29))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s29]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            part = tl_part[0];
+                        }
+                    }
+                    sum_x2 = sum_x2 + part;
                 }
-            }
-            // for j in parallel(BN) {  (norms.tl:116)
-            // for j in parallel(1024): each thread visits the elements of `x` it holds
-            #pragma unroll
-            for (int tl_s23 = 0; tl_s23 < x_layout::kSlots; ++tl_s23) {
-                if (!(x_layout::valid(tl_tid, tl_s23))) continue;
-                [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s23);
-                x[tl_s23] = x[tl_s23] * rrms * w[tl_s23];
-            }
-            // copy(x, Y[row, c0 +: BN]);  (norms.tl:119)
-            #pragma unroll
-            for (int tl_chunk24 = 0; tl_chunk24 < x_layout::kSlots; tl_chunk24 += 8) {
-                if (!(x_layout::valid(tl_tid, tl_chunk24))) continue;
-                tl::f16* tl_ptr25 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk24)))];
-                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk24)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk24))) + 7, N) && tl::is_aligned(tl_ptr25, 16)) {
-                    tl::f16 tl_vec26[8];
+                const float rrms = tl::rsqrt(sum_x2 / n + eps);
+                for (int t = 0; t < n_tiles; ++t) {
+                    const int32_t c0 = t * 1024;
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:173)
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec26[tl_v] = tl::convert<tl::f16>(x[tl_chunk24 + tl_v]);
-                    tl::store_vector<tl::f16, 8>(tl_ptr25, tl_vec26);
-                } else {
+                    for (int tl_chunk30 = 0; tl_chunk30 < x_layout::kSlots; tl_chunk30 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk30))) continue;
+                        const tl::f16* tl_ptr31 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk30)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk30)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk30))) + 7, N) && tl::is_aligned(tl_ptr31, 16)) {
+                            tl::f16 tl_vec32[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec32, tl_ptr31);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk30 + tl_v] = tl::convert<float>(tl_vec32[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk30 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk30 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk30 + tl_v)))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // copy(W[c0 +: BN], w);  (norms.tl:174)
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk24 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk24 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk24 + tl_v]);
+                    for (int tl_chunk33 = 0; tl_chunk33 < w_layout::kSlots; tl_chunk33 += 8) {
+                        if (!(w_layout::valid(tl_tid, tl_chunk33))) continue;
+                        const tl::f16* tl_ptr34 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk33))];
+                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk33)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk33))) + 7, N) && tl::is_aligned(tl_ptr34, 16)) {
+                            tl::f16 tl_vec35[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec35, tl_ptr34);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk33 + tl_v] = tl::convert<float>(tl_vec35[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                w[tl_chunk33 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk33 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk33 + tl_v))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // for j in parallel(BN) {  (norms.tl:175)
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s36 = 0; tl_s36 < x_layout::kSlots; ++tl_s36) {
+                        if (!(x_layout::valid(tl_tid, tl_s36))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s36);
+                        x[tl_s36] = x[tl_s36] * rrms * w[tl_s36];
+                    }
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:178)
+                    #pragma unroll
+                    for (int tl_chunk37 = 0; tl_chunk37 < x_layout::kSlots; tl_chunk37 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk37))) continue;
+                        tl::f16* tl_ptr38 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk37))) + 7, N) && tl::is_aligned(tl_ptr38, 16)) {
+                            tl::f16 tl_vec39[8];
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec39[tl_v] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr38, tl_vec39);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
+                            }
+                        }
                     }
                 }
             }
@@ -545,7 +815,7 @@ __global__ void __launch_bounds__(256) rmsnorm_kernel(
     }
 }
 
-// kernel layernorm_gelu<BN = 1024, ROW = 8192, T = f16>  (stdlib/norms.tl:125)
+// kernel layernorm_gelu<RB = 16, SHORT = 128, ROW = 8192, BN = 1024, T = f16>  (stdlib/norms.tl:185)
 // 256 threads per block, 32 bytes of shared memory
 __global__ void __launch_bounds__(256) layernorm_gelu_kernel(
         const tl::f16* __restrict__ X,
@@ -556,6 +826,12 @@ __global__ void __launch_bounds__(256) layernorm_gelu_kernel(
         int32_t M,
         int32_t N)
 {
+    // fragment s: f32[16, 128], blocked per axis, vector 8: [16, 128] over 256 threads: (16:t16, 8:r1 16:t1) 8 registers
+    // fragment sd: f32[16, 128], blocked per axis, vector 8: [16, 128] over 256 threads: (16:t16, 8:r1 16:t1) 8 registers
+    // fragment sw: f32[128], slice of `s` (broadcast): [128] over 256 threads: (8:r1 16:t1) 8 registers, 16 replicas
+    // fragment sb: f32[128], slice of `s` (broadcast): [128] over 256 threads: (8:r1 16:t1) 8 registers, 16 replicas
+    // fragment s_mean: f32[16], slice of `s` (reduce over axis 1): [16] over 256 threads: (16:t16) 1 registers, 16 replicas
+    // fragment s_rstd: f32[16], slice of `sd` (reduce over axis 1): [16] over 256 threads: (16:t16) 1 registers, 16 replicas
     using r_layout = tl::BlockedLayout<8192, 8, 256>;  // fragment r: f32[8192]
     using rw_layout = tl::BlockedLayout<8192, 8, 256>;  // fragment rw: f32[8192]
     using rb_layout = tl::BlockedLayout<8192, 8, 256>;  // fragment rb: f32[8192]
@@ -565,294 +841,445 @@ __global__ void __launch_bounds__(256) layernorm_gelu_kernel(
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
     unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    float s[8];  // fragment s: f32[16, 128]
+    float sd[8];  // fragment sd: f32[16, 128]
+    float sw[8];  // fragment sw: f32[128]
+    float sb[8];  // fragment sb: f32[128]
+    float s_mean[1];  // fragment s_mean: f32[16]
+    float s_rstd[1];  // fragment s_rstd: f32[16]
     float r[r_layout::kSlots];  // fragment r: f32[8192]
     float rw[rw_layout::kSlots];  // fragment rw: f32[8192]
     float rb[rb_layout::kSlots];  // fragment rb: f32[8192]
     float x[x_layout::kSlots];  // fragment x: f32[1024]
     float w[w_layout::kSlots];  // fragment w: f32[1024]
     float b[b_layout::kSlots];  // fragment b: f32[1024]
-    float sum_x = 0.0f;
-    float sum_d2 = 0.0f;
+    float sum_x;
+    float sum_d2;
     float part;
-    const int32_t row = int(blockIdx.x);
+    const int32_t row0 = int(blockIdx.x) * 16;
+    const int32_t rows = tl::min(16, M - row0);
     const float n = static_cast<float>(N);
-    if (N <= 8192) {
-        // copy(X[row, 0 +: ROW], r);  (norms.tl:142)
+    if (N <= 128) {
+        // copy(X[row0 +: RB, 0 +: SHORT], s);  (norms.tl:209)
         #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < r_layout::kSlots; tl_chunk0 += 8) {
-            if (!(r_layout::valid(tl_tid, tl_chunk0))) continue;
-            const tl::f16* tl_ptr1 = &X[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk0))];
-            if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk0), N) && tl::in_bounds(row, M) && tl::in_bounds((r_layout::flat(tl_tid, tl_chunk0)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+        for (int tl_chunk0 = 0; tl_chunk0 < 8; tl_chunk0 += 8) {
+            const tl::f16* tl_ptr1 = &X[int64_t(row0 + (tl_tid / 16)) * N + ((tl_chunk0) + (tl_tid % 16) * 8)];
+            if (tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds(((tl_chunk0) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds((((tl_chunk0) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
                 tl::f16 tl_vec2[8];
                 tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    r[tl_chunk0 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk0 + tl_v), N) ? tl::convert<float>(X[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk0 + tl_v))]) : 0.0f;
+                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds((((tl_chunk0 + tl_v)) + (tl_tid % 16) * 8), N) ? tl::convert<float>(X[int64_t(row0 + (tl_tid / 16)) * N + (((tl_chunk0 + tl_v)) + (tl_tid % 16) * 8)]) : 0.0f;
                 }
             }
         }
-        // reduce(sum, r, part);  (norms.tl:143)
+        // reduce(sum, s, s_mean, axis = 1);  (norms.tl:210)
+        // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
         {
             float tl_part[1];
             #pragma unroll
             for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
             #pragma unroll
-            for (int tl_s3 = 0; tl_s3 < r_layout::kSlots; ++tl_s3) {
-                if (!(r_layout::valid(tl_tid, tl_s3))) continue;
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(r[tl_s3]));
+            for (int tl_s3 = 0; tl_s3 < 8; ++tl_s3) {
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(s[tl_s3]));
             }
-            tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
-            {
-                part = tl_part[0];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                s_mean[tl_i] = tl_part[tl_i];
             }
         }
-        const float mean = part / n;
-        // for j in parallel(ROW) {  (norms.tl:145)
-        // for j in parallel(8192): each thread visits the elements of `r` it holds
+        // for i, j in parallel(RB, SHORT) {  (norms.tl:211)
+        // for i, j in parallel(16, 128): each thread visits the elements of `s` it holds
         #pragma unroll
-        for (int tl_s4 = 0; tl_s4 < r_layout::kSlots; ++tl_s4) {
-            if (!(r_layout::valid(tl_tid, tl_s4))) continue;
-            const int j = r_layout::flat(tl_tid, tl_s4);
-            const float d = r[tl_s4] - mean;
-            r[tl_s4] = d;
-            rw[tl_s4] = j < N ? d * d : 0.0f;
+        for (int tl_s4 = 0; tl_s4 < 8; ++tl_s4) {
+            [[maybe_unused]] const int i = (tl_tid / 16);
+            const int j = ((tl_s4) + (tl_tid % 16) * 8);
+            const float d = s[tl_s4] - s_mean[0] / n;
+            s[tl_s4] = d;
+            sd[tl_s4] = j < N ? d * d : 0.0f;
         }
-        // reduce(sum, rw, part);  (norms.tl:150)
+        // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:216)
+        // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
         {
             float tl_part[1];
             #pragma unroll
             for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
             #pragma unroll
-            for (int tl_s5 = 0; tl_s5 < rw_layout::kSlots; ++tl_s5) {
-                if (!(rw_layout::valid(tl_tid, tl_s5))) continue;
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(rw[tl_s5]));
+            for (int tl_s5 = 0; tl_s5 < 8; ++tl_s5) {
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sd[tl_s5]));
             }
-            tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
-            {
-                part = tl_part[0];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                s_rstd[tl_i] = tl_part[tl_i];
             }
         }
-        const float rstd = tl::rsqrt(part / n + eps);
-        // copy(W[0 +: ROW], rw);  (norms.tl:152)
+        // for i in parallel(RB) {  (norms.tl:217)
+        // for i in parallel(16): each thread visits the elements of `s_rstd` it holds
         #pragma unroll
-        for (int tl_chunk6 = 0; tl_chunk6 < rw_layout::kSlots; tl_chunk6 += 8) {
-            if (!(rw_layout::valid(tl_tid, tl_chunk6))) continue;
-            const tl::f16* tl_ptr7 = &W[rw_layout::flat(tl_tid, tl_chunk6)];
-            if (tl::in_bounds(rw_layout::flat(tl_tid, tl_chunk6), N) && tl::in_bounds((rw_layout::flat(tl_tid, tl_chunk6)) + 7, N) && tl::is_aligned(tl_ptr7, 16)) {
-                tl::f16 tl_vec8[8];
-                tl::load_vector<tl::f16, 8>(tl_vec8, tl_ptr7);
+        for (int tl_s6 = 0; tl_s6 < 1; ++tl_s6) {
+            [[maybe_unused]] const int i = (tl_tid / 16);
+            s_rstd[tl_s6] = tl::rsqrt(s_rstd[tl_s6] / n + eps);
+        }
+        // copy(W[0 +: SHORT], sw);  (norms.tl:220)
+        #pragma unroll
+        for (int tl_chunk7 = 0; tl_chunk7 < 8; tl_chunk7 += 8) {
+            const tl::f16* tl_ptr8 = &W[((tl_chunk7) + (tl_tid % 16) * 8)];
+            if (tl::in_bounds(((tl_chunk7) + (tl_tid % 16) * 8), N) && tl::in_bounds((((tl_chunk7) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr8, 16)) {
+                tl::f16 tl_vec9[8];
+                tl::load_vector<tl::f16, 8>(tl_vec9, tl_ptr8);
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) rw[tl_chunk6 + tl_v] = tl::convert<float>(tl_vec8[tl_v]);
+                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk7 + tl_v] = tl::convert<float>(tl_vec9[tl_v]);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    rw[tl_chunk6 + tl_v] = tl::in_bounds(rw_layout::flat(tl_tid, tl_chunk6 + tl_v), N) ? tl::convert<float>(W[rw_layout::flat(tl_tid, tl_chunk6 + tl_v)]) : 0.0f;
+                    sw[tl_chunk7 + tl_v] = tl::in_bounds((((tl_chunk7 + tl_v)) + (tl_tid % 16) * 8), N) ? tl::convert<float>(W[(((tl_chunk7 + tl_v)) + (tl_tid % 16) * 8)]) : 0.0f;
                 }
             }
         }
-        // copy(Bias[0 +: ROW], rb);  (norms.tl:153)
+        // copy(Bias[0 +: SHORT], sb);  (norms.tl:221)
         #pragma unroll
-        for (int tl_chunk9 = 0; tl_chunk9 < rb_layout::kSlots; tl_chunk9 += 8) {
-            if (!(rb_layout::valid(tl_tid, tl_chunk9))) continue;
-            const tl::f16* tl_ptr10 = &Bias[rb_layout::flat(tl_tid, tl_chunk9)];
-            if (tl::in_bounds(rb_layout::flat(tl_tid, tl_chunk9), N) && tl::in_bounds((rb_layout::flat(tl_tid, tl_chunk9)) + 7, N) && tl::is_aligned(tl_ptr10, 16)) {
-                tl::f16 tl_vec11[8];
-                tl::load_vector<tl::f16, 8>(tl_vec11, tl_ptr10);
+        for (int tl_chunk10 = 0; tl_chunk10 < 8; tl_chunk10 += 8) {
+            const tl::f16* tl_ptr11 = &Bias[((tl_chunk10) + (tl_tid % 16) * 8)];
+            if (tl::in_bounds(((tl_chunk10) + (tl_tid % 16) * 8), N) && tl::in_bounds((((tl_chunk10) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr11, 16)) {
+                tl::f16 tl_vec12[8];
+                tl::load_vector<tl::f16, 8>(tl_vec12, tl_ptr11);
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) rb[tl_chunk9 + tl_v] = tl::convert<float>(tl_vec11[tl_v]);
+                for (int tl_v = 0; tl_v < 8; ++tl_v) sb[tl_chunk10 + tl_v] = tl::convert<float>(tl_vec12[tl_v]);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    rb[tl_chunk9 + tl_v] = tl::in_bounds(rb_layout::flat(tl_tid, tl_chunk9 + tl_v), N) ? tl::convert<float>(Bias[rb_layout::flat(tl_tid, tl_chunk9 + tl_v)]) : 0.0f;
+                    sb[tl_chunk10 + tl_v] = tl::in_bounds((((tl_chunk10 + tl_v)) + (tl_tid % 16) * 8), N) ? tl::convert<float>(Bias[(((tl_chunk10 + tl_v)) + (tl_tid % 16) * 8)]) : 0.0f;
                 }
             }
         }
-        // for j in parallel(ROW) {  (norms.tl:154)
-        // for j in parallel(8192): each thread visits the elements of `r` it holds
+        // for i, j in parallel(RB, SHORT) {  (norms.tl:222)
+        // for i, j in parallel(16, 128): each thread visits the elements of `s` it holds
         #pragma unroll
-        for (int tl_s12 = 0; tl_s12 < r_layout::kSlots; ++tl_s12) {
-            if (!(r_layout::valid(tl_tid, tl_s12))) continue;
-            [[maybe_unused]] const int j = r_layout::flat(tl_tid, tl_s12);
-            r[tl_s12] = gelu(r[tl_s12] * rstd * rw[tl_s12] + rb[tl_s12]);
+        for (int tl_s13 = 0; tl_s13 < 8; ++tl_s13) {
+            [[maybe_unused]] const int i = (tl_tid / 16);
+            [[maybe_unused]] const int j = ((tl_s13) + (tl_tid % 16) * 8);
+            s[tl_s13] = gelu(s[tl_s13] * s_rstd[0] * sw[(tl_s13)] + sb[(tl_s13)]);
         }
-        // copy(r, Y[row, 0 +: ROW]);  (norms.tl:157)
+        // copy(s, Y[row0 +: RB, 0 +: SHORT]);  (norms.tl:225)
         #pragma unroll
-        for (int tl_chunk13 = 0; tl_chunk13 < r_layout::kSlots; tl_chunk13 += 8) {
-            if (!(r_layout::valid(tl_tid, tl_chunk13))) continue;
-            tl::f16* tl_ptr14 = &Y[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk13))];
-            if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk13), N) && tl::in_bounds(row, M) && tl::in_bounds((r_layout::flat(tl_tid, tl_chunk13)) + 7, N) && tl::is_aligned(tl_ptr14, 16)) {
-                tl::f16 tl_vec15[8];
+        for (int tl_chunk14 = 0; tl_chunk14 < 8; tl_chunk14 += 8) {
+            tl::f16* tl_ptr15 = &Y[int64_t(row0 + (tl_tid / 16)) * N + ((tl_chunk14) + (tl_tid % 16) * 8)];
+            if (tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds(((tl_chunk14) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds((((tl_chunk14) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr15, 16)) {
+                tl::f16 tl_vec16[8];
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec15[tl_v] = tl::convert<tl::f16>(r[tl_chunk13 + tl_v]);
-                tl::store_vector<tl::f16, 8>(tl_ptr14, tl_vec15);
+                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec16[tl_v] = tl::convert<tl::f16>(s[tl_chunk14 + tl_v]);
+                tl::store_vector<tl::f16, 8>(tl_ptr15, tl_vec16);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk13 + tl_v), N)) Y[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk13 + tl_v))] = tl::convert<tl::f16>(r[tl_chunk13 + tl_v]);
+                    if (tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds((((tl_chunk14 + tl_v)) + (tl_tid % 16) * 8), N)) Y[int64_t(row0 + (tl_tid / 16)) * N + (((tl_chunk14 + tl_v)) + (tl_tid % 16) * 8)] = tl::convert<tl::f16>(s[tl_chunk14 + tl_v]);
                 }
             }
         }
     } else {
-        const int32_t n_tiles = tl::cdiv(N, 1024);
-        for (int t = 0; t < n_tiles; ++t) {
-            // copy(X[row, t * BN +: BN], x);  (norms.tl:161)
-            #pragma unroll
-            for (int tl_chunk16 = 0; tl_chunk16 < x_layout::kSlots; tl_chunk16 += 8) {
-                if (!(x_layout::valid(tl_tid, tl_chunk16))) continue;
-                const tl::f16* tl_ptr17 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk16)))];
-                if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk16)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk16))) + 7, N) && tl::is_aligned(tl_ptr17, 16)) {
-                    tl::f16 tl_vec18[8];
-                    tl::load_vector<tl::f16, 8>(tl_vec18, tl_ptr17);
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk16 + tl_v] = tl::convert<float>(tl_vec18[tl_v]);
-                } else {
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        x[tl_chunk16 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk16 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk16 + tl_v)))]) : 0.0f;
+        if (N <= 8192) {
+            for (int rr = 0; rr < rows; ++rr) {
+                const int32_t row = row0 + rr;
+                // copy(X[row, 0 +: ROW], r);  (norms.tl:229)
+                #pragma unroll
+                for (int tl_chunk17 = 0; tl_chunk17 < r_layout::kSlots; tl_chunk17 += 8) {
+                    if (!(r_layout::valid(tl_tid, tl_chunk17))) continue;
+                    const tl::f16* tl_ptr18 = &X[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk17))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk17), N) && tl::in_bounds(row, M) && tl::in_bounds((r_layout::flat(tl_tid, tl_chunk17)) + 7, N) && tl::is_aligned(tl_ptr18, 16)) {
+                        tl::f16 tl_vec19[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec19, tl_ptr18);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk17 + tl_v] = tl::convert<float>(tl_vec19[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            r[tl_chunk17 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk17 + tl_v), N) ? tl::convert<float>(X[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk17 + tl_v))]) : 0.0f;
+                        }
                     }
                 }
-            }
-            // reduce(sum, x, part);  (norms.tl:162)
-            {
-                float tl_part[1];
-                #pragma unroll
-                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                #pragma unroll
-                for (int tl_s19 = 0; tl_s19 < x_layout::kSlots; ++tl_s19) {
-                    if (!(x_layout::valid(tl_tid, tl_s19))) continue;
-                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s19]));
-                }
-                tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                // reduce(sum, r, part);  (norms.tl:230)
                 {
-                    part = tl_part[0];
-                }
-            }
-            sum_x = sum_x + part;
-        }
-        const float mean = sum_x / n;
-        for (int t = 0; t < n_tiles; ++t) {
-            // copy(X[row, t * BN +: BN], x);  (norms.tl:168)
-            #pragma unroll
-            for (int tl_chunk20 = 0; tl_chunk20 < x_layout::kSlots; tl_chunk20 += 8) {
-                if (!(x_layout::valid(tl_tid, tl_chunk20))) continue;
-                const tl::f16* tl_ptr21 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20)))];
-                if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20))) + 7, N) && tl::is_aligned(tl_ptr21, 16)) {
-                    tl::f16 tl_vec22[8];
-                    tl::load_vector<tl::f16, 8>(tl_vec22, tl_ptr21);
+                    float tl_part[1];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk20 + tl_v] = tl::convert<float>(tl_vec22[tl_v]);
-                } else {
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        x[tl_chunk20 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20 + tl_v)))]) : 0.0f;
+                    for (int tl_s20 = 0; tl_s20 < r_layout::kSlots; ++tl_s20) {
+                        if (!(r_layout::valid(tl_tid, tl_s20))) continue;
+                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(r[tl_s20]));
+                    }
+                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        part = tl_part[0];
                     }
                 }
-            }
-            // for j in parallel(BN) {  (norms.tl:169)
-            // for j in parallel(1024): each thread visits the elements of `x` it holds
-            #pragma unroll
-            for (int tl_s23 = 0; tl_s23 < x_layout::kSlots; ++tl_s23) {
-                if (!(x_layout::valid(tl_tid, tl_s23))) continue;
-                const int j = x_layout::flat(tl_tid, tl_s23);
-                const float d = x[tl_s23] - mean;
-                x[tl_s23] = t * 1024 + j < N ? d * d : 0.0f;
-            }
-            // reduce(sum, x, part);  (norms.tl:173)
-            {
-                float tl_part[1];
+                const float mean = part / n;
+                // for j in parallel(ROW) {  (norms.tl:232)
+                // for j in parallel(8192): each thread visits the elements of `r` it holds
                 #pragma unroll
-                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                #pragma unroll
-                for (int tl_s24 = 0; tl_s24 < x_layout::kSlots; ++tl_s24) {
-                    if (!(x_layout::valid(tl_tid, tl_s24))) continue;
-                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s24]));
+                for (int tl_s21 = 0; tl_s21 < r_layout::kSlots; ++tl_s21) {
+                    if (!(r_layout::valid(tl_tid, tl_s21))) continue;
+                    const int j = r_layout::flat(tl_tid, tl_s21);
+                    const float d = r[tl_s21] - mean;
+                    r[tl_s21] = d;
+                    rw[tl_s21] = j < N ? d * d : 0.0f;
                 }
-                tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                // reduce(sum, rw, part);  (norms.tl:237)
                 {
-                    part = tl_part[0];
+                    float tl_part[1];
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s22 = 0; tl_s22 < rw_layout::kSlots; ++tl_s22) {
+                        if (!(rw_layout::valid(tl_tid, tl_s22))) continue;
+                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(rw[tl_s22]));
+                    }
+                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        part = tl_part[0];
+                    }
                 }
-            }
-            sum_d2 = sum_d2 + part;
-        }
-        const float rstd = tl::rsqrt(sum_d2 / n + eps);
-        for (int t = 0; t < n_tiles; ++t) {
-            const int32_t c0 = t * 1024;
-            // copy(X[row, c0 +: BN], x);  (norms.tl:180)
-            #pragma unroll
-            for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
-                const tl::f16* tl_ptr26 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk25)))];
-                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk25)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk25))) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
-                    tl::f16 tl_vec27[8];
-                    tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk25 + tl_v] = tl::convert<float>(tl_vec27[tl_v]);
-                } else {
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)))]) : 0.0f;
+                const float rstd = tl::rsqrt(part / n + eps);
+                // copy(W[0 +: ROW], rw);  (norms.tl:239)
+                #pragma unroll
+                for (int tl_chunk23 = 0; tl_chunk23 < rw_layout::kSlots; tl_chunk23 += 8) {
+                    if (!(rw_layout::valid(tl_tid, tl_chunk23))) continue;
+                    const tl::f16* tl_ptr24 = &W[rw_layout::flat(tl_tid, tl_chunk23)];
+                    if (tl::in_bounds(rw_layout::flat(tl_tid, tl_chunk23), N) && tl::in_bounds((rw_layout::flat(tl_tid, tl_chunk23)) + 7, N) && tl::is_aligned(tl_ptr24, 16)) {
+                        tl::f16 tl_vec25[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec25, tl_ptr24);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) rw[tl_chunk23 + tl_v] = tl::convert<float>(tl_vec25[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            rw[tl_chunk23 + tl_v] = tl::in_bounds(rw_layout::flat(tl_tid, tl_chunk23 + tl_v), N) ? tl::convert<float>(W[rw_layout::flat(tl_tid, tl_chunk23 + tl_v)]) : 0.0f;
+                        }
+                    }
+                }
+                // copy(Bias[0 +: ROW], rb);  (norms.tl:240)
+                #pragma unroll
+                for (int tl_chunk26 = 0; tl_chunk26 < rb_layout::kSlots; tl_chunk26 += 8) {
+                    if (!(rb_layout::valid(tl_tid, tl_chunk26))) continue;
+                    const tl::f16* tl_ptr27 = &Bias[rb_layout::flat(tl_tid, tl_chunk26)];
+                    if (tl::in_bounds(rb_layout::flat(tl_tid, tl_chunk26), N) && tl::in_bounds((rb_layout::flat(tl_tid, tl_chunk26)) + 7, N) && tl::is_aligned(tl_ptr27, 16)) {
+                        tl::f16 tl_vec28[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec28, tl_ptr27);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) rb[tl_chunk26 + tl_v] = tl::convert<float>(tl_vec28[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            rb[tl_chunk26 + tl_v] = tl::in_bounds(rb_layout::flat(tl_tid, tl_chunk26 + tl_v), N) ? tl::convert<float>(Bias[rb_layout::flat(tl_tid, tl_chunk26 + tl_v)]) : 0.0f;
+                        }
+                    }
+                }
+                // for j in parallel(ROW) {  (norms.tl:241)
+                // for j in parallel(8192): each thread visits the elements of `r` it holds
+                #pragma unroll
+                for (int tl_s29 = 0; tl_s29 < r_layout::kSlots; ++tl_s29) {
+                    if (!(r_layout::valid(tl_tid, tl_s29))) continue;
+                    [[maybe_unused]] const int j = r_layout::flat(tl_tid, tl_s29);
+                    r[tl_s29] = gelu(r[tl_s29] * rstd * rw[tl_s29] + rb[tl_s29]);
+                }
+                // copy(r, Y[row, 0 +: ROW]);  (norms.tl:244)
+                #pragma unroll
+                for (int tl_chunk30 = 0; tl_chunk30 < r_layout::kSlots; tl_chunk30 += 8) {
+                    if (!(r_layout::valid(tl_tid, tl_chunk30))) continue;
+                    tl::f16* tl_ptr31 = &Y[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk30))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk30), N) && tl::in_bounds(row, M) && tl::in_bounds((r_layout::flat(tl_tid, tl_chunk30)) + 7, N) && tl::is_aligned(tl_ptr31, 16)) {
+                        tl::f16 tl_vec32[8];
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec32[tl_v] = tl::convert<tl::f16>(r[tl_chunk30 + tl_v]);
+                        tl::store_vector<tl::f16, 8>(tl_ptr31, tl_vec32);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk30 + tl_v), N)) Y[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk30 + tl_v))] = tl::convert<tl::f16>(r[tl_chunk30 + tl_v]);
+                        }
                     }
                 }
             }
-            // copy(W[c0 +: BN], w);  (norms.tl:181)
-            #pragma unroll
-            for (int tl_chunk28 = 0; tl_chunk28 < w_layout::kSlots; tl_chunk28 += 8) {
-                if (!(w_layout::valid(tl_tid, tl_chunk28))) continue;
-                const tl::f16* tl_ptr29 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk28))];
-                if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk28)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk28))) + 7, N) && tl::is_aligned(tl_ptr29, 16)) {
-                    tl::f16 tl_vec30[8];
-                    tl::load_vector<tl::f16, 8>(tl_vec30, tl_ptr29);
+        } else {
+            const int32_t n_tiles = tl::cdiv(N, 1024);
+            for (int rr = 0; rr < rows; ++rr) {
+                const int32_t row = row0 + rr;
+                sum_x = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:252)
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk28 + tl_v] = tl::convert<float>(tl_vec30[tl_v]);
-                } else {
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        w[tl_chunk28 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk28 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk28 + tl_v))]) : 0.0f;
+                    for (int tl_chunk33 = 0; tl_chunk33 < x_layout::kSlots; tl_chunk33 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk33))) continue;
+                        const tl::f16* tl_ptr34 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk33)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk33)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk33))) + 7, N) && tl::is_aligned(tl_ptr34, 16)) {
+                            tl::f16 tl_vec35[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec35, tl_ptr34);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk33 + tl_v] = tl::convert<float>(tl_vec35[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk33 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk33 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk33 + tl_v)))]) : 0.0f;
+                            }
+                        }
                     }
-                }
-            }
-            // copy(Bias[c0 +: BN], b);  (norms.tl:182)
-            #pragma unroll
-            for (int tl_chunk31 = 0; tl_chunk31 < b_layout::kSlots; tl_chunk31 += 8) {
-                if (!(b_layout::valid(tl_tid, tl_chunk31))) continue;
-                const tl::f16* tl_ptr32 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk31))];
-                if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk31)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk31))) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
-                    tl::f16 tl_vec33[8];
-                    tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk31 + tl_v] = tl::convert<float>(tl_vec33[tl_v]);
-                } else {
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        b[tl_chunk31 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk31 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk31 + tl_v))]) : 0.0f;
+                    // reduce(sum, x, part);  (norms.tl:253)
+                    {
+                        float tl_part[1];
+                        #pragma unroll
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                        #pragma unroll
+                        for (int tl_s36 = 0; tl_s36 < x_layout::kSlots; ++tl_s36) {
+                            if (!(x_layout::valid(tl_tid, tl_s36))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s36]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            part = tl_part[0];
+                        }
                     }
+                    sum_x = sum_x + part;
                 }
-            }
-            // for j in parallel(BN) {  (norms.tl:183)
-            // for j in parallel(1024): each thread visits the elements of `x` it holds
-            #pragma unroll
-            for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
-                if (!(x_layout::valid(tl_tid, tl_s34))) continue;
-                [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s34);
-                x[tl_s34] = gelu((x[tl_s34] - mean) * rstd * w[tl_s34] + b[tl_s34]);
-            }
-            // copy(x, Y[row, c0 +: BN]);  (norms.tl:186)
-            #pragma unroll
-            for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
-                tl::f16* tl_ptr36 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk35)))];
-                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk35)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk35))) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
-                    tl::f16 tl_vec37[8];
+                const float mean = sum_x / n;
+                sum_d2 = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:259)
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec37[tl_v] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
-                    tl::store_vector<tl::f16, 8>(tl_ptr36, tl_vec37);
-                } else {
+                    for (int tl_chunk37 = 0; tl_chunk37 < x_layout::kSlots; tl_chunk37 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk37))) continue;
+                        const tl::f16* tl_ptr38 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk37)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk37)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk37))) + 7, N) && tl::is_aligned(tl_ptr38, 16)) {
+                            tl::f16 tl_vec39[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec39, tl_ptr38);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk37 + tl_v] = tl::convert<float>(tl_vec39[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk37 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // for j in parallel(BN) {  (norms.tl:260)
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                    for (int tl_s40 = 0; tl_s40 < x_layout::kSlots; ++tl_s40) {
+                        if (!(x_layout::valid(tl_tid, tl_s40))) continue;
+                        const int j = x_layout::flat(tl_tid, tl_s40);
+                        const float d = x[tl_s40] - mean;
+                        x[tl_s40] = t * 1024 + j < N ? d * d : 0.0f;
+                    }
+                    // reduce(sum, x, part);  (norms.tl:264)
+                    {
+                        float tl_part[1];
+                        #pragma unroll
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                        #pragma unroll
+                        for (int tl_s41 = 0; tl_s41 < x_layout::kSlots; ++tl_s41) {
+                            if (!(x_layout::valid(tl_tid, tl_s41))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s41]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            part = tl_part[0];
+                        }
+                    }
+                    sum_d2 = sum_d2 + part;
+                }
+                const float rstd = tl::rsqrt(sum_d2 / n + eps);
+                for (int t = 0; t < n_tiles; ++t) {
+                    const int32_t c0 = t * 1024;
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:270)
+                    #pragma unroll
+                    for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk42))) continue;
+                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk42)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk42)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk42))) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
+                            tl::f16 tl_vec44[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk42 + tl_v] = tl::convert<float>(tl_vec44[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk42 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk42 + tl_v)))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // copy(W[c0 +: BN], w);  (norms.tl:271)
+                    #pragma unroll
+                    for (int tl_chunk45 = 0; tl_chunk45 < w_layout::kSlots; tl_chunk45 += 8) {
+                        if (!(w_layout::valid(tl_tid, tl_chunk45))) continue;
+                        const tl::f16* tl_ptr46 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk45))];
+                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk45)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk45))) + 7, N) && tl::is_aligned(tl_ptr46, 16)) {
+                            tl::f16 tl_vec47[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec47, tl_ptr46);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk45 + tl_v] = tl::convert<float>(tl_vec47[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                w[tl_chunk45 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk45 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk45 + tl_v))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:272)
+                    #pragma unroll
+                    for (int tl_chunk48 = 0; tl_chunk48 < b_layout::kSlots; tl_chunk48 += 8) {
+                        if (!(b_layout::valid(tl_tid, tl_chunk48))) continue;
+                        const tl::f16* tl_ptr49 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk48))];
+                        if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk48)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk48))) + 7, N) && tl::is_aligned(tl_ptr49, 16)) {
+                            tl::f16 tl_vec50[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec50, tl_ptr49);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk48 + tl_v] = tl::convert<float>(tl_vec50[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                b[tl_chunk48 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk48 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk48 + tl_v))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // for j in parallel(BN) {  (norms.tl:273)
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s51 = 0; tl_s51 < x_layout::kSlots; ++tl_s51) {
+                        if (!(x_layout::valid(tl_tid, tl_s51))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s51);
+                        x[tl_s51] = gelu((x[tl_s51] - mean) * rstd * w[tl_s51] + b[tl_s51]);
+                    }
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:276)
+                    #pragma unroll
+                    for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk52))) continue;
+                        tl::f16* tl_ptr53 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk52)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk52)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk52))) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
+                            tl::f16 tl_vec54[8];
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec54[tl_v] = tl::convert<tl::f16>(x[tl_chunk52 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr53, tl_vec54);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk52 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk52 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk52 + tl_v]);
+                            }
+                        }
                     }
                 }
             }
@@ -872,7 +1299,7 @@ cudaError_t layernorm(const __half* X, const __half* W, const __half* Bias, __ha
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(M), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 16)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -894,7 +1321,7 @@ cudaError_t rmsnorm(const __half* X, const __half* W, __half* Y, float eps, int6
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(M), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 16)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -917,7 +1344,7 @@ cudaError_t layernorm_gelu(const __half* X, const __half* W, const __half* Bias,
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(M), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 16)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");

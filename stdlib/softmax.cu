@@ -7,7 +7,7 @@
 
 namespace {
 
-// kernel softmax<BN = 1024, ROW = 8192, T = f16>  (stdlib/softmax.tl:8)
+// kernel softmax<RB = 16, SHORT = 128, ROW = 8192, BN = 1024, T = f16>  (stdlib/softmax.tl:9)
 // 256 threads per block, 32 bytes of shared memory
 __global__ void __launch_bounds__(256) softmax_kernel(
         const tl::f16* __restrict__ X,
@@ -15,203 +15,313 @@ __global__ void __launch_bounds__(256) softmax_kernel(
         int32_t M,
         int32_t N)
 {
+    // fragment s: f32[16, 128], blocked per axis, vector 8: [16, 128] over 256 threads: (16:t16, 8:r1 16:t1) 8 registers
+    // fragment s_max: f32[16], slice of `s` (reduce over axis 1): [16] over 256 threads: (16:t16) 1 registers, 16 replicas
+    // fragment s_sum: f32[16], slice of `s` (reduce over axis 1): [16] over 256 threads: (16:t16) 1 registers, 16 replicas
     using r_layout = tl::BlockedLayout<8192, 8, 256>;  // fragment r: f32[8192]
     using x_layout = tl::BlockedLayout<1024, 8, 256>;  // fragment x: f32[1024]
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
     unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    float s[8];  // fragment s: f32[16, 128]
+    float s_max[1];  // fragment s_max: f32[16]
+    float s_sum[1];  // fragment s_sum: f32[16]
     float r[r_layout::kSlots];  // fragment r: f32[8192]
     float x[x_layout::kSlots];  // fragment x: f32[1024]
-    float m = -tl::inf<float>();
-    float l = 0.0f;
+    float m;
+    float l;
     float tile_max;
     float tile_sum;
-    const int32_t row = int(blockIdx.x);
-    if (N <= 8192) {
-        // copy(X[row, 0 +: ROW], r, pad = -inf);          // padding: exp(-inf) = 0  (softmax.tl:20)
+    const int32_t row0 = int(blockIdx.x) * 16;
+    const int32_t rows = tl::min(16, M - row0);
+    if (N <= 128) {
+        // copy(X[row0 +: RB, 0 +: SHORT], s, pad = -inf);    // padding: exp(-inf) = 0  (softmax.tl:25)
         #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < r_layout::kSlots; tl_chunk0 += 8) {
-            if (!(r_layout::valid(tl_tid, tl_chunk0))) continue;
-            const tl::f16* tl_ptr1 = &X[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk0))];
-            if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk0), N) && tl::in_bounds(row, M) && tl::in_bounds((r_layout::flat(tl_tid, tl_chunk0)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+        for (int tl_chunk0 = 0; tl_chunk0 < 8; tl_chunk0 += 8) {
+            const tl::f16* tl_ptr1 = &X[int64_t(row0 + (tl_tid / 16)) * N + ((tl_chunk0) + (tl_tid % 16) * 8)];
+            if (tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds(((tl_chunk0) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds((((tl_chunk0) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
                 tl::f16 tl_vec2[8];
                 tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    r[tl_chunk0 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk0 + tl_v), N) ? tl::convert<float>(X[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk0 + tl_v))]) : -tl::inf<float>();
+                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds((((tl_chunk0 + tl_v)) + (tl_tid % 16) * 8), N) ? tl::convert<float>(X[int64_t(row0 + (tl_tid / 16)) * N + (((tl_chunk0 + tl_v)) + (tl_tid % 16) * 8)]) : -tl::inf<float>();
                 }
             }
         }
-        // reduce(max, r, tile_max);  (softmax.tl:21)
+        // reduce(max, s, s_max, axis = 1);  (softmax.tl:26)
+        // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
         {
             float tl_part[1];
             #pragma unroll
             for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
             #pragma unroll
-            for (int tl_s3 = 0; tl_s3 < r_layout::kSlots; ++tl_s3) {
-                if (!(r_layout::valid(tl_tid, tl_s3))) continue;
-                tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(r[tl_s3]));
+            for (int tl_s3 = 0; tl_s3 < 8; ++tl_s3) {
+                tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(s[tl_s3]));
             }
-            tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
-            {
-                tile_max = tl_part[0];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 8>(tl_part[tl_i]);
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                s_max[tl_i] = tl_part[tl_i];
             }
         }
-        // for j in parallel(ROW) {  (softmax.tl:22)
-        // for j in parallel(8192): each thread visits the elements of `r` it holds
+        // for i, j in parallel(RB, SHORT) {  (softmax.tl:27)
+        // for i, j in parallel(16, 128): each thread visits the elements of `s` it holds
         #pragma unroll
-        for (int tl_s4 = 0; tl_s4 < r_layout::kSlots; ++tl_s4) {
-            if (!(r_layout::valid(tl_tid, tl_s4))) continue;
-            [[maybe_unused]] const int j = r_layout::flat(tl_tid, tl_s4);
-            r[tl_s4] = tl::exp(r[tl_s4] - tile_max);
+        for (int tl_s4 = 0; tl_s4 < 8; ++tl_s4) {
+            [[maybe_unused]] const int i = (tl_tid / 16);
+            [[maybe_unused]] const int j = ((tl_s4) + (tl_tid % 16) * 8);
+            s[tl_s4] = tl::exp(s[tl_s4] - s_max[0]);
         }
-        // reduce(sum, r, tile_sum);  (softmax.tl:25)
+        // reduce(sum, s, s_sum, axis = 1);  (softmax.tl:30)
+        // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
         {
             float tl_part[1];
             #pragma unroll
             for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
             #pragma unroll
-            for (int tl_s5 = 0; tl_s5 < r_layout::kSlots; ++tl_s5) {
-                if (!(r_layout::valid(tl_tid, tl_s5))) continue;
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(r[tl_s5]));
+            for (int tl_s5 = 0; tl_s5 < 8; ++tl_s5) {
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(s[tl_s5]));
             }
-            tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
-            {
-                tile_sum = tl_part[0];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                s_sum[tl_i] = tl_part[tl_i];
             }
         }
-        const float inv_l = 1.0f / tile_sum;
-        // for j in parallel(ROW) {  (softmax.tl:27)
-        // for j in parallel(8192): each thread visits the elements of `r` it holds
+        // for i, j in parallel(RB, SHORT) {  (softmax.tl:31)
+        // for i, j in parallel(16, 128): each thread visits the elements of `s` it holds
         #pragma unroll
-        for (int tl_s6 = 0; tl_s6 < r_layout::kSlots; ++tl_s6) {
-            if (!(r_layout::valid(tl_tid, tl_s6))) continue;
-            [[maybe_unused]] const int j = r_layout::flat(tl_tid, tl_s6);
-            r[tl_s6] = r[tl_s6] * inv_l;
+        for (int tl_s6 = 0; tl_s6 < 8; ++tl_s6) {
+            [[maybe_unused]] const int i = (tl_tid / 16);
+            [[maybe_unused]] const int j = ((tl_s6) + (tl_tid % 16) * 8);
+            s[tl_s6] = s[tl_s6] / s_sum[0];
         }
-        // copy(r, Y[row, 0 +: ROW]);  (softmax.tl:30)
+        // copy(s, Y[row0 +: RB, 0 +: SHORT]);  (softmax.tl:34)
         #pragma unroll
-        for (int tl_chunk7 = 0; tl_chunk7 < r_layout::kSlots; tl_chunk7 += 8) {
-            if (!(r_layout::valid(tl_tid, tl_chunk7))) continue;
-            tl::f16* tl_ptr8 = &Y[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk7))];
-            if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk7), N) && tl::in_bounds(row, M) && tl::in_bounds((r_layout::flat(tl_tid, tl_chunk7)) + 7, N) && tl::is_aligned(tl_ptr8, 16)) {
+        for (int tl_chunk7 = 0; tl_chunk7 < 8; tl_chunk7 += 8) {
+            tl::f16* tl_ptr8 = &Y[int64_t(row0 + (tl_tid / 16)) * N + ((tl_chunk7) + (tl_tid % 16) * 8)];
+            if (tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds(((tl_chunk7) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds((((tl_chunk7) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr8, 16)) {
                 tl::f16 tl_vec9[8];
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec9[tl_v] = tl::convert<tl::f16>(r[tl_chunk7 + tl_v]);
+                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec9[tl_v] = tl::convert<tl::f16>(s[tl_chunk7 + tl_v]);
                 tl::store_vector<tl::f16, 8>(tl_ptr8, tl_vec9);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk7 + tl_v), N)) Y[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk7 + tl_v))] = tl::convert<tl::f16>(r[tl_chunk7 + tl_v]);
+                    if (tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds((((tl_chunk7 + tl_v)) + (tl_tid % 16) * 8), N)) Y[int64_t(row0 + (tl_tid / 16)) * N + (((tl_chunk7 + tl_v)) + (tl_tid % 16) * 8)] = tl::convert<tl::f16>(s[tl_chunk7 + tl_v]);
                 }
             }
         }
     } else {
-        const int32_t n_tiles = tl::cdiv(N, 1024);
-        for (int t = 0; t < n_tiles; ++t) {
-            // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:34)
-            #pragma unroll
-            for (int tl_chunk10 = 0; tl_chunk10 < x_layout::kSlots; tl_chunk10 += 8) {
-                if (!(x_layout::valid(tl_tid, tl_chunk10))) continue;
-                const tl::f16* tl_ptr11 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk10)))];
-                if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk10)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk10))) + 7, N) && tl::is_aligned(tl_ptr11, 16)) {
-                    tl::f16 tl_vec12[8];
-                    tl::load_vector<tl::f16, 8>(tl_vec12, tl_ptr11);
+        if (N <= 8192) {
+            for (int rr = 0; rr < rows; ++rr) {
+                const int32_t row = row0 + rr;
+                // copy(X[row, 0 +: ROW], r, pad = -inf);  (softmax.tl:38)
+                #pragma unroll
+                for (int tl_chunk10 = 0; tl_chunk10 < r_layout::kSlots; tl_chunk10 += 8) {
+                    if (!(r_layout::valid(tl_tid, tl_chunk10))) continue;
+                    const tl::f16* tl_ptr11 = &X[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk10))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk10), N) && tl::in_bounds(row, M) && tl::in_bounds((r_layout::flat(tl_tid, tl_chunk10)) + 7, N) && tl::is_aligned(tl_ptr11, 16)) {
+                        tl::f16 tl_vec12[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec12, tl_ptr11);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk10 + tl_v] = tl::convert<float>(tl_vec12[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            r[tl_chunk10 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk10 + tl_v), N) ? tl::convert<float>(X[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk10 + tl_v))]) : -tl::inf<float>();
+                        }
+                    }
+                }
+                // reduce(max, r, tile_max);  (softmax.tl:39)
+                {
+                    float tl_part[1];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk10 + tl_v] = tl::convert<float>(tl_vec12[tl_v]);
-                } else {
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        x[tl_chunk10 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk10 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk10 + tl_v)))]) : -tl::inf<float>();
+                    for (int tl_s13 = 0; tl_s13 < r_layout::kSlots; ++tl_s13) {
+                        if (!(r_layout::valid(tl_tid, tl_s13))) continue;
+                        tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(r[tl_s13]));
+                    }
+                    tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        tile_max = tl_part[0];
+                    }
+                }
+                // for j in parallel(ROW) {  (softmax.tl:40)
+                // for j in parallel(8192): each thread visits the elements of `r` it holds
+                #pragma unroll
+                for (int tl_s14 = 0; tl_s14 < r_layout::kSlots; ++tl_s14) {
+                    if (!(r_layout::valid(tl_tid, tl_s14))) continue;
+                    [[maybe_unused]] const int j = r_layout::flat(tl_tid, tl_s14);
+                    r[tl_s14] = tl::exp(r[tl_s14] - tile_max);
+                }
+                // reduce(sum, r, tile_sum);  (softmax.tl:43)
+                {
+                    float tl_part[1];
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s15 = 0; tl_s15 < r_layout::kSlots; ++tl_s15) {
+                        if (!(r_layout::valid(tl_tid, tl_s15))) continue;
+                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(r[tl_s15]));
+                    }
+                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        tile_sum = tl_part[0];
+                    }
+                }
+                const float inv_l = 1.0f / tile_sum;
+                // for j in parallel(ROW) {  (softmax.tl:45)
+                // for j in parallel(8192): each thread visits the elements of `r` it holds
+                #pragma unroll
+                for (int tl_s16 = 0; tl_s16 < r_layout::kSlots; ++tl_s16) {
+                    if (!(r_layout::valid(tl_tid, tl_s16))) continue;
+                    [[maybe_unused]] const int j = r_layout::flat(tl_tid, tl_s16);
+                    r[tl_s16] = r[tl_s16] * inv_l;
+                }
+                // copy(r, Y[row, 0 +: ROW]);  (softmax.tl:48)
+                #pragma unroll
+                for (int tl_chunk17 = 0; tl_chunk17 < r_layout::kSlots; tl_chunk17 += 8) {
+                    if (!(r_layout::valid(tl_tid, tl_chunk17))) continue;
+                    tl::f16* tl_ptr18 = &Y[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk17))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk17), N) && tl::in_bounds(row, M) && tl::in_bounds((r_layout::flat(tl_tid, tl_chunk17)) + 7, N) && tl::is_aligned(tl_ptr18, 16)) {
+                        tl::f16 tl_vec19[8];
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec19[tl_v] = tl::convert<tl::f16>(r[tl_chunk17 + tl_v]);
+                        tl::store_vector<tl::f16, 8>(tl_ptr18, tl_vec19);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk17 + tl_v), N)) Y[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk17 + tl_v))] = tl::convert<tl::f16>(r[tl_chunk17 + tl_v]);
+                        }
                     }
                 }
             }
-            // reduce(max, x, tile_max);  (softmax.tl:35)
-            {
-                float tl_part[1];
-                #pragma unroll
-                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
-                #pragma unroll
-                for (int tl_s13 = 0; tl_s13 < x_layout::kSlots; ++tl_s13) {
-                    if (!(x_layout::valid(tl_tid, tl_s13))) continue;
-                    tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s13]));
-                }
-                tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
-                {
-                    tile_max = tl_part[0];
-                }
-            }
-            const float m_new = tl::max(m, tile_max);
-            // for j in parallel(BN) {  (softmax.tl:37)
-            // for j in parallel(1024): each thread visits the elements of `x` it holds
-            #pragma unroll
-            for (int tl_s14 = 0; tl_s14 < x_layout::kSlots; ++tl_s14) {
-                if (!(x_layout::valid(tl_tid, tl_s14))) continue;
-                [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s14);
-                x[tl_s14] = tl::exp(x[tl_s14] - m_new);
-            }
-            // reduce(sum, x, tile_sum);  (softmax.tl:40)
-            {
-                float tl_part[1];
-                #pragma unroll
-                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                #pragma unroll
-                for (int tl_s15 = 0; tl_s15 < x_layout::kSlots; ++tl_s15) {
-                    if (!(x_layout::valid(tl_tid, tl_s15))) continue;
-                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s15]));
-                }
-                tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
-                {
-                    tile_sum = tl_part[0];
-                }
-            }
-            l = l * tl::exp(m - m_new) + tile_sum;
-            m = m_new;
-        }
-        const float inv_l = 1.0f / l;
-        for (int t = 0; t < n_tiles; ++t) {
-            // copy(X[row, t * BN +: BN], x);  (softmax.tl:47)
-            #pragma unroll
-            for (int tl_chunk16 = 0; tl_chunk16 < x_layout::kSlots; tl_chunk16 += 8) {
-                if (!(x_layout::valid(tl_tid, tl_chunk16))) continue;
-                const tl::f16* tl_ptr17 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk16)))];
-                if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk16)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk16))) + 7, N) && tl::is_aligned(tl_ptr17, 16)) {
-                    tl::f16 tl_vec18[8];
-                    tl::load_vector<tl::f16, 8>(tl_vec18, tl_ptr17);
+        } else {
+            const int32_t n_tiles = tl::cdiv(N, 1024);
+            for (int rr = 0; rr < rows; ++rr) {
+                const int32_t row = row0 + rr;
+                m = -tl::inf<float>();
+                l = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:57)
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk16 + tl_v] = tl::convert<float>(tl_vec18[tl_v]);
-                } else {
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        x[tl_chunk16 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk16 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk16 + tl_v)))]) : 0.0f;
+                    for (int tl_chunk20 = 0; tl_chunk20 < x_layout::kSlots; tl_chunk20 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk20))) continue;
+                        const tl::f16* tl_ptr21 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20))) + 7, N) && tl::is_aligned(tl_ptr21, 16)) {
+                            tl::f16 tl_vec22[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec22, tl_ptr21);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk20 + tl_v] = tl::convert<float>(tl_vec22[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk20 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20 + tl_v)))]) : -tl::inf<float>();
+                            }
+                        }
                     }
+                    // reduce(max, x, tile_max);  (softmax.tl:58)
+                    {
+                        float tl_part[1];
+                        #pragma unroll
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+                        #pragma unroll
+                        for (int tl_s23 = 0; tl_s23 < x_layout::kSlots; ++tl_s23) {
+                            if (!(x_layout::valid(tl_tid, tl_s23))) continue;
+                            tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s23]));
+                        }
+                        tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            tile_max = tl_part[0];
+                        }
+                    }
+                    const float m_new = tl::max(m, tile_max);
+                    // for j in parallel(BN) {  (softmax.tl:60)
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s24 = 0; tl_s24 < x_layout::kSlots; ++tl_s24) {
+                        if (!(x_layout::valid(tl_tid, tl_s24))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s24);
+                        x[tl_s24] = tl::exp(x[tl_s24] - m_new);
+                    }
+                    // reduce(sum, x, tile_sum);  (softmax.tl:63)
+                    {
+                        float tl_part[1];
+                        #pragma unroll
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                        #pragma unroll
+                        for (int tl_s25 = 0; tl_s25 < x_layout::kSlots; ++tl_s25) {
+                            if (!(x_layout::valid(tl_tid, tl_s25))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s25]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            tile_sum = tl_part[0];
+                        }
+                    }
+                    l = l * tl::exp(m - m_new) + tile_sum;
+                    m = m_new;
                 }
-            }
-            // for j in parallel(BN) {  (softmax.tl:48)
-            // for j in parallel(1024): each thread visits the elements of `x` it holds
-            #pragma unroll
-            for (int tl_s19 = 0; tl_s19 < x_layout::kSlots; ++tl_s19) {
-                if (!(x_layout::valid(tl_tid, tl_s19))) continue;
-                [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s19);
-                x[tl_s19] = tl::exp(x[tl_s19] - m) * inv_l;
-            }
-            // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:51)
-            #pragma unroll
-            for (int tl_chunk20 = 0; tl_chunk20 < x_layout::kSlots; tl_chunk20 += 8) {
-                if (!(x_layout::valid(tl_tid, tl_chunk20))) continue;
-                tl::f16* tl_ptr21 = &Y[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20)))];
-                if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20))) + 7, N) && tl::is_aligned(tl_ptr21, 16)) {
-                    tl::f16 tl_vec22[8];
+                const float inv_l = 1.0f / l;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:69)
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec22[tl_v] = tl::convert<tl::f16>(x[tl_chunk20 + tl_v]);
-                    tl::store_vector<tl::f16, 8>(tl_ptr21, tl_vec22);
-                } else {
+                    for (int tl_chunk26 = 0; tl_chunk26 < x_layout::kSlots; tl_chunk26 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk26))) continue;
+                        const tl::f16* tl_ptr27 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk26)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk26)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk26))) + 7, N) && tl::is_aligned(tl_ptr27, 16)) {
+                            tl::f16 tl_vec28[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec28, tl_ptr27);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk26 + tl_v] = tl::convert<float>(tl_vec28[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk26 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk26 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk26 + tl_v)))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // for j in parallel(BN) {  (softmax.tl:70)
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20 + tl_v)), N)) Y[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk20 + tl_v]);
+                    for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
+                        if (!(x_layout::valid(tl_tid, tl_s29))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s29);
+                        x[tl_s29] = tl::exp(x[tl_s29] - m) * inv_l;
+                    }
+                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:73)
+                    #pragma unroll
+                    for (int tl_chunk30 = 0; tl_chunk30 < x_layout::kSlots; tl_chunk30 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk30))) continue;
+                        tl::f16* tl_ptr31 = &Y[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk30)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk30)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk30))) + 7, N) && tl::is_aligned(tl_ptr31, 16)) {
+                            tl::f16 tl_vec32[8];
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec32[tl_v] = tl::convert<tl::f16>(x[tl_chunk30 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr31, tl_vec32);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk30 + tl_v)), N)) Y[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk30 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk30 + tl_v]);
+                            }
+                        }
                     }
                 }
             }
@@ -219,7 +329,7 @@ __global__ void __launch_bounds__(256) softmax_kernel(
     }
 }
 
-// kernel log_softmax<BN = 1024, ROW = 8192, T = f16>  (stdlib/softmax.tl:57)
+// kernel log_softmax<RB = 16, SHORT = 128, ROW = 8192, BN = 1024, T = f16>  (stdlib/softmax.tl:80)
 // 256 threads per block, 32 bytes of shared memory
 __global__ void __launch_bounds__(256) log_softmax_kernel(
         const tl::f16* __restrict__ X,
@@ -227,205 +337,317 @@ __global__ void __launch_bounds__(256) log_softmax_kernel(
         int32_t M,
         int32_t N)
 {
+    // fragment s: f32[16, 128], blocked per axis, vector 8: [16, 128] over 256 threads: (16:t16, 8:r1 16:t1) 8 registers
+    // fragment se: f32[16, 128], blocked per axis, vector 8: [16, 128] over 256 threads: (16:t16, 8:r1 16:t1) 8 registers
+    // fragment s_max: f32[16], slice of `s` (reduce over axis 1): [16] over 256 threads: (16:t16) 1 registers, 16 replicas
+    // fragment s_sum: f32[16], slice of `se` (reduce over axis 1): [16] over 256 threads: (16:t16) 1 registers, 16 replicas
     using r_layout = tl::BlockedLayout<8192, 8, 256>;  // fragment r: f32[8192]
     using e_layout = tl::BlockedLayout<8192, 8, 256>;  // fragment e: f32[8192]
     using x_layout = tl::BlockedLayout<1024, 8, 256>;  // fragment x: f32[1024]
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
     unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    float s[8];  // fragment s: f32[16, 128]
+    float se[8];  // fragment se: f32[16, 128]
+    float s_max[1];  // fragment s_max: f32[16]
+    float s_sum[1];  // fragment s_sum: f32[16]
     float r[r_layout::kSlots];  // fragment r: f32[8192]
     float e[e_layout::kSlots];  // fragment e: f32[8192]
     float x[x_layout::kSlots];  // fragment x: f32[1024]
-    float m = -tl::inf<float>();
-    float l = 0.0f;
+    float m;
+    float l;
     float tile_max;
     float tile_sum;
-    const int32_t row = int(blockIdx.x);
-    if (N <= 8192) {
-        // copy(X[row, 0 +: ROW], r, pad = -inf);  (softmax.tl:70)
+    const int32_t row0 = int(blockIdx.x) * 16;
+    const int32_t rows = tl::min(16, M - row0);
+    if (N <= 128) {
+        // copy(X[row0 +: RB, 0 +: SHORT], s, pad = -inf);    // padding: exp(-inf) = 0  (softmax.tl:98)
         #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < r_layout::kSlots; tl_chunk0 += 8) {
-            if (!(r_layout::valid(tl_tid, tl_chunk0))) continue;
-            const tl::f16* tl_ptr1 = &X[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk0))];
-            if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk0), N) && tl::in_bounds(row, M) && tl::in_bounds((r_layout::flat(tl_tid, tl_chunk0)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+        for (int tl_chunk0 = 0; tl_chunk0 < 8; tl_chunk0 += 8) {
+            const tl::f16* tl_ptr1 = &X[int64_t(row0 + (tl_tid / 16)) * N + ((tl_chunk0) + (tl_tid % 16) * 8)];
+            if (tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds(((tl_chunk0) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds((((tl_chunk0) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
                 tl::f16 tl_vec2[8];
                 tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    r[tl_chunk0 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk0 + tl_v), N) ? tl::convert<float>(X[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk0 + tl_v))]) : -tl::inf<float>();
+                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds((((tl_chunk0 + tl_v)) + (tl_tid % 16) * 8), N) ? tl::convert<float>(X[int64_t(row0 + (tl_tid / 16)) * N + (((tl_chunk0 + tl_v)) + (tl_tid % 16) * 8)]) : -tl::inf<float>();
                 }
             }
         }
-        // reduce(max, r, tile_max);  (softmax.tl:71)
+        // reduce(max, s, s_max, axis = 1);  (softmax.tl:99)
+        // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
         {
             float tl_part[1];
             #pragma unroll
             for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
             #pragma unroll
-            for (int tl_s3 = 0; tl_s3 < r_layout::kSlots; ++tl_s3) {
-                if (!(r_layout::valid(tl_tid, tl_s3))) continue;
-                tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(r[tl_s3]));
+            for (int tl_s3 = 0; tl_s3 < 8; ++tl_s3) {
+                tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(s[tl_s3]));
             }
-            tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
-            {
-                tile_max = tl_part[0];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 8>(tl_part[tl_i]);
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                s_max[tl_i] = tl_part[tl_i];
             }
         }
-        // for j in parallel(ROW) {  (softmax.tl:72)
-        // for j in parallel(8192): each thread visits the elements of `e` it holds
+        // for i, j in parallel(RB, SHORT) {  (softmax.tl:100)
+        // for i, j in parallel(16, 128): each thread visits the elements of `se` it holds
         #pragma unroll
-        for (int tl_s4 = 0; tl_s4 < e_layout::kSlots; ++tl_s4) {
-            if (!(e_layout::valid(tl_tid, tl_s4))) continue;
-            [[maybe_unused]] const int j = e_layout::flat(tl_tid, tl_s4);
-            e[tl_s4] = tl::exp(r[tl_s4] - tile_max);
+        for (int tl_s4 = 0; tl_s4 < 8; ++tl_s4) {
+            [[maybe_unused]] const int i = (tl_tid / 16);
+            [[maybe_unused]] const int j = ((tl_s4) + (tl_tid % 16) * 8);
+            se[tl_s4] = tl::exp(s[tl_s4] - s_max[0]);
         }
-        // reduce(sum, e, tile_sum);  (softmax.tl:75)
+        // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:103)
+        // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
         {
             float tl_part[1];
             #pragma unroll
             for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
             #pragma unroll
-            for (int tl_s5 = 0; tl_s5 < e_layout::kSlots; ++tl_s5) {
-                if (!(e_layout::valid(tl_tid, tl_s5))) continue;
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(e[tl_s5]));
+            for (int tl_s5 = 0; tl_s5 < 8; ++tl_s5) {
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(se[tl_s5]));
             }
-            tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
-            {
-                tile_sum = tl_part[0];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                s_sum[tl_i] = tl_part[tl_i];
             }
         }
-        const float shift = tile_max + tl::log(tile_sum);
-        // for j in parallel(ROW) {  (softmax.tl:77)
-        // for j in parallel(8192): each thread visits the elements of `r` it holds
+        // for i, j in parallel(RB, SHORT) {  (softmax.tl:104)
+        // for i, j in parallel(16, 128): each thread visits the elements of `s` it holds
         #pragma unroll
-        for (int tl_s6 = 0; tl_s6 < r_layout::kSlots; ++tl_s6) {
-            if (!(r_layout::valid(tl_tid, tl_s6))) continue;
-            [[maybe_unused]] const int j = r_layout::flat(tl_tid, tl_s6);
-            r[tl_s6] = r[tl_s6] - shift;
+        for (int tl_s6 = 0; tl_s6 < 8; ++tl_s6) {
+            [[maybe_unused]] const int i = (tl_tid / 16);
+            [[maybe_unused]] const int j = ((tl_s6) + (tl_tid % 16) * 8);
+            s[tl_s6] = s[tl_s6] - (s_max[0] + tl::log(s_sum[0]));
         }
-        // copy(r, Y[row, 0 +: ROW]);  (softmax.tl:80)
+        // copy(s, Y[row0 +: RB, 0 +: SHORT]);  (softmax.tl:107)
         #pragma unroll
-        for (int tl_chunk7 = 0; tl_chunk7 < r_layout::kSlots; tl_chunk7 += 8) {
-            if (!(r_layout::valid(tl_tid, tl_chunk7))) continue;
-            tl::f16* tl_ptr8 = &Y[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk7))];
-            if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk7), N) && tl::in_bounds(row, M) && tl::in_bounds((r_layout::flat(tl_tid, tl_chunk7)) + 7, N) && tl::is_aligned(tl_ptr8, 16)) {
+        for (int tl_chunk7 = 0; tl_chunk7 < 8; tl_chunk7 += 8) {
+            tl::f16* tl_ptr8 = &Y[int64_t(row0 + (tl_tid / 16)) * N + ((tl_chunk7) + (tl_tid % 16) * 8)];
+            if (tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds(((tl_chunk7) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds((((tl_chunk7) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr8, 16)) {
                 tl::f16 tl_vec9[8];
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec9[tl_v] = tl::convert<tl::f16>(r[tl_chunk7 + tl_v]);
+                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec9[tl_v] = tl::convert<tl::f16>(s[tl_chunk7 + tl_v]);
                 tl::store_vector<tl::f16, 8>(tl_ptr8, tl_vec9);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk7 + tl_v), N)) Y[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk7 + tl_v))] = tl::convert<tl::f16>(r[tl_chunk7 + tl_v]);
+                    if (tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds((((tl_chunk7 + tl_v)) + (tl_tid % 16) * 8), N)) Y[int64_t(row0 + (tl_tid / 16)) * N + (((tl_chunk7 + tl_v)) + (tl_tid % 16) * 8)] = tl::convert<tl::f16>(s[tl_chunk7 + tl_v]);
                 }
             }
         }
     } else {
-        const int32_t n_tiles = tl::cdiv(N, 1024);
-        for (int t = 0; t < n_tiles; ++t) {
-            // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:84)
-            #pragma unroll
-            for (int tl_chunk10 = 0; tl_chunk10 < x_layout::kSlots; tl_chunk10 += 8) {
-                if (!(x_layout::valid(tl_tid, tl_chunk10))) continue;
-                const tl::f16* tl_ptr11 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk10)))];
-                if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk10)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk10))) + 7, N) && tl::is_aligned(tl_ptr11, 16)) {
-                    tl::f16 tl_vec12[8];
-                    tl::load_vector<tl::f16, 8>(tl_vec12, tl_ptr11);
+        if (N <= 8192) {
+            for (int rr = 0; rr < rows; ++rr) {
+                const int32_t row = row0 + rr;
+                // copy(X[row, 0 +: ROW], r, pad = -inf);  (softmax.tl:111)
+                #pragma unroll
+                for (int tl_chunk10 = 0; tl_chunk10 < r_layout::kSlots; tl_chunk10 += 8) {
+                    if (!(r_layout::valid(tl_tid, tl_chunk10))) continue;
+                    const tl::f16* tl_ptr11 = &X[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk10))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk10), N) && tl::in_bounds(row, M) && tl::in_bounds((r_layout::flat(tl_tid, tl_chunk10)) + 7, N) && tl::is_aligned(tl_ptr11, 16)) {
+                        tl::f16 tl_vec12[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec12, tl_ptr11);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk10 + tl_v] = tl::convert<float>(tl_vec12[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            r[tl_chunk10 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk10 + tl_v), N) ? tl::convert<float>(X[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk10 + tl_v))]) : -tl::inf<float>();
+                        }
+                    }
+                }
+                // reduce(max, r, tile_max);  (softmax.tl:112)
+                {
+                    float tl_part[1];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk10 + tl_v] = tl::convert<float>(tl_vec12[tl_v]);
-                } else {
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        x[tl_chunk10 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk10 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk10 + tl_v)))]) : -tl::inf<float>();
+                    for (int tl_s13 = 0; tl_s13 < r_layout::kSlots; ++tl_s13) {
+                        if (!(r_layout::valid(tl_tid, tl_s13))) continue;
+                        tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(r[tl_s13]));
+                    }
+                    tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        tile_max = tl_part[0];
+                    }
+                }
+                // for j in parallel(ROW) {  (softmax.tl:113)
+                // for j in parallel(8192): each thread visits the elements of `e` it holds
+                #pragma unroll
+                for (int tl_s14 = 0; tl_s14 < e_layout::kSlots; ++tl_s14) {
+                    if (!(e_layout::valid(tl_tid, tl_s14))) continue;
+                    [[maybe_unused]] const int j = e_layout::flat(tl_tid, tl_s14);
+                    e[tl_s14] = tl::exp(r[tl_s14] - tile_max);
+                }
+                // reduce(sum, e, tile_sum);  (softmax.tl:116)
+                {
+                    float tl_part[1];
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s15 = 0; tl_s15 < e_layout::kSlots; ++tl_s15) {
+                        if (!(e_layout::valid(tl_tid, tl_s15))) continue;
+                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(e[tl_s15]));
+                    }
+                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        tile_sum = tl_part[0];
+                    }
+                }
+                const float shift = tile_max + tl::log(tile_sum);
+                // for j in parallel(ROW) {  (softmax.tl:118)
+                // for j in parallel(8192): each thread visits the elements of `r` it holds
+                #pragma unroll
+                for (int tl_s16 = 0; tl_s16 < r_layout::kSlots; ++tl_s16) {
+                    if (!(r_layout::valid(tl_tid, tl_s16))) continue;
+                    [[maybe_unused]] const int j = r_layout::flat(tl_tid, tl_s16);
+                    r[tl_s16] = r[tl_s16] - shift;
+                }
+                // copy(r, Y[row, 0 +: ROW]);  (softmax.tl:121)
+                #pragma unroll
+                for (int tl_chunk17 = 0; tl_chunk17 < r_layout::kSlots; tl_chunk17 += 8) {
+                    if (!(r_layout::valid(tl_tid, tl_chunk17))) continue;
+                    tl::f16* tl_ptr18 = &Y[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk17))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk17), N) && tl::in_bounds(row, M) && tl::in_bounds((r_layout::flat(tl_tid, tl_chunk17)) + 7, N) && tl::is_aligned(tl_ptr18, 16)) {
+                        tl::f16 tl_vec19[8];
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec19[tl_v] = tl::convert<tl::f16>(r[tl_chunk17 + tl_v]);
+                        tl::store_vector<tl::f16, 8>(tl_ptr18, tl_vec19);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk17 + tl_v), N)) Y[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk17 + tl_v))] = tl::convert<tl::f16>(r[tl_chunk17 + tl_v]);
+                        }
                     }
                 }
             }
-            // reduce(max, x, tile_max);  (softmax.tl:85)
-            {
-                float tl_part[1];
-                #pragma unroll
-                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
-                #pragma unroll
-                for (int tl_s13 = 0; tl_s13 < x_layout::kSlots; ++tl_s13) {
-                    if (!(x_layout::valid(tl_tid, tl_s13))) continue;
-                    tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s13]));
-                }
-                tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
-                {
-                    tile_max = tl_part[0];
-                }
-            }
-            const float m_new = tl::max(m, tile_max);
-            // for j in parallel(BN) {  (softmax.tl:87)
-            // for j in parallel(1024): each thread visits the elements of `x` it holds
-            #pragma unroll
-            for (int tl_s14 = 0; tl_s14 < x_layout::kSlots; ++tl_s14) {
-                if (!(x_layout::valid(tl_tid, tl_s14))) continue;
-                [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s14);
-                x[tl_s14] = tl::exp(x[tl_s14] - m_new);
-            }
-            // reduce(sum, x, tile_sum);  (softmax.tl:90)
-            {
-                float tl_part[1];
-                #pragma unroll
-                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                #pragma unroll
-                for (int tl_s15 = 0; tl_s15 < x_layout::kSlots; ++tl_s15) {
-                    if (!(x_layout::valid(tl_tid, tl_s15))) continue;
-                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s15]));
-                }
-                tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
-                {
-                    tile_sum = tl_part[0];
-                }
-            }
-            l = l * tl::exp(m - m_new) + tile_sum;
-            m = m_new;
-        }
-        const float shift = m + tl::log(l);
-        for (int t = 0; t < n_tiles; ++t) {
-            // copy(X[row, t * BN +: BN], x);  (softmax.tl:97)
-            #pragma unroll
-            for (int tl_chunk16 = 0; tl_chunk16 < x_layout::kSlots; tl_chunk16 += 8) {
-                if (!(x_layout::valid(tl_tid, tl_chunk16))) continue;
-                const tl::f16* tl_ptr17 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk16)))];
-                if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk16)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk16))) + 7, N) && tl::is_aligned(tl_ptr17, 16)) {
-                    tl::f16 tl_vec18[8];
-                    tl::load_vector<tl::f16, 8>(tl_vec18, tl_ptr17);
+        } else {
+            const int32_t n_tiles = tl::cdiv(N, 1024);
+            for (int rr = 0; rr < rows; ++rr) {
+                const int32_t row = row0 + rr;
+                m = -tl::inf<float>();
+                l = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:130)
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk16 + tl_v] = tl::convert<float>(tl_vec18[tl_v]);
-                } else {
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        x[tl_chunk16 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk16 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk16 + tl_v)))]) : 0.0f;
+                    for (int tl_chunk20 = 0; tl_chunk20 < x_layout::kSlots; tl_chunk20 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk20))) continue;
+                        const tl::f16* tl_ptr21 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20))) + 7, N) && tl::is_aligned(tl_ptr21, 16)) {
+                            tl::f16 tl_vec22[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec22, tl_ptr21);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk20 + tl_v] = tl::convert<float>(tl_vec22[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk20 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20 + tl_v)))]) : -tl::inf<float>();
+                            }
+                        }
                     }
+                    // reduce(max, x, tile_max);  (softmax.tl:131)
+                    {
+                        float tl_part[1];
+                        #pragma unroll
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+                        #pragma unroll
+                        for (int tl_s23 = 0; tl_s23 < x_layout::kSlots; ++tl_s23) {
+                            if (!(x_layout::valid(tl_tid, tl_s23))) continue;
+                            tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s23]));
+                        }
+                        tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            tile_max = tl_part[0];
+                        }
+                    }
+                    const float m_new = tl::max(m, tile_max);
+                    // for j in parallel(BN) {  (softmax.tl:133)
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s24 = 0; tl_s24 < x_layout::kSlots; ++tl_s24) {
+                        if (!(x_layout::valid(tl_tid, tl_s24))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s24);
+                        x[tl_s24] = tl::exp(x[tl_s24] - m_new);
+                    }
+                    // reduce(sum, x, tile_sum);  (softmax.tl:136)
+                    {
+                        float tl_part[1];
+                        #pragma unroll
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                        #pragma unroll
+                        for (int tl_s25 = 0; tl_s25 < x_layout::kSlots; ++tl_s25) {
+                            if (!(x_layout::valid(tl_tid, tl_s25))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s25]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            tile_sum = tl_part[0];
+                        }
+                    }
+                    l = l * tl::exp(m - m_new) + tile_sum;
+                    m = m_new;
                 }
-            }
-            // for j in parallel(BN) {  (softmax.tl:98)
-            // for j in parallel(1024): each thread visits the elements of `x` it holds
-            #pragma unroll
-            for (int tl_s19 = 0; tl_s19 < x_layout::kSlots; ++tl_s19) {
-                if (!(x_layout::valid(tl_tid, tl_s19))) continue;
-                [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s19);
-                x[tl_s19] = x[tl_s19] - shift;
-            }
-            // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:101)
-            #pragma unroll
-            for (int tl_chunk20 = 0; tl_chunk20 < x_layout::kSlots; tl_chunk20 += 8) {
-                if (!(x_layout::valid(tl_tid, tl_chunk20))) continue;
-                tl::f16* tl_ptr21 = &Y[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20)))];
-                if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20))) + 7, N) && tl::is_aligned(tl_ptr21, 16)) {
-                    tl::f16 tl_vec22[8];
+                const float shift = m + tl::log(l);
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:142)
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec22[tl_v] = tl::convert<tl::f16>(x[tl_chunk20 + tl_v]);
-                    tl::store_vector<tl::f16, 8>(tl_ptr21, tl_vec22);
-                } else {
+                    for (int tl_chunk26 = 0; tl_chunk26 < x_layout::kSlots; tl_chunk26 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk26))) continue;
+                        const tl::f16* tl_ptr27 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk26)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk26)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk26))) + 7, N) && tl::is_aligned(tl_ptr27, 16)) {
+                            tl::f16 tl_vec28[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec28, tl_ptr27);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk26 + tl_v] = tl::convert<float>(tl_vec28[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk26 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk26 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk26 + tl_v)))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // for j in parallel(BN) {  (softmax.tl:143)
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20 + tl_v)), N)) Y[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk20 + tl_v]);
+                    for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
+                        if (!(x_layout::valid(tl_tid, tl_s29))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s29);
+                        x[tl_s29] = x[tl_s29] - shift;
+                    }
+                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:146)
+                    #pragma unroll
+                    for (int tl_chunk30 = 0; tl_chunk30 < x_layout::kSlots; tl_chunk30 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk30))) continue;
+                        tl::f16* tl_ptr31 = &Y[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk30)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk30)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk30))) + 7, N) && tl::is_aligned(tl_ptr31, 16)) {
+                            tl::f16 tl_vec32[8];
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec32[tl_v] = tl::convert<tl::f16>(x[tl_chunk30 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr31, tl_vec32);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk30 + tl_v)), N)) Y[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk30 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk30 + tl_v]);
+                            }
+                        }
                     }
                 }
             }
@@ -433,7 +655,7 @@ __global__ void __launch_bounds__(256) log_softmax_kernel(
     }
 }
 
-// kernel softmax_rows<BM = 8, BN = 256, T = f16>  (stdlib/softmax.tl:108)
+// kernel softmax_rows<BM = 8, BN = 256, T = f16>  (stdlib/softmax.tl:154)
 // 256 threads per block, 0 bytes of shared memory
 __global__ void __launch_bounds__(256) softmax_rows_kernel(
         const tl::f16* __restrict__ X,
@@ -461,7 +683,7 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
     const int32_t row0 = int(blockIdx.x) * 8;
     const int32_t n_tiles = tl::cdiv(N, 256);
     for (int t = 0; t < n_tiles; ++t) {
-        // copy(X[row0 +: BM, t * BN +: BN], x, pad = -inf);  (softmax.tl:121)
+        // copy(X[row0 +: BM, t * BN +: BN], x, pad = -inf);  (softmax.tl:167)
         #pragma unroll
         for (int tl_chunk0 = 0; tl_chunk0 < 8; tl_chunk0 += 8) {
             const tl::f16* tl_ptr1 = &X[int64_t(row0 + (tl_tid / 32)) * N + ((t * 256) + ((tl_chunk0) + (tl_tid % 32) * 8))];
@@ -477,7 +699,7 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
                 }
             }
         }
-        // reduce(max, x, m_tile, axis = 1);  (softmax.tl:122)
+        // reduce(max, x, m_tile, axis = 1);  (softmax.tl:168)
         // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
         {
             float tl_part[1];
@@ -500,7 +722,7 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
                 m_tile[tl_i] = tl_part[tl_i];
             }
         }
-        // for i in parallel(BM) {  (softmax.tl:123)
+        // for i in parallel(BM) {  (softmax.tl:169)
         // for i in parallel(8): each thread visits the elements of `m` it holds
         #pragma unroll
         for (int tl_s4 = 0; tl_s4 < 1; ++tl_s4) {
@@ -509,7 +731,7 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
             alpha[tl_s4] = tl::exp(m[tl_s4] - m_new);
             m[tl_s4] = m_new;
         }
-        // for i, j in parallel(BM, BN) {  (softmax.tl:128)
+        // for i, j in parallel(BM, BN) {  (softmax.tl:174)
         // for i, j in parallel(8, 256): each thread visits the elements of `x` it holds
         #pragma unroll
         for (int tl_s5 = 0; tl_s5 < 8; ++tl_s5) {
@@ -517,7 +739,7 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
             [[maybe_unused]] const int j = ((tl_s5) + (tl_tid % 32) * 8);
             x[tl_s5] = tl::exp(x[tl_s5] - m[0]);
         }
-        // reduce(sum, x, l_tile, axis = 1);  (softmax.tl:131)
+        // reduce(sum, x, l_tile, axis = 1);  (softmax.tl:177)
         // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
         {
             float tl_part[1];
@@ -540,7 +762,7 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
                 l_tile[tl_i] = tl_part[tl_i];
             }
         }
-        // for i in parallel(BM) {  (softmax.tl:132)
+        // for i in parallel(BM) {  (softmax.tl:178)
         // for i in parallel(8): each thread visits the elements of `l` it holds
         #pragma unroll
         for (int tl_s7 = 0; tl_s7 < 1; ++tl_s7) {
@@ -549,7 +771,7 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
         }
     }
     for (int t = 0; t < n_tiles; ++t) {
-        // copy(X[row0 +: BM, t * BN +: BN], x);  (softmax.tl:138)
+        // copy(X[row0 +: BM, t * BN +: BN], x);  (softmax.tl:184)
         #pragma unroll
         for (int tl_chunk8 = 0; tl_chunk8 < 8; tl_chunk8 += 8) {
             const tl::f16* tl_ptr9 = &X[int64_t(row0 + (tl_tid / 32)) * N + ((t * 256) + ((tl_chunk8) + (tl_tid % 32) * 8))];
@@ -565,7 +787,7 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
                 }
             }
         }
-        // for i, j in parallel(BM, BN) {  (softmax.tl:139)
+        // for i, j in parallel(BM, BN) {  (softmax.tl:185)
         // for i, j in parallel(8, 256): each thread visits the elements of `x` it holds
         #pragma unroll
         for (int tl_s11 = 0; tl_s11 < 8; ++tl_s11) {
@@ -573,7 +795,7 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
             [[maybe_unused]] const int j = ((tl_s11) + (tl_tid % 32) * 8);
             x[tl_s11] = tl::exp(x[tl_s11] - m[0]) / l[0];
         }
-        // copy(x, Y[row0 +: BM, t * BN +: BN]);  (softmax.tl:142)
+        // copy(x, Y[row0 +: BM, t * BN +: BN]);  (softmax.tl:188)
         #pragma unroll
         for (int tl_chunk12 = 0; tl_chunk12 < 8; tl_chunk12 += 8) {
             tl::f16* tl_ptr13 = &Y[int64_t(row0 + (tl_tid / 32)) * N + ((t * 256) + ((tl_chunk12) + (tl_tid % 32) * 8))];
@@ -602,7 +824,7 @@ cudaError_t softmax(const __half* X, __half* Y, int64_t M, int64_t N, cudaStream
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(M), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 16)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -623,7 +845,7 @@ cudaError_t log_softmax(const __half* X, __half* Y, int64_t M, int64_t N, cudaSt
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(M), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 16)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");

@@ -92,7 +92,10 @@ int main() {
     th::Suite suite(th::test_name("stdlib_norms"));
     std::printf("# T=%s\n", th::Dtype<T>::name);
     const th::RowsShape shapes[] = {
-        {3, 1031, -1.0, 1.0, 0, th::When::always, ""},        // two tiles, the second 7 wide
+        {3, 1031, -1.0, 1.0, 0, th::When::always, ""},        // one row at a time, in registers
+        {37, 128, -1.0, 1.0, 0, th::When::always, ""},        // short rows, 16 per block, a partial block
+        {3, 8193, -1.0, 1.0, 0, th::When::full, ""},          // longer than a row in registers: tiled
+        {17, 9000, -1.0, 1.0, 0, th::When::full, ""},         // tiled, a partial block of rows
         {2, 1, -1.0, 1.0, 0, th::When::always, ""},           // var = 0: layernorm gives Bias
         {5, 100, -1.0, 1.0, 1, th::When::always, "_offset1"}, // unaligned base addresses
         {7, 1000, -1.0, 1.0, 0, th::When::full, ""},

@@ -71,12 +71,14 @@ int main() {
     std::printf("# T=%s\n", th::Dtype<T>::name);
     const th::RowsShape shapes[] = {
         {9, 257, -1.0, 1.0, 0, th::When::always, ""},          // softmax_rows: 2 blocks, 2 tiles
-        {2, 1031, -1.0, 1.0, 0, th::When::always, ""},         // softmax: 2 tiles, the second 7 wide
+        {2, 1031, -1.0, 1.0, 0, th::When::always, ""},         // softmax: one row at a time, in registers
+        {37, 128, -1.0, 1.0, 0, th::When::always, ""},         // softmax: short rows, a partial block of 16
         {1, 1, -1.0, 1.0, 0, th::When::always, ""},
         {5, 256, -1.0, 1.0, 1, th::When::always, "_offset1"},  // unaligned base addresses
         {7, 1000, -1.0, 1.0, 0, th::When::full, ""},
         {7, 1024, -1.0, 1.0, 0, th::When::full, ""},
-        {3, 8193, -1.0, 1.0, 0, th::When::full, ""},
+        {3, 8193, -1.0, 1.0, 0, th::When::full, ""},           // softmax: tiled (longer than a row in registers)
+        {17, 9000, -1.0, 1.0, 0, th::When::full, ""},          // softmax: tiled, a partial block of rows
         {130, 100, -1.0, 1.0, 0, th::When::full, ""},
         {64, 256, -1.0, 1.0, 0, th::When::full, ""},
         {13, 3, -1.0, 1.0, 0, th::When::full, ""},
