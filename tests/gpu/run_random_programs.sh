@@ -35,6 +35,9 @@
 #   --timeout S     per run (default 300)
 #   --no-run        build only               --no-build   run the binaries already built
 #   --keep-binaries keep the binaries of passing cases too
+#   --batch N       build the variants of one kind N at a time into one binary that runs them in
+#                   one process (tests/gpu/random_batches.py; the way to run thousands of programs:
+#                   nvcc and CUDA start-up dominate otherwise); not with --sanitize
 #   --nvcc PATH     nvcc to use (default: $NVCC, else nvcc on PATH, else /usr/local/cuda/bin/nvcc)
 set -u
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -46,7 +49,7 @@ JOBS=$(nproc 2>/dev/null || echo 4)
 RUN_JOBS=
 ARCHS="sm_80 sm_90a"
 ONLY='' VARIANT_RE='' JSON='' DIR=''
-SANITIZE=0 SANITIZE_TOOL=memcheck TIMEOUT=300 DO_RUN=1 DO_BUILD=1 KEEP_BINARIES=0
+SANITIZE=0 SANITIZE_TOOL=memcheck TIMEOUT=300 DO_RUN=1 DO_BUILD=1 KEEP_BINARIES=0 BATCH=0
 NVCC=${NVCC:-}
 while [[ $# -gt 0 ]]; do
     case $1 in
@@ -63,6 +66,7 @@ while [[ $# -gt 0 ]]; do
         --no-run) DO_RUN=0; shift ;;
         --no-build) DO_BUILD=0; shift ;;
         --keep-binaries) KEEP_BINARIES=1; shift ;;
+        --batch) BATCH=$2; shift 2 ;;
         --nvcc) NVCC=$2; shift 2 ;;
         -h|--help) usage ;;
         -*) echo "run_random_programs.sh: unknown option $1" >&2; usage ;;
@@ -120,6 +124,18 @@ if GPU=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev
 else
     GPU=
     echo "# gpu: none (nvidia-smi failed): the variants are built, not run"
+fi
+
+# ---- batched build and run ---------------------------------------------------------------------------
+if [[ $BATCH -gt 0 && $SANITIZE -eq 0 ]]; then
+    batch_args=()
+    [[ $DO_BUILD -eq 0 ]] && batch_args+=(--no-build)
+    [[ $DO_RUN -eq 0 || -z $GPU ]] && batch_args+=(--no-run)
+    start=$SECONDS
+    python3 "$ROOT/tests/gpu/random_batches.py" "$DIR" --selected "$SELECTED" --batch "$BATCH" --jobs "$JOBS" \
+        --run-jobs "$RUN_JOBS" --nvcc "$NVCC" --root "$ROOT" --timeout "$TIMEOUT" "${batch_args[@]}"
+    echo "# batched build and run in $((SECONDS - start)) s"
+    DO_BUILD=0 DO_RUN=0
 fi
 
 # ---- build ------------------------------------------------------------------------------------------
