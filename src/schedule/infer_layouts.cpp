@@ -571,16 +571,17 @@ Choice choose_layouts(const ir::Kernel& kernel, UseCollector& uses) {
                                                       anchor_buffer->name);
         }
         if (!choice.demote.empty()) return choice;
-        for (auto& [root, cands] : candidates) {
+        for (auto& group_candidates : candidates) {
+            // Named, not a structured binding: the lambda below captures them.
+            const ir::Buffer* root = group_candidates.first;
+            const auto& cands = group_candidates.second;
             if (waiting.count(root)) continue;
-            bool agree = std::all_of(cands.begin(), cands.end(), [&](auto& c) { return c.first == cands.front().first; });
-            if (!agree) {
+            auto other = std::find_if(cands.begin(), cands.end(), [&](auto& c) { return !(c.first == cands.front().first); });
+            if (other != cands.end()) {
                 for (auto* f : uses.fragments)
                     if (groups.find(f) == root)
                         choice.demote[f] = fmt::format("its uses need two different layouts: {} and {}", cands.front().second,
-                                                       std::find_if(cands.begin(), cands.end(), [&](auto& c) {
-                                                           return !(c.first == cands.front().first);
-                                                       })->second);
+                                                       other->second);
                 return choice;
             }
             FragmentLayout l;
