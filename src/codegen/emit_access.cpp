@@ -90,7 +90,7 @@ std::vector<std::string> KernelEmitter::region_indices(const ir::Region& r, cons
 std::vector<std::string> KernelEmitter::slot_coords(const ir::Buffer& frag, const std::string& slot) const {
     const FragmentLayout* l = layout_of(frag);
     TLC_CHECK(l && l->distributed(), "slot coordinates of a non-distributed fragment");
-    if (l->kind == LayoutKind::General) return layout_coords(l->layout, slot);
+    if (l->kind == LayoutKind::General) return layout_coordinates(l->layout, slot);
     if (l->kind == LayoutKind::MmaAcc)
         return {fmt::format("{}::row(tl_tid, {})", l->type_name, slot), fmt::format("{}::col(tl_tid, {})", l->type_name, slot)};
     return unflatten(fmt::format("{}::flat(tl_tid, {})", l->type_name, slot), frag.const_shape);

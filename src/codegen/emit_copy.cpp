@@ -216,7 +216,7 @@ void KernelEmitter::emit_copy_with_fragment(const ir::Copy& c, bool fragment_is_
     }
     // Fragment against memory: chunks of `width` consecutive elements in one access.
     std::string ch = fresh("chunk");
-    std::string first = fragment_is_src ? first_replica(l->layout) : "";
+    std::string first = fragment_is_src ? first_replica_condition(l->layout) : "";
     if (!first.empty()) {
         out_.line(fmt::format("if ({}) {{  // one copy of each replicated element is stored", first));
         out_.indent();

@@ -199,7 +199,7 @@ std::string KernelEmitter::expr(const ir::ExprPtr& e, const ElementContext& ctx)
                 kept.push_back(static_cast<int>(at - ctx.loop_vars.begin()));
             }
             if (kept.size() == ctx.loop_vars.size()) return identifier(l.buffer->name) + "[" + ctx.slot + "]";
-            return identifier(l.buffer->name) + "[" + sliced_slot(ctx.layout->layout, kept, ctx.slot) + "]";
+            return identifier(l.buffer->name) + "[" + sliced_register_index(ctx.layout->layout, kept, ctx.slot) + "]";
         }
         std::vector<std::string> idx;
         for (auto& i : l.indices) idx.push_back(expr(i, ctx));

@@ -9,7 +9,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 
 namespace tlc::codegen {
 
@@ -17,8 +16,7 @@ namespace {
 
 // `index / stride % extent`, without the parts that change nothing.
 std::string digit(const std::string& index, const ir::LayoutFactor& f, int64_t span) {
-    bool simple = std::all_of(index.begin(), index.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
-    std::string operand = simple ? index : "(" + index + ")";
+    std::string operand = parenthesized(index);
     std::string d = f.stride == 1 ? operand : fmt::format("{} / {}", operand, f.stride);
     if (f.stride * f.extent < span) d = fmt::format("{} % {}", d, f.extent);
     return "(" + d + ")";
@@ -125,16 +123,6 @@ std::string KernelEmitter::slot_valid(const FragmentLayout& l, const std::string
     if (l.kind == LayoutKind::Blocked) return fmt::format("{}::valid(tl_tid, {})", l.type_name, slot);
     if (l.kind != LayoutKind::General) return "";
     return layout_padding_condition(l.layout, slot);
-}
-
-std::string KernelEmitter::first_replica(const ir::Layout& l) const { return first_replica_condition(l); }
-
-std::vector<std::string> KernelEmitter::layout_coords(const ir::Layout& l, const std::string& slot) const {
-    return layout_coordinates(l, slot);
-}
-
-std::string KernelEmitter::sliced_slot(const ir::Layout& anchor, const std::vector<int>& kept, const std::string& slot) const {
-    return sliced_register_index(anchor, kept, slot);
 }
 
 } // namespace tlc::codegen

@@ -131,7 +131,7 @@ void KernelEmitter::emit_parallel(const ir::For& f) {
         ctx.layout = l;
         ctx.slot = slot;
         // Threads holding the same elements all run their iterations; one of them stores to memory.
-        ctx.store_guard = first_replica(l->layout);
+        ctx.store_guard = first_replica_condition(l->layout);
         out_.line("#pragma unroll");
         out_.block(fmt::format("for (int {0} = 0; {0} < {1}; ++{0})", slot, slot_count(*l)), [&] {
             if (std::string valid = slot_valid(*l, slot); !valid.empty()) out_.line(fmt::format("if (!({})) continue;", valid));

@@ -47,7 +47,7 @@ bool KernelEmitter::emit_sliced_reduce(const ir::Reduce& r) {
             std::vector<int> kept;
             for (int a = 0; a < from.layout.rank(); ++a)
                 if (a != r.axis) kept.push_back(a);
-            std::string reg = sliced_slot(from.layout, kept, s);
+            std::string reg = sliced_register_index(from.layout, kept, s);
             out_.line(fmt::format("tl_part[{0}] = {1}::combine(tl_part[{0}], {1}::element({2}));", reg, op,
                                   cast_to(identifier(src.name) + "[" + s + "]", src.dtype, acc)));
         });
@@ -77,7 +77,7 @@ void KernelEmitter::emit_cross_warp_reduce(const ir::Reduce& r, const ir::Reduct
     std::string op = op_type(r.op);
     // This thread's place among the warps of its row, and whether it writes for its warp: the first
     // lane of the row's lanes, the first replica of the source.
-    std::string warp_index, writer = first_replica(from.layout);
+    std::string warp_index, writer = first_replica_condition(from.layout);
     int64_t place = 1;
     int axis = 0;
     for (const ir::Layout::Mode& m : from.layout.modes) {
@@ -100,7 +100,7 @@ void KernelEmitter::emit_cross_warp_reduce(const ir::Reduce& r, const ir::Reduct
     TLC_CHECK(place == plan.warps, "cross-warp reduce: the warp digits do not multiply to the plan's warps");
     std::string scratch = fmt::format("reinterpret_cast<{}*>(tl_scratch)", acc_type);
     auto flat_of = [&](const std::string& reg) {
-        return flatten(layout_coords(to.layout, reg), r.dst.buffer->const_shape);
+        return flatten(layout_coordinates(to.layout, reg), r.dst.buffer->const_shape);
     };
     std::string valid = slot_valid(to, "tl_i");
     out_.line(fmt::format("if ({}) {{", writer.empty() ? "true" : writer));

@@ -4,6 +4,7 @@
 
 #include "codegen/codegen.h"
 #include "codegen/cuda_writer.h"
+#include "codegen/layout_expr.h"
 #include "ir/walk.h"
 
 #include <fmt/format.h>
@@ -98,14 +99,6 @@ private:
     std::string slot_count(const FragmentLayout& l) const;
     // The condition under which slot `slot` of this thread holds an element ("" when every slot does).
     std::string slot_valid(const FragmentLayout& l, const std::string& slot) const;
-    // The condition that this thread is the first of the replicas of what it holds ("" when the
-    // layout has no replication): the one that stores an element to memory or adds it up.
-    std::string first_replica(const ir::Layout& l) const;
-    // The tile coordinates of register `slot` in a layout lowered from its digits.
-    std::vector<std::string> layout_coords(const ir::Layout& l, const std::string& slot) const;
-    // The register of a slice of `anchor` (the axes not in `kept` dropped) that holds the element of
-    // the anchor's register `slot`: how a broadcast read `m[i]` is indexed in a loop over `s[i, j]`.
-    std::string sliced_slot(const ir::Layout& anchor, const std::vector<int>& kept, const std::string& slot) const;
     // Reduce along an axis into a fragment that holds the source's layout with the axis dropped:
     // a fold over registers, xor shuffles among the lanes of a row, at most one cross-warp step.
     bool emit_sliced_reduce(const ir::Reduce& r);
@@ -198,7 +191,7 @@ template <typename Body> inline void KernelEmitter::for_each_owned(const ir::Buf
             body(slot_coords(frag, s), s);
         });
     };
-    std::string first = holders == Holders::First ? first_replica(l->layout) : "";
+    std::string first = holders == Holders::First ? first_replica_condition(l->layout) : "";
     if (first.empty())
         loop();
     else

@@ -96,6 +96,13 @@ public:
         const ir::For* loop;
         const ir::Buffer* buffer;
         std::vector<int> kept;
+        // The loop axes it is not indexed by (what slicing the loop's layout drops).
+        std::vector<int> dropped() const {
+            std::vector<int> out;
+            for (int d = 0; d < static_cast<int>(loop->vars.size()); ++d)
+                if (!std::count(kept.begin(), kept.end(), d)) out.push_back(d);
+            return out;
+        }
     };
     std::vector<BroadcastRead> broadcasts;
 
@@ -370,8 +377,7 @@ Choice choose_layouts(const ir::Kernel& kernel, UseCollector& uses) {
     for (auto& b : uses.broadcasts) {
         auto anchor = uses.loop_anchor.find(b.loop);
         if (anchor == uses.loop_anchor.end() || replicated(anchor->second)) continue;
-        for (int a = 0; a < static_cast<int>(b.loop->vars.size()); ++a)
-            if (!std::count(b.kept.begin(), b.kept.end(), a)) sliced_axes[groups.find(anchor->second)].insert(a);
+        for (int a : b.dropped()) sliced_axes[groups.find(anchor->second)].insert(a);
     }
 
     // A fragment A operand feeds the tensor cores from registers when it and the accumulator have
@@ -561,10 +567,7 @@ Choice choose_layouts(const ir::Kernel& kernel, UseCollector& uses) {
                 waiting.insert(root);
                 continue;
             }
-            std::vector<int> dropped;
-            for (int d = 0; d < static_cast<int>(b.loop->vars.size()); ++d)
-                if (!std::count(b.kept.begin(), b.kept.end(), d)) dropped.push_back(d);
-            if (auto sliced = a->layout.slice(dropped))
+            if (auto sliced = a->layout.slice(b.dropped()))
                 candidates[root].emplace_back(*sliced, fmt::format("slice of `{}` (broadcast)", anchor_buffer->name));
             else
                 choice.demote[b.buffer] = fmt::format("the layout of `{}` keeps the broadcast axes flattened with others",
@@ -611,10 +614,7 @@ Choice choose_layouts(const ir::Kernel& kernel, UseCollector& uses) {
         auto anchor = uses.loop_anchor.find(b.loop);
         const FragmentLayout* a = anchor == uses.loop_anchor.end() ? nullptr : known(anchor->second);
         const FragmentLayout* mine = known(b.buffer);
-        std::vector<int> dropped;
-        for (int d = 0; d < static_cast<int>(b.loop->vars.size()); ++d)
-            if (!std::count(b.kept.begin(), b.kept.end(), d)) dropped.push_back(d);
-        auto sliced = a ? a->layout.slice(dropped) : std::nullopt;
+        auto sliced = a ? a->layout.slice(b.dropped()) : std::nullopt;
         if (!mine || !sliced || !(*sliced == mine->layout))
             choice.demote[b.buffer] = fmt::format("it is read with broadcast indices in a loop over `{}`, whose layout "
                                                   "with those axes dropped is not its own",
