@@ -17,6 +17,7 @@ GRID        : 'grid';
 THREADS     : 'threads';
 CLUSTER     : 'cluster';
 REQUIRES    : 'requires';
+WHEN        : 'when';
 AS          : 'as';
 TRUE        : 'true';
 FALSE       : 'false';

@@ -20,7 +20,8 @@ kernelDecl  : attribute* KERNEL declName (LT (compileParam (COMMA compileParam)*
               LPAREN (runtimeParam (COMMA runtimeParam)*)? COMMA? RPAREN
               launchClause* block;
 // The default stops above the relational level so that the closing `>` ends the list.
-compileParam: IDENT (COLON paramKind)? (ASSIGN shift)?;
+// `W: int in [128, 1024, 8192]` lists candidate values: one variant is compiled per value.
+compileParam: IDENT (COLON paramKind)? (IN LBRACK expr (COMMA expr)* COMMA? RBRACK)? (ASSIGN shift)?;
 paramKind   : INT | DTYPE | BOOL_KIND;
 runtimeParam: IDENT COLON GLOBAL MUT? typeRef        # tensorParam
             | IDENT COLON typeRef                    # scalarParam
@@ -29,6 +30,7 @@ launchClause: GRID LPAREN exprList RPAREN            # gridClause
             | THREADS LPAREN expr RPAREN             # threadsClause
             | CLUSTER LPAREN exprList RPAREN         # clusterClause
             | REQUIRES LPAREN exprList RPAREN        # requiresClause
+            | WHEN LPAREN expr RPAREN                # whenClause
             ;
 attribute   : AT IDENT (LPAREN (attrArg (COMMA attrArg)*)? RPAREN)?;
 attrArg     : (argName ASSIGN)? expr;

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include <functional>
+#include <memory>
 #include <set>
 
 namespace tlc::codegen {
@@ -61,10 +62,16 @@ std::optional<CodegenOutput> generate(const ir::Module& module, const CodegenOpt
     // C++ cannot take there is an error rather than a silently different function name.
     bool names_ok = true;
     const std::string& ns = options.cpp_namespace;
+    std::set<std::string> variant_launchers; // `<name>_variant<i>`, internal to the .cu
+    for (const ir::Kernel& k : module.kernels)
+        if (k.variant.count > 1) variant_launchers.insert(k.name + "_variant" + std::to_string(k.variant.index));
     for (const ir::Kernel& k : module.kernels) {
+        if (k.variant.index > 0) continue; // one report per kernel
         std::optional<std::string> why = host_name_problem(k.name);
         if (!why && ns + "_" + k.name == "tlc_last_error_message")
             why = "`tlc_last_error_message` is a function of the runtime";
+        if (!why && variant_launchers.count(k.name))
+            why = "it is the name of the launcher of another kernel's variant";
         if (why) {
             diags.report(DiagKind::KernelHostName, k.name_range, k.name, ns + "::" + k.name, ns + "_" + k.name, *why);
             names_ok = false;
@@ -153,23 +160,40 @@ std::optional<CodegenOutput> generate(const ir::Module& module, const CodegenOpt
     cu.line();
     cu.line("namespace " + ns + " {");
     cu.line();
+    // One launch function per kernel; a kernel with variants (consecutive in the module) gets an
+    // internal launcher per variant and a launch function that chooses among them.
+    std::vector<std::unique_ptr<KernelEmitter>> variant_exprs;
+    std::vector<const ir::Kernel*> variants;
     for (size_t i = 0; i < module.kernels.size(); ++i) {
         const ir::Kernel& k = module.kernels[i];
-        KernelEmitter exprs(*stubs[i].main, options, sources, diags, cu);
-        emit_stub_definitions(stubs[i], exprs, cu);
+        auto exprs = std::make_unique<KernelEmitter>(*stubs[i].main, options, sources, diags, cu);
+        emit_stub_definitions(stubs[i], *exprs, cu);
         cu.line();
+        if (k.variant.count > 1) {
+            variants.push_back(&k);
+            variant_exprs.push_back(std::move(exprs));
+            if (k.variant.index + 1 < k.variant.count) continue;
+            std::vector<KernelEmitter*> spellings;
+            for (auto& e : variant_exprs) spellings.push_back(e.get());
+            emit_variant_dispatch(variants, spellings, cu);
+            cu.line();
+            variants.clear();
+            variant_exprs.clear();
+        }
         emit_stub_declarations(k, h);
         h.line();
     }
     cu.line("}  // namespace " + ns);
     cu.line();
     cu.line("extern \"C\" {");
-    for (const ir::Kernel& k : module.kernels) emit_c_twin(k, ns, cu, false);
+    for (const ir::Kernel& k : module.kernels)
+        if (k.variant.index == 0) emit_c_twin(k, ns, cu, false);
     cu.line("}");
     h.line("}  // namespace " + ns);
     h.line();
     h.line("extern \"C\" {");
-    for (const ir::Kernel& k : module.kernels) emit_c_twin(k, ns, h, true);
+    for (const ir::Kernel& k : module.kernels)
+        if (k.variant.index == 0) emit_c_twin(k, ns, h, true);
     h.line("}");
 
     result.cuda = std::move(cu.str());

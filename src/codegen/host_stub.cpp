@@ -147,15 +147,12 @@ void collect_operands(const ir::ExprPtr& e, std::vector<const ir::Var*>& vars, s
     }
 }
 
-// `requires(cond)`: the launch fails with cudaErrorInvalidValue, naming the condition and the
-// values it read, when the condition is false — or when one of its divisors is zero, which the
-// check itself must not divide by.
-void emit_requirement(const ir::ExprPtr& cond, const std::string& text, KernelEmitter& exprs, CudaWriter& out) {
+// `" (N = 5, M = 3)"` as a C++ string expression: the values of the variables a condition reads,
+// for an error message; empty when it reads none.
+std::string values_read(const ir::ExprPtr& cond, KernelEmitter& exprs) {
     std::vector<const ir::Var*> vars;
     std::vector<ir::ExprPtr> divisors;
     collect_operands(cond, vars, divisors);
-    std::string guard;
-    for (const ir::ExprPtr& d : divisors) guard += fmt::format("({}) == 0 || ", exprs.expr(d));
     std::string values;
     for (const ir::Var* v : vars) {
         // std::to_string has no overload for the 16- and 8-bit floats: print them as float.
@@ -164,22 +161,43 @@ void emit_requirement(const ir::ExprPtr& cond, const std::string& text, KernelEm
         values += fmt::format("{}\"{}{} = \" + std::to_string({})", values.empty() ? "" : " + ", values.empty() ? "" : ", ",
                               v->name, value);
     }
-    std::string message = fmt::format("std::string(tl_name) + \": requirement `{}` does not hold\"", text);
-    if (!values.empty()) message += " + \" (\" + " + values + " + \")\"";
-    out.line(fmt::format("if ({}!({}))", guard, exprs.expr(cond)));
+    return values.empty() ? "" : " + \" (\" + " + values + " + \")\"";
+}
+
+// `cond` as C++ that is false, rather than dividing by zero, when one of its divisors is zero.
+std::string guarded_condition(const ir::ExprPtr& cond, KernelEmitter& exprs) {
+    std::vector<const ir::Var*> vars;
+    std::vector<ir::ExprPtr> divisors;
+    collect_operands(cond, vars, divisors);
+    std::string guard;
+    for (const ir::ExprPtr& d : divisors) guard += fmt::format("({}) != 0 && ", exprs.expr(d));
+    return guard.empty() ? exprs.expr(cond) : guard + "(" + exprs.expr(cond) + ")";
+}
+
+// `requires(cond)`: the launch fails with cudaErrorInvalidValue, naming the condition and the
+// values it read, when the condition is false — or when one of its divisors is zero, which the
+// check itself must not divide by.
+void emit_requirement(const ir::ExprPtr& cond, const std::string& text, KernelEmitter& exprs, CudaWriter& out) {
+    std::string message = fmt::format("std::string(tl_name) + \": requirement `{}` does not hold\"", text) + values_read(cond, exprs);
+    out.line(fmt::format("if (!({}))", guarded_condition(cond, exprs)));
     out.line("    return tl::host::invalid_argument(" + message + ");");
 }
 
 } // namespace
 
+std::string variant_launcher_name(const ir::Kernel& k) { return k.name + "_variant" + std::to_string(k.variant.index); }
+
 void emit_stub_definitions(const StubKernels& kernels, KernelEmitter& exprs, CudaWriter& out) {
     const ir::Kernel& k = *kernels.main;
     const int64_t shared_bytes = kernels.main_shared_bytes;
     auto ps = stub_params(k);
-    const std::string& name = k.name;
+    // A variant's launcher is internal; the kernel's launch function chooses among them.
+    const bool variant = k.variant.count > 1;
+    const std::string name = variant ? variant_launcher_name(k) : k.name;
     std::string sig;
     for (auto& p : ps) sig += p.cpp + ", ";
-    out.block(fmt::format("cudaError_t {}({}cudaStream_t stream)", name, sig), [&] {
+    if (variant) out.line(fmt::format("// Variant {} of kernel `{}`: {}.", k.variant.index, k.name, k.variant.values));
+    out.block(fmt::format("{}cudaError_t {}({}cudaStream_t stream)", variant ? "static " : "", name, sig), [&] {
         out.line(fmt::format("constexpr const char* tl_name = \"{}\";", k.name));
         for (const ir::Param& p : k.params) {
             if (!p.tensor) continue;
@@ -222,6 +240,36 @@ void emit_stub_definitions(const StubKernels& kernels, KernelEmitter& exprs, Cud
                                  global_function(k), k.threads, shared_bytes, arglist));
             out.line("return tl::host::record(cudaGetLastError(), tl_name, \"launch\");");
         }
+    });
+}
+
+void emit_variant_dispatch(const std::vector<const ir::Kernel*>& variants, std::vector<KernelEmitter*> exprs, CudaWriter& out) {
+    const ir::Kernel& first = *variants.front();
+    auto ps = stub_params(first);
+    std::string sig, args;
+    for (auto& p : ps) {
+        sig += p.cpp + ", ";
+        args += p.name + ", ";
+    }
+    out.block(fmt::format("cudaError_t {}({}cudaStream_t stream)", first.name, sig), [&] {
+        out.line(fmt::format("// {} variants, tried in order: the first for which `when({})` holds is launched.", variants.size(),
+                             first.variant.when_text));
+        for (size_t i = 0; i < variants.size(); ++i) {
+            const ir::Kernel& v = *variants[i];
+            std::string call = fmt::format("return {}({}stream);  // {}", variant_launcher_name(v), args, v.variant.values);
+            if (auto* b = v.variant.when->as<ir::BoolImm>()) {
+                if (!b->value) continue; // never holds
+                out.line(call);
+                return; // the variants after it are never launched
+            }
+            out.line(fmt::format("if ({})", guarded_condition(v.variant.when, *exprs[i])));
+            out.line("    " + call);
+        }
+        // The values the condition read, as the first variant that reads any spells them.
+        std::string values;
+        for (size_t i = 0; i < variants.size() && values.empty(); ++i) values = values_read(variants[i]->variant.when, *exprs[i]);
+        out.line(fmt::format("return tl::host::invalid_argument(std::string(\"{}\") + \": no variant's `when({})` holds\"{});", first.name,
+                             first.variant.when_text, values));
     });
 }
 

@@ -733,19 +733,36 @@ private:
 
 } // namespace
 
+namespace {
+// The launch's scalars and dims, as the values of the kernel's parameter variables.
+void bind_scalars_and_dims(const ir::Kernel& kernel, const Launch& launch, LaunchState& state) {
+    for (const ir::Param& p : kernel.params)
+        if (p.scalar) state.params[p.scalar.get()] = launch.scalars.at(p.scalar->name);
+    for (const ir::VarPtr& d : kernel.dims) state.params[d.get()] = static_cast<double>(launch.dims.at(d->name));
+}
+} // namespace
+
+std::optional<bool> variant_chosen(const ir::Kernel& variant, const Launch& launch, DiagnosticEngine& diags) {
+    if (!variant.variant.when) return true;
+    LaunchState state(variant, diags);
+    bind_scalars_and_dims(variant, launch, state);
+    try {
+        return BlockRunner(state, 0, 0, 0).evaluate(variant.variant.when) != 0;
+    } catch (const Fault&) {
+        return std::nullopt;
+    }
+}
+
 bool execute(const ir::Kernel& kernel, Launch& launch, DiagnosticEngine& diags) {
     LaunchState state(kernel, diags);
+    bind_scalars_and_dims(kernel, launch, state);
     for (const ir::Param& p : kernel.params) {
-        if (p.scalar) {
-            state.params[p.scalar.get()] = launch.scalars.at(p.scalar->name);
-            continue;
-        }
+        if (!p.tensor) continue;
         TensorData& t = launch.tensors.at(p.tensor->name);
         GlobalTensor& g = state.globals[p.tensor.get()];
         g.data = &t;
         g.writer = std::vector<std::atomic<int64_t>>(t.values.size());
     }
-    for (const ir::VarPtr& d : kernel.dims) state.params[d.get()] = static_cast<double>(launch.dims.at(d->name));
 
     // requires(...) and the grid, evaluated over the dims and scalars as the launch stub does.
     try {

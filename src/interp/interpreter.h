@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,10 @@ struct Launch {
     std::map<std::string, TensorData> tensors; // every tensor parameter; `mut` ones are updated
     int workers = 0;                           // blocks run in parallel (0: one per hardware thread)
 };
+
+// Whether a launch with these dims and scalars takes this variant of a kernel (its `when(...)`
+// holds; always for a kernel without variants); nullopt after reporting a fault in the condition.
+std::optional<bool> variant_chosen(const ir::Kernel& variant, const Launch& launch, DiagnosticEngine& diags);
 
 // Runs every block of `kernel`'s grid. Returns false after reporting a fault (E091x) or a launch
 // problem (E090x); the tensors then hold whatever the blocks wrote before the fault.

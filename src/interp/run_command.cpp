@@ -6,6 +6,7 @@
 #include "interp/scalar.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <cerrno>
 #include <cmath>
@@ -184,6 +185,24 @@ bool run_command(const ir::Module& module, const RunArguments& args, DiagnosticE
         }
     }
 
+    // A kernel with variants runs the one its launch function would: the first whose `when` holds.
+    if (kernel->variant.count > 1) {
+        const ir::Kernel* chosen = nullptr;
+        for (const ir::Kernel* v = kernel; !chosen && v < kernel + kernel->variant.count; ++v) {
+            std::optional<bool> taken = variant_chosen(*v, launch, diags);
+            if (!taken) return false;
+            if (*taken) chosen = v;
+        }
+        if (!chosen) {
+            std::string values;
+            for (auto& [name, value] : launch.dims) values += fmt::format("{}{} = {}", values.empty() ? "" : ", ", name, value);
+            diags.report(DiagKind::RunBadLaunch, kernel->name_range, kernel->name,
+                         fmt::format("no variant's `when({})` holds ({})", kernel->variant.when_text, values));
+            return false;
+        }
+        spdlog::debug("kernel `{}`: variant {} of {} ({})", kernel->name, chosen->variant.index, kernel->variant.count, chosen->variant.values);
+        kernel = chosen;
+    }
     bool ran = execute(*kernel, launch, diags);
 
     // The `mut` tensors are written back, also after a fault: they show what the blocks wrote.

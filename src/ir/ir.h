@@ -409,6 +409,16 @@ struct WarpSpecialization {
     int consumer_registers = 232;
 };
 
+// One of the variants of a kernel whose compile-time parameters list candidate values
+// (`W: int in [128, 1024]`): the launch function takes the first variant whose `when` holds.
+struct KernelVariant {
+    int index = 0;            // 0-based, in the order the launch function tries them
+    int count = 1;            // variants of this kernel (1: no candidates)
+    ExprPtr when;             // `when(...)` with this variant's values folded in; null when count == 1
+    std::string when_text;    // its source text, for comments and error messages
+    std::string values;       // "W = 1024, RB = 4": the candidate values of this variant
+};
+
 struct Kernel {
     std::string name;
     std::vector<std::pair<std::string, std::string>> compile_args; // folded compile-time params, for comments
@@ -420,6 +430,7 @@ struct Kernel {
     // `requires(...)`: launch preconditions over dims and scalars, checked by the launch stub, with
     // their source text for the error message.
     std::vector<std::pair<ExprPtr, std::string>> requires_;
+    KernelVariant variant;
     KernelOptions options;
     StmtPtr body;
     SourceRange range;
@@ -429,7 +440,7 @@ struct Kernel {
     // the launch stub runs where TMA cannot (unaligned tensors, a device other than sm_90).
     std::shared_ptr<Kernel> fallback;
     std::string schedule_remark;     // why the Hopper path was not taken (for --verbose and the IR dump)
-    std::string function_suffix;     // appended to the __global__ function's name ("_sm90")
+    std::string function_suffix;     // appended to the __global__ function's name ("_variant2", "_sm90")
     KernelLayouts layouts;           // set by the infer-layouts pass
     SharedMemoryPlan shared_memory;  // set by the plan-shared-memory pass
 };

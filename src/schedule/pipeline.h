@@ -18,7 +18,7 @@ struct ScheduleOptions {
     // sm_90a: the kernels specialised as for sm_80; warp-specialize takes a kernel's fallback from
     // here (by name) when present, else the fallback is the kernel itself.
     const ir::Module* fallbacks = nullptr;
-    std::unordered_map<std::string, const ir::Kernel*> fallback_by_name; // filled by run_passes
+    std::unordered_map<std::string, const ir::Kernel*> fallback_by_name; // by name and variant suffix; filled by run_passes
 };
 
 // The names of the passes in order, for `--stop-after` validation and `--help`.

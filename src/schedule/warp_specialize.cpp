@@ -216,7 +216,7 @@ bool warp_specialize(ir::Kernel& kernel, const std::string& arch, const ir::Kern
         if (compute_shared_memory_plan(candidate).total_bytes <= 227 * 1024) kernel.body = stored;
     }
     kernel.fallback = fallback;
-    kernel.function_suffix = "_sm90";
+    kernel.function_suffix += "_sm90";
     // block.* and grid.* name the tile and the tile grid in the emitted kernel, so any kernel can be
     // persistent.
     kernel.warp_specialization.persistent = kernel.options.persistent;

@@ -30,21 +30,27 @@ bool kind_matches(ast::ParamKind k, const ConstValue& v) {
 }
 } // namespace
 
-void Checker::check_compile_params(const ast::Kernel& k, ir::Kernel& out) {
-    for (const ast::CompileParam& p : k.compile_params) {
+void Checker::check_compile_params(const ast::Kernel& k, const std::vector<size_t>& choice,
+                                   ir::Kernel& out) {
+    for (size_t i = 0; i < k.compile_params.size(); ++i) {
+        const ast::CompileParam& p = k.compile_params[i];
         Symbol sym{SymbolKind::CompileParam, p.name, p.name_range};
         std::optional<ConstValue> v;
-        if (p.default_value)
+        const ast::Expr* given = p.default_value.get();
+        if (i < choice.size() && choice[i] != kNoCandidate) {
+            given = p.candidates[choice[i]].get();
+            v = eval_const(*given, fmt::format("a candidate value of `{}`", p.name));
+        } else if (p.default_value) {
             v = eval_const(*p.default_value, fmt::format("the default of `{}`", p.name));
+        }
         Define* d = find_define(p.name);
         bool from_define = d && d->value;
         if (from_define) v = d->value;
         bool ok = v.has_value();
-        if (!p.default_value && !d) {
+        if (!given && !d) {
             diags_.report(DiagKind::MissingCompileValue, p.name_range, p.name, p.name);
         } else if (v && !kind_matches(p.kind, *v)) {
-            SourceRange at =
-                from_define || !p.default_value ? p.name_range : p.default_value->range;
+            SourceRange at = from_define || !given ? p.name_range : given->range;
             std::string found = describe_value_kind(*v);
             if (from_define) found += fmt::format(" (from `-D {}={}`)", d->name, d->text);
             diags_.report(DiagKind::DtypeParamExpected, at, p.name, kind_expectation(p.kind),
@@ -218,6 +224,7 @@ void Checker::check_launch(const ast::Kernel& k, ir::Kernel& out) {
             out.threads = static_cast<int>(*t);
     }
     check_requires(k, out);
+    check_when(k, out);
     if (k.cluster.empty()) return;
     if (k.cluster.size() > 3) {
         diags_.report(DiagKind::ClusterShape, k.cluster_range,
@@ -250,32 +257,55 @@ void Checker::check_launch(const ast::Kernel& k, ir::Kernel& out) {
 }
 
 
+namespace {
+// A launch condition's source text, for messages: the printer's parentheses around the whole
+// condition dropped.
+std::string condition_text(const ast::Expr& e) {
+    std::string text = syntax::print_expr(e);
+    int depth = 0;
+    bool wraps = text.size() >= 2 && text.front() == '(' && text.back() == ')';
+    for (size_t i = 0; wraps && i + 1 < text.size(); ++i) {
+        depth += text[i] == '(' ? 1 : text[i] == ')' ? -1 : 0;
+        if (depth == 0) wraps = false;
+    }
+    return wraps ? text.substr(1, text.size() - 2) : text;
+}
+} // namespace
+
+// A bool condition the launch function evaluates (`requires`, `when`); nullopt after reporting.
+std::optional<ir::ExprPtr> Checker::check_launch_condition(const ast::Expr& e, const char* what,
+                                                           DiagKind not_bool) {
+    MaybeTyped t = check_expr(e);
+    if (!t) return std::nullopt;
+    if (t->dtype() != Dtype::Bool) {
+        diags_.report(not_bool, e.range, dtype_name(t->dtype()));
+        return std::nullopt;
+    }
+    if (std::string why = not_launch_value(t->expr); !why.empty()) {
+        diags_.report(DiagKind::NotLaunchValue, e.range, what, why);
+        return std::nullopt;
+    }
+    return t->expr;
+}
+
 void Checker::check_requires(const ast::Kernel& k, ir::Kernel& out) {
-    for (const ast::ExprPtr& r : k.requires_) {
-        MaybeTyped t = check_expr(*r);
-        if (!t) continue;
-        if (t->dtype() != Dtype::Bool) {
-            diags_.report(DiagKind::RequiresNotBool, r->range, dtype_name(t->dtype()));
-            continue;
-        }
-        if (std::string what = not_launch_value(t->expr); !what.empty()) {
-            diags_.report(DiagKind::NotLaunchValue, r->range, "a `requires` condition", what);
-            continue;
-        }
-        std::string text = syntax::print_expr(*r);
-        // Drop the printer's parentheses around the whole condition.
-        int depth = 0;
-        bool wraps = text.size() >= 2 && text.front() == '(' && text.back() == ')';
-        for (size_t i = 0; wraps && i + 1 < text.size(); ++i) {
-            depth += text[i] == '(' ? 1 : text[i] == ')' ? -1 : 0;
-            if (depth == 0) wraps = false;
-        }
-        if (wraps) text = text.substr(1, text.size() - 2);
-        out.requires_.emplace_back(t->expr, text);
+    for (const ast::ExprPtr& r : k.requires_)
+        if (std::optional<ir::ExprPtr> c =
+                check_launch_condition(*r, "a `requires` condition", DiagKind::RequiresNotBool))
+            out.requires_.emplace_back(*c, condition_text(*r));
+}
+
+void Checker::check_when(const ast::Kernel& k, ir::Kernel& out) {
+    if (!k.when) return;
+    if (std::optional<ir::ExprPtr> c =
+            check_launch_condition(*k.when, "a `when` condition", DiagKind::WhenNotBool)) {
+        out.variant.when = *c;
+        out.variant.when_text = condition_text(*k.when);
     }
 }
 
-std::optional<ir::Kernel> Checker::check_kernel(const ast::Kernel& k) {
+std::optional<ir::Kernel> Checker::check_kernel(const ast::Kernel& k,
+                                                const std::vector<size_t>& choice) {
     size_t errors_before = diags_.error_count();
     size_t diags_before = diags_.diagnostics().size();
     KernelState ks;
@@ -288,7 +318,7 @@ std::optional<ir::Kernel> Checker::check_kernel(const ast::Kernel& k) {
     out.name_range = k.name_range;
 
     st_.scopes.push(); // compile-time parameters
-    check_compile_params(k, out);
+    check_compile_params(k, choice, out);
     out.options = check_kernel_attrs(k.attrs);
     ks.kernel_pipeline = out.options.pipeline;
     st_.scopes.push(); // runtime parameters and dims

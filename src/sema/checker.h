@@ -160,9 +160,19 @@ public:
     ir::StmtPtr check_cumsum(const ast::TileOp& s, const std::vector<const ast::Expr*>& a);
     ir::StmtPtr check_atomic_add(const ast::TileOp& s, const std::vector<const ast::Expr*>& a);
 
+    // ---- check_variants.cpp: a kernel's variants (compile-time parameters with candidate values)
+    // Every variant of `k`, in the order its launch function tries them; empty on an error.
+    std::vector<ir::Kernel> check_kernel_variants(const ast::Kernel& k);
+    std::vector<ir::Kernel> launchable_variants(const ast::Kernel& k, std::vector<ir::Kernel> variants);
+
     // ---- check_kernel.cpp: kernels
-    std::optional<ir::Kernel> check_kernel(const ast::Kernel& k);
-    void check_compile_params(const ast::Kernel& k, ir::Kernel& out);
+    // For each compile-time parameter of the kernel, the index of the candidate value this
+    // variant takes, or kNoCandidate (its default or -D value).
+    static constexpr size_t kNoCandidate = static_cast<size_t>(-1);
+    std::optional<ir::Kernel> check_kernel(const ast::Kernel& k, const std::vector<size_t>& choice);
+    void check_compile_params(const ast::Kernel& k, const std::vector<size_t>& choice, ir::Kernel& out);
+    void check_when(const ast::Kernel& k, ir::Kernel& out); // `when(...)`: which variant a launch takes
+    std::optional<ir::ExprPtr> check_launch_condition(const ast::Expr& e, const char* what, DiagKind not_bool);
     void check_runtime_params(const ast::Kernel& k, ir::Kernel& out);
     void check_launch(const ast::Kernel& k, ir::Kernel& out);
     void check_requires(const ast::Kernel& k, ir::Kernel& out); // `requires(...)` launch preconditions

@@ -195,7 +195,7 @@ std::optional<ir::Module> Checker::run(const ast::Module& main,
         if (!m || m == &main) continue;
         for (const ast::Kernel& k : m->kernels) {
             if (diags_.saturated()) break;
-            check_kernel(k);
+            check_kernel_variants(k);
         }
     }
     callees_of_kernels_.clear();
@@ -203,11 +203,12 @@ std::optional<ir::Module> Checker::run(const ast::Module& main,
     for (const ast::Kernel& k : main.kernels) {
         if (diags_.saturated()) break;
         size_t callees_before = callees_of_kernels_.size();
-        std::optional<ir::Kernel> kernel = check_kernel(k);
+        std::vector<ir::Kernel> variants = check_kernel_variants(k);
         bool selected = options_.kernel.empty() || options_.kernel == k.name;
         if (!selected) callees_of_kernels_.resize(callees_before);
         found = found || options_.kernel == k.name;
-        if (kernel && selected) out.kernels.push_back(std::move(*kernel));
+        if (selected)
+            for (ir::Kernel& v : variants) out.kernels.push_back(std::move(v));
     }
     if (!found) diags_.report(DiagKind::UnknownKernel, SourceRange{}, options_.kernel);
     for (const Define& d : defines_)

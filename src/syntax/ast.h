@@ -244,6 +244,9 @@ struct CompileParam {
     SourceRange name_range;
     ParamKind kind;
     ExprPtr default_value; // may be null
+    // `W: int in [128, 1024]`: the candidate values, one compiled variant each (empty: none).
+    std::vector<ExprPtr> candidates;
+    SourceRange candidates_range;
     SourceRange range;
 };
 // `A: global mut f16[M, K]` (tensor) or `alpha: f32` (scalar).
@@ -268,6 +271,8 @@ struct Kernel {
     std::vector<ExprPtr> cluster;
     SourceRange cluster_range;
     std::vector<ExprPtr> requires_; // launch preconditions over dims and scalars (every requires clause)
+    ExprPtr when; // `when(cond)`: which variant a launch takes (the first whose cond holds); may be null
+    SourceRange when_range;
     std::unique_ptr<Block> body;
     SourceRange range;
 };

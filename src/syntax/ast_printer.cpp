@@ -239,6 +239,11 @@ public:
                     auto& p = k.compile_params[i];
                     head += (i ? ", " : "") + p.name;
                     if (p.kind != ast::ParamKind::Inferred) head += std::string(": ") + ast::spelling(p.kind);
+                    if (!p.candidates.empty()) {
+                        head += " in [";
+                        for (size_t j = 0; j < p.candidates.size(); ++j) head += (j ? ", " : "") + expr(*p.candidates[j]);
+                        head += "]";
+                    }
                     if (p.default_value) head += " = " + expr(*p.default_value);
                 }
                 head += ">";
@@ -267,6 +272,7 @@ public:
                 for (size_t i = 0; i < k.requires_.size(); ++i) launch += (i ? ", " : "") + expr(*k.requires_[i]);
                 launch += ")";
             }
+            if (k.when) launch += (launch.empty() ? "" : " ") + std::string("when(") + expr(*k.when) + ")";
             if (!launch.empty()) line(1, launch);
             line(0, "{");
             block(1, *k.body);

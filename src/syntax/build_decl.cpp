@@ -77,6 +77,10 @@ ast::Kernel AstBuilder::build_kernel(P::KernelDeclContext* ctx) {
             k.cluster_range = r;
         } else if (auto* q = dynamic_cast<P::RequiresClauseContext*>(clause)) {
             for (ast::ExprPtr& e : build_expr_list(q->exprList())) k.requires_.push_back(std::move(e));
+        } else if (auto* w = dynamic_cast<P::WhenClauseContext*>(clause)) {
+            if (k.when) diags_.report(DiagKind::DuplicateLaunch, r, "when");
+            k.when = build_expr(w->expr());
+            k.when_range = r;
         }
     }
     k.body = build_block(ctx->block());
@@ -84,7 +88,7 @@ ast::Kernel AstBuilder::build_kernel(P::KernelDeclContext* ctx) {
     return k;
 }
 
-// compileParam : IDENT (COLON paramKind)? (ASSIGN expr)?
+// compileParam : IDENT (COLON paramKind)? (IN LBRACK expr,* RBRACK)? (ASSIGN expr)?
 ast::CompileParam AstBuilder::build_compile_param(P::CompileParamContext* ctx) {
     ast::CompileParam p;
     p.name = ctx->IDENT()->getText();
@@ -96,6 +100,8 @@ ast::CompileParam AstBuilder::build_compile_param(P::CompileParamContext* ctx) {
         else p.kind = ast::ParamKind::Bool;
     }
     if (ctx->shift()) p.default_value = build_binary_level(ctx->shift());
+    for (auto* e : ctx->expr()) p.candidates.push_back(build_expr(e));
+    if (ctx->LBRACK()) p.candidates_range = SourceRange{range_of(ctx->LBRACK()).begin, range_of(ctx->RBRACK()).end};
     p.range = range_of(ctx);
     return p;
 }

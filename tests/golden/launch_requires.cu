@@ -75,7 +75,7 @@ cudaError_t grouped_scale(const float* X, float* Y, int32_t groups, int64_t G, i
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     if (!(groups > 0))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `groups > 0` does not hold" + " (" + "groups = " + std::to_string(groups) + ")");
-    if ((groups) == 0 || !(G % groups == 0))
+    if (!((groups) != 0 && (G % groups == 0)))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `(G % groups) == 0` does not hold" + " (" + "G = " + std::to_string(G) + ", groups = " + std::to_string(groups) + ")");
     if (!(N <= 65536))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `N <= 65536` does not hold" + " (" + "N = " + std::to_string(N) + ")");

@@ -12,7 +12,7 @@ syn keyword tlInclude import
 syn keyword tlDeclaration const let kernel fn
 syn keyword tlStatement return if else for in
 syn keyword tlStorageClass mut global shared fragment local
-syn keyword tlKeyword grid threads cluster requires
+syn keyword tlKeyword grid threads cluster requires when
 syn keyword tlCast as
 syn keyword tlBoolean true false
 syn keyword tlType int dtype bool f16 bf16 f32 f64 f8e4m3 f8e5m2 i8 u8 i16 i32 i64 u32

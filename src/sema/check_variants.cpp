@@ -1,0 +1,135 @@
+// A kernel's variants: one specialisation per combination of the candidate values its compile-time
+// parameters list (`W: int in [128, 1024]`), in the order its launch function tries them.
+#include "sema/checker.h"
+#include "ir/printer.h"
+#include "syntax/ast_printer.h"
+
+#include <algorithm>
+#include <set>
+
+namespace tlc::sema {
+
+namespace {
+// More variants than this is a mistake (each one is a compiled kernel): say so rather than
+// compiling for minutes.
+constexpr size_t kMaxVariants = 64;
+} // namespace
+
+std::vector<ir::Kernel> Checker::check_kernel_variants(const ast::Kernel& k) {
+    // The parameters whose candidates make variants: those listing candidates that `-D` does not
+    // pin to one value.
+    std::vector<size_t> varying;
+    bool any_candidates = false, ok = true;
+    size_t count = 1;
+    for (size_t i = 0; i < k.compile_params.size(); ++i) {
+        const ast::CompileParam& p = k.compile_params[i];
+        if (p.candidates.empty()) continue;
+        any_candidates = true;
+        if (p.default_value) {
+            diags_.report(DiagKind::CandidatesWithDefault, p.default_value->range, p.name);
+            diags_.note(DiagKind::NoteFix, p.default_value->range,
+                        "drop the default: the launch picks a variant with `when(...)`, and `-D " +
+                            p.name + "=...` compiles only one");
+            ok = false;
+        }
+        if (const Define* d = find_define(p.name); d && d->value) continue;
+        varying.push_back(i);
+        count = std::min(count * p.candidates.size(), kMaxVariants + 1);
+    }
+    if (k.when && !any_candidates) {
+        diags_.report(DiagKind::WhenWithoutVariants, k.when_range, k.name);
+        diags_.note(DiagKind::NoteHint, k.when_range,
+                    "list candidate values, e.g. `W: int in [128, 1024]`, or write a launch "
+                    "precondition as `requires(...)`");
+        ok = false;
+    }
+    if (count > 1 && !k.when) {
+        diags_.report(DiagKind::VariantsWithoutWhen, k.name_range, k.name, count);
+        diags_.note(DiagKind::NoteHint, k.name_range,
+                    "add a clause such as `when(N <= W)`: the launch takes the first variant for "
+                    "which it holds");
+        ok = false;
+    }
+    if (count > kMaxVariants) {
+        diags_.report(DiagKind::TooManyVariants, k.name_range, k.name, "more than " + std::to_string(count - 1),
+                      kMaxVariants);
+        ok = false;
+    }
+    if (!ok) return {};
+
+    std::vector<ir::Kernel> variants;
+    std::vector<size_t> choice(k.compile_params.size(), kNoCandidate);
+    for (size_t v = 0; v < count; ++v) {
+        // Mixed radix, the last varying parameter fastest: the order the candidates are written in.
+        size_t rest = v;
+        std::string values;
+        for (auto it = varying.rbegin(); it != varying.rend(); ++it) {
+            size_t n = k.compile_params[*it].candidates.size();
+            choice[*it] = rest % n;
+            rest /= n;
+        }
+        size_t diags_before = diags_.diagnostics().size();
+        std::optional<ir::Kernel> kernel = check_kernel(k, choice);
+        if (count == 1) {
+            if (kernel) {
+                kernel->variant.when = nullptr; // one variant: every launch takes it
+                variants.push_back(std::move(*kernel));
+            }
+            return variants;
+        }
+        if (!kernel) {
+            // The error may hold only for these values: name them.
+            std::string which;
+            for (size_t i : varying) {
+                const ast::CompileParam& p = k.compile_params[i];
+                which += (which.empty() ? "" : ", ") + p.name + " = " +
+                         syntax::print_expr(*p.candidates[choice[i]]);
+            }
+            diags_.note_errors_since(diags_before, DiagKind::NoteInstantiatedWith, k.name_range,
+                                     k.name, which);
+            return {};
+        }
+        for (size_t i : varying) {
+            const std::string& name = k.compile_params[i].name;
+            for (const auto& [n, value] : kernel->compile_args)
+                if (n == name) values += (values.empty() ? "" : ", ") + n + " = " + value;
+        }
+        kernel->variant.values = values;
+        variants.push_back(std::move(*kernel));
+    }
+    return launchable_variants(k, std::move(variants));
+}
+
+// Drops, with a warning, the variants no launch can take: a `when` that never holds, one that an
+// earlier variant's `when` already decides the same way, or any after a `when` that always holds.
+// Numbers the rest in launch order.
+std::vector<ir::Kernel> Checker::launchable_variants(const ast::Kernel& k, std::vector<ir::Kernel> variants) {
+    std::vector<ir::Kernel> kept;
+    std::set<std::string> conditions_seen;
+    std::string always; // the variant whose `when` always holds, once one does
+    for (ir::Kernel& v : variants) {
+        const ir::BoolImm* constant = v.variant.when->as<ir::BoolImm>();
+        std::string why;
+        if (!always.empty())
+            why = "the variant with " + always + " comes first and its `when` always holds";
+        else if (constant && !constant->value)
+            why = "its `when` never holds";
+        else if (!conditions_seen.insert(ir::print_expr(v.variant.when)).second)
+            why = "an earlier variant has the same `when` condition";
+        if (!why.empty()) {
+            diags_.report(DiagKind::VariantNeverLaunched, k.when_range, k.name, v.variant.values, why);
+            continue;
+        }
+        if (constant) always = v.variant.values;
+        kept.push_back(std::move(v));
+    }
+    for (size_t i = 0; i < kept.size(); ++i) {
+        kept[i].variant.index = static_cast<int>(i);
+        kept[i].variant.count = static_cast<int>(kept.size());
+        kept[i].function_suffix = kept.size() > 1 ? "_variant" + std::to_string(i) : "";
+        if (kept.size() == 1) kept[i].variant.when = nullptr;
+    }
+    return kept;
+}
+
+} // namespace tlc::sema
