@@ -621,7 +621,7 @@ cudaError_t flash_attention_gqa(const __half* Q, const __half* K, const __half* 
     if (cudaError_t tl_err = tl::host::check_dim(HKV, tl_name, "HKV"); tl_err != cudaSuccess) return tl_err;
     if (!(HKV > 0))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `HKV > 0` does not hold" + " (" + "HKV = " + std::to_string(HKV) + ")");
-    if ((HKV) == 0 || !(H % HKV == 0))
+    if (!((HKV) != 0 && (H % HKV == 0)))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `(H % HKV) == 0` does not hold" + " (" + "H = " + std::to_string(H) + ", HKV = " + std::to_string(HKV) + ")");
     const int64_t tl_grid_x = int64_t(tl::cdiv(S, 64)), tl_grid_y = int64_t(H), tl_grid_z = int64_t(B);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute

@@ -11,9 +11,9 @@ __device__ __forceinline__ float gelu(float x) {
     return 0.5f * x * (1.0f + tl::erf(x * 0.7071067690849304f));
 }
 
-// kernel layernorm<RB = 16, SHORT = 128, ROW = 8192, BN = 1024, T = f16>  (stdlib/norms.tl:12)
+// kernel layernorm<ROW = 128, THREADS = 256, RB = 32, BN = 2048, T = f16>  (stdlib/norms.tl:15)
 // 256 threads per block, 32 bytes of shared memory
-__global__ void __launch_bounds__(256) layernorm_kernel(
+__global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
         const tl::f16* __restrict__ X,
         const tl::f16* __restrict__ W,
         const tl::f16* __restrict__ Bias,
@@ -22,45 +22,38 @@ __global__ void __launch_bounds__(256) layernorm_kernel(
         int32_t M,
         int32_t N)
 {
-    // fragment s: f32[16, 128], blocked per axis, vector 8: [16, 128] over 256 threads: (16:t16, 8:r1 16:t1) 8 registers
-    // fragment sd: f32[16, 128], blocked per axis, vector 8: [16, 128] over 256 threads: (16:t16, 8:r1 16:t1) 8 registers
+    // fragment s: f32[32, 128], blocked per axis, vector 8: [32, 128] over 256 threads: (16:t16 2:r8, 8:r1 16:t1) 16 registers
+    // fragment sd: f32[32, 128], blocked per axis, vector 8: [32, 128] over 256 threads: (16:t16 2:r8, 8:r1 16:t1) 16 registers
     // fragment sw: f32[128], slice of `s` (broadcast): [128] over 256 threads: (8:r1 16:t1) 8 registers, 16 replicas
-    // fragment sb: f32[128], slice of `s` (broadcast): [128] over 256 threads: (8:r1 16:t1) 8 registers, 16 replicas
-    // fragment s_mean: f32[16], slice of `s` (reduce over axis 1): [16] over 256 threads: (16:t16) 1 registers, 16 replicas
-    // fragment s_rstd: f32[16], slice of `sd` (reduce over axis 1): [16] over 256 threads: (16:t16) 1 registers, 16 replicas
-    using r_layout = tl::BlockedLayout<8192, 8, 256>;  // fragment r: f32[8192]
-    using rw_layout = tl::BlockedLayout<8192, 8, 256>;  // fragment rw: f32[8192]
-    using rb_layout = tl::BlockedLayout<8192, 8, 256>;  // fragment rb: f32[8192]
-    using x_layout = tl::BlockedLayout<1024, 8, 256>;  // fragment x: f32[1024]
-    using w_layout = tl::BlockedLayout<1024, 8, 256>;  // fragment w: f32[1024]
-    using b_layout = tl::BlockedLayout<1024, 8, 256>;  // fragment b: f32[1024]
+    // fragment s_mean: f32[32], slice of `s` (reduce over axis 1): [32] over 256 threads: (16:t16 2:r1) 2 registers, 16 replicas
+    // fragment s_rstd: f32[32], slice of `sd` (reduce over axis 1): [32] over 256 threads: (16:t16 2:r1) 2 registers, 16 replicas
+    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
+    using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
+    using b_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment b: f32[2048]
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
     unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
-    float s[8];  // fragment s: f32[16, 128]
-    float sd[8];  // fragment sd: f32[16, 128]
+    float s[16];  // fragment s: f32[32, 128]
+    float sd[16];  // fragment sd: f32[32, 128]
     float sw[8];  // fragment sw: f32[128]
-    float sb[8];  // fragment sb: f32[128]
-    float s_mean[1];  // fragment s_mean: f32[16]
-    float s_rstd[1];  // fragment s_rstd: f32[16]
-    float r[r_layout::kSlots];  // fragment r: f32[8192]
-    float rw[rw_layout::kSlots];  // fragment rw: f32[8192]
-    float rb[rb_layout::kSlots];  // fragment rb: f32[8192]
-    float x[x_layout::kSlots];  // fragment x: f32[1024]
-    float w[w_layout::kSlots];  // fragment w: f32[1024]
-    float b[b_layout::kSlots];  // fragment b: f32[1024]
+    float s_mean[2];  // fragment s_mean: f32[32]
+    float s_rstd[2];  // fragment s_rstd: f32[32]
+    float x[x_layout::kSlots];  // fragment x: f32[2048]
+    float w[w_layout::kSlots];  // fragment w: f32[2048]
+    float b[b_layout::kSlots];  // fragment b: f32[2048]
     float sum_x;
     float sum_d2;
     float part;
-    const int32_t row0 = int(blockIdx.x) * 16;
-    const int32_t rows = tl::min(16, M - row0);
+    const int32_t row0 = int(blockIdx.x) * 32;
+    const int32_t rows = tl::min(32, M - row0);
     const float n = static_cast<float>(N);
+    const float inv_n = tl::rsqrt(n * n);
     if (N <= 128) {
-        // copy(X[row0 +: RB, 0 +: SHORT], s);  (norms.tl:36)
+        // copy(X[row0 +: RB, 0 +: ROW], s);  (norms.tl:39)
         #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < 8; tl_chunk0 += 8) {
-            const tl::f16* tl_ptr1 = &X[int64_t(row0 + (tl_tid / 16)) * N + ((tl_chunk0) + (tl_tid % 16) * 8)];
-            if (tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds(((tl_chunk0) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds((((tl_chunk0) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
+            const tl::f16* tl_ptr1 = &X[int64_t(row0 + ((tl_tid / 16) + (tl_chunk0 / 8) * 16)) * N + ((tl_chunk0 % 8) + (tl_tid % 16) * 8)];
+            if (tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk0 / 8) * 16), M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk0 / 8) * 16), M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
                 tl::f16 tl_vec2[8];
                 tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
                 #pragma unroll
@@ -68,72 +61,72 @@ __global__ void __launch_bounds__(256) layernorm_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds((((tl_chunk0 + tl_v)) + (tl_tid % 16) * 8), N) ? tl::convert<float>(X[int64_t(row0 + (tl_tid / 16)) * N + (((tl_chunk0 + tl_v)) + (tl_tid % 16) * 8)]) : 0.0f;
+                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + ((tl_tid / 16) + ((tl_chunk0 + tl_v) / 8) * 16), M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid % 16) * 8), N) ? tl::convert<float>(X[int64_t(row0 + ((tl_tid / 16) + ((tl_chunk0 + tl_v) / 8) * 16)) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 16) * 8)]) : 0.0f;
                 }
             }
         }
-        // reduce(sum, s, s_mean, axis = 1);  (norms.tl:37)
-        // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
+        // reduce(sum, s, s_mean, axis = 1);  (norms.tl:40)
+        // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
         {
-            float tl_part[1];
+            float tl_part[2];
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
             #pragma unroll
-            for (int tl_s3 = 0; tl_s3 < 8; ++tl_s3) {
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(s[tl_s3]));
+            for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
+                tl_part[(tl_s3 / 8)] = tl::SumOp::combine(tl_part[(tl_s3 / 8)], tl::SumOp::element(s[tl_s3]));
             }
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+            for (int tl_i = 0; tl_i < 2; ++tl_i) {
                 tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
                 tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
                 tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
                 tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
             }
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+            for (int tl_i = 0; tl_i < 2; ++tl_i) {
                 s_mean[tl_i] = tl_part[tl_i];
             }
         }
-        // for i, j in parallel(RB, SHORT) {  (norms.tl:38)
-        // for i, j in parallel(16, 128): each thread visits the elements of `s` it holds
+        // for i, j in parallel(RB, ROW) {  (norms.tl:41)
+        // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
         #pragma unroll
-        for (int tl_s4 = 0; tl_s4 < 8; ++tl_s4) {
-            [[maybe_unused]] const int i = (tl_tid / 16);
-            const int j = ((tl_s4) + (tl_tid % 16) * 8);
-            const float d = s[tl_s4] - s_mean[0] / n;
+        for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
+            [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s4 / 8) * 16);
+            const int j = ((tl_s4 % 8) + (tl_tid % 16) * 8);
+            const float d = s[tl_s4] - s_mean[(tl_s4 / 8)] * inv_n;
             s[tl_s4] = d;
             sd[tl_s4] = j < N ? d * d : 0.0f;
         }
-        // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:43)
-        // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
+        // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:46)
+        // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
         {
-            float tl_part[1];
+            float tl_part[2];
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
             #pragma unroll
-            for (int tl_s5 = 0; tl_s5 < 8; ++tl_s5) {
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sd[tl_s5]));
+            for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
+                tl_part[(tl_s5 / 8)] = tl::SumOp::combine(tl_part[(tl_s5 / 8)], tl::SumOp::element(sd[tl_s5]));
             }
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+            for (int tl_i = 0; tl_i < 2; ++tl_i) {
                 tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
                 tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
                 tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
                 tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
             }
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+            for (int tl_i = 0; tl_i < 2; ++tl_i) {
                 s_rstd[tl_i] = tl_part[tl_i];
             }
         }
-        // for i in parallel(RB) {  (norms.tl:44)
-        // for i in parallel(16): each thread visits the elements of `s_rstd` it holds
+        // for i in parallel(RB) {  (norms.tl:47)
+        // for i in parallel(32): each thread visits the elements of `s_rstd` it holds
         #pragma unroll
-        for (int tl_s6 = 0; tl_s6 < 1; ++tl_s6) {
-            [[maybe_unused]] const int i = (tl_tid / 16);
-            s_rstd[tl_s6] = tl::rsqrt(s_rstd[tl_s6] / n + eps);
+        for (int tl_s6 = 0; tl_s6 < 2; ++tl_s6) {
+            [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s6) * 16);
+            s_rstd[tl_s6] = tl::rsqrt(s_rstd[tl_s6] * inv_n + eps);
         }
-        // copy(W[0 +: SHORT], sw);  (norms.tl:47)
+        // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:50)
         #pragma unroll
         for (int tl_chunk7 = 0; tl_chunk7 < 8; tl_chunk7 += 8) {
             const tl::f16* tl_ptr8 = &W[((tl_chunk7) + (tl_tid % 16) * 8)];
@@ -149,332 +142,216 @@ __global__ void __launch_bounds__(256) layernorm_kernel(
                 }
             }
         }
-        // copy(Bias[0 +: SHORT], sb);  (norms.tl:48)
+        // for i, j in parallel(RB, ROW) {  (norms.tl:51)
+        // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
         #pragma unroll
-        for (int tl_chunk10 = 0; tl_chunk10 < 8; tl_chunk10 += 8) {
-            const tl::f16* tl_ptr11 = &Bias[((tl_chunk10) + (tl_tid % 16) * 8)];
-            if (tl::in_bounds(((tl_chunk10) + (tl_tid % 16) * 8), N) && tl::in_bounds((((tl_chunk10) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr11, 16)) {
-                tl::f16 tl_vec12[8];
-                tl::load_vector<tl::f16, 8>(tl_vec12, tl_ptr11);
+        for (int tl_s10 = 0; tl_s10 < 16; ++tl_s10) {
+            [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s10 / 8) * 16);
+            [[maybe_unused]] const int j = ((tl_s10 % 8) + (tl_tid % 16) * 8);
+            s[tl_s10] = s[tl_s10] * s_rstd[(tl_s10 / 8)] * sw[(tl_s10 % 8)];
+        }
+        // copy(Bias[0 +: ROW], sw);  (norms.tl:54)
+        #pragma unroll
+        for (int tl_chunk11 = 0; tl_chunk11 < 8; tl_chunk11 += 8) {
+            const tl::f16* tl_ptr12 = &Bias[((tl_chunk11) + (tl_tid % 16) * 8)];
+            if (tl::in_bounds(((tl_chunk11) + (tl_tid % 16) * 8), N) && tl::in_bounds((((tl_chunk11) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr12, 16)) {
+                tl::f16 tl_vec13[8];
+                tl::load_vector<tl::f16, 8>(tl_vec13, tl_ptr12);
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) sb[tl_chunk10 + tl_v] = tl::convert<float>(tl_vec12[tl_v]);
+                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk11 + tl_v] = tl::convert<float>(tl_vec13[tl_v]);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    sb[tl_chunk10 + tl_v] = tl::in_bounds((((tl_chunk10 + tl_v)) + (tl_tid % 16) * 8), N) ? tl::convert<float>(Bias[(((tl_chunk10 + tl_v)) + (tl_tid % 16) * 8)]) : 0.0f;
+                    sw[tl_chunk11 + tl_v] = tl::in_bounds((((tl_chunk11 + tl_v)) + (tl_tid % 16) * 8), N) ? tl::convert<float>(Bias[(((tl_chunk11 + tl_v)) + (tl_tid % 16) * 8)]) : 0.0f;
                 }
             }
         }
-        // for i, j in parallel(RB, SHORT) {  (norms.tl:49)
-        // for i, j in parallel(16, 128): each thread visits the elements of `s` it holds
+        // for i, j in parallel(RB, ROW) {  (norms.tl:55)
+        // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
         #pragma unroll
-        for (int tl_s13 = 0; tl_s13 < 8; ++tl_s13) {
-            [[maybe_unused]] const int i = (tl_tid / 16);
-            [[maybe_unused]] const int j = ((tl_s13) + (tl_tid % 16) * 8);
-            s[tl_s13] = s[tl_s13] * s_rstd[0] * sw[(tl_s13)] + sb[(tl_s13)];
+        for (int tl_s14 = 0; tl_s14 < 16; ++tl_s14) {
+            [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s14 / 8) * 16);
+            [[maybe_unused]] const int j = ((tl_s14 % 8) + (tl_tid % 16) * 8);
+            s[tl_s14] = s[tl_s14] + sw[(tl_s14 % 8)];
         }
-        // copy(s, Y[row0 +: RB, 0 +: SHORT]);  (norms.tl:52)
+        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:58)
         #pragma unroll
-        for (int tl_chunk14 = 0; tl_chunk14 < 8; tl_chunk14 += 8) {
-            tl::f16* tl_ptr15 = &Y[int64_t(row0 + (tl_tid / 16)) * N + ((tl_chunk14) + (tl_tid % 16) * 8)];
-            if (tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds(((tl_chunk14) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds((((tl_chunk14) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr15, 16)) {
-                tl::f16 tl_vec16[8];
+        for (int tl_chunk15 = 0; tl_chunk15 < 16; tl_chunk15 += 8) {
+            tl::f16* tl_ptr16 = &Y[int64_t(row0 + ((tl_tid / 16) + (tl_chunk15 / 8) * 16)) * N + ((tl_chunk15 % 8) + (tl_tid % 16) * 8)];
+            if (tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk15 / 8) * 16), M) && tl::in_bounds(((tl_chunk15 % 8) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk15 / 8) * 16), M) && tl::in_bounds((((tl_chunk15 % 8) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr16, 16)) {
+                tl::f16 tl_vec17[8];
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec16[tl_v] = tl::convert<tl::f16>(s[tl_chunk14 + tl_v]);
-                tl::store_vector<tl::f16, 8>(tl_ptr15, tl_vec16);
+                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec17[tl_v] = tl::convert<tl::f16>(s[tl_chunk15 + tl_v]);
+                tl::store_vector<tl::f16, 8>(tl_ptr16, tl_vec17);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds((((tl_chunk14 + tl_v)) + (tl_tid % 16) * 8), N)) Y[int64_t(row0 + (tl_tid / 16)) * N + (((tl_chunk14 + tl_v)) + (tl_tid % 16) * 8)] = tl::convert<tl::f16>(s[tl_chunk14 + tl_v]);
+                    if (tl::in_bounds(row0 + ((tl_tid / 16) + ((tl_chunk15 + tl_v) / 8) * 16), M) && tl::in_bounds((((tl_chunk15 + tl_v) % 8) + (tl_tid % 16) * 8), N)) Y[int64_t(row0 + ((tl_tid / 16) + ((tl_chunk15 + tl_v) / 8) * 16)) * N + (((tl_chunk15 + tl_v) % 8) + (tl_tid % 16) * 8)] = tl::convert<tl::f16>(s[tl_chunk15 + tl_v]);
                 }
             }
         }
     } else {
-        if (N <= 8192) {
-            for (int rr = 0; rr < rows; ++rr) {
-                const int32_t row = row0 + rr;
-                // copy(X[row, 0 +: ROW], r);  (norms.tl:56)
+        const int32_t n_tiles = tl::cdiv(N, 2048);
+        for (int rr = 0; rr < rows; ++rr) {
+            const int32_t row = row0 + rr;
+            sum_x = 0.0f;
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x);  (norms.tl:65)
                 #pragma unroll
-                for (int tl_chunk17 = 0; tl_chunk17 < r_layout::kSlots; tl_chunk17 += 8) {
-                    if (!(r_layout::valid(tl_tid, tl_chunk17))) continue;
-                    const tl::f16* tl_ptr18 = &X[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk17))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk17), N) && tl::in_bounds(row, M) && tl::in_bounds((r_layout::flat(tl_tid, tl_chunk17)) + 7, N) && tl::is_aligned(tl_ptr18, 16)) {
-                        tl::f16 tl_vec19[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec19, tl_ptr18);
+                for (int tl_chunk18 = 0; tl_chunk18 < x_layout::kSlots; tl_chunk18 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk18))) continue;
+                    const tl::f16* tl_ptr19 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18))) + 7, N) && tl::is_aligned(tl_ptr19, 16)) {
+                        tl::f16 tl_vec20[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec20, tl_ptr19);
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk17 + tl_v] = tl::convert<float>(tl_vec19[tl_v]);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk18 + tl_v] = tl::convert<float>(tl_vec20[tl_v]);
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            r[tl_chunk17 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk17 + tl_v), N) ? tl::convert<float>(X[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk17 + tl_v))]) : 0.0f;
+                            x[tl_chunk18 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)))]) : 0.0f;
                         }
                     }
                 }
-                // reduce(sum, r, part);  (norms.tl:57)
+                // reduce(sum, x, part);  (norms.tl:66)
                 {
                     float tl_part[1];
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                     #pragma unroll
-                    for (int tl_s20 = 0; tl_s20 < r_layout::kSlots; ++tl_s20) {
-                        if (!(r_layout::valid(tl_tid, tl_s20))) continue;
-                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(r[tl_s20]));
+                    for (int tl_s21 = 0; tl_s21 < x_layout::kSlots; ++tl_s21) {
+                        if (!(x_layout::valid(tl_tid, tl_s21))) continue;
+                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s21]));
                     }
                     tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                     {
                         part = tl_part[0];
                     }
                 }
-                const float mean = part / n;
-                // for j in parallel(ROW) {  (norms.tl:59)
-                // for j in parallel(8192): each thread visits the elements of `r` it holds
-                #pragma unroll
-                for (int tl_s21 = 0; tl_s21 < r_layout::kSlots; ++tl_s21) {
-                    if (!(r_layout::valid(tl_tid, tl_s21))) continue;
-                    const int j = r_layout::flat(tl_tid, tl_s21);
-                    const float d = r[tl_s21] - mean;
-                    r[tl_s21] = d;
-                    rw[tl_s21] = j < N ? d * d : 0.0f;
-                }
-                // reduce(sum, rw, part);  (norms.tl:64)
-                {
-                    float tl_part[1];
-                    #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s22 = 0; tl_s22 < rw_layout::kSlots; ++tl_s22) {
-                        if (!(rw_layout::valid(tl_tid, tl_s22))) continue;
-                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(rw[tl_s22]));
-                    }
-                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
-                    {
-                        part = tl_part[0];
-                    }
-                }
-                const float rstd = tl::rsqrt(part / n + eps);
-                // copy(W[0 +: ROW], rw);  (norms.tl:66)
-                #pragma unroll
-                for (int tl_chunk23 = 0; tl_chunk23 < rw_layout::kSlots; tl_chunk23 += 8) {
-                    if (!(rw_layout::valid(tl_tid, tl_chunk23))) continue;
-                    const tl::f16* tl_ptr24 = &W[rw_layout::flat(tl_tid, tl_chunk23)];
-                    if (tl::in_bounds(rw_layout::flat(tl_tid, tl_chunk23), N) && tl::in_bounds((rw_layout::flat(tl_tid, tl_chunk23)) + 7, N) && tl::is_aligned(tl_ptr24, 16)) {
-                        tl::f16 tl_vec25[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec25, tl_ptr24);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) rw[tl_chunk23 + tl_v] = tl::convert<float>(tl_vec25[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            rw[tl_chunk23 + tl_v] = tl::in_bounds(rw_layout::flat(tl_tid, tl_chunk23 + tl_v), N) ? tl::convert<float>(W[rw_layout::flat(tl_tid, tl_chunk23 + tl_v)]) : 0.0f;
-                        }
-                    }
-                }
-                // copy(Bias[0 +: ROW], rb);  (norms.tl:67)
-                #pragma unroll
-                for (int tl_chunk26 = 0; tl_chunk26 < rb_layout::kSlots; tl_chunk26 += 8) {
-                    if (!(rb_layout::valid(tl_tid, tl_chunk26))) continue;
-                    const tl::f16* tl_ptr27 = &Bias[rb_layout::flat(tl_tid, tl_chunk26)];
-                    if (tl::in_bounds(rb_layout::flat(tl_tid, tl_chunk26), N) && tl::in_bounds((rb_layout::flat(tl_tid, tl_chunk26)) + 7, N) && tl::is_aligned(tl_ptr27, 16)) {
-                        tl::f16 tl_vec28[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec28, tl_ptr27);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) rb[tl_chunk26 + tl_v] = tl::convert<float>(tl_vec28[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            rb[tl_chunk26 + tl_v] = tl::in_bounds(rb_layout::flat(tl_tid, tl_chunk26 + tl_v), N) ? tl::convert<float>(Bias[rb_layout::flat(tl_tid, tl_chunk26 + tl_v)]) : 0.0f;
-                        }
-                    }
-                }
-                // for j in parallel(ROW) {  (norms.tl:68)
-                // for j in parallel(8192): each thread visits the elements of `r` it holds
-                #pragma unroll
-                for (int tl_s29 = 0; tl_s29 < r_layout::kSlots; ++tl_s29) {
-                    if (!(r_layout::valid(tl_tid, tl_s29))) continue;
-                    [[maybe_unused]] const int j = r_layout::flat(tl_tid, tl_s29);
-                    r[tl_s29] = r[tl_s29] * rstd * rw[tl_s29] + rb[tl_s29];
-                }
-                // copy(r, Y[row, 0 +: ROW]);  (norms.tl:71)
-                #pragma unroll
-                for (int tl_chunk30 = 0; tl_chunk30 < r_layout::kSlots; tl_chunk30 += 8) {
-                    if (!(r_layout::valid(tl_tid, tl_chunk30))) continue;
-                    tl::f16* tl_ptr31 = &Y[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk30))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk30), N) && tl::in_bounds(row, M) && tl::in_bounds((r_layout::flat(tl_tid, tl_chunk30)) + 7, N) && tl::is_aligned(tl_ptr31, 16)) {
-                        tl::f16 tl_vec32[8];
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec32[tl_v] = tl::convert<tl::f16>(r[tl_chunk30 + tl_v]);
-                        tl::store_vector<tl::f16, 8>(tl_ptr31, tl_vec32);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk30 + tl_v), N)) Y[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk30 + tl_v))] = tl::convert<tl::f16>(r[tl_chunk30 + tl_v]);
-                        }
-                    }
-                }
+                sum_x = sum_x + part;
             }
-        } else {
-            const int32_t n_tiles = tl::cdiv(N, 1024);
-            for (int rr = 0; rr < rows; ++rr) {
-                const int32_t row = row0 + rr;
-                sum_x = 0.0f;
-                for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:79)
-                    #pragma unroll
-                    for (int tl_chunk33 = 0; tl_chunk33 < x_layout::kSlots; tl_chunk33 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk33))) continue;
-                        const tl::f16* tl_ptr34 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk33)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk33)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk33))) + 7, N) && tl::is_aligned(tl_ptr34, 16)) {
-                            tl::f16 tl_vec35[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec35, tl_ptr34);
-                            #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk33 + tl_v] = tl::convert<float>(tl_vec35[tl_v]);
-                        } else {
-                            #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk33 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk33 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk33 + tl_v)))]) : 0.0f;
-                            }
+            const float mean = sum_x * inv_n;
+            sum_d2 = 0.0f;
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x);  (norms.tl:72)
+                #pragma unroll
+                for (int tl_chunk22 = 0; tl_chunk22 < x_layout::kSlots; tl_chunk22 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk22))) continue;
+                    const tl::f16* tl_ptr23 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22))) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
+                        tl::f16 tl_vec24[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec24, tl_ptr23);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk22 + tl_v] = tl::convert<float>(tl_vec24[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk22 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22 + tl_v)))]) : 0.0f;
                         }
                     }
-                    // reduce(sum, x, part);  (norms.tl:80)
-                    {
-                        float tl_part[1];
-                        #pragma unroll
-                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                        #pragma unroll
-                        for (int tl_s36 = 0; tl_s36 < x_layout::kSlots; ++tl_s36) {
-                            if (!(x_layout::valid(tl_tid, tl_s36))) continue;
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s36]));
-                        }
-                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
-                        {
-                            part = tl_part[0];
-                        }
-                    }
-                    sum_x = sum_x + part;
                 }
-                const float mean = sum_x / n;
-                sum_d2 = 0.0f;
-                for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:86)
-                    #pragma unroll
-                    for (int tl_chunk37 = 0; tl_chunk37 < x_layout::kSlots; tl_chunk37 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk37))) continue;
-                        const tl::f16* tl_ptr38 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk37)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk37)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk37))) + 7, N) && tl::is_aligned(tl_ptr38, 16)) {
-                            tl::f16 tl_vec39[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec39, tl_ptr38);
-                            #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk37 + tl_v] = tl::convert<float>(tl_vec39[tl_v]);
-                        } else {
-                            #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk37 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)))]) : 0.0f;
-                            }
-                        }
-                    }
-                    // for j in parallel(BN) {  (norms.tl:87)
-                    // for j in parallel(1024): each thread visits the elements of `x` it holds
-                    #pragma unroll
-                    for (int tl_s40 = 0; tl_s40 < x_layout::kSlots; ++tl_s40) {
-                        if (!(x_layout::valid(tl_tid, tl_s40))) continue;
-                        const int j = x_layout::flat(tl_tid, tl_s40);
-                        const float d = x[tl_s40] - mean;
-                        x[tl_s40] = t * 1024 + j < N ? d * d : 0.0f;
-                    }
-                    // reduce(sum, x, part);  (norms.tl:91)
-                    {
-                        float tl_part[1];
-                        #pragma unroll
-                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                        #pragma unroll
-                        for (int tl_s41 = 0; tl_s41 < x_layout::kSlots; ++tl_s41) {
-                            if (!(x_layout::valid(tl_tid, tl_s41))) continue;
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s41]));
-                        }
-                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
-                        {
-                            part = tl_part[0];
-                        }
-                    }
-                    sum_d2 = sum_d2 + part;
+                // for j in parallel(BN) {  (norms.tl:73)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s25 = 0; tl_s25 < x_layout::kSlots; ++tl_s25) {
+                    if (!(x_layout::valid(tl_tid, tl_s25))) continue;
+                    const int j = x_layout::flat(tl_tid, tl_s25);
+                    const float d = x[tl_s25] - mean;
+                    x[tl_s25] = t * 2048 + j < N ? d * d : 0.0f;
                 }
-                const float rstd = tl::rsqrt(sum_d2 / n + eps);
-                for (int t = 0; t < n_tiles; ++t) {
-                    const int32_t c0 = t * 1024;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:97)
+                // reduce(sum, x, part);  (norms.tl:77)
+                {
+                    float tl_part[1];
                     #pragma unroll
-                    for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk42))) continue;
-                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk42)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk42)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk42))) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
-                            tl::f16 tl_vec44[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
-                            #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk42 + tl_v] = tl::convert<float>(tl_vec44[tl_v]);
-                        } else {
-                            #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk42 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk42 + tl_v)))]) : 0.0f;
-                            }
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s26 = 0; tl_s26 < x_layout::kSlots; ++tl_s26) {
+                        if (!(x_layout::valid(tl_tid, tl_s26))) continue;
+                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s26]));
+                    }
+                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        part = tl_part[0];
+                    }
+                }
+                sum_d2 = sum_d2 + part;
+            }
+            const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
+            for (int t = 0; t < n_tiles; ++t) {
+                const int32_t c0 = t * 2048;
+                // copy(X[row, c0 +: BN], x);  (norms.tl:83)
+                #pragma unroll
+                for (int tl_chunk27 = 0; tl_chunk27 < x_layout::kSlots; tl_chunk27 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk27))) continue;
+                    const tl::f16* tl_ptr28 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk27)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk27)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk27))) + 7, N) && tl::is_aligned(tl_ptr28, 16)) {
+                        tl::f16 tl_vec29[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec29, tl_ptr28);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk27 + tl_v] = tl::convert<float>(tl_vec29[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk27 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)))]) : 0.0f;
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:98)
-                    #pragma unroll
-                    for (int tl_chunk45 = 0; tl_chunk45 < w_layout::kSlots; tl_chunk45 += 8) {
-                        if (!(w_layout::valid(tl_tid, tl_chunk45))) continue;
-                        const tl::f16* tl_ptr46 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk45))];
-                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk45)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk45))) + 7, N) && tl::is_aligned(tl_ptr46, 16)) {
-                            tl::f16 tl_vec47[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec47, tl_ptr46);
-                            #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk45 + tl_v] = tl::convert<float>(tl_vec47[tl_v]);
-                        } else {
-                            #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk45 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk45 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk45 + tl_v))]) : 0.0f;
-                            }
+                }
+                // copy(W[c0 +: BN], w);  (norms.tl:84)
+                #pragma unroll
+                for (int tl_chunk30 = 0; tl_chunk30 < w_layout::kSlots; tl_chunk30 += 8) {
+                    if (!(w_layout::valid(tl_tid, tl_chunk30))) continue;
+                    const tl::f16* tl_ptr31 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk30))];
+                    if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk30)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk30))) + 7, N) && tl::is_aligned(tl_ptr31, 16)) {
+                        tl::f16 tl_vec32[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec32, tl_ptr31);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk30 + tl_v] = tl::convert<float>(tl_vec32[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            w[tl_chunk30 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk30 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk30 + tl_v))]) : 0.0f;
                         }
                     }
-                    // copy(Bias[c0 +: BN], b);  (norms.tl:99)
-                    #pragma unroll
-                    for (int tl_chunk48 = 0; tl_chunk48 < b_layout::kSlots; tl_chunk48 += 8) {
-                        if (!(b_layout::valid(tl_tid, tl_chunk48))) continue;
-                        const tl::f16* tl_ptr49 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk48))];
-                        if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk48)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk48))) + 7, N) && tl::is_aligned(tl_ptr49, 16)) {
-                            tl::f16 tl_vec50[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec50, tl_ptr49);
-                            #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk48 + tl_v] = tl::convert<float>(tl_vec50[tl_v]);
-                        } else {
-                            #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk48 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk48 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk48 + tl_v))]) : 0.0f;
-                            }
+                }
+                // copy(Bias[c0 +: BN], b);  (norms.tl:85)
+                #pragma unroll
+                for (int tl_chunk33 = 0; tl_chunk33 < b_layout::kSlots; tl_chunk33 += 8) {
+                    if (!(b_layout::valid(tl_tid, tl_chunk33))) continue;
+                    const tl::f16* tl_ptr34 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk33))];
+                    if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk33)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk33))) + 7, N) && tl::is_aligned(tl_ptr34, 16)) {
+                        tl::f16 tl_vec35[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec35, tl_ptr34);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk33 + tl_v] = tl::convert<float>(tl_vec35[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            b[tl_chunk33 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk33 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk33 + tl_v))]) : 0.0f;
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:100)
-                    // for j in parallel(1024): each thread visits the elements of `x` it holds
-                    #pragma unroll
-                    for (int tl_s51 = 0; tl_s51 < x_layout::kSlots; ++tl_s51) {
-                        if (!(x_layout::valid(tl_tid, tl_s51))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s51);
-                        x[tl_s51] = (x[tl_s51] - mean) * rstd * w[tl_s51] + b[tl_s51];
-                    }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:103)
-                    #pragma unroll
-                    for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk52))) continue;
-                        tl::f16* tl_ptr53 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk52)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk52)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk52))) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
-                            tl::f16 tl_vec54[8];
-                            #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec54[tl_v] = tl::convert<tl::f16>(x[tl_chunk52 + tl_v]);
-                            tl::store_vector<tl::f16, 8>(tl_ptr53, tl_vec54);
-                        } else {
-                            #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk52 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk52 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk52 + tl_v]);
-                            }
+                }
+                // for j in parallel(BN) {  (norms.tl:86)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s36 = 0; tl_s36 < x_layout::kSlots; ++tl_s36) {
+                    if (!(x_layout::valid(tl_tid, tl_s36))) continue;
+                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s36);
+                    x[tl_s36] = (x[tl_s36] - mean) * rstd * w[tl_s36] + b[tl_s36];
+                }
+                // copy(x, Y[row, c0 +: BN]);  (norms.tl:89)
+                #pragma unroll
+                for (int tl_chunk37 = 0; tl_chunk37 < x_layout::kSlots; tl_chunk37 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk37))) continue;
+                    tl::f16* tl_ptr38 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk37))) + 7, N) && tl::is_aligned(tl_ptr38, 16)) {
+                        tl::f16 tl_vec39[8];
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec39[tl_v] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
+                        tl::store_vector<tl::f16, 8>(tl_ptr38, tl_vec39);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
                         }
                     }
                 }
@@ -483,46 +360,49 @@ __global__ void __launch_bounds__(256) layernorm_kernel(
     }
 }
 
-// kernel rmsnorm<RB = 16, SHORT = 128, ROW = 8192, BN = 1024, T = f16>  (stdlib/norms.tl:110)
+// kernel layernorm<ROW = 512, THREADS = 256, RB = 8, BN = 2048, T = f16>  (stdlib/norms.tl:15)
 // 256 threads per block, 32 bytes of shared memory
-__global__ void __launch_bounds__(256) rmsnorm_kernel(
+__global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
         const tl::f16* __restrict__ X,
         const tl::f16* __restrict__ W,
+        const tl::f16* __restrict__ Bias,
         tl::f16* __restrict__ Y,
         float eps,
         int32_t M,
         int32_t N)
 {
-    // fragment s: f32[16, 128], blocked per axis, vector 8: [16, 128] over 256 threads: (16:t16, 8:r1 16:t1) 8 registers
-    // fragment sq: f32[16, 128], blocked per axis, vector 8: [16, 128] over 256 threads: (16:t16, 8:r1 16:t1) 8 registers
-    // fragment sw: f32[128], slice of `s` (broadcast): [128] over 256 threads: (8:r1 16:t1) 8 registers, 16 replicas
-    // fragment s_rrms: f32[16], slice of `sq` (reduce over axis 1): [16] over 256 threads: (16:t16) 1 registers, 16 replicas
-    using r_layout = tl::BlockedLayout<8192, 8, 256>;  // fragment r: f32[8192]
-    using rw_layout = tl::BlockedLayout<8192, 8, 256>;  // fragment rw: f32[8192]
-    using x_layout = tl::BlockedLayout<1024, 8, 256>;  // fragment x: f32[1024]
-    using w_layout = tl::BlockedLayout<1024, 8, 256>;  // fragment w: f32[1024]
+    // fragment s: f32[8, 512], blocked per axis, vector 8: [8, 512] over 256 threads: (8:t32, 8:r1 32:t1 2:r8) 16 registers
+    // fragment sd: f32[8, 512], blocked per axis, vector 8: [8, 512] over 256 threads: (8:t32, 8:r1 32:t1 2:r8) 16 registers
+    // fragment sw: f32[512], slice of `s` (broadcast): [512] over 256 threads: (8:r1 32:t1 2:r8) 16 registers, 8 replicas
+    // fragment s_mean: f32[8], slice of `s` (reduce over axis 1): [8] over 256 threads: (8:t32) 1 registers, 32 replicas
+    // fragment s_rstd: f32[8], slice of `sd` (reduce over axis 1): [8] over 256 threads: (8:t32) 1 registers, 32 replicas
+    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
+    using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
+    using b_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment b: f32[2048]
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
     unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
-    float s[8];  // fragment s: f32[16, 128]
-    float sq[8];  // fragment sq: f32[16, 128]
-    float sw[8];  // fragment sw: f32[128]
-    float s_rrms[1];  // fragment s_rrms: f32[16]
-    float r[r_layout::kSlots];  // fragment r: f32[8192]
-    float rw[rw_layout::kSlots];  // fragment rw: f32[8192]
-    float x[x_layout::kSlots];  // fragment x: f32[1024]
-    float w[w_layout::kSlots];  // fragment w: f32[1024]
-    float sum_x2;
+    float s[16];  // fragment s: f32[8, 512]
+    float sd[16];  // fragment sd: f32[8, 512]
+    float sw[16];  // fragment sw: f32[512]
+    float s_mean[1];  // fragment s_mean: f32[8]
+    float s_rstd[1];  // fragment s_rstd: f32[8]
+    float x[x_layout::kSlots];  // fragment x: f32[2048]
+    float w[w_layout::kSlots];  // fragment w: f32[2048]
+    float b[b_layout::kSlots];  // fragment b: f32[2048]
+    float sum_x;
+    float sum_d2;
     float part;
-    const int32_t row0 = int(blockIdx.x) * 16;
-    const int32_t rows = tl::min(16, M - row0);
+    const int32_t row0 = int(blockIdx.x) * 8;
+    const int32_t rows = tl::min(8, M - row0);
     const float n = static_cast<float>(N);
-    if (N <= 128) {
-        // copy(X[row0 +: RB, 0 +: SHORT], s);  (norms.tl:129)
+    const float inv_n = tl::rsqrt(n * n);
+    if (N <= 512) {
+        // copy(X[row0 +: RB, 0 +: ROW], s);  (norms.tl:39)
         #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < 8; tl_chunk0 += 8) {
-            const tl::f16* tl_ptr1 = &X[int64_t(row0 + (tl_tid / 16)) * N + ((tl_chunk0) + (tl_tid % 16) * 8)];
-            if (tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds(((tl_chunk0) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds((((tl_chunk0) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
+            const tl::f16* tl_ptr1 = &X[int64_t(row0 + (tl_tid / 32)) * N + ((tl_chunk0 % 8) + (tl_tid % 32) * 8 + (tl_chunk0 / 8) * 256)];
+            if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid % 32) * 8 + (tl_chunk0 / 8) * 256), N) && tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid % 32) * 8 + (tl_chunk0 / 8) * 256)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
                 tl::f16 tl_vec2[8];
                 tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
                 #pragma unroll
@@ -530,27 +410,19 @@ __global__ void __launch_bounds__(256) rmsnorm_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds((((tl_chunk0 + tl_v)) + (tl_tid % 16) * 8), N) ? tl::convert<float>(X[int64_t(row0 + (tl_tid / 16)) * N + (((tl_chunk0 + tl_v)) + (tl_tid % 16) * 8)]) : 0.0f;
+                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk0 + tl_v) / 8) * 256), N) ? tl::convert<float>(X[int64_t(row0 + (tl_tid / 32)) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk0 + tl_v) / 8) * 256)]) : 0.0f;
                 }
             }
         }
-        // for i, j in parallel(RB, SHORT) {  (norms.tl:130)
-        // for i, j in parallel(16, 128): each thread visits the elements of `sq` it holds
-        #pragma unroll
-        for (int tl_s3 = 0; tl_s3 < 8; ++tl_s3) {
-            [[maybe_unused]] const int i = (tl_tid / 16);
-            [[maybe_unused]] const int j = ((tl_s3) + (tl_tid % 16) * 8);
-            sq[tl_s3] = s[tl_s3] * s[tl_s3];
-        }
-        // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:133)
-        // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
+        // reduce(sum, s, s_mean, axis = 1);  (norms.tl:40)
+        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
         {
             float tl_part[1];
             #pragma unroll
             for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
             #pragma unroll
-            for (int tl_s4 = 0; tl_s4 < 8; ++tl_s4) {
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sq[tl_s4]));
+            for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(s[tl_s3]));
             }
             #pragma unroll
             for (int tl_i = 0; tl_i < 1; ++tl_i) {
@@ -558,20 +430,1131 @@ __global__ void __launch_bounds__(256) rmsnorm_kernel(
                 tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
                 tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
                 tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
             }
             #pragma unroll
             for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                s_mean[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (norms.tl:41)
+        // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
+            [[maybe_unused]] const int i = (tl_tid / 32);
+            const int j = ((tl_s4 % 8) + (tl_tid % 32) * 8 + (tl_s4 / 8) * 256);
+            const float d = s[tl_s4] - s_mean[0] * inv_n;
+            s[tl_s4] = d;
+            sd[tl_s4] = j < N ? d * d : 0.0f;
+        }
+        // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:46)
+        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
+        {
+            float tl_part[1];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            #pragma unroll
+            for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sd[tl_s5]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                s_rstd[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i in parallel(RB) {  (norms.tl:47)
+        // for i in parallel(8): each thread visits the elements of `s_rstd` it holds
+        #pragma unroll
+        for (int tl_s6 = 0; tl_s6 < 1; ++tl_s6) {
+            [[maybe_unused]] const int i = (tl_tid / 32);
+            s_rstd[tl_s6] = tl::rsqrt(s_rstd[tl_s6] * inv_n + eps);
+        }
+        // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:50)
+        #pragma unroll
+        for (int tl_chunk7 = 0; tl_chunk7 < 16; tl_chunk7 += 8) {
+            const tl::f16* tl_ptr8 = &W[((tl_chunk7 % 8) + (tl_tid % 32) * 8 + (tl_chunk7 / 8) * 256)];
+            if (tl::in_bounds(((tl_chunk7 % 8) + (tl_tid % 32) * 8 + (tl_chunk7 / 8) * 256), N) && tl::in_bounds((((tl_chunk7 % 8) + (tl_tid % 32) * 8 + (tl_chunk7 / 8) * 256)) + 7, N) && tl::is_aligned(tl_ptr8, 16)) {
+                tl::f16 tl_vec9[8];
+                tl::load_vector<tl::f16, 8>(tl_vec9, tl_ptr8);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk7 + tl_v] = tl::convert<float>(tl_vec9[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    sw[tl_chunk7 + tl_v] = tl::in_bounds((((tl_chunk7 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk7 + tl_v) / 8) * 256), N) ? tl::convert<float>(W[(((tl_chunk7 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk7 + tl_v) / 8) * 256)]) : 0.0f;
+                }
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (norms.tl:51)
+        // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s10 = 0; tl_s10 < 16; ++tl_s10) {
+            [[maybe_unused]] const int i = (tl_tid / 32);
+            [[maybe_unused]] const int j = ((tl_s10 % 8) + (tl_tid % 32) * 8 + (tl_s10 / 8) * 256);
+            s[tl_s10] = s[tl_s10] * s_rstd[0] * sw[(tl_s10 % 8) + (tl_s10 / 8) * 8];
+        }
+        // copy(Bias[0 +: ROW], sw);  (norms.tl:54)
+        #pragma unroll
+        for (int tl_chunk11 = 0; tl_chunk11 < 16; tl_chunk11 += 8) {
+            const tl::f16* tl_ptr12 = &Bias[((tl_chunk11 % 8) + (tl_tid % 32) * 8 + (tl_chunk11 / 8) * 256)];
+            if (tl::in_bounds(((tl_chunk11 % 8) + (tl_tid % 32) * 8 + (tl_chunk11 / 8) * 256), N) && tl::in_bounds((((tl_chunk11 % 8) + (tl_tid % 32) * 8 + (tl_chunk11 / 8) * 256)) + 7, N) && tl::is_aligned(tl_ptr12, 16)) {
+                tl::f16 tl_vec13[8];
+                tl::load_vector<tl::f16, 8>(tl_vec13, tl_ptr12);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk11 + tl_v] = tl::convert<float>(tl_vec13[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    sw[tl_chunk11 + tl_v] = tl::in_bounds((((tl_chunk11 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk11 + tl_v) / 8) * 256), N) ? tl::convert<float>(Bias[(((tl_chunk11 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk11 + tl_v) / 8) * 256)]) : 0.0f;
+                }
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (norms.tl:55)
+        // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s14 = 0; tl_s14 < 16; ++tl_s14) {
+            [[maybe_unused]] const int i = (tl_tid / 32);
+            [[maybe_unused]] const int j = ((tl_s14 % 8) + (tl_tid % 32) * 8 + (tl_s14 / 8) * 256);
+            s[tl_s14] = s[tl_s14] + sw[(tl_s14 % 8) + (tl_s14 / 8) * 8];
+        }
+        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:58)
+        #pragma unroll
+        for (int tl_chunk15 = 0; tl_chunk15 < 16; tl_chunk15 += 8) {
+            tl::f16* tl_ptr16 = &Y[int64_t(row0 + (tl_tid / 32)) * N + ((tl_chunk15 % 8) + (tl_tid % 32) * 8 + (tl_chunk15 / 8) * 256)];
+            if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds(((tl_chunk15 % 8) + (tl_tid % 32) * 8 + (tl_chunk15 / 8) * 256), N) && tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk15 % 8) + (tl_tid % 32) * 8 + (tl_chunk15 / 8) * 256)) + 7, N) && tl::is_aligned(tl_ptr16, 16)) {
+                tl::f16 tl_vec17[8];
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec17[tl_v] = tl::convert<tl::f16>(s[tl_chunk15 + tl_v]);
+                tl::store_vector<tl::f16, 8>(tl_ptr16, tl_vec17);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk15 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk15 + tl_v) / 8) * 256), N)) Y[int64_t(row0 + (tl_tid / 32)) * N + (((tl_chunk15 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk15 + tl_v) / 8) * 256)] = tl::convert<tl::f16>(s[tl_chunk15 + tl_v]);
+                }
+            }
+        }
+    } else {
+        const int32_t n_tiles = tl::cdiv(N, 2048);
+        for (int rr = 0; rr < rows; ++rr) {
+            const int32_t row = row0 + rr;
+            sum_x = 0.0f;
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x);  (norms.tl:65)
+                #pragma unroll
+                for (int tl_chunk18 = 0; tl_chunk18 < x_layout::kSlots; tl_chunk18 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk18))) continue;
+                    const tl::f16* tl_ptr19 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18))) + 7, N) && tl::is_aligned(tl_ptr19, 16)) {
+                        tl::f16 tl_vec20[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec20, tl_ptr19);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk18 + tl_v] = tl::convert<float>(tl_vec20[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk18 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)))]) : 0.0f;
+                        }
+                    }
+                }
+                // reduce(sum, x, part);  (norms.tl:66)
+                {
+                    float tl_part[1];
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s21 = 0; tl_s21 < x_layout::kSlots; ++tl_s21) {
+                        if (!(x_layout::valid(tl_tid, tl_s21))) continue;
+                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s21]));
+                    }
+                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        part = tl_part[0];
+                    }
+                }
+                sum_x = sum_x + part;
+            }
+            const float mean = sum_x * inv_n;
+            sum_d2 = 0.0f;
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x);  (norms.tl:72)
+                #pragma unroll
+                for (int tl_chunk22 = 0; tl_chunk22 < x_layout::kSlots; tl_chunk22 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk22))) continue;
+                    const tl::f16* tl_ptr23 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22))) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
+                        tl::f16 tl_vec24[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec24, tl_ptr23);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk22 + tl_v] = tl::convert<float>(tl_vec24[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk22 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22 + tl_v)))]) : 0.0f;
+                        }
+                    }
+                }
+                // for j in parallel(BN) {  (norms.tl:73)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s25 = 0; tl_s25 < x_layout::kSlots; ++tl_s25) {
+                    if (!(x_layout::valid(tl_tid, tl_s25))) continue;
+                    const int j = x_layout::flat(tl_tid, tl_s25);
+                    const float d = x[tl_s25] - mean;
+                    x[tl_s25] = t * 2048 + j < N ? d * d : 0.0f;
+                }
+                // reduce(sum, x, part);  (norms.tl:77)
+                {
+                    float tl_part[1];
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s26 = 0; tl_s26 < x_layout::kSlots; ++tl_s26) {
+                        if (!(x_layout::valid(tl_tid, tl_s26))) continue;
+                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s26]));
+                    }
+                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        part = tl_part[0];
+                    }
+                }
+                sum_d2 = sum_d2 + part;
+            }
+            const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
+            for (int t = 0; t < n_tiles; ++t) {
+                const int32_t c0 = t * 2048;
+                // copy(X[row, c0 +: BN], x);  (norms.tl:83)
+                #pragma unroll
+                for (int tl_chunk27 = 0; tl_chunk27 < x_layout::kSlots; tl_chunk27 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk27))) continue;
+                    const tl::f16* tl_ptr28 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk27)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk27)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk27))) + 7, N) && tl::is_aligned(tl_ptr28, 16)) {
+                        tl::f16 tl_vec29[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec29, tl_ptr28);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk27 + tl_v] = tl::convert<float>(tl_vec29[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk27 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)))]) : 0.0f;
+                        }
+                    }
+                }
+                // copy(W[c0 +: BN], w);  (norms.tl:84)
+                #pragma unroll
+                for (int tl_chunk30 = 0; tl_chunk30 < w_layout::kSlots; tl_chunk30 += 8) {
+                    if (!(w_layout::valid(tl_tid, tl_chunk30))) continue;
+                    const tl::f16* tl_ptr31 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk30))];
+                    if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk30)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk30))) + 7, N) && tl::is_aligned(tl_ptr31, 16)) {
+                        tl::f16 tl_vec32[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec32, tl_ptr31);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk30 + tl_v] = tl::convert<float>(tl_vec32[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            w[tl_chunk30 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk30 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk30 + tl_v))]) : 0.0f;
+                        }
+                    }
+                }
+                // copy(Bias[c0 +: BN], b);  (norms.tl:85)
+                #pragma unroll
+                for (int tl_chunk33 = 0; tl_chunk33 < b_layout::kSlots; tl_chunk33 += 8) {
+                    if (!(b_layout::valid(tl_tid, tl_chunk33))) continue;
+                    const tl::f16* tl_ptr34 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk33))];
+                    if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk33)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk33))) + 7, N) && tl::is_aligned(tl_ptr34, 16)) {
+                        tl::f16 tl_vec35[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec35, tl_ptr34);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk33 + tl_v] = tl::convert<float>(tl_vec35[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            b[tl_chunk33 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk33 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk33 + tl_v))]) : 0.0f;
+                        }
+                    }
+                }
+                // for j in parallel(BN) {  (norms.tl:86)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s36 = 0; tl_s36 < x_layout::kSlots; ++tl_s36) {
+                    if (!(x_layout::valid(tl_tid, tl_s36))) continue;
+                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s36);
+                    x[tl_s36] = (x[tl_s36] - mean) * rstd * w[tl_s36] + b[tl_s36];
+                }
+                // copy(x, Y[row, c0 +: BN]);  (norms.tl:89)
+                #pragma unroll
+                for (int tl_chunk37 = 0; tl_chunk37 < x_layout::kSlots; tl_chunk37 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk37))) continue;
+                    tl::f16* tl_ptr38 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk37))) + 7, N) && tl::is_aligned(tl_ptr38, 16)) {
+                        tl::f16 tl_vec39[8];
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec39[tl_v] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
+                        tl::store_vector<tl::f16, 8>(tl_ptr38, tl_vec39);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+// kernel layernorm<ROW = 2048, THREADS = 256, RB = 2, BN = 2048, T = f16>  (stdlib/norms.tl:15)
+// 256 threads per block, 32 bytes of shared memory
+__global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
+        const tl::f16* __restrict__ X,
+        const tl::f16* __restrict__ W,
+        const tl::f16* __restrict__ Bias,
+        tl::f16* __restrict__ Y,
+        float eps,
+        int32_t M,
+        int32_t N)
+{
+    // fragment s: f32[2, 2048], blocked per axis, vector 8: [2, 2048] over 256 threads: (2:t128, 8:r1 128:t1 2:r8) 16 registers
+    // fragment sd: f32[2, 2048], blocked per axis, vector 8: [2, 2048] over 256 threads: (2:t128, 8:r1 128:t1 2:r8) 16 registers
+    // fragment sw: f32[2048], slice of `s` (broadcast): [2048] over 256 threads: (8:r1 128:t1 2:r8) 16 registers, 2 replicas
+    // fragment s_mean: f32[2], slice of `s` (reduce over axis 1): [2] over 256 threads: (2:t128) 1 registers, 128 replicas
+    // fragment s_rstd: f32[2], slice of `sd` (reduce over axis 1): [2] over 256 threads: (2:t128) 1 registers, 128 replicas
+    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
+    using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
+    using b_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment b: f32[2048]
+    const int tl_tid = threadIdx.x;
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    float s[16];  // fragment s: f32[2, 2048]
+    float sd[16];  // fragment sd: f32[2, 2048]
+    float sw[16];  // fragment sw: f32[2048]
+    float s_mean[1];  // fragment s_mean: f32[2]
+    float s_rstd[1];  // fragment s_rstd: f32[2]
+    float x[x_layout::kSlots];  // fragment x: f32[2048]
+    float w[w_layout::kSlots];  // fragment w: f32[2048]
+    float b[b_layout::kSlots];  // fragment b: f32[2048]
+    float sum_x;
+    float sum_d2;
+    float part;
+    const int32_t row0 = int(blockIdx.x) * 2;
+    const int32_t rows = tl::min(2, M - row0);
+    const float n = static_cast<float>(N);
+    const float inv_n = tl::rsqrt(n * n);
+    if (N <= 2048) {
+        // copy(X[row0 +: RB, 0 +: ROW], s);  (norms.tl:39)
+        #pragma unroll
+        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
+            const tl::f16* tl_ptr1 = &X[int64_t(row0 + (tl_tid / 128)) * N + ((tl_chunk0 % 8) + (tl_tid % 128) * 8 + (tl_chunk0 / 8) * 1024)];
+            if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid % 128) * 8 + (tl_chunk0 / 8) * 1024), N) && tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid % 128) * 8 + (tl_chunk0 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+                tl::f16 tl_vec2[8];
+                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk0 + tl_v) / 8) * 1024), N) ? tl::convert<float>(X[int64_t(row0 + (tl_tid / 128)) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk0 + tl_v) / 8) * 1024)]) : 0.0f;
+                }
+            }
+        }
+        // reduce(sum, s, s_mean, axis = 1);  (norms.tl:40)
+        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
+        {
+            float tl_part[1];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            #pragma unroll
+            for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(s[tl_s3]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            }
+            if ((tl_tid / 1 % 32) == 0) {
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
+                }
+            }
+            __syncthreads();
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4];
+                #pragma unroll
+                for (int tl_w = 1; tl_w < 4; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + tl_w]);
+            }
+            __syncthreads();  // the scratch is free again
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                s_mean[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (norms.tl:41)
+        // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
+            [[maybe_unused]] const int i = (tl_tid / 128);
+            const int j = ((tl_s4 % 8) + (tl_tid % 128) * 8 + (tl_s4 / 8) * 1024);
+            const float d = s[tl_s4] - s_mean[0] * inv_n;
+            s[tl_s4] = d;
+            sd[tl_s4] = j < N ? d * d : 0.0f;
+        }
+        // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:46)
+        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
+        {
+            float tl_part[1];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            #pragma unroll
+            for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sd[tl_s5]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            }
+            if ((tl_tid / 1 % 32) == 0) {
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
+                }
+            }
+            __syncthreads();
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4];
+                #pragma unroll
+                for (int tl_w = 1; tl_w < 4; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + tl_w]);
+            }
+            __syncthreads();  // the scratch is free again
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                s_rstd[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i in parallel(RB) {  (norms.tl:47)
+        // for i in parallel(2): each thread visits the elements of `s_rstd` it holds
+        #pragma unroll
+        for (int tl_s6 = 0; tl_s6 < 1; ++tl_s6) {
+            [[maybe_unused]] const int i = (tl_tid / 128);
+            s_rstd[tl_s6] = tl::rsqrt(s_rstd[tl_s6] * inv_n + eps);
+        }
+        // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:50)
+        #pragma unroll
+        for (int tl_chunk7 = 0; tl_chunk7 < 16; tl_chunk7 += 8) {
+            const tl::f16* tl_ptr8 = &W[((tl_chunk7 % 8) + (tl_tid % 128) * 8 + (tl_chunk7 / 8) * 1024)];
+            if (tl::in_bounds(((tl_chunk7 % 8) + (tl_tid % 128) * 8 + (tl_chunk7 / 8) * 1024), N) && tl::in_bounds((((tl_chunk7 % 8) + (tl_tid % 128) * 8 + (tl_chunk7 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr8, 16)) {
+                tl::f16 tl_vec9[8];
+                tl::load_vector<tl::f16, 8>(tl_vec9, tl_ptr8);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk7 + tl_v] = tl::convert<float>(tl_vec9[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    sw[tl_chunk7 + tl_v] = tl::in_bounds((((tl_chunk7 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk7 + tl_v) / 8) * 1024), N) ? tl::convert<float>(W[(((tl_chunk7 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk7 + tl_v) / 8) * 1024)]) : 0.0f;
+                }
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (norms.tl:51)
+        // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s10 = 0; tl_s10 < 16; ++tl_s10) {
+            [[maybe_unused]] const int i = (tl_tid / 128);
+            [[maybe_unused]] const int j = ((tl_s10 % 8) + (tl_tid % 128) * 8 + (tl_s10 / 8) * 1024);
+            s[tl_s10] = s[tl_s10] * s_rstd[0] * sw[(tl_s10 % 8) + (tl_s10 / 8) * 8];
+        }
+        // copy(Bias[0 +: ROW], sw);  (norms.tl:54)
+        #pragma unroll
+        for (int tl_chunk11 = 0; tl_chunk11 < 16; tl_chunk11 += 8) {
+            const tl::f16* tl_ptr12 = &Bias[((tl_chunk11 % 8) + (tl_tid % 128) * 8 + (tl_chunk11 / 8) * 1024)];
+            if (tl::in_bounds(((tl_chunk11 % 8) + (tl_tid % 128) * 8 + (tl_chunk11 / 8) * 1024), N) && tl::in_bounds((((tl_chunk11 % 8) + (tl_tid % 128) * 8 + (tl_chunk11 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr12, 16)) {
+                tl::f16 tl_vec13[8];
+                tl::load_vector<tl::f16, 8>(tl_vec13, tl_ptr12);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk11 + tl_v] = tl::convert<float>(tl_vec13[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    sw[tl_chunk11 + tl_v] = tl::in_bounds((((tl_chunk11 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk11 + tl_v) / 8) * 1024), N) ? tl::convert<float>(Bias[(((tl_chunk11 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk11 + tl_v) / 8) * 1024)]) : 0.0f;
+                }
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (norms.tl:55)
+        // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s14 = 0; tl_s14 < 16; ++tl_s14) {
+            [[maybe_unused]] const int i = (tl_tid / 128);
+            [[maybe_unused]] const int j = ((tl_s14 % 8) + (tl_tid % 128) * 8 + (tl_s14 / 8) * 1024);
+            s[tl_s14] = s[tl_s14] + sw[(tl_s14 % 8) + (tl_s14 / 8) * 8];
+        }
+        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:58)
+        #pragma unroll
+        for (int tl_chunk15 = 0; tl_chunk15 < 16; tl_chunk15 += 8) {
+            tl::f16* tl_ptr16 = &Y[int64_t(row0 + (tl_tid / 128)) * N + ((tl_chunk15 % 8) + (tl_tid % 128) * 8 + (tl_chunk15 / 8) * 1024)];
+            if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds(((tl_chunk15 % 8) + (tl_tid % 128) * 8 + (tl_chunk15 / 8) * 1024), N) && tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk15 % 8) + (tl_tid % 128) * 8 + (tl_chunk15 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr16, 16)) {
+                tl::f16 tl_vec17[8];
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec17[tl_v] = tl::convert<tl::f16>(s[tl_chunk15 + tl_v]);
+                tl::store_vector<tl::f16, 8>(tl_ptr16, tl_vec17);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk15 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk15 + tl_v) / 8) * 1024), N)) Y[int64_t(row0 + (tl_tid / 128)) * N + (((tl_chunk15 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk15 + tl_v) / 8) * 1024)] = tl::convert<tl::f16>(s[tl_chunk15 + tl_v]);
+                }
+            }
+        }
+    } else {
+        const int32_t n_tiles = tl::cdiv(N, 2048);
+        for (int rr = 0; rr < rows; ++rr) {
+            const int32_t row = row0 + rr;
+            sum_x = 0.0f;
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x);  (norms.tl:65)
+                #pragma unroll
+                for (int tl_chunk18 = 0; tl_chunk18 < x_layout::kSlots; tl_chunk18 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk18))) continue;
+                    const tl::f16* tl_ptr19 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18))) + 7, N) && tl::is_aligned(tl_ptr19, 16)) {
+                        tl::f16 tl_vec20[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec20, tl_ptr19);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk18 + tl_v] = tl::convert<float>(tl_vec20[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk18 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)))]) : 0.0f;
+                        }
+                    }
+                }
+                // reduce(sum, x, part);  (norms.tl:66)
+                {
+                    float tl_part[1];
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s21 = 0; tl_s21 < x_layout::kSlots; ++tl_s21) {
+                        if (!(x_layout::valid(tl_tid, tl_s21))) continue;
+                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s21]));
+                    }
+                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        part = tl_part[0];
+                    }
+                }
+                sum_x = sum_x + part;
+            }
+            const float mean = sum_x * inv_n;
+            sum_d2 = 0.0f;
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x);  (norms.tl:72)
+                #pragma unroll
+                for (int tl_chunk22 = 0; tl_chunk22 < x_layout::kSlots; tl_chunk22 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk22))) continue;
+                    const tl::f16* tl_ptr23 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22))) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
+                        tl::f16 tl_vec24[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec24, tl_ptr23);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk22 + tl_v] = tl::convert<float>(tl_vec24[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk22 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22 + tl_v)))]) : 0.0f;
+                        }
+                    }
+                }
+                // for j in parallel(BN) {  (norms.tl:73)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s25 = 0; tl_s25 < x_layout::kSlots; ++tl_s25) {
+                    if (!(x_layout::valid(tl_tid, tl_s25))) continue;
+                    const int j = x_layout::flat(tl_tid, tl_s25);
+                    const float d = x[tl_s25] - mean;
+                    x[tl_s25] = t * 2048 + j < N ? d * d : 0.0f;
+                }
+                // reduce(sum, x, part);  (norms.tl:77)
+                {
+                    float tl_part[1];
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s26 = 0; tl_s26 < x_layout::kSlots; ++tl_s26) {
+                        if (!(x_layout::valid(tl_tid, tl_s26))) continue;
+                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s26]));
+                    }
+                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        part = tl_part[0];
+                    }
+                }
+                sum_d2 = sum_d2 + part;
+            }
+            const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
+            for (int t = 0; t < n_tiles; ++t) {
+                const int32_t c0 = t * 2048;
+                // copy(X[row, c0 +: BN], x);  (norms.tl:83)
+                #pragma unroll
+                for (int tl_chunk27 = 0; tl_chunk27 < x_layout::kSlots; tl_chunk27 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk27))) continue;
+                    const tl::f16* tl_ptr28 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk27)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk27)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk27))) + 7, N) && tl::is_aligned(tl_ptr28, 16)) {
+                        tl::f16 tl_vec29[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec29, tl_ptr28);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk27 + tl_v] = tl::convert<float>(tl_vec29[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk27 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)))]) : 0.0f;
+                        }
+                    }
+                }
+                // copy(W[c0 +: BN], w);  (norms.tl:84)
+                #pragma unroll
+                for (int tl_chunk30 = 0; tl_chunk30 < w_layout::kSlots; tl_chunk30 += 8) {
+                    if (!(w_layout::valid(tl_tid, tl_chunk30))) continue;
+                    const tl::f16* tl_ptr31 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk30))];
+                    if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk30)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk30))) + 7, N) && tl::is_aligned(tl_ptr31, 16)) {
+                        tl::f16 tl_vec32[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec32, tl_ptr31);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk30 + tl_v] = tl::convert<float>(tl_vec32[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            w[tl_chunk30 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk30 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk30 + tl_v))]) : 0.0f;
+                        }
+                    }
+                }
+                // copy(Bias[c0 +: BN], b);  (norms.tl:85)
+                #pragma unroll
+                for (int tl_chunk33 = 0; tl_chunk33 < b_layout::kSlots; tl_chunk33 += 8) {
+                    if (!(b_layout::valid(tl_tid, tl_chunk33))) continue;
+                    const tl::f16* tl_ptr34 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk33))];
+                    if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk33)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk33))) + 7, N) && tl::is_aligned(tl_ptr34, 16)) {
+                        tl::f16 tl_vec35[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec35, tl_ptr34);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk33 + tl_v] = tl::convert<float>(tl_vec35[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            b[tl_chunk33 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk33 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk33 + tl_v))]) : 0.0f;
+                        }
+                    }
+                }
+                // for j in parallel(BN) {  (norms.tl:86)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s36 = 0; tl_s36 < x_layout::kSlots; ++tl_s36) {
+                    if (!(x_layout::valid(tl_tid, tl_s36))) continue;
+                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s36);
+                    x[tl_s36] = (x[tl_s36] - mean) * rstd * w[tl_s36] + b[tl_s36];
+                }
+                // copy(x, Y[row, c0 +: BN]);  (norms.tl:89)
+                #pragma unroll
+                for (int tl_chunk37 = 0; tl_chunk37 < x_layout::kSlots; tl_chunk37 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk37))) continue;
+                    tl::f16* tl_ptr38 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk37))) + 7, N) && tl::is_aligned(tl_ptr38, 16)) {
+                        tl::f16 tl_vec39[8];
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec39[tl_v] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
+                        tl::store_vector<tl::f16, 8>(tl_ptr38, tl_vec39);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+// kernel layernorm<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, T = f16>  (stdlib/norms.tl:15)
+// 512 threads per block, 64 bytes of shared memory
+__global__ void __launch_bounds__(512, 2) layernorm_kernel_variant3(
+        const tl::f16* __restrict__ X,
+        const tl::f16* __restrict__ W,
+        const tl::f16* __restrict__ Bias,
+        tl::f16* __restrict__ Y,
+        float eps,
+        int32_t M,
+        int32_t N)
+{
+    // fragment s: f32[1, 8192], blocked per axis, vector 8: [1, 8192] over 512 threads: (, 8:r1 512:t1 2:r8) 16 registers
+    // fragment sd: f32[1, 8192], blocked per axis, vector 8: [1, 8192] over 512 threads: (, 8:r1 512:t1 2:r8) 16 registers
+    // fragment sw: f32[8192], slice of `s` (broadcast): [8192] over 512 threads: (8:r1 512:t1 2:r8) 16 registers
+    // fragment s_mean: f32[1], slice of `s` (reduce over axis 1): [1] over 512 threads: () 1 registers, 512 replicas
+    // fragment s_rstd: f32[1], slice of `sd` (reduce over axis 1): [1] over 512 threads: () 1 registers, 512 replicas
+    using x_layout = tl::BlockedLayout<4096, 8, 512>;  // fragment x: f32[4096]
+    using w_layout = tl::BlockedLayout<4096, 8, 512>;  // fragment w: f32[4096]
+    using b_layout = tl::BlockedLayout<4096, 8, 512>;  // fragment b: f32[4096]
+    const int tl_tid = threadIdx.x;
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    unsigned char* tl_scratch = tl_smem + 0;  // 64 bytes for reductions and staging
+    float s[16];  // fragment s: f32[1, 8192]
+    float sd[16];  // fragment sd: f32[1, 8192]
+    float sw[16];  // fragment sw: f32[8192]
+    float s_mean[1];  // fragment s_mean: f32[1]
+    float s_rstd[1];  // fragment s_rstd: f32[1]
+    float x[x_layout::kSlots];  // fragment x: f32[4096]
+    float w[w_layout::kSlots];  // fragment w: f32[4096]
+    float b[b_layout::kSlots];  // fragment b: f32[4096]
+    float sum_x;
+    float sum_d2;
+    float part;
+    const int32_t row0 = int(blockIdx.x) * 1;
+    const int32_t rows = tl::min(1, M - row0);
+    const float n = static_cast<float>(N);
+    const float inv_n = tl::rsqrt(n * n);
+    if (N <= 8192) {
+        // copy(X[row0 +: RB, 0 +: ROW], s);  (norms.tl:39)
+        #pragma unroll
+        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
+            const tl::f16* tl_ptr1 = &X[int64_t(row0 + 0) * N + ((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 4096)];
+            if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 4096), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 4096)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+                tl::f16 tl_vec2[8];
+                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk0 + tl_v) / 8) * 4096), N) ? tl::convert<float>(X[int64_t(row0 + 0) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk0 + tl_v) / 8) * 4096)]) : 0.0f;
+                }
+            }
+        }
+        // reduce(sum, s, s_mean, axis = 1);  (norms.tl:40)
+        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
+        {
+            float tl_part[1];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            #pragma unroll
+            for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(s[tl_s3]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            }
+            if ((tl_tid / 1 % 32) == 0) {
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    reinterpret_cast<float*>(tl_scratch)[(0) * 16 + (tl_tid / 32 % 16)] = tl_part[tl_i];
+                }
+            }
+            __syncthreads();
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 16];
+                #pragma unroll
+                for (int tl_w = 1; tl_w < 16; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(0) * 16 + tl_w]);
+            }
+            __syncthreads();  // the scratch is free again
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                s_mean[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (norms.tl:41)
+        // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
+            [[maybe_unused]] const int i = 0;
+            const int j = ((tl_s4 % 8) + (tl_tid) * 8 + (tl_s4 / 8) * 4096);
+            const float d = s[tl_s4] - s_mean[0] * inv_n;
+            s[tl_s4] = d;
+            sd[tl_s4] = j < N ? d * d : 0.0f;
+        }
+        // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:46)
+        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
+        {
+            float tl_part[1];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            #pragma unroll
+            for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sd[tl_s5]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            }
+            if ((tl_tid / 1 % 32) == 0) {
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    reinterpret_cast<float*>(tl_scratch)[(0) * 16 + (tl_tid / 32 % 16)] = tl_part[tl_i];
+                }
+            }
+            __syncthreads();
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 16];
+                #pragma unroll
+                for (int tl_w = 1; tl_w < 16; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(0) * 16 + tl_w]);
+            }
+            __syncthreads();  // the scratch is free again
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                s_rstd[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i in parallel(RB) {  (norms.tl:47)
+        // for i in parallel(1): each thread visits the elements of `s_rstd` it holds
+        #pragma unroll
+        for (int tl_s6 = 0; tl_s6 < 1; ++tl_s6) {
+            [[maybe_unused]] const int i = 0;
+            s_rstd[tl_s6] = tl::rsqrt(s_rstd[tl_s6] * inv_n + eps);
+        }
+        // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:50)
+        #pragma unroll
+        for (int tl_chunk7 = 0; tl_chunk7 < 16; tl_chunk7 += 8) {
+            const tl::f16* tl_ptr8 = &W[((tl_chunk7 % 8) + (tl_tid) * 8 + (tl_chunk7 / 8) * 4096)];
+            if (tl::in_bounds(((tl_chunk7 % 8) + (tl_tid) * 8 + (tl_chunk7 / 8) * 4096), N) && tl::in_bounds((((tl_chunk7 % 8) + (tl_tid) * 8 + (tl_chunk7 / 8) * 4096)) + 7, N) && tl::is_aligned(tl_ptr8, 16)) {
+                tl::f16 tl_vec9[8];
+                tl::load_vector<tl::f16, 8>(tl_vec9, tl_ptr8);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk7 + tl_v] = tl::convert<float>(tl_vec9[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    sw[tl_chunk7 + tl_v] = tl::in_bounds((((tl_chunk7 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk7 + tl_v) / 8) * 4096), N) ? tl::convert<float>(W[(((tl_chunk7 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk7 + tl_v) / 8) * 4096)]) : 0.0f;
+                }
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (norms.tl:51)
+        // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s10 = 0; tl_s10 < 16; ++tl_s10) {
+            [[maybe_unused]] const int i = 0;
+            [[maybe_unused]] const int j = ((tl_s10 % 8) + (tl_tid) * 8 + (tl_s10 / 8) * 4096);
+            s[tl_s10] = s[tl_s10] * s_rstd[0] * sw[(tl_s10 % 8) + (tl_s10 / 8) * 8];
+        }
+        // copy(Bias[0 +: ROW], sw);  (norms.tl:54)
+        #pragma unroll
+        for (int tl_chunk11 = 0; tl_chunk11 < 16; tl_chunk11 += 8) {
+            const tl::f16* tl_ptr12 = &Bias[((tl_chunk11 % 8) + (tl_tid) * 8 + (tl_chunk11 / 8) * 4096)];
+            if (tl::in_bounds(((tl_chunk11 % 8) + (tl_tid) * 8 + (tl_chunk11 / 8) * 4096), N) && tl::in_bounds((((tl_chunk11 % 8) + (tl_tid) * 8 + (tl_chunk11 / 8) * 4096)) + 7, N) && tl::is_aligned(tl_ptr12, 16)) {
+                tl::f16 tl_vec13[8];
+                tl::load_vector<tl::f16, 8>(tl_vec13, tl_ptr12);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk11 + tl_v] = tl::convert<float>(tl_vec13[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    sw[tl_chunk11 + tl_v] = tl::in_bounds((((tl_chunk11 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk11 + tl_v) / 8) * 4096), N) ? tl::convert<float>(Bias[(((tl_chunk11 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk11 + tl_v) / 8) * 4096)]) : 0.0f;
+                }
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (norms.tl:55)
+        // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s14 = 0; tl_s14 < 16; ++tl_s14) {
+            [[maybe_unused]] const int i = 0;
+            [[maybe_unused]] const int j = ((tl_s14 % 8) + (tl_tid) * 8 + (tl_s14 / 8) * 4096);
+            s[tl_s14] = s[tl_s14] + sw[(tl_s14 % 8) + (tl_s14 / 8) * 8];
+        }
+        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:58)
+        #pragma unroll
+        for (int tl_chunk15 = 0; tl_chunk15 < 16; tl_chunk15 += 8) {
+            tl::f16* tl_ptr16 = &Y[int64_t(row0 + 0) * N + ((tl_chunk15 % 8) + (tl_tid) * 8 + (tl_chunk15 / 8) * 4096)];
+            if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk15 % 8) + (tl_tid) * 8 + (tl_chunk15 / 8) * 4096), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk15 % 8) + (tl_tid) * 8 + (tl_chunk15 / 8) * 4096)) + 7, N) && tl::is_aligned(tl_ptr16, 16)) {
+                tl::f16 tl_vec17[8];
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec17[tl_v] = tl::convert<tl::f16>(s[tl_chunk15 + tl_v]);
+                tl::store_vector<tl::f16, 8>(tl_ptr16, tl_vec17);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    if (tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk15 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk15 + tl_v) / 8) * 4096), N)) Y[int64_t(row0 + 0) * N + (((tl_chunk15 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk15 + tl_v) / 8) * 4096)] = tl::convert<tl::f16>(s[tl_chunk15 + tl_v]);
+                }
+            }
+        }
+    } else {
+        const int32_t n_tiles = tl::cdiv(N, 4096);
+        for (int rr = 0; rr < rows; ++rr) {
+            const int32_t row = row0 + rr;
+            sum_x = 0.0f;
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x);  (norms.tl:65)
+                #pragma unroll
+                for (int tl_chunk18 = 0; tl_chunk18 < x_layout::kSlots; tl_chunk18 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk18))) continue;
+                    const tl::f16* tl_ptr19 = &X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk18)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk18)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (x_layout::flat(tl_tid, tl_chunk18))) + 7, N) && tl::is_aligned(tl_ptr19, 16)) {
+                        tl::f16 tl_vec20[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec20, tl_ptr19);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk18 + tl_v] = tl::convert<float>(tl_vec20[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk18 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)))]) : 0.0f;
+                        }
+                    }
+                }
+                // reduce(sum, x, part);  (norms.tl:66)
+                {
+                    float tl_part[1];
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s21 = 0; tl_s21 < x_layout::kSlots; ++tl_s21) {
+                        if (!(x_layout::valid(tl_tid, tl_s21))) continue;
+                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s21]));
+                    }
+                    tl::block_allreduce<tl::SumOp, 1, 512>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        part = tl_part[0];
+                    }
+                }
+                sum_x = sum_x + part;
+            }
+            const float mean = sum_x * inv_n;
+            sum_d2 = 0.0f;
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x);  (norms.tl:72)
+                #pragma unroll
+                for (int tl_chunk22 = 0; tl_chunk22 < x_layout::kSlots; tl_chunk22 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk22))) continue;
+                    const tl::f16* tl_ptr23 = &X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk22)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk22)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (x_layout::flat(tl_tid, tl_chunk22))) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
+                        tl::f16 tl_vec24[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec24, tl_ptr23);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk22 + tl_v] = tl::convert<float>(tl_vec24[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk22 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk22 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk22 + tl_v)))]) : 0.0f;
+                        }
+                    }
+                }
+                // for j in parallel(BN) {  (norms.tl:73)
+                // for j in parallel(4096): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s25 = 0; tl_s25 < x_layout::kSlots; ++tl_s25) {
+                    if (!(x_layout::valid(tl_tid, tl_s25))) continue;
+                    const int j = x_layout::flat(tl_tid, tl_s25);
+                    const float d = x[tl_s25] - mean;
+                    x[tl_s25] = t * 4096 + j < N ? d * d : 0.0f;
+                }
+                // reduce(sum, x, part);  (norms.tl:77)
+                {
+                    float tl_part[1];
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s26 = 0; tl_s26 < x_layout::kSlots; ++tl_s26) {
+                        if (!(x_layout::valid(tl_tid, tl_s26))) continue;
+                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s26]));
+                    }
+                    tl::block_allreduce<tl::SumOp, 1, 512>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        part = tl_part[0];
+                    }
+                }
+                sum_d2 = sum_d2 + part;
+            }
+            const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
+            for (int t = 0; t < n_tiles; ++t) {
+                const int32_t c0 = t * 4096;
+                // copy(X[row, c0 +: BN], x);  (norms.tl:83)
+                #pragma unroll
+                for (int tl_chunk27 = 0; tl_chunk27 < x_layout::kSlots; tl_chunk27 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk27))) continue;
+                    const tl::f16* tl_ptr28 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk27)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk27)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk27))) + 7, N) && tl::is_aligned(tl_ptr28, 16)) {
+                        tl::f16 tl_vec29[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec29, tl_ptr28);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk27 + tl_v] = tl::convert<float>(tl_vec29[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk27 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)))]) : 0.0f;
+                        }
+                    }
+                }
+                // copy(W[c0 +: BN], w);  (norms.tl:84)
+                #pragma unroll
+                for (int tl_chunk30 = 0; tl_chunk30 < w_layout::kSlots; tl_chunk30 += 8) {
+                    if (!(w_layout::valid(tl_tid, tl_chunk30))) continue;
+                    const tl::f16* tl_ptr31 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk30))];
+                    if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk30)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk30))) + 7, N) && tl::is_aligned(tl_ptr31, 16)) {
+                        tl::f16 tl_vec32[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec32, tl_ptr31);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk30 + tl_v] = tl::convert<float>(tl_vec32[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            w[tl_chunk30 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk30 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk30 + tl_v))]) : 0.0f;
+                        }
+                    }
+                }
+                // copy(Bias[c0 +: BN], b);  (norms.tl:85)
+                #pragma unroll
+                for (int tl_chunk33 = 0; tl_chunk33 < b_layout::kSlots; tl_chunk33 += 8) {
+                    if (!(b_layout::valid(tl_tid, tl_chunk33))) continue;
+                    const tl::f16* tl_ptr34 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk33))];
+                    if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk33)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk33))) + 7, N) && tl::is_aligned(tl_ptr34, 16)) {
+                        tl::f16 tl_vec35[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec35, tl_ptr34);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk33 + tl_v] = tl::convert<float>(tl_vec35[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            b[tl_chunk33 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk33 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk33 + tl_v))]) : 0.0f;
+                        }
+                    }
+                }
+                // for j in parallel(BN) {  (norms.tl:86)
+                // for j in parallel(4096): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s36 = 0; tl_s36 < x_layout::kSlots; ++tl_s36) {
+                    if (!(x_layout::valid(tl_tid, tl_s36))) continue;
+                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s36);
+                    x[tl_s36] = (x[tl_s36] - mean) * rstd * w[tl_s36] + b[tl_s36];
+                }
+                // copy(x, Y[row, c0 +: BN]);  (norms.tl:89)
+                #pragma unroll
+                for (int tl_chunk37 = 0; tl_chunk37 < x_layout::kSlots; tl_chunk37 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk37))) continue;
+                    tl::f16* tl_ptr38 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk37))) + 7, N) && tl::is_aligned(tl_ptr38, 16)) {
+                        tl::f16 tl_vec39[8];
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec39[tl_v] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
+                        tl::store_vector<tl::f16, 8>(tl_ptr38, tl_vec39);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+// kernel rmsnorm<ROW = 128, THREADS = 256, RB = 32, BN = 2048, T = f16>  (stdlib/norms.tl:97)
+// 256 threads per block, 32 bytes of shared memory
+__global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant0(
+        const tl::f16* __restrict__ X,
+        const tl::f16* __restrict__ W,
+        tl::f16* __restrict__ Y,
+        float eps,
+        int32_t M,
+        int32_t N)
+{
+    // fragment s: f32[32, 128], blocked per axis, vector 8: [32, 128] over 256 threads: (16:t16 2:r8, 8:r1 16:t1) 16 registers
+    // fragment sq: f32[32, 128], blocked per axis, vector 8: [32, 128] over 256 threads: (16:t16 2:r8, 8:r1 16:t1) 16 registers
+    // fragment sw: f32[128], slice of `s` (broadcast): [128] over 256 threads: (8:r1 16:t1) 8 registers, 16 replicas
+    // fragment s_rrms: f32[32], slice of `sq` (reduce over axis 1): [32] over 256 threads: (16:t16 2:r1) 2 registers, 16 replicas
+    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
+    using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
+    const int tl_tid = threadIdx.x;
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    float s[16];  // fragment s: f32[32, 128]
+    float sq[16];  // fragment sq: f32[32, 128]
+    float sw[8];  // fragment sw: f32[128]
+    float s_rrms[2];  // fragment s_rrms: f32[32]
+    float x[x_layout::kSlots];  // fragment x: f32[2048]
+    float w[w_layout::kSlots];  // fragment w: f32[2048]
+    float sum_x2;
+    float part;
+    const int32_t row0 = int(blockIdx.x) * 32;
+    const int32_t rows = tl::min(32, M - row0);
+    const float n = static_cast<float>(N);
+    const float inv_n = tl::rsqrt(n * n);
+    if (N <= 128) {
+        // copy(X[row0 +: RB, 0 +: ROW], s);  (norms.tl:118)
+        #pragma unroll
+        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
+            const tl::f16* tl_ptr1 = &X[int64_t(row0 + ((tl_tid / 16) + (tl_chunk0 / 8) * 16)) * N + ((tl_chunk0 % 8) + (tl_tid % 16) * 8)];
+            if (tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk0 / 8) * 16), M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk0 / 8) * 16), M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+                tl::f16 tl_vec2[8];
+                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + ((tl_tid / 16) + ((tl_chunk0 + tl_v) / 8) * 16), M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid % 16) * 8), N) ? tl::convert<float>(X[int64_t(row0 + ((tl_tid / 16) + ((tl_chunk0 + tl_v) / 8) * 16)) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 16) * 8)]) : 0.0f;
+                }
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (norms.tl:119)
+        // for i, j in parallel(32, 128): each thread visits the elements of `sq` it holds
+        #pragma unroll
+        for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
+            [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s3 / 8) * 16);
+            [[maybe_unused]] const int j = ((tl_s3 % 8) + (tl_tid % 16) * 8);
+            sq[tl_s3] = s[tl_s3] * s[tl_s3];
+        }
+        // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:122)
+        // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
+        {
+            float tl_part[2];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            #pragma unroll
+            for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
+                tl_part[(tl_s4 / 8)] = tl::SumOp::combine(tl_part[(tl_s4 / 8)], tl::SumOp::element(sq[tl_s4]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 2; ++tl_i) {
                 s_rrms[tl_i] = tl_part[tl_i];
             }
         }
-        // for i in parallel(RB) {  (norms.tl:134)
-        // for i in parallel(16): each thread visits the elements of `s_rrms` it holds
+        // for i in parallel(RB) {  (norms.tl:123)
+        // for i in parallel(32): each thread visits the elements of `s_rrms` it holds
         #pragma unroll
-        for (int tl_s5 = 0; tl_s5 < 1; ++tl_s5) {
-            [[maybe_unused]] const int i = (tl_tid / 16);
-            s_rrms[tl_s5] = tl::rsqrt(s_rrms[tl_s5] / n + eps);
+        for (int tl_s5 = 0; tl_s5 < 2; ++tl_s5) {
+            [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s5) * 16);
+            s_rrms[tl_s5] = tl::rsqrt(s_rrms[tl_s5] * inv_n + eps);
         }
-        // copy(W[0 +: SHORT], sw);  (norms.tl:137)
+        // copy(W[0 +: ROW], sw);  (norms.tl:126)
         #pragma unroll
         for (int tl_chunk6 = 0; tl_chunk6 < 8; tl_chunk6 += 8) {
             const tl::f16* tl_ptr7 = &W[((tl_chunk6) + (tl_tid % 16) * 8)];
@@ -587,19 +1570,19 @@ __global__ void __launch_bounds__(256) rmsnorm_kernel(
                 }
             }
         }
-        // for i, j in parallel(RB, SHORT) {  (norms.tl:138)
-        // for i, j in parallel(16, 128): each thread visits the elements of `s` it holds
+        // for i, j in parallel(RB, ROW) {  (norms.tl:127)
+        // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
         #pragma unroll
-        for (int tl_s9 = 0; tl_s9 < 8; ++tl_s9) {
-            [[maybe_unused]] const int i = (tl_tid / 16);
-            [[maybe_unused]] const int j = ((tl_s9) + (tl_tid % 16) * 8);
-            s[tl_s9] = s[tl_s9] * s_rrms[0] * sw[(tl_s9)];
+        for (int tl_s9 = 0; tl_s9 < 16; ++tl_s9) {
+            [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s9 / 8) * 16);
+            [[maybe_unused]] const int j = ((tl_s9 % 8) + (tl_tid % 16) * 8);
+            s[tl_s9] = s[tl_s9] * s_rrms[(tl_s9 / 8)] * sw[(tl_s9 % 8)];
         }
-        // copy(s, Y[row0 +: RB, 0 +: SHORT]);  (norms.tl:141)
+        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:130)
         #pragma unroll
-        for (int tl_chunk10 = 0; tl_chunk10 < 8; tl_chunk10 += 8) {
-            tl::f16* tl_ptr11 = &Y[int64_t(row0 + (tl_tid / 16)) * N + ((tl_chunk10) + (tl_tid % 16) * 8)];
-            if (tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds(((tl_chunk10) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds((((tl_chunk10) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr11, 16)) {
+        for (int tl_chunk10 = 0; tl_chunk10 < 16; tl_chunk10 += 8) {
+            tl::f16* tl_ptr11 = &Y[int64_t(row0 + ((tl_tid / 16) + (tl_chunk10 / 8) * 16)) * N + ((tl_chunk10 % 8) + (tl_tid % 16) * 8)];
+            if (tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk10 / 8) * 16), M) && tl::in_bounds(((tl_chunk10 % 8) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk10 / 8) * 16), M) && tl::in_bounds((((tl_chunk10 % 8) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr11, 16)) {
                 tl::f16 tl_vec12[8];
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec12[tl_v] = tl::convert<tl::f16>(s[tl_chunk10 + tl_v]);
@@ -607,206 +1590,117 @@ __global__ void __launch_bounds__(256) rmsnorm_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds((((tl_chunk10 + tl_v)) + (tl_tid % 16) * 8), N)) Y[int64_t(row0 + (tl_tid / 16)) * N + (((tl_chunk10 + tl_v)) + (tl_tid % 16) * 8)] = tl::convert<tl::f16>(s[tl_chunk10 + tl_v]);
+                    if (tl::in_bounds(row0 + ((tl_tid / 16) + ((tl_chunk10 + tl_v) / 8) * 16), M) && tl::in_bounds((((tl_chunk10 + tl_v) % 8) + (tl_tid % 16) * 8), N)) Y[int64_t(row0 + ((tl_tid / 16) + ((tl_chunk10 + tl_v) / 8) * 16)) * N + (((tl_chunk10 + tl_v) % 8) + (tl_tid % 16) * 8)] = tl::convert<tl::f16>(s[tl_chunk10 + tl_v]);
                 }
             }
         }
     } else {
-        if (N <= 8192) {
-            for (int rr = 0; rr < rows; ++rr) {
-                const int32_t row = row0 + rr;
-                // copy(X[row, 0 +: ROW], r);  (norms.tl:145)
+        const int32_t n_tiles = tl::cdiv(N, 2048);
+        for (int rr = 0; rr < rows; ++rr) {
+            const int32_t row = row0 + rr;
+            sum_x2 = 0.0f;
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x);  (norms.tl:137)
                 #pragma unroll
-                for (int tl_chunk13 = 0; tl_chunk13 < r_layout::kSlots; tl_chunk13 += 8) {
-                    if (!(r_layout::valid(tl_tid, tl_chunk13))) continue;
-                    const tl::f16* tl_ptr14 = &X[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk13))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk13), N) && tl::in_bounds(row, M) && tl::in_bounds((r_layout::flat(tl_tid, tl_chunk13)) + 7, N) && tl::is_aligned(tl_ptr14, 16)) {
+                for (int tl_chunk13 = 0; tl_chunk13 < x_layout::kSlots; tl_chunk13 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk13))) continue;
+                    const tl::f16* tl_ptr14 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13))) + 7, N) && tl::is_aligned(tl_ptr14, 16)) {
                         tl::f16 tl_vec15[8];
                         tl::load_vector<tl::f16, 8>(tl_vec15, tl_ptr14);
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk13 + tl_v] = tl::convert<float>(tl_vec15[tl_v]);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk13 + tl_v] = tl::convert<float>(tl_vec15[tl_v]);
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            r[tl_chunk13 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk13 + tl_v), N) ? tl::convert<float>(X[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk13 + tl_v))]) : 0.0f;
+                            x[tl_chunk13 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13 + tl_v)))]) : 0.0f;
                         }
                     }
                 }
-                // for j in parallel(ROW) {  (norms.tl:146)
-                // for j in parallel(8192): each thread visits the elements of `rw` it holds
+                // for j in parallel(BN) {  (norms.tl:138)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
                 #pragma unroll
-                for (int tl_s16 = 0; tl_s16 < rw_layout::kSlots; ++tl_s16) {
-                    if (!(rw_layout::valid(tl_tid, tl_s16))) continue;
-                    [[maybe_unused]] const int j = rw_layout::flat(tl_tid, tl_s16);
-                    rw[tl_s16] = r[tl_s16] * r[tl_s16];
+                for (int tl_s16 = 0; tl_s16 < x_layout::kSlots; ++tl_s16) {
+                    if (!(x_layout::valid(tl_tid, tl_s16))) continue;
+                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s16);
+                    x[tl_s16] = x[tl_s16] * x[tl_s16];
                 }
-                // reduce(sum, rw, part);  (norms.tl:149)
+                // reduce(sum, x, part);  (norms.tl:141)
                 {
                     float tl_part[1];
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                     #pragma unroll
-                    for (int tl_s17 = 0; tl_s17 < rw_layout::kSlots; ++tl_s17) {
-                        if (!(rw_layout::valid(tl_tid, tl_s17))) continue;
-                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(rw[tl_s17]));
+                    for (int tl_s17 = 0; tl_s17 < x_layout::kSlots; ++tl_s17) {
+                        if (!(x_layout::valid(tl_tid, tl_s17))) continue;
+                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s17]));
                     }
                     tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                     {
                         part = tl_part[0];
                     }
                 }
-                const float rrms = tl::rsqrt(part / n + eps);
-                // copy(W[0 +: ROW], rw);  (norms.tl:151)
+                sum_x2 = sum_x2 + part;
+            }
+            const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
+            for (int t = 0; t < n_tiles; ++t) {
+                const int32_t c0 = t * 2048;
+                // copy(X[row, c0 +: BN], x);  (norms.tl:147)
                 #pragma unroll
-                for (int tl_chunk18 = 0; tl_chunk18 < rw_layout::kSlots; tl_chunk18 += 8) {
-                    if (!(rw_layout::valid(tl_tid, tl_chunk18))) continue;
-                    const tl::f16* tl_ptr19 = &W[rw_layout::flat(tl_tid, tl_chunk18)];
-                    if (tl::in_bounds(rw_layout::flat(tl_tid, tl_chunk18), N) && tl::in_bounds((rw_layout::flat(tl_tid, tl_chunk18)) + 7, N) && tl::is_aligned(tl_ptr19, 16)) {
+                for (int tl_chunk18 = 0; tl_chunk18 < x_layout::kSlots; tl_chunk18 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk18))) continue;
+                    const tl::f16* tl_ptr19 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk18)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk18)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk18))) + 7, N) && tl::is_aligned(tl_ptr19, 16)) {
                         tl::f16 tl_vec20[8];
                         tl::load_vector<tl::f16, 8>(tl_vec20, tl_ptr19);
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) rw[tl_chunk18 + tl_v] = tl::convert<float>(tl_vec20[tl_v]);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk18 + tl_v] = tl::convert<float>(tl_vec20[tl_v]);
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            rw[tl_chunk18 + tl_v] = tl::in_bounds(rw_layout::flat(tl_tid, tl_chunk18 + tl_v), N) ? tl::convert<float>(W[rw_layout::flat(tl_tid, tl_chunk18 + tl_v)]) : 0.0f;
+                            x[tl_chunk18 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)))]) : 0.0f;
                         }
                     }
                 }
-                // for j in parallel(ROW) {  (norms.tl:152)
-                // for j in parallel(8192): each thread visits the elements of `r` it holds
+                // copy(W[c0 +: BN], w);  (norms.tl:148)
                 #pragma unroll
-                for (int tl_s21 = 0; tl_s21 < r_layout::kSlots; ++tl_s21) {
-                    if (!(r_layout::valid(tl_tid, tl_s21))) continue;
-                    [[maybe_unused]] const int j = r_layout::flat(tl_tid, tl_s21);
-                    r[tl_s21] = r[tl_s21] * rrms * rw[tl_s21];
-                }
-                // copy(r, Y[row, 0 +: ROW]);  (norms.tl:155)
-                #pragma unroll
-                for (int tl_chunk22 = 0; tl_chunk22 < r_layout::kSlots; tl_chunk22 += 8) {
-                    if (!(r_layout::valid(tl_tid, tl_chunk22))) continue;
-                    tl::f16* tl_ptr23 = &Y[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk22))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk22), N) && tl::in_bounds(row, M) && tl::in_bounds((r_layout::flat(tl_tid, tl_chunk22)) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
-                        tl::f16 tl_vec24[8];
+                for (int tl_chunk21 = 0; tl_chunk21 < w_layout::kSlots; tl_chunk21 += 8) {
+                    if (!(w_layout::valid(tl_tid, tl_chunk21))) continue;
+                    const tl::f16* tl_ptr22 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk21))];
+                    if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk21)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk21))) + 7, N) && tl::is_aligned(tl_ptr22, 16)) {
+                        tl::f16 tl_vec23[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec23, tl_ptr22);
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec24[tl_v] = tl::convert<tl::f16>(r[tl_chunk22 + tl_v]);
-                        tl::store_vector<tl::f16, 8>(tl_ptr23, tl_vec24);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk21 + tl_v] = tl::convert<float>(tl_vec23[tl_v]);
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk22 + tl_v), N)) Y[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk22 + tl_v))] = tl::convert<tl::f16>(r[tl_chunk22 + tl_v]);
+                            w[tl_chunk21 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk21 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk21 + tl_v))]) : 0.0f;
                         }
                     }
                 }
-            }
-        } else {
-            const int32_t n_tiles = tl::cdiv(N, 1024);
-            for (int rr = 0; rr < rows; ++rr) {
-                const int32_t row = row0 + rr;
-                sum_x2 = 0.0f;
-                for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:163)
-                    #pragma unroll
-                    for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
-                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk25)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk25)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk25))) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
-                            tl::f16 tl_vec27[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
-                            #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk25 + tl_v] = tl::convert<float>(tl_vec27[tl_v]);
-                        } else {
-                            #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)))]) : 0.0f;
-                            }
-                        }
-                    }
-                    // for j in parallel(BN) {  (norms.tl:164)
-                    // for j in parallel(1024): each thread visits the elements of `x` it holds
-                    #pragma unroll
-                    for (int tl_s28 = 0; tl_s28 < x_layout::kSlots; ++tl_s28) {
-                        if (!(x_layout::valid(tl_tid, tl_s28))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s28);
-                        x[tl_s28] = x[tl_s28] * x[tl_s28];
-                    }
-                    // reduce(sum, x, part);  (norms.tl:167)
-                    {
-                        float tl_part[1];
-                        #pragma unroll
-                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                        #pragma unroll
-                        for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
-                            if (!(x_layout::valid(tl_tid, tl_s29))) continue;
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s29]));
-                        }
-                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
-                        {
-                            part = tl_part[0];
-                        }
-                    }
-                    sum_x2 = sum_x2 + part;
+                // for j in parallel(BN) {  (norms.tl:149)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s24 = 0; tl_s24 < x_layout::kSlots; ++tl_s24) {
+                    if (!(x_layout::valid(tl_tid, tl_s24))) continue;
+                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s24);
+                    x[tl_s24] = x[tl_s24] * rrms * w[tl_s24];
                 }
-                const float rrms = tl::rsqrt(sum_x2 / n + eps);
-                for (int t = 0; t < n_tiles; ++t) {
-                    const int32_t c0 = t * 1024;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:173)
-                    #pragma unroll
-                    for (int tl_chunk30 = 0; tl_chunk30 < x_layout::kSlots; tl_chunk30 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk30))) continue;
-                        const tl::f16* tl_ptr31 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk30)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk30)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk30))) + 7, N) && tl::is_aligned(tl_ptr31, 16)) {
-                            tl::f16 tl_vec32[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec32, tl_ptr31);
-                            #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk30 + tl_v] = tl::convert<float>(tl_vec32[tl_v]);
-                        } else {
-                            #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk30 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk30 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk30 + tl_v)))]) : 0.0f;
-                            }
-                        }
-                    }
-                    // copy(W[c0 +: BN], w);  (norms.tl:174)
-                    #pragma unroll
-                    for (int tl_chunk33 = 0; tl_chunk33 < w_layout::kSlots; tl_chunk33 += 8) {
-                        if (!(w_layout::valid(tl_tid, tl_chunk33))) continue;
-                        const tl::f16* tl_ptr34 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk33))];
-                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk33)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk33))) + 7, N) && tl::is_aligned(tl_ptr34, 16)) {
-                            tl::f16 tl_vec35[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec35, tl_ptr34);
-                            #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk33 + tl_v] = tl::convert<float>(tl_vec35[tl_v]);
-                        } else {
-                            #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk33 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk33 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk33 + tl_v))]) : 0.0f;
-                            }
-                        }
-                    }
-                    // for j in parallel(BN) {  (norms.tl:175)
-                    // for j in parallel(1024): each thread visits the elements of `x` it holds
-                    #pragma unroll
-                    for (int tl_s36 = 0; tl_s36 < x_layout::kSlots; ++tl_s36) {
-                        if (!(x_layout::valid(tl_tid, tl_s36))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s36);
-                        x[tl_s36] = x[tl_s36] * rrms * w[tl_s36];
-                    }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:178)
-                    #pragma unroll
-                    for (int tl_chunk37 = 0; tl_chunk37 < x_layout::kSlots; tl_chunk37 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk37))) continue;
-                        tl::f16* tl_ptr38 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk37))) + 7, N) && tl::is_aligned(tl_ptr38, 16)) {
-                            tl::f16 tl_vec39[8];
-                            #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec39[tl_v] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
-                            tl::store_vector<tl::f16, 8>(tl_ptr38, tl_vec39);
-                        } else {
-                            #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
-                            }
+                // copy(x, Y[row, c0 +: BN]);  (norms.tl:152)
+                #pragma unroll
+                for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
+                    tl::f16* tl_ptr26 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk25)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk25)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk25))) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                        tl::f16 tl_vec27[8];
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec27[tl_v] = tl::convert<tl::f16>(x[tl_chunk25 + tl_v]);
+                        tl::store_vector<tl::f16, 8>(tl_ptr26, tl_vec27);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk25 + tl_v]);
                         }
                     }
                 }
@@ -815,9 +1709,760 @@ __global__ void __launch_bounds__(256) rmsnorm_kernel(
     }
 }
 
-// kernel layernorm_gelu<RB = 16, SHORT = 128, ROW = 8192, BN = 1024, T = f16>  (stdlib/norms.tl:185)
+// kernel rmsnorm<ROW = 512, THREADS = 256, RB = 8, BN = 2048, T = f16>  (stdlib/norms.tl:97)
 // 256 threads per block, 32 bytes of shared memory
-__global__ void __launch_bounds__(256) layernorm_gelu_kernel(
+__global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant1(
+        const tl::f16* __restrict__ X,
+        const tl::f16* __restrict__ W,
+        tl::f16* __restrict__ Y,
+        float eps,
+        int32_t M,
+        int32_t N)
+{
+    // fragment s: f32[8, 512], blocked per axis, vector 8: [8, 512] over 256 threads: (8:t32, 8:r1 32:t1 2:r8) 16 registers
+    // fragment sq: f32[8, 512], blocked per axis, vector 8: [8, 512] over 256 threads: (8:t32, 8:r1 32:t1 2:r8) 16 registers
+    // fragment sw: f32[512], slice of `s` (broadcast): [512] over 256 threads: (8:r1 32:t1 2:r8) 16 registers, 8 replicas
+    // fragment s_rrms: f32[8], slice of `sq` (reduce over axis 1): [8] over 256 threads: (8:t32) 1 registers, 32 replicas
+    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
+    using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
+    const int tl_tid = threadIdx.x;
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    float s[16];  // fragment s: f32[8, 512]
+    float sq[16];  // fragment sq: f32[8, 512]
+    float sw[16];  // fragment sw: f32[512]
+    float s_rrms[1];  // fragment s_rrms: f32[8]
+    float x[x_layout::kSlots];  // fragment x: f32[2048]
+    float w[w_layout::kSlots];  // fragment w: f32[2048]
+    float sum_x2;
+    float part;
+    const int32_t row0 = int(blockIdx.x) * 8;
+    const int32_t rows = tl::min(8, M - row0);
+    const float n = static_cast<float>(N);
+    const float inv_n = tl::rsqrt(n * n);
+    if (N <= 512) {
+        // copy(X[row0 +: RB, 0 +: ROW], s);  (norms.tl:118)
+        #pragma unroll
+        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
+            const tl::f16* tl_ptr1 = &X[int64_t(row0 + (tl_tid / 32)) * N + ((tl_chunk0 % 8) + (tl_tid % 32) * 8 + (tl_chunk0 / 8) * 256)];
+            if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid % 32) * 8 + (tl_chunk0 / 8) * 256), N) && tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid % 32) * 8 + (tl_chunk0 / 8) * 256)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+                tl::f16 tl_vec2[8];
+                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk0 + tl_v) / 8) * 256), N) ? tl::convert<float>(X[int64_t(row0 + (tl_tid / 32)) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk0 + tl_v) / 8) * 256)]) : 0.0f;
+                }
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (norms.tl:119)
+        // for i, j in parallel(8, 512): each thread visits the elements of `sq` it holds
+        #pragma unroll
+        for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
+            [[maybe_unused]] const int i = (tl_tid / 32);
+            [[maybe_unused]] const int j = ((tl_s3 % 8) + (tl_tid % 32) * 8 + (tl_s3 / 8) * 256);
+            sq[tl_s3] = s[tl_s3] * s[tl_s3];
+        }
+        // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:122)
+        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
+        {
+            float tl_part[1];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            #pragma unroll
+            for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sq[tl_s4]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                s_rrms[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i in parallel(RB) {  (norms.tl:123)
+        // for i in parallel(8): each thread visits the elements of `s_rrms` it holds
+        #pragma unroll
+        for (int tl_s5 = 0; tl_s5 < 1; ++tl_s5) {
+            [[maybe_unused]] const int i = (tl_tid / 32);
+            s_rrms[tl_s5] = tl::rsqrt(s_rrms[tl_s5] * inv_n + eps);
+        }
+        // copy(W[0 +: ROW], sw);  (norms.tl:126)
+        #pragma unroll
+        for (int tl_chunk6 = 0; tl_chunk6 < 16; tl_chunk6 += 8) {
+            const tl::f16* tl_ptr7 = &W[((tl_chunk6 % 8) + (tl_tid % 32) * 8 + (tl_chunk6 / 8) * 256)];
+            if (tl::in_bounds(((tl_chunk6 % 8) + (tl_tid % 32) * 8 + (tl_chunk6 / 8) * 256), N) && tl::in_bounds((((tl_chunk6 % 8) + (tl_tid % 32) * 8 + (tl_chunk6 / 8) * 256)) + 7, N) && tl::is_aligned(tl_ptr7, 16)) {
+                tl::f16 tl_vec8[8];
+                tl::load_vector<tl::f16, 8>(tl_vec8, tl_ptr7);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk6 + tl_v] = tl::convert<float>(tl_vec8[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    sw[tl_chunk6 + tl_v] = tl::in_bounds((((tl_chunk6 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk6 + tl_v) / 8) * 256), N) ? tl::convert<float>(W[(((tl_chunk6 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk6 + tl_v) / 8) * 256)]) : 0.0f;
+                }
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (norms.tl:127)
+        // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s9 = 0; tl_s9 < 16; ++tl_s9) {
+            [[maybe_unused]] const int i = (tl_tid / 32);
+            [[maybe_unused]] const int j = ((tl_s9 % 8) + (tl_tid % 32) * 8 + (tl_s9 / 8) * 256);
+            s[tl_s9] = s[tl_s9] * s_rrms[0] * sw[(tl_s9 % 8) + (tl_s9 / 8) * 8];
+        }
+        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:130)
+        #pragma unroll
+        for (int tl_chunk10 = 0; tl_chunk10 < 16; tl_chunk10 += 8) {
+            tl::f16* tl_ptr11 = &Y[int64_t(row0 + (tl_tid / 32)) * N + ((tl_chunk10 % 8) + (tl_tid % 32) * 8 + (tl_chunk10 / 8) * 256)];
+            if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds(((tl_chunk10 % 8) + (tl_tid % 32) * 8 + (tl_chunk10 / 8) * 256), N) && tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk10 % 8) + (tl_tid % 32) * 8 + (tl_chunk10 / 8) * 256)) + 7, N) && tl::is_aligned(tl_ptr11, 16)) {
+                tl::f16 tl_vec12[8];
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec12[tl_v] = tl::convert<tl::f16>(s[tl_chunk10 + tl_v]);
+                tl::store_vector<tl::f16, 8>(tl_ptr11, tl_vec12);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk10 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk10 + tl_v) / 8) * 256), N)) Y[int64_t(row0 + (tl_tid / 32)) * N + (((tl_chunk10 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk10 + tl_v) / 8) * 256)] = tl::convert<tl::f16>(s[tl_chunk10 + tl_v]);
+                }
+            }
+        }
+    } else {
+        const int32_t n_tiles = tl::cdiv(N, 2048);
+        for (int rr = 0; rr < rows; ++rr) {
+            const int32_t row = row0 + rr;
+            sum_x2 = 0.0f;
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x);  (norms.tl:137)
+                #pragma unroll
+                for (int tl_chunk13 = 0; tl_chunk13 < x_layout::kSlots; tl_chunk13 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk13))) continue;
+                    const tl::f16* tl_ptr14 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13))) + 7, N) && tl::is_aligned(tl_ptr14, 16)) {
+                        tl::f16 tl_vec15[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec15, tl_ptr14);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk13 + tl_v] = tl::convert<float>(tl_vec15[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk13 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13 + tl_v)))]) : 0.0f;
+                        }
+                    }
+                }
+                // for j in parallel(BN) {  (norms.tl:138)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s16 = 0; tl_s16 < x_layout::kSlots; ++tl_s16) {
+                    if (!(x_layout::valid(tl_tid, tl_s16))) continue;
+                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s16);
+                    x[tl_s16] = x[tl_s16] * x[tl_s16];
+                }
+                // reduce(sum, x, part);  (norms.tl:141)
+                {
+                    float tl_part[1];
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s17 = 0; tl_s17 < x_layout::kSlots; ++tl_s17) {
+                        if (!(x_layout::valid(tl_tid, tl_s17))) continue;
+                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s17]));
+                    }
+                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        part = tl_part[0];
+                    }
+                }
+                sum_x2 = sum_x2 + part;
+            }
+            const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
+            for (int t = 0; t < n_tiles; ++t) {
+                const int32_t c0 = t * 2048;
+                // copy(X[row, c0 +: BN], x);  (norms.tl:147)
+                #pragma unroll
+                for (int tl_chunk18 = 0; tl_chunk18 < x_layout::kSlots; tl_chunk18 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk18))) continue;
+                    const tl::f16* tl_ptr19 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk18)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk18)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk18))) + 7, N) && tl::is_aligned(tl_ptr19, 16)) {
+                        tl::f16 tl_vec20[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec20, tl_ptr19);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk18 + tl_v] = tl::convert<float>(tl_vec20[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk18 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)))]) : 0.0f;
+                        }
+                    }
+                }
+                // copy(W[c0 +: BN], w);  (norms.tl:148)
+                #pragma unroll
+                for (int tl_chunk21 = 0; tl_chunk21 < w_layout::kSlots; tl_chunk21 += 8) {
+                    if (!(w_layout::valid(tl_tid, tl_chunk21))) continue;
+                    const tl::f16* tl_ptr22 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk21))];
+                    if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk21)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk21))) + 7, N) && tl::is_aligned(tl_ptr22, 16)) {
+                        tl::f16 tl_vec23[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec23, tl_ptr22);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk21 + tl_v] = tl::convert<float>(tl_vec23[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            w[tl_chunk21 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk21 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk21 + tl_v))]) : 0.0f;
+                        }
+                    }
+                }
+                // for j in parallel(BN) {  (norms.tl:149)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s24 = 0; tl_s24 < x_layout::kSlots; ++tl_s24) {
+                    if (!(x_layout::valid(tl_tid, tl_s24))) continue;
+                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s24);
+                    x[tl_s24] = x[tl_s24] * rrms * w[tl_s24];
+                }
+                // copy(x, Y[row, c0 +: BN]);  (norms.tl:152)
+                #pragma unroll
+                for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
+                    tl::f16* tl_ptr26 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk25)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk25)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk25))) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                        tl::f16 tl_vec27[8];
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec27[tl_v] = tl::convert<tl::f16>(x[tl_chunk25 + tl_v]);
+                        tl::store_vector<tl::f16, 8>(tl_ptr26, tl_vec27);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk25 + tl_v]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+// kernel rmsnorm<ROW = 2048, THREADS = 256, RB = 2, BN = 2048, T = f16>  (stdlib/norms.tl:97)
+// 256 threads per block, 32 bytes of shared memory
+__global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant2(
+        const tl::f16* __restrict__ X,
+        const tl::f16* __restrict__ W,
+        tl::f16* __restrict__ Y,
+        float eps,
+        int32_t M,
+        int32_t N)
+{
+    // fragment s: f32[2, 2048], blocked per axis, vector 8: [2, 2048] over 256 threads: (2:t128, 8:r1 128:t1 2:r8) 16 registers
+    // fragment sq: f32[2, 2048], blocked per axis, vector 8: [2, 2048] over 256 threads: (2:t128, 8:r1 128:t1 2:r8) 16 registers
+    // fragment sw: f32[2048], slice of `s` (broadcast): [2048] over 256 threads: (8:r1 128:t1 2:r8) 16 registers, 2 replicas
+    // fragment s_rrms: f32[2], slice of `sq` (reduce over axis 1): [2] over 256 threads: (2:t128) 1 registers, 128 replicas
+    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
+    using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
+    const int tl_tid = threadIdx.x;
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    float s[16];  // fragment s: f32[2, 2048]
+    float sq[16];  // fragment sq: f32[2, 2048]
+    float sw[16];  // fragment sw: f32[2048]
+    float s_rrms[1];  // fragment s_rrms: f32[2]
+    float x[x_layout::kSlots];  // fragment x: f32[2048]
+    float w[w_layout::kSlots];  // fragment w: f32[2048]
+    float sum_x2;
+    float part;
+    const int32_t row0 = int(blockIdx.x) * 2;
+    const int32_t rows = tl::min(2, M - row0);
+    const float n = static_cast<float>(N);
+    const float inv_n = tl::rsqrt(n * n);
+    if (N <= 2048) {
+        // copy(X[row0 +: RB, 0 +: ROW], s);  (norms.tl:118)
+        #pragma unroll
+        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
+            const tl::f16* tl_ptr1 = &X[int64_t(row0 + (tl_tid / 128)) * N + ((tl_chunk0 % 8) + (tl_tid % 128) * 8 + (tl_chunk0 / 8) * 1024)];
+            if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid % 128) * 8 + (tl_chunk0 / 8) * 1024), N) && tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid % 128) * 8 + (tl_chunk0 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+                tl::f16 tl_vec2[8];
+                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk0 + tl_v) / 8) * 1024), N) ? tl::convert<float>(X[int64_t(row0 + (tl_tid / 128)) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk0 + tl_v) / 8) * 1024)]) : 0.0f;
+                }
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (norms.tl:119)
+        // for i, j in parallel(2, 2048): each thread visits the elements of `sq` it holds
+        #pragma unroll
+        for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
+            [[maybe_unused]] const int i = (tl_tid / 128);
+            [[maybe_unused]] const int j = ((tl_s3 % 8) + (tl_tid % 128) * 8 + (tl_s3 / 8) * 1024);
+            sq[tl_s3] = s[tl_s3] * s[tl_s3];
+        }
+        // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:122)
+        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
+        {
+            float tl_part[1];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            #pragma unroll
+            for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sq[tl_s4]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            }
+            if ((tl_tid / 1 % 32) == 0) {
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
+                }
+            }
+            __syncthreads();
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4];
+                #pragma unroll
+                for (int tl_w = 1; tl_w < 4; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + tl_w]);
+            }
+            __syncthreads();  // the scratch is free again
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                s_rrms[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i in parallel(RB) {  (norms.tl:123)
+        // for i in parallel(2): each thread visits the elements of `s_rrms` it holds
+        #pragma unroll
+        for (int tl_s5 = 0; tl_s5 < 1; ++tl_s5) {
+            [[maybe_unused]] const int i = (tl_tid / 128);
+            s_rrms[tl_s5] = tl::rsqrt(s_rrms[tl_s5] * inv_n + eps);
+        }
+        // copy(W[0 +: ROW], sw);  (norms.tl:126)
+        #pragma unroll
+        for (int tl_chunk6 = 0; tl_chunk6 < 16; tl_chunk6 += 8) {
+            const tl::f16* tl_ptr7 = &W[((tl_chunk6 % 8) + (tl_tid % 128) * 8 + (tl_chunk6 / 8) * 1024)];
+            if (tl::in_bounds(((tl_chunk6 % 8) + (tl_tid % 128) * 8 + (tl_chunk6 / 8) * 1024), N) && tl::in_bounds((((tl_chunk6 % 8) + (tl_tid % 128) * 8 + (tl_chunk6 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr7, 16)) {
+                tl::f16 tl_vec8[8];
+                tl::load_vector<tl::f16, 8>(tl_vec8, tl_ptr7);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk6 + tl_v] = tl::convert<float>(tl_vec8[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    sw[tl_chunk6 + tl_v] = tl::in_bounds((((tl_chunk6 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk6 + tl_v) / 8) * 1024), N) ? tl::convert<float>(W[(((tl_chunk6 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk6 + tl_v) / 8) * 1024)]) : 0.0f;
+                }
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (norms.tl:127)
+        // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s9 = 0; tl_s9 < 16; ++tl_s9) {
+            [[maybe_unused]] const int i = (tl_tid / 128);
+            [[maybe_unused]] const int j = ((tl_s9 % 8) + (tl_tid % 128) * 8 + (tl_s9 / 8) * 1024);
+            s[tl_s9] = s[tl_s9] * s_rrms[0] * sw[(tl_s9 % 8) + (tl_s9 / 8) * 8];
+        }
+        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:130)
+        #pragma unroll
+        for (int tl_chunk10 = 0; tl_chunk10 < 16; tl_chunk10 += 8) {
+            tl::f16* tl_ptr11 = &Y[int64_t(row0 + (tl_tid / 128)) * N + ((tl_chunk10 % 8) + (tl_tid % 128) * 8 + (tl_chunk10 / 8) * 1024)];
+            if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds(((tl_chunk10 % 8) + (tl_tid % 128) * 8 + (tl_chunk10 / 8) * 1024), N) && tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk10 % 8) + (tl_tid % 128) * 8 + (tl_chunk10 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr11, 16)) {
+                tl::f16 tl_vec12[8];
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec12[tl_v] = tl::convert<tl::f16>(s[tl_chunk10 + tl_v]);
+                tl::store_vector<tl::f16, 8>(tl_ptr11, tl_vec12);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk10 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk10 + tl_v) / 8) * 1024), N)) Y[int64_t(row0 + (tl_tid / 128)) * N + (((tl_chunk10 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk10 + tl_v) / 8) * 1024)] = tl::convert<tl::f16>(s[tl_chunk10 + tl_v]);
+                }
+            }
+        }
+    } else {
+        const int32_t n_tiles = tl::cdiv(N, 2048);
+        for (int rr = 0; rr < rows; ++rr) {
+            const int32_t row = row0 + rr;
+            sum_x2 = 0.0f;
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x);  (norms.tl:137)
+                #pragma unroll
+                for (int tl_chunk13 = 0; tl_chunk13 < x_layout::kSlots; tl_chunk13 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk13))) continue;
+                    const tl::f16* tl_ptr14 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13))) + 7, N) && tl::is_aligned(tl_ptr14, 16)) {
+                        tl::f16 tl_vec15[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec15, tl_ptr14);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk13 + tl_v] = tl::convert<float>(tl_vec15[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk13 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13 + tl_v)))]) : 0.0f;
+                        }
+                    }
+                }
+                // for j in parallel(BN) {  (norms.tl:138)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s16 = 0; tl_s16 < x_layout::kSlots; ++tl_s16) {
+                    if (!(x_layout::valid(tl_tid, tl_s16))) continue;
+                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s16);
+                    x[tl_s16] = x[tl_s16] * x[tl_s16];
+                }
+                // reduce(sum, x, part);  (norms.tl:141)
+                {
+                    float tl_part[1];
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s17 = 0; tl_s17 < x_layout::kSlots; ++tl_s17) {
+                        if (!(x_layout::valid(tl_tid, tl_s17))) continue;
+                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s17]));
+                    }
+                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        part = tl_part[0];
+                    }
+                }
+                sum_x2 = sum_x2 + part;
+            }
+            const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
+            for (int t = 0; t < n_tiles; ++t) {
+                const int32_t c0 = t * 2048;
+                // copy(X[row, c0 +: BN], x);  (norms.tl:147)
+                #pragma unroll
+                for (int tl_chunk18 = 0; tl_chunk18 < x_layout::kSlots; tl_chunk18 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk18))) continue;
+                    const tl::f16* tl_ptr19 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk18)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk18)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk18))) + 7, N) && tl::is_aligned(tl_ptr19, 16)) {
+                        tl::f16 tl_vec20[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec20, tl_ptr19);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk18 + tl_v] = tl::convert<float>(tl_vec20[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk18 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)))]) : 0.0f;
+                        }
+                    }
+                }
+                // copy(W[c0 +: BN], w);  (norms.tl:148)
+                #pragma unroll
+                for (int tl_chunk21 = 0; tl_chunk21 < w_layout::kSlots; tl_chunk21 += 8) {
+                    if (!(w_layout::valid(tl_tid, tl_chunk21))) continue;
+                    const tl::f16* tl_ptr22 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk21))];
+                    if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk21)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk21))) + 7, N) && tl::is_aligned(tl_ptr22, 16)) {
+                        tl::f16 tl_vec23[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec23, tl_ptr22);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk21 + tl_v] = tl::convert<float>(tl_vec23[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            w[tl_chunk21 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk21 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk21 + tl_v))]) : 0.0f;
+                        }
+                    }
+                }
+                // for j in parallel(BN) {  (norms.tl:149)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s24 = 0; tl_s24 < x_layout::kSlots; ++tl_s24) {
+                    if (!(x_layout::valid(tl_tid, tl_s24))) continue;
+                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s24);
+                    x[tl_s24] = x[tl_s24] * rrms * w[tl_s24];
+                }
+                // copy(x, Y[row, c0 +: BN]);  (norms.tl:152)
+                #pragma unroll
+                for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
+                    tl::f16* tl_ptr26 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk25)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk25)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk25))) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                        tl::f16 tl_vec27[8];
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec27[tl_v] = tl::convert<tl::f16>(x[tl_chunk25 + tl_v]);
+                        tl::store_vector<tl::f16, 8>(tl_ptr26, tl_vec27);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk25 + tl_v]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+// kernel rmsnorm<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, T = f16>  (stdlib/norms.tl:97)
+// 512 threads per block, 64 bytes of shared memory
+__global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant3(
+        const tl::f16* __restrict__ X,
+        const tl::f16* __restrict__ W,
+        tl::f16* __restrict__ Y,
+        float eps,
+        int32_t M,
+        int32_t N)
+{
+    // fragment s: f32[1, 8192], blocked per axis, vector 8: [1, 8192] over 512 threads: (, 8:r1 512:t1 2:r8) 16 registers
+    // fragment sq: f32[1, 8192], blocked per axis, vector 8: [1, 8192] over 512 threads: (, 8:r1 512:t1 2:r8) 16 registers
+    // fragment sw: f32[8192], slice of `s` (broadcast): [8192] over 512 threads: (8:r1 512:t1 2:r8) 16 registers
+    // fragment s_rrms: f32[1], slice of `sq` (reduce over axis 1): [1] over 512 threads: () 1 registers, 512 replicas
+    using x_layout = tl::BlockedLayout<4096, 8, 512>;  // fragment x: f32[4096]
+    using w_layout = tl::BlockedLayout<4096, 8, 512>;  // fragment w: f32[4096]
+    const int tl_tid = threadIdx.x;
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    unsigned char* tl_scratch = tl_smem + 0;  // 64 bytes for reductions and staging
+    float s[16];  // fragment s: f32[1, 8192]
+    float sq[16];  // fragment sq: f32[1, 8192]
+    float sw[16];  // fragment sw: f32[8192]
+    float s_rrms[1];  // fragment s_rrms: f32[1]
+    float x[x_layout::kSlots];  // fragment x: f32[4096]
+    float w[w_layout::kSlots];  // fragment w: f32[4096]
+    float sum_x2;
+    float part;
+    const int32_t row0 = int(blockIdx.x) * 1;
+    const int32_t rows = tl::min(1, M - row0);
+    const float n = static_cast<float>(N);
+    const float inv_n = tl::rsqrt(n * n);
+    if (N <= 8192) {
+        // copy(X[row0 +: RB, 0 +: ROW], s);  (norms.tl:118)
+        #pragma unroll
+        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
+            const tl::f16* tl_ptr1 = &X[int64_t(row0 + 0) * N + ((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 4096)];
+            if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 4096), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 4096)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+                tl::f16 tl_vec2[8];
+                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk0 + tl_v) / 8) * 4096), N) ? tl::convert<float>(X[int64_t(row0 + 0) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk0 + tl_v) / 8) * 4096)]) : 0.0f;
+                }
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (norms.tl:119)
+        // for i, j in parallel(1, 8192): each thread visits the elements of `sq` it holds
+        #pragma unroll
+        for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
+            [[maybe_unused]] const int i = 0;
+            [[maybe_unused]] const int j = ((tl_s3 % 8) + (tl_tid) * 8 + (tl_s3 / 8) * 4096);
+            sq[tl_s3] = s[tl_s3] * s[tl_s3];
+        }
+        // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:122)
+        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
+        {
+            float tl_part[1];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            #pragma unroll
+            for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sq[tl_s4]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            }
+            if ((tl_tid / 1 % 32) == 0) {
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    reinterpret_cast<float*>(tl_scratch)[(0) * 16 + (tl_tid / 32 % 16)] = tl_part[tl_i];
+                }
+            }
+            __syncthreads();
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 16];
+                #pragma unroll
+                for (int tl_w = 1; tl_w < 16; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(0) * 16 + tl_w]);
+            }
+            __syncthreads();  // the scratch is free again
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                s_rrms[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i in parallel(RB) {  (norms.tl:123)
+        // for i in parallel(1): each thread visits the elements of `s_rrms` it holds
+        #pragma unroll
+        for (int tl_s5 = 0; tl_s5 < 1; ++tl_s5) {
+            [[maybe_unused]] const int i = 0;
+            s_rrms[tl_s5] = tl::rsqrt(s_rrms[tl_s5] * inv_n + eps);
+        }
+        // copy(W[0 +: ROW], sw);  (norms.tl:126)
+        #pragma unroll
+        for (int tl_chunk6 = 0; tl_chunk6 < 16; tl_chunk6 += 8) {
+            const tl::f16* tl_ptr7 = &W[((tl_chunk6 % 8) + (tl_tid) * 8 + (tl_chunk6 / 8) * 4096)];
+            if (tl::in_bounds(((tl_chunk6 % 8) + (tl_tid) * 8 + (tl_chunk6 / 8) * 4096), N) && tl::in_bounds((((tl_chunk6 % 8) + (tl_tid) * 8 + (tl_chunk6 / 8) * 4096)) + 7, N) && tl::is_aligned(tl_ptr7, 16)) {
+                tl::f16 tl_vec8[8];
+                tl::load_vector<tl::f16, 8>(tl_vec8, tl_ptr7);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk6 + tl_v] = tl::convert<float>(tl_vec8[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    sw[tl_chunk6 + tl_v] = tl::in_bounds((((tl_chunk6 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk6 + tl_v) / 8) * 4096), N) ? tl::convert<float>(W[(((tl_chunk6 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk6 + tl_v) / 8) * 4096)]) : 0.0f;
+                }
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (norms.tl:127)
+        // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s9 = 0; tl_s9 < 16; ++tl_s9) {
+            [[maybe_unused]] const int i = 0;
+            [[maybe_unused]] const int j = ((tl_s9 % 8) + (tl_tid) * 8 + (tl_s9 / 8) * 4096);
+            s[tl_s9] = s[tl_s9] * s_rrms[0] * sw[(tl_s9 % 8) + (tl_s9 / 8) * 8];
+        }
+        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:130)
+        #pragma unroll
+        for (int tl_chunk10 = 0; tl_chunk10 < 16; tl_chunk10 += 8) {
+            tl::f16* tl_ptr11 = &Y[int64_t(row0 + 0) * N + ((tl_chunk10 % 8) + (tl_tid) * 8 + (tl_chunk10 / 8) * 4096)];
+            if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk10 % 8) + (tl_tid) * 8 + (tl_chunk10 / 8) * 4096), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk10 % 8) + (tl_tid) * 8 + (tl_chunk10 / 8) * 4096)) + 7, N) && tl::is_aligned(tl_ptr11, 16)) {
+                tl::f16 tl_vec12[8];
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec12[tl_v] = tl::convert<tl::f16>(s[tl_chunk10 + tl_v]);
+                tl::store_vector<tl::f16, 8>(tl_ptr11, tl_vec12);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    if (tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk10 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk10 + tl_v) / 8) * 4096), N)) Y[int64_t(row0 + 0) * N + (((tl_chunk10 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk10 + tl_v) / 8) * 4096)] = tl::convert<tl::f16>(s[tl_chunk10 + tl_v]);
+                }
+            }
+        }
+    } else {
+        const int32_t n_tiles = tl::cdiv(N, 4096);
+        for (int rr = 0; rr < rows; ++rr) {
+            const int32_t row = row0 + rr;
+            sum_x2 = 0.0f;
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x);  (norms.tl:137)
+                #pragma unroll
+                for (int tl_chunk13 = 0; tl_chunk13 < x_layout::kSlots; tl_chunk13 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk13))) continue;
+                    const tl::f16* tl_ptr14 = &X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk13)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk13)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (x_layout::flat(tl_tid, tl_chunk13))) + 7, N) && tl::is_aligned(tl_ptr14, 16)) {
+                        tl::f16 tl_vec15[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec15, tl_ptr14);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk13 + tl_v] = tl::convert<float>(tl_vec15[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk13 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk13 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk13 + tl_v)))]) : 0.0f;
+                        }
+                    }
+                }
+                // for j in parallel(BN) {  (norms.tl:138)
+                // for j in parallel(4096): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s16 = 0; tl_s16 < x_layout::kSlots; ++tl_s16) {
+                    if (!(x_layout::valid(tl_tid, tl_s16))) continue;
+                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s16);
+                    x[tl_s16] = x[tl_s16] * x[tl_s16];
+                }
+                // reduce(sum, x, part);  (norms.tl:141)
+                {
+                    float tl_part[1];
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s17 = 0; tl_s17 < x_layout::kSlots; ++tl_s17) {
+                        if (!(x_layout::valid(tl_tid, tl_s17))) continue;
+                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s17]));
+                    }
+                    tl::block_allreduce<tl::SumOp, 1, 512>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        part = tl_part[0];
+                    }
+                }
+                sum_x2 = sum_x2 + part;
+            }
+            const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
+            for (int t = 0; t < n_tiles; ++t) {
+                const int32_t c0 = t * 4096;
+                // copy(X[row, c0 +: BN], x);  (norms.tl:147)
+                #pragma unroll
+                for (int tl_chunk18 = 0; tl_chunk18 < x_layout::kSlots; tl_chunk18 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk18))) continue;
+                    const tl::f16* tl_ptr19 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk18)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk18)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk18))) + 7, N) && tl::is_aligned(tl_ptr19, 16)) {
+                        tl::f16 tl_vec20[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec20, tl_ptr19);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk18 + tl_v] = tl::convert<float>(tl_vec20[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk18 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)))]) : 0.0f;
+                        }
+                    }
+                }
+                // copy(W[c0 +: BN], w);  (norms.tl:148)
+                #pragma unroll
+                for (int tl_chunk21 = 0; tl_chunk21 < w_layout::kSlots; tl_chunk21 += 8) {
+                    if (!(w_layout::valid(tl_tid, tl_chunk21))) continue;
+                    const tl::f16* tl_ptr22 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk21))];
+                    if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk21)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk21))) + 7, N) && tl::is_aligned(tl_ptr22, 16)) {
+                        tl::f16 tl_vec23[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec23, tl_ptr22);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk21 + tl_v] = tl::convert<float>(tl_vec23[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            w[tl_chunk21 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk21 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk21 + tl_v))]) : 0.0f;
+                        }
+                    }
+                }
+                // for j in parallel(BN) {  (norms.tl:149)
+                // for j in parallel(4096): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s24 = 0; tl_s24 < x_layout::kSlots; ++tl_s24) {
+                    if (!(x_layout::valid(tl_tid, tl_s24))) continue;
+                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s24);
+                    x[tl_s24] = x[tl_s24] * rrms * w[tl_s24];
+                }
+                // copy(x, Y[row, c0 +: BN]);  (norms.tl:152)
+                #pragma unroll
+                for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
+                    tl::f16* tl_ptr26 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk25)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk25)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk25))) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                        tl::f16 tl_vec27[8];
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec27[tl_v] = tl::convert<tl::f16>(x[tl_chunk25 + tl_v]);
+                        tl::store_vector<tl::f16, 8>(tl_ptr26, tl_vec27);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk25 + tl_v]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+// kernel layernorm_gelu<ROW = 128, THREADS = 256, RB = 32, BN = 2048, T = f16>  (stdlib/norms.tl:160)
+// 256 threads per block, 32 bytes of shared memory
+__global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
         const tl::f16* __restrict__ X,
         const tl::f16* __restrict__ W,
         const tl::f16* __restrict__ Bias,
@@ -826,45 +2471,38 @@ __global__ void __launch_bounds__(256) layernorm_gelu_kernel(
         int32_t M,
         int32_t N)
 {
-    // fragment s: f32[16, 128], blocked per axis, vector 8: [16, 128] over 256 threads: (16:t16, 8:r1 16:t1) 8 registers
-    // fragment sd: f32[16, 128], blocked per axis, vector 8: [16, 128] over 256 threads: (16:t16, 8:r1 16:t1) 8 registers
+    // fragment s: f32[32, 128], blocked per axis, vector 8: [32, 128] over 256 threads: (16:t16 2:r8, 8:r1 16:t1) 16 registers
+    // fragment sd: f32[32, 128], blocked per axis, vector 8: [32, 128] over 256 threads: (16:t16 2:r8, 8:r1 16:t1) 16 registers
     // fragment sw: f32[128], slice of `s` (broadcast): [128] over 256 threads: (8:r1 16:t1) 8 registers, 16 replicas
-    // fragment sb: f32[128], slice of `s` (broadcast): [128] over 256 threads: (8:r1 16:t1) 8 registers, 16 replicas
-    // fragment s_mean: f32[16], slice of `s` (reduce over axis 1): [16] over 256 threads: (16:t16) 1 registers, 16 replicas
-    // fragment s_rstd: f32[16], slice of `sd` (reduce over axis 1): [16] over 256 threads: (16:t16) 1 registers, 16 replicas
-    using r_layout = tl::BlockedLayout<8192, 8, 256>;  // fragment r: f32[8192]
-    using rw_layout = tl::BlockedLayout<8192, 8, 256>;  // fragment rw: f32[8192]
-    using rb_layout = tl::BlockedLayout<8192, 8, 256>;  // fragment rb: f32[8192]
-    using x_layout = tl::BlockedLayout<1024, 8, 256>;  // fragment x: f32[1024]
-    using w_layout = tl::BlockedLayout<1024, 8, 256>;  // fragment w: f32[1024]
-    using b_layout = tl::BlockedLayout<1024, 8, 256>;  // fragment b: f32[1024]
+    // fragment s_mean: f32[32], slice of `s` (reduce over axis 1): [32] over 256 threads: (16:t16 2:r1) 2 registers, 16 replicas
+    // fragment s_rstd: f32[32], slice of `sd` (reduce over axis 1): [32] over 256 threads: (16:t16 2:r1) 2 registers, 16 replicas
+    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
+    using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
+    using b_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment b: f32[2048]
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
     unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
-    float s[8];  // fragment s: f32[16, 128]
-    float sd[8];  // fragment sd: f32[16, 128]
+    float s[16];  // fragment s: f32[32, 128]
+    float sd[16];  // fragment sd: f32[32, 128]
     float sw[8];  // fragment sw: f32[128]
-    float sb[8];  // fragment sb: f32[128]
-    float s_mean[1];  // fragment s_mean: f32[16]
-    float s_rstd[1];  // fragment s_rstd: f32[16]
-    float r[r_layout::kSlots];  // fragment r: f32[8192]
-    float rw[rw_layout::kSlots];  // fragment rw: f32[8192]
-    float rb[rb_layout::kSlots];  // fragment rb: f32[8192]
-    float x[x_layout::kSlots];  // fragment x: f32[1024]
-    float w[w_layout::kSlots];  // fragment w: f32[1024]
-    float b[b_layout::kSlots];  // fragment b: f32[1024]
+    float s_mean[2];  // fragment s_mean: f32[32]
+    float s_rstd[2];  // fragment s_rstd: f32[32]
+    float x[x_layout::kSlots];  // fragment x: f32[2048]
+    float w[w_layout::kSlots];  // fragment w: f32[2048]
+    float b[b_layout::kSlots];  // fragment b: f32[2048]
     float sum_x;
     float sum_d2;
     float part;
-    const int32_t row0 = int(blockIdx.x) * 16;
-    const int32_t rows = tl::min(16, M - row0);
+    const int32_t row0 = int(blockIdx.x) * 32;
+    const int32_t rows = tl::min(32, M - row0);
     const float n = static_cast<float>(N);
+    const float inv_n = tl::rsqrt(n * n);
     if (N <= 128) {
-        // copy(X[row0 +: RB, 0 +: SHORT], s);  (norms.tl:209)
+        // copy(X[row0 +: RB, 0 +: ROW], s);  (norms.tl:184)
         #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < 8; tl_chunk0 += 8) {
-            const tl::f16* tl_ptr1 = &X[int64_t(row0 + (tl_tid / 16)) * N + ((tl_chunk0) + (tl_tid % 16) * 8)];
-            if (tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds(((tl_chunk0) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds((((tl_chunk0) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
+            const tl::f16* tl_ptr1 = &X[int64_t(row0 + ((tl_tid / 16) + (tl_chunk0 / 8) * 16)) * N + ((tl_chunk0 % 8) + (tl_tid % 16) * 8)];
+            if (tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk0 / 8) * 16), M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk0 / 8) * 16), M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
                 tl::f16 tl_vec2[8];
                 tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
                 #pragma unroll
@@ -872,72 +2510,72 @@ __global__ void __launch_bounds__(256) layernorm_gelu_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds((((tl_chunk0 + tl_v)) + (tl_tid % 16) * 8), N) ? tl::convert<float>(X[int64_t(row0 + (tl_tid / 16)) * N + (((tl_chunk0 + tl_v)) + (tl_tid % 16) * 8)]) : 0.0f;
+                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + ((tl_tid / 16) + ((tl_chunk0 + tl_v) / 8) * 16), M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid % 16) * 8), N) ? tl::convert<float>(X[int64_t(row0 + ((tl_tid / 16) + ((tl_chunk0 + tl_v) / 8) * 16)) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 16) * 8)]) : 0.0f;
                 }
             }
         }
-        // reduce(sum, s, s_mean, axis = 1);  (norms.tl:210)
-        // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
+        // reduce(sum, s, s_mean, axis = 1);  (norms.tl:185)
+        // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
         {
-            float tl_part[1];
+            float tl_part[2];
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
             #pragma unroll
-            for (int tl_s3 = 0; tl_s3 < 8; ++tl_s3) {
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(s[tl_s3]));
+            for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
+                tl_part[(tl_s3 / 8)] = tl::SumOp::combine(tl_part[(tl_s3 / 8)], tl::SumOp::element(s[tl_s3]));
             }
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+            for (int tl_i = 0; tl_i < 2; ++tl_i) {
                 tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
                 tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
                 tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
                 tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
             }
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+            for (int tl_i = 0; tl_i < 2; ++tl_i) {
                 s_mean[tl_i] = tl_part[tl_i];
             }
         }
-        // for i, j in parallel(RB, SHORT) {  (norms.tl:211)
-        // for i, j in parallel(16, 128): each thread visits the elements of `s` it holds
+        // for i, j in parallel(RB, ROW) {  (norms.tl:186)
+        // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
         #pragma unroll
-        for (int tl_s4 = 0; tl_s4 < 8; ++tl_s4) {
-            [[maybe_unused]] const int i = (tl_tid / 16);
-            const int j = ((tl_s4) + (tl_tid % 16) * 8);
-            const float d = s[tl_s4] - s_mean[0] / n;
+        for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
+            [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s4 / 8) * 16);
+            const int j = ((tl_s4 % 8) + (tl_tid % 16) * 8);
+            const float d = s[tl_s4] - s_mean[(tl_s4 / 8)] * inv_n;
             s[tl_s4] = d;
             sd[tl_s4] = j < N ? d * d : 0.0f;
         }
-        // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:216)
-        // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
+        // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:191)
+        // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
         {
-            float tl_part[1];
+            float tl_part[2];
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
             #pragma unroll
-            for (int tl_s5 = 0; tl_s5 < 8; ++tl_s5) {
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sd[tl_s5]));
+            for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
+                tl_part[(tl_s5 / 8)] = tl::SumOp::combine(tl_part[(tl_s5 / 8)], tl::SumOp::element(sd[tl_s5]));
             }
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+            for (int tl_i = 0; tl_i < 2; ++tl_i) {
                 tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
                 tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
                 tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
                 tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
             }
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+            for (int tl_i = 0; tl_i < 2; ++tl_i) {
                 s_rstd[tl_i] = tl_part[tl_i];
             }
         }
-        // for i in parallel(RB) {  (norms.tl:217)
-        // for i in parallel(16): each thread visits the elements of `s_rstd` it holds
+        // for i in parallel(RB) {  (norms.tl:192)
+        // for i in parallel(32): each thread visits the elements of `s_rstd` it holds
         #pragma unroll
-        for (int tl_s6 = 0; tl_s6 < 1; ++tl_s6) {
-            [[maybe_unused]] const int i = (tl_tid / 16);
-            s_rstd[tl_s6] = tl::rsqrt(s_rstd[tl_s6] / n + eps);
+        for (int tl_s6 = 0; tl_s6 < 2; ++tl_s6) {
+            [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s6) * 16);
+            s_rstd[tl_s6] = tl::rsqrt(s_rstd[tl_s6] * inv_n + eps);
         }
-        // copy(W[0 +: SHORT], sw);  (norms.tl:220)
+        // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:195)
         #pragma unroll
         for (int tl_chunk7 = 0; tl_chunk7 < 8; tl_chunk7 += 8) {
             const tl::f16* tl_ptr8 = &W[((tl_chunk7) + (tl_tid % 16) * 8)];
@@ -953,332 +2591,1325 @@ __global__ void __launch_bounds__(256) layernorm_gelu_kernel(
                 }
             }
         }
-        // copy(Bias[0 +: SHORT], sb);  (norms.tl:221)
+        // for i, j in parallel(RB, ROW) {  (norms.tl:196)
+        // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
         #pragma unroll
-        for (int tl_chunk10 = 0; tl_chunk10 < 8; tl_chunk10 += 8) {
-            const tl::f16* tl_ptr11 = &Bias[((tl_chunk10) + (tl_tid % 16) * 8)];
-            if (tl::in_bounds(((tl_chunk10) + (tl_tid % 16) * 8), N) && tl::in_bounds((((tl_chunk10) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr11, 16)) {
-                tl::f16 tl_vec12[8];
-                tl::load_vector<tl::f16, 8>(tl_vec12, tl_ptr11);
+        for (int tl_s10 = 0; tl_s10 < 16; ++tl_s10) {
+            [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s10 / 8) * 16);
+            [[maybe_unused]] const int j = ((tl_s10 % 8) + (tl_tid % 16) * 8);
+            s[tl_s10] = s[tl_s10] * s_rstd[(tl_s10 / 8)] * sw[(tl_s10 % 8)];
+        }
+        // copy(Bias[0 +: ROW], sw);  (norms.tl:199)
+        #pragma unroll
+        for (int tl_chunk11 = 0; tl_chunk11 < 8; tl_chunk11 += 8) {
+            const tl::f16* tl_ptr12 = &Bias[((tl_chunk11) + (tl_tid % 16) * 8)];
+            if (tl::in_bounds(((tl_chunk11) + (tl_tid % 16) * 8), N) && tl::in_bounds((((tl_chunk11) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr12, 16)) {
+                tl::f16 tl_vec13[8];
+                tl::load_vector<tl::f16, 8>(tl_vec13, tl_ptr12);
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) sb[tl_chunk10 + tl_v] = tl::convert<float>(tl_vec12[tl_v]);
+                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk11 + tl_v] = tl::convert<float>(tl_vec13[tl_v]);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    sb[tl_chunk10 + tl_v] = tl::in_bounds((((tl_chunk10 + tl_v)) + (tl_tid % 16) * 8), N) ? tl::convert<float>(Bias[(((tl_chunk10 + tl_v)) + (tl_tid % 16) * 8)]) : 0.0f;
+                    sw[tl_chunk11 + tl_v] = tl::in_bounds((((tl_chunk11 + tl_v)) + (tl_tid % 16) * 8), N) ? tl::convert<float>(Bias[(((tl_chunk11 + tl_v)) + (tl_tid % 16) * 8)]) : 0.0f;
                 }
             }
         }
-        // for i, j in parallel(RB, SHORT) {  (norms.tl:222)
-        // for i, j in parallel(16, 128): each thread visits the elements of `s` it holds
+        // for i, j in parallel(RB, ROW) {  (norms.tl:200)
+        // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
         #pragma unroll
-        for (int tl_s13 = 0; tl_s13 < 8; ++tl_s13) {
-            [[maybe_unused]] const int i = (tl_tid / 16);
-            [[maybe_unused]] const int j = ((tl_s13) + (tl_tid % 16) * 8);
-            s[tl_s13] = gelu(s[tl_s13] * s_rstd[0] * sw[(tl_s13)] + sb[(tl_s13)]);
+        for (int tl_s14 = 0; tl_s14 < 16; ++tl_s14) {
+            [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s14 / 8) * 16);
+            [[maybe_unused]] const int j = ((tl_s14 % 8) + (tl_tid % 16) * 8);
+            s[tl_s14] = gelu(s[tl_s14] + sw[(tl_s14 % 8)]);
         }
-        // copy(s, Y[row0 +: RB, 0 +: SHORT]);  (norms.tl:225)
+        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:203)
         #pragma unroll
-        for (int tl_chunk14 = 0; tl_chunk14 < 8; tl_chunk14 += 8) {
-            tl::f16* tl_ptr15 = &Y[int64_t(row0 + (tl_tid / 16)) * N + ((tl_chunk14) + (tl_tid % 16) * 8)];
-            if (tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds(((tl_chunk14) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds((((tl_chunk14) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr15, 16)) {
-                tl::f16 tl_vec16[8];
+        for (int tl_chunk15 = 0; tl_chunk15 < 16; tl_chunk15 += 8) {
+            tl::f16* tl_ptr16 = &Y[int64_t(row0 + ((tl_tid / 16) + (tl_chunk15 / 8) * 16)) * N + ((tl_chunk15 % 8) + (tl_tid % 16) * 8)];
+            if (tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk15 / 8) * 16), M) && tl::in_bounds(((tl_chunk15 % 8) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk15 / 8) * 16), M) && tl::in_bounds((((tl_chunk15 % 8) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr16, 16)) {
+                tl::f16 tl_vec17[8];
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec16[tl_v] = tl::convert<tl::f16>(s[tl_chunk14 + tl_v]);
-                tl::store_vector<tl::f16, 8>(tl_ptr15, tl_vec16);
+                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec17[tl_v] = tl::convert<tl::f16>(s[tl_chunk15 + tl_v]);
+                tl::store_vector<tl::f16, 8>(tl_ptr16, tl_vec17);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds((((tl_chunk14 + tl_v)) + (tl_tid % 16) * 8), N)) Y[int64_t(row0 + (tl_tid / 16)) * N + (((tl_chunk14 + tl_v)) + (tl_tid % 16) * 8)] = tl::convert<tl::f16>(s[tl_chunk14 + tl_v]);
+                    if (tl::in_bounds(row0 + ((tl_tid / 16) + ((tl_chunk15 + tl_v) / 8) * 16), M) && tl::in_bounds((((tl_chunk15 + tl_v) % 8) + (tl_tid % 16) * 8), N)) Y[int64_t(row0 + ((tl_tid / 16) + ((tl_chunk15 + tl_v) / 8) * 16)) * N + (((tl_chunk15 + tl_v) % 8) + (tl_tid % 16) * 8)] = tl::convert<tl::f16>(s[tl_chunk15 + tl_v]);
                 }
             }
         }
     } else {
-        if (N <= 8192) {
-            for (int rr = 0; rr < rows; ++rr) {
-                const int32_t row = row0 + rr;
-                // copy(X[row, 0 +: ROW], r);  (norms.tl:229)
+        const int32_t n_tiles = tl::cdiv(N, 2048);
+        for (int rr = 0; rr < rows; ++rr) {
+            const int32_t row = row0 + rr;
+            sum_x = 0.0f;
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x);  (norms.tl:210)
                 #pragma unroll
-                for (int tl_chunk17 = 0; tl_chunk17 < r_layout::kSlots; tl_chunk17 += 8) {
-                    if (!(r_layout::valid(tl_tid, tl_chunk17))) continue;
-                    const tl::f16* tl_ptr18 = &X[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk17))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk17), N) && tl::in_bounds(row, M) && tl::in_bounds((r_layout::flat(tl_tid, tl_chunk17)) + 7, N) && tl::is_aligned(tl_ptr18, 16)) {
-                        tl::f16 tl_vec19[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec19, tl_ptr18);
+                for (int tl_chunk18 = 0; tl_chunk18 < x_layout::kSlots; tl_chunk18 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk18))) continue;
+                    const tl::f16* tl_ptr19 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18))) + 7, N) && tl::is_aligned(tl_ptr19, 16)) {
+                        tl::f16 tl_vec20[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec20, tl_ptr19);
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk17 + tl_v] = tl::convert<float>(tl_vec19[tl_v]);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk18 + tl_v] = tl::convert<float>(tl_vec20[tl_v]);
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            r[tl_chunk17 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk17 + tl_v), N) ? tl::convert<float>(X[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk17 + tl_v))]) : 0.0f;
+                            x[tl_chunk18 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)))]) : 0.0f;
                         }
                     }
                 }
-                // reduce(sum, r, part);  (norms.tl:230)
+                // reduce(sum, x, part);  (norms.tl:211)
                 {
                     float tl_part[1];
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                     #pragma unroll
-                    for (int tl_s20 = 0; tl_s20 < r_layout::kSlots; ++tl_s20) {
-                        if (!(r_layout::valid(tl_tid, tl_s20))) continue;
-                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(r[tl_s20]));
+                    for (int tl_s21 = 0; tl_s21 < x_layout::kSlots; ++tl_s21) {
+                        if (!(x_layout::valid(tl_tid, tl_s21))) continue;
+                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s21]));
                     }
                     tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                     {
                         part = tl_part[0];
                     }
                 }
-                const float mean = part / n;
-                // for j in parallel(ROW) {  (norms.tl:232)
-                // for j in parallel(8192): each thread visits the elements of `r` it holds
+                sum_x = sum_x + part;
+            }
+            const float mean = sum_x * inv_n;
+            sum_d2 = 0.0f;
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x);  (norms.tl:217)
                 #pragma unroll
-                for (int tl_s21 = 0; tl_s21 < r_layout::kSlots; ++tl_s21) {
-                    if (!(r_layout::valid(tl_tid, tl_s21))) continue;
-                    const int j = r_layout::flat(tl_tid, tl_s21);
-                    const float d = r[tl_s21] - mean;
-                    r[tl_s21] = d;
-                    rw[tl_s21] = j < N ? d * d : 0.0f;
+                for (int tl_chunk22 = 0; tl_chunk22 < x_layout::kSlots; tl_chunk22 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk22))) continue;
+                    const tl::f16* tl_ptr23 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22))) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
+                        tl::f16 tl_vec24[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec24, tl_ptr23);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk22 + tl_v] = tl::convert<float>(tl_vec24[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk22 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22 + tl_v)))]) : 0.0f;
+                        }
+                    }
                 }
-                // reduce(sum, rw, part);  (norms.tl:237)
+                // for j in parallel(BN) {  (norms.tl:218)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s25 = 0; tl_s25 < x_layout::kSlots; ++tl_s25) {
+                    if (!(x_layout::valid(tl_tid, tl_s25))) continue;
+                    const int j = x_layout::flat(tl_tid, tl_s25);
+                    const float d = x[tl_s25] - mean;
+                    x[tl_s25] = t * 2048 + j < N ? d * d : 0.0f;
+                }
+                // reduce(sum, x, part);  (norms.tl:222)
                 {
                     float tl_part[1];
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                     #pragma unroll
-                    for (int tl_s22 = 0; tl_s22 < rw_layout::kSlots; ++tl_s22) {
-                        if (!(rw_layout::valid(tl_tid, tl_s22))) continue;
-                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(rw[tl_s22]));
+                    for (int tl_s26 = 0; tl_s26 < x_layout::kSlots; ++tl_s26) {
+                        if (!(x_layout::valid(tl_tid, tl_s26))) continue;
+                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s26]));
                     }
                     tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                     {
                         part = tl_part[0];
                     }
                 }
-                const float rstd = tl::rsqrt(part / n + eps);
-                // copy(W[0 +: ROW], rw);  (norms.tl:239)
+                sum_d2 = sum_d2 + part;
+            }
+            const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
+            for (int t = 0; t < n_tiles; ++t) {
+                const int32_t c0 = t * 2048;
+                // copy(X[row, c0 +: BN], x);  (norms.tl:228)
                 #pragma unroll
-                for (int tl_chunk23 = 0; tl_chunk23 < rw_layout::kSlots; tl_chunk23 += 8) {
-                    if (!(rw_layout::valid(tl_tid, tl_chunk23))) continue;
-                    const tl::f16* tl_ptr24 = &W[rw_layout::flat(tl_tid, tl_chunk23)];
-                    if (tl::in_bounds(rw_layout::flat(tl_tid, tl_chunk23), N) && tl::in_bounds((rw_layout::flat(tl_tid, tl_chunk23)) + 7, N) && tl::is_aligned(tl_ptr24, 16)) {
-                        tl::f16 tl_vec25[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec25, tl_ptr24);
+                for (int tl_chunk27 = 0; tl_chunk27 < x_layout::kSlots; tl_chunk27 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk27))) continue;
+                    const tl::f16* tl_ptr28 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk27)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk27)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk27))) + 7, N) && tl::is_aligned(tl_ptr28, 16)) {
+                        tl::f16 tl_vec29[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec29, tl_ptr28);
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) rw[tl_chunk23 + tl_v] = tl::convert<float>(tl_vec25[tl_v]);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk27 + tl_v] = tl::convert<float>(tl_vec29[tl_v]);
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            rw[tl_chunk23 + tl_v] = tl::in_bounds(rw_layout::flat(tl_tid, tl_chunk23 + tl_v), N) ? tl::convert<float>(W[rw_layout::flat(tl_tid, tl_chunk23 + tl_v)]) : 0.0f;
+                            x[tl_chunk27 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)))]) : 0.0f;
                         }
                     }
                 }
-                // copy(Bias[0 +: ROW], rb);  (norms.tl:240)
+                // copy(W[c0 +: BN], w);  (norms.tl:229)
                 #pragma unroll
-                for (int tl_chunk26 = 0; tl_chunk26 < rb_layout::kSlots; tl_chunk26 += 8) {
-                    if (!(rb_layout::valid(tl_tid, tl_chunk26))) continue;
-                    const tl::f16* tl_ptr27 = &Bias[rb_layout::flat(tl_tid, tl_chunk26)];
-                    if (tl::in_bounds(rb_layout::flat(tl_tid, tl_chunk26), N) && tl::in_bounds((rb_layout::flat(tl_tid, tl_chunk26)) + 7, N) && tl::is_aligned(tl_ptr27, 16)) {
-                        tl::f16 tl_vec28[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec28, tl_ptr27);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) rb[tl_chunk26 + tl_v] = tl::convert<float>(tl_vec28[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            rb[tl_chunk26 + tl_v] = tl::in_bounds(rb_layout::flat(tl_tid, tl_chunk26 + tl_v), N) ? tl::convert<float>(Bias[rb_layout::flat(tl_tid, tl_chunk26 + tl_v)]) : 0.0f;
-                        }
-                    }
-                }
-                // for j in parallel(ROW) {  (norms.tl:241)
-                // for j in parallel(8192): each thread visits the elements of `r` it holds
-                #pragma unroll
-                for (int tl_s29 = 0; tl_s29 < r_layout::kSlots; ++tl_s29) {
-                    if (!(r_layout::valid(tl_tid, tl_s29))) continue;
-                    [[maybe_unused]] const int j = r_layout::flat(tl_tid, tl_s29);
-                    r[tl_s29] = gelu(r[tl_s29] * rstd * rw[tl_s29] + rb[tl_s29]);
-                }
-                // copy(r, Y[row, 0 +: ROW]);  (norms.tl:244)
-                #pragma unroll
-                for (int tl_chunk30 = 0; tl_chunk30 < r_layout::kSlots; tl_chunk30 += 8) {
-                    if (!(r_layout::valid(tl_tid, tl_chunk30))) continue;
-                    tl::f16* tl_ptr31 = &Y[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk30))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk30), N) && tl::in_bounds(row, M) && tl::in_bounds((r_layout::flat(tl_tid, tl_chunk30)) + 7, N) && tl::is_aligned(tl_ptr31, 16)) {
+                for (int tl_chunk30 = 0; tl_chunk30 < w_layout::kSlots; tl_chunk30 += 8) {
+                    if (!(w_layout::valid(tl_tid, tl_chunk30))) continue;
+                    const tl::f16* tl_ptr31 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk30))];
+                    if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk30)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk30))) + 7, N) && tl::is_aligned(tl_ptr31, 16)) {
                         tl::f16 tl_vec32[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec32, tl_ptr31);
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec32[tl_v] = tl::convert<tl::f16>(r[tl_chunk30 + tl_v]);
-                        tl::store_vector<tl::f16, 8>(tl_ptr31, tl_vec32);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk30 + tl_v] = tl::convert<float>(tl_vec32[tl_v]);
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk30 + tl_v), N)) Y[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk30 + tl_v))] = tl::convert<tl::f16>(r[tl_chunk30 + tl_v]);
+                            w[tl_chunk30 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk30 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk30 + tl_v))]) : 0.0f;
+                        }
+                    }
+                }
+                // copy(Bias[c0 +: BN], b);  (norms.tl:230)
+                #pragma unroll
+                for (int tl_chunk33 = 0; tl_chunk33 < b_layout::kSlots; tl_chunk33 += 8) {
+                    if (!(b_layout::valid(tl_tid, tl_chunk33))) continue;
+                    const tl::f16* tl_ptr34 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk33))];
+                    if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk33)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk33))) + 7, N) && tl::is_aligned(tl_ptr34, 16)) {
+                        tl::f16 tl_vec35[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec35, tl_ptr34);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk33 + tl_v] = tl::convert<float>(tl_vec35[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            b[tl_chunk33 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk33 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk33 + tl_v))]) : 0.0f;
+                        }
+                    }
+                }
+                // for j in parallel(BN) {  (norms.tl:231)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s36 = 0; tl_s36 < x_layout::kSlots; ++tl_s36) {
+                    if (!(x_layout::valid(tl_tid, tl_s36))) continue;
+                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s36);
+                    x[tl_s36] = gelu((x[tl_s36] - mean) * rstd * w[tl_s36] + b[tl_s36]);
+                }
+                // copy(x, Y[row, c0 +: BN]);  (norms.tl:234)
+                #pragma unroll
+                for (int tl_chunk37 = 0; tl_chunk37 < x_layout::kSlots; tl_chunk37 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk37))) continue;
+                    tl::f16* tl_ptr38 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk37))) + 7, N) && tl::is_aligned(tl_ptr38, 16)) {
+                        tl::f16 tl_vec39[8];
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec39[tl_v] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
+                        tl::store_vector<tl::f16, 8>(tl_ptr38, tl_vec39);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
                         }
                     }
                 }
             }
-        } else {
-            const int32_t n_tiles = tl::cdiv(N, 1024);
-            for (int rr = 0; rr < rows; ++rr) {
-                const int32_t row = row0 + rr;
-                sum_x = 0.0f;
-                for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:252)
-                    #pragma unroll
-                    for (int tl_chunk33 = 0; tl_chunk33 < x_layout::kSlots; tl_chunk33 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk33))) continue;
-                        const tl::f16* tl_ptr34 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk33)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk33)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk33))) + 7, N) && tl::is_aligned(tl_ptr34, 16)) {
-                            tl::f16 tl_vec35[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec35, tl_ptr34);
-                            #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk33 + tl_v] = tl::convert<float>(tl_vec35[tl_v]);
-                        } else {
-                            #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk33 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk33 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk33 + tl_v)))]) : 0.0f;
-                            }
-                        }
-                    }
-                    // reduce(sum, x, part);  (norms.tl:253)
-                    {
-                        float tl_part[1];
-                        #pragma unroll
-                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                        #pragma unroll
-                        for (int tl_s36 = 0; tl_s36 < x_layout::kSlots; ++tl_s36) {
-                            if (!(x_layout::valid(tl_tid, tl_s36))) continue;
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s36]));
-                        }
-                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
-                        {
-                            part = tl_part[0];
-                        }
-                    }
-                    sum_x = sum_x + part;
+        }
+    }
+}
+
+// kernel layernorm_gelu<ROW = 512, THREADS = 256, RB = 8, BN = 2048, T = f16>  (stdlib/norms.tl:160)
+// 256 threads per block, 32 bytes of shared memory
+__global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
+        const tl::f16* __restrict__ X,
+        const tl::f16* __restrict__ W,
+        const tl::f16* __restrict__ Bias,
+        tl::f16* __restrict__ Y,
+        float eps,
+        int32_t M,
+        int32_t N)
+{
+    // fragment s: f32[8, 512], blocked per axis, vector 8: [8, 512] over 256 threads: (8:t32, 8:r1 32:t1 2:r8) 16 registers
+    // fragment sd: f32[8, 512], blocked per axis, vector 8: [8, 512] over 256 threads: (8:t32, 8:r1 32:t1 2:r8) 16 registers
+    // fragment sw: f32[512], slice of `s` (broadcast): [512] over 256 threads: (8:r1 32:t1 2:r8) 16 registers, 8 replicas
+    // fragment s_mean: f32[8], slice of `s` (reduce over axis 1): [8] over 256 threads: (8:t32) 1 registers, 32 replicas
+    // fragment s_rstd: f32[8], slice of `sd` (reduce over axis 1): [8] over 256 threads: (8:t32) 1 registers, 32 replicas
+    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
+    using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
+    using b_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment b: f32[2048]
+    const int tl_tid = threadIdx.x;
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    float s[16];  // fragment s: f32[8, 512]
+    float sd[16];  // fragment sd: f32[8, 512]
+    float sw[16];  // fragment sw: f32[512]
+    float s_mean[1];  // fragment s_mean: f32[8]
+    float s_rstd[1];  // fragment s_rstd: f32[8]
+    float x[x_layout::kSlots];  // fragment x: f32[2048]
+    float w[w_layout::kSlots];  // fragment w: f32[2048]
+    float b[b_layout::kSlots];  // fragment b: f32[2048]
+    float sum_x;
+    float sum_d2;
+    float part;
+    const int32_t row0 = int(blockIdx.x) * 8;
+    const int32_t rows = tl::min(8, M - row0);
+    const float n = static_cast<float>(N);
+    const float inv_n = tl::rsqrt(n * n);
+    if (N <= 512) {
+        // copy(X[row0 +: RB, 0 +: ROW], s);  (norms.tl:184)
+        #pragma unroll
+        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
+            const tl::f16* tl_ptr1 = &X[int64_t(row0 + (tl_tid / 32)) * N + ((tl_chunk0 % 8) + (tl_tid % 32) * 8 + (tl_chunk0 / 8) * 256)];
+            if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid % 32) * 8 + (tl_chunk0 / 8) * 256), N) && tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid % 32) * 8 + (tl_chunk0 / 8) * 256)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+                tl::f16 tl_vec2[8];
+                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk0 + tl_v) / 8) * 256), N) ? tl::convert<float>(X[int64_t(row0 + (tl_tid / 32)) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk0 + tl_v) / 8) * 256)]) : 0.0f;
                 }
-                const float mean = sum_x / n;
-                sum_d2 = 0.0f;
-                for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:259)
-                    #pragma unroll
-                    for (int tl_chunk37 = 0; tl_chunk37 < x_layout::kSlots; tl_chunk37 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk37))) continue;
-                        const tl::f16* tl_ptr38 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk37)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk37)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk37))) + 7, N) && tl::is_aligned(tl_ptr38, 16)) {
-                            tl::f16 tl_vec39[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec39, tl_ptr38);
-                            #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk37 + tl_v] = tl::convert<float>(tl_vec39[tl_v]);
-                        } else {
-                            #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk37 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)))]) : 0.0f;
-                            }
-                        }
-                    }
-                    // for j in parallel(BN) {  (norms.tl:260)
-                    // for j in parallel(1024): each thread visits the elements of `x` it holds
-                    #pragma unroll
-                    for (int tl_s40 = 0; tl_s40 < x_layout::kSlots; ++tl_s40) {
-                        if (!(x_layout::valid(tl_tid, tl_s40))) continue;
-                        const int j = x_layout::flat(tl_tid, tl_s40);
-                        const float d = x[tl_s40] - mean;
-                        x[tl_s40] = t * 1024 + j < N ? d * d : 0.0f;
-                    }
-                    // reduce(sum, x, part);  (norms.tl:264)
-                    {
-                        float tl_part[1];
-                        #pragma unroll
-                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                        #pragma unroll
-                        for (int tl_s41 = 0; tl_s41 < x_layout::kSlots; ++tl_s41) {
-                            if (!(x_layout::valid(tl_tid, tl_s41))) continue;
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s41]));
-                        }
-                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
-                        {
-                            part = tl_part[0];
-                        }
-                    }
-                    sum_d2 = sum_d2 + part;
+            }
+        }
+        // reduce(sum, s, s_mean, axis = 1);  (norms.tl:185)
+        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
+        {
+            float tl_part[1];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            #pragma unroll
+            for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(s[tl_s3]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                s_mean[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (norms.tl:186)
+        // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
+            [[maybe_unused]] const int i = (tl_tid / 32);
+            const int j = ((tl_s4 % 8) + (tl_tid % 32) * 8 + (tl_s4 / 8) * 256);
+            const float d = s[tl_s4] - s_mean[0] * inv_n;
+            s[tl_s4] = d;
+            sd[tl_s4] = j < N ? d * d : 0.0f;
+        }
+        // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:191)
+        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
+        {
+            float tl_part[1];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            #pragma unroll
+            for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sd[tl_s5]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                s_rstd[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i in parallel(RB) {  (norms.tl:192)
+        // for i in parallel(8): each thread visits the elements of `s_rstd` it holds
+        #pragma unroll
+        for (int tl_s6 = 0; tl_s6 < 1; ++tl_s6) {
+            [[maybe_unused]] const int i = (tl_tid / 32);
+            s_rstd[tl_s6] = tl::rsqrt(s_rstd[tl_s6] * inv_n + eps);
+        }
+        // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:195)
+        #pragma unroll
+        for (int tl_chunk7 = 0; tl_chunk7 < 16; tl_chunk7 += 8) {
+            const tl::f16* tl_ptr8 = &W[((tl_chunk7 % 8) + (tl_tid % 32) * 8 + (tl_chunk7 / 8) * 256)];
+            if (tl::in_bounds(((tl_chunk7 % 8) + (tl_tid % 32) * 8 + (tl_chunk7 / 8) * 256), N) && tl::in_bounds((((tl_chunk7 % 8) + (tl_tid % 32) * 8 + (tl_chunk7 / 8) * 256)) + 7, N) && tl::is_aligned(tl_ptr8, 16)) {
+                tl::f16 tl_vec9[8];
+                tl::load_vector<tl::f16, 8>(tl_vec9, tl_ptr8);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk7 + tl_v] = tl::convert<float>(tl_vec9[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    sw[tl_chunk7 + tl_v] = tl::in_bounds((((tl_chunk7 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk7 + tl_v) / 8) * 256), N) ? tl::convert<float>(W[(((tl_chunk7 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk7 + tl_v) / 8) * 256)]) : 0.0f;
                 }
-                const float rstd = tl::rsqrt(sum_d2 / n + eps);
-                for (int t = 0; t < n_tiles; ++t) {
-                    const int32_t c0 = t * 1024;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:270)
-                    #pragma unroll
-                    for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk42))) continue;
-                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk42)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk42)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk42))) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
-                            tl::f16 tl_vec44[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
-                            #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk42 + tl_v] = tl::convert<float>(tl_vec44[tl_v]);
-                        } else {
-                            #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk42 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk42 + tl_v)))]) : 0.0f;
-                            }
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (norms.tl:196)
+        // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s10 = 0; tl_s10 < 16; ++tl_s10) {
+            [[maybe_unused]] const int i = (tl_tid / 32);
+            [[maybe_unused]] const int j = ((tl_s10 % 8) + (tl_tid % 32) * 8 + (tl_s10 / 8) * 256);
+            s[tl_s10] = s[tl_s10] * s_rstd[0] * sw[(tl_s10 % 8) + (tl_s10 / 8) * 8];
+        }
+        // copy(Bias[0 +: ROW], sw);  (norms.tl:199)
+        #pragma unroll
+        for (int tl_chunk11 = 0; tl_chunk11 < 16; tl_chunk11 += 8) {
+            const tl::f16* tl_ptr12 = &Bias[((tl_chunk11 % 8) + (tl_tid % 32) * 8 + (tl_chunk11 / 8) * 256)];
+            if (tl::in_bounds(((tl_chunk11 % 8) + (tl_tid % 32) * 8 + (tl_chunk11 / 8) * 256), N) && tl::in_bounds((((tl_chunk11 % 8) + (tl_tid % 32) * 8 + (tl_chunk11 / 8) * 256)) + 7, N) && tl::is_aligned(tl_ptr12, 16)) {
+                tl::f16 tl_vec13[8];
+                tl::load_vector<tl::f16, 8>(tl_vec13, tl_ptr12);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk11 + tl_v] = tl::convert<float>(tl_vec13[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    sw[tl_chunk11 + tl_v] = tl::in_bounds((((tl_chunk11 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk11 + tl_v) / 8) * 256), N) ? tl::convert<float>(Bias[(((tl_chunk11 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk11 + tl_v) / 8) * 256)]) : 0.0f;
+                }
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (norms.tl:200)
+        // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s14 = 0; tl_s14 < 16; ++tl_s14) {
+            [[maybe_unused]] const int i = (tl_tid / 32);
+            [[maybe_unused]] const int j = ((tl_s14 % 8) + (tl_tid % 32) * 8 + (tl_s14 / 8) * 256);
+            s[tl_s14] = gelu(s[tl_s14] + sw[(tl_s14 % 8) + (tl_s14 / 8) * 8]);
+        }
+        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:203)
+        #pragma unroll
+        for (int tl_chunk15 = 0; tl_chunk15 < 16; tl_chunk15 += 8) {
+            tl::f16* tl_ptr16 = &Y[int64_t(row0 + (tl_tid / 32)) * N + ((tl_chunk15 % 8) + (tl_tid % 32) * 8 + (tl_chunk15 / 8) * 256)];
+            if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds(((tl_chunk15 % 8) + (tl_tid % 32) * 8 + (tl_chunk15 / 8) * 256), N) && tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk15 % 8) + (tl_tid % 32) * 8 + (tl_chunk15 / 8) * 256)) + 7, N) && tl::is_aligned(tl_ptr16, 16)) {
+                tl::f16 tl_vec17[8];
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec17[tl_v] = tl::convert<tl::f16>(s[tl_chunk15 + tl_v]);
+                tl::store_vector<tl::f16, 8>(tl_ptr16, tl_vec17);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk15 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk15 + tl_v) / 8) * 256), N)) Y[int64_t(row0 + (tl_tid / 32)) * N + (((tl_chunk15 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk15 + tl_v) / 8) * 256)] = tl::convert<tl::f16>(s[tl_chunk15 + tl_v]);
+                }
+            }
+        }
+    } else {
+        const int32_t n_tiles = tl::cdiv(N, 2048);
+        for (int rr = 0; rr < rows; ++rr) {
+            const int32_t row = row0 + rr;
+            sum_x = 0.0f;
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x);  (norms.tl:210)
+                #pragma unroll
+                for (int tl_chunk18 = 0; tl_chunk18 < x_layout::kSlots; tl_chunk18 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk18))) continue;
+                    const tl::f16* tl_ptr19 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18))) + 7, N) && tl::is_aligned(tl_ptr19, 16)) {
+                        tl::f16 tl_vec20[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec20, tl_ptr19);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk18 + tl_v] = tl::convert<float>(tl_vec20[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk18 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)))]) : 0.0f;
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:271)
+                }
+                // reduce(sum, x, part);  (norms.tl:211)
+                {
+                    float tl_part[1];
                     #pragma unroll
-                    for (int tl_chunk45 = 0; tl_chunk45 < w_layout::kSlots; tl_chunk45 += 8) {
-                        if (!(w_layout::valid(tl_tid, tl_chunk45))) continue;
-                        const tl::f16* tl_ptr46 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk45))];
-                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk45)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk45))) + 7, N) && tl::is_aligned(tl_ptr46, 16)) {
-                            tl::f16 tl_vec47[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec47, tl_ptr46);
-                            #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk45 + tl_v] = tl::convert<float>(tl_vec47[tl_v]);
-                        } else {
-                            #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk45 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk45 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk45 + tl_v))]) : 0.0f;
-                            }
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s21 = 0; tl_s21 < x_layout::kSlots; ++tl_s21) {
+                        if (!(x_layout::valid(tl_tid, tl_s21))) continue;
+                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s21]));
+                    }
+                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        part = tl_part[0];
+                    }
+                }
+                sum_x = sum_x + part;
+            }
+            const float mean = sum_x * inv_n;
+            sum_d2 = 0.0f;
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x);  (norms.tl:217)
+                #pragma unroll
+                for (int tl_chunk22 = 0; tl_chunk22 < x_layout::kSlots; tl_chunk22 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk22))) continue;
+                    const tl::f16* tl_ptr23 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22))) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
+                        tl::f16 tl_vec24[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec24, tl_ptr23);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk22 + tl_v] = tl::convert<float>(tl_vec24[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk22 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22 + tl_v)))]) : 0.0f;
                         }
                     }
-                    // copy(Bias[c0 +: BN], b);  (norms.tl:272)
+                }
+                // for j in parallel(BN) {  (norms.tl:218)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s25 = 0; tl_s25 < x_layout::kSlots; ++tl_s25) {
+                    if (!(x_layout::valid(tl_tid, tl_s25))) continue;
+                    const int j = x_layout::flat(tl_tid, tl_s25);
+                    const float d = x[tl_s25] - mean;
+                    x[tl_s25] = t * 2048 + j < N ? d * d : 0.0f;
+                }
+                // reduce(sum, x, part);  (norms.tl:222)
+                {
+                    float tl_part[1];
                     #pragma unroll
-                    for (int tl_chunk48 = 0; tl_chunk48 < b_layout::kSlots; tl_chunk48 += 8) {
-                        if (!(b_layout::valid(tl_tid, tl_chunk48))) continue;
-                        const tl::f16* tl_ptr49 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk48))];
-                        if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk48)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk48))) + 7, N) && tl::is_aligned(tl_ptr49, 16)) {
-                            tl::f16 tl_vec50[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec50, tl_ptr49);
-                            #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk48 + tl_v] = tl::convert<float>(tl_vec50[tl_v]);
-                        } else {
-                            #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk48 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk48 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk48 + tl_v))]) : 0.0f;
-                            }
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s26 = 0; tl_s26 < x_layout::kSlots; ++tl_s26) {
+                        if (!(x_layout::valid(tl_tid, tl_s26))) continue;
+                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s26]));
+                    }
+                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        part = tl_part[0];
+                    }
+                }
+                sum_d2 = sum_d2 + part;
+            }
+            const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
+            for (int t = 0; t < n_tiles; ++t) {
+                const int32_t c0 = t * 2048;
+                // copy(X[row, c0 +: BN], x);  (norms.tl:228)
+                #pragma unroll
+                for (int tl_chunk27 = 0; tl_chunk27 < x_layout::kSlots; tl_chunk27 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk27))) continue;
+                    const tl::f16* tl_ptr28 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk27)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk27)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk27))) + 7, N) && tl::is_aligned(tl_ptr28, 16)) {
+                        tl::f16 tl_vec29[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec29, tl_ptr28);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk27 + tl_v] = tl::convert<float>(tl_vec29[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk27 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)))]) : 0.0f;
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:273)
-                    // for j in parallel(1024): each thread visits the elements of `x` it holds
-                    #pragma unroll
-                    for (int tl_s51 = 0; tl_s51 < x_layout::kSlots; ++tl_s51) {
-                        if (!(x_layout::valid(tl_tid, tl_s51))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s51);
-                        x[tl_s51] = gelu((x[tl_s51] - mean) * rstd * w[tl_s51] + b[tl_s51]);
+                }
+                // copy(W[c0 +: BN], w);  (norms.tl:229)
+                #pragma unroll
+                for (int tl_chunk30 = 0; tl_chunk30 < w_layout::kSlots; tl_chunk30 += 8) {
+                    if (!(w_layout::valid(tl_tid, tl_chunk30))) continue;
+                    const tl::f16* tl_ptr31 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk30))];
+                    if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk30)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk30))) + 7, N) && tl::is_aligned(tl_ptr31, 16)) {
+                        tl::f16 tl_vec32[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec32, tl_ptr31);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk30 + tl_v] = tl::convert<float>(tl_vec32[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            w[tl_chunk30 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk30 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk30 + tl_v))]) : 0.0f;
+                        }
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:276)
+                }
+                // copy(Bias[c0 +: BN], b);  (norms.tl:230)
+                #pragma unroll
+                for (int tl_chunk33 = 0; tl_chunk33 < b_layout::kSlots; tl_chunk33 += 8) {
+                    if (!(b_layout::valid(tl_tid, tl_chunk33))) continue;
+                    const tl::f16* tl_ptr34 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk33))];
+                    if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk33)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk33))) + 7, N) && tl::is_aligned(tl_ptr34, 16)) {
+                        tl::f16 tl_vec35[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec35, tl_ptr34);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk33 + tl_v] = tl::convert<float>(tl_vec35[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            b[tl_chunk33 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk33 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk33 + tl_v))]) : 0.0f;
+                        }
+                    }
+                }
+                // for j in parallel(BN) {  (norms.tl:231)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s36 = 0; tl_s36 < x_layout::kSlots; ++tl_s36) {
+                    if (!(x_layout::valid(tl_tid, tl_s36))) continue;
+                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s36);
+                    x[tl_s36] = gelu((x[tl_s36] - mean) * rstd * w[tl_s36] + b[tl_s36]);
+                }
+                // copy(x, Y[row, c0 +: BN]);  (norms.tl:234)
+                #pragma unroll
+                for (int tl_chunk37 = 0; tl_chunk37 < x_layout::kSlots; tl_chunk37 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk37))) continue;
+                    tl::f16* tl_ptr38 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk37))) + 7, N) && tl::is_aligned(tl_ptr38, 16)) {
+                        tl::f16 tl_vec39[8];
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec39[tl_v] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
+                        tl::store_vector<tl::f16, 8>(tl_ptr38, tl_vec39);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+// kernel layernorm_gelu<ROW = 2048, THREADS = 256, RB = 2, BN = 2048, T = f16>  (stdlib/norms.tl:160)
+// 256 threads per block, 32 bytes of shared memory
+__global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
+        const tl::f16* __restrict__ X,
+        const tl::f16* __restrict__ W,
+        const tl::f16* __restrict__ Bias,
+        tl::f16* __restrict__ Y,
+        float eps,
+        int32_t M,
+        int32_t N)
+{
+    // fragment s: f32[2, 2048], blocked per axis, vector 8: [2, 2048] over 256 threads: (2:t128, 8:r1 128:t1 2:r8) 16 registers
+    // fragment sd: f32[2, 2048], blocked per axis, vector 8: [2, 2048] over 256 threads: (2:t128, 8:r1 128:t1 2:r8) 16 registers
+    // fragment sw: f32[2048], slice of `s` (broadcast): [2048] over 256 threads: (8:r1 128:t1 2:r8) 16 registers, 2 replicas
+    // fragment s_mean: f32[2], slice of `s` (reduce over axis 1): [2] over 256 threads: (2:t128) 1 registers, 128 replicas
+    // fragment s_rstd: f32[2], slice of `sd` (reduce over axis 1): [2] over 256 threads: (2:t128) 1 registers, 128 replicas
+    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
+    using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
+    using b_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment b: f32[2048]
+    const int tl_tid = threadIdx.x;
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    float s[16];  // fragment s: f32[2, 2048]
+    float sd[16];  // fragment sd: f32[2, 2048]
+    float sw[16];  // fragment sw: f32[2048]
+    float s_mean[1];  // fragment s_mean: f32[2]
+    float s_rstd[1];  // fragment s_rstd: f32[2]
+    float x[x_layout::kSlots];  // fragment x: f32[2048]
+    float w[w_layout::kSlots];  // fragment w: f32[2048]
+    float b[b_layout::kSlots];  // fragment b: f32[2048]
+    float sum_x;
+    float sum_d2;
+    float part;
+    const int32_t row0 = int(blockIdx.x) * 2;
+    const int32_t rows = tl::min(2, M - row0);
+    const float n = static_cast<float>(N);
+    const float inv_n = tl::rsqrt(n * n);
+    if (N <= 2048) {
+        // copy(X[row0 +: RB, 0 +: ROW], s);  (norms.tl:184)
+        #pragma unroll
+        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
+            const tl::f16* tl_ptr1 = &X[int64_t(row0 + (tl_tid / 128)) * N + ((tl_chunk0 % 8) + (tl_tid % 128) * 8 + (tl_chunk0 / 8) * 1024)];
+            if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid % 128) * 8 + (tl_chunk0 / 8) * 1024), N) && tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid % 128) * 8 + (tl_chunk0 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+                tl::f16 tl_vec2[8];
+                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk0 + tl_v) / 8) * 1024), N) ? tl::convert<float>(X[int64_t(row0 + (tl_tid / 128)) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk0 + tl_v) / 8) * 1024)]) : 0.0f;
+                }
+            }
+        }
+        // reduce(sum, s, s_mean, axis = 1);  (norms.tl:185)
+        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
+        {
+            float tl_part[1];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            #pragma unroll
+            for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(s[tl_s3]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            }
+            if ((tl_tid / 1 % 32) == 0) {
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
+                }
+            }
+            __syncthreads();
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4];
+                #pragma unroll
+                for (int tl_w = 1; tl_w < 4; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + tl_w]);
+            }
+            __syncthreads();  // the scratch is free again
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                s_mean[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (norms.tl:186)
+        // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
+            [[maybe_unused]] const int i = (tl_tid / 128);
+            const int j = ((tl_s4 % 8) + (tl_tid % 128) * 8 + (tl_s4 / 8) * 1024);
+            const float d = s[tl_s4] - s_mean[0] * inv_n;
+            s[tl_s4] = d;
+            sd[tl_s4] = j < N ? d * d : 0.0f;
+        }
+        // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:191)
+        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
+        {
+            float tl_part[1];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            #pragma unroll
+            for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sd[tl_s5]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            }
+            if ((tl_tid / 1 % 32) == 0) {
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
+                }
+            }
+            __syncthreads();
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4];
+                #pragma unroll
+                for (int tl_w = 1; tl_w < 4; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + tl_w]);
+            }
+            __syncthreads();  // the scratch is free again
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                s_rstd[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i in parallel(RB) {  (norms.tl:192)
+        // for i in parallel(2): each thread visits the elements of `s_rstd` it holds
+        #pragma unroll
+        for (int tl_s6 = 0; tl_s6 < 1; ++tl_s6) {
+            [[maybe_unused]] const int i = (tl_tid / 128);
+            s_rstd[tl_s6] = tl::rsqrt(s_rstd[tl_s6] * inv_n + eps);
+        }
+        // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:195)
+        #pragma unroll
+        for (int tl_chunk7 = 0; tl_chunk7 < 16; tl_chunk7 += 8) {
+            const tl::f16* tl_ptr8 = &W[((tl_chunk7 % 8) + (tl_tid % 128) * 8 + (tl_chunk7 / 8) * 1024)];
+            if (tl::in_bounds(((tl_chunk7 % 8) + (tl_tid % 128) * 8 + (tl_chunk7 / 8) * 1024), N) && tl::in_bounds((((tl_chunk7 % 8) + (tl_tid % 128) * 8 + (tl_chunk7 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr8, 16)) {
+                tl::f16 tl_vec9[8];
+                tl::load_vector<tl::f16, 8>(tl_vec9, tl_ptr8);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk7 + tl_v] = tl::convert<float>(tl_vec9[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    sw[tl_chunk7 + tl_v] = tl::in_bounds((((tl_chunk7 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk7 + tl_v) / 8) * 1024), N) ? tl::convert<float>(W[(((tl_chunk7 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk7 + tl_v) / 8) * 1024)]) : 0.0f;
+                }
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (norms.tl:196)
+        // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s10 = 0; tl_s10 < 16; ++tl_s10) {
+            [[maybe_unused]] const int i = (tl_tid / 128);
+            [[maybe_unused]] const int j = ((tl_s10 % 8) + (tl_tid % 128) * 8 + (tl_s10 / 8) * 1024);
+            s[tl_s10] = s[tl_s10] * s_rstd[0] * sw[(tl_s10 % 8) + (tl_s10 / 8) * 8];
+        }
+        // copy(Bias[0 +: ROW], sw);  (norms.tl:199)
+        #pragma unroll
+        for (int tl_chunk11 = 0; tl_chunk11 < 16; tl_chunk11 += 8) {
+            const tl::f16* tl_ptr12 = &Bias[((tl_chunk11 % 8) + (tl_tid % 128) * 8 + (tl_chunk11 / 8) * 1024)];
+            if (tl::in_bounds(((tl_chunk11 % 8) + (tl_tid % 128) * 8 + (tl_chunk11 / 8) * 1024), N) && tl::in_bounds((((tl_chunk11 % 8) + (tl_tid % 128) * 8 + (tl_chunk11 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr12, 16)) {
+                tl::f16 tl_vec13[8];
+                tl::load_vector<tl::f16, 8>(tl_vec13, tl_ptr12);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk11 + tl_v] = tl::convert<float>(tl_vec13[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    sw[tl_chunk11 + tl_v] = tl::in_bounds((((tl_chunk11 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk11 + tl_v) / 8) * 1024), N) ? tl::convert<float>(Bias[(((tl_chunk11 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk11 + tl_v) / 8) * 1024)]) : 0.0f;
+                }
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (norms.tl:200)
+        // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s14 = 0; tl_s14 < 16; ++tl_s14) {
+            [[maybe_unused]] const int i = (tl_tid / 128);
+            [[maybe_unused]] const int j = ((tl_s14 % 8) + (tl_tid % 128) * 8 + (tl_s14 / 8) * 1024);
+            s[tl_s14] = gelu(s[tl_s14] + sw[(tl_s14 % 8) + (tl_s14 / 8) * 8]);
+        }
+        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:203)
+        #pragma unroll
+        for (int tl_chunk15 = 0; tl_chunk15 < 16; tl_chunk15 += 8) {
+            tl::f16* tl_ptr16 = &Y[int64_t(row0 + (tl_tid / 128)) * N + ((tl_chunk15 % 8) + (tl_tid % 128) * 8 + (tl_chunk15 / 8) * 1024)];
+            if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds(((tl_chunk15 % 8) + (tl_tid % 128) * 8 + (tl_chunk15 / 8) * 1024), N) && tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk15 % 8) + (tl_tid % 128) * 8 + (tl_chunk15 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr16, 16)) {
+                tl::f16 tl_vec17[8];
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec17[tl_v] = tl::convert<tl::f16>(s[tl_chunk15 + tl_v]);
+                tl::store_vector<tl::f16, 8>(tl_ptr16, tl_vec17);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk15 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk15 + tl_v) / 8) * 1024), N)) Y[int64_t(row0 + (tl_tid / 128)) * N + (((tl_chunk15 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk15 + tl_v) / 8) * 1024)] = tl::convert<tl::f16>(s[tl_chunk15 + tl_v]);
+                }
+            }
+        }
+    } else {
+        const int32_t n_tiles = tl::cdiv(N, 2048);
+        for (int rr = 0; rr < rows; ++rr) {
+            const int32_t row = row0 + rr;
+            sum_x = 0.0f;
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x);  (norms.tl:210)
+                #pragma unroll
+                for (int tl_chunk18 = 0; tl_chunk18 < x_layout::kSlots; tl_chunk18 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk18))) continue;
+                    const tl::f16* tl_ptr19 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18))) + 7, N) && tl::is_aligned(tl_ptr19, 16)) {
+                        tl::f16 tl_vec20[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec20, tl_ptr19);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk18 + tl_v] = tl::convert<float>(tl_vec20[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk18 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)))]) : 0.0f;
+                        }
+                    }
+                }
+                // reduce(sum, x, part);  (norms.tl:211)
+                {
+                    float tl_part[1];
                     #pragma unroll
-                    for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk52))) continue;
-                        tl::f16* tl_ptr53 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk52)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk52)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk52))) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
-                            tl::f16 tl_vec54[8];
-                            #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec54[tl_v] = tl::convert<tl::f16>(x[tl_chunk52 + tl_v]);
-                            tl::store_vector<tl::f16, 8>(tl_ptr53, tl_vec54);
-                        } else {
-                            #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk52 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk52 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk52 + tl_v]);
-                            }
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s21 = 0; tl_s21 < x_layout::kSlots; ++tl_s21) {
+                        if (!(x_layout::valid(tl_tid, tl_s21))) continue;
+                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s21]));
+                    }
+                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        part = tl_part[0];
+                    }
+                }
+                sum_x = sum_x + part;
+            }
+            const float mean = sum_x * inv_n;
+            sum_d2 = 0.0f;
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x);  (norms.tl:217)
+                #pragma unroll
+                for (int tl_chunk22 = 0; tl_chunk22 < x_layout::kSlots; tl_chunk22 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk22))) continue;
+                    const tl::f16* tl_ptr23 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22))) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
+                        tl::f16 tl_vec24[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec24, tl_ptr23);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk22 + tl_v] = tl::convert<float>(tl_vec24[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk22 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22 + tl_v)))]) : 0.0f;
+                        }
+                    }
+                }
+                // for j in parallel(BN) {  (norms.tl:218)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s25 = 0; tl_s25 < x_layout::kSlots; ++tl_s25) {
+                    if (!(x_layout::valid(tl_tid, tl_s25))) continue;
+                    const int j = x_layout::flat(tl_tid, tl_s25);
+                    const float d = x[tl_s25] - mean;
+                    x[tl_s25] = t * 2048 + j < N ? d * d : 0.0f;
+                }
+                // reduce(sum, x, part);  (norms.tl:222)
+                {
+                    float tl_part[1];
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s26 = 0; tl_s26 < x_layout::kSlots; ++tl_s26) {
+                        if (!(x_layout::valid(tl_tid, tl_s26))) continue;
+                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s26]));
+                    }
+                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        part = tl_part[0];
+                    }
+                }
+                sum_d2 = sum_d2 + part;
+            }
+            const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
+            for (int t = 0; t < n_tiles; ++t) {
+                const int32_t c0 = t * 2048;
+                // copy(X[row, c0 +: BN], x);  (norms.tl:228)
+                #pragma unroll
+                for (int tl_chunk27 = 0; tl_chunk27 < x_layout::kSlots; tl_chunk27 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk27))) continue;
+                    const tl::f16* tl_ptr28 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk27)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk27)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk27))) + 7, N) && tl::is_aligned(tl_ptr28, 16)) {
+                        tl::f16 tl_vec29[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec29, tl_ptr28);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk27 + tl_v] = tl::convert<float>(tl_vec29[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk27 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)))]) : 0.0f;
+                        }
+                    }
+                }
+                // copy(W[c0 +: BN], w);  (norms.tl:229)
+                #pragma unroll
+                for (int tl_chunk30 = 0; tl_chunk30 < w_layout::kSlots; tl_chunk30 += 8) {
+                    if (!(w_layout::valid(tl_tid, tl_chunk30))) continue;
+                    const tl::f16* tl_ptr31 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk30))];
+                    if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk30)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk30))) + 7, N) && tl::is_aligned(tl_ptr31, 16)) {
+                        tl::f16 tl_vec32[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec32, tl_ptr31);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk30 + tl_v] = tl::convert<float>(tl_vec32[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            w[tl_chunk30 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk30 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk30 + tl_v))]) : 0.0f;
+                        }
+                    }
+                }
+                // copy(Bias[c0 +: BN], b);  (norms.tl:230)
+                #pragma unroll
+                for (int tl_chunk33 = 0; tl_chunk33 < b_layout::kSlots; tl_chunk33 += 8) {
+                    if (!(b_layout::valid(tl_tid, tl_chunk33))) continue;
+                    const tl::f16* tl_ptr34 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk33))];
+                    if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk33)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk33))) + 7, N) && tl::is_aligned(tl_ptr34, 16)) {
+                        tl::f16 tl_vec35[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec35, tl_ptr34);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk33 + tl_v] = tl::convert<float>(tl_vec35[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            b[tl_chunk33 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk33 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk33 + tl_v))]) : 0.0f;
+                        }
+                    }
+                }
+                // for j in parallel(BN) {  (norms.tl:231)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s36 = 0; tl_s36 < x_layout::kSlots; ++tl_s36) {
+                    if (!(x_layout::valid(tl_tid, tl_s36))) continue;
+                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s36);
+                    x[tl_s36] = gelu((x[tl_s36] - mean) * rstd * w[tl_s36] + b[tl_s36]);
+                }
+                // copy(x, Y[row, c0 +: BN]);  (norms.tl:234)
+                #pragma unroll
+                for (int tl_chunk37 = 0; tl_chunk37 < x_layout::kSlots; tl_chunk37 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk37))) continue;
+                    tl::f16* tl_ptr38 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk37))) + 7, N) && tl::is_aligned(tl_ptr38, 16)) {
+                        tl::f16 tl_vec39[8];
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec39[tl_v] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
+                        tl::store_vector<tl::f16, 8>(tl_ptr38, tl_vec39);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+// kernel layernorm_gelu<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, T = f16>  (stdlib/norms.tl:160)
+// 512 threads per block, 64 bytes of shared memory
+__global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant3(
+        const tl::f16* __restrict__ X,
+        const tl::f16* __restrict__ W,
+        const tl::f16* __restrict__ Bias,
+        tl::f16* __restrict__ Y,
+        float eps,
+        int32_t M,
+        int32_t N)
+{
+    // fragment s: f32[1, 8192], blocked per axis, vector 8: [1, 8192] over 512 threads: (, 8:r1 512:t1 2:r8) 16 registers
+    // fragment sd: f32[1, 8192], blocked per axis, vector 8: [1, 8192] over 512 threads: (, 8:r1 512:t1 2:r8) 16 registers
+    // fragment sw: f32[8192], slice of `s` (broadcast): [8192] over 512 threads: (8:r1 512:t1 2:r8) 16 registers
+    // fragment s_mean: f32[1], slice of `s` (reduce over axis 1): [1] over 512 threads: () 1 registers, 512 replicas
+    // fragment s_rstd: f32[1], slice of `sd` (reduce over axis 1): [1] over 512 threads: () 1 registers, 512 replicas
+    using x_layout = tl::BlockedLayout<4096, 8, 512>;  // fragment x: f32[4096]
+    using w_layout = tl::BlockedLayout<4096, 8, 512>;  // fragment w: f32[4096]
+    using b_layout = tl::BlockedLayout<4096, 8, 512>;  // fragment b: f32[4096]
+    const int tl_tid = threadIdx.x;
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    unsigned char* tl_scratch = tl_smem + 0;  // 64 bytes for reductions and staging
+    float s[16];  // fragment s: f32[1, 8192]
+    float sd[16];  // fragment sd: f32[1, 8192]
+    float sw[16];  // fragment sw: f32[8192]
+    float s_mean[1];  // fragment s_mean: f32[1]
+    float s_rstd[1];  // fragment s_rstd: f32[1]
+    float x[x_layout::kSlots];  // fragment x: f32[4096]
+    float w[w_layout::kSlots];  // fragment w: f32[4096]
+    float b[b_layout::kSlots];  // fragment b: f32[4096]
+    float sum_x;
+    float sum_d2;
+    float part;
+    const int32_t row0 = int(blockIdx.x) * 1;
+    const int32_t rows = tl::min(1, M - row0);
+    const float n = static_cast<float>(N);
+    const float inv_n = tl::rsqrt(n * n);
+    if (N <= 8192) {
+        // copy(X[row0 +: RB, 0 +: ROW], s);  (norms.tl:184)
+        #pragma unroll
+        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
+            const tl::f16* tl_ptr1 = &X[int64_t(row0 + 0) * N + ((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 4096)];
+            if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 4096), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 4096)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+                tl::f16 tl_vec2[8];
+                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk0 + tl_v) / 8) * 4096), N) ? tl::convert<float>(X[int64_t(row0 + 0) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk0 + tl_v) / 8) * 4096)]) : 0.0f;
+                }
+            }
+        }
+        // reduce(sum, s, s_mean, axis = 1);  (norms.tl:185)
+        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
+        {
+            float tl_part[1];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            #pragma unroll
+            for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(s[tl_s3]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            }
+            if ((tl_tid / 1 % 32) == 0) {
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    reinterpret_cast<float*>(tl_scratch)[(0) * 16 + (tl_tid / 32 % 16)] = tl_part[tl_i];
+                }
+            }
+            __syncthreads();
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 16];
+                #pragma unroll
+                for (int tl_w = 1; tl_w < 16; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(0) * 16 + tl_w]);
+            }
+            __syncthreads();  // the scratch is free again
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                s_mean[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (norms.tl:186)
+        // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
+            [[maybe_unused]] const int i = 0;
+            const int j = ((tl_s4 % 8) + (tl_tid) * 8 + (tl_s4 / 8) * 4096);
+            const float d = s[tl_s4] - s_mean[0] * inv_n;
+            s[tl_s4] = d;
+            sd[tl_s4] = j < N ? d * d : 0.0f;
+        }
+        // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:191)
+        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
+        {
+            float tl_part[1];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            #pragma unroll
+            for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sd[tl_s5]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            }
+            if ((tl_tid / 1 % 32) == 0) {
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    reinterpret_cast<float*>(tl_scratch)[(0) * 16 + (tl_tid / 32 % 16)] = tl_part[tl_i];
+                }
+            }
+            __syncthreads();
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 16];
+                #pragma unroll
+                for (int tl_w = 1; tl_w < 16; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(0) * 16 + tl_w]);
+            }
+            __syncthreads();  // the scratch is free again
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                s_rstd[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i in parallel(RB) {  (norms.tl:192)
+        // for i in parallel(1): each thread visits the elements of `s_rstd` it holds
+        #pragma unroll
+        for (int tl_s6 = 0; tl_s6 < 1; ++tl_s6) {
+            [[maybe_unused]] const int i = 0;
+            s_rstd[tl_s6] = tl::rsqrt(s_rstd[tl_s6] * inv_n + eps);
+        }
+        // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:195)
+        #pragma unroll
+        for (int tl_chunk7 = 0; tl_chunk7 < 16; tl_chunk7 += 8) {
+            const tl::f16* tl_ptr8 = &W[((tl_chunk7 % 8) + (tl_tid) * 8 + (tl_chunk7 / 8) * 4096)];
+            if (tl::in_bounds(((tl_chunk7 % 8) + (tl_tid) * 8 + (tl_chunk7 / 8) * 4096), N) && tl::in_bounds((((tl_chunk7 % 8) + (tl_tid) * 8 + (tl_chunk7 / 8) * 4096)) + 7, N) && tl::is_aligned(tl_ptr8, 16)) {
+                tl::f16 tl_vec9[8];
+                tl::load_vector<tl::f16, 8>(tl_vec9, tl_ptr8);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk7 + tl_v] = tl::convert<float>(tl_vec9[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    sw[tl_chunk7 + tl_v] = tl::in_bounds((((tl_chunk7 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk7 + tl_v) / 8) * 4096), N) ? tl::convert<float>(W[(((tl_chunk7 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk7 + tl_v) / 8) * 4096)]) : 0.0f;
+                }
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (norms.tl:196)
+        // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s10 = 0; tl_s10 < 16; ++tl_s10) {
+            [[maybe_unused]] const int i = 0;
+            [[maybe_unused]] const int j = ((tl_s10 % 8) + (tl_tid) * 8 + (tl_s10 / 8) * 4096);
+            s[tl_s10] = s[tl_s10] * s_rstd[0] * sw[(tl_s10 % 8) + (tl_s10 / 8) * 8];
+        }
+        // copy(Bias[0 +: ROW], sw);  (norms.tl:199)
+        #pragma unroll
+        for (int tl_chunk11 = 0; tl_chunk11 < 16; tl_chunk11 += 8) {
+            const tl::f16* tl_ptr12 = &Bias[((tl_chunk11 % 8) + (tl_tid) * 8 + (tl_chunk11 / 8) * 4096)];
+            if (tl::in_bounds(((tl_chunk11 % 8) + (tl_tid) * 8 + (tl_chunk11 / 8) * 4096), N) && tl::in_bounds((((tl_chunk11 % 8) + (tl_tid) * 8 + (tl_chunk11 / 8) * 4096)) + 7, N) && tl::is_aligned(tl_ptr12, 16)) {
+                tl::f16 tl_vec13[8];
+                tl::load_vector<tl::f16, 8>(tl_vec13, tl_ptr12);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk11 + tl_v] = tl::convert<float>(tl_vec13[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    sw[tl_chunk11 + tl_v] = tl::in_bounds((((tl_chunk11 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk11 + tl_v) / 8) * 4096), N) ? tl::convert<float>(Bias[(((tl_chunk11 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk11 + tl_v) / 8) * 4096)]) : 0.0f;
+                }
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (norms.tl:200)
+        // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s14 = 0; tl_s14 < 16; ++tl_s14) {
+            [[maybe_unused]] const int i = 0;
+            [[maybe_unused]] const int j = ((tl_s14 % 8) + (tl_tid) * 8 + (tl_s14 / 8) * 4096);
+            s[tl_s14] = gelu(s[tl_s14] + sw[(tl_s14 % 8) + (tl_s14 / 8) * 8]);
+        }
+        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:203)
+        #pragma unroll
+        for (int tl_chunk15 = 0; tl_chunk15 < 16; tl_chunk15 += 8) {
+            tl::f16* tl_ptr16 = &Y[int64_t(row0 + 0) * N + ((tl_chunk15 % 8) + (tl_tid) * 8 + (tl_chunk15 / 8) * 4096)];
+            if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk15 % 8) + (tl_tid) * 8 + (tl_chunk15 / 8) * 4096), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk15 % 8) + (tl_tid) * 8 + (tl_chunk15 / 8) * 4096)) + 7, N) && tl::is_aligned(tl_ptr16, 16)) {
+                tl::f16 tl_vec17[8];
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec17[tl_v] = tl::convert<tl::f16>(s[tl_chunk15 + tl_v]);
+                tl::store_vector<tl::f16, 8>(tl_ptr16, tl_vec17);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    if (tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk15 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk15 + tl_v) / 8) * 4096), N)) Y[int64_t(row0 + 0) * N + (((tl_chunk15 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk15 + tl_v) / 8) * 4096)] = tl::convert<tl::f16>(s[tl_chunk15 + tl_v]);
+                }
+            }
+        }
+    } else {
+        const int32_t n_tiles = tl::cdiv(N, 4096);
+        for (int rr = 0; rr < rows; ++rr) {
+            const int32_t row = row0 + rr;
+            sum_x = 0.0f;
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x);  (norms.tl:210)
+                #pragma unroll
+                for (int tl_chunk18 = 0; tl_chunk18 < x_layout::kSlots; tl_chunk18 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk18))) continue;
+                    const tl::f16* tl_ptr19 = &X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk18)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk18)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (x_layout::flat(tl_tid, tl_chunk18))) + 7, N) && tl::is_aligned(tl_ptr19, 16)) {
+                        tl::f16 tl_vec20[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec20, tl_ptr19);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk18 + tl_v] = tl::convert<float>(tl_vec20[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk18 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)))]) : 0.0f;
+                        }
+                    }
+                }
+                // reduce(sum, x, part);  (norms.tl:211)
+                {
+                    float tl_part[1];
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s21 = 0; tl_s21 < x_layout::kSlots; ++tl_s21) {
+                        if (!(x_layout::valid(tl_tid, tl_s21))) continue;
+                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s21]));
+                    }
+                    tl::block_allreduce<tl::SumOp, 1, 512>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        part = tl_part[0];
+                    }
+                }
+                sum_x = sum_x + part;
+            }
+            const float mean = sum_x * inv_n;
+            sum_d2 = 0.0f;
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x);  (norms.tl:217)
+                #pragma unroll
+                for (int tl_chunk22 = 0; tl_chunk22 < x_layout::kSlots; tl_chunk22 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk22))) continue;
+                    const tl::f16* tl_ptr23 = &X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk22)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk22)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (x_layout::flat(tl_tid, tl_chunk22))) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
+                        tl::f16 tl_vec24[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec24, tl_ptr23);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk22 + tl_v] = tl::convert<float>(tl_vec24[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk22 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk22 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk22 + tl_v)))]) : 0.0f;
+                        }
+                    }
+                }
+                // for j in parallel(BN) {  (norms.tl:218)
+                // for j in parallel(4096): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s25 = 0; tl_s25 < x_layout::kSlots; ++tl_s25) {
+                    if (!(x_layout::valid(tl_tid, tl_s25))) continue;
+                    const int j = x_layout::flat(tl_tid, tl_s25);
+                    const float d = x[tl_s25] - mean;
+                    x[tl_s25] = t * 4096 + j < N ? d * d : 0.0f;
+                }
+                // reduce(sum, x, part);  (norms.tl:222)
+                {
+                    float tl_part[1];
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s26 = 0; tl_s26 < x_layout::kSlots; ++tl_s26) {
+                        if (!(x_layout::valid(tl_tid, tl_s26))) continue;
+                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s26]));
+                    }
+                    tl::block_allreduce<tl::SumOp, 1, 512>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        part = tl_part[0];
+                    }
+                }
+                sum_d2 = sum_d2 + part;
+            }
+            const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
+            for (int t = 0; t < n_tiles; ++t) {
+                const int32_t c0 = t * 4096;
+                // copy(X[row, c0 +: BN], x);  (norms.tl:228)
+                #pragma unroll
+                for (int tl_chunk27 = 0; tl_chunk27 < x_layout::kSlots; tl_chunk27 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk27))) continue;
+                    const tl::f16* tl_ptr28 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk27)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk27)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk27))) + 7, N) && tl::is_aligned(tl_ptr28, 16)) {
+                        tl::f16 tl_vec29[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec29, tl_ptr28);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk27 + tl_v] = tl::convert<float>(tl_vec29[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk27 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)))]) : 0.0f;
+                        }
+                    }
+                }
+                // copy(W[c0 +: BN], w);  (norms.tl:229)
+                #pragma unroll
+                for (int tl_chunk30 = 0; tl_chunk30 < w_layout::kSlots; tl_chunk30 += 8) {
+                    if (!(w_layout::valid(tl_tid, tl_chunk30))) continue;
+                    const tl::f16* tl_ptr31 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk30))];
+                    if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk30)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk30))) + 7, N) && tl::is_aligned(tl_ptr31, 16)) {
+                        tl::f16 tl_vec32[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec32, tl_ptr31);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk30 + tl_v] = tl::convert<float>(tl_vec32[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            w[tl_chunk30 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk30 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk30 + tl_v))]) : 0.0f;
+                        }
+                    }
+                }
+                // copy(Bias[c0 +: BN], b);  (norms.tl:230)
+                #pragma unroll
+                for (int tl_chunk33 = 0; tl_chunk33 < b_layout::kSlots; tl_chunk33 += 8) {
+                    if (!(b_layout::valid(tl_tid, tl_chunk33))) continue;
+                    const tl::f16* tl_ptr34 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk33))];
+                    if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk33)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk33))) + 7, N) && tl::is_aligned(tl_ptr34, 16)) {
+                        tl::f16 tl_vec35[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec35, tl_ptr34);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk33 + tl_v] = tl::convert<float>(tl_vec35[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            b[tl_chunk33 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk33 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk33 + tl_v))]) : 0.0f;
+                        }
+                    }
+                }
+                // for j in parallel(BN) {  (norms.tl:231)
+                // for j in parallel(4096): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s36 = 0; tl_s36 < x_layout::kSlots; ++tl_s36) {
+                    if (!(x_layout::valid(tl_tid, tl_s36))) continue;
+                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s36);
+                    x[tl_s36] = gelu((x[tl_s36] - mean) * rstd * w[tl_s36] + b[tl_s36]);
+                }
+                // copy(x, Y[row, c0 +: BN]);  (norms.tl:234)
+                #pragma unroll
+                for (int tl_chunk37 = 0; tl_chunk37 < x_layout::kSlots; tl_chunk37 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk37))) continue;
+                    tl::f16* tl_ptr38 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk37))) + 7, N) && tl::is_aligned(tl_ptr38, 16)) {
+                        tl::f16 tl_vec39[8];
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec39[tl_v] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
+                        tl::store_vector<tl::f16, 8>(tl_ptr38, tl_vec39);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
                         }
                     }
                 }
@@ -1291,7 +3922,8 @@ __global__ void __launch_bounds__(256) layernorm_gelu_kernel(
 
 namespace tlc {
 
-cudaError_t layernorm(const __half* X, const __half* W, const __half* Bias, __half* Y, float eps, int64_t M, int64_t N, cudaStream_t stream) {
+// Variant 0 of kernel `layernorm`: ROW = 128.
+static cudaError_t layernorm_variant0(const __half* X, const __half* W, const __half* Bias, __half* Y, float eps, int64_t M, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "layernorm";
     if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_pointer(W, tl_name, "W", 2); tl_err != cudaSuccess) return tl_err;
@@ -1299,44 +3931,209 @@ cudaError_t layernorm(const __half* X, const __half* W, const __half* Bias, __ha
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 16)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 32)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
-    static const cudaError_t tl_attributes = [] {
+    static const cudaError_t tl_attributes_variant0 = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::layernorm_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::layernorm_kernel_variant0, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
         return tl_err;
     }();
-    if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
-    ::layernorm_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    if (tl_attributes_variant0 != cudaSuccess) return tl::host::record(tl_attributes_variant0, tl_name, "setting the shared-memory attributes");
+    ::layernorm_kernel_variant0<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
-cudaError_t rmsnorm(const __half* X, const __half* W, __half* Y, float eps, int64_t M, int64_t N, cudaStream_t stream) {
+// Variant 1 of kernel `layernorm`: ROW = 512.
+static cudaError_t layernorm_variant1(const __half* X, const __half* W, const __half* Bias, __half* Y, float eps, int64_t M, int64_t N, cudaStream_t stream) {
+    constexpr const char* tl_name = "layernorm";
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(W, tl_name, "W", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Bias, tl_name, "Bias", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    static const cudaError_t tl_attributes_variant1 = [] {
+        cudaError_t tl_err = cudaSuccess;
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::layernorm_kernel_variant1, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes_variant1 != cudaSuccess) return tl::host::record(tl_attributes_variant1, tl_name, "setting the shared-memory attributes");
+    ::layernorm_kernel_variant1<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+// Variant 2 of kernel `layernorm`: ROW = 2048.
+static cudaError_t layernorm_variant2(const __half* X, const __half* W, const __half* Bias, __half* Y, float eps, int64_t M, int64_t N, cudaStream_t stream) {
+    constexpr const char* tl_name = "layernorm";
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(W, tl_name, "W", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Bias, tl_name, "Bias", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 2)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    static const cudaError_t tl_attributes_variant2 = [] {
+        cudaError_t tl_err = cudaSuccess;
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::layernorm_kernel_variant2, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes_variant2 != cudaSuccess) return tl::host::record(tl_attributes_variant2, tl_name, "setting the shared-memory attributes");
+    ::layernorm_kernel_variant2<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+// Variant 3 of kernel `layernorm`: ROW = 8192.
+static cudaError_t layernorm_variant3(const __half* X, const __half* W, const __half* Bias, __half* Y, float eps, int64_t M, int64_t N, cudaStream_t stream) {
+    constexpr const char* tl_name = "layernorm";
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(W, tl_name, "W", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Bias, tl_name, "Bias", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 1)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    static const cudaError_t tl_attributes_variant3 = [] {
+        cudaError_t tl_err = cudaSuccess;
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::layernorm_kernel_variant3, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes_variant3 != cudaSuccess) return tl::host::record(tl_attributes_variant3, tl_name, "setting the shared-memory attributes");
+    ::layernorm_kernel_variant3<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 512, 64, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+cudaError_t layernorm(const __half* X, const __half* W, const __half* Bias, __half* Y, float eps, int64_t M, int64_t N, cudaStream_t stream) {
+    // 4 variants, tried in order: the first for which `when((N <= ROW) || (ROW == 8192))` holds is launched.
+    if (N <= 128)
+        return layernorm_variant0(X, W, Bias, Y, eps, M, N, stream);  // ROW = 128
+    if (N <= 512)
+        return layernorm_variant1(X, W, Bias, Y, eps, M, N, stream);  // ROW = 512
+    if (N <= 2048)
+        return layernorm_variant2(X, W, Bias, Y, eps, M, N, stream);  // ROW = 2048
+    return layernorm_variant3(X, W, Bias, Y, eps, M, N, stream);  // ROW = 8192
+}
+
+// Variant 0 of kernel `rmsnorm`: ROW = 128.
+static cudaError_t rmsnorm_variant0(const __half* X, const __half* W, __half* Y, float eps, int64_t M, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "rmsnorm";
     if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_pointer(W, tl_name, "W", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 16)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 32)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
-    static const cudaError_t tl_attributes = [] {
+    static const cudaError_t tl_attributes_variant0 = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::rmsnorm_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::rmsnorm_kernel_variant0, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
         return tl_err;
     }();
-    if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
-    ::rmsnorm_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, W, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    if (tl_attributes_variant0 != cudaSuccess) return tl::host::record(tl_attributes_variant0, tl_name, "setting the shared-memory attributes");
+    ::rmsnorm_kernel_variant0<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, W, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
-cudaError_t layernorm_gelu(const __half* X, const __half* W, const __half* Bias, __half* Y, float eps, int64_t M, int64_t N, cudaStream_t stream) {
+// Variant 1 of kernel `rmsnorm`: ROW = 512.
+static cudaError_t rmsnorm_variant1(const __half* X, const __half* W, __half* Y, float eps, int64_t M, int64_t N, cudaStream_t stream) {
+    constexpr const char* tl_name = "rmsnorm";
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(W, tl_name, "W", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    static const cudaError_t tl_attributes_variant1 = [] {
+        cudaError_t tl_err = cudaSuccess;
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::rmsnorm_kernel_variant1, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes_variant1 != cudaSuccess) return tl::host::record(tl_attributes_variant1, tl_name, "setting the shared-memory attributes");
+    ::rmsnorm_kernel_variant1<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, W, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+// Variant 2 of kernel `rmsnorm`: ROW = 2048.
+static cudaError_t rmsnorm_variant2(const __half* X, const __half* W, __half* Y, float eps, int64_t M, int64_t N, cudaStream_t stream) {
+    constexpr const char* tl_name = "rmsnorm";
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(W, tl_name, "W", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 2)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    static const cudaError_t tl_attributes_variant2 = [] {
+        cudaError_t tl_err = cudaSuccess;
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::rmsnorm_kernel_variant2, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes_variant2 != cudaSuccess) return tl::host::record(tl_attributes_variant2, tl_name, "setting the shared-memory attributes");
+    ::rmsnorm_kernel_variant2<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, W, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+// Variant 3 of kernel `rmsnorm`: ROW = 8192.
+static cudaError_t rmsnorm_variant3(const __half* X, const __half* W, __half* Y, float eps, int64_t M, int64_t N, cudaStream_t stream) {
+    constexpr const char* tl_name = "rmsnorm";
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(W, tl_name, "W", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 1)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    static const cudaError_t tl_attributes_variant3 = [] {
+        cudaError_t tl_err = cudaSuccess;
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::rmsnorm_kernel_variant3, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes_variant3 != cudaSuccess) return tl::host::record(tl_attributes_variant3, tl_name, "setting the shared-memory attributes");
+    ::rmsnorm_kernel_variant3<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 512, 64, stream>>>(X, W, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+cudaError_t rmsnorm(const __half* X, const __half* W, __half* Y, float eps, int64_t M, int64_t N, cudaStream_t stream) {
+    // 4 variants, tried in order: the first for which `when((N <= ROW) || (ROW == 8192))` holds is launched.
+    if (N <= 128)
+        return rmsnorm_variant0(X, W, Y, eps, M, N, stream);  // ROW = 128
+    if (N <= 512)
+        return rmsnorm_variant1(X, W, Y, eps, M, N, stream);  // ROW = 512
+    if (N <= 2048)
+        return rmsnorm_variant2(X, W, Y, eps, M, N, stream);  // ROW = 2048
+    return rmsnorm_variant3(X, W, Y, eps, M, N, stream);  // ROW = 8192
+}
+
+// Variant 0 of kernel `layernorm_gelu`: ROW = 128.
+static cudaError_t layernorm_gelu_variant0(const __half* X, const __half* W, const __half* Bias, __half* Y, float eps, int64_t M, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "layernorm_gelu";
     if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_pointer(W, tl_name, "W", 2); tl_err != cudaSuccess) return tl_err;
@@ -1344,19 +4141,102 @@ cudaError_t layernorm_gelu(const __half* X, const __half* W, const __half* Bias,
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 16)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 32)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
-    static const cudaError_t tl_attributes = [] {
+    static const cudaError_t tl_attributes_variant0 = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::layernorm_gelu_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::layernorm_gelu_kernel_variant0, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
         return tl_err;
     }();
-    if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
-    ::layernorm_gelu_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    if (tl_attributes_variant0 != cudaSuccess) return tl::host::record(tl_attributes_variant0, tl_name, "setting the shared-memory attributes");
+    ::layernorm_gelu_kernel_variant0<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+// Variant 1 of kernel `layernorm_gelu`: ROW = 512.
+static cudaError_t layernorm_gelu_variant1(const __half* X, const __half* W, const __half* Bias, __half* Y, float eps, int64_t M, int64_t N, cudaStream_t stream) {
+    constexpr const char* tl_name = "layernorm_gelu";
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(W, tl_name, "W", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Bias, tl_name, "Bias", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    static const cudaError_t tl_attributes_variant1 = [] {
+        cudaError_t tl_err = cudaSuccess;
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::layernorm_gelu_kernel_variant1, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes_variant1 != cudaSuccess) return tl::host::record(tl_attributes_variant1, tl_name, "setting the shared-memory attributes");
+    ::layernorm_gelu_kernel_variant1<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+// Variant 2 of kernel `layernorm_gelu`: ROW = 2048.
+static cudaError_t layernorm_gelu_variant2(const __half* X, const __half* W, const __half* Bias, __half* Y, float eps, int64_t M, int64_t N, cudaStream_t stream) {
+    constexpr const char* tl_name = "layernorm_gelu";
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(W, tl_name, "W", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Bias, tl_name, "Bias", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 2)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    static const cudaError_t tl_attributes_variant2 = [] {
+        cudaError_t tl_err = cudaSuccess;
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::layernorm_gelu_kernel_variant2, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes_variant2 != cudaSuccess) return tl::host::record(tl_attributes_variant2, tl_name, "setting the shared-memory attributes");
+    ::layernorm_gelu_kernel_variant2<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+// Variant 3 of kernel `layernorm_gelu`: ROW = 8192.
+static cudaError_t layernorm_gelu_variant3(const __half* X, const __half* W, const __half* Bias, __half* Y, float eps, int64_t M, int64_t N, cudaStream_t stream) {
+    constexpr const char* tl_name = "layernorm_gelu";
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(W, tl_name, "W", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Bias, tl_name, "Bias", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 1)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    static const cudaError_t tl_attributes_variant3 = [] {
+        cudaError_t tl_err = cudaSuccess;
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::layernorm_gelu_kernel_variant3, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes_variant3 != cudaSuccess) return tl::host::record(tl_attributes_variant3, tl_name, "setting the shared-memory attributes");
+    ::layernorm_gelu_kernel_variant3<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 512, 64, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+cudaError_t layernorm_gelu(const __half* X, const __half* W, const __half* Bias, __half* Y, float eps, int64_t M, int64_t N, cudaStream_t stream) {
+    // 4 variants, tried in order: the first for which `when((N <= ROW) || (ROW == 8192))` holds is launched.
+    if (N <= 128)
+        return layernorm_gelu_variant0(X, W, Bias, Y, eps, M, N, stream);  // ROW = 128
+    if (N <= 512)
+        return layernorm_gelu_variant1(X, W, Bias, Y, eps, M, N, stream);  // ROW = 512
+    if (N <= 2048)
+        return layernorm_gelu_variant2(X, W, Bias, Y, eps, M, N, stream);  // ROW = 2048
+    return layernorm_gelu_variant3(X, W, Bias, Y, eps, M, N, stream);  // ROW = 8192
 }
 
 }  // namespace tlc

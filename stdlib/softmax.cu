@@ -7,39 +7,38 @@
 
 namespace {
 
-// kernel softmax<RB = 16, SHORT = 128, ROW = 8192, BN = 1024, T = f16>  (stdlib/softmax.tl:9)
+// kernel softmax<ROW = 128, THREADS = 256, RB = 32, BN = 2048, T = f16>  (stdlib/softmax.tl:12)
 // 256 threads per block, 32 bytes of shared memory
-__global__ void __launch_bounds__(256) softmax_kernel(
+__global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
         const tl::f16* __restrict__ X,
         tl::f16* __restrict__ Y,
         int32_t M,
         int32_t N)
 {
-    // fragment s: f32[16, 128], blocked per axis, vector 8: [16, 128] over 256 threads: (16:t16, 8:r1 16:t1) 8 registers
-    // fragment s_max: f32[16], slice of `s` (reduce over axis 1): [16] over 256 threads: (16:t16) 1 registers, 16 replicas
-    // fragment s_sum: f32[16], slice of `s` (reduce over axis 1): [16] over 256 threads: (16:t16) 1 registers, 16 replicas
-    using r_layout = tl::BlockedLayout<8192, 8, 256>;  // fragment r: f32[8192]
-    using x_layout = tl::BlockedLayout<1024, 8, 256>;  // fragment x: f32[1024]
+    // fragment s: f32[32, 128], blocked per axis, vector 8: [32, 128] over 256 threads: (16:t16 2:r8, 8:r1 16:t1) 16 registers
+    // fragment se: f32[32, 128], blocked per axis, vector 8: [32, 128] over 256 threads: (16:t16 2:r8, 8:r1 16:t1) 16 registers
+    // fragment s_max: f32[32], slice of `s` (reduce over axis 1): [32] over 256 threads: (16:t16 2:r1) 2 registers, 16 replicas
+    // fragment s_sum: f32[32], slice of `s` (reduce over axis 1): [32] over 256 threads: (16:t16 2:r1) 2 registers, 16 replicas
+    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
     unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
-    float s[8];  // fragment s: f32[16, 128]
-    float s_max[1];  // fragment s_max: f32[16]
-    float s_sum[1];  // fragment s_sum: f32[16]
-    float r[r_layout::kSlots];  // fragment r: f32[8192]
-    float x[x_layout::kSlots];  // fragment x: f32[1024]
+    float s[16];  // fragment s: f32[32, 128]
+    float se[16];  // fragment se: f32[32, 128]
+    float s_max[2];  // fragment s_max: f32[32]
+    float s_sum[2];  // fragment s_sum: f32[32]
+    float x[x_layout::kSlots];  // fragment x: f32[2048]
     float m;
     float l;
     float tile_max;
     float tile_sum;
-    const int32_t row0 = int(blockIdx.x) * 16;
-    const int32_t rows = tl::min(16, M - row0);
+    const int32_t row0 = int(blockIdx.x) * 32;
     if (N <= 128) {
-        // copy(X[row0 +: RB, 0 +: SHORT], s, pad = -inf);    // padding: exp(-inf) = 0  (softmax.tl:25)
+        // copy(X[row0 +: RB, 0 +: ROW], s, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:30)
         #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < 8; tl_chunk0 += 8) {
-            const tl::f16* tl_ptr1 = &X[int64_t(row0 + (tl_tid / 16)) * N + ((tl_chunk0) + (tl_tid % 16) * 8)];
-            if (tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds(((tl_chunk0) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds((((tl_chunk0) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
+            const tl::f16* tl_ptr1 = &X[int64_t(row0 + ((tl_tid / 16) + (tl_chunk0 / 8) * 16)) * N + ((tl_chunk0 % 8) + (tl_tid % 16) * 8)];
+            if (tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk0 / 8) * 16), M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk0 / 8) * 16), M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
                 tl::f16 tl_vec2[8];
                 tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
                 #pragma unroll
@@ -47,280 +46,200 @@ __global__ void __launch_bounds__(256) softmax_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds((((tl_chunk0 + tl_v)) + (tl_tid % 16) * 8), N) ? tl::convert<float>(X[int64_t(row0 + (tl_tid / 16)) * N + (((tl_chunk0 + tl_v)) + (tl_tid % 16) * 8)]) : -tl::inf<float>();
+                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + ((tl_tid / 16) + ((tl_chunk0 + tl_v) / 8) * 16), M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid % 16) * 8), N) ? tl::convert<float>(X[int64_t(row0 + ((tl_tid / 16) + ((tl_chunk0 + tl_v) / 8) * 16)) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 16) * 8)]) : -tl::inf<float>();
                 }
             }
         }
-        // reduce(max, s, s_max, axis = 1);  (softmax.tl:26)
-        // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
+        // reduce(max, s, s_max, axis = 1);  (softmax.tl:31)
+        // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
         {
-            float tl_part[1];
+            float tl_part[2];
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+            for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
             #pragma unroll
-            for (int tl_s3 = 0; tl_s3 < 8; ++tl_s3) {
-                tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(s[tl_s3]));
+            for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
+                tl_part[(tl_s3 / 8)] = tl::MaxOp::combine(tl_part[(tl_s3 / 8)], tl::MaxOp::element(s[tl_s3]));
             }
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+            for (int tl_i = 0; tl_i < 2; ++tl_i) {
                 tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
                 tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
                 tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
                 tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 8>(tl_part[tl_i]);
             }
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+            for (int tl_i = 0; tl_i < 2; ++tl_i) {
                 s_max[tl_i] = tl_part[tl_i];
             }
         }
-        // for i, j in parallel(RB, SHORT) {  (softmax.tl:27)
-        // for i, j in parallel(16, 128): each thread visits the elements of `s` it holds
+        // for i, j in parallel(RB, ROW) {  (softmax.tl:32)
+        // for i, j in parallel(32, 128): each thread visits the elements of `se` it holds
         #pragma unroll
-        for (int tl_s4 = 0; tl_s4 < 8; ++tl_s4) {
-            [[maybe_unused]] const int i = (tl_tid / 16);
-            [[maybe_unused]] const int j = ((tl_s4) + (tl_tid % 16) * 8);
-            s[tl_s4] = tl::exp(s[tl_s4] - s_max[0]);
+        for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
+            [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s4 / 8) * 16);
+            [[maybe_unused]] const int j = ((tl_s4 % 8) + (tl_tid % 16) * 8);
+            se[tl_s4] = tl::exp(s[tl_s4] - s_max[(tl_s4 / 8)]);
         }
-        // reduce(sum, s, s_sum, axis = 1);  (softmax.tl:30)
-        // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
+        // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:35)
+        // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
         {
-            float tl_part[1];
+            float tl_part[2];
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
             #pragma unroll
-            for (int tl_s5 = 0; tl_s5 < 8; ++tl_s5) {
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(s[tl_s5]));
+            for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
+                tl_part[(tl_s5 / 8)] = tl::SumOp::combine(tl_part[(tl_s5 / 8)], tl::SumOp::element(se[tl_s5]));
             }
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+            for (int tl_i = 0; tl_i < 2; ++tl_i) {
                 tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
                 tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
                 tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
                 tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
             }
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+            for (int tl_i = 0; tl_i < 2; ++tl_i) {
                 s_sum[tl_i] = tl_part[tl_i];
             }
         }
-        // for i, j in parallel(RB, SHORT) {  (softmax.tl:31)
-        // for i, j in parallel(16, 128): each thread visits the elements of `s` it holds
+        // for i in parallel(RB) {  (softmax.tl:38)
+        // for i in parallel(32): each thread visits the elements of `s_sum` it holds
         #pragma unroll
-        for (int tl_s6 = 0; tl_s6 < 8; ++tl_s6) {
-            [[maybe_unused]] const int i = (tl_tid / 16);
-            [[maybe_unused]] const int j = ((tl_s6) + (tl_tid % 16) * 8);
-            s[tl_s6] = s[tl_s6] / s_sum[0];
+        for (int tl_s6 = 0; tl_s6 < 2; ++tl_s6) {
+            [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s6) * 16);
+            s_sum[tl_s6] = s_max[tl_s6] + tl::log(s_sum[tl_s6]);
         }
-        // copy(s, Y[row0 +: RB, 0 +: SHORT]);  (softmax.tl:34)
+        // for i, j in parallel(RB, ROW) {  (softmax.tl:41)
+        // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
         #pragma unroll
-        for (int tl_chunk7 = 0; tl_chunk7 < 8; tl_chunk7 += 8) {
-            tl::f16* tl_ptr8 = &Y[int64_t(row0 + (tl_tid / 16)) * N + ((tl_chunk7) + (tl_tid % 16) * 8)];
-            if (tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds(((tl_chunk7) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds((((tl_chunk7) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr8, 16)) {
-                tl::f16 tl_vec9[8];
+        for (int tl_s7 = 0; tl_s7 < 16; ++tl_s7) {
+            [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s7 / 8) * 16);
+            [[maybe_unused]] const int j = ((tl_s7 % 8) + (tl_tid % 16) * 8);
+            s[tl_s7] = tl::exp(s[tl_s7] - s_sum[(tl_s7 / 8)]);
+        }
+        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:44)
+        #pragma unroll
+        for (int tl_chunk8 = 0; tl_chunk8 < 16; tl_chunk8 += 8) {
+            tl::f16* tl_ptr9 = &Y[int64_t(row0 + ((tl_tid / 16) + (tl_chunk8 / 8) * 16)) * N + ((tl_chunk8 % 8) + (tl_tid % 16) * 8)];
+            if (tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk8 / 8) * 16), M) && tl::in_bounds(((tl_chunk8 % 8) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk8 / 8) * 16), M) && tl::in_bounds((((tl_chunk8 % 8) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr9, 16)) {
+                tl::f16 tl_vec10[8];
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec9[tl_v] = tl::convert<tl::f16>(s[tl_chunk7 + tl_v]);
-                tl::store_vector<tl::f16, 8>(tl_ptr8, tl_vec9);
+                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec10[tl_v] = tl::convert<tl::f16>(s[tl_chunk8 + tl_v]);
+                tl::store_vector<tl::f16, 8>(tl_ptr9, tl_vec10);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds((((tl_chunk7 + tl_v)) + (tl_tid % 16) * 8), N)) Y[int64_t(row0 + (tl_tid / 16)) * N + (((tl_chunk7 + tl_v)) + (tl_tid % 16) * 8)] = tl::convert<tl::f16>(s[tl_chunk7 + tl_v]);
+                    if (tl::in_bounds(row0 + ((tl_tid / 16) + ((tl_chunk8 + tl_v) / 8) * 16), M) && tl::in_bounds((((tl_chunk8 + tl_v) % 8) + (tl_tid % 16) * 8), N)) Y[int64_t(row0 + ((tl_tid / 16) + ((tl_chunk8 + tl_v) / 8) * 16)) * N + (((tl_chunk8 + tl_v) % 8) + (tl_tid % 16) * 8)] = tl::convert<tl::f16>(s[tl_chunk8 + tl_v]);
                 }
             }
         }
     } else {
-        if (N <= 8192) {
-            for (int rr = 0; rr < rows; ++rr) {
-                const int32_t row = row0 + rr;
-                // copy(X[row, 0 +: ROW], r, pad = -inf);  (softmax.tl:38)
+        const int32_t n_tiles = tl::cdiv(N, 2048);
+        for (int rr = 0; rr < tl::min(32, M - row0); ++rr) {
+            const int32_t row = row0 + rr;
+            m = -tl::inf<float>();
+            l = 0.0f;
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:52)
                 #pragma unroll
-                for (int tl_chunk10 = 0; tl_chunk10 < r_layout::kSlots; tl_chunk10 += 8) {
-                    if (!(r_layout::valid(tl_tid, tl_chunk10))) continue;
-                    const tl::f16* tl_ptr11 = &X[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk10))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk10), N) && tl::in_bounds(row, M) && tl::in_bounds((r_layout::flat(tl_tid, tl_chunk10)) + 7, N) && tl::is_aligned(tl_ptr11, 16)) {
-                        tl::f16 tl_vec12[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec12, tl_ptr11);
+                for (int tl_chunk11 = 0; tl_chunk11 < x_layout::kSlots; tl_chunk11 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk11))) continue;
+                    const tl::f16* tl_ptr12 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11))) + 7, N) && tl::is_aligned(tl_ptr12, 16)) {
+                        tl::f16 tl_vec13[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec13, tl_ptr12);
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk10 + tl_v] = tl::convert<float>(tl_vec12[tl_v]);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk11 + tl_v] = tl::convert<float>(tl_vec13[tl_v]);
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            r[tl_chunk10 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk10 + tl_v), N) ? tl::convert<float>(X[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk10 + tl_v))]) : -tl::inf<float>();
+                            x[tl_chunk11 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11 + tl_v)))]) : -tl::inf<float>();
                         }
                     }
                 }
-                // reduce(max, r, tile_max);  (softmax.tl:39)
+                // reduce(max, x, tile_max);  (softmax.tl:53)
                 {
                     float tl_part[1];
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
                     #pragma unroll
-                    for (int tl_s13 = 0; tl_s13 < r_layout::kSlots; ++tl_s13) {
-                        if (!(r_layout::valid(tl_tid, tl_s13))) continue;
-                        tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(r[tl_s13]));
+                    for (int tl_s14 = 0; tl_s14 < x_layout::kSlots; ++tl_s14) {
+                        if (!(x_layout::valid(tl_tid, tl_s14))) continue;
+                        tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s14]));
                     }
                     tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                     {
                         tile_max = tl_part[0];
                     }
                 }
-                // for j in parallel(ROW) {  (softmax.tl:40)
-                // for j in parallel(8192): each thread visits the elements of `r` it holds
+                const float m_new = tl::max(m, tile_max);
+                // for j in parallel(BN) {  (softmax.tl:55)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
                 #pragma unroll
-                for (int tl_s14 = 0; tl_s14 < r_layout::kSlots; ++tl_s14) {
-                    if (!(r_layout::valid(tl_tid, tl_s14))) continue;
-                    [[maybe_unused]] const int j = r_layout::flat(tl_tid, tl_s14);
-                    r[tl_s14] = tl::exp(r[tl_s14] - tile_max);
+                for (int tl_s15 = 0; tl_s15 < x_layout::kSlots; ++tl_s15) {
+                    if (!(x_layout::valid(tl_tid, tl_s15))) continue;
+                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s15);
+                    x[tl_s15] = tl::exp(x[tl_s15] - m_new);
                 }
-                // reduce(sum, r, tile_sum);  (softmax.tl:43)
+                // reduce(sum, x, tile_sum);  (softmax.tl:58)
                 {
                     float tl_part[1];
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                     #pragma unroll
-                    for (int tl_s15 = 0; tl_s15 < r_layout::kSlots; ++tl_s15) {
-                        if (!(r_layout::valid(tl_tid, tl_s15))) continue;
-                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(r[tl_s15]));
+                    for (int tl_s16 = 0; tl_s16 < x_layout::kSlots; ++tl_s16) {
+                        if (!(x_layout::valid(tl_tid, tl_s16))) continue;
+                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s16]));
                     }
                     tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                     {
                         tile_sum = tl_part[0];
                     }
                 }
-                const float inv_l = 1.0f / tile_sum;
-                // for j in parallel(ROW) {  (softmax.tl:45)
-                // for j in parallel(8192): each thread visits the elements of `r` it holds
+                l = l * tl::exp(m - m_new) + tile_sum;
+                m = m_new;
+            }
+            const float inv_l = 1.0f / l;
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x);  (softmax.tl:64)
                 #pragma unroll
-                for (int tl_s16 = 0; tl_s16 < r_layout::kSlots; ++tl_s16) {
-                    if (!(r_layout::valid(tl_tid, tl_s16))) continue;
-                    [[maybe_unused]] const int j = r_layout::flat(tl_tid, tl_s16);
-                    r[tl_s16] = r[tl_s16] * inv_l;
-                }
-                // copy(r, Y[row, 0 +: ROW]);  (softmax.tl:48)
-                #pragma unroll
-                for (int tl_chunk17 = 0; tl_chunk17 < r_layout::kSlots; tl_chunk17 += 8) {
-                    if (!(r_layout::valid(tl_tid, tl_chunk17))) continue;
-                    tl::f16* tl_ptr18 = &Y[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk17))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk17), N) && tl::in_bounds(row, M) && tl::in_bounds((r_layout::flat(tl_tid, tl_chunk17)) + 7, N) && tl::is_aligned(tl_ptr18, 16)) {
+                for (int tl_chunk17 = 0; tl_chunk17 < x_layout::kSlots; tl_chunk17 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk17))) continue;
+                    const tl::f16* tl_ptr18 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17))) + 7, N) && tl::is_aligned(tl_ptr18, 16)) {
                         tl::f16 tl_vec19[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec19, tl_ptr18);
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec19[tl_v] = tl::convert<tl::f16>(r[tl_chunk17 + tl_v]);
-                        tl::store_vector<tl::f16, 8>(tl_ptr18, tl_vec19);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk17 + tl_v] = tl::convert<float>(tl_vec19[tl_v]);
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk17 + tl_v), N)) Y[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk17 + tl_v))] = tl::convert<tl::f16>(r[tl_chunk17 + tl_v]);
+                            x[tl_chunk17 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)))]) : 0.0f;
                         }
                     }
                 }
-            }
-        } else {
-            const int32_t n_tiles = tl::cdiv(N, 1024);
-            for (int rr = 0; rr < rows; ++rr) {
-                const int32_t row = row0 + rr;
-                m = -tl::inf<float>();
-                l = 0.0f;
-                for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:57)
-                    #pragma unroll
-                    for (int tl_chunk20 = 0; tl_chunk20 < x_layout::kSlots; tl_chunk20 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk20))) continue;
-                        const tl::f16* tl_ptr21 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20))) + 7, N) && tl::is_aligned(tl_ptr21, 16)) {
-                            tl::f16 tl_vec22[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec22, tl_ptr21);
-                            #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk20 + tl_v] = tl::convert<float>(tl_vec22[tl_v]);
-                        } else {
-                            #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk20 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20 + tl_v)))]) : -tl::inf<float>();
-                            }
-                        }
-                    }
-                    // reduce(max, x, tile_max);  (softmax.tl:58)
-                    {
-                        float tl_part[1];
-                        #pragma unroll
-                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
-                        #pragma unroll
-                        for (int tl_s23 = 0; tl_s23 < x_layout::kSlots; ++tl_s23) {
-                            if (!(x_layout::valid(tl_tid, tl_s23))) continue;
-                            tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s23]));
-                        }
-                        tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
-                        {
-                            tile_max = tl_part[0];
-                        }
-                    }
-                    const float m_new = tl::max(m, tile_max);
-                    // for j in parallel(BN) {  (softmax.tl:60)
-                    // for j in parallel(1024): each thread visits the elements of `x` it holds
-                    #pragma unroll
-                    for (int tl_s24 = 0; tl_s24 < x_layout::kSlots; ++tl_s24) {
-                        if (!(x_layout::valid(tl_tid, tl_s24))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s24);
-                        x[tl_s24] = tl::exp(x[tl_s24] - m_new);
-                    }
-                    // reduce(sum, x, tile_sum);  (softmax.tl:63)
-                    {
-                        float tl_part[1];
-                        #pragma unroll
-                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                        #pragma unroll
-                        for (int tl_s25 = 0; tl_s25 < x_layout::kSlots; ++tl_s25) {
-                            if (!(x_layout::valid(tl_tid, tl_s25))) continue;
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s25]));
-                        }
-                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
-                        {
-                            tile_sum = tl_part[0];
-                        }
-                    }
-                    l = l * tl::exp(m - m_new) + tile_sum;
-                    m = m_new;
+                // for j in parallel(BN) {  (softmax.tl:65)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s20 = 0; tl_s20 < x_layout::kSlots; ++tl_s20) {
+                    if (!(x_layout::valid(tl_tid, tl_s20))) continue;
+                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s20);
+                    x[tl_s20] = tl::exp(x[tl_s20] - m) * inv_l;
                 }
-                const float inv_l = 1.0f / l;
-                for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:69)
-                    #pragma unroll
-                    for (int tl_chunk26 = 0; tl_chunk26 < x_layout::kSlots; tl_chunk26 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk26))) continue;
-                        const tl::f16* tl_ptr27 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk26)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk26)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk26))) + 7, N) && tl::is_aligned(tl_ptr27, 16)) {
-                            tl::f16 tl_vec28[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec28, tl_ptr27);
-                            #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk26 + tl_v] = tl::convert<float>(tl_vec28[tl_v]);
-                        } else {
-                            #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk26 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk26 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk26 + tl_v)))]) : 0.0f;
-                            }
-                        }
-                    }
-                    // for j in parallel(BN) {  (softmax.tl:70)
-                    // for j in parallel(1024): each thread visits the elements of `x` it holds
-                    #pragma unroll
-                    for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
-                        if (!(x_layout::valid(tl_tid, tl_s29))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s29);
-                        x[tl_s29] = tl::exp(x[tl_s29] - m) * inv_l;
-                    }
-                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:73)
-                    #pragma unroll
-                    for (int tl_chunk30 = 0; tl_chunk30 < x_layout::kSlots; tl_chunk30 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk30))) continue;
-                        tl::f16* tl_ptr31 = &Y[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk30)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk30)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk30))) + 7, N) && tl::is_aligned(tl_ptr31, 16)) {
-                            tl::f16 tl_vec32[8];
-                            #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec32[tl_v] = tl::convert<tl::f16>(x[tl_chunk30 + tl_v]);
-                            tl::store_vector<tl::f16, 8>(tl_ptr31, tl_vec32);
-                        } else {
-                            #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk30 + tl_v)), N)) Y[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk30 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk30 + tl_v]);
-                            }
+                // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:68)
+                #pragma unroll
+                for (int tl_chunk21 = 0; tl_chunk21 < x_layout::kSlots; tl_chunk21 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk21))) continue;
+                    tl::f16* tl_ptr22 = &Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21))) + 7, N) && tl::is_aligned(tl_ptr22, 16)) {
+                        tl::f16 tl_vec23[8];
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec23[tl_v] = tl::convert<tl::f16>(x[tl_chunk21 + tl_v]);
+                        tl::store_vector<tl::f16, 8>(tl_ptr22, tl_vec23);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21 + tl_v)), N)) Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk21 + tl_v]);
                         }
                     }
                 }
@@ -329,43 +248,38 @@ __global__ void __launch_bounds__(256) softmax_kernel(
     }
 }
 
-// kernel log_softmax<RB = 16, SHORT = 128, ROW = 8192, BN = 1024, T = f16>  (stdlib/softmax.tl:80)
+// kernel softmax<ROW = 512, THREADS = 256, RB = 8, BN = 2048, T = f16>  (stdlib/softmax.tl:12)
 // 256 threads per block, 32 bytes of shared memory
-__global__ void __launch_bounds__(256) log_softmax_kernel(
+__global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
         const tl::f16* __restrict__ X,
         tl::f16* __restrict__ Y,
         int32_t M,
         int32_t N)
 {
-    // fragment s: f32[16, 128], blocked per axis, vector 8: [16, 128] over 256 threads: (16:t16, 8:r1 16:t1) 8 registers
-    // fragment se: f32[16, 128], blocked per axis, vector 8: [16, 128] over 256 threads: (16:t16, 8:r1 16:t1) 8 registers
-    // fragment s_max: f32[16], slice of `s` (reduce over axis 1): [16] over 256 threads: (16:t16) 1 registers, 16 replicas
-    // fragment s_sum: f32[16], slice of `se` (reduce over axis 1): [16] over 256 threads: (16:t16) 1 registers, 16 replicas
-    using r_layout = tl::BlockedLayout<8192, 8, 256>;  // fragment r: f32[8192]
-    using e_layout = tl::BlockedLayout<8192, 8, 256>;  // fragment e: f32[8192]
-    using x_layout = tl::BlockedLayout<1024, 8, 256>;  // fragment x: f32[1024]
+    // fragment s: f32[8, 512], blocked per axis, vector 8: [8, 512] over 256 threads: (8:t32, 8:r1 32:t1 2:r8) 16 registers
+    // fragment se: f32[8, 512], blocked per axis, vector 8: [8, 512] over 256 threads: (8:t32, 8:r1 32:t1 2:r8) 16 registers
+    // fragment s_max: f32[8], slice of `s` (reduce over axis 1): [8] over 256 threads: (8:t32) 1 registers, 32 replicas
+    // fragment s_sum: f32[8], slice of `s` (reduce over axis 1): [8] over 256 threads: (8:t32) 1 registers, 32 replicas
+    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
     unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
-    float s[8];  // fragment s: f32[16, 128]
-    float se[8];  // fragment se: f32[16, 128]
-    float s_max[1];  // fragment s_max: f32[16]
-    float s_sum[1];  // fragment s_sum: f32[16]
-    float r[r_layout::kSlots];  // fragment r: f32[8192]
-    float e[e_layout::kSlots];  // fragment e: f32[8192]
-    float x[x_layout::kSlots];  // fragment x: f32[1024]
+    float s[16];  // fragment s: f32[8, 512]
+    float se[16];  // fragment se: f32[8, 512]
+    float s_max[1];  // fragment s_max: f32[8]
+    float s_sum[1];  // fragment s_sum: f32[8]
+    float x[x_layout::kSlots];  // fragment x: f32[2048]
     float m;
     float l;
     float tile_max;
     float tile_sum;
-    const int32_t row0 = int(blockIdx.x) * 16;
-    const int32_t rows = tl::min(16, M - row0);
-    if (N <= 128) {
-        // copy(X[row0 +: RB, 0 +: SHORT], s, pad = -inf);    // padding: exp(-inf) = 0  (softmax.tl:98)
+    const int32_t row0 = int(blockIdx.x) * 8;
+    if (N <= 512) {
+        // copy(X[row0 +: RB, 0 +: ROW], s, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:30)
         #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < 8; tl_chunk0 += 8) {
-            const tl::f16* tl_ptr1 = &X[int64_t(row0 + (tl_tid / 16)) * N + ((tl_chunk0) + (tl_tid % 16) * 8)];
-            if (tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds(((tl_chunk0) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds((((tl_chunk0) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
+            const tl::f16* tl_ptr1 = &X[int64_t(row0 + (tl_tid / 32)) * N + ((tl_chunk0 % 8) + (tl_tid % 32) * 8 + (tl_chunk0 / 8) * 256)];
+            if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid % 32) * 8 + (tl_chunk0 / 8) * 256), N) && tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid % 32) * 8 + (tl_chunk0 / 8) * 256)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
                 tl::f16 tl_vec2[8];
                 tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
                 #pragma unroll
@@ -373,18 +287,18 @@ __global__ void __launch_bounds__(256) log_softmax_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds((((tl_chunk0 + tl_v)) + (tl_tid % 16) * 8), N) ? tl::convert<float>(X[int64_t(row0 + (tl_tid / 16)) * N + (((tl_chunk0 + tl_v)) + (tl_tid % 16) * 8)]) : -tl::inf<float>();
+                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk0 + tl_v) / 8) * 256), N) ? tl::convert<float>(X[int64_t(row0 + (tl_tid / 32)) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk0 + tl_v) / 8) * 256)]) : -tl::inf<float>();
                 }
             }
         }
-        // reduce(max, s, s_max, axis = 1);  (softmax.tl:99)
-        // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
+        // reduce(max, s, s_max, axis = 1);  (softmax.tl:31)
+        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
         {
             float tl_part[1];
             #pragma unroll
             for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
             #pragma unroll
-            for (int tl_s3 = 0; tl_s3 < 8; ++tl_s3) {
+            for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
                 tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(s[tl_s3]));
             }
             #pragma unroll
@@ -393,28 +307,29 @@ __global__ void __launch_bounds__(256) log_softmax_kernel(
                 tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
                 tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
                 tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 16>(tl_part[tl_i]);
             }
             #pragma unroll
             for (int tl_i = 0; tl_i < 1; ++tl_i) {
                 s_max[tl_i] = tl_part[tl_i];
             }
         }
-        // for i, j in parallel(RB, SHORT) {  (softmax.tl:100)
-        // for i, j in parallel(16, 128): each thread visits the elements of `se` it holds
+        // for i, j in parallel(RB, ROW) {  (softmax.tl:32)
+        // for i, j in parallel(8, 512): each thread visits the elements of `se` it holds
         #pragma unroll
-        for (int tl_s4 = 0; tl_s4 < 8; ++tl_s4) {
-            [[maybe_unused]] const int i = (tl_tid / 16);
-            [[maybe_unused]] const int j = ((tl_s4) + (tl_tid % 16) * 8);
+        for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
+            [[maybe_unused]] const int i = (tl_tid / 32);
+            [[maybe_unused]] const int j = ((tl_s4 % 8) + (tl_tid % 32) * 8 + (tl_s4 / 8) * 256);
             se[tl_s4] = tl::exp(s[tl_s4] - s_max[0]);
         }
-        // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:103)
-        // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
+        // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:35)
+        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
         {
             float tl_part[1];
             #pragma unroll
             for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
             #pragma unroll
-            for (int tl_s5 = 0; tl_s5 < 8; ++tl_s5) {
+            for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
                 tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(se[tl_s5]));
             }
             #pragma unroll
@@ -423,230 +338,151 @@ __global__ void __launch_bounds__(256) log_softmax_kernel(
                 tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
                 tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
                 tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
             }
             #pragma unroll
             for (int tl_i = 0; tl_i < 1; ++tl_i) {
                 s_sum[tl_i] = tl_part[tl_i];
             }
         }
-        // for i, j in parallel(RB, SHORT) {  (softmax.tl:104)
-        // for i, j in parallel(16, 128): each thread visits the elements of `s` it holds
+        // for i in parallel(RB) {  (softmax.tl:38)
+        // for i in parallel(8): each thread visits the elements of `s_sum` it holds
         #pragma unroll
-        for (int tl_s6 = 0; tl_s6 < 8; ++tl_s6) {
-            [[maybe_unused]] const int i = (tl_tid / 16);
-            [[maybe_unused]] const int j = ((tl_s6) + (tl_tid % 16) * 8);
-            s[tl_s6] = s[tl_s6] - (s_max[0] + tl::log(s_sum[0]));
+        for (int tl_s6 = 0; tl_s6 < 1; ++tl_s6) {
+            [[maybe_unused]] const int i = (tl_tid / 32);
+            s_sum[tl_s6] = s_max[tl_s6] + tl::log(s_sum[tl_s6]);
         }
-        // copy(s, Y[row0 +: RB, 0 +: SHORT]);  (softmax.tl:107)
+        // for i, j in parallel(RB, ROW) {  (softmax.tl:41)
+        // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
         #pragma unroll
-        for (int tl_chunk7 = 0; tl_chunk7 < 8; tl_chunk7 += 8) {
-            tl::f16* tl_ptr8 = &Y[int64_t(row0 + (tl_tid / 16)) * N + ((tl_chunk7) + (tl_tid % 16) * 8)];
-            if (tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds(((tl_chunk7) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds((((tl_chunk7) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr8, 16)) {
-                tl::f16 tl_vec9[8];
+        for (int tl_s7 = 0; tl_s7 < 16; ++tl_s7) {
+            [[maybe_unused]] const int i = (tl_tid / 32);
+            [[maybe_unused]] const int j = ((tl_s7 % 8) + (tl_tid % 32) * 8 + (tl_s7 / 8) * 256);
+            s[tl_s7] = tl::exp(s[tl_s7] - s_sum[0]);
+        }
+        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:44)
+        #pragma unroll
+        for (int tl_chunk8 = 0; tl_chunk8 < 16; tl_chunk8 += 8) {
+            tl::f16* tl_ptr9 = &Y[int64_t(row0 + (tl_tid / 32)) * N + ((tl_chunk8 % 8) + (tl_tid % 32) * 8 + (tl_chunk8 / 8) * 256)];
+            if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds(((tl_chunk8 % 8) + (tl_tid % 32) * 8 + (tl_chunk8 / 8) * 256), N) && tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk8 % 8) + (tl_tid % 32) * 8 + (tl_chunk8 / 8) * 256)) + 7, N) && tl::is_aligned(tl_ptr9, 16)) {
+                tl::f16 tl_vec10[8];
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec9[tl_v] = tl::convert<tl::f16>(s[tl_chunk7 + tl_v]);
-                tl::store_vector<tl::f16, 8>(tl_ptr8, tl_vec9);
+                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec10[tl_v] = tl::convert<tl::f16>(s[tl_chunk8 + tl_v]);
+                tl::store_vector<tl::f16, 8>(tl_ptr9, tl_vec10);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(row0 + (tl_tid / 16), M) && tl::in_bounds((((tl_chunk7 + tl_v)) + (tl_tid % 16) * 8), N)) Y[int64_t(row0 + (tl_tid / 16)) * N + (((tl_chunk7 + tl_v)) + (tl_tid % 16) * 8)] = tl::convert<tl::f16>(s[tl_chunk7 + tl_v]);
+                    if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk8 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk8 + tl_v) / 8) * 256), N)) Y[int64_t(row0 + (tl_tid / 32)) * N + (((tl_chunk8 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk8 + tl_v) / 8) * 256)] = tl::convert<tl::f16>(s[tl_chunk8 + tl_v]);
                 }
             }
         }
     } else {
-        if (N <= 8192) {
-            for (int rr = 0; rr < rows; ++rr) {
-                const int32_t row = row0 + rr;
-                // copy(X[row, 0 +: ROW], r, pad = -inf);  (softmax.tl:111)
+        const int32_t n_tiles = tl::cdiv(N, 2048);
+        for (int rr = 0; rr < tl::min(8, M - row0); ++rr) {
+            const int32_t row = row0 + rr;
+            m = -tl::inf<float>();
+            l = 0.0f;
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:52)
                 #pragma unroll
-                for (int tl_chunk10 = 0; tl_chunk10 < r_layout::kSlots; tl_chunk10 += 8) {
-                    if (!(r_layout::valid(tl_tid, tl_chunk10))) continue;
-                    const tl::f16* tl_ptr11 = &X[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk10))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk10), N) && tl::in_bounds(row, M) && tl::in_bounds((r_layout::flat(tl_tid, tl_chunk10)) + 7, N) && tl::is_aligned(tl_ptr11, 16)) {
-                        tl::f16 tl_vec12[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec12, tl_ptr11);
+                for (int tl_chunk11 = 0; tl_chunk11 < x_layout::kSlots; tl_chunk11 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk11))) continue;
+                    const tl::f16* tl_ptr12 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11))) + 7, N) && tl::is_aligned(tl_ptr12, 16)) {
+                        tl::f16 tl_vec13[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec13, tl_ptr12);
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk10 + tl_v] = tl::convert<float>(tl_vec12[tl_v]);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk11 + tl_v] = tl::convert<float>(tl_vec13[tl_v]);
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            r[tl_chunk10 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk10 + tl_v), N) ? tl::convert<float>(X[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk10 + tl_v))]) : -tl::inf<float>();
+                            x[tl_chunk11 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11 + tl_v)))]) : -tl::inf<float>();
                         }
                     }
                 }
-                // reduce(max, r, tile_max);  (softmax.tl:112)
+                // reduce(max, x, tile_max);  (softmax.tl:53)
                 {
                     float tl_part[1];
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
                     #pragma unroll
-                    for (int tl_s13 = 0; tl_s13 < r_layout::kSlots; ++tl_s13) {
-                        if (!(r_layout::valid(tl_tid, tl_s13))) continue;
-                        tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(r[tl_s13]));
+                    for (int tl_s14 = 0; tl_s14 < x_layout::kSlots; ++tl_s14) {
+                        if (!(x_layout::valid(tl_tid, tl_s14))) continue;
+                        tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s14]));
                     }
                     tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                     {
                         tile_max = tl_part[0];
                     }
                 }
-                // for j in parallel(ROW) {  (softmax.tl:113)
-                // for j in parallel(8192): each thread visits the elements of `e` it holds
+                const float m_new = tl::max(m, tile_max);
+                // for j in parallel(BN) {  (softmax.tl:55)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
                 #pragma unroll
-                for (int tl_s14 = 0; tl_s14 < e_layout::kSlots; ++tl_s14) {
-                    if (!(e_layout::valid(tl_tid, tl_s14))) continue;
-                    [[maybe_unused]] const int j = e_layout::flat(tl_tid, tl_s14);
-                    e[tl_s14] = tl::exp(r[tl_s14] - tile_max);
+                for (int tl_s15 = 0; tl_s15 < x_layout::kSlots; ++tl_s15) {
+                    if (!(x_layout::valid(tl_tid, tl_s15))) continue;
+                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s15);
+                    x[tl_s15] = tl::exp(x[tl_s15] - m_new);
                 }
-                // reduce(sum, e, tile_sum);  (softmax.tl:116)
+                // reduce(sum, x, tile_sum);  (softmax.tl:58)
                 {
                     float tl_part[1];
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                     #pragma unroll
-                    for (int tl_s15 = 0; tl_s15 < e_layout::kSlots; ++tl_s15) {
-                        if (!(e_layout::valid(tl_tid, tl_s15))) continue;
-                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(e[tl_s15]));
+                    for (int tl_s16 = 0; tl_s16 < x_layout::kSlots; ++tl_s16) {
+                        if (!(x_layout::valid(tl_tid, tl_s16))) continue;
+                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s16]));
                     }
                     tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                     {
                         tile_sum = tl_part[0];
                     }
                 }
-                const float shift = tile_max + tl::log(tile_sum);
-                // for j in parallel(ROW) {  (softmax.tl:118)
-                // for j in parallel(8192): each thread visits the elements of `r` it holds
+                l = l * tl::exp(m - m_new) + tile_sum;
+                m = m_new;
+            }
+            const float inv_l = 1.0f / l;
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x);  (softmax.tl:64)
                 #pragma unroll
-                for (int tl_s16 = 0; tl_s16 < r_layout::kSlots; ++tl_s16) {
-                    if (!(r_layout::valid(tl_tid, tl_s16))) continue;
-                    [[maybe_unused]] const int j = r_layout::flat(tl_tid, tl_s16);
-                    r[tl_s16] = r[tl_s16] - shift;
-                }
-                // copy(r, Y[row, 0 +: ROW]);  (softmax.tl:121)
-                #pragma unroll
-                for (int tl_chunk17 = 0; tl_chunk17 < r_layout::kSlots; tl_chunk17 += 8) {
-                    if (!(r_layout::valid(tl_tid, tl_chunk17))) continue;
-                    tl::f16* tl_ptr18 = &Y[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk17))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk17), N) && tl::in_bounds(row, M) && tl::in_bounds((r_layout::flat(tl_tid, tl_chunk17)) + 7, N) && tl::is_aligned(tl_ptr18, 16)) {
+                for (int tl_chunk17 = 0; tl_chunk17 < x_layout::kSlots; tl_chunk17 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk17))) continue;
+                    const tl::f16* tl_ptr18 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17))) + 7, N) && tl::is_aligned(tl_ptr18, 16)) {
                         tl::f16 tl_vec19[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec19, tl_ptr18);
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec19[tl_v] = tl::convert<tl::f16>(r[tl_chunk17 + tl_v]);
-                        tl::store_vector<tl::f16, 8>(tl_ptr18, tl_vec19);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk17 + tl_v] = tl::convert<float>(tl_vec19[tl_v]);
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            if (tl::in_bounds(row, M) && tl::in_bounds(r_layout::flat(tl_tid, tl_chunk17 + tl_v), N)) Y[int64_t(row) * N + (r_layout::flat(tl_tid, tl_chunk17 + tl_v))] = tl::convert<tl::f16>(r[tl_chunk17 + tl_v]);
+                            x[tl_chunk17 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)))]) : 0.0f;
                         }
                     }
                 }
-            }
-        } else {
-            const int32_t n_tiles = tl::cdiv(N, 1024);
-            for (int rr = 0; rr < rows; ++rr) {
-                const int32_t row = row0 + rr;
-                m = -tl::inf<float>();
-                l = 0.0f;
-                for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:130)
-                    #pragma unroll
-                    for (int tl_chunk20 = 0; tl_chunk20 < x_layout::kSlots; tl_chunk20 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk20))) continue;
-                        const tl::f16* tl_ptr21 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20))) + 7, N) && tl::is_aligned(tl_ptr21, 16)) {
-                            tl::f16 tl_vec22[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec22, tl_ptr21);
-                            #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk20 + tl_v] = tl::convert<float>(tl_vec22[tl_v]);
-                        } else {
-                            #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk20 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk20 + tl_v)))]) : -tl::inf<float>();
-                            }
-                        }
-                    }
-                    // reduce(max, x, tile_max);  (softmax.tl:131)
-                    {
-                        float tl_part[1];
-                        #pragma unroll
-                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
-                        #pragma unroll
-                        for (int tl_s23 = 0; tl_s23 < x_layout::kSlots; ++tl_s23) {
-                            if (!(x_layout::valid(tl_tid, tl_s23))) continue;
-                            tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s23]));
-                        }
-                        tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
-                        {
-                            tile_max = tl_part[0];
-                        }
-                    }
-                    const float m_new = tl::max(m, tile_max);
-                    // for j in parallel(BN) {  (softmax.tl:133)
-                    // for j in parallel(1024): each thread visits the elements of `x` it holds
-                    #pragma unroll
-                    for (int tl_s24 = 0; tl_s24 < x_layout::kSlots; ++tl_s24) {
-                        if (!(x_layout::valid(tl_tid, tl_s24))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s24);
-                        x[tl_s24] = tl::exp(x[tl_s24] - m_new);
-                    }
-                    // reduce(sum, x, tile_sum);  (softmax.tl:136)
-                    {
-                        float tl_part[1];
-                        #pragma unroll
-                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                        #pragma unroll
-                        for (int tl_s25 = 0; tl_s25 < x_layout::kSlots; ++tl_s25) {
-                            if (!(x_layout::valid(tl_tid, tl_s25))) continue;
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s25]));
-                        }
-                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
-                        {
-                            tile_sum = tl_part[0];
-                        }
-                    }
-                    l = l * tl::exp(m - m_new) + tile_sum;
-                    m = m_new;
+                // for j in parallel(BN) {  (softmax.tl:65)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s20 = 0; tl_s20 < x_layout::kSlots; ++tl_s20) {
+                    if (!(x_layout::valid(tl_tid, tl_s20))) continue;
+                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s20);
+                    x[tl_s20] = tl::exp(x[tl_s20] - m) * inv_l;
                 }
-                const float shift = m + tl::log(l);
-                for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:142)
-                    #pragma unroll
-                    for (int tl_chunk26 = 0; tl_chunk26 < x_layout::kSlots; tl_chunk26 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk26))) continue;
-                        const tl::f16* tl_ptr27 = &X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk26)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk26)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk26))) + 7, N) && tl::is_aligned(tl_ptr27, 16)) {
-                            tl::f16 tl_vec28[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec28, tl_ptr27);
-                            #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk26 + tl_v] = tl::convert<float>(tl_vec28[tl_v]);
-                        } else {
-                            #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk26 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk26 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk26 + tl_v)))]) : 0.0f;
-                            }
-                        }
-                    }
-                    // for j in parallel(BN) {  (softmax.tl:143)
-                    // for j in parallel(1024): each thread visits the elements of `x` it holds
-                    #pragma unroll
-                    for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
-                        if (!(x_layout::valid(tl_tid, tl_s29))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s29);
-                        x[tl_s29] = x[tl_s29] - shift;
-                    }
-                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:146)
-                    #pragma unroll
-                    for (int tl_chunk30 = 0; tl_chunk30 < x_layout::kSlots; tl_chunk30 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk30))) continue;
-                        tl::f16* tl_ptr31 = &Y[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk30)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk30)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (x_layout::flat(tl_tid, tl_chunk30))) + 7, N) && tl::is_aligned(tl_ptr31, 16)) {
-                            tl::f16 tl_vec32[8];
-                            #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec32[tl_v] = tl::convert<tl::f16>(x[tl_chunk30 + tl_v]);
-                            tl::store_vector<tl::f16, 8>(tl_ptr31, tl_vec32);
-                        } else {
-                            #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (x_layout::flat(tl_tid, tl_chunk30 + tl_v)), N)) Y[int64_t(row) * N + ((t * 1024) + (x_layout::flat(tl_tid, tl_chunk30 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk30 + tl_v]);
-                            }
+                // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:68)
+                #pragma unroll
+                for (int tl_chunk21 = 0; tl_chunk21 < x_layout::kSlots; tl_chunk21 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk21))) continue;
+                    tl::f16* tl_ptr22 = &Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21))) + 7, N) && tl::is_aligned(tl_ptr22, 16)) {
+                        tl::f16 tl_vec23[8];
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec23[tl_v] = tl::convert<tl::f16>(x[tl_chunk21 + tl_v]);
+                        tl::store_vector<tl::f16, 8>(tl_ptr22, tl_vec23);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21 + tl_v)), N)) Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk21 + tl_v]);
                         }
                     }
                 }
@@ -655,7 +491,1575 @@ __global__ void __launch_bounds__(256) log_softmax_kernel(
     }
 }
 
-// kernel softmax_rows<BM = 8, BN = 256, T = f16>  (stdlib/softmax.tl:154)
+// kernel softmax<ROW = 2048, THREADS = 256, RB = 2, BN = 2048, T = f16>  (stdlib/softmax.tl:12)
+// 256 threads per block, 32 bytes of shared memory
+__global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
+        const tl::f16* __restrict__ X,
+        tl::f16* __restrict__ Y,
+        int32_t M,
+        int32_t N)
+{
+    // fragment s: f32[2, 2048], blocked per axis, vector 8: [2, 2048] over 256 threads: (2:t128, 8:r1 128:t1 2:r8) 16 registers
+    // fragment se: f32[2, 2048], blocked per axis, vector 8: [2, 2048] over 256 threads: (2:t128, 8:r1 128:t1 2:r8) 16 registers
+    // fragment s_max: f32[2], slice of `s` (reduce over axis 1): [2] over 256 threads: (2:t128) 1 registers, 128 replicas
+    // fragment s_sum: f32[2], slice of `s` (reduce over axis 1): [2] over 256 threads: (2:t128) 1 registers, 128 replicas
+    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
+    const int tl_tid = threadIdx.x;
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    float s[16];  // fragment s: f32[2, 2048]
+    float se[16];  // fragment se: f32[2, 2048]
+    float s_max[1];  // fragment s_max: f32[2]
+    float s_sum[1];  // fragment s_sum: f32[2]
+    float x[x_layout::kSlots];  // fragment x: f32[2048]
+    float m;
+    float l;
+    float tile_max;
+    float tile_sum;
+    const int32_t row0 = int(blockIdx.x) * 2;
+    if (N <= 2048) {
+        // copy(X[row0 +: RB, 0 +: ROW], s, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:30)
+        #pragma unroll
+        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
+            const tl::f16* tl_ptr1 = &X[int64_t(row0 + (tl_tid / 128)) * N + ((tl_chunk0 % 8) + (tl_tid % 128) * 8 + (tl_chunk0 / 8) * 1024)];
+            if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid % 128) * 8 + (tl_chunk0 / 8) * 1024), N) && tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid % 128) * 8 + (tl_chunk0 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+                tl::f16 tl_vec2[8];
+                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk0 + tl_v) / 8) * 1024), N) ? tl::convert<float>(X[int64_t(row0 + (tl_tid / 128)) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk0 + tl_v) / 8) * 1024)]) : -tl::inf<float>();
+                }
+            }
+        }
+        // reduce(max, s, s_max, axis = 1);  (softmax.tl:31)
+        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
+        {
+            float tl_part[1];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+            #pragma unroll
+            for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
+                tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(s[tl_s3]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 16>(tl_part[tl_i]);
+            }
+            if ((tl_tid / 1 % 32) == 0) {
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
+                }
+            }
+            __syncthreads();
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4];
+                #pragma unroll
+                for (int tl_w = 1; tl_w < 4; ++tl_w) tl_part[tl_i] = tl::MaxOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + tl_w]);
+            }
+            __syncthreads();  // the scratch is free again
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                s_max[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (softmax.tl:32)
+        // for i, j in parallel(2, 2048): each thread visits the elements of `se` it holds
+        #pragma unroll
+        for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
+            [[maybe_unused]] const int i = (tl_tid / 128);
+            [[maybe_unused]] const int j = ((tl_s4 % 8) + (tl_tid % 128) * 8 + (tl_s4 / 8) * 1024);
+            se[tl_s4] = tl::exp(s[tl_s4] - s_max[0]);
+        }
+        // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:35)
+        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
+        {
+            float tl_part[1];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            #pragma unroll
+            for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(se[tl_s5]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            }
+            if ((tl_tid / 1 % 32) == 0) {
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
+                }
+            }
+            __syncthreads();
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4];
+                #pragma unroll
+                for (int tl_w = 1; tl_w < 4; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + tl_w]);
+            }
+            __syncthreads();  // the scratch is free again
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                s_sum[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i in parallel(RB) {  (softmax.tl:38)
+        // for i in parallel(2): each thread visits the elements of `s_sum` it holds
+        #pragma unroll
+        for (int tl_s6 = 0; tl_s6 < 1; ++tl_s6) {
+            [[maybe_unused]] const int i = (tl_tid / 128);
+            s_sum[tl_s6] = s_max[tl_s6] + tl::log(s_sum[tl_s6]);
+        }
+        // for i, j in parallel(RB, ROW) {  (softmax.tl:41)
+        // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s7 = 0; tl_s7 < 16; ++tl_s7) {
+            [[maybe_unused]] const int i = (tl_tid / 128);
+            [[maybe_unused]] const int j = ((tl_s7 % 8) + (tl_tid % 128) * 8 + (tl_s7 / 8) * 1024);
+            s[tl_s7] = tl::exp(s[tl_s7] - s_sum[0]);
+        }
+        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:44)
+        #pragma unroll
+        for (int tl_chunk8 = 0; tl_chunk8 < 16; tl_chunk8 += 8) {
+            tl::f16* tl_ptr9 = &Y[int64_t(row0 + (tl_tid / 128)) * N + ((tl_chunk8 % 8) + (tl_tid % 128) * 8 + (tl_chunk8 / 8) * 1024)];
+            if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds(((tl_chunk8 % 8) + (tl_tid % 128) * 8 + (tl_chunk8 / 8) * 1024), N) && tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk8 % 8) + (tl_tid % 128) * 8 + (tl_chunk8 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr9, 16)) {
+                tl::f16 tl_vec10[8];
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec10[tl_v] = tl::convert<tl::f16>(s[tl_chunk8 + tl_v]);
+                tl::store_vector<tl::f16, 8>(tl_ptr9, tl_vec10);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk8 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk8 + tl_v) / 8) * 1024), N)) Y[int64_t(row0 + (tl_tid / 128)) * N + (((tl_chunk8 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk8 + tl_v) / 8) * 1024)] = tl::convert<tl::f16>(s[tl_chunk8 + tl_v]);
+                }
+            }
+        }
+    } else {
+        const int32_t n_tiles = tl::cdiv(N, 2048);
+        for (int rr = 0; rr < tl::min(2, M - row0); ++rr) {
+            const int32_t row = row0 + rr;
+            m = -tl::inf<float>();
+            l = 0.0f;
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:52)
+                #pragma unroll
+                for (int tl_chunk11 = 0; tl_chunk11 < x_layout::kSlots; tl_chunk11 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk11))) continue;
+                    const tl::f16* tl_ptr12 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11))) + 7, N) && tl::is_aligned(tl_ptr12, 16)) {
+                        tl::f16 tl_vec13[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec13, tl_ptr12);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk11 + tl_v] = tl::convert<float>(tl_vec13[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk11 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11 + tl_v)))]) : -tl::inf<float>();
+                        }
+                    }
+                }
+                // reduce(max, x, tile_max);  (softmax.tl:53)
+                {
+                    float tl_part[1];
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s14 = 0; tl_s14 < x_layout::kSlots; ++tl_s14) {
+                        if (!(x_layout::valid(tl_tid, tl_s14))) continue;
+                        tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s14]));
+                    }
+                    tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        tile_max = tl_part[0];
+                    }
+                }
+                const float m_new = tl::max(m, tile_max);
+                // for j in parallel(BN) {  (softmax.tl:55)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s15 = 0; tl_s15 < x_layout::kSlots; ++tl_s15) {
+                    if (!(x_layout::valid(tl_tid, tl_s15))) continue;
+                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s15);
+                    x[tl_s15] = tl::exp(x[tl_s15] - m_new);
+                }
+                // reduce(sum, x, tile_sum);  (softmax.tl:58)
+                {
+                    float tl_part[1];
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s16 = 0; tl_s16 < x_layout::kSlots; ++tl_s16) {
+                        if (!(x_layout::valid(tl_tid, tl_s16))) continue;
+                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s16]));
+                    }
+                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        tile_sum = tl_part[0];
+                    }
+                }
+                l = l * tl::exp(m - m_new) + tile_sum;
+                m = m_new;
+            }
+            const float inv_l = 1.0f / l;
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x);  (softmax.tl:64)
+                #pragma unroll
+                for (int tl_chunk17 = 0; tl_chunk17 < x_layout::kSlots; tl_chunk17 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk17))) continue;
+                    const tl::f16* tl_ptr18 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17))) + 7, N) && tl::is_aligned(tl_ptr18, 16)) {
+                        tl::f16 tl_vec19[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec19, tl_ptr18);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk17 + tl_v] = tl::convert<float>(tl_vec19[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk17 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)))]) : 0.0f;
+                        }
+                    }
+                }
+                // for j in parallel(BN) {  (softmax.tl:65)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s20 = 0; tl_s20 < x_layout::kSlots; ++tl_s20) {
+                    if (!(x_layout::valid(tl_tid, tl_s20))) continue;
+                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s20);
+                    x[tl_s20] = tl::exp(x[tl_s20] - m) * inv_l;
+                }
+                // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:68)
+                #pragma unroll
+                for (int tl_chunk21 = 0; tl_chunk21 < x_layout::kSlots; tl_chunk21 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk21))) continue;
+                    tl::f16* tl_ptr22 = &Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21))) + 7, N) && tl::is_aligned(tl_ptr22, 16)) {
+                        tl::f16 tl_vec23[8];
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec23[tl_v] = tl::convert<tl::f16>(x[tl_chunk21 + tl_v]);
+                        tl::store_vector<tl::f16, 8>(tl_ptr22, tl_vec23);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21 + tl_v)), N)) Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk21 + tl_v]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+// kernel softmax<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, T = f16>  (stdlib/softmax.tl:12)
+// 512 threads per block, 64 bytes of shared memory
+__global__ void __launch_bounds__(512, 2) softmax_kernel_variant3(
+        const tl::f16* __restrict__ X,
+        tl::f16* __restrict__ Y,
+        int32_t M,
+        int32_t N)
+{
+    // fragment s: f32[1, 8192], blocked per axis, vector 8: [1, 8192] over 512 threads: (, 8:r1 512:t1 2:r8) 16 registers
+    // fragment se: f32[1, 8192], blocked per axis, vector 8: [1, 8192] over 512 threads: (, 8:r1 512:t1 2:r8) 16 registers
+    // fragment s_max: f32[1], slice of `s` (reduce over axis 1): [1] over 512 threads: () 1 registers, 512 replicas
+    // fragment s_sum: f32[1], slice of `s` (reduce over axis 1): [1] over 512 threads: () 1 registers, 512 replicas
+    using x_layout = tl::BlockedLayout<4096, 8, 512>;  // fragment x: f32[4096]
+    const int tl_tid = threadIdx.x;
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    unsigned char* tl_scratch = tl_smem + 0;  // 64 bytes for reductions and staging
+    float s[16];  // fragment s: f32[1, 8192]
+    float se[16];  // fragment se: f32[1, 8192]
+    float s_max[1];  // fragment s_max: f32[1]
+    float s_sum[1];  // fragment s_sum: f32[1]
+    float x[x_layout::kSlots];  // fragment x: f32[4096]
+    float m;
+    float l;
+    float tile_max;
+    float tile_sum;
+    const int32_t row0 = int(blockIdx.x) * 1;
+    if (N <= 8192) {
+        // copy(X[row0 +: RB, 0 +: ROW], s, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:30)
+        #pragma unroll
+        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
+            const tl::f16* tl_ptr1 = &X[int64_t(row0 + 0) * N + ((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 4096)];
+            if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 4096), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 4096)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+                tl::f16 tl_vec2[8];
+                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk0 + tl_v) / 8) * 4096), N) ? tl::convert<float>(X[int64_t(row0 + 0) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk0 + tl_v) / 8) * 4096)]) : -tl::inf<float>();
+                }
+            }
+        }
+        // reduce(max, s, s_max, axis = 1);  (softmax.tl:31)
+        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
+        {
+            float tl_part[1];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+            #pragma unroll
+            for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
+                tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(s[tl_s3]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 16>(tl_part[tl_i]);
+            }
+            if ((tl_tid / 1 % 32) == 0) {
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    reinterpret_cast<float*>(tl_scratch)[(0) * 16 + (tl_tid / 32 % 16)] = tl_part[tl_i];
+                }
+            }
+            __syncthreads();
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 16];
+                #pragma unroll
+                for (int tl_w = 1; tl_w < 16; ++tl_w) tl_part[tl_i] = tl::MaxOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(0) * 16 + tl_w]);
+            }
+            __syncthreads();  // the scratch is free again
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                s_max[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (softmax.tl:32)
+        // for i, j in parallel(1, 8192): each thread visits the elements of `se` it holds
+        #pragma unroll
+        for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
+            [[maybe_unused]] const int i = 0;
+            [[maybe_unused]] const int j = ((tl_s4 % 8) + (tl_tid) * 8 + (tl_s4 / 8) * 4096);
+            se[tl_s4] = tl::exp(s[tl_s4] - s_max[0]);
+        }
+        // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:35)
+        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
+        {
+            float tl_part[1];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            #pragma unroll
+            for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(se[tl_s5]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            }
+            if ((tl_tid / 1 % 32) == 0) {
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    reinterpret_cast<float*>(tl_scratch)[(0) * 16 + (tl_tid / 32 % 16)] = tl_part[tl_i];
+                }
+            }
+            __syncthreads();
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 16];
+                #pragma unroll
+                for (int tl_w = 1; tl_w < 16; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(0) * 16 + tl_w]);
+            }
+            __syncthreads();  // the scratch is free again
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                s_sum[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i in parallel(RB) {  (softmax.tl:38)
+        // for i in parallel(1): each thread visits the elements of `s_sum` it holds
+        #pragma unroll
+        for (int tl_s6 = 0; tl_s6 < 1; ++tl_s6) {
+            [[maybe_unused]] const int i = 0;
+            s_sum[tl_s6] = s_max[tl_s6] + tl::log(s_sum[tl_s6]);
+        }
+        // for i, j in parallel(RB, ROW) {  (softmax.tl:41)
+        // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s7 = 0; tl_s7 < 16; ++tl_s7) {
+            [[maybe_unused]] const int i = 0;
+            [[maybe_unused]] const int j = ((tl_s7 % 8) + (tl_tid) * 8 + (tl_s7 / 8) * 4096);
+            s[tl_s7] = tl::exp(s[tl_s7] - s_sum[0]);
+        }
+        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:44)
+        #pragma unroll
+        for (int tl_chunk8 = 0; tl_chunk8 < 16; tl_chunk8 += 8) {
+            tl::f16* tl_ptr9 = &Y[int64_t(row0 + 0) * N + ((tl_chunk8 % 8) + (tl_tid) * 8 + (tl_chunk8 / 8) * 4096)];
+            if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk8 % 8) + (tl_tid) * 8 + (tl_chunk8 / 8) * 4096), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk8 % 8) + (tl_tid) * 8 + (tl_chunk8 / 8) * 4096)) + 7, N) && tl::is_aligned(tl_ptr9, 16)) {
+                tl::f16 tl_vec10[8];
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec10[tl_v] = tl::convert<tl::f16>(s[tl_chunk8 + tl_v]);
+                tl::store_vector<tl::f16, 8>(tl_ptr9, tl_vec10);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    if (tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk8 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk8 + tl_v) / 8) * 4096), N)) Y[int64_t(row0 + 0) * N + (((tl_chunk8 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk8 + tl_v) / 8) * 4096)] = tl::convert<tl::f16>(s[tl_chunk8 + tl_v]);
+                }
+            }
+        }
+    } else {
+        const int32_t n_tiles = tl::cdiv(N, 4096);
+        for (int rr = 0; rr < tl::min(1, M - row0); ++rr) {
+            const int32_t row = row0 + rr;
+            m = -tl::inf<float>();
+            l = 0.0f;
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:52)
+                #pragma unroll
+                for (int tl_chunk11 = 0; tl_chunk11 < x_layout::kSlots; tl_chunk11 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk11))) continue;
+                    const tl::f16* tl_ptr12 = &X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk11)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk11)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (x_layout::flat(tl_tid, tl_chunk11))) + 7, N) && tl::is_aligned(tl_ptr12, 16)) {
+                        tl::f16 tl_vec13[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec13, tl_ptr12);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk11 + tl_v] = tl::convert<float>(tl_vec13[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk11 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk11 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk11 + tl_v)))]) : -tl::inf<float>();
+                        }
+                    }
+                }
+                // reduce(max, x, tile_max);  (softmax.tl:53)
+                {
+                    float tl_part[1];
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s14 = 0; tl_s14 < x_layout::kSlots; ++tl_s14) {
+                        if (!(x_layout::valid(tl_tid, tl_s14))) continue;
+                        tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s14]));
+                    }
+                    tl::block_allreduce<tl::MaxOp, 1, 512>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        tile_max = tl_part[0];
+                    }
+                }
+                const float m_new = tl::max(m, tile_max);
+                // for j in parallel(BN) {  (softmax.tl:55)
+                // for j in parallel(4096): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s15 = 0; tl_s15 < x_layout::kSlots; ++tl_s15) {
+                    if (!(x_layout::valid(tl_tid, tl_s15))) continue;
+                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s15);
+                    x[tl_s15] = tl::exp(x[tl_s15] - m_new);
+                }
+                // reduce(sum, x, tile_sum);  (softmax.tl:58)
+                {
+                    float tl_part[1];
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s16 = 0; tl_s16 < x_layout::kSlots; ++tl_s16) {
+                        if (!(x_layout::valid(tl_tid, tl_s16))) continue;
+                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s16]));
+                    }
+                    tl::block_allreduce<tl::SumOp, 1, 512>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        tile_sum = tl_part[0];
+                    }
+                }
+                l = l * tl::exp(m - m_new) + tile_sum;
+                m = m_new;
+            }
+            const float inv_l = 1.0f / l;
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x);  (softmax.tl:64)
+                #pragma unroll
+                for (int tl_chunk17 = 0; tl_chunk17 < x_layout::kSlots; tl_chunk17 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk17))) continue;
+                    const tl::f16* tl_ptr18 = &X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk17)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk17)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (x_layout::flat(tl_tid, tl_chunk17))) + 7, N) && tl::is_aligned(tl_ptr18, 16)) {
+                        tl::f16 tl_vec19[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec19, tl_ptr18);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk17 + tl_v] = tl::convert<float>(tl_vec19[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk17 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)))]) : 0.0f;
+                        }
+                    }
+                }
+                // for j in parallel(BN) {  (softmax.tl:65)
+                // for j in parallel(4096): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s20 = 0; tl_s20 < x_layout::kSlots; ++tl_s20) {
+                    if (!(x_layout::valid(tl_tid, tl_s20))) continue;
+                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s20);
+                    x[tl_s20] = tl::exp(x[tl_s20] - m) * inv_l;
+                }
+                // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:68)
+                #pragma unroll
+                for (int tl_chunk21 = 0; tl_chunk21 < x_layout::kSlots; tl_chunk21 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk21))) continue;
+                    tl::f16* tl_ptr22 = &Y[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk21)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk21)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (x_layout::flat(tl_tid, tl_chunk21))) + 7, N) && tl::is_aligned(tl_ptr22, 16)) {
+                        tl::f16 tl_vec23[8];
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec23[tl_v] = tl::convert<tl::f16>(x[tl_chunk21 + tl_v]);
+                        tl::store_vector<tl::f16, 8>(tl_ptr22, tl_vec23);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk21 + tl_v)), N)) Y[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk21 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk21 + tl_v]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+// kernel log_softmax<ROW = 128, THREADS = 256, RB = 32, BN = 2048, T = f16>  (stdlib/softmax.tl:76)
+// 256 threads per block, 32 bytes of shared memory
+__global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant0(
+        const tl::f16* __restrict__ X,
+        tl::f16* __restrict__ Y,
+        int32_t M,
+        int32_t N)
+{
+    // fragment s: f32[32, 128], blocked per axis, vector 8: [32, 128] over 256 threads: (16:t16 2:r8, 8:r1 16:t1) 16 registers
+    // fragment se: f32[32, 128], blocked per axis, vector 8: [32, 128] over 256 threads: (16:t16 2:r8, 8:r1 16:t1) 16 registers
+    // fragment s_max: f32[32], slice of `s` (reduce over axis 1): [32] over 256 threads: (16:t16 2:r1) 2 registers, 16 replicas
+    // fragment s_sum: f32[32], slice of `s` (reduce over axis 1): [32] over 256 threads: (16:t16 2:r1) 2 registers, 16 replicas
+    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
+    const int tl_tid = threadIdx.x;
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    float s[16];  // fragment s: f32[32, 128]
+    float se[16];  // fragment se: f32[32, 128]
+    float s_max[2];  // fragment s_max: f32[32]
+    float s_sum[2];  // fragment s_sum: f32[32]
+    float x[x_layout::kSlots];  // fragment x: f32[2048]
+    float m;
+    float l;
+    float tile_max;
+    float tile_sum;
+    const int32_t row0 = int(blockIdx.x) * 32;
+    if (N <= 128) {
+        // copy(X[row0 +: RB, 0 +: ROW], s, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:94)
+        #pragma unroll
+        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
+            const tl::f16* tl_ptr1 = &X[int64_t(row0 + ((tl_tid / 16) + (tl_chunk0 / 8) * 16)) * N + ((tl_chunk0 % 8) + (tl_tid % 16) * 8)];
+            if (tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk0 / 8) * 16), M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk0 / 8) * 16), M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+                tl::f16 tl_vec2[8];
+                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + ((tl_tid / 16) + ((tl_chunk0 + tl_v) / 8) * 16), M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid % 16) * 8), N) ? tl::convert<float>(X[int64_t(row0 + ((tl_tid / 16) + ((tl_chunk0 + tl_v) / 8) * 16)) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 16) * 8)]) : -tl::inf<float>();
+                }
+            }
+        }
+        // reduce(max, s, s_max, axis = 1);  (softmax.tl:95)
+        // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
+        {
+            float tl_part[2];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+            #pragma unroll
+            for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
+                tl_part[(tl_s3 / 8)] = tl::MaxOp::combine(tl_part[(tl_s3 / 8)], tl::MaxOp::element(s[tl_s3]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 8>(tl_part[tl_i]);
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                s_max[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (softmax.tl:96)
+        // for i, j in parallel(32, 128): each thread visits the elements of `se` it holds
+        #pragma unroll
+        for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
+            [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s4 / 8) * 16);
+            [[maybe_unused]] const int j = ((tl_s4 % 8) + (tl_tid % 16) * 8);
+            se[tl_s4] = tl::exp(s[tl_s4] - s_max[(tl_s4 / 8)]);
+        }
+        // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:99)
+        // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
+        {
+            float tl_part[2];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            #pragma unroll
+            for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
+                tl_part[(tl_s5 / 8)] = tl::SumOp::combine(tl_part[(tl_s5 / 8)], tl::SumOp::element(se[tl_s5]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                s_sum[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i in parallel(RB) {  (softmax.tl:100)
+        // for i in parallel(32): each thread visits the elements of `s_sum` it holds
+        #pragma unroll
+        for (int tl_s6 = 0; tl_s6 < 2; ++tl_s6) {
+            [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s6) * 16);
+            s_sum[tl_s6] = s_max[tl_s6] + tl::log(s_sum[tl_s6]);
+        }
+        // for i, j in parallel(RB, ROW) {  (softmax.tl:103)
+        // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s7 = 0; tl_s7 < 16; ++tl_s7) {
+            [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s7 / 8) * 16);
+            [[maybe_unused]] const int j = ((tl_s7 % 8) + (tl_tid % 16) * 8);
+            s[tl_s7] = s[tl_s7] - s_sum[(tl_s7 / 8)];
+        }
+        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:106)
+        #pragma unroll
+        for (int tl_chunk8 = 0; tl_chunk8 < 16; tl_chunk8 += 8) {
+            tl::f16* tl_ptr9 = &Y[int64_t(row0 + ((tl_tid / 16) + (tl_chunk8 / 8) * 16)) * N + ((tl_chunk8 % 8) + (tl_tid % 16) * 8)];
+            if (tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk8 / 8) * 16), M) && tl::in_bounds(((tl_chunk8 % 8) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk8 / 8) * 16), M) && tl::in_bounds((((tl_chunk8 % 8) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr9, 16)) {
+                tl::f16 tl_vec10[8];
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec10[tl_v] = tl::convert<tl::f16>(s[tl_chunk8 + tl_v]);
+                tl::store_vector<tl::f16, 8>(tl_ptr9, tl_vec10);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    if (tl::in_bounds(row0 + ((tl_tid / 16) + ((tl_chunk8 + tl_v) / 8) * 16), M) && tl::in_bounds((((tl_chunk8 + tl_v) % 8) + (tl_tid % 16) * 8), N)) Y[int64_t(row0 + ((tl_tid / 16) + ((tl_chunk8 + tl_v) / 8) * 16)) * N + (((tl_chunk8 + tl_v) % 8) + (tl_tid % 16) * 8)] = tl::convert<tl::f16>(s[tl_chunk8 + tl_v]);
+                }
+            }
+        }
+    } else {
+        const int32_t n_tiles = tl::cdiv(N, 2048);
+        for (int rr = 0; rr < tl::min(32, M - row0); ++rr) {
+            const int32_t row = row0 + rr;
+            m = -tl::inf<float>();
+            l = 0.0f;
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:114)
+                #pragma unroll
+                for (int tl_chunk11 = 0; tl_chunk11 < x_layout::kSlots; tl_chunk11 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk11))) continue;
+                    const tl::f16* tl_ptr12 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11))) + 7, N) && tl::is_aligned(tl_ptr12, 16)) {
+                        tl::f16 tl_vec13[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec13, tl_ptr12);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk11 + tl_v] = tl::convert<float>(tl_vec13[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk11 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11 + tl_v)))]) : -tl::inf<float>();
+                        }
+                    }
+                }
+                // reduce(max, x, tile_max);  (softmax.tl:115)
+                {
+                    float tl_part[1];
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s14 = 0; tl_s14 < x_layout::kSlots; ++tl_s14) {
+                        if (!(x_layout::valid(tl_tid, tl_s14))) continue;
+                        tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s14]));
+                    }
+                    tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        tile_max = tl_part[0];
+                    }
+                }
+                const float m_new = tl::max(m, tile_max);
+                // for j in parallel(BN) {  (softmax.tl:117)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s15 = 0; tl_s15 < x_layout::kSlots; ++tl_s15) {
+                    if (!(x_layout::valid(tl_tid, tl_s15))) continue;
+                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s15);
+                    x[tl_s15] = tl::exp(x[tl_s15] - m_new);
+                }
+                // reduce(sum, x, tile_sum);  (softmax.tl:120)
+                {
+                    float tl_part[1];
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s16 = 0; tl_s16 < x_layout::kSlots; ++tl_s16) {
+                        if (!(x_layout::valid(tl_tid, tl_s16))) continue;
+                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s16]));
+                    }
+                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        tile_sum = tl_part[0];
+                    }
+                }
+                l = l * tl::exp(m - m_new) + tile_sum;
+                m = m_new;
+            }
+            const float shift = m + tl::log(l);
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x);  (softmax.tl:126)
+                #pragma unroll
+                for (int tl_chunk17 = 0; tl_chunk17 < x_layout::kSlots; tl_chunk17 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk17))) continue;
+                    const tl::f16* tl_ptr18 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17))) + 7, N) && tl::is_aligned(tl_ptr18, 16)) {
+                        tl::f16 tl_vec19[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec19, tl_ptr18);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk17 + tl_v] = tl::convert<float>(tl_vec19[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk17 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)))]) : 0.0f;
+                        }
+                    }
+                }
+                // for j in parallel(BN) {  (softmax.tl:127)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s20 = 0; tl_s20 < x_layout::kSlots; ++tl_s20) {
+                    if (!(x_layout::valid(tl_tid, tl_s20))) continue;
+                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s20);
+                    x[tl_s20] = x[tl_s20] - shift;
+                }
+                // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:130)
+                #pragma unroll
+                for (int tl_chunk21 = 0; tl_chunk21 < x_layout::kSlots; tl_chunk21 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk21))) continue;
+                    tl::f16* tl_ptr22 = &Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21))) + 7, N) && tl::is_aligned(tl_ptr22, 16)) {
+                        tl::f16 tl_vec23[8];
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec23[tl_v] = tl::convert<tl::f16>(x[tl_chunk21 + tl_v]);
+                        tl::store_vector<tl::f16, 8>(tl_ptr22, tl_vec23);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21 + tl_v)), N)) Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk21 + tl_v]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+// kernel log_softmax<ROW = 512, THREADS = 256, RB = 8, BN = 2048, T = f16>  (stdlib/softmax.tl:76)
+// 256 threads per block, 32 bytes of shared memory
+__global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
+        const tl::f16* __restrict__ X,
+        tl::f16* __restrict__ Y,
+        int32_t M,
+        int32_t N)
+{
+    // fragment s: f32[8, 512], blocked per axis, vector 8: [8, 512] over 256 threads: (8:t32, 8:r1 32:t1 2:r8) 16 registers
+    // fragment se: f32[8, 512], blocked per axis, vector 8: [8, 512] over 256 threads: (8:t32, 8:r1 32:t1 2:r8) 16 registers
+    // fragment s_max: f32[8], slice of `s` (reduce over axis 1): [8] over 256 threads: (8:t32) 1 registers, 32 replicas
+    // fragment s_sum: f32[8], slice of `s` (reduce over axis 1): [8] over 256 threads: (8:t32) 1 registers, 32 replicas
+    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
+    const int tl_tid = threadIdx.x;
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    float s[16];  // fragment s: f32[8, 512]
+    float se[16];  // fragment se: f32[8, 512]
+    float s_max[1];  // fragment s_max: f32[8]
+    float s_sum[1];  // fragment s_sum: f32[8]
+    float x[x_layout::kSlots];  // fragment x: f32[2048]
+    float m;
+    float l;
+    float tile_max;
+    float tile_sum;
+    const int32_t row0 = int(blockIdx.x) * 8;
+    if (N <= 512) {
+        // copy(X[row0 +: RB, 0 +: ROW], s, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:94)
+        #pragma unroll
+        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
+            const tl::f16* tl_ptr1 = &X[int64_t(row0 + (tl_tid / 32)) * N + ((tl_chunk0 % 8) + (tl_tid % 32) * 8 + (tl_chunk0 / 8) * 256)];
+            if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid % 32) * 8 + (tl_chunk0 / 8) * 256), N) && tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid % 32) * 8 + (tl_chunk0 / 8) * 256)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+                tl::f16 tl_vec2[8];
+                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk0 + tl_v) / 8) * 256), N) ? tl::convert<float>(X[int64_t(row0 + (tl_tid / 32)) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk0 + tl_v) / 8) * 256)]) : -tl::inf<float>();
+                }
+            }
+        }
+        // reduce(max, s, s_max, axis = 1);  (softmax.tl:95)
+        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
+        {
+            float tl_part[1];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+            #pragma unroll
+            for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
+                tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(s[tl_s3]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 16>(tl_part[tl_i]);
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                s_max[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (softmax.tl:96)
+        // for i, j in parallel(8, 512): each thread visits the elements of `se` it holds
+        #pragma unroll
+        for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
+            [[maybe_unused]] const int i = (tl_tid / 32);
+            [[maybe_unused]] const int j = ((tl_s4 % 8) + (tl_tid % 32) * 8 + (tl_s4 / 8) * 256);
+            se[tl_s4] = tl::exp(s[tl_s4] - s_max[0]);
+        }
+        // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:99)
+        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
+        {
+            float tl_part[1];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            #pragma unroll
+            for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(se[tl_s5]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                s_sum[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i in parallel(RB) {  (softmax.tl:100)
+        // for i in parallel(8): each thread visits the elements of `s_sum` it holds
+        #pragma unroll
+        for (int tl_s6 = 0; tl_s6 < 1; ++tl_s6) {
+            [[maybe_unused]] const int i = (tl_tid / 32);
+            s_sum[tl_s6] = s_max[tl_s6] + tl::log(s_sum[tl_s6]);
+        }
+        // for i, j in parallel(RB, ROW) {  (softmax.tl:103)
+        // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s7 = 0; tl_s7 < 16; ++tl_s7) {
+            [[maybe_unused]] const int i = (tl_tid / 32);
+            [[maybe_unused]] const int j = ((tl_s7 % 8) + (tl_tid % 32) * 8 + (tl_s7 / 8) * 256);
+            s[tl_s7] = s[tl_s7] - s_sum[0];
+        }
+        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:106)
+        #pragma unroll
+        for (int tl_chunk8 = 0; tl_chunk8 < 16; tl_chunk8 += 8) {
+            tl::f16* tl_ptr9 = &Y[int64_t(row0 + (tl_tid / 32)) * N + ((tl_chunk8 % 8) + (tl_tid % 32) * 8 + (tl_chunk8 / 8) * 256)];
+            if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds(((tl_chunk8 % 8) + (tl_tid % 32) * 8 + (tl_chunk8 / 8) * 256), N) && tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk8 % 8) + (tl_tid % 32) * 8 + (tl_chunk8 / 8) * 256)) + 7, N) && tl::is_aligned(tl_ptr9, 16)) {
+                tl::f16 tl_vec10[8];
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec10[tl_v] = tl::convert<tl::f16>(s[tl_chunk8 + tl_v]);
+                tl::store_vector<tl::f16, 8>(tl_ptr9, tl_vec10);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk8 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk8 + tl_v) / 8) * 256), N)) Y[int64_t(row0 + (tl_tid / 32)) * N + (((tl_chunk8 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk8 + tl_v) / 8) * 256)] = tl::convert<tl::f16>(s[tl_chunk8 + tl_v]);
+                }
+            }
+        }
+    } else {
+        const int32_t n_tiles = tl::cdiv(N, 2048);
+        for (int rr = 0; rr < tl::min(8, M - row0); ++rr) {
+            const int32_t row = row0 + rr;
+            m = -tl::inf<float>();
+            l = 0.0f;
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:114)
+                #pragma unroll
+                for (int tl_chunk11 = 0; tl_chunk11 < x_layout::kSlots; tl_chunk11 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk11))) continue;
+                    const tl::f16* tl_ptr12 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11))) + 7, N) && tl::is_aligned(tl_ptr12, 16)) {
+                        tl::f16 tl_vec13[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec13, tl_ptr12);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk11 + tl_v] = tl::convert<float>(tl_vec13[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk11 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11 + tl_v)))]) : -tl::inf<float>();
+                        }
+                    }
+                }
+                // reduce(max, x, tile_max);  (softmax.tl:115)
+                {
+                    float tl_part[1];
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s14 = 0; tl_s14 < x_layout::kSlots; ++tl_s14) {
+                        if (!(x_layout::valid(tl_tid, tl_s14))) continue;
+                        tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s14]));
+                    }
+                    tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        tile_max = tl_part[0];
+                    }
+                }
+                const float m_new = tl::max(m, tile_max);
+                // for j in parallel(BN) {  (softmax.tl:117)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s15 = 0; tl_s15 < x_layout::kSlots; ++tl_s15) {
+                    if (!(x_layout::valid(tl_tid, tl_s15))) continue;
+                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s15);
+                    x[tl_s15] = tl::exp(x[tl_s15] - m_new);
+                }
+                // reduce(sum, x, tile_sum);  (softmax.tl:120)
+                {
+                    float tl_part[1];
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s16 = 0; tl_s16 < x_layout::kSlots; ++tl_s16) {
+                        if (!(x_layout::valid(tl_tid, tl_s16))) continue;
+                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s16]));
+                    }
+                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        tile_sum = tl_part[0];
+                    }
+                }
+                l = l * tl::exp(m - m_new) + tile_sum;
+                m = m_new;
+            }
+            const float shift = m + tl::log(l);
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x);  (softmax.tl:126)
+                #pragma unroll
+                for (int tl_chunk17 = 0; tl_chunk17 < x_layout::kSlots; tl_chunk17 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk17))) continue;
+                    const tl::f16* tl_ptr18 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17))) + 7, N) && tl::is_aligned(tl_ptr18, 16)) {
+                        tl::f16 tl_vec19[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec19, tl_ptr18);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk17 + tl_v] = tl::convert<float>(tl_vec19[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk17 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)))]) : 0.0f;
+                        }
+                    }
+                }
+                // for j in parallel(BN) {  (softmax.tl:127)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s20 = 0; tl_s20 < x_layout::kSlots; ++tl_s20) {
+                    if (!(x_layout::valid(tl_tid, tl_s20))) continue;
+                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s20);
+                    x[tl_s20] = x[tl_s20] - shift;
+                }
+                // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:130)
+                #pragma unroll
+                for (int tl_chunk21 = 0; tl_chunk21 < x_layout::kSlots; tl_chunk21 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk21))) continue;
+                    tl::f16* tl_ptr22 = &Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21))) + 7, N) && tl::is_aligned(tl_ptr22, 16)) {
+                        tl::f16 tl_vec23[8];
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec23[tl_v] = tl::convert<tl::f16>(x[tl_chunk21 + tl_v]);
+                        tl::store_vector<tl::f16, 8>(tl_ptr22, tl_vec23);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21 + tl_v)), N)) Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk21 + tl_v]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+// kernel log_softmax<ROW = 2048, THREADS = 256, RB = 2, BN = 2048, T = f16>  (stdlib/softmax.tl:76)
+// 256 threads per block, 32 bytes of shared memory
+__global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
+        const tl::f16* __restrict__ X,
+        tl::f16* __restrict__ Y,
+        int32_t M,
+        int32_t N)
+{
+    // fragment s: f32[2, 2048], blocked per axis, vector 8: [2, 2048] over 256 threads: (2:t128, 8:r1 128:t1 2:r8) 16 registers
+    // fragment se: f32[2, 2048], blocked per axis, vector 8: [2, 2048] over 256 threads: (2:t128, 8:r1 128:t1 2:r8) 16 registers
+    // fragment s_max: f32[2], slice of `s` (reduce over axis 1): [2] over 256 threads: (2:t128) 1 registers, 128 replicas
+    // fragment s_sum: f32[2], slice of `s` (reduce over axis 1): [2] over 256 threads: (2:t128) 1 registers, 128 replicas
+    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
+    const int tl_tid = threadIdx.x;
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    float s[16];  // fragment s: f32[2, 2048]
+    float se[16];  // fragment se: f32[2, 2048]
+    float s_max[1];  // fragment s_max: f32[2]
+    float s_sum[1];  // fragment s_sum: f32[2]
+    float x[x_layout::kSlots];  // fragment x: f32[2048]
+    float m;
+    float l;
+    float tile_max;
+    float tile_sum;
+    const int32_t row0 = int(blockIdx.x) * 2;
+    if (N <= 2048) {
+        // copy(X[row0 +: RB, 0 +: ROW], s, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:94)
+        #pragma unroll
+        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
+            const tl::f16* tl_ptr1 = &X[int64_t(row0 + (tl_tid / 128)) * N + ((tl_chunk0 % 8) + (tl_tid % 128) * 8 + (tl_chunk0 / 8) * 1024)];
+            if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid % 128) * 8 + (tl_chunk0 / 8) * 1024), N) && tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid % 128) * 8 + (tl_chunk0 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+                tl::f16 tl_vec2[8];
+                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk0 + tl_v) / 8) * 1024), N) ? tl::convert<float>(X[int64_t(row0 + (tl_tid / 128)) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk0 + tl_v) / 8) * 1024)]) : -tl::inf<float>();
+                }
+            }
+        }
+        // reduce(max, s, s_max, axis = 1);  (softmax.tl:95)
+        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
+        {
+            float tl_part[1];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+            #pragma unroll
+            for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
+                tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(s[tl_s3]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 16>(tl_part[tl_i]);
+            }
+            if ((tl_tid / 1 % 32) == 0) {
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
+                }
+            }
+            __syncthreads();
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4];
+                #pragma unroll
+                for (int tl_w = 1; tl_w < 4; ++tl_w) tl_part[tl_i] = tl::MaxOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + tl_w]);
+            }
+            __syncthreads();  // the scratch is free again
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                s_max[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (softmax.tl:96)
+        // for i, j in parallel(2, 2048): each thread visits the elements of `se` it holds
+        #pragma unroll
+        for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
+            [[maybe_unused]] const int i = (tl_tid / 128);
+            [[maybe_unused]] const int j = ((tl_s4 % 8) + (tl_tid % 128) * 8 + (tl_s4 / 8) * 1024);
+            se[tl_s4] = tl::exp(s[tl_s4] - s_max[0]);
+        }
+        // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:99)
+        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
+        {
+            float tl_part[1];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            #pragma unroll
+            for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(se[tl_s5]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            }
+            if ((tl_tid / 1 % 32) == 0) {
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
+                }
+            }
+            __syncthreads();
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4];
+                #pragma unroll
+                for (int tl_w = 1; tl_w < 4; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + tl_w]);
+            }
+            __syncthreads();  // the scratch is free again
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                s_sum[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i in parallel(RB) {  (softmax.tl:100)
+        // for i in parallel(2): each thread visits the elements of `s_sum` it holds
+        #pragma unroll
+        for (int tl_s6 = 0; tl_s6 < 1; ++tl_s6) {
+            [[maybe_unused]] const int i = (tl_tid / 128);
+            s_sum[tl_s6] = s_max[tl_s6] + tl::log(s_sum[tl_s6]);
+        }
+        // for i, j in parallel(RB, ROW) {  (softmax.tl:103)
+        // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s7 = 0; tl_s7 < 16; ++tl_s7) {
+            [[maybe_unused]] const int i = (tl_tid / 128);
+            [[maybe_unused]] const int j = ((tl_s7 % 8) + (tl_tid % 128) * 8 + (tl_s7 / 8) * 1024);
+            s[tl_s7] = s[tl_s7] - s_sum[0];
+        }
+        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:106)
+        #pragma unroll
+        for (int tl_chunk8 = 0; tl_chunk8 < 16; tl_chunk8 += 8) {
+            tl::f16* tl_ptr9 = &Y[int64_t(row0 + (tl_tid / 128)) * N + ((tl_chunk8 % 8) + (tl_tid % 128) * 8 + (tl_chunk8 / 8) * 1024)];
+            if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds(((tl_chunk8 % 8) + (tl_tid % 128) * 8 + (tl_chunk8 / 8) * 1024), N) && tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk8 % 8) + (tl_tid % 128) * 8 + (tl_chunk8 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr9, 16)) {
+                tl::f16 tl_vec10[8];
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec10[tl_v] = tl::convert<tl::f16>(s[tl_chunk8 + tl_v]);
+                tl::store_vector<tl::f16, 8>(tl_ptr9, tl_vec10);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk8 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk8 + tl_v) / 8) * 1024), N)) Y[int64_t(row0 + (tl_tid / 128)) * N + (((tl_chunk8 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk8 + tl_v) / 8) * 1024)] = tl::convert<tl::f16>(s[tl_chunk8 + tl_v]);
+                }
+            }
+        }
+    } else {
+        const int32_t n_tiles = tl::cdiv(N, 2048);
+        for (int rr = 0; rr < tl::min(2, M - row0); ++rr) {
+            const int32_t row = row0 + rr;
+            m = -tl::inf<float>();
+            l = 0.0f;
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:114)
+                #pragma unroll
+                for (int tl_chunk11 = 0; tl_chunk11 < x_layout::kSlots; tl_chunk11 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk11))) continue;
+                    const tl::f16* tl_ptr12 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11))) + 7, N) && tl::is_aligned(tl_ptr12, 16)) {
+                        tl::f16 tl_vec13[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec13, tl_ptr12);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk11 + tl_v] = tl::convert<float>(tl_vec13[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk11 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11 + tl_v)))]) : -tl::inf<float>();
+                        }
+                    }
+                }
+                // reduce(max, x, tile_max);  (softmax.tl:115)
+                {
+                    float tl_part[1];
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s14 = 0; tl_s14 < x_layout::kSlots; ++tl_s14) {
+                        if (!(x_layout::valid(tl_tid, tl_s14))) continue;
+                        tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s14]));
+                    }
+                    tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        tile_max = tl_part[0];
+                    }
+                }
+                const float m_new = tl::max(m, tile_max);
+                // for j in parallel(BN) {  (softmax.tl:117)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s15 = 0; tl_s15 < x_layout::kSlots; ++tl_s15) {
+                    if (!(x_layout::valid(tl_tid, tl_s15))) continue;
+                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s15);
+                    x[tl_s15] = tl::exp(x[tl_s15] - m_new);
+                }
+                // reduce(sum, x, tile_sum);  (softmax.tl:120)
+                {
+                    float tl_part[1];
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s16 = 0; tl_s16 < x_layout::kSlots; ++tl_s16) {
+                        if (!(x_layout::valid(tl_tid, tl_s16))) continue;
+                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s16]));
+                    }
+                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        tile_sum = tl_part[0];
+                    }
+                }
+                l = l * tl::exp(m - m_new) + tile_sum;
+                m = m_new;
+            }
+            const float shift = m + tl::log(l);
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x);  (softmax.tl:126)
+                #pragma unroll
+                for (int tl_chunk17 = 0; tl_chunk17 < x_layout::kSlots; tl_chunk17 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk17))) continue;
+                    const tl::f16* tl_ptr18 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17))) + 7, N) && tl::is_aligned(tl_ptr18, 16)) {
+                        tl::f16 tl_vec19[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec19, tl_ptr18);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk17 + tl_v] = tl::convert<float>(tl_vec19[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk17 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)))]) : 0.0f;
+                        }
+                    }
+                }
+                // for j in parallel(BN) {  (softmax.tl:127)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s20 = 0; tl_s20 < x_layout::kSlots; ++tl_s20) {
+                    if (!(x_layout::valid(tl_tid, tl_s20))) continue;
+                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s20);
+                    x[tl_s20] = x[tl_s20] - shift;
+                }
+                // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:130)
+                #pragma unroll
+                for (int tl_chunk21 = 0; tl_chunk21 < x_layout::kSlots; tl_chunk21 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk21))) continue;
+                    tl::f16* tl_ptr22 = &Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21))) + 7, N) && tl::is_aligned(tl_ptr22, 16)) {
+                        tl::f16 tl_vec23[8];
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec23[tl_v] = tl::convert<tl::f16>(x[tl_chunk21 + tl_v]);
+                        tl::store_vector<tl::f16, 8>(tl_ptr22, tl_vec23);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21 + tl_v)), N)) Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk21 + tl_v]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+// kernel log_softmax<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, T = f16>  (stdlib/softmax.tl:76)
+// 512 threads per block, 64 bytes of shared memory
+__global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant3(
+        const tl::f16* __restrict__ X,
+        tl::f16* __restrict__ Y,
+        int32_t M,
+        int32_t N)
+{
+    // fragment s: f32[1, 8192], blocked per axis, vector 8: [1, 8192] over 512 threads: (, 8:r1 512:t1 2:r8) 16 registers
+    // fragment se: f32[1, 8192], blocked per axis, vector 8: [1, 8192] over 512 threads: (, 8:r1 512:t1 2:r8) 16 registers
+    // fragment s_max: f32[1], slice of `s` (reduce over axis 1): [1] over 512 threads: () 1 registers, 512 replicas
+    // fragment s_sum: f32[1], slice of `s` (reduce over axis 1): [1] over 512 threads: () 1 registers, 512 replicas
+    using x_layout = tl::BlockedLayout<4096, 8, 512>;  // fragment x: f32[4096]
+    const int tl_tid = threadIdx.x;
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    unsigned char* tl_scratch = tl_smem + 0;  // 64 bytes for reductions and staging
+    float s[16];  // fragment s: f32[1, 8192]
+    float se[16];  // fragment se: f32[1, 8192]
+    float s_max[1];  // fragment s_max: f32[1]
+    float s_sum[1];  // fragment s_sum: f32[1]
+    float x[x_layout::kSlots];  // fragment x: f32[4096]
+    float m;
+    float l;
+    float tile_max;
+    float tile_sum;
+    const int32_t row0 = int(blockIdx.x) * 1;
+    if (N <= 8192) {
+        // copy(X[row0 +: RB, 0 +: ROW], s, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:94)
+        #pragma unroll
+        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
+            const tl::f16* tl_ptr1 = &X[int64_t(row0 + 0) * N + ((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 4096)];
+            if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 4096), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 4096)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+                tl::f16 tl_vec2[8];
+                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk0 + tl_v) / 8) * 4096), N) ? tl::convert<float>(X[int64_t(row0 + 0) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk0 + tl_v) / 8) * 4096)]) : -tl::inf<float>();
+                }
+            }
+        }
+        // reduce(max, s, s_max, axis = 1);  (softmax.tl:95)
+        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
+        {
+            float tl_part[1];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+            #pragma unroll
+            for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
+                tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(s[tl_s3]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 16>(tl_part[tl_i]);
+            }
+            if ((tl_tid / 1 % 32) == 0) {
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    reinterpret_cast<float*>(tl_scratch)[(0) * 16 + (tl_tid / 32 % 16)] = tl_part[tl_i];
+                }
+            }
+            __syncthreads();
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 16];
+                #pragma unroll
+                for (int tl_w = 1; tl_w < 16; ++tl_w) tl_part[tl_i] = tl::MaxOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(0) * 16 + tl_w]);
+            }
+            __syncthreads();  // the scratch is free again
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                s_max[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (softmax.tl:96)
+        // for i, j in parallel(1, 8192): each thread visits the elements of `se` it holds
+        #pragma unroll
+        for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
+            [[maybe_unused]] const int i = 0;
+            [[maybe_unused]] const int j = ((tl_s4 % 8) + (tl_tid) * 8 + (tl_s4 / 8) * 4096);
+            se[tl_s4] = tl::exp(s[tl_s4] - s_max[0]);
+        }
+        // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:99)
+        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
+        {
+            float tl_part[1];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            #pragma unroll
+            for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(se[tl_s5]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            }
+            if ((tl_tid / 1 % 32) == 0) {
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    reinterpret_cast<float*>(tl_scratch)[(0) * 16 + (tl_tid / 32 % 16)] = tl_part[tl_i];
+                }
+            }
+            __syncthreads();
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 16];
+                #pragma unroll
+                for (int tl_w = 1; tl_w < 16; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(0) * 16 + tl_w]);
+            }
+            __syncthreads();  // the scratch is free again
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                s_sum[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i in parallel(RB) {  (softmax.tl:100)
+        // for i in parallel(1): each thread visits the elements of `s_sum` it holds
+        #pragma unroll
+        for (int tl_s6 = 0; tl_s6 < 1; ++tl_s6) {
+            [[maybe_unused]] const int i = 0;
+            s_sum[tl_s6] = s_max[tl_s6] + tl::log(s_sum[tl_s6]);
+        }
+        // for i, j in parallel(RB, ROW) {  (softmax.tl:103)
+        // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s7 = 0; tl_s7 < 16; ++tl_s7) {
+            [[maybe_unused]] const int i = 0;
+            [[maybe_unused]] const int j = ((tl_s7 % 8) + (tl_tid) * 8 + (tl_s7 / 8) * 4096);
+            s[tl_s7] = s[tl_s7] - s_sum[0];
+        }
+        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:106)
+        #pragma unroll
+        for (int tl_chunk8 = 0; tl_chunk8 < 16; tl_chunk8 += 8) {
+            tl::f16* tl_ptr9 = &Y[int64_t(row0 + 0) * N + ((tl_chunk8 % 8) + (tl_tid) * 8 + (tl_chunk8 / 8) * 4096)];
+            if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk8 % 8) + (tl_tid) * 8 + (tl_chunk8 / 8) * 4096), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk8 % 8) + (tl_tid) * 8 + (tl_chunk8 / 8) * 4096)) + 7, N) && tl::is_aligned(tl_ptr9, 16)) {
+                tl::f16 tl_vec10[8];
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec10[tl_v] = tl::convert<tl::f16>(s[tl_chunk8 + tl_v]);
+                tl::store_vector<tl::f16, 8>(tl_ptr9, tl_vec10);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    if (tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk8 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk8 + tl_v) / 8) * 4096), N)) Y[int64_t(row0 + 0) * N + (((tl_chunk8 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk8 + tl_v) / 8) * 4096)] = tl::convert<tl::f16>(s[tl_chunk8 + tl_v]);
+                }
+            }
+        }
+    } else {
+        const int32_t n_tiles = tl::cdiv(N, 4096);
+        for (int rr = 0; rr < tl::min(1, M - row0); ++rr) {
+            const int32_t row = row0 + rr;
+            m = -tl::inf<float>();
+            l = 0.0f;
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:114)
+                #pragma unroll
+                for (int tl_chunk11 = 0; tl_chunk11 < x_layout::kSlots; tl_chunk11 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk11))) continue;
+                    const tl::f16* tl_ptr12 = &X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk11)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk11)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (x_layout::flat(tl_tid, tl_chunk11))) + 7, N) && tl::is_aligned(tl_ptr12, 16)) {
+                        tl::f16 tl_vec13[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec13, tl_ptr12);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk11 + tl_v] = tl::convert<float>(tl_vec13[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk11 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk11 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk11 + tl_v)))]) : -tl::inf<float>();
+                        }
+                    }
+                }
+                // reduce(max, x, tile_max);  (softmax.tl:115)
+                {
+                    float tl_part[1];
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s14 = 0; tl_s14 < x_layout::kSlots; ++tl_s14) {
+                        if (!(x_layout::valid(tl_tid, tl_s14))) continue;
+                        tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s14]));
+                    }
+                    tl::block_allreduce<tl::MaxOp, 1, 512>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        tile_max = tl_part[0];
+                    }
+                }
+                const float m_new = tl::max(m, tile_max);
+                // for j in parallel(BN) {  (softmax.tl:117)
+                // for j in parallel(4096): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s15 = 0; tl_s15 < x_layout::kSlots; ++tl_s15) {
+                    if (!(x_layout::valid(tl_tid, tl_s15))) continue;
+                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s15);
+                    x[tl_s15] = tl::exp(x[tl_s15] - m_new);
+                }
+                // reduce(sum, x, tile_sum);  (softmax.tl:120)
+                {
+                    float tl_part[1];
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s16 = 0; tl_s16 < x_layout::kSlots; ++tl_s16) {
+                        if (!(x_layout::valid(tl_tid, tl_s16))) continue;
+                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s16]));
+                    }
+                    tl::block_allreduce<tl::SumOp, 1, 512>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        tile_sum = tl_part[0];
+                    }
+                }
+                l = l * tl::exp(m - m_new) + tile_sum;
+                m = m_new;
+            }
+            const float shift = m + tl::log(l);
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x);  (softmax.tl:126)
+                #pragma unroll
+                for (int tl_chunk17 = 0; tl_chunk17 < x_layout::kSlots; tl_chunk17 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk17))) continue;
+                    const tl::f16* tl_ptr18 = &X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk17)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk17)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (x_layout::flat(tl_tid, tl_chunk17))) + 7, N) && tl::is_aligned(tl_ptr18, 16)) {
+                        tl::f16 tl_vec19[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec19, tl_ptr18);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk17 + tl_v] = tl::convert<float>(tl_vec19[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk17 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)))]) : 0.0f;
+                        }
+                    }
+                }
+                // for j in parallel(BN) {  (softmax.tl:127)
+                // for j in parallel(4096): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s20 = 0; tl_s20 < x_layout::kSlots; ++tl_s20) {
+                    if (!(x_layout::valid(tl_tid, tl_s20))) continue;
+                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s20);
+                    x[tl_s20] = x[tl_s20] - shift;
+                }
+                // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:130)
+                #pragma unroll
+                for (int tl_chunk21 = 0; tl_chunk21 < x_layout::kSlots; tl_chunk21 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk21))) continue;
+                    tl::f16* tl_ptr22 = &Y[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk21)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk21)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (x_layout::flat(tl_tid, tl_chunk21))) + 7, N) && tl::is_aligned(tl_ptr22, 16)) {
+                        tl::f16 tl_vec23[8];
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec23[tl_v] = tl::convert<tl::f16>(x[tl_chunk21 + tl_v]);
+                        tl::store_vector<tl::f16, 8>(tl_ptr22, tl_vec23);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk21 + tl_v)), N)) Y[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk21 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk21 + tl_v]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+// kernel softmax_rows<BM = 8, BN = 256, T = f16>  (stdlib/softmax.tl:138)
 // 256 threads per block, 0 bytes of shared memory
 __global__ void __launch_bounds__(256) softmax_rows_kernel(
         const tl::f16* __restrict__ X,
@@ -683,7 +2087,7 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
     const int32_t row0 = int(blockIdx.x) * 8;
     const int32_t n_tiles = tl::cdiv(N, 256);
     for (int t = 0; t < n_tiles; ++t) {
-        // copy(X[row0 +: BM, t * BN +: BN], x, pad = -inf);  (softmax.tl:167)
+        // copy(X[row0 +: BM, t * BN +: BN], x, pad = -inf);  (softmax.tl:151)
         #pragma unroll
         for (int tl_chunk0 = 0; tl_chunk0 < 8; tl_chunk0 += 8) {
             const tl::f16* tl_ptr1 = &X[int64_t(row0 + (tl_tid / 32)) * N + ((t * 256) + ((tl_chunk0) + (tl_tid % 32) * 8))];
@@ -699,7 +2103,7 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
                 }
             }
         }
-        // reduce(max, x, m_tile, axis = 1);  (softmax.tl:168)
+        // reduce(max, x, m_tile, axis = 1);  (softmax.tl:152)
         // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
         {
             float tl_part[1];
@@ -722,7 +2126,7 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
                 m_tile[tl_i] = tl_part[tl_i];
             }
         }
-        // for i in parallel(BM) {  (softmax.tl:169)
+        // for i in parallel(BM) {  (softmax.tl:153)
         // for i in parallel(8): each thread visits the elements of `m` it holds
         #pragma unroll
         for (int tl_s4 = 0; tl_s4 < 1; ++tl_s4) {
@@ -731,7 +2135,7 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
             alpha[tl_s4] = tl::exp(m[tl_s4] - m_new);
             m[tl_s4] = m_new;
         }
-        // for i, j in parallel(BM, BN) {  (softmax.tl:174)
+        // for i, j in parallel(BM, BN) {  (softmax.tl:158)
         // for i, j in parallel(8, 256): each thread visits the elements of `x` it holds
         #pragma unroll
         for (int tl_s5 = 0; tl_s5 < 8; ++tl_s5) {
@@ -739,7 +2143,7 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
             [[maybe_unused]] const int j = ((tl_s5) + (tl_tid % 32) * 8);
             x[tl_s5] = tl::exp(x[tl_s5] - m[0]);
         }
-        // reduce(sum, x, l_tile, axis = 1);  (softmax.tl:177)
+        // reduce(sum, x, l_tile, axis = 1);  (softmax.tl:161)
         // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
         {
             float tl_part[1];
@@ -762,7 +2166,7 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
                 l_tile[tl_i] = tl_part[tl_i];
             }
         }
-        // for i in parallel(BM) {  (softmax.tl:178)
+        // for i in parallel(BM) {  (softmax.tl:162)
         // for i in parallel(8): each thread visits the elements of `l` it holds
         #pragma unroll
         for (int tl_s7 = 0; tl_s7 < 1; ++tl_s7) {
@@ -771,7 +2175,7 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
         }
     }
     for (int t = 0; t < n_tiles; ++t) {
-        // copy(X[row0 +: BM, t * BN +: BN], x);  (softmax.tl:184)
+        // copy(X[row0 +: BM, t * BN +: BN], x);  (softmax.tl:168)
         #pragma unroll
         for (int tl_chunk8 = 0; tl_chunk8 < 8; tl_chunk8 += 8) {
             const tl::f16* tl_ptr9 = &X[int64_t(row0 + (tl_tid / 32)) * N + ((t * 256) + ((tl_chunk8) + (tl_tid % 32) * 8))];
@@ -787,7 +2191,7 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
                 }
             }
         }
-        // for i, j in parallel(BM, BN) {  (softmax.tl:185)
+        // for i, j in parallel(BM, BN) {  (softmax.tl:169)
         // for i, j in parallel(8, 256): each thread visits the elements of `x` it holds
         #pragma unroll
         for (int tl_s11 = 0; tl_s11 < 8; ++tl_s11) {
@@ -795,7 +2199,7 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
             [[maybe_unused]] const int j = ((tl_s11) + (tl_tid % 32) * 8);
             x[tl_s11] = tl::exp(x[tl_s11] - m[0]) / l[0];
         }
-        // copy(x, Y[row0 +: BM, t * BN +: BN]);  (softmax.tl:188)
+        // copy(x, Y[row0 +: BM, t * BN +: BN]);  (softmax.tl:172)
         #pragma unroll
         for (int tl_chunk12 = 0; tl_chunk12 < 8; tl_chunk12 += 8) {
             tl::f16* tl_ptr13 = &Y[int64_t(row0 + (tl_tid / 32)) * N + ((t * 256) + ((tl_chunk12) + (tl_tid % 32) * 8))];
@@ -818,46 +2222,202 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
 
 namespace tlc {
 
-cudaError_t softmax(const __half* X, __half* Y, int64_t M, int64_t N, cudaStream_t stream) {
+// Variant 0 of kernel `softmax`: ROW = 128.
+static cudaError_t softmax_variant0(const __half* X, __half* Y, int64_t M, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "softmax";
     if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 16)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 32)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
-    static const cudaError_t tl_attributes = [] {
+    static const cudaError_t tl_attributes_variant0 = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::softmax_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::softmax_kernel_variant0, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
         return tl_err;
     }();
-    if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
-    ::softmax_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    if (tl_attributes_variant0 != cudaSuccess) return tl::host::record(tl_attributes_variant0, tl_name, "setting the shared-memory attributes");
+    ::softmax_kernel_variant0<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
-cudaError_t log_softmax(const __half* X, __half* Y, int64_t M, int64_t N, cudaStream_t stream) {
+// Variant 1 of kernel `softmax`: ROW = 512.
+static cudaError_t softmax_variant1(const __half* X, __half* Y, int64_t M, int64_t N, cudaStream_t stream) {
+    constexpr const char* tl_name = "softmax";
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    static const cudaError_t tl_attributes_variant1 = [] {
+        cudaError_t tl_err = cudaSuccess;
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::softmax_kernel_variant1, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes_variant1 != cudaSuccess) return tl::host::record(tl_attributes_variant1, tl_name, "setting the shared-memory attributes");
+    ::softmax_kernel_variant1<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+// Variant 2 of kernel `softmax`: ROW = 2048.
+static cudaError_t softmax_variant2(const __half* X, __half* Y, int64_t M, int64_t N, cudaStream_t stream) {
+    constexpr const char* tl_name = "softmax";
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 2)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    static const cudaError_t tl_attributes_variant2 = [] {
+        cudaError_t tl_err = cudaSuccess;
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::softmax_kernel_variant2, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes_variant2 != cudaSuccess) return tl::host::record(tl_attributes_variant2, tl_name, "setting the shared-memory attributes");
+    ::softmax_kernel_variant2<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+// Variant 3 of kernel `softmax`: ROW = 8192.
+static cudaError_t softmax_variant3(const __half* X, __half* Y, int64_t M, int64_t N, cudaStream_t stream) {
+    constexpr const char* tl_name = "softmax";
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 1)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    static const cudaError_t tl_attributes_variant3 = [] {
+        cudaError_t tl_err = cudaSuccess;
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::softmax_kernel_variant3, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes_variant3 != cudaSuccess) return tl::host::record(tl_attributes_variant3, tl_name, "setting the shared-memory attributes");
+    ::softmax_kernel_variant3<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 512, 64, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+cudaError_t softmax(const __half* X, __half* Y, int64_t M, int64_t N, cudaStream_t stream) {
+    // 4 variants, tried in order: the first for which `when((N <= ROW) || (ROW == 8192))` holds is launched.
+    if (N <= 128)
+        return softmax_variant0(X, Y, M, N, stream);  // ROW = 128
+    if (N <= 512)
+        return softmax_variant1(X, Y, M, N, stream);  // ROW = 512
+    if (N <= 2048)
+        return softmax_variant2(X, Y, M, N, stream);  // ROW = 2048
+    return softmax_variant3(X, Y, M, N, stream);  // ROW = 8192
+}
+
+// Variant 0 of kernel `log_softmax`: ROW = 128.
+static cudaError_t log_softmax_variant0(const __half* X, __half* Y, int64_t M, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "log_softmax";
     if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 16)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 32)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
-    static const cudaError_t tl_attributes = [] {
+    static const cudaError_t tl_attributes_variant0 = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::log_softmax_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::log_softmax_kernel_variant0, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
         return tl_err;
     }();
-    if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
-    ::log_softmax_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    if (tl_attributes_variant0 != cudaSuccess) return tl::host::record(tl_attributes_variant0, tl_name, "setting the shared-memory attributes");
+    ::log_softmax_kernel_variant0<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+// Variant 1 of kernel `log_softmax`: ROW = 512.
+static cudaError_t log_softmax_variant1(const __half* X, __half* Y, int64_t M, int64_t N, cudaStream_t stream) {
+    constexpr const char* tl_name = "log_softmax";
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    static const cudaError_t tl_attributes_variant1 = [] {
+        cudaError_t tl_err = cudaSuccess;
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::log_softmax_kernel_variant1, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes_variant1 != cudaSuccess) return tl::host::record(tl_attributes_variant1, tl_name, "setting the shared-memory attributes");
+    ::log_softmax_kernel_variant1<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+// Variant 2 of kernel `log_softmax`: ROW = 2048.
+static cudaError_t log_softmax_variant2(const __half* X, __half* Y, int64_t M, int64_t N, cudaStream_t stream) {
+    constexpr const char* tl_name = "log_softmax";
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 2)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    static const cudaError_t tl_attributes_variant2 = [] {
+        cudaError_t tl_err = cudaSuccess;
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::log_softmax_kernel_variant2, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes_variant2 != cudaSuccess) return tl::host::record(tl_attributes_variant2, tl_name, "setting the shared-memory attributes");
+    ::log_softmax_kernel_variant2<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+// Variant 3 of kernel `log_softmax`: ROW = 8192.
+static cudaError_t log_softmax_variant3(const __half* X, __half* Y, int64_t M, int64_t N, cudaStream_t stream) {
+    constexpr const char* tl_name = "log_softmax";
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 1)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    static const cudaError_t tl_attributes_variant3 = [] {
+        cudaError_t tl_err = cudaSuccess;
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::log_softmax_kernel_variant3, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes_variant3 != cudaSuccess) return tl::host::record(tl_attributes_variant3, tl_name, "setting the shared-memory attributes");
+    ::log_softmax_kernel_variant3<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 512, 64, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+cudaError_t log_softmax(const __half* X, __half* Y, int64_t M, int64_t N, cudaStream_t stream) {
+    // 4 variants, tried in order: the first for which `when((N <= ROW) || (ROW == 8192))` holds is launched.
+    if (N <= 128)
+        return log_softmax_variant0(X, Y, M, N, stream);  // ROW = 128
+    if (N <= 512)
+        return log_softmax_variant1(X, Y, M, N, stream);  // ROW = 512
+    if (N <= 2048)
+        return log_softmax_variant2(X, Y, M, N, stream);  // ROW = 2048
+    return log_softmax_variant3(X, Y, M, N, stream);  // ROW = 8192
 }
 
 cudaError_t softmax_rows(const __half* X, __half* Y, int64_t M, int64_t N, cudaStream_t stream) {

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """The standard library's row kernels (layernorm, rmsnorm, layernorm_gelu, softmax, log_softmax)
-run by `tlc run` (the interpreter, on the scheduled IR) against a float64 reference, at shapes that
-take each of their paths: RB short rows per tile (N <= SHORT), a row kept in registers (N <= ROW)
-and the tiled walk (N > ROW); with -D RB=4 SHORT=32 ROW=256 BN=64 so that all are small, and row
-counts that are not multiples of RB. The GPU tests (tests/gpu/stdlib_*_test.cu) run the same
-kernels as compiled."""
+run by `tlc run` (the interpreter, on the scheduled IR) against a float64 reference: with their
+variants, at row lengths that make the launch take each of them (ROW = 128, 512, 2048, 8192) and
+the widest one's tiled walk (N > 8192); then pinned with -D ROW=256 -D BN=64, so that the tiled walk
+also runs on small rows. Row counts are not multiples of the rows per block. The GPU tests
+(tests/gpu/stdlib_*_test.cu) run the same kernels as compiled."""
 import argparse, math, os, random, subprocess, sys, tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from npy import write_npy, read_npy
@@ -46,7 +46,9 @@ def refs(kind, X, W, B, M, N, eps):
 bad = cases = 0
 for file, kernels in ((os.path.join(args.root, "stdlib/norms.tl"), ("layernorm", "rmsnorm", "layernorm_gelu")), (os.path.join(args.root, "stdlib/softmax.tl"), ("softmax", "log_softmax"))):
     for kernel in kernels:
-        for M, N in ((3, 1), (5, 32), (9, 17), (2, 100), (6, 256), (2, 257), (5, 1000), (1, 64)):
+        cases_of_kernel = [(M, N, ["T=f32"]) for M, N in ((3, 1), (33, 100), (2, 128), (9, 129), (5, 512), (3, 1000), (2, 2049), (1, 8192), (2, 8193))]
+        cases_of_kernel += [(M, N, ["T=f32", "ROW=256", "BN=64"]) for M, N in ((5, 32), (2, 257), (3, 1000))]
+        for M, N, defines in cases_of_kernel:
             X = [random.uniform(-3, 3) + 2 for _ in range(M * N)]
             W = [random.uniform(0.5, 1.5) for _ in range(N)]; B = [random.uniform(-1, 1) for _ in range(N)]
             tensors = {"X": ([M, N], X), "Y": ([M, N], [0.0] * (M * N))}
@@ -54,11 +56,13 @@ for file, kernels in ((os.path.join(args.root, "stdlib/norms.tl"), ("layernorm",
             if "norm" in kernel:
                 tensors["W"] = ([N], W); scalars["eps"] = 1e-5
                 if kernel != "rmsnorm": tensors["Bias"] = ([N], B)
-            got = run(file, kernel, ["T=f32", "RB=4", "SHORT=32", "ROW=256", "BN=64"], tensors, scalars)
+            got = run(file, kernel, defines, tensors, scalars)
             want = refs(kernel, X, W, B, M, N, 1e-5)
             e = rel(got[2], want)
             ok = e is not None and e < 1e-5
             bad += not ok
             cases += 1
-            print(f"{'ok  ' if ok else 'FAIL'} {kernel} {M}x{N} ({'short rows' if N <= 32 else 'in registers' if N <= 256 else 'tiled'}) rel_err={e:.2e}")
+            row = 256 if len(defines) > 1 else next(w for w in (128, 512, 2048, 8192, 1 << 30) if N <= w)
+            path = "tiled" if N > min(row, 8192) else f"ROW={row}"
+            print(f"{'ok  ' if ok else 'FAIL'} {kernel} {M}x{N} {' '.join('-D ' + d for d in defines)} ({path}) rel_err={e if e is not None else float('nan'):.2e}")
 print(f"stdlib rows: {cases - bad}/{cases} passed"); sys.exit(1 if bad else 0)

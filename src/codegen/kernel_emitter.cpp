@@ -75,6 +75,7 @@ void KernelEmitter::emit_signature() {
     }
     for (const ir::VarPtr& d : kernel_.dims) params.push_back("int32_t " + identifier(d->name));
     std::string bounds = std::to_string(kernel_.threads);
+    if (kernel_.options.min_blocks > 0) bounds += fmt::format(", {}", kernel_.options.min_blocks);
     if (ws_loop_) bounds = fmt::format("{}, 1", kernel_.threads + kernel_.warp_specialization.producer_threads);
     std::string head = fmt::format("__global__ void __launch_bounds__({}) {}(", bounds, kernel_function_name(kernel_));
     out_.line(head);

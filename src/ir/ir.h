@@ -391,6 +391,7 @@ struct KernelOptions {
     bool warp_specialize = true;    // @no_warp_specialize
     bool pipeline = true;           // @no_pipeline
     bool persistent = true;         // @no_persistent
+    int min_blocks = 0;             // @min_blocks(N): blocks resident per SM at least (0: ptxas decides)
 };
 
 // A runtime parameter in declaration order: a tensor (buffer) or a scalar (var).

@@ -124,7 +124,7 @@ Layout Layout::blocked(const std::vector<int64_t>& shape, int64_t threads, int64
     return l;
 }
 
-Layout Layout::blocked_rows(const std::vector<int64_t>& shape, int64_t threads, int64_t vector) {
+Layout Layout::blocked_rows(const std::vector<int64_t>& shape, int64_t threads, int64_t vector, bool compact_rows) {
     if (shape.empty()) return replicated(shape, threads);
     // The smallest divisor of `available` threads that is at least `extent` (all of them if none).
     auto thread_extent = [](int64_t extent, int64_t available) {
@@ -141,6 +141,12 @@ Layout Layout::blocked_rows(const std::vector<int64_t>& shape, int64_t threads, 
         int64_t v = a + 1 == shape.size() ? vector : 1;
         int64_t units = (shape[a] + v - 1) / v;
         int64_t t = thread_extent(units, threads / thread_stride);
+        if (compact_rows && a + 1 == shape.size() && t > 32) {
+            // Rows enough for every warp: one warp per row at most; else the threads the rows
+            // leave, so that a reduction along the row crosses as few warps as it can.
+            int64_t rows = product_of(shape, 0, a);
+            while (t > 32 && t % 2 == 0 && (t / 2) * rows >= threads) t /= 2;
+        }
         int64_t regs = (units + t - 1) / t;
         Factors fs;
         if (v > 1) fs.push_back({v, LayoutAxis::Register, reg_stride});

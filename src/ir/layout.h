@@ -64,7 +64,10 @@ struct Layout {
     // chunks of `vector` elements on consecutive threads, each other axis (last to first) over the
     // threads left, the rest of each axis in registers (row-major); threads no axis needs hold
     // replicas. Equal to blocked() for most tiles whose last extent is a multiple of the chunks.
-    static Layout blocked_rows(const std::vector<int64_t>& shape, int64_t threads, int64_t vector);
+    // With `compact_rows` (a tile reduced along its last axis), a row spans no more threads than
+    // the tile needs to use them all, so that each warp holds whole rows when there are enough.
+    static Layout blocked_rows(const std::vector<int64_t>& shape, int64_t threads, int64_t vector,
+                               bool compact_rows = false);
     // The mma.sync m16n8 accumulator layout over an [m, n] tile, the block's warps arranged
     // warps_m × warps_n (warp w at row w / warps_n, column w % warps_n); per thread, the four
     // accumulator registers of each 16×8 tile, tiles ordered row-major within the warp's part.

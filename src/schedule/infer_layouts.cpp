@@ -507,7 +507,8 @@ Choice choose_layouts(const ir::Kernel& kernel, UseCollector& uses) {
         if (f->rank() >= 2 && !sliced_axes[groups.find(f)].empty()) {
             l.kind = LayoutKind::General;
             l.origin = fmt::format("blocked per axis, vector {}", l.vector);
-            l.layout = ir::Layout::blocked_rows(f->const_shape, kernel.threads, l.vector);
+            bool reduced_along_rows = sliced_axes[groups.find(f)].count(static_cast<int>(f->rank()) - 1) > 0;
+            l.layout = ir::Layout::blocked_rows(f->const_shape, kernel.threads, l.vector, reduced_along_rows);
         } else {
             l.kind = LayoutKind::Blocked;
             l.layout = ir::Layout::blocked(f->const_shape, kernel.threads, l.vector);

@@ -8,7 +8,7 @@ namespace tlc::sema {
 namespace {
 bool is_kernel_attr(std::string_view n) {
     return n == "no_async_copy" || n == "no_tma" || n == "no_warp_specialize" ||
-           n == "no_pipeline" || n == "no_persistent";
+           n == "no_pipeline" || n == "no_persistent" || n == "min_blocks";
 }
 bool is_loop_attr(std::string_view n) { return n == "no_async_copy" || n == "no_pipeline"; }
 
@@ -29,6 +29,10 @@ ir::KernelOptions Checker::check_kernel_attrs(const std::vector<ast::Attribute>&
             diags_.report(DiagKind::UnknownAttribute, a.range, a.name);
             continue;
         }
+        if (a.name == "min_blocks") {
+            o.min_blocks = check_min_blocks(a);
+            continue;
+        }
         if (!a.args.empty())
             diags_.report(DiagKind::WrongArgCount, a.range, "@" + a.name, 0, a.args.size());
         if (a.name == "no_async_copy") o.async_copy = false;
@@ -38,6 +42,23 @@ ir::KernelOptions Checker::check_kernel_attrs(const std::vector<ast::Attribute>&
         if (a.name == "no_persistent") o.persistent = false;
     }
     return o;
+}
+
+// `@min_blocks(N)`: N blocks resident per SM at least (ptxas then keeps each thread within
+// 65536 / (N * threads) registers). 0 after an error.
+int Checker::check_min_blocks(const ast::Attribute& a) {
+    if (a.args.size() != 1) {
+        diags_.report(DiagKind::WrongArgCount, a.range, "@min_blocks", 1, a.args.size());
+        return 0;
+    }
+    const ast::Expr& arg = *a.args[0].value;
+    std::optional<int64_t> n = eval_const_int(arg, "the argument of `@min_blocks`");
+    if (!n) return 0;
+    if (*n <= 0 || *n > 32) {
+        diags_.report(DiagKind::MinBlocksRange, arg.range, *n);
+        return 0;
+    }
+    return static_cast<int>(*n);
 }
 
 ir::StmtPtr Checker::check_for(const ast::For& s) {

@@ -149,6 +149,7 @@ public:
     // ---- check_loop.cpp: loops and attributes
     ir::StmtPtr check_for(const ast::For& s);
     ir::KernelOptions check_kernel_attrs(const std::vector<ast::Attribute>& attrs);
+    int check_min_blocks(const ast::Attribute& a);
 
     // ---- check_region.cpp / check_tile_ops.cpp: tile operations
     std::optional<ir::Region> check_region(const ast::Expr& e, bool write);

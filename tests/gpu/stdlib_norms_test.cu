@@ -92,9 +92,11 @@ int main() {
     th::Suite suite(th::test_name("stdlib_norms"));
     std::printf("# T=%s\n", th::Dtype<T>::name);
     const th::RowsShape shapes[] = {
-        {3, 1031, -1.0, 1.0, 0, th::When::always, ""},        // one row at a time, in registers
-        {37, 128, -1.0, 1.0, 0, th::When::always, ""},        // short rows, 16 per block, a partial block
-        {3, 8193, -1.0, 1.0, 0, th::When::full, ""},          // longer than a row in registers: tiled
+        {3, 1031, -1.0, 1.0, 0, th::When::always, ""},        // variant ROW = 2048: 2 rows per block
+        {37, 128, -1.0, 1.0, 0, th::When::always, ""},        // variant ROW = 128: 32 rows per block, a partial block
+        {70, 129, -1.0, 1.0, 0, th::When::always, ""},        // variant ROW = 512: a warp per row, a partial block
+        {5, 2049, -1.0, 1.0, 0, th::When::always, ""},        // variant ROW = 8192: a row per block
+        {3, 8193, -1.0, 1.0, 0, th::When::full, ""},          // longer than the widest variant: tiled
         {17, 9000, -1.0, 1.0, 0, th::When::full, ""},         // tiled, a partial block of rows
         {2, 1, -1.0, 1.0, 0, th::When::always, ""},           // var = 0: layernorm gives Bias
         {5, 100, -1.0, 1.0, 1, th::When::always, "_offset1"}, // unaligned base addresses

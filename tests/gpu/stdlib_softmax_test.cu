@@ -71,13 +71,15 @@ int main() {
     std::printf("# T=%s\n", th::Dtype<T>::name);
     const th::RowsShape shapes[] = {
         {9, 257, -1.0, 1.0, 0, th::When::always, ""},          // softmax_rows: 2 blocks, 2 tiles
-        {2, 1031, -1.0, 1.0, 0, th::When::always, ""},         // softmax: one row at a time, in registers
-        {37, 128, -1.0, 1.0, 0, th::When::always, ""},         // softmax: short rows, a partial block of 16
+        {2, 1031, -1.0, 1.0, 0, th::When::always, ""},         // softmax: variant ROW = 2048
+        {37, 128, -1.0, 1.0, 0, th::When::always, ""},         // softmax: variant ROW = 128, a partial block of 32
+        {70, 129, -1.0, 1.0, 0, th::When::always, ""},         // softmax: variant ROW = 512, a warp per row
+        {5, 2049, -1.0, 1.0, 0, th::When::always, ""},         // softmax: variant ROW = 8192
         {1, 1, -1.0, 1.0, 0, th::When::always, ""},
         {5, 256, -1.0, 1.0, 1, th::When::always, "_offset1"},  // unaligned base addresses
         {7, 1000, -1.0, 1.0, 0, th::When::full, ""},
         {7, 1024, -1.0, 1.0, 0, th::When::full, ""},
-        {3, 8193, -1.0, 1.0, 0, th::When::full, ""},           // softmax: tiled (longer than a row in registers)
+        {3, 8193, -1.0, 1.0, 0, th::When::full, ""},           // softmax: tiled (longer than the widest variant)
         {17, 9000, -1.0, 1.0, 0, th::When::full, ""},          // softmax: tiled, a partial block of rows
         {130, 100, -1.0, 1.0, 0, th::When::full, ""},
         {64, 256, -1.0, 1.0, 0, th::When::full, ""},
