@@ -4,7 +4,8 @@ at small shapes that are not tile multiples, on random inputs (fixed seed), and 
 must match a float64 reference computed here within a tolerance for its dtype. Each case runs on
 the IR after sema and on the scheduled program (`--stop-after verify-shared-bounds --arch sm_80`;
 the gemm kernels also for sm_90a); tests/interpreter/dtypes.tl checks every element encoding
-exactly. Then:
+exactly, and tests/interpreter/variants.tl that a kernel with variants runs the one its `when`
+chooses. Then:
   - argument errors of `tlc run` (E090x, usage), each with its exit code and code on stderr;
   - tests/interpreter/fault_*.tl: faults inside a kernel, expected as `// CHECK-FAULT: <line>
     <CODE>` at that .tl line, run with the extra arguments of a `// RUN: ...` line on random
@@ -297,7 +298,15 @@ def build_cases():
             cases.append(rowwise_case(rng, "stdlib/softmax.tl", kernel, t, 5, 1100, "f16"))
     for t in ("f16", "f32"):
         cases.append(rowwise_case(rng, "stdlib/softmax.tl", "softmax_rows", t, 37, 300, "f16"))
-    return cases + encoding_cases(rng)
+    cases += encoding_cases(rng)
+    # A kernel with variants: N = 300 takes variant 1 of 3 (W = 512), N = 1100 variant 2 (W = 2048);
+    # the first variant (W = 128) would leave most of each row unwritten.
+    for n in (300, 1100):
+        x = uniform(rng, "f32", 5 * n)
+        cases.append(Case("tests/interpreter/variants.tl", "row_double",
+                          {"X": ("f32", (5, n), x), "Y": ("f32", (5, n), nan_filled("f32", 5 * n))},
+                          {"Y": [2 * v for v in x]}))
+    return cases
 
 
 # ---- running and comparing ----------------------------------------------------------------------------
@@ -419,6 +428,7 @@ def argument_errors(args, res, tmp):
         return f"C={path}"
 
     vector_add, saxpy, gemm = (os.path.join(args.root, "samples", f) for f in ("vector_add.tl", "saxpy.tl", "gemm.tl"))
+    variants = os.path.join(args.root, "tests", "interpreter", "variants.tl")
     ok3 = lambda: [tensor("A", "f32", (70,)), tensor("B", "f32", (70,)), tensor("C", "f32", (70,))]
     cases = [
         ("dims that disagree (A 70, B 71)", vector_add, "vector_add",
@@ -440,6 +450,8 @@ def argument_errors(args, res, tmp):
         ("a scalar that is not a number", saxpy, "saxpy", [tensor("X", "f32", (70,)), tensor("Y", "f32", (70,))],
          ["--scalar", "a=abc"], 1, "E0905"),
         ("an unknown kernel", vector_add, "no_such_kernel", ok3(), [], 1, "E0209"),
+        ("no variant's `when` holds (N = 3000, W at most 2048)", variants, "row_double",
+         [tensor("X", "f32", (2, 3000)), tensor("Y", "f32", (2, 3000))], [], 1, "E0906"),
         ("--dim without a value (usage)", vector_add, "vector_add", ok3(), ["--dim", "N"], 2, None),
     ]
     for label, source, kernel, tensors, extra, code, ecode in cases:
