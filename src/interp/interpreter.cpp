@@ -2,6 +2,7 @@
 // blocks spread over a thread pool; every value is a double holding a value of its dtype, rounded
 // by interp/scalar.h exactly as the GPU converts.
 #include "interp/interpreter.h"
+#include "ir/walk.h"
 
 #include "interp/scalar.h"
 #include "support/check.h"
@@ -746,8 +747,17 @@ std::optional<bool> variant_chosen(const ir::Kernel& variant, const Launch& laun
     if (!variant.variant.when) return true;
     LaunchState state(variant, diags);
     bind_scalars_and_dims(variant, launch, state);
+    // As in the launch function: a condition one of whose divisors is zero does not hold.
+    std::vector<ir::ExprPtr> divisors;
+    ir::walk_expr(variant.variant.when, [&](const ir::Expr& e) {
+        if (auto* b = e.as<ir::Binary>(); b && (b->op == ir::BinaryOp::Div || b->op == ir::BinaryOp::Mod))
+            divisors.push_back(b->rhs);
+    });
     try {
-        return BlockRunner(state, 0, 0, 0).evaluate(variant.variant.when) != 0;
+        BlockRunner runner(state, 0, 0, 0);
+        for (const ir::ExprPtr& d : divisors)
+            if (runner.evaluate(d) == 0) return false;
+        return runner.evaluate(variant.variant.when) != 0;
     } catch (const Fault&) {
         return std::nullopt;
     }

@@ -35,11 +35,15 @@ struct Pass {
     std::function<ir::StmtPtr(const ir::StmtPtr&)> function_body = nullptr; // also applied to user `fn`s
 };
 
+// A kernel's sm_80 specialisation is the one of the same name and, for a variant, the same
+// candidate values (the two builds may keep different variants).
+std::string fallback_key(const ir::Kernel& k) { return k.name + "|" + k.variant.values; }
+
 const std::vector<Pass>& passes() {
     static const std::vector<Pass> list = {
         {"warp-specialize", [](ir::Kernel& k, const ScheduleOptions& options, DiagnosticEngine& diags) {
              // The fallback copy this pass makes is scheduled by the passes after it.
-             auto it = options.fallback_by_name.find(k.name + k.function_suffix); // a variant's own
+             auto it = options.fallback_by_name.find(fallback_key(k)); // a variant's own, by its values
              std::string why_not;
              if (!warp_specialize(k, options.arch, it == options.fallback_by_name.end() ? nullptr : it->second, &why_not) &&
                  !why_not.empty()) {
@@ -116,7 +120,7 @@ bool run_passes(ir::Module& module, const ScheduleOptions& given, DiagnosticEngi
     // The fallbacks by name, once: a lookup per kernel would be quadratic in the kernel count.
     ScheduleOptions options = given;
     if (options.fallbacks)
-        for (const ir::Kernel& f : options.fallbacks->kernels) options.fallback_by_name.emplace(f.name + f.function_suffix, &f);
+        for (const ir::Kernel& f : options.fallbacks->kernels) options.fallback_by_name.emplace(fallback_key(f), &f);
     for (const Pass& pass : passes()) {
         for (ir::Kernel& kernel : module.kernels) {
             if (!pass.run(kernel, options, diags)) return false;

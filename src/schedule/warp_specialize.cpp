@@ -202,6 +202,9 @@ bool warp_specialize(ir::Kernel& kernel, const std::string& arch, const ir::Kern
     if (sm80 && !same_signature(*sm80)) sm80 = nullptr;
     auto fallback = std::make_shared<ir::Kernel>(sm80 ? *sm80 : kernel);
     fallback->options = kernel.options;
+    // The sm_80 build may number its variants differently: the fallback is this variant's.
+    fallback->variant = kernel.variant;
+    fallback->function_suffix = kernel.function_suffix;
     fallback->schedule_remark = sm80 ? "fallback of the warp-specialized kernel (specialised as for sm_80): runs where TMA cannot"
                                      : "fallback of the warp-specialized kernel: runs where TMA cannot";
     auto top = flatten(kernel.body);

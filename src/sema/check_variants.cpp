@@ -34,7 +34,8 @@ std::vector<ir::Kernel> Checker::check_kernel_variants(const ast::Kernel& k) {
         }
         if (const Define* d = find_define(p.name); d && d->value) continue;
         varying.push_back(i);
-        count = std::min(count * p.candidates.size(), kMaxVariants + 1);
+        // Saturating: the count is only reported, and a grammar-sized list cannot overflow this.
+        count = std::min<size_t>(count * p.candidates.size(), size_t{1} << 40);
     }
     if (k.when && !any_candidates) {
         diags_.report(DiagKind::WhenWithoutVariants, k.when_range, k.name);
@@ -51,8 +52,7 @@ std::vector<ir::Kernel> Checker::check_kernel_variants(const ast::Kernel& k) {
         ok = false;
     }
     if (count > kMaxVariants) {
-        diags_.report(DiagKind::TooManyVariants, k.name_range, k.name, "more than " + std::to_string(count - 1),
-                      kMaxVariants);
+        diags_.report(DiagKind::TooManyVariants, k.name_range, k.name, count, kMaxVariants);
         ok = false;
     }
     if (!ok) return {};
@@ -104,6 +104,7 @@ std::vector<ir::Kernel> Checker::check_kernel_variants(const ast::Kernel& k) {
 // earlier variant's `when` already decides the same way, or any after a `when` that always holds.
 // Numbers the rest in launch order.
 std::vector<ir::Kernel> Checker::launchable_variants(const ast::Kernel& k, std::vector<ir::Kernel> variants) {
+    const size_t listed = variants.size();
     std::vector<ir::Kernel> kept;
     std::set<std::string> conditions_seen;
     std::string always; // the variant whose `when` always holds, once one does
@@ -123,12 +124,20 @@ std::vector<ir::Kernel> Checker::launchable_variants(const ast::Kernel& k, std::
         if (constant) always = v.variant.values;
         kept.push_back(std::move(v));
     }
+    if (kept.empty() && listed > 0) {
+        diags_.report(DiagKind::NoLaunchableVariant, k.when_range, k.name, listed);
+        return {};
+    }
     for (size_t i = 0; i < kept.size(); ++i) {
         kept[i].variant.index = static_cast<int>(i);
         kept[i].variant.count = static_cast<int>(kept.size());
         kept[i].function_suffix = kept.size() > 1 ? "_variant" + std::to_string(i) : "";
-        if (kept.size() == 1) kept[i].variant.when = nullptr;
     }
+    // One variant left of several: no choice to make, but a launch its `when` rejects is still
+    // an error (as for `requires`), not a silent use of a variant the condition ruled out.
+    if (kept.size() == 1 && listed > 1 && kept[0].variant.when && !kept[0].variant.when->as<ir::BoolImm>())
+        kept[0].requires_.emplace_back(kept[0].variant.when, "when(" + kept[0].variant.when_text + ")");
+    if (kept.size() == 1) kept[0].variant.when = nullptr;
     return kept;
 }
 
