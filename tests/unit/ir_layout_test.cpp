@@ -273,6 +273,31 @@ TEST_CASE("blocked_rows: per-axis, valid, row-major registers, and equal to bloc
     CHECK(plan->warps == 1);
 }
 
+TEST_CASE("blocked_rows, compact: a row per warp when there are rows for every warp, valid layouts") {
+    // [8, 512] over 256 threads: 64 threads per row by default (a cross-warp reduction), one warp
+    // per row compacted (shuffles only).
+    auto wide = Layout::blocked_rows({8, 512}, 256, 8).reduction_plan(1);
+    auto compact = Layout::blocked_rows({8, 512}, 256, 8, true).reduction_plan(1);
+    REQUIRE(wide);
+    REQUIRE(compact);
+    CHECK(wide->warps == 2);
+    CHECK(compact->warps == 1);
+    CHECK(compact->registers == 16);
+    // Fewer rows than warps: the rows share the threads out, still no replicas.
+    Layout two = Layout::blocked_rows({2, 2048}, 256, 8, true);
+    CHECK(two.replication().empty());
+    CHECK(two.reduction_plan(1)->warps == 4);
+    for (auto [shape, threads, v] : std::vector<std::tuple<std::vector<int64_t>, int64_t, int64_t>>{
+             {{8, 512}, 256, 8}, {{2, 2048}, 256, 8}, {{1, 8192}, 512, 8}, {{32, 128}, 256, 8}, {{3, 1000}, 128, 8},
+             {{2, 4, 512}, 256, 4}}) {
+        CAPTURE(shape[0]);
+        Layout l = Layout::blocked_rows(shape, threads, v, true);
+        CHECK(l.per_axis());
+        check_properties(l);
+        CHECK(l.reduction_plan(static_cast<int>(shape.size()) - 1));
+    }
+}
+
 TEST_CASE("slice over several axes, and the register map of a broadcast read") {
     Layout acc = Layout::mma_accumulator(64, 32, 2, 2);
     std::vector<tlc::ir::RegisterDigit> map;
