@@ -730,7 +730,9 @@ def main():
                         "tests/gpu/run_random_programs.sh")
     p.add_argument("--gpu-variants", default="rotate",
                    help="with --emit-gpu: 'rotate' (each arch's default and one with pipeline or "
-                        "async-copy disabled), 'all' (six), or names such as sm_80,sm_90a-no-pipeline")
+                        "async-copy disabled), 'pair' (one arch's default and the other arch with a "
+                        "transformation disabled, alternating: half the builds of 'rotate'), 'all' (six), "
+                        "or names such as sm_80,sm_90a-no-pipeline")
     args = p.parse_args()
     args.tlc = os.path.abspath(args.tlc)
     if not os.access(args.tlc, os.X_OK):

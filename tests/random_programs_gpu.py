@@ -35,9 +35,14 @@ SCALAR_CTYPES = {"f32": "float", "f64": "double", "f16": "__half", "bf16": "__nv
 
 def variant_names(spec, index):
     """The variants of program `index`: "rotate" (each arch's default and one setting with a
-    transformation disabled, alternating), "all", or a comma-separated list of names."""
+    transformation disabled, alternating), "pair" (half as many: one arch's default and the other
+    arch with a transformation disabled, alternating, so that a run covers both archs with the
+    scheduler's transformations on and off), "all", or a comma-separated list of names."""
     if spec == "all":
         return list(VARIANTS)
+    if spec == "pair":
+        default, other = ARCHS[index % 2], ARCHS[(index + 1) % 2]
+        return [default, f"{other}-no-{DISABLED[(index // 2) % len(DISABLED)]}"]
     if spec == "rotate":
         names = []
         for a, arch in enumerate(ARCHS):
@@ -46,7 +51,7 @@ def variant_names(spec, index):
     names = [n.strip() for n in spec.split(",") if n.strip()]
     for n in names:
         if n not in VARIANTS:
-            raise ValueError(f"unknown GPU variant {n!r} (known: {', '.join(VARIANTS)}, or rotate, all)")
+            raise ValueError(f"unknown GPU variant {n!r} (known: {', '.join(VARIANTS)}, or rotate, pair, all)")
     return names
 
 

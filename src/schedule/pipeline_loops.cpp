@@ -92,7 +92,13 @@ private:
 
 class Pipeliner : public ir::Mutator {
 public:
-    Pipeliner(const ir::Kernel& k, DiagnosticEngine* diags) : kernel_(k), diags_(diags) {}
+    Pipeliner(const ir::Kernel& k, DiagnosticEngine* diags) : kernel_(k), diags_(diags) {
+        ir::walk_exprs(k.body, [&](const ir::Expr& e) {
+            if (auto* v = e.as<ir::VarRef>()) taken_names_.insert(v->var->name);
+        });
+        for (const ir::Param& p : k.params) taken_names_.insert(p.name());
+        for (const ir::VarPtr& d : k.dims) taken_names_.insert(d->name);
+    }
 
     ir::StmtPtr run() {
         ir::StmtPtr body = mutate(kernel_.body);
@@ -122,6 +128,15 @@ protected:
     }
 
 private:
+    // A name no variable of the kernel has: two pipelined loops over `t` in one scope would
+    // otherwise both declare `t_trips`.
+    std::string fresh_name(const std::string& base) {
+        std::string name = base;
+        for (int i = 2; taken_names_.count(name); ++i) name = base + std::to_string(i);
+        taken_names_.insert(name);
+        return name;
+    }
+
     ir::StmtPtr pipeline(const ir::StmtPtr& loop_stmt, const ir::For& loop) {
         const int S = loop.options.stages;
         bool enabled = kernel_.options.pipeline && loop.options.pipeline.value_or(true) && S >= 2;
@@ -192,7 +207,7 @@ private:
         ir::VarPtr k_var = loop.vars[0];
         SourceRange at = loop_stmt->range;
         // n, evaluated once.
-        auto n_var = std::make_shared<ir::Var>(ir::Var{k_var->name + "_trips", Dtype::I32, ir::VarKind::Let, at});
+        auto n_var = std::make_shared<ir::Var>(ir::Var{fresh_name(k_var->name + "_trips"), Dtype::I32, ir::VarKind::Let, at});
         ir::ExprPtr n = ir::make_var(n_var);
         auto issue = [&](ir::ExprPtr iteration, ir::ExprPtr stage) {
             std::vector<ir::StmtPtr> copies;
@@ -265,6 +280,7 @@ private:
     const ir::Kernel& kernel_;
     DiagnosticEngine* diags_;
     BufferMap stage_map_;
+    std::set<std::string> taken_names_;
 };
 
 } // namespace
