@@ -245,6 +245,42 @@ def main():
     expect("--emit=ir -o", r, 0)
     res.check("--emit=ir -o writes only that file", files() == ["ast.tl", "k.ir", "k.tl"], str(files()))
     clean(keep=("k.tl",))
+    # --emit=manifest: the kernels' interface as JSON, variants included.
+    write("rows.tl", "kernel rows<W: int in [128, 1024], T: dtype = f16>(X: global T[M, N], Y: global mut T[M, N], "
+          "alpha: f32) grid(M) threads(128) requires(M > 0) when(N <= W) {\n"
+          "    fragment x: f32[W];\n    copy(X[block.x, 0 +: W], x);\n"
+          "    for j in parallel(W) { x[j] *= alpha; }\n    copy(x, Y[block.x, 0 +: W]);\n}\n")
+    r = tlc("rows.tl", "--emit=manifest", "--namespace", "ops", "-D", "T=bf16")
+    expect("--emit=manifest", r, 0)
+    try:
+        m = json.loads(r.stdout)
+        k = m["kernels"][0]
+        res.check("manifest: format, version, arch, namespace",
+                  (m["format"], m["version"], m["arch"], m["namespace"]) == ("tlc-manifest", 1, "sm_90a", "ops"), r.stdout)
+        res.check("manifest: launch functions and their arguments",
+                  k["launch"] == {"cpp": "ops::rows", "c": "ops_rows", "arguments": ["X", "Y", "alpha", "M", "N", "stream"]},
+                  str(k["launch"]))
+        res.check("manifest: params (tensor shapes by dim, mutability, -D dtype) and dims",
+                  k["params"] == [
+                      {"name": "X", "role": "tensor", "dtype": "bf16", "scope": "global", "mutable": False, "shape": ["M", "N"]},
+                      {"name": "Y", "role": "tensor", "dtype": "bf16", "scope": "global", "mutable": True, "shape": ["M", "N"]},
+                      {"name": "alpha", "role": "scalar", "dtype": "f32"}] and k["dims"] == ["M", "N"], str(k["params"]))
+        v = k["variants"]
+        res.check("manifest: one entry per variant in launch order, with values, when, requires, grid, threads",
+                  [x["values"] for x in v] == [{"W": 128}, {"W": 1024}] and [x["when"] for x in v] == ["N <= W"] * 2
+                  and v[1]["compile_params"] == {"W": 1024, "T": "bf16"} and v[0]["requires"] == ["M > 0"]
+                  and v[0]["grid"] == ["M"] and v[0]["threads"] == 128, str(v))
+    except (ValueError, KeyError, IndexError) as e:
+        res.check("--emit=manifest: json", False, f"{e}\n{r.stdout}")
+    r = tlc("rows.tl", "--emit=manifest", "-D", "W=256")
+    expect("--emit=manifest with the variant pinned", r, 0)
+    try:
+        v = json.loads(r.stdout)["kernels"][0]["variants"]
+        res.check("manifest: a pinned kernel has one variant, `when` null", len(v) == 1 and v[0]["when"] is None
+                  and v[0]["values"] == {} and v[0]["compile_params"]["W"] == 256, str(v))
+    except (ValueError, KeyError, IndexError) as e:
+        res.check("--emit=manifest -D: json", False, f"{e}\n{r.stdout}")
+    clean(keep=("k.tl",))
     r = tlc("k.tl", "--emit=ir", "--stop-after=warp-specialize")
     expect("--stop-after=warp-specialize", r, 0, stdout_has=("kernel vector_add",))
     r = tlc("k.tl", "--stop-after=warp-specialize", "--arch", "sm_80")

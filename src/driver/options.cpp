@@ -282,9 +282,10 @@ ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
     app.add_option("--header", o.header, "Output header (default: the -o path with .h)")
         ->type_name("FILE");
     app.add_option("--emit", raw.emit,
-                   "What to write: the canonical AST, the tile IR or CUDA (default cuda)")
-        ->check(one_of({"ast", "ir", "cuda"}))
-        ->type_name("ast|ir|cuda");
+                   "What to write: the canonical AST, the tile IR, CUDA (default), or the manifest "
+                   "(JSON: kernels, parameters, dims, launch functions, variants)")
+        ->check(one_of({"ast", "ir", "cuda", "manifest"}))
+        ->type_name("ast|ir|cuda|manifest");
     std::string passes = join(pass_names(), "|");
     app.add_option("--stop-after", o.stop_after, "Stop after this pass (implies --emit=ir)")
         ->type_name(passes);
@@ -427,7 +428,10 @@ ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
     }
     if (o.command == Command::Compile) {
         if (!raw.emit.empty())
-            o.emit = raw.emit == "ast" ? Emit::Ast : raw.emit == "ir" ? Emit::Ir : Emit::Cuda;
+            o.emit = raw.emit == "ast"        ? Emit::Ast
+                     : raw.emit == "ir"       ? Emit::Ir
+                     : raw.emit == "manifest" ? Emit::Manifest
+                                              : Emit::Cuda;
         if (!o.stop_after.empty()) {
             const auto& names = pass_names();
             if (std::find(names.begin(), names.end(), o.stop_after) == names.end())

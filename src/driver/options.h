@@ -9,7 +9,7 @@
 namespace tlc::driver {
 
 enum class Command { Compile, Check, Run };
-enum class Emit { Ast, Ir, Cuda };
+enum class Emit { Ast, Ir, Cuda, Manifest };
 enum class ColorMode { Auto, Always, Never };
 
 // Exit codes of `tlc` (documented in docs/cli.md).

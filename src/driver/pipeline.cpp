@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "codegen/codegen.h"
+#include "codegen/manifest.h"
 #include "driver/module_loader.h"
 #include "interp/run_command.h"
 #include "ir/printer.h"
@@ -141,6 +142,14 @@ PipelineResult run_pipeline(const Options& o, const std::string& header_name,
     }
     if (o.command == Command::Compile && o.emit == Emit::Ir) {
         result.artifacts = Artifacts{ir::print_module(*module), ""};
+        return result;
+    }
+    if (o.command == Command::Compile && o.emit == Emit::Manifest) {
+        codegen::ManifestOptions mo;
+        mo.source = o.input;
+        mo.arch = o.arch;
+        mo.cpp_namespace = o.cpp_namespace;
+        result.artifacts = Artifacts{codegen::manifest_json(*module, mo), ""};
         return result;
     }
 

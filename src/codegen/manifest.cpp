@@ -1,0 +1,106 @@
+// `--emit=manifest`: the module's kernels as JSON (format "tlc-manifest", version 1).
+#include "codegen/manifest.h"
+
+#include "ir/printer.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+
+namespace tlc::codegen {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+// A compile-time value as JSON: integers and bools as such, dtypes (and anything else) as text.
+json value_json(const std::string& text) {
+    if (text == "true") return true;
+    if (text == "false") return false;
+    char* end = nullptr;
+    long long v = std::strtoll(text.c_str(), &end, 10);
+    if (!text.empty() && end && *end == '\0') return v;
+    return text;
+}
+
+// A tensor extent: a number when constant, else the dim's name (or the expression's text).
+json extent_json(const ir::ExprPtr& e) {
+    if (std::optional<int64_t> c = ir::const_int(e)) return *c;
+    if (auto* v = e->as<ir::VarRef>()) return v->var->name;
+    return ir::print_expr(e);
+}
+
+json param_json(const ir::Param& p) {
+    if (p.scalar) return json{{"name", p.scalar->name}, {"role", "scalar"}, {"dtype", dtype_name(p.scalar->dtype)}};
+    const ir::Buffer& t = *p.tensor;
+    json shape = json::array();
+    for (const ir::ExprPtr& e : t.shape) shape.push_back(extent_json(e));
+    return json{{"name", t.name}, {"role", "tensor"}, {"dtype", dtype_name(t.dtype)}, {"scope", "global"},
+                {"mutable", t.is_mutable}, {"shape", shape}};
+}
+
+json variant_json(const ir::Kernel& k) {
+    json compile = json::object();
+    for (const auto& [name, value] : k.compile_args) compile[name] = value_json(value);
+    json values = json::object(); // the candidate values that make this variant: "W = 128, RB = 4"
+    for (size_t at = 0; at < k.variant.values.size();) {
+        size_t end = k.variant.values.find(", ", at);
+        std::string item = k.variant.values.substr(at, end == std::string::npos ? std::string::npos : end - at);
+        size_t eq = item.find(" = ");
+        if (eq != std::string::npos) values[item.substr(0, eq)] = value_json(item.substr(eq + 3));
+        at = end == std::string::npos ? k.variant.values.size() : end + 2;
+    }
+    json grid = json::array(), requires_ = json::array();
+    for (const ir::ExprPtr& g : k.grid) grid.push_back(ir::print_expr(g));
+    for (const auto& [cond, text] : k.requires_) requires_.push_back(text);
+    json v{{"index", k.variant.index},
+           {"values", values},
+           {"when", k.variant.when ? json(k.variant.when_text) : json(nullptr)},
+           {"compile_params", compile},
+           {"grid", grid},
+           {"threads", k.threads},
+           {"requires", requires_},
+           {"shared_memory_bytes", k.shared_memory.total_bytes},
+           {"warp_specialized", k.warp_specialization.enabled}};
+    if (!k.cluster.empty()) v["cluster"] = k.cluster;
+    if (k.options.min_blocks > 0) v["min_blocks"] = k.options.min_blocks;
+    return v;
+}
+
+} // namespace
+
+std::string manifest_json(const ir::Module& module, const ManifestOptions& options) {
+    json kernels = json::array();
+    for (const ir::Kernel& k : module.kernels) {
+        if (k.variant.index > 0) { // a later variant of the kernel just written
+            kernels.back()["variants"].push_back(variant_json(k));
+            continue;
+        }
+        json params = json::array(), dims = json::array(), arguments = json::array();
+        for (const ir::Param& p : k.params) {
+            params.push_back(param_json(p));
+            arguments.push_back(p.name());
+        }
+        for (const ir::VarPtr& d : k.dims) {
+            dims.push_back(d->name);
+            arguments.push_back(d->name);
+        }
+        arguments.push_back("stream");
+        const std::string& ns = options.cpp_namespace;
+        kernels.push_back(json{{"name", k.name},
+                               {"launch", {{"cpp", ns + "::" + k.name}, {"c", ns + "_" + k.name}, {"arguments", arguments}}},
+                               {"params", params},
+                               {"dims", dims},
+                               {"variants", json::array({variant_json(k)})}});
+    }
+    json manifest{{"format", "tlc-manifest"},
+                  {"version", 1},
+                  {"tlc_version", TLC_VERSION},
+                  {"source", options.source},
+                  {"arch", options.arch},
+                  {"namespace", options.cpp_namespace},
+                  {"kernels", kernels}};
+    return manifest.dump(2) + "\n";
+}
+
+} // namespace tlc::codegen
