@@ -123,14 +123,19 @@ bool run_passes(ir::Module& module, const ScheduleOptions& given, DiagnosticEngi
         for (const ir::Kernel& f : options.fallbacks->kernels) options.fallback_by_name.emplace(fallback_key(f), &f);
     for (const Pass& pass : passes()) {
         for (ir::Kernel& kernel : module.kernels) {
-            if (!pass.run(kernel, options, diags)) return false;
-            if (kernel.fallback && pass.name != "warp-specialize") {
+            const size_t diags_before = diags.diagnostics().size();
+            bool ok = pass.run(kernel, options, diags);
+            if (ok && kernel.fallback && pass.name != "warp-specialize") {
                 // The fallback repeats the kernel's source: its remarks and warnings would too.
                 diags.mute_advice(true);
-                bool ok = pass.run(*kernel.fallback, options, diags);
+                ok = pass.run(*kernel.fallback, options, diags);
                 diags.mute_advice(false);
-                if (!ok) return false;
             }
+            // An error in one variant may hold for its values only: name them, as sema does.
+            if (kernel.variant.count > 1)
+                diags.note_errors_since(diags_before, DiagKind::NoteInstantiatedWith, kernel.name_range, kernel.name,
+                                        kernel.variant.values);
+            if (!ok) return false;
         }
         if (pass.function_body)
             for (ir::FunctionPtr& fn : module.functions) {
