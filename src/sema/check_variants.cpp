@@ -78,6 +78,17 @@ std::vector<ir::Kernel> Checker::check_kernel_variants(const ast::Kernel& k) {
             return variants;
         }
         if (!kernel) {
+            // An error in the `when` clause itself (its type, a call the host cannot make) holds
+            // for every variant: no note then.
+            bool only_in_when = true;
+            const auto& all = diags_.diagnostics();
+            for (size_t i = diags_before; i < all.size(); ++i) {
+                const SourceRange& r = all[i].range;
+                bool inside = r.begin.file == k.when_range.begin.file && r.begin.offset >= k.when_range.begin.offset &&
+                              r.end.offset <= k.when_range.end.offset;
+                if (all[i].severity == Severity::Error && !inside) only_in_when = false;
+            }
+            if (only_in_when) return {};
             // The error may hold only for these values: name them.
             std::string which;
             for (size_t i : varying) {
