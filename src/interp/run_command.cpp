@@ -194,8 +194,11 @@ bool run_command(const ir::Module& module, const RunArguments& args, DiagnosticE
             if (*taken) chosen = v;
         }
         if (!chosen) {
+            // The values the condition may read: every dim and scalar (as the launch function
+            // names them).
             std::string values;
             for (auto& [name, value] : launch.dims) values += fmt::format("{}{} = {}", values.empty() ? "" : ", ", name, value);
+            for (auto& [name, value] : launch.scalars) values += fmt::format("{}{} = {}", values.empty() ? "" : ", ", name, value);
             diags.report(DiagKind::RunBadLaunch, kernel->name_range, kernel->name,
                          fmt::format("no variant's `when({})` holds ({})", kernel->variant.when_text, values));
             return false;
