@@ -64,7 +64,7 @@ std::optional<CodegenOutput> generate(const ir::Module& module, const CodegenOpt
     const std::string& ns = options.cpp_namespace;
     std::set<std::string> variant_launchers; // `<name>_variant<i>`, internal to the .cu
     for (const ir::Kernel& k : module.kernels)
-        if (k.variant.count > 1) variant_launchers.insert(k.name + "_variant" + std::to_string(k.variant.index));
+        if (k.variant.count > 1) variant_launchers.insert(variant_launcher_name(k));
     for (const ir::Kernel& k : module.kernels) {
         if (k.variant.index > 0) continue; // one report per kernel
         std::optional<std::string> why = host_name_problem(k.name);

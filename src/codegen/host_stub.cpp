@@ -2,6 +2,7 @@
 #include "codegen/host_stub.h"
 
 #include "codegen/cuda_names.h"
+#include "ir/walk.h"
 
 #include <fmt/format.h>
 
@@ -126,35 +127,21 @@ void emit_hopper_launch(const ir::Kernel& k, int64_t shared_bytes, const std::st
     });
 }
 
-// The variables a condition reads (in first-use order) and the divisors of its / and %.
-void collect_operands(const ir::ExprPtr& e, std::vector<const ir::Var*>& vars, std::vector<ir::ExprPtr>& divisors) {
-    if (!e) return;
-    if (auto* v = e->as<ir::VarRef>()) {
-        if (std::find(vars.begin(), vars.end(), v->var.get()) == vars.end()) vars.push_back(v->var.get());
-    } else if (auto* b = e->as<ir::Binary>()) {
-        if (b->op == ir::BinaryOp::Div || b->op == ir::BinaryOp::Mod) divisors.push_back(b->rhs);
-        collect_operands(b->lhs, vars, divisors);
-        collect_operands(b->rhs, vars, divisors);
-    } else if (auto* u = e->as<ir::Unary>()) {
-        collect_operands(u->operand, vars, divisors);
-    } else if (auto* s = e->as<ir::Select>()) {
-        collect_operands(s->cond, vars, divisors), collect_operands(s->then_value, vars, divisors),
-            collect_operands(s->else_value, vars, divisors);
-    } else if (auto* c = e->as<ir::Cast>()) {
-        collect_operands(c->operand, vars, divisors);
-    } else if (auto* c = e->as<ir::Call>()) {
-        for (auto& a : c->args) collect_operands(a, vars, divisors);
-    }
+// The variables a condition reads, in first-use order.
+std::vector<const ir::Var*> vars_read(const ir::ExprPtr& e) {
+    std::vector<const ir::Var*> vars;
+    ir::walk_expr(e, [&](const ir::Expr& x) {
+        if (auto* v = x.as<ir::VarRef>(); v && std::find(vars.begin(), vars.end(), v->var.get()) == vars.end())
+            vars.push_back(v->var.get());
+    });
+    return vars;
 }
 
 // `" (N = 5, M = 3)"` as a C++ string expression: the values of the variables a condition reads,
 // for an error message; empty when it reads none.
 std::string values_read(const ir::ExprPtr& cond, KernelEmitter& exprs) {
-    std::vector<const ir::Var*> vars;
-    std::vector<ir::ExprPtr> divisors;
-    collect_operands(cond, vars, divisors);
     std::string values;
-    for (const ir::Var* v : vars) {
+    for (const ir::Var* v : vars_read(cond)) {
         // std::to_string has no overload for the 16- and 8-bit floats: print them as float.
         bool narrow = is_float(v->dtype) && dtype_bits(v->dtype) < 32;
         std::string value = narrow ? "tl::to_float(" + exprs.var_name(*v) + ")" : exprs.var_name(*v);
@@ -166,11 +153,8 @@ std::string values_read(const ir::ExprPtr& cond, KernelEmitter& exprs) {
 
 // `cond` as C++ that is false, rather than dividing by zero, when one of its divisors is zero.
 std::string guarded_condition(const ir::ExprPtr& cond, KernelEmitter& exprs) {
-    std::vector<const ir::Var*> vars;
-    std::vector<ir::ExprPtr> divisors;
-    collect_operands(cond, vars, divisors);
     std::string guard;
-    for (const ir::ExprPtr& d : divisors) guard += fmt::format("({}) != 0 && ", exprs.expr(d));
+    for (const ir::ExprPtr& d : ir::divisors(cond)) guard += fmt::format("({}) != 0 && ", exprs.expr(d));
     return guard.empty() ? exprs.expr(cond) : guard + "(" + exprs.expr(cond) + ")";
 }
 
@@ -196,7 +180,7 @@ void emit_stub_definitions(const StubKernels& kernels, KernelEmitter& exprs, Cud
     const std::string name = variant ? variant_launcher_name(k) : k.name;
     std::string sig;
     for (auto& p : ps) sig += p.cpp + ", ";
-    if (variant) out.line(fmt::format("// Variant {} of kernel `{}`: {}.", k.variant.index, k.name, k.variant.values));
+    if (variant) out.line(fmt::format("// Variant {} of kernel `{}`: {}.", k.variant.index, k.name, k.variant.values_text()));
     out.block(fmt::format("{}cudaError_t {}({}cudaStream_t stream)", variant ? "static " : "", name, sig), [&] {
         out.line(fmt::format("constexpr const char* tl_name = \"{}\";", k.name));
         for (const ir::Param& p : k.params) {
@@ -243,7 +227,7 @@ void emit_stub_definitions(const StubKernels& kernels, KernelEmitter& exprs, Cud
     });
 }
 
-void emit_variant_dispatch(const std::vector<const ir::Kernel*>& variants, std::vector<KernelEmitter*> exprs, CudaWriter& out) {
+void emit_variant_dispatch(const std::vector<const ir::Kernel*>& variants, const std::vector<KernelEmitter*>& exprs, CudaWriter& out) {
     const ir::Kernel& first = *variants.front();
     auto ps = stub_params(first);
     std::string sig, args;
@@ -256,7 +240,7 @@ void emit_variant_dispatch(const std::vector<const ir::Kernel*>& variants, std::
                              first.variant.when_text));
         for (size_t i = 0; i < variants.size(); ++i) {
             const ir::Kernel& v = *variants[i];
-            std::string call = fmt::format("return {}({}stream);  // {}", variant_launcher_name(v), args, v.variant.values);
+            std::string call = fmt::format("return {}({}stream);  // {}", variant_launcher_name(v), args, v.variant.values_text());
             if (auto* b = v.variant.when->as<ir::BoolImm>()) {
                 if (!b->value) continue; // never holds
                 out.line(call);

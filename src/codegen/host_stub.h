@@ -15,11 +15,13 @@ struct StubKernels {
     const ir::Kernel* hopper = nullptr;  // warp-specialized TMA + wgmma kernel, or null
     int64_t hopper_shared_bytes = 0;
 };
+// The internal launcher of a variant of a kernel: `<name>_variant<i>`.
+std::string variant_launcher_name(const ir::Kernel& kernel);
 // The launch function of a kernel, or (for a kernel with variants) the internal launcher of one
-// variant, `<name>_variant<i>`.
+// variant.
 void emit_stub_definitions(const StubKernels& kernels, KernelEmitter& exprs, CudaWriter& out);
 // The launch function of a kernel with variants: launches the first whose `when(...)` holds
 // (`exprs[i]` spells variant i's expressions).
-void emit_variant_dispatch(const std::vector<const ir::Kernel*>& variants, std::vector<KernelEmitter*> exprs, CudaWriter& out);
+void emit_variant_dispatch(const std::vector<const ir::Kernel*>& variants, const std::vector<KernelEmitter*>& exprs, CudaWriter& out);
 
 } // namespace tlc::codegen

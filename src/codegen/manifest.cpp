@@ -42,14 +42,8 @@ json param_json(const ir::Param& p) {
 json variant_json(const ir::Kernel& k) {
     json compile = json::object();
     for (const auto& [name, value] : k.compile_args) compile[name] = value_json(value);
-    json values = json::object(); // the candidate values that make this variant: "W = 128, RB = 4"
-    for (size_t at = 0; at < k.variant.values.size();) {
-        size_t end = k.variant.values.find(", ", at);
-        std::string item = k.variant.values.substr(at, end == std::string::npos ? std::string::npos : end - at);
-        size_t eq = item.find(" = ");
-        if (eq != std::string::npos) values[item.substr(0, eq)] = value_json(item.substr(eq + 3));
-        at = end == std::string::npos ? k.variant.values.size() : end + 2;
-    }
+    json values = json::object(); // the candidate values that make this variant
+    for (const auto& [name, value] : k.variant.values) values[name] = value_json(value);
     json grid = json::array(), requires_ = json::array();
     for (const ir::ExprPtr& g : k.grid) grid.push_back(ir::print_expr(g));
     for (const auto& [cond, text] : k.requires_) requires_.push_back(text);

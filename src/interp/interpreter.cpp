@@ -748,14 +748,9 @@ std::optional<bool> variant_chosen(const ir::Kernel& variant, const Launch& laun
     LaunchState state(variant, diags);
     bind_scalars_and_dims(variant, launch, state);
     // As in the launch function: a condition one of whose divisors is zero does not hold.
-    std::vector<ir::ExprPtr> divisors;
-    ir::walk_expr(variant.variant.when, [&](const ir::Expr& e) {
-        if (auto* b = e.as<ir::Binary>(); b && (b->op == ir::BinaryOp::Div || b->op == ir::BinaryOp::Mod))
-            divisors.push_back(b->rhs);
-    });
     try {
         BlockRunner runner(state, 0, 0, 0);
-        for (const ir::ExprPtr& d : divisors)
+        for (const ir::ExprPtr& d : ir::divisors(variant.variant.when))
             if (runner.evaluate(d) == 0) return false;
         return runner.evaluate(variant.variant.when) != 0;
     } catch (const Fault&) {

@@ -203,7 +203,7 @@ bool run_command(const ir::Module& module, const RunArguments& args, DiagnosticE
                          fmt::format("no variant's `when({})` holds ({})", kernel->variant.when_text, values));
             return false;
         }
-        spdlog::debug("kernel `{}`: variant {} of {} ({})", kernel->name, chosen->variant.index, kernel->variant.count, chosen->variant.values);
+        spdlog::debug("kernel `{}`: variant {} of {} ({})", kernel->name, chosen->variant.index, kernel->variant.count, chosen->variant.values_text());
         kernel = chosen;
     }
     bool ran = execute(*kernel, launch, diags);

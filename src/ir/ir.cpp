@@ -62,6 +62,12 @@ Region whole(const BufferPtr& buffer) {
     return r;
 }
 
+std::string KernelVariant::values_text() const {
+    std::string text;
+    for (const auto& [name, value] : values) text += (text.empty() ? "" : ", ") + name + " = " + value;
+    return text;
+}
+
 ExprPtr make_int(int64_t v, Dtype t) { return std::make_shared<IntImm>(t, v); }
 
 std::optional<int64_t> const_int(const ExprPtr& e) {

@@ -417,7 +417,8 @@ struct KernelVariant {
     int count = 1;            // variants of this kernel (1: no candidates)
     ExprPtr when;             // `when(...)` with this variant's values folded in; null when count == 1
     std::string when_text;    // its source text, for comments and error messages
-    std::string values;       // "W = 1024, RB = 4": the candidate values of this variant
+    std::vector<std::pair<std::string, std::string>> values; // the candidate values of this variant, by parameter
+    std::string values_text() const;                         // "W = 1024, RB = 4"
 };
 
 struct Kernel {

@@ -339,7 +339,7 @@ public:
         if (!attrs.empty()) line(0, attrs.substr(0, attrs.size() - 1));
         if (k.variant.count > 1)
             line(0, fmt::format("// variant {} of {} ({}): launched when {}", k.variant.index, k.variant.count,
-                                k.variant.values, k.variant.when ? expr(k.variant.when) : "always"));
+                                k.variant.values_text(), k.variant.when ? expr(k.variant.when) : "always"));
         std::string head = "kernel " + k.name;
         if (!k.compile_args.empty()) {
             head += "<";

@@ -103,6 +103,14 @@ void walk_expr(const ExprPtr& e, const std::function<void(const Expr&)>& f) {
     for_each_operand(*e, [&](const ExprPtr& c) { walk_expr(c, f); });
 }
 
+std::vector<ExprPtr> divisors(const ExprPtr& e) {
+    std::vector<ExprPtr> out;
+    walk_expr(e, [&](const Expr& x) {
+        if (auto* b = x.as<Binary>(); b && (b->op == BinaryOp::Div || b->op == BinaryOp::Mod)) out.push_back(b->rhs);
+    });
+    return out;
+}
+
 void walk_exprs(const StmtPtr& s, const std::function<void(const Expr&)>& f) {
     if (!s) return;
     for_each_child(*s, {

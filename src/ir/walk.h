@@ -43,6 +43,10 @@ void for_each_region_expr(const Region& r, const std::function<void(const ExprPt
 void walk_expr(const ExprPtr& e, const std::function<void(const Expr&)>& f);
 void walk_exprs(const StmtPtr& s, const std::function<void(const Expr&)>& f);
 
+// The divisors of every `/` and `%` inside e, in pre-order: what a condition evaluated on the host
+// must check for zero before it divides.
+std::vector<ExprPtr> divisors(const ExprPtr& e);
+
 // The buffers a statement tree reads and writes (loads, stores, regions by their Access; a
 // ReadWrite region counts as both), skipping the subtree `skip` (may be null).
 struct BufferUses {

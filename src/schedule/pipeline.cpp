@@ -37,7 +37,7 @@ struct Pass {
 
 // A kernel's sm_80 specialisation is the one of the same name and, for a variant, the same
 // candidate values (the two builds may keep different variants).
-std::string fallback_key(const ir::Kernel& k) { return k.name + "|" + k.variant.values; }
+std::string fallback_key(const ir::Kernel& k) { return k.name + "|" + k.variant.values_text(); }
 
 const std::vector<Pass>& passes() {
     static const std::vector<Pass> list = {
@@ -134,7 +134,7 @@ bool run_passes(ir::Module& module, const ScheduleOptions& given, DiagnosticEngi
             // An error in one variant may hold for its values only: name them, as sema does.
             if (kernel.variant.count > 1)
                 diags.note_errors_since(diags_before, DiagKind::NoteInstantiatedWith, kernel.name_range, kernel.name,
-                                        kernel.variant.values);
+                                        kernel.variant.values_text());
             if (!ok) return false;
         }
         if (pass.function_body)

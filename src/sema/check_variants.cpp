@@ -62,7 +62,6 @@ std::vector<ir::Kernel> Checker::check_kernel_variants(const ast::Kernel& k) {
     for (size_t v = 0; v < count; ++v) {
         // Mixed radix, the last varying parameter fastest: the order the candidates are written in.
         size_t rest = v;
-        std::string values;
         for (auto it = varying.rbegin(); it != varying.rend(); ++it) {
             size_t n = k.compile_params[*it].candidates.size();
             choice[*it] = rest % n;
@@ -100,12 +99,9 @@ std::vector<ir::Kernel> Checker::check_kernel_variants(const ast::Kernel& k) {
                                      k.name, which);
             return {};
         }
-        for (size_t i : varying) {
-            const std::string& name = k.compile_params[i].name;
-            for (const auto& [n, value] : kernel->compile_args)
-                if (n == name) values += (values.empty() ? "" : ", ") + n + " = " + value;
-        }
-        kernel->variant.values = values;
+        for (size_t i : varying)
+            for (const auto& arg : kernel->compile_args)
+                if (arg.first == k.compile_params[i].name) kernel->variant.values.push_back(arg);
         variants.push_back(std::move(*kernel));
     }
     return launchable_variants(k, std::move(variants));
@@ -129,10 +125,10 @@ std::vector<ir::Kernel> Checker::launchable_variants(const ast::Kernel& k, std::
         else if (!conditions_seen.insert(ir::print_expr(v.variant.when)).second)
             why = "an earlier variant has the same `when` condition";
         if (!why.empty()) {
-            diags_.report(DiagKind::VariantNeverLaunched, k.when_range, k.name, v.variant.values, why);
+            diags_.report(DiagKind::VariantNeverLaunched, k.when_range, k.name, v.variant.values_text(), why);
             continue;
         }
-        if (constant) always = v.variant.values;
+        if (constant) always = v.variant.values_text();
         kept.push_back(std::move(v));
     }
     if (kept.empty() && listed > 0) {
