@@ -336,7 +336,10 @@ std::optional<ir::Kernel> Checker::check_kernel(const ast::Kernel& k,
         check_shared_memory(k, out);
     }
     callees_of_kernels_.insert(callees_of_kernels_.end(), ks.callees.begin(), ks.callees.end());
-    if (diags_.error_count() == errors_before) return out;
+    // A `when` whose check failed without a new error (it calls a function whose own errors were
+    // reported already) leaves the variant with no condition: it must not be launched.
+    bool when_lost = k.when && !out.variant.when;
+    if (diags_.error_count() == errors_before && !when_lost) return out;
     // An error in a kernel instantiated with a command-line value may come from that value (a
     // tile size that no longer divides, a shared-memory plan that no longer fits): say so at the
     // parameter, since the source alone does not show it.
