@@ -8,6 +8,7 @@ KERNEL      : 'kernel';
 FN          : 'fn';
 RETURN      : 'return';
 LET         : 'let';
+VIEW        : 'view';
 MUT         : 'mut';
 IF          : 'if';
 ELSE        : 'else';

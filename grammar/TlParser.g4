@@ -42,6 +42,7 @@ elemType    : DTYPE_NAME | BOOL_KIND | IDENT;
 // ---- statements -----------------------------------------------------------------------------
 block       : LBRACE stmt* RBRACE;
 stmt        : allocStmt
+            | viewStmt
             | letStmt
             | ifStmt
             | forStmt
@@ -52,6 +53,8 @@ stmt        : allocStmt
             | exprStmt
             ;
 allocStmt   : scope=(SHARED | FRAGMENT | LOCAL) IDENT COLON typeRef (ASSIGN expr)? SEMI;
+// `view Xh: f16[T, C / 64, 64] = X;` sees a global tensor with another shape (same elements).
+viewStmt    : VIEW IDENT COLON typeRef ASSIGN IDENT SEMI;
 letStmt     : LET IDENT (COLON typeRef)? ASSIGN expr SEMI;
 assignStmt  : lvalue op=(ASSIGN | PLUS_ASSIGN | MINUS_ASSIGN | STAR_ASSIGN | SLASH_ASSIGN) expr SEMI;
 lvalue      : IDENT (LBRACK exprList RBRACK)?;

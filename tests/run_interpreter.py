@@ -268,6 +268,14 @@ def build_cases():
                       {"Y": [1.5 * a + b for a, b in zip(x, y)]}, {"a": 1.5}))
     for t in ("f32", "f16"):
         cases.append(rowwise_case(rng, "samples/softmax.tl", "softmax", t, 5, 1100, "f32"))
+    for t, d in (("f16", 64), ("f32", 32)):
+        b, sl, h = 2, 70, 3                              # 70 tokens: one full and one partial tile
+        x = uniform(rng, t, b * sl * h * d)
+        cases.append(Case("samples/split_heads.tl", "split_heads",
+                          {"X": (t, (b, sl, h * d), x), "Y": (t, (b, h, sl, d), nan_filled(t, b * h * sl * d))},
+                          {"Y": [x[((i * sl + s) * h + j) * d + e] for i in range(b) for j in range(h)
+                                 for s in range(sl) for e in range(d)]},
+                          defines=[f"T={t}", f"D={d}"], tol={"Y": (0.0, 0.0)}))
     for t in ("f32", "bf16", "i32"):
         m, n = 70, 100                                   # a 2 x 2 grid of 64 x 64 tiles, both partial
         a = [rng.randrange(-1000, 1000) for _ in range(m * n)] if t == "i32" else uniform(rng, t, m * n)

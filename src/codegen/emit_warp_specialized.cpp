@@ -203,6 +203,7 @@ void KernelEmitter::emit_warp_specialized_body() {
     out_.line("__trap();  // built for another arch; the launch stub runs this kernel only on sm_90 devices");
     out_.line("#else");
     emit_layouts();
+    emit_views();
     out_.line("extern __shared__ __align__(1024) unsigned char tl_smem_raw[];");
     out_.line("unsigned char* tl_smem = tl_smem_raw + ((1024 - tl::sm90::smem_address(tl_smem_raw) % 1024) % 1024);");
     emit_shared_declarations();

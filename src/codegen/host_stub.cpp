@@ -99,8 +99,9 @@ void emit_hopper_launch(const ir::Kernel& k, int64_t shared_bytes, const std::st
             const ir::Buffer& t = *m.tensor;
             std::string rows = "int64_t(" + exprs.expr(t.shape[0]) + ")", cols = "int64_t(" + exprs.expr(t.shape[1]) + ")";
             out.line(fmt::format("CUtensorMap {};", m.name));
-            conds.push_back(fmt::format("tl::host::tma_compatible({}, {}, {}, {})", identifier(t.name), rows, cols, dtype_bytes(t.dtype)));
-            conds.push_back(fmt::format("tl::host::make_tensor_map_2d(&{}, {}, {}, {}, {}, {}, {}, 64)", m.name, identifier(t.name),
+            const std::string pointer = identifier(t.storage().name); // a view is its tensor's memory
+            conds.push_back(fmt::format("tl::host::tma_compatible({}, {}, {}, {})", pointer, rows, cols, dtype_bytes(t.dtype)));
+            conds.push_back(fmt::format("tl::host::make_tensor_map_2d(&{}, {}, {}, {}, {}, {}, {}, 64)", m.name, pointer,
                                         tensor_map_type(t.dtype), dtype_bytes(t.dtype), rows, cols, m.box_rows));
         }
         out.line("const bool tl_tma =");

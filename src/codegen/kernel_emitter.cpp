@@ -2,6 +2,7 @@
 #include "codegen/kernel_emitter.h"
 
 #include "codegen/cuda_names.h"
+#include "ir/printer.h"
 #include "schedule/verify_mbarriers.h"
 #include "support/check.h"
 
@@ -141,11 +142,24 @@ void KernelEmitter::emit() {
     }
     out_.block("", [&] {
         emit_layouts(); // local aliases: fragment names are only unique within one kernel
+        emit_views();
         out_.line("const int tl_tid = threadIdx.x;");
         if (plan_.total_bytes > 0) out_.line("extern __shared__ __align__(128) unsigned char tl_smem[];");
         emit_shared_declarations();
         stmt(kernel_.body, {});
     });
+}
+
+void KernelEmitter::emit_views() {
+    for (const ir::BufferPtr& v : kernel_.views) {
+        std::string shape;
+        for (const ir::ExprPtr& e : v->shape) shape += (shape.empty() ? "" : ", ") + ir::print_expr(e);
+        // The warp-specialized kernel may reach a view only through its TMA descriptor.
+        std::string attr = referenced(*v) && !ws_loop_ ? "" : "[[maybe_unused]] ";
+        out_.line(fmt::format("{}{}{}* const {} = {};  // view {}: {}[{}] of {}", attr, v->is_mutable ? "" : "const ",
+                              cuda_type(v->dtype), identifier(v->name), identifier(v->view_of->name), v->name,
+                              dtype_name(v->dtype), shape, v->view_of->name));
+    }
 }
 
 void KernelEmitter::emit_shared_declarations() {

@@ -65,6 +65,7 @@ public:
 
 private:
     // ---- kernel skeleton (kernel_emitter.cpp)
+    void emit_views(); // `view` declarations: aliases of their tensors' pointers
     void emit_shared_declarations(); // pointers into tl_smem for every shared buffer and the scratch
     // ---- warp-specialized kernels (emit_warp_specialized.cpp)
     void emit_warp_specialized_body();

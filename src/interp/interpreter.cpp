@@ -35,8 +35,10 @@ struct Fault {};
 // A global tensor during the launch: values, and which block wrote each element (for E0914).
 struct GlobalTensor {
     TensorData* data = nullptr;
-    std::vector<std::atomic<int64_t>> writer; // block id + 1, 0: unwritten
-    std::mutex atomic_mutex;                  // atomic_add's read-modify-write
+    std::vector<int64_t> shape;               // the parameter's, or a view's own
+    GlobalTensor* storage = nullptr;          // the parameter's entry (itself, or a view's tensor)
+    std::vector<std::atomic<int64_t>> writer; // block id + 1, 0: unwritten (the storage's only)
+    std::mutex atomic_mutex;                  // atomic_add's read-modify-write (the storage's only)
 };
 
 // Shared state of one launch.
@@ -122,7 +124,7 @@ private:
 
     const std::vector<int64_t>& shape_of(const ir::Buffer& b) const {
         if (b.scope != ir::Scope::Global) return b.const_shape;
-        return s_.globals.at(&b).data->shape;
+        return s_.globals.at(&b).shape;
     }
 
     // Row-major flat index of `idx` in `b`, or a fault.
@@ -157,9 +159,9 @@ private:
     void write(const ir::Buffer& b, const Index& idx, double value, const std::vector<int>& lanes, const SourceRange& at) {
         int64_t flat = flat_index(b, idx, at, "write");
         value = round_to_dtype(b.dtype, value);
-        note_parallel_write(&b, flat, idx, b.name);
+        note_parallel_write(&b.storage(), flat, idx, b.name); // a view and its tensor: one memory
         if (b.scope == ir::Scope::Global) {
-            GlobalTensor& g = s_.globals.at(&b);
+            GlobalTensor& g = *s_.globals.at(&b).storage;
             int64_t expected = 0;
             if (!g.writer[flat].compare_exchange_strong(expected, block_id_ + 1) && expected != block_id_ + 1)
                 fault(DiagKind::FaultBlockWrites, at, block_text(expected - 1), where().substr(6), b.name, index_text(idx));
@@ -701,7 +703,7 @@ private:
     // dst (a global slice) += src, atomically; elements outside the tensor are skipped.
     void atomic_add(const ir::AtomicAdd& a, int lane) {
         RegionView dst = view(a.dst, lane);
-        GlobalTensor& g = s_.globals.at(a.dst.buffer.get());
+        GlobalTensor& g = *s_.globals.at(a.dst.buffer.get()).storage;
         std::optional<RegionView> src;
         if (a.src.buffer) src = view(a.src, lane);
         for (int64_t n = 0; n < dst.numel(); ++n) {
@@ -766,6 +768,8 @@ bool execute(const ir::Kernel& kernel, Launch& launch, DiagnosticEngine& diags) 
         TensorData& t = launch.tensors.at(p.tensor->name);
         GlobalTensor& g = state.globals[p.tensor.get()];
         g.data = &t;
+        g.shape = t.shape;
+        g.storage = &g;
         g.writer = std::vector<std::atomic<int64_t>>(t.values.size());
     }
 
@@ -788,6 +792,13 @@ bool execute(const ir::Kernel& kernel, Launch& launch, DiagnosticEngine& diags) 
                              fmt::format("grid dimension {} is {} ({})", "xyz"[i], state.grid[i], values));
                 return false;
             }
+        }
+        // Views, once `requires` has checked their extents: their tensor's memory, their own shape.
+        for (const ir::BufferPtr& v : kernel.views) {
+            GlobalTensor& g = state.globals[v.get()];
+            g.storage = state.globals.at(v->view_of.get()).storage;
+            g.data = g.storage->data;
+            for (const ir::ExprPtr& e : v->shape) g.shape.push_back(static_cast<int64_t>(launcher.evaluate(e)));
         }
     } catch (const Fault&) {
         return false;

@@ -52,10 +52,15 @@ struct Buffer {
     std::vector<int64_t> const_shape; // the shape when every extent is constant (always for non-global)
     bool is_mutable = true;          // false for read-only global tensors
     int stages = 0;                  // >0: multi-buffered by the pipeliner; axis 0 is the stage axis
+    // A view (`view Xh: f16[T, C / 64, 64] = X;`): the tensor or view whose elements this one sees
+    // with its own shape, whose extents may then be any launch-time i32 expressions.
+    std::shared_ptr<const Buffer> view_of;
     SourceRange range;
 
     int64_t num_elements() const; // product of const_shape (1 for a scalar)
     size_t rank() const { return shape.size(); }
+    // The tensor parameter whose memory this buffer is (itself unless it is a view).
+    const Buffer& storage() const { return view_of ? view_of->storage() : *this; }
 };
 using BufferPtr = std::shared_ptr<const Buffer>;
 
@@ -426,6 +431,7 @@ struct Kernel {
     std::vector<std::pair<std::string, std::string>> compile_args; // folded compile-time params, for comments
     std::vector<Param> params;
     std::vector<VarPtr> dims;        // symbolic dimensions, in order of first appearance
+    std::vector<BufferPtr> views;    // `view` declarations, in source order (each after its tensor)
     std::vector<ExprPtr> grid;       // 1 to 3 i32 expressions over dims and scalars
     int threads = 128;
     std::vector<int> cluster;        // empty when no cluster

@@ -374,6 +374,8 @@ public:
         fragment_layouts(k.layouts);
         shared_memory(k.shared_memory);
         line(0, head + " {");
+        for (const BufferPtr& v : k.views)
+            line(1, fmt::format("view {}: {}{} = {};", v->name, v->is_mutable ? "mut " : "", type(*v), v->view_of->name));
         body(k.body, 1);
         line(0, "}");
     }

@@ -107,6 +107,12 @@ void Checker::mark_used(const ast::Stmt& s) {
         add(a.init);
         break;
     }
+    case ast::StmtKind::View: {
+        auto& v = static_cast<const ast::View&>(s);
+        for (const ast::ExprPtr& e : v.type.shape) add(e);
+        lookup(v.tensor);
+        break;
+    }
     case ast::StmtKind::Let: add(static_cast<const ast::Let&>(s).value); break;
     case ast::StmtKind::Assign: {
         auto& a = static_cast<const ast::Assign&>(s);

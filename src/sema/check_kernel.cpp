@@ -171,10 +171,9 @@ void Checker::check_runtime_params(const ast::Kernel& k, ir::Kernel& out) {
     }
 }
 
-namespace {
 // The first thing in `e` that a launch stub cannot evaluate on the host (a tensor element, a
-// builtin, a call of a user `fn`, which is device code), or "". Intrinsics are fine: the
-// runtime's math is host and device.
+// builtin, a call of a user `fn`, which is device code, a value computed in the kernel body), or
+// "". Intrinsics are fine: the runtime's math is host and device.
 std::string not_launch_value(const ir::ExprPtr& e) {
     std::string what;
     ir::walk_expr(e, [&](const ir::Expr& x) {
@@ -184,10 +183,13 @@ std::string not_launch_value(const ir::ExprPtr& e) {
             what = fmt::format("the builtin `{}`", ir::builtin_name(b->builtin));
         if (auto* c = x.as<ir::Call>(); c && c->function)
             what = fmt::format("a call of `{}`", c->function->name);
+        if (auto* v = x.as<ir::VarRef>(); v && v->var->kind == ir::VarKind::Let)
+            what = fmt::format("the `let` value `{}`", v->var->name);
+        if (auto* v = x.as<ir::VarRef>(); v && v->var->kind == ir::VarKind::LoopVar)
+            what = fmt::format("the loop variable `{}`", v->var->name);
     });
     return what;
 }
-} // namespace
 
 void Checker::check_launch(const ast::Kernel& k, ir::Kernel& out) {
     if (k.grid.empty()) {
@@ -331,6 +333,8 @@ std::optional<ir::Kernel> Checker::check_kernel(const ast::Kernel& k,
     pop_scope();
     pop_scope();
     out.dims = ks.dims;
+    out.views = ks.views;
+    out.requires_.insert(out.requires_.end(), ks.view_requires.begin(), ks.view_requires.end());
     if (out.body) {
         check_uniformity(out, diags_);
         check_shared_memory(k, out);

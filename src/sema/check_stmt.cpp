@@ -1,5 +1,9 @@
 // Statements: blocks and scopes, allocations, `let`, assignments, `if`, `return`, unused names.
+#include "ir/printer.h"
 #include "sema/checker.h"
+
+#include <functional>
+#include <set>
 
 namespace tlc::sema {
 
@@ -16,6 +20,7 @@ SourceRange prefix_range(SourceRange r, size_t len) {
 const char* stmt_description(const ast::Stmt& s) {
     switch (s.kind) {
     case ast::StmtKind::Alloc: return "an allocation";
+    case ast::StmtKind::View: return "a view";
     case ast::StmtKind::Assign: return "an assignment";
     case ast::StmtKind::For: return "a loop";
     case ast::StmtKind::TileOp: return "a tile operation";
@@ -91,6 +96,11 @@ void Checker::pop_scope() {
             diags_.report(DiagKind::UnusedName, s->range, "loop variable", s->name);
             break;
         case SymbolKind::Tensor:
+            if (s->buffer && s->buffer->view_of) {
+                diags_.report(DiagKind::UnusedName, s->range, "view", s->name);
+                break;
+            }
+            [[fallthrough]];
         case SymbolKind::ScalarParam:
         case SymbolKind::FnParam: diags_.report(DiagKind::UnusedParam, s->range, s->name); break;
         default: break;
@@ -132,6 +142,7 @@ ir::StmtPtr Checker::check_stmt(const ast::Stmt& s) {
     }
     switch (s.kind) {
     case ast::StmtKind::Alloc: return check_alloc(static_cast<const ast::Alloc&>(s));
+    case ast::StmtKind::View: check_view(static_cast<const ast::View&>(s)); return nullptr;
     case ast::StmtKind::Let: return check_let(static_cast<const ast::Let&>(s));
     case ast::StmtKind::Assign: return check_assign(static_cast<const ast::Assign&>(s));
     case ast::StmtKind::If: return check_if(static_cast<const ast::If&>(s));
@@ -235,6 +246,153 @@ ir::StmtPtr Checker::check_alloc(const ast::Alloc& s) {
     declare_local(std::move(sym));
     if (!ok) return nullptr;
     return std::make_shared<ir::Alloc>(buf, init, s.range);
+}
+
+// `view Xh: f16[T, C / 64, 64] = X;`: a new name for the elements of a global tensor (or of another
+// view), in row-major order, with its own shape. Extents are launch values; the launch function
+// checks that they are non-negative and that their product is the tensor's element count.
+void Checker::check_view(const ast::View& s) {
+    Symbol sym{SymbolKind::Tensor, s.name, s.name_range};
+    bool ok = true;
+    if (st_.block_depth != 1 || st_.place != Place::KernelBody) {
+        diags_.report(DiagKind::ViewPlacement, SourceRange{s.range.begin, s.name_range.end}, s.name);
+        ok = false;
+    }
+    Symbol* src = lookup(s.tensor);
+    if (!src) {
+        report_undeclared(s.tensor, s.tensor_range);
+        ok = false;
+    } else if (src->poisoned) {
+        ok = false;
+    } else if (src->kind != SymbolKind::Tensor) {
+        diags_.report(DiagKind::ViewOfNonTensor, s.tensor_range, s.tensor,
+                      src->buffer ? std::string("a ") + ir::scope_name(src->buffer->scope) + " allocation"
+                                  : symbol_kind_article(src->kind));
+        ok = false;
+    }
+    const ir::BufferPtr tensor = ok ? src->buffer : nullptr;
+    std::optional<Dtype> dt = resolve_dtype(s.type.elem);
+    if (dt && tensor && *dt != tensor->dtype) {
+        diags_.report(DiagKind::ViewDtype, s.type.elem.range, s.name, dtype_name(*dt), s.tensor,
+                      dtype_name(tensor->dtype));
+        ok = false;
+    }
+    if (s.type.shape.empty()) {
+        diags_.report(DiagKind::TileNeedsShape, s.name_range, "view", s.name);
+        ok = false;
+    }
+    std::vector<ir::ExprPtr> shape;
+    std::vector<int64_t> const_shape;
+    for (const ast::ExprPtr& e : s.type.shape) {
+        MaybeTyped t = check_expr(*e);
+        std::optional<ir::ExprPtr> x = t ? to_i32(*t, e->range) : std::nullopt;
+        if (!x) {
+            ok = false;
+            continue;
+        }
+        if (std::string what = not_launch_value(*x); !what.empty()) {
+            diags_.report(DiagKind::NotLaunchValue, e->range, "a view extent", what);
+            ok = false;
+            continue;
+        }
+        std::optional<int64_t> c = ir::const_int(*x);
+        if (c && *c <= 0) {
+            diags_.report(DiagKind::LaunchNotPositive, e->range, "a view extent", *c);
+            ok = false;
+            continue;
+        }
+        if (c) const_shape.push_back(*c);
+        shape.push_back(*x);
+    }
+    if (!ok || !tensor || !dt) {
+        sym.poisoned = true;
+        declare_local(std::move(sym));
+        return;
+    }
+    auto buf = std::make_shared<ir::Buffer>();
+    buf->name = s.name;
+    buf->scope = ir::Scope::Global;
+    buf->dtype = *dt;
+    buf->shape = shape;
+    if (const_shape.size() == shape.size()) buf->const_shape = const_shape;
+    buf->is_mutable = tensor->is_mutable;
+    buf->view_of = tensor;
+    buf->range = s.name_range;
+
+    // The element counts agree: at compile time when both are constant, else at launch.
+    auto product = [&](const std::vector<ir::ExprPtr>& extents) {
+        ir::ExprPtr p;
+        for (const ir::ExprPtr& e : extents)
+            p = p ? std::make_shared<ir::Binary>(ir::BinaryOp::Mul, p, e, Dtype::I32, s.range) : e;
+        return p;
+    };
+    auto product_text = [](const std::vector<ir::ExprPtr>& extents) {
+        std::string text;
+        for (const ir::ExprPtr& e : extents) text += (text.empty() ? "" : " * ") + ir::print_expr(e);
+        return text;
+    };
+    // The factors of a product of extents, multiplied out (`[B * S, K]` -> B, S, K), with the
+    // constants folded into one; empty if a factor may be negative (neither a dim nor a positive
+    // constant), when only the launch can tell.
+    auto factors = [](const std::vector<ir::ExprPtr>& extents) {
+        std::multiset<std::string> out;
+        int64_t constant = 1;
+        bool known = true;
+        std::function<void(const ir::ExprPtr&)> add = [&](const ir::ExprPtr& e) {
+            if (auto* b = e->as<ir::Binary>(); b && b->op == ir::BinaryOp::Mul) {
+                add(b->lhs);
+                add(b->rhs);
+            } else if (std::optional<int64_t> c = ir::const_int(e); c && *c > 0 && constant <= INT32_MAX) {
+                constant *= *c;
+            } else if (auto* v = e->as<ir::VarRef>(); v && v->var->kind == ir::VarKind::Dim) {
+                out.insert(v->var->name);
+            } else {
+                known = false;
+            }
+        };
+        for (const ir::ExprPtr& e : extents) add(e);
+        if (!known) return std::multiset<std::string>{};
+        out.insert(std::to_string(constant));
+        return out;
+    };
+    auto const_count = [](const std::vector<ir::ExprPtr>& extents) -> std::optional<__int128> {
+        __int128 n = 1;
+        for (const ir::ExprPtr& e : extents) {
+            std::optional<int64_t> c = ir::const_int(e);
+            if (!c) return std::nullopt;
+            n = std::min<__int128>(n * *c, __int128(1) << 100);
+        }
+        return n;
+    };
+    std::optional<__int128> view_count = const_count(shape), tensor_count = const_count(tensor->shape);
+    auto count_text = [](__int128 n) {
+        return n <= INT64_MAX ? std::to_string(static_cast<int64_t>(n)) : fmt::format("more than {}", INT64_MAX);
+    };
+    if (view_count && tensor_count) {
+        if (*view_count != *tensor_count) {
+            diags_.report(DiagKind::ViewElementCount, s.type.range, s.name, count_text(*view_count), s.tensor,
+                          count_text(*tensor_count));
+            sym.poisoned = true;
+            declare_local(std::move(sym));
+            return;
+        }
+    } else if (std::multiset<std::string> f = factors(shape); f.empty() || f != factors(tensor->shape)) {
+        ir::ExprPtr cond = std::make_shared<ir::Binary>(ir::BinaryOp::Eq, product(shape),
+                                                        product(tensor->shape), Dtype::Bool, s.range);
+        std::string text = product_text(shape) + " == " + product_text(tensor->shape);
+        for (auto it = shape.rbegin(); it != shape.rend(); ++it) {
+            auto* dim = (*it)->as<ir::VarRef>();
+            if (ir::const_int(*it) || (dim && dim->var->kind == ir::VarKind::Dim)) continue; // never negative
+            ir::ExprPtr zero = std::make_shared<ir::IntImm>(Dtype::I32, 0, s.range);
+            cond = std::make_shared<ir::Binary>(
+                ir::BinaryOp::And, std::make_shared<ir::Binary>(ir::BinaryOp::Ge, *it, zero, Dtype::Bool, s.range),
+                cond, Dtype::Bool, s.range);
+        }
+        st_.kernel->view_requires.emplace_back(cond, fmt::format("{} (view {} of {})", text, s.name, s.tensor));
+    }
+    sym.buffer = buf;
+    st_.kernel->views.push_back(buf);
+    declare_local(std::move(sym));
 }
 
 ir::StmtPtr Checker::check_let(const ast::Let& s) {

@@ -56,6 +56,9 @@ struct KernelState {
     std::vector<ir::VarPtr> dims;
     std::vector<FnInfo*> callees;
     bool kernel_pipeline = true; // false under @no_pipeline
+    std::vector<ir::BufferPtr> views;
+    // Each view's launch precondition (non-negative extents, as many elements as its tensor).
+    std::vector<std::pair<ir::ExprPtr, std::string>> view_requires;
 };
 
 // Per-body state, saved and restored around a nested constant fold or function lowering.
@@ -135,6 +138,7 @@ public:
     ir::StmtPtr check_block(const ast::Block& b, bool new_scope = true);
     ir::StmtPtr check_stmt(const ast::Stmt& s);
     ir::StmtPtr check_alloc(const ast::Alloc& s);
+    void check_view(const ast::View& s);
     ir::StmtPtr check_let(const ast::Let& s);
     ir::StmtPtr check_assign(const ast::Assign& s);
     ir::StmtPtr check_if(const ast::If& s);
@@ -216,6 +220,7 @@ std::string shape_text(const std::vector<int64_t>& shape); // "[128, 64]"
 std::string type_text(const ast::TypeRef& t);              // "f32[BM, 4]"
 // A short, non-recursive rendering of an expression for messages: `x`, `128`, `f(...)`, `a[...]`.
 std::string expr_text(const ast::Expr& e);
+std::string not_launch_value(const ir::ExprPtr& e); // what in `e` the host cannot evaluate, or ""
 bool terminates(const ast::Stmt& s); // every path ends in `return`
 
 // Per-allocation element limits (E0508): registers per thread and per block, shared tiles.

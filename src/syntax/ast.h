@@ -127,7 +127,7 @@ struct Attribute {
 
 // ---- statements -----------------------------------------------------------------------------
 
-enum class StmtKind { Alloc, Let, Assign, If, For, TileOp, Return, Block, ExprStmt };
+enum class StmtKind { Alloc, View, Let, Assign, If, For, TileOp, Return, Block, ExprStmt };
 
 struct Stmt {
     StmtKind kind;
@@ -153,6 +153,15 @@ struct Alloc : Stmt {
     TypeRef type;
     ExprPtr init; // may be null
     Alloc(SourceRange r) : Stmt(StmtKind::Alloc, r) {}
+};
+// `view Xh: f16[T, C / 64, 64] = X;` a global tensor seen with another shape.
+struct View : Stmt {
+    std::string name;
+    SourceRange name_range;
+    TypeRef type;
+    std::string tensor; // the tensor (or view) seen
+    SourceRange tensor_range;
+    View(SourceRange r) : Stmt(StmtKind::View, r) {}
 };
 // `let x = expr;` an immutable value.
 struct Let : Stmt {

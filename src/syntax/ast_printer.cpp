@@ -156,6 +156,11 @@ public:
             line(indent, fmt::format("{} {}: {}{};", ast::spelling(a.scope), a.name, type(a.type), init));
             break;
         }
+        case ast::StmtKind::View: {
+            auto& v = static_cast<const ast::View&>(s);
+            line(indent, fmt::format("view {}: {} = {};", v.name, type(v.type), v.tensor));
+            break;
+        }
         case ast::StmtKind::Let: {
             auto& l = static_cast<const ast::Let&>(s);
             std::string t = l.type ? ": " + type(*l.type) : "";

@@ -14,9 +14,10 @@ std::unique_ptr<ast::Block> AstBuilder::build_block(P::BlockContext* ctx) {
     return block;
 }
 
-// stmt : allocStmt | letStmt | ifStmt | forStmt | tileOpStmt | returnStmt | block | assignStmt | exprStmt
+// stmt : allocStmt | viewStmt | letStmt | ifStmt | forStmt | tileOpStmt | returnStmt | block | assignStmt | exprStmt
 ast::StmtPtr AstBuilder::build_stmt(P::StmtContext* ctx) {
     if (auto* s = ctx->allocStmt()) return build_alloc(s);
+    if (auto* s = ctx->viewStmt()) return build_view(s);
     if (auto* s = ctx->letStmt()) return build_let(s);
     if (auto* s = ctx->ifStmt()) return build_if(s);
     if (auto* s = ctx->forStmt()) return build_for(s);
@@ -41,6 +42,17 @@ ast::StmtPtr AstBuilder::build_alloc(P::AllocStmtContext* ctx) {
     a->type = build_type_ref(ctx->typeRef());
     if (ctx->expr()) a->init = build_expr(ctx->expr());
     return a;
+}
+
+// viewStmt : VIEW IDENT COLON typeRef ASSIGN IDENT SEMI
+ast::StmtPtr AstBuilder::build_view(P::ViewStmtContext* ctx) {
+    auto v = std::make_unique<ast::View>(range_of(ctx));
+    v->name = ctx->IDENT(0)->getText();
+    v->name_range = range_of(ctx->IDENT(0));
+    v->type = build_type_ref(ctx->typeRef());
+    v->tensor = ctx->IDENT(1)->getText();
+    v->tensor_range = range_of(ctx->IDENT(1));
+    return v;
 }
 
 // letStmt : LET IDENT (COLON typeRef)? ASSIGN expr SEMI

@@ -28,6 +28,7 @@ public:
     std::unique_ptr<ast::Block> build_block(tlgen::TlParser::BlockContext* ctx);
     ast::StmtPtr build_stmt(tlgen::TlParser::StmtContext* ctx);
     ast::StmtPtr build_alloc(tlgen::TlParser::AllocStmtContext* ctx);
+    ast::StmtPtr build_view(tlgen::TlParser::ViewStmtContext* ctx);
     ast::StmtPtr build_let(tlgen::TlParser::LetStmtContext* ctx);
     ast::StmtPtr build_assign(tlgen::TlParser::AssignStmtContext* ctx);
     ast::StmtPtr build_if(tlgen::TlParser::IfStmtContext* ctx);

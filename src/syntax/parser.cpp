@@ -94,6 +94,7 @@ std::string context_suffix(antlr4::ParserRuleContext* ctx) {
     for (auto* c = ctx; c; c = dynamic_cast<antlr4::ParserRuleContext*>(c->parent)) {
         switch (c->getRuleIndex()) {
         case P::RuleAllocStmt:
+        case P::RuleViewStmt:
         case P::RuleLetStmt:
         case P::RuleAssignStmt:
         case P::RuleTileOpStmt:

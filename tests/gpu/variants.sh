@@ -29,6 +29,7 @@ softmax|softmax|.|-|-
 layernorm|layernorm|.|-|-
 rmsnorm|rmsnorm|.|-|-
 transpose|transpose|.|-|-
+split_heads|split_heads|.|-|-
 row_sum|row_sum|.|-|-
 flash_attention|flash_attention|.|-|-
 flash_attention_causal|flash_attention|causal|-D CAUSAL=true|-DTLC_CAUSAL=1
@@ -39,6 +40,7 @@ softmax_f16|softmax|f16|-D T=f16|-DTLC_T=__half
 layernorm_f32|layernorm|f32|-D T=f32|-DTLC_T=float
 rmsnorm_bf16|rmsnorm|bf16|-D T=bf16|-DTLC_T=__nv_bfloat16
 transpose_f16|transpose|f16|-D T=f16|-DTLC_T=__half
+split_heads_f32_d32|split_heads|f32_d32|-D T=f32 -D D=32|-DTLC_T=float -DTLC_D=32
 row_sum_bf16|row_sum|bf16|-D T=bf16|-DTLC_T=__nv_bfloat16
 stdlib_gemm|stdlib/gemm|.|-|-
 stdlib_gemm_bf16|stdlib/gemm|bf16|-D T=bf16|-DTLC_T=__nv_bfloat16

@@ -9,7 +9,7 @@ syn case match
 
 " Words: keywords, dtypes, memory scopes, loop kinds, tile operations.
 syn keyword tlInclude import
-syn keyword tlDeclaration const let kernel fn
+syn keyword tlDeclaration const let view kernel fn
 syn keyword tlStatement return if else for in
 syn keyword tlStorageClass mut global shared fragment local
 syn keyword tlKeyword grid threads cluster requires when
