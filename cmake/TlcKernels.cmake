@@ -22,7 +22,8 @@
 # - NAMESPACE: the launch functions become <name>::<kernel> and extern "C" <name>_<kernel> instead
 #   of tlc::<kernel> and tlc_<kernel> (tlc --namespace), so that two builds of one .tl file (e.g.
 #   -D T=f16 and -D T=bf16, each in its own target) can be linked into one program.
-# - Imports are searched next to the importing file, then in INCLUDE_DIRS, then in the tlc stdlib.
+# - Imports are searched next to the importing file, then in INCLUDE_DIRS, then in the tlc stdlib;
+#   the CUDA headers of `extern fn`s next to each .tl file, then in INCLUDE_DIRS.
 # - Relative SOURCES and INCLUDE_DIRS are relative to the current source directory.
 # - <target> must be a compiled target (executable, static, shared, module or object library) in a
 #   project that enabled the CUDA language. tlc::runtime is linked PUBLIC (keyword signature).
@@ -171,6 +172,13 @@ function(tlc_add_kernels target)
       COMMENT "tlc: translating ${shown}"
       VERBATIM)
     target_sources(${target} PRIVATE "${cu}" "${header}")
+    # The headers of `extern fn`s (`in "my_ops.cuh"`) are found next to the .tl file.
+    get_filename_component(source_dir "${source}" DIRECTORY)
+    target_include_directories(${target} PRIVATE "$<BUILD_INTERFACE:${source_dir}>")
+  endforeach()
+  foreach(dir IN LISTS arg_INCLUDE_DIRS)
+    get_filename_component(dir "${dir}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    target_include_directories(${target} PRIVATE "$<BUILD_INTERFACE:${dir}>")  # and in INCLUDE_DIRS
   endforeach()
   set_property(TARGET ${target} PROPERTY TLC_KERNEL_STEMS "${stems}")
 

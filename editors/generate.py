@@ -43,7 +43,7 @@ KEYWORD_SCOPES = {  # a keyword not listed here gets keyword.other.tl
     "IN": "keyword.control.tl", "RETURN": "keyword.control.tl",
     "KERNEL": "storage.type.kernel.tl", "FN": "storage.type.function.tl",
     "CONST": "storage.type.tl", "LET": "storage.type.tl", "VIEW": "storage.type.tl",
-    "MUT": "storage.modifier.tl",
+    "MUT": "storage.modifier.tl", "EXTERN": "storage.modifier.tl",
     "GRID": "keyword.other.launch.tl", "THREADS": "keyword.other.launch.tl",
     "CLUSTER": "keyword.other.launch.tl",
     "AS": "keyword.operator.cast.tl",

@@ -6,6 +6,7 @@ IMPORT      : 'import';
 CONST       : 'const';
 KERNEL      : 'kernel';
 FN          : 'fn';
+EXTERN      : 'extern';
 RETURN      : 'return';
 LET         : 'let';
 VIEW        : 'view';

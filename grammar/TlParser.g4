@@ -10,7 +10,10 @@ importDecl  : IMPORT STRING_LIT SEMI;
 constDecl   : CONST IDENT (COLON typeRef)? ASSIGN expr SEMI;
 
 // fn gelu(x: f32) -> f32 { return x * sigmoid(1.702 * x); }
-fnDecl      : FN declName LPAREN (fnParam (COMMA fnParam)*)? RPAREN ARROW typeRef block;
+// extern fn rotl(x: u32, n: u32) -> u32 = "__funnelshift_l";   (a CUDA device function; optional
+// `in "header.cuh"`, and an optional body: the reference `tlc run` executes)
+fnDecl      : EXTERN? FN declName LPAREN (fnParam (COMMA fnParam)*)? RPAREN ARROW typeRef
+              (ASSIGN cudaName=STRING_LIT (IN header=STRING_LIT)?)? (block | SEMI);
 fnParam     : IDENT COLON typeRef;
 // Kernels and functions may take the name of a tile operation (`kernel gemm`).
 declName    : IDENT | COPY | GEMM | FILL | CLEAR | REDUCE | CUMSUM | ATOMIC_ADD;

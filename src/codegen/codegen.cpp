@@ -99,6 +99,10 @@ std::optional<CodegenOutput> generate(const ir::Module& module, const CodegenOpt
     cu.str() += file_banner(options, "CUDA");
     cu.line("#include <tl/tl.cuh>");
     if (!options.header_name.empty()) cu.line("#include \"" + options.header_name + "\"");
+    std::set<std::string> extern_headers; // of the `extern fn`s, each once, in declaration order
+    for (const ir::FunctionPtr& fn : module.functions)
+        if (!fn->header.empty() && extern_headers.insert(fn->header).second)
+            cu.line(fmt::format("#include \"{}\"  // extern fn {}", fn->header, fn->name));
     cu.line();
     cu.line("#include <string>");
     cu.line();
@@ -109,6 +113,7 @@ std::optional<CodegenOutput> generate(const ir::Module& module, const CodegenOpt
     KernelEmitter fn_emitter(no_kernel, options, sources, diags, cu);
     const std::set<std::string> called = called_functions(module);
     for (const ir::FunctionPtr& fn : module.functions) {
+        if (!fn->cuda_name.empty()) continue; // an extern fn: defined in CUDA (its header is included above)
         emit_function(*fn, called.count(fn->name) > 0, fn_emitter, cu);
         cu.line();
     }

@@ -153,7 +153,9 @@ public:
         }
         case ir::ExprKind::Call: {
             auto* c = e->as<ir::Call>();
-            out += c->function ? function_identifier(c->function->name) : fmt::format("tl::{}", ir::intrinsic_name(c->intrinsic));
+            out += !c->function                      ? fmt::format("tl::{}", ir::intrinsic_name(c->intrinsic))
+                   : !c->function->cuda_name.empty() ? c->function->cuda_name // an extern fn: the CUDA function
+                                                     : function_identifier(c->function->name);
             out += "(";
             for (size_t i = 0; i < c->args.size(); ++i) {
                 if (i) out += ", ";

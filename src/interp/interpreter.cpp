@@ -320,6 +320,8 @@ private:
     double call(const ir::Call& c, int lane) {
         std::vector<double> args;
         for (auto& a : c.args) args.push_back(eval(a, lane));
+        if (c.function && !c.function->body)
+            fault(DiagKind::FaultExternCall, c.range, c.function->name, c.function->cuda_name, where());
         if (c.function) return call_function(*c.function, args, lane);
         Dtype t = c.dtype;
         if (c.intrinsic == ir::Intrinsic::Cdiv) {

@@ -380,13 +380,17 @@ struct WarpSpecializedLoop : Stmt {
 
 // ---- functions, kernels, module -------------------------------------------------------------
 
-// A user `fn` over scalars; becomes an inline __device__ function.
+// A user `fn` over scalars; becomes an inline __device__ function. An `extern fn` calls the CUDA
+// device function `cuda_name` (declared in `header`, if any); its body, when given, is only the
+// reference that `tlc run` executes.
 struct Function {
     std::string name;
     std::vector<VarPtr> params;
     Dtype result;
-    StmtPtr body; // Let / If / Return statements
+    StmtPtr body; // Let / If / Return statements; null for an extern fn without a reference body
     SourceRange range;
+    std::string cuda_name; // set for an extern fn
+    std::string header;    // `in "header.cuh"`, or empty
 };
 
 // Kernel-wide switches for automatic transformations (from kernel attributes and the CLI).

@@ -275,7 +275,14 @@ public:
         for (size_t i = 0; i < f.params.size(); ++i)
             params += fmt::format("{}{}: {}", i ? ", " : "", f.params[i]->name,
                                   dtype_name(f.params[i]->dtype));
-        line(0, fmt::format("fn {}({}) -> {} {{", f.name, params, dtype_name(f.result)));
+        std::string head = fmt::format("fn {}({}) -> {}", f.name, params, dtype_name(f.result));
+        if (!f.cuda_name.empty())
+            head = "extern " + head + " = \"" + f.cuda_name + "\"" + (f.header.empty() ? "" : " in \"" + f.header + "\"");
+        if (!f.body) {
+            line(0, head + ";");
+            return;
+        }
+        line(0, head + " {");
         body(f.body, 1);
         line(0, "}");
     }

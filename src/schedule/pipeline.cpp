@@ -139,6 +139,7 @@ bool run_passes(ir::Module& module, const ScheduleOptions& given, DiagnosticEngi
         }
         if (pass.function_body)
             for (ir::FunctionPtr& fn : module.functions) {
+                if (!fn->body) continue; // an extern fn without a reference body
                 auto rewritten = std::make_shared<ir::Function>(*fn);
                 rewritten->body = pass.function_body(fn->body);
                 fn = rewritten;

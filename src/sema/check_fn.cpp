@@ -1,6 +1,8 @@
 // User functions: signatures, `let`/`if`/`return` bodies, missing returns and recursion.
 #include "sema/checker.h"
 
+#include <regex>
+
 namespace tlc::sema {
 
 bool Checker::resolve_signature(FnInfo& f) {
@@ -31,6 +33,42 @@ bool Checker::resolve_signature(FnInfo& f) {
     return ok;
 }
 
+namespace {
+// Why `name` cannot be called as a C++ function (a qualified identifier, `ns::f` or `__brev`), or "".
+std::string not_cpp_function_name(const std::string& name) {
+    static const std::regex identifier("(::)?[A-Za-z_][A-Za-z0-9_]*(::[A-Za-z_][A-Za-z0-9_]*)*");
+    if (name.empty()) return ": it is empty";
+    if (!std::regex_match(name, identifier))
+        return " (write an identifier, optionally qualified: `my_ops::decode`, `__funnelshift_l`)";
+    return "";
+}
+} // namespace
+
+// `extern fn f(...) -> T = "cuda_name" in "header.cuh"`: the binding is complete and well formed,
+// and only an extern fn has one.
+void Checker::check_extern_binding(const ast::Fn& decl) {
+    if (!decl.is_extern) {
+        if (decl.cuda_name)
+            diags_.report(DiagKind::FnNotExtern, decl.cuda_name_range,
+                          "`= \"" + *decl.cuda_name + "\"` binds a function to CUDA", decl.name);
+        return;
+    }
+    if (!decl.cuda_name) {
+        diags_.report(DiagKind::ExternFnName, decl.name_range, decl.name);
+        return;
+    }
+    if (std::string why = not_cpp_function_name(*decl.cuda_name); !why.empty())
+        diags_.report(DiagKind::ExternFnBadName, decl.cuda_name_range, *decl.cuda_name, why);
+    if (decl.header) {
+        const std::string& h = *decl.header;
+        std::string why = h.empty() ? "it is empty"
+                          : h.find_first_of("\"<>\n\r") != std::string::npos
+                              ? "it may not contain quotes, angle brackets or line breaks"
+                              : "";
+        if (!why.empty()) diags_.report(DiagKind::ExternFnBadHeader, decl.header_range, h, why);
+    }
+}
+
 void Checker::lower_fn(FnInfo& f) {
     if (f.state != FnInfo::State::Pending) return;
     size_t errors_before = diags_.error_count();
@@ -47,23 +85,32 @@ void Checker::lower_fn(FnInfo& f) {
             const ast::FnParam& p = decl.params[i];
             Symbol sym{SymbolKind::FnParam, p.name, p.name_range};
             sym.poisoned = !f.param_ok[i]; // its type was wrong: uses report nothing more
+            sym.used = !decl.body;         // an extern fn's CUDA body uses them
             sym.var = std::make_shared<ir::Var>(
                 ir::Var{p.name, f.param_types[i], ir::VarKind::FnParam, p.name_range});
             params.push_back(sym.var);
             declare_local(std::move(sym));
         }
         if (decl.body) body = check_block(*decl.body);
-        if (!decl.body || !terminates(*decl.body))
+        if (decl.body ? !terminates(*decl.body) : !decl.is_extern)
             diags_.report(DiagKind::MissingReturn, decl.name_range, decl.name);
+        if (!decl.body && !decl.is_extern)
+            diags_.note(DiagKind::NoteHint, decl.name_range,
+                        "only an `extern fn`, which calls a CUDA function, may leave out its body");
         pop_scope();
     }
-    if (signature && body && diags_.error_count() == errors_before) {
+    check_extern_binding(decl);
+    if (signature && (body || decl.is_extern) && diags_.error_count() == errors_before) {
         auto fn = std::make_shared<ir::Function>();
         fn->name = decl.name;
         fn->params = std::move(params);
         fn->result = f.result;
         fn->body = body;
         fn->range = decl.range;
+        if (decl.is_extern) {
+            fn->cuda_name = *decl.cuda_name;
+            fn->header = decl.header.value_or("");
+        }
         f.ir = fn;
     }
     f.state = FnInfo::State::Done;

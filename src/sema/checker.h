@@ -138,6 +138,7 @@ public:
     ir::StmtPtr check_block(const ast::Block& b, bool new_scope = true);
     ir::StmtPtr check_stmt(const ast::Stmt& s);
     ir::StmtPtr check_alloc(const ast::Alloc& s);
+    void check_extern_binding(const ast::Fn& decl);
     void check_view(const ast::View& s);
     ir::StmtPtr check_let(const ast::Let& s);
     ir::StmtPtr check_assign(const ast::Assign& s);

@@ -242,8 +242,15 @@ struct Fn {
     SourceRange name_range;
     std::vector<FnParam> params;
     TypeRef result;
-    std::unique_ptr<Block> body;
+    std::unique_ptr<Block> body; // null for `fn f(...) -> T;` (an extern fn without a reference body)
     SourceRange range;
+    // `extern fn f(...) -> T = "cuda_name" in "header.cuh"`: a device function written in CUDA.
+    bool is_extern = false;
+    SourceRange extern_range;          // the `extern` keyword
+    std::optional<std::string> cuda_name;
+    SourceRange cuda_name_range;
+    std::optional<std::string> header;
+    SourceRange header_range;
 };
 enum class ParamKind { Int, Dtype, Bool, Inferred };
 const char* spelling(ParamKind k);

@@ -232,7 +232,14 @@ public:
             std::string params;
             for (size_t i = 0; i < f.params.size(); ++i)
                 params += (i ? ", " : "") + f.params[i].name + ": " + type(f.params[i].type);
-            line(0, fmt::format("fn {}({}) -> {} {{", f.name, params, type(f.result)));
+            std::string head = fmt::format("{}fn {}({}) -> {}", f.is_extern ? "extern " : "", f.name, params, type(f.result));
+            if (f.cuda_name) head += " = \"" + *f.cuda_name + "\"";
+            if (f.header) head += " in \"" + *f.header + "\"";
+            if (!f.body) {
+                line(0, head + ";");
+                continue;
+            }
+            line(0, head + " {");
             block(1, *f.body);
             line(0, "}");
         }

@@ -18,15 +18,21 @@ ast::Module AstBuilder::build_module(P::ModuleContext* ctx) {
     return m;
 }
 
-// importDecl : IMPORT STRING_LIT SEMI
-ast::Import AstBuilder::build_import(P::ImportDeclContext* ctx) {
-    std::string text = ctx->STRING_LIT()->getText();
-    std::string path;
+namespace {
+// The value of a string literal token: the text between the quotes, escapes resolved.
+std::string string_value(antlr4::Token* token) {
+    std::string text = token->getText(), value;
     for (size_t i = 1; i + 1 < text.size(); ++i) {
         if (text[i] == '\\' && i + 2 < text.size()) ++i;
-        path += text[i];
+        value += text[i];
     }
-    return ast::Import{path, range_of(ctx->STRING_LIT())};
+    return value;
+}
+} // namespace
+
+// importDecl : IMPORT STRING_LIT SEMI
+ast::Import AstBuilder::build_import(P::ImportDeclContext* ctx) {
+    return ast::Import{string_value(ctx->STRING_LIT()->getSymbol()), range_of(ctx->STRING_LIT())};
 }
 
 // constDecl : CONST IDENT (COLON typeRef)? ASSIGN expr SEMI
@@ -48,8 +54,20 @@ ast::Fn AstBuilder::build_fn(P::FnDeclContext* ctx) {
     for (auto* p : ctx->fnParam())
         f.params.push_back(ast::FnParam{p->IDENT()->getText(), range_of(p->IDENT()), build_type_ref(p->typeRef())});
     f.result = build_type_ref(ctx->typeRef());
-    f.body = build_block(ctx->block());
+    if (ctx->block()) f.body = build_block(ctx->block());
     f.range = range_of(ctx);
+    if (ctx->EXTERN()) {
+        f.is_extern = true;
+        f.extern_range = range_of(ctx->EXTERN());
+    }
+    if (ctx->cudaName) {
+        f.cuda_name = string_value(ctx->cudaName);
+        f.cuda_name_range = range_of(ctx->cudaName);
+    }
+    if (ctx->header) {
+        f.header = string_value(ctx->header);
+        f.header_range = range_of(ctx->header);
+    }
     return f;
 }
 

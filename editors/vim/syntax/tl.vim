@@ -10,8 +10,8 @@ syn case match
 " Words: keywords, dtypes, memory scopes, loop kinds, tile operations.
 syn keyword tlInclude import
 syn keyword tlDeclaration const let view kernel fn
+syn keyword tlStorageClass extern mut global shared fragment local
 syn keyword tlStatement return if else for in
-syn keyword tlStorageClass mut global shared fragment local
 syn keyword tlKeyword grid threads cluster requires when
 syn keyword tlCast as
 syn keyword tlBoolean true false
@@ -35,8 +35,8 @@ syn region tlComment start="\v\/\*" end="\v\*\/" contains=tlTodo,@Spell
 " Colours.
 hi def link tlInclude Include
 hi def link tlDeclaration Keyword
-hi def link tlStatement Statement
 hi def link tlStorageClass StorageClass
+hi def link tlStatement Statement
 hi def link tlKeyword Keyword
 hi def link tlCast Operator
 hi def link tlBoolean Boolean
