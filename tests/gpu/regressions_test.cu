@@ -135,6 +135,34 @@ th::Outcome check_tl_scale(int64_t N, uint64_t seed) {
     return th::numeric(th::rel_err(X.download(), th::to_f64(x)), 1e-5, X.guards_intact());
 }
 
+// extern_rotate: Y = X rotated left by 5 bits (__funnelshift_l through an extern fn).
+th::Outcome check_extern_rotate(int64_t N, uint64_t seed) {
+    th::Rng rng(seed);
+    std::vector<uint32_t> x(static_cast<size_t>(N));
+    for (auto& v : x) v = static_cast<uint32_t>(rng.next());
+    th::DeviceBuffer<uint32_t> X(x), Y(static_cast<size_t>(N));
+    th::check_launch(tlc::extern_rotate(X.get(), Y.get(), N), "extern_rotate");
+    const auto y = Y.download();
+    for (int64_t i = 0; i < N; ++i)
+        if (y[i] != ((x[i] << 5) | (x[i] >> 27))) return th::expect(false, "element " + std::to_string(i) + " wrong");
+    return th::expect(X.guards_intact() && Y.guards_intact(), "out-of-bounds write");
+}
+
+// view_rows: Y[M = 3 N] written through the view [N, 3] as (x, 2x, -x) per row; M != 3 N is refused.
+th::Outcome check_view_rows(int64_t N, uint64_t seed) {
+    const auto x = th::random_vector<float>(static_cast<size_t>(N), seed);
+    th::DeviceBuffer<float> X(x), Y(static_cast<size_t>(3 * N));
+    Y.poison();
+    th::check_launch(tlc::view_rows(X.get(), Y.get(), N, 3 * N), "view_rows");
+    std::vector<double> ref(static_cast<size_t>(3 * N));
+    for (int64_t r = 0; r < N; ++r) ref[3 * r] = x[r], ref[3 * r + 1] = 2.0 * x[r], ref[3 * r + 2] = -x[r];
+    const bool guards = X.guards_intact() && Y.guards_intact();
+    th::Outcome refused = th::expect_invalid([&] { return tlc::view_rows(X.get(), Y.get(), N, 3 * N - 1); });
+    th::Outcome out = th::numeric(th::rel_err(Y.download(), ref), 1e-6, guards && refused.ok);
+    if (!refused.ok) out.note = "M = 3 N - 1: " + refused.note;
+    return out;
+}
+
 } // namespace
 
 int main() {
@@ -158,5 +186,9 @@ int main() {
         suite.run("int_reduce/N=" + std::to_string(n), [&] { return check_int_reduce(n, 700 + n); });
     for (int64_t n : {1000, 128, 1})
         suite.run("tl_scale/N=" + std::to_string(n), [&] { return check_tl_scale(n, 800 + n); });
+    for (int64_t n : {1000, 128, 1})
+        suite.run("extern_rotate/N=" + std::to_string(n), [&] { return check_extern_rotate(n, 900 + n); });
+    for (int64_t n : {1000, 128, 1})
+        suite.run("view_rows/N=" + std::to_string(n), [&] { return check_view_rows(n, 950 + n); });
     return suite.finish();
 }
