@@ -459,13 +459,16 @@ def gen_elementwise_2d(rng, idx):
     p = Program("elementwise", f"elementwise_{idx}")
     use_w = rng.random() < 0.5
     use_alpha = rng.random() < 0.5
-    params = [f"X: global {T}[M, N]"]
-    p.tensors["X"] = (T, [M, N], False)
+    # A view: X (or Y) is passed flat, [L], and the kernel sees it as [M, N] through `view`.
+    viewed = rng.choice([None, None, None, "X", "Y"])
+    xs, ys = ("Xv" if viewed == "X" else "X"), ("Yv" if viewed == "Y" else "Y")
+    params = [f"X: global {T}[{'L' if viewed == 'X' else 'M, N'}]"]
+    p.tensors["X"] = (T, [M * N] if viewed == "X" else [M, N], False)
     if use_w:
         params.append("W: global f32[N]")
         p.tensors["W"] = ("f32", [N], False)
-    params.append(f"Y: global mut {OT}[M, N]")
-    p.tensors["Y"] = (OT, [M, N], True)
+    params.append(f"Y: global mut {OT}[{'L' if viewed == 'Y' else 'M, N'}]")
+    p.tensors["Y"] = (OT, [M * N] if viewed == "Y" else [M, N], True)
     if use_alpha:
         params.append("alpha: f32")
         p.scalars["alpha"] = rng.choice([0.5, -2.0, 0.0, 3.0])
@@ -475,6 +478,8 @@ def gen_elementwise_2d(rng, idx):
     p.emit(f"kernel {p.kernel}<BM = {BM}, BN = {BN}, TN = {TN}>({', '.join(params)})")
     p.emit(f"grid(cdiv(N, BN * TN), cdiv(M, BM)) threads({threads})", 1)
     p.emit("{")
+    if viewed:
+        p.emit(f"view {viewed}v: {T if viewed == 'X' else OT}[M, N] = {viewed};", 1)
     in_scope = rng.choice(["shared", "fragment"])
     p.emit(f"{in_scope} x: {T}[BM, BN];", 1)
     out_kind = rng.choice(["fragment", "shared", "global"])
@@ -495,11 +500,11 @@ def gen_elementwise_2d(rng, idx):
         p.emit(f"for t in {loop}(TN) {{", 1)
     p.emit("let col0 = (block.x * TN + t) * BN;", 2)
     pad = f", pad = {fmt(rng.choice([0.0, 1.0, -3.5]))}" if rng.random() < 0.4 else ""
-    p.emit(f"copy(X[row0 +: BM, col0 +: BN], x{pad});", 2)
+    p.emit(f"copy({xs}[row0 +: BM, col0 +: BN], x{pad});", 2)
     if use_w:
         p.emit("copy(W[col0 +: BN], w);", 2)
     if shifted:
-        p.emit("copy(X[row0 +: BM, col0 + 1 +: BN], x2);", 2)
+        p.emit(f"copy({xs}[row0 +: BM, col0 + 1 +: BN], x2);", 2)
     xi = "x[j, i]" if transpose else "x[i, j]"
     v = xi if T == "f32" else f"{xi} as f32"
     if transpose:
@@ -528,7 +533,7 @@ def gen_elementwise_2d(rng, idx):
             e = f"r < M && c < N ? {e} : -7.0"
         if out_kind == "global":
             p.emit("if r < M && c < N {", depth + 1)
-            p.emit(f"Y[r, c] = ({e}){'' if OT == 'f32' else ' as ' + OT};", depth + 2)
+            p.emit(f"{ys}[r, c] = ({e}){'' if OT == 'f32' else ' as ' + OT};", depth + 2)
             p.emit("}", depth + 1)
         else:
             p.emit(f"y[i, j] = ({e}){'' if OT == 'f32' else ' as ' + OT};", depth + 1)
@@ -551,7 +556,7 @@ def gen_elementwise_2d(rng, idx):
             p.emit(f"y[i, j] = (y[i, j] as f32 * 0.5 + u as f32){'' if OT == 'f32' else ' as ' + OT};", 4)
             p.emit("}", 3)
             p.emit("}", 2)
-        p.emit("copy(y, Y[row0 +: BM, col0 +: BN]);", 2)
+        p.emit(f"copy(y, {ys}[row0 +: BM, col0 +: BN]);", 2)
     p.emit("}", 1)
     p.emit("}")
     return p
@@ -570,6 +575,13 @@ def gen_elementwise_1d(rng, idx):
     p.tensors["X"] = (T, [N], False)
     p.tensors["Y"] = (OT, [N], True)
     p.emit(f"// random 1-d elementwise: T={T} Y={OT} BLOCK={BLOCK} threads={threads}")
+    # An extern fn: CUDA's correctly rounded product, whose reference body rounds the same way.
+    use_extern = rng.random() < 0.25
+    if use_extern:
+        p.emit('extern fn mul_rn(a: f32, b: f32) -> f32 = "__fmul_rn" {')
+        p.emit("return a * b;", 1)
+        p.emit("}")
+    scaled = (lambda e: f"mul_rn({e}, 1.5)") if use_extern else (lambda e: e)
     per_thread = BLOCK % threads == 0 and BLOCK // threads <= 8 and rng.random() < 0.3
     p.emit(f"kernel {p.kernel}<BLOCK = {BLOCK}>(X: global {T}[N], Y: global mut {OT}[N], n_valid: i32)")
     p.scalars["n_valid"] = rng.choice([N, N // 2, 0, N + 5])
@@ -582,7 +594,7 @@ def gen_elementwise_1d(rng, idx):
         p.emit(f"let base = {base} + thread.x * {VEC};", 1)
         p.emit(f"copy(X[base +: {VEC}], v);", 1)
         p.emit(f"for j in unroll({VEC}) {{", 1)
-        p.emit(f"v[j] = base + j < n_valid ? {unary(rng, 'v[j]')} : v[j];", 2)
+        p.emit(f"v[j] = base + j < n_valid ? {scaled(unary(rng, 'v[j]'))} : v[j];", 2)
         p.emit("}", 1)
         p.emit(f"copy(v, Y[base +: {VEC}]);", 1)
         p.emit("}")
@@ -596,7 +608,7 @@ def gen_elementwise_1d(rng, idx):
     v = "x[i]" if T == "f32" else "x[i] as f32"
     p.emit("for i in parallel(BLOCK) {", 1)
     p.emit(f"let idx = {base} + i;", 2)
-    p.emit(f"y[i] = idx < n_valid ? {unary(rng, v)} : {v};", 2)
+    p.emit(f"y[i] = idx < n_valid ? {scaled(unary(rng, v))} : {v};", 2)
     p.emit("}", 1)
     if rng.random() < 0.5:
         p.emit("reduce(sum, y, total);", 1)
