@@ -1,4 +1,5 @@
-// Lowering of gemm: tensor cores (mma.sync m16n8k16 per warp) for f16/bf16 with f32 accumulators,
+// Lowering of gemm: tensor cores (mma.sync m16n8k16 per warp) for f16/bf16 with f32 accumulators
+// and f16 with f16 accumulators,
 // a per-element FMA loop for every other dtype; fragment operands are staged through shared scratch.
 #include "codegen/cuda_names.h"
 #include "codegen/kernel_emitter.h"

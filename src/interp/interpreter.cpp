@@ -14,6 +14,7 @@
 #include <cmath>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 #include <unordered_map>
 
@@ -782,7 +783,16 @@ bool execute(const ir::Kernel& kernel, Launch& launch, DiagnosticEngine& diags) 
         for (const ir::VarPtr& d : kernel.dims) values += fmt::format("{}{} = {}", values.empty() ? "" : ", ", d->name, launch.dims.at(d->name));
         for (auto& [cond, text] : kernel.requires_)
             if (launcher.evaluate(cond) == 0) {
-                diags.report(DiagKind::FaultRequires, cond->range, text, values.empty() ? "no dims" : values);
+                // As the launch function says it: the dims and scalars the condition reads.
+                std::string read;
+                std::set<const ir::Var*> seen;
+                ir::walk_expr(cond, [&](const ir::Expr& x) {
+                    auto* v = x.as<ir::VarRef>();
+                    if (v && seen.insert(v->var.get()).second && state.params.count(v->var.get()))
+                        read += fmt::format("{}{} = {}", read.empty() ? "" : ", ", v->var->name,
+                                            state.params.at(v->var.get()));
+                });
+                diags.report(DiagKind::FaultRequires, cond->range, text, !read.empty() ? read : values.empty() ? "no dims" : values);
                 return false;
             }
         for (size_t i = 0; i < kernel.grid.size(); ++i) {

@@ -191,9 +191,10 @@ public:
     }
 };
 
+// mma.sync m16n8k16: f16 or bf16 operands into f32, or f16 operands into f16.
 bool tensor_core_dtypes(const ir::Gemm& g) {
     Dtype a = g.a.buffer->dtype, b = g.b.buffer->dtype, c = g.c.buffer->dtype;
-    return a == b && (a == Dtype::F16 || a == Dtype::BF16) && c == Dtype::F32;
+    return a == b && (a == Dtype::F16 || a == Dtype::BF16) && (c == Dtype::F32 || (c == Dtype::F16 && a == Dtype::F16));
 }
 
 } // namespace
@@ -232,7 +233,8 @@ struct TensorCoreMiss {
 };
 
 // Reports each gemm that runs the FMA loop: a warning when its dtypes have a tensor-core path
-// (f16/bf16 operands, f32 accumulator) that its shape or uses missed, a remark otherwise. In
+// (f16/bf16 operands, f32 accumulator; f16 operands, f16 accumulator) that its shape or uses
+// missed, a remark otherwise. In
 // source order, so that the output does not depend on where the IR nodes were allocated.
 void report_fma_gemms(const std::map<const ir::Gemm*, TensorCoreMiss>& misses, DiagnosticEngine& diags) {
     std::vector<std::pair<const ir::Gemm*, const TensorCoreMiss*>> sorted;
@@ -246,8 +248,8 @@ void report_fma_gemms(const std::map<const ir::Gemm*, TensorCoreMiss>& misses, D
         if (!tensor_core_dtypes(*g)) {
             diags.report(DiagKind::GemmNoTensorCorePath, g->range, dtype_name(a), dtype_name(c));
             diags.note(DiagKind::NoteFix, g->range,
-                       "for the tensor cores, gemm f16 or bf16 operands into an f32 accumulator (`as f16` in a "
-                       "`parallel` loop converts a tile)");
+                       "for the tensor cores, gemm f16 or bf16 operands into an f32 accumulator, or f16 operands "
+                       "into an f16 one (`as f16` in a `parallel` loop converts a tile)");
             continue;
         }
         diags.report(DiagKind::GemmMissesTensorCores, g->range, dtype_name(a), why->reason);

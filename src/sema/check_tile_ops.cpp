@@ -20,7 +20,7 @@ bool gemm_dtypes_ok(Dtype a, Dtype b, Dtype c) {
     if (f8(a) && f8(b)) return c == Dtype::F32;
     if (a != b) return false;
     switch (a) {
-    case Dtype::F16:
+    case Dtype::F16: return c == Dtype::F32 || c == Dtype::F16; // f16: the tensor cores' f16 accumulation
     case Dtype::BF16:
     case Dtype::F32: return c == Dtype::F32;
     case Dtype::F64: return c == Dtype::F64;

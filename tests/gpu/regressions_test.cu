@@ -4,7 +4,8 @@
 //
 // Stubs: fragment_operand(A, B, C), accumulate_thrice(A, B, C), pipelined_fragment_b(A, B, C, M, K, N),
 // per_thread_copy(X, Y, N), per_thread_prefix(X, Y, Sums, N), fragment_to_local(X, Y, N),
-// min_max_launch(X, N), int_reduce(X, Y, N), tl_scale(X, alpha, N) (and tlc_tl_scale).
+// min_max_launch(X, N), int_reduce(X, Y, N), tl_scale(X, alpha, N) (and tlc_tl_scale),
+// hgemm(A, B, C, M, K, N), extern_rotate(X, Y, N), view_rows(X, Y, N, M).
 #include "regressions.h"
 #include "harness.h"
 
@@ -135,6 +136,18 @@ th::Outcome check_tl_scale(int64_t N, uint64_t seed) {
     return th::numeric(th::rel_err(X.download(), th::to_f64(x)), 1e-5, X.guards_intact());
 }
 
+// hgemm over M x N x K with an f16 accumulator: f16 rounding once per 16 terms of K, so the bound
+// grows with K (inputs in [-1, 1): sums of K / 16 rounded partial sums).
+th::Outcome check_hgemm(int64_t M, int64_t N, int64_t K, uint64_t seed) {
+    const auto a = th::random_vector<__half>(th::numel({M, K}), seed);
+    const auto b = th::random_vector<__half>(th::numel({K, N}), seed + 1);
+    th::DeviceBuffer<__half> A(a), B(b), C(th::numel({M, N}));
+    C.poison();
+    th::check_launch(tlc::hgemm(A.get(), B.get(), C.get(), M, K, N), "hgemm");
+    return th::numeric(th::rel_err(C.download(), th::matmul_reference(a, b, M, N, K, K)), 2e-2,
+                       A.guards_intact() && B.guards_intact() && C.guards_intact());
+}
+
 // extern_rotate: Y = X rotated left by 5 bits (__funnelshift_l through an extern fn).
 th::Outcome check_extern_rotate(int64_t N, uint64_t seed) {
     th::Rng rng(seed);
@@ -186,6 +199,8 @@ int main() {
         suite.run("int_reduce/N=" + std::to_string(n), [&] { return check_int_reduce(n, 700 + n); });
     for (int64_t n : {1000, 128, 1})
         suite.run("tl_scale/N=" + std::to_string(n), [&] { return check_tl_scale(n, 800 + n); });
+    for (int64_t k : {256, 100, 1})
+        suite.run("hgemm/130x70xK=" + std::to_string(k), [&] { return check_hgemm(130, 70, k, 1000 + k); });
     for (int64_t n : {1000, 128, 1})
         suite.run("extern_rotate/N=" + std::to_string(n), [&] { return check_extern_rotate(n, 900 + n); });
     for (int64_t n : {1000, 128, 1})

@@ -28,6 +28,19 @@ __device__ __forceinline__ void mma_m16n8k16(float (&d)[4], const uint32_t (&a)[
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
+// The same with f16 accumulators: d holds the 4 elements of the f32 form (rows g and g + 8,
+// columns 2t and 2t + 1), as two f16x2 registers in the instruction.
+__device__ __forceinline__ void mma_m16n8k16(f16 (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2], f16) {
+    uint32_t c0 = pack_pair(d[0], d[1]), c1 = pack_pair(d[2], d[3]);
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%0,%1}, {%2,%3,%4,%5}, {%6,%7}, {%0,%1};\n"
+                 : "+r"(c0), "+r"(c1)
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    d[0] = __ushort_as_half(static_cast<unsigned short>(c0 & 0xffffu));
+    d[1] = __ushort_as_half(static_cast<unsigned short>(c0 >> 16));
+    d[2] = __ushort_as_half(static_cast<unsigned short>(c1 & 0xffffu));
+    d[3] = __ushort_as_half(static_cast<unsigned short>(c1 >> 16));
+}
+
 // A shared-memory operand: element (r, c) of the logical matrix, optionally stored transposed
 // (then the stored matrix is its transpose, row-major). `ld` is the row pitch of the stored
 // matrix in elements.
@@ -150,12 +163,13 @@ template <int kTiles, typename T, bool kTrans> struct FragmentsB<kTiles, T, kTra
 
 } // namespace mma_detail
 
-// The warp's part of acc[M, N] += A[M, K] * B[K, N] (acc in MmaAccLayout<M, N, WARPS_M, WARPS_N>).
+// The warp's part of acc[M, N] += A[M, K] * B[K, N] (acc in MmaAccLayout<M, N, WARPS_M, WARPS_N>;
+// Acc is float, or f16 for f16 operands).
 // No explicit fragment double-buffering: the k-steps are unrolled and ptxas schedules them itself
 // (an explicit two-buffer version gave the same registers and spills on gemm and flash_attention).
 template <int M, int N, int K, int WARPS_M, int WARPS_N, typename T, bool kTransA, bool kTransB, int kPitchA,
-          int kPitchB>
-__device__ __forceinline__ void warp_gemm_mma(float* acc, SharedMatrix<T, kTransA, kPitchA> a,
+          int kPitchB, typename Acc>
+__device__ __forceinline__ void warp_gemm_mma(Acc* acc, SharedMatrix<T, kTransA, kPitchA> a,
                                               SharedMatrix<T, kTransB, kPitchB> b, int tid) {
     using Layout = MmaAccLayout<M, N, WARPS_M, WARPS_N>;
     static_assert(K % 16 == 0, "mma.sync m16n8k16 needs K to be a multiple of 16");
@@ -180,7 +194,7 @@ __device__ __forceinline__ void warp_gemm_mma(float* acc, SharedMatrix<T, kTrans
         for (int i = 0; i < Layout::kTilesM; ++i)
 #pragma unroll
             for (int j = 0; j < Layout::kTilesN; ++j)
-                mma_m16n8k16(*reinterpret_cast<float(*)[4]>(acc + (i * Layout::kTilesN + j) * 4), ra[s % 2][i], rb[s % 2][j], T{});
+                mma_m16n8k16(*reinterpret_cast<Acc(*)[4]>(acc + (i * Layout::kTilesN + j) * 4), ra[s % 2][i], rb[s % 2][j], T{});
     }
 }
 
@@ -188,8 +202,8 @@ __device__ __forceinline__ void warp_gemm_mma(float* acc, SharedMatrix<T, kTrans
 // `a` is a fragment in MmaAccLayout<M, K, WARPS_M, 1> — each warp holds whole rows, the layout of
 // a previous gemm's accumulator — whose registers of n-tiles 2s and 2s + 1 are exactly the
 // m16n8k16 A fragment of k-step s. acc is in MmaAccLayout<M, N, WARPS_M, 1>; B in shared memory.
-template <int M, int N, int K, int WARPS_M, typename T, bool kTransB, int kPitchB>
-__device__ __forceinline__ void warp_gemm_mma_register_a(float* acc, const T* a, SharedMatrix<T, kTransB, kPitchB> b, int tid) {
+template <int M, int N, int K, int WARPS_M, typename T, bool kTransB, int kPitchB, typename Acc>
+__device__ __forceinline__ void warp_gemm_mma_register_a(Acc* acc, const T* a, SharedMatrix<T, kTransB, kPitchB> b, int tid) {
     using Layout = MmaAccLayout<M, N, WARPS_M, 1>;
     using LayoutA = MmaAccLayout<M, K, WARPS_M, 1>;
     static_assert(K % 16 == 0, "mma.sync m16n8k16 needs K to be a multiple of 16");
@@ -210,7 +224,7 @@ __device__ __forceinline__ void warp_gemm_mma_register_a(float* acc, const T* a,
                                     pack_pair(hi[2], hi[3])};
 #pragma unroll
             for (int j = 0; j < Layout::kTilesN; ++j)
-                mma_m16n8k16(*reinterpret_cast<float(*)[4]>(acc + (i * Layout::kTilesN + j) * 4), ra, rb[s % 2][j], T{});
+                mma_m16n8k16(*reinterpret_cast<Acc(*)[4]>(acc + (i * Layout::kTilesN + j) * 4), ra, rb[s % 2][j], T{});
         }
     }
 }
