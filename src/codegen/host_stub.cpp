@@ -128,21 +128,12 @@ void emit_hopper_launch(const ir::Kernel& k, int64_t shared_bytes, const std::st
     });
 }
 
-// The variables a condition reads, in first-use order.
-std::vector<const ir::Var*> vars_read(const ir::ExprPtr& e) {
-    std::vector<const ir::Var*> vars;
-    ir::walk_expr(e, [&](const ir::Expr& x) {
-        if (auto* v = x.as<ir::VarRef>(); v && std::find(vars.begin(), vars.end(), v->var.get()) == vars.end())
-            vars.push_back(v->var.get());
-    });
-    return vars;
-}
 
 // `" (N = 5, M = 3)"` as a C++ string expression: the values of the variables a condition reads,
 // for an error message; empty when it reads none.
 std::string values_read(const ir::ExprPtr& cond, KernelEmitter& exprs) {
     std::string values;
-    for (const ir::Var* v : vars_read(cond)) {
+    for (const ir::Var* v : ir::vars_read(cond)) {
         // std::to_string has no overload for the 16- and 8-bit floats: print them as float.
         bool narrow = is_float(v->dtype) && dtype_bits(v->dtype) < 32;
         std::string value = narrow ? "tl::to_float(" + exprs.var_name(*v) + ")" : exprs.var_name(*v);

@@ -14,7 +14,6 @@
 #include <cmath>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <thread>
 #include <unordered_map>
 
@@ -785,13 +784,9 @@ bool execute(const ir::Kernel& kernel, Launch& launch, DiagnosticEngine& diags) 
             if (launcher.evaluate(cond) == 0) {
                 // As the launch function says it: the dims and scalars the condition reads.
                 std::string read;
-                std::set<const ir::Var*> seen;
-                ir::walk_expr(cond, [&](const ir::Expr& x) {
-                    auto* v = x.as<ir::VarRef>();
-                    if (v && seen.insert(v->var.get()).second && state.params.count(v->var.get()))
-                        read += fmt::format("{}{} = {}", read.empty() ? "" : ", ", v->var->name,
-                                            state.params.at(v->var.get()));
-                });
+                for (const ir::Var* v : ir::vars_read(cond))
+                    if (state.params.count(v))
+                        read += fmt::format("{}{} = {}", read.empty() ? "" : ", ", v->name, state.params.at(v));
                 diags.report(DiagKind::FaultRequires, cond->range, text, !read.empty() ? read : values.empty() ? "no dims" : values);
                 return false;
             }

@@ -103,6 +103,15 @@ void walk_expr(const ExprPtr& e, const std::function<void(const Expr&)>& f) {
     for_each_operand(*e, [&](const ExprPtr& c) { walk_expr(c, f); });
 }
 
+std::vector<const Var*> vars_read(const ExprPtr& e) {
+    std::vector<const Var*> vars;
+    walk_expr(e, [&](const Expr& x) {
+        if (auto* v = x.as<VarRef>(); v && std::find(vars.begin(), vars.end(), v->var.get()) == vars.end())
+            vars.push_back(v->var.get());
+    });
+    return vars;
+}
+
 std::vector<ExprPtr> divisors(const ExprPtr& e) {
     std::vector<ExprPtr> out;
     walk_expr(e, [&](const Expr& x) {

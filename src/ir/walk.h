@@ -46,6 +46,8 @@ void walk_exprs(const StmtPtr& s, const std::function<void(const Expr&)>& f);
 // The divisors of every `/` and `%` inside e, in pre-order: what a condition evaluated on the host
 // must check for zero before it divides.
 std::vector<ExprPtr> divisors(const ExprPtr& e);
+// The variables e reads, each once, in first-use order (what a failed launch condition names).
+std::vector<const Var*> vars_read(const ExprPtr& e);
 
 // The buffers a statement tree reads and writes (loads, stores, regions by their Access; a
 // ReadWrite region counts as both), skipping the subtree `skip` (may be null).
