@@ -743,7 +743,8 @@ def main():
     p.add_argument("--gpu-variants", default="rotate",
                    help="with --emit-gpu: 'rotate' (each arch's default and one with pipeline or "
                         "async-copy disabled), 'pair' (one arch's default and the other arch with a "
-                        "transformation disabled, alternating: half the builds of 'rotate'), 'all' (six), "
+                        "transformation disabled, alternating: half the builds of 'rotate'), 'one' (a "
+                        "single variant per program, cycling through all six), 'all' (six), "
                         "or names such as sm_80,sm_90a-no-pipeline")
     args = p.parse_args()
     args.tlc = os.path.abspath(args.tlc)
