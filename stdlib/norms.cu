@@ -360,9 +360,360 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
     }
 }
 
-// kernel layernorm<ROW = 512, THREADS = 256, RB = 8, BN = 2048, T = f16>  (stdlib/norms.tl:15)
+// kernel layernorm<ROW = 256, THREADS = 256, RB = 16, BN = 2048, T = f16>  (stdlib/norms.tl:15)
 // 256 threads per block, 32 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
+        const tl::f16* __restrict__ X,
+        const tl::f16* __restrict__ W,
+        const tl::f16* __restrict__ Bias,
+        tl::f16* __restrict__ Y,
+        float eps,
+        int32_t M,
+        int32_t N)
+{
+    // fragment s: f32[16, 256], blocked per axis, vector 8: [16, 256] over 256 threads: (8:t32 2:r8, 8:r1 32:t1) 16 registers
+    // fragment sd: f32[16, 256], blocked per axis, vector 8: [16, 256] over 256 threads: (8:t32 2:r8, 8:r1 32:t1) 16 registers
+    // fragment sw: f32[256], slice of `s` (broadcast): [256] over 256 threads: (8:r1 32:t1) 8 registers, 8 replicas
+    // fragment s_mean: f32[16], slice of `s` (reduce over axis 1): [16] over 256 threads: (8:t32 2:r1) 2 registers, 32 replicas
+    // fragment s_rstd: f32[16], slice of `sd` (reduce over axis 1): [16] over 256 threads: (8:t32 2:r1) 2 registers, 32 replicas
+    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
+    using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
+    using b_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment b: f32[2048]
+    const int tl_tid = threadIdx.x;
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    float s[16];  // fragment s: f32[16, 256]
+    float sd[16];  // fragment sd: f32[16, 256]
+    float sw[8];  // fragment sw: f32[256]
+    float s_mean[2];  // fragment s_mean: f32[16]
+    float s_rstd[2];  // fragment s_rstd: f32[16]
+    float x[x_layout::kSlots];  // fragment x: f32[2048]
+    float w[w_layout::kSlots];  // fragment w: f32[2048]
+    float b[b_layout::kSlots];  // fragment b: f32[2048]
+    float sum_x;
+    float sum_d2;
+    float part;
+    const int32_t row0 = int(blockIdx.x) * 16;
+    const int32_t rows = tl::min(16, M - row0);
+    const float n = static_cast<float>(N);
+    const float inv_n = tl::rsqrt(n * n);
+    if (N <= 256) {
+        // copy(X[row0 +: RB, 0 +: ROW], s);  (norms.tl:39)
+        #pragma unroll
+        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
+            const tl::f16* tl_ptr1 = &X[int64_t(row0 + ((tl_tid / 32) + (tl_chunk0 / 8) * 8)) * N + ((tl_chunk0 % 8) + (tl_tid % 32) * 8)];
+            if (tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk0 / 8) * 8), M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk0 / 8) * 8), M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+                tl::f16 tl_vec2[8];
+                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + ((tl_tid / 32) + ((tl_chunk0 + tl_v) / 8) * 8), M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid % 32) * 8), N) ? tl::convert<float>(X[int64_t(row0 + ((tl_tid / 32) + ((tl_chunk0 + tl_v) / 8) * 8)) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 32) * 8)]) : 0.0f;
+                }
+            }
+        }
+        // reduce(sum, s, s_mean, axis = 1);  (norms.tl:40)
+        // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
+        {
+            float tl_part[2];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            #pragma unroll
+            for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
+                tl_part[(tl_s3 / 8)] = tl::SumOp::combine(tl_part[(tl_s3 / 8)], tl::SumOp::element(s[tl_s3]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                s_mean[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (norms.tl:41)
+        // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
+            [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s4 / 8) * 8);
+            const int j = ((tl_s4 % 8) + (tl_tid % 32) * 8);
+            const float d = s[tl_s4] - s_mean[(tl_s4 / 8)] * inv_n;
+            s[tl_s4] = d;
+            sd[tl_s4] = j < N ? d * d : 0.0f;
+        }
+        // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:46)
+        // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
+        {
+            float tl_part[2];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            #pragma unroll
+            for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
+                tl_part[(tl_s5 / 8)] = tl::SumOp::combine(tl_part[(tl_s5 / 8)], tl::SumOp::element(sd[tl_s5]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                s_rstd[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i in parallel(RB) {  (norms.tl:47)
+        // for i in parallel(16): each thread visits the elements of `s_rstd` it holds
+        #pragma unroll
+        for (int tl_s6 = 0; tl_s6 < 2; ++tl_s6) {
+            [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s6) * 8);
+            s_rstd[tl_s6] = tl::rsqrt(s_rstd[tl_s6] * inv_n + eps);
+        }
+        // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:50)
+        #pragma unroll
+        for (int tl_chunk7 = 0; tl_chunk7 < 8; tl_chunk7 += 8) {
+            const tl::f16* tl_ptr8 = &W[((tl_chunk7) + (tl_tid % 32) * 8)];
+            if (tl::in_bounds(((tl_chunk7) + (tl_tid % 32) * 8), N) && tl::in_bounds((((tl_chunk7) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr8, 16)) {
+                tl::f16 tl_vec9[8];
+                tl::load_vector<tl::f16, 8>(tl_vec9, tl_ptr8);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk7 + tl_v] = tl::convert<float>(tl_vec9[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    sw[tl_chunk7 + tl_v] = tl::in_bounds((((tl_chunk7 + tl_v)) + (tl_tid % 32) * 8), N) ? tl::convert<float>(W[(((tl_chunk7 + tl_v)) + (tl_tid % 32) * 8)]) : 0.0f;
+                }
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (norms.tl:51)
+        // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s10 = 0; tl_s10 < 16; ++tl_s10) {
+            [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s10 / 8) * 8);
+            [[maybe_unused]] const int j = ((tl_s10 % 8) + (tl_tid % 32) * 8);
+            s[tl_s10] = s[tl_s10] * s_rstd[(tl_s10 / 8)] * sw[(tl_s10 % 8)];
+        }
+        // copy(Bias[0 +: ROW], sw);  (norms.tl:54)
+        #pragma unroll
+        for (int tl_chunk11 = 0; tl_chunk11 < 8; tl_chunk11 += 8) {
+            const tl::f16* tl_ptr12 = &Bias[((tl_chunk11) + (tl_tid % 32) * 8)];
+            if (tl::in_bounds(((tl_chunk11) + (tl_tid % 32) * 8), N) && tl::in_bounds((((tl_chunk11) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr12, 16)) {
+                tl::f16 tl_vec13[8];
+                tl::load_vector<tl::f16, 8>(tl_vec13, tl_ptr12);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk11 + tl_v] = tl::convert<float>(tl_vec13[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    sw[tl_chunk11 + tl_v] = tl::in_bounds((((tl_chunk11 + tl_v)) + (tl_tid % 32) * 8), N) ? tl::convert<float>(Bias[(((tl_chunk11 + tl_v)) + (tl_tid % 32) * 8)]) : 0.0f;
+                }
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (norms.tl:55)
+        // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s14 = 0; tl_s14 < 16; ++tl_s14) {
+            [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s14 / 8) * 8);
+            [[maybe_unused]] const int j = ((tl_s14 % 8) + (tl_tid % 32) * 8);
+            s[tl_s14] = s[tl_s14] + sw[(tl_s14 % 8)];
+        }
+        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:58)
+        #pragma unroll
+        for (int tl_chunk15 = 0; tl_chunk15 < 16; tl_chunk15 += 8) {
+            tl::f16* tl_ptr16 = &Y[int64_t(row0 + ((tl_tid / 32) + (tl_chunk15 / 8) * 8)) * N + ((tl_chunk15 % 8) + (tl_tid % 32) * 8)];
+            if (tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk15 / 8) * 8), M) && tl::in_bounds(((tl_chunk15 % 8) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk15 / 8) * 8), M) && tl::in_bounds((((tl_chunk15 % 8) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr16, 16)) {
+                tl::f16 tl_vec17[8];
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec17[tl_v] = tl::convert<tl::f16>(s[tl_chunk15 + tl_v]);
+                tl::store_vector<tl::f16, 8>(tl_ptr16, tl_vec17);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    if (tl::in_bounds(row0 + ((tl_tid / 32) + ((tl_chunk15 + tl_v) / 8) * 8), M) && tl::in_bounds((((tl_chunk15 + tl_v) % 8) + (tl_tid % 32) * 8), N)) Y[int64_t(row0 + ((tl_tid / 32) + ((tl_chunk15 + tl_v) / 8) * 8)) * N + (((tl_chunk15 + tl_v) % 8) + (tl_tid % 32) * 8)] = tl::convert<tl::f16>(s[tl_chunk15 + tl_v]);
+                }
+            }
+        }
+    } else {
+        const int32_t n_tiles = tl::cdiv(N, 2048);
+        for (int rr = 0; rr < rows; ++rr) {
+            const int32_t row = row0 + rr;
+            sum_x = 0.0f;
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x);  (norms.tl:65)
+                #pragma unroll
+                for (int tl_chunk18 = 0; tl_chunk18 < x_layout::kSlots; tl_chunk18 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk18))) continue;
+                    const tl::f16* tl_ptr19 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18))) + 7, N) && tl::is_aligned(tl_ptr19, 16)) {
+                        tl::f16 tl_vec20[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec20, tl_ptr19);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk18 + tl_v] = tl::convert<float>(tl_vec20[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk18 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)))]) : 0.0f;
+                        }
+                    }
+                }
+                // reduce(sum, x, part);  (norms.tl:66)
+                {
+                    float tl_part[1];
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s21 = 0; tl_s21 < x_layout::kSlots; ++tl_s21) {
+                        if (!(x_layout::valid(tl_tid, tl_s21))) continue;
+                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s21]));
+                    }
+                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        part = tl_part[0];
+                    }
+                }
+                sum_x = sum_x + part;
+            }
+            const float mean = sum_x * inv_n;
+            sum_d2 = 0.0f;
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x);  (norms.tl:72)
+                #pragma unroll
+                for (int tl_chunk22 = 0; tl_chunk22 < x_layout::kSlots; tl_chunk22 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk22))) continue;
+                    const tl::f16* tl_ptr23 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22))) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
+                        tl::f16 tl_vec24[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec24, tl_ptr23);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk22 + tl_v] = tl::convert<float>(tl_vec24[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk22 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22 + tl_v)))]) : 0.0f;
+                        }
+                    }
+                }
+                // for j in parallel(BN) {  (norms.tl:73)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s25 = 0; tl_s25 < x_layout::kSlots; ++tl_s25) {
+                    if (!(x_layout::valid(tl_tid, tl_s25))) continue;
+                    const int j = x_layout::flat(tl_tid, tl_s25);
+                    const float d = x[tl_s25] - mean;
+                    x[tl_s25] = t * 2048 + j < N ? d * d : 0.0f;
+                }
+                // reduce(sum, x, part);  (norms.tl:77)
+                {
+                    float tl_part[1];
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s26 = 0; tl_s26 < x_layout::kSlots; ++tl_s26) {
+                        if (!(x_layout::valid(tl_tid, tl_s26))) continue;
+                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s26]));
+                    }
+                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        part = tl_part[0];
+                    }
+                }
+                sum_d2 = sum_d2 + part;
+            }
+            const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
+            for (int t = 0; t < n_tiles; ++t) {
+                const int32_t c0 = t * 2048;
+                // copy(X[row, c0 +: BN], x);  (norms.tl:83)
+                #pragma unroll
+                for (int tl_chunk27 = 0; tl_chunk27 < x_layout::kSlots; tl_chunk27 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk27))) continue;
+                    const tl::f16* tl_ptr28 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk27)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk27)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk27))) + 7, N) && tl::is_aligned(tl_ptr28, 16)) {
+                        tl::f16 tl_vec29[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec29, tl_ptr28);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk27 + tl_v] = tl::convert<float>(tl_vec29[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk27 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)))]) : 0.0f;
+                        }
+                    }
+                }
+                // copy(W[c0 +: BN], w);  (norms.tl:84)
+                #pragma unroll
+                for (int tl_chunk30 = 0; tl_chunk30 < w_layout::kSlots; tl_chunk30 += 8) {
+                    if (!(w_layout::valid(tl_tid, tl_chunk30))) continue;
+                    const tl::f16* tl_ptr31 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk30))];
+                    if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk30)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk30))) + 7, N) && tl::is_aligned(tl_ptr31, 16)) {
+                        tl::f16 tl_vec32[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec32, tl_ptr31);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk30 + tl_v] = tl::convert<float>(tl_vec32[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            w[tl_chunk30 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk30 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk30 + tl_v))]) : 0.0f;
+                        }
+                    }
+                }
+                // copy(Bias[c0 +: BN], b);  (norms.tl:85)
+                #pragma unroll
+                for (int tl_chunk33 = 0; tl_chunk33 < b_layout::kSlots; tl_chunk33 += 8) {
+                    if (!(b_layout::valid(tl_tid, tl_chunk33))) continue;
+                    const tl::f16* tl_ptr34 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk33))];
+                    if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk33)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk33))) + 7, N) && tl::is_aligned(tl_ptr34, 16)) {
+                        tl::f16 tl_vec35[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec35, tl_ptr34);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk33 + tl_v] = tl::convert<float>(tl_vec35[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            b[tl_chunk33 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk33 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk33 + tl_v))]) : 0.0f;
+                        }
+                    }
+                }
+                // for j in parallel(BN) {  (norms.tl:86)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s36 = 0; tl_s36 < x_layout::kSlots; ++tl_s36) {
+                    if (!(x_layout::valid(tl_tid, tl_s36))) continue;
+                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s36);
+                    x[tl_s36] = (x[tl_s36] - mean) * rstd * w[tl_s36] + b[tl_s36];
+                }
+                // copy(x, Y[row, c0 +: BN]);  (norms.tl:89)
+                #pragma unroll
+                for (int tl_chunk37 = 0; tl_chunk37 < x_layout::kSlots; tl_chunk37 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk37))) continue;
+                    tl::f16* tl_ptr38 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk37))) + 7, N) && tl::is_aligned(tl_ptr38, 16)) {
+                        tl::f16 tl_vec39[8];
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec39[tl_v] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
+                        tl::store_vector<tl::f16, 8>(tl_ptr38, tl_vec39);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+// kernel layernorm<ROW = 512, THREADS = 256, RB = 8, BN = 2048, T = f16>  (stdlib/norms.tl:15)
+// 256 threads per block, 32 bytes of shared memory
+__global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
         const tl::f16* __restrict__ X,
         const tl::f16* __restrict__ W,
         const tl::f16* __restrict__ Bias,
@@ -711,9 +1062,388 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
     }
 }
 
+// kernel layernorm<ROW = 1024, THREADS = 256, RB = 4, BN = 2048, T = f16>  (stdlib/norms.tl:15)
+// 256 threads per block, 32 bytes of shared memory
+__global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
+        const tl::f16* __restrict__ X,
+        const tl::f16* __restrict__ W,
+        const tl::f16* __restrict__ Bias,
+        tl::f16* __restrict__ Y,
+        float eps,
+        int32_t M,
+        int32_t N)
+{
+    // fragment s: f32[4, 1024], blocked per axis, vector 8: [4, 1024] over 256 threads: (4:t64, 8:r1 64:t1 2:r8) 16 registers
+    // fragment sd: f32[4, 1024], blocked per axis, vector 8: [4, 1024] over 256 threads: (4:t64, 8:r1 64:t1 2:r8) 16 registers
+    // fragment sw: f32[1024], slice of `s` (broadcast): [1024] over 256 threads: (8:r1 64:t1 2:r8) 16 registers, 4 replicas
+    // fragment s_mean: f32[4], slice of `s` (reduce over axis 1): [4] over 256 threads: (4:t64) 1 registers, 64 replicas
+    // fragment s_rstd: f32[4], slice of `sd` (reduce over axis 1): [4] over 256 threads: (4:t64) 1 registers, 64 replicas
+    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
+    using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
+    using b_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment b: f32[2048]
+    const int tl_tid = threadIdx.x;
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    float s[16];  // fragment s: f32[4, 1024]
+    float sd[16];  // fragment sd: f32[4, 1024]
+    float sw[16];  // fragment sw: f32[1024]
+    float s_mean[1];  // fragment s_mean: f32[4]
+    float s_rstd[1];  // fragment s_rstd: f32[4]
+    float x[x_layout::kSlots];  // fragment x: f32[2048]
+    float w[w_layout::kSlots];  // fragment w: f32[2048]
+    float b[b_layout::kSlots];  // fragment b: f32[2048]
+    float sum_x;
+    float sum_d2;
+    float part;
+    const int32_t row0 = int(blockIdx.x) * 4;
+    const int32_t rows = tl::min(4, M - row0);
+    const float n = static_cast<float>(N);
+    const float inv_n = tl::rsqrt(n * n);
+    if (N <= 1024) {
+        // copy(X[row0 +: RB, 0 +: ROW], s);  (norms.tl:39)
+        #pragma unroll
+        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
+            const tl::f16* tl_ptr1 = &X[int64_t(row0 + (tl_tid / 64)) * N + ((tl_chunk0 % 8) + (tl_tid % 64) * 8 + (tl_chunk0 / 8) * 512)];
+            if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid % 64) * 8 + (tl_chunk0 / 8) * 512), N) && tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid % 64) * 8 + (tl_chunk0 / 8) * 512)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+                tl::f16 tl_vec2[8];
+                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk0 + tl_v) / 8) * 512), N) ? tl::convert<float>(X[int64_t(row0 + (tl_tid / 64)) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk0 + tl_v) / 8) * 512)]) : 0.0f;
+                }
+            }
+        }
+        // reduce(sum, s, s_mean, axis = 1);  (norms.tl:40)
+        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
+        {
+            float tl_part[1];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            #pragma unroll
+            for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(s[tl_s3]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            }
+            if ((tl_tid / 1 % 32) == 0) {
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + (tl_tid / 32 % 2)] = tl_part[tl_i];
+                }
+            }
+            __syncthreads();
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2];
+                #pragma unroll
+                for (int tl_w = 1; tl_w < 2; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + tl_w]);
+            }
+            __syncthreads();  // the scratch is free again
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                s_mean[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (norms.tl:41)
+        // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
+            [[maybe_unused]] const int i = (tl_tid / 64);
+            const int j = ((tl_s4 % 8) + (tl_tid % 64) * 8 + (tl_s4 / 8) * 512);
+            const float d = s[tl_s4] - s_mean[0] * inv_n;
+            s[tl_s4] = d;
+            sd[tl_s4] = j < N ? d * d : 0.0f;
+        }
+        // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:46)
+        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
+        {
+            float tl_part[1];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            #pragma unroll
+            for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sd[tl_s5]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            }
+            if ((tl_tid / 1 % 32) == 0) {
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + (tl_tid / 32 % 2)] = tl_part[tl_i];
+                }
+            }
+            __syncthreads();
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2];
+                #pragma unroll
+                for (int tl_w = 1; tl_w < 2; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + tl_w]);
+            }
+            __syncthreads();  // the scratch is free again
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                s_rstd[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i in parallel(RB) {  (norms.tl:47)
+        // for i in parallel(4): each thread visits the elements of `s_rstd` it holds
+        #pragma unroll
+        for (int tl_s6 = 0; tl_s6 < 1; ++tl_s6) {
+            [[maybe_unused]] const int i = (tl_tid / 64);
+            s_rstd[tl_s6] = tl::rsqrt(s_rstd[tl_s6] * inv_n + eps);
+        }
+        // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:50)
+        #pragma unroll
+        for (int tl_chunk7 = 0; tl_chunk7 < 16; tl_chunk7 += 8) {
+            const tl::f16* tl_ptr8 = &W[((tl_chunk7 % 8) + (tl_tid % 64) * 8 + (tl_chunk7 / 8) * 512)];
+            if (tl::in_bounds(((tl_chunk7 % 8) + (tl_tid % 64) * 8 + (tl_chunk7 / 8) * 512), N) && tl::in_bounds((((tl_chunk7 % 8) + (tl_tid % 64) * 8 + (tl_chunk7 / 8) * 512)) + 7, N) && tl::is_aligned(tl_ptr8, 16)) {
+                tl::f16 tl_vec9[8];
+                tl::load_vector<tl::f16, 8>(tl_vec9, tl_ptr8);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk7 + tl_v] = tl::convert<float>(tl_vec9[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    sw[tl_chunk7 + tl_v] = tl::in_bounds((((tl_chunk7 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk7 + tl_v) / 8) * 512), N) ? tl::convert<float>(W[(((tl_chunk7 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk7 + tl_v) / 8) * 512)]) : 0.0f;
+                }
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (norms.tl:51)
+        // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s10 = 0; tl_s10 < 16; ++tl_s10) {
+            [[maybe_unused]] const int i = (tl_tid / 64);
+            [[maybe_unused]] const int j = ((tl_s10 % 8) + (tl_tid % 64) * 8 + (tl_s10 / 8) * 512);
+            s[tl_s10] = s[tl_s10] * s_rstd[0] * sw[(tl_s10 % 8) + (tl_s10 / 8) * 8];
+        }
+        // copy(Bias[0 +: ROW], sw);  (norms.tl:54)
+        #pragma unroll
+        for (int tl_chunk11 = 0; tl_chunk11 < 16; tl_chunk11 += 8) {
+            const tl::f16* tl_ptr12 = &Bias[((tl_chunk11 % 8) + (tl_tid % 64) * 8 + (tl_chunk11 / 8) * 512)];
+            if (tl::in_bounds(((tl_chunk11 % 8) + (tl_tid % 64) * 8 + (tl_chunk11 / 8) * 512), N) && tl::in_bounds((((tl_chunk11 % 8) + (tl_tid % 64) * 8 + (tl_chunk11 / 8) * 512)) + 7, N) && tl::is_aligned(tl_ptr12, 16)) {
+                tl::f16 tl_vec13[8];
+                tl::load_vector<tl::f16, 8>(tl_vec13, tl_ptr12);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk11 + tl_v] = tl::convert<float>(tl_vec13[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    sw[tl_chunk11 + tl_v] = tl::in_bounds((((tl_chunk11 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk11 + tl_v) / 8) * 512), N) ? tl::convert<float>(Bias[(((tl_chunk11 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk11 + tl_v) / 8) * 512)]) : 0.0f;
+                }
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (norms.tl:55)
+        // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s14 = 0; tl_s14 < 16; ++tl_s14) {
+            [[maybe_unused]] const int i = (tl_tid / 64);
+            [[maybe_unused]] const int j = ((tl_s14 % 8) + (tl_tid % 64) * 8 + (tl_s14 / 8) * 512);
+            s[tl_s14] = s[tl_s14] + sw[(tl_s14 % 8) + (tl_s14 / 8) * 8];
+        }
+        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:58)
+        #pragma unroll
+        for (int tl_chunk15 = 0; tl_chunk15 < 16; tl_chunk15 += 8) {
+            tl::f16* tl_ptr16 = &Y[int64_t(row0 + (tl_tid / 64)) * N + ((tl_chunk15 % 8) + (tl_tid % 64) * 8 + (tl_chunk15 / 8) * 512)];
+            if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds(((tl_chunk15 % 8) + (tl_tid % 64) * 8 + (tl_chunk15 / 8) * 512), N) && tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk15 % 8) + (tl_tid % 64) * 8 + (tl_chunk15 / 8) * 512)) + 7, N) && tl::is_aligned(tl_ptr16, 16)) {
+                tl::f16 tl_vec17[8];
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec17[tl_v] = tl::convert<tl::f16>(s[tl_chunk15 + tl_v]);
+                tl::store_vector<tl::f16, 8>(tl_ptr16, tl_vec17);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk15 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk15 + tl_v) / 8) * 512), N)) Y[int64_t(row0 + (tl_tid / 64)) * N + (((tl_chunk15 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk15 + tl_v) / 8) * 512)] = tl::convert<tl::f16>(s[tl_chunk15 + tl_v]);
+                }
+            }
+        }
+    } else {
+        const int32_t n_tiles = tl::cdiv(N, 2048);
+        for (int rr = 0; rr < rows; ++rr) {
+            const int32_t row = row0 + rr;
+            sum_x = 0.0f;
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x);  (norms.tl:65)
+                #pragma unroll
+                for (int tl_chunk18 = 0; tl_chunk18 < x_layout::kSlots; tl_chunk18 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk18))) continue;
+                    const tl::f16* tl_ptr19 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18))) + 7, N) && tl::is_aligned(tl_ptr19, 16)) {
+                        tl::f16 tl_vec20[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec20, tl_ptr19);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk18 + tl_v] = tl::convert<float>(tl_vec20[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk18 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)))]) : 0.0f;
+                        }
+                    }
+                }
+                // reduce(sum, x, part);  (norms.tl:66)
+                {
+                    float tl_part[1];
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s21 = 0; tl_s21 < x_layout::kSlots; ++tl_s21) {
+                        if (!(x_layout::valid(tl_tid, tl_s21))) continue;
+                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s21]));
+                    }
+                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        part = tl_part[0];
+                    }
+                }
+                sum_x = sum_x + part;
+            }
+            const float mean = sum_x * inv_n;
+            sum_d2 = 0.0f;
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x);  (norms.tl:72)
+                #pragma unroll
+                for (int tl_chunk22 = 0; tl_chunk22 < x_layout::kSlots; tl_chunk22 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk22))) continue;
+                    const tl::f16* tl_ptr23 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22))) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
+                        tl::f16 tl_vec24[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec24, tl_ptr23);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk22 + tl_v] = tl::convert<float>(tl_vec24[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk22 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22 + tl_v)))]) : 0.0f;
+                        }
+                    }
+                }
+                // for j in parallel(BN) {  (norms.tl:73)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s25 = 0; tl_s25 < x_layout::kSlots; ++tl_s25) {
+                    if (!(x_layout::valid(tl_tid, tl_s25))) continue;
+                    const int j = x_layout::flat(tl_tid, tl_s25);
+                    const float d = x[tl_s25] - mean;
+                    x[tl_s25] = t * 2048 + j < N ? d * d : 0.0f;
+                }
+                // reduce(sum, x, part);  (norms.tl:77)
+                {
+                    float tl_part[1];
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s26 = 0; tl_s26 < x_layout::kSlots; ++tl_s26) {
+                        if (!(x_layout::valid(tl_tid, tl_s26))) continue;
+                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s26]));
+                    }
+                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        part = tl_part[0];
+                    }
+                }
+                sum_d2 = sum_d2 + part;
+            }
+            const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
+            for (int t = 0; t < n_tiles; ++t) {
+                const int32_t c0 = t * 2048;
+                // copy(X[row, c0 +: BN], x);  (norms.tl:83)
+                #pragma unroll
+                for (int tl_chunk27 = 0; tl_chunk27 < x_layout::kSlots; tl_chunk27 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk27))) continue;
+                    const tl::f16* tl_ptr28 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk27)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk27)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk27))) + 7, N) && tl::is_aligned(tl_ptr28, 16)) {
+                        tl::f16 tl_vec29[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec29, tl_ptr28);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk27 + tl_v] = tl::convert<float>(tl_vec29[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk27 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)))]) : 0.0f;
+                        }
+                    }
+                }
+                // copy(W[c0 +: BN], w);  (norms.tl:84)
+                #pragma unroll
+                for (int tl_chunk30 = 0; tl_chunk30 < w_layout::kSlots; tl_chunk30 += 8) {
+                    if (!(w_layout::valid(tl_tid, tl_chunk30))) continue;
+                    const tl::f16* tl_ptr31 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk30))];
+                    if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk30)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk30))) + 7, N) && tl::is_aligned(tl_ptr31, 16)) {
+                        tl::f16 tl_vec32[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec32, tl_ptr31);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk30 + tl_v] = tl::convert<float>(tl_vec32[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            w[tl_chunk30 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk30 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk30 + tl_v))]) : 0.0f;
+                        }
+                    }
+                }
+                // copy(Bias[c0 +: BN], b);  (norms.tl:85)
+                #pragma unroll
+                for (int tl_chunk33 = 0; tl_chunk33 < b_layout::kSlots; tl_chunk33 += 8) {
+                    if (!(b_layout::valid(tl_tid, tl_chunk33))) continue;
+                    const tl::f16* tl_ptr34 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk33))];
+                    if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk33)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk33))) + 7, N) && tl::is_aligned(tl_ptr34, 16)) {
+                        tl::f16 tl_vec35[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec35, tl_ptr34);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk33 + tl_v] = tl::convert<float>(tl_vec35[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            b[tl_chunk33 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk33 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk33 + tl_v))]) : 0.0f;
+                        }
+                    }
+                }
+                // for j in parallel(BN) {  (norms.tl:86)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s36 = 0; tl_s36 < x_layout::kSlots; ++tl_s36) {
+                    if (!(x_layout::valid(tl_tid, tl_s36))) continue;
+                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s36);
+                    x[tl_s36] = (x[tl_s36] - mean) * rstd * w[tl_s36] + b[tl_s36];
+                }
+                // copy(x, Y[row, c0 +: BN]);  (norms.tl:89)
+                #pragma unroll
+                for (int tl_chunk37 = 0; tl_chunk37 < x_layout::kSlots; tl_chunk37 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk37))) continue;
+                    tl::f16* tl_ptr38 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk37))) + 7, N) && tl::is_aligned(tl_ptr38, 16)) {
+                        tl::f16 tl_vec39[8];
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec39[tl_v] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
+                        tl::store_vector<tl::f16, 8>(tl_ptr38, tl_vec39);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 // kernel layernorm<ROW = 2048, THREADS = 256, RB = 2, BN = 2048, T = f16>  (stdlib/norms.tl:15)
 // 256 threads per block, 32 bytes of shared memory
-__global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
+__global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
         const tl::f16* __restrict__ X,
         const tl::f16* __restrict__ W,
         const tl::f16* __restrict__ Bias,
@@ -1090,9 +1820,388 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
     }
 }
 
+// kernel layernorm<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, T = f16>  (stdlib/norms.tl:15)
+// 256 threads per block, 32 bytes of shared memory
+__global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
+        const tl::f16* __restrict__ X,
+        const tl::f16* __restrict__ W,
+        const tl::f16* __restrict__ Bias,
+        tl::f16* __restrict__ Y,
+        float eps,
+        int32_t M,
+        int32_t N)
+{
+    // fragment s: f32[1, 4096], blocked per axis, vector 8: [1, 4096] over 256 threads: (, 8:r1 256:t1 2:r8) 16 registers
+    // fragment sd: f32[1, 4096], blocked per axis, vector 8: [1, 4096] over 256 threads: (, 8:r1 256:t1 2:r8) 16 registers
+    // fragment sw: f32[4096], slice of `s` (broadcast): [4096] over 256 threads: (8:r1 256:t1 2:r8) 16 registers
+    // fragment s_mean: f32[1], slice of `s` (reduce over axis 1): [1] over 256 threads: () 1 registers, 256 replicas
+    // fragment s_rstd: f32[1], slice of `sd` (reduce over axis 1): [1] over 256 threads: () 1 registers, 256 replicas
+    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
+    using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
+    using b_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment b: f32[2048]
+    const int tl_tid = threadIdx.x;
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    float s[16];  // fragment s: f32[1, 4096]
+    float sd[16];  // fragment sd: f32[1, 4096]
+    float sw[16];  // fragment sw: f32[4096]
+    float s_mean[1];  // fragment s_mean: f32[1]
+    float s_rstd[1];  // fragment s_rstd: f32[1]
+    float x[x_layout::kSlots];  // fragment x: f32[2048]
+    float w[w_layout::kSlots];  // fragment w: f32[2048]
+    float b[b_layout::kSlots];  // fragment b: f32[2048]
+    float sum_x;
+    float sum_d2;
+    float part;
+    const int32_t row0 = int(blockIdx.x) * 1;
+    const int32_t rows = tl::min(1, M - row0);
+    const float n = static_cast<float>(N);
+    const float inv_n = tl::rsqrt(n * n);
+    if (N <= 4096) {
+        // copy(X[row0 +: RB, 0 +: ROW], s);  (norms.tl:39)
+        #pragma unroll
+        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
+            const tl::f16* tl_ptr1 = &X[int64_t(row0 + 0) * N + ((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 2048)];
+            if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 2048), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 2048)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+                tl::f16 tl_vec2[8];
+                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk0 + tl_v) / 8) * 2048), N) ? tl::convert<float>(X[int64_t(row0 + 0) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk0 + tl_v) / 8) * 2048)]) : 0.0f;
+                }
+            }
+        }
+        // reduce(sum, s, s_mean, axis = 1);  (norms.tl:40)
+        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
+        {
+            float tl_part[1];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            #pragma unroll
+            for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(s[tl_s3]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            }
+            if ((tl_tid / 1 % 32) == 0) {
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    reinterpret_cast<float*>(tl_scratch)[(0) * 8 + (tl_tid / 32 % 8)] = tl_part[tl_i];
+                }
+            }
+            __syncthreads();
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 8];
+                #pragma unroll
+                for (int tl_w = 1; tl_w < 8; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(0) * 8 + tl_w]);
+            }
+            __syncthreads();  // the scratch is free again
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                s_mean[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (norms.tl:41)
+        // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
+            [[maybe_unused]] const int i = 0;
+            const int j = ((tl_s4 % 8) + (tl_tid) * 8 + (tl_s4 / 8) * 2048);
+            const float d = s[tl_s4] - s_mean[0] * inv_n;
+            s[tl_s4] = d;
+            sd[tl_s4] = j < N ? d * d : 0.0f;
+        }
+        // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:46)
+        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
+        {
+            float tl_part[1];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            #pragma unroll
+            for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sd[tl_s5]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            }
+            if ((tl_tid / 1 % 32) == 0) {
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    reinterpret_cast<float*>(tl_scratch)[(0) * 8 + (tl_tid / 32 % 8)] = tl_part[tl_i];
+                }
+            }
+            __syncthreads();
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 8];
+                #pragma unroll
+                for (int tl_w = 1; tl_w < 8; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(0) * 8 + tl_w]);
+            }
+            __syncthreads();  // the scratch is free again
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                s_rstd[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i in parallel(RB) {  (norms.tl:47)
+        // for i in parallel(1): each thread visits the elements of `s_rstd` it holds
+        #pragma unroll
+        for (int tl_s6 = 0; tl_s6 < 1; ++tl_s6) {
+            [[maybe_unused]] const int i = 0;
+            s_rstd[tl_s6] = tl::rsqrt(s_rstd[tl_s6] * inv_n + eps);
+        }
+        // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:50)
+        #pragma unroll
+        for (int tl_chunk7 = 0; tl_chunk7 < 16; tl_chunk7 += 8) {
+            const tl::f16* tl_ptr8 = &W[((tl_chunk7 % 8) + (tl_tid) * 8 + (tl_chunk7 / 8) * 2048)];
+            if (tl::in_bounds(((tl_chunk7 % 8) + (tl_tid) * 8 + (tl_chunk7 / 8) * 2048), N) && tl::in_bounds((((tl_chunk7 % 8) + (tl_tid) * 8 + (tl_chunk7 / 8) * 2048)) + 7, N) && tl::is_aligned(tl_ptr8, 16)) {
+                tl::f16 tl_vec9[8];
+                tl::load_vector<tl::f16, 8>(tl_vec9, tl_ptr8);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk7 + tl_v] = tl::convert<float>(tl_vec9[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    sw[tl_chunk7 + tl_v] = tl::in_bounds((((tl_chunk7 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk7 + tl_v) / 8) * 2048), N) ? tl::convert<float>(W[(((tl_chunk7 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk7 + tl_v) / 8) * 2048)]) : 0.0f;
+                }
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (norms.tl:51)
+        // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s10 = 0; tl_s10 < 16; ++tl_s10) {
+            [[maybe_unused]] const int i = 0;
+            [[maybe_unused]] const int j = ((tl_s10 % 8) + (tl_tid) * 8 + (tl_s10 / 8) * 2048);
+            s[tl_s10] = s[tl_s10] * s_rstd[0] * sw[(tl_s10 % 8) + (tl_s10 / 8) * 8];
+        }
+        // copy(Bias[0 +: ROW], sw);  (norms.tl:54)
+        #pragma unroll
+        for (int tl_chunk11 = 0; tl_chunk11 < 16; tl_chunk11 += 8) {
+            const tl::f16* tl_ptr12 = &Bias[((tl_chunk11 % 8) + (tl_tid) * 8 + (tl_chunk11 / 8) * 2048)];
+            if (tl::in_bounds(((tl_chunk11 % 8) + (tl_tid) * 8 + (tl_chunk11 / 8) * 2048), N) && tl::in_bounds((((tl_chunk11 % 8) + (tl_tid) * 8 + (tl_chunk11 / 8) * 2048)) + 7, N) && tl::is_aligned(tl_ptr12, 16)) {
+                tl::f16 tl_vec13[8];
+                tl::load_vector<tl::f16, 8>(tl_vec13, tl_ptr12);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk11 + tl_v] = tl::convert<float>(tl_vec13[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    sw[tl_chunk11 + tl_v] = tl::in_bounds((((tl_chunk11 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk11 + tl_v) / 8) * 2048), N) ? tl::convert<float>(Bias[(((tl_chunk11 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk11 + tl_v) / 8) * 2048)]) : 0.0f;
+                }
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (norms.tl:55)
+        // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s14 = 0; tl_s14 < 16; ++tl_s14) {
+            [[maybe_unused]] const int i = 0;
+            [[maybe_unused]] const int j = ((tl_s14 % 8) + (tl_tid) * 8 + (tl_s14 / 8) * 2048);
+            s[tl_s14] = s[tl_s14] + sw[(tl_s14 % 8) + (tl_s14 / 8) * 8];
+        }
+        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:58)
+        #pragma unroll
+        for (int tl_chunk15 = 0; tl_chunk15 < 16; tl_chunk15 += 8) {
+            tl::f16* tl_ptr16 = &Y[int64_t(row0 + 0) * N + ((tl_chunk15 % 8) + (tl_tid) * 8 + (tl_chunk15 / 8) * 2048)];
+            if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk15 % 8) + (tl_tid) * 8 + (tl_chunk15 / 8) * 2048), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk15 % 8) + (tl_tid) * 8 + (tl_chunk15 / 8) * 2048)) + 7, N) && tl::is_aligned(tl_ptr16, 16)) {
+                tl::f16 tl_vec17[8];
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec17[tl_v] = tl::convert<tl::f16>(s[tl_chunk15 + tl_v]);
+                tl::store_vector<tl::f16, 8>(tl_ptr16, tl_vec17);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    if (tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk15 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk15 + tl_v) / 8) * 2048), N)) Y[int64_t(row0 + 0) * N + (((tl_chunk15 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk15 + tl_v) / 8) * 2048)] = tl::convert<tl::f16>(s[tl_chunk15 + tl_v]);
+                }
+            }
+        }
+    } else {
+        const int32_t n_tiles = tl::cdiv(N, 2048);
+        for (int rr = 0; rr < rows; ++rr) {
+            const int32_t row = row0 + rr;
+            sum_x = 0.0f;
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x);  (norms.tl:65)
+                #pragma unroll
+                for (int tl_chunk18 = 0; tl_chunk18 < x_layout::kSlots; tl_chunk18 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk18))) continue;
+                    const tl::f16* tl_ptr19 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18))) + 7, N) && tl::is_aligned(tl_ptr19, 16)) {
+                        tl::f16 tl_vec20[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec20, tl_ptr19);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk18 + tl_v] = tl::convert<float>(tl_vec20[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk18 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)))]) : 0.0f;
+                        }
+                    }
+                }
+                // reduce(sum, x, part);  (norms.tl:66)
+                {
+                    float tl_part[1];
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s21 = 0; tl_s21 < x_layout::kSlots; ++tl_s21) {
+                        if (!(x_layout::valid(tl_tid, tl_s21))) continue;
+                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s21]));
+                    }
+                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        part = tl_part[0];
+                    }
+                }
+                sum_x = sum_x + part;
+            }
+            const float mean = sum_x * inv_n;
+            sum_d2 = 0.0f;
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x);  (norms.tl:72)
+                #pragma unroll
+                for (int tl_chunk22 = 0; tl_chunk22 < x_layout::kSlots; tl_chunk22 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk22))) continue;
+                    const tl::f16* tl_ptr23 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22))) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
+                        tl::f16 tl_vec24[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec24, tl_ptr23);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk22 + tl_v] = tl::convert<float>(tl_vec24[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk22 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22 + tl_v)))]) : 0.0f;
+                        }
+                    }
+                }
+                // for j in parallel(BN) {  (norms.tl:73)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s25 = 0; tl_s25 < x_layout::kSlots; ++tl_s25) {
+                    if (!(x_layout::valid(tl_tid, tl_s25))) continue;
+                    const int j = x_layout::flat(tl_tid, tl_s25);
+                    const float d = x[tl_s25] - mean;
+                    x[tl_s25] = t * 2048 + j < N ? d * d : 0.0f;
+                }
+                // reduce(sum, x, part);  (norms.tl:77)
+                {
+                    float tl_part[1];
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s26 = 0; tl_s26 < x_layout::kSlots; ++tl_s26) {
+                        if (!(x_layout::valid(tl_tid, tl_s26))) continue;
+                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s26]));
+                    }
+                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        part = tl_part[0];
+                    }
+                }
+                sum_d2 = sum_d2 + part;
+            }
+            const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
+            for (int t = 0; t < n_tiles; ++t) {
+                const int32_t c0 = t * 2048;
+                // copy(X[row, c0 +: BN], x);  (norms.tl:83)
+                #pragma unroll
+                for (int tl_chunk27 = 0; tl_chunk27 < x_layout::kSlots; tl_chunk27 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk27))) continue;
+                    const tl::f16* tl_ptr28 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk27)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk27)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk27))) + 7, N) && tl::is_aligned(tl_ptr28, 16)) {
+                        tl::f16 tl_vec29[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec29, tl_ptr28);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk27 + tl_v] = tl::convert<float>(tl_vec29[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk27 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)))]) : 0.0f;
+                        }
+                    }
+                }
+                // copy(W[c0 +: BN], w);  (norms.tl:84)
+                #pragma unroll
+                for (int tl_chunk30 = 0; tl_chunk30 < w_layout::kSlots; tl_chunk30 += 8) {
+                    if (!(w_layout::valid(tl_tid, tl_chunk30))) continue;
+                    const tl::f16* tl_ptr31 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk30))];
+                    if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk30)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk30))) + 7, N) && tl::is_aligned(tl_ptr31, 16)) {
+                        tl::f16 tl_vec32[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec32, tl_ptr31);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk30 + tl_v] = tl::convert<float>(tl_vec32[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            w[tl_chunk30 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk30 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk30 + tl_v))]) : 0.0f;
+                        }
+                    }
+                }
+                // copy(Bias[c0 +: BN], b);  (norms.tl:85)
+                #pragma unroll
+                for (int tl_chunk33 = 0; tl_chunk33 < b_layout::kSlots; tl_chunk33 += 8) {
+                    if (!(b_layout::valid(tl_tid, tl_chunk33))) continue;
+                    const tl::f16* tl_ptr34 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk33))];
+                    if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk33)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk33))) + 7, N) && tl::is_aligned(tl_ptr34, 16)) {
+                        tl::f16 tl_vec35[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec35, tl_ptr34);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk33 + tl_v] = tl::convert<float>(tl_vec35[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            b[tl_chunk33 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk33 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk33 + tl_v))]) : 0.0f;
+                        }
+                    }
+                }
+                // for j in parallel(BN) {  (norms.tl:86)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s36 = 0; tl_s36 < x_layout::kSlots; ++tl_s36) {
+                    if (!(x_layout::valid(tl_tid, tl_s36))) continue;
+                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s36);
+                    x[tl_s36] = (x[tl_s36] - mean) * rstd * w[tl_s36] + b[tl_s36];
+                }
+                // copy(x, Y[row, c0 +: BN]);  (norms.tl:89)
+                #pragma unroll
+                for (int tl_chunk37 = 0; tl_chunk37 < x_layout::kSlots; tl_chunk37 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk37))) continue;
+                    tl::f16* tl_ptr38 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk37))) + 7, N) && tl::is_aligned(tl_ptr38, 16)) {
+                        tl::f16 tl_vec39[8];
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec39[tl_v] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
+                        tl::store_vector<tl::f16, 8>(tl_ptr38, tl_vec39);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 // kernel layernorm<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, T = f16>  (stdlib/norms.tl:15)
 // 512 threads per block, 64 bytes of shared memory
-__global__ void __launch_bounds__(512, 2) layernorm_kernel_variant3(
+__global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
         const tl::f16* __restrict__ X,
         const tl::f16* __restrict__ W,
         const tl::f16* __restrict__ Bias,
@@ -1709,9 +2818,250 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant0(
     }
 }
 
-// kernel rmsnorm<ROW = 512, THREADS = 256, RB = 8, BN = 2048, T = f16>  (stdlib/norms.tl:97)
+// kernel rmsnorm<ROW = 256, THREADS = 256, RB = 16, BN = 2048, T = f16>  (stdlib/norms.tl:97)
 // 256 threads per block, 32 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant1(
+        const tl::f16* __restrict__ X,
+        const tl::f16* __restrict__ W,
+        tl::f16* __restrict__ Y,
+        float eps,
+        int32_t M,
+        int32_t N)
+{
+    // fragment s: f32[16, 256], blocked per axis, vector 8: [16, 256] over 256 threads: (8:t32 2:r8, 8:r1 32:t1) 16 registers
+    // fragment sq: f32[16, 256], blocked per axis, vector 8: [16, 256] over 256 threads: (8:t32 2:r8, 8:r1 32:t1) 16 registers
+    // fragment sw: f32[256], slice of `s` (broadcast): [256] over 256 threads: (8:r1 32:t1) 8 registers, 8 replicas
+    // fragment s_rrms: f32[16], slice of `sq` (reduce over axis 1): [16] over 256 threads: (8:t32 2:r1) 2 registers, 32 replicas
+    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
+    using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
+    const int tl_tid = threadIdx.x;
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    float s[16];  // fragment s: f32[16, 256]
+    float sq[16];  // fragment sq: f32[16, 256]
+    float sw[8];  // fragment sw: f32[256]
+    float s_rrms[2];  // fragment s_rrms: f32[16]
+    float x[x_layout::kSlots];  // fragment x: f32[2048]
+    float w[w_layout::kSlots];  // fragment w: f32[2048]
+    float sum_x2;
+    float part;
+    const int32_t row0 = int(blockIdx.x) * 16;
+    const int32_t rows = tl::min(16, M - row0);
+    const float n = static_cast<float>(N);
+    const float inv_n = tl::rsqrt(n * n);
+    if (N <= 256) {
+        // copy(X[row0 +: RB, 0 +: ROW], s);  (norms.tl:118)
+        #pragma unroll
+        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
+            const tl::f16* tl_ptr1 = &X[int64_t(row0 + ((tl_tid / 32) + (tl_chunk0 / 8) * 8)) * N + ((tl_chunk0 % 8) + (tl_tid % 32) * 8)];
+            if (tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk0 / 8) * 8), M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk0 / 8) * 8), M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+                tl::f16 tl_vec2[8];
+                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + ((tl_tid / 32) + ((tl_chunk0 + tl_v) / 8) * 8), M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid % 32) * 8), N) ? tl::convert<float>(X[int64_t(row0 + ((tl_tid / 32) + ((tl_chunk0 + tl_v) / 8) * 8)) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 32) * 8)]) : 0.0f;
+                }
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (norms.tl:119)
+        // for i, j in parallel(16, 256): each thread visits the elements of `sq` it holds
+        #pragma unroll
+        for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
+            [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s3 / 8) * 8);
+            [[maybe_unused]] const int j = ((tl_s3 % 8) + (tl_tid % 32) * 8);
+            sq[tl_s3] = s[tl_s3] * s[tl_s3];
+        }
+        // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:122)
+        // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
+        {
+            float tl_part[2];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            #pragma unroll
+            for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
+                tl_part[(tl_s4 / 8)] = tl::SumOp::combine(tl_part[(tl_s4 / 8)], tl::SumOp::element(sq[tl_s4]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                s_rrms[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i in parallel(RB) {  (norms.tl:123)
+        // for i in parallel(16): each thread visits the elements of `s_rrms` it holds
+        #pragma unroll
+        for (int tl_s5 = 0; tl_s5 < 2; ++tl_s5) {
+            [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s5) * 8);
+            s_rrms[tl_s5] = tl::rsqrt(s_rrms[tl_s5] * inv_n + eps);
+        }
+        // copy(W[0 +: ROW], sw);  (norms.tl:126)
+        #pragma unroll
+        for (int tl_chunk6 = 0; tl_chunk6 < 8; tl_chunk6 += 8) {
+            const tl::f16* tl_ptr7 = &W[((tl_chunk6) + (tl_tid % 32) * 8)];
+            if (tl::in_bounds(((tl_chunk6) + (tl_tid % 32) * 8), N) && tl::in_bounds((((tl_chunk6) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr7, 16)) {
+                tl::f16 tl_vec8[8];
+                tl::load_vector<tl::f16, 8>(tl_vec8, tl_ptr7);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk6 + tl_v] = tl::convert<float>(tl_vec8[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    sw[tl_chunk6 + tl_v] = tl::in_bounds((((tl_chunk6 + tl_v)) + (tl_tid % 32) * 8), N) ? tl::convert<float>(W[(((tl_chunk6 + tl_v)) + (tl_tid % 32) * 8)]) : 0.0f;
+                }
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (norms.tl:127)
+        // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s9 = 0; tl_s9 < 16; ++tl_s9) {
+            [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s9 / 8) * 8);
+            [[maybe_unused]] const int j = ((tl_s9 % 8) + (tl_tid % 32) * 8);
+            s[tl_s9] = s[tl_s9] * s_rrms[(tl_s9 / 8)] * sw[(tl_s9 % 8)];
+        }
+        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:130)
+        #pragma unroll
+        for (int tl_chunk10 = 0; tl_chunk10 < 16; tl_chunk10 += 8) {
+            tl::f16* tl_ptr11 = &Y[int64_t(row0 + ((tl_tid / 32) + (tl_chunk10 / 8) * 8)) * N + ((tl_chunk10 % 8) + (tl_tid % 32) * 8)];
+            if (tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk10 / 8) * 8), M) && tl::in_bounds(((tl_chunk10 % 8) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk10 / 8) * 8), M) && tl::in_bounds((((tl_chunk10 % 8) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr11, 16)) {
+                tl::f16 tl_vec12[8];
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec12[tl_v] = tl::convert<tl::f16>(s[tl_chunk10 + tl_v]);
+                tl::store_vector<tl::f16, 8>(tl_ptr11, tl_vec12);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    if (tl::in_bounds(row0 + ((tl_tid / 32) + ((tl_chunk10 + tl_v) / 8) * 8), M) && tl::in_bounds((((tl_chunk10 + tl_v) % 8) + (tl_tid % 32) * 8), N)) Y[int64_t(row0 + ((tl_tid / 32) + ((tl_chunk10 + tl_v) / 8) * 8)) * N + (((tl_chunk10 + tl_v) % 8) + (tl_tid % 32) * 8)] = tl::convert<tl::f16>(s[tl_chunk10 + tl_v]);
+                }
+            }
+        }
+    } else {
+        const int32_t n_tiles = tl::cdiv(N, 2048);
+        for (int rr = 0; rr < rows; ++rr) {
+            const int32_t row = row0 + rr;
+            sum_x2 = 0.0f;
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x);  (norms.tl:137)
+                #pragma unroll
+                for (int tl_chunk13 = 0; tl_chunk13 < x_layout::kSlots; tl_chunk13 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk13))) continue;
+                    const tl::f16* tl_ptr14 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13))) + 7, N) && tl::is_aligned(tl_ptr14, 16)) {
+                        tl::f16 tl_vec15[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec15, tl_ptr14);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk13 + tl_v] = tl::convert<float>(tl_vec15[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk13 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13 + tl_v)))]) : 0.0f;
+                        }
+                    }
+                }
+                // for j in parallel(BN) {  (norms.tl:138)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s16 = 0; tl_s16 < x_layout::kSlots; ++tl_s16) {
+                    if (!(x_layout::valid(tl_tid, tl_s16))) continue;
+                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s16);
+                    x[tl_s16] = x[tl_s16] * x[tl_s16];
+                }
+                // reduce(sum, x, part);  (norms.tl:141)
+                {
+                    float tl_part[1];
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s17 = 0; tl_s17 < x_layout::kSlots; ++tl_s17) {
+                        if (!(x_layout::valid(tl_tid, tl_s17))) continue;
+                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s17]));
+                    }
+                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        part = tl_part[0];
+                    }
+                }
+                sum_x2 = sum_x2 + part;
+            }
+            const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
+            for (int t = 0; t < n_tiles; ++t) {
+                const int32_t c0 = t * 2048;
+                // copy(X[row, c0 +: BN], x);  (norms.tl:147)
+                #pragma unroll
+                for (int tl_chunk18 = 0; tl_chunk18 < x_layout::kSlots; tl_chunk18 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk18))) continue;
+                    const tl::f16* tl_ptr19 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk18)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk18)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk18))) + 7, N) && tl::is_aligned(tl_ptr19, 16)) {
+                        tl::f16 tl_vec20[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec20, tl_ptr19);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk18 + tl_v] = tl::convert<float>(tl_vec20[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk18 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)))]) : 0.0f;
+                        }
+                    }
+                }
+                // copy(W[c0 +: BN], w);  (norms.tl:148)
+                #pragma unroll
+                for (int tl_chunk21 = 0; tl_chunk21 < w_layout::kSlots; tl_chunk21 += 8) {
+                    if (!(w_layout::valid(tl_tid, tl_chunk21))) continue;
+                    const tl::f16* tl_ptr22 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk21))];
+                    if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk21)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk21))) + 7, N) && tl::is_aligned(tl_ptr22, 16)) {
+                        tl::f16 tl_vec23[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec23, tl_ptr22);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk21 + tl_v] = tl::convert<float>(tl_vec23[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            w[tl_chunk21 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk21 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk21 + tl_v))]) : 0.0f;
+                        }
+                    }
+                }
+                // for j in parallel(BN) {  (norms.tl:149)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s24 = 0; tl_s24 < x_layout::kSlots; ++tl_s24) {
+                    if (!(x_layout::valid(tl_tid, tl_s24))) continue;
+                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s24);
+                    x[tl_s24] = x[tl_s24] * rrms * w[tl_s24];
+                }
+                // copy(x, Y[row, c0 +: BN]);  (norms.tl:152)
+                #pragma unroll
+                for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
+                    tl::f16* tl_ptr26 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk25)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk25)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk25))) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                        tl::f16 tl_vec27[8];
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec27[tl_v] = tl::convert<tl::f16>(x[tl_chunk25 + tl_v]);
+                        tl::store_vector<tl::f16, 8>(tl_ptr26, tl_vec27);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk25 + tl_v]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+// kernel rmsnorm<ROW = 512, THREADS = 256, RB = 8, BN = 2048, T = f16>  (stdlib/norms.tl:97)
+// 256 threads per block, 32 bytes of shared memory
+__global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant2(
         const tl::f16* __restrict__ X,
         const tl::f16* __restrict__ W,
         tl::f16* __restrict__ Y,
@@ -1950,9 +3300,264 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant1(
     }
 }
 
+// kernel rmsnorm<ROW = 1024, THREADS = 256, RB = 4, BN = 2048, T = f16>  (stdlib/norms.tl:97)
+// 256 threads per block, 32 bytes of shared memory
+__global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant3(
+        const tl::f16* __restrict__ X,
+        const tl::f16* __restrict__ W,
+        tl::f16* __restrict__ Y,
+        float eps,
+        int32_t M,
+        int32_t N)
+{
+    // fragment s: f32[4, 1024], blocked per axis, vector 8: [4, 1024] over 256 threads: (4:t64, 8:r1 64:t1 2:r8) 16 registers
+    // fragment sq: f32[4, 1024], blocked per axis, vector 8: [4, 1024] over 256 threads: (4:t64, 8:r1 64:t1 2:r8) 16 registers
+    // fragment sw: f32[1024], slice of `s` (broadcast): [1024] over 256 threads: (8:r1 64:t1 2:r8) 16 registers, 4 replicas
+    // fragment s_rrms: f32[4], slice of `sq` (reduce over axis 1): [4] over 256 threads: (4:t64) 1 registers, 64 replicas
+    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
+    using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
+    const int tl_tid = threadIdx.x;
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    float s[16];  // fragment s: f32[4, 1024]
+    float sq[16];  // fragment sq: f32[4, 1024]
+    float sw[16];  // fragment sw: f32[1024]
+    float s_rrms[1];  // fragment s_rrms: f32[4]
+    float x[x_layout::kSlots];  // fragment x: f32[2048]
+    float w[w_layout::kSlots];  // fragment w: f32[2048]
+    float sum_x2;
+    float part;
+    const int32_t row0 = int(blockIdx.x) * 4;
+    const int32_t rows = tl::min(4, M - row0);
+    const float n = static_cast<float>(N);
+    const float inv_n = tl::rsqrt(n * n);
+    if (N <= 1024) {
+        // copy(X[row0 +: RB, 0 +: ROW], s);  (norms.tl:118)
+        #pragma unroll
+        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
+            const tl::f16* tl_ptr1 = &X[int64_t(row0 + (tl_tid / 64)) * N + ((tl_chunk0 % 8) + (tl_tid % 64) * 8 + (tl_chunk0 / 8) * 512)];
+            if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid % 64) * 8 + (tl_chunk0 / 8) * 512), N) && tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid % 64) * 8 + (tl_chunk0 / 8) * 512)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+                tl::f16 tl_vec2[8];
+                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk0 + tl_v) / 8) * 512), N) ? tl::convert<float>(X[int64_t(row0 + (tl_tid / 64)) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk0 + tl_v) / 8) * 512)]) : 0.0f;
+                }
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (norms.tl:119)
+        // for i, j in parallel(4, 1024): each thread visits the elements of `sq` it holds
+        #pragma unroll
+        for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
+            [[maybe_unused]] const int i = (tl_tid / 64);
+            [[maybe_unused]] const int j = ((tl_s3 % 8) + (tl_tid % 64) * 8 + (tl_s3 / 8) * 512);
+            sq[tl_s3] = s[tl_s3] * s[tl_s3];
+        }
+        // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:122)
+        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
+        {
+            float tl_part[1];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            #pragma unroll
+            for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sq[tl_s4]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            }
+            if ((tl_tid / 1 % 32) == 0) {
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + (tl_tid / 32 % 2)] = tl_part[tl_i];
+                }
+            }
+            __syncthreads();
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2];
+                #pragma unroll
+                for (int tl_w = 1; tl_w < 2; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + tl_w]);
+            }
+            __syncthreads();  // the scratch is free again
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                s_rrms[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i in parallel(RB) {  (norms.tl:123)
+        // for i in parallel(4): each thread visits the elements of `s_rrms` it holds
+        #pragma unroll
+        for (int tl_s5 = 0; tl_s5 < 1; ++tl_s5) {
+            [[maybe_unused]] const int i = (tl_tid / 64);
+            s_rrms[tl_s5] = tl::rsqrt(s_rrms[tl_s5] * inv_n + eps);
+        }
+        // copy(W[0 +: ROW], sw);  (norms.tl:126)
+        #pragma unroll
+        for (int tl_chunk6 = 0; tl_chunk6 < 16; tl_chunk6 += 8) {
+            const tl::f16* tl_ptr7 = &W[((tl_chunk6 % 8) + (tl_tid % 64) * 8 + (tl_chunk6 / 8) * 512)];
+            if (tl::in_bounds(((tl_chunk6 % 8) + (tl_tid % 64) * 8 + (tl_chunk6 / 8) * 512), N) && tl::in_bounds((((tl_chunk6 % 8) + (tl_tid % 64) * 8 + (tl_chunk6 / 8) * 512)) + 7, N) && tl::is_aligned(tl_ptr7, 16)) {
+                tl::f16 tl_vec8[8];
+                tl::load_vector<tl::f16, 8>(tl_vec8, tl_ptr7);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk6 + tl_v] = tl::convert<float>(tl_vec8[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    sw[tl_chunk6 + tl_v] = tl::in_bounds((((tl_chunk6 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk6 + tl_v) / 8) * 512), N) ? tl::convert<float>(W[(((tl_chunk6 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk6 + tl_v) / 8) * 512)]) : 0.0f;
+                }
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (norms.tl:127)
+        // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s9 = 0; tl_s9 < 16; ++tl_s9) {
+            [[maybe_unused]] const int i = (tl_tid / 64);
+            [[maybe_unused]] const int j = ((tl_s9 % 8) + (tl_tid % 64) * 8 + (tl_s9 / 8) * 512);
+            s[tl_s9] = s[tl_s9] * s_rrms[0] * sw[(tl_s9 % 8) + (tl_s9 / 8) * 8];
+        }
+        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:130)
+        #pragma unroll
+        for (int tl_chunk10 = 0; tl_chunk10 < 16; tl_chunk10 += 8) {
+            tl::f16* tl_ptr11 = &Y[int64_t(row0 + (tl_tid / 64)) * N + ((tl_chunk10 % 8) + (tl_tid % 64) * 8 + (tl_chunk10 / 8) * 512)];
+            if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds(((tl_chunk10 % 8) + (tl_tid % 64) * 8 + (tl_chunk10 / 8) * 512), N) && tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk10 % 8) + (tl_tid % 64) * 8 + (tl_chunk10 / 8) * 512)) + 7, N) && tl::is_aligned(tl_ptr11, 16)) {
+                tl::f16 tl_vec12[8];
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec12[tl_v] = tl::convert<tl::f16>(s[tl_chunk10 + tl_v]);
+                tl::store_vector<tl::f16, 8>(tl_ptr11, tl_vec12);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk10 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk10 + tl_v) / 8) * 512), N)) Y[int64_t(row0 + (tl_tid / 64)) * N + (((tl_chunk10 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk10 + tl_v) / 8) * 512)] = tl::convert<tl::f16>(s[tl_chunk10 + tl_v]);
+                }
+            }
+        }
+    } else {
+        const int32_t n_tiles = tl::cdiv(N, 2048);
+        for (int rr = 0; rr < rows; ++rr) {
+            const int32_t row = row0 + rr;
+            sum_x2 = 0.0f;
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x);  (norms.tl:137)
+                #pragma unroll
+                for (int tl_chunk13 = 0; tl_chunk13 < x_layout::kSlots; tl_chunk13 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk13))) continue;
+                    const tl::f16* tl_ptr14 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13))) + 7, N) && tl::is_aligned(tl_ptr14, 16)) {
+                        tl::f16 tl_vec15[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec15, tl_ptr14);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk13 + tl_v] = tl::convert<float>(tl_vec15[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk13 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13 + tl_v)))]) : 0.0f;
+                        }
+                    }
+                }
+                // for j in parallel(BN) {  (norms.tl:138)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s16 = 0; tl_s16 < x_layout::kSlots; ++tl_s16) {
+                    if (!(x_layout::valid(tl_tid, tl_s16))) continue;
+                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s16);
+                    x[tl_s16] = x[tl_s16] * x[tl_s16];
+                }
+                // reduce(sum, x, part);  (norms.tl:141)
+                {
+                    float tl_part[1];
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s17 = 0; tl_s17 < x_layout::kSlots; ++tl_s17) {
+                        if (!(x_layout::valid(tl_tid, tl_s17))) continue;
+                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s17]));
+                    }
+                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        part = tl_part[0];
+                    }
+                }
+                sum_x2 = sum_x2 + part;
+            }
+            const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
+            for (int t = 0; t < n_tiles; ++t) {
+                const int32_t c0 = t * 2048;
+                // copy(X[row, c0 +: BN], x);  (norms.tl:147)
+                #pragma unroll
+                for (int tl_chunk18 = 0; tl_chunk18 < x_layout::kSlots; tl_chunk18 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk18))) continue;
+                    const tl::f16* tl_ptr19 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk18)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk18)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk18))) + 7, N) && tl::is_aligned(tl_ptr19, 16)) {
+                        tl::f16 tl_vec20[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec20, tl_ptr19);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk18 + tl_v] = tl::convert<float>(tl_vec20[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk18 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)))]) : 0.0f;
+                        }
+                    }
+                }
+                // copy(W[c0 +: BN], w);  (norms.tl:148)
+                #pragma unroll
+                for (int tl_chunk21 = 0; tl_chunk21 < w_layout::kSlots; tl_chunk21 += 8) {
+                    if (!(w_layout::valid(tl_tid, tl_chunk21))) continue;
+                    const tl::f16* tl_ptr22 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk21))];
+                    if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk21)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk21))) + 7, N) && tl::is_aligned(tl_ptr22, 16)) {
+                        tl::f16 tl_vec23[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec23, tl_ptr22);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk21 + tl_v] = tl::convert<float>(tl_vec23[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            w[tl_chunk21 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk21 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk21 + tl_v))]) : 0.0f;
+                        }
+                    }
+                }
+                // for j in parallel(BN) {  (norms.tl:149)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s24 = 0; tl_s24 < x_layout::kSlots; ++tl_s24) {
+                    if (!(x_layout::valid(tl_tid, tl_s24))) continue;
+                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s24);
+                    x[tl_s24] = x[tl_s24] * rrms * w[tl_s24];
+                }
+                // copy(x, Y[row, c0 +: BN]);  (norms.tl:152)
+                #pragma unroll
+                for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
+                    tl::f16* tl_ptr26 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk25)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk25)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk25))) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                        tl::f16 tl_vec27[8];
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec27[tl_v] = tl::convert<tl::f16>(x[tl_chunk25 + tl_v]);
+                        tl::store_vector<tl::f16, 8>(tl_ptr26, tl_vec27);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk25 + tl_v]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 // kernel rmsnorm<ROW = 2048, THREADS = 256, RB = 2, BN = 2048, T = f16>  (stdlib/norms.tl:97)
 // 256 threads per block, 32 bytes of shared memory
-__global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant2(
+__global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant4(
         const tl::f16* __restrict__ X,
         const tl::f16* __restrict__ W,
         tl::f16* __restrict__ Y,
@@ -2205,9 +3810,264 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant2(
     }
 }
 
+// kernel rmsnorm<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, T = f16>  (stdlib/norms.tl:97)
+// 256 threads per block, 32 bytes of shared memory
+__global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
+        const tl::f16* __restrict__ X,
+        const tl::f16* __restrict__ W,
+        tl::f16* __restrict__ Y,
+        float eps,
+        int32_t M,
+        int32_t N)
+{
+    // fragment s: f32[1, 4096], blocked per axis, vector 8: [1, 4096] over 256 threads: (, 8:r1 256:t1 2:r8) 16 registers
+    // fragment sq: f32[1, 4096], blocked per axis, vector 8: [1, 4096] over 256 threads: (, 8:r1 256:t1 2:r8) 16 registers
+    // fragment sw: f32[4096], slice of `s` (broadcast): [4096] over 256 threads: (8:r1 256:t1 2:r8) 16 registers
+    // fragment s_rrms: f32[1], slice of `sq` (reduce over axis 1): [1] over 256 threads: () 1 registers, 256 replicas
+    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
+    using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
+    const int tl_tid = threadIdx.x;
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    float s[16];  // fragment s: f32[1, 4096]
+    float sq[16];  // fragment sq: f32[1, 4096]
+    float sw[16];  // fragment sw: f32[4096]
+    float s_rrms[1];  // fragment s_rrms: f32[1]
+    float x[x_layout::kSlots];  // fragment x: f32[2048]
+    float w[w_layout::kSlots];  // fragment w: f32[2048]
+    float sum_x2;
+    float part;
+    const int32_t row0 = int(blockIdx.x) * 1;
+    const int32_t rows = tl::min(1, M - row0);
+    const float n = static_cast<float>(N);
+    const float inv_n = tl::rsqrt(n * n);
+    if (N <= 4096) {
+        // copy(X[row0 +: RB, 0 +: ROW], s);  (norms.tl:118)
+        #pragma unroll
+        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
+            const tl::f16* tl_ptr1 = &X[int64_t(row0 + 0) * N + ((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 2048)];
+            if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 2048), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 2048)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+                tl::f16 tl_vec2[8];
+                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk0 + tl_v) / 8) * 2048), N) ? tl::convert<float>(X[int64_t(row0 + 0) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk0 + tl_v) / 8) * 2048)]) : 0.0f;
+                }
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (norms.tl:119)
+        // for i, j in parallel(1, 4096): each thread visits the elements of `sq` it holds
+        #pragma unroll
+        for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
+            [[maybe_unused]] const int i = 0;
+            [[maybe_unused]] const int j = ((tl_s3 % 8) + (tl_tid) * 8 + (tl_s3 / 8) * 2048);
+            sq[tl_s3] = s[tl_s3] * s[tl_s3];
+        }
+        // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:122)
+        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
+        {
+            float tl_part[1];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            #pragma unroll
+            for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sq[tl_s4]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            }
+            if ((tl_tid / 1 % 32) == 0) {
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    reinterpret_cast<float*>(tl_scratch)[(0) * 8 + (tl_tid / 32 % 8)] = tl_part[tl_i];
+                }
+            }
+            __syncthreads();
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 8];
+                #pragma unroll
+                for (int tl_w = 1; tl_w < 8; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(0) * 8 + tl_w]);
+            }
+            __syncthreads();  // the scratch is free again
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                s_rrms[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i in parallel(RB) {  (norms.tl:123)
+        // for i in parallel(1): each thread visits the elements of `s_rrms` it holds
+        #pragma unroll
+        for (int tl_s5 = 0; tl_s5 < 1; ++tl_s5) {
+            [[maybe_unused]] const int i = 0;
+            s_rrms[tl_s5] = tl::rsqrt(s_rrms[tl_s5] * inv_n + eps);
+        }
+        // copy(W[0 +: ROW], sw);  (norms.tl:126)
+        #pragma unroll
+        for (int tl_chunk6 = 0; tl_chunk6 < 16; tl_chunk6 += 8) {
+            const tl::f16* tl_ptr7 = &W[((tl_chunk6 % 8) + (tl_tid) * 8 + (tl_chunk6 / 8) * 2048)];
+            if (tl::in_bounds(((tl_chunk6 % 8) + (tl_tid) * 8 + (tl_chunk6 / 8) * 2048), N) && tl::in_bounds((((tl_chunk6 % 8) + (tl_tid) * 8 + (tl_chunk6 / 8) * 2048)) + 7, N) && tl::is_aligned(tl_ptr7, 16)) {
+                tl::f16 tl_vec8[8];
+                tl::load_vector<tl::f16, 8>(tl_vec8, tl_ptr7);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk6 + tl_v] = tl::convert<float>(tl_vec8[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    sw[tl_chunk6 + tl_v] = tl::in_bounds((((tl_chunk6 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk6 + tl_v) / 8) * 2048), N) ? tl::convert<float>(W[(((tl_chunk6 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk6 + tl_v) / 8) * 2048)]) : 0.0f;
+                }
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (norms.tl:127)
+        // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s9 = 0; tl_s9 < 16; ++tl_s9) {
+            [[maybe_unused]] const int i = 0;
+            [[maybe_unused]] const int j = ((tl_s9 % 8) + (tl_tid) * 8 + (tl_s9 / 8) * 2048);
+            s[tl_s9] = s[tl_s9] * s_rrms[0] * sw[(tl_s9 % 8) + (tl_s9 / 8) * 8];
+        }
+        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:130)
+        #pragma unroll
+        for (int tl_chunk10 = 0; tl_chunk10 < 16; tl_chunk10 += 8) {
+            tl::f16* tl_ptr11 = &Y[int64_t(row0 + 0) * N + ((tl_chunk10 % 8) + (tl_tid) * 8 + (tl_chunk10 / 8) * 2048)];
+            if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk10 % 8) + (tl_tid) * 8 + (tl_chunk10 / 8) * 2048), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk10 % 8) + (tl_tid) * 8 + (tl_chunk10 / 8) * 2048)) + 7, N) && tl::is_aligned(tl_ptr11, 16)) {
+                tl::f16 tl_vec12[8];
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec12[tl_v] = tl::convert<tl::f16>(s[tl_chunk10 + tl_v]);
+                tl::store_vector<tl::f16, 8>(tl_ptr11, tl_vec12);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    if (tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk10 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk10 + tl_v) / 8) * 2048), N)) Y[int64_t(row0 + 0) * N + (((tl_chunk10 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk10 + tl_v) / 8) * 2048)] = tl::convert<tl::f16>(s[tl_chunk10 + tl_v]);
+                }
+            }
+        }
+    } else {
+        const int32_t n_tiles = tl::cdiv(N, 2048);
+        for (int rr = 0; rr < rows; ++rr) {
+            const int32_t row = row0 + rr;
+            sum_x2 = 0.0f;
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x);  (norms.tl:137)
+                #pragma unroll
+                for (int tl_chunk13 = 0; tl_chunk13 < x_layout::kSlots; tl_chunk13 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk13))) continue;
+                    const tl::f16* tl_ptr14 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13))) + 7, N) && tl::is_aligned(tl_ptr14, 16)) {
+                        tl::f16 tl_vec15[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec15, tl_ptr14);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk13 + tl_v] = tl::convert<float>(tl_vec15[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk13 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13 + tl_v)))]) : 0.0f;
+                        }
+                    }
+                }
+                // for j in parallel(BN) {  (norms.tl:138)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s16 = 0; tl_s16 < x_layout::kSlots; ++tl_s16) {
+                    if (!(x_layout::valid(tl_tid, tl_s16))) continue;
+                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s16);
+                    x[tl_s16] = x[tl_s16] * x[tl_s16];
+                }
+                // reduce(sum, x, part);  (norms.tl:141)
+                {
+                    float tl_part[1];
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s17 = 0; tl_s17 < x_layout::kSlots; ++tl_s17) {
+                        if (!(x_layout::valid(tl_tid, tl_s17))) continue;
+                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s17]));
+                    }
+                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        part = tl_part[0];
+                    }
+                }
+                sum_x2 = sum_x2 + part;
+            }
+            const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
+            for (int t = 0; t < n_tiles; ++t) {
+                const int32_t c0 = t * 2048;
+                // copy(X[row, c0 +: BN], x);  (norms.tl:147)
+                #pragma unroll
+                for (int tl_chunk18 = 0; tl_chunk18 < x_layout::kSlots; tl_chunk18 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk18))) continue;
+                    const tl::f16* tl_ptr19 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk18)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk18)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk18))) + 7, N) && tl::is_aligned(tl_ptr19, 16)) {
+                        tl::f16 tl_vec20[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec20, tl_ptr19);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk18 + tl_v] = tl::convert<float>(tl_vec20[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk18 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)))]) : 0.0f;
+                        }
+                    }
+                }
+                // copy(W[c0 +: BN], w);  (norms.tl:148)
+                #pragma unroll
+                for (int tl_chunk21 = 0; tl_chunk21 < w_layout::kSlots; tl_chunk21 += 8) {
+                    if (!(w_layout::valid(tl_tid, tl_chunk21))) continue;
+                    const tl::f16* tl_ptr22 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk21))];
+                    if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk21)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk21))) + 7, N) && tl::is_aligned(tl_ptr22, 16)) {
+                        tl::f16 tl_vec23[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec23, tl_ptr22);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk21 + tl_v] = tl::convert<float>(tl_vec23[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            w[tl_chunk21 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk21 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk21 + tl_v))]) : 0.0f;
+                        }
+                    }
+                }
+                // for j in parallel(BN) {  (norms.tl:149)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s24 = 0; tl_s24 < x_layout::kSlots; ++tl_s24) {
+                    if (!(x_layout::valid(tl_tid, tl_s24))) continue;
+                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s24);
+                    x[tl_s24] = x[tl_s24] * rrms * w[tl_s24];
+                }
+                // copy(x, Y[row, c0 +: BN]);  (norms.tl:152)
+                #pragma unroll
+                for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
+                    tl::f16* tl_ptr26 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk25)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk25)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk25))) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                        tl::f16 tl_vec27[8];
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec27[tl_v] = tl::convert<tl::f16>(x[tl_chunk25 + tl_v]);
+                        tl::store_vector<tl::f16, 8>(tl_ptr26, tl_vec27);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk25 + tl_v]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 // kernel rmsnorm<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, T = f16>  (stdlib/norms.tl:97)
 // 512 threads per block, 64 bytes of shared memory
-__global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant3(
+__global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
         const tl::f16* __restrict__ X,
         const tl::f16* __restrict__ W,
         tl::f16* __restrict__ Y,
@@ -2809,9 +4669,360 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
     }
 }
 
-// kernel layernorm_gelu<ROW = 512, THREADS = 256, RB = 8, BN = 2048, T = f16>  (stdlib/norms.tl:160)
+// kernel layernorm_gelu<ROW = 256, THREADS = 256, RB = 16, BN = 2048, T = f16>  (stdlib/norms.tl:160)
 // 256 threads per block, 32 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
+        const tl::f16* __restrict__ X,
+        const tl::f16* __restrict__ W,
+        const tl::f16* __restrict__ Bias,
+        tl::f16* __restrict__ Y,
+        float eps,
+        int32_t M,
+        int32_t N)
+{
+    // fragment s: f32[16, 256], blocked per axis, vector 8: [16, 256] over 256 threads: (8:t32 2:r8, 8:r1 32:t1) 16 registers
+    // fragment sd: f32[16, 256], blocked per axis, vector 8: [16, 256] over 256 threads: (8:t32 2:r8, 8:r1 32:t1) 16 registers
+    // fragment sw: f32[256], slice of `s` (broadcast): [256] over 256 threads: (8:r1 32:t1) 8 registers, 8 replicas
+    // fragment s_mean: f32[16], slice of `s` (reduce over axis 1): [16] over 256 threads: (8:t32 2:r1) 2 registers, 32 replicas
+    // fragment s_rstd: f32[16], slice of `sd` (reduce over axis 1): [16] over 256 threads: (8:t32 2:r1) 2 registers, 32 replicas
+    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
+    using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
+    using b_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment b: f32[2048]
+    const int tl_tid = threadIdx.x;
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    float s[16];  // fragment s: f32[16, 256]
+    float sd[16];  // fragment sd: f32[16, 256]
+    float sw[8];  // fragment sw: f32[256]
+    float s_mean[2];  // fragment s_mean: f32[16]
+    float s_rstd[2];  // fragment s_rstd: f32[16]
+    float x[x_layout::kSlots];  // fragment x: f32[2048]
+    float w[w_layout::kSlots];  // fragment w: f32[2048]
+    float b[b_layout::kSlots];  // fragment b: f32[2048]
+    float sum_x;
+    float sum_d2;
+    float part;
+    const int32_t row0 = int(blockIdx.x) * 16;
+    const int32_t rows = tl::min(16, M - row0);
+    const float n = static_cast<float>(N);
+    const float inv_n = tl::rsqrt(n * n);
+    if (N <= 256) {
+        // copy(X[row0 +: RB, 0 +: ROW], s);  (norms.tl:184)
+        #pragma unroll
+        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
+            const tl::f16* tl_ptr1 = &X[int64_t(row0 + ((tl_tid / 32) + (tl_chunk0 / 8) * 8)) * N + ((tl_chunk0 % 8) + (tl_tid % 32) * 8)];
+            if (tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk0 / 8) * 8), M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk0 / 8) * 8), M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+                tl::f16 tl_vec2[8];
+                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + ((tl_tid / 32) + ((tl_chunk0 + tl_v) / 8) * 8), M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid % 32) * 8), N) ? tl::convert<float>(X[int64_t(row0 + ((tl_tid / 32) + ((tl_chunk0 + tl_v) / 8) * 8)) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 32) * 8)]) : 0.0f;
+                }
+            }
+        }
+        // reduce(sum, s, s_mean, axis = 1);  (norms.tl:185)
+        // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
+        {
+            float tl_part[2];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            #pragma unroll
+            for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
+                tl_part[(tl_s3 / 8)] = tl::SumOp::combine(tl_part[(tl_s3 / 8)], tl::SumOp::element(s[tl_s3]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                s_mean[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (norms.tl:186)
+        // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
+            [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s4 / 8) * 8);
+            const int j = ((tl_s4 % 8) + (tl_tid % 32) * 8);
+            const float d = s[tl_s4] - s_mean[(tl_s4 / 8)] * inv_n;
+            s[tl_s4] = d;
+            sd[tl_s4] = j < N ? d * d : 0.0f;
+        }
+        // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:191)
+        // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
+        {
+            float tl_part[2];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            #pragma unroll
+            for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
+                tl_part[(tl_s5 / 8)] = tl::SumOp::combine(tl_part[(tl_s5 / 8)], tl::SumOp::element(sd[tl_s5]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                s_rstd[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i in parallel(RB) {  (norms.tl:192)
+        // for i in parallel(16): each thread visits the elements of `s_rstd` it holds
+        #pragma unroll
+        for (int tl_s6 = 0; tl_s6 < 2; ++tl_s6) {
+            [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s6) * 8);
+            s_rstd[tl_s6] = tl::rsqrt(s_rstd[tl_s6] * inv_n + eps);
+        }
+        // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:195)
+        #pragma unroll
+        for (int tl_chunk7 = 0; tl_chunk7 < 8; tl_chunk7 += 8) {
+            const tl::f16* tl_ptr8 = &W[((tl_chunk7) + (tl_tid % 32) * 8)];
+            if (tl::in_bounds(((tl_chunk7) + (tl_tid % 32) * 8), N) && tl::in_bounds((((tl_chunk7) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr8, 16)) {
+                tl::f16 tl_vec9[8];
+                tl::load_vector<tl::f16, 8>(tl_vec9, tl_ptr8);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk7 + tl_v] = tl::convert<float>(tl_vec9[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    sw[tl_chunk7 + tl_v] = tl::in_bounds((((tl_chunk7 + tl_v)) + (tl_tid % 32) * 8), N) ? tl::convert<float>(W[(((tl_chunk7 + tl_v)) + (tl_tid % 32) * 8)]) : 0.0f;
+                }
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (norms.tl:196)
+        // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s10 = 0; tl_s10 < 16; ++tl_s10) {
+            [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s10 / 8) * 8);
+            [[maybe_unused]] const int j = ((tl_s10 % 8) + (tl_tid % 32) * 8);
+            s[tl_s10] = s[tl_s10] * s_rstd[(tl_s10 / 8)] * sw[(tl_s10 % 8)];
+        }
+        // copy(Bias[0 +: ROW], sw);  (norms.tl:199)
+        #pragma unroll
+        for (int tl_chunk11 = 0; tl_chunk11 < 8; tl_chunk11 += 8) {
+            const tl::f16* tl_ptr12 = &Bias[((tl_chunk11) + (tl_tid % 32) * 8)];
+            if (tl::in_bounds(((tl_chunk11) + (tl_tid % 32) * 8), N) && tl::in_bounds((((tl_chunk11) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr12, 16)) {
+                tl::f16 tl_vec13[8];
+                tl::load_vector<tl::f16, 8>(tl_vec13, tl_ptr12);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk11 + tl_v] = tl::convert<float>(tl_vec13[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    sw[tl_chunk11 + tl_v] = tl::in_bounds((((tl_chunk11 + tl_v)) + (tl_tid % 32) * 8), N) ? tl::convert<float>(Bias[(((tl_chunk11 + tl_v)) + (tl_tid % 32) * 8)]) : 0.0f;
+                }
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (norms.tl:200)
+        // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s14 = 0; tl_s14 < 16; ++tl_s14) {
+            [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s14 / 8) * 8);
+            [[maybe_unused]] const int j = ((tl_s14 % 8) + (tl_tid % 32) * 8);
+            s[tl_s14] = gelu(s[tl_s14] + sw[(tl_s14 % 8)]);
+        }
+        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:203)
+        #pragma unroll
+        for (int tl_chunk15 = 0; tl_chunk15 < 16; tl_chunk15 += 8) {
+            tl::f16* tl_ptr16 = &Y[int64_t(row0 + ((tl_tid / 32) + (tl_chunk15 / 8) * 8)) * N + ((tl_chunk15 % 8) + (tl_tid % 32) * 8)];
+            if (tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk15 / 8) * 8), M) && tl::in_bounds(((tl_chunk15 % 8) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk15 / 8) * 8), M) && tl::in_bounds((((tl_chunk15 % 8) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr16, 16)) {
+                tl::f16 tl_vec17[8];
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec17[tl_v] = tl::convert<tl::f16>(s[tl_chunk15 + tl_v]);
+                tl::store_vector<tl::f16, 8>(tl_ptr16, tl_vec17);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    if (tl::in_bounds(row0 + ((tl_tid / 32) + ((tl_chunk15 + tl_v) / 8) * 8), M) && tl::in_bounds((((tl_chunk15 + tl_v) % 8) + (tl_tid % 32) * 8), N)) Y[int64_t(row0 + ((tl_tid / 32) + ((tl_chunk15 + tl_v) / 8) * 8)) * N + (((tl_chunk15 + tl_v) % 8) + (tl_tid % 32) * 8)] = tl::convert<tl::f16>(s[tl_chunk15 + tl_v]);
+                }
+            }
+        }
+    } else {
+        const int32_t n_tiles = tl::cdiv(N, 2048);
+        for (int rr = 0; rr < rows; ++rr) {
+            const int32_t row = row0 + rr;
+            sum_x = 0.0f;
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x);  (norms.tl:210)
+                #pragma unroll
+                for (int tl_chunk18 = 0; tl_chunk18 < x_layout::kSlots; tl_chunk18 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk18))) continue;
+                    const tl::f16* tl_ptr19 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18))) + 7, N) && tl::is_aligned(tl_ptr19, 16)) {
+                        tl::f16 tl_vec20[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec20, tl_ptr19);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk18 + tl_v] = tl::convert<float>(tl_vec20[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk18 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)))]) : 0.0f;
+                        }
+                    }
+                }
+                // reduce(sum, x, part);  (norms.tl:211)
+                {
+                    float tl_part[1];
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s21 = 0; tl_s21 < x_layout::kSlots; ++tl_s21) {
+                        if (!(x_layout::valid(tl_tid, tl_s21))) continue;
+                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s21]));
+                    }
+                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        part = tl_part[0];
+                    }
+                }
+                sum_x = sum_x + part;
+            }
+            const float mean = sum_x * inv_n;
+            sum_d2 = 0.0f;
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x);  (norms.tl:217)
+                #pragma unroll
+                for (int tl_chunk22 = 0; tl_chunk22 < x_layout::kSlots; tl_chunk22 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk22))) continue;
+                    const tl::f16* tl_ptr23 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22))) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
+                        tl::f16 tl_vec24[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec24, tl_ptr23);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk22 + tl_v] = tl::convert<float>(tl_vec24[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk22 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22 + tl_v)))]) : 0.0f;
+                        }
+                    }
+                }
+                // for j in parallel(BN) {  (norms.tl:218)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s25 = 0; tl_s25 < x_layout::kSlots; ++tl_s25) {
+                    if (!(x_layout::valid(tl_tid, tl_s25))) continue;
+                    const int j = x_layout::flat(tl_tid, tl_s25);
+                    const float d = x[tl_s25] - mean;
+                    x[tl_s25] = t * 2048 + j < N ? d * d : 0.0f;
+                }
+                // reduce(sum, x, part);  (norms.tl:222)
+                {
+                    float tl_part[1];
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s26 = 0; tl_s26 < x_layout::kSlots; ++tl_s26) {
+                        if (!(x_layout::valid(tl_tid, tl_s26))) continue;
+                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s26]));
+                    }
+                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        part = tl_part[0];
+                    }
+                }
+                sum_d2 = sum_d2 + part;
+            }
+            const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
+            for (int t = 0; t < n_tiles; ++t) {
+                const int32_t c0 = t * 2048;
+                // copy(X[row, c0 +: BN], x);  (norms.tl:228)
+                #pragma unroll
+                for (int tl_chunk27 = 0; tl_chunk27 < x_layout::kSlots; tl_chunk27 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk27))) continue;
+                    const tl::f16* tl_ptr28 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk27)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk27)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk27))) + 7, N) && tl::is_aligned(tl_ptr28, 16)) {
+                        tl::f16 tl_vec29[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec29, tl_ptr28);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk27 + tl_v] = tl::convert<float>(tl_vec29[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk27 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)))]) : 0.0f;
+                        }
+                    }
+                }
+                // copy(W[c0 +: BN], w);  (norms.tl:229)
+                #pragma unroll
+                for (int tl_chunk30 = 0; tl_chunk30 < w_layout::kSlots; tl_chunk30 += 8) {
+                    if (!(w_layout::valid(tl_tid, tl_chunk30))) continue;
+                    const tl::f16* tl_ptr31 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk30))];
+                    if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk30)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk30))) + 7, N) && tl::is_aligned(tl_ptr31, 16)) {
+                        tl::f16 tl_vec32[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec32, tl_ptr31);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk30 + tl_v] = tl::convert<float>(tl_vec32[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            w[tl_chunk30 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk30 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk30 + tl_v))]) : 0.0f;
+                        }
+                    }
+                }
+                // copy(Bias[c0 +: BN], b);  (norms.tl:230)
+                #pragma unroll
+                for (int tl_chunk33 = 0; tl_chunk33 < b_layout::kSlots; tl_chunk33 += 8) {
+                    if (!(b_layout::valid(tl_tid, tl_chunk33))) continue;
+                    const tl::f16* tl_ptr34 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk33))];
+                    if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk33)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk33))) + 7, N) && tl::is_aligned(tl_ptr34, 16)) {
+                        tl::f16 tl_vec35[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec35, tl_ptr34);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk33 + tl_v] = tl::convert<float>(tl_vec35[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            b[tl_chunk33 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk33 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk33 + tl_v))]) : 0.0f;
+                        }
+                    }
+                }
+                // for j in parallel(BN) {  (norms.tl:231)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s36 = 0; tl_s36 < x_layout::kSlots; ++tl_s36) {
+                    if (!(x_layout::valid(tl_tid, tl_s36))) continue;
+                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s36);
+                    x[tl_s36] = gelu((x[tl_s36] - mean) * rstd * w[tl_s36] + b[tl_s36]);
+                }
+                // copy(x, Y[row, c0 +: BN]);  (norms.tl:234)
+                #pragma unroll
+                for (int tl_chunk37 = 0; tl_chunk37 < x_layout::kSlots; tl_chunk37 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk37))) continue;
+                    tl::f16* tl_ptr38 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk37))) + 7, N) && tl::is_aligned(tl_ptr38, 16)) {
+                        tl::f16 tl_vec39[8];
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec39[tl_v] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
+                        tl::store_vector<tl::f16, 8>(tl_ptr38, tl_vec39);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+// kernel layernorm_gelu<ROW = 512, THREADS = 256, RB = 8, BN = 2048, T = f16>  (stdlib/norms.tl:160)
+// 256 threads per block, 32 bytes of shared memory
+__global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
         const tl::f16* __restrict__ X,
         const tl::f16* __restrict__ W,
         const tl::f16* __restrict__ Bias,
@@ -3160,9 +5371,388 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
     }
 }
 
+// kernel layernorm_gelu<ROW = 1024, THREADS = 256, RB = 4, BN = 2048, T = f16>  (stdlib/norms.tl:160)
+// 256 threads per block, 32 bytes of shared memory
+__global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
+        const tl::f16* __restrict__ X,
+        const tl::f16* __restrict__ W,
+        const tl::f16* __restrict__ Bias,
+        tl::f16* __restrict__ Y,
+        float eps,
+        int32_t M,
+        int32_t N)
+{
+    // fragment s: f32[4, 1024], blocked per axis, vector 8: [4, 1024] over 256 threads: (4:t64, 8:r1 64:t1 2:r8) 16 registers
+    // fragment sd: f32[4, 1024], blocked per axis, vector 8: [4, 1024] over 256 threads: (4:t64, 8:r1 64:t1 2:r8) 16 registers
+    // fragment sw: f32[1024], slice of `s` (broadcast): [1024] over 256 threads: (8:r1 64:t1 2:r8) 16 registers, 4 replicas
+    // fragment s_mean: f32[4], slice of `s` (reduce over axis 1): [4] over 256 threads: (4:t64) 1 registers, 64 replicas
+    // fragment s_rstd: f32[4], slice of `sd` (reduce over axis 1): [4] over 256 threads: (4:t64) 1 registers, 64 replicas
+    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
+    using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
+    using b_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment b: f32[2048]
+    const int tl_tid = threadIdx.x;
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    float s[16];  // fragment s: f32[4, 1024]
+    float sd[16];  // fragment sd: f32[4, 1024]
+    float sw[16];  // fragment sw: f32[1024]
+    float s_mean[1];  // fragment s_mean: f32[4]
+    float s_rstd[1];  // fragment s_rstd: f32[4]
+    float x[x_layout::kSlots];  // fragment x: f32[2048]
+    float w[w_layout::kSlots];  // fragment w: f32[2048]
+    float b[b_layout::kSlots];  // fragment b: f32[2048]
+    float sum_x;
+    float sum_d2;
+    float part;
+    const int32_t row0 = int(blockIdx.x) * 4;
+    const int32_t rows = tl::min(4, M - row0);
+    const float n = static_cast<float>(N);
+    const float inv_n = tl::rsqrt(n * n);
+    if (N <= 1024) {
+        // copy(X[row0 +: RB, 0 +: ROW], s);  (norms.tl:184)
+        #pragma unroll
+        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
+            const tl::f16* tl_ptr1 = &X[int64_t(row0 + (tl_tid / 64)) * N + ((tl_chunk0 % 8) + (tl_tid % 64) * 8 + (tl_chunk0 / 8) * 512)];
+            if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid % 64) * 8 + (tl_chunk0 / 8) * 512), N) && tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid % 64) * 8 + (tl_chunk0 / 8) * 512)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+                tl::f16 tl_vec2[8];
+                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk0 + tl_v) / 8) * 512), N) ? tl::convert<float>(X[int64_t(row0 + (tl_tid / 64)) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk0 + tl_v) / 8) * 512)]) : 0.0f;
+                }
+            }
+        }
+        // reduce(sum, s, s_mean, axis = 1);  (norms.tl:185)
+        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
+        {
+            float tl_part[1];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            #pragma unroll
+            for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(s[tl_s3]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            }
+            if ((tl_tid / 1 % 32) == 0) {
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + (tl_tid / 32 % 2)] = tl_part[tl_i];
+                }
+            }
+            __syncthreads();
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2];
+                #pragma unroll
+                for (int tl_w = 1; tl_w < 2; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + tl_w]);
+            }
+            __syncthreads();  // the scratch is free again
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                s_mean[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (norms.tl:186)
+        // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
+            [[maybe_unused]] const int i = (tl_tid / 64);
+            const int j = ((tl_s4 % 8) + (tl_tid % 64) * 8 + (tl_s4 / 8) * 512);
+            const float d = s[tl_s4] - s_mean[0] * inv_n;
+            s[tl_s4] = d;
+            sd[tl_s4] = j < N ? d * d : 0.0f;
+        }
+        // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:191)
+        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
+        {
+            float tl_part[1];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            #pragma unroll
+            for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sd[tl_s5]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            }
+            if ((tl_tid / 1 % 32) == 0) {
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + (tl_tid / 32 % 2)] = tl_part[tl_i];
+                }
+            }
+            __syncthreads();
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2];
+                #pragma unroll
+                for (int tl_w = 1; tl_w < 2; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + tl_w]);
+            }
+            __syncthreads();  // the scratch is free again
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                s_rstd[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i in parallel(RB) {  (norms.tl:192)
+        // for i in parallel(4): each thread visits the elements of `s_rstd` it holds
+        #pragma unroll
+        for (int tl_s6 = 0; tl_s6 < 1; ++tl_s6) {
+            [[maybe_unused]] const int i = (tl_tid / 64);
+            s_rstd[tl_s6] = tl::rsqrt(s_rstd[tl_s6] * inv_n + eps);
+        }
+        // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:195)
+        #pragma unroll
+        for (int tl_chunk7 = 0; tl_chunk7 < 16; tl_chunk7 += 8) {
+            const tl::f16* tl_ptr8 = &W[((tl_chunk7 % 8) + (tl_tid % 64) * 8 + (tl_chunk7 / 8) * 512)];
+            if (tl::in_bounds(((tl_chunk7 % 8) + (tl_tid % 64) * 8 + (tl_chunk7 / 8) * 512), N) && tl::in_bounds((((tl_chunk7 % 8) + (tl_tid % 64) * 8 + (tl_chunk7 / 8) * 512)) + 7, N) && tl::is_aligned(tl_ptr8, 16)) {
+                tl::f16 tl_vec9[8];
+                tl::load_vector<tl::f16, 8>(tl_vec9, tl_ptr8);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk7 + tl_v] = tl::convert<float>(tl_vec9[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    sw[tl_chunk7 + tl_v] = tl::in_bounds((((tl_chunk7 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk7 + tl_v) / 8) * 512), N) ? tl::convert<float>(W[(((tl_chunk7 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk7 + tl_v) / 8) * 512)]) : 0.0f;
+                }
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (norms.tl:196)
+        // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s10 = 0; tl_s10 < 16; ++tl_s10) {
+            [[maybe_unused]] const int i = (tl_tid / 64);
+            [[maybe_unused]] const int j = ((tl_s10 % 8) + (tl_tid % 64) * 8 + (tl_s10 / 8) * 512);
+            s[tl_s10] = s[tl_s10] * s_rstd[0] * sw[(tl_s10 % 8) + (tl_s10 / 8) * 8];
+        }
+        // copy(Bias[0 +: ROW], sw);  (norms.tl:199)
+        #pragma unroll
+        for (int tl_chunk11 = 0; tl_chunk11 < 16; tl_chunk11 += 8) {
+            const tl::f16* tl_ptr12 = &Bias[((tl_chunk11 % 8) + (tl_tid % 64) * 8 + (tl_chunk11 / 8) * 512)];
+            if (tl::in_bounds(((tl_chunk11 % 8) + (tl_tid % 64) * 8 + (tl_chunk11 / 8) * 512), N) && tl::in_bounds((((tl_chunk11 % 8) + (tl_tid % 64) * 8 + (tl_chunk11 / 8) * 512)) + 7, N) && tl::is_aligned(tl_ptr12, 16)) {
+                tl::f16 tl_vec13[8];
+                tl::load_vector<tl::f16, 8>(tl_vec13, tl_ptr12);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk11 + tl_v] = tl::convert<float>(tl_vec13[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    sw[tl_chunk11 + tl_v] = tl::in_bounds((((tl_chunk11 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk11 + tl_v) / 8) * 512), N) ? tl::convert<float>(Bias[(((tl_chunk11 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk11 + tl_v) / 8) * 512)]) : 0.0f;
+                }
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (norms.tl:200)
+        // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s14 = 0; tl_s14 < 16; ++tl_s14) {
+            [[maybe_unused]] const int i = (tl_tid / 64);
+            [[maybe_unused]] const int j = ((tl_s14 % 8) + (tl_tid % 64) * 8 + (tl_s14 / 8) * 512);
+            s[tl_s14] = gelu(s[tl_s14] + sw[(tl_s14 % 8) + (tl_s14 / 8) * 8]);
+        }
+        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:203)
+        #pragma unroll
+        for (int tl_chunk15 = 0; tl_chunk15 < 16; tl_chunk15 += 8) {
+            tl::f16* tl_ptr16 = &Y[int64_t(row0 + (tl_tid / 64)) * N + ((tl_chunk15 % 8) + (tl_tid % 64) * 8 + (tl_chunk15 / 8) * 512)];
+            if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds(((tl_chunk15 % 8) + (tl_tid % 64) * 8 + (tl_chunk15 / 8) * 512), N) && tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk15 % 8) + (tl_tid % 64) * 8 + (tl_chunk15 / 8) * 512)) + 7, N) && tl::is_aligned(tl_ptr16, 16)) {
+                tl::f16 tl_vec17[8];
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec17[tl_v] = tl::convert<tl::f16>(s[tl_chunk15 + tl_v]);
+                tl::store_vector<tl::f16, 8>(tl_ptr16, tl_vec17);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk15 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk15 + tl_v) / 8) * 512), N)) Y[int64_t(row0 + (tl_tid / 64)) * N + (((tl_chunk15 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk15 + tl_v) / 8) * 512)] = tl::convert<tl::f16>(s[tl_chunk15 + tl_v]);
+                }
+            }
+        }
+    } else {
+        const int32_t n_tiles = tl::cdiv(N, 2048);
+        for (int rr = 0; rr < rows; ++rr) {
+            const int32_t row = row0 + rr;
+            sum_x = 0.0f;
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x);  (norms.tl:210)
+                #pragma unroll
+                for (int tl_chunk18 = 0; tl_chunk18 < x_layout::kSlots; tl_chunk18 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk18))) continue;
+                    const tl::f16* tl_ptr19 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18))) + 7, N) && tl::is_aligned(tl_ptr19, 16)) {
+                        tl::f16 tl_vec20[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec20, tl_ptr19);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk18 + tl_v] = tl::convert<float>(tl_vec20[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk18 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)))]) : 0.0f;
+                        }
+                    }
+                }
+                // reduce(sum, x, part);  (norms.tl:211)
+                {
+                    float tl_part[1];
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s21 = 0; tl_s21 < x_layout::kSlots; ++tl_s21) {
+                        if (!(x_layout::valid(tl_tid, tl_s21))) continue;
+                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s21]));
+                    }
+                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        part = tl_part[0];
+                    }
+                }
+                sum_x = sum_x + part;
+            }
+            const float mean = sum_x * inv_n;
+            sum_d2 = 0.0f;
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x);  (norms.tl:217)
+                #pragma unroll
+                for (int tl_chunk22 = 0; tl_chunk22 < x_layout::kSlots; tl_chunk22 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk22))) continue;
+                    const tl::f16* tl_ptr23 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22))) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
+                        tl::f16 tl_vec24[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec24, tl_ptr23);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk22 + tl_v] = tl::convert<float>(tl_vec24[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk22 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22 + tl_v)))]) : 0.0f;
+                        }
+                    }
+                }
+                // for j in parallel(BN) {  (norms.tl:218)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s25 = 0; tl_s25 < x_layout::kSlots; ++tl_s25) {
+                    if (!(x_layout::valid(tl_tid, tl_s25))) continue;
+                    const int j = x_layout::flat(tl_tid, tl_s25);
+                    const float d = x[tl_s25] - mean;
+                    x[tl_s25] = t * 2048 + j < N ? d * d : 0.0f;
+                }
+                // reduce(sum, x, part);  (norms.tl:222)
+                {
+                    float tl_part[1];
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s26 = 0; tl_s26 < x_layout::kSlots; ++tl_s26) {
+                        if (!(x_layout::valid(tl_tid, tl_s26))) continue;
+                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s26]));
+                    }
+                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        part = tl_part[0];
+                    }
+                }
+                sum_d2 = sum_d2 + part;
+            }
+            const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
+            for (int t = 0; t < n_tiles; ++t) {
+                const int32_t c0 = t * 2048;
+                // copy(X[row, c0 +: BN], x);  (norms.tl:228)
+                #pragma unroll
+                for (int tl_chunk27 = 0; tl_chunk27 < x_layout::kSlots; tl_chunk27 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk27))) continue;
+                    const tl::f16* tl_ptr28 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk27)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk27)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk27))) + 7, N) && tl::is_aligned(tl_ptr28, 16)) {
+                        tl::f16 tl_vec29[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec29, tl_ptr28);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk27 + tl_v] = tl::convert<float>(tl_vec29[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk27 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)))]) : 0.0f;
+                        }
+                    }
+                }
+                // copy(W[c0 +: BN], w);  (norms.tl:229)
+                #pragma unroll
+                for (int tl_chunk30 = 0; tl_chunk30 < w_layout::kSlots; tl_chunk30 += 8) {
+                    if (!(w_layout::valid(tl_tid, tl_chunk30))) continue;
+                    const tl::f16* tl_ptr31 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk30))];
+                    if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk30)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk30))) + 7, N) && tl::is_aligned(tl_ptr31, 16)) {
+                        tl::f16 tl_vec32[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec32, tl_ptr31);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk30 + tl_v] = tl::convert<float>(tl_vec32[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            w[tl_chunk30 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk30 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk30 + tl_v))]) : 0.0f;
+                        }
+                    }
+                }
+                // copy(Bias[c0 +: BN], b);  (norms.tl:230)
+                #pragma unroll
+                for (int tl_chunk33 = 0; tl_chunk33 < b_layout::kSlots; tl_chunk33 += 8) {
+                    if (!(b_layout::valid(tl_tid, tl_chunk33))) continue;
+                    const tl::f16* tl_ptr34 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk33))];
+                    if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk33)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk33))) + 7, N) && tl::is_aligned(tl_ptr34, 16)) {
+                        tl::f16 tl_vec35[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec35, tl_ptr34);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk33 + tl_v] = tl::convert<float>(tl_vec35[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            b[tl_chunk33 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk33 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk33 + tl_v))]) : 0.0f;
+                        }
+                    }
+                }
+                // for j in parallel(BN) {  (norms.tl:231)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s36 = 0; tl_s36 < x_layout::kSlots; ++tl_s36) {
+                    if (!(x_layout::valid(tl_tid, tl_s36))) continue;
+                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s36);
+                    x[tl_s36] = gelu((x[tl_s36] - mean) * rstd * w[tl_s36] + b[tl_s36]);
+                }
+                // copy(x, Y[row, c0 +: BN]);  (norms.tl:234)
+                #pragma unroll
+                for (int tl_chunk37 = 0; tl_chunk37 < x_layout::kSlots; tl_chunk37 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk37))) continue;
+                    tl::f16* tl_ptr38 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk37))) + 7, N) && tl::is_aligned(tl_ptr38, 16)) {
+                        tl::f16 tl_vec39[8];
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec39[tl_v] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
+                        tl::store_vector<tl::f16, 8>(tl_ptr38, tl_vec39);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 // kernel layernorm_gelu<ROW = 2048, THREADS = 256, RB = 2, BN = 2048, T = f16>  (stdlib/norms.tl:160)
 // 256 threads per block, 32 bytes of shared memory
-__global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
+__global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
         const tl::f16* __restrict__ X,
         const tl::f16* __restrict__ W,
         const tl::f16* __restrict__ Bias,
@@ -3539,9 +6129,388 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
     }
 }
 
+// kernel layernorm_gelu<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, T = f16>  (stdlib/norms.tl:160)
+// 256 threads per block, 32 bytes of shared memory
+__global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
+        const tl::f16* __restrict__ X,
+        const tl::f16* __restrict__ W,
+        const tl::f16* __restrict__ Bias,
+        tl::f16* __restrict__ Y,
+        float eps,
+        int32_t M,
+        int32_t N)
+{
+    // fragment s: f32[1, 4096], blocked per axis, vector 8: [1, 4096] over 256 threads: (, 8:r1 256:t1 2:r8) 16 registers
+    // fragment sd: f32[1, 4096], blocked per axis, vector 8: [1, 4096] over 256 threads: (, 8:r1 256:t1 2:r8) 16 registers
+    // fragment sw: f32[4096], slice of `s` (broadcast): [4096] over 256 threads: (8:r1 256:t1 2:r8) 16 registers
+    // fragment s_mean: f32[1], slice of `s` (reduce over axis 1): [1] over 256 threads: () 1 registers, 256 replicas
+    // fragment s_rstd: f32[1], slice of `sd` (reduce over axis 1): [1] over 256 threads: () 1 registers, 256 replicas
+    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
+    using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
+    using b_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment b: f32[2048]
+    const int tl_tid = threadIdx.x;
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    float s[16];  // fragment s: f32[1, 4096]
+    float sd[16];  // fragment sd: f32[1, 4096]
+    float sw[16];  // fragment sw: f32[4096]
+    float s_mean[1];  // fragment s_mean: f32[1]
+    float s_rstd[1];  // fragment s_rstd: f32[1]
+    float x[x_layout::kSlots];  // fragment x: f32[2048]
+    float w[w_layout::kSlots];  // fragment w: f32[2048]
+    float b[b_layout::kSlots];  // fragment b: f32[2048]
+    float sum_x;
+    float sum_d2;
+    float part;
+    const int32_t row0 = int(blockIdx.x) * 1;
+    const int32_t rows = tl::min(1, M - row0);
+    const float n = static_cast<float>(N);
+    const float inv_n = tl::rsqrt(n * n);
+    if (N <= 4096) {
+        // copy(X[row0 +: RB, 0 +: ROW], s);  (norms.tl:184)
+        #pragma unroll
+        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
+            const tl::f16* tl_ptr1 = &X[int64_t(row0 + 0) * N + ((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 2048)];
+            if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 2048), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 2048)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+                tl::f16 tl_vec2[8];
+                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk0 + tl_v) / 8) * 2048), N) ? tl::convert<float>(X[int64_t(row0 + 0) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk0 + tl_v) / 8) * 2048)]) : 0.0f;
+                }
+            }
+        }
+        // reduce(sum, s, s_mean, axis = 1);  (norms.tl:185)
+        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
+        {
+            float tl_part[1];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            #pragma unroll
+            for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(s[tl_s3]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            }
+            if ((tl_tid / 1 % 32) == 0) {
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    reinterpret_cast<float*>(tl_scratch)[(0) * 8 + (tl_tid / 32 % 8)] = tl_part[tl_i];
+                }
+            }
+            __syncthreads();
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 8];
+                #pragma unroll
+                for (int tl_w = 1; tl_w < 8; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(0) * 8 + tl_w]);
+            }
+            __syncthreads();  // the scratch is free again
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                s_mean[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (norms.tl:186)
+        // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
+            [[maybe_unused]] const int i = 0;
+            const int j = ((tl_s4 % 8) + (tl_tid) * 8 + (tl_s4 / 8) * 2048);
+            const float d = s[tl_s4] - s_mean[0] * inv_n;
+            s[tl_s4] = d;
+            sd[tl_s4] = j < N ? d * d : 0.0f;
+        }
+        // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:191)
+        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
+        {
+            float tl_part[1];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            #pragma unroll
+            for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sd[tl_s5]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            }
+            if ((tl_tid / 1 % 32) == 0) {
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    reinterpret_cast<float*>(tl_scratch)[(0) * 8 + (tl_tid / 32 % 8)] = tl_part[tl_i];
+                }
+            }
+            __syncthreads();
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 8];
+                #pragma unroll
+                for (int tl_w = 1; tl_w < 8; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(0) * 8 + tl_w]);
+            }
+            __syncthreads();  // the scratch is free again
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                s_rstd[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i in parallel(RB) {  (norms.tl:192)
+        // for i in parallel(1): each thread visits the elements of `s_rstd` it holds
+        #pragma unroll
+        for (int tl_s6 = 0; tl_s6 < 1; ++tl_s6) {
+            [[maybe_unused]] const int i = 0;
+            s_rstd[tl_s6] = tl::rsqrt(s_rstd[tl_s6] * inv_n + eps);
+        }
+        // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:195)
+        #pragma unroll
+        for (int tl_chunk7 = 0; tl_chunk7 < 16; tl_chunk7 += 8) {
+            const tl::f16* tl_ptr8 = &W[((tl_chunk7 % 8) + (tl_tid) * 8 + (tl_chunk7 / 8) * 2048)];
+            if (tl::in_bounds(((tl_chunk7 % 8) + (tl_tid) * 8 + (tl_chunk7 / 8) * 2048), N) && tl::in_bounds((((tl_chunk7 % 8) + (tl_tid) * 8 + (tl_chunk7 / 8) * 2048)) + 7, N) && tl::is_aligned(tl_ptr8, 16)) {
+                tl::f16 tl_vec9[8];
+                tl::load_vector<tl::f16, 8>(tl_vec9, tl_ptr8);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk7 + tl_v] = tl::convert<float>(tl_vec9[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    sw[tl_chunk7 + tl_v] = tl::in_bounds((((tl_chunk7 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk7 + tl_v) / 8) * 2048), N) ? tl::convert<float>(W[(((tl_chunk7 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk7 + tl_v) / 8) * 2048)]) : 0.0f;
+                }
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (norms.tl:196)
+        // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s10 = 0; tl_s10 < 16; ++tl_s10) {
+            [[maybe_unused]] const int i = 0;
+            [[maybe_unused]] const int j = ((tl_s10 % 8) + (tl_tid) * 8 + (tl_s10 / 8) * 2048);
+            s[tl_s10] = s[tl_s10] * s_rstd[0] * sw[(tl_s10 % 8) + (tl_s10 / 8) * 8];
+        }
+        // copy(Bias[0 +: ROW], sw);  (norms.tl:199)
+        #pragma unroll
+        for (int tl_chunk11 = 0; tl_chunk11 < 16; tl_chunk11 += 8) {
+            const tl::f16* tl_ptr12 = &Bias[((tl_chunk11 % 8) + (tl_tid) * 8 + (tl_chunk11 / 8) * 2048)];
+            if (tl::in_bounds(((tl_chunk11 % 8) + (tl_tid) * 8 + (tl_chunk11 / 8) * 2048), N) && tl::in_bounds((((tl_chunk11 % 8) + (tl_tid) * 8 + (tl_chunk11 / 8) * 2048)) + 7, N) && tl::is_aligned(tl_ptr12, 16)) {
+                tl::f16 tl_vec13[8];
+                tl::load_vector<tl::f16, 8>(tl_vec13, tl_ptr12);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk11 + tl_v] = tl::convert<float>(tl_vec13[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    sw[tl_chunk11 + tl_v] = tl::in_bounds((((tl_chunk11 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk11 + tl_v) / 8) * 2048), N) ? tl::convert<float>(Bias[(((tl_chunk11 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk11 + tl_v) / 8) * 2048)]) : 0.0f;
+                }
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (norms.tl:200)
+        // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s14 = 0; tl_s14 < 16; ++tl_s14) {
+            [[maybe_unused]] const int i = 0;
+            [[maybe_unused]] const int j = ((tl_s14 % 8) + (tl_tid) * 8 + (tl_s14 / 8) * 2048);
+            s[tl_s14] = gelu(s[tl_s14] + sw[(tl_s14 % 8) + (tl_s14 / 8) * 8]);
+        }
+        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:203)
+        #pragma unroll
+        for (int tl_chunk15 = 0; tl_chunk15 < 16; tl_chunk15 += 8) {
+            tl::f16* tl_ptr16 = &Y[int64_t(row0 + 0) * N + ((tl_chunk15 % 8) + (tl_tid) * 8 + (tl_chunk15 / 8) * 2048)];
+            if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk15 % 8) + (tl_tid) * 8 + (tl_chunk15 / 8) * 2048), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk15 % 8) + (tl_tid) * 8 + (tl_chunk15 / 8) * 2048)) + 7, N) && tl::is_aligned(tl_ptr16, 16)) {
+                tl::f16 tl_vec17[8];
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec17[tl_v] = tl::convert<tl::f16>(s[tl_chunk15 + tl_v]);
+                tl::store_vector<tl::f16, 8>(tl_ptr16, tl_vec17);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    if (tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk15 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk15 + tl_v) / 8) * 2048), N)) Y[int64_t(row0 + 0) * N + (((tl_chunk15 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk15 + tl_v) / 8) * 2048)] = tl::convert<tl::f16>(s[tl_chunk15 + tl_v]);
+                }
+            }
+        }
+    } else {
+        const int32_t n_tiles = tl::cdiv(N, 2048);
+        for (int rr = 0; rr < rows; ++rr) {
+            const int32_t row = row0 + rr;
+            sum_x = 0.0f;
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x);  (norms.tl:210)
+                #pragma unroll
+                for (int tl_chunk18 = 0; tl_chunk18 < x_layout::kSlots; tl_chunk18 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk18))) continue;
+                    const tl::f16* tl_ptr19 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18))) + 7, N) && tl::is_aligned(tl_ptr19, 16)) {
+                        tl::f16 tl_vec20[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec20, tl_ptr19);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk18 + tl_v] = tl::convert<float>(tl_vec20[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk18 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)))]) : 0.0f;
+                        }
+                    }
+                }
+                // reduce(sum, x, part);  (norms.tl:211)
+                {
+                    float tl_part[1];
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s21 = 0; tl_s21 < x_layout::kSlots; ++tl_s21) {
+                        if (!(x_layout::valid(tl_tid, tl_s21))) continue;
+                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s21]));
+                    }
+                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        part = tl_part[0];
+                    }
+                }
+                sum_x = sum_x + part;
+            }
+            const float mean = sum_x * inv_n;
+            sum_d2 = 0.0f;
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x);  (norms.tl:217)
+                #pragma unroll
+                for (int tl_chunk22 = 0; tl_chunk22 < x_layout::kSlots; tl_chunk22 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk22))) continue;
+                    const tl::f16* tl_ptr23 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22))) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
+                        tl::f16 tl_vec24[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec24, tl_ptr23);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk22 + tl_v] = tl::convert<float>(tl_vec24[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk22 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22 + tl_v)))]) : 0.0f;
+                        }
+                    }
+                }
+                // for j in parallel(BN) {  (norms.tl:218)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s25 = 0; tl_s25 < x_layout::kSlots; ++tl_s25) {
+                    if (!(x_layout::valid(tl_tid, tl_s25))) continue;
+                    const int j = x_layout::flat(tl_tid, tl_s25);
+                    const float d = x[tl_s25] - mean;
+                    x[tl_s25] = t * 2048 + j < N ? d * d : 0.0f;
+                }
+                // reduce(sum, x, part);  (norms.tl:222)
+                {
+                    float tl_part[1];
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s26 = 0; tl_s26 < x_layout::kSlots; ++tl_s26) {
+                        if (!(x_layout::valid(tl_tid, tl_s26))) continue;
+                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s26]));
+                    }
+                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        part = tl_part[0];
+                    }
+                }
+                sum_d2 = sum_d2 + part;
+            }
+            const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
+            for (int t = 0; t < n_tiles; ++t) {
+                const int32_t c0 = t * 2048;
+                // copy(X[row, c0 +: BN], x);  (norms.tl:228)
+                #pragma unroll
+                for (int tl_chunk27 = 0; tl_chunk27 < x_layout::kSlots; tl_chunk27 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk27))) continue;
+                    const tl::f16* tl_ptr28 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk27)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk27)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk27))) + 7, N) && tl::is_aligned(tl_ptr28, 16)) {
+                        tl::f16 tl_vec29[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec29, tl_ptr28);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk27 + tl_v] = tl::convert<float>(tl_vec29[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk27 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)))]) : 0.0f;
+                        }
+                    }
+                }
+                // copy(W[c0 +: BN], w);  (norms.tl:229)
+                #pragma unroll
+                for (int tl_chunk30 = 0; tl_chunk30 < w_layout::kSlots; tl_chunk30 += 8) {
+                    if (!(w_layout::valid(tl_tid, tl_chunk30))) continue;
+                    const tl::f16* tl_ptr31 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk30))];
+                    if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk30)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk30))) + 7, N) && tl::is_aligned(tl_ptr31, 16)) {
+                        tl::f16 tl_vec32[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec32, tl_ptr31);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk30 + tl_v] = tl::convert<float>(tl_vec32[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            w[tl_chunk30 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk30 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk30 + tl_v))]) : 0.0f;
+                        }
+                    }
+                }
+                // copy(Bias[c0 +: BN], b);  (norms.tl:230)
+                #pragma unroll
+                for (int tl_chunk33 = 0; tl_chunk33 < b_layout::kSlots; tl_chunk33 += 8) {
+                    if (!(b_layout::valid(tl_tid, tl_chunk33))) continue;
+                    const tl::f16* tl_ptr34 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk33))];
+                    if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk33)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk33))) + 7, N) && tl::is_aligned(tl_ptr34, 16)) {
+                        tl::f16 tl_vec35[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec35, tl_ptr34);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk33 + tl_v] = tl::convert<float>(tl_vec35[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            b[tl_chunk33 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk33 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk33 + tl_v))]) : 0.0f;
+                        }
+                    }
+                }
+                // for j in parallel(BN) {  (norms.tl:231)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s36 = 0; tl_s36 < x_layout::kSlots; ++tl_s36) {
+                    if (!(x_layout::valid(tl_tid, tl_s36))) continue;
+                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s36);
+                    x[tl_s36] = gelu((x[tl_s36] - mean) * rstd * w[tl_s36] + b[tl_s36]);
+                }
+                // copy(x, Y[row, c0 +: BN]);  (norms.tl:234)
+                #pragma unroll
+                for (int tl_chunk37 = 0; tl_chunk37 < x_layout::kSlots; tl_chunk37 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk37))) continue;
+                    tl::f16* tl_ptr38 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk37))) + 7, N) && tl::is_aligned(tl_ptr38, 16)) {
+                        tl::f16 tl_vec39[8];
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec39[tl_v] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
+                        tl::store_vector<tl::f16, 8>(tl_ptr38, tl_vec39);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 // kernel layernorm_gelu<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, T = f16>  (stdlib/norms.tl:160)
 // 512 threads per block, 64 bytes of shared memory
-__global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant3(
+__global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
         const tl::f16* __restrict__ X,
         const tl::f16* __restrict__ W,
         const tl::f16* __restrict__ Bias,
@@ -3946,7 +6915,7 @@ static cudaError_t layernorm_variant0(const __half* X, const __half* W, const __
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
-// Variant 1 of kernel `layernorm`: ROW = 512.
+// Variant 1 of kernel `layernorm`: ROW = 256.
 static cudaError_t layernorm_variant1(const __half* X, const __half* W, const __half* Bias, __half* Y, float eps, int64_t M, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "layernorm";
     if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
@@ -3955,7 +6924,7 @@ static cudaError_t layernorm_variant1(const __half* X, const __half* W, const __
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 16)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -3970,7 +6939,7 @@ static cudaError_t layernorm_variant1(const __half* X, const __half* W, const __
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
-// Variant 2 of kernel `layernorm`: ROW = 2048.
+// Variant 2 of kernel `layernorm`: ROW = 512.
 static cudaError_t layernorm_variant2(const __half* X, const __half* W, const __half* Bias, __half* Y, float eps, int64_t M, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "layernorm";
     if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
@@ -3979,7 +6948,7 @@ static cudaError_t layernorm_variant2(const __half* X, const __half* W, const __
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 2)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -3994,8 +6963,56 @@ static cudaError_t layernorm_variant2(const __half* X, const __half* W, const __
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
-// Variant 3 of kernel `layernorm`: ROW = 8192.
+// Variant 3 of kernel `layernorm`: ROW = 1024.
 static cudaError_t layernorm_variant3(const __half* X, const __half* W, const __half* Bias, __half* Y, float eps, int64_t M, int64_t N, cudaStream_t stream) {
+    constexpr const char* tl_name = "layernorm";
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(W, tl_name, "W", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Bias, tl_name, "Bias", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 4)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    static const cudaError_t tl_attributes_variant3 = [] {
+        cudaError_t tl_err = cudaSuccess;
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::layernorm_kernel_variant3, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes_variant3 != cudaSuccess) return tl::host::record(tl_attributes_variant3, tl_name, "setting the shared-memory attributes");
+    ::layernorm_kernel_variant3<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+// Variant 4 of kernel `layernorm`: ROW = 2048.
+static cudaError_t layernorm_variant4(const __half* X, const __half* W, const __half* Bias, __half* Y, float eps, int64_t M, int64_t N, cudaStream_t stream) {
+    constexpr const char* tl_name = "layernorm";
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(W, tl_name, "W", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Bias, tl_name, "Bias", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 2)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    static const cudaError_t tl_attributes_variant4 = [] {
+        cudaError_t tl_err = cudaSuccess;
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::layernorm_kernel_variant4, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes_variant4 != cudaSuccess) return tl::host::record(tl_attributes_variant4, tl_name, "setting the shared-memory attributes");
+    ::layernorm_kernel_variant4<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+// Variant 5 of kernel `layernorm`: ROW = 4096.
+static cudaError_t layernorm_variant5(const __half* X, const __half* W, const __half* Bias, __half* Y, float eps, int64_t M, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "layernorm";
     if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_pointer(W, tl_name, "W", 2); tl_err != cudaSuccess) return tl_err;
@@ -4007,26 +7024,56 @@ static cudaError_t layernorm_variant3(const __half* X, const __half* W, const __
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
-    static const cudaError_t tl_attributes_variant3 = [] {
+    static const cudaError_t tl_attributes_variant5 = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::layernorm_kernel_variant3, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::layernorm_kernel_variant5, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
         return tl_err;
     }();
-    if (tl_attributes_variant3 != cudaSuccess) return tl::host::record(tl_attributes_variant3, tl_name, "setting the shared-memory attributes");
-    ::layernorm_kernel_variant3<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 512, 64, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    if (tl_attributes_variant5 != cudaSuccess) return tl::host::record(tl_attributes_variant5, tl_name, "setting the shared-memory attributes");
+    ::layernorm_kernel_variant5<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+// Variant 6 of kernel `layernorm`: ROW = 8192.
+static cudaError_t layernorm_variant6(const __half* X, const __half* W, const __half* Bias, __half* Y, float eps, int64_t M, int64_t N, cudaStream_t stream) {
+    constexpr const char* tl_name = "layernorm";
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(W, tl_name, "W", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Bias, tl_name, "Bias", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 1)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    static const cudaError_t tl_attributes_variant6 = [] {
+        cudaError_t tl_err = cudaSuccess;
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::layernorm_kernel_variant6, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes_variant6 != cudaSuccess) return tl::host::record(tl_attributes_variant6, tl_name, "setting the shared-memory attributes");
+    ::layernorm_kernel_variant6<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 512, 64, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
 cudaError_t layernorm(const __half* X, const __half* W, const __half* Bias, __half* Y, float eps, int64_t M, int64_t N, cudaStream_t stream) {
-    // 4 variants, tried in order: the first for which `when((N <= ROW) || (ROW == 8192))` holds is launched.
+    // 7 variants, tried in order: the first for which `when((N <= ROW) || (ROW == 8192))` holds is launched.
     if (N <= 128)
         return layernorm_variant0(X, W, Bias, Y, eps, M, N, stream);  // ROW = 128
+    if (N <= 256)
+        return layernorm_variant1(X, W, Bias, Y, eps, M, N, stream);  // ROW = 256
     if (N <= 512)
-        return layernorm_variant1(X, W, Bias, Y, eps, M, N, stream);  // ROW = 512
+        return layernorm_variant2(X, W, Bias, Y, eps, M, N, stream);  // ROW = 512
+    if (N <= 1024)
+        return layernorm_variant3(X, W, Bias, Y, eps, M, N, stream);  // ROW = 1024
     if (N <= 2048)
-        return layernorm_variant2(X, W, Bias, Y, eps, M, N, stream);  // ROW = 2048
-    return layernorm_variant3(X, W, Bias, Y, eps, M, N, stream);  // ROW = 8192
+        return layernorm_variant4(X, W, Bias, Y, eps, M, N, stream);  // ROW = 2048
+    if (N <= 4096)
+        return layernorm_variant5(X, W, Bias, Y, eps, M, N, stream);  // ROW = 4096
+    return layernorm_variant6(X, W, Bias, Y, eps, M, N, stream);  // ROW = 8192
 }
 
 // Variant 0 of kernel `rmsnorm`: ROW = 128.
@@ -4052,7 +7099,7 @@ static cudaError_t rmsnorm_variant0(const __half* X, const __half* W, __half* Y,
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
-// Variant 1 of kernel `rmsnorm`: ROW = 512.
+// Variant 1 of kernel `rmsnorm`: ROW = 256.
 static cudaError_t rmsnorm_variant1(const __half* X, const __half* W, __half* Y, float eps, int64_t M, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "rmsnorm";
     if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
@@ -4060,7 +7107,7 @@ static cudaError_t rmsnorm_variant1(const __half* X, const __half* W, __half* Y,
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 16)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -4075,7 +7122,7 @@ static cudaError_t rmsnorm_variant1(const __half* X, const __half* W, __half* Y,
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
-// Variant 2 of kernel `rmsnorm`: ROW = 2048.
+// Variant 2 of kernel `rmsnorm`: ROW = 512.
 static cudaError_t rmsnorm_variant2(const __half* X, const __half* W, __half* Y, float eps, int64_t M, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "rmsnorm";
     if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
@@ -4083,7 +7130,7 @@ static cudaError_t rmsnorm_variant2(const __half* X, const __half* W, __half* Y,
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 2)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -4098,7 +7145,7 @@ static cudaError_t rmsnorm_variant2(const __half* X, const __half* W, __half* Y,
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
-// Variant 3 of kernel `rmsnorm`: ROW = 8192.
+// Variant 3 of kernel `rmsnorm`: ROW = 1024.
 static cudaError_t rmsnorm_variant3(const __half* X, const __half* W, __half* Y, float eps, int64_t M, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "rmsnorm";
     if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
@@ -4106,7 +7153,7 @@ static cudaError_t rmsnorm_variant3(const __half* X, const __half* W, __half* Y,
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 1)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 4)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -4117,19 +7164,94 @@ static cudaError_t rmsnorm_variant3(const __half* X, const __half* W, __half* Y,
         return tl_err;
     }();
     if (tl_attributes_variant3 != cudaSuccess) return tl::host::record(tl_attributes_variant3, tl_name, "setting the shared-memory attributes");
-    ::rmsnorm_kernel_variant3<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 512, 64, stream>>>(X, W, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::rmsnorm_kernel_variant3<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, W, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+// Variant 4 of kernel `rmsnorm`: ROW = 2048.
+static cudaError_t rmsnorm_variant4(const __half* X, const __half* W, __half* Y, float eps, int64_t M, int64_t N, cudaStream_t stream) {
+    constexpr const char* tl_name = "rmsnorm";
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(W, tl_name, "W", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 2)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    static const cudaError_t tl_attributes_variant4 = [] {
+        cudaError_t tl_err = cudaSuccess;
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::rmsnorm_kernel_variant4, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes_variant4 != cudaSuccess) return tl::host::record(tl_attributes_variant4, tl_name, "setting the shared-memory attributes");
+    ::rmsnorm_kernel_variant4<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, W, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+// Variant 5 of kernel `rmsnorm`: ROW = 4096.
+static cudaError_t rmsnorm_variant5(const __half* X, const __half* W, __half* Y, float eps, int64_t M, int64_t N, cudaStream_t stream) {
+    constexpr const char* tl_name = "rmsnorm";
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(W, tl_name, "W", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 1)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    static const cudaError_t tl_attributes_variant5 = [] {
+        cudaError_t tl_err = cudaSuccess;
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::rmsnorm_kernel_variant5, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes_variant5 != cudaSuccess) return tl::host::record(tl_attributes_variant5, tl_name, "setting the shared-memory attributes");
+    ::rmsnorm_kernel_variant5<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, W, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+// Variant 6 of kernel `rmsnorm`: ROW = 8192.
+static cudaError_t rmsnorm_variant6(const __half* X, const __half* W, __half* Y, float eps, int64_t M, int64_t N, cudaStream_t stream) {
+    constexpr const char* tl_name = "rmsnorm";
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(W, tl_name, "W", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 1)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    static const cudaError_t tl_attributes_variant6 = [] {
+        cudaError_t tl_err = cudaSuccess;
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::rmsnorm_kernel_variant6, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes_variant6 != cudaSuccess) return tl::host::record(tl_attributes_variant6, tl_name, "setting the shared-memory attributes");
+    ::rmsnorm_kernel_variant6<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 512, 64, stream>>>(X, W, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
 cudaError_t rmsnorm(const __half* X, const __half* W, __half* Y, float eps, int64_t M, int64_t N, cudaStream_t stream) {
-    // 4 variants, tried in order: the first for which `when((N <= ROW) || (ROW == 8192))` holds is launched.
+    // 7 variants, tried in order: the first for which `when((N <= ROW) || (ROW == 8192))` holds is launched.
     if (N <= 128)
         return rmsnorm_variant0(X, W, Y, eps, M, N, stream);  // ROW = 128
+    if (N <= 256)
+        return rmsnorm_variant1(X, W, Y, eps, M, N, stream);  // ROW = 256
     if (N <= 512)
-        return rmsnorm_variant1(X, W, Y, eps, M, N, stream);  // ROW = 512
+        return rmsnorm_variant2(X, W, Y, eps, M, N, stream);  // ROW = 512
+    if (N <= 1024)
+        return rmsnorm_variant3(X, W, Y, eps, M, N, stream);  // ROW = 1024
     if (N <= 2048)
-        return rmsnorm_variant2(X, W, Y, eps, M, N, stream);  // ROW = 2048
-    return rmsnorm_variant3(X, W, Y, eps, M, N, stream);  // ROW = 8192
+        return rmsnorm_variant4(X, W, Y, eps, M, N, stream);  // ROW = 2048
+    if (N <= 4096)
+        return rmsnorm_variant5(X, W, Y, eps, M, N, stream);  // ROW = 4096
+    return rmsnorm_variant6(X, W, Y, eps, M, N, stream);  // ROW = 8192
 }
 
 // Variant 0 of kernel `layernorm_gelu`: ROW = 128.
@@ -4156,7 +7278,7 @@ static cudaError_t layernorm_gelu_variant0(const __half* X, const __half* W, con
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
-// Variant 1 of kernel `layernorm_gelu`: ROW = 512.
+// Variant 1 of kernel `layernorm_gelu`: ROW = 256.
 static cudaError_t layernorm_gelu_variant1(const __half* X, const __half* W, const __half* Bias, __half* Y, float eps, int64_t M, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "layernorm_gelu";
     if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
@@ -4165,7 +7287,7 @@ static cudaError_t layernorm_gelu_variant1(const __half* X, const __half* W, con
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 16)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -4180,7 +7302,7 @@ static cudaError_t layernorm_gelu_variant1(const __half* X, const __half* W, con
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
-// Variant 2 of kernel `layernorm_gelu`: ROW = 2048.
+// Variant 2 of kernel `layernorm_gelu`: ROW = 512.
 static cudaError_t layernorm_gelu_variant2(const __half* X, const __half* W, const __half* Bias, __half* Y, float eps, int64_t M, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "layernorm_gelu";
     if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
@@ -4189,7 +7311,7 @@ static cudaError_t layernorm_gelu_variant2(const __half* X, const __half* W, con
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 2)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -4204,8 +7326,56 @@ static cudaError_t layernorm_gelu_variant2(const __half* X, const __half* W, con
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
-// Variant 3 of kernel `layernorm_gelu`: ROW = 8192.
+// Variant 3 of kernel `layernorm_gelu`: ROW = 1024.
 static cudaError_t layernorm_gelu_variant3(const __half* X, const __half* W, const __half* Bias, __half* Y, float eps, int64_t M, int64_t N, cudaStream_t stream) {
+    constexpr const char* tl_name = "layernorm_gelu";
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(W, tl_name, "W", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Bias, tl_name, "Bias", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 4)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    static const cudaError_t tl_attributes_variant3 = [] {
+        cudaError_t tl_err = cudaSuccess;
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::layernorm_gelu_kernel_variant3, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes_variant3 != cudaSuccess) return tl::host::record(tl_attributes_variant3, tl_name, "setting the shared-memory attributes");
+    ::layernorm_gelu_kernel_variant3<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+// Variant 4 of kernel `layernorm_gelu`: ROW = 2048.
+static cudaError_t layernorm_gelu_variant4(const __half* X, const __half* W, const __half* Bias, __half* Y, float eps, int64_t M, int64_t N, cudaStream_t stream) {
+    constexpr const char* tl_name = "layernorm_gelu";
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(W, tl_name, "W", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Bias, tl_name, "Bias", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 2)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    static const cudaError_t tl_attributes_variant4 = [] {
+        cudaError_t tl_err = cudaSuccess;
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::layernorm_gelu_kernel_variant4, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes_variant4 != cudaSuccess) return tl::host::record(tl_attributes_variant4, tl_name, "setting the shared-memory attributes");
+    ::layernorm_gelu_kernel_variant4<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+// Variant 5 of kernel `layernorm_gelu`: ROW = 4096.
+static cudaError_t layernorm_gelu_variant5(const __half* X, const __half* W, const __half* Bias, __half* Y, float eps, int64_t M, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "layernorm_gelu";
     if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_pointer(W, tl_name, "W", 2); tl_err != cudaSuccess) return tl_err;
@@ -4217,26 +7387,56 @@ static cudaError_t layernorm_gelu_variant3(const __half* X, const __half* W, con
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
-    static const cudaError_t tl_attributes_variant3 = [] {
+    static const cudaError_t tl_attributes_variant5 = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::layernorm_gelu_kernel_variant3, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::layernorm_gelu_kernel_variant5, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
         return tl_err;
     }();
-    if (tl_attributes_variant3 != cudaSuccess) return tl::host::record(tl_attributes_variant3, tl_name, "setting the shared-memory attributes");
-    ::layernorm_gelu_kernel_variant3<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 512, 64, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    if (tl_attributes_variant5 != cudaSuccess) return tl::host::record(tl_attributes_variant5, tl_name, "setting the shared-memory attributes");
+    ::layernorm_gelu_kernel_variant5<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+// Variant 6 of kernel `layernorm_gelu`: ROW = 8192.
+static cudaError_t layernorm_gelu_variant6(const __half* X, const __half* W, const __half* Bias, __half* Y, float eps, int64_t M, int64_t N, cudaStream_t stream) {
+    constexpr const char* tl_name = "layernorm_gelu";
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(W, tl_name, "W", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Bias, tl_name, "Bias", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 1)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    static const cudaError_t tl_attributes_variant6 = [] {
+        cudaError_t tl_err = cudaSuccess;
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::layernorm_gelu_kernel_variant6, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes_variant6 != cudaSuccess) return tl::host::record(tl_attributes_variant6, tl_name, "setting the shared-memory attributes");
+    ::layernorm_gelu_kernel_variant6<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 512, 64, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
 cudaError_t layernorm_gelu(const __half* X, const __half* W, const __half* Bias, __half* Y, float eps, int64_t M, int64_t N, cudaStream_t stream) {
-    // 4 variants, tried in order: the first for which `when((N <= ROW) || (ROW == 8192))` holds is launched.
+    // 7 variants, tried in order: the first for which `when((N <= ROW) || (ROW == 8192))` holds is launched.
     if (N <= 128)
         return layernorm_gelu_variant0(X, W, Bias, Y, eps, M, N, stream);  // ROW = 128
+    if (N <= 256)
+        return layernorm_gelu_variant1(X, W, Bias, Y, eps, M, N, stream);  // ROW = 256
     if (N <= 512)
-        return layernorm_gelu_variant1(X, W, Bias, Y, eps, M, N, stream);  // ROW = 512
+        return layernorm_gelu_variant2(X, W, Bias, Y, eps, M, N, stream);  // ROW = 512
+    if (N <= 1024)
+        return layernorm_gelu_variant3(X, W, Bias, Y, eps, M, N, stream);  // ROW = 1024
     if (N <= 2048)
-        return layernorm_gelu_variant2(X, W, Bias, Y, eps, M, N, stream);  // ROW = 2048
-    return layernorm_gelu_variant3(X, W, Bias, Y, eps, M, N, stream);  // ROW = 8192
+        return layernorm_gelu_variant4(X, W, Bias, Y, eps, M, N, stream);  // ROW = 2048
+    if (N <= 4096)
+        return layernorm_gelu_variant5(X, W, Bias, Y, eps, M, N, stream);  // ROW = 4096
+    return layernorm_gelu_variant6(X, W, Bias, Y, eps, M, N, stream);  // ROW = 8192
 }
 
 }  // namespace tlc

@@ -7,7 +7,7 @@
 
 namespace {
 
-// kernel softmax<ROW = 128, THREADS = 256, RB = 32, BN = 2048, T = f16>  (stdlib/softmax.tl:12)
+// kernel softmax<ROW = 128, THREADS = 256, RB = 32, BN = 2048, T = f16>  (stdlib/softmax.tl:13)
 // 256 threads per block, 32 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
         const tl::f16* __restrict__ X,
@@ -16,7 +16,6 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
         int32_t N)
 {
     // fragment s: f32[32, 128], blocked per axis, vector 8: [32, 128] over 256 threads: (16:t16 2:r8, 8:r1 16:t1) 16 registers
-    // fragment se: f32[32, 128], blocked per axis, vector 8: [32, 128] over 256 threads: (16:t16 2:r8, 8:r1 16:t1) 16 registers
     // fragment s_max: f32[32], slice of `s` (reduce over axis 1): [32] over 256 threads: (16:t16 2:r1) 2 registers, 16 replicas
     // fragment s_sum: f32[32], slice of `s` (reduce over axis 1): [32] over 256 threads: (16:t16 2:r1) 2 registers, 16 replicas
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
@@ -24,7 +23,6 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
     extern __shared__ __align__(128) unsigned char tl_smem[];
     unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
     float s[16];  // fragment s: f32[32, 128]
-    float se[16];  // fragment se: f32[32, 128]
     float s_max[2];  // fragment s_max: f32[32]
     float s_sum[2];  // fragment s_sum: f32[32]
     float x[x_layout::kSlots];  // fragment x: f32[2048]
@@ -73,14 +71,14 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
             }
         }
         // for i, j in parallel(RB, ROW) {  (softmax.tl:32)
-        // for i, j in parallel(32, 128): each thread visits the elements of `se` it holds
+        // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
         #pragma unroll
         for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
             [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s4 / 8) * 16);
             [[maybe_unused]] const int j = ((tl_s4 % 8) + (tl_tid % 16) * 8);
-            se[tl_s4] = tl::exp(s[tl_s4] - s_max[(tl_s4 / 8)]);
+            s[tl_s4] = tl::exp(s[tl_s4] - s_max[(tl_s4 / 8)]);
         }
-        // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:35)
+        // reduce(sum, s, s_sum, axis = 1);  (softmax.tl:35)
         // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
         {
             float tl_part[2];
@@ -88,7 +86,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
             for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
             #pragma unroll
             for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
-                tl_part[(tl_s5 / 8)] = tl::SumOp::combine(tl_part[(tl_s5 / 8)], tl::SumOp::element(se[tl_s5]));
+                tl_part[(tl_s5 / 8)] = tl::SumOp::combine(tl_part[(tl_s5 / 8)], tl::SumOp::element(s[tl_s5]));
             }
             #pragma unroll
             for (int tl_i = 0; tl_i < 2; ++tl_i) {
@@ -107,7 +105,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
         #pragma unroll
         for (int tl_s6 = 0; tl_s6 < 2; ++tl_s6) {
             [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s6) * 16);
-            s_sum[tl_s6] = s_max[tl_s6] + tl::log(s_sum[tl_s6]);
+            s_sum[tl_s6] = tl::exp(-tl::log(s_sum[tl_s6]));
         }
         // for i, j in parallel(RB, ROW) {  (softmax.tl:41)
         // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
@@ -115,7 +113,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
         for (int tl_s7 = 0; tl_s7 < 16; ++tl_s7) {
             [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s7 / 8) * 16);
             [[maybe_unused]] const int j = ((tl_s7 % 8) + (tl_tid % 16) * 8);
-            s[tl_s7] = tl::exp(s[tl_s7] - s_sum[(tl_s7 / 8)]);
+            s[tl_s7] = s[tl_s7] * s_sum[(tl_s7 / 8)];
         }
         // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:44)
         #pragma unroll
@@ -248,7 +246,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
     }
 }
 
-// kernel softmax<ROW = 512, THREADS = 256, RB = 8, BN = 2048, T = f16>  (stdlib/softmax.tl:12)
+// kernel softmax<ROW = 256, THREADS = 256, RB = 16, BN = 2048, T = f16>  (stdlib/softmax.tl:13)
 // 256 threads per block, 32 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
         const tl::f16* __restrict__ X,
@@ -256,8 +254,248 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
         int32_t M,
         int32_t N)
 {
+    // fragment s: f32[16, 256], blocked per axis, vector 8: [16, 256] over 256 threads: (8:t32 2:r8, 8:r1 32:t1) 16 registers
+    // fragment s_max: f32[16], slice of `s` (reduce over axis 1): [16] over 256 threads: (8:t32 2:r1) 2 registers, 32 replicas
+    // fragment s_sum: f32[16], slice of `s` (reduce over axis 1): [16] over 256 threads: (8:t32 2:r1) 2 registers, 32 replicas
+    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
+    const int tl_tid = threadIdx.x;
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    float s[16];  // fragment s: f32[16, 256]
+    float s_max[2];  // fragment s_max: f32[16]
+    float s_sum[2];  // fragment s_sum: f32[16]
+    float x[x_layout::kSlots];  // fragment x: f32[2048]
+    float m;
+    float l;
+    float tile_max;
+    float tile_sum;
+    const int32_t row0 = int(blockIdx.x) * 16;
+    if (N <= 256) {
+        // copy(X[row0 +: RB, 0 +: ROW], s, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:30)
+        #pragma unroll
+        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
+            const tl::f16* tl_ptr1 = &X[int64_t(row0 + ((tl_tid / 32) + (tl_chunk0 / 8) * 8)) * N + ((tl_chunk0 % 8) + (tl_tid % 32) * 8)];
+            if (tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk0 / 8) * 8), M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk0 / 8) * 8), M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+                tl::f16 tl_vec2[8];
+                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + ((tl_tid / 32) + ((tl_chunk0 + tl_v) / 8) * 8), M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid % 32) * 8), N) ? tl::convert<float>(X[int64_t(row0 + ((tl_tid / 32) + ((tl_chunk0 + tl_v) / 8) * 8)) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 32) * 8)]) : -tl::inf<float>();
+                }
+            }
+        }
+        // reduce(max, s, s_max, axis = 1);  (softmax.tl:31)
+        // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
+        {
+            float tl_part[2];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+            #pragma unroll
+            for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
+                tl_part[(tl_s3 / 8)] = tl::MaxOp::combine(tl_part[(tl_s3 / 8)], tl::MaxOp::element(s[tl_s3]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 16>(tl_part[tl_i]);
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                s_max[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (softmax.tl:32)
+        // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
+            [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s4 / 8) * 8);
+            [[maybe_unused]] const int j = ((tl_s4 % 8) + (tl_tid % 32) * 8);
+            s[tl_s4] = tl::exp(s[tl_s4] - s_max[(tl_s4 / 8)]);
+        }
+        // reduce(sum, s, s_sum, axis = 1);  (softmax.tl:35)
+        // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
+        {
+            float tl_part[2];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            #pragma unroll
+            for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
+                tl_part[(tl_s5 / 8)] = tl::SumOp::combine(tl_part[(tl_s5 / 8)], tl::SumOp::element(s[tl_s5]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                s_sum[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i in parallel(RB) {  (softmax.tl:38)
+        // for i in parallel(16): each thread visits the elements of `s_sum` it holds
+        #pragma unroll
+        for (int tl_s6 = 0; tl_s6 < 2; ++tl_s6) {
+            [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s6) * 8);
+            s_sum[tl_s6] = tl::exp(-tl::log(s_sum[tl_s6]));
+        }
+        // for i, j in parallel(RB, ROW) {  (softmax.tl:41)
+        // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s7 = 0; tl_s7 < 16; ++tl_s7) {
+            [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s7 / 8) * 8);
+            [[maybe_unused]] const int j = ((tl_s7 % 8) + (tl_tid % 32) * 8);
+            s[tl_s7] = s[tl_s7] * s_sum[(tl_s7 / 8)];
+        }
+        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:44)
+        #pragma unroll
+        for (int tl_chunk8 = 0; tl_chunk8 < 16; tl_chunk8 += 8) {
+            tl::f16* tl_ptr9 = &Y[int64_t(row0 + ((tl_tid / 32) + (tl_chunk8 / 8) * 8)) * N + ((tl_chunk8 % 8) + (tl_tid % 32) * 8)];
+            if (tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk8 / 8) * 8), M) && tl::in_bounds(((tl_chunk8 % 8) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk8 / 8) * 8), M) && tl::in_bounds((((tl_chunk8 % 8) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr9, 16)) {
+                tl::f16 tl_vec10[8];
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec10[tl_v] = tl::convert<tl::f16>(s[tl_chunk8 + tl_v]);
+                tl::store_vector<tl::f16, 8>(tl_ptr9, tl_vec10);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    if (tl::in_bounds(row0 + ((tl_tid / 32) + ((tl_chunk8 + tl_v) / 8) * 8), M) && tl::in_bounds((((tl_chunk8 + tl_v) % 8) + (tl_tid % 32) * 8), N)) Y[int64_t(row0 + ((tl_tid / 32) + ((tl_chunk8 + tl_v) / 8) * 8)) * N + (((tl_chunk8 + tl_v) % 8) + (tl_tid % 32) * 8)] = tl::convert<tl::f16>(s[tl_chunk8 + tl_v]);
+                }
+            }
+        }
+    } else {
+        const int32_t n_tiles = tl::cdiv(N, 2048);
+        for (int rr = 0; rr < tl::min(16, M - row0); ++rr) {
+            const int32_t row = row0 + rr;
+            m = -tl::inf<float>();
+            l = 0.0f;
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:52)
+                #pragma unroll
+                for (int tl_chunk11 = 0; tl_chunk11 < x_layout::kSlots; tl_chunk11 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk11))) continue;
+                    const tl::f16* tl_ptr12 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11))) + 7, N) && tl::is_aligned(tl_ptr12, 16)) {
+                        tl::f16 tl_vec13[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec13, tl_ptr12);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk11 + tl_v] = tl::convert<float>(tl_vec13[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk11 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11 + tl_v)))]) : -tl::inf<float>();
+                        }
+                    }
+                }
+                // reduce(max, x, tile_max);  (softmax.tl:53)
+                {
+                    float tl_part[1];
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s14 = 0; tl_s14 < x_layout::kSlots; ++tl_s14) {
+                        if (!(x_layout::valid(tl_tid, tl_s14))) continue;
+                        tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s14]));
+                    }
+                    tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        tile_max = tl_part[0];
+                    }
+                }
+                const float m_new = tl::max(m, tile_max);
+                // for j in parallel(BN) {  (softmax.tl:55)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s15 = 0; tl_s15 < x_layout::kSlots; ++tl_s15) {
+                    if (!(x_layout::valid(tl_tid, tl_s15))) continue;
+                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s15);
+                    x[tl_s15] = tl::exp(x[tl_s15] - m_new);
+                }
+                // reduce(sum, x, tile_sum);  (softmax.tl:58)
+                {
+                    float tl_part[1];
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s16 = 0; tl_s16 < x_layout::kSlots; ++tl_s16) {
+                        if (!(x_layout::valid(tl_tid, tl_s16))) continue;
+                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s16]));
+                    }
+                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        tile_sum = tl_part[0];
+                    }
+                }
+                l = l * tl::exp(m - m_new) + tile_sum;
+                m = m_new;
+            }
+            const float inv_l = 1.0f / l;
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x);  (softmax.tl:64)
+                #pragma unroll
+                for (int tl_chunk17 = 0; tl_chunk17 < x_layout::kSlots; tl_chunk17 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk17))) continue;
+                    const tl::f16* tl_ptr18 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17))) + 7, N) && tl::is_aligned(tl_ptr18, 16)) {
+                        tl::f16 tl_vec19[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec19, tl_ptr18);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk17 + tl_v] = tl::convert<float>(tl_vec19[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk17 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)))]) : 0.0f;
+                        }
+                    }
+                }
+                // for j in parallel(BN) {  (softmax.tl:65)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s20 = 0; tl_s20 < x_layout::kSlots; ++tl_s20) {
+                    if (!(x_layout::valid(tl_tid, tl_s20))) continue;
+                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s20);
+                    x[tl_s20] = tl::exp(x[tl_s20] - m) * inv_l;
+                }
+                // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:68)
+                #pragma unroll
+                for (int tl_chunk21 = 0; tl_chunk21 < x_layout::kSlots; tl_chunk21 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk21))) continue;
+                    tl::f16* tl_ptr22 = &Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21))) + 7, N) && tl::is_aligned(tl_ptr22, 16)) {
+                        tl::f16 tl_vec23[8];
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec23[tl_v] = tl::convert<tl::f16>(x[tl_chunk21 + tl_v]);
+                        tl::store_vector<tl::f16, 8>(tl_ptr22, tl_vec23);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21 + tl_v)), N)) Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk21 + tl_v]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+// kernel softmax<ROW = 512, THREADS = 256, RB = 8, BN = 2048, T = f16>  (stdlib/softmax.tl:13)
+// 256 threads per block, 32 bytes of shared memory
+__global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
+        const tl::f16* __restrict__ X,
+        tl::f16* __restrict__ Y,
+        int32_t M,
+        int32_t N)
+{
     // fragment s: f32[8, 512], blocked per axis, vector 8: [8, 512] over 256 threads: (8:t32, 8:r1 32:t1 2:r8) 16 registers
-    // fragment se: f32[8, 512], blocked per axis, vector 8: [8, 512] over 256 threads: (8:t32, 8:r1 32:t1 2:r8) 16 registers
     // fragment s_max: f32[8], slice of `s` (reduce over axis 1): [8] over 256 threads: (8:t32) 1 registers, 32 replicas
     // fragment s_sum: f32[8], slice of `s` (reduce over axis 1): [8] over 256 threads: (8:t32) 1 registers, 32 replicas
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
@@ -265,7 +503,6 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
     extern __shared__ __align__(128) unsigned char tl_smem[];
     unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
     float s[16];  // fragment s: f32[8, 512]
-    float se[16];  // fragment se: f32[8, 512]
     float s_max[1];  // fragment s_max: f32[8]
     float s_sum[1];  // fragment s_sum: f32[8]
     float x[x_layout::kSlots];  // fragment x: f32[2048]
@@ -315,14 +552,14 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
             }
         }
         // for i, j in parallel(RB, ROW) {  (softmax.tl:32)
-        // for i, j in parallel(8, 512): each thread visits the elements of `se` it holds
+        // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
         #pragma unroll
         for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
             [[maybe_unused]] const int i = (tl_tid / 32);
             [[maybe_unused]] const int j = ((tl_s4 % 8) + (tl_tid % 32) * 8 + (tl_s4 / 8) * 256);
-            se[tl_s4] = tl::exp(s[tl_s4] - s_max[0]);
+            s[tl_s4] = tl::exp(s[tl_s4] - s_max[0]);
         }
-        // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:35)
+        // reduce(sum, s, s_sum, axis = 1);  (softmax.tl:35)
         // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
         {
             float tl_part[1];
@@ -330,7 +567,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
             for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
             #pragma unroll
             for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(se[tl_s5]));
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(s[tl_s5]));
             }
             #pragma unroll
             for (int tl_i = 0; tl_i < 1; ++tl_i) {
@@ -350,7 +587,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
         #pragma unroll
         for (int tl_s6 = 0; tl_s6 < 1; ++tl_s6) {
             [[maybe_unused]] const int i = (tl_tid / 32);
-            s_sum[tl_s6] = s_max[tl_s6] + tl::log(s_sum[tl_s6]);
+            s_sum[tl_s6] = tl::exp(-tl::log(s_sum[tl_s6]));
         }
         // for i, j in parallel(RB, ROW) {  (softmax.tl:41)
         // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
@@ -358,7 +595,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
         for (int tl_s7 = 0; tl_s7 < 16; ++tl_s7) {
             [[maybe_unused]] const int i = (tl_tid / 32);
             [[maybe_unused]] const int j = ((tl_s7 % 8) + (tl_tid % 32) * 8 + (tl_s7 / 8) * 256);
-            s[tl_s7] = tl::exp(s[tl_s7] - s_sum[0]);
+            s[tl_s7] = s[tl_s7] * s_sum[0];
         }
         // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:44)
         #pragma unroll
@@ -491,16 +728,284 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
     }
 }
 
-// kernel softmax<ROW = 2048, THREADS = 256, RB = 2, BN = 2048, T = f16>  (stdlib/softmax.tl:12)
+// kernel softmax<ROW = 1024, THREADS = 256, RB = 4, BN = 2048, T = f16>  (stdlib/softmax.tl:13)
 // 256 threads per block, 32 bytes of shared memory
-__global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
+__global__ void __launch_bounds__(256, 4) softmax_kernel_variant3(
+        const tl::f16* __restrict__ X,
+        tl::f16* __restrict__ Y,
+        int32_t M,
+        int32_t N)
+{
+    // fragment s: f32[4, 1024], blocked per axis, vector 8: [4, 1024] over 256 threads: (4:t64, 8:r1 64:t1 2:r8) 16 registers
+    // fragment s_max: f32[4], slice of `s` (reduce over axis 1): [4] over 256 threads: (4:t64) 1 registers, 64 replicas
+    // fragment s_sum: f32[4], slice of `s` (reduce over axis 1): [4] over 256 threads: (4:t64) 1 registers, 64 replicas
+    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
+    const int tl_tid = threadIdx.x;
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    float s[16];  // fragment s: f32[4, 1024]
+    float s_max[1];  // fragment s_max: f32[4]
+    float s_sum[1];  // fragment s_sum: f32[4]
+    float x[x_layout::kSlots];  // fragment x: f32[2048]
+    float m;
+    float l;
+    float tile_max;
+    float tile_sum;
+    const int32_t row0 = int(blockIdx.x) * 4;
+    if (N <= 1024) {
+        // copy(X[row0 +: RB, 0 +: ROW], s, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:30)
+        #pragma unroll
+        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
+            const tl::f16* tl_ptr1 = &X[int64_t(row0 + (tl_tid / 64)) * N + ((tl_chunk0 % 8) + (tl_tid % 64) * 8 + (tl_chunk0 / 8) * 512)];
+            if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid % 64) * 8 + (tl_chunk0 / 8) * 512), N) && tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid % 64) * 8 + (tl_chunk0 / 8) * 512)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+                tl::f16 tl_vec2[8];
+                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk0 + tl_v) / 8) * 512), N) ? tl::convert<float>(X[int64_t(row0 + (tl_tid / 64)) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk0 + tl_v) / 8) * 512)]) : -tl::inf<float>();
+                }
+            }
+        }
+        // reduce(max, s, s_max, axis = 1);  (softmax.tl:31)
+        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
+        {
+            float tl_part[1];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+            #pragma unroll
+            for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
+                tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(s[tl_s3]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 16>(tl_part[tl_i]);
+            }
+            if ((tl_tid / 1 % 32) == 0) {
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + (tl_tid / 32 % 2)] = tl_part[tl_i];
+                }
+            }
+            __syncthreads();
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2];
+                #pragma unroll
+                for (int tl_w = 1; tl_w < 2; ++tl_w) tl_part[tl_i] = tl::MaxOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + tl_w]);
+            }
+            __syncthreads();  // the scratch is free again
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                s_max[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (softmax.tl:32)
+        // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
+            [[maybe_unused]] const int i = (tl_tid / 64);
+            [[maybe_unused]] const int j = ((tl_s4 % 8) + (tl_tid % 64) * 8 + (tl_s4 / 8) * 512);
+            s[tl_s4] = tl::exp(s[tl_s4] - s_max[0]);
+        }
+        // reduce(sum, s, s_sum, axis = 1);  (softmax.tl:35)
+        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
+        {
+            float tl_part[1];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            #pragma unroll
+            for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(s[tl_s5]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            }
+            if ((tl_tid / 1 % 32) == 0) {
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + (tl_tid / 32 % 2)] = tl_part[tl_i];
+                }
+            }
+            __syncthreads();
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2];
+                #pragma unroll
+                for (int tl_w = 1; tl_w < 2; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + tl_w]);
+            }
+            __syncthreads();  // the scratch is free again
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                s_sum[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i in parallel(RB) {  (softmax.tl:38)
+        // for i in parallel(4): each thread visits the elements of `s_sum` it holds
+        #pragma unroll
+        for (int tl_s6 = 0; tl_s6 < 1; ++tl_s6) {
+            [[maybe_unused]] const int i = (tl_tid / 64);
+            s_sum[tl_s6] = tl::exp(-tl::log(s_sum[tl_s6]));
+        }
+        // for i, j in parallel(RB, ROW) {  (softmax.tl:41)
+        // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s7 = 0; tl_s7 < 16; ++tl_s7) {
+            [[maybe_unused]] const int i = (tl_tid / 64);
+            [[maybe_unused]] const int j = ((tl_s7 % 8) + (tl_tid % 64) * 8 + (tl_s7 / 8) * 512);
+            s[tl_s7] = s[tl_s7] * s_sum[0];
+        }
+        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:44)
+        #pragma unroll
+        for (int tl_chunk8 = 0; tl_chunk8 < 16; tl_chunk8 += 8) {
+            tl::f16* tl_ptr9 = &Y[int64_t(row0 + (tl_tid / 64)) * N + ((tl_chunk8 % 8) + (tl_tid % 64) * 8 + (tl_chunk8 / 8) * 512)];
+            if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds(((tl_chunk8 % 8) + (tl_tid % 64) * 8 + (tl_chunk8 / 8) * 512), N) && tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk8 % 8) + (tl_tid % 64) * 8 + (tl_chunk8 / 8) * 512)) + 7, N) && tl::is_aligned(tl_ptr9, 16)) {
+                tl::f16 tl_vec10[8];
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec10[tl_v] = tl::convert<tl::f16>(s[tl_chunk8 + tl_v]);
+                tl::store_vector<tl::f16, 8>(tl_ptr9, tl_vec10);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk8 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk8 + tl_v) / 8) * 512), N)) Y[int64_t(row0 + (tl_tid / 64)) * N + (((tl_chunk8 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk8 + tl_v) / 8) * 512)] = tl::convert<tl::f16>(s[tl_chunk8 + tl_v]);
+                }
+            }
+        }
+    } else {
+        const int32_t n_tiles = tl::cdiv(N, 2048);
+        for (int rr = 0; rr < tl::min(4, M - row0); ++rr) {
+            const int32_t row = row0 + rr;
+            m = -tl::inf<float>();
+            l = 0.0f;
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:52)
+                #pragma unroll
+                for (int tl_chunk11 = 0; tl_chunk11 < x_layout::kSlots; tl_chunk11 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk11))) continue;
+                    const tl::f16* tl_ptr12 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11))) + 7, N) && tl::is_aligned(tl_ptr12, 16)) {
+                        tl::f16 tl_vec13[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec13, tl_ptr12);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk11 + tl_v] = tl::convert<float>(tl_vec13[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk11 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11 + tl_v)))]) : -tl::inf<float>();
+                        }
+                    }
+                }
+                // reduce(max, x, tile_max);  (softmax.tl:53)
+                {
+                    float tl_part[1];
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s14 = 0; tl_s14 < x_layout::kSlots; ++tl_s14) {
+                        if (!(x_layout::valid(tl_tid, tl_s14))) continue;
+                        tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s14]));
+                    }
+                    tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        tile_max = tl_part[0];
+                    }
+                }
+                const float m_new = tl::max(m, tile_max);
+                // for j in parallel(BN) {  (softmax.tl:55)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s15 = 0; tl_s15 < x_layout::kSlots; ++tl_s15) {
+                    if (!(x_layout::valid(tl_tid, tl_s15))) continue;
+                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s15);
+                    x[tl_s15] = tl::exp(x[tl_s15] - m_new);
+                }
+                // reduce(sum, x, tile_sum);  (softmax.tl:58)
+                {
+                    float tl_part[1];
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s16 = 0; tl_s16 < x_layout::kSlots; ++tl_s16) {
+                        if (!(x_layout::valid(tl_tid, tl_s16))) continue;
+                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s16]));
+                    }
+                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        tile_sum = tl_part[0];
+                    }
+                }
+                l = l * tl::exp(m - m_new) + tile_sum;
+                m = m_new;
+            }
+            const float inv_l = 1.0f / l;
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x);  (softmax.tl:64)
+                #pragma unroll
+                for (int tl_chunk17 = 0; tl_chunk17 < x_layout::kSlots; tl_chunk17 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk17))) continue;
+                    const tl::f16* tl_ptr18 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17))) + 7, N) && tl::is_aligned(tl_ptr18, 16)) {
+                        tl::f16 tl_vec19[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec19, tl_ptr18);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk17 + tl_v] = tl::convert<float>(tl_vec19[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk17 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)))]) : 0.0f;
+                        }
+                    }
+                }
+                // for j in parallel(BN) {  (softmax.tl:65)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s20 = 0; tl_s20 < x_layout::kSlots; ++tl_s20) {
+                    if (!(x_layout::valid(tl_tid, tl_s20))) continue;
+                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s20);
+                    x[tl_s20] = tl::exp(x[tl_s20] - m) * inv_l;
+                }
+                // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:68)
+                #pragma unroll
+                for (int tl_chunk21 = 0; tl_chunk21 < x_layout::kSlots; tl_chunk21 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk21))) continue;
+                    tl::f16* tl_ptr22 = &Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21))) + 7, N) && tl::is_aligned(tl_ptr22, 16)) {
+                        tl::f16 tl_vec23[8];
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec23[tl_v] = tl::convert<tl::f16>(x[tl_chunk21 + tl_v]);
+                        tl::store_vector<tl::f16, 8>(tl_ptr22, tl_vec23);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21 + tl_v)), N)) Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk21 + tl_v]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+// kernel softmax<ROW = 2048, THREADS = 256, RB = 2, BN = 2048, T = f16>  (stdlib/softmax.tl:13)
+// 256 threads per block, 32 bytes of shared memory
+__global__ void __launch_bounds__(256, 4) softmax_kernel_variant4(
         const tl::f16* __restrict__ X,
         tl::f16* __restrict__ Y,
         int32_t M,
         int32_t N)
 {
     // fragment s: f32[2, 2048], blocked per axis, vector 8: [2, 2048] over 256 threads: (2:t128, 8:r1 128:t1 2:r8) 16 registers
-    // fragment se: f32[2, 2048], blocked per axis, vector 8: [2, 2048] over 256 threads: (2:t128, 8:r1 128:t1 2:r8) 16 registers
     // fragment s_max: f32[2], slice of `s` (reduce over axis 1): [2] over 256 threads: (2:t128) 1 registers, 128 replicas
     // fragment s_sum: f32[2], slice of `s` (reduce over axis 1): [2] over 256 threads: (2:t128) 1 registers, 128 replicas
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
@@ -508,7 +1013,6 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
     extern __shared__ __align__(128) unsigned char tl_smem[];
     unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
     float s[16];  // fragment s: f32[2, 2048]
-    float se[16];  // fragment se: f32[2, 2048]
     float s_max[1];  // fragment s_max: f32[2]
     float s_sum[1];  // fragment s_sum: f32[2]
     float x[x_layout::kSlots];  // fragment x: f32[2048]
@@ -572,14 +1076,14 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
             }
         }
         // for i, j in parallel(RB, ROW) {  (softmax.tl:32)
-        // for i, j in parallel(2, 2048): each thread visits the elements of `se` it holds
+        // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
         #pragma unroll
         for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
             [[maybe_unused]] const int i = (tl_tid / 128);
             [[maybe_unused]] const int j = ((tl_s4 % 8) + (tl_tid % 128) * 8 + (tl_s4 / 8) * 1024);
-            se[tl_s4] = tl::exp(s[tl_s4] - s_max[0]);
+            s[tl_s4] = tl::exp(s[tl_s4] - s_max[0]);
         }
-        // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:35)
+        // reduce(sum, s, s_sum, axis = 1);  (softmax.tl:35)
         // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
         {
             float tl_part[1];
@@ -587,7 +1091,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
             for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
             #pragma unroll
             for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(se[tl_s5]));
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(s[tl_s5]));
             }
             #pragma unroll
             for (int tl_i = 0; tl_i < 1; ++tl_i) {
@@ -621,7 +1125,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
         #pragma unroll
         for (int tl_s6 = 0; tl_s6 < 1; ++tl_s6) {
             [[maybe_unused]] const int i = (tl_tid / 128);
-            s_sum[tl_s6] = s_max[tl_s6] + tl::log(s_sum[tl_s6]);
+            s_sum[tl_s6] = tl::exp(-tl::log(s_sum[tl_s6]));
         }
         // for i, j in parallel(RB, ROW) {  (softmax.tl:41)
         // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
@@ -629,7 +1133,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
         for (int tl_s7 = 0; tl_s7 < 16; ++tl_s7) {
             [[maybe_unused]] const int i = (tl_tid / 128);
             [[maybe_unused]] const int j = ((tl_s7 % 8) + (tl_tid % 128) * 8 + (tl_s7 / 8) * 1024);
-            s[tl_s7] = tl::exp(s[tl_s7] - s_sum[0]);
+            s[tl_s7] = s[tl_s7] * s_sum[0];
         }
         // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:44)
         #pragma unroll
@@ -762,16 +1266,284 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
     }
 }
 
-// kernel softmax<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, T = f16>  (stdlib/softmax.tl:12)
+// kernel softmax<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, T = f16>  (stdlib/softmax.tl:13)
+// 256 threads per block, 32 bytes of shared memory
+__global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
+        const tl::f16* __restrict__ X,
+        tl::f16* __restrict__ Y,
+        int32_t M,
+        int32_t N)
+{
+    // fragment s: f32[1, 4096], blocked per axis, vector 8: [1, 4096] over 256 threads: (, 8:r1 256:t1 2:r8) 16 registers
+    // fragment s_max: f32[1], slice of `s` (reduce over axis 1): [1] over 256 threads: () 1 registers, 256 replicas
+    // fragment s_sum: f32[1], slice of `s` (reduce over axis 1): [1] over 256 threads: () 1 registers, 256 replicas
+    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
+    const int tl_tid = threadIdx.x;
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    float s[16];  // fragment s: f32[1, 4096]
+    float s_max[1];  // fragment s_max: f32[1]
+    float s_sum[1];  // fragment s_sum: f32[1]
+    float x[x_layout::kSlots];  // fragment x: f32[2048]
+    float m;
+    float l;
+    float tile_max;
+    float tile_sum;
+    const int32_t row0 = int(blockIdx.x) * 1;
+    if (N <= 4096) {
+        // copy(X[row0 +: RB, 0 +: ROW], s, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:30)
+        #pragma unroll
+        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
+            const tl::f16* tl_ptr1 = &X[int64_t(row0 + 0) * N + ((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 2048)];
+            if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 2048), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 2048)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+                tl::f16 tl_vec2[8];
+                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk0 + tl_v) / 8) * 2048), N) ? tl::convert<float>(X[int64_t(row0 + 0) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk0 + tl_v) / 8) * 2048)]) : -tl::inf<float>();
+                }
+            }
+        }
+        // reduce(max, s, s_max, axis = 1);  (softmax.tl:31)
+        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
+        {
+            float tl_part[1];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+            #pragma unroll
+            for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
+                tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(s[tl_s3]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 16>(tl_part[tl_i]);
+            }
+            if ((tl_tid / 1 % 32) == 0) {
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    reinterpret_cast<float*>(tl_scratch)[(0) * 8 + (tl_tid / 32 % 8)] = tl_part[tl_i];
+                }
+            }
+            __syncthreads();
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 8];
+                #pragma unroll
+                for (int tl_w = 1; tl_w < 8; ++tl_w) tl_part[tl_i] = tl::MaxOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(0) * 8 + tl_w]);
+            }
+            __syncthreads();  // the scratch is free again
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                s_max[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (softmax.tl:32)
+        // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
+            [[maybe_unused]] const int i = 0;
+            [[maybe_unused]] const int j = ((tl_s4 % 8) + (tl_tid) * 8 + (tl_s4 / 8) * 2048);
+            s[tl_s4] = tl::exp(s[tl_s4] - s_max[0]);
+        }
+        // reduce(sum, s, s_sum, axis = 1);  (softmax.tl:35)
+        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
+        {
+            float tl_part[1];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            #pragma unroll
+            for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(s[tl_s5]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            }
+            if ((tl_tid / 1 % 32) == 0) {
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    reinterpret_cast<float*>(tl_scratch)[(0) * 8 + (tl_tid / 32 % 8)] = tl_part[tl_i];
+                }
+            }
+            __syncthreads();
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 8];
+                #pragma unroll
+                for (int tl_w = 1; tl_w < 8; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(0) * 8 + tl_w]);
+            }
+            __syncthreads();  // the scratch is free again
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                s_sum[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i in parallel(RB) {  (softmax.tl:38)
+        // for i in parallel(1): each thread visits the elements of `s_sum` it holds
+        #pragma unroll
+        for (int tl_s6 = 0; tl_s6 < 1; ++tl_s6) {
+            [[maybe_unused]] const int i = 0;
+            s_sum[tl_s6] = tl::exp(-tl::log(s_sum[tl_s6]));
+        }
+        // for i, j in parallel(RB, ROW) {  (softmax.tl:41)
+        // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s7 = 0; tl_s7 < 16; ++tl_s7) {
+            [[maybe_unused]] const int i = 0;
+            [[maybe_unused]] const int j = ((tl_s7 % 8) + (tl_tid) * 8 + (tl_s7 / 8) * 2048);
+            s[tl_s7] = s[tl_s7] * s_sum[0];
+        }
+        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:44)
+        #pragma unroll
+        for (int tl_chunk8 = 0; tl_chunk8 < 16; tl_chunk8 += 8) {
+            tl::f16* tl_ptr9 = &Y[int64_t(row0 + 0) * N + ((tl_chunk8 % 8) + (tl_tid) * 8 + (tl_chunk8 / 8) * 2048)];
+            if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk8 % 8) + (tl_tid) * 8 + (tl_chunk8 / 8) * 2048), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk8 % 8) + (tl_tid) * 8 + (tl_chunk8 / 8) * 2048)) + 7, N) && tl::is_aligned(tl_ptr9, 16)) {
+                tl::f16 tl_vec10[8];
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec10[tl_v] = tl::convert<tl::f16>(s[tl_chunk8 + tl_v]);
+                tl::store_vector<tl::f16, 8>(tl_ptr9, tl_vec10);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    if (tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk8 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk8 + tl_v) / 8) * 2048), N)) Y[int64_t(row0 + 0) * N + (((tl_chunk8 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk8 + tl_v) / 8) * 2048)] = tl::convert<tl::f16>(s[tl_chunk8 + tl_v]);
+                }
+            }
+        }
+    } else {
+        const int32_t n_tiles = tl::cdiv(N, 2048);
+        for (int rr = 0; rr < tl::min(1, M - row0); ++rr) {
+            const int32_t row = row0 + rr;
+            m = -tl::inf<float>();
+            l = 0.0f;
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:52)
+                #pragma unroll
+                for (int tl_chunk11 = 0; tl_chunk11 < x_layout::kSlots; tl_chunk11 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk11))) continue;
+                    const tl::f16* tl_ptr12 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11))) + 7, N) && tl::is_aligned(tl_ptr12, 16)) {
+                        tl::f16 tl_vec13[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec13, tl_ptr12);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk11 + tl_v] = tl::convert<float>(tl_vec13[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk11 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11 + tl_v)))]) : -tl::inf<float>();
+                        }
+                    }
+                }
+                // reduce(max, x, tile_max);  (softmax.tl:53)
+                {
+                    float tl_part[1];
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s14 = 0; tl_s14 < x_layout::kSlots; ++tl_s14) {
+                        if (!(x_layout::valid(tl_tid, tl_s14))) continue;
+                        tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s14]));
+                    }
+                    tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        tile_max = tl_part[0];
+                    }
+                }
+                const float m_new = tl::max(m, tile_max);
+                // for j in parallel(BN) {  (softmax.tl:55)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s15 = 0; tl_s15 < x_layout::kSlots; ++tl_s15) {
+                    if (!(x_layout::valid(tl_tid, tl_s15))) continue;
+                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s15);
+                    x[tl_s15] = tl::exp(x[tl_s15] - m_new);
+                }
+                // reduce(sum, x, tile_sum);  (softmax.tl:58)
+                {
+                    float tl_part[1];
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s16 = 0; tl_s16 < x_layout::kSlots; ++tl_s16) {
+                        if (!(x_layout::valid(tl_tid, tl_s16))) continue;
+                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s16]));
+                    }
+                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        tile_sum = tl_part[0];
+                    }
+                }
+                l = l * tl::exp(m - m_new) + tile_sum;
+                m = m_new;
+            }
+            const float inv_l = 1.0f / l;
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x);  (softmax.tl:64)
+                #pragma unroll
+                for (int tl_chunk17 = 0; tl_chunk17 < x_layout::kSlots; tl_chunk17 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk17))) continue;
+                    const tl::f16* tl_ptr18 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17))) + 7, N) && tl::is_aligned(tl_ptr18, 16)) {
+                        tl::f16 tl_vec19[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec19, tl_ptr18);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk17 + tl_v] = tl::convert<float>(tl_vec19[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk17 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)))]) : 0.0f;
+                        }
+                    }
+                }
+                // for j in parallel(BN) {  (softmax.tl:65)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s20 = 0; tl_s20 < x_layout::kSlots; ++tl_s20) {
+                    if (!(x_layout::valid(tl_tid, tl_s20))) continue;
+                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s20);
+                    x[tl_s20] = tl::exp(x[tl_s20] - m) * inv_l;
+                }
+                // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:68)
+                #pragma unroll
+                for (int tl_chunk21 = 0; tl_chunk21 < x_layout::kSlots; tl_chunk21 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk21))) continue;
+                    tl::f16* tl_ptr22 = &Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21))) + 7, N) && tl::is_aligned(tl_ptr22, 16)) {
+                        tl::f16 tl_vec23[8];
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec23[tl_v] = tl::convert<tl::f16>(x[tl_chunk21 + tl_v]);
+                        tl::store_vector<tl::f16, 8>(tl_ptr22, tl_vec23);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21 + tl_v)), N)) Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk21 + tl_v]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+// kernel softmax<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, T = f16>  (stdlib/softmax.tl:13)
 // 512 threads per block, 64 bytes of shared memory
-__global__ void __launch_bounds__(512, 2) softmax_kernel_variant3(
+__global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
         const tl::f16* __restrict__ X,
         tl::f16* __restrict__ Y,
         int32_t M,
         int32_t N)
 {
     // fragment s: f32[1, 8192], blocked per axis, vector 8: [1, 8192] over 512 threads: (, 8:r1 512:t1 2:r8) 16 registers
-    // fragment se: f32[1, 8192], blocked per axis, vector 8: [1, 8192] over 512 threads: (, 8:r1 512:t1 2:r8) 16 registers
     // fragment s_max: f32[1], slice of `s` (reduce over axis 1): [1] over 512 threads: () 1 registers, 512 replicas
     // fragment s_sum: f32[1], slice of `s` (reduce over axis 1): [1] over 512 threads: () 1 registers, 512 replicas
     using x_layout = tl::BlockedLayout<4096, 8, 512>;  // fragment x: f32[4096]
@@ -779,7 +1551,6 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant3(
     extern __shared__ __align__(128) unsigned char tl_smem[];
     unsigned char* tl_scratch = tl_smem + 0;  // 64 bytes for reductions and staging
     float s[16];  // fragment s: f32[1, 8192]
-    float se[16];  // fragment se: f32[1, 8192]
     float s_max[1];  // fragment s_max: f32[1]
     float s_sum[1];  // fragment s_sum: f32[1]
     float x[x_layout::kSlots];  // fragment x: f32[4096]
@@ -843,14 +1614,14 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant3(
             }
         }
         // for i, j in parallel(RB, ROW) {  (softmax.tl:32)
-        // for i, j in parallel(1, 8192): each thread visits the elements of `se` it holds
+        // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
         #pragma unroll
         for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
             [[maybe_unused]] const int i = 0;
             [[maybe_unused]] const int j = ((tl_s4 % 8) + (tl_tid) * 8 + (tl_s4 / 8) * 4096);
-            se[tl_s4] = tl::exp(s[tl_s4] - s_max[0]);
+            s[tl_s4] = tl::exp(s[tl_s4] - s_max[0]);
         }
-        // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:35)
+        // reduce(sum, s, s_sum, axis = 1);  (softmax.tl:35)
         // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
         {
             float tl_part[1];
@@ -858,7 +1629,7 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant3(
             for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
             #pragma unroll
             for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(se[tl_s5]));
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(s[tl_s5]));
             }
             #pragma unroll
             for (int tl_i = 0; tl_i < 1; ++tl_i) {
@@ -892,7 +1663,7 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant3(
         #pragma unroll
         for (int tl_s6 = 0; tl_s6 < 1; ++tl_s6) {
             [[maybe_unused]] const int i = 0;
-            s_sum[tl_s6] = s_max[tl_s6] + tl::log(s_sum[tl_s6]);
+            s_sum[tl_s6] = tl::exp(-tl::log(s_sum[tl_s6]));
         }
         // for i, j in parallel(RB, ROW) {  (softmax.tl:41)
         // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
@@ -900,7 +1671,7 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant3(
         for (int tl_s7 = 0; tl_s7 < 16; ++tl_s7) {
             [[maybe_unused]] const int i = 0;
             [[maybe_unused]] const int j = ((tl_s7 % 8) + (tl_tid) * 8 + (tl_s7 / 8) * 4096);
-            s[tl_s7] = tl::exp(s[tl_s7] - s_sum[0]);
+            s[tl_s7] = s[tl_s7] * s_sum[0];
         }
         // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:44)
         #pragma unroll
@@ -1274,9 +2045,252 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant0(
     }
 }
 
-// kernel log_softmax<ROW = 512, THREADS = 256, RB = 8, BN = 2048, T = f16>  (stdlib/softmax.tl:76)
+// kernel log_softmax<ROW = 256, THREADS = 256, RB = 16, BN = 2048, T = f16>  (stdlib/softmax.tl:76)
 // 256 threads per block, 32 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
+        const tl::f16* __restrict__ X,
+        tl::f16* __restrict__ Y,
+        int32_t M,
+        int32_t N)
+{
+    // fragment s: f32[16, 256], blocked per axis, vector 8: [16, 256] over 256 threads: (8:t32 2:r8, 8:r1 32:t1) 16 registers
+    // fragment se: f32[16, 256], blocked per axis, vector 8: [16, 256] over 256 threads: (8:t32 2:r8, 8:r1 32:t1) 16 registers
+    // fragment s_max: f32[16], slice of `s` (reduce over axis 1): [16] over 256 threads: (8:t32 2:r1) 2 registers, 32 replicas
+    // fragment s_sum: f32[16], slice of `s` (reduce over axis 1): [16] over 256 threads: (8:t32 2:r1) 2 registers, 32 replicas
+    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
+    const int tl_tid = threadIdx.x;
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    float s[16];  // fragment s: f32[16, 256]
+    float se[16];  // fragment se: f32[16, 256]
+    float s_max[2];  // fragment s_max: f32[16]
+    float s_sum[2];  // fragment s_sum: f32[16]
+    float x[x_layout::kSlots];  // fragment x: f32[2048]
+    float m;
+    float l;
+    float tile_max;
+    float tile_sum;
+    const int32_t row0 = int(blockIdx.x) * 16;
+    if (N <= 256) {
+        // copy(X[row0 +: RB, 0 +: ROW], s, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:94)
+        #pragma unroll
+        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
+            const tl::f16* tl_ptr1 = &X[int64_t(row0 + ((tl_tid / 32) + (tl_chunk0 / 8) * 8)) * N + ((tl_chunk0 % 8) + (tl_tid % 32) * 8)];
+            if (tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk0 / 8) * 8), M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk0 / 8) * 8), M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+                tl::f16 tl_vec2[8];
+                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + ((tl_tid / 32) + ((tl_chunk0 + tl_v) / 8) * 8), M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid % 32) * 8), N) ? tl::convert<float>(X[int64_t(row0 + ((tl_tid / 32) + ((tl_chunk0 + tl_v) / 8) * 8)) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 32) * 8)]) : -tl::inf<float>();
+                }
+            }
+        }
+        // reduce(max, s, s_max, axis = 1);  (softmax.tl:95)
+        // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
+        {
+            float tl_part[2];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+            #pragma unroll
+            for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
+                tl_part[(tl_s3 / 8)] = tl::MaxOp::combine(tl_part[(tl_s3 / 8)], tl::MaxOp::element(s[tl_s3]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 16>(tl_part[tl_i]);
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                s_max[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (softmax.tl:96)
+        // for i, j in parallel(16, 256): each thread visits the elements of `se` it holds
+        #pragma unroll
+        for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
+            [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s4 / 8) * 8);
+            [[maybe_unused]] const int j = ((tl_s4 % 8) + (tl_tid % 32) * 8);
+            se[tl_s4] = tl::exp(s[tl_s4] - s_max[(tl_s4 / 8)]);
+        }
+        // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:99)
+        // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
+        {
+            float tl_part[2];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            #pragma unroll
+            for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
+                tl_part[(tl_s5 / 8)] = tl::SumOp::combine(tl_part[(tl_s5 / 8)], tl::SumOp::element(se[tl_s5]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                s_sum[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i in parallel(RB) {  (softmax.tl:100)
+        // for i in parallel(16): each thread visits the elements of `s_sum` it holds
+        #pragma unroll
+        for (int tl_s6 = 0; tl_s6 < 2; ++tl_s6) {
+            [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s6) * 8);
+            s_sum[tl_s6] = s_max[tl_s6] + tl::log(s_sum[tl_s6]);
+        }
+        // for i, j in parallel(RB, ROW) {  (softmax.tl:103)
+        // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s7 = 0; tl_s7 < 16; ++tl_s7) {
+            [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s7 / 8) * 8);
+            [[maybe_unused]] const int j = ((tl_s7 % 8) + (tl_tid % 32) * 8);
+            s[tl_s7] = s[tl_s7] - s_sum[(tl_s7 / 8)];
+        }
+        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:106)
+        #pragma unroll
+        for (int tl_chunk8 = 0; tl_chunk8 < 16; tl_chunk8 += 8) {
+            tl::f16* tl_ptr9 = &Y[int64_t(row0 + ((tl_tid / 32) + (tl_chunk8 / 8) * 8)) * N + ((tl_chunk8 % 8) + (tl_tid % 32) * 8)];
+            if (tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk8 / 8) * 8), M) && tl::in_bounds(((tl_chunk8 % 8) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk8 / 8) * 8), M) && tl::in_bounds((((tl_chunk8 % 8) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr9, 16)) {
+                tl::f16 tl_vec10[8];
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec10[tl_v] = tl::convert<tl::f16>(s[tl_chunk8 + tl_v]);
+                tl::store_vector<tl::f16, 8>(tl_ptr9, tl_vec10);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    if (tl::in_bounds(row0 + ((tl_tid / 32) + ((tl_chunk8 + tl_v) / 8) * 8), M) && tl::in_bounds((((tl_chunk8 + tl_v) % 8) + (tl_tid % 32) * 8), N)) Y[int64_t(row0 + ((tl_tid / 32) + ((tl_chunk8 + tl_v) / 8) * 8)) * N + (((tl_chunk8 + tl_v) % 8) + (tl_tid % 32) * 8)] = tl::convert<tl::f16>(s[tl_chunk8 + tl_v]);
+                }
+            }
+        }
+    } else {
+        const int32_t n_tiles = tl::cdiv(N, 2048);
+        for (int rr = 0; rr < tl::min(16, M - row0); ++rr) {
+            const int32_t row = row0 + rr;
+            m = -tl::inf<float>();
+            l = 0.0f;
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:114)
+                #pragma unroll
+                for (int tl_chunk11 = 0; tl_chunk11 < x_layout::kSlots; tl_chunk11 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk11))) continue;
+                    const tl::f16* tl_ptr12 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11))) + 7, N) && tl::is_aligned(tl_ptr12, 16)) {
+                        tl::f16 tl_vec13[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec13, tl_ptr12);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk11 + tl_v] = tl::convert<float>(tl_vec13[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk11 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11 + tl_v)))]) : -tl::inf<float>();
+                        }
+                    }
+                }
+                // reduce(max, x, tile_max);  (softmax.tl:115)
+                {
+                    float tl_part[1];
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s14 = 0; tl_s14 < x_layout::kSlots; ++tl_s14) {
+                        if (!(x_layout::valid(tl_tid, tl_s14))) continue;
+                        tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s14]));
+                    }
+                    tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        tile_max = tl_part[0];
+                    }
+                }
+                const float m_new = tl::max(m, tile_max);
+                // for j in parallel(BN) {  (softmax.tl:117)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s15 = 0; tl_s15 < x_layout::kSlots; ++tl_s15) {
+                    if (!(x_layout::valid(tl_tid, tl_s15))) continue;
+                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s15);
+                    x[tl_s15] = tl::exp(x[tl_s15] - m_new);
+                }
+                // reduce(sum, x, tile_sum);  (softmax.tl:120)
+                {
+                    float tl_part[1];
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s16 = 0; tl_s16 < x_layout::kSlots; ++tl_s16) {
+                        if (!(x_layout::valid(tl_tid, tl_s16))) continue;
+                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s16]));
+                    }
+                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        tile_sum = tl_part[0];
+                    }
+                }
+                l = l * tl::exp(m - m_new) + tile_sum;
+                m = m_new;
+            }
+            const float shift = m + tl::log(l);
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x);  (softmax.tl:126)
+                #pragma unroll
+                for (int tl_chunk17 = 0; tl_chunk17 < x_layout::kSlots; tl_chunk17 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk17))) continue;
+                    const tl::f16* tl_ptr18 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17))) + 7, N) && tl::is_aligned(tl_ptr18, 16)) {
+                        tl::f16 tl_vec19[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec19, tl_ptr18);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk17 + tl_v] = tl::convert<float>(tl_vec19[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk17 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)))]) : 0.0f;
+                        }
+                    }
+                }
+                // for j in parallel(BN) {  (softmax.tl:127)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s20 = 0; tl_s20 < x_layout::kSlots; ++tl_s20) {
+                    if (!(x_layout::valid(tl_tid, tl_s20))) continue;
+                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s20);
+                    x[tl_s20] = x[tl_s20] - shift;
+                }
+                // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:130)
+                #pragma unroll
+                for (int tl_chunk21 = 0; tl_chunk21 < x_layout::kSlots; tl_chunk21 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk21))) continue;
+                    tl::f16* tl_ptr22 = &Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21))) + 7, N) && tl::is_aligned(tl_ptr22, 16)) {
+                        tl::f16 tl_vec23[8];
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec23[tl_v] = tl::convert<tl::f16>(x[tl_chunk21 + tl_v]);
+                        tl::store_vector<tl::f16, 8>(tl_ptr22, tl_vec23);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21 + tl_v)), N)) Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk21 + tl_v]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+// kernel log_softmax<ROW = 512, THREADS = 256, RB = 8, BN = 2048, T = f16>  (stdlib/softmax.tl:76)
+// 256 threads per block, 32 bytes of shared memory
+__global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
         const tl::f16* __restrict__ X,
         tl::f16* __restrict__ Y,
         int32_t M,
@@ -1517,9 +2531,280 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
     }
 }
 
+// kernel log_softmax<ROW = 1024, THREADS = 256, RB = 4, BN = 2048, T = f16>  (stdlib/softmax.tl:76)
+// 256 threads per block, 32 bytes of shared memory
+__global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant3(
+        const tl::f16* __restrict__ X,
+        tl::f16* __restrict__ Y,
+        int32_t M,
+        int32_t N)
+{
+    // fragment s: f32[4, 1024], blocked per axis, vector 8: [4, 1024] over 256 threads: (4:t64, 8:r1 64:t1 2:r8) 16 registers
+    // fragment se: f32[4, 1024], blocked per axis, vector 8: [4, 1024] over 256 threads: (4:t64, 8:r1 64:t1 2:r8) 16 registers
+    // fragment s_max: f32[4], slice of `s` (reduce over axis 1): [4] over 256 threads: (4:t64) 1 registers, 64 replicas
+    // fragment s_sum: f32[4], slice of `s` (reduce over axis 1): [4] over 256 threads: (4:t64) 1 registers, 64 replicas
+    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
+    const int tl_tid = threadIdx.x;
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    float s[16];  // fragment s: f32[4, 1024]
+    float se[16];  // fragment se: f32[4, 1024]
+    float s_max[1];  // fragment s_max: f32[4]
+    float s_sum[1];  // fragment s_sum: f32[4]
+    float x[x_layout::kSlots];  // fragment x: f32[2048]
+    float m;
+    float l;
+    float tile_max;
+    float tile_sum;
+    const int32_t row0 = int(blockIdx.x) * 4;
+    if (N <= 1024) {
+        // copy(X[row0 +: RB, 0 +: ROW], s, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:94)
+        #pragma unroll
+        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
+            const tl::f16* tl_ptr1 = &X[int64_t(row0 + (tl_tid / 64)) * N + ((tl_chunk0 % 8) + (tl_tid % 64) * 8 + (tl_chunk0 / 8) * 512)];
+            if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid % 64) * 8 + (tl_chunk0 / 8) * 512), N) && tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid % 64) * 8 + (tl_chunk0 / 8) * 512)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+                tl::f16 tl_vec2[8];
+                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk0 + tl_v) / 8) * 512), N) ? tl::convert<float>(X[int64_t(row0 + (tl_tid / 64)) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk0 + tl_v) / 8) * 512)]) : -tl::inf<float>();
+                }
+            }
+        }
+        // reduce(max, s, s_max, axis = 1);  (softmax.tl:95)
+        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
+        {
+            float tl_part[1];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+            #pragma unroll
+            for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
+                tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(s[tl_s3]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 16>(tl_part[tl_i]);
+            }
+            if ((tl_tid / 1 % 32) == 0) {
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + (tl_tid / 32 % 2)] = tl_part[tl_i];
+                }
+            }
+            __syncthreads();
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2];
+                #pragma unroll
+                for (int tl_w = 1; tl_w < 2; ++tl_w) tl_part[tl_i] = tl::MaxOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + tl_w]);
+            }
+            __syncthreads();  // the scratch is free again
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                s_max[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (softmax.tl:96)
+        // for i, j in parallel(4, 1024): each thread visits the elements of `se` it holds
+        #pragma unroll
+        for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
+            [[maybe_unused]] const int i = (tl_tid / 64);
+            [[maybe_unused]] const int j = ((tl_s4 % 8) + (tl_tid % 64) * 8 + (tl_s4 / 8) * 512);
+            se[tl_s4] = tl::exp(s[tl_s4] - s_max[0]);
+        }
+        // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:99)
+        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
+        {
+            float tl_part[1];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            #pragma unroll
+            for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(se[tl_s5]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            }
+            if ((tl_tid / 1 % 32) == 0) {
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + (tl_tid / 32 % 2)] = tl_part[tl_i];
+                }
+            }
+            __syncthreads();
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2];
+                #pragma unroll
+                for (int tl_w = 1; tl_w < 2; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + tl_w]);
+            }
+            __syncthreads();  // the scratch is free again
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                s_sum[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i in parallel(RB) {  (softmax.tl:100)
+        // for i in parallel(4): each thread visits the elements of `s_sum` it holds
+        #pragma unroll
+        for (int tl_s6 = 0; tl_s6 < 1; ++tl_s6) {
+            [[maybe_unused]] const int i = (tl_tid / 64);
+            s_sum[tl_s6] = s_max[tl_s6] + tl::log(s_sum[tl_s6]);
+        }
+        // for i, j in parallel(RB, ROW) {  (softmax.tl:103)
+        // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s7 = 0; tl_s7 < 16; ++tl_s7) {
+            [[maybe_unused]] const int i = (tl_tid / 64);
+            [[maybe_unused]] const int j = ((tl_s7 % 8) + (tl_tid % 64) * 8 + (tl_s7 / 8) * 512);
+            s[tl_s7] = s[tl_s7] - s_sum[0];
+        }
+        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:106)
+        #pragma unroll
+        for (int tl_chunk8 = 0; tl_chunk8 < 16; tl_chunk8 += 8) {
+            tl::f16* tl_ptr9 = &Y[int64_t(row0 + (tl_tid / 64)) * N + ((tl_chunk8 % 8) + (tl_tid % 64) * 8 + (tl_chunk8 / 8) * 512)];
+            if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds(((tl_chunk8 % 8) + (tl_tid % 64) * 8 + (tl_chunk8 / 8) * 512), N) && tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk8 % 8) + (tl_tid % 64) * 8 + (tl_chunk8 / 8) * 512)) + 7, N) && tl::is_aligned(tl_ptr9, 16)) {
+                tl::f16 tl_vec10[8];
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec10[tl_v] = tl::convert<tl::f16>(s[tl_chunk8 + tl_v]);
+                tl::store_vector<tl::f16, 8>(tl_ptr9, tl_vec10);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk8 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk8 + tl_v) / 8) * 512), N)) Y[int64_t(row0 + (tl_tid / 64)) * N + (((tl_chunk8 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk8 + tl_v) / 8) * 512)] = tl::convert<tl::f16>(s[tl_chunk8 + tl_v]);
+                }
+            }
+        }
+    } else {
+        const int32_t n_tiles = tl::cdiv(N, 2048);
+        for (int rr = 0; rr < tl::min(4, M - row0); ++rr) {
+            const int32_t row = row0 + rr;
+            m = -tl::inf<float>();
+            l = 0.0f;
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:114)
+                #pragma unroll
+                for (int tl_chunk11 = 0; tl_chunk11 < x_layout::kSlots; tl_chunk11 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk11))) continue;
+                    const tl::f16* tl_ptr12 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11))) + 7, N) && tl::is_aligned(tl_ptr12, 16)) {
+                        tl::f16 tl_vec13[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec13, tl_ptr12);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk11 + tl_v] = tl::convert<float>(tl_vec13[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk11 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11 + tl_v)))]) : -tl::inf<float>();
+                        }
+                    }
+                }
+                // reduce(max, x, tile_max);  (softmax.tl:115)
+                {
+                    float tl_part[1];
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s14 = 0; tl_s14 < x_layout::kSlots; ++tl_s14) {
+                        if (!(x_layout::valid(tl_tid, tl_s14))) continue;
+                        tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s14]));
+                    }
+                    tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        tile_max = tl_part[0];
+                    }
+                }
+                const float m_new = tl::max(m, tile_max);
+                // for j in parallel(BN) {  (softmax.tl:117)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s15 = 0; tl_s15 < x_layout::kSlots; ++tl_s15) {
+                    if (!(x_layout::valid(tl_tid, tl_s15))) continue;
+                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s15);
+                    x[tl_s15] = tl::exp(x[tl_s15] - m_new);
+                }
+                // reduce(sum, x, tile_sum);  (softmax.tl:120)
+                {
+                    float tl_part[1];
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s16 = 0; tl_s16 < x_layout::kSlots; ++tl_s16) {
+                        if (!(x_layout::valid(tl_tid, tl_s16))) continue;
+                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s16]));
+                    }
+                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        tile_sum = tl_part[0];
+                    }
+                }
+                l = l * tl::exp(m - m_new) + tile_sum;
+                m = m_new;
+            }
+            const float shift = m + tl::log(l);
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x);  (softmax.tl:126)
+                #pragma unroll
+                for (int tl_chunk17 = 0; tl_chunk17 < x_layout::kSlots; tl_chunk17 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk17))) continue;
+                    const tl::f16* tl_ptr18 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17))) + 7, N) && tl::is_aligned(tl_ptr18, 16)) {
+                        tl::f16 tl_vec19[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec19, tl_ptr18);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk17 + tl_v] = tl::convert<float>(tl_vec19[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk17 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)))]) : 0.0f;
+                        }
+                    }
+                }
+                // for j in parallel(BN) {  (softmax.tl:127)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s20 = 0; tl_s20 < x_layout::kSlots; ++tl_s20) {
+                    if (!(x_layout::valid(tl_tid, tl_s20))) continue;
+                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s20);
+                    x[tl_s20] = x[tl_s20] - shift;
+                }
+                // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:130)
+                #pragma unroll
+                for (int tl_chunk21 = 0; tl_chunk21 < x_layout::kSlots; tl_chunk21 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk21))) continue;
+                    tl::f16* tl_ptr22 = &Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21))) + 7, N) && tl::is_aligned(tl_ptr22, 16)) {
+                        tl::f16 tl_vec23[8];
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec23[tl_v] = tl::convert<tl::f16>(x[tl_chunk21 + tl_v]);
+                        tl::store_vector<tl::f16, 8>(tl_ptr22, tl_vec23);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21 + tl_v)), N)) Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk21 + tl_v]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 // kernel log_softmax<ROW = 2048, THREADS = 256, RB = 2, BN = 2048, T = f16>  (stdlib/softmax.tl:76)
 // 256 threads per block, 32 bytes of shared memory
-__global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
+__global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant4(
         const tl::f16* __restrict__ X,
         tl::f16* __restrict__ Y,
         int32_t M,
@@ -1788,9 +3073,280 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
     }
 }
 
+// kernel log_softmax<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, T = f16>  (stdlib/softmax.tl:76)
+// 256 threads per block, 32 bytes of shared memory
+__global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
+        const tl::f16* __restrict__ X,
+        tl::f16* __restrict__ Y,
+        int32_t M,
+        int32_t N)
+{
+    // fragment s: f32[1, 4096], blocked per axis, vector 8: [1, 4096] over 256 threads: (, 8:r1 256:t1 2:r8) 16 registers
+    // fragment se: f32[1, 4096], blocked per axis, vector 8: [1, 4096] over 256 threads: (, 8:r1 256:t1 2:r8) 16 registers
+    // fragment s_max: f32[1], slice of `s` (reduce over axis 1): [1] over 256 threads: () 1 registers, 256 replicas
+    // fragment s_sum: f32[1], slice of `s` (reduce over axis 1): [1] over 256 threads: () 1 registers, 256 replicas
+    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
+    const int tl_tid = threadIdx.x;
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    float s[16];  // fragment s: f32[1, 4096]
+    float se[16];  // fragment se: f32[1, 4096]
+    float s_max[1];  // fragment s_max: f32[1]
+    float s_sum[1];  // fragment s_sum: f32[1]
+    float x[x_layout::kSlots];  // fragment x: f32[2048]
+    float m;
+    float l;
+    float tile_max;
+    float tile_sum;
+    const int32_t row0 = int(blockIdx.x) * 1;
+    if (N <= 4096) {
+        // copy(X[row0 +: RB, 0 +: ROW], s, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:94)
+        #pragma unroll
+        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
+            const tl::f16* tl_ptr1 = &X[int64_t(row0 + 0) * N + ((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 2048)];
+            if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 2048), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 2048)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+                tl::f16 tl_vec2[8];
+                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk0 + tl_v) / 8) * 2048), N) ? tl::convert<float>(X[int64_t(row0 + 0) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk0 + tl_v) / 8) * 2048)]) : -tl::inf<float>();
+                }
+            }
+        }
+        // reduce(max, s, s_max, axis = 1);  (softmax.tl:95)
+        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
+        {
+            float tl_part[1];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+            #pragma unroll
+            for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
+                tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(s[tl_s3]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 16>(tl_part[tl_i]);
+            }
+            if ((tl_tid / 1 % 32) == 0) {
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    reinterpret_cast<float*>(tl_scratch)[(0) * 8 + (tl_tid / 32 % 8)] = tl_part[tl_i];
+                }
+            }
+            __syncthreads();
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 8];
+                #pragma unroll
+                for (int tl_w = 1; tl_w < 8; ++tl_w) tl_part[tl_i] = tl::MaxOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(0) * 8 + tl_w]);
+            }
+            __syncthreads();  // the scratch is free again
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                s_max[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i, j in parallel(RB, ROW) {  (softmax.tl:96)
+        // for i, j in parallel(1, 4096): each thread visits the elements of `se` it holds
+        #pragma unroll
+        for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
+            [[maybe_unused]] const int i = 0;
+            [[maybe_unused]] const int j = ((tl_s4 % 8) + (tl_tid) * 8 + (tl_s4 / 8) * 2048);
+            se[tl_s4] = tl::exp(s[tl_s4] - s_max[0]);
+        }
+        // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:99)
+        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
+        {
+            float tl_part[1];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            #pragma unroll
+            for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(se[tl_s5]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            }
+            if ((tl_tid / 1 % 32) == 0) {
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    reinterpret_cast<float*>(tl_scratch)[(0) * 8 + (tl_tid / 32 % 8)] = tl_part[tl_i];
+                }
+            }
+            __syncthreads();
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 8];
+                #pragma unroll
+                for (int tl_w = 1; tl_w < 8; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(0) * 8 + tl_w]);
+            }
+            __syncthreads();  // the scratch is free again
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                s_sum[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i in parallel(RB) {  (softmax.tl:100)
+        // for i in parallel(1): each thread visits the elements of `s_sum` it holds
+        #pragma unroll
+        for (int tl_s6 = 0; tl_s6 < 1; ++tl_s6) {
+            [[maybe_unused]] const int i = 0;
+            s_sum[tl_s6] = s_max[tl_s6] + tl::log(s_sum[tl_s6]);
+        }
+        // for i, j in parallel(RB, ROW) {  (softmax.tl:103)
+        // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
+        #pragma unroll
+        for (int tl_s7 = 0; tl_s7 < 16; ++tl_s7) {
+            [[maybe_unused]] const int i = 0;
+            [[maybe_unused]] const int j = ((tl_s7 % 8) + (tl_tid) * 8 + (tl_s7 / 8) * 2048);
+            s[tl_s7] = s[tl_s7] - s_sum[0];
+        }
+        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:106)
+        #pragma unroll
+        for (int tl_chunk8 = 0; tl_chunk8 < 16; tl_chunk8 += 8) {
+            tl::f16* tl_ptr9 = &Y[int64_t(row0 + 0) * N + ((tl_chunk8 % 8) + (tl_tid) * 8 + (tl_chunk8 / 8) * 2048)];
+            if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk8 % 8) + (tl_tid) * 8 + (tl_chunk8 / 8) * 2048), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk8 % 8) + (tl_tid) * 8 + (tl_chunk8 / 8) * 2048)) + 7, N) && tl::is_aligned(tl_ptr9, 16)) {
+                tl::f16 tl_vec10[8];
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec10[tl_v] = tl::convert<tl::f16>(s[tl_chunk8 + tl_v]);
+                tl::store_vector<tl::f16, 8>(tl_ptr9, tl_vec10);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    if (tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk8 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk8 + tl_v) / 8) * 2048), N)) Y[int64_t(row0 + 0) * N + (((tl_chunk8 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk8 + tl_v) / 8) * 2048)] = tl::convert<tl::f16>(s[tl_chunk8 + tl_v]);
+                }
+            }
+        }
+    } else {
+        const int32_t n_tiles = tl::cdiv(N, 2048);
+        for (int rr = 0; rr < tl::min(1, M - row0); ++rr) {
+            const int32_t row = row0 + rr;
+            m = -tl::inf<float>();
+            l = 0.0f;
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:114)
+                #pragma unroll
+                for (int tl_chunk11 = 0; tl_chunk11 < x_layout::kSlots; tl_chunk11 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk11))) continue;
+                    const tl::f16* tl_ptr12 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11))) + 7, N) && tl::is_aligned(tl_ptr12, 16)) {
+                        tl::f16 tl_vec13[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec13, tl_ptr12);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk11 + tl_v] = tl::convert<float>(tl_vec13[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk11 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11 + tl_v)))]) : -tl::inf<float>();
+                        }
+                    }
+                }
+                // reduce(max, x, tile_max);  (softmax.tl:115)
+                {
+                    float tl_part[1];
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s14 = 0; tl_s14 < x_layout::kSlots; ++tl_s14) {
+                        if (!(x_layout::valid(tl_tid, tl_s14))) continue;
+                        tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s14]));
+                    }
+                    tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        tile_max = tl_part[0];
+                    }
+                }
+                const float m_new = tl::max(m, tile_max);
+                // for j in parallel(BN) {  (softmax.tl:117)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s15 = 0; tl_s15 < x_layout::kSlots; ++tl_s15) {
+                    if (!(x_layout::valid(tl_tid, tl_s15))) continue;
+                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s15);
+                    x[tl_s15] = tl::exp(x[tl_s15] - m_new);
+                }
+                // reduce(sum, x, tile_sum);  (softmax.tl:120)
+                {
+                    float tl_part[1];
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s16 = 0; tl_s16 < x_layout::kSlots; ++tl_s16) {
+                        if (!(x_layout::valid(tl_tid, tl_s16))) continue;
+                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s16]));
+                    }
+                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    {
+                        tile_sum = tl_part[0];
+                    }
+                }
+                l = l * tl::exp(m - m_new) + tile_sum;
+                m = m_new;
+            }
+            const float shift = m + tl::log(l);
+            for (int t = 0; t < n_tiles; ++t) {
+                // copy(X[row, t * BN +: BN], x);  (softmax.tl:126)
+                #pragma unroll
+                for (int tl_chunk17 = 0; tl_chunk17 < x_layout::kSlots; tl_chunk17 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk17))) continue;
+                    const tl::f16* tl_ptr18 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17))) + 7, N) && tl::is_aligned(tl_ptr18, 16)) {
+                        tl::f16 tl_vec19[8];
+                        tl::load_vector<tl::f16, 8>(tl_vec19, tl_ptr18);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk17 + tl_v] = tl::convert<float>(tl_vec19[tl_v]);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            x[tl_chunk17 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)))]) : 0.0f;
+                        }
+                    }
+                }
+                // for j in parallel(BN) {  (softmax.tl:127)
+                // for j in parallel(2048): each thread visits the elements of `x` it holds
+                #pragma unroll
+                for (int tl_s20 = 0; tl_s20 < x_layout::kSlots; ++tl_s20) {
+                    if (!(x_layout::valid(tl_tid, tl_s20))) continue;
+                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s20);
+                    x[tl_s20] = x[tl_s20] - shift;
+                }
+                // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:130)
+                #pragma unroll
+                for (int tl_chunk21 = 0; tl_chunk21 < x_layout::kSlots; tl_chunk21 += 8) {
+                    if (!(x_layout::valid(tl_tid, tl_chunk21))) continue;
+                    tl::f16* tl_ptr22 = &Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21)))];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21))) + 7, N) && tl::is_aligned(tl_ptr22, 16)) {
+                        tl::f16 tl_vec23[8];
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec23[tl_v] = tl::convert<tl::f16>(x[tl_chunk21 + tl_v]);
+                        tl::store_vector<tl::f16, 8>(tl_ptr22, tl_vec23);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                            if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21 + tl_v)), N)) Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk21 + tl_v]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 // kernel log_softmax<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, T = f16>  (stdlib/softmax.tl:76)
 // 512 threads per block, 64 bytes of shared memory
-__global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant3(
+__global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
         const tl::f16* __restrict__ X,
         tl::f16* __restrict__ Y,
         int32_t M,
@@ -2244,14 +3800,14 @@ static cudaError_t softmax_variant0(const __half* X, __half* Y, int64_t M, int64
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
-// Variant 1 of kernel `softmax`: ROW = 512.
+// Variant 1 of kernel `softmax`: ROW = 256.
 static cudaError_t softmax_variant1(const __half* X, __half* Y, int64_t M, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "softmax";
     if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 16)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -2266,14 +3822,14 @@ static cudaError_t softmax_variant1(const __half* X, __half* Y, int64_t M, int64
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
-// Variant 2 of kernel `softmax`: ROW = 2048.
+// Variant 2 of kernel `softmax`: ROW = 512.
 static cudaError_t softmax_variant2(const __half* X, __half* Y, int64_t M, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "softmax";
     if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 2)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -2288,14 +3844,14 @@ static cudaError_t softmax_variant2(const __half* X, __half* Y, int64_t M, int64
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
-// Variant 3 of kernel `softmax`: ROW = 8192.
+// Variant 3 of kernel `softmax`: ROW = 1024.
 static cudaError_t softmax_variant3(const __half* X, __half* Y, int64_t M, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "softmax";
     if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 1)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 4)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -2306,19 +3862,91 @@ static cudaError_t softmax_variant3(const __half* X, __half* Y, int64_t M, int64
         return tl_err;
     }();
     if (tl_attributes_variant3 != cudaSuccess) return tl::host::record(tl_attributes_variant3, tl_name, "setting the shared-memory attributes");
-    ::softmax_kernel_variant3<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 512, 64, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::softmax_kernel_variant3<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+// Variant 4 of kernel `softmax`: ROW = 2048.
+static cudaError_t softmax_variant4(const __half* X, __half* Y, int64_t M, int64_t N, cudaStream_t stream) {
+    constexpr const char* tl_name = "softmax";
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 2)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    static const cudaError_t tl_attributes_variant4 = [] {
+        cudaError_t tl_err = cudaSuccess;
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::softmax_kernel_variant4, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes_variant4 != cudaSuccess) return tl::host::record(tl_attributes_variant4, tl_name, "setting the shared-memory attributes");
+    ::softmax_kernel_variant4<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+// Variant 5 of kernel `softmax`: ROW = 4096.
+static cudaError_t softmax_variant5(const __half* X, __half* Y, int64_t M, int64_t N, cudaStream_t stream) {
+    constexpr const char* tl_name = "softmax";
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 1)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    static const cudaError_t tl_attributes_variant5 = [] {
+        cudaError_t tl_err = cudaSuccess;
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::softmax_kernel_variant5, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes_variant5 != cudaSuccess) return tl::host::record(tl_attributes_variant5, tl_name, "setting the shared-memory attributes");
+    ::softmax_kernel_variant5<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+// Variant 6 of kernel `softmax`: ROW = 8192.
+static cudaError_t softmax_variant6(const __half* X, __half* Y, int64_t M, int64_t N, cudaStream_t stream) {
+    constexpr const char* tl_name = "softmax";
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 1)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    static const cudaError_t tl_attributes_variant6 = [] {
+        cudaError_t tl_err = cudaSuccess;
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::softmax_kernel_variant6, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes_variant6 != cudaSuccess) return tl::host::record(tl_attributes_variant6, tl_name, "setting the shared-memory attributes");
+    ::softmax_kernel_variant6<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 512, 64, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
 cudaError_t softmax(const __half* X, __half* Y, int64_t M, int64_t N, cudaStream_t stream) {
-    // 4 variants, tried in order: the first for which `when((N <= ROW) || (ROW == 8192))` holds is launched.
+    // 7 variants, tried in order: the first for which `when((N <= ROW) || (ROW == 8192))` holds is launched.
     if (N <= 128)
         return softmax_variant0(X, Y, M, N, stream);  // ROW = 128
+    if (N <= 256)
+        return softmax_variant1(X, Y, M, N, stream);  // ROW = 256
     if (N <= 512)
-        return softmax_variant1(X, Y, M, N, stream);  // ROW = 512
+        return softmax_variant2(X, Y, M, N, stream);  // ROW = 512
+    if (N <= 1024)
+        return softmax_variant3(X, Y, M, N, stream);  // ROW = 1024
     if (N <= 2048)
-        return softmax_variant2(X, Y, M, N, stream);  // ROW = 2048
-    return softmax_variant3(X, Y, M, N, stream);  // ROW = 8192
+        return softmax_variant4(X, Y, M, N, stream);  // ROW = 2048
+    if (N <= 4096)
+        return softmax_variant5(X, Y, M, N, stream);  // ROW = 4096
+    return softmax_variant6(X, Y, M, N, stream);  // ROW = 8192
 }
 
 // Variant 0 of kernel `log_softmax`: ROW = 128.
@@ -2343,14 +3971,14 @@ static cudaError_t log_softmax_variant0(const __half* X, __half* Y, int64_t M, i
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
-// Variant 1 of kernel `log_softmax`: ROW = 512.
+// Variant 1 of kernel `log_softmax`: ROW = 256.
 static cudaError_t log_softmax_variant1(const __half* X, __half* Y, int64_t M, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "log_softmax";
     if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 16)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -2365,14 +3993,14 @@ static cudaError_t log_softmax_variant1(const __half* X, __half* Y, int64_t M, i
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
-// Variant 2 of kernel `log_softmax`: ROW = 2048.
+// Variant 2 of kernel `log_softmax`: ROW = 512.
 static cudaError_t log_softmax_variant2(const __half* X, __half* Y, int64_t M, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "log_softmax";
     if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 2)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -2387,14 +4015,14 @@ static cudaError_t log_softmax_variant2(const __half* X, __half* Y, int64_t M, i
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
-// Variant 3 of kernel `log_softmax`: ROW = 8192.
+// Variant 3 of kernel `log_softmax`: ROW = 1024.
 static cudaError_t log_softmax_variant3(const __half* X, __half* Y, int64_t M, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "log_softmax";
     if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 1)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 4)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -2405,19 +4033,91 @@ static cudaError_t log_softmax_variant3(const __half* X, __half* Y, int64_t M, i
         return tl_err;
     }();
     if (tl_attributes_variant3 != cudaSuccess) return tl::host::record(tl_attributes_variant3, tl_name, "setting the shared-memory attributes");
-    ::log_softmax_kernel_variant3<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 512, 64, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::log_softmax_kernel_variant3<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+// Variant 4 of kernel `log_softmax`: ROW = 2048.
+static cudaError_t log_softmax_variant4(const __half* X, __half* Y, int64_t M, int64_t N, cudaStream_t stream) {
+    constexpr const char* tl_name = "log_softmax";
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 2)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    static const cudaError_t tl_attributes_variant4 = [] {
+        cudaError_t tl_err = cudaSuccess;
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::log_softmax_kernel_variant4, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes_variant4 != cudaSuccess) return tl::host::record(tl_attributes_variant4, tl_name, "setting the shared-memory attributes");
+    ::log_softmax_kernel_variant4<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+// Variant 5 of kernel `log_softmax`: ROW = 4096.
+static cudaError_t log_softmax_variant5(const __half* X, __half* Y, int64_t M, int64_t N, cudaStream_t stream) {
+    constexpr const char* tl_name = "log_softmax";
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 1)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    static const cudaError_t tl_attributes_variant5 = [] {
+        cudaError_t tl_err = cudaSuccess;
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::log_softmax_kernel_variant5, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes_variant5 != cudaSuccess) return tl::host::record(tl_attributes_variant5, tl_name, "setting the shared-memory attributes");
+    ::log_softmax_kernel_variant5<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+// Variant 6 of kernel `log_softmax`: ROW = 8192.
+static cudaError_t log_softmax_variant6(const __half* X, __half* Y, int64_t M, int64_t N, cudaStream_t stream) {
+    constexpr const char* tl_name = "log_softmax";
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 1)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    static const cudaError_t tl_attributes_variant6 = [] {
+        cudaError_t tl_err = cudaSuccess;
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::log_softmax_kernel_variant6, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes_variant6 != cudaSuccess) return tl::host::record(tl_attributes_variant6, tl_name, "setting the shared-memory attributes");
+    ::log_softmax_kernel_variant6<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 512, 64, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
 cudaError_t log_softmax(const __half* X, __half* Y, int64_t M, int64_t N, cudaStream_t stream) {
-    // 4 variants, tried in order: the first for which `when((N <= ROW) || (ROW == 8192))` holds is launched.
+    // 7 variants, tried in order: the first for which `when((N <= ROW) || (ROW == 8192))` holds is launched.
     if (N <= 128)
         return log_softmax_variant0(X, Y, M, N, stream);  // ROW = 128
+    if (N <= 256)
+        return log_softmax_variant1(X, Y, M, N, stream);  // ROW = 256
     if (N <= 512)
-        return log_softmax_variant1(X, Y, M, N, stream);  // ROW = 512
+        return log_softmax_variant2(X, Y, M, N, stream);  // ROW = 512
+    if (N <= 1024)
+        return log_softmax_variant3(X, Y, M, N, stream);  // ROW = 1024
     if (N <= 2048)
-        return log_softmax_variant2(X, Y, M, N, stream);  // ROW = 2048
-    return log_softmax_variant3(X, Y, M, N, stream);  // ROW = 8192
+        return log_softmax_variant4(X, Y, M, N, stream);  // ROW = 2048
+    if (N <= 4096)
+        return log_softmax_variant5(X, Y, M, N, stream);  // ROW = 4096
+    return log_softmax_variant6(X, Y, M, N, stream);  // ROW = 8192
 }
 
 cudaError_t softmax_rows(const __half* X, __half* Y, int64_t M, int64_t N, cudaStream_t stream) {

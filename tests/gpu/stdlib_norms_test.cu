@@ -94,8 +94,11 @@ int main() {
     const th::RowsShape shapes[] = {
         {3, 1031, -1.0, 1.0, 0, th::When::always, ""},        // variant ROW = 2048: 2 rows per block
         {37, 128, -1.0, 1.0, 0, th::When::always, ""},        // variant ROW = 128: 32 rows per block, a partial block
-        {70, 129, -1.0, 1.0, 0, th::When::always, ""},        // variant ROW = 512: a warp per row, a partial block
-        {5, 2049, -1.0, 1.0, 0, th::When::always, ""},        // variant ROW = 8192: a row per block
+        {70, 129, -1.0, 1.0, 0, th::When::always, ""},        // variant ROW = 256: 16 rows per block, a partial block
+        {19, 300, -1.0, 1.0, 0, th::When::always, ""},        // variant ROW = 512: a warp per row, a partial block
+        {9, 777, -1.0, 1.0, 0, th::When::always, ""},         // variant ROW = 1024: 4 rows per block
+        {5, 2049, -1.0, 1.0, 0, th::When::always, ""},        // variant ROW = 4096: a row per block
+        {3, 5000, -1.0, 1.0, 0, th::When::always, ""},        // variant ROW = 8192: a row per block, 512 threads
         {3, 8193, -1.0, 1.0, 0, th::When::full, ""},          // longer than the widest variant: tiled
         {17, 9000, -1.0, 1.0, 0, th::When::full, ""},         // tiled, a partial block of rows
         {2, 1, -1.0, 1.0, 0, th::When::always, ""},           // var = 0: layernorm gives Bias

@@ -1,8 +1,8 @@
 // stdlib_softmax_test.cu — the row-wise kernels of stdlib/softmax.tl over X[M, N] against
 // float64, T in and out (f16 by default; -DTLC_T=<type> for the files generated with
 // -D T=bf16 / -D T=f32), f32 statistics:
-//   softmax(X, Y, M, N)        Y = exp(X - max) / sum(exp(X - max)); one block per row, BN = 1024
-//   log_softmax(X, Y, M, N)    Y = X - max - log(sum(exp(X - max))); one block per row, BN = 1024
+//   softmax(X, Y, M, N)        Y = exp(X - max) / sum(exp(X - max)); a variant per row length
+//   log_softmax(X, Y, M, N)    Y = X - max - log(sum(exp(X - max))); a variant per row length
 //   softmax_rows(X, Y, M, N)   softmax, BM = 8 rows per block, BN = 256 (rows past M never stored)
 // Every kernel runs every shape: one and several tiles per row, edge tiles, M not a multiple of 8,
 // wide value ranges, a running maximum that grows in every tile, unaligned base addresses.
@@ -73,8 +73,11 @@ int main() {
         {9, 257, -1.0, 1.0, 0, th::When::always, ""},          // softmax_rows: 2 blocks, 2 tiles
         {2, 1031, -1.0, 1.0, 0, th::When::always, ""},         // softmax: variant ROW = 2048
         {37, 128, -1.0, 1.0, 0, th::When::always, ""},         // softmax: variant ROW = 128, a partial block of 32
-        {70, 129, -1.0, 1.0, 0, th::When::always, ""},         // softmax: variant ROW = 512, a warp per row
-        {5, 2049, -1.0, 1.0, 0, th::When::always, ""},         // softmax: variant ROW = 8192
+        {70, 129, -1.0, 1.0, 0, th::When::always, ""},         // softmax: variant ROW = 256, 16 rows per block
+        {19, 300, -1.0, 1.0, 0, th::When::always, ""},         // softmax: variant ROW = 512, a warp per row
+        {9, 777, -1.0, 1.0, 0, th::When::always, ""},          // softmax: variant ROW = 1024, 4 rows per block
+        {5, 2049, -1.0, 1.0, 0, th::When::always, ""},         // softmax: variant ROW = 4096
+        {3, 5000, -1.0, 1.0, 0, th::When::always, ""},         // softmax: variant ROW = 8192
         {1, 1, -1.0, 1.0, 0, th::When::always, ""},
         {5, 256, -1.0, 1.0, 1, th::When::always, "_offset1"},  // unaligned base addresses
         {7, 1000, -1.0, 1.0, 0, th::When::full, ""},
