@@ -1,0 +1,125 @@
+"""Translating a .tl file and building it into a shared library, cached by content: the key covers
+the source and every file it imports (tlc's depfile), the defines, the arch, the tlc version and
+the nvcc command, so a changed import rebuilds and an unchanged program loads at once."""
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+
+SUPPORTED_MANIFEST_VERSION = 1
+
+
+class BuildError(RuntimeError):
+    """tlc or nvcc failed; the message holds their output."""
+
+
+def find_tool(name, env):
+    path = os.environ.get(env) or shutil.which(name)
+    if not path and name == "nvcc" and os.path.exists("/usr/local/cuda/bin/nvcc"):
+        path = "/usr/local/cuda/bin/nvcc"
+    if not path:
+        raise BuildError(f"`{name}` not found: put it on PATH or set {env}")
+    return path
+
+
+def cache_root():
+    base = os.environ.get("TLC_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "tlc")
+    return Path(base)
+
+
+def run(cmd, what):
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise BuildError(f"{what} failed (exit {r.returncode}):\n$ {' '.join(map(str, cmd))}\n{r.stdout}{r.stderr}")
+    return r.stdout
+
+
+def define_args(defines):
+    out = []
+    for k, v in sorted((defines or {}).items()):
+        out += ["-D", f"{k}={str(v).lower() if isinstance(v, bool) else v}"]
+    return out
+
+
+def tlc_version(tlc):
+    return run([tlc, "--version"], "tlc --version").strip()
+
+
+def manifest(tlc, source, defines=None, arch="sm_90a", include_dirs=()):
+    """The parsed `tlc --emit=manifest` of the file."""
+    cmd = [tlc, str(source), "--emit=manifest", "--arch", arch, *define_args(defines)]
+    for d in include_dirs:
+        cmd += ["-I", str(d)]
+    m = json.loads(run(cmd, "tlc --emit=manifest"))
+    if "kernels" not in m or m.get("version", 0) > SUPPORTED_MANIFEST_VERSION:
+        raise BuildError(f"{source}: tlc's manifest (version {m.get('version')}) is newer than this "
+                         f"package reads ({SUPPORTED_MANIFEST_VERSION}); update the Python package")
+    return m
+
+
+def imports_of(tlc, source, defines, arch, include_dirs):
+    """The files the program reads (itself and its imports), from tlc's depfile."""
+    with tempfile.TemporaryDirectory() as tmp:
+        dep = os.path.join(tmp, "deps.d")
+        cmd = [tlc, str(source), "--arch", arch, "-o", os.path.join(tmp, "p.cu"), "--depfile", dep,
+               *define_args(defines)]
+        for d in include_dirs:
+            cmd += ["-I", str(d)]
+        run(cmd, "tlc")
+        text = Path(dep).read_text().replace("\\\n", " ")
+    _, _, deps = text.partition(":")
+    return sorted(set(deps.split()))
+
+
+def build(source, defines=None, arch=None, include_dirs=(), tlc=None, nvcc=None, runtime_dir=None):
+    """(path of the shared library, its manifest); built only when the cache has no copy."""
+    tlc = tlc or find_tool("tlc", "TLC")
+    nvcc = nvcc or find_tool("nvcc", "NVCC")
+    arch = arch or "sm_90a"
+    source = Path(source).resolve()
+    runtime_dir = runtime_dir or runtime_include_dir(tlc)
+    key = hashlib.sha256()
+    for f in imports_of(tlc, source, defines, arch, include_dirs):
+        key.update(f.encode() + b"\0" + Path(f).read_bytes() + b"\0")
+    key.update(json.dumps([sorted((defines or {}).items(), key=str), arch, tlc_version(tlc), nvcc,
+                           str(runtime_dir)], default=str).encode())
+    out = cache_root() / key.hexdigest()[:24]
+    lib = out / "kernels.so"
+    meta = out / "manifest.json"
+    if lib.exists() and meta.exists():
+        return lib, json.loads(meta.read_text())
+    out.mkdir(parents=True, exist_ok=True)
+    m = manifest(tlc, source, defines, arch, include_dirs)
+    with tempfile.TemporaryDirectory(dir=out) as tmp:
+        cu = os.path.join(tmp, "kernels.cu")
+        cmd = [tlc, str(source), "--arch", arch, "-o", cu, *define_args(defines)]
+        for d in include_dirs:
+            cmd += ["-I", str(d)]
+        run(cmd, "tlc")
+        gencode = f"-gencode=arch=compute_{arch[3:]},code=sm_{arch[3:]}"
+        so = os.path.join(tmp, "kernels.so")
+        run([nvcc, "-std=c++17", "-O3", "-shared", "-Xcompiler", "-fPIC", gencode, "-I", str(runtime_dir),
+             "-I", tmp, cu, "-o", so], "nvcc")
+        os.replace(so, lib)  # atomic: a concurrent load sees the old state or the whole library
+    tmp_meta = meta.with_suffix(".tmp")
+    tmp_meta.write_text(json.dumps(m))
+    os.replace(tmp_meta, meta)
+    return lib, m
+
+
+def runtime_include_dir(tlc):
+    """The runtime headers: $TLC_RUNTIME_DIR, next to an installed or bundled tlc, or in the source
+    tree."""
+    if os.environ.get("TLC_RUNTIME_DIR"):
+        return Path(os.environ["TLC_RUNTIME_DIR"])
+    tlc_path = Path(shutil.which(tlc) or tlc).resolve()
+    for cand in (tlc_path.parent.parent / "include" / "tlc", tlc_path.parent.parent.parent / "runtime",
+                 tlc_path.parent.parent / "runtime", Path(__file__).resolve().parents[2] / "runtime"):
+        if (cand / "tl" / "tl.cuh").exists():
+            return cand
+    raise BuildError(f"the tlc runtime headers (tl/tl.cuh) were not found near {tlc_path}; set TLC_RUNTIME_DIR")
