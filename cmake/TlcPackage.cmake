@@ -7,6 +7,7 @@
 #   include/tlc/tl/...               the runtime headers (the generated code does #include <tl/tl.cuh>)
 #   share/tlc/stdlib/*.tl            the operator library (on tlc_add_kernels' import path)
 #   share/tlc/editors/{vscode,vim}   editor support (installed by editors/CMakeLists.txt)
+#   share/tlc/python/tlc/            the Python package (PYTHONPATH=<prefix>/share/tlc/python)
 #   share/man/man1/tlc.1             the man page (`tlc --help-man`)
 #   share/bash-completion/completions/tlc, share/zsh/site-functions/_tlc   (`tlc --completion=...`)
 #   share/doc/tlc/                   README, LICENSE, CHANGELOG, CONTRIBUTING and docs/*.md
@@ -33,6 +34,9 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/runtime/tl DESTINATION ${TLC_INSTALL_INC
         FILES_MATCHING PATTERN "*.cuh" PATTERN "*.h")
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/stdlib/ DESTINATION ${TLC_INSTALL_STDLIBDIR}
         FILES_MATCHING PATTERN "*.tl")
+
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/python/tlc DESTINATION ${CMAKE_INSTALL_DATADIR}/tlc/python
+        FILES_MATCHING PATTERN "*.py")
 
 configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/tlcConfig.cmake.in
   ${PROJECT_BINARY_DIR}/package/tlcConfig.cmake

@@ -17,12 +17,24 @@ class BuildError(RuntimeError):
     """tlc or nvcc failed; the message holds their output."""
 
 
+def _tlc_beside_package():
+    """The tlc of the install this package came with (<prefix>/share/tlc/python/tlc ->
+    <prefix>/bin/tlc), or of the source tree it sits in (python/tlc -> build/src/tlc)."""
+    here = Path(__file__).resolve().parent
+    for cand in (here.parents[3] / "bin" / "tlc", here.parents[1] / "build" / "src" / "tlc"):
+        if cand.is_file() and os.access(cand, os.X_OK):
+            return str(cand)
+    return None
+
+
 def find_tool(name, env):
     path = os.environ.get(env) or shutil.which(name)
     if not path and name == "nvcc" and os.path.exists("/usr/local/cuda/bin/nvcc"):
         path = "/usr/local/cuda/bin/nvcc"
+    if not path and name == "tlc":
+        path = _tlc_beside_package()
     if not path:
-        raise BuildError(f"`{name}` not found: put it on PATH or set {env}")
+        raise BuildError(f"`{name}` not found: put it on PATH or set {env}=/path/to/{name}")
     return path
 
 

@@ -170,8 +170,21 @@ def main():
                     "share/tlc/editors/vscode/package.json", "share/tlc/editors/vim/syntax/tl.vim",
                     "share/man/man1/tlc.1", "share/bash-completion/completions/tlc",
                     "share/zsh/site-functions/_tlc", "share/doc/tlc/README.md", "share/doc/tlc/LICENSE",
-                    "share/doc/tlc/CHANGELOG.md", "share/doc/tlc/CONTRIBUTING.md", "share/doc/tlc/cli.md"):
+                    "share/doc/tlc/CHANGELOG.md", "share/doc/tlc/CONTRIBUTING.md", "share/doc/tlc/cli.md",
+                    "share/tlc/python/tlc/__init__.py", "share/tlc/python/tlc/builder.py"):
             check(os.path.exists(os.path.join(prefix, rel)), f"installed {rel}")
+        # The installed Python package finds the installed tlc and its runtime headers by itself.
+        probe = ("import tlc.builder as b; t = b.find_tool('tlc', 'TLC_UNSET_FOR_TEST'); "
+                 "print(t); print(b.runtime_include_dir(t))")
+        env = {k: v for k, v in os.environ.items() if k not in ("TLC_RUNTIME_DIR",)}
+        env["PATH"] = "/usr/bin:/bin"
+        env["PYTHONPATH"] = os.path.join(prefix, "share", "tlc", "python")
+        rc, out = run([sys.executable, "-c", probe], env=env)
+        lines = out.split()
+        check(rc == 0 and len(lines) == 2 and all(os.path.exists(p) for p in lines)
+              and os.path.samefile(lines[0], os.path.join(prefix, "bin", "tlc"))
+              and os.path.samefile(lines[1], os.path.join(prefix, "include", "tlc")),
+              "the installed Python package finds the installed tlc and runtime headers", out)
         package_dir = os.path.join(prefix, "lib", "cmake", "tlc")
         # The consumer as a user would build it: only the prefix. Ninja: the default 90a;
         # Makefiles: sm_80, which tlc_add_kernels must pick up from CUDA_ARCHITECTURES.
