@@ -33,6 +33,11 @@ def torch_dtype_name(tl_dtype):
     return DTYPES[tl_dtype][0]
 
 
+def _is_constant(extent):
+    """A shape entry that is a number rather than a dim's name."""
+    return isinstance(extent, int) or str(extent).lstrip("-").isdigit()
+
+
 def _dtype_name(dtype):
     """`torch.float16` -> `float16`; a plain string passes through."""
     return str(dtype).rsplit(".", 1)[-1]
@@ -88,7 +93,7 @@ class Binding:
                                     f"[{', '.join(map(str, p['shape']))}], got shape {list(shape)}")
             for axis, (extent, size) in enumerate(zip(p["shape"], shape)):
                 where = f"`{p['name']}` axis {axis}"
-                if isinstance(extent, int) or str(extent).lstrip("-").isdigit():
+                if _is_constant(extent):
                     if int(extent) != size:
                         raise ArgumentError(f"{self.name}: {where} must be {extent}, got {size}")
                     continue
@@ -110,7 +115,7 @@ class Binding:
                 raise ArgumentError(f"{self.name}: missing input tensor `{p['name']}`")
             shape = []
             for extent in p["shape"]:
-                if isinstance(extent, int) or str(extent).lstrip("-").isdigit():
+                if _is_constant(extent):
                     shape.append(int(extent))
                 elif extent in dims:
                     shape.append(dims[extent])

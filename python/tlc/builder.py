@@ -62,30 +62,31 @@ def tlc_version(tlc):
     return run([tlc, "--version"], "tlc --version").strip()
 
 
-def manifest(tlc, source, defines=None, arch="sm_90a", include_dirs=()):
-    """The parsed `tlc --emit=manifest` of the file."""
-    cmd = [tlc, str(source), "--emit=manifest", "--arch", arch, *define_args(defines)]
+def tlc_command(tlc, source, arch, defines, include_dirs, *extra):
+    cmd = [tlc, str(source), "--arch", arch, *define_args(defines), *extra]
     for d in include_dirs:
         cmd += ["-I", str(d)]
-    m = json.loads(run(cmd, "tlc --emit=manifest"))
+    return cmd
+
+
+def manifest_and_imports(tlc, source, defines=None, arch="sm_90a", include_dirs=()):
+    """(the parsed `tlc --emit=manifest` of the file, the files it reads: itself and its imports),
+    from one run of tlc with a depfile."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out, dep = os.path.join(tmp, "manifest.json"), os.path.join(tmp, "deps.d")
+        run(tlc_command(tlc, source, arch, defines, include_dirs, "--emit=manifest", "-o", out,
+                        "--depfile", dep), "tlc")
+        m = json.loads(Path(out).read_text())
+        deps = Path(dep).read_text().replace("\\\n", " ")
     if "kernels" not in m or m.get("version", 0) > SUPPORTED_MANIFEST_VERSION:
         raise BuildError(f"{source}: tlc's manifest (version {m.get('version')}) is newer than this "
                          f"package reads ({SUPPORTED_MANIFEST_VERSION}); update the Python package")
-    return m
+    return m, sorted(set(deps.partition(":")[2].split()))
 
 
-def imports_of(tlc, source, defines, arch, include_dirs):
-    """The files the program reads (itself and its imports), from tlc's depfile."""
-    with tempfile.TemporaryDirectory() as tmp:
-        dep = os.path.join(tmp, "deps.d")
-        cmd = [tlc, str(source), "--arch", arch, "-o", os.path.join(tmp, "p.cu"), "--depfile", dep,
-               *define_args(defines)]
-        for d in include_dirs:
-            cmd += ["-I", str(d)]
-        run(cmd, "tlc")
-        text = Path(dep).read_text().replace("\\\n", " ")
-    _, _, deps = text.partition(":")
-    return sorted(set(deps.split()))
+def manifest(tlc, source, defines=None, arch="sm_90a", include_dirs=()):
+    """The parsed `tlc --emit=manifest` of the file."""
+    return manifest_and_imports(tlc, source, defines, arch, include_dirs)[0]
 
 
 def build(source, defines=None, arch=None, include_dirs=(), tlc=None, nvcc=None, runtime_dir=None):
@@ -95,8 +96,9 @@ def build(source, defines=None, arch=None, include_dirs=(), tlc=None, nvcc=None,
     arch = arch or "sm_90a"
     source = Path(source).resolve()
     runtime_dir = runtime_dir or runtime_include_dir(tlc)
+    m, imports = manifest_and_imports(tlc, source, defines, arch, include_dirs)
     key = hashlib.sha256()
-    for f in imports_of(tlc, source, defines, arch, include_dirs):
+    for f in imports:
         key.update(f.encode() + b"\0" + Path(f).read_bytes() + b"\0")
     key.update(json.dumps([sorted((defines or {}).items(), key=str), arch, tlc_version(tlc), nvcc,
                            str(runtime_dir)], default=str).encode())
@@ -106,13 +108,9 @@ def build(source, defines=None, arch=None, include_dirs=(), tlc=None, nvcc=None,
     if lib.exists() and meta.exists():
         return lib, json.loads(meta.read_text())
     out.mkdir(parents=True, exist_ok=True)
-    m = manifest(tlc, source, defines, arch, include_dirs)
     with tempfile.TemporaryDirectory(dir=out) as tmp:
         cu = os.path.join(tmp, "kernels.cu")
-        cmd = [tlc, str(source), "--arch", arch, "-o", cu, *define_args(defines)]
-        for d in include_dirs:
-            cmd += ["-I", str(d)]
-        run(cmd, "tlc")
+        run(tlc_command(tlc, source, arch, defines, include_dirs, "-o", cu), "tlc")
         gencode = f"-gencode=arch=compute_{arch[3:]},code=sm_{arch[3:]}"
         so = os.path.join(tmp, "kernels.so")
         run([nvcc, "-std=c++17", "-O3", "-shared", "-Xcompiler", "-fPIC", gencode, "-I", str(runtime_dir),
