@@ -13,21 +13,25 @@ template <> struct RawVector<4> { using type = uint32_t; };
 template <> struct RawVector<8> { using type = uint2; };
 template <> struct RawVector<16> { using type = uint4; };
 
-// Loads V consecutive elements with one instruction; `src` must be aligned to V * sizeof(T).
+// Loads V consecutive elements with one instruction; `src` must be aligned to V * sizeof(T), `dst`
+// (registers) need not be.
 template <typename T, int V> __device__ __forceinline__ void load_vector(T (&dst)[V], const T* src) {
     static_assert(V * sizeof(T) <= 16 && (V * sizeof(T) & (V * sizeof(T) - 1)) == 0,
                   "a vector access moves 1, 2, 4, 8 or 16 bytes");
     using Raw = typename RawVector<V * sizeof(T)>::type;
-    Raw raw = *reinterpret_cast<const Raw*>(src);
-    *reinterpret_cast<Raw*>(dst) = raw;
+    const Raw raw = *reinterpret_cast<const Raw*>(src);
+    __builtin_memcpy(dst, &raw, sizeof(Raw));  // `dst` is only aligned to T (a register array)
 }
 
-// Stores V consecutive elements with one instruction; `dst` must be aligned to V * sizeof(T).
+// Stores V consecutive elements with one instruction; `dst` must be aligned to V * sizeof(T), `src`
+// (registers) need not be.
 template <typename T, int V> __device__ __forceinline__ void store_vector(T* dst, const T (&src)[V]) {
     static_assert(V * sizeof(T) <= 16 && (V * sizeof(T) & (V * sizeof(T) - 1)) == 0,
                   "a vector access moves 1, 2, 4, 8 or 16 bytes");
     using Raw = typename RawVector<V * sizeof(T)>::type;
-    *reinterpret_cast<Raw*>(dst) = *reinterpret_cast<const Raw*>(src);
+    Raw raw;
+    __builtin_memcpy(&raw, src, sizeof(Raw));  // `src` is only aligned to T (a register array)
+    *reinterpret_cast<Raw*>(dst) = raw;
 }
 
 // 0 <= i < n in one unsigned comparison (a negative index wraps to a huge value).
