@@ -11,8 +11,8 @@ __device__ __forceinline__ float gelu(float x) {
     return 0.5f * x * (1.0f + tl::erf(x * 0.7071067690849304f));
 }
 
-// kernel layernorm<ROW = 128, THREADS = 256, RB = 32, BN = 2048, T = f16>  (stdlib/norms.tl:15)
-// 256 threads per block, 32 bytes of shared memory
+// kernel layernorm<ROW = 128, THREADS = 256, RB = 32, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/norms.tl:18)
+// 256 threads per block, 17440 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
         const tl::f16* __restrict__ X,
         const tl::f16* __restrict__ W,
@@ -32,7 +32,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
     using b_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment b: f32[2048]
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 32, 128], row pitch 136
+    unsigned char* tl_scratch = tl_smem + 17408;  // 32 bytes for reductions and staging
     float s[16];  // fragment s: f32[32, 128]
     float sd[16];  // fragment sd: f32[32, 128]
     float sw[8];  // fragment sw: f32[128]
@@ -44,314 +45,374 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
     float sum_x;
     float sum_d2;
     float part;
-    const int32_t row0 = int(blockIdx.x) * 32;
-    const int32_t rows = tl::min(32, M - row0);
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 32) - int(blockIdx.x), int(gridDim.x));
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 128) {
-        // copy(X[row0 +: RB, 0 +: ROW], s);  (norms.tl:39)
-        #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
-            const tl::f16* tl_ptr1 = &X[int64_t(row0 + ((tl_tid / 16) + (tl_chunk0 / 8) * 16)) * N + ((tl_chunk0 % 8) + (tl_tid % 16) * 8)];
-            if (tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk0 / 8) * 16), M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk0 / 8) * 16), M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
-                tl::f16 tl_vec2[8];
-                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+        const int32_t g_trips = groups;
+        if (0 < g_trips) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:44)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + 32 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+                for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+                    const int tl_chunk0 = tl_tid + tl_i1 * 256;
+                    tl::cp_async_16(&xs[(0 * 32 + ((tl_chunk0 * 8) / 128)) * 136 + ((tl_chunk0 * 8) % 128)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk0 * 8) / 128)) * N + ((tl_chunk0 * 8) % 128)]);
+                }
             } else {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + ((tl_tid / 16) + ((tl_chunk0 + tl_v) / 8) * 16), M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid % 16) * 8), N) ? tl::convert<float>(X[int64_t(row0 + ((tl_tid / 16) + ((tl_chunk0 + tl_v) / 8) * 16)) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 16) * 8)]) : 0.0f;
+                for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
+                    const int tl_chunk2 = tl_tid + tl_i3 * 256;
+                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk2 * 8) / 128)) * N + ((tl_chunk2 * 8) % 128)];
+                    tl::f16* tl_dst5 = &xs[(0 * 32 + ((tl_chunk2 * 8) / 128)) * 136 + ((tl_chunk2 * 8) % 128)];
+                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk2 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 128)));
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 128 >= 0 && tl::is_aligned(tl_src4, 16)) {
+                        tl::cp_async_16(tl_dst5, tl_src4);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk2 * 8) / 128), M) && tl::in_bounds(((tl_chunk2 * 8) % 128) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
                 }
             }
         }
-        // reduce(sum, s, s_mean, axis = 1);  (norms.tl:40)
-        // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
-        {
-            float tl_part[2];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-            #pragma unroll
-            for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
-                tl_part[(tl_s3 / 8)] = tl::SumOp::combine(tl_part[(tl_s3 / 8)], tl::SumOp::element(s[tl_s3]));
+        tl::cp_async_commit();
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:42)
+        for (int g = 0; g < g_trips; ++g) {
+            tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+            __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
+            if (g + 1 < g_trips) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:44)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + 32 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
+                    #pragma unroll
+                    for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
+                        const int tl_chunk7 = tl_tid + tl_i8 * 256;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 32 + ((tl_chunk7 * 8) / 128)) * 136 + ((tl_chunk7 * 8) % 128)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk7 * 8) / 128)) * N + ((tl_chunk7 * 8) % 128)]);
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
+                        const int tl_chunk9 = tl_tid + tl_i10 * 256;
+                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk9 * 8) / 128)) * N + ((tl_chunk9 * 8) % 128)];
+                        tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 32 + ((tl_chunk9 * 8) / 128)) * 136 + ((tl_chunk9 * 8) % 128)];
+                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk9 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 128)));
+                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 128 >= 0 && tl::is_aligned(tl_src11, 16)) {
+                            tl::cp_async_16(tl_dst12, tl_src11);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk9 * 8) / 128), M) && tl::in_bounds(((tl_chunk9 * 8) % 128) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
+                        }
+                    }
+                }
             }
+            tl::cp_async_commit();
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 32;
+            // copy(xs, s);  (norms.tl:45)
             #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+            for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
+                const tl::f16* tl_ptr15 = &xs[((g % 2) * 32 + ((tl_tid / 16) + (tl_chunk14 / 8) * 16)) * 136 + ((tl_chunk14 % 8) + (tl_tid % 16) * 8)];
+                if (tl::is_aligned(tl_ptr15, 16)) {
+                    tl::f16 tl_vec16[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 32 + ((tl_tid / 16) + ((tl_chunk14 + tl_v) / 8) * 16)) * 136 + (((tl_chunk14 + tl_v) % 8) + (tl_tid % 16) * 8)]);
+                    }
+                }
             }
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                s_mean[tl_i] = tl_part[tl_i];
-            }
-        }
-        // for i, j in parallel(RB, ROW) {  (norms.tl:41)
-        // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
-            [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s4 / 8) * 16);
-            const int j = ((tl_s4 % 8) + (tl_tid % 16) * 8);
-            const float d = s[tl_s4] - s_mean[(tl_s4 / 8)] * inv_n;
-            s[tl_s4] = d;
-            sd[tl_s4] = j < N ? d * d : 0.0f;
-        }
-        // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:46)
-        // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
-        {
-            float tl_part[2];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-            #pragma unroll
-            for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
-                tl_part[(tl_s5 / 8)] = tl::SumOp::combine(tl_part[(tl_s5 / 8)], tl::SumOp::element(sd[tl_s5]));
-            }
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
-            }
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                s_rstd[tl_i] = tl_part[tl_i];
-            }
-        }
-        // for i in parallel(RB) {  (norms.tl:47)
-        // for i in parallel(32): each thread visits the elements of `s_rstd` it holds
-        #pragma unroll
-        for (int tl_s6 = 0; tl_s6 < 2; ++tl_s6) {
-            [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s6) * 16);
-            s_rstd[tl_s6] = tl::rsqrt(s_rstd[tl_s6] * inv_n + eps);
-        }
-        // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:50)
-        #pragma unroll
-        for (int tl_chunk7 = 0; tl_chunk7 < 8; tl_chunk7 += 8) {
-            const tl::f16* tl_ptr8 = &W[((tl_chunk7) + (tl_tid % 16) * 8)];
-            if (tl::in_bounds(((tl_chunk7) + (tl_tid % 16) * 8), N) && tl::in_bounds((((tl_chunk7) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr8, 16)) {
-                tl::f16 tl_vec9[8];
-                tl::load_vector<tl::f16, 8>(tl_vec9, tl_ptr8);
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:46)
+            // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
+            {
+                float tl_part[2];
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk7 + tl_v] = tl::convert<float>(tl_vec9[tl_v]);
-            } else {
+                for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    sw[tl_chunk7 + tl_v] = tl::in_bounds((((tl_chunk7 + tl_v)) + (tl_tid % 16) * 8), N) ? tl::convert<float>(W[(((tl_chunk7 + tl_v)) + (tl_tid % 16) * 8)]) : 0.0f;
+                for (int tl_s17 = 0; tl_s17 < 16; ++tl_s17) {
+                    tl_part[(tl_s17 / 8)] = tl::SumOp::combine(tl_part[(tl_s17 / 8)], tl::SumOp::element(s[tl_s17]));
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                    s_mean[tl_i] = tl_part[tl_i];
+                }
+            }
+            // for i, j in parallel(RB, ROW) {  (norms.tl:47)
+            // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
+                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s18 / 8) * 16);
+                const int j = ((tl_s18 % 8) + (tl_tid % 16) * 8);
+                const float d = s[tl_s18] - s_mean[(tl_s18 / 8)] * inv_n;
+                s[tl_s18] = d;
+                sd[tl_s18] = j < N ? d * d : 0.0f;
+            }
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:52)
+            // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
+            {
+                float tl_part[2];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                #pragma unroll
+                for (int tl_s19 = 0; tl_s19 < 16; ++tl_s19) {
+                    tl_part[(tl_s19 / 8)] = tl::SumOp::combine(tl_part[(tl_s19 / 8)], tl::SumOp::element(sd[tl_s19]));
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                    s_rstd[tl_i] = tl_part[tl_i];
+                }
+            }
+            // for i in parallel(RB) {  (norms.tl:53)
+            // for i in parallel(32): each thread visits the elements of `s_rstd` it holds
+            #pragma unroll
+            for (int tl_s20 = 0; tl_s20 < 2; ++tl_s20) {
+                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s20) * 16);
+                s_rstd[tl_s20] = tl::rsqrt(s_rstd[tl_s20] * inv_n + eps);
+            }
+            // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:56)
+            #pragma unroll
+            for (int tl_chunk21 = 0; tl_chunk21 < 8; tl_chunk21 += 8) {
+                const tl::f16* tl_ptr22 = &W[((tl_chunk21) + (tl_tid % 16) * 8)];
+                if (tl::in_bounds(((tl_chunk21) + (tl_tid % 16) * 8), N) && tl::in_bounds((((tl_chunk21) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr22, 16)) {
+                    tl::f16 tl_vec23[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec23, tl_ptr22);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk21 + tl_v] = tl::convert<float>(tl_vec23[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        sw[tl_chunk21 + tl_v] = tl::in_bounds((((tl_chunk21 + tl_v)) + (tl_tid % 16) * 8), N) ? tl::convert<float>(W[(((tl_chunk21 + tl_v)) + (tl_tid % 16) * 8)]) : 0.0f;
+                    }
+                }
+            }
+            // for i, j in parallel(RB, ROW) {  (norms.tl:57)
+            // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s24 = 0; tl_s24 < 16; ++tl_s24) {
+                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s24 / 8) * 16);
+                [[maybe_unused]] const int j = ((tl_s24 % 8) + (tl_tid % 16) * 8);
+                s[tl_s24] = s[tl_s24] * s_rstd[(tl_s24 / 8)] * sw[(tl_s24 % 8)];
+            }
+            // copy(Bias[0 +: ROW], sw);  (norms.tl:60)
+            #pragma unroll
+            for (int tl_chunk25 = 0; tl_chunk25 < 8; tl_chunk25 += 8) {
+                const tl::f16* tl_ptr26 = &Bias[((tl_chunk25) + (tl_tid % 16) * 8)];
+                if (tl::in_bounds(((tl_chunk25) + (tl_tid % 16) * 8), N) && tl::in_bounds((((tl_chunk25) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                    tl::f16 tl_vec27[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk25 + tl_v] = tl::convert<float>(tl_vec27[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        sw[tl_chunk25 + tl_v] = tl::in_bounds((((tl_chunk25 + tl_v)) + (tl_tid % 16) * 8), N) ? tl::convert<float>(Bias[(((tl_chunk25 + tl_v)) + (tl_tid % 16) * 8)]) : 0.0f;
+                    }
+                }
+            }
+            // for i, j in parallel(RB, ROW) {  (norms.tl:61)
+            // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
+                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s28 / 8) * 16);
+                [[maybe_unused]] const int j = ((tl_s28 % 8) + (tl_tid % 16) * 8);
+                s[tl_s28] = s[tl_s28] + sw[(tl_s28 % 8)];
+            }
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:64)
+            #pragma unroll
+            for (int tl_chunk29 = 0; tl_chunk29 < 16; tl_chunk29 += 8) {
+                tl::f16* tl_ptr30 = &Y[int64_t(row0 + ((tl_tid / 16) + (tl_chunk29 / 8) * 16)) * N + ((tl_chunk29 % 8) + (tl_tid % 16) * 8)];
+                if (tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk29 / 8) * 16), M) && tl::in_bounds(((tl_chunk29 % 8) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk29 / 8) * 16), M) && tl::in_bounds((((tl_chunk29 % 8) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr30, 16)) {
+                    tl::f16 tl_vec31[8];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec31[tl_v] = tl::convert<tl::f16>(s[tl_chunk29 + tl_v]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr30, tl_vec31);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        if (tl::in_bounds(row0 + ((tl_tid / 16) + ((tl_chunk29 + tl_v) / 8) * 16), M) && tl::in_bounds((((tl_chunk29 + tl_v) % 8) + (tl_tid % 16) * 8), N)) Y[int64_t(row0 + ((tl_tid / 16) + ((tl_chunk29 + tl_v) / 8) * 16)) * N + (((tl_chunk29 + tl_v) % 8) + (tl_tid % 16) * 8)] = tl::convert<tl::f16>(s[tl_chunk29 + tl_v]);
+                    }
                 }
             }
         }
-        // for i, j in parallel(RB, ROW) {  (norms.tl:51)
-        // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s10 = 0; tl_s10 < 16; ++tl_s10) {
-            [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s10 / 8) * 16);
-            [[maybe_unused]] const int j = ((tl_s10 % 8) + (tl_tid % 16) * 8);
-            s[tl_s10] = s[tl_s10] * s_rstd[(tl_s10 / 8)] * sw[(tl_s10 % 8)];
-        }
-        // copy(Bias[0 +: ROW], sw);  (norms.tl:54)
-        #pragma unroll
-        for (int tl_chunk11 = 0; tl_chunk11 < 8; tl_chunk11 += 8) {
-            const tl::f16* tl_ptr12 = &Bias[((tl_chunk11) + (tl_tid % 16) * 8)];
-            if (tl::in_bounds(((tl_chunk11) + (tl_tid % 16) * 8), N) && tl::in_bounds((((tl_chunk11) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr12, 16)) {
-                tl::f16 tl_vec13[8];
-                tl::load_vector<tl::f16, 8>(tl_vec13, tl_ptr12);
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk11 + tl_v] = tl::convert<float>(tl_vec13[tl_v]);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    sw[tl_chunk11 + tl_v] = tl::in_bounds((((tl_chunk11 + tl_v)) + (tl_tid % 16) * 8), N) ? tl::convert<float>(Bias[(((tl_chunk11 + tl_v)) + (tl_tid % 16) * 8)]) : 0.0f;
-                }
-            }
-        }
-        // for i, j in parallel(RB, ROW) {  (norms.tl:55)
-        // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s14 = 0; tl_s14 < 16; ++tl_s14) {
-            [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s14 / 8) * 16);
-            [[maybe_unused]] const int j = ((tl_s14 % 8) + (tl_tid % 16) * 8);
-            s[tl_s14] = s[tl_s14] + sw[(tl_s14 % 8)];
-        }
-        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:58)
-        #pragma unroll
-        for (int tl_chunk15 = 0; tl_chunk15 < 16; tl_chunk15 += 8) {
-            tl::f16* tl_ptr16 = &Y[int64_t(row0 + ((tl_tid / 16) + (tl_chunk15 / 8) * 16)) * N + ((tl_chunk15 % 8) + (tl_tid % 16) * 8)];
-            if (tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk15 / 8) * 16), M) && tl::in_bounds(((tl_chunk15 % 8) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk15 / 8) * 16), M) && tl::in_bounds((((tl_chunk15 % 8) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr16, 16)) {
-                tl::f16 tl_vec17[8];
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec17[tl_v] = tl::convert<tl::f16>(s[tl_chunk15 + tl_v]);
-                tl::store_vector<tl::f16, 8>(tl_ptr16, tl_vec17);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(row0 + ((tl_tid / 16) + ((tl_chunk15 + tl_v) / 8) * 16), M) && tl::in_bounds((((tl_chunk15 + tl_v) % 8) + (tl_tid % 16) * 8), N)) Y[int64_t(row0 + ((tl_tid / 16) + ((tl_chunk15 + tl_v) / 8) * 16)) * N + (((tl_chunk15 + tl_v) % 8) + (tl_tid % 16) * 8)] = tl::convert<tl::f16>(s[tl_chunk15 + tl_v]);
-                }
-            }
-        }
+        tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
         const int32_t n_tiles = tl::cdiv(N, 2048);
-        for (int rr = 0; rr < rows; ++rr) {
-            const int32_t row = row0 + rr;
-            sum_x = 0.0f;
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x);  (norms.tl:65)
-                #pragma unroll
-                for (int tl_chunk18 = 0; tl_chunk18 < x_layout::kSlots; tl_chunk18 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk18))) continue;
-                    const tl::f16* tl_ptr19 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18))) + 7, N) && tl::is_aligned(tl_ptr19, 16)) {
-                        tl::f16 tl_vec20[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec20, tl_ptr19);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk18 + tl_v] = tl::convert<float>(tl_vec20[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk18 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)))]) : 0.0f;
+        for (int g = 0; g < groups; ++g) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 32;
+            for (int rr = 0; rr < tl::min(32, M - row0); ++rr) {
+                const int32_t row = row0 + rr;
+                sum_x = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:74)
+                    #pragma unroll
+                    for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
+                        const tl::f16* tl_ptr33 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32))) + 7, N) && tl::is_aligned(tl_ptr33, 16)) {
+                            tl::f16 tl_vec34[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec34, tl_ptr33);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk32 + tl_v] = tl::convert<float>(tl_vec34[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk32 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32 + tl_v)))]) : 0.0f;
+                            }
                         }
                     }
-                }
-                // reduce(sum, x, part);  (norms.tl:66)
-                {
-                    float tl_part[1];
-                    #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s21 = 0; tl_s21 < x_layout::kSlots; ++tl_s21) {
-                        if (!(x_layout::valid(tl_tid, tl_s21))) continue;
-                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s21]));
-                    }
-                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    // reduce(sum, x, part);  (norms.tl:75)
                     {
-                        part = tl_part[0];
-                    }
-                }
-                sum_x = sum_x + part;
-            }
-            const float mean = sum_x * inv_n;
-            sum_d2 = 0.0f;
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x);  (norms.tl:72)
-                #pragma unroll
-                for (int tl_chunk22 = 0; tl_chunk22 < x_layout::kSlots; tl_chunk22 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk22))) continue;
-                    const tl::f16* tl_ptr23 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22))) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
-                        tl::f16 tl_vec24[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec24, tl_ptr23);
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk22 + tl_v] = tl::convert<float>(tl_vec24[tl_v]);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk22 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22 + tl_v)))]) : 0.0f;
+                        for (int tl_s35 = 0; tl_s35 < x_layout::kSlots; ++tl_s35) {
+                            if (!(x_layout::valid(tl_tid, tl_s35))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s35]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            part = tl_part[0];
                         }
                     }
+                    sum_x = sum_x + part;
                 }
-                // for j in parallel(BN) {  (norms.tl:73)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s25 = 0; tl_s25 < x_layout::kSlots; ++tl_s25) {
-                    if (!(x_layout::valid(tl_tid, tl_s25))) continue;
-                    const int j = x_layout::flat(tl_tid, tl_s25);
-                    const float d = x[tl_s25] - mean;
-                    x[tl_s25] = t * 2048 + j < N ? d * d : 0.0f;
-                }
-                // reduce(sum, x, part);  (norms.tl:77)
-                {
-                    float tl_part[1];
+                const float mean = sum_x * inv_n;
+                sum_d2 = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:81)
                     #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s26 = 0; tl_s26 < x_layout::kSlots; ++tl_s26) {
-                        if (!(x_layout::valid(tl_tid, tl_s26))) continue;
-                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s26]));
+                    for (int tl_chunk36 = 0; tl_chunk36 < x_layout::kSlots; tl_chunk36 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk36))) continue;
+                        const tl::f16* tl_ptr37 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36))) + 7, N) && tl::is_aligned(tl_ptr37, 16)) {
+                            tl::f16 tl_vec38[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec38, tl_ptr37);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk36 + tl_v] = tl::convert<float>(tl_vec38[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk36 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36 + tl_v)))]) : 0.0f;
+                            }
+                        }
                     }
-                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    // for j in parallel(BN) {  (norms.tl:82)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s39 = 0; tl_s39 < x_layout::kSlots; ++tl_s39) {
+                        if (!(x_layout::valid(tl_tid, tl_s39))) continue;
+                        const int j = x_layout::flat(tl_tid, tl_s39);
+                        const float d = x[tl_s39] - mean;
+                        x[tl_s39] = t * 2048 + j < N ? d * d : 0.0f;
+                    }
+                    // reduce(sum, x, part);  (norms.tl:86)
                     {
-                        part = tl_part[0];
-                    }
-                }
-                sum_d2 = sum_d2 + part;
-            }
-            const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
-            for (int t = 0; t < n_tiles; ++t) {
-                const int32_t c0 = t * 2048;
-                // copy(X[row, c0 +: BN], x);  (norms.tl:83)
-                #pragma unroll
-                for (int tl_chunk27 = 0; tl_chunk27 < x_layout::kSlots; tl_chunk27 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk27))) continue;
-                    const tl::f16* tl_ptr28 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk27)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk27)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk27))) + 7, N) && tl::is_aligned(tl_ptr28, 16)) {
-                        tl::f16 tl_vec29[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec29, tl_ptr28);
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk27 + tl_v] = tl::convert<float>(tl_vec29[tl_v]);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk27 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)))]) : 0.0f;
+                        for (int tl_s40 = 0; tl_s40 < x_layout::kSlots; ++tl_s40) {
+                            if (!(x_layout::valid(tl_tid, tl_s40))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s40]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            part = tl_part[0];
                         }
                     }
+                    sum_d2 = sum_d2 + part;
                 }
-                // copy(W[c0 +: BN], w);  (norms.tl:84)
-                #pragma unroll
-                for (int tl_chunk30 = 0; tl_chunk30 < w_layout::kSlots; tl_chunk30 += 8) {
-                    if (!(w_layout::valid(tl_tid, tl_chunk30))) continue;
-                    const tl::f16* tl_ptr31 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk30))];
-                    if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk30)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk30))) + 7, N) && tl::is_aligned(tl_ptr31, 16)) {
-                        tl::f16 tl_vec32[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec32, tl_ptr31);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk30 + tl_v] = tl::convert<float>(tl_vec32[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            w[tl_chunk30 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk30 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk30 + tl_v))]) : 0.0f;
+                const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
+                for (int t = 0; t < n_tiles; ++t) {
+                    const int32_t c0 = t * 2048;
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:92)
+                    #pragma unroll
+                    for (int tl_chunk41 = 0; tl_chunk41 < x_layout::kSlots; tl_chunk41 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk41))) continue;
+                        const tl::f16* tl_ptr42 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk41)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk41)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk41))) + 7, N) && tl::is_aligned(tl_ptr42, 16)) {
+                            tl::f16 tl_vec43[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec43, tl_ptr42);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk41 + tl_v] = tl::convert<float>(tl_vec43[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk41 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk41 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk41 + tl_v)))]) : 0.0f;
+                            }
                         }
                     }
-                }
-                // copy(Bias[c0 +: BN], b);  (norms.tl:85)
-                #pragma unroll
-                for (int tl_chunk33 = 0; tl_chunk33 < b_layout::kSlots; tl_chunk33 += 8) {
-                    if (!(b_layout::valid(tl_tid, tl_chunk33))) continue;
-                    const tl::f16* tl_ptr34 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk33))];
-                    if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk33)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk33))) + 7, N) && tl::is_aligned(tl_ptr34, 16)) {
-                        tl::f16 tl_vec35[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec35, tl_ptr34);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk33 + tl_v] = tl::convert<float>(tl_vec35[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            b[tl_chunk33 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk33 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk33 + tl_v))]) : 0.0f;
+                    // copy(W[c0 +: BN], w);  (norms.tl:93)
+                    #pragma unroll
+                    for (int tl_chunk44 = 0; tl_chunk44 < w_layout::kSlots; tl_chunk44 += 8) {
+                        if (!(w_layout::valid(tl_tid, tl_chunk44))) continue;
+                        const tl::f16* tl_ptr45 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk44))];
+                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk44)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk44))) + 7, N) && tl::is_aligned(tl_ptr45, 16)) {
+                            tl::f16 tl_vec46[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec46, tl_ptr45);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk44 + tl_v] = tl::convert<float>(tl_vec46[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                w[tl_chunk44 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk44 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk44 + tl_v))]) : 0.0f;
+                            }
                         }
                     }
-                }
-                // for j in parallel(BN) {  (norms.tl:86)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s36 = 0; tl_s36 < x_layout::kSlots; ++tl_s36) {
-                    if (!(x_layout::valid(tl_tid, tl_s36))) continue;
-                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s36);
-                    x[tl_s36] = (x[tl_s36] - mean) * rstd * w[tl_s36] + b[tl_s36];
-                }
-                // copy(x, Y[row, c0 +: BN]);  (norms.tl:89)
-                #pragma unroll
-                for (int tl_chunk37 = 0; tl_chunk37 < x_layout::kSlots; tl_chunk37 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk37))) continue;
-                    tl::f16* tl_ptr38 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk37))) + 7, N) && tl::is_aligned(tl_ptr38, 16)) {
-                        tl::f16 tl_vec39[8];
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec39[tl_v] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
-                        tl::store_vector<tl::f16, 8>(tl_ptr38, tl_vec39);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:94)
+                    #pragma unroll
+                    for (int tl_chunk47 = 0; tl_chunk47 < b_layout::kSlots; tl_chunk47 += 8) {
+                        if (!(b_layout::valid(tl_tid, tl_chunk47))) continue;
+                        const tl::f16* tl_ptr48 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk47))];
+                        if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk47)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk47))) + 7, N) && tl::is_aligned(tl_ptr48, 16)) {
+                            tl::f16 tl_vec49[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec49, tl_ptr48);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk47 + tl_v] = tl::convert<float>(tl_vec49[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                b[tl_chunk47 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk47 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk47 + tl_v))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // for j in parallel(BN) {  (norms.tl:95)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s50 = 0; tl_s50 < x_layout::kSlots; ++tl_s50) {
+                        if (!(x_layout::valid(tl_tid, tl_s50))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s50);
+                        x[tl_s50] = (x[tl_s50] - mean) * rstd * w[tl_s50] + b[tl_s50];
+                    }
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:98)
+                    #pragma unroll
+                    for (int tl_chunk51 = 0; tl_chunk51 < x_layout::kSlots; tl_chunk51 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk51))) continue;
+                        tl::f16* tl_ptr52 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk51)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk51)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk51))) + 7, N) && tl::is_aligned(tl_ptr52, 16)) {
+                            tl::f16 tl_vec53[8];
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec53[tl_v] = tl::convert<tl::f16>(x[tl_chunk51 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr52, tl_vec53);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk51 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk51 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk51 + tl_v]);
+                            }
                         }
                     }
                 }
@@ -360,8 +421,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
     }
 }
 
-// kernel layernorm<ROW = 256, THREADS = 256, RB = 16, BN = 2048, T = f16>  (stdlib/norms.tl:15)
-// 256 threads per block, 32 bytes of shared memory
+// kernel layernorm<ROW = 256, THREADS = 256, RB = 16, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/norms.tl:18)
+// 256 threads per block, 16928 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
         const tl::f16* __restrict__ X,
         const tl::f16* __restrict__ W,
@@ -381,7 +442,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
     using b_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment b: f32[2048]
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 16, 256], row pitch 264
+    unsigned char* tl_scratch = tl_smem + 16896;  // 32 bytes for reductions and staging
     float s[16];  // fragment s: f32[16, 256]
     float sd[16];  // fragment sd: f32[16, 256]
     float sw[8];  // fragment sw: f32[256]
@@ -393,316 +455,376 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
     float sum_x;
     float sum_d2;
     float part;
-    const int32_t row0 = int(blockIdx.x) * 16;
-    const int32_t rows = tl::min(16, M - row0);
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 16) - int(blockIdx.x), int(gridDim.x));
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 256) {
-        // copy(X[row0 +: RB, 0 +: ROW], s);  (norms.tl:39)
-        #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
-            const tl::f16* tl_ptr1 = &X[int64_t(row0 + ((tl_tid / 32) + (tl_chunk0 / 8) * 8)) * N + ((tl_chunk0 % 8) + (tl_tid % 32) * 8)];
-            if (tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk0 / 8) * 8), M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk0 / 8) * 8), M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
-                tl::f16 tl_vec2[8];
-                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+        const int32_t g_trips = groups;
+        if (0 < g_trips) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:44)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+                for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+                    const int tl_chunk0 = tl_tid + tl_i1 * 256;
+                    tl::cp_async_16(&xs[(0 * 16 + ((tl_chunk0 * 8) / 256)) * 264 + ((tl_chunk0 * 8) % 256)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk0 * 8) / 256)) * N + ((tl_chunk0 * 8) % 256)]);
+                }
             } else {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + ((tl_tid / 32) + ((tl_chunk0 + tl_v) / 8) * 8), M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid % 32) * 8), N) ? tl::convert<float>(X[int64_t(row0 + ((tl_tid / 32) + ((tl_chunk0 + tl_v) / 8) * 8)) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 32) * 8)]) : 0.0f;
+                for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
+                    const int tl_chunk2 = tl_tid + tl_i3 * 256;
+                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk2 * 8) / 256)) * N + ((tl_chunk2 * 8) % 256)];
+                    tl::f16* tl_dst5 = &xs[(0 * 16 + ((tl_chunk2 * 8) / 256)) * 264 + ((tl_chunk2 * 8) % 256)];
+                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk2 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 256)));
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 256 >= 0 && tl::is_aligned(tl_src4, 16)) {
+                        tl::cp_async_16(tl_dst5, tl_src4);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk2 * 8) / 256), M) && tl::in_bounds(((tl_chunk2 * 8) % 256) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
                 }
             }
         }
-        // reduce(sum, s, s_mean, axis = 1);  (norms.tl:40)
-        // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
-        {
-            float tl_part[2];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-            #pragma unroll
-            for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
-                tl_part[(tl_s3 / 8)] = tl::SumOp::combine(tl_part[(tl_s3 / 8)], tl::SumOp::element(s[tl_s3]));
+        tl::cp_async_commit();
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:42)
+        for (int g = 0; g < g_trips; ++g) {
+            tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+            __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
+            if (g + 1 < g_trips) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:44)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
+                    #pragma unroll
+                    for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
+                        const int tl_chunk7 = tl_tid + tl_i8 * 256;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 16 + ((tl_chunk7 * 8) / 256)) * 264 + ((tl_chunk7 * 8) % 256)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk7 * 8) / 256)) * N + ((tl_chunk7 * 8) % 256)]);
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
+                        const int tl_chunk9 = tl_tid + tl_i10 * 256;
+                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk9 * 8) / 256)) * N + ((tl_chunk9 * 8) % 256)];
+                        tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 16 + ((tl_chunk9 * 8) / 256)) * 264 + ((tl_chunk9 * 8) % 256)];
+                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk9 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 256)));
+                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 256 >= 0 && tl::is_aligned(tl_src11, 16)) {
+                            tl::cp_async_16(tl_dst12, tl_src11);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk9 * 8) / 256), M) && tl::in_bounds(((tl_chunk9 * 8) % 256) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
+                        }
+                    }
+                }
             }
+            tl::cp_async_commit();
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 16;
+            // copy(xs, s);  (norms.tl:45)
             #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
+                const tl::f16* tl_ptr15 = &xs[((g % 2) * 16 + ((tl_tid / 32) + (tl_chunk14 / 8) * 8)) * 264 + ((tl_chunk14 % 8) + (tl_tid % 32) * 8)];
+                if (tl::is_aligned(tl_ptr15, 16)) {
+                    tl::f16 tl_vec16[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 16 + ((tl_tid / 32) + ((tl_chunk14 + tl_v) / 8) * 8)) * 264 + (((tl_chunk14 + tl_v) % 8) + (tl_tid % 32) * 8)]);
+                    }
+                }
             }
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                s_mean[tl_i] = tl_part[tl_i];
-            }
-        }
-        // for i, j in parallel(RB, ROW) {  (norms.tl:41)
-        // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
-            [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s4 / 8) * 8);
-            const int j = ((tl_s4 % 8) + (tl_tid % 32) * 8);
-            const float d = s[tl_s4] - s_mean[(tl_s4 / 8)] * inv_n;
-            s[tl_s4] = d;
-            sd[tl_s4] = j < N ? d * d : 0.0f;
-        }
-        // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:46)
-        // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
-        {
-            float tl_part[2];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-            #pragma unroll
-            for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
-                tl_part[(tl_s5 / 8)] = tl::SumOp::combine(tl_part[(tl_s5 / 8)], tl::SumOp::element(sd[tl_s5]));
-            }
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
-            }
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                s_rstd[tl_i] = tl_part[tl_i];
-            }
-        }
-        // for i in parallel(RB) {  (norms.tl:47)
-        // for i in parallel(16): each thread visits the elements of `s_rstd` it holds
-        #pragma unroll
-        for (int tl_s6 = 0; tl_s6 < 2; ++tl_s6) {
-            [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s6) * 8);
-            s_rstd[tl_s6] = tl::rsqrt(s_rstd[tl_s6] * inv_n + eps);
-        }
-        // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:50)
-        #pragma unroll
-        for (int tl_chunk7 = 0; tl_chunk7 < 8; tl_chunk7 += 8) {
-            const tl::f16* tl_ptr8 = &W[((tl_chunk7) + (tl_tid % 32) * 8)];
-            if (tl::in_bounds(((tl_chunk7) + (tl_tid % 32) * 8), N) && tl::in_bounds((((tl_chunk7) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr8, 16)) {
-                tl::f16 tl_vec9[8];
-                tl::load_vector<tl::f16, 8>(tl_vec9, tl_ptr8);
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:46)
+            // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
+            {
+                float tl_part[2];
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk7 + tl_v] = tl::convert<float>(tl_vec9[tl_v]);
-            } else {
+                for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    sw[tl_chunk7 + tl_v] = tl::in_bounds((((tl_chunk7 + tl_v)) + (tl_tid % 32) * 8), N) ? tl::convert<float>(W[(((tl_chunk7 + tl_v)) + (tl_tid % 32) * 8)]) : 0.0f;
+                for (int tl_s17 = 0; tl_s17 < 16; ++tl_s17) {
+                    tl_part[(tl_s17 / 8)] = tl::SumOp::combine(tl_part[(tl_s17 / 8)], tl::SumOp::element(s[tl_s17]));
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                    s_mean[tl_i] = tl_part[tl_i];
+                }
+            }
+            // for i, j in parallel(RB, ROW) {  (norms.tl:47)
+            // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
+                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s18 / 8) * 8);
+                const int j = ((tl_s18 % 8) + (tl_tid % 32) * 8);
+                const float d = s[tl_s18] - s_mean[(tl_s18 / 8)] * inv_n;
+                s[tl_s18] = d;
+                sd[tl_s18] = j < N ? d * d : 0.0f;
+            }
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:52)
+            // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
+            {
+                float tl_part[2];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                #pragma unroll
+                for (int tl_s19 = 0; tl_s19 < 16; ++tl_s19) {
+                    tl_part[(tl_s19 / 8)] = tl::SumOp::combine(tl_part[(tl_s19 / 8)], tl::SumOp::element(sd[tl_s19]));
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                    s_rstd[tl_i] = tl_part[tl_i];
+                }
+            }
+            // for i in parallel(RB) {  (norms.tl:53)
+            // for i in parallel(16): each thread visits the elements of `s_rstd` it holds
+            #pragma unroll
+            for (int tl_s20 = 0; tl_s20 < 2; ++tl_s20) {
+                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s20) * 8);
+                s_rstd[tl_s20] = tl::rsqrt(s_rstd[tl_s20] * inv_n + eps);
+            }
+            // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:56)
+            #pragma unroll
+            for (int tl_chunk21 = 0; tl_chunk21 < 8; tl_chunk21 += 8) {
+                const tl::f16* tl_ptr22 = &W[((tl_chunk21) + (tl_tid % 32) * 8)];
+                if (tl::in_bounds(((tl_chunk21) + (tl_tid % 32) * 8), N) && tl::in_bounds((((tl_chunk21) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr22, 16)) {
+                    tl::f16 tl_vec23[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec23, tl_ptr22);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk21 + tl_v] = tl::convert<float>(tl_vec23[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        sw[tl_chunk21 + tl_v] = tl::in_bounds((((tl_chunk21 + tl_v)) + (tl_tid % 32) * 8), N) ? tl::convert<float>(W[(((tl_chunk21 + tl_v)) + (tl_tid % 32) * 8)]) : 0.0f;
+                    }
+                }
+            }
+            // for i, j in parallel(RB, ROW) {  (norms.tl:57)
+            // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s24 = 0; tl_s24 < 16; ++tl_s24) {
+                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s24 / 8) * 8);
+                [[maybe_unused]] const int j = ((tl_s24 % 8) + (tl_tid % 32) * 8);
+                s[tl_s24] = s[tl_s24] * s_rstd[(tl_s24 / 8)] * sw[(tl_s24 % 8)];
+            }
+            // copy(Bias[0 +: ROW], sw);  (norms.tl:60)
+            #pragma unroll
+            for (int tl_chunk25 = 0; tl_chunk25 < 8; tl_chunk25 += 8) {
+                const tl::f16* tl_ptr26 = &Bias[((tl_chunk25) + (tl_tid % 32) * 8)];
+                if (tl::in_bounds(((tl_chunk25) + (tl_tid % 32) * 8), N) && tl::in_bounds((((tl_chunk25) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                    tl::f16 tl_vec27[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk25 + tl_v] = tl::convert<float>(tl_vec27[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        sw[tl_chunk25 + tl_v] = tl::in_bounds((((tl_chunk25 + tl_v)) + (tl_tid % 32) * 8), N) ? tl::convert<float>(Bias[(((tl_chunk25 + tl_v)) + (tl_tid % 32) * 8)]) : 0.0f;
+                    }
+                }
+            }
+            // for i, j in parallel(RB, ROW) {  (norms.tl:61)
+            // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
+                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s28 / 8) * 8);
+                [[maybe_unused]] const int j = ((tl_s28 % 8) + (tl_tid % 32) * 8);
+                s[tl_s28] = s[tl_s28] + sw[(tl_s28 % 8)];
+            }
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:64)
+            #pragma unroll
+            for (int tl_chunk29 = 0; tl_chunk29 < 16; tl_chunk29 += 8) {
+                tl::f16* tl_ptr30 = &Y[int64_t(row0 + ((tl_tid / 32) + (tl_chunk29 / 8) * 8)) * N + ((tl_chunk29 % 8) + (tl_tid % 32) * 8)];
+                if (tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk29 / 8) * 8), M) && tl::in_bounds(((tl_chunk29 % 8) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk29 / 8) * 8), M) && tl::in_bounds((((tl_chunk29 % 8) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr30, 16)) {
+                    tl::f16 tl_vec31[8];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec31[tl_v] = tl::convert<tl::f16>(s[tl_chunk29 + tl_v]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr30, tl_vec31);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        if (tl::in_bounds(row0 + ((tl_tid / 32) + ((tl_chunk29 + tl_v) / 8) * 8), M) && tl::in_bounds((((tl_chunk29 + tl_v) % 8) + (tl_tid % 32) * 8), N)) Y[int64_t(row0 + ((tl_tid / 32) + ((tl_chunk29 + tl_v) / 8) * 8)) * N + (((tl_chunk29 + tl_v) % 8) + (tl_tid % 32) * 8)] = tl::convert<tl::f16>(s[tl_chunk29 + tl_v]);
+                    }
                 }
             }
         }
-        // for i, j in parallel(RB, ROW) {  (norms.tl:51)
-        // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s10 = 0; tl_s10 < 16; ++tl_s10) {
-            [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s10 / 8) * 8);
-            [[maybe_unused]] const int j = ((tl_s10 % 8) + (tl_tid % 32) * 8);
-            s[tl_s10] = s[tl_s10] * s_rstd[(tl_s10 / 8)] * sw[(tl_s10 % 8)];
-        }
-        // copy(Bias[0 +: ROW], sw);  (norms.tl:54)
-        #pragma unroll
-        for (int tl_chunk11 = 0; tl_chunk11 < 8; tl_chunk11 += 8) {
-            const tl::f16* tl_ptr12 = &Bias[((tl_chunk11) + (tl_tid % 32) * 8)];
-            if (tl::in_bounds(((tl_chunk11) + (tl_tid % 32) * 8), N) && tl::in_bounds((((tl_chunk11) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr12, 16)) {
-                tl::f16 tl_vec13[8];
-                tl::load_vector<tl::f16, 8>(tl_vec13, tl_ptr12);
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk11 + tl_v] = tl::convert<float>(tl_vec13[tl_v]);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    sw[tl_chunk11 + tl_v] = tl::in_bounds((((tl_chunk11 + tl_v)) + (tl_tid % 32) * 8), N) ? tl::convert<float>(Bias[(((tl_chunk11 + tl_v)) + (tl_tid % 32) * 8)]) : 0.0f;
-                }
-            }
-        }
-        // for i, j in parallel(RB, ROW) {  (norms.tl:55)
-        // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s14 = 0; tl_s14 < 16; ++tl_s14) {
-            [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s14 / 8) * 8);
-            [[maybe_unused]] const int j = ((tl_s14 % 8) + (tl_tid % 32) * 8);
-            s[tl_s14] = s[tl_s14] + sw[(tl_s14 % 8)];
-        }
-        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:58)
-        #pragma unroll
-        for (int tl_chunk15 = 0; tl_chunk15 < 16; tl_chunk15 += 8) {
-            tl::f16* tl_ptr16 = &Y[int64_t(row0 + ((tl_tid / 32) + (tl_chunk15 / 8) * 8)) * N + ((tl_chunk15 % 8) + (tl_tid % 32) * 8)];
-            if (tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk15 / 8) * 8), M) && tl::in_bounds(((tl_chunk15 % 8) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk15 / 8) * 8), M) && tl::in_bounds((((tl_chunk15 % 8) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr16, 16)) {
-                tl::f16 tl_vec17[8];
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec17[tl_v] = tl::convert<tl::f16>(s[tl_chunk15 + tl_v]);
-                tl::store_vector<tl::f16, 8>(tl_ptr16, tl_vec17);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(row0 + ((tl_tid / 32) + ((tl_chunk15 + tl_v) / 8) * 8), M) && tl::in_bounds((((tl_chunk15 + tl_v) % 8) + (tl_tid % 32) * 8), N)) Y[int64_t(row0 + ((tl_tid / 32) + ((tl_chunk15 + tl_v) / 8) * 8)) * N + (((tl_chunk15 + tl_v) % 8) + (tl_tid % 32) * 8)] = tl::convert<tl::f16>(s[tl_chunk15 + tl_v]);
-                }
-            }
-        }
+        tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
         const int32_t n_tiles = tl::cdiv(N, 2048);
-        for (int rr = 0; rr < rows; ++rr) {
-            const int32_t row = row0 + rr;
-            sum_x = 0.0f;
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x);  (norms.tl:65)
-                #pragma unroll
-                for (int tl_chunk18 = 0; tl_chunk18 < x_layout::kSlots; tl_chunk18 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk18))) continue;
-                    const tl::f16* tl_ptr19 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18))) + 7, N) && tl::is_aligned(tl_ptr19, 16)) {
-                        tl::f16 tl_vec20[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec20, tl_ptr19);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk18 + tl_v] = tl::convert<float>(tl_vec20[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk18 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)))]) : 0.0f;
+        for (int g = 0; g < groups; ++g) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 16;
+            for (int rr = 0; rr < tl::min(16, M - row0); ++rr) {
+                const int32_t row = row0 + rr;
+                sum_x = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:74)
+                    #pragma unroll
+                    for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
+                        const tl::f16* tl_ptr33 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32))) + 7, N) && tl::is_aligned(tl_ptr33, 16)) {
+                            tl::f16 tl_vec34[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec34, tl_ptr33);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk32 + tl_v] = tl::convert<float>(tl_vec34[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk32 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32 + tl_v)))]) : 0.0f;
+                            }
                         }
                     }
-                }
-                // reduce(sum, x, part);  (norms.tl:66)
-                {
-                    float tl_part[1];
-                    #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s21 = 0; tl_s21 < x_layout::kSlots; ++tl_s21) {
-                        if (!(x_layout::valid(tl_tid, tl_s21))) continue;
-                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s21]));
-                    }
-                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    // reduce(sum, x, part);  (norms.tl:75)
                     {
-                        part = tl_part[0];
-                    }
-                }
-                sum_x = sum_x + part;
-            }
-            const float mean = sum_x * inv_n;
-            sum_d2 = 0.0f;
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x);  (norms.tl:72)
-                #pragma unroll
-                for (int tl_chunk22 = 0; tl_chunk22 < x_layout::kSlots; tl_chunk22 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk22))) continue;
-                    const tl::f16* tl_ptr23 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22))) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
-                        tl::f16 tl_vec24[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec24, tl_ptr23);
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk22 + tl_v] = tl::convert<float>(tl_vec24[tl_v]);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk22 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22 + tl_v)))]) : 0.0f;
+                        for (int tl_s35 = 0; tl_s35 < x_layout::kSlots; ++tl_s35) {
+                            if (!(x_layout::valid(tl_tid, tl_s35))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s35]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            part = tl_part[0];
                         }
                     }
+                    sum_x = sum_x + part;
                 }
-                // for j in parallel(BN) {  (norms.tl:73)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s25 = 0; tl_s25 < x_layout::kSlots; ++tl_s25) {
-                    if (!(x_layout::valid(tl_tid, tl_s25))) continue;
-                    const int j = x_layout::flat(tl_tid, tl_s25);
-                    const float d = x[tl_s25] - mean;
-                    x[tl_s25] = t * 2048 + j < N ? d * d : 0.0f;
-                }
-                // reduce(sum, x, part);  (norms.tl:77)
-                {
-                    float tl_part[1];
+                const float mean = sum_x * inv_n;
+                sum_d2 = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:81)
                     #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s26 = 0; tl_s26 < x_layout::kSlots; ++tl_s26) {
-                        if (!(x_layout::valid(tl_tid, tl_s26))) continue;
-                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s26]));
+                    for (int tl_chunk36 = 0; tl_chunk36 < x_layout::kSlots; tl_chunk36 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk36))) continue;
+                        const tl::f16* tl_ptr37 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36))) + 7, N) && tl::is_aligned(tl_ptr37, 16)) {
+                            tl::f16 tl_vec38[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec38, tl_ptr37);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk36 + tl_v] = tl::convert<float>(tl_vec38[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk36 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36 + tl_v)))]) : 0.0f;
+                            }
+                        }
                     }
-                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    // for j in parallel(BN) {  (norms.tl:82)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s39 = 0; tl_s39 < x_layout::kSlots; ++tl_s39) {
+                        if (!(x_layout::valid(tl_tid, tl_s39))) continue;
+                        const int j = x_layout::flat(tl_tid, tl_s39);
+                        const float d = x[tl_s39] - mean;
+                        x[tl_s39] = t * 2048 + j < N ? d * d : 0.0f;
+                    }
+                    // reduce(sum, x, part);  (norms.tl:86)
                     {
-                        part = tl_part[0];
-                    }
-                }
-                sum_d2 = sum_d2 + part;
-            }
-            const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
-            for (int t = 0; t < n_tiles; ++t) {
-                const int32_t c0 = t * 2048;
-                // copy(X[row, c0 +: BN], x);  (norms.tl:83)
-                #pragma unroll
-                for (int tl_chunk27 = 0; tl_chunk27 < x_layout::kSlots; tl_chunk27 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk27))) continue;
-                    const tl::f16* tl_ptr28 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk27)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk27)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk27))) + 7, N) && tl::is_aligned(tl_ptr28, 16)) {
-                        tl::f16 tl_vec29[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec29, tl_ptr28);
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk27 + tl_v] = tl::convert<float>(tl_vec29[tl_v]);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk27 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)))]) : 0.0f;
+                        for (int tl_s40 = 0; tl_s40 < x_layout::kSlots; ++tl_s40) {
+                            if (!(x_layout::valid(tl_tid, tl_s40))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s40]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            part = tl_part[0];
                         }
                     }
+                    sum_d2 = sum_d2 + part;
                 }
-                // copy(W[c0 +: BN], w);  (norms.tl:84)
-                #pragma unroll
-                for (int tl_chunk30 = 0; tl_chunk30 < w_layout::kSlots; tl_chunk30 += 8) {
-                    if (!(w_layout::valid(tl_tid, tl_chunk30))) continue;
-                    const tl::f16* tl_ptr31 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk30))];
-                    if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk30)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk30))) + 7, N) && tl::is_aligned(tl_ptr31, 16)) {
-                        tl::f16 tl_vec32[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec32, tl_ptr31);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk30 + tl_v] = tl::convert<float>(tl_vec32[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            w[tl_chunk30 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk30 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk30 + tl_v))]) : 0.0f;
+                const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
+                for (int t = 0; t < n_tiles; ++t) {
+                    const int32_t c0 = t * 2048;
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:92)
+                    #pragma unroll
+                    for (int tl_chunk41 = 0; tl_chunk41 < x_layout::kSlots; tl_chunk41 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk41))) continue;
+                        const tl::f16* tl_ptr42 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk41)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk41)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk41))) + 7, N) && tl::is_aligned(tl_ptr42, 16)) {
+                            tl::f16 tl_vec43[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec43, tl_ptr42);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk41 + tl_v] = tl::convert<float>(tl_vec43[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk41 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk41 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk41 + tl_v)))]) : 0.0f;
+                            }
                         }
                     }
-                }
-                // copy(Bias[c0 +: BN], b);  (norms.tl:85)
-                #pragma unroll
-                for (int tl_chunk33 = 0; tl_chunk33 < b_layout::kSlots; tl_chunk33 += 8) {
-                    if (!(b_layout::valid(tl_tid, tl_chunk33))) continue;
-                    const tl::f16* tl_ptr34 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk33))];
-                    if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk33)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk33))) + 7, N) && tl::is_aligned(tl_ptr34, 16)) {
-                        tl::f16 tl_vec35[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec35, tl_ptr34);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk33 + tl_v] = tl::convert<float>(tl_vec35[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            b[tl_chunk33 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk33 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk33 + tl_v))]) : 0.0f;
+                    // copy(W[c0 +: BN], w);  (norms.tl:93)
+                    #pragma unroll
+                    for (int tl_chunk44 = 0; tl_chunk44 < w_layout::kSlots; tl_chunk44 += 8) {
+                        if (!(w_layout::valid(tl_tid, tl_chunk44))) continue;
+                        const tl::f16* tl_ptr45 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk44))];
+                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk44)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk44))) + 7, N) && tl::is_aligned(tl_ptr45, 16)) {
+                            tl::f16 tl_vec46[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec46, tl_ptr45);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk44 + tl_v] = tl::convert<float>(tl_vec46[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                w[tl_chunk44 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk44 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk44 + tl_v))]) : 0.0f;
+                            }
                         }
                     }
-                }
-                // for j in parallel(BN) {  (norms.tl:86)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s36 = 0; tl_s36 < x_layout::kSlots; ++tl_s36) {
-                    if (!(x_layout::valid(tl_tid, tl_s36))) continue;
-                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s36);
-                    x[tl_s36] = (x[tl_s36] - mean) * rstd * w[tl_s36] + b[tl_s36];
-                }
-                // copy(x, Y[row, c0 +: BN]);  (norms.tl:89)
-                #pragma unroll
-                for (int tl_chunk37 = 0; tl_chunk37 < x_layout::kSlots; tl_chunk37 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk37))) continue;
-                    tl::f16* tl_ptr38 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk37))) + 7, N) && tl::is_aligned(tl_ptr38, 16)) {
-                        tl::f16 tl_vec39[8];
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec39[tl_v] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
-                        tl::store_vector<tl::f16, 8>(tl_ptr38, tl_vec39);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:94)
+                    #pragma unroll
+                    for (int tl_chunk47 = 0; tl_chunk47 < b_layout::kSlots; tl_chunk47 += 8) {
+                        if (!(b_layout::valid(tl_tid, tl_chunk47))) continue;
+                        const tl::f16* tl_ptr48 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk47))];
+                        if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk47)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk47))) + 7, N) && tl::is_aligned(tl_ptr48, 16)) {
+                            tl::f16 tl_vec49[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec49, tl_ptr48);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk47 + tl_v] = tl::convert<float>(tl_vec49[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                b[tl_chunk47 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk47 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk47 + tl_v))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // for j in parallel(BN) {  (norms.tl:95)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s50 = 0; tl_s50 < x_layout::kSlots; ++tl_s50) {
+                        if (!(x_layout::valid(tl_tid, tl_s50))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s50);
+                        x[tl_s50] = (x[tl_s50] - mean) * rstd * w[tl_s50] + b[tl_s50];
+                    }
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:98)
+                    #pragma unroll
+                    for (int tl_chunk51 = 0; tl_chunk51 < x_layout::kSlots; tl_chunk51 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk51))) continue;
+                        tl::f16* tl_ptr52 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk51)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk51)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk51))) + 7, N) && tl::is_aligned(tl_ptr52, 16)) {
+                            tl::f16 tl_vec53[8];
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec53[tl_v] = tl::convert<tl::f16>(x[tl_chunk51 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr52, tl_vec53);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk51 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk51 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk51 + tl_v]);
+                            }
                         }
                     }
                 }
@@ -711,8 +833,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
     }
 }
 
-// kernel layernorm<ROW = 512, THREADS = 256, RB = 8, BN = 2048, T = f16>  (stdlib/norms.tl:15)
-// 256 threads per block, 32 bytes of shared memory
+// kernel layernorm<ROW = 512, THREADS = 256, RB = 8, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/norms.tl:18)
+// 256 threads per block, 16672 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
         const tl::f16* __restrict__ X,
         const tl::f16* __restrict__ W,
@@ -732,7 +854,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
     using b_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment b: f32[2048]
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 8, 512], row pitch 520
+    unsigned char* tl_scratch = tl_smem + 16640;  // 32 bytes for reductions and staging
     float s[16];  // fragment s: f32[8, 512]
     float sd[16];  // fragment sd: f32[8, 512]
     float sw[16];  // fragment sw: f32[512]
@@ -744,316 +867,376 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
     float sum_x;
     float sum_d2;
     float part;
-    const int32_t row0 = int(blockIdx.x) * 8;
-    const int32_t rows = tl::min(8, M - row0);
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 8) - int(blockIdx.x), int(gridDim.x));
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 512) {
-        // copy(X[row0 +: RB, 0 +: ROW], s);  (norms.tl:39)
-        #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
-            const tl::f16* tl_ptr1 = &X[int64_t(row0 + (tl_tid / 32)) * N + ((tl_chunk0 % 8) + (tl_tid % 32) * 8 + (tl_chunk0 / 8) * 256)];
-            if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid % 32) * 8 + (tl_chunk0 / 8) * 256), N) && tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid % 32) * 8 + (tl_chunk0 / 8) * 256)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
-                tl::f16 tl_vec2[8];
-                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+        const int32_t g_trips = groups;
+        if (0 < g_trips) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:44)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+                for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+                    const int tl_chunk0 = tl_tid + tl_i1 * 256;
+                    tl::cp_async_16(&xs[(0 * 8 + ((tl_chunk0 * 8) / 512)) * 520 + ((tl_chunk0 * 8) % 512)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk0 * 8) / 512)) * N + ((tl_chunk0 * 8) % 512)]);
+                }
             } else {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk0 + tl_v) / 8) * 256), N) ? tl::convert<float>(X[int64_t(row0 + (tl_tid / 32)) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk0 + tl_v) / 8) * 256)]) : 0.0f;
+                for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
+                    const int tl_chunk2 = tl_tid + tl_i3 * 256;
+                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk2 * 8) / 512)) * N + ((tl_chunk2 * 8) % 512)];
+                    tl::f16* tl_dst5 = &xs[(0 * 8 + ((tl_chunk2 * 8) / 512)) * 520 + ((tl_chunk2 * 8) % 512)];
+                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk2 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 512)));
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 512 >= 0 && tl::is_aligned(tl_src4, 16)) {
+                        tl::cp_async_16(tl_dst5, tl_src4);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk2 * 8) / 512), M) && tl::in_bounds(((tl_chunk2 * 8) % 512) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
                 }
             }
         }
-        // reduce(sum, s, s_mean, axis = 1);  (norms.tl:40)
-        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
-        {
-            float tl_part[1];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-            #pragma unroll
-            for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(s[tl_s3]));
+        tl::cp_async_commit();
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:42)
+        for (int g = 0; g < g_trips; ++g) {
+            tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+            __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
+            if (g + 1 < g_trips) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:44)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
+                    #pragma unroll
+                    for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
+                        const int tl_chunk7 = tl_tid + tl_i8 * 256;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 8 + ((tl_chunk7 * 8) / 512)) * 520 + ((tl_chunk7 * 8) % 512)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk7 * 8) / 512)) * N + ((tl_chunk7 * 8) % 512)]);
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
+                        const int tl_chunk9 = tl_tid + tl_i10 * 256;
+                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk9 * 8) / 512)) * N + ((tl_chunk9 * 8) % 512)];
+                        tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 8 + ((tl_chunk9 * 8) / 512)) * 520 + ((tl_chunk9 * 8) % 512)];
+                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk9 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 512)));
+                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 512 >= 0 && tl::is_aligned(tl_src11, 16)) {
+                            tl::cp_async_16(tl_dst12, tl_src11);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk9 * 8) / 512), M) && tl::in_bounds(((tl_chunk9 * 8) % 512) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
+                        }
+                    }
+                }
             }
+            tl::cp_async_commit();
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 8;
+            // copy(xs, s);  (norms.tl:45)
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
+                const tl::f16* tl_ptr15 = &xs[((g % 2) * 8 + (tl_tid / 32)) * 520 + ((tl_chunk14 % 8) + (tl_tid % 32) * 8 + (tl_chunk14 / 8) * 256)];
+                if (tl::is_aligned(tl_ptr15, 16)) {
+                    tl::f16 tl_vec16[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 8 + (tl_tid / 32)) * 520 + (((tl_chunk14 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk14 + tl_v) / 8) * 256)]);
+                    }
+                }
             }
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                s_mean[tl_i] = tl_part[tl_i];
-            }
-        }
-        // for i, j in parallel(RB, ROW) {  (norms.tl:41)
-        // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
-            [[maybe_unused]] const int i = (tl_tid / 32);
-            const int j = ((tl_s4 % 8) + (tl_tid % 32) * 8 + (tl_s4 / 8) * 256);
-            const float d = s[tl_s4] - s_mean[0] * inv_n;
-            s[tl_s4] = d;
-            sd[tl_s4] = j < N ? d * d : 0.0f;
-        }
-        // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:46)
-        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
-        {
-            float tl_part[1];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-            #pragma unroll
-            for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sd[tl_s5]));
-            }
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
-            }
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                s_rstd[tl_i] = tl_part[tl_i];
-            }
-        }
-        // for i in parallel(RB) {  (norms.tl:47)
-        // for i in parallel(8): each thread visits the elements of `s_rstd` it holds
-        #pragma unroll
-        for (int tl_s6 = 0; tl_s6 < 1; ++tl_s6) {
-            [[maybe_unused]] const int i = (tl_tid / 32);
-            s_rstd[tl_s6] = tl::rsqrt(s_rstd[tl_s6] * inv_n + eps);
-        }
-        // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:50)
-        #pragma unroll
-        for (int tl_chunk7 = 0; tl_chunk7 < 16; tl_chunk7 += 8) {
-            const tl::f16* tl_ptr8 = &W[((tl_chunk7 % 8) + (tl_tid % 32) * 8 + (tl_chunk7 / 8) * 256)];
-            if (tl::in_bounds(((tl_chunk7 % 8) + (tl_tid % 32) * 8 + (tl_chunk7 / 8) * 256), N) && tl::in_bounds((((tl_chunk7 % 8) + (tl_tid % 32) * 8 + (tl_chunk7 / 8) * 256)) + 7, N) && tl::is_aligned(tl_ptr8, 16)) {
-                tl::f16 tl_vec9[8];
-                tl::load_vector<tl::f16, 8>(tl_vec9, tl_ptr8);
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:46)
+            // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
+            {
+                float tl_part[1];
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk7 + tl_v] = tl::convert<float>(tl_vec9[tl_v]);
-            } else {
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    sw[tl_chunk7 + tl_v] = tl::in_bounds((((tl_chunk7 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk7 + tl_v) / 8) * 256), N) ? tl::convert<float>(W[(((tl_chunk7 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk7 + tl_v) / 8) * 256)]) : 0.0f;
+                for (int tl_s17 = 0; tl_s17 < 16; ++tl_s17) {
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(s[tl_s17]));
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    s_mean[tl_i] = tl_part[tl_i];
+                }
+            }
+            // for i, j in parallel(RB, ROW) {  (norms.tl:47)
+            // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
+                [[maybe_unused]] const int i = (tl_tid / 32);
+                const int j = ((tl_s18 % 8) + (tl_tid % 32) * 8 + (tl_s18 / 8) * 256);
+                const float d = s[tl_s18] - s_mean[0] * inv_n;
+                s[tl_s18] = d;
+                sd[tl_s18] = j < N ? d * d : 0.0f;
+            }
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:52)
+            // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
+            {
+                float tl_part[1];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                #pragma unroll
+                for (int tl_s19 = 0; tl_s19 < 16; ++tl_s19) {
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sd[tl_s19]));
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    s_rstd[tl_i] = tl_part[tl_i];
+                }
+            }
+            // for i in parallel(RB) {  (norms.tl:53)
+            // for i in parallel(8): each thread visits the elements of `s_rstd` it holds
+            #pragma unroll
+            for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
+                [[maybe_unused]] const int i = (tl_tid / 32);
+                s_rstd[tl_s20] = tl::rsqrt(s_rstd[tl_s20] * inv_n + eps);
+            }
+            // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:56)
+            #pragma unroll
+            for (int tl_chunk21 = 0; tl_chunk21 < 16; tl_chunk21 += 8) {
+                const tl::f16* tl_ptr22 = &W[((tl_chunk21 % 8) + (tl_tid % 32) * 8 + (tl_chunk21 / 8) * 256)];
+                if (tl::in_bounds(((tl_chunk21 % 8) + (tl_tid % 32) * 8 + (tl_chunk21 / 8) * 256), N) && tl::in_bounds((((tl_chunk21 % 8) + (tl_tid % 32) * 8 + (tl_chunk21 / 8) * 256)) + 7, N) && tl::is_aligned(tl_ptr22, 16)) {
+                    tl::f16 tl_vec23[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec23, tl_ptr22);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk21 + tl_v] = tl::convert<float>(tl_vec23[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        sw[tl_chunk21 + tl_v] = tl::in_bounds((((tl_chunk21 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk21 + tl_v) / 8) * 256), N) ? tl::convert<float>(W[(((tl_chunk21 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk21 + tl_v) / 8) * 256)]) : 0.0f;
+                    }
+                }
+            }
+            // for i, j in parallel(RB, ROW) {  (norms.tl:57)
+            // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s24 = 0; tl_s24 < 16; ++tl_s24) {
+                [[maybe_unused]] const int i = (tl_tid / 32);
+                [[maybe_unused]] const int j = ((tl_s24 % 8) + (tl_tid % 32) * 8 + (tl_s24 / 8) * 256);
+                s[tl_s24] = s[tl_s24] * s_rstd[0] * sw[(tl_s24 % 8) + (tl_s24 / 8) * 8];
+            }
+            // copy(Bias[0 +: ROW], sw);  (norms.tl:60)
+            #pragma unroll
+            for (int tl_chunk25 = 0; tl_chunk25 < 16; tl_chunk25 += 8) {
+                const tl::f16* tl_ptr26 = &Bias[((tl_chunk25 % 8) + (tl_tid % 32) * 8 + (tl_chunk25 / 8) * 256)];
+                if (tl::in_bounds(((tl_chunk25 % 8) + (tl_tid % 32) * 8 + (tl_chunk25 / 8) * 256), N) && tl::in_bounds((((tl_chunk25 % 8) + (tl_tid % 32) * 8 + (tl_chunk25 / 8) * 256)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                    tl::f16 tl_vec27[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk25 + tl_v] = tl::convert<float>(tl_vec27[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        sw[tl_chunk25 + tl_v] = tl::in_bounds((((tl_chunk25 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk25 + tl_v) / 8) * 256), N) ? tl::convert<float>(Bias[(((tl_chunk25 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk25 + tl_v) / 8) * 256)]) : 0.0f;
+                    }
+                }
+            }
+            // for i, j in parallel(RB, ROW) {  (norms.tl:61)
+            // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
+                [[maybe_unused]] const int i = (tl_tid / 32);
+                [[maybe_unused]] const int j = ((tl_s28 % 8) + (tl_tid % 32) * 8 + (tl_s28 / 8) * 256);
+                s[tl_s28] = s[tl_s28] + sw[(tl_s28 % 8) + (tl_s28 / 8) * 8];
+            }
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:64)
+            #pragma unroll
+            for (int tl_chunk29 = 0; tl_chunk29 < 16; tl_chunk29 += 8) {
+                tl::f16* tl_ptr30 = &Y[int64_t(row0 + (tl_tid / 32)) * N + ((tl_chunk29 % 8) + (tl_tid % 32) * 8 + (tl_chunk29 / 8) * 256)];
+                if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds(((tl_chunk29 % 8) + (tl_tid % 32) * 8 + (tl_chunk29 / 8) * 256), N) && tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk29 % 8) + (tl_tid % 32) * 8 + (tl_chunk29 / 8) * 256)) + 7, N) && tl::is_aligned(tl_ptr30, 16)) {
+                    tl::f16 tl_vec31[8];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec31[tl_v] = tl::convert<tl::f16>(s[tl_chunk29 + tl_v]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr30, tl_vec31);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk29 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk29 + tl_v) / 8) * 256), N)) Y[int64_t(row0 + (tl_tid / 32)) * N + (((tl_chunk29 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk29 + tl_v) / 8) * 256)] = tl::convert<tl::f16>(s[tl_chunk29 + tl_v]);
+                    }
                 }
             }
         }
-        // for i, j in parallel(RB, ROW) {  (norms.tl:51)
-        // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s10 = 0; tl_s10 < 16; ++tl_s10) {
-            [[maybe_unused]] const int i = (tl_tid / 32);
-            [[maybe_unused]] const int j = ((tl_s10 % 8) + (tl_tid % 32) * 8 + (tl_s10 / 8) * 256);
-            s[tl_s10] = s[tl_s10] * s_rstd[0] * sw[(tl_s10 % 8) + (tl_s10 / 8) * 8];
-        }
-        // copy(Bias[0 +: ROW], sw);  (norms.tl:54)
-        #pragma unroll
-        for (int tl_chunk11 = 0; tl_chunk11 < 16; tl_chunk11 += 8) {
-            const tl::f16* tl_ptr12 = &Bias[((tl_chunk11 % 8) + (tl_tid % 32) * 8 + (tl_chunk11 / 8) * 256)];
-            if (tl::in_bounds(((tl_chunk11 % 8) + (tl_tid % 32) * 8 + (tl_chunk11 / 8) * 256), N) && tl::in_bounds((((tl_chunk11 % 8) + (tl_tid % 32) * 8 + (tl_chunk11 / 8) * 256)) + 7, N) && tl::is_aligned(tl_ptr12, 16)) {
-                tl::f16 tl_vec13[8];
-                tl::load_vector<tl::f16, 8>(tl_vec13, tl_ptr12);
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk11 + tl_v] = tl::convert<float>(tl_vec13[tl_v]);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    sw[tl_chunk11 + tl_v] = tl::in_bounds((((tl_chunk11 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk11 + tl_v) / 8) * 256), N) ? tl::convert<float>(Bias[(((tl_chunk11 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk11 + tl_v) / 8) * 256)]) : 0.0f;
-                }
-            }
-        }
-        // for i, j in parallel(RB, ROW) {  (norms.tl:55)
-        // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s14 = 0; tl_s14 < 16; ++tl_s14) {
-            [[maybe_unused]] const int i = (tl_tid / 32);
-            [[maybe_unused]] const int j = ((tl_s14 % 8) + (tl_tid % 32) * 8 + (tl_s14 / 8) * 256);
-            s[tl_s14] = s[tl_s14] + sw[(tl_s14 % 8) + (tl_s14 / 8) * 8];
-        }
-        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:58)
-        #pragma unroll
-        for (int tl_chunk15 = 0; tl_chunk15 < 16; tl_chunk15 += 8) {
-            tl::f16* tl_ptr16 = &Y[int64_t(row0 + (tl_tid / 32)) * N + ((tl_chunk15 % 8) + (tl_tid % 32) * 8 + (tl_chunk15 / 8) * 256)];
-            if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds(((tl_chunk15 % 8) + (tl_tid % 32) * 8 + (tl_chunk15 / 8) * 256), N) && tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk15 % 8) + (tl_tid % 32) * 8 + (tl_chunk15 / 8) * 256)) + 7, N) && tl::is_aligned(tl_ptr16, 16)) {
-                tl::f16 tl_vec17[8];
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec17[tl_v] = tl::convert<tl::f16>(s[tl_chunk15 + tl_v]);
-                tl::store_vector<tl::f16, 8>(tl_ptr16, tl_vec17);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk15 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk15 + tl_v) / 8) * 256), N)) Y[int64_t(row0 + (tl_tid / 32)) * N + (((tl_chunk15 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk15 + tl_v) / 8) * 256)] = tl::convert<tl::f16>(s[tl_chunk15 + tl_v]);
-                }
-            }
-        }
+        tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
         const int32_t n_tiles = tl::cdiv(N, 2048);
-        for (int rr = 0; rr < rows; ++rr) {
-            const int32_t row = row0 + rr;
-            sum_x = 0.0f;
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x);  (norms.tl:65)
-                #pragma unroll
-                for (int tl_chunk18 = 0; tl_chunk18 < x_layout::kSlots; tl_chunk18 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk18))) continue;
-                    const tl::f16* tl_ptr19 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18))) + 7, N) && tl::is_aligned(tl_ptr19, 16)) {
-                        tl::f16 tl_vec20[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec20, tl_ptr19);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk18 + tl_v] = tl::convert<float>(tl_vec20[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk18 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)))]) : 0.0f;
+        for (int g = 0; g < groups; ++g) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 8;
+            for (int rr = 0; rr < tl::min(8, M - row0); ++rr) {
+                const int32_t row = row0 + rr;
+                sum_x = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:74)
+                    #pragma unroll
+                    for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
+                        const tl::f16* tl_ptr33 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32))) + 7, N) && tl::is_aligned(tl_ptr33, 16)) {
+                            tl::f16 tl_vec34[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec34, tl_ptr33);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk32 + tl_v] = tl::convert<float>(tl_vec34[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk32 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32 + tl_v)))]) : 0.0f;
+                            }
                         }
                     }
-                }
-                // reduce(sum, x, part);  (norms.tl:66)
-                {
-                    float tl_part[1];
-                    #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s21 = 0; tl_s21 < x_layout::kSlots; ++tl_s21) {
-                        if (!(x_layout::valid(tl_tid, tl_s21))) continue;
-                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s21]));
-                    }
-                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    // reduce(sum, x, part);  (norms.tl:75)
                     {
-                        part = tl_part[0];
-                    }
-                }
-                sum_x = sum_x + part;
-            }
-            const float mean = sum_x * inv_n;
-            sum_d2 = 0.0f;
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x);  (norms.tl:72)
-                #pragma unroll
-                for (int tl_chunk22 = 0; tl_chunk22 < x_layout::kSlots; tl_chunk22 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk22))) continue;
-                    const tl::f16* tl_ptr23 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22))) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
-                        tl::f16 tl_vec24[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec24, tl_ptr23);
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk22 + tl_v] = tl::convert<float>(tl_vec24[tl_v]);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk22 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22 + tl_v)))]) : 0.0f;
+                        for (int tl_s35 = 0; tl_s35 < x_layout::kSlots; ++tl_s35) {
+                            if (!(x_layout::valid(tl_tid, tl_s35))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s35]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            part = tl_part[0];
                         }
                     }
+                    sum_x = sum_x + part;
                 }
-                // for j in parallel(BN) {  (norms.tl:73)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s25 = 0; tl_s25 < x_layout::kSlots; ++tl_s25) {
-                    if (!(x_layout::valid(tl_tid, tl_s25))) continue;
-                    const int j = x_layout::flat(tl_tid, tl_s25);
-                    const float d = x[tl_s25] - mean;
-                    x[tl_s25] = t * 2048 + j < N ? d * d : 0.0f;
-                }
-                // reduce(sum, x, part);  (norms.tl:77)
-                {
-                    float tl_part[1];
+                const float mean = sum_x * inv_n;
+                sum_d2 = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:81)
                     #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s26 = 0; tl_s26 < x_layout::kSlots; ++tl_s26) {
-                        if (!(x_layout::valid(tl_tid, tl_s26))) continue;
-                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s26]));
+                    for (int tl_chunk36 = 0; tl_chunk36 < x_layout::kSlots; tl_chunk36 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk36))) continue;
+                        const tl::f16* tl_ptr37 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36))) + 7, N) && tl::is_aligned(tl_ptr37, 16)) {
+                            tl::f16 tl_vec38[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec38, tl_ptr37);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk36 + tl_v] = tl::convert<float>(tl_vec38[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk36 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36 + tl_v)))]) : 0.0f;
+                            }
+                        }
                     }
-                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    // for j in parallel(BN) {  (norms.tl:82)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s39 = 0; tl_s39 < x_layout::kSlots; ++tl_s39) {
+                        if (!(x_layout::valid(tl_tid, tl_s39))) continue;
+                        const int j = x_layout::flat(tl_tid, tl_s39);
+                        const float d = x[tl_s39] - mean;
+                        x[tl_s39] = t * 2048 + j < N ? d * d : 0.0f;
+                    }
+                    // reduce(sum, x, part);  (norms.tl:86)
                     {
-                        part = tl_part[0];
-                    }
-                }
-                sum_d2 = sum_d2 + part;
-            }
-            const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
-            for (int t = 0; t < n_tiles; ++t) {
-                const int32_t c0 = t * 2048;
-                // copy(X[row, c0 +: BN], x);  (norms.tl:83)
-                #pragma unroll
-                for (int tl_chunk27 = 0; tl_chunk27 < x_layout::kSlots; tl_chunk27 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk27))) continue;
-                    const tl::f16* tl_ptr28 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk27)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk27)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk27))) + 7, N) && tl::is_aligned(tl_ptr28, 16)) {
-                        tl::f16 tl_vec29[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec29, tl_ptr28);
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk27 + tl_v] = tl::convert<float>(tl_vec29[tl_v]);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk27 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)))]) : 0.0f;
+                        for (int tl_s40 = 0; tl_s40 < x_layout::kSlots; ++tl_s40) {
+                            if (!(x_layout::valid(tl_tid, tl_s40))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s40]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            part = tl_part[0];
                         }
                     }
+                    sum_d2 = sum_d2 + part;
                 }
-                // copy(W[c0 +: BN], w);  (norms.tl:84)
-                #pragma unroll
-                for (int tl_chunk30 = 0; tl_chunk30 < w_layout::kSlots; tl_chunk30 += 8) {
-                    if (!(w_layout::valid(tl_tid, tl_chunk30))) continue;
-                    const tl::f16* tl_ptr31 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk30))];
-                    if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk30)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk30))) + 7, N) && tl::is_aligned(tl_ptr31, 16)) {
-                        tl::f16 tl_vec32[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec32, tl_ptr31);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk30 + tl_v] = tl::convert<float>(tl_vec32[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            w[tl_chunk30 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk30 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk30 + tl_v))]) : 0.0f;
+                const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
+                for (int t = 0; t < n_tiles; ++t) {
+                    const int32_t c0 = t * 2048;
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:92)
+                    #pragma unroll
+                    for (int tl_chunk41 = 0; tl_chunk41 < x_layout::kSlots; tl_chunk41 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk41))) continue;
+                        const tl::f16* tl_ptr42 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk41)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk41)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk41))) + 7, N) && tl::is_aligned(tl_ptr42, 16)) {
+                            tl::f16 tl_vec43[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec43, tl_ptr42);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk41 + tl_v] = tl::convert<float>(tl_vec43[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk41 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk41 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk41 + tl_v)))]) : 0.0f;
+                            }
                         }
                     }
-                }
-                // copy(Bias[c0 +: BN], b);  (norms.tl:85)
-                #pragma unroll
-                for (int tl_chunk33 = 0; tl_chunk33 < b_layout::kSlots; tl_chunk33 += 8) {
-                    if (!(b_layout::valid(tl_tid, tl_chunk33))) continue;
-                    const tl::f16* tl_ptr34 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk33))];
-                    if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk33)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk33))) + 7, N) && tl::is_aligned(tl_ptr34, 16)) {
-                        tl::f16 tl_vec35[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec35, tl_ptr34);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk33 + tl_v] = tl::convert<float>(tl_vec35[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            b[tl_chunk33 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk33 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk33 + tl_v))]) : 0.0f;
+                    // copy(W[c0 +: BN], w);  (norms.tl:93)
+                    #pragma unroll
+                    for (int tl_chunk44 = 0; tl_chunk44 < w_layout::kSlots; tl_chunk44 += 8) {
+                        if (!(w_layout::valid(tl_tid, tl_chunk44))) continue;
+                        const tl::f16* tl_ptr45 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk44))];
+                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk44)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk44))) + 7, N) && tl::is_aligned(tl_ptr45, 16)) {
+                            tl::f16 tl_vec46[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec46, tl_ptr45);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk44 + tl_v] = tl::convert<float>(tl_vec46[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                w[tl_chunk44 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk44 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk44 + tl_v))]) : 0.0f;
+                            }
                         }
                     }
-                }
-                // for j in parallel(BN) {  (norms.tl:86)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s36 = 0; tl_s36 < x_layout::kSlots; ++tl_s36) {
-                    if (!(x_layout::valid(tl_tid, tl_s36))) continue;
-                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s36);
-                    x[tl_s36] = (x[tl_s36] - mean) * rstd * w[tl_s36] + b[tl_s36];
-                }
-                // copy(x, Y[row, c0 +: BN]);  (norms.tl:89)
-                #pragma unroll
-                for (int tl_chunk37 = 0; tl_chunk37 < x_layout::kSlots; tl_chunk37 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk37))) continue;
-                    tl::f16* tl_ptr38 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk37))) + 7, N) && tl::is_aligned(tl_ptr38, 16)) {
-                        tl::f16 tl_vec39[8];
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec39[tl_v] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
-                        tl::store_vector<tl::f16, 8>(tl_ptr38, tl_vec39);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:94)
+                    #pragma unroll
+                    for (int tl_chunk47 = 0; tl_chunk47 < b_layout::kSlots; tl_chunk47 += 8) {
+                        if (!(b_layout::valid(tl_tid, tl_chunk47))) continue;
+                        const tl::f16* tl_ptr48 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk47))];
+                        if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk47)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk47))) + 7, N) && tl::is_aligned(tl_ptr48, 16)) {
+                            tl::f16 tl_vec49[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec49, tl_ptr48);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk47 + tl_v] = tl::convert<float>(tl_vec49[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                b[tl_chunk47 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk47 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk47 + tl_v))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // for j in parallel(BN) {  (norms.tl:95)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s50 = 0; tl_s50 < x_layout::kSlots; ++tl_s50) {
+                        if (!(x_layout::valid(tl_tid, tl_s50))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s50);
+                        x[tl_s50] = (x[tl_s50] - mean) * rstd * w[tl_s50] + b[tl_s50];
+                    }
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:98)
+                    #pragma unroll
+                    for (int tl_chunk51 = 0; tl_chunk51 < x_layout::kSlots; tl_chunk51 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk51))) continue;
+                        tl::f16* tl_ptr52 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk51)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk51)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk51))) + 7, N) && tl::is_aligned(tl_ptr52, 16)) {
+                            tl::f16 tl_vec53[8];
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec53[tl_v] = tl::convert<tl::f16>(x[tl_chunk51 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr52, tl_vec53);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk51 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk51 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk51 + tl_v]);
+                            }
                         }
                     }
                 }
@@ -1062,8 +1245,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
     }
 }
 
-// kernel layernorm<ROW = 1024, THREADS = 256, RB = 4, BN = 2048, T = f16>  (stdlib/norms.tl:15)
-// 256 threads per block, 32 bytes of shared memory
+// kernel layernorm<ROW = 1024, THREADS = 256, RB = 4, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/norms.tl:18)
+// 256 threads per block, 16544 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
         const tl::f16* __restrict__ X,
         const tl::f16* __restrict__ W,
@@ -1083,7 +1266,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
     using b_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment b: f32[2048]
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 4, 1024], row pitch 1032
+    unsigned char* tl_scratch = tl_smem + 16512;  // 32 bytes for reductions and staging
     float s[16];  // fragment s: f32[4, 1024]
     float sd[16];  // fragment sd: f32[4, 1024]
     float sw[16];  // fragment sw: f32[1024]
@@ -1095,344 +1279,404 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
     float sum_x;
     float sum_d2;
     float part;
-    const int32_t row0 = int(blockIdx.x) * 4;
-    const int32_t rows = tl::min(4, M - row0);
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 4) - int(blockIdx.x), int(gridDim.x));
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 1024) {
-        // copy(X[row0 +: RB, 0 +: ROW], s);  (norms.tl:39)
-        #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
-            const tl::f16* tl_ptr1 = &X[int64_t(row0 + (tl_tid / 64)) * N + ((tl_chunk0 % 8) + (tl_tid % 64) * 8 + (tl_chunk0 / 8) * 512)];
-            if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid % 64) * 8 + (tl_chunk0 / 8) * 512), N) && tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid % 64) * 8 + (tl_chunk0 / 8) * 512)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
-                tl::f16 tl_vec2[8];
-                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+        const int32_t g_trips = groups;
+        if (0 < g_trips) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:44)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+                for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+                    const int tl_chunk0 = tl_tid + tl_i1 * 256;
+                    tl::cp_async_16(&xs[(0 * 4 + ((tl_chunk0 * 8) / 1024)) * 1032 + ((tl_chunk0 * 8) % 1024)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk0 * 8) / 1024)) * N + ((tl_chunk0 * 8) % 1024)]);
+                }
             } else {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk0 + tl_v) / 8) * 512), N) ? tl::convert<float>(X[int64_t(row0 + (tl_tid / 64)) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk0 + tl_v) / 8) * 512)]) : 0.0f;
+                for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
+                    const int tl_chunk2 = tl_tid + tl_i3 * 256;
+                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk2 * 8) / 1024)) * N + ((tl_chunk2 * 8) % 1024)];
+                    tl::f16* tl_dst5 = &xs[(0 * 4 + ((tl_chunk2 * 8) / 1024)) * 1032 + ((tl_chunk2 * 8) % 1024)];
+                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk2 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 1024)));
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 1024 >= 0 && tl::is_aligned(tl_src4, 16)) {
+                        tl::cp_async_16(tl_dst5, tl_src4);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk2 * 8) / 1024), M) && tl::in_bounds(((tl_chunk2 * 8) % 1024) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
                 }
             }
         }
-        // reduce(sum, s, s_mean, axis = 1);  (norms.tl:40)
-        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
-        {
-            float tl_part[1];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-            #pragma unroll
-            for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(s[tl_s3]));
+        tl::cp_async_commit();
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:42)
+        for (int g = 0; g < g_trips; ++g) {
+            tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+            __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
+            if (g + 1 < g_trips) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:44)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
+                    #pragma unroll
+                    for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
+                        const int tl_chunk7 = tl_tid + tl_i8 * 256;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 4 + ((tl_chunk7 * 8) / 1024)) * 1032 + ((tl_chunk7 * 8) % 1024)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk7 * 8) / 1024)) * N + ((tl_chunk7 * 8) % 1024)]);
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
+                        const int tl_chunk9 = tl_tid + tl_i10 * 256;
+                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk9 * 8) / 1024)) * N + ((tl_chunk9 * 8) % 1024)];
+                        tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 4 + ((tl_chunk9 * 8) / 1024)) * 1032 + ((tl_chunk9 * 8) % 1024)];
+                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk9 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 1024)));
+                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 1024 >= 0 && tl::is_aligned(tl_src11, 16)) {
+                            tl::cp_async_16(tl_dst12, tl_src11);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk9 * 8) / 1024), M) && tl::in_bounds(((tl_chunk9 * 8) % 1024) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
+                        }
+                    }
+                }
             }
+            tl::cp_async_commit();
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 4;
+            // copy(xs, s);  (norms.tl:45)
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
+                const tl::f16* tl_ptr15 = &xs[((g % 2) * 4 + (tl_tid / 64)) * 1032 + ((tl_chunk14 % 8) + (tl_tid % 64) * 8 + (tl_chunk14 / 8) * 512)];
+                if (tl::is_aligned(tl_ptr15, 16)) {
+                    tl::f16 tl_vec16[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 4 + (tl_tid / 64)) * 1032 + (((tl_chunk14 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk14 + tl_v) / 8) * 512)]);
+                    }
+                }
             }
-            if ((tl_tid / 1 % 32) == 0) {
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:46)
+            // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
+            {
+                float tl_part[1];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                #pragma unroll
+                for (int tl_s17 = 0; tl_s17 < 16; ++tl_s17) {
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(s[tl_s17]));
+                }
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + (tl_tid / 32 % 2)] = tl_part[tl_i];
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
                 }
-            }
-            __syncthreads();
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2];
-                #pragma unroll
-                for (int tl_w = 1; tl_w < 2; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + tl_w]);
-            }
-            __syncthreads();  // the scratch is free again
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                s_mean[tl_i] = tl_part[tl_i];
-            }
-        }
-        // for i, j in parallel(RB, ROW) {  (norms.tl:41)
-        // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
-            [[maybe_unused]] const int i = (tl_tid / 64);
-            const int j = ((tl_s4 % 8) + (tl_tid % 64) * 8 + (tl_s4 / 8) * 512);
-            const float d = s[tl_s4] - s_mean[0] * inv_n;
-            s[tl_s4] = d;
-            sd[tl_s4] = j < N ? d * d : 0.0f;
-        }
-        // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:46)
-        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
-        {
-            float tl_part[1];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-            #pragma unroll
-            for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sd[tl_s5]));
-            }
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
-            }
-            if ((tl_tid / 1 % 32) == 0) {
+                if ((tl_tid / 1 % 32) == 0) {
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + (tl_tid / 32 % 2)] = tl_part[tl_i];
+                    }
+                }
+                __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + (tl_tid / 32 % 2)] = tl_part[tl_i];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2];
+                    #pragma unroll
+                    for (int tl_w = 1; tl_w < 2; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + tl_w]);
+                }
+                __syncthreads();  // the scratch is free again
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    s_mean[tl_i] = tl_part[tl_i];
                 }
             }
-            __syncthreads();
+            // for i, j in parallel(RB, ROW) {  (norms.tl:47)
+            // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2];
-                #pragma unroll
-                for (int tl_w = 1; tl_w < 2; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + tl_w]);
+            for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
+                [[maybe_unused]] const int i = (tl_tid / 64);
+                const int j = ((tl_s18 % 8) + (tl_tid % 64) * 8 + (tl_s18 / 8) * 512);
+                const float d = s[tl_s18] - s_mean[0] * inv_n;
+                s[tl_s18] = d;
+                sd[tl_s18] = j < N ? d * d : 0.0f;
             }
-            __syncthreads();  // the scratch is free again
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:52)
+            // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
+            {
+                float tl_part[1];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                #pragma unroll
+                for (int tl_s19 = 0; tl_s19 < 16; ++tl_s19) {
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sd[tl_s19]));
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+                }
+                if ((tl_tid / 1 % 32) == 0) {
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + (tl_tid / 32 % 2)] = tl_part[tl_i];
+                    }
+                }
+                __syncthreads();
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2];
+                    #pragma unroll
+                    for (int tl_w = 1; tl_w < 2; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + tl_w]);
+                }
+                __syncthreads();  // the scratch is free again
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    s_rstd[tl_i] = tl_part[tl_i];
+                }
+            }
+            // for i in parallel(RB) {  (norms.tl:53)
+            // for i in parallel(4): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                s_rstd[tl_i] = tl_part[tl_i];
+            for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
+                [[maybe_unused]] const int i = (tl_tid / 64);
+                s_rstd[tl_s20] = tl::rsqrt(s_rstd[tl_s20] * inv_n + eps);
             }
-        }
-        // for i in parallel(RB) {  (norms.tl:47)
-        // for i in parallel(4): each thread visits the elements of `s_rstd` it holds
-        #pragma unroll
-        for (int tl_s6 = 0; tl_s6 < 1; ++tl_s6) {
-            [[maybe_unused]] const int i = (tl_tid / 64);
-            s_rstd[tl_s6] = tl::rsqrt(s_rstd[tl_s6] * inv_n + eps);
-        }
-        // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:50)
-        #pragma unroll
-        for (int tl_chunk7 = 0; tl_chunk7 < 16; tl_chunk7 += 8) {
-            const tl::f16* tl_ptr8 = &W[((tl_chunk7 % 8) + (tl_tid % 64) * 8 + (tl_chunk7 / 8) * 512)];
-            if (tl::in_bounds(((tl_chunk7 % 8) + (tl_tid % 64) * 8 + (tl_chunk7 / 8) * 512), N) && tl::in_bounds((((tl_chunk7 % 8) + (tl_tid % 64) * 8 + (tl_chunk7 / 8) * 512)) + 7, N) && tl::is_aligned(tl_ptr8, 16)) {
-                tl::f16 tl_vec9[8];
-                tl::load_vector<tl::f16, 8>(tl_vec9, tl_ptr8);
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk7 + tl_v] = tl::convert<float>(tl_vec9[tl_v]);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    sw[tl_chunk7 + tl_v] = tl::in_bounds((((tl_chunk7 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk7 + tl_v) / 8) * 512), N) ? tl::convert<float>(W[(((tl_chunk7 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk7 + tl_v) / 8) * 512)]) : 0.0f;
+            // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:56)
+            #pragma unroll
+            for (int tl_chunk21 = 0; tl_chunk21 < 16; tl_chunk21 += 8) {
+                const tl::f16* tl_ptr22 = &W[((tl_chunk21 % 8) + (tl_tid % 64) * 8 + (tl_chunk21 / 8) * 512)];
+                if (tl::in_bounds(((tl_chunk21 % 8) + (tl_tid % 64) * 8 + (tl_chunk21 / 8) * 512), N) && tl::in_bounds((((tl_chunk21 % 8) + (tl_tid % 64) * 8 + (tl_chunk21 / 8) * 512)) + 7, N) && tl::is_aligned(tl_ptr22, 16)) {
+                    tl::f16 tl_vec23[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec23, tl_ptr22);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk21 + tl_v] = tl::convert<float>(tl_vec23[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        sw[tl_chunk21 + tl_v] = tl::in_bounds((((tl_chunk21 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk21 + tl_v) / 8) * 512), N) ? tl::convert<float>(W[(((tl_chunk21 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk21 + tl_v) / 8) * 512)]) : 0.0f;
+                    }
+                }
+            }
+            // for i, j in parallel(RB, ROW) {  (norms.tl:57)
+            // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s24 = 0; tl_s24 < 16; ++tl_s24) {
+                [[maybe_unused]] const int i = (tl_tid / 64);
+                [[maybe_unused]] const int j = ((tl_s24 % 8) + (tl_tid % 64) * 8 + (tl_s24 / 8) * 512);
+                s[tl_s24] = s[tl_s24] * s_rstd[0] * sw[(tl_s24 % 8) + (tl_s24 / 8) * 8];
+            }
+            // copy(Bias[0 +: ROW], sw);  (norms.tl:60)
+            #pragma unroll
+            for (int tl_chunk25 = 0; tl_chunk25 < 16; tl_chunk25 += 8) {
+                const tl::f16* tl_ptr26 = &Bias[((tl_chunk25 % 8) + (tl_tid % 64) * 8 + (tl_chunk25 / 8) * 512)];
+                if (tl::in_bounds(((tl_chunk25 % 8) + (tl_tid % 64) * 8 + (tl_chunk25 / 8) * 512), N) && tl::in_bounds((((tl_chunk25 % 8) + (tl_tid % 64) * 8 + (tl_chunk25 / 8) * 512)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                    tl::f16 tl_vec27[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk25 + tl_v] = tl::convert<float>(tl_vec27[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        sw[tl_chunk25 + tl_v] = tl::in_bounds((((tl_chunk25 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk25 + tl_v) / 8) * 512), N) ? tl::convert<float>(Bias[(((tl_chunk25 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk25 + tl_v) / 8) * 512)]) : 0.0f;
+                    }
+                }
+            }
+            // for i, j in parallel(RB, ROW) {  (norms.tl:61)
+            // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
+                [[maybe_unused]] const int i = (tl_tid / 64);
+                [[maybe_unused]] const int j = ((tl_s28 % 8) + (tl_tid % 64) * 8 + (tl_s28 / 8) * 512);
+                s[tl_s28] = s[tl_s28] + sw[(tl_s28 % 8) + (tl_s28 / 8) * 8];
+            }
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:64)
+            #pragma unroll
+            for (int tl_chunk29 = 0; tl_chunk29 < 16; tl_chunk29 += 8) {
+                tl::f16* tl_ptr30 = &Y[int64_t(row0 + (tl_tid / 64)) * N + ((tl_chunk29 % 8) + (tl_tid % 64) * 8 + (tl_chunk29 / 8) * 512)];
+                if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds(((tl_chunk29 % 8) + (tl_tid % 64) * 8 + (tl_chunk29 / 8) * 512), N) && tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk29 % 8) + (tl_tid % 64) * 8 + (tl_chunk29 / 8) * 512)) + 7, N) && tl::is_aligned(tl_ptr30, 16)) {
+                    tl::f16 tl_vec31[8];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec31[tl_v] = tl::convert<tl::f16>(s[tl_chunk29 + tl_v]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr30, tl_vec31);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk29 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk29 + tl_v) / 8) * 512), N)) Y[int64_t(row0 + (tl_tid / 64)) * N + (((tl_chunk29 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk29 + tl_v) / 8) * 512)] = tl::convert<tl::f16>(s[tl_chunk29 + tl_v]);
+                    }
                 }
             }
         }
-        // for i, j in parallel(RB, ROW) {  (norms.tl:51)
-        // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s10 = 0; tl_s10 < 16; ++tl_s10) {
-            [[maybe_unused]] const int i = (tl_tid / 64);
-            [[maybe_unused]] const int j = ((tl_s10 % 8) + (tl_tid % 64) * 8 + (tl_s10 / 8) * 512);
-            s[tl_s10] = s[tl_s10] * s_rstd[0] * sw[(tl_s10 % 8) + (tl_s10 / 8) * 8];
-        }
-        // copy(Bias[0 +: ROW], sw);  (norms.tl:54)
-        #pragma unroll
-        for (int tl_chunk11 = 0; tl_chunk11 < 16; tl_chunk11 += 8) {
-            const tl::f16* tl_ptr12 = &Bias[((tl_chunk11 % 8) + (tl_tid % 64) * 8 + (tl_chunk11 / 8) * 512)];
-            if (tl::in_bounds(((tl_chunk11 % 8) + (tl_tid % 64) * 8 + (tl_chunk11 / 8) * 512), N) && tl::in_bounds((((tl_chunk11 % 8) + (tl_tid % 64) * 8 + (tl_chunk11 / 8) * 512)) + 7, N) && tl::is_aligned(tl_ptr12, 16)) {
-                tl::f16 tl_vec13[8];
-                tl::load_vector<tl::f16, 8>(tl_vec13, tl_ptr12);
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk11 + tl_v] = tl::convert<float>(tl_vec13[tl_v]);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    sw[tl_chunk11 + tl_v] = tl::in_bounds((((tl_chunk11 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk11 + tl_v) / 8) * 512), N) ? tl::convert<float>(Bias[(((tl_chunk11 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk11 + tl_v) / 8) * 512)]) : 0.0f;
-                }
-            }
-        }
-        // for i, j in parallel(RB, ROW) {  (norms.tl:55)
-        // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s14 = 0; tl_s14 < 16; ++tl_s14) {
-            [[maybe_unused]] const int i = (tl_tid / 64);
-            [[maybe_unused]] const int j = ((tl_s14 % 8) + (tl_tid % 64) * 8 + (tl_s14 / 8) * 512);
-            s[tl_s14] = s[tl_s14] + sw[(tl_s14 % 8) + (tl_s14 / 8) * 8];
-        }
-        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:58)
-        #pragma unroll
-        for (int tl_chunk15 = 0; tl_chunk15 < 16; tl_chunk15 += 8) {
-            tl::f16* tl_ptr16 = &Y[int64_t(row0 + (tl_tid / 64)) * N + ((tl_chunk15 % 8) + (tl_tid % 64) * 8 + (tl_chunk15 / 8) * 512)];
-            if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds(((tl_chunk15 % 8) + (tl_tid % 64) * 8 + (tl_chunk15 / 8) * 512), N) && tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk15 % 8) + (tl_tid % 64) * 8 + (tl_chunk15 / 8) * 512)) + 7, N) && tl::is_aligned(tl_ptr16, 16)) {
-                tl::f16 tl_vec17[8];
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec17[tl_v] = tl::convert<tl::f16>(s[tl_chunk15 + tl_v]);
-                tl::store_vector<tl::f16, 8>(tl_ptr16, tl_vec17);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk15 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk15 + tl_v) / 8) * 512), N)) Y[int64_t(row0 + (tl_tid / 64)) * N + (((tl_chunk15 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk15 + tl_v) / 8) * 512)] = tl::convert<tl::f16>(s[tl_chunk15 + tl_v]);
-                }
-            }
-        }
+        tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
         const int32_t n_tiles = tl::cdiv(N, 2048);
-        for (int rr = 0; rr < rows; ++rr) {
-            const int32_t row = row0 + rr;
-            sum_x = 0.0f;
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x);  (norms.tl:65)
-                #pragma unroll
-                for (int tl_chunk18 = 0; tl_chunk18 < x_layout::kSlots; tl_chunk18 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk18))) continue;
-                    const tl::f16* tl_ptr19 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18))) + 7, N) && tl::is_aligned(tl_ptr19, 16)) {
-                        tl::f16 tl_vec20[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec20, tl_ptr19);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk18 + tl_v] = tl::convert<float>(tl_vec20[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk18 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)))]) : 0.0f;
+        for (int g = 0; g < groups; ++g) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 4;
+            for (int rr = 0; rr < tl::min(4, M - row0); ++rr) {
+                const int32_t row = row0 + rr;
+                sum_x = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:74)
+                    #pragma unroll
+                    for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
+                        const tl::f16* tl_ptr33 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32))) + 7, N) && tl::is_aligned(tl_ptr33, 16)) {
+                            tl::f16 tl_vec34[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec34, tl_ptr33);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk32 + tl_v] = tl::convert<float>(tl_vec34[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk32 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32 + tl_v)))]) : 0.0f;
+                            }
                         }
                     }
-                }
-                // reduce(sum, x, part);  (norms.tl:66)
-                {
-                    float tl_part[1];
-                    #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s21 = 0; tl_s21 < x_layout::kSlots; ++tl_s21) {
-                        if (!(x_layout::valid(tl_tid, tl_s21))) continue;
-                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s21]));
-                    }
-                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    // reduce(sum, x, part);  (norms.tl:75)
                     {
-                        part = tl_part[0];
-                    }
-                }
-                sum_x = sum_x + part;
-            }
-            const float mean = sum_x * inv_n;
-            sum_d2 = 0.0f;
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x);  (norms.tl:72)
-                #pragma unroll
-                for (int tl_chunk22 = 0; tl_chunk22 < x_layout::kSlots; tl_chunk22 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk22))) continue;
-                    const tl::f16* tl_ptr23 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22))) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
-                        tl::f16 tl_vec24[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec24, tl_ptr23);
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk22 + tl_v] = tl::convert<float>(tl_vec24[tl_v]);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk22 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22 + tl_v)))]) : 0.0f;
+                        for (int tl_s35 = 0; tl_s35 < x_layout::kSlots; ++tl_s35) {
+                            if (!(x_layout::valid(tl_tid, tl_s35))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s35]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            part = tl_part[0];
                         }
                     }
+                    sum_x = sum_x + part;
                 }
-                // for j in parallel(BN) {  (norms.tl:73)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s25 = 0; tl_s25 < x_layout::kSlots; ++tl_s25) {
-                    if (!(x_layout::valid(tl_tid, tl_s25))) continue;
-                    const int j = x_layout::flat(tl_tid, tl_s25);
-                    const float d = x[tl_s25] - mean;
-                    x[tl_s25] = t * 2048 + j < N ? d * d : 0.0f;
-                }
-                // reduce(sum, x, part);  (norms.tl:77)
-                {
-                    float tl_part[1];
+                const float mean = sum_x * inv_n;
+                sum_d2 = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:81)
                     #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s26 = 0; tl_s26 < x_layout::kSlots; ++tl_s26) {
-                        if (!(x_layout::valid(tl_tid, tl_s26))) continue;
-                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s26]));
+                    for (int tl_chunk36 = 0; tl_chunk36 < x_layout::kSlots; tl_chunk36 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk36))) continue;
+                        const tl::f16* tl_ptr37 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36))) + 7, N) && tl::is_aligned(tl_ptr37, 16)) {
+                            tl::f16 tl_vec38[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec38, tl_ptr37);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk36 + tl_v] = tl::convert<float>(tl_vec38[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk36 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36 + tl_v)))]) : 0.0f;
+                            }
+                        }
                     }
-                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    // for j in parallel(BN) {  (norms.tl:82)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s39 = 0; tl_s39 < x_layout::kSlots; ++tl_s39) {
+                        if (!(x_layout::valid(tl_tid, tl_s39))) continue;
+                        const int j = x_layout::flat(tl_tid, tl_s39);
+                        const float d = x[tl_s39] - mean;
+                        x[tl_s39] = t * 2048 + j < N ? d * d : 0.0f;
+                    }
+                    // reduce(sum, x, part);  (norms.tl:86)
                     {
-                        part = tl_part[0];
-                    }
-                }
-                sum_d2 = sum_d2 + part;
-            }
-            const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
-            for (int t = 0; t < n_tiles; ++t) {
-                const int32_t c0 = t * 2048;
-                // copy(X[row, c0 +: BN], x);  (norms.tl:83)
-                #pragma unroll
-                for (int tl_chunk27 = 0; tl_chunk27 < x_layout::kSlots; tl_chunk27 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk27))) continue;
-                    const tl::f16* tl_ptr28 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk27)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk27)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk27))) + 7, N) && tl::is_aligned(tl_ptr28, 16)) {
-                        tl::f16 tl_vec29[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec29, tl_ptr28);
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk27 + tl_v] = tl::convert<float>(tl_vec29[tl_v]);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk27 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)))]) : 0.0f;
+                        for (int tl_s40 = 0; tl_s40 < x_layout::kSlots; ++tl_s40) {
+                            if (!(x_layout::valid(tl_tid, tl_s40))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s40]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            part = tl_part[0];
                         }
                     }
+                    sum_d2 = sum_d2 + part;
                 }
-                // copy(W[c0 +: BN], w);  (norms.tl:84)
-                #pragma unroll
-                for (int tl_chunk30 = 0; tl_chunk30 < w_layout::kSlots; tl_chunk30 += 8) {
-                    if (!(w_layout::valid(tl_tid, tl_chunk30))) continue;
-                    const tl::f16* tl_ptr31 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk30))];
-                    if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk30)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk30))) + 7, N) && tl::is_aligned(tl_ptr31, 16)) {
-                        tl::f16 tl_vec32[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec32, tl_ptr31);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk30 + tl_v] = tl::convert<float>(tl_vec32[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            w[tl_chunk30 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk30 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk30 + tl_v))]) : 0.0f;
+                const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
+                for (int t = 0; t < n_tiles; ++t) {
+                    const int32_t c0 = t * 2048;
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:92)
+                    #pragma unroll
+                    for (int tl_chunk41 = 0; tl_chunk41 < x_layout::kSlots; tl_chunk41 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk41))) continue;
+                        const tl::f16* tl_ptr42 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk41)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk41)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk41))) + 7, N) && tl::is_aligned(tl_ptr42, 16)) {
+                            tl::f16 tl_vec43[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec43, tl_ptr42);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk41 + tl_v] = tl::convert<float>(tl_vec43[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk41 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk41 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk41 + tl_v)))]) : 0.0f;
+                            }
                         }
                     }
-                }
-                // copy(Bias[c0 +: BN], b);  (norms.tl:85)
-                #pragma unroll
-                for (int tl_chunk33 = 0; tl_chunk33 < b_layout::kSlots; tl_chunk33 += 8) {
-                    if (!(b_layout::valid(tl_tid, tl_chunk33))) continue;
-                    const tl::f16* tl_ptr34 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk33))];
-                    if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk33)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk33))) + 7, N) && tl::is_aligned(tl_ptr34, 16)) {
-                        tl::f16 tl_vec35[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec35, tl_ptr34);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk33 + tl_v] = tl::convert<float>(tl_vec35[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            b[tl_chunk33 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk33 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk33 + tl_v))]) : 0.0f;
+                    // copy(W[c0 +: BN], w);  (norms.tl:93)
+                    #pragma unroll
+                    for (int tl_chunk44 = 0; tl_chunk44 < w_layout::kSlots; tl_chunk44 += 8) {
+                        if (!(w_layout::valid(tl_tid, tl_chunk44))) continue;
+                        const tl::f16* tl_ptr45 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk44))];
+                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk44)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk44))) + 7, N) && tl::is_aligned(tl_ptr45, 16)) {
+                            tl::f16 tl_vec46[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec46, tl_ptr45);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk44 + tl_v] = tl::convert<float>(tl_vec46[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                w[tl_chunk44 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk44 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk44 + tl_v))]) : 0.0f;
+                            }
                         }
                     }
-                }
-                // for j in parallel(BN) {  (norms.tl:86)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s36 = 0; tl_s36 < x_layout::kSlots; ++tl_s36) {
-                    if (!(x_layout::valid(tl_tid, tl_s36))) continue;
-                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s36);
-                    x[tl_s36] = (x[tl_s36] - mean) * rstd * w[tl_s36] + b[tl_s36];
-                }
-                // copy(x, Y[row, c0 +: BN]);  (norms.tl:89)
-                #pragma unroll
-                for (int tl_chunk37 = 0; tl_chunk37 < x_layout::kSlots; tl_chunk37 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk37))) continue;
-                    tl::f16* tl_ptr38 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk37))) + 7, N) && tl::is_aligned(tl_ptr38, 16)) {
-                        tl::f16 tl_vec39[8];
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec39[tl_v] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
-                        tl::store_vector<tl::f16, 8>(tl_ptr38, tl_vec39);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:94)
+                    #pragma unroll
+                    for (int tl_chunk47 = 0; tl_chunk47 < b_layout::kSlots; tl_chunk47 += 8) {
+                        if (!(b_layout::valid(tl_tid, tl_chunk47))) continue;
+                        const tl::f16* tl_ptr48 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk47))];
+                        if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk47)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk47))) + 7, N) && tl::is_aligned(tl_ptr48, 16)) {
+                            tl::f16 tl_vec49[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec49, tl_ptr48);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk47 + tl_v] = tl::convert<float>(tl_vec49[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                b[tl_chunk47 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk47 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk47 + tl_v))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // for j in parallel(BN) {  (norms.tl:95)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s50 = 0; tl_s50 < x_layout::kSlots; ++tl_s50) {
+                        if (!(x_layout::valid(tl_tid, tl_s50))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s50);
+                        x[tl_s50] = (x[tl_s50] - mean) * rstd * w[tl_s50] + b[tl_s50];
+                    }
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:98)
+                    #pragma unroll
+                    for (int tl_chunk51 = 0; tl_chunk51 < x_layout::kSlots; tl_chunk51 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk51))) continue;
+                        tl::f16* tl_ptr52 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk51)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk51)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk51))) + 7, N) && tl::is_aligned(tl_ptr52, 16)) {
+                            tl::f16 tl_vec53[8];
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec53[tl_v] = tl::convert<tl::f16>(x[tl_chunk51 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr52, tl_vec53);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk51 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk51 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk51 + tl_v]);
+                            }
                         }
                     }
                 }
@@ -1441,8 +1685,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
     }
 }
 
-// kernel layernorm<ROW = 2048, THREADS = 256, RB = 2, BN = 2048, T = f16>  (stdlib/norms.tl:15)
-// 256 threads per block, 32 bytes of shared memory
+// kernel layernorm<ROW = 2048, THREADS = 256, RB = 2, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/norms.tl:18)
+// 256 threads per block, 16544 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
         const tl::f16* __restrict__ X,
         const tl::f16* __restrict__ W,
@@ -1462,7 +1706,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
     using b_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment b: f32[2048]
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 2, 2048], row pitch 2056
+    unsigned char* tl_scratch = tl_smem + 16512;  // 32 bytes for reductions and staging
     float s[16];  // fragment s: f32[2, 2048]
     float sd[16];  // fragment sd: f32[2, 2048]
     float sw[16];  // fragment sw: f32[2048]
@@ -1474,344 +1719,404 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
     float sum_x;
     float sum_d2;
     float part;
-    const int32_t row0 = int(blockIdx.x) * 2;
-    const int32_t rows = tl::min(2, M - row0);
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 2) - int(blockIdx.x), int(gridDim.x));
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 2048) {
-        // copy(X[row0 +: RB, 0 +: ROW], s);  (norms.tl:39)
-        #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
-            const tl::f16* tl_ptr1 = &X[int64_t(row0 + (tl_tid / 128)) * N + ((tl_chunk0 % 8) + (tl_tid % 128) * 8 + (tl_chunk0 / 8) * 1024)];
-            if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid % 128) * 8 + (tl_chunk0 / 8) * 1024), N) && tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid % 128) * 8 + (tl_chunk0 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
-                tl::f16 tl_vec2[8];
-                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+        const int32_t g_trips = groups;
+        if (0 < g_trips) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:44)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+                for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+                    const int tl_chunk0 = tl_tid + tl_i1 * 256;
+                    tl::cp_async_16(&xs[(0 * 2 + ((tl_chunk0 * 8) / 2048)) * 2056 + ((tl_chunk0 * 8) % 2048)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk0 * 8) / 2048)) * N + ((tl_chunk0 * 8) % 2048)]);
+                }
             } else {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk0 + tl_v) / 8) * 1024), N) ? tl::convert<float>(X[int64_t(row0 + (tl_tid / 128)) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk0 + tl_v) / 8) * 1024)]) : 0.0f;
+                for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
+                    const int tl_chunk2 = tl_tid + tl_i3 * 256;
+                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk2 * 8) / 2048)) * N + ((tl_chunk2 * 8) % 2048)];
+                    tl::f16* tl_dst5 = &xs[(0 * 2 + ((tl_chunk2 * 8) / 2048)) * 2056 + ((tl_chunk2 * 8) % 2048)];
+                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk2 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 2048)));
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 2048 >= 0 && tl::is_aligned(tl_src4, 16)) {
+                        tl::cp_async_16(tl_dst5, tl_src4);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk2 * 8) / 2048), M) && tl::in_bounds(((tl_chunk2 * 8) % 2048) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
                 }
             }
         }
-        // reduce(sum, s, s_mean, axis = 1);  (norms.tl:40)
-        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
-        {
-            float tl_part[1];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-            #pragma unroll
-            for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(s[tl_s3]));
+        tl::cp_async_commit();
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:42)
+        for (int g = 0; g < g_trips; ++g) {
+            tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+            __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
+            if (g + 1 < g_trips) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:44)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
+                    #pragma unroll
+                    for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
+                        const int tl_chunk7 = tl_tid + tl_i8 * 256;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 2 + ((tl_chunk7 * 8) / 2048)) * 2056 + ((tl_chunk7 * 8) % 2048)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk7 * 8) / 2048)) * N + ((tl_chunk7 * 8) % 2048)]);
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
+                        const int tl_chunk9 = tl_tid + tl_i10 * 256;
+                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk9 * 8) / 2048)) * N + ((tl_chunk9 * 8) % 2048)];
+                        tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 2 + ((tl_chunk9 * 8) / 2048)) * 2056 + ((tl_chunk9 * 8) % 2048)];
+                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk9 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 2048)));
+                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 2048 >= 0 && tl::is_aligned(tl_src11, 16)) {
+                            tl::cp_async_16(tl_dst12, tl_src11);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk9 * 8) / 2048), M) && tl::in_bounds(((tl_chunk9 * 8) % 2048) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
+                        }
+                    }
+                }
             }
+            tl::cp_async_commit();
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 2;
+            // copy(xs, s);  (norms.tl:45)
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
+                const tl::f16* tl_ptr15 = &xs[((g % 2) * 2 + (tl_tid / 128)) * 2056 + ((tl_chunk14 % 8) + (tl_tid % 128) * 8 + (tl_chunk14 / 8) * 1024)];
+                if (tl::is_aligned(tl_ptr15, 16)) {
+                    tl::f16 tl_vec16[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 2 + (tl_tid / 128)) * 2056 + (((tl_chunk14 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk14 + tl_v) / 8) * 1024)]);
+                    }
+                }
             }
-            if ((tl_tid / 1 % 32) == 0) {
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:46)
+            // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
+            {
+                float tl_part[1];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                #pragma unroll
+                for (int tl_s17 = 0; tl_s17 < 16; ++tl_s17) {
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(s[tl_s17]));
+                }
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
                 }
-            }
-            __syncthreads();
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4];
-                #pragma unroll
-                for (int tl_w = 1; tl_w < 4; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + tl_w]);
-            }
-            __syncthreads();  // the scratch is free again
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                s_mean[tl_i] = tl_part[tl_i];
-            }
-        }
-        // for i, j in parallel(RB, ROW) {  (norms.tl:41)
-        // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
-            [[maybe_unused]] const int i = (tl_tid / 128);
-            const int j = ((tl_s4 % 8) + (tl_tid % 128) * 8 + (tl_s4 / 8) * 1024);
-            const float d = s[tl_s4] - s_mean[0] * inv_n;
-            s[tl_s4] = d;
-            sd[tl_s4] = j < N ? d * d : 0.0f;
-        }
-        // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:46)
-        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
-        {
-            float tl_part[1];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-            #pragma unroll
-            for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sd[tl_s5]));
-            }
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
-            }
-            if ((tl_tid / 1 % 32) == 0) {
+                if ((tl_tid / 1 % 32) == 0) {
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
+                    }
+                }
+                __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4];
+                    #pragma unroll
+                    for (int tl_w = 1; tl_w < 4; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + tl_w]);
+                }
+                __syncthreads();  // the scratch is free again
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    s_mean[tl_i] = tl_part[tl_i];
                 }
             }
-            __syncthreads();
+            // for i, j in parallel(RB, ROW) {  (norms.tl:47)
+            // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4];
-                #pragma unroll
-                for (int tl_w = 1; tl_w < 4; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + tl_w]);
+            for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
+                [[maybe_unused]] const int i = (tl_tid / 128);
+                const int j = ((tl_s18 % 8) + (tl_tid % 128) * 8 + (tl_s18 / 8) * 1024);
+                const float d = s[tl_s18] - s_mean[0] * inv_n;
+                s[tl_s18] = d;
+                sd[tl_s18] = j < N ? d * d : 0.0f;
             }
-            __syncthreads();  // the scratch is free again
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:52)
+            // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
+            {
+                float tl_part[1];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                #pragma unroll
+                for (int tl_s19 = 0; tl_s19 < 16; ++tl_s19) {
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sd[tl_s19]));
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+                }
+                if ((tl_tid / 1 % 32) == 0) {
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
+                    }
+                }
+                __syncthreads();
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4];
+                    #pragma unroll
+                    for (int tl_w = 1; tl_w < 4; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + tl_w]);
+                }
+                __syncthreads();  // the scratch is free again
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    s_rstd[tl_i] = tl_part[tl_i];
+                }
+            }
+            // for i in parallel(RB) {  (norms.tl:53)
+            // for i in parallel(2): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                s_rstd[tl_i] = tl_part[tl_i];
+            for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
+                [[maybe_unused]] const int i = (tl_tid / 128);
+                s_rstd[tl_s20] = tl::rsqrt(s_rstd[tl_s20] * inv_n + eps);
             }
-        }
-        // for i in parallel(RB) {  (norms.tl:47)
-        // for i in parallel(2): each thread visits the elements of `s_rstd` it holds
-        #pragma unroll
-        for (int tl_s6 = 0; tl_s6 < 1; ++tl_s6) {
-            [[maybe_unused]] const int i = (tl_tid / 128);
-            s_rstd[tl_s6] = tl::rsqrt(s_rstd[tl_s6] * inv_n + eps);
-        }
-        // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:50)
-        #pragma unroll
-        for (int tl_chunk7 = 0; tl_chunk7 < 16; tl_chunk7 += 8) {
-            const tl::f16* tl_ptr8 = &W[((tl_chunk7 % 8) + (tl_tid % 128) * 8 + (tl_chunk7 / 8) * 1024)];
-            if (tl::in_bounds(((tl_chunk7 % 8) + (tl_tid % 128) * 8 + (tl_chunk7 / 8) * 1024), N) && tl::in_bounds((((tl_chunk7 % 8) + (tl_tid % 128) * 8 + (tl_chunk7 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr8, 16)) {
-                tl::f16 tl_vec9[8];
-                tl::load_vector<tl::f16, 8>(tl_vec9, tl_ptr8);
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk7 + tl_v] = tl::convert<float>(tl_vec9[tl_v]);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    sw[tl_chunk7 + tl_v] = tl::in_bounds((((tl_chunk7 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk7 + tl_v) / 8) * 1024), N) ? tl::convert<float>(W[(((tl_chunk7 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk7 + tl_v) / 8) * 1024)]) : 0.0f;
+            // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:56)
+            #pragma unroll
+            for (int tl_chunk21 = 0; tl_chunk21 < 16; tl_chunk21 += 8) {
+                const tl::f16* tl_ptr22 = &W[((tl_chunk21 % 8) + (tl_tid % 128) * 8 + (tl_chunk21 / 8) * 1024)];
+                if (tl::in_bounds(((tl_chunk21 % 8) + (tl_tid % 128) * 8 + (tl_chunk21 / 8) * 1024), N) && tl::in_bounds((((tl_chunk21 % 8) + (tl_tid % 128) * 8 + (tl_chunk21 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr22, 16)) {
+                    tl::f16 tl_vec23[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec23, tl_ptr22);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk21 + tl_v] = tl::convert<float>(tl_vec23[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        sw[tl_chunk21 + tl_v] = tl::in_bounds((((tl_chunk21 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk21 + tl_v) / 8) * 1024), N) ? tl::convert<float>(W[(((tl_chunk21 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk21 + tl_v) / 8) * 1024)]) : 0.0f;
+                    }
+                }
+            }
+            // for i, j in parallel(RB, ROW) {  (norms.tl:57)
+            // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s24 = 0; tl_s24 < 16; ++tl_s24) {
+                [[maybe_unused]] const int i = (tl_tid / 128);
+                [[maybe_unused]] const int j = ((tl_s24 % 8) + (tl_tid % 128) * 8 + (tl_s24 / 8) * 1024);
+                s[tl_s24] = s[tl_s24] * s_rstd[0] * sw[(tl_s24 % 8) + (tl_s24 / 8) * 8];
+            }
+            // copy(Bias[0 +: ROW], sw);  (norms.tl:60)
+            #pragma unroll
+            for (int tl_chunk25 = 0; tl_chunk25 < 16; tl_chunk25 += 8) {
+                const tl::f16* tl_ptr26 = &Bias[((tl_chunk25 % 8) + (tl_tid % 128) * 8 + (tl_chunk25 / 8) * 1024)];
+                if (tl::in_bounds(((tl_chunk25 % 8) + (tl_tid % 128) * 8 + (tl_chunk25 / 8) * 1024), N) && tl::in_bounds((((tl_chunk25 % 8) + (tl_tid % 128) * 8 + (tl_chunk25 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                    tl::f16 tl_vec27[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk25 + tl_v] = tl::convert<float>(tl_vec27[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        sw[tl_chunk25 + tl_v] = tl::in_bounds((((tl_chunk25 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk25 + tl_v) / 8) * 1024), N) ? tl::convert<float>(Bias[(((tl_chunk25 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk25 + tl_v) / 8) * 1024)]) : 0.0f;
+                    }
+                }
+            }
+            // for i, j in parallel(RB, ROW) {  (norms.tl:61)
+            // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
+                [[maybe_unused]] const int i = (tl_tid / 128);
+                [[maybe_unused]] const int j = ((tl_s28 % 8) + (tl_tid % 128) * 8 + (tl_s28 / 8) * 1024);
+                s[tl_s28] = s[tl_s28] + sw[(tl_s28 % 8) + (tl_s28 / 8) * 8];
+            }
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:64)
+            #pragma unroll
+            for (int tl_chunk29 = 0; tl_chunk29 < 16; tl_chunk29 += 8) {
+                tl::f16* tl_ptr30 = &Y[int64_t(row0 + (tl_tid / 128)) * N + ((tl_chunk29 % 8) + (tl_tid % 128) * 8 + (tl_chunk29 / 8) * 1024)];
+                if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds(((tl_chunk29 % 8) + (tl_tid % 128) * 8 + (tl_chunk29 / 8) * 1024), N) && tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk29 % 8) + (tl_tid % 128) * 8 + (tl_chunk29 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr30, 16)) {
+                    tl::f16 tl_vec31[8];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec31[tl_v] = tl::convert<tl::f16>(s[tl_chunk29 + tl_v]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr30, tl_vec31);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk29 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk29 + tl_v) / 8) * 1024), N)) Y[int64_t(row0 + (tl_tid / 128)) * N + (((tl_chunk29 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk29 + tl_v) / 8) * 1024)] = tl::convert<tl::f16>(s[tl_chunk29 + tl_v]);
+                    }
                 }
             }
         }
-        // for i, j in parallel(RB, ROW) {  (norms.tl:51)
-        // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s10 = 0; tl_s10 < 16; ++tl_s10) {
-            [[maybe_unused]] const int i = (tl_tid / 128);
-            [[maybe_unused]] const int j = ((tl_s10 % 8) + (tl_tid % 128) * 8 + (tl_s10 / 8) * 1024);
-            s[tl_s10] = s[tl_s10] * s_rstd[0] * sw[(tl_s10 % 8) + (tl_s10 / 8) * 8];
-        }
-        // copy(Bias[0 +: ROW], sw);  (norms.tl:54)
-        #pragma unroll
-        for (int tl_chunk11 = 0; tl_chunk11 < 16; tl_chunk11 += 8) {
-            const tl::f16* tl_ptr12 = &Bias[((tl_chunk11 % 8) + (tl_tid % 128) * 8 + (tl_chunk11 / 8) * 1024)];
-            if (tl::in_bounds(((tl_chunk11 % 8) + (tl_tid % 128) * 8 + (tl_chunk11 / 8) * 1024), N) && tl::in_bounds((((tl_chunk11 % 8) + (tl_tid % 128) * 8 + (tl_chunk11 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr12, 16)) {
-                tl::f16 tl_vec13[8];
-                tl::load_vector<tl::f16, 8>(tl_vec13, tl_ptr12);
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk11 + tl_v] = tl::convert<float>(tl_vec13[tl_v]);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    sw[tl_chunk11 + tl_v] = tl::in_bounds((((tl_chunk11 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk11 + tl_v) / 8) * 1024), N) ? tl::convert<float>(Bias[(((tl_chunk11 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk11 + tl_v) / 8) * 1024)]) : 0.0f;
-                }
-            }
-        }
-        // for i, j in parallel(RB, ROW) {  (norms.tl:55)
-        // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s14 = 0; tl_s14 < 16; ++tl_s14) {
-            [[maybe_unused]] const int i = (tl_tid / 128);
-            [[maybe_unused]] const int j = ((tl_s14 % 8) + (tl_tid % 128) * 8 + (tl_s14 / 8) * 1024);
-            s[tl_s14] = s[tl_s14] + sw[(tl_s14 % 8) + (tl_s14 / 8) * 8];
-        }
-        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:58)
-        #pragma unroll
-        for (int tl_chunk15 = 0; tl_chunk15 < 16; tl_chunk15 += 8) {
-            tl::f16* tl_ptr16 = &Y[int64_t(row0 + (tl_tid / 128)) * N + ((tl_chunk15 % 8) + (tl_tid % 128) * 8 + (tl_chunk15 / 8) * 1024)];
-            if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds(((tl_chunk15 % 8) + (tl_tid % 128) * 8 + (tl_chunk15 / 8) * 1024), N) && tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk15 % 8) + (tl_tid % 128) * 8 + (tl_chunk15 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr16, 16)) {
-                tl::f16 tl_vec17[8];
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec17[tl_v] = tl::convert<tl::f16>(s[tl_chunk15 + tl_v]);
-                tl::store_vector<tl::f16, 8>(tl_ptr16, tl_vec17);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk15 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk15 + tl_v) / 8) * 1024), N)) Y[int64_t(row0 + (tl_tid / 128)) * N + (((tl_chunk15 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk15 + tl_v) / 8) * 1024)] = tl::convert<tl::f16>(s[tl_chunk15 + tl_v]);
-                }
-            }
-        }
+        tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
         const int32_t n_tiles = tl::cdiv(N, 2048);
-        for (int rr = 0; rr < rows; ++rr) {
-            const int32_t row = row0 + rr;
-            sum_x = 0.0f;
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x);  (norms.tl:65)
-                #pragma unroll
-                for (int tl_chunk18 = 0; tl_chunk18 < x_layout::kSlots; tl_chunk18 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk18))) continue;
-                    const tl::f16* tl_ptr19 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18))) + 7, N) && tl::is_aligned(tl_ptr19, 16)) {
-                        tl::f16 tl_vec20[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec20, tl_ptr19);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk18 + tl_v] = tl::convert<float>(tl_vec20[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk18 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)))]) : 0.0f;
+        for (int g = 0; g < groups; ++g) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 2;
+            for (int rr = 0; rr < tl::min(2, M - row0); ++rr) {
+                const int32_t row = row0 + rr;
+                sum_x = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:74)
+                    #pragma unroll
+                    for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
+                        const tl::f16* tl_ptr33 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32))) + 7, N) && tl::is_aligned(tl_ptr33, 16)) {
+                            tl::f16 tl_vec34[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec34, tl_ptr33);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk32 + tl_v] = tl::convert<float>(tl_vec34[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk32 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32 + tl_v)))]) : 0.0f;
+                            }
                         }
                     }
-                }
-                // reduce(sum, x, part);  (norms.tl:66)
-                {
-                    float tl_part[1];
-                    #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s21 = 0; tl_s21 < x_layout::kSlots; ++tl_s21) {
-                        if (!(x_layout::valid(tl_tid, tl_s21))) continue;
-                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s21]));
-                    }
-                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    // reduce(sum, x, part);  (norms.tl:75)
                     {
-                        part = tl_part[0];
-                    }
-                }
-                sum_x = sum_x + part;
-            }
-            const float mean = sum_x * inv_n;
-            sum_d2 = 0.0f;
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x);  (norms.tl:72)
-                #pragma unroll
-                for (int tl_chunk22 = 0; tl_chunk22 < x_layout::kSlots; tl_chunk22 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk22))) continue;
-                    const tl::f16* tl_ptr23 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22))) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
-                        tl::f16 tl_vec24[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec24, tl_ptr23);
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk22 + tl_v] = tl::convert<float>(tl_vec24[tl_v]);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk22 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22 + tl_v)))]) : 0.0f;
+                        for (int tl_s35 = 0; tl_s35 < x_layout::kSlots; ++tl_s35) {
+                            if (!(x_layout::valid(tl_tid, tl_s35))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s35]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            part = tl_part[0];
                         }
                     }
+                    sum_x = sum_x + part;
                 }
-                // for j in parallel(BN) {  (norms.tl:73)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s25 = 0; tl_s25 < x_layout::kSlots; ++tl_s25) {
-                    if (!(x_layout::valid(tl_tid, tl_s25))) continue;
-                    const int j = x_layout::flat(tl_tid, tl_s25);
-                    const float d = x[tl_s25] - mean;
-                    x[tl_s25] = t * 2048 + j < N ? d * d : 0.0f;
-                }
-                // reduce(sum, x, part);  (norms.tl:77)
-                {
-                    float tl_part[1];
+                const float mean = sum_x * inv_n;
+                sum_d2 = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:81)
                     #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s26 = 0; tl_s26 < x_layout::kSlots; ++tl_s26) {
-                        if (!(x_layout::valid(tl_tid, tl_s26))) continue;
-                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s26]));
+                    for (int tl_chunk36 = 0; tl_chunk36 < x_layout::kSlots; tl_chunk36 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk36))) continue;
+                        const tl::f16* tl_ptr37 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36))) + 7, N) && tl::is_aligned(tl_ptr37, 16)) {
+                            tl::f16 tl_vec38[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec38, tl_ptr37);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk36 + tl_v] = tl::convert<float>(tl_vec38[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk36 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36 + tl_v)))]) : 0.0f;
+                            }
+                        }
                     }
-                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    // for j in parallel(BN) {  (norms.tl:82)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s39 = 0; tl_s39 < x_layout::kSlots; ++tl_s39) {
+                        if (!(x_layout::valid(tl_tid, tl_s39))) continue;
+                        const int j = x_layout::flat(tl_tid, tl_s39);
+                        const float d = x[tl_s39] - mean;
+                        x[tl_s39] = t * 2048 + j < N ? d * d : 0.0f;
+                    }
+                    // reduce(sum, x, part);  (norms.tl:86)
                     {
-                        part = tl_part[0];
-                    }
-                }
-                sum_d2 = sum_d2 + part;
-            }
-            const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
-            for (int t = 0; t < n_tiles; ++t) {
-                const int32_t c0 = t * 2048;
-                // copy(X[row, c0 +: BN], x);  (norms.tl:83)
-                #pragma unroll
-                for (int tl_chunk27 = 0; tl_chunk27 < x_layout::kSlots; tl_chunk27 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk27))) continue;
-                    const tl::f16* tl_ptr28 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk27)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk27)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk27))) + 7, N) && tl::is_aligned(tl_ptr28, 16)) {
-                        tl::f16 tl_vec29[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec29, tl_ptr28);
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk27 + tl_v] = tl::convert<float>(tl_vec29[tl_v]);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk27 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)))]) : 0.0f;
+                        for (int tl_s40 = 0; tl_s40 < x_layout::kSlots; ++tl_s40) {
+                            if (!(x_layout::valid(tl_tid, tl_s40))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s40]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            part = tl_part[0];
                         }
                     }
+                    sum_d2 = sum_d2 + part;
                 }
-                // copy(W[c0 +: BN], w);  (norms.tl:84)
-                #pragma unroll
-                for (int tl_chunk30 = 0; tl_chunk30 < w_layout::kSlots; tl_chunk30 += 8) {
-                    if (!(w_layout::valid(tl_tid, tl_chunk30))) continue;
-                    const tl::f16* tl_ptr31 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk30))];
-                    if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk30)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk30))) + 7, N) && tl::is_aligned(tl_ptr31, 16)) {
-                        tl::f16 tl_vec32[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec32, tl_ptr31);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk30 + tl_v] = tl::convert<float>(tl_vec32[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            w[tl_chunk30 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk30 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk30 + tl_v))]) : 0.0f;
+                const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
+                for (int t = 0; t < n_tiles; ++t) {
+                    const int32_t c0 = t * 2048;
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:92)
+                    #pragma unroll
+                    for (int tl_chunk41 = 0; tl_chunk41 < x_layout::kSlots; tl_chunk41 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk41))) continue;
+                        const tl::f16* tl_ptr42 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk41)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk41)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk41))) + 7, N) && tl::is_aligned(tl_ptr42, 16)) {
+                            tl::f16 tl_vec43[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec43, tl_ptr42);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk41 + tl_v] = tl::convert<float>(tl_vec43[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk41 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk41 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk41 + tl_v)))]) : 0.0f;
+                            }
                         }
                     }
-                }
-                // copy(Bias[c0 +: BN], b);  (norms.tl:85)
-                #pragma unroll
-                for (int tl_chunk33 = 0; tl_chunk33 < b_layout::kSlots; tl_chunk33 += 8) {
-                    if (!(b_layout::valid(tl_tid, tl_chunk33))) continue;
-                    const tl::f16* tl_ptr34 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk33))];
-                    if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk33)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk33))) + 7, N) && tl::is_aligned(tl_ptr34, 16)) {
-                        tl::f16 tl_vec35[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec35, tl_ptr34);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk33 + tl_v] = tl::convert<float>(tl_vec35[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            b[tl_chunk33 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk33 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk33 + tl_v))]) : 0.0f;
+                    // copy(W[c0 +: BN], w);  (norms.tl:93)
+                    #pragma unroll
+                    for (int tl_chunk44 = 0; tl_chunk44 < w_layout::kSlots; tl_chunk44 += 8) {
+                        if (!(w_layout::valid(tl_tid, tl_chunk44))) continue;
+                        const tl::f16* tl_ptr45 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk44))];
+                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk44)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk44))) + 7, N) && tl::is_aligned(tl_ptr45, 16)) {
+                            tl::f16 tl_vec46[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec46, tl_ptr45);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk44 + tl_v] = tl::convert<float>(tl_vec46[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                w[tl_chunk44 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk44 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk44 + tl_v))]) : 0.0f;
+                            }
                         }
                     }
-                }
-                // for j in parallel(BN) {  (norms.tl:86)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s36 = 0; tl_s36 < x_layout::kSlots; ++tl_s36) {
-                    if (!(x_layout::valid(tl_tid, tl_s36))) continue;
-                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s36);
-                    x[tl_s36] = (x[tl_s36] - mean) * rstd * w[tl_s36] + b[tl_s36];
-                }
-                // copy(x, Y[row, c0 +: BN]);  (norms.tl:89)
-                #pragma unroll
-                for (int tl_chunk37 = 0; tl_chunk37 < x_layout::kSlots; tl_chunk37 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk37))) continue;
-                    tl::f16* tl_ptr38 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk37))) + 7, N) && tl::is_aligned(tl_ptr38, 16)) {
-                        tl::f16 tl_vec39[8];
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec39[tl_v] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
-                        tl::store_vector<tl::f16, 8>(tl_ptr38, tl_vec39);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:94)
+                    #pragma unroll
+                    for (int tl_chunk47 = 0; tl_chunk47 < b_layout::kSlots; tl_chunk47 += 8) {
+                        if (!(b_layout::valid(tl_tid, tl_chunk47))) continue;
+                        const tl::f16* tl_ptr48 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk47))];
+                        if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk47)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk47))) + 7, N) && tl::is_aligned(tl_ptr48, 16)) {
+                            tl::f16 tl_vec49[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec49, tl_ptr48);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk47 + tl_v] = tl::convert<float>(tl_vec49[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                b[tl_chunk47 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk47 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk47 + tl_v))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // for j in parallel(BN) {  (norms.tl:95)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s50 = 0; tl_s50 < x_layout::kSlots; ++tl_s50) {
+                        if (!(x_layout::valid(tl_tid, tl_s50))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s50);
+                        x[tl_s50] = (x[tl_s50] - mean) * rstd * w[tl_s50] + b[tl_s50];
+                    }
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:98)
+                    #pragma unroll
+                    for (int tl_chunk51 = 0; tl_chunk51 < x_layout::kSlots; tl_chunk51 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk51))) continue;
+                        tl::f16* tl_ptr52 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk51)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk51)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk51))) + 7, N) && tl::is_aligned(tl_ptr52, 16)) {
+                            tl::f16 tl_vec53[8];
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec53[tl_v] = tl::convert<tl::f16>(x[tl_chunk51 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr52, tl_vec53);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk51 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk51 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk51 + tl_v]);
+                            }
                         }
                     }
                 }
@@ -1820,8 +2125,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
     }
 }
 
-// kernel layernorm<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, T = f16>  (stdlib/norms.tl:15)
-// 256 threads per block, 32 bytes of shared memory
+// kernel layernorm<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/norms.tl:18)
+// 256 threads per block, 16544 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
         const tl::f16* __restrict__ X,
         const tl::f16* __restrict__ W,
@@ -1841,7 +2146,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
     using b_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment b: f32[2048]
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 1, 4096], row pitch 4104
+    unsigned char* tl_scratch = tl_smem + 16512;  // 32 bytes for reductions and staging
     float s[16];  // fragment s: f32[1, 4096]
     float sd[16];  // fragment sd: f32[1, 4096]
     float sw[16];  // fragment sw: f32[4096]
@@ -1853,344 +2159,404 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
     float sum_x;
     float sum_d2;
     float part;
-    const int32_t row0 = int(blockIdx.x) * 1;
-    const int32_t rows = tl::min(1, M - row0);
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 1) - int(blockIdx.x), int(gridDim.x));
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 4096) {
-        // copy(X[row0 +: RB, 0 +: ROW], s);  (norms.tl:39)
-        #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
-            const tl::f16* tl_ptr1 = &X[int64_t(row0 + 0) * N + ((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 2048)];
-            if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 2048), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 2048)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
-                tl::f16 tl_vec2[8];
-                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+        const int32_t g_trips = groups;
+        if (0 < g_trips) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:44)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+                for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+                    const int tl_chunk0 = tl_tid + tl_i1 * 256;
+                    tl::cp_async_16(&xs[(0 * 1 + ((tl_chunk0 * 8) / 4096)) * 4104 + ((tl_chunk0 * 8) % 4096)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk0 * 8) / 4096)) * N + ((tl_chunk0 * 8) % 4096)]);
+                }
             } else {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk0 + tl_v) / 8) * 2048), N) ? tl::convert<float>(X[int64_t(row0 + 0) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk0 + tl_v) / 8) * 2048)]) : 0.0f;
+                for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
+                    const int tl_chunk2 = tl_tid + tl_i3 * 256;
+                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 4096)) * N + ((tl_chunk2 * 8) % 4096)];
+                    tl::f16* tl_dst5 = &xs[(0 * 1 + ((tl_chunk2 * 8) / 4096)) * 4104 + ((tl_chunk2 * 8) % 4096)];
+                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 4096)));
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 4096 >= 0 && tl::is_aligned(tl_src4, 16)) {
+                        tl::cp_async_16(tl_dst5, tl_src4);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 4096), M) && tl::in_bounds(((tl_chunk2 * 8) % 4096) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
                 }
             }
         }
-        // reduce(sum, s, s_mean, axis = 1);  (norms.tl:40)
-        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
-        {
-            float tl_part[1];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-            #pragma unroll
-            for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(s[tl_s3]));
+        tl::cp_async_commit();
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:42)
+        for (int g = 0; g < g_trips; ++g) {
+            tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+            __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
+            if (g + 1 < g_trips) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:44)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
+                    #pragma unroll
+                    for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
+                        const int tl_chunk7 = tl_tid + tl_i8 * 256;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 1 + ((tl_chunk7 * 8) / 4096)) * 4104 + ((tl_chunk7 * 8) % 4096)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 4096)) * N + ((tl_chunk7 * 8) % 4096)]);
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
+                        const int tl_chunk9 = tl_tid + tl_i10 * 256;
+                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 4096)) * N + ((tl_chunk9 * 8) % 4096)];
+                        tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 1 + ((tl_chunk9 * 8) / 4096)) * 4104 + ((tl_chunk9 * 8) % 4096)];
+                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 4096)));
+                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 4096 >= 0 && tl::is_aligned(tl_src11, 16)) {
+                            tl::cp_async_16(tl_dst12, tl_src11);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 4096), M) && tl::in_bounds(((tl_chunk9 * 8) % 4096) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
+                        }
+                    }
+                }
             }
+            tl::cp_async_commit();
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
+            // copy(xs, s);  (norms.tl:45)
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
+                const tl::f16* tl_ptr15 = &xs[((g % 2) * 1 + 0) * 4104 + ((tl_chunk14 % 8) + (tl_tid) * 8 + (tl_chunk14 / 8) * 2048)];
+                if (tl::is_aligned(tl_ptr15, 16)) {
+                    tl::f16 tl_vec16[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 1 + 0) * 4104 + (((tl_chunk14 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk14 + tl_v) / 8) * 2048)]);
+                    }
+                }
             }
-            if ((tl_tid / 1 % 32) == 0) {
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:46)
+            // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
+            {
+                float tl_part[1];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                #pragma unroll
+                for (int tl_s17 = 0; tl_s17 < 16; ++tl_s17) {
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(s[tl_s17]));
+                }
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    reinterpret_cast<float*>(tl_scratch)[(0) * 8 + (tl_tid / 32 % 8)] = tl_part[tl_i];
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
                 }
-            }
-            __syncthreads();
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 8];
-                #pragma unroll
-                for (int tl_w = 1; tl_w < 8; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(0) * 8 + tl_w]);
-            }
-            __syncthreads();  // the scratch is free again
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                s_mean[tl_i] = tl_part[tl_i];
-            }
-        }
-        // for i, j in parallel(RB, ROW) {  (norms.tl:41)
-        // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
-            [[maybe_unused]] const int i = 0;
-            const int j = ((tl_s4 % 8) + (tl_tid) * 8 + (tl_s4 / 8) * 2048);
-            const float d = s[tl_s4] - s_mean[0] * inv_n;
-            s[tl_s4] = d;
-            sd[tl_s4] = j < N ? d * d : 0.0f;
-        }
-        // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:46)
-        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
-        {
-            float tl_part[1];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-            #pragma unroll
-            for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sd[tl_s5]));
-            }
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
-            }
-            if ((tl_tid / 1 % 32) == 0) {
+                if ((tl_tid / 1 % 32) == 0) {
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                        reinterpret_cast<float*>(tl_scratch)[(0) * 8 + (tl_tid / 32 % 8)] = tl_part[tl_i];
+                    }
+                }
+                __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    reinterpret_cast<float*>(tl_scratch)[(0) * 8 + (tl_tid / 32 % 8)] = tl_part[tl_i];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 8];
+                    #pragma unroll
+                    for (int tl_w = 1; tl_w < 8; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(0) * 8 + tl_w]);
+                }
+                __syncthreads();  // the scratch is free again
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    s_mean[tl_i] = tl_part[tl_i];
                 }
             }
-            __syncthreads();
+            // for i, j in parallel(RB, ROW) {  (norms.tl:47)
+            // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 8];
-                #pragma unroll
-                for (int tl_w = 1; tl_w < 8; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(0) * 8 + tl_w]);
+            for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
+                [[maybe_unused]] const int i = 0;
+                const int j = ((tl_s18 % 8) + (tl_tid) * 8 + (tl_s18 / 8) * 2048);
+                const float d = s[tl_s18] - s_mean[0] * inv_n;
+                s[tl_s18] = d;
+                sd[tl_s18] = j < N ? d * d : 0.0f;
             }
-            __syncthreads();  // the scratch is free again
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:52)
+            // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
+            {
+                float tl_part[1];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                #pragma unroll
+                for (int tl_s19 = 0; tl_s19 < 16; ++tl_s19) {
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sd[tl_s19]));
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+                }
+                if ((tl_tid / 1 % 32) == 0) {
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                        reinterpret_cast<float*>(tl_scratch)[(0) * 8 + (tl_tid / 32 % 8)] = tl_part[tl_i];
+                    }
+                }
+                __syncthreads();
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 8];
+                    #pragma unroll
+                    for (int tl_w = 1; tl_w < 8; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(0) * 8 + tl_w]);
+                }
+                __syncthreads();  // the scratch is free again
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    s_rstd[tl_i] = tl_part[tl_i];
+                }
+            }
+            // for i in parallel(RB) {  (norms.tl:53)
+            // for i in parallel(1): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                s_rstd[tl_i] = tl_part[tl_i];
+            for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
+                [[maybe_unused]] const int i = 0;
+                s_rstd[tl_s20] = tl::rsqrt(s_rstd[tl_s20] * inv_n + eps);
             }
-        }
-        // for i in parallel(RB) {  (norms.tl:47)
-        // for i in parallel(1): each thread visits the elements of `s_rstd` it holds
-        #pragma unroll
-        for (int tl_s6 = 0; tl_s6 < 1; ++tl_s6) {
-            [[maybe_unused]] const int i = 0;
-            s_rstd[tl_s6] = tl::rsqrt(s_rstd[tl_s6] * inv_n + eps);
-        }
-        // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:50)
-        #pragma unroll
-        for (int tl_chunk7 = 0; tl_chunk7 < 16; tl_chunk7 += 8) {
-            const tl::f16* tl_ptr8 = &W[((tl_chunk7 % 8) + (tl_tid) * 8 + (tl_chunk7 / 8) * 2048)];
-            if (tl::in_bounds(((tl_chunk7 % 8) + (tl_tid) * 8 + (tl_chunk7 / 8) * 2048), N) && tl::in_bounds((((tl_chunk7 % 8) + (tl_tid) * 8 + (tl_chunk7 / 8) * 2048)) + 7, N) && tl::is_aligned(tl_ptr8, 16)) {
-                tl::f16 tl_vec9[8];
-                tl::load_vector<tl::f16, 8>(tl_vec9, tl_ptr8);
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk7 + tl_v] = tl::convert<float>(tl_vec9[tl_v]);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    sw[tl_chunk7 + tl_v] = tl::in_bounds((((tl_chunk7 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk7 + tl_v) / 8) * 2048), N) ? tl::convert<float>(W[(((tl_chunk7 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk7 + tl_v) / 8) * 2048)]) : 0.0f;
+            // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:56)
+            #pragma unroll
+            for (int tl_chunk21 = 0; tl_chunk21 < 16; tl_chunk21 += 8) {
+                const tl::f16* tl_ptr22 = &W[((tl_chunk21 % 8) + (tl_tid) * 8 + (tl_chunk21 / 8) * 2048)];
+                if (tl::in_bounds(((tl_chunk21 % 8) + (tl_tid) * 8 + (tl_chunk21 / 8) * 2048), N) && tl::in_bounds((((tl_chunk21 % 8) + (tl_tid) * 8 + (tl_chunk21 / 8) * 2048)) + 7, N) && tl::is_aligned(tl_ptr22, 16)) {
+                    tl::f16 tl_vec23[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec23, tl_ptr22);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk21 + tl_v] = tl::convert<float>(tl_vec23[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        sw[tl_chunk21 + tl_v] = tl::in_bounds((((tl_chunk21 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk21 + tl_v) / 8) * 2048), N) ? tl::convert<float>(W[(((tl_chunk21 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk21 + tl_v) / 8) * 2048)]) : 0.0f;
+                    }
+                }
+            }
+            // for i, j in parallel(RB, ROW) {  (norms.tl:57)
+            // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s24 = 0; tl_s24 < 16; ++tl_s24) {
+                [[maybe_unused]] const int i = 0;
+                [[maybe_unused]] const int j = ((tl_s24 % 8) + (tl_tid) * 8 + (tl_s24 / 8) * 2048);
+                s[tl_s24] = s[tl_s24] * s_rstd[0] * sw[(tl_s24 % 8) + (tl_s24 / 8) * 8];
+            }
+            // copy(Bias[0 +: ROW], sw);  (norms.tl:60)
+            #pragma unroll
+            for (int tl_chunk25 = 0; tl_chunk25 < 16; tl_chunk25 += 8) {
+                const tl::f16* tl_ptr26 = &Bias[((tl_chunk25 % 8) + (tl_tid) * 8 + (tl_chunk25 / 8) * 2048)];
+                if (tl::in_bounds(((tl_chunk25 % 8) + (tl_tid) * 8 + (tl_chunk25 / 8) * 2048), N) && tl::in_bounds((((tl_chunk25 % 8) + (tl_tid) * 8 + (tl_chunk25 / 8) * 2048)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                    tl::f16 tl_vec27[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk25 + tl_v] = tl::convert<float>(tl_vec27[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        sw[tl_chunk25 + tl_v] = tl::in_bounds((((tl_chunk25 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk25 + tl_v) / 8) * 2048), N) ? tl::convert<float>(Bias[(((tl_chunk25 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk25 + tl_v) / 8) * 2048)]) : 0.0f;
+                    }
+                }
+            }
+            // for i, j in parallel(RB, ROW) {  (norms.tl:61)
+            // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
+                [[maybe_unused]] const int i = 0;
+                [[maybe_unused]] const int j = ((tl_s28 % 8) + (tl_tid) * 8 + (tl_s28 / 8) * 2048);
+                s[tl_s28] = s[tl_s28] + sw[(tl_s28 % 8) + (tl_s28 / 8) * 8];
+            }
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:64)
+            #pragma unroll
+            for (int tl_chunk29 = 0; tl_chunk29 < 16; tl_chunk29 += 8) {
+                tl::f16* tl_ptr30 = &Y[int64_t(row0 + 0) * N + ((tl_chunk29 % 8) + (tl_tid) * 8 + (tl_chunk29 / 8) * 2048)];
+                if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk29 % 8) + (tl_tid) * 8 + (tl_chunk29 / 8) * 2048), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk29 % 8) + (tl_tid) * 8 + (tl_chunk29 / 8) * 2048)) + 7, N) && tl::is_aligned(tl_ptr30, 16)) {
+                    tl::f16 tl_vec31[8];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec31[tl_v] = tl::convert<tl::f16>(s[tl_chunk29 + tl_v]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr30, tl_vec31);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        if (tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk29 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk29 + tl_v) / 8) * 2048), N)) Y[int64_t(row0 + 0) * N + (((tl_chunk29 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk29 + tl_v) / 8) * 2048)] = tl::convert<tl::f16>(s[tl_chunk29 + tl_v]);
+                    }
                 }
             }
         }
-        // for i, j in parallel(RB, ROW) {  (norms.tl:51)
-        // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s10 = 0; tl_s10 < 16; ++tl_s10) {
-            [[maybe_unused]] const int i = 0;
-            [[maybe_unused]] const int j = ((tl_s10 % 8) + (tl_tid) * 8 + (tl_s10 / 8) * 2048);
-            s[tl_s10] = s[tl_s10] * s_rstd[0] * sw[(tl_s10 % 8) + (tl_s10 / 8) * 8];
-        }
-        // copy(Bias[0 +: ROW], sw);  (norms.tl:54)
-        #pragma unroll
-        for (int tl_chunk11 = 0; tl_chunk11 < 16; tl_chunk11 += 8) {
-            const tl::f16* tl_ptr12 = &Bias[((tl_chunk11 % 8) + (tl_tid) * 8 + (tl_chunk11 / 8) * 2048)];
-            if (tl::in_bounds(((tl_chunk11 % 8) + (tl_tid) * 8 + (tl_chunk11 / 8) * 2048), N) && tl::in_bounds((((tl_chunk11 % 8) + (tl_tid) * 8 + (tl_chunk11 / 8) * 2048)) + 7, N) && tl::is_aligned(tl_ptr12, 16)) {
-                tl::f16 tl_vec13[8];
-                tl::load_vector<tl::f16, 8>(tl_vec13, tl_ptr12);
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk11 + tl_v] = tl::convert<float>(tl_vec13[tl_v]);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    sw[tl_chunk11 + tl_v] = tl::in_bounds((((tl_chunk11 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk11 + tl_v) / 8) * 2048), N) ? tl::convert<float>(Bias[(((tl_chunk11 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk11 + tl_v) / 8) * 2048)]) : 0.0f;
-                }
-            }
-        }
-        // for i, j in parallel(RB, ROW) {  (norms.tl:55)
-        // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s14 = 0; tl_s14 < 16; ++tl_s14) {
-            [[maybe_unused]] const int i = 0;
-            [[maybe_unused]] const int j = ((tl_s14 % 8) + (tl_tid) * 8 + (tl_s14 / 8) * 2048);
-            s[tl_s14] = s[tl_s14] + sw[(tl_s14 % 8) + (tl_s14 / 8) * 8];
-        }
-        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:58)
-        #pragma unroll
-        for (int tl_chunk15 = 0; tl_chunk15 < 16; tl_chunk15 += 8) {
-            tl::f16* tl_ptr16 = &Y[int64_t(row0 + 0) * N + ((tl_chunk15 % 8) + (tl_tid) * 8 + (tl_chunk15 / 8) * 2048)];
-            if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk15 % 8) + (tl_tid) * 8 + (tl_chunk15 / 8) * 2048), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk15 % 8) + (tl_tid) * 8 + (tl_chunk15 / 8) * 2048)) + 7, N) && tl::is_aligned(tl_ptr16, 16)) {
-                tl::f16 tl_vec17[8];
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec17[tl_v] = tl::convert<tl::f16>(s[tl_chunk15 + tl_v]);
-                tl::store_vector<tl::f16, 8>(tl_ptr16, tl_vec17);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk15 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk15 + tl_v) / 8) * 2048), N)) Y[int64_t(row0 + 0) * N + (((tl_chunk15 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk15 + tl_v) / 8) * 2048)] = tl::convert<tl::f16>(s[tl_chunk15 + tl_v]);
-                }
-            }
-        }
+        tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
         const int32_t n_tiles = tl::cdiv(N, 2048);
-        for (int rr = 0; rr < rows; ++rr) {
-            const int32_t row = row0 + rr;
-            sum_x = 0.0f;
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x);  (norms.tl:65)
-                #pragma unroll
-                for (int tl_chunk18 = 0; tl_chunk18 < x_layout::kSlots; tl_chunk18 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk18))) continue;
-                    const tl::f16* tl_ptr19 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18))) + 7, N) && tl::is_aligned(tl_ptr19, 16)) {
-                        tl::f16 tl_vec20[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec20, tl_ptr19);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk18 + tl_v] = tl::convert<float>(tl_vec20[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk18 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)))]) : 0.0f;
+        for (int g = 0; g < groups; ++g) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
+            for (int rr = 0; rr < tl::min(1, M - row0); ++rr) {
+                const int32_t row = row0 + rr;
+                sum_x = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:74)
+                    #pragma unroll
+                    for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
+                        const tl::f16* tl_ptr33 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32))) + 7, N) && tl::is_aligned(tl_ptr33, 16)) {
+                            tl::f16 tl_vec34[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec34, tl_ptr33);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk32 + tl_v] = tl::convert<float>(tl_vec34[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk32 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32 + tl_v)))]) : 0.0f;
+                            }
                         }
                     }
-                }
-                // reduce(sum, x, part);  (norms.tl:66)
-                {
-                    float tl_part[1];
-                    #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s21 = 0; tl_s21 < x_layout::kSlots; ++tl_s21) {
-                        if (!(x_layout::valid(tl_tid, tl_s21))) continue;
-                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s21]));
-                    }
-                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    // reduce(sum, x, part);  (norms.tl:75)
                     {
-                        part = tl_part[0];
-                    }
-                }
-                sum_x = sum_x + part;
-            }
-            const float mean = sum_x * inv_n;
-            sum_d2 = 0.0f;
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x);  (norms.tl:72)
-                #pragma unroll
-                for (int tl_chunk22 = 0; tl_chunk22 < x_layout::kSlots; tl_chunk22 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk22))) continue;
-                    const tl::f16* tl_ptr23 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22))) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
-                        tl::f16 tl_vec24[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec24, tl_ptr23);
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk22 + tl_v] = tl::convert<float>(tl_vec24[tl_v]);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk22 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22 + tl_v)))]) : 0.0f;
+                        for (int tl_s35 = 0; tl_s35 < x_layout::kSlots; ++tl_s35) {
+                            if (!(x_layout::valid(tl_tid, tl_s35))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s35]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            part = tl_part[0];
                         }
                     }
+                    sum_x = sum_x + part;
                 }
-                // for j in parallel(BN) {  (norms.tl:73)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s25 = 0; tl_s25 < x_layout::kSlots; ++tl_s25) {
-                    if (!(x_layout::valid(tl_tid, tl_s25))) continue;
-                    const int j = x_layout::flat(tl_tid, tl_s25);
-                    const float d = x[tl_s25] - mean;
-                    x[tl_s25] = t * 2048 + j < N ? d * d : 0.0f;
-                }
-                // reduce(sum, x, part);  (norms.tl:77)
-                {
-                    float tl_part[1];
+                const float mean = sum_x * inv_n;
+                sum_d2 = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:81)
                     #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s26 = 0; tl_s26 < x_layout::kSlots; ++tl_s26) {
-                        if (!(x_layout::valid(tl_tid, tl_s26))) continue;
-                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s26]));
+                    for (int tl_chunk36 = 0; tl_chunk36 < x_layout::kSlots; tl_chunk36 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk36))) continue;
+                        const tl::f16* tl_ptr37 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36))) + 7, N) && tl::is_aligned(tl_ptr37, 16)) {
+                            tl::f16 tl_vec38[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec38, tl_ptr37);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk36 + tl_v] = tl::convert<float>(tl_vec38[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk36 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36 + tl_v)))]) : 0.0f;
+                            }
+                        }
                     }
-                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    // for j in parallel(BN) {  (norms.tl:82)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s39 = 0; tl_s39 < x_layout::kSlots; ++tl_s39) {
+                        if (!(x_layout::valid(tl_tid, tl_s39))) continue;
+                        const int j = x_layout::flat(tl_tid, tl_s39);
+                        const float d = x[tl_s39] - mean;
+                        x[tl_s39] = t * 2048 + j < N ? d * d : 0.0f;
+                    }
+                    // reduce(sum, x, part);  (norms.tl:86)
                     {
-                        part = tl_part[0];
-                    }
-                }
-                sum_d2 = sum_d2 + part;
-            }
-            const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
-            for (int t = 0; t < n_tiles; ++t) {
-                const int32_t c0 = t * 2048;
-                // copy(X[row, c0 +: BN], x);  (norms.tl:83)
-                #pragma unroll
-                for (int tl_chunk27 = 0; tl_chunk27 < x_layout::kSlots; tl_chunk27 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk27))) continue;
-                    const tl::f16* tl_ptr28 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk27)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk27)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk27))) + 7, N) && tl::is_aligned(tl_ptr28, 16)) {
-                        tl::f16 tl_vec29[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec29, tl_ptr28);
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk27 + tl_v] = tl::convert<float>(tl_vec29[tl_v]);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk27 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)))]) : 0.0f;
+                        for (int tl_s40 = 0; tl_s40 < x_layout::kSlots; ++tl_s40) {
+                            if (!(x_layout::valid(tl_tid, tl_s40))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s40]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            part = tl_part[0];
                         }
                     }
+                    sum_d2 = sum_d2 + part;
                 }
-                // copy(W[c0 +: BN], w);  (norms.tl:84)
-                #pragma unroll
-                for (int tl_chunk30 = 0; tl_chunk30 < w_layout::kSlots; tl_chunk30 += 8) {
-                    if (!(w_layout::valid(tl_tid, tl_chunk30))) continue;
-                    const tl::f16* tl_ptr31 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk30))];
-                    if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk30)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk30))) + 7, N) && tl::is_aligned(tl_ptr31, 16)) {
-                        tl::f16 tl_vec32[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec32, tl_ptr31);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk30 + tl_v] = tl::convert<float>(tl_vec32[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            w[tl_chunk30 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk30 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk30 + tl_v))]) : 0.0f;
+                const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
+                for (int t = 0; t < n_tiles; ++t) {
+                    const int32_t c0 = t * 2048;
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:92)
+                    #pragma unroll
+                    for (int tl_chunk41 = 0; tl_chunk41 < x_layout::kSlots; tl_chunk41 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk41))) continue;
+                        const tl::f16* tl_ptr42 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk41)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk41)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk41))) + 7, N) && tl::is_aligned(tl_ptr42, 16)) {
+                            tl::f16 tl_vec43[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec43, tl_ptr42);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk41 + tl_v] = tl::convert<float>(tl_vec43[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk41 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk41 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk41 + tl_v)))]) : 0.0f;
+                            }
                         }
                     }
-                }
-                // copy(Bias[c0 +: BN], b);  (norms.tl:85)
-                #pragma unroll
-                for (int tl_chunk33 = 0; tl_chunk33 < b_layout::kSlots; tl_chunk33 += 8) {
-                    if (!(b_layout::valid(tl_tid, tl_chunk33))) continue;
-                    const tl::f16* tl_ptr34 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk33))];
-                    if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk33)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk33))) + 7, N) && tl::is_aligned(tl_ptr34, 16)) {
-                        tl::f16 tl_vec35[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec35, tl_ptr34);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk33 + tl_v] = tl::convert<float>(tl_vec35[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            b[tl_chunk33 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk33 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk33 + tl_v))]) : 0.0f;
+                    // copy(W[c0 +: BN], w);  (norms.tl:93)
+                    #pragma unroll
+                    for (int tl_chunk44 = 0; tl_chunk44 < w_layout::kSlots; tl_chunk44 += 8) {
+                        if (!(w_layout::valid(tl_tid, tl_chunk44))) continue;
+                        const tl::f16* tl_ptr45 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk44))];
+                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk44)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk44))) + 7, N) && tl::is_aligned(tl_ptr45, 16)) {
+                            tl::f16 tl_vec46[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec46, tl_ptr45);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk44 + tl_v] = tl::convert<float>(tl_vec46[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                w[tl_chunk44 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk44 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk44 + tl_v))]) : 0.0f;
+                            }
                         }
                     }
-                }
-                // for j in parallel(BN) {  (norms.tl:86)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s36 = 0; tl_s36 < x_layout::kSlots; ++tl_s36) {
-                    if (!(x_layout::valid(tl_tid, tl_s36))) continue;
-                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s36);
-                    x[tl_s36] = (x[tl_s36] - mean) * rstd * w[tl_s36] + b[tl_s36];
-                }
-                // copy(x, Y[row, c0 +: BN]);  (norms.tl:89)
-                #pragma unroll
-                for (int tl_chunk37 = 0; tl_chunk37 < x_layout::kSlots; tl_chunk37 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk37))) continue;
-                    tl::f16* tl_ptr38 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk37))) + 7, N) && tl::is_aligned(tl_ptr38, 16)) {
-                        tl::f16 tl_vec39[8];
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec39[tl_v] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
-                        tl::store_vector<tl::f16, 8>(tl_ptr38, tl_vec39);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:94)
+                    #pragma unroll
+                    for (int tl_chunk47 = 0; tl_chunk47 < b_layout::kSlots; tl_chunk47 += 8) {
+                        if (!(b_layout::valid(tl_tid, tl_chunk47))) continue;
+                        const tl::f16* tl_ptr48 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk47))];
+                        if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk47)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk47))) + 7, N) && tl::is_aligned(tl_ptr48, 16)) {
+                            tl::f16 tl_vec49[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec49, tl_ptr48);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk47 + tl_v] = tl::convert<float>(tl_vec49[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                b[tl_chunk47 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk47 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk47 + tl_v))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // for j in parallel(BN) {  (norms.tl:95)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s50 = 0; tl_s50 < x_layout::kSlots; ++tl_s50) {
+                        if (!(x_layout::valid(tl_tid, tl_s50))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s50);
+                        x[tl_s50] = (x[tl_s50] - mean) * rstd * w[tl_s50] + b[tl_s50];
+                    }
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:98)
+                    #pragma unroll
+                    for (int tl_chunk51 = 0; tl_chunk51 < x_layout::kSlots; tl_chunk51 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk51))) continue;
+                        tl::f16* tl_ptr52 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk51)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk51)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk51))) + 7, N) && tl::is_aligned(tl_ptr52, 16)) {
+                            tl::f16 tl_vec53[8];
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec53[tl_v] = tl::convert<tl::f16>(x[tl_chunk51 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr52, tl_vec53);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk51 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk51 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk51 + tl_v]);
+                            }
                         }
                     }
                 }
@@ -2199,8 +2565,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
     }
 }
 
-// kernel layernorm<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, T = f16>  (stdlib/norms.tl:15)
-// 512 threads per block, 64 bytes of shared memory
+// kernel layernorm<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, MAX_BLOCKS = 2048, T = f16>  (stdlib/norms.tl:18)
+// 512 threads per block, 32960 bytes of shared memory
 __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
         const tl::f16* __restrict__ X,
         const tl::f16* __restrict__ W,
@@ -2220,7 +2586,8 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
     using b_layout = tl::BlockedLayout<4096, 8, 512>;  // fragment b: f32[4096]
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    unsigned char* tl_scratch = tl_smem + 0;  // 64 bytes for reductions and staging
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 1, 8192], row pitch 8200
+    unsigned char* tl_scratch = tl_smem + 32896;  // 64 bytes for reductions and staging
     float s[16];  // fragment s: f32[1, 8192]
     float sd[16];  // fragment sd: f32[1, 8192]
     float sw[16];  // fragment sw: f32[8192]
@@ -2232,344 +2599,404 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
     float sum_x;
     float sum_d2;
     float part;
-    const int32_t row0 = int(blockIdx.x) * 1;
-    const int32_t rows = tl::min(1, M - row0);
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 1) - int(blockIdx.x), int(gridDim.x));
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 8192) {
-        // copy(X[row0 +: RB, 0 +: ROW], s);  (norms.tl:39)
-        #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
-            const tl::f16* tl_ptr1 = &X[int64_t(row0 + 0) * N + ((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 4096)];
-            if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 4096), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 4096)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
-                tl::f16 tl_vec2[8];
-                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+        const int32_t g_trips = groups;
+        if (0 < g_trips) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:44)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+                for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+                    const int tl_chunk0 = tl_tid + tl_i1 * 512;
+                    tl::cp_async_16(&xs[(0 * 1 + ((tl_chunk0 * 8) / 8192)) * 8200 + ((tl_chunk0 * 8) % 8192)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk0 * 8) / 8192)) * N + ((tl_chunk0 * 8) % 8192)]);
+                }
             } else {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk0 + tl_v) / 8) * 4096), N) ? tl::convert<float>(X[int64_t(row0 + 0) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk0 + tl_v) / 8) * 4096)]) : 0.0f;
+                for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
+                    const int tl_chunk2 = tl_tid + tl_i3 * 512;
+                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 8192)) * N + ((tl_chunk2 * 8) % 8192)];
+                    tl::f16* tl_dst5 = &xs[(0 * 1 + ((tl_chunk2 * 8) / 8192)) * 8200 + ((tl_chunk2 * 8) % 8192)];
+                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 8192)));
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 8192 >= 0 && tl::is_aligned(tl_src4, 16)) {
+                        tl::cp_async_16(tl_dst5, tl_src4);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 8192), M) && tl::in_bounds(((tl_chunk2 * 8) % 8192) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
                 }
             }
         }
-        // reduce(sum, s, s_mean, axis = 1);  (norms.tl:40)
-        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
-        {
-            float tl_part[1];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-            #pragma unroll
-            for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(s[tl_s3]));
+        tl::cp_async_commit();
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:42)
+        for (int g = 0; g < g_trips; ++g) {
+            tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+            __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
+            if (g + 1 < g_trips) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:44)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
+                    #pragma unroll
+                    for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
+                        const int tl_chunk7 = tl_tid + tl_i8 * 512;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 1 + ((tl_chunk7 * 8) / 8192)) * 8200 + ((tl_chunk7 * 8) % 8192)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 8192)) * N + ((tl_chunk7 * 8) % 8192)]);
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
+                        const int tl_chunk9 = tl_tid + tl_i10 * 512;
+                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 8192)) * N + ((tl_chunk9 * 8) % 8192)];
+                        tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 1 + ((tl_chunk9 * 8) / 8192)) * 8200 + ((tl_chunk9 * 8) % 8192)];
+                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 8192)));
+                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 8192 >= 0 && tl::is_aligned(tl_src11, 16)) {
+                            tl::cp_async_16(tl_dst12, tl_src11);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 8192), M) && tl::in_bounds(((tl_chunk9 * 8) % 8192) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
+                        }
+                    }
+                }
             }
+            tl::cp_async_commit();
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
+            // copy(xs, s);  (norms.tl:45)
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
+                const tl::f16* tl_ptr15 = &xs[((g % 2) * 1 + 0) * 8200 + ((tl_chunk14 % 8) + (tl_tid) * 8 + (tl_chunk14 / 8) * 4096)];
+                if (tl::is_aligned(tl_ptr15, 16)) {
+                    tl::f16 tl_vec16[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 1 + 0) * 8200 + (((tl_chunk14 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk14 + tl_v) / 8) * 4096)]);
+                    }
+                }
             }
-            if ((tl_tid / 1 % 32) == 0) {
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:46)
+            // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
+            {
+                float tl_part[1];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                #pragma unroll
+                for (int tl_s17 = 0; tl_s17 < 16; ++tl_s17) {
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(s[tl_s17]));
+                }
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    reinterpret_cast<float*>(tl_scratch)[(0) * 16 + (tl_tid / 32 % 16)] = tl_part[tl_i];
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
                 }
-            }
-            __syncthreads();
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 16];
-                #pragma unroll
-                for (int tl_w = 1; tl_w < 16; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(0) * 16 + tl_w]);
-            }
-            __syncthreads();  // the scratch is free again
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                s_mean[tl_i] = tl_part[tl_i];
-            }
-        }
-        // for i, j in parallel(RB, ROW) {  (norms.tl:41)
-        // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
-            [[maybe_unused]] const int i = 0;
-            const int j = ((tl_s4 % 8) + (tl_tid) * 8 + (tl_s4 / 8) * 4096);
-            const float d = s[tl_s4] - s_mean[0] * inv_n;
-            s[tl_s4] = d;
-            sd[tl_s4] = j < N ? d * d : 0.0f;
-        }
-        // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:46)
-        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
-        {
-            float tl_part[1];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-            #pragma unroll
-            for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sd[tl_s5]));
-            }
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
-            }
-            if ((tl_tid / 1 % 32) == 0) {
+                if ((tl_tid / 1 % 32) == 0) {
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                        reinterpret_cast<float*>(tl_scratch)[(0) * 16 + (tl_tid / 32 % 16)] = tl_part[tl_i];
+                    }
+                }
+                __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    reinterpret_cast<float*>(tl_scratch)[(0) * 16 + (tl_tid / 32 % 16)] = tl_part[tl_i];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 16];
+                    #pragma unroll
+                    for (int tl_w = 1; tl_w < 16; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(0) * 16 + tl_w]);
+                }
+                __syncthreads();  // the scratch is free again
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    s_mean[tl_i] = tl_part[tl_i];
                 }
             }
-            __syncthreads();
+            // for i, j in parallel(RB, ROW) {  (norms.tl:47)
+            // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 16];
-                #pragma unroll
-                for (int tl_w = 1; tl_w < 16; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(0) * 16 + tl_w]);
+            for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
+                [[maybe_unused]] const int i = 0;
+                const int j = ((tl_s18 % 8) + (tl_tid) * 8 + (tl_s18 / 8) * 4096);
+                const float d = s[tl_s18] - s_mean[0] * inv_n;
+                s[tl_s18] = d;
+                sd[tl_s18] = j < N ? d * d : 0.0f;
             }
-            __syncthreads();  // the scratch is free again
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:52)
+            // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
+            {
+                float tl_part[1];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                #pragma unroll
+                for (int tl_s19 = 0; tl_s19 < 16; ++tl_s19) {
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sd[tl_s19]));
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+                }
+                if ((tl_tid / 1 % 32) == 0) {
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                        reinterpret_cast<float*>(tl_scratch)[(0) * 16 + (tl_tid / 32 % 16)] = tl_part[tl_i];
+                    }
+                }
+                __syncthreads();
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 16];
+                    #pragma unroll
+                    for (int tl_w = 1; tl_w < 16; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(0) * 16 + tl_w]);
+                }
+                __syncthreads();  // the scratch is free again
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    s_rstd[tl_i] = tl_part[tl_i];
+                }
+            }
+            // for i in parallel(RB) {  (norms.tl:53)
+            // for i in parallel(1): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                s_rstd[tl_i] = tl_part[tl_i];
+            for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
+                [[maybe_unused]] const int i = 0;
+                s_rstd[tl_s20] = tl::rsqrt(s_rstd[tl_s20] * inv_n + eps);
             }
-        }
-        // for i in parallel(RB) {  (norms.tl:47)
-        // for i in parallel(1): each thread visits the elements of `s_rstd` it holds
-        #pragma unroll
-        for (int tl_s6 = 0; tl_s6 < 1; ++tl_s6) {
-            [[maybe_unused]] const int i = 0;
-            s_rstd[tl_s6] = tl::rsqrt(s_rstd[tl_s6] * inv_n + eps);
-        }
-        // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:50)
-        #pragma unroll
-        for (int tl_chunk7 = 0; tl_chunk7 < 16; tl_chunk7 += 8) {
-            const tl::f16* tl_ptr8 = &W[((tl_chunk7 % 8) + (tl_tid) * 8 + (tl_chunk7 / 8) * 4096)];
-            if (tl::in_bounds(((tl_chunk7 % 8) + (tl_tid) * 8 + (tl_chunk7 / 8) * 4096), N) && tl::in_bounds((((tl_chunk7 % 8) + (tl_tid) * 8 + (tl_chunk7 / 8) * 4096)) + 7, N) && tl::is_aligned(tl_ptr8, 16)) {
-                tl::f16 tl_vec9[8];
-                tl::load_vector<tl::f16, 8>(tl_vec9, tl_ptr8);
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk7 + tl_v] = tl::convert<float>(tl_vec9[tl_v]);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    sw[tl_chunk7 + tl_v] = tl::in_bounds((((tl_chunk7 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk7 + tl_v) / 8) * 4096), N) ? tl::convert<float>(W[(((tl_chunk7 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk7 + tl_v) / 8) * 4096)]) : 0.0f;
+            // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:56)
+            #pragma unroll
+            for (int tl_chunk21 = 0; tl_chunk21 < 16; tl_chunk21 += 8) {
+                const tl::f16* tl_ptr22 = &W[((tl_chunk21 % 8) + (tl_tid) * 8 + (tl_chunk21 / 8) * 4096)];
+                if (tl::in_bounds(((tl_chunk21 % 8) + (tl_tid) * 8 + (tl_chunk21 / 8) * 4096), N) && tl::in_bounds((((tl_chunk21 % 8) + (tl_tid) * 8 + (tl_chunk21 / 8) * 4096)) + 7, N) && tl::is_aligned(tl_ptr22, 16)) {
+                    tl::f16 tl_vec23[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec23, tl_ptr22);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk21 + tl_v] = tl::convert<float>(tl_vec23[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        sw[tl_chunk21 + tl_v] = tl::in_bounds((((tl_chunk21 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk21 + tl_v) / 8) * 4096), N) ? tl::convert<float>(W[(((tl_chunk21 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk21 + tl_v) / 8) * 4096)]) : 0.0f;
+                    }
+                }
+            }
+            // for i, j in parallel(RB, ROW) {  (norms.tl:57)
+            // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s24 = 0; tl_s24 < 16; ++tl_s24) {
+                [[maybe_unused]] const int i = 0;
+                [[maybe_unused]] const int j = ((tl_s24 % 8) + (tl_tid) * 8 + (tl_s24 / 8) * 4096);
+                s[tl_s24] = s[tl_s24] * s_rstd[0] * sw[(tl_s24 % 8) + (tl_s24 / 8) * 8];
+            }
+            // copy(Bias[0 +: ROW], sw);  (norms.tl:60)
+            #pragma unroll
+            for (int tl_chunk25 = 0; tl_chunk25 < 16; tl_chunk25 += 8) {
+                const tl::f16* tl_ptr26 = &Bias[((tl_chunk25 % 8) + (tl_tid) * 8 + (tl_chunk25 / 8) * 4096)];
+                if (tl::in_bounds(((tl_chunk25 % 8) + (tl_tid) * 8 + (tl_chunk25 / 8) * 4096), N) && tl::in_bounds((((tl_chunk25 % 8) + (tl_tid) * 8 + (tl_chunk25 / 8) * 4096)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                    tl::f16 tl_vec27[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk25 + tl_v] = tl::convert<float>(tl_vec27[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        sw[tl_chunk25 + tl_v] = tl::in_bounds((((tl_chunk25 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk25 + tl_v) / 8) * 4096), N) ? tl::convert<float>(Bias[(((tl_chunk25 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk25 + tl_v) / 8) * 4096)]) : 0.0f;
+                    }
+                }
+            }
+            // for i, j in parallel(RB, ROW) {  (norms.tl:61)
+            // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
+                [[maybe_unused]] const int i = 0;
+                [[maybe_unused]] const int j = ((tl_s28 % 8) + (tl_tid) * 8 + (tl_s28 / 8) * 4096);
+                s[tl_s28] = s[tl_s28] + sw[(tl_s28 % 8) + (tl_s28 / 8) * 8];
+            }
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:64)
+            #pragma unroll
+            for (int tl_chunk29 = 0; tl_chunk29 < 16; tl_chunk29 += 8) {
+                tl::f16* tl_ptr30 = &Y[int64_t(row0 + 0) * N + ((tl_chunk29 % 8) + (tl_tid) * 8 + (tl_chunk29 / 8) * 4096)];
+                if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk29 % 8) + (tl_tid) * 8 + (tl_chunk29 / 8) * 4096), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk29 % 8) + (tl_tid) * 8 + (tl_chunk29 / 8) * 4096)) + 7, N) && tl::is_aligned(tl_ptr30, 16)) {
+                    tl::f16 tl_vec31[8];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec31[tl_v] = tl::convert<tl::f16>(s[tl_chunk29 + tl_v]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr30, tl_vec31);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        if (tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk29 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk29 + tl_v) / 8) * 4096), N)) Y[int64_t(row0 + 0) * N + (((tl_chunk29 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk29 + tl_v) / 8) * 4096)] = tl::convert<tl::f16>(s[tl_chunk29 + tl_v]);
+                    }
                 }
             }
         }
-        // for i, j in parallel(RB, ROW) {  (norms.tl:51)
-        // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s10 = 0; tl_s10 < 16; ++tl_s10) {
-            [[maybe_unused]] const int i = 0;
-            [[maybe_unused]] const int j = ((tl_s10 % 8) + (tl_tid) * 8 + (tl_s10 / 8) * 4096);
-            s[tl_s10] = s[tl_s10] * s_rstd[0] * sw[(tl_s10 % 8) + (tl_s10 / 8) * 8];
-        }
-        // copy(Bias[0 +: ROW], sw);  (norms.tl:54)
-        #pragma unroll
-        for (int tl_chunk11 = 0; tl_chunk11 < 16; tl_chunk11 += 8) {
-            const tl::f16* tl_ptr12 = &Bias[((tl_chunk11 % 8) + (tl_tid) * 8 + (tl_chunk11 / 8) * 4096)];
-            if (tl::in_bounds(((tl_chunk11 % 8) + (tl_tid) * 8 + (tl_chunk11 / 8) * 4096), N) && tl::in_bounds((((tl_chunk11 % 8) + (tl_tid) * 8 + (tl_chunk11 / 8) * 4096)) + 7, N) && tl::is_aligned(tl_ptr12, 16)) {
-                tl::f16 tl_vec13[8];
-                tl::load_vector<tl::f16, 8>(tl_vec13, tl_ptr12);
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk11 + tl_v] = tl::convert<float>(tl_vec13[tl_v]);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    sw[tl_chunk11 + tl_v] = tl::in_bounds((((tl_chunk11 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk11 + tl_v) / 8) * 4096), N) ? tl::convert<float>(Bias[(((tl_chunk11 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk11 + tl_v) / 8) * 4096)]) : 0.0f;
-                }
-            }
-        }
-        // for i, j in parallel(RB, ROW) {  (norms.tl:55)
-        // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s14 = 0; tl_s14 < 16; ++tl_s14) {
-            [[maybe_unused]] const int i = 0;
-            [[maybe_unused]] const int j = ((tl_s14 % 8) + (tl_tid) * 8 + (tl_s14 / 8) * 4096);
-            s[tl_s14] = s[tl_s14] + sw[(tl_s14 % 8) + (tl_s14 / 8) * 8];
-        }
-        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:58)
-        #pragma unroll
-        for (int tl_chunk15 = 0; tl_chunk15 < 16; tl_chunk15 += 8) {
-            tl::f16* tl_ptr16 = &Y[int64_t(row0 + 0) * N + ((tl_chunk15 % 8) + (tl_tid) * 8 + (tl_chunk15 / 8) * 4096)];
-            if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk15 % 8) + (tl_tid) * 8 + (tl_chunk15 / 8) * 4096), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk15 % 8) + (tl_tid) * 8 + (tl_chunk15 / 8) * 4096)) + 7, N) && tl::is_aligned(tl_ptr16, 16)) {
-                tl::f16 tl_vec17[8];
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec17[tl_v] = tl::convert<tl::f16>(s[tl_chunk15 + tl_v]);
-                tl::store_vector<tl::f16, 8>(tl_ptr16, tl_vec17);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk15 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk15 + tl_v) / 8) * 4096), N)) Y[int64_t(row0 + 0) * N + (((tl_chunk15 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk15 + tl_v) / 8) * 4096)] = tl::convert<tl::f16>(s[tl_chunk15 + tl_v]);
-                }
-            }
-        }
+        tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
         const int32_t n_tiles = tl::cdiv(N, 4096);
-        for (int rr = 0; rr < rows; ++rr) {
-            const int32_t row = row0 + rr;
-            sum_x = 0.0f;
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x);  (norms.tl:65)
-                #pragma unroll
-                for (int tl_chunk18 = 0; tl_chunk18 < x_layout::kSlots; tl_chunk18 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk18))) continue;
-                    const tl::f16* tl_ptr19 = &X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk18)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk18)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (x_layout::flat(tl_tid, tl_chunk18))) + 7, N) && tl::is_aligned(tl_ptr19, 16)) {
-                        tl::f16 tl_vec20[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec20, tl_ptr19);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk18 + tl_v] = tl::convert<float>(tl_vec20[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk18 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)))]) : 0.0f;
+        for (int g = 0; g < groups; ++g) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
+            for (int rr = 0; rr < tl::min(1, M - row0); ++rr) {
+                const int32_t row = row0 + rr;
+                sum_x = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:74)
+                    #pragma unroll
+                    for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
+                        const tl::f16* tl_ptr33 = &X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk32)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk32)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (x_layout::flat(tl_tid, tl_chunk32))) + 7, N) && tl::is_aligned(tl_ptr33, 16)) {
+                            tl::f16 tl_vec34[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec34, tl_ptr33);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk32 + tl_v] = tl::convert<float>(tl_vec34[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk32 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk32 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk32 + tl_v)))]) : 0.0f;
+                            }
                         }
                     }
-                }
-                // reduce(sum, x, part);  (norms.tl:66)
-                {
-                    float tl_part[1];
-                    #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s21 = 0; tl_s21 < x_layout::kSlots; ++tl_s21) {
-                        if (!(x_layout::valid(tl_tid, tl_s21))) continue;
-                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s21]));
-                    }
-                    tl::block_allreduce<tl::SumOp, 1, 512>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    // reduce(sum, x, part);  (norms.tl:75)
                     {
-                        part = tl_part[0];
-                    }
-                }
-                sum_x = sum_x + part;
-            }
-            const float mean = sum_x * inv_n;
-            sum_d2 = 0.0f;
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x);  (norms.tl:72)
-                #pragma unroll
-                for (int tl_chunk22 = 0; tl_chunk22 < x_layout::kSlots; tl_chunk22 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk22))) continue;
-                    const tl::f16* tl_ptr23 = &X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk22)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk22)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (x_layout::flat(tl_tid, tl_chunk22))) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
-                        tl::f16 tl_vec24[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec24, tl_ptr23);
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk22 + tl_v] = tl::convert<float>(tl_vec24[tl_v]);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk22 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk22 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk22 + tl_v)))]) : 0.0f;
+                        for (int tl_s35 = 0; tl_s35 < x_layout::kSlots; ++tl_s35) {
+                            if (!(x_layout::valid(tl_tid, tl_s35))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s35]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 512>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            part = tl_part[0];
                         }
                     }
+                    sum_x = sum_x + part;
                 }
-                // for j in parallel(BN) {  (norms.tl:73)
-                // for j in parallel(4096): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s25 = 0; tl_s25 < x_layout::kSlots; ++tl_s25) {
-                    if (!(x_layout::valid(tl_tid, tl_s25))) continue;
-                    const int j = x_layout::flat(tl_tid, tl_s25);
-                    const float d = x[tl_s25] - mean;
-                    x[tl_s25] = t * 4096 + j < N ? d * d : 0.0f;
-                }
-                // reduce(sum, x, part);  (norms.tl:77)
-                {
-                    float tl_part[1];
+                const float mean = sum_x * inv_n;
+                sum_d2 = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:81)
                     #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s26 = 0; tl_s26 < x_layout::kSlots; ++tl_s26) {
-                        if (!(x_layout::valid(tl_tid, tl_s26))) continue;
-                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s26]));
+                    for (int tl_chunk36 = 0; tl_chunk36 < x_layout::kSlots; tl_chunk36 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk36))) continue;
+                        const tl::f16* tl_ptr37 = &X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk36)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk36)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (x_layout::flat(tl_tid, tl_chunk36))) + 7, N) && tl::is_aligned(tl_ptr37, 16)) {
+                            tl::f16 tl_vec38[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec38, tl_ptr37);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk36 + tl_v] = tl::convert<float>(tl_vec38[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk36 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk36 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk36 + tl_v)))]) : 0.0f;
+                            }
+                        }
                     }
-                    tl::block_allreduce<tl::SumOp, 1, 512>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    // for j in parallel(BN) {  (norms.tl:82)
+                    // for j in parallel(4096): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s39 = 0; tl_s39 < x_layout::kSlots; ++tl_s39) {
+                        if (!(x_layout::valid(tl_tid, tl_s39))) continue;
+                        const int j = x_layout::flat(tl_tid, tl_s39);
+                        const float d = x[tl_s39] - mean;
+                        x[tl_s39] = t * 4096 + j < N ? d * d : 0.0f;
+                    }
+                    // reduce(sum, x, part);  (norms.tl:86)
                     {
-                        part = tl_part[0];
-                    }
-                }
-                sum_d2 = sum_d2 + part;
-            }
-            const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
-            for (int t = 0; t < n_tiles; ++t) {
-                const int32_t c0 = t * 4096;
-                // copy(X[row, c0 +: BN], x);  (norms.tl:83)
-                #pragma unroll
-                for (int tl_chunk27 = 0; tl_chunk27 < x_layout::kSlots; tl_chunk27 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk27))) continue;
-                    const tl::f16* tl_ptr28 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk27)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk27)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk27))) + 7, N) && tl::is_aligned(tl_ptr28, 16)) {
-                        tl::f16 tl_vec29[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec29, tl_ptr28);
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk27 + tl_v] = tl::convert<float>(tl_vec29[tl_v]);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk27 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)))]) : 0.0f;
+                        for (int tl_s40 = 0; tl_s40 < x_layout::kSlots; ++tl_s40) {
+                            if (!(x_layout::valid(tl_tid, tl_s40))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s40]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 512>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            part = tl_part[0];
                         }
                     }
+                    sum_d2 = sum_d2 + part;
                 }
-                // copy(W[c0 +: BN], w);  (norms.tl:84)
-                #pragma unroll
-                for (int tl_chunk30 = 0; tl_chunk30 < w_layout::kSlots; tl_chunk30 += 8) {
-                    if (!(w_layout::valid(tl_tid, tl_chunk30))) continue;
-                    const tl::f16* tl_ptr31 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk30))];
-                    if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk30)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk30))) + 7, N) && tl::is_aligned(tl_ptr31, 16)) {
-                        tl::f16 tl_vec32[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec32, tl_ptr31);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk30 + tl_v] = tl::convert<float>(tl_vec32[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            w[tl_chunk30 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk30 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk30 + tl_v))]) : 0.0f;
+                const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
+                for (int t = 0; t < n_tiles; ++t) {
+                    const int32_t c0 = t * 4096;
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:92)
+                    #pragma unroll
+                    for (int tl_chunk41 = 0; tl_chunk41 < x_layout::kSlots; tl_chunk41 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk41))) continue;
+                        const tl::f16* tl_ptr42 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk41)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk41)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk41))) + 7, N) && tl::is_aligned(tl_ptr42, 16)) {
+                            tl::f16 tl_vec43[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec43, tl_ptr42);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk41 + tl_v] = tl::convert<float>(tl_vec43[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk41 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk41 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk41 + tl_v)))]) : 0.0f;
+                            }
                         }
                     }
-                }
-                // copy(Bias[c0 +: BN], b);  (norms.tl:85)
-                #pragma unroll
-                for (int tl_chunk33 = 0; tl_chunk33 < b_layout::kSlots; tl_chunk33 += 8) {
-                    if (!(b_layout::valid(tl_tid, tl_chunk33))) continue;
-                    const tl::f16* tl_ptr34 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk33))];
-                    if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk33)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk33))) + 7, N) && tl::is_aligned(tl_ptr34, 16)) {
-                        tl::f16 tl_vec35[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec35, tl_ptr34);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk33 + tl_v] = tl::convert<float>(tl_vec35[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            b[tl_chunk33 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk33 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk33 + tl_v))]) : 0.0f;
+                    // copy(W[c0 +: BN], w);  (norms.tl:93)
+                    #pragma unroll
+                    for (int tl_chunk44 = 0; tl_chunk44 < w_layout::kSlots; tl_chunk44 += 8) {
+                        if (!(w_layout::valid(tl_tid, tl_chunk44))) continue;
+                        const tl::f16* tl_ptr45 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk44))];
+                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk44)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk44))) + 7, N) && tl::is_aligned(tl_ptr45, 16)) {
+                            tl::f16 tl_vec46[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec46, tl_ptr45);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk44 + tl_v] = tl::convert<float>(tl_vec46[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                w[tl_chunk44 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk44 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk44 + tl_v))]) : 0.0f;
+                            }
                         }
                     }
-                }
-                // for j in parallel(BN) {  (norms.tl:86)
-                // for j in parallel(4096): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s36 = 0; tl_s36 < x_layout::kSlots; ++tl_s36) {
-                    if (!(x_layout::valid(tl_tid, tl_s36))) continue;
-                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s36);
-                    x[tl_s36] = (x[tl_s36] - mean) * rstd * w[tl_s36] + b[tl_s36];
-                }
-                // copy(x, Y[row, c0 +: BN]);  (norms.tl:89)
-                #pragma unroll
-                for (int tl_chunk37 = 0; tl_chunk37 < x_layout::kSlots; tl_chunk37 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk37))) continue;
-                    tl::f16* tl_ptr38 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk37))) + 7, N) && tl::is_aligned(tl_ptr38, 16)) {
-                        tl::f16 tl_vec39[8];
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec39[tl_v] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
-                        tl::store_vector<tl::f16, 8>(tl_ptr38, tl_vec39);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:94)
+                    #pragma unroll
+                    for (int tl_chunk47 = 0; tl_chunk47 < b_layout::kSlots; tl_chunk47 += 8) {
+                        if (!(b_layout::valid(tl_tid, tl_chunk47))) continue;
+                        const tl::f16* tl_ptr48 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk47))];
+                        if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk47)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk47))) + 7, N) && tl::is_aligned(tl_ptr48, 16)) {
+                            tl::f16 tl_vec49[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec49, tl_ptr48);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk47 + tl_v] = tl::convert<float>(tl_vec49[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                b[tl_chunk47 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk47 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk47 + tl_v))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // for j in parallel(BN) {  (norms.tl:95)
+                    // for j in parallel(4096): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s50 = 0; tl_s50 < x_layout::kSlots; ++tl_s50) {
+                        if (!(x_layout::valid(tl_tid, tl_s50))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s50);
+                        x[tl_s50] = (x[tl_s50] - mean) * rstd * w[tl_s50] + b[tl_s50];
+                    }
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:98)
+                    #pragma unroll
+                    for (int tl_chunk51 = 0; tl_chunk51 < x_layout::kSlots; tl_chunk51 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk51))) continue;
+                        tl::f16* tl_ptr52 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk51)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk51)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk51))) + 7, N) && tl::is_aligned(tl_ptr52, 16)) {
+                            tl::f16 tl_vec53[8];
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec53[tl_v] = tl::convert<tl::f16>(x[tl_chunk51 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr52, tl_vec53);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk51 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk51 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk51 + tl_v]);
+                            }
                         }
                     }
                 }
@@ -2578,8 +3005,8 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
     }
 }
 
-// kernel rmsnorm<ROW = 128, THREADS = 256, RB = 32, BN = 2048, T = f16>  (stdlib/norms.tl:97)
-// 256 threads per block, 32 bytes of shared memory
+// kernel rmsnorm<ROW = 128, THREADS = 256, RB = 32, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/norms.tl:107)
+// 256 threads per block, 17440 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant0(
         const tl::f16* __restrict__ X,
         const tl::f16* __restrict__ W,
@@ -2596,7 +3023,8 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant0(
     using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 32, 128], row pitch 136
+    unsigned char* tl_scratch = tl_smem + 17408;  // 32 bytes for reductions and staging
     float s[16];  // fragment s: f32[32, 128]
     float sq[16];  // fragment sq: f32[32, 128]
     float sw[8];  // fragment sw: f32[128]
@@ -2605,211 +3033,271 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant0(
     float w[w_layout::kSlots];  // fragment w: f32[2048]
     float sum_x2;
     float part;
-    const int32_t row0 = int(blockIdx.x) * 32;
-    const int32_t rows = tl::min(32, M - row0);
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 32) - int(blockIdx.x), int(gridDim.x));
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 128) {
-        // copy(X[row0 +: RB, 0 +: ROW], s);  (norms.tl:118)
-        #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
-            const tl::f16* tl_ptr1 = &X[int64_t(row0 + ((tl_tid / 16) + (tl_chunk0 / 8) * 16)) * N + ((tl_chunk0 % 8) + (tl_tid % 16) * 8)];
-            if (tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk0 / 8) * 16), M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk0 / 8) * 16), M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
-                tl::f16 tl_vec2[8];
-                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+        const int32_t g_trips = groups;
+        if (0 < g_trips) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:130)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + 32 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+                for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+                    const int tl_chunk0 = tl_tid + tl_i1 * 256;
+                    tl::cp_async_16(&xs[(0 * 32 + ((tl_chunk0 * 8) / 128)) * 136 + ((tl_chunk0 * 8) % 128)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk0 * 8) / 128)) * N + ((tl_chunk0 * 8) % 128)]);
+                }
             } else {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + ((tl_tid / 16) + ((tl_chunk0 + tl_v) / 8) * 16), M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid % 16) * 8), N) ? tl::convert<float>(X[int64_t(row0 + ((tl_tid / 16) + ((tl_chunk0 + tl_v) / 8) * 16)) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 16) * 8)]) : 0.0f;
+                for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
+                    const int tl_chunk2 = tl_tid + tl_i3 * 256;
+                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk2 * 8) / 128)) * N + ((tl_chunk2 * 8) % 128)];
+                    tl::f16* tl_dst5 = &xs[(0 * 32 + ((tl_chunk2 * 8) / 128)) * 136 + ((tl_chunk2 * 8) % 128)];
+                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk2 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 128)));
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 128 >= 0 && tl::is_aligned(tl_src4, 16)) {
+                        tl::cp_async_16(tl_dst5, tl_src4);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk2 * 8) / 128), M) && tl::in_bounds(((tl_chunk2 * 8) % 128) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
                 }
             }
         }
-        // for i, j in parallel(RB, ROW) {  (norms.tl:119)
-        // for i, j in parallel(32, 128): each thread visits the elements of `sq` it holds
-        #pragma unroll
-        for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
-            [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s3 / 8) * 16);
-            [[maybe_unused]] const int j = ((tl_s3 % 8) + (tl_tid % 16) * 8);
-            sq[tl_s3] = s[tl_s3] * s[tl_s3];
-        }
-        // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:122)
-        // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
-        {
-            float tl_part[2];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-            #pragma unroll
-            for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
-                tl_part[(tl_s4 / 8)] = tl::SumOp::combine(tl_part[(tl_s4 / 8)], tl::SumOp::element(sq[tl_s4]));
+        tl::cp_async_commit();
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:128)
+        for (int g = 0; g < g_trips; ++g) {
+            tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+            __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
+            if (g + 1 < g_trips) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:130)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + 32 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
+                    #pragma unroll
+                    for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
+                        const int tl_chunk7 = tl_tid + tl_i8 * 256;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 32 + ((tl_chunk7 * 8) / 128)) * 136 + ((tl_chunk7 * 8) % 128)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk7 * 8) / 128)) * N + ((tl_chunk7 * 8) % 128)]);
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
+                        const int tl_chunk9 = tl_tid + tl_i10 * 256;
+                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk9 * 8) / 128)) * N + ((tl_chunk9 * 8) % 128)];
+                        tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 32 + ((tl_chunk9 * 8) / 128)) * 136 + ((tl_chunk9 * 8) % 128)];
+                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk9 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 128)));
+                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 128 >= 0 && tl::is_aligned(tl_src11, 16)) {
+                            tl::cp_async_16(tl_dst12, tl_src11);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk9 * 8) / 128), M) && tl::in_bounds(((tl_chunk9 * 8) % 128) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
+                        }
+                    }
+                }
             }
+            tl::cp_async_commit();
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 32;
+            // copy(xs, s);  (norms.tl:131)
             #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+            for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
+                const tl::f16* tl_ptr15 = &xs[((g % 2) * 32 + ((tl_tid / 16) + (tl_chunk14 / 8) * 16)) * 136 + ((tl_chunk14 % 8) + (tl_tid % 16) * 8)];
+                if (tl::is_aligned(tl_ptr15, 16)) {
+                    tl::f16 tl_vec16[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 32 + ((tl_tid / 16) + ((tl_chunk14 + tl_v) / 8) * 16)) * 136 + (((tl_chunk14 + tl_v) % 8) + (tl_tid % 16) * 8)]);
+                    }
+                }
             }
+            // for i, j in parallel(RB, ROW) {  (norms.tl:132)
+            // for i, j in parallel(32, 128): each thread visits the elements of `sq` it holds
             #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                s_rrms[tl_i] = tl_part[tl_i];
+            for (int tl_s17 = 0; tl_s17 < 16; ++tl_s17) {
+                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s17 / 8) * 16);
+                [[maybe_unused]] const int j = ((tl_s17 % 8) + (tl_tid % 16) * 8);
+                sq[tl_s17] = s[tl_s17] * s[tl_s17];
             }
-        }
-        // for i in parallel(RB) {  (norms.tl:123)
-        // for i in parallel(32): each thread visits the elements of `s_rrms` it holds
-        #pragma unroll
-        for (int tl_s5 = 0; tl_s5 < 2; ++tl_s5) {
-            [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s5) * 16);
-            s_rrms[tl_s5] = tl::rsqrt(s_rrms[tl_s5] * inv_n + eps);
-        }
-        // copy(W[0 +: ROW], sw);  (norms.tl:126)
-        #pragma unroll
-        for (int tl_chunk6 = 0; tl_chunk6 < 8; tl_chunk6 += 8) {
-            const tl::f16* tl_ptr7 = &W[((tl_chunk6) + (tl_tid % 16) * 8)];
-            if (tl::in_bounds(((tl_chunk6) + (tl_tid % 16) * 8), N) && tl::in_bounds((((tl_chunk6) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr7, 16)) {
-                tl::f16 tl_vec8[8];
-                tl::load_vector<tl::f16, 8>(tl_vec8, tl_ptr7);
+            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:135)
+            // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
+            {
+                float tl_part[2];
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk6 + tl_v] = tl::convert<float>(tl_vec8[tl_v]);
-            } else {
+                for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    sw[tl_chunk6 + tl_v] = tl::in_bounds((((tl_chunk6 + tl_v)) + (tl_tid % 16) * 8), N) ? tl::convert<float>(W[(((tl_chunk6 + tl_v)) + (tl_tid % 16) * 8)]) : 0.0f;
+                for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
+                    tl_part[(tl_s18 / 8)] = tl::SumOp::combine(tl_part[(tl_s18 / 8)], tl::SumOp::element(sq[tl_s18]));
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                    s_rrms[tl_i] = tl_part[tl_i];
+                }
+            }
+            // for i in parallel(RB) {  (norms.tl:136)
+            // for i in parallel(32): each thread visits the elements of `s_rrms` it holds
+            #pragma unroll
+            for (int tl_s19 = 0; tl_s19 < 2; ++tl_s19) {
+                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s19) * 16);
+                s_rrms[tl_s19] = tl::rsqrt(s_rrms[tl_s19] * inv_n + eps);
+            }
+            // copy(W[0 +: ROW], sw);  (norms.tl:139)
+            #pragma unroll
+            for (int tl_chunk20 = 0; tl_chunk20 < 8; tl_chunk20 += 8) {
+                const tl::f16* tl_ptr21 = &W[((tl_chunk20) + (tl_tid % 16) * 8)];
+                if (tl::in_bounds(((tl_chunk20) + (tl_tid % 16) * 8), N) && tl::in_bounds((((tl_chunk20) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr21, 16)) {
+                    tl::f16 tl_vec22[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec22, tl_ptr21);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk20 + tl_v] = tl::convert<float>(tl_vec22[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        sw[tl_chunk20 + tl_v] = tl::in_bounds((((tl_chunk20 + tl_v)) + (tl_tid % 16) * 8), N) ? tl::convert<float>(W[(((tl_chunk20 + tl_v)) + (tl_tid % 16) * 8)]) : 0.0f;
+                    }
+                }
+            }
+            // for i, j in parallel(RB, ROW) {  (norms.tl:140)
+            // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s23 = 0; tl_s23 < 16; ++tl_s23) {
+                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s23 / 8) * 16);
+                [[maybe_unused]] const int j = ((tl_s23 % 8) + (tl_tid % 16) * 8);
+                s[tl_s23] = s[tl_s23] * s_rrms[(tl_s23 / 8)] * sw[(tl_s23 % 8)];
+            }
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:143)
+            #pragma unroll
+            for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
+                tl::f16* tl_ptr25 = &Y[int64_t(row0 + ((tl_tid / 16) + (tl_chunk24 / 8) * 16)) * N + ((tl_chunk24 % 8) + (tl_tid % 16) * 8)];
+                if (tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk24 / 8) * 16), M) && tl::in_bounds(((tl_chunk24 % 8) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk24 / 8) * 16), M) && tl::in_bounds((((tl_chunk24 % 8) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr25, 16)) {
+                    tl::f16 tl_vec26[8];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec26[tl_v] = tl::convert<tl::f16>(s[tl_chunk24 + tl_v]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr25, tl_vec26);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        if (tl::in_bounds(row0 + ((tl_tid / 16) + ((tl_chunk24 + tl_v) / 8) * 16), M) && tl::in_bounds((((tl_chunk24 + tl_v) % 8) + (tl_tid % 16) * 8), N)) Y[int64_t(row0 + ((tl_tid / 16) + ((tl_chunk24 + tl_v) / 8) * 16)) * N + (((tl_chunk24 + tl_v) % 8) + (tl_tid % 16) * 8)] = tl::convert<tl::f16>(s[tl_chunk24 + tl_v]);
+                    }
                 }
             }
         }
-        // for i, j in parallel(RB, ROW) {  (norms.tl:127)
-        // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s9 = 0; tl_s9 < 16; ++tl_s9) {
-            [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s9 / 8) * 16);
-            [[maybe_unused]] const int j = ((tl_s9 % 8) + (tl_tid % 16) * 8);
-            s[tl_s9] = s[tl_s9] * s_rrms[(tl_s9 / 8)] * sw[(tl_s9 % 8)];
-        }
-        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:130)
-        #pragma unroll
-        for (int tl_chunk10 = 0; tl_chunk10 < 16; tl_chunk10 += 8) {
-            tl::f16* tl_ptr11 = &Y[int64_t(row0 + ((tl_tid / 16) + (tl_chunk10 / 8) * 16)) * N + ((tl_chunk10 % 8) + (tl_tid % 16) * 8)];
-            if (tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk10 / 8) * 16), M) && tl::in_bounds(((tl_chunk10 % 8) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk10 / 8) * 16), M) && tl::in_bounds((((tl_chunk10 % 8) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr11, 16)) {
-                tl::f16 tl_vec12[8];
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec12[tl_v] = tl::convert<tl::f16>(s[tl_chunk10 + tl_v]);
-                tl::store_vector<tl::f16, 8>(tl_ptr11, tl_vec12);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(row0 + ((tl_tid / 16) + ((tl_chunk10 + tl_v) / 8) * 16), M) && tl::in_bounds((((tl_chunk10 + tl_v) % 8) + (tl_tid % 16) * 8), N)) Y[int64_t(row0 + ((tl_tid / 16) + ((tl_chunk10 + tl_v) / 8) * 16)) * N + (((tl_chunk10 + tl_v) % 8) + (tl_tid % 16) * 8)] = tl::convert<tl::f16>(s[tl_chunk10 + tl_v]);
-                }
-            }
-        }
+        tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
         const int32_t n_tiles = tl::cdiv(N, 2048);
-        for (int rr = 0; rr < rows; ++rr) {
-            const int32_t row = row0 + rr;
-            sum_x2 = 0.0f;
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x);  (norms.tl:137)
-                #pragma unroll
-                for (int tl_chunk13 = 0; tl_chunk13 < x_layout::kSlots; tl_chunk13 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk13))) continue;
-                    const tl::f16* tl_ptr14 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13))) + 7, N) && tl::is_aligned(tl_ptr14, 16)) {
-                        tl::f16 tl_vec15[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec15, tl_ptr14);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk13 + tl_v] = tl::convert<float>(tl_vec15[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk13 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13 + tl_v)))]) : 0.0f;
+        for (int g = 0; g < groups; ++g) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 32;
+            for (int rr = 0; rr < tl::min(32, M - row0); ++rr) {
+                const int32_t row = row0 + rr;
+                sum_x2 = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:153)
+                    #pragma unroll
+                    for (int tl_chunk27 = 0; tl_chunk27 < x_layout::kSlots; tl_chunk27 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk27))) continue;
+                        const tl::f16* tl_ptr28 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk27)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk27)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk27))) + 7, N) && tl::is_aligned(tl_ptr28, 16)) {
+                            tl::f16 tl_vec29[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec29, tl_ptr28);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk27 + tl_v] = tl::convert<float>(tl_vec29[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk27 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)))]) : 0.0f;
+                            }
                         }
                     }
-                }
-                // for j in parallel(BN) {  (norms.tl:138)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s16 = 0; tl_s16 < x_layout::kSlots; ++tl_s16) {
-                    if (!(x_layout::valid(tl_tid, tl_s16))) continue;
-                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s16);
-                    x[tl_s16] = x[tl_s16] * x[tl_s16];
-                }
-                // reduce(sum, x, part);  (norms.tl:141)
-                {
-                    float tl_part[1];
+                    // for j in parallel(BN) {  (norms.tl:154)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s17 = 0; tl_s17 < x_layout::kSlots; ++tl_s17) {
-                        if (!(x_layout::valid(tl_tid, tl_s17))) continue;
-                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s17]));
+                    for (int tl_s30 = 0; tl_s30 < x_layout::kSlots; ++tl_s30) {
+                        if (!(x_layout::valid(tl_tid, tl_s30))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s30);
+                        x[tl_s30] = x[tl_s30] * x[tl_s30];
                     }
-                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    // reduce(sum, x, part);  (norms.tl:157)
                     {
-                        part = tl_part[0];
-                    }
-                }
-                sum_x2 = sum_x2 + part;
-            }
-            const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
-            for (int t = 0; t < n_tiles; ++t) {
-                const int32_t c0 = t * 2048;
-                // copy(X[row, c0 +: BN], x);  (norms.tl:147)
-                #pragma unroll
-                for (int tl_chunk18 = 0; tl_chunk18 < x_layout::kSlots; tl_chunk18 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk18))) continue;
-                    const tl::f16* tl_ptr19 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk18)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk18)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk18))) + 7, N) && tl::is_aligned(tl_ptr19, 16)) {
-                        tl::f16 tl_vec20[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec20, tl_ptr19);
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk18 + tl_v] = tl::convert<float>(tl_vec20[tl_v]);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk18 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)))]) : 0.0f;
+                        for (int tl_s31 = 0; tl_s31 < x_layout::kSlots; ++tl_s31) {
+                            if (!(x_layout::valid(tl_tid, tl_s31))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s31]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            part = tl_part[0];
                         }
                     }
+                    sum_x2 = sum_x2 + part;
                 }
-                // copy(W[c0 +: BN], w);  (norms.tl:148)
-                #pragma unroll
-                for (int tl_chunk21 = 0; tl_chunk21 < w_layout::kSlots; tl_chunk21 += 8) {
-                    if (!(w_layout::valid(tl_tid, tl_chunk21))) continue;
-                    const tl::f16* tl_ptr22 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk21))];
-                    if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk21)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk21))) + 7, N) && tl::is_aligned(tl_ptr22, 16)) {
-                        tl::f16 tl_vec23[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec23, tl_ptr22);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk21 + tl_v] = tl::convert<float>(tl_vec23[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            w[tl_chunk21 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk21 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk21 + tl_v))]) : 0.0f;
+                const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
+                for (int t = 0; t < n_tiles; ++t) {
+                    const int32_t c0 = t * 2048;
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:163)
+                    #pragma unroll
+                    for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
+                        const tl::f16* tl_ptr33 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk32)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk32)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk32))) + 7, N) && tl::is_aligned(tl_ptr33, 16)) {
+                            tl::f16 tl_vec34[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec34, tl_ptr33);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk32 + tl_v] = tl::convert<float>(tl_vec34[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk32 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk32 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk32 + tl_v)))]) : 0.0f;
+                            }
                         }
                     }
-                }
-                // for j in parallel(BN) {  (norms.tl:149)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s24 = 0; tl_s24 < x_layout::kSlots; ++tl_s24) {
-                    if (!(x_layout::valid(tl_tid, tl_s24))) continue;
-                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s24);
-                    x[tl_s24] = x[tl_s24] * rrms * w[tl_s24];
-                }
-                // copy(x, Y[row, c0 +: BN]);  (norms.tl:152)
-                #pragma unroll
-                for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
-                    tl::f16* tl_ptr26 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk25)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk25)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk25))) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
-                        tl::f16 tl_vec27[8];
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec27[tl_v] = tl::convert<tl::f16>(x[tl_chunk25 + tl_v]);
-                        tl::store_vector<tl::f16, 8>(tl_ptr26, tl_vec27);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk25 + tl_v]);
+                    // copy(W[c0 +: BN], w);  (norms.tl:164)
+                    #pragma unroll
+                    for (int tl_chunk35 = 0; tl_chunk35 < w_layout::kSlots; tl_chunk35 += 8) {
+                        if (!(w_layout::valid(tl_tid, tl_chunk35))) continue;
+                        const tl::f16* tl_ptr36 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk35))];
+                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk35)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk35))) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                            tl::f16 tl_vec37[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec37, tl_ptr36);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk35 + tl_v] = tl::convert<float>(tl_vec37[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                w[tl_chunk35 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk35 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk35 + tl_v))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // for j in parallel(BN) {  (norms.tl:165)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s38 = 0; tl_s38 < x_layout::kSlots; ++tl_s38) {
+                        if (!(x_layout::valid(tl_tid, tl_s38))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s38);
+                        x[tl_s38] = x[tl_s38] * rrms * w[tl_s38];
+                    }
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:168)
+                    #pragma unroll
+                    for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk39))) continue;
+                        tl::f16* tl_ptr40 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk39)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk39)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk39))) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                            tl::f16 tl_vec41[8];
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec41[tl_v] = tl::convert<tl::f16>(x[tl_chunk39 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr40, tl_vec41);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk39 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk39 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk39 + tl_v]);
+                            }
                         }
                     }
                 }
@@ -2818,8 +3306,8 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant0(
     }
 }
 
-// kernel rmsnorm<ROW = 256, THREADS = 256, RB = 16, BN = 2048, T = f16>  (stdlib/norms.tl:97)
-// 256 threads per block, 32 bytes of shared memory
+// kernel rmsnorm<ROW = 256, THREADS = 256, RB = 16, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/norms.tl:107)
+// 256 threads per block, 16928 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant1(
         const tl::f16* __restrict__ X,
         const tl::f16* __restrict__ W,
@@ -2836,7 +3324,8 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant1(
     using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 16, 256], row pitch 264
+    unsigned char* tl_scratch = tl_smem + 16896;  // 32 bytes for reductions and staging
     float s[16];  // fragment s: f32[16, 256]
     float sq[16];  // fragment sq: f32[16, 256]
     float sw[8];  // fragment sw: f32[256]
@@ -2845,212 +3334,272 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant1(
     float w[w_layout::kSlots];  // fragment w: f32[2048]
     float sum_x2;
     float part;
-    const int32_t row0 = int(blockIdx.x) * 16;
-    const int32_t rows = tl::min(16, M - row0);
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 16) - int(blockIdx.x), int(gridDim.x));
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 256) {
-        // copy(X[row0 +: RB, 0 +: ROW], s);  (norms.tl:118)
-        #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
-            const tl::f16* tl_ptr1 = &X[int64_t(row0 + ((tl_tid / 32) + (tl_chunk0 / 8) * 8)) * N + ((tl_chunk0 % 8) + (tl_tid % 32) * 8)];
-            if (tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk0 / 8) * 8), M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk0 / 8) * 8), M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
-                tl::f16 tl_vec2[8];
-                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+        const int32_t g_trips = groups;
+        if (0 < g_trips) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:130)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+                for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+                    const int tl_chunk0 = tl_tid + tl_i1 * 256;
+                    tl::cp_async_16(&xs[(0 * 16 + ((tl_chunk0 * 8) / 256)) * 264 + ((tl_chunk0 * 8) % 256)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk0 * 8) / 256)) * N + ((tl_chunk0 * 8) % 256)]);
+                }
             } else {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + ((tl_tid / 32) + ((tl_chunk0 + tl_v) / 8) * 8), M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid % 32) * 8), N) ? tl::convert<float>(X[int64_t(row0 + ((tl_tid / 32) + ((tl_chunk0 + tl_v) / 8) * 8)) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 32) * 8)]) : 0.0f;
+                for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
+                    const int tl_chunk2 = tl_tid + tl_i3 * 256;
+                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk2 * 8) / 256)) * N + ((tl_chunk2 * 8) % 256)];
+                    tl::f16* tl_dst5 = &xs[(0 * 16 + ((tl_chunk2 * 8) / 256)) * 264 + ((tl_chunk2 * 8) % 256)];
+                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk2 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 256)));
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 256 >= 0 && tl::is_aligned(tl_src4, 16)) {
+                        tl::cp_async_16(tl_dst5, tl_src4);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk2 * 8) / 256), M) && tl::in_bounds(((tl_chunk2 * 8) % 256) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
                 }
             }
         }
-        // for i, j in parallel(RB, ROW) {  (norms.tl:119)
-        // for i, j in parallel(16, 256): each thread visits the elements of `sq` it holds
-        #pragma unroll
-        for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
-            [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s3 / 8) * 8);
-            [[maybe_unused]] const int j = ((tl_s3 % 8) + (tl_tid % 32) * 8);
-            sq[tl_s3] = s[tl_s3] * s[tl_s3];
-        }
-        // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:122)
-        // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
-        {
-            float tl_part[2];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-            #pragma unroll
-            for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
-                tl_part[(tl_s4 / 8)] = tl::SumOp::combine(tl_part[(tl_s4 / 8)], tl::SumOp::element(sq[tl_s4]));
+        tl::cp_async_commit();
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:128)
+        for (int g = 0; g < g_trips; ++g) {
+            tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+            __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
+            if (g + 1 < g_trips) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:130)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
+                    #pragma unroll
+                    for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
+                        const int tl_chunk7 = tl_tid + tl_i8 * 256;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 16 + ((tl_chunk7 * 8) / 256)) * 264 + ((tl_chunk7 * 8) % 256)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk7 * 8) / 256)) * N + ((tl_chunk7 * 8) % 256)]);
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
+                        const int tl_chunk9 = tl_tid + tl_i10 * 256;
+                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk9 * 8) / 256)) * N + ((tl_chunk9 * 8) % 256)];
+                        tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 16 + ((tl_chunk9 * 8) / 256)) * 264 + ((tl_chunk9 * 8) % 256)];
+                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk9 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 256)));
+                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 256 >= 0 && tl::is_aligned(tl_src11, 16)) {
+                            tl::cp_async_16(tl_dst12, tl_src11);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk9 * 8) / 256), M) && tl::in_bounds(((tl_chunk9 * 8) % 256) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
+                        }
+                    }
+                }
             }
+            tl::cp_async_commit();
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 16;
+            // copy(xs, s);  (norms.tl:131)
             #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
+                const tl::f16* tl_ptr15 = &xs[((g % 2) * 16 + ((tl_tid / 32) + (tl_chunk14 / 8) * 8)) * 264 + ((tl_chunk14 % 8) + (tl_tid % 32) * 8)];
+                if (tl::is_aligned(tl_ptr15, 16)) {
+                    tl::f16 tl_vec16[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 16 + ((tl_tid / 32) + ((tl_chunk14 + tl_v) / 8) * 8)) * 264 + (((tl_chunk14 + tl_v) % 8) + (tl_tid % 32) * 8)]);
+                    }
+                }
             }
+            // for i, j in parallel(RB, ROW) {  (norms.tl:132)
+            // for i, j in parallel(16, 256): each thread visits the elements of `sq` it holds
             #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                s_rrms[tl_i] = tl_part[tl_i];
+            for (int tl_s17 = 0; tl_s17 < 16; ++tl_s17) {
+                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s17 / 8) * 8);
+                [[maybe_unused]] const int j = ((tl_s17 % 8) + (tl_tid % 32) * 8);
+                sq[tl_s17] = s[tl_s17] * s[tl_s17];
             }
-        }
-        // for i in parallel(RB) {  (norms.tl:123)
-        // for i in parallel(16): each thread visits the elements of `s_rrms` it holds
-        #pragma unroll
-        for (int tl_s5 = 0; tl_s5 < 2; ++tl_s5) {
-            [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s5) * 8);
-            s_rrms[tl_s5] = tl::rsqrt(s_rrms[tl_s5] * inv_n + eps);
-        }
-        // copy(W[0 +: ROW], sw);  (norms.tl:126)
-        #pragma unroll
-        for (int tl_chunk6 = 0; tl_chunk6 < 8; tl_chunk6 += 8) {
-            const tl::f16* tl_ptr7 = &W[((tl_chunk6) + (tl_tid % 32) * 8)];
-            if (tl::in_bounds(((tl_chunk6) + (tl_tid % 32) * 8), N) && tl::in_bounds((((tl_chunk6) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr7, 16)) {
-                tl::f16 tl_vec8[8];
-                tl::load_vector<tl::f16, 8>(tl_vec8, tl_ptr7);
+            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:135)
+            // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
+            {
+                float tl_part[2];
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk6 + tl_v] = tl::convert<float>(tl_vec8[tl_v]);
-            } else {
+                for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    sw[tl_chunk6 + tl_v] = tl::in_bounds((((tl_chunk6 + tl_v)) + (tl_tid % 32) * 8), N) ? tl::convert<float>(W[(((tl_chunk6 + tl_v)) + (tl_tid % 32) * 8)]) : 0.0f;
+                for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
+                    tl_part[(tl_s18 / 8)] = tl::SumOp::combine(tl_part[(tl_s18 / 8)], tl::SumOp::element(sq[tl_s18]));
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                    s_rrms[tl_i] = tl_part[tl_i];
+                }
+            }
+            // for i in parallel(RB) {  (norms.tl:136)
+            // for i in parallel(16): each thread visits the elements of `s_rrms` it holds
+            #pragma unroll
+            for (int tl_s19 = 0; tl_s19 < 2; ++tl_s19) {
+                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s19) * 8);
+                s_rrms[tl_s19] = tl::rsqrt(s_rrms[tl_s19] * inv_n + eps);
+            }
+            // copy(W[0 +: ROW], sw);  (norms.tl:139)
+            #pragma unroll
+            for (int tl_chunk20 = 0; tl_chunk20 < 8; tl_chunk20 += 8) {
+                const tl::f16* tl_ptr21 = &W[((tl_chunk20) + (tl_tid % 32) * 8)];
+                if (tl::in_bounds(((tl_chunk20) + (tl_tid % 32) * 8), N) && tl::in_bounds((((tl_chunk20) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr21, 16)) {
+                    tl::f16 tl_vec22[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec22, tl_ptr21);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk20 + tl_v] = tl::convert<float>(tl_vec22[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        sw[tl_chunk20 + tl_v] = tl::in_bounds((((tl_chunk20 + tl_v)) + (tl_tid % 32) * 8), N) ? tl::convert<float>(W[(((tl_chunk20 + tl_v)) + (tl_tid % 32) * 8)]) : 0.0f;
+                    }
+                }
+            }
+            // for i, j in parallel(RB, ROW) {  (norms.tl:140)
+            // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s23 = 0; tl_s23 < 16; ++tl_s23) {
+                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s23 / 8) * 8);
+                [[maybe_unused]] const int j = ((tl_s23 % 8) + (tl_tid % 32) * 8);
+                s[tl_s23] = s[tl_s23] * s_rrms[(tl_s23 / 8)] * sw[(tl_s23 % 8)];
+            }
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:143)
+            #pragma unroll
+            for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
+                tl::f16* tl_ptr25 = &Y[int64_t(row0 + ((tl_tid / 32) + (tl_chunk24 / 8) * 8)) * N + ((tl_chunk24 % 8) + (tl_tid % 32) * 8)];
+                if (tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk24 / 8) * 8), M) && tl::in_bounds(((tl_chunk24 % 8) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk24 / 8) * 8), M) && tl::in_bounds((((tl_chunk24 % 8) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr25, 16)) {
+                    tl::f16 tl_vec26[8];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec26[tl_v] = tl::convert<tl::f16>(s[tl_chunk24 + tl_v]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr25, tl_vec26);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        if (tl::in_bounds(row0 + ((tl_tid / 32) + ((tl_chunk24 + tl_v) / 8) * 8), M) && tl::in_bounds((((tl_chunk24 + tl_v) % 8) + (tl_tid % 32) * 8), N)) Y[int64_t(row0 + ((tl_tid / 32) + ((tl_chunk24 + tl_v) / 8) * 8)) * N + (((tl_chunk24 + tl_v) % 8) + (tl_tid % 32) * 8)] = tl::convert<tl::f16>(s[tl_chunk24 + tl_v]);
+                    }
                 }
             }
         }
-        // for i, j in parallel(RB, ROW) {  (norms.tl:127)
-        // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s9 = 0; tl_s9 < 16; ++tl_s9) {
-            [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s9 / 8) * 8);
-            [[maybe_unused]] const int j = ((tl_s9 % 8) + (tl_tid % 32) * 8);
-            s[tl_s9] = s[tl_s9] * s_rrms[(tl_s9 / 8)] * sw[(tl_s9 % 8)];
-        }
-        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:130)
-        #pragma unroll
-        for (int tl_chunk10 = 0; tl_chunk10 < 16; tl_chunk10 += 8) {
-            tl::f16* tl_ptr11 = &Y[int64_t(row0 + ((tl_tid / 32) + (tl_chunk10 / 8) * 8)) * N + ((tl_chunk10 % 8) + (tl_tid % 32) * 8)];
-            if (tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk10 / 8) * 8), M) && tl::in_bounds(((tl_chunk10 % 8) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk10 / 8) * 8), M) && tl::in_bounds((((tl_chunk10 % 8) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr11, 16)) {
-                tl::f16 tl_vec12[8];
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec12[tl_v] = tl::convert<tl::f16>(s[tl_chunk10 + tl_v]);
-                tl::store_vector<tl::f16, 8>(tl_ptr11, tl_vec12);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(row0 + ((tl_tid / 32) + ((tl_chunk10 + tl_v) / 8) * 8), M) && tl::in_bounds((((tl_chunk10 + tl_v) % 8) + (tl_tid % 32) * 8), N)) Y[int64_t(row0 + ((tl_tid / 32) + ((tl_chunk10 + tl_v) / 8) * 8)) * N + (((tl_chunk10 + tl_v) % 8) + (tl_tid % 32) * 8)] = tl::convert<tl::f16>(s[tl_chunk10 + tl_v]);
-                }
-            }
-        }
+        tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
         const int32_t n_tiles = tl::cdiv(N, 2048);
-        for (int rr = 0; rr < rows; ++rr) {
-            const int32_t row = row0 + rr;
-            sum_x2 = 0.0f;
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x);  (norms.tl:137)
-                #pragma unroll
-                for (int tl_chunk13 = 0; tl_chunk13 < x_layout::kSlots; tl_chunk13 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk13))) continue;
-                    const tl::f16* tl_ptr14 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13))) + 7, N) && tl::is_aligned(tl_ptr14, 16)) {
-                        tl::f16 tl_vec15[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec15, tl_ptr14);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk13 + tl_v] = tl::convert<float>(tl_vec15[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk13 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13 + tl_v)))]) : 0.0f;
+        for (int g = 0; g < groups; ++g) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 16;
+            for (int rr = 0; rr < tl::min(16, M - row0); ++rr) {
+                const int32_t row = row0 + rr;
+                sum_x2 = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:153)
+                    #pragma unroll
+                    for (int tl_chunk27 = 0; tl_chunk27 < x_layout::kSlots; tl_chunk27 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk27))) continue;
+                        const tl::f16* tl_ptr28 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk27)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk27)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk27))) + 7, N) && tl::is_aligned(tl_ptr28, 16)) {
+                            tl::f16 tl_vec29[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec29, tl_ptr28);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk27 + tl_v] = tl::convert<float>(tl_vec29[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk27 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)))]) : 0.0f;
+                            }
                         }
                     }
-                }
-                // for j in parallel(BN) {  (norms.tl:138)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s16 = 0; tl_s16 < x_layout::kSlots; ++tl_s16) {
-                    if (!(x_layout::valid(tl_tid, tl_s16))) continue;
-                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s16);
-                    x[tl_s16] = x[tl_s16] * x[tl_s16];
-                }
-                // reduce(sum, x, part);  (norms.tl:141)
-                {
-                    float tl_part[1];
+                    // for j in parallel(BN) {  (norms.tl:154)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s17 = 0; tl_s17 < x_layout::kSlots; ++tl_s17) {
-                        if (!(x_layout::valid(tl_tid, tl_s17))) continue;
-                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s17]));
+                    for (int tl_s30 = 0; tl_s30 < x_layout::kSlots; ++tl_s30) {
+                        if (!(x_layout::valid(tl_tid, tl_s30))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s30);
+                        x[tl_s30] = x[tl_s30] * x[tl_s30];
                     }
-                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    // reduce(sum, x, part);  (norms.tl:157)
                     {
-                        part = tl_part[0];
-                    }
-                }
-                sum_x2 = sum_x2 + part;
-            }
-            const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
-            for (int t = 0; t < n_tiles; ++t) {
-                const int32_t c0 = t * 2048;
-                // copy(X[row, c0 +: BN], x);  (norms.tl:147)
-                #pragma unroll
-                for (int tl_chunk18 = 0; tl_chunk18 < x_layout::kSlots; tl_chunk18 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk18))) continue;
-                    const tl::f16* tl_ptr19 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk18)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk18)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk18))) + 7, N) && tl::is_aligned(tl_ptr19, 16)) {
-                        tl::f16 tl_vec20[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec20, tl_ptr19);
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk18 + tl_v] = tl::convert<float>(tl_vec20[tl_v]);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk18 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)))]) : 0.0f;
+                        for (int tl_s31 = 0; tl_s31 < x_layout::kSlots; ++tl_s31) {
+                            if (!(x_layout::valid(tl_tid, tl_s31))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s31]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            part = tl_part[0];
                         }
                     }
+                    sum_x2 = sum_x2 + part;
                 }
-                // copy(W[c0 +: BN], w);  (norms.tl:148)
-                #pragma unroll
-                for (int tl_chunk21 = 0; tl_chunk21 < w_layout::kSlots; tl_chunk21 += 8) {
-                    if (!(w_layout::valid(tl_tid, tl_chunk21))) continue;
-                    const tl::f16* tl_ptr22 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk21))];
-                    if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk21)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk21))) + 7, N) && tl::is_aligned(tl_ptr22, 16)) {
-                        tl::f16 tl_vec23[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec23, tl_ptr22);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk21 + tl_v] = tl::convert<float>(tl_vec23[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            w[tl_chunk21 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk21 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk21 + tl_v))]) : 0.0f;
+                const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
+                for (int t = 0; t < n_tiles; ++t) {
+                    const int32_t c0 = t * 2048;
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:163)
+                    #pragma unroll
+                    for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
+                        const tl::f16* tl_ptr33 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk32)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk32)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk32))) + 7, N) && tl::is_aligned(tl_ptr33, 16)) {
+                            tl::f16 tl_vec34[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec34, tl_ptr33);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk32 + tl_v] = tl::convert<float>(tl_vec34[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk32 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk32 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk32 + tl_v)))]) : 0.0f;
+                            }
                         }
                     }
-                }
-                // for j in parallel(BN) {  (norms.tl:149)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s24 = 0; tl_s24 < x_layout::kSlots; ++tl_s24) {
-                    if (!(x_layout::valid(tl_tid, tl_s24))) continue;
-                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s24);
-                    x[tl_s24] = x[tl_s24] * rrms * w[tl_s24];
-                }
-                // copy(x, Y[row, c0 +: BN]);  (norms.tl:152)
-                #pragma unroll
-                for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
-                    tl::f16* tl_ptr26 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk25)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk25)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk25))) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
-                        tl::f16 tl_vec27[8];
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec27[tl_v] = tl::convert<tl::f16>(x[tl_chunk25 + tl_v]);
-                        tl::store_vector<tl::f16, 8>(tl_ptr26, tl_vec27);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk25 + tl_v]);
+                    // copy(W[c0 +: BN], w);  (norms.tl:164)
+                    #pragma unroll
+                    for (int tl_chunk35 = 0; tl_chunk35 < w_layout::kSlots; tl_chunk35 += 8) {
+                        if (!(w_layout::valid(tl_tid, tl_chunk35))) continue;
+                        const tl::f16* tl_ptr36 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk35))];
+                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk35)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk35))) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                            tl::f16 tl_vec37[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec37, tl_ptr36);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk35 + tl_v] = tl::convert<float>(tl_vec37[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                w[tl_chunk35 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk35 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk35 + tl_v))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // for j in parallel(BN) {  (norms.tl:165)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s38 = 0; tl_s38 < x_layout::kSlots; ++tl_s38) {
+                        if (!(x_layout::valid(tl_tid, tl_s38))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s38);
+                        x[tl_s38] = x[tl_s38] * rrms * w[tl_s38];
+                    }
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:168)
+                    #pragma unroll
+                    for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk39))) continue;
+                        tl::f16* tl_ptr40 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk39)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk39)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk39))) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                            tl::f16 tl_vec41[8];
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec41[tl_v] = tl::convert<tl::f16>(x[tl_chunk39 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr40, tl_vec41);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk39 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk39 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk39 + tl_v]);
+                            }
                         }
                     }
                 }
@@ -3059,8 +3608,8 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant1(
     }
 }
 
-// kernel rmsnorm<ROW = 512, THREADS = 256, RB = 8, BN = 2048, T = f16>  (stdlib/norms.tl:97)
-// 256 threads per block, 32 bytes of shared memory
+// kernel rmsnorm<ROW = 512, THREADS = 256, RB = 8, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/norms.tl:107)
+// 256 threads per block, 16672 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant2(
         const tl::f16* __restrict__ X,
         const tl::f16* __restrict__ W,
@@ -3077,7 +3626,8 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant2(
     using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 8, 512], row pitch 520
+    unsigned char* tl_scratch = tl_smem + 16640;  // 32 bytes for reductions and staging
     float s[16];  // fragment s: f32[8, 512]
     float sq[16];  // fragment sq: f32[8, 512]
     float sw[16];  // fragment sw: f32[512]
@@ -3086,212 +3636,272 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant2(
     float w[w_layout::kSlots];  // fragment w: f32[2048]
     float sum_x2;
     float part;
-    const int32_t row0 = int(blockIdx.x) * 8;
-    const int32_t rows = tl::min(8, M - row0);
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 8) - int(blockIdx.x), int(gridDim.x));
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 512) {
-        // copy(X[row0 +: RB, 0 +: ROW], s);  (norms.tl:118)
-        #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
-            const tl::f16* tl_ptr1 = &X[int64_t(row0 + (tl_tid / 32)) * N + ((tl_chunk0 % 8) + (tl_tid % 32) * 8 + (tl_chunk0 / 8) * 256)];
-            if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid % 32) * 8 + (tl_chunk0 / 8) * 256), N) && tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid % 32) * 8 + (tl_chunk0 / 8) * 256)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
-                tl::f16 tl_vec2[8];
-                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+        const int32_t g_trips = groups;
+        if (0 < g_trips) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:130)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+                for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+                    const int tl_chunk0 = tl_tid + tl_i1 * 256;
+                    tl::cp_async_16(&xs[(0 * 8 + ((tl_chunk0 * 8) / 512)) * 520 + ((tl_chunk0 * 8) % 512)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk0 * 8) / 512)) * N + ((tl_chunk0 * 8) % 512)]);
+                }
             } else {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk0 + tl_v) / 8) * 256), N) ? tl::convert<float>(X[int64_t(row0 + (tl_tid / 32)) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk0 + tl_v) / 8) * 256)]) : 0.0f;
+                for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
+                    const int tl_chunk2 = tl_tid + tl_i3 * 256;
+                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk2 * 8) / 512)) * N + ((tl_chunk2 * 8) % 512)];
+                    tl::f16* tl_dst5 = &xs[(0 * 8 + ((tl_chunk2 * 8) / 512)) * 520 + ((tl_chunk2 * 8) % 512)];
+                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk2 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 512)));
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 512 >= 0 && tl::is_aligned(tl_src4, 16)) {
+                        tl::cp_async_16(tl_dst5, tl_src4);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk2 * 8) / 512), M) && tl::in_bounds(((tl_chunk2 * 8) % 512) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
                 }
             }
         }
-        // for i, j in parallel(RB, ROW) {  (norms.tl:119)
-        // for i, j in parallel(8, 512): each thread visits the elements of `sq` it holds
-        #pragma unroll
-        for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
-            [[maybe_unused]] const int i = (tl_tid / 32);
-            [[maybe_unused]] const int j = ((tl_s3 % 8) + (tl_tid % 32) * 8 + (tl_s3 / 8) * 256);
-            sq[tl_s3] = s[tl_s3] * s[tl_s3];
-        }
-        // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:122)
-        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
-        {
-            float tl_part[1];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-            #pragma unroll
-            for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sq[tl_s4]));
+        tl::cp_async_commit();
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:128)
+        for (int g = 0; g < g_trips; ++g) {
+            tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+            __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
+            if (g + 1 < g_trips) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:130)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
+                    #pragma unroll
+                    for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
+                        const int tl_chunk7 = tl_tid + tl_i8 * 256;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 8 + ((tl_chunk7 * 8) / 512)) * 520 + ((tl_chunk7 * 8) % 512)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk7 * 8) / 512)) * N + ((tl_chunk7 * 8) % 512)]);
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
+                        const int tl_chunk9 = tl_tid + tl_i10 * 256;
+                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk9 * 8) / 512)) * N + ((tl_chunk9 * 8) % 512)];
+                        tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 8 + ((tl_chunk9 * 8) / 512)) * 520 + ((tl_chunk9 * 8) % 512)];
+                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk9 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 512)));
+                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 512 >= 0 && tl::is_aligned(tl_src11, 16)) {
+                            tl::cp_async_16(tl_dst12, tl_src11);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk9 * 8) / 512), M) && tl::in_bounds(((tl_chunk9 * 8) % 512) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
+                        }
+                    }
+                }
             }
+            tl::cp_async_commit();
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 8;
+            // copy(xs, s);  (norms.tl:131)
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
+                const tl::f16* tl_ptr15 = &xs[((g % 2) * 8 + (tl_tid / 32)) * 520 + ((tl_chunk14 % 8) + (tl_tid % 32) * 8 + (tl_chunk14 / 8) * 256)];
+                if (tl::is_aligned(tl_ptr15, 16)) {
+                    tl::f16 tl_vec16[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 8 + (tl_tid / 32)) * 520 + (((tl_chunk14 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk14 + tl_v) / 8) * 256)]);
+                    }
+                }
             }
+            // for i, j in parallel(RB, ROW) {  (norms.tl:132)
+            // for i, j in parallel(8, 512): each thread visits the elements of `sq` it holds
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                s_rrms[tl_i] = tl_part[tl_i];
+            for (int tl_s17 = 0; tl_s17 < 16; ++tl_s17) {
+                [[maybe_unused]] const int i = (tl_tid / 32);
+                [[maybe_unused]] const int j = ((tl_s17 % 8) + (tl_tid % 32) * 8 + (tl_s17 / 8) * 256);
+                sq[tl_s17] = s[tl_s17] * s[tl_s17];
             }
-        }
-        // for i in parallel(RB) {  (norms.tl:123)
-        // for i in parallel(8): each thread visits the elements of `s_rrms` it holds
-        #pragma unroll
-        for (int tl_s5 = 0; tl_s5 < 1; ++tl_s5) {
-            [[maybe_unused]] const int i = (tl_tid / 32);
-            s_rrms[tl_s5] = tl::rsqrt(s_rrms[tl_s5] * inv_n + eps);
-        }
-        // copy(W[0 +: ROW], sw);  (norms.tl:126)
-        #pragma unroll
-        for (int tl_chunk6 = 0; tl_chunk6 < 16; tl_chunk6 += 8) {
-            const tl::f16* tl_ptr7 = &W[((tl_chunk6 % 8) + (tl_tid % 32) * 8 + (tl_chunk6 / 8) * 256)];
-            if (tl::in_bounds(((tl_chunk6 % 8) + (tl_tid % 32) * 8 + (tl_chunk6 / 8) * 256), N) && tl::in_bounds((((tl_chunk6 % 8) + (tl_tid % 32) * 8 + (tl_chunk6 / 8) * 256)) + 7, N) && tl::is_aligned(tl_ptr7, 16)) {
-                tl::f16 tl_vec8[8];
-                tl::load_vector<tl::f16, 8>(tl_vec8, tl_ptr7);
+            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:135)
+            // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
+            {
+                float tl_part[1];
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk6 + tl_v] = tl::convert<float>(tl_vec8[tl_v]);
-            } else {
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    sw[tl_chunk6 + tl_v] = tl::in_bounds((((tl_chunk6 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk6 + tl_v) / 8) * 256), N) ? tl::convert<float>(W[(((tl_chunk6 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk6 + tl_v) / 8) * 256)]) : 0.0f;
+                for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sq[tl_s18]));
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    s_rrms[tl_i] = tl_part[tl_i];
+                }
+            }
+            // for i in parallel(RB) {  (norms.tl:136)
+            // for i in parallel(8): each thread visits the elements of `s_rrms` it holds
+            #pragma unroll
+            for (int tl_s19 = 0; tl_s19 < 1; ++tl_s19) {
+                [[maybe_unused]] const int i = (tl_tid / 32);
+                s_rrms[tl_s19] = tl::rsqrt(s_rrms[tl_s19] * inv_n + eps);
+            }
+            // copy(W[0 +: ROW], sw);  (norms.tl:139)
+            #pragma unroll
+            for (int tl_chunk20 = 0; tl_chunk20 < 16; tl_chunk20 += 8) {
+                const tl::f16* tl_ptr21 = &W[((tl_chunk20 % 8) + (tl_tid % 32) * 8 + (tl_chunk20 / 8) * 256)];
+                if (tl::in_bounds(((tl_chunk20 % 8) + (tl_tid % 32) * 8 + (tl_chunk20 / 8) * 256), N) && tl::in_bounds((((tl_chunk20 % 8) + (tl_tid % 32) * 8 + (tl_chunk20 / 8) * 256)) + 7, N) && tl::is_aligned(tl_ptr21, 16)) {
+                    tl::f16 tl_vec22[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec22, tl_ptr21);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk20 + tl_v] = tl::convert<float>(tl_vec22[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        sw[tl_chunk20 + tl_v] = tl::in_bounds((((tl_chunk20 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk20 + tl_v) / 8) * 256), N) ? tl::convert<float>(W[(((tl_chunk20 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk20 + tl_v) / 8) * 256)]) : 0.0f;
+                    }
+                }
+            }
+            // for i, j in parallel(RB, ROW) {  (norms.tl:140)
+            // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s23 = 0; tl_s23 < 16; ++tl_s23) {
+                [[maybe_unused]] const int i = (tl_tid / 32);
+                [[maybe_unused]] const int j = ((tl_s23 % 8) + (tl_tid % 32) * 8 + (tl_s23 / 8) * 256);
+                s[tl_s23] = s[tl_s23] * s_rrms[0] * sw[(tl_s23 % 8) + (tl_s23 / 8) * 8];
+            }
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:143)
+            #pragma unroll
+            for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
+                tl::f16* tl_ptr25 = &Y[int64_t(row0 + (tl_tid / 32)) * N + ((tl_chunk24 % 8) + (tl_tid % 32) * 8 + (tl_chunk24 / 8) * 256)];
+                if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds(((tl_chunk24 % 8) + (tl_tid % 32) * 8 + (tl_chunk24 / 8) * 256), N) && tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk24 % 8) + (tl_tid % 32) * 8 + (tl_chunk24 / 8) * 256)) + 7, N) && tl::is_aligned(tl_ptr25, 16)) {
+                    tl::f16 tl_vec26[8];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec26[tl_v] = tl::convert<tl::f16>(s[tl_chunk24 + tl_v]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr25, tl_vec26);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk24 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk24 + tl_v) / 8) * 256), N)) Y[int64_t(row0 + (tl_tid / 32)) * N + (((tl_chunk24 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk24 + tl_v) / 8) * 256)] = tl::convert<tl::f16>(s[tl_chunk24 + tl_v]);
+                    }
                 }
             }
         }
-        // for i, j in parallel(RB, ROW) {  (norms.tl:127)
-        // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s9 = 0; tl_s9 < 16; ++tl_s9) {
-            [[maybe_unused]] const int i = (tl_tid / 32);
-            [[maybe_unused]] const int j = ((tl_s9 % 8) + (tl_tid % 32) * 8 + (tl_s9 / 8) * 256);
-            s[tl_s9] = s[tl_s9] * s_rrms[0] * sw[(tl_s9 % 8) + (tl_s9 / 8) * 8];
-        }
-        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:130)
-        #pragma unroll
-        for (int tl_chunk10 = 0; tl_chunk10 < 16; tl_chunk10 += 8) {
-            tl::f16* tl_ptr11 = &Y[int64_t(row0 + (tl_tid / 32)) * N + ((tl_chunk10 % 8) + (tl_tid % 32) * 8 + (tl_chunk10 / 8) * 256)];
-            if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds(((tl_chunk10 % 8) + (tl_tid % 32) * 8 + (tl_chunk10 / 8) * 256), N) && tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk10 % 8) + (tl_tid % 32) * 8 + (tl_chunk10 / 8) * 256)) + 7, N) && tl::is_aligned(tl_ptr11, 16)) {
-                tl::f16 tl_vec12[8];
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec12[tl_v] = tl::convert<tl::f16>(s[tl_chunk10 + tl_v]);
-                tl::store_vector<tl::f16, 8>(tl_ptr11, tl_vec12);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk10 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk10 + tl_v) / 8) * 256), N)) Y[int64_t(row0 + (tl_tid / 32)) * N + (((tl_chunk10 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk10 + tl_v) / 8) * 256)] = tl::convert<tl::f16>(s[tl_chunk10 + tl_v]);
-                }
-            }
-        }
+        tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
         const int32_t n_tiles = tl::cdiv(N, 2048);
-        for (int rr = 0; rr < rows; ++rr) {
-            const int32_t row = row0 + rr;
-            sum_x2 = 0.0f;
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x);  (norms.tl:137)
-                #pragma unroll
-                for (int tl_chunk13 = 0; tl_chunk13 < x_layout::kSlots; tl_chunk13 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk13))) continue;
-                    const tl::f16* tl_ptr14 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13))) + 7, N) && tl::is_aligned(tl_ptr14, 16)) {
-                        tl::f16 tl_vec15[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec15, tl_ptr14);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk13 + tl_v] = tl::convert<float>(tl_vec15[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk13 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13 + tl_v)))]) : 0.0f;
+        for (int g = 0; g < groups; ++g) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 8;
+            for (int rr = 0; rr < tl::min(8, M - row0); ++rr) {
+                const int32_t row = row0 + rr;
+                sum_x2 = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:153)
+                    #pragma unroll
+                    for (int tl_chunk27 = 0; tl_chunk27 < x_layout::kSlots; tl_chunk27 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk27))) continue;
+                        const tl::f16* tl_ptr28 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk27)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk27)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk27))) + 7, N) && tl::is_aligned(tl_ptr28, 16)) {
+                            tl::f16 tl_vec29[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec29, tl_ptr28);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk27 + tl_v] = tl::convert<float>(tl_vec29[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk27 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)))]) : 0.0f;
+                            }
                         }
                     }
-                }
-                // for j in parallel(BN) {  (norms.tl:138)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s16 = 0; tl_s16 < x_layout::kSlots; ++tl_s16) {
-                    if (!(x_layout::valid(tl_tid, tl_s16))) continue;
-                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s16);
-                    x[tl_s16] = x[tl_s16] * x[tl_s16];
-                }
-                // reduce(sum, x, part);  (norms.tl:141)
-                {
-                    float tl_part[1];
+                    // for j in parallel(BN) {  (norms.tl:154)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s17 = 0; tl_s17 < x_layout::kSlots; ++tl_s17) {
-                        if (!(x_layout::valid(tl_tid, tl_s17))) continue;
-                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s17]));
+                    for (int tl_s30 = 0; tl_s30 < x_layout::kSlots; ++tl_s30) {
+                        if (!(x_layout::valid(tl_tid, tl_s30))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s30);
+                        x[tl_s30] = x[tl_s30] * x[tl_s30];
                     }
-                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    // reduce(sum, x, part);  (norms.tl:157)
                     {
-                        part = tl_part[0];
-                    }
-                }
-                sum_x2 = sum_x2 + part;
-            }
-            const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
-            for (int t = 0; t < n_tiles; ++t) {
-                const int32_t c0 = t * 2048;
-                // copy(X[row, c0 +: BN], x);  (norms.tl:147)
-                #pragma unroll
-                for (int tl_chunk18 = 0; tl_chunk18 < x_layout::kSlots; tl_chunk18 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk18))) continue;
-                    const tl::f16* tl_ptr19 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk18)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk18)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk18))) + 7, N) && tl::is_aligned(tl_ptr19, 16)) {
-                        tl::f16 tl_vec20[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec20, tl_ptr19);
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk18 + tl_v] = tl::convert<float>(tl_vec20[tl_v]);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk18 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)))]) : 0.0f;
+                        for (int tl_s31 = 0; tl_s31 < x_layout::kSlots; ++tl_s31) {
+                            if (!(x_layout::valid(tl_tid, tl_s31))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s31]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            part = tl_part[0];
                         }
                     }
+                    sum_x2 = sum_x2 + part;
                 }
-                // copy(W[c0 +: BN], w);  (norms.tl:148)
-                #pragma unroll
-                for (int tl_chunk21 = 0; tl_chunk21 < w_layout::kSlots; tl_chunk21 += 8) {
-                    if (!(w_layout::valid(tl_tid, tl_chunk21))) continue;
-                    const tl::f16* tl_ptr22 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk21))];
-                    if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk21)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk21))) + 7, N) && tl::is_aligned(tl_ptr22, 16)) {
-                        tl::f16 tl_vec23[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec23, tl_ptr22);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk21 + tl_v] = tl::convert<float>(tl_vec23[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            w[tl_chunk21 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk21 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk21 + tl_v))]) : 0.0f;
+                const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
+                for (int t = 0; t < n_tiles; ++t) {
+                    const int32_t c0 = t * 2048;
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:163)
+                    #pragma unroll
+                    for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
+                        const tl::f16* tl_ptr33 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk32)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk32)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk32))) + 7, N) && tl::is_aligned(tl_ptr33, 16)) {
+                            tl::f16 tl_vec34[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec34, tl_ptr33);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk32 + tl_v] = tl::convert<float>(tl_vec34[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk32 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk32 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk32 + tl_v)))]) : 0.0f;
+                            }
                         }
                     }
-                }
-                // for j in parallel(BN) {  (norms.tl:149)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s24 = 0; tl_s24 < x_layout::kSlots; ++tl_s24) {
-                    if (!(x_layout::valid(tl_tid, tl_s24))) continue;
-                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s24);
-                    x[tl_s24] = x[tl_s24] * rrms * w[tl_s24];
-                }
-                // copy(x, Y[row, c0 +: BN]);  (norms.tl:152)
-                #pragma unroll
-                for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
-                    tl::f16* tl_ptr26 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk25)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk25)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk25))) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
-                        tl::f16 tl_vec27[8];
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec27[tl_v] = tl::convert<tl::f16>(x[tl_chunk25 + tl_v]);
-                        tl::store_vector<tl::f16, 8>(tl_ptr26, tl_vec27);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk25 + tl_v]);
+                    // copy(W[c0 +: BN], w);  (norms.tl:164)
+                    #pragma unroll
+                    for (int tl_chunk35 = 0; tl_chunk35 < w_layout::kSlots; tl_chunk35 += 8) {
+                        if (!(w_layout::valid(tl_tid, tl_chunk35))) continue;
+                        const tl::f16* tl_ptr36 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk35))];
+                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk35)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk35))) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                            tl::f16 tl_vec37[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec37, tl_ptr36);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk35 + tl_v] = tl::convert<float>(tl_vec37[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                w[tl_chunk35 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk35 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk35 + tl_v))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // for j in parallel(BN) {  (norms.tl:165)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s38 = 0; tl_s38 < x_layout::kSlots; ++tl_s38) {
+                        if (!(x_layout::valid(tl_tid, tl_s38))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s38);
+                        x[tl_s38] = x[tl_s38] * rrms * w[tl_s38];
+                    }
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:168)
+                    #pragma unroll
+                    for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk39))) continue;
+                        tl::f16* tl_ptr40 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk39)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk39)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk39))) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                            tl::f16 tl_vec41[8];
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec41[tl_v] = tl::convert<tl::f16>(x[tl_chunk39 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr40, tl_vec41);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk39 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk39 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk39 + tl_v]);
+                            }
                         }
                     }
                 }
@@ -3300,8 +3910,8 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant2(
     }
 }
 
-// kernel rmsnorm<ROW = 1024, THREADS = 256, RB = 4, BN = 2048, T = f16>  (stdlib/norms.tl:97)
-// 256 threads per block, 32 bytes of shared memory
+// kernel rmsnorm<ROW = 1024, THREADS = 256, RB = 4, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/norms.tl:107)
+// 256 threads per block, 16544 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant3(
         const tl::f16* __restrict__ X,
         const tl::f16* __restrict__ W,
@@ -3318,7 +3928,8 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant3(
     using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 4, 1024], row pitch 1032
+    unsigned char* tl_scratch = tl_smem + 16512;  // 32 bytes for reductions and staging
     float s[16];  // fragment s: f32[4, 1024]
     float sq[16];  // fragment sq: f32[4, 1024]
     float sw[16];  // fragment sw: f32[1024]
@@ -3327,226 +3938,286 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant3(
     float w[w_layout::kSlots];  // fragment w: f32[2048]
     float sum_x2;
     float part;
-    const int32_t row0 = int(blockIdx.x) * 4;
-    const int32_t rows = tl::min(4, M - row0);
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 4) - int(blockIdx.x), int(gridDim.x));
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 1024) {
-        // copy(X[row0 +: RB, 0 +: ROW], s);  (norms.tl:118)
-        #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
-            const tl::f16* tl_ptr1 = &X[int64_t(row0 + (tl_tid / 64)) * N + ((tl_chunk0 % 8) + (tl_tid % 64) * 8 + (tl_chunk0 / 8) * 512)];
-            if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid % 64) * 8 + (tl_chunk0 / 8) * 512), N) && tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid % 64) * 8 + (tl_chunk0 / 8) * 512)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
-                tl::f16 tl_vec2[8];
-                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+        const int32_t g_trips = groups;
+        if (0 < g_trips) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:130)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+                for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+                    const int tl_chunk0 = tl_tid + tl_i1 * 256;
+                    tl::cp_async_16(&xs[(0 * 4 + ((tl_chunk0 * 8) / 1024)) * 1032 + ((tl_chunk0 * 8) % 1024)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk0 * 8) / 1024)) * N + ((tl_chunk0 * 8) % 1024)]);
+                }
             } else {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk0 + tl_v) / 8) * 512), N) ? tl::convert<float>(X[int64_t(row0 + (tl_tid / 64)) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk0 + tl_v) / 8) * 512)]) : 0.0f;
+                for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
+                    const int tl_chunk2 = tl_tid + tl_i3 * 256;
+                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk2 * 8) / 1024)) * N + ((tl_chunk2 * 8) % 1024)];
+                    tl::f16* tl_dst5 = &xs[(0 * 4 + ((tl_chunk2 * 8) / 1024)) * 1032 + ((tl_chunk2 * 8) % 1024)];
+                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk2 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 1024)));
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 1024 >= 0 && tl::is_aligned(tl_src4, 16)) {
+                        tl::cp_async_16(tl_dst5, tl_src4);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk2 * 8) / 1024), M) && tl::in_bounds(((tl_chunk2 * 8) % 1024) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
                 }
             }
         }
-        // for i, j in parallel(RB, ROW) {  (norms.tl:119)
-        // for i, j in parallel(4, 1024): each thread visits the elements of `sq` it holds
-        #pragma unroll
-        for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
-            [[maybe_unused]] const int i = (tl_tid / 64);
-            [[maybe_unused]] const int j = ((tl_s3 % 8) + (tl_tid % 64) * 8 + (tl_s3 / 8) * 512);
-            sq[tl_s3] = s[tl_s3] * s[tl_s3];
-        }
-        // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:122)
-        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
-        {
-            float tl_part[1];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-            #pragma unroll
-            for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sq[tl_s4]));
+        tl::cp_async_commit();
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:128)
+        for (int g = 0; g < g_trips; ++g) {
+            tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+            __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
+            if (g + 1 < g_trips) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:130)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
+                    #pragma unroll
+                    for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
+                        const int tl_chunk7 = tl_tid + tl_i8 * 256;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 4 + ((tl_chunk7 * 8) / 1024)) * 1032 + ((tl_chunk7 * 8) % 1024)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk7 * 8) / 1024)) * N + ((tl_chunk7 * 8) % 1024)]);
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
+                        const int tl_chunk9 = tl_tid + tl_i10 * 256;
+                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk9 * 8) / 1024)) * N + ((tl_chunk9 * 8) % 1024)];
+                        tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 4 + ((tl_chunk9 * 8) / 1024)) * 1032 + ((tl_chunk9 * 8) % 1024)];
+                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk9 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 1024)));
+                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 1024 >= 0 && tl::is_aligned(tl_src11, 16)) {
+                            tl::cp_async_16(tl_dst12, tl_src11);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk9 * 8) / 1024), M) && tl::in_bounds(((tl_chunk9 * 8) % 1024) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
+                        }
+                    }
+                }
             }
+            tl::cp_async_commit();
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 4;
+            // copy(xs, s);  (norms.tl:131)
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
+                const tl::f16* tl_ptr15 = &xs[((g % 2) * 4 + (tl_tid / 64)) * 1032 + ((tl_chunk14 % 8) + (tl_tid % 64) * 8 + (tl_chunk14 / 8) * 512)];
+                if (tl::is_aligned(tl_ptr15, 16)) {
+                    tl::f16 tl_vec16[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 4 + (tl_tid / 64)) * 1032 + (((tl_chunk14 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk14 + tl_v) / 8) * 512)]);
+                    }
+                }
             }
-            if ((tl_tid / 1 % 32) == 0) {
+            // for i, j in parallel(RB, ROW) {  (norms.tl:132)
+            // for i, j in parallel(4, 1024): each thread visits the elements of `sq` it holds
+            #pragma unroll
+            for (int tl_s17 = 0; tl_s17 < 16; ++tl_s17) {
+                [[maybe_unused]] const int i = (tl_tid / 64);
+                [[maybe_unused]] const int j = ((tl_s17 % 8) + (tl_tid % 64) * 8 + (tl_s17 / 8) * 512);
+                sq[tl_s17] = s[tl_s17] * s[tl_s17];
+            }
+            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:135)
+            // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
+            {
+                float tl_part[1];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                #pragma unroll
+                for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sq[tl_s18]));
+                }
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + (tl_tid / 32 % 2)] = tl_part[tl_i];
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+                }
+                if ((tl_tid / 1 % 32) == 0) {
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + (tl_tid / 32 % 2)] = tl_part[tl_i];
+                    }
+                }
+                __syncthreads();
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2];
+                    #pragma unroll
+                    for (int tl_w = 1; tl_w < 2; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + tl_w]);
+                }
+                __syncthreads();  // the scratch is free again
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    s_rrms[tl_i] = tl_part[tl_i];
                 }
             }
-            __syncthreads();
+            // for i in parallel(RB) {  (norms.tl:136)
+            // for i in parallel(4): each thread visits the elements of `s_rrms` it holds
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2];
-                #pragma unroll
-                for (int tl_w = 1; tl_w < 2; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + tl_w]);
+            for (int tl_s19 = 0; tl_s19 < 1; ++tl_s19) {
+                [[maybe_unused]] const int i = (tl_tid / 64);
+                s_rrms[tl_s19] = tl::rsqrt(s_rrms[tl_s19] * inv_n + eps);
             }
-            __syncthreads();  // the scratch is free again
+            // copy(W[0 +: ROW], sw);  (norms.tl:139)
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                s_rrms[tl_i] = tl_part[tl_i];
+            for (int tl_chunk20 = 0; tl_chunk20 < 16; tl_chunk20 += 8) {
+                const tl::f16* tl_ptr21 = &W[((tl_chunk20 % 8) + (tl_tid % 64) * 8 + (tl_chunk20 / 8) * 512)];
+                if (tl::in_bounds(((tl_chunk20 % 8) + (tl_tid % 64) * 8 + (tl_chunk20 / 8) * 512), N) && tl::in_bounds((((tl_chunk20 % 8) + (tl_tid % 64) * 8 + (tl_chunk20 / 8) * 512)) + 7, N) && tl::is_aligned(tl_ptr21, 16)) {
+                    tl::f16 tl_vec22[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec22, tl_ptr21);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk20 + tl_v] = tl::convert<float>(tl_vec22[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        sw[tl_chunk20 + tl_v] = tl::in_bounds((((tl_chunk20 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk20 + tl_v) / 8) * 512), N) ? tl::convert<float>(W[(((tl_chunk20 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk20 + tl_v) / 8) * 512)]) : 0.0f;
+                    }
+                }
             }
-        }
-        // for i in parallel(RB) {  (norms.tl:123)
-        // for i in parallel(4): each thread visits the elements of `s_rrms` it holds
-        #pragma unroll
-        for (int tl_s5 = 0; tl_s5 < 1; ++tl_s5) {
-            [[maybe_unused]] const int i = (tl_tid / 64);
-            s_rrms[tl_s5] = tl::rsqrt(s_rrms[tl_s5] * inv_n + eps);
-        }
-        // copy(W[0 +: ROW], sw);  (norms.tl:126)
-        #pragma unroll
-        for (int tl_chunk6 = 0; tl_chunk6 < 16; tl_chunk6 += 8) {
-            const tl::f16* tl_ptr7 = &W[((tl_chunk6 % 8) + (tl_tid % 64) * 8 + (tl_chunk6 / 8) * 512)];
-            if (tl::in_bounds(((tl_chunk6 % 8) + (tl_tid % 64) * 8 + (tl_chunk6 / 8) * 512), N) && tl::in_bounds((((tl_chunk6 % 8) + (tl_tid % 64) * 8 + (tl_chunk6 / 8) * 512)) + 7, N) && tl::is_aligned(tl_ptr7, 16)) {
-                tl::f16 tl_vec8[8];
-                tl::load_vector<tl::f16, 8>(tl_vec8, tl_ptr7);
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk6 + tl_v] = tl::convert<float>(tl_vec8[tl_v]);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    sw[tl_chunk6 + tl_v] = tl::in_bounds((((tl_chunk6 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk6 + tl_v) / 8) * 512), N) ? tl::convert<float>(W[(((tl_chunk6 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk6 + tl_v) / 8) * 512)]) : 0.0f;
+            // for i, j in parallel(RB, ROW) {  (norms.tl:140)
+            // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s23 = 0; tl_s23 < 16; ++tl_s23) {
+                [[maybe_unused]] const int i = (tl_tid / 64);
+                [[maybe_unused]] const int j = ((tl_s23 % 8) + (tl_tid % 64) * 8 + (tl_s23 / 8) * 512);
+                s[tl_s23] = s[tl_s23] * s_rrms[0] * sw[(tl_s23 % 8) + (tl_s23 / 8) * 8];
+            }
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:143)
+            #pragma unroll
+            for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
+                tl::f16* tl_ptr25 = &Y[int64_t(row0 + (tl_tid / 64)) * N + ((tl_chunk24 % 8) + (tl_tid % 64) * 8 + (tl_chunk24 / 8) * 512)];
+                if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds(((tl_chunk24 % 8) + (tl_tid % 64) * 8 + (tl_chunk24 / 8) * 512), N) && tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk24 % 8) + (tl_tid % 64) * 8 + (tl_chunk24 / 8) * 512)) + 7, N) && tl::is_aligned(tl_ptr25, 16)) {
+                    tl::f16 tl_vec26[8];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec26[tl_v] = tl::convert<tl::f16>(s[tl_chunk24 + tl_v]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr25, tl_vec26);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk24 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk24 + tl_v) / 8) * 512), N)) Y[int64_t(row0 + (tl_tid / 64)) * N + (((tl_chunk24 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk24 + tl_v) / 8) * 512)] = tl::convert<tl::f16>(s[tl_chunk24 + tl_v]);
+                    }
                 }
             }
         }
-        // for i, j in parallel(RB, ROW) {  (norms.tl:127)
-        // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s9 = 0; tl_s9 < 16; ++tl_s9) {
-            [[maybe_unused]] const int i = (tl_tid / 64);
-            [[maybe_unused]] const int j = ((tl_s9 % 8) + (tl_tid % 64) * 8 + (tl_s9 / 8) * 512);
-            s[tl_s9] = s[tl_s9] * s_rrms[0] * sw[(tl_s9 % 8) + (tl_s9 / 8) * 8];
-        }
-        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:130)
-        #pragma unroll
-        for (int tl_chunk10 = 0; tl_chunk10 < 16; tl_chunk10 += 8) {
-            tl::f16* tl_ptr11 = &Y[int64_t(row0 + (tl_tid / 64)) * N + ((tl_chunk10 % 8) + (tl_tid % 64) * 8 + (tl_chunk10 / 8) * 512)];
-            if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds(((tl_chunk10 % 8) + (tl_tid % 64) * 8 + (tl_chunk10 / 8) * 512), N) && tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk10 % 8) + (tl_tid % 64) * 8 + (tl_chunk10 / 8) * 512)) + 7, N) && tl::is_aligned(tl_ptr11, 16)) {
-                tl::f16 tl_vec12[8];
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec12[tl_v] = tl::convert<tl::f16>(s[tl_chunk10 + tl_v]);
-                tl::store_vector<tl::f16, 8>(tl_ptr11, tl_vec12);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk10 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk10 + tl_v) / 8) * 512), N)) Y[int64_t(row0 + (tl_tid / 64)) * N + (((tl_chunk10 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk10 + tl_v) / 8) * 512)] = tl::convert<tl::f16>(s[tl_chunk10 + tl_v]);
-                }
-            }
-        }
+        tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
         const int32_t n_tiles = tl::cdiv(N, 2048);
-        for (int rr = 0; rr < rows; ++rr) {
-            const int32_t row = row0 + rr;
-            sum_x2 = 0.0f;
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x);  (norms.tl:137)
-                #pragma unroll
-                for (int tl_chunk13 = 0; tl_chunk13 < x_layout::kSlots; tl_chunk13 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk13))) continue;
-                    const tl::f16* tl_ptr14 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13))) + 7, N) && tl::is_aligned(tl_ptr14, 16)) {
-                        tl::f16 tl_vec15[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec15, tl_ptr14);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk13 + tl_v] = tl::convert<float>(tl_vec15[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk13 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13 + tl_v)))]) : 0.0f;
+        for (int g = 0; g < groups; ++g) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 4;
+            for (int rr = 0; rr < tl::min(4, M - row0); ++rr) {
+                const int32_t row = row0 + rr;
+                sum_x2 = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:153)
+                    #pragma unroll
+                    for (int tl_chunk27 = 0; tl_chunk27 < x_layout::kSlots; tl_chunk27 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk27))) continue;
+                        const tl::f16* tl_ptr28 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk27)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk27)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk27))) + 7, N) && tl::is_aligned(tl_ptr28, 16)) {
+                            tl::f16 tl_vec29[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec29, tl_ptr28);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk27 + tl_v] = tl::convert<float>(tl_vec29[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk27 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)))]) : 0.0f;
+                            }
                         }
                     }
-                }
-                // for j in parallel(BN) {  (norms.tl:138)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s16 = 0; tl_s16 < x_layout::kSlots; ++tl_s16) {
-                    if (!(x_layout::valid(tl_tid, tl_s16))) continue;
-                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s16);
-                    x[tl_s16] = x[tl_s16] * x[tl_s16];
-                }
-                // reduce(sum, x, part);  (norms.tl:141)
-                {
-                    float tl_part[1];
+                    // for j in parallel(BN) {  (norms.tl:154)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s17 = 0; tl_s17 < x_layout::kSlots; ++tl_s17) {
-                        if (!(x_layout::valid(tl_tid, tl_s17))) continue;
-                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s17]));
+                    for (int tl_s30 = 0; tl_s30 < x_layout::kSlots; ++tl_s30) {
+                        if (!(x_layout::valid(tl_tid, tl_s30))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s30);
+                        x[tl_s30] = x[tl_s30] * x[tl_s30];
                     }
-                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    // reduce(sum, x, part);  (norms.tl:157)
                     {
-                        part = tl_part[0];
-                    }
-                }
-                sum_x2 = sum_x2 + part;
-            }
-            const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
-            for (int t = 0; t < n_tiles; ++t) {
-                const int32_t c0 = t * 2048;
-                // copy(X[row, c0 +: BN], x);  (norms.tl:147)
-                #pragma unroll
-                for (int tl_chunk18 = 0; tl_chunk18 < x_layout::kSlots; tl_chunk18 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk18))) continue;
-                    const tl::f16* tl_ptr19 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk18)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk18)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk18))) + 7, N) && tl::is_aligned(tl_ptr19, 16)) {
-                        tl::f16 tl_vec20[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec20, tl_ptr19);
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk18 + tl_v] = tl::convert<float>(tl_vec20[tl_v]);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk18 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)))]) : 0.0f;
+                        for (int tl_s31 = 0; tl_s31 < x_layout::kSlots; ++tl_s31) {
+                            if (!(x_layout::valid(tl_tid, tl_s31))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s31]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            part = tl_part[0];
                         }
                     }
+                    sum_x2 = sum_x2 + part;
                 }
-                // copy(W[c0 +: BN], w);  (norms.tl:148)
-                #pragma unroll
-                for (int tl_chunk21 = 0; tl_chunk21 < w_layout::kSlots; tl_chunk21 += 8) {
-                    if (!(w_layout::valid(tl_tid, tl_chunk21))) continue;
-                    const tl::f16* tl_ptr22 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk21))];
-                    if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk21)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk21))) + 7, N) && tl::is_aligned(tl_ptr22, 16)) {
-                        tl::f16 tl_vec23[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec23, tl_ptr22);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk21 + tl_v] = tl::convert<float>(tl_vec23[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            w[tl_chunk21 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk21 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk21 + tl_v))]) : 0.0f;
+                const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
+                for (int t = 0; t < n_tiles; ++t) {
+                    const int32_t c0 = t * 2048;
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:163)
+                    #pragma unroll
+                    for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
+                        const tl::f16* tl_ptr33 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk32)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk32)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk32))) + 7, N) && tl::is_aligned(tl_ptr33, 16)) {
+                            tl::f16 tl_vec34[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec34, tl_ptr33);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk32 + tl_v] = tl::convert<float>(tl_vec34[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk32 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk32 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk32 + tl_v)))]) : 0.0f;
+                            }
                         }
                     }
-                }
-                // for j in parallel(BN) {  (norms.tl:149)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s24 = 0; tl_s24 < x_layout::kSlots; ++tl_s24) {
-                    if (!(x_layout::valid(tl_tid, tl_s24))) continue;
-                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s24);
-                    x[tl_s24] = x[tl_s24] * rrms * w[tl_s24];
-                }
-                // copy(x, Y[row, c0 +: BN]);  (norms.tl:152)
-                #pragma unroll
-                for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
-                    tl::f16* tl_ptr26 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk25)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk25)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk25))) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
-                        tl::f16 tl_vec27[8];
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec27[tl_v] = tl::convert<tl::f16>(x[tl_chunk25 + tl_v]);
-                        tl::store_vector<tl::f16, 8>(tl_ptr26, tl_vec27);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk25 + tl_v]);
+                    // copy(W[c0 +: BN], w);  (norms.tl:164)
+                    #pragma unroll
+                    for (int tl_chunk35 = 0; tl_chunk35 < w_layout::kSlots; tl_chunk35 += 8) {
+                        if (!(w_layout::valid(tl_tid, tl_chunk35))) continue;
+                        const tl::f16* tl_ptr36 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk35))];
+                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk35)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk35))) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                            tl::f16 tl_vec37[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec37, tl_ptr36);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk35 + tl_v] = tl::convert<float>(tl_vec37[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                w[tl_chunk35 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk35 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk35 + tl_v))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // for j in parallel(BN) {  (norms.tl:165)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s38 = 0; tl_s38 < x_layout::kSlots; ++tl_s38) {
+                        if (!(x_layout::valid(tl_tid, tl_s38))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s38);
+                        x[tl_s38] = x[tl_s38] * rrms * w[tl_s38];
+                    }
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:168)
+                    #pragma unroll
+                    for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk39))) continue;
+                        tl::f16* tl_ptr40 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk39)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk39)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk39))) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                            tl::f16 tl_vec41[8];
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec41[tl_v] = tl::convert<tl::f16>(x[tl_chunk39 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr40, tl_vec41);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk39 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk39 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk39 + tl_v]);
+                            }
                         }
                     }
                 }
@@ -3555,8 +4226,8 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant3(
     }
 }
 
-// kernel rmsnorm<ROW = 2048, THREADS = 256, RB = 2, BN = 2048, T = f16>  (stdlib/norms.tl:97)
-// 256 threads per block, 32 bytes of shared memory
+// kernel rmsnorm<ROW = 2048, THREADS = 256, RB = 2, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/norms.tl:107)
+// 256 threads per block, 16544 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant4(
         const tl::f16* __restrict__ X,
         const tl::f16* __restrict__ W,
@@ -3573,7 +4244,8 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant4(
     using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 2, 2048], row pitch 2056
+    unsigned char* tl_scratch = tl_smem + 16512;  // 32 bytes for reductions and staging
     float s[16];  // fragment s: f32[2, 2048]
     float sq[16];  // fragment sq: f32[2, 2048]
     float sw[16];  // fragment sw: f32[2048]
@@ -3582,226 +4254,286 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant4(
     float w[w_layout::kSlots];  // fragment w: f32[2048]
     float sum_x2;
     float part;
-    const int32_t row0 = int(blockIdx.x) * 2;
-    const int32_t rows = tl::min(2, M - row0);
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 2) - int(blockIdx.x), int(gridDim.x));
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 2048) {
-        // copy(X[row0 +: RB, 0 +: ROW], s);  (norms.tl:118)
-        #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
-            const tl::f16* tl_ptr1 = &X[int64_t(row0 + (tl_tid / 128)) * N + ((tl_chunk0 % 8) + (tl_tid % 128) * 8 + (tl_chunk0 / 8) * 1024)];
-            if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid % 128) * 8 + (tl_chunk0 / 8) * 1024), N) && tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid % 128) * 8 + (tl_chunk0 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
-                tl::f16 tl_vec2[8];
-                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+        const int32_t g_trips = groups;
+        if (0 < g_trips) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:130)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+                for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+                    const int tl_chunk0 = tl_tid + tl_i1 * 256;
+                    tl::cp_async_16(&xs[(0 * 2 + ((tl_chunk0 * 8) / 2048)) * 2056 + ((tl_chunk0 * 8) % 2048)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk0 * 8) / 2048)) * N + ((tl_chunk0 * 8) % 2048)]);
+                }
             } else {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk0 + tl_v) / 8) * 1024), N) ? tl::convert<float>(X[int64_t(row0 + (tl_tid / 128)) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk0 + tl_v) / 8) * 1024)]) : 0.0f;
+                for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
+                    const int tl_chunk2 = tl_tid + tl_i3 * 256;
+                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk2 * 8) / 2048)) * N + ((tl_chunk2 * 8) % 2048)];
+                    tl::f16* tl_dst5 = &xs[(0 * 2 + ((tl_chunk2 * 8) / 2048)) * 2056 + ((tl_chunk2 * 8) % 2048)];
+                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk2 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 2048)));
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 2048 >= 0 && tl::is_aligned(tl_src4, 16)) {
+                        tl::cp_async_16(tl_dst5, tl_src4);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk2 * 8) / 2048), M) && tl::in_bounds(((tl_chunk2 * 8) % 2048) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
                 }
             }
         }
-        // for i, j in parallel(RB, ROW) {  (norms.tl:119)
-        // for i, j in parallel(2, 2048): each thread visits the elements of `sq` it holds
-        #pragma unroll
-        for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
-            [[maybe_unused]] const int i = (tl_tid / 128);
-            [[maybe_unused]] const int j = ((tl_s3 % 8) + (tl_tid % 128) * 8 + (tl_s3 / 8) * 1024);
-            sq[tl_s3] = s[tl_s3] * s[tl_s3];
-        }
-        // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:122)
-        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
-        {
-            float tl_part[1];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-            #pragma unroll
-            for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sq[tl_s4]));
+        tl::cp_async_commit();
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:128)
+        for (int g = 0; g < g_trips; ++g) {
+            tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+            __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
+            if (g + 1 < g_trips) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:130)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
+                    #pragma unroll
+                    for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
+                        const int tl_chunk7 = tl_tid + tl_i8 * 256;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 2 + ((tl_chunk7 * 8) / 2048)) * 2056 + ((tl_chunk7 * 8) % 2048)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk7 * 8) / 2048)) * N + ((tl_chunk7 * 8) % 2048)]);
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
+                        const int tl_chunk9 = tl_tid + tl_i10 * 256;
+                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk9 * 8) / 2048)) * N + ((tl_chunk9 * 8) % 2048)];
+                        tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 2 + ((tl_chunk9 * 8) / 2048)) * 2056 + ((tl_chunk9 * 8) % 2048)];
+                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk9 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 2048)));
+                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 2048 >= 0 && tl::is_aligned(tl_src11, 16)) {
+                            tl::cp_async_16(tl_dst12, tl_src11);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk9 * 8) / 2048), M) && tl::in_bounds(((tl_chunk9 * 8) % 2048) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
+                        }
+                    }
+                }
             }
+            tl::cp_async_commit();
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 2;
+            // copy(xs, s);  (norms.tl:131)
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
+                const tl::f16* tl_ptr15 = &xs[((g % 2) * 2 + (tl_tid / 128)) * 2056 + ((tl_chunk14 % 8) + (tl_tid % 128) * 8 + (tl_chunk14 / 8) * 1024)];
+                if (tl::is_aligned(tl_ptr15, 16)) {
+                    tl::f16 tl_vec16[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 2 + (tl_tid / 128)) * 2056 + (((tl_chunk14 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk14 + tl_v) / 8) * 1024)]);
+                    }
+                }
             }
-            if ((tl_tid / 1 % 32) == 0) {
+            // for i, j in parallel(RB, ROW) {  (norms.tl:132)
+            // for i, j in parallel(2, 2048): each thread visits the elements of `sq` it holds
+            #pragma unroll
+            for (int tl_s17 = 0; tl_s17 < 16; ++tl_s17) {
+                [[maybe_unused]] const int i = (tl_tid / 128);
+                [[maybe_unused]] const int j = ((tl_s17 % 8) + (tl_tid % 128) * 8 + (tl_s17 / 8) * 1024);
+                sq[tl_s17] = s[tl_s17] * s[tl_s17];
+            }
+            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:135)
+            // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
+            {
+                float tl_part[1];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                #pragma unroll
+                for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sq[tl_s18]));
+                }
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+                }
+                if ((tl_tid / 1 % 32) == 0) {
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
+                    }
+                }
+                __syncthreads();
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4];
+                    #pragma unroll
+                    for (int tl_w = 1; tl_w < 4; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + tl_w]);
+                }
+                __syncthreads();  // the scratch is free again
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    s_rrms[tl_i] = tl_part[tl_i];
                 }
             }
-            __syncthreads();
+            // for i in parallel(RB) {  (norms.tl:136)
+            // for i in parallel(2): each thread visits the elements of `s_rrms` it holds
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4];
-                #pragma unroll
-                for (int tl_w = 1; tl_w < 4; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + tl_w]);
+            for (int tl_s19 = 0; tl_s19 < 1; ++tl_s19) {
+                [[maybe_unused]] const int i = (tl_tid / 128);
+                s_rrms[tl_s19] = tl::rsqrt(s_rrms[tl_s19] * inv_n + eps);
             }
-            __syncthreads();  // the scratch is free again
+            // copy(W[0 +: ROW], sw);  (norms.tl:139)
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                s_rrms[tl_i] = tl_part[tl_i];
+            for (int tl_chunk20 = 0; tl_chunk20 < 16; tl_chunk20 += 8) {
+                const tl::f16* tl_ptr21 = &W[((tl_chunk20 % 8) + (tl_tid % 128) * 8 + (tl_chunk20 / 8) * 1024)];
+                if (tl::in_bounds(((tl_chunk20 % 8) + (tl_tid % 128) * 8 + (tl_chunk20 / 8) * 1024), N) && tl::in_bounds((((tl_chunk20 % 8) + (tl_tid % 128) * 8 + (tl_chunk20 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr21, 16)) {
+                    tl::f16 tl_vec22[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec22, tl_ptr21);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk20 + tl_v] = tl::convert<float>(tl_vec22[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        sw[tl_chunk20 + tl_v] = tl::in_bounds((((tl_chunk20 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk20 + tl_v) / 8) * 1024), N) ? tl::convert<float>(W[(((tl_chunk20 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk20 + tl_v) / 8) * 1024)]) : 0.0f;
+                    }
+                }
             }
-        }
-        // for i in parallel(RB) {  (norms.tl:123)
-        // for i in parallel(2): each thread visits the elements of `s_rrms` it holds
-        #pragma unroll
-        for (int tl_s5 = 0; tl_s5 < 1; ++tl_s5) {
-            [[maybe_unused]] const int i = (tl_tid / 128);
-            s_rrms[tl_s5] = tl::rsqrt(s_rrms[tl_s5] * inv_n + eps);
-        }
-        // copy(W[0 +: ROW], sw);  (norms.tl:126)
-        #pragma unroll
-        for (int tl_chunk6 = 0; tl_chunk6 < 16; tl_chunk6 += 8) {
-            const tl::f16* tl_ptr7 = &W[((tl_chunk6 % 8) + (tl_tid % 128) * 8 + (tl_chunk6 / 8) * 1024)];
-            if (tl::in_bounds(((tl_chunk6 % 8) + (tl_tid % 128) * 8 + (tl_chunk6 / 8) * 1024), N) && tl::in_bounds((((tl_chunk6 % 8) + (tl_tid % 128) * 8 + (tl_chunk6 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr7, 16)) {
-                tl::f16 tl_vec8[8];
-                tl::load_vector<tl::f16, 8>(tl_vec8, tl_ptr7);
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk6 + tl_v] = tl::convert<float>(tl_vec8[tl_v]);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    sw[tl_chunk6 + tl_v] = tl::in_bounds((((tl_chunk6 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk6 + tl_v) / 8) * 1024), N) ? tl::convert<float>(W[(((tl_chunk6 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk6 + tl_v) / 8) * 1024)]) : 0.0f;
+            // for i, j in parallel(RB, ROW) {  (norms.tl:140)
+            // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s23 = 0; tl_s23 < 16; ++tl_s23) {
+                [[maybe_unused]] const int i = (tl_tid / 128);
+                [[maybe_unused]] const int j = ((tl_s23 % 8) + (tl_tid % 128) * 8 + (tl_s23 / 8) * 1024);
+                s[tl_s23] = s[tl_s23] * s_rrms[0] * sw[(tl_s23 % 8) + (tl_s23 / 8) * 8];
+            }
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:143)
+            #pragma unroll
+            for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
+                tl::f16* tl_ptr25 = &Y[int64_t(row0 + (tl_tid / 128)) * N + ((tl_chunk24 % 8) + (tl_tid % 128) * 8 + (tl_chunk24 / 8) * 1024)];
+                if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds(((tl_chunk24 % 8) + (tl_tid % 128) * 8 + (tl_chunk24 / 8) * 1024), N) && tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk24 % 8) + (tl_tid % 128) * 8 + (tl_chunk24 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr25, 16)) {
+                    tl::f16 tl_vec26[8];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec26[tl_v] = tl::convert<tl::f16>(s[tl_chunk24 + tl_v]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr25, tl_vec26);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk24 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk24 + tl_v) / 8) * 1024), N)) Y[int64_t(row0 + (tl_tid / 128)) * N + (((tl_chunk24 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk24 + tl_v) / 8) * 1024)] = tl::convert<tl::f16>(s[tl_chunk24 + tl_v]);
+                    }
                 }
             }
         }
-        // for i, j in parallel(RB, ROW) {  (norms.tl:127)
-        // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s9 = 0; tl_s9 < 16; ++tl_s9) {
-            [[maybe_unused]] const int i = (tl_tid / 128);
-            [[maybe_unused]] const int j = ((tl_s9 % 8) + (tl_tid % 128) * 8 + (tl_s9 / 8) * 1024);
-            s[tl_s9] = s[tl_s9] * s_rrms[0] * sw[(tl_s9 % 8) + (tl_s9 / 8) * 8];
-        }
-        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:130)
-        #pragma unroll
-        for (int tl_chunk10 = 0; tl_chunk10 < 16; tl_chunk10 += 8) {
-            tl::f16* tl_ptr11 = &Y[int64_t(row0 + (tl_tid / 128)) * N + ((tl_chunk10 % 8) + (tl_tid % 128) * 8 + (tl_chunk10 / 8) * 1024)];
-            if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds(((tl_chunk10 % 8) + (tl_tid % 128) * 8 + (tl_chunk10 / 8) * 1024), N) && tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk10 % 8) + (tl_tid % 128) * 8 + (tl_chunk10 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr11, 16)) {
-                tl::f16 tl_vec12[8];
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec12[tl_v] = tl::convert<tl::f16>(s[tl_chunk10 + tl_v]);
-                tl::store_vector<tl::f16, 8>(tl_ptr11, tl_vec12);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk10 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk10 + tl_v) / 8) * 1024), N)) Y[int64_t(row0 + (tl_tid / 128)) * N + (((tl_chunk10 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk10 + tl_v) / 8) * 1024)] = tl::convert<tl::f16>(s[tl_chunk10 + tl_v]);
-                }
-            }
-        }
+        tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
         const int32_t n_tiles = tl::cdiv(N, 2048);
-        for (int rr = 0; rr < rows; ++rr) {
-            const int32_t row = row0 + rr;
-            sum_x2 = 0.0f;
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x);  (norms.tl:137)
-                #pragma unroll
-                for (int tl_chunk13 = 0; tl_chunk13 < x_layout::kSlots; tl_chunk13 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk13))) continue;
-                    const tl::f16* tl_ptr14 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13))) + 7, N) && tl::is_aligned(tl_ptr14, 16)) {
-                        tl::f16 tl_vec15[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec15, tl_ptr14);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk13 + tl_v] = tl::convert<float>(tl_vec15[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk13 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13 + tl_v)))]) : 0.0f;
+        for (int g = 0; g < groups; ++g) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 2;
+            for (int rr = 0; rr < tl::min(2, M - row0); ++rr) {
+                const int32_t row = row0 + rr;
+                sum_x2 = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:153)
+                    #pragma unroll
+                    for (int tl_chunk27 = 0; tl_chunk27 < x_layout::kSlots; tl_chunk27 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk27))) continue;
+                        const tl::f16* tl_ptr28 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk27)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk27)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk27))) + 7, N) && tl::is_aligned(tl_ptr28, 16)) {
+                            tl::f16 tl_vec29[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec29, tl_ptr28);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk27 + tl_v] = tl::convert<float>(tl_vec29[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk27 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)))]) : 0.0f;
+                            }
                         }
                     }
-                }
-                // for j in parallel(BN) {  (norms.tl:138)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s16 = 0; tl_s16 < x_layout::kSlots; ++tl_s16) {
-                    if (!(x_layout::valid(tl_tid, tl_s16))) continue;
-                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s16);
-                    x[tl_s16] = x[tl_s16] * x[tl_s16];
-                }
-                // reduce(sum, x, part);  (norms.tl:141)
-                {
-                    float tl_part[1];
+                    // for j in parallel(BN) {  (norms.tl:154)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s17 = 0; tl_s17 < x_layout::kSlots; ++tl_s17) {
-                        if (!(x_layout::valid(tl_tid, tl_s17))) continue;
-                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s17]));
+                    for (int tl_s30 = 0; tl_s30 < x_layout::kSlots; ++tl_s30) {
+                        if (!(x_layout::valid(tl_tid, tl_s30))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s30);
+                        x[tl_s30] = x[tl_s30] * x[tl_s30];
                     }
-                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    // reduce(sum, x, part);  (norms.tl:157)
                     {
-                        part = tl_part[0];
-                    }
-                }
-                sum_x2 = sum_x2 + part;
-            }
-            const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
-            for (int t = 0; t < n_tiles; ++t) {
-                const int32_t c0 = t * 2048;
-                // copy(X[row, c0 +: BN], x);  (norms.tl:147)
-                #pragma unroll
-                for (int tl_chunk18 = 0; tl_chunk18 < x_layout::kSlots; tl_chunk18 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk18))) continue;
-                    const tl::f16* tl_ptr19 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk18)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk18)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk18))) + 7, N) && tl::is_aligned(tl_ptr19, 16)) {
-                        tl::f16 tl_vec20[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec20, tl_ptr19);
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk18 + tl_v] = tl::convert<float>(tl_vec20[tl_v]);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk18 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)))]) : 0.0f;
+                        for (int tl_s31 = 0; tl_s31 < x_layout::kSlots; ++tl_s31) {
+                            if (!(x_layout::valid(tl_tid, tl_s31))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s31]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            part = tl_part[0];
                         }
                     }
+                    sum_x2 = sum_x2 + part;
                 }
-                // copy(W[c0 +: BN], w);  (norms.tl:148)
-                #pragma unroll
-                for (int tl_chunk21 = 0; tl_chunk21 < w_layout::kSlots; tl_chunk21 += 8) {
-                    if (!(w_layout::valid(tl_tid, tl_chunk21))) continue;
-                    const tl::f16* tl_ptr22 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk21))];
-                    if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk21)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk21))) + 7, N) && tl::is_aligned(tl_ptr22, 16)) {
-                        tl::f16 tl_vec23[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec23, tl_ptr22);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk21 + tl_v] = tl::convert<float>(tl_vec23[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            w[tl_chunk21 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk21 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk21 + tl_v))]) : 0.0f;
+                const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
+                for (int t = 0; t < n_tiles; ++t) {
+                    const int32_t c0 = t * 2048;
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:163)
+                    #pragma unroll
+                    for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
+                        const tl::f16* tl_ptr33 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk32)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk32)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk32))) + 7, N) && tl::is_aligned(tl_ptr33, 16)) {
+                            tl::f16 tl_vec34[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec34, tl_ptr33);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk32 + tl_v] = tl::convert<float>(tl_vec34[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk32 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk32 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk32 + tl_v)))]) : 0.0f;
+                            }
                         }
                     }
-                }
-                // for j in parallel(BN) {  (norms.tl:149)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s24 = 0; tl_s24 < x_layout::kSlots; ++tl_s24) {
-                    if (!(x_layout::valid(tl_tid, tl_s24))) continue;
-                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s24);
-                    x[tl_s24] = x[tl_s24] * rrms * w[tl_s24];
-                }
-                // copy(x, Y[row, c0 +: BN]);  (norms.tl:152)
-                #pragma unroll
-                for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
-                    tl::f16* tl_ptr26 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk25)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk25)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk25))) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
-                        tl::f16 tl_vec27[8];
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec27[tl_v] = tl::convert<tl::f16>(x[tl_chunk25 + tl_v]);
-                        tl::store_vector<tl::f16, 8>(tl_ptr26, tl_vec27);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk25 + tl_v]);
+                    // copy(W[c0 +: BN], w);  (norms.tl:164)
+                    #pragma unroll
+                    for (int tl_chunk35 = 0; tl_chunk35 < w_layout::kSlots; tl_chunk35 += 8) {
+                        if (!(w_layout::valid(tl_tid, tl_chunk35))) continue;
+                        const tl::f16* tl_ptr36 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk35))];
+                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk35)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk35))) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                            tl::f16 tl_vec37[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec37, tl_ptr36);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk35 + tl_v] = tl::convert<float>(tl_vec37[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                w[tl_chunk35 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk35 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk35 + tl_v))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // for j in parallel(BN) {  (norms.tl:165)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s38 = 0; tl_s38 < x_layout::kSlots; ++tl_s38) {
+                        if (!(x_layout::valid(tl_tid, tl_s38))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s38);
+                        x[tl_s38] = x[tl_s38] * rrms * w[tl_s38];
+                    }
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:168)
+                    #pragma unroll
+                    for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk39))) continue;
+                        tl::f16* tl_ptr40 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk39)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk39)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk39))) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                            tl::f16 tl_vec41[8];
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec41[tl_v] = tl::convert<tl::f16>(x[tl_chunk39 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr40, tl_vec41);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk39 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk39 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk39 + tl_v]);
+                            }
                         }
                     }
                 }
@@ -3810,8 +4542,8 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant4(
     }
 }
 
-// kernel rmsnorm<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, T = f16>  (stdlib/norms.tl:97)
-// 256 threads per block, 32 bytes of shared memory
+// kernel rmsnorm<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/norms.tl:107)
+// 256 threads per block, 16544 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
         const tl::f16* __restrict__ X,
         const tl::f16* __restrict__ W,
@@ -3828,7 +4560,8 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
     using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 1, 4096], row pitch 4104
+    unsigned char* tl_scratch = tl_smem + 16512;  // 32 bytes for reductions and staging
     float s[16];  // fragment s: f32[1, 4096]
     float sq[16];  // fragment sq: f32[1, 4096]
     float sw[16];  // fragment sw: f32[4096]
@@ -3837,226 +4570,286 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
     float w[w_layout::kSlots];  // fragment w: f32[2048]
     float sum_x2;
     float part;
-    const int32_t row0 = int(blockIdx.x) * 1;
-    const int32_t rows = tl::min(1, M - row0);
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 1) - int(blockIdx.x), int(gridDim.x));
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 4096) {
-        // copy(X[row0 +: RB, 0 +: ROW], s);  (norms.tl:118)
-        #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
-            const tl::f16* tl_ptr1 = &X[int64_t(row0 + 0) * N + ((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 2048)];
-            if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 2048), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 2048)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
-                tl::f16 tl_vec2[8];
-                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+        const int32_t g_trips = groups;
+        if (0 < g_trips) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:130)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+                for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+                    const int tl_chunk0 = tl_tid + tl_i1 * 256;
+                    tl::cp_async_16(&xs[(0 * 1 + ((tl_chunk0 * 8) / 4096)) * 4104 + ((tl_chunk0 * 8) % 4096)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk0 * 8) / 4096)) * N + ((tl_chunk0 * 8) % 4096)]);
+                }
             } else {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk0 + tl_v) / 8) * 2048), N) ? tl::convert<float>(X[int64_t(row0 + 0) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk0 + tl_v) / 8) * 2048)]) : 0.0f;
+                for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
+                    const int tl_chunk2 = tl_tid + tl_i3 * 256;
+                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 4096)) * N + ((tl_chunk2 * 8) % 4096)];
+                    tl::f16* tl_dst5 = &xs[(0 * 1 + ((tl_chunk2 * 8) / 4096)) * 4104 + ((tl_chunk2 * 8) % 4096)];
+                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 4096)));
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 4096 >= 0 && tl::is_aligned(tl_src4, 16)) {
+                        tl::cp_async_16(tl_dst5, tl_src4);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 4096), M) && tl::in_bounds(((tl_chunk2 * 8) % 4096) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
                 }
             }
         }
-        // for i, j in parallel(RB, ROW) {  (norms.tl:119)
-        // for i, j in parallel(1, 4096): each thread visits the elements of `sq` it holds
-        #pragma unroll
-        for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
-            [[maybe_unused]] const int i = 0;
-            [[maybe_unused]] const int j = ((tl_s3 % 8) + (tl_tid) * 8 + (tl_s3 / 8) * 2048);
-            sq[tl_s3] = s[tl_s3] * s[tl_s3];
-        }
-        // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:122)
-        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
-        {
-            float tl_part[1];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-            #pragma unroll
-            for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sq[tl_s4]));
+        tl::cp_async_commit();
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:128)
+        for (int g = 0; g < g_trips; ++g) {
+            tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+            __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
+            if (g + 1 < g_trips) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:130)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
+                    #pragma unroll
+                    for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
+                        const int tl_chunk7 = tl_tid + tl_i8 * 256;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 1 + ((tl_chunk7 * 8) / 4096)) * 4104 + ((tl_chunk7 * 8) % 4096)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 4096)) * N + ((tl_chunk7 * 8) % 4096)]);
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
+                        const int tl_chunk9 = tl_tid + tl_i10 * 256;
+                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 4096)) * N + ((tl_chunk9 * 8) % 4096)];
+                        tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 1 + ((tl_chunk9 * 8) / 4096)) * 4104 + ((tl_chunk9 * 8) % 4096)];
+                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 4096)));
+                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 4096 >= 0 && tl::is_aligned(tl_src11, 16)) {
+                            tl::cp_async_16(tl_dst12, tl_src11);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 4096), M) && tl::in_bounds(((tl_chunk9 * 8) % 4096) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
+                        }
+                    }
+                }
             }
+            tl::cp_async_commit();
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
+            // copy(xs, s);  (norms.tl:131)
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
+                const tl::f16* tl_ptr15 = &xs[((g % 2) * 1 + 0) * 4104 + ((tl_chunk14 % 8) + (tl_tid) * 8 + (tl_chunk14 / 8) * 2048)];
+                if (tl::is_aligned(tl_ptr15, 16)) {
+                    tl::f16 tl_vec16[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 1 + 0) * 4104 + (((tl_chunk14 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk14 + tl_v) / 8) * 2048)]);
+                    }
+                }
             }
-            if ((tl_tid / 1 % 32) == 0) {
+            // for i, j in parallel(RB, ROW) {  (norms.tl:132)
+            // for i, j in parallel(1, 4096): each thread visits the elements of `sq` it holds
+            #pragma unroll
+            for (int tl_s17 = 0; tl_s17 < 16; ++tl_s17) {
+                [[maybe_unused]] const int i = 0;
+                [[maybe_unused]] const int j = ((tl_s17 % 8) + (tl_tid) * 8 + (tl_s17 / 8) * 2048);
+                sq[tl_s17] = s[tl_s17] * s[tl_s17];
+            }
+            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:135)
+            // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
+            {
+                float tl_part[1];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                #pragma unroll
+                for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sq[tl_s18]));
+                }
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    reinterpret_cast<float*>(tl_scratch)[(0) * 8 + (tl_tid / 32 % 8)] = tl_part[tl_i];
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+                }
+                if ((tl_tid / 1 % 32) == 0) {
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                        reinterpret_cast<float*>(tl_scratch)[(0) * 8 + (tl_tid / 32 % 8)] = tl_part[tl_i];
+                    }
+                }
+                __syncthreads();
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 8];
+                    #pragma unroll
+                    for (int tl_w = 1; tl_w < 8; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(0) * 8 + tl_w]);
+                }
+                __syncthreads();  // the scratch is free again
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    s_rrms[tl_i] = tl_part[tl_i];
                 }
             }
-            __syncthreads();
+            // for i in parallel(RB) {  (norms.tl:136)
+            // for i in parallel(1): each thread visits the elements of `s_rrms` it holds
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 8];
-                #pragma unroll
-                for (int tl_w = 1; tl_w < 8; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(0) * 8 + tl_w]);
+            for (int tl_s19 = 0; tl_s19 < 1; ++tl_s19) {
+                [[maybe_unused]] const int i = 0;
+                s_rrms[tl_s19] = tl::rsqrt(s_rrms[tl_s19] * inv_n + eps);
             }
-            __syncthreads();  // the scratch is free again
+            // copy(W[0 +: ROW], sw);  (norms.tl:139)
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                s_rrms[tl_i] = tl_part[tl_i];
+            for (int tl_chunk20 = 0; tl_chunk20 < 16; tl_chunk20 += 8) {
+                const tl::f16* tl_ptr21 = &W[((tl_chunk20 % 8) + (tl_tid) * 8 + (tl_chunk20 / 8) * 2048)];
+                if (tl::in_bounds(((tl_chunk20 % 8) + (tl_tid) * 8 + (tl_chunk20 / 8) * 2048), N) && tl::in_bounds((((tl_chunk20 % 8) + (tl_tid) * 8 + (tl_chunk20 / 8) * 2048)) + 7, N) && tl::is_aligned(tl_ptr21, 16)) {
+                    tl::f16 tl_vec22[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec22, tl_ptr21);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk20 + tl_v] = tl::convert<float>(tl_vec22[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        sw[tl_chunk20 + tl_v] = tl::in_bounds((((tl_chunk20 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk20 + tl_v) / 8) * 2048), N) ? tl::convert<float>(W[(((tl_chunk20 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk20 + tl_v) / 8) * 2048)]) : 0.0f;
+                    }
+                }
             }
-        }
-        // for i in parallel(RB) {  (norms.tl:123)
-        // for i in parallel(1): each thread visits the elements of `s_rrms` it holds
-        #pragma unroll
-        for (int tl_s5 = 0; tl_s5 < 1; ++tl_s5) {
-            [[maybe_unused]] const int i = 0;
-            s_rrms[tl_s5] = tl::rsqrt(s_rrms[tl_s5] * inv_n + eps);
-        }
-        // copy(W[0 +: ROW], sw);  (norms.tl:126)
-        #pragma unroll
-        for (int tl_chunk6 = 0; tl_chunk6 < 16; tl_chunk6 += 8) {
-            const tl::f16* tl_ptr7 = &W[((tl_chunk6 % 8) + (tl_tid) * 8 + (tl_chunk6 / 8) * 2048)];
-            if (tl::in_bounds(((tl_chunk6 % 8) + (tl_tid) * 8 + (tl_chunk6 / 8) * 2048), N) && tl::in_bounds((((tl_chunk6 % 8) + (tl_tid) * 8 + (tl_chunk6 / 8) * 2048)) + 7, N) && tl::is_aligned(tl_ptr7, 16)) {
-                tl::f16 tl_vec8[8];
-                tl::load_vector<tl::f16, 8>(tl_vec8, tl_ptr7);
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk6 + tl_v] = tl::convert<float>(tl_vec8[tl_v]);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    sw[tl_chunk6 + tl_v] = tl::in_bounds((((tl_chunk6 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk6 + tl_v) / 8) * 2048), N) ? tl::convert<float>(W[(((tl_chunk6 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk6 + tl_v) / 8) * 2048)]) : 0.0f;
+            // for i, j in parallel(RB, ROW) {  (norms.tl:140)
+            // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s23 = 0; tl_s23 < 16; ++tl_s23) {
+                [[maybe_unused]] const int i = 0;
+                [[maybe_unused]] const int j = ((tl_s23 % 8) + (tl_tid) * 8 + (tl_s23 / 8) * 2048);
+                s[tl_s23] = s[tl_s23] * s_rrms[0] * sw[(tl_s23 % 8) + (tl_s23 / 8) * 8];
+            }
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:143)
+            #pragma unroll
+            for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
+                tl::f16* tl_ptr25 = &Y[int64_t(row0 + 0) * N + ((tl_chunk24 % 8) + (tl_tid) * 8 + (tl_chunk24 / 8) * 2048)];
+                if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk24 % 8) + (tl_tid) * 8 + (tl_chunk24 / 8) * 2048), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk24 % 8) + (tl_tid) * 8 + (tl_chunk24 / 8) * 2048)) + 7, N) && tl::is_aligned(tl_ptr25, 16)) {
+                    tl::f16 tl_vec26[8];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec26[tl_v] = tl::convert<tl::f16>(s[tl_chunk24 + tl_v]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr25, tl_vec26);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        if (tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk24 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk24 + tl_v) / 8) * 2048), N)) Y[int64_t(row0 + 0) * N + (((tl_chunk24 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk24 + tl_v) / 8) * 2048)] = tl::convert<tl::f16>(s[tl_chunk24 + tl_v]);
+                    }
                 }
             }
         }
-        // for i, j in parallel(RB, ROW) {  (norms.tl:127)
-        // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s9 = 0; tl_s9 < 16; ++tl_s9) {
-            [[maybe_unused]] const int i = 0;
-            [[maybe_unused]] const int j = ((tl_s9 % 8) + (tl_tid) * 8 + (tl_s9 / 8) * 2048);
-            s[tl_s9] = s[tl_s9] * s_rrms[0] * sw[(tl_s9 % 8) + (tl_s9 / 8) * 8];
-        }
-        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:130)
-        #pragma unroll
-        for (int tl_chunk10 = 0; tl_chunk10 < 16; tl_chunk10 += 8) {
-            tl::f16* tl_ptr11 = &Y[int64_t(row0 + 0) * N + ((tl_chunk10 % 8) + (tl_tid) * 8 + (tl_chunk10 / 8) * 2048)];
-            if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk10 % 8) + (tl_tid) * 8 + (tl_chunk10 / 8) * 2048), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk10 % 8) + (tl_tid) * 8 + (tl_chunk10 / 8) * 2048)) + 7, N) && tl::is_aligned(tl_ptr11, 16)) {
-                tl::f16 tl_vec12[8];
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec12[tl_v] = tl::convert<tl::f16>(s[tl_chunk10 + tl_v]);
-                tl::store_vector<tl::f16, 8>(tl_ptr11, tl_vec12);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk10 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk10 + tl_v) / 8) * 2048), N)) Y[int64_t(row0 + 0) * N + (((tl_chunk10 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk10 + tl_v) / 8) * 2048)] = tl::convert<tl::f16>(s[tl_chunk10 + tl_v]);
-                }
-            }
-        }
+        tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
         const int32_t n_tiles = tl::cdiv(N, 2048);
-        for (int rr = 0; rr < rows; ++rr) {
-            const int32_t row = row0 + rr;
-            sum_x2 = 0.0f;
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x);  (norms.tl:137)
-                #pragma unroll
-                for (int tl_chunk13 = 0; tl_chunk13 < x_layout::kSlots; tl_chunk13 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk13))) continue;
-                    const tl::f16* tl_ptr14 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13))) + 7, N) && tl::is_aligned(tl_ptr14, 16)) {
-                        tl::f16 tl_vec15[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec15, tl_ptr14);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk13 + tl_v] = tl::convert<float>(tl_vec15[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk13 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk13 + tl_v)))]) : 0.0f;
+        for (int g = 0; g < groups; ++g) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
+            for (int rr = 0; rr < tl::min(1, M - row0); ++rr) {
+                const int32_t row = row0 + rr;
+                sum_x2 = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:153)
+                    #pragma unroll
+                    for (int tl_chunk27 = 0; tl_chunk27 < x_layout::kSlots; tl_chunk27 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk27))) continue;
+                        const tl::f16* tl_ptr28 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk27)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk27)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk27))) + 7, N) && tl::is_aligned(tl_ptr28, 16)) {
+                            tl::f16 tl_vec29[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec29, tl_ptr28);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk27 + tl_v] = tl::convert<float>(tl_vec29[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk27 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)))]) : 0.0f;
+                            }
                         }
                     }
-                }
-                // for j in parallel(BN) {  (norms.tl:138)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s16 = 0; tl_s16 < x_layout::kSlots; ++tl_s16) {
-                    if (!(x_layout::valid(tl_tid, tl_s16))) continue;
-                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s16);
-                    x[tl_s16] = x[tl_s16] * x[tl_s16];
-                }
-                // reduce(sum, x, part);  (norms.tl:141)
-                {
-                    float tl_part[1];
+                    // for j in parallel(BN) {  (norms.tl:154)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s17 = 0; tl_s17 < x_layout::kSlots; ++tl_s17) {
-                        if (!(x_layout::valid(tl_tid, tl_s17))) continue;
-                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s17]));
+                    for (int tl_s30 = 0; tl_s30 < x_layout::kSlots; ++tl_s30) {
+                        if (!(x_layout::valid(tl_tid, tl_s30))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s30);
+                        x[tl_s30] = x[tl_s30] * x[tl_s30];
                     }
-                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    // reduce(sum, x, part);  (norms.tl:157)
                     {
-                        part = tl_part[0];
-                    }
-                }
-                sum_x2 = sum_x2 + part;
-            }
-            const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
-            for (int t = 0; t < n_tiles; ++t) {
-                const int32_t c0 = t * 2048;
-                // copy(X[row, c0 +: BN], x);  (norms.tl:147)
-                #pragma unroll
-                for (int tl_chunk18 = 0; tl_chunk18 < x_layout::kSlots; tl_chunk18 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk18))) continue;
-                    const tl::f16* tl_ptr19 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk18)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk18)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk18))) + 7, N) && tl::is_aligned(tl_ptr19, 16)) {
-                        tl::f16 tl_vec20[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec20, tl_ptr19);
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk18 + tl_v] = tl::convert<float>(tl_vec20[tl_v]);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk18 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)))]) : 0.0f;
+                        for (int tl_s31 = 0; tl_s31 < x_layout::kSlots; ++tl_s31) {
+                            if (!(x_layout::valid(tl_tid, tl_s31))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s31]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            part = tl_part[0];
                         }
                     }
+                    sum_x2 = sum_x2 + part;
                 }
-                // copy(W[c0 +: BN], w);  (norms.tl:148)
-                #pragma unroll
-                for (int tl_chunk21 = 0; tl_chunk21 < w_layout::kSlots; tl_chunk21 += 8) {
-                    if (!(w_layout::valid(tl_tid, tl_chunk21))) continue;
-                    const tl::f16* tl_ptr22 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk21))];
-                    if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk21)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk21))) + 7, N) && tl::is_aligned(tl_ptr22, 16)) {
-                        tl::f16 tl_vec23[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec23, tl_ptr22);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk21 + tl_v] = tl::convert<float>(tl_vec23[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            w[tl_chunk21 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk21 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk21 + tl_v))]) : 0.0f;
+                const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
+                for (int t = 0; t < n_tiles; ++t) {
+                    const int32_t c0 = t * 2048;
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:163)
+                    #pragma unroll
+                    for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
+                        const tl::f16* tl_ptr33 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk32)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk32)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk32))) + 7, N) && tl::is_aligned(tl_ptr33, 16)) {
+                            tl::f16 tl_vec34[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec34, tl_ptr33);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk32 + tl_v] = tl::convert<float>(tl_vec34[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk32 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk32 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk32 + tl_v)))]) : 0.0f;
+                            }
                         }
                     }
-                }
-                // for j in parallel(BN) {  (norms.tl:149)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s24 = 0; tl_s24 < x_layout::kSlots; ++tl_s24) {
-                    if (!(x_layout::valid(tl_tid, tl_s24))) continue;
-                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s24);
-                    x[tl_s24] = x[tl_s24] * rrms * w[tl_s24];
-                }
-                // copy(x, Y[row, c0 +: BN]);  (norms.tl:152)
-                #pragma unroll
-                for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
-                    tl::f16* tl_ptr26 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk25)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk25)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk25))) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
-                        tl::f16 tl_vec27[8];
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec27[tl_v] = tl::convert<tl::f16>(x[tl_chunk25 + tl_v]);
-                        tl::store_vector<tl::f16, 8>(tl_ptr26, tl_vec27);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk25 + tl_v]);
+                    // copy(W[c0 +: BN], w);  (norms.tl:164)
+                    #pragma unroll
+                    for (int tl_chunk35 = 0; tl_chunk35 < w_layout::kSlots; tl_chunk35 += 8) {
+                        if (!(w_layout::valid(tl_tid, tl_chunk35))) continue;
+                        const tl::f16* tl_ptr36 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk35))];
+                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk35)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk35))) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                            tl::f16 tl_vec37[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec37, tl_ptr36);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk35 + tl_v] = tl::convert<float>(tl_vec37[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                w[tl_chunk35 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk35 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk35 + tl_v))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // for j in parallel(BN) {  (norms.tl:165)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s38 = 0; tl_s38 < x_layout::kSlots; ++tl_s38) {
+                        if (!(x_layout::valid(tl_tid, tl_s38))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s38);
+                        x[tl_s38] = x[tl_s38] * rrms * w[tl_s38];
+                    }
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:168)
+                    #pragma unroll
+                    for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk39))) continue;
+                        tl::f16* tl_ptr40 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk39)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk39)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk39))) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                            tl::f16 tl_vec41[8];
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec41[tl_v] = tl::convert<tl::f16>(x[tl_chunk39 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr40, tl_vec41);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk39 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk39 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk39 + tl_v]);
+                            }
                         }
                     }
                 }
@@ -4065,8 +4858,8 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
     }
 }
 
-// kernel rmsnorm<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, T = f16>  (stdlib/norms.tl:97)
-// 512 threads per block, 64 bytes of shared memory
+// kernel rmsnorm<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, MAX_BLOCKS = 2048, T = f16>  (stdlib/norms.tl:107)
+// 512 threads per block, 32960 bytes of shared memory
 __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
         const tl::f16* __restrict__ X,
         const tl::f16* __restrict__ W,
@@ -4083,7 +4876,8 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
     using w_layout = tl::BlockedLayout<4096, 8, 512>;  // fragment w: f32[4096]
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    unsigned char* tl_scratch = tl_smem + 0;  // 64 bytes for reductions and staging
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 1, 8192], row pitch 8200
+    unsigned char* tl_scratch = tl_smem + 32896;  // 64 bytes for reductions and staging
     float s[16];  // fragment s: f32[1, 8192]
     float sq[16];  // fragment sq: f32[1, 8192]
     float sw[16];  // fragment sw: f32[8192]
@@ -4092,226 +4886,286 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
     float w[w_layout::kSlots];  // fragment w: f32[4096]
     float sum_x2;
     float part;
-    const int32_t row0 = int(blockIdx.x) * 1;
-    const int32_t rows = tl::min(1, M - row0);
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 1) - int(blockIdx.x), int(gridDim.x));
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 8192) {
-        // copy(X[row0 +: RB, 0 +: ROW], s);  (norms.tl:118)
-        #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
-            const tl::f16* tl_ptr1 = &X[int64_t(row0 + 0) * N + ((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 4096)];
-            if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 4096), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 4096)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
-                tl::f16 tl_vec2[8];
-                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+        const int32_t g_trips = groups;
+        if (0 < g_trips) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:130)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+                for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+                    const int tl_chunk0 = tl_tid + tl_i1 * 512;
+                    tl::cp_async_16(&xs[(0 * 1 + ((tl_chunk0 * 8) / 8192)) * 8200 + ((tl_chunk0 * 8) % 8192)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk0 * 8) / 8192)) * N + ((tl_chunk0 * 8) % 8192)]);
+                }
             } else {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk0 + tl_v) / 8) * 4096), N) ? tl::convert<float>(X[int64_t(row0 + 0) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk0 + tl_v) / 8) * 4096)]) : 0.0f;
+                for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
+                    const int tl_chunk2 = tl_tid + tl_i3 * 512;
+                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 8192)) * N + ((tl_chunk2 * 8) % 8192)];
+                    tl::f16* tl_dst5 = &xs[(0 * 1 + ((tl_chunk2 * 8) / 8192)) * 8200 + ((tl_chunk2 * 8) % 8192)];
+                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 8192)));
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 8192 >= 0 && tl::is_aligned(tl_src4, 16)) {
+                        tl::cp_async_16(tl_dst5, tl_src4);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 8192), M) && tl::in_bounds(((tl_chunk2 * 8) % 8192) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
                 }
             }
         }
-        // for i, j in parallel(RB, ROW) {  (norms.tl:119)
-        // for i, j in parallel(1, 8192): each thread visits the elements of `sq` it holds
-        #pragma unroll
-        for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
-            [[maybe_unused]] const int i = 0;
-            [[maybe_unused]] const int j = ((tl_s3 % 8) + (tl_tid) * 8 + (tl_s3 / 8) * 4096);
-            sq[tl_s3] = s[tl_s3] * s[tl_s3];
-        }
-        // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:122)
-        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
-        {
-            float tl_part[1];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-            #pragma unroll
-            for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sq[tl_s4]));
+        tl::cp_async_commit();
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:128)
+        for (int g = 0; g < g_trips; ++g) {
+            tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+            __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
+            if (g + 1 < g_trips) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:130)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
+                    #pragma unroll
+                    for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
+                        const int tl_chunk7 = tl_tid + tl_i8 * 512;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 1 + ((tl_chunk7 * 8) / 8192)) * 8200 + ((tl_chunk7 * 8) % 8192)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 8192)) * N + ((tl_chunk7 * 8) % 8192)]);
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
+                        const int tl_chunk9 = tl_tid + tl_i10 * 512;
+                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 8192)) * N + ((tl_chunk9 * 8) % 8192)];
+                        tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 1 + ((tl_chunk9 * 8) / 8192)) * 8200 + ((tl_chunk9 * 8) % 8192)];
+                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 8192)));
+                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 8192 >= 0 && tl::is_aligned(tl_src11, 16)) {
+                            tl::cp_async_16(tl_dst12, tl_src11);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 8192), M) && tl::in_bounds(((tl_chunk9 * 8) % 8192) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
+                        }
+                    }
+                }
             }
+            tl::cp_async_commit();
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
+            // copy(xs, s);  (norms.tl:131)
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
+                const tl::f16* tl_ptr15 = &xs[((g % 2) * 1 + 0) * 8200 + ((tl_chunk14 % 8) + (tl_tid) * 8 + (tl_chunk14 / 8) * 4096)];
+                if (tl::is_aligned(tl_ptr15, 16)) {
+                    tl::f16 tl_vec16[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 1 + 0) * 8200 + (((tl_chunk14 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk14 + tl_v) / 8) * 4096)]);
+                    }
+                }
             }
-            if ((tl_tid / 1 % 32) == 0) {
+            // for i, j in parallel(RB, ROW) {  (norms.tl:132)
+            // for i, j in parallel(1, 8192): each thread visits the elements of `sq` it holds
+            #pragma unroll
+            for (int tl_s17 = 0; tl_s17 < 16; ++tl_s17) {
+                [[maybe_unused]] const int i = 0;
+                [[maybe_unused]] const int j = ((tl_s17 % 8) + (tl_tid) * 8 + (tl_s17 / 8) * 4096);
+                sq[tl_s17] = s[tl_s17] * s[tl_s17];
+            }
+            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:135)
+            // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
+            {
+                float tl_part[1];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                #pragma unroll
+                for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sq[tl_s18]));
+                }
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    reinterpret_cast<float*>(tl_scratch)[(0) * 16 + (tl_tid / 32 % 16)] = tl_part[tl_i];
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+                }
+                if ((tl_tid / 1 % 32) == 0) {
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                        reinterpret_cast<float*>(tl_scratch)[(0) * 16 + (tl_tid / 32 % 16)] = tl_part[tl_i];
+                    }
+                }
+                __syncthreads();
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 16];
+                    #pragma unroll
+                    for (int tl_w = 1; tl_w < 16; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(0) * 16 + tl_w]);
+                }
+                __syncthreads();  // the scratch is free again
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    s_rrms[tl_i] = tl_part[tl_i];
                 }
             }
-            __syncthreads();
+            // for i in parallel(RB) {  (norms.tl:136)
+            // for i in parallel(1): each thread visits the elements of `s_rrms` it holds
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 16];
-                #pragma unroll
-                for (int tl_w = 1; tl_w < 16; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(0) * 16 + tl_w]);
+            for (int tl_s19 = 0; tl_s19 < 1; ++tl_s19) {
+                [[maybe_unused]] const int i = 0;
+                s_rrms[tl_s19] = tl::rsqrt(s_rrms[tl_s19] * inv_n + eps);
             }
-            __syncthreads();  // the scratch is free again
+            // copy(W[0 +: ROW], sw);  (norms.tl:139)
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                s_rrms[tl_i] = tl_part[tl_i];
+            for (int tl_chunk20 = 0; tl_chunk20 < 16; tl_chunk20 += 8) {
+                const tl::f16* tl_ptr21 = &W[((tl_chunk20 % 8) + (tl_tid) * 8 + (tl_chunk20 / 8) * 4096)];
+                if (tl::in_bounds(((tl_chunk20 % 8) + (tl_tid) * 8 + (tl_chunk20 / 8) * 4096), N) && tl::in_bounds((((tl_chunk20 % 8) + (tl_tid) * 8 + (tl_chunk20 / 8) * 4096)) + 7, N) && tl::is_aligned(tl_ptr21, 16)) {
+                    tl::f16 tl_vec22[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec22, tl_ptr21);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk20 + tl_v] = tl::convert<float>(tl_vec22[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        sw[tl_chunk20 + tl_v] = tl::in_bounds((((tl_chunk20 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk20 + tl_v) / 8) * 4096), N) ? tl::convert<float>(W[(((tl_chunk20 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk20 + tl_v) / 8) * 4096)]) : 0.0f;
+                    }
+                }
             }
-        }
-        // for i in parallel(RB) {  (norms.tl:123)
-        // for i in parallel(1): each thread visits the elements of `s_rrms` it holds
-        #pragma unroll
-        for (int tl_s5 = 0; tl_s5 < 1; ++tl_s5) {
-            [[maybe_unused]] const int i = 0;
-            s_rrms[tl_s5] = tl::rsqrt(s_rrms[tl_s5] * inv_n + eps);
-        }
-        // copy(W[0 +: ROW], sw);  (norms.tl:126)
-        #pragma unroll
-        for (int tl_chunk6 = 0; tl_chunk6 < 16; tl_chunk6 += 8) {
-            const tl::f16* tl_ptr7 = &W[((tl_chunk6 % 8) + (tl_tid) * 8 + (tl_chunk6 / 8) * 4096)];
-            if (tl::in_bounds(((tl_chunk6 % 8) + (tl_tid) * 8 + (tl_chunk6 / 8) * 4096), N) && tl::in_bounds((((tl_chunk6 % 8) + (tl_tid) * 8 + (tl_chunk6 / 8) * 4096)) + 7, N) && tl::is_aligned(tl_ptr7, 16)) {
-                tl::f16 tl_vec8[8];
-                tl::load_vector<tl::f16, 8>(tl_vec8, tl_ptr7);
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk6 + tl_v] = tl::convert<float>(tl_vec8[tl_v]);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    sw[tl_chunk6 + tl_v] = tl::in_bounds((((tl_chunk6 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk6 + tl_v) / 8) * 4096), N) ? tl::convert<float>(W[(((tl_chunk6 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk6 + tl_v) / 8) * 4096)]) : 0.0f;
+            // for i, j in parallel(RB, ROW) {  (norms.tl:140)
+            // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s23 = 0; tl_s23 < 16; ++tl_s23) {
+                [[maybe_unused]] const int i = 0;
+                [[maybe_unused]] const int j = ((tl_s23 % 8) + (tl_tid) * 8 + (tl_s23 / 8) * 4096);
+                s[tl_s23] = s[tl_s23] * s_rrms[0] * sw[(tl_s23 % 8) + (tl_s23 / 8) * 8];
+            }
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:143)
+            #pragma unroll
+            for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
+                tl::f16* tl_ptr25 = &Y[int64_t(row0 + 0) * N + ((tl_chunk24 % 8) + (tl_tid) * 8 + (tl_chunk24 / 8) * 4096)];
+                if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk24 % 8) + (tl_tid) * 8 + (tl_chunk24 / 8) * 4096), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk24 % 8) + (tl_tid) * 8 + (tl_chunk24 / 8) * 4096)) + 7, N) && tl::is_aligned(tl_ptr25, 16)) {
+                    tl::f16 tl_vec26[8];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec26[tl_v] = tl::convert<tl::f16>(s[tl_chunk24 + tl_v]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr25, tl_vec26);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        if (tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk24 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk24 + tl_v) / 8) * 4096), N)) Y[int64_t(row0 + 0) * N + (((tl_chunk24 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk24 + tl_v) / 8) * 4096)] = tl::convert<tl::f16>(s[tl_chunk24 + tl_v]);
+                    }
                 }
             }
         }
-        // for i, j in parallel(RB, ROW) {  (norms.tl:127)
-        // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s9 = 0; tl_s9 < 16; ++tl_s9) {
-            [[maybe_unused]] const int i = 0;
-            [[maybe_unused]] const int j = ((tl_s9 % 8) + (tl_tid) * 8 + (tl_s9 / 8) * 4096);
-            s[tl_s9] = s[tl_s9] * s_rrms[0] * sw[(tl_s9 % 8) + (tl_s9 / 8) * 8];
-        }
-        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:130)
-        #pragma unroll
-        for (int tl_chunk10 = 0; tl_chunk10 < 16; tl_chunk10 += 8) {
-            tl::f16* tl_ptr11 = &Y[int64_t(row0 + 0) * N + ((tl_chunk10 % 8) + (tl_tid) * 8 + (tl_chunk10 / 8) * 4096)];
-            if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk10 % 8) + (tl_tid) * 8 + (tl_chunk10 / 8) * 4096), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk10 % 8) + (tl_tid) * 8 + (tl_chunk10 / 8) * 4096)) + 7, N) && tl::is_aligned(tl_ptr11, 16)) {
-                tl::f16 tl_vec12[8];
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec12[tl_v] = tl::convert<tl::f16>(s[tl_chunk10 + tl_v]);
-                tl::store_vector<tl::f16, 8>(tl_ptr11, tl_vec12);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk10 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk10 + tl_v) / 8) * 4096), N)) Y[int64_t(row0 + 0) * N + (((tl_chunk10 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk10 + tl_v) / 8) * 4096)] = tl::convert<tl::f16>(s[tl_chunk10 + tl_v]);
-                }
-            }
-        }
+        tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
         const int32_t n_tiles = tl::cdiv(N, 4096);
-        for (int rr = 0; rr < rows; ++rr) {
-            const int32_t row = row0 + rr;
-            sum_x2 = 0.0f;
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x);  (norms.tl:137)
-                #pragma unroll
-                for (int tl_chunk13 = 0; tl_chunk13 < x_layout::kSlots; tl_chunk13 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk13))) continue;
-                    const tl::f16* tl_ptr14 = &X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk13)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk13)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (x_layout::flat(tl_tid, tl_chunk13))) + 7, N) && tl::is_aligned(tl_ptr14, 16)) {
-                        tl::f16 tl_vec15[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec15, tl_ptr14);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk13 + tl_v] = tl::convert<float>(tl_vec15[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk13 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk13 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk13 + tl_v)))]) : 0.0f;
+        for (int g = 0; g < groups; ++g) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
+            for (int rr = 0; rr < tl::min(1, M - row0); ++rr) {
+                const int32_t row = row0 + rr;
+                sum_x2 = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:153)
+                    #pragma unroll
+                    for (int tl_chunk27 = 0; tl_chunk27 < x_layout::kSlots; tl_chunk27 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk27))) continue;
+                        const tl::f16* tl_ptr28 = &X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk27)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk27)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (x_layout::flat(tl_tid, tl_chunk27))) + 7, N) && tl::is_aligned(tl_ptr28, 16)) {
+                            tl::f16 tl_vec29[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec29, tl_ptr28);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk27 + tl_v] = tl::convert<float>(tl_vec29[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk27 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)))]) : 0.0f;
+                            }
                         }
                     }
-                }
-                // for j in parallel(BN) {  (norms.tl:138)
-                // for j in parallel(4096): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s16 = 0; tl_s16 < x_layout::kSlots; ++tl_s16) {
-                    if (!(x_layout::valid(tl_tid, tl_s16))) continue;
-                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s16);
-                    x[tl_s16] = x[tl_s16] * x[tl_s16];
-                }
-                // reduce(sum, x, part);  (norms.tl:141)
-                {
-                    float tl_part[1];
+                    // for j in parallel(BN) {  (norms.tl:154)
+                    // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s17 = 0; tl_s17 < x_layout::kSlots; ++tl_s17) {
-                        if (!(x_layout::valid(tl_tid, tl_s17))) continue;
-                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s17]));
+                    for (int tl_s30 = 0; tl_s30 < x_layout::kSlots; ++tl_s30) {
+                        if (!(x_layout::valid(tl_tid, tl_s30))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s30);
+                        x[tl_s30] = x[tl_s30] * x[tl_s30];
                     }
-                    tl::block_allreduce<tl::SumOp, 1, 512>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    // reduce(sum, x, part);  (norms.tl:157)
                     {
-                        part = tl_part[0];
-                    }
-                }
-                sum_x2 = sum_x2 + part;
-            }
-            const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
-            for (int t = 0; t < n_tiles; ++t) {
-                const int32_t c0 = t * 4096;
-                // copy(X[row, c0 +: BN], x);  (norms.tl:147)
-                #pragma unroll
-                for (int tl_chunk18 = 0; tl_chunk18 < x_layout::kSlots; tl_chunk18 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk18))) continue;
-                    const tl::f16* tl_ptr19 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk18)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk18)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk18))) + 7, N) && tl::is_aligned(tl_ptr19, 16)) {
-                        tl::f16 tl_vec20[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec20, tl_ptr19);
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk18 + tl_v] = tl::convert<float>(tl_vec20[tl_v]);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk18 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)))]) : 0.0f;
+                        for (int tl_s31 = 0; tl_s31 < x_layout::kSlots; ++tl_s31) {
+                            if (!(x_layout::valid(tl_tid, tl_s31))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s31]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 512>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            part = tl_part[0];
                         }
                     }
+                    sum_x2 = sum_x2 + part;
                 }
-                // copy(W[c0 +: BN], w);  (norms.tl:148)
-                #pragma unroll
-                for (int tl_chunk21 = 0; tl_chunk21 < w_layout::kSlots; tl_chunk21 += 8) {
-                    if (!(w_layout::valid(tl_tid, tl_chunk21))) continue;
-                    const tl::f16* tl_ptr22 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk21))];
-                    if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk21)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk21))) + 7, N) && tl::is_aligned(tl_ptr22, 16)) {
-                        tl::f16 tl_vec23[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec23, tl_ptr22);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk21 + tl_v] = tl::convert<float>(tl_vec23[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            w[tl_chunk21 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk21 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk21 + tl_v))]) : 0.0f;
+                const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
+                for (int t = 0; t < n_tiles; ++t) {
+                    const int32_t c0 = t * 4096;
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:163)
+                    #pragma unroll
+                    for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
+                        const tl::f16* tl_ptr33 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk32)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk32)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk32))) + 7, N) && tl::is_aligned(tl_ptr33, 16)) {
+                            tl::f16 tl_vec34[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec34, tl_ptr33);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk32 + tl_v] = tl::convert<float>(tl_vec34[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk32 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk32 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk32 + tl_v)))]) : 0.0f;
+                            }
                         }
                     }
-                }
-                // for j in parallel(BN) {  (norms.tl:149)
-                // for j in parallel(4096): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s24 = 0; tl_s24 < x_layout::kSlots; ++tl_s24) {
-                    if (!(x_layout::valid(tl_tid, tl_s24))) continue;
-                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s24);
-                    x[tl_s24] = x[tl_s24] * rrms * w[tl_s24];
-                }
-                // copy(x, Y[row, c0 +: BN]);  (norms.tl:152)
-                #pragma unroll
-                for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
-                    tl::f16* tl_ptr26 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk25)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk25)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk25))) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
-                        tl::f16 tl_vec27[8];
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec27[tl_v] = tl::convert<tl::f16>(x[tl_chunk25 + tl_v]);
-                        tl::store_vector<tl::f16, 8>(tl_ptr26, tl_vec27);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk25 + tl_v]);
+                    // copy(W[c0 +: BN], w);  (norms.tl:164)
+                    #pragma unroll
+                    for (int tl_chunk35 = 0; tl_chunk35 < w_layout::kSlots; tl_chunk35 += 8) {
+                        if (!(w_layout::valid(tl_tid, tl_chunk35))) continue;
+                        const tl::f16* tl_ptr36 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk35))];
+                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk35)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk35))) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                            tl::f16 tl_vec37[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec37, tl_ptr36);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk35 + tl_v] = tl::convert<float>(tl_vec37[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                w[tl_chunk35 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk35 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk35 + tl_v))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // for j in parallel(BN) {  (norms.tl:165)
+                    // for j in parallel(4096): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s38 = 0; tl_s38 < x_layout::kSlots; ++tl_s38) {
+                        if (!(x_layout::valid(tl_tid, tl_s38))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s38);
+                        x[tl_s38] = x[tl_s38] * rrms * w[tl_s38];
+                    }
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:168)
+                    #pragma unroll
+                    for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk39))) continue;
+                        tl::f16* tl_ptr40 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk39)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk39)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk39))) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                            tl::f16 tl_vec41[8];
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec41[tl_v] = tl::convert<tl::f16>(x[tl_chunk39 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr40, tl_vec41);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk39 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk39 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk39 + tl_v]);
+                            }
                         }
                     }
                 }
@@ -4320,8 +5174,8 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
     }
 }
 
-// kernel layernorm_gelu<ROW = 128, THREADS = 256, RB = 32, BN = 2048, T = f16>  (stdlib/norms.tl:160)
-// 256 threads per block, 32 bytes of shared memory
+// kernel layernorm_gelu<ROW = 128, THREADS = 256, RB = 32, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/norms.tl:177)
+// 256 threads per block, 17440 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
         const tl::f16* __restrict__ X,
         const tl::f16* __restrict__ W,
@@ -4341,7 +5195,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
     using b_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment b: f32[2048]
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 32, 128], row pitch 136
+    unsigned char* tl_scratch = tl_smem + 17408;  // 32 bytes for reductions and staging
     float s[16];  // fragment s: f32[32, 128]
     float sd[16];  // fragment sd: f32[32, 128]
     float sw[8];  // fragment sw: f32[128]
@@ -4353,314 +5208,374 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
     float sum_x;
     float sum_d2;
     float part;
-    const int32_t row0 = int(blockIdx.x) * 32;
-    const int32_t rows = tl::min(32, M - row0);
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 32) - int(blockIdx.x), int(gridDim.x));
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 128) {
-        // copy(X[row0 +: RB, 0 +: ROW], s);  (norms.tl:184)
-        #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
-            const tl::f16* tl_ptr1 = &X[int64_t(row0 + ((tl_tid / 16) + (tl_chunk0 / 8) * 16)) * N + ((tl_chunk0 % 8) + (tl_tid % 16) * 8)];
-            if (tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk0 / 8) * 16), M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk0 / 8) * 16), M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
-                tl::f16 tl_vec2[8];
-                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+        const int32_t g_trips = groups;
+        if (0 < g_trips) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + 32 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+                for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+                    const int tl_chunk0 = tl_tid + tl_i1 * 256;
+                    tl::cp_async_16(&xs[(0 * 32 + ((tl_chunk0 * 8) / 128)) * 136 + ((tl_chunk0 * 8) % 128)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk0 * 8) / 128)) * N + ((tl_chunk0 * 8) % 128)]);
+                }
             } else {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + ((tl_tid / 16) + ((tl_chunk0 + tl_v) / 8) * 16), M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid % 16) * 8), N) ? tl::convert<float>(X[int64_t(row0 + ((tl_tid / 16) + ((tl_chunk0 + tl_v) / 8) * 16)) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 16) * 8)]) : 0.0f;
+                for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
+                    const int tl_chunk2 = tl_tid + tl_i3 * 256;
+                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk2 * 8) / 128)) * N + ((tl_chunk2 * 8) % 128)];
+                    tl::f16* tl_dst5 = &xs[(0 * 32 + ((tl_chunk2 * 8) / 128)) * 136 + ((tl_chunk2 * 8) % 128)];
+                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk2 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 128)));
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 128 >= 0 && tl::is_aligned(tl_src4, 16)) {
+                        tl::cp_async_16(tl_dst5, tl_src4);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk2 * 8) / 128), M) && tl::in_bounds(((tl_chunk2 * 8) % 128) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
                 }
             }
         }
-        // reduce(sum, s, s_mean, axis = 1);  (norms.tl:185)
-        // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
-        {
-            float tl_part[2];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-            #pragma unroll
-            for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
-                tl_part[(tl_s3 / 8)] = tl::SumOp::combine(tl_part[(tl_s3 / 8)], tl::SumOp::element(s[tl_s3]));
+        tl::cp_async_commit();
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:201)
+        for (int g = 0; g < g_trips; ++g) {
+            tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+            __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
+            if (g + 1 < g_trips) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + 32 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
+                    #pragma unroll
+                    for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
+                        const int tl_chunk7 = tl_tid + tl_i8 * 256;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 32 + ((tl_chunk7 * 8) / 128)) * 136 + ((tl_chunk7 * 8) % 128)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk7 * 8) / 128)) * N + ((tl_chunk7 * 8) % 128)]);
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
+                        const int tl_chunk9 = tl_tid + tl_i10 * 256;
+                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk9 * 8) / 128)) * N + ((tl_chunk9 * 8) % 128)];
+                        tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 32 + ((tl_chunk9 * 8) / 128)) * 136 + ((tl_chunk9 * 8) % 128)];
+                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk9 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 128)));
+                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 128 >= 0 && tl::is_aligned(tl_src11, 16)) {
+                            tl::cp_async_16(tl_dst12, tl_src11);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk9 * 8) / 128), M) && tl::in_bounds(((tl_chunk9 * 8) % 128) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
+                        }
+                    }
+                }
             }
+            tl::cp_async_commit();
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 32;
+            // copy(xs, s);  (norms.tl:204)
             #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+            for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
+                const tl::f16* tl_ptr15 = &xs[((g % 2) * 32 + ((tl_tid / 16) + (tl_chunk14 / 8) * 16)) * 136 + ((tl_chunk14 % 8) + (tl_tid % 16) * 8)];
+                if (tl::is_aligned(tl_ptr15, 16)) {
+                    tl::f16 tl_vec16[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 32 + ((tl_tid / 16) + ((tl_chunk14 + tl_v) / 8) * 16)) * 136 + (((tl_chunk14 + tl_v) % 8) + (tl_tid % 16) * 8)]);
+                    }
+                }
             }
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                s_mean[tl_i] = tl_part[tl_i];
-            }
-        }
-        // for i, j in parallel(RB, ROW) {  (norms.tl:186)
-        // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
-            [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s4 / 8) * 16);
-            const int j = ((tl_s4 % 8) + (tl_tid % 16) * 8);
-            const float d = s[tl_s4] - s_mean[(tl_s4 / 8)] * inv_n;
-            s[tl_s4] = d;
-            sd[tl_s4] = j < N ? d * d : 0.0f;
-        }
-        // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:191)
-        // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
-        {
-            float tl_part[2];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-            #pragma unroll
-            for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
-                tl_part[(tl_s5 / 8)] = tl::SumOp::combine(tl_part[(tl_s5 / 8)], tl::SumOp::element(sd[tl_s5]));
-            }
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
-            }
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                s_rstd[tl_i] = tl_part[tl_i];
-            }
-        }
-        // for i in parallel(RB) {  (norms.tl:192)
-        // for i in parallel(32): each thread visits the elements of `s_rstd` it holds
-        #pragma unroll
-        for (int tl_s6 = 0; tl_s6 < 2; ++tl_s6) {
-            [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s6) * 16);
-            s_rstd[tl_s6] = tl::rsqrt(s_rstd[tl_s6] * inv_n + eps);
-        }
-        // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:195)
-        #pragma unroll
-        for (int tl_chunk7 = 0; tl_chunk7 < 8; tl_chunk7 += 8) {
-            const tl::f16* tl_ptr8 = &W[((tl_chunk7) + (tl_tid % 16) * 8)];
-            if (tl::in_bounds(((tl_chunk7) + (tl_tid % 16) * 8), N) && tl::in_bounds((((tl_chunk7) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr8, 16)) {
-                tl::f16 tl_vec9[8];
-                tl::load_vector<tl::f16, 8>(tl_vec9, tl_ptr8);
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:205)
+            // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
+            {
+                float tl_part[2];
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk7 + tl_v] = tl::convert<float>(tl_vec9[tl_v]);
-            } else {
+                for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    sw[tl_chunk7 + tl_v] = tl::in_bounds((((tl_chunk7 + tl_v)) + (tl_tid % 16) * 8), N) ? tl::convert<float>(W[(((tl_chunk7 + tl_v)) + (tl_tid % 16) * 8)]) : 0.0f;
+                for (int tl_s17 = 0; tl_s17 < 16; ++tl_s17) {
+                    tl_part[(tl_s17 / 8)] = tl::SumOp::combine(tl_part[(tl_s17 / 8)], tl::SumOp::element(s[tl_s17]));
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                    s_mean[tl_i] = tl_part[tl_i];
+                }
+            }
+            // for i, j in parallel(RB, ROW) {  (norms.tl:206)
+            // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
+                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s18 / 8) * 16);
+                const int j = ((tl_s18 % 8) + (tl_tid % 16) * 8);
+                const float d = s[tl_s18] - s_mean[(tl_s18 / 8)] * inv_n;
+                s[tl_s18] = d;
+                sd[tl_s18] = j < N ? d * d : 0.0f;
+            }
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:211)
+            // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
+            {
+                float tl_part[2];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                #pragma unroll
+                for (int tl_s19 = 0; tl_s19 < 16; ++tl_s19) {
+                    tl_part[(tl_s19 / 8)] = tl::SumOp::combine(tl_part[(tl_s19 / 8)], tl::SumOp::element(sd[tl_s19]));
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                    s_rstd[tl_i] = tl_part[tl_i];
+                }
+            }
+            // for i in parallel(RB) {  (norms.tl:212)
+            // for i in parallel(32): each thread visits the elements of `s_rstd` it holds
+            #pragma unroll
+            for (int tl_s20 = 0; tl_s20 < 2; ++tl_s20) {
+                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s20) * 16);
+                s_rstd[tl_s20] = tl::rsqrt(s_rstd[tl_s20] * inv_n + eps);
+            }
+            // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:215)
+            #pragma unroll
+            for (int tl_chunk21 = 0; tl_chunk21 < 8; tl_chunk21 += 8) {
+                const tl::f16* tl_ptr22 = &W[((tl_chunk21) + (tl_tid % 16) * 8)];
+                if (tl::in_bounds(((tl_chunk21) + (tl_tid % 16) * 8), N) && tl::in_bounds((((tl_chunk21) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr22, 16)) {
+                    tl::f16 tl_vec23[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec23, tl_ptr22);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk21 + tl_v] = tl::convert<float>(tl_vec23[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        sw[tl_chunk21 + tl_v] = tl::in_bounds((((tl_chunk21 + tl_v)) + (tl_tid % 16) * 8), N) ? tl::convert<float>(W[(((tl_chunk21 + tl_v)) + (tl_tid % 16) * 8)]) : 0.0f;
+                    }
+                }
+            }
+            // for i, j in parallel(RB, ROW) {  (norms.tl:216)
+            // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s24 = 0; tl_s24 < 16; ++tl_s24) {
+                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s24 / 8) * 16);
+                [[maybe_unused]] const int j = ((tl_s24 % 8) + (tl_tid % 16) * 8);
+                s[tl_s24] = s[tl_s24] * s_rstd[(tl_s24 / 8)] * sw[(tl_s24 % 8)];
+            }
+            // copy(Bias[0 +: ROW], sw);  (norms.tl:219)
+            #pragma unroll
+            for (int tl_chunk25 = 0; tl_chunk25 < 8; tl_chunk25 += 8) {
+                const tl::f16* tl_ptr26 = &Bias[((tl_chunk25) + (tl_tid % 16) * 8)];
+                if (tl::in_bounds(((tl_chunk25) + (tl_tid % 16) * 8), N) && tl::in_bounds((((tl_chunk25) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                    tl::f16 tl_vec27[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk25 + tl_v] = tl::convert<float>(tl_vec27[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        sw[tl_chunk25 + tl_v] = tl::in_bounds((((tl_chunk25 + tl_v)) + (tl_tid % 16) * 8), N) ? tl::convert<float>(Bias[(((tl_chunk25 + tl_v)) + (tl_tid % 16) * 8)]) : 0.0f;
+                    }
+                }
+            }
+            // for i, j in parallel(RB, ROW) {  (norms.tl:220)
+            // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
+                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s28 / 8) * 16);
+                [[maybe_unused]] const int j = ((tl_s28 % 8) + (tl_tid % 16) * 8);
+                s[tl_s28] = gelu(s[tl_s28] + sw[(tl_s28 % 8)]);
+            }
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:223)
+            #pragma unroll
+            for (int tl_chunk29 = 0; tl_chunk29 < 16; tl_chunk29 += 8) {
+                tl::f16* tl_ptr30 = &Y[int64_t(row0 + ((tl_tid / 16) + (tl_chunk29 / 8) * 16)) * N + ((tl_chunk29 % 8) + (tl_tid % 16) * 8)];
+                if (tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk29 / 8) * 16), M) && tl::in_bounds(((tl_chunk29 % 8) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk29 / 8) * 16), M) && tl::in_bounds((((tl_chunk29 % 8) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr30, 16)) {
+                    tl::f16 tl_vec31[8];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec31[tl_v] = tl::convert<tl::f16>(s[tl_chunk29 + tl_v]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr30, tl_vec31);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        if (tl::in_bounds(row0 + ((tl_tid / 16) + ((tl_chunk29 + tl_v) / 8) * 16), M) && tl::in_bounds((((tl_chunk29 + tl_v) % 8) + (tl_tid % 16) * 8), N)) Y[int64_t(row0 + ((tl_tid / 16) + ((tl_chunk29 + tl_v) / 8) * 16)) * N + (((tl_chunk29 + tl_v) % 8) + (tl_tid % 16) * 8)] = tl::convert<tl::f16>(s[tl_chunk29 + tl_v]);
+                    }
                 }
             }
         }
-        // for i, j in parallel(RB, ROW) {  (norms.tl:196)
-        // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s10 = 0; tl_s10 < 16; ++tl_s10) {
-            [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s10 / 8) * 16);
-            [[maybe_unused]] const int j = ((tl_s10 % 8) + (tl_tid % 16) * 8);
-            s[tl_s10] = s[tl_s10] * s_rstd[(tl_s10 / 8)] * sw[(tl_s10 % 8)];
-        }
-        // copy(Bias[0 +: ROW], sw);  (norms.tl:199)
-        #pragma unroll
-        for (int tl_chunk11 = 0; tl_chunk11 < 8; tl_chunk11 += 8) {
-            const tl::f16* tl_ptr12 = &Bias[((tl_chunk11) + (tl_tid % 16) * 8)];
-            if (tl::in_bounds(((tl_chunk11) + (tl_tid % 16) * 8), N) && tl::in_bounds((((tl_chunk11) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr12, 16)) {
-                tl::f16 tl_vec13[8];
-                tl::load_vector<tl::f16, 8>(tl_vec13, tl_ptr12);
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk11 + tl_v] = tl::convert<float>(tl_vec13[tl_v]);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    sw[tl_chunk11 + tl_v] = tl::in_bounds((((tl_chunk11 + tl_v)) + (tl_tid % 16) * 8), N) ? tl::convert<float>(Bias[(((tl_chunk11 + tl_v)) + (tl_tid % 16) * 8)]) : 0.0f;
-                }
-            }
-        }
-        // for i, j in parallel(RB, ROW) {  (norms.tl:200)
-        // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s14 = 0; tl_s14 < 16; ++tl_s14) {
-            [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s14 / 8) * 16);
-            [[maybe_unused]] const int j = ((tl_s14 % 8) + (tl_tid % 16) * 8);
-            s[tl_s14] = gelu(s[tl_s14] + sw[(tl_s14 % 8)]);
-        }
-        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:203)
-        #pragma unroll
-        for (int tl_chunk15 = 0; tl_chunk15 < 16; tl_chunk15 += 8) {
-            tl::f16* tl_ptr16 = &Y[int64_t(row0 + ((tl_tid / 16) + (tl_chunk15 / 8) * 16)) * N + ((tl_chunk15 % 8) + (tl_tid % 16) * 8)];
-            if (tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk15 / 8) * 16), M) && tl::in_bounds(((tl_chunk15 % 8) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk15 / 8) * 16), M) && tl::in_bounds((((tl_chunk15 % 8) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr16, 16)) {
-                tl::f16 tl_vec17[8];
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec17[tl_v] = tl::convert<tl::f16>(s[tl_chunk15 + tl_v]);
-                tl::store_vector<tl::f16, 8>(tl_ptr16, tl_vec17);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(row0 + ((tl_tid / 16) + ((tl_chunk15 + tl_v) / 8) * 16), M) && tl::in_bounds((((tl_chunk15 + tl_v) % 8) + (tl_tid % 16) * 8), N)) Y[int64_t(row0 + ((tl_tid / 16) + ((tl_chunk15 + tl_v) / 8) * 16)) * N + (((tl_chunk15 + tl_v) % 8) + (tl_tid % 16) * 8)] = tl::convert<tl::f16>(s[tl_chunk15 + tl_v]);
-                }
-            }
-        }
+        tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
         const int32_t n_tiles = tl::cdiv(N, 2048);
-        for (int rr = 0; rr < rows; ++rr) {
-            const int32_t row = row0 + rr;
-            sum_x = 0.0f;
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x);  (norms.tl:210)
-                #pragma unroll
-                for (int tl_chunk18 = 0; tl_chunk18 < x_layout::kSlots; tl_chunk18 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk18))) continue;
-                    const tl::f16* tl_ptr19 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18))) + 7, N) && tl::is_aligned(tl_ptr19, 16)) {
-                        tl::f16 tl_vec20[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec20, tl_ptr19);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk18 + tl_v] = tl::convert<float>(tl_vec20[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk18 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)))]) : 0.0f;
+        for (int g = 0; g < groups; ++g) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 32;
+            for (int rr = 0; rr < tl::min(32, M - row0); ++rr) {
+                const int32_t row = row0 + rr;
+                sum_x = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:233)
+                    #pragma unroll
+                    for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
+                        const tl::f16* tl_ptr33 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32))) + 7, N) && tl::is_aligned(tl_ptr33, 16)) {
+                            tl::f16 tl_vec34[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec34, tl_ptr33);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk32 + tl_v] = tl::convert<float>(tl_vec34[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk32 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32 + tl_v)))]) : 0.0f;
+                            }
                         }
                     }
-                }
-                // reduce(sum, x, part);  (norms.tl:211)
-                {
-                    float tl_part[1];
-                    #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s21 = 0; tl_s21 < x_layout::kSlots; ++tl_s21) {
-                        if (!(x_layout::valid(tl_tid, tl_s21))) continue;
-                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s21]));
-                    }
-                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    // reduce(sum, x, part);  (norms.tl:234)
                     {
-                        part = tl_part[0];
-                    }
-                }
-                sum_x = sum_x + part;
-            }
-            const float mean = sum_x * inv_n;
-            sum_d2 = 0.0f;
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x);  (norms.tl:217)
-                #pragma unroll
-                for (int tl_chunk22 = 0; tl_chunk22 < x_layout::kSlots; tl_chunk22 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk22))) continue;
-                    const tl::f16* tl_ptr23 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22))) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
-                        tl::f16 tl_vec24[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec24, tl_ptr23);
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk22 + tl_v] = tl::convert<float>(tl_vec24[tl_v]);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk22 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22 + tl_v)))]) : 0.0f;
+                        for (int tl_s35 = 0; tl_s35 < x_layout::kSlots; ++tl_s35) {
+                            if (!(x_layout::valid(tl_tid, tl_s35))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s35]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            part = tl_part[0];
                         }
                     }
+                    sum_x = sum_x + part;
                 }
-                // for j in parallel(BN) {  (norms.tl:218)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s25 = 0; tl_s25 < x_layout::kSlots; ++tl_s25) {
-                    if (!(x_layout::valid(tl_tid, tl_s25))) continue;
-                    const int j = x_layout::flat(tl_tid, tl_s25);
-                    const float d = x[tl_s25] - mean;
-                    x[tl_s25] = t * 2048 + j < N ? d * d : 0.0f;
-                }
-                // reduce(sum, x, part);  (norms.tl:222)
-                {
-                    float tl_part[1];
+                const float mean = sum_x * inv_n;
+                sum_d2 = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:240)
                     #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s26 = 0; tl_s26 < x_layout::kSlots; ++tl_s26) {
-                        if (!(x_layout::valid(tl_tid, tl_s26))) continue;
-                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s26]));
+                    for (int tl_chunk36 = 0; tl_chunk36 < x_layout::kSlots; tl_chunk36 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk36))) continue;
+                        const tl::f16* tl_ptr37 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36))) + 7, N) && tl::is_aligned(tl_ptr37, 16)) {
+                            tl::f16 tl_vec38[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec38, tl_ptr37);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk36 + tl_v] = tl::convert<float>(tl_vec38[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk36 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36 + tl_v)))]) : 0.0f;
+                            }
+                        }
                     }
-                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    // for j in parallel(BN) {  (norms.tl:241)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s39 = 0; tl_s39 < x_layout::kSlots; ++tl_s39) {
+                        if (!(x_layout::valid(tl_tid, tl_s39))) continue;
+                        const int j = x_layout::flat(tl_tid, tl_s39);
+                        const float d = x[tl_s39] - mean;
+                        x[tl_s39] = t * 2048 + j < N ? d * d : 0.0f;
+                    }
+                    // reduce(sum, x, part);  (norms.tl:245)
                     {
-                        part = tl_part[0];
-                    }
-                }
-                sum_d2 = sum_d2 + part;
-            }
-            const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
-            for (int t = 0; t < n_tiles; ++t) {
-                const int32_t c0 = t * 2048;
-                // copy(X[row, c0 +: BN], x);  (norms.tl:228)
-                #pragma unroll
-                for (int tl_chunk27 = 0; tl_chunk27 < x_layout::kSlots; tl_chunk27 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk27))) continue;
-                    const tl::f16* tl_ptr28 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk27)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk27)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk27))) + 7, N) && tl::is_aligned(tl_ptr28, 16)) {
-                        tl::f16 tl_vec29[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec29, tl_ptr28);
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk27 + tl_v] = tl::convert<float>(tl_vec29[tl_v]);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk27 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)))]) : 0.0f;
+                        for (int tl_s40 = 0; tl_s40 < x_layout::kSlots; ++tl_s40) {
+                            if (!(x_layout::valid(tl_tid, tl_s40))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s40]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            part = tl_part[0];
                         }
                     }
+                    sum_d2 = sum_d2 + part;
                 }
-                // copy(W[c0 +: BN], w);  (norms.tl:229)
-                #pragma unroll
-                for (int tl_chunk30 = 0; tl_chunk30 < w_layout::kSlots; tl_chunk30 += 8) {
-                    if (!(w_layout::valid(tl_tid, tl_chunk30))) continue;
-                    const tl::f16* tl_ptr31 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk30))];
-                    if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk30)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk30))) + 7, N) && tl::is_aligned(tl_ptr31, 16)) {
-                        tl::f16 tl_vec32[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec32, tl_ptr31);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk30 + tl_v] = tl::convert<float>(tl_vec32[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            w[tl_chunk30 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk30 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk30 + tl_v))]) : 0.0f;
+                const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
+                for (int t = 0; t < n_tiles; ++t) {
+                    const int32_t c0 = t * 2048;
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:251)
+                    #pragma unroll
+                    for (int tl_chunk41 = 0; tl_chunk41 < x_layout::kSlots; tl_chunk41 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk41))) continue;
+                        const tl::f16* tl_ptr42 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk41)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk41)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk41))) + 7, N) && tl::is_aligned(tl_ptr42, 16)) {
+                            tl::f16 tl_vec43[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec43, tl_ptr42);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk41 + tl_v] = tl::convert<float>(tl_vec43[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk41 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk41 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk41 + tl_v)))]) : 0.0f;
+                            }
                         }
                     }
-                }
-                // copy(Bias[c0 +: BN], b);  (norms.tl:230)
-                #pragma unroll
-                for (int tl_chunk33 = 0; tl_chunk33 < b_layout::kSlots; tl_chunk33 += 8) {
-                    if (!(b_layout::valid(tl_tid, tl_chunk33))) continue;
-                    const tl::f16* tl_ptr34 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk33))];
-                    if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk33)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk33))) + 7, N) && tl::is_aligned(tl_ptr34, 16)) {
-                        tl::f16 tl_vec35[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec35, tl_ptr34);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk33 + tl_v] = tl::convert<float>(tl_vec35[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            b[tl_chunk33 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk33 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk33 + tl_v))]) : 0.0f;
+                    // copy(W[c0 +: BN], w);  (norms.tl:252)
+                    #pragma unroll
+                    for (int tl_chunk44 = 0; tl_chunk44 < w_layout::kSlots; tl_chunk44 += 8) {
+                        if (!(w_layout::valid(tl_tid, tl_chunk44))) continue;
+                        const tl::f16* tl_ptr45 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk44))];
+                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk44)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk44))) + 7, N) && tl::is_aligned(tl_ptr45, 16)) {
+                            tl::f16 tl_vec46[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec46, tl_ptr45);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk44 + tl_v] = tl::convert<float>(tl_vec46[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                w[tl_chunk44 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk44 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk44 + tl_v))]) : 0.0f;
+                            }
                         }
                     }
-                }
-                // for j in parallel(BN) {  (norms.tl:231)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s36 = 0; tl_s36 < x_layout::kSlots; ++tl_s36) {
-                    if (!(x_layout::valid(tl_tid, tl_s36))) continue;
-                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s36);
-                    x[tl_s36] = gelu((x[tl_s36] - mean) * rstd * w[tl_s36] + b[tl_s36]);
-                }
-                // copy(x, Y[row, c0 +: BN]);  (norms.tl:234)
-                #pragma unroll
-                for (int tl_chunk37 = 0; tl_chunk37 < x_layout::kSlots; tl_chunk37 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk37))) continue;
-                    tl::f16* tl_ptr38 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk37))) + 7, N) && tl::is_aligned(tl_ptr38, 16)) {
-                        tl::f16 tl_vec39[8];
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec39[tl_v] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
-                        tl::store_vector<tl::f16, 8>(tl_ptr38, tl_vec39);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:253)
+                    #pragma unroll
+                    for (int tl_chunk47 = 0; tl_chunk47 < b_layout::kSlots; tl_chunk47 += 8) {
+                        if (!(b_layout::valid(tl_tid, tl_chunk47))) continue;
+                        const tl::f16* tl_ptr48 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk47))];
+                        if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk47)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk47))) + 7, N) && tl::is_aligned(tl_ptr48, 16)) {
+                            tl::f16 tl_vec49[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec49, tl_ptr48);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk47 + tl_v] = tl::convert<float>(tl_vec49[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                b[tl_chunk47 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk47 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk47 + tl_v))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // for j in parallel(BN) {  (norms.tl:254)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s50 = 0; tl_s50 < x_layout::kSlots; ++tl_s50) {
+                        if (!(x_layout::valid(tl_tid, tl_s50))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s50);
+                        x[tl_s50] = gelu((x[tl_s50] - mean) * rstd * w[tl_s50] + b[tl_s50]);
+                    }
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:257)
+                    #pragma unroll
+                    for (int tl_chunk51 = 0; tl_chunk51 < x_layout::kSlots; tl_chunk51 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk51))) continue;
+                        tl::f16* tl_ptr52 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk51)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk51)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk51))) + 7, N) && tl::is_aligned(tl_ptr52, 16)) {
+                            tl::f16 tl_vec53[8];
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec53[tl_v] = tl::convert<tl::f16>(x[tl_chunk51 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr52, tl_vec53);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk51 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk51 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk51 + tl_v]);
+                            }
                         }
                     }
                 }
@@ -4669,8 +5584,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
     }
 }
 
-// kernel layernorm_gelu<ROW = 256, THREADS = 256, RB = 16, BN = 2048, T = f16>  (stdlib/norms.tl:160)
-// 256 threads per block, 32 bytes of shared memory
+// kernel layernorm_gelu<ROW = 256, THREADS = 256, RB = 16, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/norms.tl:177)
+// 256 threads per block, 16928 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
         const tl::f16* __restrict__ X,
         const tl::f16* __restrict__ W,
@@ -4690,7 +5605,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
     using b_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment b: f32[2048]
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 16, 256], row pitch 264
+    unsigned char* tl_scratch = tl_smem + 16896;  // 32 bytes for reductions and staging
     float s[16];  // fragment s: f32[16, 256]
     float sd[16];  // fragment sd: f32[16, 256]
     float sw[8];  // fragment sw: f32[256]
@@ -4702,316 +5618,376 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
     float sum_x;
     float sum_d2;
     float part;
-    const int32_t row0 = int(blockIdx.x) * 16;
-    const int32_t rows = tl::min(16, M - row0);
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 16) - int(blockIdx.x), int(gridDim.x));
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 256) {
-        // copy(X[row0 +: RB, 0 +: ROW], s);  (norms.tl:184)
-        #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
-            const tl::f16* tl_ptr1 = &X[int64_t(row0 + ((tl_tid / 32) + (tl_chunk0 / 8) * 8)) * N + ((tl_chunk0 % 8) + (tl_tid % 32) * 8)];
-            if (tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk0 / 8) * 8), M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk0 / 8) * 8), M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
-                tl::f16 tl_vec2[8];
-                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+        const int32_t g_trips = groups;
+        if (0 < g_trips) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+                for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+                    const int tl_chunk0 = tl_tid + tl_i1 * 256;
+                    tl::cp_async_16(&xs[(0 * 16 + ((tl_chunk0 * 8) / 256)) * 264 + ((tl_chunk0 * 8) % 256)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk0 * 8) / 256)) * N + ((tl_chunk0 * 8) % 256)]);
+                }
             } else {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + ((tl_tid / 32) + ((tl_chunk0 + tl_v) / 8) * 8), M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid % 32) * 8), N) ? tl::convert<float>(X[int64_t(row0 + ((tl_tid / 32) + ((tl_chunk0 + tl_v) / 8) * 8)) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 32) * 8)]) : 0.0f;
+                for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
+                    const int tl_chunk2 = tl_tid + tl_i3 * 256;
+                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk2 * 8) / 256)) * N + ((tl_chunk2 * 8) % 256)];
+                    tl::f16* tl_dst5 = &xs[(0 * 16 + ((tl_chunk2 * 8) / 256)) * 264 + ((tl_chunk2 * 8) % 256)];
+                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk2 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 256)));
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 256 >= 0 && tl::is_aligned(tl_src4, 16)) {
+                        tl::cp_async_16(tl_dst5, tl_src4);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk2 * 8) / 256), M) && tl::in_bounds(((tl_chunk2 * 8) % 256) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
                 }
             }
         }
-        // reduce(sum, s, s_mean, axis = 1);  (norms.tl:185)
-        // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
-        {
-            float tl_part[2];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-            #pragma unroll
-            for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
-                tl_part[(tl_s3 / 8)] = tl::SumOp::combine(tl_part[(tl_s3 / 8)], tl::SumOp::element(s[tl_s3]));
+        tl::cp_async_commit();
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:201)
+        for (int g = 0; g < g_trips; ++g) {
+            tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+            __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
+            if (g + 1 < g_trips) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
+                    #pragma unroll
+                    for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
+                        const int tl_chunk7 = tl_tid + tl_i8 * 256;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 16 + ((tl_chunk7 * 8) / 256)) * 264 + ((tl_chunk7 * 8) % 256)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk7 * 8) / 256)) * N + ((tl_chunk7 * 8) % 256)]);
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
+                        const int tl_chunk9 = tl_tid + tl_i10 * 256;
+                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk9 * 8) / 256)) * N + ((tl_chunk9 * 8) % 256)];
+                        tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 16 + ((tl_chunk9 * 8) / 256)) * 264 + ((tl_chunk9 * 8) % 256)];
+                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk9 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 256)));
+                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 256 >= 0 && tl::is_aligned(tl_src11, 16)) {
+                            tl::cp_async_16(tl_dst12, tl_src11);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk9 * 8) / 256), M) && tl::in_bounds(((tl_chunk9 * 8) % 256) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
+                        }
+                    }
+                }
             }
+            tl::cp_async_commit();
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 16;
+            // copy(xs, s);  (norms.tl:204)
             #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
+                const tl::f16* tl_ptr15 = &xs[((g % 2) * 16 + ((tl_tid / 32) + (tl_chunk14 / 8) * 8)) * 264 + ((tl_chunk14 % 8) + (tl_tid % 32) * 8)];
+                if (tl::is_aligned(tl_ptr15, 16)) {
+                    tl::f16 tl_vec16[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 16 + ((tl_tid / 32) + ((tl_chunk14 + tl_v) / 8) * 8)) * 264 + (((tl_chunk14 + tl_v) % 8) + (tl_tid % 32) * 8)]);
+                    }
+                }
             }
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                s_mean[tl_i] = tl_part[tl_i];
-            }
-        }
-        // for i, j in parallel(RB, ROW) {  (norms.tl:186)
-        // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
-            [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s4 / 8) * 8);
-            const int j = ((tl_s4 % 8) + (tl_tid % 32) * 8);
-            const float d = s[tl_s4] - s_mean[(tl_s4 / 8)] * inv_n;
-            s[tl_s4] = d;
-            sd[tl_s4] = j < N ? d * d : 0.0f;
-        }
-        // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:191)
-        // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
-        {
-            float tl_part[2];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-            #pragma unroll
-            for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
-                tl_part[(tl_s5 / 8)] = tl::SumOp::combine(tl_part[(tl_s5 / 8)], tl::SumOp::element(sd[tl_s5]));
-            }
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
-            }
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                s_rstd[tl_i] = tl_part[tl_i];
-            }
-        }
-        // for i in parallel(RB) {  (norms.tl:192)
-        // for i in parallel(16): each thread visits the elements of `s_rstd` it holds
-        #pragma unroll
-        for (int tl_s6 = 0; tl_s6 < 2; ++tl_s6) {
-            [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s6) * 8);
-            s_rstd[tl_s6] = tl::rsqrt(s_rstd[tl_s6] * inv_n + eps);
-        }
-        // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:195)
-        #pragma unroll
-        for (int tl_chunk7 = 0; tl_chunk7 < 8; tl_chunk7 += 8) {
-            const tl::f16* tl_ptr8 = &W[((tl_chunk7) + (tl_tid % 32) * 8)];
-            if (tl::in_bounds(((tl_chunk7) + (tl_tid % 32) * 8), N) && tl::in_bounds((((tl_chunk7) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr8, 16)) {
-                tl::f16 tl_vec9[8];
-                tl::load_vector<tl::f16, 8>(tl_vec9, tl_ptr8);
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:205)
+            // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
+            {
+                float tl_part[2];
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk7 + tl_v] = tl::convert<float>(tl_vec9[tl_v]);
-            } else {
+                for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    sw[tl_chunk7 + tl_v] = tl::in_bounds((((tl_chunk7 + tl_v)) + (tl_tid % 32) * 8), N) ? tl::convert<float>(W[(((tl_chunk7 + tl_v)) + (tl_tid % 32) * 8)]) : 0.0f;
+                for (int tl_s17 = 0; tl_s17 < 16; ++tl_s17) {
+                    tl_part[(tl_s17 / 8)] = tl::SumOp::combine(tl_part[(tl_s17 / 8)], tl::SumOp::element(s[tl_s17]));
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                    s_mean[tl_i] = tl_part[tl_i];
+                }
+            }
+            // for i, j in parallel(RB, ROW) {  (norms.tl:206)
+            // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
+                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s18 / 8) * 8);
+                const int j = ((tl_s18 % 8) + (tl_tid % 32) * 8);
+                const float d = s[tl_s18] - s_mean[(tl_s18 / 8)] * inv_n;
+                s[tl_s18] = d;
+                sd[tl_s18] = j < N ? d * d : 0.0f;
+            }
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:211)
+            // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
+            {
+                float tl_part[2];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                #pragma unroll
+                for (int tl_s19 = 0; tl_s19 < 16; ++tl_s19) {
+                    tl_part[(tl_s19 / 8)] = tl::SumOp::combine(tl_part[(tl_s19 / 8)], tl::SumOp::element(sd[tl_s19]));
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                    s_rstd[tl_i] = tl_part[tl_i];
+                }
+            }
+            // for i in parallel(RB) {  (norms.tl:212)
+            // for i in parallel(16): each thread visits the elements of `s_rstd` it holds
+            #pragma unroll
+            for (int tl_s20 = 0; tl_s20 < 2; ++tl_s20) {
+                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s20) * 8);
+                s_rstd[tl_s20] = tl::rsqrt(s_rstd[tl_s20] * inv_n + eps);
+            }
+            // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:215)
+            #pragma unroll
+            for (int tl_chunk21 = 0; tl_chunk21 < 8; tl_chunk21 += 8) {
+                const tl::f16* tl_ptr22 = &W[((tl_chunk21) + (tl_tid % 32) * 8)];
+                if (tl::in_bounds(((tl_chunk21) + (tl_tid % 32) * 8), N) && tl::in_bounds((((tl_chunk21) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr22, 16)) {
+                    tl::f16 tl_vec23[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec23, tl_ptr22);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk21 + tl_v] = tl::convert<float>(tl_vec23[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        sw[tl_chunk21 + tl_v] = tl::in_bounds((((tl_chunk21 + tl_v)) + (tl_tid % 32) * 8), N) ? tl::convert<float>(W[(((tl_chunk21 + tl_v)) + (tl_tid % 32) * 8)]) : 0.0f;
+                    }
+                }
+            }
+            // for i, j in parallel(RB, ROW) {  (norms.tl:216)
+            // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s24 = 0; tl_s24 < 16; ++tl_s24) {
+                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s24 / 8) * 8);
+                [[maybe_unused]] const int j = ((tl_s24 % 8) + (tl_tid % 32) * 8);
+                s[tl_s24] = s[tl_s24] * s_rstd[(tl_s24 / 8)] * sw[(tl_s24 % 8)];
+            }
+            // copy(Bias[0 +: ROW], sw);  (norms.tl:219)
+            #pragma unroll
+            for (int tl_chunk25 = 0; tl_chunk25 < 8; tl_chunk25 += 8) {
+                const tl::f16* tl_ptr26 = &Bias[((tl_chunk25) + (tl_tid % 32) * 8)];
+                if (tl::in_bounds(((tl_chunk25) + (tl_tid % 32) * 8), N) && tl::in_bounds((((tl_chunk25) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                    tl::f16 tl_vec27[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk25 + tl_v] = tl::convert<float>(tl_vec27[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        sw[tl_chunk25 + tl_v] = tl::in_bounds((((tl_chunk25 + tl_v)) + (tl_tid % 32) * 8), N) ? tl::convert<float>(Bias[(((tl_chunk25 + tl_v)) + (tl_tid % 32) * 8)]) : 0.0f;
+                    }
+                }
+            }
+            // for i, j in parallel(RB, ROW) {  (norms.tl:220)
+            // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
+                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s28 / 8) * 8);
+                [[maybe_unused]] const int j = ((tl_s28 % 8) + (tl_tid % 32) * 8);
+                s[tl_s28] = gelu(s[tl_s28] + sw[(tl_s28 % 8)]);
+            }
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:223)
+            #pragma unroll
+            for (int tl_chunk29 = 0; tl_chunk29 < 16; tl_chunk29 += 8) {
+                tl::f16* tl_ptr30 = &Y[int64_t(row0 + ((tl_tid / 32) + (tl_chunk29 / 8) * 8)) * N + ((tl_chunk29 % 8) + (tl_tid % 32) * 8)];
+                if (tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk29 / 8) * 8), M) && tl::in_bounds(((tl_chunk29 % 8) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk29 / 8) * 8), M) && tl::in_bounds((((tl_chunk29 % 8) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr30, 16)) {
+                    tl::f16 tl_vec31[8];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec31[tl_v] = tl::convert<tl::f16>(s[tl_chunk29 + tl_v]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr30, tl_vec31);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        if (tl::in_bounds(row0 + ((tl_tid / 32) + ((tl_chunk29 + tl_v) / 8) * 8), M) && tl::in_bounds((((tl_chunk29 + tl_v) % 8) + (tl_tid % 32) * 8), N)) Y[int64_t(row0 + ((tl_tid / 32) + ((tl_chunk29 + tl_v) / 8) * 8)) * N + (((tl_chunk29 + tl_v) % 8) + (tl_tid % 32) * 8)] = tl::convert<tl::f16>(s[tl_chunk29 + tl_v]);
+                    }
                 }
             }
         }
-        // for i, j in parallel(RB, ROW) {  (norms.tl:196)
-        // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s10 = 0; tl_s10 < 16; ++tl_s10) {
-            [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s10 / 8) * 8);
-            [[maybe_unused]] const int j = ((tl_s10 % 8) + (tl_tid % 32) * 8);
-            s[tl_s10] = s[tl_s10] * s_rstd[(tl_s10 / 8)] * sw[(tl_s10 % 8)];
-        }
-        // copy(Bias[0 +: ROW], sw);  (norms.tl:199)
-        #pragma unroll
-        for (int tl_chunk11 = 0; tl_chunk11 < 8; tl_chunk11 += 8) {
-            const tl::f16* tl_ptr12 = &Bias[((tl_chunk11) + (tl_tid % 32) * 8)];
-            if (tl::in_bounds(((tl_chunk11) + (tl_tid % 32) * 8), N) && tl::in_bounds((((tl_chunk11) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr12, 16)) {
-                tl::f16 tl_vec13[8];
-                tl::load_vector<tl::f16, 8>(tl_vec13, tl_ptr12);
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk11 + tl_v] = tl::convert<float>(tl_vec13[tl_v]);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    sw[tl_chunk11 + tl_v] = tl::in_bounds((((tl_chunk11 + tl_v)) + (tl_tid % 32) * 8), N) ? tl::convert<float>(Bias[(((tl_chunk11 + tl_v)) + (tl_tid % 32) * 8)]) : 0.0f;
-                }
-            }
-        }
-        // for i, j in parallel(RB, ROW) {  (norms.tl:200)
-        // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s14 = 0; tl_s14 < 16; ++tl_s14) {
-            [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s14 / 8) * 8);
-            [[maybe_unused]] const int j = ((tl_s14 % 8) + (tl_tid % 32) * 8);
-            s[tl_s14] = gelu(s[tl_s14] + sw[(tl_s14 % 8)]);
-        }
-        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:203)
-        #pragma unroll
-        for (int tl_chunk15 = 0; tl_chunk15 < 16; tl_chunk15 += 8) {
-            tl::f16* tl_ptr16 = &Y[int64_t(row0 + ((tl_tid / 32) + (tl_chunk15 / 8) * 8)) * N + ((tl_chunk15 % 8) + (tl_tid % 32) * 8)];
-            if (tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk15 / 8) * 8), M) && tl::in_bounds(((tl_chunk15 % 8) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk15 / 8) * 8), M) && tl::in_bounds((((tl_chunk15 % 8) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr16, 16)) {
-                tl::f16 tl_vec17[8];
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec17[tl_v] = tl::convert<tl::f16>(s[tl_chunk15 + tl_v]);
-                tl::store_vector<tl::f16, 8>(tl_ptr16, tl_vec17);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(row0 + ((tl_tid / 32) + ((tl_chunk15 + tl_v) / 8) * 8), M) && tl::in_bounds((((tl_chunk15 + tl_v) % 8) + (tl_tid % 32) * 8), N)) Y[int64_t(row0 + ((tl_tid / 32) + ((tl_chunk15 + tl_v) / 8) * 8)) * N + (((tl_chunk15 + tl_v) % 8) + (tl_tid % 32) * 8)] = tl::convert<tl::f16>(s[tl_chunk15 + tl_v]);
-                }
-            }
-        }
+        tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
         const int32_t n_tiles = tl::cdiv(N, 2048);
-        for (int rr = 0; rr < rows; ++rr) {
-            const int32_t row = row0 + rr;
-            sum_x = 0.0f;
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x);  (norms.tl:210)
-                #pragma unroll
-                for (int tl_chunk18 = 0; tl_chunk18 < x_layout::kSlots; tl_chunk18 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk18))) continue;
-                    const tl::f16* tl_ptr19 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18))) + 7, N) && tl::is_aligned(tl_ptr19, 16)) {
-                        tl::f16 tl_vec20[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec20, tl_ptr19);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk18 + tl_v] = tl::convert<float>(tl_vec20[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk18 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)))]) : 0.0f;
+        for (int g = 0; g < groups; ++g) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 16;
+            for (int rr = 0; rr < tl::min(16, M - row0); ++rr) {
+                const int32_t row = row0 + rr;
+                sum_x = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:233)
+                    #pragma unroll
+                    for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
+                        const tl::f16* tl_ptr33 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32))) + 7, N) && tl::is_aligned(tl_ptr33, 16)) {
+                            tl::f16 tl_vec34[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec34, tl_ptr33);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk32 + tl_v] = tl::convert<float>(tl_vec34[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk32 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32 + tl_v)))]) : 0.0f;
+                            }
                         }
                     }
-                }
-                // reduce(sum, x, part);  (norms.tl:211)
-                {
-                    float tl_part[1];
-                    #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s21 = 0; tl_s21 < x_layout::kSlots; ++tl_s21) {
-                        if (!(x_layout::valid(tl_tid, tl_s21))) continue;
-                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s21]));
-                    }
-                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    // reduce(sum, x, part);  (norms.tl:234)
                     {
-                        part = tl_part[0];
-                    }
-                }
-                sum_x = sum_x + part;
-            }
-            const float mean = sum_x * inv_n;
-            sum_d2 = 0.0f;
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x);  (norms.tl:217)
-                #pragma unroll
-                for (int tl_chunk22 = 0; tl_chunk22 < x_layout::kSlots; tl_chunk22 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk22))) continue;
-                    const tl::f16* tl_ptr23 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22))) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
-                        tl::f16 tl_vec24[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec24, tl_ptr23);
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk22 + tl_v] = tl::convert<float>(tl_vec24[tl_v]);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk22 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22 + tl_v)))]) : 0.0f;
+                        for (int tl_s35 = 0; tl_s35 < x_layout::kSlots; ++tl_s35) {
+                            if (!(x_layout::valid(tl_tid, tl_s35))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s35]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            part = tl_part[0];
                         }
                     }
+                    sum_x = sum_x + part;
                 }
-                // for j in parallel(BN) {  (norms.tl:218)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s25 = 0; tl_s25 < x_layout::kSlots; ++tl_s25) {
-                    if (!(x_layout::valid(tl_tid, tl_s25))) continue;
-                    const int j = x_layout::flat(tl_tid, tl_s25);
-                    const float d = x[tl_s25] - mean;
-                    x[tl_s25] = t * 2048 + j < N ? d * d : 0.0f;
-                }
-                // reduce(sum, x, part);  (norms.tl:222)
-                {
-                    float tl_part[1];
+                const float mean = sum_x * inv_n;
+                sum_d2 = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:240)
                     #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s26 = 0; tl_s26 < x_layout::kSlots; ++tl_s26) {
-                        if (!(x_layout::valid(tl_tid, tl_s26))) continue;
-                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s26]));
+                    for (int tl_chunk36 = 0; tl_chunk36 < x_layout::kSlots; tl_chunk36 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk36))) continue;
+                        const tl::f16* tl_ptr37 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36))) + 7, N) && tl::is_aligned(tl_ptr37, 16)) {
+                            tl::f16 tl_vec38[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec38, tl_ptr37);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk36 + tl_v] = tl::convert<float>(tl_vec38[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk36 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36 + tl_v)))]) : 0.0f;
+                            }
+                        }
                     }
-                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    // for j in parallel(BN) {  (norms.tl:241)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s39 = 0; tl_s39 < x_layout::kSlots; ++tl_s39) {
+                        if (!(x_layout::valid(tl_tid, tl_s39))) continue;
+                        const int j = x_layout::flat(tl_tid, tl_s39);
+                        const float d = x[tl_s39] - mean;
+                        x[tl_s39] = t * 2048 + j < N ? d * d : 0.0f;
+                    }
+                    // reduce(sum, x, part);  (norms.tl:245)
                     {
-                        part = tl_part[0];
-                    }
-                }
-                sum_d2 = sum_d2 + part;
-            }
-            const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
-            for (int t = 0; t < n_tiles; ++t) {
-                const int32_t c0 = t * 2048;
-                // copy(X[row, c0 +: BN], x);  (norms.tl:228)
-                #pragma unroll
-                for (int tl_chunk27 = 0; tl_chunk27 < x_layout::kSlots; tl_chunk27 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk27))) continue;
-                    const tl::f16* tl_ptr28 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk27)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk27)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk27))) + 7, N) && tl::is_aligned(tl_ptr28, 16)) {
-                        tl::f16 tl_vec29[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec29, tl_ptr28);
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk27 + tl_v] = tl::convert<float>(tl_vec29[tl_v]);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk27 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)))]) : 0.0f;
+                        for (int tl_s40 = 0; tl_s40 < x_layout::kSlots; ++tl_s40) {
+                            if (!(x_layout::valid(tl_tid, tl_s40))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s40]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            part = tl_part[0];
                         }
                     }
+                    sum_d2 = sum_d2 + part;
                 }
-                // copy(W[c0 +: BN], w);  (norms.tl:229)
-                #pragma unroll
-                for (int tl_chunk30 = 0; tl_chunk30 < w_layout::kSlots; tl_chunk30 += 8) {
-                    if (!(w_layout::valid(tl_tid, tl_chunk30))) continue;
-                    const tl::f16* tl_ptr31 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk30))];
-                    if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk30)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk30))) + 7, N) && tl::is_aligned(tl_ptr31, 16)) {
-                        tl::f16 tl_vec32[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec32, tl_ptr31);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk30 + tl_v] = tl::convert<float>(tl_vec32[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            w[tl_chunk30 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk30 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk30 + tl_v))]) : 0.0f;
+                const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
+                for (int t = 0; t < n_tiles; ++t) {
+                    const int32_t c0 = t * 2048;
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:251)
+                    #pragma unroll
+                    for (int tl_chunk41 = 0; tl_chunk41 < x_layout::kSlots; tl_chunk41 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk41))) continue;
+                        const tl::f16* tl_ptr42 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk41)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk41)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk41))) + 7, N) && tl::is_aligned(tl_ptr42, 16)) {
+                            tl::f16 tl_vec43[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec43, tl_ptr42);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk41 + tl_v] = tl::convert<float>(tl_vec43[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk41 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk41 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk41 + tl_v)))]) : 0.0f;
+                            }
                         }
                     }
-                }
-                // copy(Bias[c0 +: BN], b);  (norms.tl:230)
-                #pragma unroll
-                for (int tl_chunk33 = 0; tl_chunk33 < b_layout::kSlots; tl_chunk33 += 8) {
-                    if (!(b_layout::valid(tl_tid, tl_chunk33))) continue;
-                    const tl::f16* tl_ptr34 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk33))];
-                    if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk33)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk33))) + 7, N) && tl::is_aligned(tl_ptr34, 16)) {
-                        tl::f16 tl_vec35[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec35, tl_ptr34);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk33 + tl_v] = tl::convert<float>(tl_vec35[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            b[tl_chunk33 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk33 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk33 + tl_v))]) : 0.0f;
+                    // copy(W[c0 +: BN], w);  (norms.tl:252)
+                    #pragma unroll
+                    for (int tl_chunk44 = 0; tl_chunk44 < w_layout::kSlots; tl_chunk44 += 8) {
+                        if (!(w_layout::valid(tl_tid, tl_chunk44))) continue;
+                        const tl::f16* tl_ptr45 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk44))];
+                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk44)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk44))) + 7, N) && tl::is_aligned(tl_ptr45, 16)) {
+                            tl::f16 tl_vec46[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec46, tl_ptr45);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk44 + tl_v] = tl::convert<float>(tl_vec46[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                w[tl_chunk44 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk44 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk44 + tl_v))]) : 0.0f;
+                            }
                         }
                     }
-                }
-                // for j in parallel(BN) {  (norms.tl:231)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s36 = 0; tl_s36 < x_layout::kSlots; ++tl_s36) {
-                    if (!(x_layout::valid(tl_tid, tl_s36))) continue;
-                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s36);
-                    x[tl_s36] = gelu((x[tl_s36] - mean) * rstd * w[tl_s36] + b[tl_s36]);
-                }
-                // copy(x, Y[row, c0 +: BN]);  (norms.tl:234)
-                #pragma unroll
-                for (int tl_chunk37 = 0; tl_chunk37 < x_layout::kSlots; tl_chunk37 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk37))) continue;
-                    tl::f16* tl_ptr38 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk37))) + 7, N) && tl::is_aligned(tl_ptr38, 16)) {
-                        tl::f16 tl_vec39[8];
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec39[tl_v] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
-                        tl::store_vector<tl::f16, 8>(tl_ptr38, tl_vec39);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:253)
+                    #pragma unroll
+                    for (int tl_chunk47 = 0; tl_chunk47 < b_layout::kSlots; tl_chunk47 += 8) {
+                        if (!(b_layout::valid(tl_tid, tl_chunk47))) continue;
+                        const tl::f16* tl_ptr48 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk47))];
+                        if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk47)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk47))) + 7, N) && tl::is_aligned(tl_ptr48, 16)) {
+                            tl::f16 tl_vec49[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec49, tl_ptr48);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk47 + tl_v] = tl::convert<float>(tl_vec49[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                b[tl_chunk47 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk47 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk47 + tl_v))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // for j in parallel(BN) {  (norms.tl:254)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s50 = 0; tl_s50 < x_layout::kSlots; ++tl_s50) {
+                        if (!(x_layout::valid(tl_tid, tl_s50))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s50);
+                        x[tl_s50] = gelu((x[tl_s50] - mean) * rstd * w[tl_s50] + b[tl_s50]);
+                    }
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:257)
+                    #pragma unroll
+                    for (int tl_chunk51 = 0; tl_chunk51 < x_layout::kSlots; tl_chunk51 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk51))) continue;
+                        tl::f16* tl_ptr52 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk51)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk51)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk51))) + 7, N) && tl::is_aligned(tl_ptr52, 16)) {
+                            tl::f16 tl_vec53[8];
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec53[tl_v] = tl::convert<tl::f16>(x[tl_chunk51 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr52, tl_vec53);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk51 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk51 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk51 + tl_v]);
+                            }
                         }
                     }
                 }
@@ -5020,8 +5996,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
     }
 }
 
-// kernel layernorm_gelu<ROW = 512, THREADS = 256, RB = 8, BN = 2048, T = f16>  (stdlib/norms.tl:160)
-// 256 threads per block, 32 bytes of shared memory
+// kernel layernorm_gelu<ROW = 512, THREADS = 256, RB = 8, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/norms.tl:177)
+// 256 threads per block, 16672 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
         const tl::f16* __restrict__ X,
         const tl::f16* __restrict__ W,
@@ -5041,7 +6017,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
     using b_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment b: f32[2048]
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 8, 512], row pitch 520
+    unsigned char* tl_scratch = tl_smem + 16640;  // 32 bytes for reductions and staging
     float s[16];  // fragment s: f32[8, 512]
     float sd[16];  // fragment sd: f32[8, 512]
     float sw[16];  // fragment sw: f32[512]
@@ -5053,316 +6030,376 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
     float sum_x;
     float sum_d2;
     float part;
-    const int32_t row0 = int(blockIdx.x) * 8;
-    const int32_t rows = tl::min(8, M - row0);
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 8) - int(blockIdx.x), int(gridDim.x));
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 512) {
-        // copy(X[row0 +: RB, 0 +: ROW], s);  (norms.tl:184)
-        #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
-            const tl::f16* tl_ptr1 = &X[int64_t(row0 + (tl_tid / 32)) * N + ((tl_chunk0 % 8) + (tl_tid % 32) * 8 + (tl_chunk0 / 8) * 256)];
-            if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid % 32) * 8 + (tl_chunk0 / 8) * 256), N) && tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid % 32) * 8 + (tl_chunk0 / 8) * 256)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
-                tl::f16 tl_vec2[8];
-                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+        const int32_t g_trips = groups;
+        if (0 < g_trips) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+                for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+                    const int tl_chunk0 = tl_tid + tl_i1 * 256;
+                    tl::cp_async_16(&xs[(0 * 8 + ((tl_chunk0 * 8) / 512)) * 520 + ((tl_chunk0 * 8) % 512)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk0 * 8) / 512)) * N + ((tl_chunk0 * 8) % 512)]);
+                }
             } else {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk0 + tl_v) / 8) * 256), N) ? tl::convert<float>(X[int64_t(row0 + (tl_tid / 32)) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk0 + tl_v) / 8) * 256)]) : 0.0f;
+                for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
+                    const int tl_chunk2 = tl_tid + tl_i3 * 256;
+                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk2 * 8) / 512)) * N + ((tl_chunk2 * 8) % 512)];
+                    tl::f16* tl_dst5 = &xs[(0 * 8 + ((tl_chunk2 * 8) / 512)) * 520 + ((tl_chunk2 * 8) % 512)];
+                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk2 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 512)));
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 512 >= 0 && tl::is_aligned(tl_src4, 16)) {
+                        tl::cp_async_16(tl_dst5, tl_src4);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk2 * 8) / 512), M) && tl::in_bounds(((tl_chunk2 * 8) % 512) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
                 }
             }
         }
-        // reduce(sum, s, s_mean, axis = 1);  (norms.tl:185)
-        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
-        {
-            float tl_part[1];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-            #pragma unroll
-            for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(s[tl_s3]));
+        tl::cp_async_commit();
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:201)
+        for (int g = 0; g < g_trips; ++g) {
+            tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+            __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
+            if (g + 1 < g_trips) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
+                    #pragma unroll
+                    for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
+                        const int tl_chunk7 = tl_tid + tl_i8 * 256;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 8 + ((tl_chunk7 * 8) / 512)) * 520 + ((tl_chunk7 * 8) % 512)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk7 * 8) / 512)) * N + ((tl_chunk7 * 8) % 512)]);
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
+                        const int tl_chunk9 = tl_tid + tl_i10 * 256;
+                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk9 * 8) / 512)) * N + ((tl_chunk9 * 8) % 512)];
+                        tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 8 + ((tl_chunk9 * 8) / 512)) * 520 + ((tl_chunk9 * 8) % 512)];
+                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk9 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 512)));
+                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 512 >= 0 && tl::is_aligned(tl_src11, 16)) {
+                            tl::cp_async_16(tl_dst12, tl_src11);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk9 * 8) / 512), M) && tl::in_bounds(((tl_chunk9 * 8) % 512) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
+                        }
+                    }
+                }
             }
+            tl::cp_async_commit();
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 8;
+            // copy(xs, s);  (norms.tl:204)
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
+                const tl::f16* tl_ptr15 = &xs[((g % 2) * 8 + (tl_tid / 32)) * 520 + ((tl_chunk14 % 8) + (tl_tid % 32) * 8 + (tl_chunk14 / 8) * 256)];
+                if (tl::is_aligned(tl_ptr15, 16)) {
+                    tl::f16 tl_vec16[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 8 + (tl_tid / 32)) * 520 + (((tl_chunk14 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk14 + tl_v) / 8) * 256)]);
+                    }
+                }
             }
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                s_mean[tl_i] = tl_part[tl_i];
-            }
-        }
-        // for i, j in parallel(RB, ROW) {  (norms.tl:186)
-        // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
-            [[maybe_unused]] const int i = (tl_tid / 32);
-            const int j = ((tl_s4 % 8) + (tl_tid % 32) * 8 + (tl_s4 / 8) * 256);
-            const float d = s[tl_s4] - s_mean[0] * inv_n;
-            s[tl_s4] = d;
-            sd[tl_s4] = j < N ? d * d : 0.0f;
-        }
-        // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:191)
-        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
-        {
-            float tl_part[1];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-            #pragma unroll
-            for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sd[tl_s5]));
-            }
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
-            }
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                s_rstd[tl_i] = tl_part[tl_i];
-            }
-        }
-        // for i in parallel(RB) {  (norms.tl:192)
-        // for i in parallel(8): each thread visits the elements of `s_rstd` it holds
-        #pragma unroll
-        for (int tl_s6 = 0; tl_s6 < 1; ++tl_s6) {
-            [[maybe_unused]] const int i = (tl_tid / 32);
-            s_rstd[tl_s6] = tl::rsqrt(s_rstd[tl_s6] * inv_n + eps);
-        }
-        // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:195)
-        #pragma unroll
-        for (int tl_chunk7 = 0; tl_chunk7 < 16; tl_chunk7 += 8) {
-            const tl::f16* tl_ptr8 = &W[((tl_chunk7 % 8) + (tl_tid % 32) * 8 + (tl_chunk7 / 8) * 256)];
-            if (tl::in_bounds(((tl_chunk7 % 8) + (tl_tid % 32) * 8 + (tl_chunk7 / 8) * 256), N) && tl::in_bounds((((tl_chunk7 % 8) + (tl_tid % 32) * 8 + (tl_chunk7 / 8) * 256)) + 7, N) && tl::is_aligned(tl_ptr8, 16)) {
-                tl::f16 tl_vec9[8];
-                tl::load_vector<tl::f16, 8>(tl_vec9, tl_ptr8);
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:205)
+            // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
+            {
+                float tl_part[1];
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk7 + tl_v] = tl::convert<float>(tl_vec9[tl_v]);
-            } else {
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    sw[tl_chunk7 + tl_v] = tl::in_bounds((((tl_chunk7 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk7 + tl_v) / 8) * 256), N) ? tl::convert<float>(W[(((tl_chunk7 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk7 + tl_v) / 8) * 256)]) : 0.0f;
+                for (int tl_s17 = 0; tl_s17 < 16; ++tl_s17) {
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(s[tl_s17]));
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    s_mean[tl_i] = tl_part[tl_i];
+                }
+            }
+            // for i, j in parallel(RB, ROW) {  (norms.tl:206)
+            // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
+                [[maybe_unused]] const int i = (tl_tid / 32);
+                const int j = ((tl_s18 % 8) + (tl_tid % 32) * 8 + (tl_s18 / 8) * 256);
+                const float d = s[tl_s18] - s_mean[0] * inv_n;
+                s[tl_s18] = d;
+                sd[tl_s18] = j < N ? d * d : 0.0f;
+            }
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:211)
+            // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
+            {
+                float tl_part[1];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                #pragma unroll
+                for (int tl_s19 = 0; tl_s19 < 16; ++tl_s19) {
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sd[tl_s19]));
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    s_rstd[tl_i] = tl_part[tl_i];
+                }
+            }
+            // for i in parallel(RB) {  (norms.tl:212)
+            // for i in parallel(8): each thread visits the elements of `s_rstd` it holds
+            #pragma unroll
+            for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
+                [[maybe_unused]] const int i = (tl_tid / 32);
+                s_rstd[tl_s20] = tl::rsqrt(s_rstd[tl_s20] * inv_n + eps);
+            }
+            // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:215)
+            #pragma unroll
+            for (int tl_chunk21 = 0; tl_chunk21 < 16; tl_chunk21 += 8) {
+                const tl::f16* tl_ptr22 = &W[((tl_chunk21 % 8) + (tl_tid % 32) * 8 + (tl_chunk21 / 8) * 256)];
+                if (tl::in_bounds(((tl_chunk21 % 8) + (tl_tid % 32) * 8 + (tl_chunk21 / 8) * 256), N) && tl::in_bounds((((tl_chunk21 % 8) + (tl_tid % 32) * 8 + (tl_chunk21 / 8) * 256)) + 7, N) && tl::is_aligned(tl_ptr22, 16)) {
+                    tl::f16 tl_vec23[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec23, tl_ptr22);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk21 + tl_v] = tl::convert<float>(tl_vec23[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        sw[tl_chunk21 + tl_v] = tl::in_bounds((((tl_chunk21 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk21 + tl_v) / 8) * 256), N) ? tl::convert<float>(W[(((tl_chunk21 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk21 + tl_v) / 8) * 256)]) : 0.0f;
+                    }
+                }
+            }
+            // for i, j in parallel(RB, ROW) {  (norms.tl:216)
+            // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s24 = 0; tl_s24 < 16; ++tl_s24) {
+                [[maybe_unused]] const int i = (tl_tid / 32);
+                [[maybe_unused]] const int j = ((tl_s24 % 8) + (tl_tid % 32) * 8 + (tl_s24 / 8) * 256);
+                s[tl_s24] = s[tl_s24] * s_rstd[0] * sw[(tl_s24 % 8) + (tl_s24 / 8) * 8];
+            }
+            // copy(Bias[0 +: ROW], sw);  (norms.tl:219)
+            #pragma unroll
+            for (int tl_chunk25 = 0; tl_chunk25 < 16; tl_chunk25 += 8) {
+                const tl::f16* tl_ptr26 = &Bias[((tl_chunk25 % 8) + (tl_tid % 32) * 8 + (tl_chunk25 / 8) * 256)];
+                if (tl::in_bounds(((tl_chunk25 % 8) + (tl_tid % 32) * 8 + (tl_chunk25 / 8) * 256), N) && tl::in_bounds((((tl_chunk25 % 8) + (tl_tid % 32) * 8 + (tl_chunk25 / 8) * 256)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                    tl::f16 tl_vec27[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk25 + tl_v] = tl::convert<float>(tl_vec27[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        sw[tl_chunk25 + tl_v] = tl::in_bounds((((tl_chunk25 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk25 + tl_v) / 8) * 256), N) ? tl::convert<float>(Bias[(((tl_chunk25 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk25 + tl_v) / 8) * 256)]) : 0.0f;
+                    }
+                }
+            }
+            // for i, j in parallel(RB, ROW) {  (norms.tl:220)
+            // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
+                [[maybe_unused]] const int i = (tl_tid / 32);
+                [[maybe_unused]] const int j = ((tl_s28 % 8) + (tl_tid % 32) * 8 + (tl_s28 / 8) * 256);
+                s[tl_s28] = gelu(s[tl_s28] + sw[(tl_s28 % 8) + (tl_s28 / 8) * 8]);
+            }
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:223)
+            #pragma unroll
+            for (int tl_chunk29 = 0; tl_chunk29 < 16; tl_chunk29 += 8) {
+                tl::f16* tl_ptr30 = &Y[int64_t(row0 + (tl_tid / 32)) * N + ((tl_chunk29 % 8) + (tl_tid % 32) * 8 + (tl_chunk29 / 8) * 256)];
+                if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds(((tl_chunk29 % 8) + (tl_tid % 32) * 8 + (tl_chunk29 / 8) * 256), N) && tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk29 % 8) + (tl_tid % 32) * 8 + (tl_chunk29 / 8) * 256)) + 7, N) && tl::is_aligned(tl_ptr30, 16)) {
+                    tl::f16 tl_vec31[8];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec31[tl_v] = tl::convert<tl::f16>(s[tl_chunk29 + tl_v]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr30, tl_vec31);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk29 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk29 + tl_v) / 8) * 256), N)) Y[int64_t(row0 + (tl_tid / 32)) * N + (((tl_chunk29 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk29 + tl_v) / 8) * 256)] = tl::convert<tl::f16>(s[tl_chunk29 + tl_v]);
+                    }
                 }
             }
         }
-        // for i, j in parallel(RB, ROW) {  (norms.tl:196)
-        // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s10 = 0; tl_s10 < 16; ++tl_s10) {
-            [[maybe_unused]] const int i = (tl_tid / 32);
-            [[maybe_unused]] const int j = ((tl_s10 % 8) + (tl_tid % 32) * 8 + (tl_s10 / 8) * 256);
-            s[tl_s10] = s[tl_s10] * s_rstd[0] * sw[(tl_s10 % 8) + (tl_s10 / 8) * 8];
-        }
-        // copy(Bias[0 +: ROW], sw);  (norms.tl:199)
-        #pragma unroll
-        for (int tl_chunk11 = 0; tl_chunk11 < 16; tl_chunk11 += 8) {
-            const tl::f16* tl_ptr12 = &Bias[((tl_chunk11 % 8) + (tl_tid % 32) * 8 + (tl_chunk11 / 8) * 256)];
-            if (tl::in_bounds(((tl_chunk11 % 8) + (tl_tid % 32) * 8 + (tl_chunk11 / 8) * 256), N) && tl::in_bounds((((tl_chunk11 % 8) + (tl_tid % 32) * 8 + (tl_chunk11 / 8) * 256)) + 7, N) && tl::is_aligned(tl_ptr12, 16)) {
-                tl::f16 tl_vec13[8];
-                tl::load_vector<tl::f16, 8>(tl_vec13, tl_ptr12);
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk11 + tl_v] = tl::convert<float>(tl_vec13[tl_v]);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    sw[tl_chunk11 + tl_v] = tl::in_bounds((((tl_chunk11 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk11 + tl_v) / 8) * 256), N) ? tl::convert<float>(Bias[(((tl_chunk11 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk11 + tl_v) / 8) * 256)]) : 0.0f;
-                }
-            }
-        }
-        // for i, j in parallel(RB, ROW) {  (norms.tl:200)
-        // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s14 = 0; tl_s14 < 16; ++tl_s14) {
-            [[maybe_unused]] const int i = (tl_tid / 32);
-            [[maybe_unused]] const int j = ((tl_s14 % 8) + (tl_tid % 32) * 8 + (tl_s14 / 8) * 256);
-            s[tl_s14] = gelu(s[tl_s14] + sw[(tl_s14 % 8) + (tl_s14 / 8) * 8]);
-        }
-        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:203)
-        #pragma unroll
-        for (int tl_chunk15 = 0; tl_chunk15 < 16; tl_chunk15 += 8) {
-            tl::f16* tl_ptr16 = &Y[int64_t(row0 + (tl_tid / 32)) * N + ((tl_chunk15 % 8) + (tl_tid % 32) * 8 + (tl_chunk15 / 8) * 256)];
-            if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds(((tl_chunk15 % 8) + (tl_tid % 32) * 8 + (tl_chunk15 / 8) * 256), N) && tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk15 % 8) + (tl_tid % 32) * 8 + (tl_chunk15 / 8) * 256)) + 7, N) && tl::is_aligned(tl_ptr16, 16)) {
-                tl::f16 tl_vec17[8];
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec17[tl_v] = tl::convert<tl::f16>(s[tl_chunk15 + tl_v]);
-                tl::store_vector<tl::f16, 8>(tl_ptr16, tl_vec17);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk15 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk15 + tl_v) / 8) * 256), N)) Y[int64_t(row0 + (tl_tid / 32)) * N + (((tl_chunk15 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk15 + tl_v) / 8) * 256)] = tl::convert<tl::f16>(s[tl_chunk15 + tl_v]);
-                }
-            }
-        }
+        tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
         const int32_t n_tiles = tl::cdiv(N, 2048);
-        for (int rr = 0; rr < rows; ++rr) {
-            const int32_t row = row0 + rr;
-            sum_x = 0.0f;
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x);  (norms.tl:210)
-                #pragma unroll
-                for (int tl_chunk18 = 0; tl_chunk18 < x_layout::kSlots; tl_chunk18 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk18))) continue;
-                    const tl::f16* tl_ptr19 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18))) + 7, N) && tl::is_aligned(tl_ptr19, 16)) {
-                        tl::f16 tl_vec20[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec20, tl_ptr19);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk18 + tl_v] = tl::convert<float>(tl_vec20[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk18 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)))]) : 0.0f;
+        for (int g = 0; g < groups; ++g) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 8;
+            for (int rr = 0; rr < tl::min(8, M - row0); ++rr) {
+                const int32_t row = row0 + rr;
+                sum_x = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:233)
+                    #pragma unroll
+                    for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
+                        const tl::f16* tl_ptr33 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32))) + 7, N) && tl::is_aligned(tl_ptr33, 16)) {
+                            tl::f16 tl_vec34[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec34, tl_ptr33);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk32 + tl_v] = tl::convert<float>(tl_vec34[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk32 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32 + tl_v)))]) : 0.0f;
+                            }
                         }
                     }
-                }
-                // reduce(sum, x, part);  (norms.tl:211)
-                {
-                    float tl_part[1];
-                    #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s21 = 0; tl_s21 < x_layout::kSlots; ++tl_s21) {
-                        if (!(x_layout::valid(tl_tid, tl_s21))) continue;
-                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s21]));
-                    }
-                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    // reduce(sum, x, part);  (norms.tl:234)
                     {
-                        part = tl_part[0];
-                    }
-                }
-                sum_x = sum_x + part;
-            }
-            const float mean = sum_x * inv_n;
-            sum_d2 = 0.0f;
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x);  (norms.tl:217)
-                #pragma unroll
-                for (int tl_chunk22 = 0; tl_chunk22 < x_layout::kSlots; tl_chunk22 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk22))) continue;
-                    const tl::f16* tl_ptr23 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22))) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
-                        tl::f16 tl_vec24[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec24, tl_ptr23);
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk22 + tl_v] = tl::convert<float>(tl_vec24[tl_v]);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk22 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22 + tl_v)))]) : 0.0f;
+                        for (int tl_s35 = 0; tl_s35 < x_layout::kSlots; ++tl_s35) {
+                            if (!(x_layout::valid(tl_tid, tl_s35))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s35]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            part = tl_part[0];
                         }
                     }
+                    sum_x = sum_x + part;
                 }
-                // for j in parallel(BN) {  (norms.tl:218)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s25 = 0; tl_s25 < x_layout::kSlots; ++tl_s25) {
-                    if (!(x_layout::valid(tl_tid, tl_s25))) continue;
-                    const int j = x_layout::flat(tl_tid, tl_s25);
-                    const float d = x[tl_s25] - mean;
-                    x[tl_s25] = t * 2048 + j < N ? d * d : 0.0f;
-                }
-                // reduce(sum, x, part);  (norms.tl:222)
-                {
-                    float tl_part[1];
+                const float mean = sum_x * inv_n;
+                sum_d2 = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:240)
                     #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s26 = 0; tl_s26 < x_layout::kSlots; ++tl_s26) {
-                        if (!(x_layout::valid(tl_tid, tl_s26))) continue;
-                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s26]));
+                    for (int tl_chunk36 = 0; tl_chunk36 < x_layout::kSlots; tl_chunk36 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk36))) continue;
+                        const tl::f16* tl_ptr37 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36))) + 7, N) && tl::is_aligned(tl_ptr37, 16)) {
+                            tl::f16 tl_vec38[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec38, tl_ptr37);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk36 + tl_v] = tl::convert<float>(tl_vec38[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk36 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36 + tl_v)))]) : 0.0f;
+                            }
+                        }
                     }
-                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    // for j in parallel(BN) {  (norms.tl:241)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s39 = 0; tl_s39 < x_layout::kSlots; ++tl_s39) {
+                        if (!(x_layout::valid(tl_tid, tl_s39))) continue;
+                        const int j = x_layout::flat(tl_tid, tl_s39);
+                        const float d = x[tl_s39] - mean;
+                        x[tl_s39] = t * 2048 + j < N ? d * d : 0.0f;
+                    }
+                    // reduce(sum, x, part);  (norms.tl:245)
                     {
-                        part = tl_part[0];
-                    }
-                }
-                sum_d2 = sum_d2 + part;
-            }
-            const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
-            for (int t = 0; t < n_tiles; ++t) {
-                const int32_t c0 = t * 2048;
-                // copy(X[row, c0 +: BN], x);  (norms.tl:228)
-                #pragma unroll
-                for (int tl_chunk27 = 0; tl_chunk27 < x_layout::kSlots; tl_chunk27 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk27))) continue;
-                    const tl::f16* tl_ptr28 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk27)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk27)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk27))) + 7, N) && tl::is_aligned(tl_ptr28, 16)) {
-                        tl::f16 tl_vec29[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec29, tl_ptr28);
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk27 + tl_v] = tl::convert<float>(tl_vec29[tl_v]);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk27 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)))]) : 0.0f;
+                        for (int tl_s40 = 0; tl_s40 < x_layout::kSlots; ++tl_s40) {
+                            if (!(x_layout::valid(tl_tid, tl_s40))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s40]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            part = tl_part[0];
                         }
                     }
+                    sum_d2 = sum_d2 + part;
                 }
-                // copy(W[c0 +: BN], w);  (norms.tl:229)
-                #pragma unroll
-                for (int tl_chunk30 = 0; tl_chunk30 < w_layout::kSlots; tl_chunk30 += 8) {
-                    if (!(w_layout::valid(tl_tid, tl_chunk30))) continue;
-                    const tl::f16* tl_ptr31 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk30))];
-                    if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk30)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk30))) + 7, N) && tl::is_aligned(tl_ptr31, 16)) {
-                        tl::f16 tl_vec32[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec32, tl_ptr31);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk30 + tl_v] = tl::convert<float>(tl_vec32[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            w[tl_chunk30 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk30 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk30 + tl_v))]) : 0.0f;
+                const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
+                for (int t = 0; t < n_tiles; ++t) {
+                    const int32_t c0 = t * 2048;
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:251)
+                    #pragma unroll
+                    for (int tl_chunk41 = 0; tl_chunk41 < x_layout::kSlots; tl_chunk41 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk41))) continue;
+                        const tl::f16* tl_ptr42 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk41)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk41)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk41))) + 7, N) && tl::is_aligned(tl_ptr42, 16)) {
+                            tl::f16 tl_vec43[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec43, tl_ptr42);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk41 + tl_v] = tl::convert<float>(tl_vec43[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk41 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk41 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk41 + tl_v)))]) : 0.0f;
+                            }
                         }
                     }
-                }
-                // copy(Bias[c0 +: BN], b);  (norms.tl:230)
-                #pragma unroll
-                for (int tl_chunk33 = 0; tl_chunk33 < b_layout::kSlots; tl_chunk33 += 8) {
-                    if (!(b_layout::valid(tl_tid, tl_chunk33))) continue;
-                    const tl::f16* tl_ptr34 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk33))];
-                    if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk33)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk33))) + 7, N) && tl::is_aligned(tl_ptr34, 16)) {
-                        tl::f16 tl_vec35[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec35, tl_ptr34);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk33 + tl_v] = tl::convert<float>(tl_vec35[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            b[tl_chunk33 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk33 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk33 + tl_v))]) : 0.0f;
+                    // copy(W[c0 +: BN], w);  (norms.tl:252)
+                    #pragma unroll
+                    for (int tl_chunk44 = 0; tl_chunk44 < w_layout::kSlots; tl_chunk44 += 8) {
+                        if (!(w_layout::valid(tl_tid, tl_chunk44))) continue;
+                        const tl::f16* tl_ptr45 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk44))];
+                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk44)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk44))) + 7, N) && tl::is_aligned(tl_ptr45, 16)) {
+                            tl::f16 tl_vec46[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec46, tl_ptr45);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk44 + tl_v] = tl::convert<float>(tl_vec46[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                w[tl_chunk44 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk44 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk44 + tl_v))]) : 0.0f;
+                            }
                         }
                     }
-                }
-                // for j in parallel(BN) {  (norms.tl:231)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s36 = 0; tl_s36 < x_layout::kSlots; ++tl_s36) {
-                    if (!(x_layout::valid(tl_tid, tl_s36))) continue;
-                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s36);
-                    x[tl_s36] = gelu((x[tl_s36] - mean) * rstd * w[tl_s36] + b[tl_s36]);
-                }
-                // copy(x, Y[row, c0 +: BN]);  (norms.tl:234)
-                #pragma unroll
-                for (int tl_chunk37 = 0; tl_chunk37 < x_layout::kSlots; tl_chunk37 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk37))) continue;
-                    tl::f16* tl_ptr38 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk37))) + 7, N) && tl::is_aligned(tl_ptr38, 16)) {
-                        tl::f16 tl_vec39[8];
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec39[tl_v] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
-                        tl::store_vector<tl::f16, 8>(tl_ptr38, tl_vec39);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:253)
+                    #pragma unroll
+                    for (int tl_chunk47 = 0; tl_chunk47 < b_layout::kSlots; tl_chunk47 += 8) {
+                        if (!(b_layout::valid(tl_tid, tl_chunk47))) continue;
+                        const tl::f16* tl_ptr48 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk47))];
+                        if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk47)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk47))) + 7, N) && tl::is_aligned(tl_ptr48, 16)) {
+                            tl::f16 tl_vec49[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec49, tl_ptr48);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk47 + tl_v] = tl::convert<float>(tl_vec49[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                b[tl_chunk47 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk47 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk47 + tl_v))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // for j in parallel(BN) {  (norms.tl:254)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s50 = 0; tl_s50 < x_layout::kSlots; ++tl_s50) {
+                        if (!(x_layout::valid(tl_tid, tl_s50))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s50);
+                        x[tl_s50] = gelu((x[tl_s50] - mean) * rstd * w[tl_s50] + b[tl_s50]);
+                    }
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:257)
+                    #pragma unroll
+                    for (int tl_chunk51 = 0; tl_chunk51 < x_layout::kSlots; tl_chunk51 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk51))) continue;
+                        tl::f16* tl_ptr52 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk51)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk51)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk51))) + 7, N) && tl::is_aligned(tl_ptr52, 16)) {
+                            tl::f16 tl_vec53[8];
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec53[tl_v] = tl::convert<tl::f16>(x[tl_chunk51 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr52, tl_vec53);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk51 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk51 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk51 + tl_v]);
+                            }
                         }
                     }
                 }
@@ -5371,8 +6408,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
     }
 }
 
-// kernel layernorm_gelu<ROW = 1024, THREADS = 256, RB = 4, BN = 2048, T = f16>  (stdlib/norms.tl:160)
-// 256 threads per block, 32 bytes of shared memory
+// kernel layernorm_gelu<ROW = 1024, THREADS = 256, RB = 4, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/norms.tl:177)
+// 256 threads per block, 16544 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
         const tl::f16* __restrict__ X,
         const tl::f16* __restrict__ W,
@@ -5392,7 +6429,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
     using b_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment b: f32[2048]
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 4, 1024], row pitch 1032
+    unsigned char* tl_scratch = tl_smem + 16512;  // 32 bytes for reductions and staging
     float s[16];  // fragment s: f32[4, 1024]
     float sd[16];  // fragment sd: f32[4, 1024]
     float sw[16];  // fragment sw: f32[1024]
@@ -5404,344 +6442,404 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
     float sum_x;
     float sum_d2;
     float part;
-    const int32_t row0 = int(blockIdx.x) * 4;
-    const int32_t rows = tl::min(4, M - row0);
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 4) - int(blockIdx.x), int(gridDim.x));
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 1024) {
-        // copy(X[row0 +: RB, 0 +: ROW], s);  (norms.tl:184)
-        #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
-            const tl::f16* tl_ptr1 = &X[int64_t(row0 + (tl_tid / 64)) * N + ((tl_chunk0 % 8) + (tl_tid % 64) * 8 + (tl_chunk0 / 8) * 512)];
-            if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid % 64) * 8 + (tl_chunk0 / 8) * 512), N) && tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid % 64) * 8 + (tl_chunk0 / 8) * 512)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
-                tl::f16 tl_vec2[8];
-                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+        const int32_t g_trips = groups;
+        if (0 < g_trips) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+                for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+                    const int tl_chunk0 = tl_tid + tl_i1 * 256;
+                    tl::cp_async_16(&xs[(0 * 4 + ((tl_chunk0 * 8) / 1024)) * 1032 + ((tl_chunk0 * 8) % 1024)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk0 * 8) / 1024)) * N + ((tl_chunk0 * 8) % 1024)]);
+                }
             } else {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk0 + tl_v) / 8) * 512), N) ? tl::convert<float>(X[int64_t(row0 + (tl_tid / 64)) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk0 + tl_v) / 8) * 512)]) : 0.0f;
+                for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
+                    const int tl_chunk2 = tl_tid + tl_i3 * 256;
+                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk2 * 8) / 1024)) * N + ((tl_chunk2 * 8) % 1024)];
+                    tl::f16* tl_dst5 = &xs[(0 * 4 + ((tl_chunk2 * 8) / 1024)) * 1032 + ((tl_chunk2 * 8) % 1024)];
+                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk2 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 1024)));
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 1024 >= 0 && tl::is_aligned(tl_src4, 16)) {
+                        tl::cp_async_16(tl_dst5, tl_src4);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk2 * 8) / 1024), M) && tl::in_bounds(((tl_chunk2 * 8) % 1024) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
                 }
             }
         }
-        // reduce(sum, s, s_mean, axis = 1);  (norms.tl:185)
-        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
-        {
-            float tl_part[1];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-            #pragma unroll
-            for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(s[tl_s3]));
+        tl::cp_async_commit();
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:201)
+        for (int g = 0; g < g_trips; ++g) {
+            tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+            __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
+            if (g + 1 < g_trips) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
+                    #pragma unroll
+                    for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
+                        const int tl_chunk7 = tl_tid + tl_i8 * 256;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 4 + ((tl_chunk7 * 8) / 1024)) * 1032 + ((tl_chunk7 * 8) % 1024)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk7 * 8) / 1024)) * N + ((tl_chunk7 * 8) % 1024)]);
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
+                        const int tl_chunk9 = tl_tid + tl_i10 * 256;
+                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk9 * 8) / 1024)) * N + ((tl_chunk9 * 8) % 1024)];
+                        tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 4 + ((tl_chunk9 * 8) / 1024)) * 1032 + ((tl_chunk9 * 8) % 1024)];
+                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk9 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 1024)));
+                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 1024 >= 0 && tl::is_aligned(tl_src11, 16)) {
+                            tl::cp_async_16(tl_dst12, tl_src11);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk9 * 8) / 1024), M) && tl::in_bounds(((tl_chunk9 * 8) % 1024) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
+                        }
+                    }
+                }
             }
+            tl::cp_async_commit();
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 4;
+            // copy(xs, s);  (norms.tl:204)
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
+                const tl::f16* tl_ptr15 = &xs[((g % 2) * 4 + (tl_tid / 64)) * 1032 + ((tl_chunk14 % 8) + (tl_tid % 64) * 8 + (tl_chunk14 / 8) * 512)];
+                if (tl::is_aligned(tl_ptr15, 16)) {
+                    tl::f16 tl_vec16[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 4 + (tl_tid / 64)) * 1032 + (((tl_chunk14 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk14 + tl_v) / 8) * 512)]);
+                    }
+                }
             }
-            if ((tl_tid / 1 % 32) == 0) {
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:205)
+            // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
+            {
+                float tl_part[1];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                #pragma unroll
+                for (int tl_s17 = 0; tl_s17 < 16; ++tl_s17) {
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(s[tl_s17]));
+                }
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + (tl_tid / 32 % 2)] = tl_part[tl_i];
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
                 }
-            }
-            __syncthreads();
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2];
-                #pragma unroll
-                for (int tl_w = 1; tl_w < 2; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + tl_w]);
-            }
-            __syncthreads();  // the scratch is free again
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                s_mean[tl_i] = tl_part[tl_i];
-            }
-        }
-        // for i, j in parallel(RB, ROW) {  (norms.tl:186)
-        // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
-            [[maybe_unused]] const int i = (tl_tid / 64);
-            const int j = ((tl_s4 % 8) + (tl_tid % 64) * 8 + (tl_s4 / 8) * 512);
-            const float d = s[tl_s4] - s_mean[0] * inv_n;
-            s[tl_s4] = d;
-            sd[tl_s4] = j < N ? d * d : 0.0f;
-        }
-        // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:191)
-        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
-        {
-            float tl_part[1];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-            #pragma unroll
-            for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sd[tl_s5]));
-            }
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
-            }
-            if ((tl_tid / 1 % 32) == 0) {
+                if ((tl_tid / 1 % 32) == 0) {
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + (tl_tid / 32 % 2)] = tl_part[tl_i];
+                    }
+                }
+                __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + (tl_tid / 32 % 2)] = tl_part[tl_i];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2];
+                    #pragma unroll
+                    for (int tl_w = 1; tl_w < 2; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + tl_w]);
+                }
+                __syncthreads();  // the scratch is free again
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    s_mean[tl_i] = tl_part[tl_i];
                 }
             }
-            __syncthreads();
+            // for i, j in parallel(RB, ROW) {  (norms.tl:206)
+            // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2];
-                #pragma unroll
-                for (int tl_w = 1; tl_w < 2; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + tl_w]);
+            for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
+                [[maybe_unused]] const int i = (tl_tid / 64);
+                const int j = ((tl_s18 % 8) + (tl_tid % 64) * 8 + (tl_s18 / 8) * 512);
+                const float d = s[tl_s18] - s_mean[0] * inv_n;
+                s[tl_s18] = d;
+                sd[tl_s18] = j < N ? d * d : 0.0f;
             }
-            __syncthreads();  // the scratch is free again
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:211)
+            // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
+            {
+                float tl_part[1];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                #pragma unroll
+                for (int tl_s19 = 0; tl_s19 < 16; ++tl_s19) {
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sd[tl_s19]));
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+                }
+                if ((tl_tid / 1 % 32) == 0) {
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + (tl_tid / 32 % 2)] = tl_part[tl_i];
+                    }
+                }
+                __syncthreads();
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2];
+                    #pragma unroll
+                    for (int tl_w = 1; tl_w < 2; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + tl_w]);
+                }
+                __syncthreads();  // the scratch is free again
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    s_rstd[tl_i] = tl_part[tl_i];
+                }
+            }
+            // for i in parallel(RB) {  (norms.tl:212)
+            // for i in parallel(4): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                s_rstd[tl_i] = tl_part[tl_i];
+            for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
+                [[maybe_unused]] const int i = (tl_tid / 64);
+                s_rstd[tl_s20] = tl::rsqrt(s_rstd[tl_s20] * inv_n + eps);
             }
-        }
-        // for i in parallel(RB) {  (norms.tl:192)
-        // for i in parallel(4): each thread visits the elements of `s_rstd` it holds
-        #pragma unroll
-        for (int tl_s6 = 0; tl_s6 < 1; ++tl_s6) {
-            [[maybe_unused]] const int i = (tl_tid / 64);
-            s_rstd[tl_s6] = tl::rsqrt(s_rstd[tl_s6] * inv_n + eps);
-        }
-        // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:195)
-        #pragma unroll
-        for (int tl_chunk7 = 0; tl_chunk7 < 16; tl_chunk7 += 8) {
-            const tl::f16* tl_ptr8 = &W[((tl_chunk7 % 8) + (tl_tid % 64) * 8 + (tl_chunk7 / 8) * 512)];
-            if (tl::in_bounds(((tl_chunk7 % 8) + (tl_tid % 64) * 8 + (tl_chunk7 / 8) * 512), N) && tl::in_bounds((((tl_chunk7 % 8) + (tl_tid % 64) * 8 + (tl_chunk7 / 8) * 512)) + 7, N) && tl::is_aligned(tl_ptr8, 16)) {
-                tl::f16 tl_vec9[8];
-                tl::load_vector<tl::f16, 8>(tl_vec9, tl_ptr8);
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk7 + tl_v] = tl::convert<float>(tl_vec9[tl_v]);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    sw[tl_chunk7 + tl_v] = tl::in_bounds((((tl_chunk7 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk7 + tl_v) / 8) * 512), N) ? tl::convert<float>(W[(((tl_chunk7 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk7 + tl_v) / 8) * 512)]) : 0.0f;
+            // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:215)
+            #pragma unroll
+            for (int tl_chunk21 = 0; tl_chunk21 < 16; tl_chunk21 += 8) {
+                const tl::f16* tl_ptr22 = &W[((tl_chunk21 % 8) + (tl_tid % 64) * 8 + (tl_chunk21 / 8) * 512)];
+                if (tl::in_bounds(((tl_chunk21 % 8) + (tl_tid % 64) * 8 + (tl_chunk21 / 8) * 512), N) && tl::in_bounds((((tl_chunk21 % 8) + (tl_tid % 64) * 8 + (tl_chunk21 / 8) * 512)) + 7, N) && tl::is_aligned(tl_ptr22, 16)) {
+                    tl::f16 tl_vec23[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec23, tl_ptr22);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk21 + tl_v] = tl::convert<float>(tl_vec23[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        sw[tl_chunk21 + tl_v] = tl::in_bounds((((tl_chunk21 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk21 + tl_v) / 8) * 512), N) ? tl::convert<float>(W[(((tl_chunk21 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk21 + tl_v) / 8) * 512)]) : 0.0f;
+                    }
+                }
+            }
+            // for i, j in parallel(RB, ROW) {  (norms.tl:216)
+            // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s24 = 0; tl_s24 < 16; ++tl_s24) {
+                [[maybe_unused]] const int i = (tl_tid / 64);
+                [[maybe_unused]] const int j = ((tl_s24 % 8) + (tl_tid % 64) * 8 + (tl_s24 / 8) * 512);
+                s[tl_s24] = s[tl_s24] * s_rstd[0] * sw[(tl_s24 % 8) + (tl_s24 / 8) * 8];
+            }
+            // copy(Bias[0 +: ROW], sw);  (norms.tl:219)
+            #pragma unroll
+            for (int tl_chunk25 = 0; tl_chunk25 < 16; tl_chunk25 += 8) {
+                const tl::f16* tl_ptr26 = &Bias[((tl_chunk25 % 8) + (tl_tid % 64) * 8 + (tl_chunk25 / 8) * 512)];
+                if (tl::in_bounds(((tl_chunk25 % 8) + (tl_tid % 64) * 8 + (tl_chunk25 / 8) * 512), N) && tl::in_bounds((((tl_chunk25 % 8) + (tl_tid % 64) * 8 + (tl_chunk25 / 8) * 512)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                    tl::f16 tl_vec27[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk25 + tl_v] = tl::convert<float>(tl_vec27[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        sw[tl_chunk25 + tl_v] = tl::in_bounds((((tl_chunk25 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk25 + tl_v) / 8) * 512), N) ? tl::convert<float>(Bias[(((tl_chunk25 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk25 + tl_v) / 8) * 512)]) : 0.0f;
+                    }
+                }
+            }
+            // for i, j in parallel(RB, ROW) {  (norms.tl:220)
+            // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
+                [[maybe_unused]] const int i = (tl_tid / 64);
+                [[maybe_unused]] const int j = ((tl_s28 % 8) + (tl_tid % 64) * 8 + (tl_s28 / 8) * 512);
+                s[tl_s28] = gelu(s[tl_s28] + sw[(tl_s28 % 8) + (tl_s28 / 8) * 8]);
+            }
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:223)
+            #pragma unroll
+            for (int tl_chunk29 = 0; tl_chunk29 < 16; tl_chunk29 += 8) {
+                tl::f16* tl_ptr30 = &Y[int64_t(row0 + (tl_tid / 64)) * N + ((tl_chunk29 % 8) + (tl_tid % 64) * 8 + (tl_chunk29 / 8) * 512)];
+                if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds(((tl_chunk29 % 8) + (tl_tid % 64) * 8 + (tl_chunk29 / 8) * 512), N) && tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk29 % 8) + (tl_tid % 64) * 8 + (tl_chunk29 / 8) * 512)) + 7, N) && tl::is_aligned(tl_ptr30, 16)) {
+                    tl::f16 tl_vec31[8];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec31[tl_v] = tl::convert<tl::f16>(s[tl_chunk29 + tl_v]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr30, tl_vec31);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk29 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk29 + tl_v) / 8) * 512), N)) Y[int64_t(row0 + (tl_tid / 64)) * N + (((tl_chunk29 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk29 + tl_v) / 8) * 512)] = tl::convert<tl::f16>(s[tl_chunk29 + tl_v]);
+                    }
                 }
             }
         }
-        // for i, j in parallel(RB, ROW) {  (norms.tl:196)
-        // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s10 = 0; tl_s10 < 16; ++tl_s10) {
-            [[maybe_unused]] const int i = (tl_tid / 64);
-            [[maybe_unused]] const int j = ((tl_s10 % 8) + (tl_tid % 64) * 8 + (tl_s10 / 8) * 512);
-            s[tl_s10] = s[tl_s10] * s_rstd[0] * sw[(tl_s10 % 8) + (tl_s10 / 8) * 8];
-        }
-        // copy(Bias[0 +: ROW], sw);  (norms.tl:199)
-        #pragma unroll
-        for (int tl_chunk11 = 0; tl_chunk11 < 16; tl_chunk11 += 8) {
-            const tl::f16* tl_ptr12 = &Bias[((tl_chunk11 % 8) + (tl_tid % 64) * 8 + (tl_chunk11 / 8) * 512)];
-            if (tl::in_bounds(((tl_chunk11 % 8) + (tl_tid % 64) * 8 + (tl_chunk11 / 8) * 512), N) && tl::in_bounds((((tl_chunk11 % 8) + (tl_tid % 64) * 8 + (tl_chunk11 / 8) * 512)) + 7, N) && tl::is_aligned(tl_ptr12, 16)) {
-                tl::f16 tl_vec13[8];
-                tl::load_vector<tl::f16, 8>(tl_vec13, tl_ptr12);
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk11 + tl_v] = tl::convert<float>(tl_vec13[tl_v]);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    sw[tl_chunk11 + tl_v] = tl::in_bounds((((tl_chunk11 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk11 + tl_v) / 8) * 512), N) ? tl::convert<float>(Bias[(((tl_chunk11 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk11 + tl_v) / 8) * 512)]) : 0.0f;
-                }
-            }
-        }
-        // for i, j in parallel(RB, ROW) {  (norms.tl:200)
-        // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s14 = 0; tl_s14 < 16; ++tl_s14) {
-            [[maybe_unused]] const int i = (tl_tid / 64);
-            [[maybe_unused]] const int j = ((tl_s14 % 8) + (tl_tid % 64) * 8 + (tl_s14 / 8) * 512);
-            s[tl_s14] = gelu(s[tl_s14] + sw[(tl_s14 % 8) + (tl_s14 / 8) * 8]);
-        }
-        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:203)
-        #pragma unroll
-        for (int tl_chunk15 = 0; tl_chunk15 < 16; tl_chunk15 += 8) {
-            tl::f16* tl_ptr16 = &Y[int64_t(row0 + (tl_tid / 64)) * N + ((tl_chunk15 % 8) + (tl_tid % 64) * 8 + (tl_chunk15 / 8) * 512)];
-            if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds(((tl_chunk15 % 8) + (tl_tid % 64) * 8 + (tl_chunk15 / 8) * 512), N) && tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk15 % 8) + (tl_tid % 64) * 8 + (tl_chunk15 / 8) * 512)) + 7, N) && tl::is_aligned(tl_ptr16, 16)) {
-                tl::f16 tl_vec17[8];
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec17[tl_v] = tl::convert<tl::f16>(s[tl_chunk15 + tl_v]);
-                tl::store_vector<tl::f16, 8>(tl_ptr16, tl_vec17);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk15 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk15 + tl_v) / 8) * 512), N)) Y[int64_t(row0 + (tl_tid / 64)) * N + (((tl_chunk15 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk15 + tl_v) / 8) * 512)] = tl::convert<tl::f16>(s[tl_chunk15 + tl_v]);
-                }
-            }
-        }
+        tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
         const int32_t n_tiles = tl::cdiv(N, 2048);
-        for (int rr = 0; rr < rows; ++rr) {
-            const int32_t row = row0 + rr;
-            sum_x = 0.0f;
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x);  (norms.tl:210)
-                #pragma unroll
-                for (int tl_chunk18 = 0; tl_chunk18 < x_layout::kSlots; tl_chunk18 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk18))) continue;
-                    const tl::f16* tl_ptr19 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18))) + 7, N) && tl::is_aligned(tl_ptr19, 16)) {
-                        tl::f16 tl_vec20[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec20, tl_ptr19);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk18 + tl_v] = tl::convert<float>(tl_vec20[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk18 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)))]) : 0.0f;
+        for (int g = 0; g < groups; ++g) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 4;
+            for (int rr = 0; rr < tl::min(4, M - row0); ++rr) {
+                const int32_t row = row0 + rr;
+                sum_x = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:233)
+                    #pragma unroll
+                    for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
+                        const tl::f16* tl_ptr33 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32))) + 7, N) && tl::is_aligned(tl_ptr33, 16)) {
+                            tl::f16 tl_vec34[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec34, tl_ptr33);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk32 + tl_v] = tl::convert<float>(tl_vec34[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk32 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32 + tl_v)))]) : 0.0f;
+                            }
                         }
                     }
-                }
-                // reduce(sum, x, part);  (norms.tl:211)
-                {
-                    float tl_part[1];
-                    #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s21 = 0; tl_s21 < x_layout::kSlots; ++tl_s21) {
-                        if (!(x_layout::valid(tl_tid, tl_s21))) continue;
-                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s21]));
-                    }
-                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    // reduce(sum, x, part);  (norms.tl:234)
                     {
-                        part = tl_part[0];
-                    }
-                }
-                sum_x = sum_x + part;
-            }
-            const float mean = sum_x * inv_n;
-            sum_d2 = 0.0f;
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x);  (norms.tl:217)
-                #pragma unroll
-                for (int tl_chunk22 = 0; tl_chunk22 < x_layout::kSlots; tl_chunk22 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk22))) continue;
-                    const tl::f16* tl_ptr23 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22))) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
-                        tl::f16 tl_vec24[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec24, tl_ptr23);
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk22 + tl_v] = tl::convert<float>(tl_vec24[tl_v]);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk22 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22 + tl_v)))]) : 0.0f;
+                        for (int tl_s35 = 0; tl_s35 < x_layout::kSlots; ++tl_s35) {
+                            if (!(x_layout::valid(tl_tid, tl_s35))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s35]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            part = tl_part[0];
                         }
                     }
+                    sum_x = sum_x + part;
                 }
-                // for j in parallel(BN) {  (norms.tl:218)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s25 = 0; tl_s25 < x_layout::kSlots; ++tl_s25) {
-                    if (!(x_layout::valid(tl_tid, tl_s25))) continue;
-                    const int j = x_layout::flat(tl_tid, tl_s25);
-                    const float d = x[tl_s25] - mean;
-                    x[tl_s25] = t * 2048 + j < N ? d * d : 0.0f;
-                }
-                // reduce(sum, x, part);  (norms.tl:222)
-                {
-                    float tl_part[1];
+                const float mean = sum_x * inv_n;
+                sum_d2 = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:240)
                     #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s26 = 0; tl_s26 < x_layout::kSlots; ++tl_s26) {
-                        if (!(x_layout::valid(tl_tid, tl_s26))) continue;
-                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s26]));
+                    for (int tl_chunk36 = 0; tl_chunk36 < x_layout::kSlots; tl_chunk36 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk36))) continue;
+                        const tl::f16* tl_ptr37 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36))) + 7, N) && tl::is_aligned(tl_ptr37, 16)) {
+                            tl::f16 tl_vec38[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec38, tl_ptr37);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk36 + tl_v] = tl::convert<float>(tl_vec38[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk36 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36 + tl_v)))]) : 0.0f;
+                            }
+                        }
                     }
-                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    // for j in parallel(BN) {  (norms.tl:241)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s39 = 0; tl_s39 < x_layout::kSlots; ++tl_s39) {
+                        if (!(x_layout::valid(tl_tid, tl_s39))) continue;
+                        const int j = x_layout::flat(tl_tid, tl_s39);
+                        const float d = x[tl_s39] - mean;
+                        x[tl_s39] = t * 2048 + j < N ? d * d : 0.0f;
+                    }
+                    // reduce(sum, x, part);  (norms.tl:245)
                     {
-                        part = tl_part[0];
-                    }
-                }
-                sum_d2 = sum_d2 + part;
-            }
-            const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
-            for (int t = 0; t < n_tiles; ++t) {
-                const int32_t c0 = t * 2048;
-                // copy(X[row, c0 +: BN], x);  (norms.tl:228)
-                #pragma unroll
-                for (int tl_chunk27 = 0; tl_chunk27 < x_layout::kSlots; tl_chunk27 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk27))) continue;
-                    const tl::f16* tl_ptr28 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk27)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk27)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk27))) + 7, N) && tl::is_aligned(tl_ptr28, 16)) {
-                        tl::f16 tl_vec29[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec29, tl_ptr28);
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk27 + tl_v] = tl::convert<float>(tl_vec29[tl_v]);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk27 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)))]) : 0.0f;
+                        for (int tl_s40 = 0; tl_s40 < x_layout::kSlots; ++tl_s40) {
+                            if (!(x_layout::valid(tl_tid, tl_s40))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s40]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            part = tl_part[0];
                         }
                     }
+                    sum_d2 = sum_d2 + part;
                 }
-                // copy(W[c0 +: BN], w);  (norms.tl:229)
-                #pragma unroll
-                for (int tl_chunk30 = 0; tl_chunk30 < w_layout::kSlots; tl_chunk30 += 8) {
-                    if (!(w_layout::valid(tl_tid, tl_chunk30))) continue;
-                    const tl::f16* tl_ptr31 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk30))];
-                    if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk30)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk30))) + 7, N) && tl::is_aligned(tl_ptr31, 16)) {
-                        tl::f16 tl_vec32[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec32, tl_ptr31);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk30 + tl_v] = tl::convert<float>(tl_vec32[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            w[tl_chunk30 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk30 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk30 + tl_v))]) : 0.0f;
+                const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
+                for (int t = 0; t < n_tiles; ++t) {
+                    const int32_t c0 = t * 2048;
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:251)
+                    #pragma unroll
+                    for (int tl_chunk41 = 0; tl_chunk41 < x_layout::kSlots; tl_chunk41 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk41))) continue;
+                        const tl::f16* tl_ptr42 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk41)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk41)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk41))) + 7, N) && tl::is_aligned(tl_ptr42, 16)) {
+                            tl::f16 tl_vec43[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec43, tl_ptr42);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk41 + tl_v] = tl::convert<float>(tl_vec43[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk41 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk41 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk41 + tl_v)))]) : 0.0f;
+                            }
                         }
                     }
-                }
-                // copy(Bias[c0 +: BN], b);  (norms.tl:230)
-                #pragma unroll
-                for (int tl_chunk33 = 0; tl_chunk33 < b_layout::kSlots; tl_chunk33 += 8) {
-                    if (!(b_layout::valid(tl_tid, tl_chunk33))) continue;
-                    const tl::f16* tl_ptr34 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk33))];
-                    if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk33)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk33))) + 7, N) && tl::is_aligned(tl_ptr34, 16)) {
-                        tl::f16 tl_vec35[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec35, tl_ptr34);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk33 + tl_v] = tl::convert<float>(tl_vec35[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            b[tl_chunk33 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk33 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk33 + tl_v))]) : 0.0f;
+                    // copy(W[c0 +: BN], w);  (norms.tl:252)
+                    #pragma unroll
+                    for (int tl_chunk44 = 0; tl_chunk44 < w_layout::kSlots; tl_chunk44 += 8) {
+                        if (!(w_layout::valid(tl_tid, tl_chunk44))) continue;
+                        const tl::f16* tl_ptr45 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk44))];
+                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk44)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk44))) + 7, N) && tl::is_aligned(tl_ptr45, 16)) {
+                            tl::f16 tl_vec46[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec46, tl_ptr45);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk44 + tl_v] = tl::convert<float>(tl_vec46[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                w[tl_chunk44 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk44 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk44 + tl_v))]) : 0.0f;
+                            }
                         }
                     }
-                }
-                // for j in parallel(BN) {  (norms.tl:231)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s36 = 0; tl_s36 < x_layout::kSlots; ++tl_s36) {
-                    if (!(x_layout::valid(tl_tid, tl_s36))) continue;
-                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s36);
-                    x[tl_s36] = gelu((x[tl_s36] - mean) * rstd * w[tl_s36] + b[tl_s36]);
-                }
-                // copy(x, Y[row, c0 +: BN]);  (norms.tl:234)
-                #pragma unroll
-                for (int tl_chunk37 = 0; tl_chunk37 < x_layout::kSlots; tl_chunk37 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk37))) continue;
-                    tl::f16* tl_ptr38 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk37))) + 7, N) && tl::is_aligned(tl_ptr38, 16)) {
-                        tl::f16 tl_vec39[8];
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec39[tl_v] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
-                        tl::store_vector<tl::f16, 8>(tl_ptr38, tl_vec39);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:253)
+                    #pragma unroll
+                    for (int tl_chunk47 = 0; tl_chunk47 < b_layout::kSlots; tl_chunk47 += 8) {
+                        if (!(b_layout::valid(tl_tid, tl_chunk47))) continue;
+                        const tl::f16* tl_ptr48 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk47))];
+                        if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk47)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk47))) + 7, N) && tl::is_aligned(tl_ptr48, 16)) {
+                            tl::f16 tl_vec49[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec49, tl_ptr48);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk47 + tl_v] = tl::convert<float>(tl_vec49[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                b[tl_chunk47 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk47 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk47 + tl_v))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // for j in parallel(BN) {  (norms.tl:254)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s50 = 0; tl_s50 < x_layout::kSlots; ++tl_s50) {
+                        if (!(x_layout::valid(tl_tid, tl_s50))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s50);
+                        x[tl_s50] = gelu((x[tl_s50] - mean) * rstd * w[tl_s50] + b[tl_s50]);
+                    }
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:257)
+                    #pragma unroll
+                    for (int tl_chunk51 = 0; tl_chunk51 < x_layout::kSlots; tl_chunk51 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk51))) continue;
+                        tl::f16* tl_ptr52 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk51)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk51)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk51))) + 7, N) && tl::is_aligned(tl_ptr52, 16)) {
+                            tl::f16 tl_vec53[8];
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec53[tl_v] = tl::convert<tl::f16>(x[tl_chunk51 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr52, tl_vec53);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk51 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk51 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk51 + tl_v]);
+                            }
                         }
                     }
                 }
@@ -5750,8 +6848,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
     }
 }
 
-// kernel layernorm_gelu<ROW = 2048, THREADS = 256, RB = 2, BN = 2048, T = f16>  (stdlib/norms.tl:160)
-// 256 threads per block, 32 bytes of shared memory
+// kernel layernorm_gelu<ROW = 2048, THREADS = 256, RB = 2, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/norms.tl:177)
+// 256 threads per block, 16544 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
         const tl::f16* __restrict__ X,
         const tl::f16* __restrict__ W,
@@ -5771,7 +6869,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
     using b_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment b: f32[2048]
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 2, 2048], row pitch 2056
+    unsigned char* tl_scratch = tl_smem + 16512;  // 32 bytes for reductions and staging
     float s[16];  // fragment s: f32[2, 2048]
     float sd[16];  // fragment sd: f32[2, 2048]
     float sw[16];  // fragment sw: f32[2048]
@@ -5783,344 +6882,404 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
     float sum_x;
     float sum_d2;
     float part;
-    const int32_t row0 = int(blockIdx.x) * 2;
-    const int32_t rows = tl::min(2, M - row0);
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 2) - int(blockIdx.x), int(gridDim.x));
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 2048) {
-        // copy(X[row0 +: RB, 0 +: ROW], s);  (norms.tl:184)
-        #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
-            const tl::f16* tl_ptr1 = &X[int64_t(row0 + (tl_tid / 128)) * N + ((tl_chunk0 % 8) + (tl_tid % 128) * 8 + (tl_chunk0 / 8) * 1024)];
-            if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid % 128) * 8 + (tl_chunk0 / 8) * 1024), N) && tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid % 128) * 8 + (tl_chunk0 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
-                tl::f16 tl_vec2[8];
-                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+        const int32_t g_trips = groups;
+        if (0 < g_trips) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+                for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+                    const int tl_chunk0 = tl_tid + tl_i1 * 256;
+                    tl::cp_async_16(&xs[(0 * 2 + ((tl_chunk0 * 8) / 2048)) * 2056 + ((tl_chunk0 * 8) % 2048)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk0 * 8) / 2048)) * N + ((tl_chunk0 * 8) % 2048)]);
+                }
             } else {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk0 + tl_v) / 8) * 1024), N) ? tl::convert<float>(X[int64_t(row0 + (tl_tid / 128)) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk0 + tl_v) / 8) * 1024)]) : 0.0f;
+                for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
+                    const int tl_chunk2 = tl_tid + tl_i3 * 256;
+                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk2 * 8) / 2048)) * N + ((tl_chunk2 * 8) % 2048)];
+                    tl::f16* tl_dst5 = &xs[(0 * 2 + ((tl_chunk2 * 8) / 2048)) * 2056 + ((tl_chunk2 * 8) % 2048)];
+                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk2 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 2048)));
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 2048 >= 0 && tl::is_aligned(tl_src4, 16)) {
+                        tl::cp_async_16(tl_dst5, tl_src4);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk2 * 8) / 2048), M) && tl::in_bounds(((tl_chunk2 * 8) % 2048) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
                 }
             }
         }
-        // reduce(sum, s, s_mean, axis = 1);  (norms.tl:185)
-        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
-        {
-            float tl_part[1];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-            #pragma unroll
-            for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(s[tl_s3]));
+        tl::cp_async_commit();
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:201)
+        for (int g = 0; g < g_trips; ++g) {
+            tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+            __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
+            if (g + 1 < g_trips) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
+                    #pragma unroll
+                    for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
+                        const int tl_chunk7 = tl_tid + tl_i8 * 256;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 2 + ((tl_chunk7 * 8) / 2048)) * 2056 + ((tl_chunk7 * 8) % 2048)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk7 * 8) / 2048)) * N + ((tl_chunk7 * 8) % 2048)]);
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
+                        const int tl_chunk9 = tl_tid + tl_i10 * 256;
+                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk9 * 8) / 2048)) * N + ((tl_chunk9 * 8) % 2048)];
+                        tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 2 + ((tl_chunk9 * 8) / 2048)) * 2056 + ((tl_chunk9 * 8) % 2048)];
+                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk9 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 2048)));
+                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 2048 >= 0 && tl::is_aligned(tl_src11, 16)) {
+                            tl::cp_async_16(tl_dst12, tl_src11);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk9 * 8) / 2048), M) && tl::in_bounds(((tl_chunk9 * 8) % 2048) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
+                        }
+                    }
+                }
             }
+            tl::cp_async_commit();
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 2;
+            // copy(xs, s);  (norms.tl:204)
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
+                const tl::f16* tl_ptr15 = &xs[((g % 2) * 2 + (tl_tid / 128)) * 2056 + ((tl_chunk14 % 8) + (tl_tid % 128) * 8 + (tl_chunk14 / 8) * 1024)];
+                if (tl::is_aligned(tl_ptr15, 16)) {
+                    tl::f16 tl_vec16[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 2 + (tl_tid / 128)) * 2056 + (((tl_chunk14 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk14 + tl_v) / 8) * 1024)]);
+                    }
+                }
             }
-            if ((tl_tid / 1 % 32) == 0) {
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:205)
+            // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
+            {
+                float tl_part[1];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                #pragma unroll
+                for (int tl_s17 = 0; tl_s17 < 16; ++tl_s17) {
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(s[tl_s17]));
+                }
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
                 }
-            }
-            __syncthreads();
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4];
-                #pragma unroll
-                for (int tl_w = 1; tl_w < 4; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + tl_w]);
-            }
-            __syncthreads();  // the scratch is free again
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                s_mean[tl_i] = tl_part[tl_i];
-            }
-        }
-        // for i, j in parallel(RB, ROW) {  (norms.tl:186)
-        // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
-            [[maybe_unused]] const int i = (tl_tid / 128);
-            const int j = ((tl_s4 % 8) + (tl_tid % 128) * 8 + (tl_s4 / 8) * 1024);
-            const float d = s[tl_s4] - s_mean[0] * inv_n;
-            s[tl_s4] = d;
-            sd[tl_s4] = j < N ? d * d : 0.0f;
-        }
-        // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:191)
-        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
-        {
-            float tl_part[1];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-            #pragma unroll
-            for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sd[tl_s5]));
-            }
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
-            }
-            if ((tl_tid / 1 % 32) == 0) {
+                if ((tl_tid / 1 % 32) == 0) {
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
+                    }
+                }
+                __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4];
+                    #pragma unroll
+                    for (int tl_w = 1; tl_w < 4; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + tl_w]);
+                }
+                __syncthreads();  // the scratch is free again
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    s_mean[tl_i] = tl_part[tl_i];
                 }
             }
-            __syncthreads();
+            // for i, j in parallel(RB, ROW) {  (norms.tl:206)
+            // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4];
-                #pragma unroll
-                for (int tl_w = 1; tl_w < 4; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + tl_w]);
+            for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
+                [[maybe_unused]] const int i = (tl_tid / 128);
+                const int j = ((tl_s18 % 8) + (tl_tid % 128) * 8 + (tl_s18 / 8) * 1024);
+                const float d = s[tl_s18] - s_mean[0] * inv_n;
+                s[tl_s18] = d;
+                sd[tl_s18] = j < N ? d * d : 0.0f;
             }
-            __syncthreads();  // the scratch is free again
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:211)
+            // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
+            {
+                float tl_part[1];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                #pragma unroll
+                for (int tl_s19 = 0; tl_s19 < 16; ++tl_s19) {
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sd[tl_s19]));
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+                }
+                if ((tl_tid / 1 % 32) == 0) {
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
+                    }
+                }
+                __syncthreads();
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4];
+                    #pragma unroll
+                    for (int tl_w = 1; tl_w < 4; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + tl_w]);
+                }
+                __syncthreads();  // the scratch is free again
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    s_rstd[tl_i] = tl_part[tl_i];
+                }
+            }
+            // for i in parallel(RB) {  (norms.tl:212)
+            // for i in parallel(2): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                s_rstd[tl_i] = tl_part[tl_i];
+            for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
+                [[maybe_unused]] const int i = (tl_tid / 128);
+                s_rstd[tl_s20] = tl::rsqrt(s_rstd[tl_s20] * inv_n + eps);
             }
-        }
-        // for i in parallel(RB) {  (norms.tl:192)
-        // for i in parallel(2): each thread visits the elements of `s_rstd` it holds
-        #pragma unroll
-        for (int tl_s6 = 0; tl_s6 < 1; ++tl_s6) {
-            [[maybe_unused]] const int i = (tl_tid / 128);
-            s_rstd[tl_s6] = tl::rsqrt(s_rstd[tl_s6] * inv_n + eps);
-        }
-        // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:195)
-        #pragma unroll
-        for (int tl_chunk7 = 0; tl_chunk7 < 16; tl_chunk7 += 8) {
-            const tl::f16* tl_ptr8 = &W[((tl_chunk7 % 8) + (tl_tid % 128) * 8 + (tl_chunk7 / 8) * 1024)];
-            if (tl::in_bounds(((tl_chunk7 % 8) + (tl_tid % 128) * 8 + (tl_chunk7 / 8) * 1024), N) && tl::in_bounds((((tl_chunk7 % 8) + (tl_tid % 128) * 8 + (tl_chunk7 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr8, 16)) {
-                tl::f16 tl_vec9[8];
-                tl::load_vector<tl::f16, 8>(tl_vec9, tl_ptr8);
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk7 + tl_v] = tl::convert<float>(tl_vec9[tl_v]);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    sw[tl_chunk7 + tl_v] = tl::in_bounds((((tl_chunk7 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk7 + tl_v) / 8) * 1024), N) ? tl::convert<float>(W[(((tl_chunk7 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk7 + tl_v) / 8) * 1024)]) : 0.0f;
+            // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:215)
+            #pragma unroll
+            for (int tl_chunk21 = 0; tl_chunk21 < 16; tl_chunk21 += 8) {
+                const tl::f16* tl_ptr22 = &W[((tl_chunk21 % 8) + (tl_tid % 128) * 8 + (tl_chunk21 / 8) * 1024)];
+                if (tl::in_bounds(((tl_chunk21 % 8) + (tl_tid % 128) * 8 + (tl_chunk21 / 8) * 1024), N) && tl::in_bounds((((tl_chunk21 % 8) + (tl_tid % 128) * 8 + (tl_chunk21 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr22, 16)) {
+                    tl::f16 tl_vec23[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec23, tl_ptr22);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk21 + tl_v] = tl::convert<float>(tl_vec23[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        sw[tl_chunk21 + tl_v] = tl::in_bounds((((tl_chunk21 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk21 + tl_v) / 8) * 1024), N) ? tl::convert<float>(W[(((tl_chunk21 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk21 + tl_v) / 8) * 1024)]) : 0.0f;
+                    }
+                }
+            }
+            // for i, j in parallel(RB, ROW) {  (norms.tl:216)
+            // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s24 = 0; tl_s24 < 16; ++tl_s24) {
+                [[maybe_unused]] const int i = (tl_tid / 128);
+                [[maybe_unused]] const int j = ((tl_s24 % 8) + (tl_tid % 128) * 8 + (tl_s24 / 8) * 1024);
+                s[tl_s24] = s[tl_s24] * s_rstd[0] * sw[(tl_s24 % 8) + (tl_s24 / 8) * 8];
+            }
+            // copy(Bias[0 +: ROW], sw);  (norms.tl:219)
+            #pragma unroll
+            for (int tl_chunk25 = 0; tl_chunk25 < 16; tl_chunk25 += 8) {
+                const tl::f16* tl_ptr26 = &Bias[((tl_chunk25 % 8) + (tl_tid % 128) * 8 + (tl_chunk25 / 8) * 1024)];
+                if (tl::in_bounds(((tl_chunk25 % 8) + (tl_tid % 128) * 8 + (tl_chunk25 / 8) * 1024), N) && tl::in_bounds((((tl_chunk25 % 8) + (tl_tid % 128) * 8 + (tl_chunk25 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                    tl::f16 tl_vec27[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk25 + tl_v] = tl::convert<float>(tl_vec27[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        sw[tl_chunk25 + tl_v] = tl::in_bounds((((tl_chunk25 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk25 + tl_v) / 8) * 1024), N) ? tl::convert<float>(Bias[(((tl_chunk25 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk25 + tl_v) / 8) * 1024)]) : 0.0f;
+                    }
+                }
+            }
+            // for i, j in parallel(RB, ROW) {  (norms.tl:220)
+            // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
+                [[maybe_unused]] const int i = (tl_tid / 128);
+                [[maybe_unused]] const int j = ((tl_s28 % 8) + (tl_tid % 128) * 8 + (tl_s28 / 8) * 1024);
+                s[tl_s28] = gelu(s[tl_s28] + sw[(tl_s28 % 8) + (tl_s28 / 8) * 8]);
+            }
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:223)
+            #pragma unroll
+            for (int tl_chunk29 = 0; tl_chunk29 < 16; tl_chunk29 += 8) {
+                tl::f16* tl_ptr30 = &Y[int64_t(row0 + (tl_tid / 128)) * N + ((tl_chunk29 % 8) + (tl_tid % 128) * 8 + (tl_chunk29 / 8) * 1024)];
+                if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds(((tl_chunk29 % 8) + (tl_tid % 128) * 8 + (tl_chunk29 / 8) * 1024), N) && tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk29 % 8) + (tl_tid % 128) * 8 + (tl_chunk29 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr30, 16)) {
+                    tl::f16 tl_vec31[8];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec31[tl_v] = tl::convert<tl::f16>(s[tl_chunk29 + tl_v]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr30, tl_vec31);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk29 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk29 + tl_v) / 8) * 1024), N)) Y[int64_t(row0 + (tl_tid / 128)) * N + (((tl_chunk29 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk29 + tl_v) / 8) * 1024)] = tl::convert<tl::f16>(s[tl_chunk29 + tl_v]);
+                    }
                 }
             }
         }
-        // for i, j in parallel(RB, ROW) {  (norms.tl:196)
-        // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s10 = 0; tl_s10 < 16; ++tl_s10) {
-            [[maybe_unused]] const int i = (tl_tid / 128);
-            [[maybe_unused]] const int j = ((tl_s10 % 8) + (tl_tid % 128) * 8 + (tl_s10 / 8) * 1024);
-            s[tl_s10] = s[tl_s10] * s_rstd[0] * sw[(tl_s10 % 8) + (tl_s10 / 8) * 8];
-        }
-        // copy(Bias[0 +: ROW], sw);  (norms.tl:199)
-        #pragma unroll
-        for (int tl_chunk11 = 0; tl_chunk11 < 16; tl_chunk11 += 8) {
-            const tl::f16* tl_ptr12 = &Bias[((tl_chunk11 % 8) + (tl_tid % 128) * 8 + (tl_chunk11 / 8) * 1024)];
-            if (tl::in_bounds(((tl_chunk11 % 8) + (tl_tid % 128) * 8 + (tl_chunk11 / 8) * 1024), N) && tl::in_bounds((((tl_chunk11 % 8) + (tl_tid % 128) * 8 + (tl_chunk11 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr12, 16)) {
-                tl::f16 tl_vec13[8];
-                tl::load_vector<tl::f16, 8>(tl_vec13, tl_ptr12);
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk11 + tl_v] = tl::convert<float>(tl_vec13[tl_v]);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    sw[tl_chunk11 + tl_v] = tl::in_bounds((((tl_chunk11 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk11 + tl_v) / 8) * 1024), N) ? tl::convert<float>(Bias[(((tl_chunk11 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk11 + tl_v) / 8) * 1024)]) : 0.0f;
-                }
-            }
-        }
-        // for i, j in parallel(RB, ROW) {  (norms.tl:200)
-        // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s14 = 0; tl_s14 < 16; ++tl_s14) {
-            [[maybe_unused]] const int i = (tl_tid / 128);
-            [[maybe_unused]] const int j = ((tl_s14 % 8) + (tl_tid % 128) * 8 + (tl_s14 / 8) * 1024);
-            s[tl_s14] = gelu(s[tl_s14] + sw[(tl_s14 % 8) + (tl_s14 / 8) * 8]);
-        }
-        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:203)
-        #pragma unroll
-        for (int tl_chunk15 = 0; tl_chunk15 < 16; tl_chunk15 += 8) {
-            tl::f16* tl_ptr16 = &Y[int64_t(row0 + (tl_tid / 128)) * N + ((tl_chunk15 % 8) + (tl_tid % 128) * 8 + (tl_chunk15 / 8) * 1024)];
-            if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds(((tl_chunk15 % 8) + (tl_tid % 128) * 8 + (tl_chunk15 / 8) * 1024), N) && tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk15 % 8) + (tl_tid % 128) * 8 + (tl_chunk15 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr16, 16)) {
-                tl::f16 tl_vec17[8];
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec17[tl_v] = tl::convert<tl::f16>(s[tl_chunk15 + tl_v]);
-                tl::store_vector<tl::f16, 8>(tl_ptr16, tl_vec17);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk15 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk15 + tl_v) / 8) * 1024), N)) Y[int64_t(row0 + (tl_tid / 128)) * N + (((tl_chunk15 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk15 + tl_v) / 8) * 1024)] = tl::convert<tl::f16>(s[tl_chunk15 + tl_v]);
-                }
-            }
-        }
+        tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
         const int32_t n_tiles = tl::cdiv(N, 2048);
-        for (int rr = 0; rr < rows; ++rr) {
-            const int32_t row = row0 + rr;
-            sum_x = 0.0f;
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x);  (norms.tl:210)
-                #pragma unroll
-                for (int tl_chunk18 = 0; tl_chunk18 < x_layout::kSlots; tl_chunk18 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk18))) continue;
-                    const tl::f16* tl_ptr19 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18))) + 7, N) && tl::is_aligned(tl_ptr19, 16)) {
-                        tl::f16 tl_vec20[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec20, tl_ptr19);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk18 + tl_v] = tl::convert<float>(tl_vec20[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk18 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)))]) : 0.0f;
+        for (int g = 0; g < groups; ++g) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 2;
+            for (int rr = 0; rr < tl::min(2, M - row0); ++rr) {
+                const int32_t row = row0 + rr;
+                sum_x = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:233)
+                    #pragma unroll
+                    for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
+                        const tl::f16* tl_ptr33 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32))) + 7, N) && tl::is_aligned(tl_ptr33, 16)) {
+                            tl::f16 tl_vec34[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec34, tl_ptr33);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk32 + tl_v] = tl::convert<float>(tl_vec34[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk32 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32 + tl_v)))]) : 0.0f;
+                            }
                         }
                     }
-                }
-                // reduce(sum, x, part);  (norms.tl:211)
-                {
-                    float tl_part[1];
-                    #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s21 = 0; tl_s21 < x_layout::kSlots; ++tl_s21) {
-                        if (!(x_layout::valid(tl_tid, tl_s21))) continue;
-                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s21]));
-                    }
-                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    // reduce(sum, x, part);  (norms.tl:234)
                     {
-                        part = tl_part[0];
-                    }
-                }
-                sum_x = sum_x + part;
-            }
-            const float mean = sum_x * inv_n;
-            sum_d2 = 0.0f;
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x);  (norms.tl:217)
-                #pragma unroll
-                for (int tl_chunk22 = 0; tl_chunk22 < x_layout::kSlots; tl_chunk22 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk22))) continue;
-                    const tl::f16* tl_ptr23 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22))) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
-                        tl::f16 tl_vec24[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec24, tl_ptr23);
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk22 + tl_v] = tl::convert<float>(tl_vec24[tl_v]);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk22 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22 + tl_v)))]) : 0.0f;
+                        for (int tl_s35 = 0; tl_s35 < x_layout::kSlots; ++tl_s35) {
+                            if (!(x_layout::valid(tl_tid, tl_s35))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s35]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            part = tl_part[0];
                         }
                     }
+                    sum_x = sum_x + part;
                 }
-                // for j in parallel(BN) {  (norms.tl:218)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s25 = 0; tl_s25 < x_layout::kSlots; ++tl_s25) {
-                    if (!(x_layout::valid(tl_tid, tl_s25))) continue;
-                    const int j = x_layout::flat(tl_tid, tl_s25);
-                    const float d = x[tl_s25] - mean;
-                    x[tl_s25] = t * 2048 + j < N ? d * d : 0.0f;
-                }
-                // reduce(sum, x, part);  (norms.tl:222)
-                {
-                    float tl_part[1];
+                const float mean = sum_x * inv_n;
+                sum_d2 = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:240)
                     #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s26 = 0; tl_s26 < x_layout::kSlots; ++tl_s26) {
-                        if (!(x_layout::valid(tl_tid, tl_s26))) continue;
-                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s26]));
+                    for (int tl_chunk36 = 0; tl_chunk36 < x_layout::kSlots; tl_chunk36 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk36))) continue;
+                        const tl::f16* tl_ptr37 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36))) + 7, N) && tl::is_aligned(tl_ptr37, 16)) {
+                            tl::f16 tl_vec38[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec38, tl_ptr37);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk36 + tl_v] = tl::convert<float>(tl_vec38[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk36 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36 + tl_v)))]) : 0.0f;
+                            }
+                        }
                     }
-                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    // for j in parallel(BN) {  (norms.tl:241)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s39 = 0; tl_s39 < x_layout::kSlots; ++tl_s39) {
+                        if (!(x_layout::valid(tl_tid, tl_s39))) continue;
+                        const int j = x_layout::flat(tl_tid, tl_s39);
+                        const float d = x[tl_s39] - mean;
+                        x[tl_s39] = t * 2048 + j < N ? d * d : 0.0f;
+                    }
+                    // reduce(sum, x, part);  (norms.tl:245)
                     {
-                        part = tl_part[0];
-                    }
-                }
-                sum_d2 = sum_d2 + part;
-            }
-            const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
-            for (int t = 0; t < n_tiles; ++t) {
-                const int32_t c0 = t * 2048;
-                // copy(X[row, c0 +: BN], x);  (norms.tl:228)
-                #pragma unroll
-                for (int tl_chunk27 = 0; tl_chunk27 < x_layout::kSlots; tl_chunk27 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk27))) continue;
-                    const tl::f16* tl_ptr28 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk27)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk27)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk27))) + 7, N) && tl::is_aligned(tl_ptr28, 16)) {
-                        tl::f16 tl_vec29[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec29, tl_ptr28);
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk27 + tl_v] = tl::convert<float>(tl_vec29[tl_v]);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk27 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)))]) : 0.0f;
+                        for (int tl_s40 = 0; tl_s40 < x_layout::kSlots; ++tl_s40) {
+                            if (!(x_layout::valid(tl_tid, tl_s40))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s40]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            part = tl_part[0];
                         }
                     }
+                    sum_d2 = sum_d2 + part;
                 }
-                // copy(W[c0 +: BN], w);  (norms.tl:229)
-                #pragma unroll
-                for (int tl_chunk30 = 0; tl_chunk30 < w_layout::kSlots; tl_chunk30 += 8) {
-                    if (!(w_layout::valid(tl_tid, tl_chunk30))) continue;
-                    const tl::f16* tl_ptr31 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk30))];
-                    if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk30)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk30))) + 7, N) && tl::is_aligned(tl_ptr31, 16)) {
-                        tl::f16 tl_vec32[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec32, tl_ptr31);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk30 + tl_v] = tl::convert<float>(tl_vec32[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            w[tl_chunk30 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk30 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk30 + tl_v))]) : 0.0f;
+                const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
+                for (int t = 0; t < n_tiles; ++t) {
+                    const int32_t c0 = t * 2048;
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:251)
+                    #pragma unroll
+                    for (int tl_chunk41 = 0; tl_chunk41 < x_layout::kSlots; tl_chunk41 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk41))) continue;
+                        const tl::f16* tl_ptr42 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk41)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk41)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk41))) + 7, N) && tl::is_aligned(tl_ptr42, 16)) {
+                            tl::f16 tl_vec43[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec43, tl_ptr42);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk41 + tl_v] = tl::convert<float>(tl_vec43[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk41 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk41 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk41 + tl_v)))]) : 0.0f;
+                            }
                         }
                     }
-                }
-                // copy(Bias[c0 +: BN], b);  (norms.tl:230)
-                #pragma unroll
-                for (int tl_chunk33 = 0; tl_chunk33 < b_layout::kSlots; tl_chunk33 += 8) {
-                    if (!(b_layout::valid(tl_tid, tl_chunk33))) continue;
-                    const tl::f16* tl_ptr34 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk33))];
-                    if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk33)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk33))) + 7, N) && tl::is_aligned(tl_ptr34, 16)) {
-                        tl::f16 tl_vec35[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec35, tl_ptr34);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk33 + tl_v] = tl::convert<float>(tl_vec35[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            b[tl_chunk33 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk33 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk33 + tl_v))]) : 0.0f;
+                    // copy(W[c0 +: BN], w);  (norms.tl:252)
+                    #pragma unroll
+                    for (int tl_chunk44 = 0; tl_chunk44 < w_layout::kSlots; tl_chunk44 += 8) {
+                        if (!(w_layout::valid(tl_tid, tl_chunk44))) continue;
+                        const tl::f16* tl_ptr45 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk44))];
+                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk44)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk44))) + 7, N) && tl::is_aligned(tl_ptr45, 16)) {
+                            tl::f16 tl_vec46[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec46, tl_ptr45);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk44 + tl_v] = tl::convert<float>(tl_vec46[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                w[tl_chunk44 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk44 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk44 + tl_v))]) : 0.0f;
+                            }
                         }
                     }
-                }
-                // for j in parallel(BN) {  (norms.tl:231)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s36 = 0; tl_s36 < x_layout::kSlots; ++tl_s36) {
-                    if (!(x_layout::valid(tl_tid, tl_s36))) continue;
-                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s36);
-                    x[tl_s36] = gelu((x[tl_s36] - mean) * rstd * w[tl_s36] + b[tl_s36]);
-                }
-                // copy(x, Y[row, c0 +: BN]);  (norms.tl:234)
-                #pragma unroll
-                for (int tl_chunk37 = 0; tl_chunk37 < x_layout::kSlots; tl_chunk37 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk37))) continue;
-                    tl::f16* tl_ptr38 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk37))) + 7, N) && tl::is_aligned(tl_ptr38, 16)) {
-                        tl::f16 tl_vec39[8];
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec39[tl_v] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
-                        tl::store_vector<tl::f16, 8>(tl_ptr38, tl_vec39);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:253)
+                    #pragma unroll
+                    for (int tl_chunk47 = 0; tl_chunk47 < b_layout::kSlots; tl_chunk47 += 8) {
+                        if (!(b_layout::valid(tl_tid, tl_chunk47))) continue;
+                        const tl::f16* tl_ptr48 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk47))];
+                        if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk47)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk47))) + 7, N) && tl::is_aligned(tl_ptr48, 16)) {
+                            tl::f16 tl_vec49[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec49, tl_ptr48);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk47 + tl_v] = tl::convert<float>(tl_vec49[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                b[tl_chunk47 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk47 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk47 + tl_v))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // for j in parallel(BN) {  (norms.tl:254)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s50 = 0; tl_s50 < x_layout::kSlots; ++tl_s50) {
+                        if (!(x_layout::valid(tl_tid, tl_s50))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s50);
+                        x[tl_s50] = gelu((x[tl_s50] - mean) * rstd * w[tl_s50] + b[tl_s50]);
+                    }
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:257)
+                    #pragma unroll
+                    for (int tl_chunk51 = 0; tl_chunk51 < x_layout::kSlots; tl_chunk51 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk51))) continue;
+                        tl::f16* tl_ptr52 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk51)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk51)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk51))) + 7, N) && tl::is_aligned(tl_ptr52, 16)) {
+                            tl::f16 tl_vec53[8];
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec53[tl_v] = tl::convert<tl::f16>(x[tl_chunk51 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr52, tl_vec53);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk51 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk51 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk51 + tl_v]);
+                            }
                         }
                     }
                 }
@@ -6129,8 +7288,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
     }
 }
 
-// kernel layernorm_gelu<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, T = f16>  (stdlib/norms.tl:160)
-// 256 threads per block, 32 bytes of shared memory
+// kernel layernorm_gelu<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/norms.tl:177)
+// 256 threads per block, 16544 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
         const tl::f16* __restrict__ X,
         const tl::f16* __restrict__ W,
@@ -6150,7 +7309,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
     using b_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment b: f32[2048]
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 1, 4096], row pitch 4104
+    unsigned char* tl_scratch = tl_smem + 16512;  // 32 bytes for reductions and staging
     float s[16];  // fragment s: f32[1, 4096]
     float sd[16];  // fragment sd: f32[1, 4096]
     float sw[16];  // fragment sw: f32[4096]
@@ -6162,344 +7322,404 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
     float sum_x;
     float sum_d2;
     float part;
-    const int32_t row0 = int(blockIdx.x) * 1;
-    const int32_t rows = tl::min(1, M - row0);
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 1) - int(blockIdx.x), int(gridDim.x));
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 4096) {
-        // copy(X[row0 +: RB, 0 +: ROW], s);  (norms.tl:184)
-        #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
-            const tl::f16* tl_ptr1 = &X[int64_t(row0 + 0) * N + ((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 2048)];
-            if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 2048), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 2048)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
-                tl::f16 tl_vec2[8];
-                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+        const int32_t g_trips = groups;
+        if (0 < g_trips) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+                for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+                    const int tl_chunk0 = tl_tid + tl_i1 * 256;
+                    tl::cp_async_16(&xs[(0 * 1 + ((tl_chunk0 * 8) / 4096)) * 4104 + ((tl_chunk0 * 8) % 4096)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk0 * 8) / 4096)) * N + ((tl_chunk0 * 8) % 4096)]);
+                }
             } else {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk0 + tl_v) / 8) * 2048), N) ? tl::convert<float>(X[int64_t(row0 + 0) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk0 + tl_v) / 8) * 2048)]) : 0.0f;
+                for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
+                    const int tl_chunk2 = tl_tid + tl_i3 * 256;
+                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 4096)) * N + ((tl_chunk2 * 8) % 4096)];
+                    tl::f16* tl_dst5 = &xs[(0 * 1 + ((tl_chunk2 * 8) / 4096)) * 4104 + ((tl_chunk2 * 8) % 4096)];
+                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 4096)));
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 4096 >= 0 && tl::is_aligned(tl_src4, 16)) {
+                        tl::cp_async_16(tl_dst5, tl_src4);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 4096), M) && tl::in_bounds(((tl_chunk2 * 8) % 4096) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
                 }
             }
         }
-        // reduce(sum, s, s_mean, axis = 1);  (norms.tl:185)
-        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
-        {
-            float tl_part[1];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-            #pragma unroll
-            for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(s[tl_s3]));
+        tl::cp_async_commit();
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:201)
+        for (int g = 0; g < g_trips; ++g) {
+            tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+            __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
+            if (g + 1 < g_trips) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
+                    #pragma unroll
+                    for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
+                        const int tl_chunk7 = tl_tid + tl_i8 * 256;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 1 + ((tl_chunk7 * 8) / 4096)) * 4104 + ((tl_chunk7 * 8) % 4096)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 4096)) * N + ((tl_chunk7 * 8) % 4096)]);
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
+                        const int tl_chunk9 = tl_tid + tl_i10 * 256;
+                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 4096)) * N + ((tl_chunk9 * 8) % 4096)];
+                        tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 1 + ((tl_chunk9 * 8) / 4096)) * 4104 + ((tl_chunk9 * 8) % 4096)];
+                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 4096)));
+                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 4096 >= 0 && tl::is_aligned(tl_src11, 16)) {
+                            tl::cp_async_16(tl_dst12, tl_src11);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 4096), M) && tl::in_bounds(((tl_chunk9 * 8) % 4096) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
+                        }
+                    }
+                }
             }
+            tl::cp_async_commit();
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
+            // copy(xs, s);  (norms.tl:204)
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
+                const tl::f16* tl_ptr15 = &xs[((g % 2) * 1 + 0) * 4104 + ((tl_chunk14 % 8) + (tl_tid) * 8 + (tl_chunk14 / 8) * 2048)];
+                if (tl::is_aligned(tl_ptr15, 16)) {
+                    tl::f16 tl_vec16[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 1 + 0) * 4104 + (((tl_chunk14 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk14 + tl_v) / 8) * 2048)]);
+                    }
+                }
             }
-            if ((tl_tid / 1 % 32) == 0) {
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:205)
+            // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
+            {
+                float tl_part[1];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                #pragma unroll
+                for (int tl_s17 = 0; tl_s17 < 16; ++tl_s17) {
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(s[tl_s17]));
+                }
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    reinterpret_cast<float*>(tl_scratch)[(0) * 8 + (tl_tid / 32 % 8)] = tl_part[tl_i];
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
                 }
-            }
-            __syncthreads();
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 8];
-                #pragma unroll
-                for (int tl_w = 1; tl_w < 8; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(0) * 8 + tl_w]);
-            }
-            __syncthreads();  // the scratch is free again
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                s_mean[tl_i] = tl_part[tl_i];
-            }
-        }
-        // for i, j in parallel(RB, ROW) {  (norms.tl:186)
-        // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
-            [[maybe_unused]] const int i = 0;
-            const int j = ((tl_s4 % 8) + (tl_tid) * 8 + (tl_s4 / 8) * 2048);
-            const float d = s[tl_s4] - s_mean[0] * inv_n;
-            s[tl_s4] = d;
-            sd[tl_s4] = j < N ? d * d : 0.0f;
-        }
-        // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:191)
-        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
-        {
-            float tl_part[1];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-            #pragma unroll
-            for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sd[tl_s5]));
-            }
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
-            }
-            if ((tl_tid / 1 % 32) == 0) {
+                if ((tl_tid / 1 % 32) == 0) {
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                        reinterpret_cast<float*>(tl_scratch)[(0) * 8 + (tl_tid / 32 % 8)] = tl_part[tl_i];
+                    }
+                }
+                __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    reinterpret_cast<float*>(tl_scratch)[(0) * 8 + (tl_tid / 32 % 8)] = tl_part[tl_i];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 8];
+                    #pragma unroll
+                    for (int tl_w = 1; tl_w < 8; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(0) * 8 + tl_w]);
+                }
+                __syncthreads();  // the scratch is free again
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    s_mean[tl_i] = tl_part[tl_i];
                 }
             }
-            __syncthreads();
+            // for i, j in parallel(RB, ROW) {  (norms.tl:206)
+            // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 8];
-                #pragma unroll
-                for (int tl_w = 1; tl_w < 8; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(0) * 8 + tl_w]);
+            for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
+                [[maybe_unused]] const int i = 0;
+                const int j = ((tl_s18 % 8) + (tl_tid) * 8 + (tl_s18 / 8) * 2048);
+                const float d = s[tl_s18] - s_mean[0] * inv_n;
+                s[tl_s18] = d;
+                sd[tl_s18] = j < N ? d * d : 0.0f;
             }
-            __syncthreads();  // the scratch is free again
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:211)
+            // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
+            {
+                float tl_part[1];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                #pragma unroll
+                for (int tl_s19 = 0; tl_s19 < 16; ++tl_s19) {
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sd[tl_s19]));
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+                }
+                if ((tl_tid / 1 % 32) == 0) {
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                        reinterpret_cast<float*>(tl_scratch)[(0) * 8 + (tl_tid / 32 % 8)] = tl_part[tl_i];
+                    }
+                }
+                __syncthreads();
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 8];
+                    #pragma unroll
+                    for (int tl_w = 1; tl_w < 8; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(0) * 8 + tl_w]);
+                }
+                __syncthreads();  // the scratch is free again
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    s_rstd[tl_i] = tl_part[tl_i];
+                }
+            }
+            // for i in parallel(RB) {  (norms.tl:212)
+            // for i in parallel(1): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                s_rstd[tl_i] = tl_part[tl_i];
+            for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
+                [[maybe_unused]] const int i = 0;
+                s_rstd[tl_s20] = tl::rsqrt(s_rstd[tl_s20] * inv_n + eps);
             }
-        }
-        // for i in parallel(RB) {  (norms.tl:192)
-        // for i in parallel(1): each thread visits the elements of `s_rstd` it holds
-        #pragma unroll
-        for (int tl_s6 = 0; tl_s6 < 1; ++tl_s6) {
-            [[maybe_unused]] const int i = 0;
-            s_rstd[tl_s6] = tl::rsqrt(s_rstd[tl_s6] * inv_n + eps);
-        }
-        // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:195)
-        #pragma unroll
-        for (int tl_chunk7 = 0; tl_chunk7 < 16; tl_chunk7 += 8) {
-            const tl::f16* tl_ptr8 = &W[((tl_chunk7 % 8) + (tl_tid) * 8 + (tl_chunk7 / 8) * 2048)];
-            if (tl::in_bounds(((tl_chunk7 % 8) + (tl_tid) * 8 + (tl_chunk7 / 8) * 2048), N) && tl::in_bounds((((tl_chunk7 % 8) + (tl_tid) * 8 + (tl_chunk7 / 8) * 2048)) + 7, N) && tl::is_aligned(tl_ptr8, 16)) {
-                tl::f16 tl_vec9[8];
-                tl::load_vector<tl::f16, 8>(tl_vec9, tl_ptr8);
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk7 + tl_v] = tl::convert<float>(tl_vec9[tl_v]);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    sw[tl_chunk7 + tl_v] = tl::in_bounds((((tl_chunk7 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk7 + tl_v) / 8) * 2048), N) ? tl::convert<float>(W[(((tl_chunk7 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk7 + tl_v) / 8) * 2048)]) : 0.0f;
+            // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:215)
+            #pragma unroll
+            for (int tl_chunk21 = 0; tl_chunk21 < 16; tl_chunk21 += 8) {
+                const tl::f16* tl_ptr22 = &W[((tl_chunk21 % 8) + (tl_tid) * 8 + (tl_chunk21 / 8) * 2048)];
+                if (tl::in_bounds(((tl_chunk21 % 8) + (tl_tid) * 8 + (tl_chunk21 / 8) * 2048), N) && tl::in_bounds((((tl_chunk21 % 8) + (tl_tid) * 8 + (tl_chunk21 / 8) * 2048)) + 7, N) && tl::is_aligned(tl_ptr22, 16)) {
+                    tl::f16 tl_vec23[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec23, tl_ptr22);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk21 + tl_v] = tl::convert<float>(tl_vec23[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        sw[tl_chunk21 + tl_v] = tl::in_bounds((((tl_chunk21 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk21 + tl_v) / 8) * 2048), N) ? tl::convert<float>(W[(((tl_chunk21 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk21 + tl_v) / 8) * 2048)]) : 0.0f;
+                    }
+                }
+            }
+            // for i, j in parallel(RB, ROW) {  (norms.tl:216)
+            // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s24 = 0; tl_s24 < 16; ++tl_s24) {
+                [[maybe_unused]] const int i = 0;
+                [[maybe_unused]] const int j = ((tl_s24 % 8) + (tl_tid) * 8 + (tl_s24 / 8) * 2048);
+                s[tl_s24] = s[tl_s24] * s_rstd[0] * sw[(tl_s24 % 8) + (tl_s24 / 8) * 8];
+            }
+            // copy(Bias[0 +: ROW], sw);  (norms.tl:219)
+            #pragma unroll
+            for (int tl_chunk25 = 0; tl_chunk25 < 16; tl_chunk25 += 8) {
+                const tl::f16* tl_ptr26 = &Bias[((tl_chunk25 % 8) + (tl_tid) * 8 + (tl_chunk25 / 8) * 2048)];
+                if (tl::in_bounds(((tl_chunk25 % 8) + (tl_tid) * 8 + (tl_chunk25 / 8) * 2048), N) && tl::in_bounds((((tl_chunk25 % 8) + (tl_tid) * 8 + (tl_chunk25 / 8) * 2048)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                    tl::f16 tl_vec27[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk25 + tl_v] = tl::convert<float>(tl_vec27[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        sw[tl_chunk25 + tl_v] = tl::in_bounds((((tl_chunk25 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk25 + tl_v) / 8) * 2048), N) ? tl::convert<float>(Bias[(((tl_chunk25 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk25 + tl_v) / 8) * 2048)]) : 0.0f;
+                    }
+                }
+            }
+            // for i, j in parallel(RB, ROW) {  (norms.tl:220)
+            // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
+                [[maybe_unused]] const int i = 0;
+                [[maybe_unused]] const int j = ((tl_s28 % 8) + (tl_tid) * 8 + (tl_s28 / 8) * 2048);
+                s[tl_s28] = gelu(s[tl_s28] + sw[(tl_s28 % 8) + (tl_s28 / 8) * 8]);
+            }
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:223)
+            #pragma unroll
+            for (int tl_chunk29 = 0; tl_chunk29 < 16; tl_chunk29 += 8) {
+                tl::f16* tl_ptr30 = &Y[int64_t(row0 + 0) * N + ((tl_chunk29 % 8) + (tl_tid) * 8 + (tl_chunk29 / 8) * 2048)];
+                if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk29 % 8) + (tl_tid) * 8 + (tl_chunk29 / 8) * 2048), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk29 % 8) + (tl_tid) * 8 + (tl_chunk29 / 8) * 2048)) + 7, N) && tl::is_aligned(tl_ptr30, 16)) {
+                    tl::f16 tl_vec31[8];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec31[tl_v] = tl::convert<tl::f16>(s[tl_chunk29 + tl_v]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr30, tl_vec31);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        if (tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk29 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk29 + tl_v) / 8) * 2048), N)) Y[int64_t(row0 + 0) * N + (((tl_chunk29 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk29 + tl_v) / 8) * 2048)] = tl::convert<tl::f16>(s[tl_chunk29 + tl_v]);
+                    }
                 }
             }
         }
-        // for i, j in parallel(RB, ROW) {  (norms.tl:196)
-        // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s10 = 0; tl_s10 < 16; ++tl_s10) {
-            [[maybe_unused]] const int i = 0;
-            [[maybe_unused]] const int j = ((tl_s10 % 8) + (tl_tid) * 8 + (tl_s10 / 8) * 2048);
-            s[tl_s10] = s[tl_s10] * s_rstd[0] * sw[(tl_s10 % 8) + (tl_s10 / 8) * 8];
-        }
-        // copy(Bias[0 +: ROW], sw);  (norms.tl:199)
-        #pragma unroll
-        for (int tl_chunk11 = 0; tl_chunk11 < 16; tl_chunk11 += 8) {
-            const tl::f16* tl_ptr12 = &Bias[((tl_chunk11 % 8) + (tl_tid) * 8 + (tl_chunk11 / 8) * 2048)];
-            if (tl::in_bounds(((tl_chunk11 % 8) + (tl_tid) * 8 + (tl_chunk11 / 8) * 2048), N) && tl::in_bounds((((tl_chunk11 % 8) + (tl_tid) * 8 + (tl_chunk11 / 8) * 2048)) + 7, N) && tl::is_aligned(tl_ptr12, 16)) {
-                tl::f16 tl_vec13[8];
-                tl::load_vector<tl::f16, 8>(tl_vec13, tl_ptr12);
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk11 + tl_v] = tl::convert<float>(tl_vec13[tl_v]);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    sw[tl_chunk11 + tl_v] = tl::in_bounds((((tl_chunk11 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk11 + tl_v) / 8) * 2048), N) ? tl::convert<float>(Bias[(((tl_chunk11 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk11 + tl_v) / 8) * 2048)]) : 0.0f;
-                }
-            }
-        }
-        // for i, j in parallel(RB, ROW) {  (norms.tl:200)
-        // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s14 = 0; tl_s14 < 16; ++tl_s14) {
-            [[maybe_unused]] const int i = 0;
-            [[maybe_unused]] const int j = ((tl_s14 % 8) + (tl_tid) * 8 + (tl_s14 / 8) * 2048);
-            s[tl_s14] = gelu(s[tl_s14] + sw[(tl_s14 % 8) + (tl_s14 / 8) * 8]);
-        }
-        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:203)
-        #pragma unroll
-        for (int tl_chunk15 = 0; tl_chunk15 < 16; tl_chunk15 += 8) {
-            tl::f16* tl_ptr16 = &Y[int64_t(row0 + 0) * N + ((tl_chunk15 % 8) + (tl_tid) * 8 + (tl_chunk15 / 8) * 2048)];
-            if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk15 % 8) + (tl_tid) * 8 + (tl_chunk15 / 8) * 2048), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk15 % 8) + (tl_tid) * 8 + (tl_chunk15 / 8) * 2048)) + 7, N) && tl::is_aligned(tl_ptr16, 16)) {
-                tl::f16 tl_vec17[8];
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec17[tl_v] = tl::convert<tl::f16>(s[tl_chunk15 + tl_v]);
-                tl::store_vector<tl::f16, 8>(tl_ptr16, tl_vec17);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk15 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk15 + tl_v) / 8) * 2048), N)) Y[int64_t(row0 + 0) * N + (((tl_chunk15 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk15 + tl_v) / 8) * 2048)] = tl::convert<tl::f16>(s[tl_chunk15 + tl_v]);
-                }
-            }
-        }
+        tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
         const int32_t n_tiles = tl::cdiv(N, 2048);
-        for (int rr = 0; rr < rows; ++rr) {
-            const int32_t row = row0 + rr;
-            sum_x = 0.0f;
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x);  (norms.tl:210)
-                #pragma unroll
-                for (int tl_chunk18 = 0; tl_chunk18 < x_layout::kSlots; tl_chunk18 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk18))) continue;
-                    const tl::f16* tl_ptr19 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18))) + 7, N) && tl::is_aligned(tl_ptr19, 16)) {
-                        tl::f16 tl_vec20[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec20, tl_ptr19);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk18 + tl_v] = tl::convert<float>(tl_vec20[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk18 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)))]) : 0.0f;
+        for (int g = 0; g < groups; ++g) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
+            for (int rr = 0; rr < tl::min(1, M - row0); ++rr) {
+                const int32_t row = row0 + rr;
+                sum_x = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:233)
+                    #pragma unroll
+                    for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
+                        const tl::f16* tl_ptr33 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32))) + 7, N) && tl::is_aligned(tl_ptr33, 16)) {
+                            tl::f16 tl_vec34[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec34, tl_ptr33);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk32 + tl_v] = tl::convert<float>(tl_vec34[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk32 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32 + tl_v)))]) : 0.0f;
+                            }
                         }
                     }
-                }
-                // reduce(sum, x, part);  (norms.tl:211)
-                {
-                    float tl_part[1];
-                    #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s21 = 0; tl_s21 < x_layout::kSlots; ++tl_s21) {
-                        if (!(x_layout::valid(tl_tid, tl_s21))) continue;
-                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s21]));
-                    }
-                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    // reduce(sum, x, part);  (norms.tl:234)
                     {
-                        part = tl_part[0];
-                    }
-                }
-                sum_x = sum_x + part;
-            }
-            const float mean = sum_x * inv_n;
-            sum_d2 = 0.0f;
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x);  (norms.tl:217)
-                #pragma unroll
-                for (int tl_chunk22 = 0; tl_chunk22 < x_layout::kSlots; tl_chunk22 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk22))) continue;
-                    const tl::f16* tl_ptr23 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22))) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
-                        tl::f16 tl_vec24[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec24, tl_ptr23);
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk22 + tl_v] = tl::convert<float>(tl_vec24[tl_v]);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk22 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk22 + tl_v)))]) : 0.0f;
+                        for (int tl_s35 = 0; tl_s35 < x_layout::kSlots; ++tl_s35) {
+                            if (!(x_layout::valid(tl_tid, tl_s35))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s35]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            part = tl_part[0];
                         }
                     }
+                    sum_x = sum_x + part;
                 }
-                // for j in parallel(BN) {  (norms.tl:218)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s25 = 0; tl_s25 < x_layout::kSlots; ++tl_s25) {
-                    if (!(x_layout::valid(tl_tid, tl_s25))) continue;
-                    const int j = x_layout::flat(tl_tid, tl_s25);
-                    const float d = x[tl_s25] - mean;
-                    x[tl_s25] = t * 2048 + j < N ? d * d : 0.0f;
-                }
-                // reduce(sum, x, part);  (norms.tl:222)
-                {
-                    float tl_part[1];
+                const float mean = sum_x * inv_n;
+                sum_d2 = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:240)
                     #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s26 = 0; tl_s26 < x_layout::kSlots; ++tl_s26) {
-                        if (!(x_layout::valid(tl_tid, tl_s26))) continue;
-                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s26]));
+                    for (int tl_chunk36 = 0; tl_chunk36 < x_layout::kSlots; tl_chunk36 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk36))) continue;
+                        const tl::f16* tl_ptr37 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36))) + 7, N) && tl::is_aligned(tl_ptr37, 16)) {
+                            tl::f16 tl_vec38[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec38, tl_ptr37);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk36 + tl_v] = tl::convert<float>(tl_vec38[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk36 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk36 + tl_v)))]) : 0.0f;
+                            }
+                        }
                     }
-                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    // for j in parallel(BN) {  (norms.tl:241)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s39 = 0; tl_s39 < x_layout::kSlots; ++tl_s39) {
+                        if (!(x_layout::valid(tl_tid, tl_s39))) continue;
+                        const int j = x_layout::flat(tl_tid, tl_s39);
+                        const float d = x[tl_s39] - mean;
+                        x[tl_s39] = t * 2048 + j < N ? d * d : 0.0f;
+                    }
+                    // reduce(sum, x, part);  (norms.tl:245)
                     {
-                        part = tl_part[0];
-                    }
-                }
-                sum_d2 = sum_d2 + part;
-            }
-            const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
-            for (int t = 0; t < n_tiles; ++t) {
-                const int32_t c0 = t * 2048;
-                // copy(X[row, c0 +: BN], x);  (norms.tl:228)
-                #pragma unroll
-                for (int tl_chunk27 = 0; tl_chunk27 < x_layout::kSlots; tl_chunk27 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk27))) continue;
-                    const tl::f16* tl_ptr28 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk27)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk27)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk27))) + 7, N) && tl::is_aligned(tl_ptr28, 16)) {
-                        tl::f16 tl_vec29[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec29, tl_ptr28);
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk27 + tl_v] = tl::convert<float>(tl_vec29[tl_v]);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk27 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)))]) : 0.0f;
+                        for (int tl_s40 = 0; tl_s40 < x_layout::kSlots; ++tl_s40) {
+                            if (!(x_layout::valid(tl_tid, tl_s40))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s40]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            part = tl_part[0];
                         }
                     }
+                    sum_d2 = sum_d2 + part;
                 }
-                // copy(W[c0 +: BN], w);  (norms.tl:229)
-                #pragma unroll
-                for (int tl_chunk30 = 0; tl_chunk30 < w_layout::kSlots; tl_chunk30 += 8) {
-                    if (!(w_layout::valid(tl_tid, tl_chunk30))) continue;
-                    const tl::f16* tl_ptr31 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk30))];
-                    if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk30)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk30))) + 7, N) && tl::is_aligned(tl_ptr31, 16)) {
-                        tl::f16 tl_vec32[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec32, tl_ptr31);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk30 + tl_v] = tl::convert<float>(tl_vec32[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            w[tl_chunk30 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk30 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk30 + tl_v))]) : 0.0f;
+                const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
+                for (int t = 0; t < n_tiles; ++t) {
+                    const int32_t c0 = t * 2048;
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:251)
+                    #pragma unroll
+                    for (int tl_chunk41 = 0; tl_chunk41 < x_layout::kSlots; tl_chunk41 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk41))) continue;
+                        const tl::f16* tl_ptr42 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk41)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk41)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk41))) + 7, N) && tl::is_aligned(tl_ptr42, 16)) {
+                            tl::f16 tl_vec43[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec43, tl_ptr42);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk41 + tl_v] = tl::convert<float>(tl_vec43[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk41 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk41 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk41 + tl_v)))]) : 0.0f;
+                            }
                         }
                     }
-                }
-                // copy(Bias[c0 +: BN], b);  (norms.tl:230)
-                #pragma unroll
-                for (int tl_chunk33 = 0; tl_chunk33 < b_layout::kSlots; tl_chunk33 += 8) {
-                    if (!(b_layout::valid(tl_tid, tl_chunk33))) continue;
-                    const tl::f16* tl_ptr34 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk33))];
-                    if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk33)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk33))) + 7, N) && tl::is_aligned(tl_ptr34, 16)) {
-                        tl::f16 tl_vec35[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec35, tl_ptr34);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk33 + tl_v] = tl::convert<float>(tl_vec35[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            b[tl_chunk33 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk33 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk33 + tl_v))]) : 0.0f;
+                    // copy(W[c0 +: BN], w);  (norms.tl:252)
+                    #pragma unroll
+                    for (int tl_chunk44 = 0; tl_chunk44 < w_layout::kSlots; tl_chunk44 += 8) {
+                        if (!(w_layout::valid(tl_tid, tl_chunk44))) continue;
+                        const tl::f16* tl_ptr45 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk44))];
+                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk44)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk44))) + 7, N) && tl::is_aligned(tl_ptr45, 16)) {
+                            tl::f16 tl_vec46[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec46, tl_ptr45);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk44 + tl_v] = tl::convert<float>(tl_vec46[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                w[tl_chunk44 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk44 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk44 + tl_v))]) : 0.0f;
+                            }
                         }
                     }
-                }
-                // for j in parallel(BN) {  (norms.tl:231)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s36 = 0; tl_s36 < x_layout::kSlots; ++tl_s36) {
-                    if (!(x_layout::valid(tl_tid, tl_s36))) continue;
-                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s36);
-                    x[tl_s36] = gelu((x[tl_s36] - mean) * rstd * w[tl_s36] + b[tl_s36]);
-                }
-                // copy(x, Y[row, c0 +: BN]);  (norms.tl:234)
-                #pragma unroll
-                for (int tl_chunk37 = 0; tl_chunk37 < x_layout::kSlots; tl_chunk37 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk37))) continue;
-                    tl::f16* tl_ptr38 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk37))) + 7, N) && tl::is_aligned(tl_ptr38, 16)) {
-                        tl::f16 tl_vec39[8];
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec39[tl_v] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
-                        tl::store_vector<tl::f16, 8>(tl_ptr38, tl_vec39);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:253)
+                    #pragma unroll
+                    for (int tl_chunk47 = 0; tl_chunk47 < b_layout::kSlots; tl_chunk47 += 8) {
+                        if (!(b_layout::valid(tl_tid, tl_chunk47))) continue;
+                        const tl::f16* tl_ptr48 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk47))];
+                        if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk47)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk47))) + 7, N) && tl::is_aligned(tl_ptr48, 16)) {
+                            tl::f16 tl_vec49[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec49, tl_ptr48);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk47 + tl_v] = tl::convert<float>(tl_vec49[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                b[tl_chunk47 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk47 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk47 + tl_v))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // for j in parallel(BN) {  (norms.tl:254)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s50 = 0; tl_s50 < x_layout::kSlots; ++tl_s50) {
+                        if (!(x_layout::valid(tl_tid, tl_s50))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s50);
+                        x[tl_s50] = gelu((x[tl_s50] - mean) * rstd * w[tl_s50] + b[tl_s50]);
+                    }
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:257)
+                    #pragma unroll
+                    for (int tl_chunk51 = 0; tl_chunk51 < x_layout::kSlots; tl_chunk51 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk51))) continue;
+                        tl::f16* tl_ptr52 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk51)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk51)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk51))) + 7, N) && tl::is_aligned(tl_ptr52, 16)) {
+                            tl::f16 tl_vec53[8];
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec53[tl_v] = tl::convert<tl::f16>(x[tl_chunk51 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr52, tl_vec53);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk51 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk51 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk51 + tl_v]);
+                            }
                         }
                     }
                 }
@@ -6508,8 +7728,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
     }
 }
 
-// kernel layernorm_gelu<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, T = f16>  (stdlib/norms.tl:160)
-// 512 threads per block, 64 bytes of shared memory
+// kernel layernorm_gelu<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, MAX_BLOCKS = 2048, T = f16>  (stdlib/norms.tl:177)
+// 512 threads per block, 32960 bytes of shared memory
 __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
         const tl::f16* __restrict__ X,
         const tl::f16* __restrict__ W,
@@ -6529,7 +7749,8 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
     using b_layout = tl::BlockedLayout<4096, 8, 512>;  // fragment b: f32[4096]
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    unsigned char* tl_scratch = tl_smem + 0;  // 64 bytes for reductions and staging
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 1, 8192], row pitch 8200
+    unsigned char* tl_scratch = tl_smem + 32896;  // 64 bytes for reductions and staging
     float s[16];  // fragment s: f32[1, 8192]
     float sd[16];  // fragment sd: f32[1, 8192]
     float sw[16];  // fragment sw: f32[8192]
@@ -6541,344 +7762,404 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
     float sum_x;
     float sum_d2;
     float part;
-    const int32_t row0 = int(blockIdx.x) * 1;
-    const int32_t rows = tl::min(1, M - row0);
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 1) - int(blockIdx.x), int(gridDim.x));
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 8192) {
-        // copy(X[row0 +: RB, 0 +: ROW], s);  (norms.tl:184)
-        #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
-            const tl::f16* tl_ptr1 = &X[int64_t(row0 + 0) * N + ((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 4096)];
-            if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 4096), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 4096)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
-                tl::f16 tl_vec2[8];
-                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+        const int32_t g_trips = groups;
+        if (0 < g_trips) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+                for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+                    const int tl_chunk0 = tl_tid + tl_i1 * 512;
+                    tl::cp_async_16(&xs[(0 * 1 + ((tl_chunk0 * 8) / 8192)) * 8200 + ((tl_chunk0 * 8) % 8192)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk0 * 8) / 8192)) * N + ((tl_chunk0 * 8) % 8192)]);
+                }
             } else {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk0 + tl_v) / 8) * 4096), N) ? tl::convert<float>(X[int64_t(row0 + 0) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk0 + tl_v) / 8) * 4096)]) : 0.0f;
+                for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
+                    const int tl_chunk2 = tl_tid + tl_i3 * 512;
+                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 8192)) * N + ((tl_chunk2 * 8) % 8192)];
+                    tl::f16* tl_dst5 = &xs[(0 * 1 + ((tl_chunk2 * 8) / 8192)) * 8200 + ((tl_chunk2 * 8) % 8192)];
+                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 8192)));
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 8192 >= 0 && tl::is_aligned(tl_src4, 16)) {
+                        tl::cp_async_16(tl_dst5, tl_src4);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 8192), M) && tl::in_bounds(((tl_chunk2 * 8) % 8192) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
                 }
             }
         }
-        // reduce(sum, s, s_mean, axis = 1);  (norms.tl:185)
-        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
-        {
-            float tl_part[1];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-            #pragma unroll
-            for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(s[tl_s3]));
+        tl::cp_async_commit();
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:201)
+        for (int g = 0; g < g_trips; ++g) {
+            tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+            __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
+            if (g + 1 < g_trips) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
+                    #pragma unroll
+                    for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
+                        const int tl_chunk7 = tl_tid + tl_i8 * 512;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 1 + ((tl_chunk7 * 8) / 8192)) * 8200 + ((tl_chunk7 * 8) % 8192)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 8192)) * N + ((tl_chunk7 * 8) % 8192)]);
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
+                        const int tl_chunk9 = tl_tid + tl_i10 * 512;
+                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 8192)) * N + ((tl_chunk9 * 8) % 8192)];
+                        tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 1 + ((tl_chunk9 * 8) / 8192)) * 8200 + ((tl_chunk9 * 8) % 8192)];
+                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 8192)));
+                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 8192 >= 0 && tl::is_aligned(tl_src11, 16)) {
+                            tl::cp_async_16(tl_dst12, tl_src11);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 8192), M) && tl::in_bounds(((tl_chunk9 * 8) % 8192) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
+                        }
+                    }
+                }
             }
+            tl::cp_async_commit();
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
+            // copy(xs, s);  (norms.tl:204)
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
+                const tl::f16* tl_ptr15 = &xs[((g % 2) * 1 + 0) * 8200 + ((tl_chunk14 % 8) + (tl_tid) * 8 + (tl_chunk14 / 8) * 4096)];
+                if (tl::is_aligned(tl_ptr15, 16)) {
+                    tl::f16 tl_vec16[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 1 + 0) * 8200 + (((tl_chunk14 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk14 + tl_v) / 8) * 4096)]);
+                    }
+                }
             }
-            if ((tl_tid / 1 % 32) == 0) {
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:205)
+            // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
+            {
+                float tl_part[1];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                #pragma unroll
+                for (int tl_s17 = 0; tl_s17 < 16; ++tl_s17) {
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(s[tl_s17]));
+                }
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    reinterpret_cast<float*>(tl_scratch)[(0) * 16 + (tl_tid / 32 % 16)] = tl_part[tl_i];
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
                 }
-            }
-            __syncthreads();
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 16];
-                #pragma unroll
-                for (int tl_w = 1; tl_w < 16; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(0) * 16 + tl_w]);
-            }
-            __syncthreads();  // the scratch is free again
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                s_mean[tl_i] = tl_part[tl_i];
-            }
-        }
-        // for i, j in parallel(RB, ROW) {  (norms.tl:186)
-        // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
-            [[maybe_unused]] const int i = 0;
-            const int j = ((tl_s4 % 8) + (tl_tid) * 8 + (tl_s4 / 8) * 4096);
-            const float d = s[tl_s4] - s_mean[0] * inv_n;
-            s[tl_s4] = d;
-            sd[tl_s4] = j < N ? d * d : 0.0f;
-        }
-        // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:191)
-        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
-        {
-            float tl_part[1];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-            #pragma unroll
-            for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sd[tl_s5]));
-            }
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
-            }
-            if ((tl_tid / 1 % 32) == 0) {
+                if ((tl_tid / 1 % 32) == 0) {
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                        reinterpret_cast<float*>(tl_scratch)[(0) * 16 + (tl_tid / 32 % 16)] = tl_part[tl_i];
+                    }
+                }
+                __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    reinterpret_cast<float*>(tl_scratch)[(0) * 16 + (tl_tid / 32 % 16)] = tl_part[tl_i];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 16];
+                    #pragma unroll
+                    for (int tl_w = 1; tl_w < 16; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(0) * 16 + tl_w]);
+                }
+                __syncthreads();  // the scratch is free again
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    s_mean[tl_i] = tl_part[tl_i];
                 }
             }
-            __syncthreads();
+            // for i, j in parallel(RB, ROW) {  (norms.tl:206)
+            // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 16];
-                #pragma unroll
-                for (int tl_w = 1; tl_w < 16; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(0) * 16 + tl_w]);
+            for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
+                [[maybe_unused]] const int i = 0;
+                const int j = ((tl_s18 % 8) + (tl_tid) * 8 + (tl_s18 / 8) * 4096);
+                const float d = s[tl_s18] - s_mean[0] * inv_n;
+                s[tl_s18] = d;
+                sd[tl_s18] = j < N ? d * d : 0.0f;
             }
-            __syncthreads();  // the scratch is free again
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:211)
+            // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
+            {
+                float tl_part[1];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                #pragma unroll
+                for (int tl_s19 = 0; tl_s19 < 16; ++tl_s19) {
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sd[tl_s19]));
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+                }
+                if ((tl_tid / 1 % 32) == 0) {
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                        reinterpret_cast<float*>(tl_scratch)[(0) * 16 + (tl_tid / 32 % 16)] = tl_part[tl_i];
+                    }
+                }
+                __syncthreads();
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 16];
+                    #pragma unroll
+                    for (int tl_w = 1; tl_w < 16; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(0) * 16 + tl_w]);
+                }
+                __syncthreads();  // the scratch is free again
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    s_rstd[tl_i] = tl_part[tl_i];
+                }
+            }
+            // for i in parallel(RB) {  (norms.tl:212)
+            // for i in parallel(1): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                s_rstd[tl_i] = tl_part[tl_i];
+            for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
+                [[maybe_unused]] const int i = 0;
+                s_rstd[tl_s20] = tl::rsqrt(s_rstd[tl_s20] * inv_n + eps);
             }
-        }
-        // for i in parallel(RB) {  (norms.tl:192)
-        // for i in parallel(1): each thread visits the elements of `s_rstd` it holds
-        #pragma unroll
-        for (int tl_s6 = 0; tl_s6 < 1; ++tl_s6) {
-            [[maybe_unused]] const int i = 0;
-            s_rstd[tl_s6] = tl::rsqrt(s_rstd[tl_s6] * inv_n + eps);
-        }
-        // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:195)
-        #pragma unroll
-        for (int tl_chunk7 = 0; tl_chunk7 < 16; tl_chunk7 += 8) {
-            const tl::f16* tl_ptr8 = &W[((tl_chunk7 % 8) + (tl_tid) * 8 + (tl_chunk7 / 8) * 4096)];
-            if (tl::in_bounds(((tl_chunk7 % 8) + (tl_tid) * 8 + (tl_chunk7 / 8) * 4096), N) && tl::in_bounds((((tl_chunk7 % 8) + (tl_tid) * 8 + (tl_chunk7 / 8) * 4096)) + 7, N) && tl::is_aligned(tl_ptr8, 16)) {
-                tl::f16 tl_vec9[8];
-                tl::load_vector<tl::f16, 8>(tl_vec9, tl_ptr8);
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk7 + tl_v] = tl::convert<float>(tl_vec9[tl_v]);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    sw[tl_chunk7 + tl_v] = tl::in_bounds((((tl_chunk7 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk7 + tl_v) / 8) * 4096), N) ? tl::convert<float>(W[(((tl_chunk7 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk7 + tl_v) / 8) * 4096)]) : 0.0f;
+            // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:215)
+            #pragma unroll
+            for (int tl_chunk21 = 0; tl_chunk21 < 16; tl_chunk21 += 8) {
+                const tl::f16* tl_ptr22 = &W[((tl_chunk21 % 8) + (tl_tid) * 8 + (tl_chunk21 / 8) * 4096)];
+                if (tl::in_bounds(((tl_chunk21 % 8) + (tl_tid) * 8 + (tl_chunk21 / 8) * 4096), N) && tl::in_bounds((((tl_chunk21 % 8) + (tl_tid) * 8 + (tl_chunk21 / 8) * 4096)) + 7, N) && tl::is_aligned(tl_ptr22, 16)) {
+                    tl::f16 tl_vec23[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec23, tl_ptr22);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk21 + tl_v] = tl::convert<float>(tl_vec23[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        sw[tl_chunk21 + tl_v] = tl::in_bounds((((tl_chunk21 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk21 + tl_v) / 8) * 4096), N) ? tl::convert<float>(W[(((tl_chunk21 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk21 + tl_v) / 8) * 4096)]) : 0.0f;
+                    }
+                }
+            }
+            // for i, j in parallel(RB, ROW) {  (norms.tl:216)
+            // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s24 = 0; tl_s24 < 16; ++tl_s24) {
+                [[maybe_unused]] const int i = 0;
+                [[maybe_unused]] const int j = ((tl_s24 % 8) + (tl_tid) * 8 + (tl_s24 / 8) * 4096);
+                s[tl_s24] = s[tl_s24] * s_rstd[0] * sw[(tl_s24 % 8) + (tl_s24 / 8) * 8];
+            }
+            // copy(Bias[0 +: ROW], sw);  (norms.tl:219)
+            #pragma unroll
+            for (int tl_chunk25 = 0; tl_chunk25 < 16; tl_chunk25 += 8) {
+                const tl::f16* tl_ptr26 = &Bias[((tl_chunk25 % 8) + (tl_tid) * 8 + (tl_chunk25 / 8) * 4096)];
+                if (tl::in_bounds(((tl_chunk25 % 8) + (tl_tid) * 8 + (tl_chunk25 / 8) * 4096), N) && tl::in_bounds((((tl_chunk25 % 8) + (tl_tid) * 8 + (tl_chunk25 / 8) * 4096)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                    tl::f16 tl_vec27[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk25 + tl_v] = tl::convert<float>(tl_vec27[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        sw[tl_chunk25 + tl_v] = tl::in_bounds((((tl_chunk25 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk25 + tl_v) / 8) * 4096), N) ? tl::convert<float>(Bias[(((tl_chunk25 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk25 + tl_v) / 8) * 4096)]) : 0.0f;
+                    }
+                }
+            }
+            // for i, j in parallel(RB, ROW) {  (norms.tl:220)
+            // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
+                [[maybe_unused]] const int i = 0;
+                [[maybe_unused]] const int j = ((tl_s28 % 8) + (tl_tid) * 8 + (tl_s28 / 8) * 4096);
+                s[tl_s28] = gelu(s[tl_s28] + sw[(tl_s28 % 8) + (tl_s28 / 8) * 8]);
+            }
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:223)
+            #pragma unroll
+            for (int tl_chunk29 = 0; tl_chunk29 < 16; tl_chunk29 += 8) {
+                tl::f16* tl_ptr30 = &Y[int64_t(row0 + 0) * N + ((tl_chunk29 % 8) + (tl_tid) * 8 + (tl_chunk29 / 8) * 4096)];
+                if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk29 % 8) + (tl_tid) * 8 + (tl_chunk29 / 8) * 4096), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk29 % 8) + (tl_tid) * 8 + (tl_chunk29 / 8) * 4096)) + 7, N) && tl::is_aligned(tl_ptr30, 16)) {
+                    tl::f16 tl_vec31[8];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec31[tl_v] = tl::convert<tl::f16>(s[tl_chunk29 + tl_v]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr30, tl_vec31);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        if (tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk29 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk29 + tl_v) / 8) * 4096), N)) Y[int64_t(row0 + 0) * N + (((tl_chunk29 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk29 + tl_v) / 8) * 4096)] = tl::convert<tl::f16>(s[tl_chunk29 + tl_v]);
+                    }
                 }
             }
         }
-        // for i, j in parallel(RB, ROW) {  (norms.tl:196)
-        // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s10 = 0; tl_s10 < 16; ++tl_s10) {
-            [[maybe_unused]] const int i = 0;
-            [[maybe_unused]] const int j = ((tl_s10 % 8) + (tl_tid) * 8 + (tl_s10 / 8) * 4096);
-            s[tl_s10] = s[tl_s10] * s_rstd[0] * sw[(tl_s10 % 8) + (tl_s10 / 8) * 8];
-        }
-        // copy(Bias[0 +: ROW], sw);  (norms.tl:199)
-        #pragma unroll
-        for (int tl_chunk11 = 0; tl_chunk11 < 16; tl_chunk11 += 8) {
-            const tl::f16* tl_ptr12 = &Bias[((tl_chunk11 % 8) + (tl_tid) * 8 + (tl_chunk11 / 8) * 4096)];
-            if (tl::in_bounds(((tl_chunk11 % 8) + (tl_tid) * 8 + (tl_chunk11 / 8) * 4096), N) && tl::in_bounds((((tl_chunk11 % 8) + (tl_tid) * 8 + (tl_chunk11 / 8) * 4096)) + 7, N) && tl::is_aligned(tl_ptr12, 16)) {
-                tl::f16 tl_vec13[8];
-                tl::load_vector<tl::f16, 8>(tl_vec13, tl_ptr12);
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk11 + tl_v] = tl::convert<float>(tl_vec13[tl_v]);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    sw[tl_chunk11 + tl_v] = tl::in_bounds((((tl_chunk11 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk11 + tl_v) / 8) * 4096), N) ? tl::convert<float>(Bias[(((tl_chunk11 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk11 + tl_v) / 8) * 4096)]) : 0.0f;
-                }
-            }
-        }
-        // for i, j in parallel(RB, ROW) {  (norms.tl:200)
-        // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s14 = 0; tl_s14 < 16; ++tl_s14) {
-            [[maybe_unused]] const int i = 0;
-            [[maybe_unused]] const int j = ((tl_s14 % 8) + (tl_tid) * 8 + (tl_s14 / 8) * 4096);
-            s[tl_s14] = gelu(s[tl_s14] + sw[(tl_s14 % 8) + (tl_s14 / 8) * 8]);
-        }
-        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:203)
-        #pragma unroll
-        for (int tl_chunk15 = 0; tl_chunk15 < 16; tl_chunk15 += 8) {
-            tl::f16* tl_ptr16 = &Y[int64_t(row0 + 0) * N + ((tl_chunk15 % 8) + (tl_tid) * 8 + (tl_chunk15 / 8) * 4096)];
-            if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk15 % 8) + (tl_tid) * 8 + (tl_chunk15 / 8) * 4096), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk15 % 8) + (tl_tid) * 8 + (tl_chunk15 / 8) * 4096)) + 7, N) && tl::is_aligned(tl_ptr16, 16)) {
-                tl::f16 tl_vec17[8];
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec17[tl_v] = tl::convert<tl::f16>(s[tl_chunk15 + tl_v]);
-                tl::store_vector<tl::f16, 8>(tl_ptr16, tl_vec17);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk15 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk15 + tl_v) / 8) * 4096), N)) Y[int64_t(row0 + 0) * N + (((tl_chunk15 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk15 + tl_v) / 8) * 4096)] = tl::convert<tl::f16>(s[tl_chunk15 + tl_v]);
-                }
-            }
-        }
+        tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
         const int32_t n_tiles = tl::cdiv(N, 4096);
-        for (int rr = 0; rr < rows; ++rr) {
-            const int32_t row = row0 + rr;
-            sum_x = 0.0f;
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x);  (norms.tl:210)
-                #pragma unroll
-                for (int tl_chunk18 = 0; tl_chunk18 < x_layout::kSlots; tl_chunk18 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk18))) continue;
-                    const tl::f16* tl_ptr19 = &X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk18)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk18)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (x_layout::flat(tl_tid, tl_chunk18))) + 7, N) && tl::is_aligned(tl_ptr19, 16)) {
-                        tl::f16 tl_vec20[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec20, tl_ptr19);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk18 + tl_v] = tl::convert<float>(tl_vec20[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk18 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk18 + tl_v)))]) : 0.0f;
+        for (int g = 0; g < groups; ++g) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
+            for (int rr = 0; rr < tl::min(1, M - row0); ++rr) {
+                const int32_t row = row0 + rr;
+                sum_x = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:233)
+                    #pragma unroll
+                    for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
+                        const tl::f16* tl_ptr33 = &X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk32)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk32)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (x_layout::flat(tl_tid, tl_chunk32))) + 7, N) && tl::is_aligned(tl_ptr33, 16)) {
+                            tl::f16 tl_vec34[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec34, tl_ptr33);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk32 + tl_v] = tl::convert<float>(tl_vec34[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk32 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk32 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk32 + tl_v)))]) : 0.0f;
+                            }
                         }
                     }
-                }
-                // reduce(sum, x, part);  (norms.tl:211)
-                {
-                    float tl_part[1];
-                    #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s21 = 0; tl_s21 < x_layout::kSlots; ++tl_s21) {
-                        if (!(x_layout::valid(tl_tid, tl_s21))) continue;
-                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s21]));
-                    }
-                    tl::block_allreduce<tl::SumOp, 1, 512>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    // reduce(sum, x, part);  (norms.tl:234)
                     {
-                        part = tl_part[0];
-                    }
-                }
-                sum_x = sum_x + part;
-            }
-            const float mean = sum_x * inv_n;
-            sum_d2 = 0.0f;
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x);  (norms.tl:217)
-                #pragma unroll
-                for (int tl_chunk22 = 0; tl_chunk22 < x_layout::kSlots; tl_chunk22 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk22))) continue;
-                    const tl::f16* tl_ptr23 = &X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk22)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk22)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (x_layout::flat(tl_tid, tl_chunk22))) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
-                        tl::f16 tl_vec24[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec24, tl_ptr23);
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk22 + tl_v] = tl::convert<float>(tl_vec24[tl_v]);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk22 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk22 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk22 + tl_v)))]) : 0.0f;
+                        for (int tl_s35 = 0; tl_s35 < x_layout::kSlots; ++tl_s35) {
+                            if (!(x_layout::valid(tl_tid, tl_s35))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s35]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 512>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            part = tl_part[0];
                         }
                     }
+                    sum_x = sum_x + part;
                 }
-                // for j in parallel(BN) {  (norms.tl:218)
-                // for j in parallel(4096): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s25 = 0; tl_s25 < x_layout::kSlots; ++tl_s25) {
-                    if (!(x_layout::valid(tl_tid, tl_s25))) continue;
-                    const int j = x_layout::flat(tl_tid, tl_s25);
-                    const float d = x[tl_s25] - mean;
-                    x[tl_s25] = t * 4096 + j < N ? d * d : 0.0f;
-                }
-                // reduce(sum, x, part);  (norms.tl:222)
-                {
-                    float tl_part[1];
+                const float mean = sum_x * inv_n;
+                sum_d2 = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:240)
                     #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s26 = 0; tl_s26 < x_layout::kSlots; ++tl_s26) {
-                        if (!(x_layout::valid(tl_tid, tl_s26))) continue;
-                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s26]));
+                    for (int tl_chunk36 = 0; tl_chunk36 < x_layout::kSlots; tl_chunk36 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk36))) continue;
+                        const tl::f16* tl_ptr37 = &X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk36)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk36)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (x_layout::flat(tl_tid, tl_chunk36))) + 7, N) && tl::is_aligned(tl_ptr37, 16)) {
+                            tl::f16 tl_vec38[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec38, tl_ptr37);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk36 + tl_v] = tl::convert<float>(tl_vec38[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk36 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk36 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk36 + tl_v)))]) : 0.0f;
+                            }
+                        }
                     }
-                    tl::block_allreduce<tl::SumOp, 1, 512>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    // for j in parallel(BN) {  (norms.tl:241)
+                    // for j in parallel(4096): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s39 = 0; tl_s39 < x_layout::kSlots; ++tl_s39) {
+                        if (!(x_layout::valid(tl_tid, tl_s39))) continue;
+                        const int j = x_layout::flat(tl_tid, tl_s39);
+                        const float d = x[tl_s39] - mean;
+                        x[tl_s39] = t * 4096 + j < N ? d * d : 0.0f;
+                    }
+                    // reduce(sum, x, part);  (norms.tl:245)
                     {
-                        part = tl_part[0];
-                    }
-                }
-                sum_d2 = sum_d2 + part;
-            }
-            const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
-            for (int t = 0; t < n_tiles; ++t) {
-                const int32_t c0 = t * 4096;
-                // copy(X[row, c0 +: BN], x);  (norms.tl:228)
-                #pragma unroll
-                for (int tl_chunk27 = 0; tl_chunk27 < x_layout::kSlots; tl_chunk27 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk27))) continue;
-                    const tl::f16* tl_ptr28 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk27)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk27)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk27))) + 7, N) && tl::is_aligned(tl_ptr28, 16)) {
-                        tl::f16 tl_vec29[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec29, tl_ptr28);
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk27 + tl_v] = tl::convert<float>(tl_vec29[tl_v]);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk27 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk27 + tl_v)))]) : 0.0f;
+                        for (int tl_s40 = 0; tl_s40 < x_layout::kSlots; ++tl_s40) {
+                            if (!(x_layout::valid(tl_tid, tl_s40))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s40]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 512>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            part = tl_part[0];
                         }
                     }
+                    sum_d2 = sum_d2 + part;
                 }
-                // copy(W[c0 +: BN], w);  (norms.tl:229)
-                #pragma unroll
-                for (int tl_chunk30 = 0; tl_chunk30 < w_layout::kSlots; tl_chunk30 += 8) {
-                    if (!(w_layout::valid(tl_tid, tl_chunk30))) continue;
-                    const tl::f16* tl_ptr31 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk30))];
-                    if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk30)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk30))) + 7, N) && tl::is_aligned(tl_ptr31, 16)) {
-                        tl::f16 tl_vec32[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec32, tl_ptr31);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk30 + tl_v] = tl::convert<float>(tl_vec32[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            w[tl_chunk30 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk30 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk30 + tl_v))]) : 0.0f;
+                const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
+                for (int t = 0; t < n_tiles; ++t) {
+                    const int32_t c0 = t * 4096;
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:251)
+                    #pragma unroll
+                    for (int tl_chunk41 = 0; tl_chunk41 < x_layout::kSlots; tl_chunk41 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk41))) continue;
+                        const tl::f16* tl_ptr42 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk41)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk41)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk41))) + 7, N) && tl::is_aligned(tl_ptr42, 16)) {
+                            tl::f16 tl_vec43[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec43, tl_ptr42);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk41 + tl_v] = tl::convert<float>(tl_vec43[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk41 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk41 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk41 + tl_v)))]) : 0.0f;
+                            }
                         }
                     }
-                }
-                // copy(Bias[c0 +: BN], b);  (norms.tl:230)
-                #pragma unroll
-                for (int tl_chunk33 = 0; tl_chunk33 < b_layout::kSlots; tl_chunk33 += 8) {
-                    if (!(b_layout::valid(tl_tid, tl_chunk33))) continue;
-                    const tl::f16* tl_ptr34 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk33))];
-                    if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk33)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk33))) + 7, N) && tl::is_aligned(tl_ptr34, 16)) {
-                        tl::f16 tl_vec35[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec35, tl_ptr34);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk33 + tl_v] = tl::convert<float>(tl_vec35[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            b[tl_chunk33 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk33 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk33 + tl_v))]) : 0.0f;
+                    // copy(W[c0 +: BN], w);  (norms.tl:252)
+                    #pragma unroll
+                    for (int tl_chunk44 = 0; tl_chunk44 < w_layout::kSlots; tl_chunk44 += 8) {
+                        if (!(w_layout::valid(tl_tid, tl_chunk44))) continue;
+                        const tl::f16* tl_ptr45 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk44))];
+                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk44)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk44))) + 7, N) && tl::is_aligned(tl_ptr45, 16)) {
+                            tl::f16 tl_vec46[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec46, tl_ptr45);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk44 + tl_v] = tl::convert<float>(tl_vec46[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                w[tl_chunk44 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk44 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk44 + tl_v))]) : 0.0f;
+                            }
                         }
                     }
-                }
-                // for j in parallel(BN) {  (norms.tl:231)
-                // for j in parallel(4096): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s36 = 0; tl_s36 < x_layout::kSlots; ++tl_s36) {
-                    if (!(x_layout::valid(tl_tid, tl_s36))) continue;
-                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s36);
-                    x[tl_s36] = gelu((x[tl_s36] - mean) * rstd * w[tl_s36] + b[tl_s36]);
-                }
-                // copy(x, Y[row, c0 +: BN]);  (norms.tl:234)
-                #pragma unroll
-                for (int tl_chunk37 = 0; tl_chunk37 < x_layout::kSlots; tl_chunk37 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk37))) continue;
-                    tl::f16* tl_ptr38 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk37))) + 7, N) && tl::is_aligned(tl_ptr38, 16)) {
-                        tl::f16 tl_vec39[8];
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec39[tl_v] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
-                        tl::store_vector<tl::f16, 8>(tl_ptr38, tl_vec39);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk37 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk37 + tl_v]);
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:253)
+                    #pragma unroll
+                    for (int tl_chunk47 = 0; tl_chunk47 < b_layout::kSlots; tl_chunk47 += 8) {
+                        if (!(b_layout::valid(tl_tid, tl_chunk47))) continue;
+                        const tl::f16* tl_ptr48 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk47))];
+                        if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk47)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk47))) + 7, N) && tl::is_aligned(tl_ptr48, 16)) {
+                            tl::f16 tl_vec49[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec49, tl_ptr48);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk47 + tl_v] = tl::convert<float>(tl_vec49[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                b[tl_chunk47 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk47 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk47 + tl_v))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // for j in parallel(BN) {  (norms.tl:254)
+                    // for j in parallel(4096): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s50 = 0; tl_s50 < x_layout::kSlots; ++tl_s50) {
+                        if (!(x_layout::valid(tl_tid, tl_s50))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s50);
+                        x[tl_s50] = gelu((x[tl_s50] - mean) * rstd * w[tl_s50] + b[tl_s50]);
+                    }
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:257)
+                    #pragma unroll
+                    for (int tl_chunk51 = 0; tl_chunk51 < x_layout::kSlots; tl_chunk51 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk51))) continue;
+                        tl::f16* tl_ptr52 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk51)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk51)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk51))) + 7, N) && tl::is_aligned(tl_ptr52, 16)) {
+                            tl::f16 tl_vec53[8];
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec53[tl_v] = tl::convert<tl::f16>(x[tl_chunk51 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr52, tl_vec53);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk51 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk51 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk51 + tl_v]);
+                            }
                         }
                     }
                 }
@@ -6900,7 +8181,7 @@ static cudaError_t layernorm_variant0(const __half* X, const __half* W, const __
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 32)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 32), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -6911,7 +8192,7 @@ static cudaError_t layernorm_variant0(const __half* X, const __half* W, const __
         return tl_err;
     }();
     if (tl_attributes_variant0 != cudaSuccess) return tl::host::record(tl_attributes_variant0, tl_name, "setting the shared-memory attributes");
-    ::layernorm_kernel_variant0<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::layernorm_kernel_variant0<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 17440, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -6924,7 +8205,7 @@ static cudaError_t layernorm_variant1(const __half* X, const __half* W, const __
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 16)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 16), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -6935,7 +8216,7 @@ static cudaError_t layernorm_variant1(const __half* X, const __half* W, const __
         return tl_err;
     }();
     if (tl_attributes_variant1 != cudaSuccess) return tl::host::record(tl_attributes_variant1, tl_name, "setting the shared-memory attributes");
-    ::layernorm_kernel_variant1<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::layernorm_kernel_variant1<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 16928, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -6948,7 +8229,7 @@ static cudaError_t layernorm_variant2(const __half* X, const __half* W, const __
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 8), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -6959,7 +8240,7 @@ static cudaError_t layernorm_variant2(const __half* X, const __half* W, const __
         return tl_err;
     }();
     if (tl_attributes_variant2 != cudaSuccess) return tl::host::record(tl_attributes_variant2, tl_name, "setting the shared-memory attributes");
-    ::layernorm_kernel_variant2<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::layernorm_kernel_variant2<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 16672, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -6972,7 +8253,7 @@ static cudaError_t layernorm_variant3(const __half* X, const __half* W, const __
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 4)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 4), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -6983,7 +8264,7 @@ static cudaError_t layernorm_variant3(const __half* X, const __half* W, const __
         return tl_err;
     }();
     if (tl_attributes_variant3 != cudaSuccess) return tl::host::record(tl_attributes_variant3, tl_name, "setting the shared-memory attributes");
-    ::layernorm_kernel_variant3<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::layernorm_kernel_variant3<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 16544, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -6996,7 +8277,7 @@ static cudaError_t layernorm_variant4(const __half* X, const __half* W, const __
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 2)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 2), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -7007,7 +8288,7 @@ static cudaError_t layernorm_variant4(const __half* X, const __half* W, const __
         return tl_err;
     }();
     if (tl_attributes_variant4 != cudaSuccess) return tl::host::record(tl_attributes_variant4, tl_name, "setting the shared-memory attributes");
-    ::layernorm_kernel_variant4<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::layernorm_kernel_variant4<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 16544, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -7020,7 +8301,7 @@ static cudaError_t layernorm_variant5(const __half* X, const __half* W, const __
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 1)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -7031,7 +8312,7 @@ static cudaError_t layernorm_variant5(const __half* X, const __half* W, const __
         return tl_err;
     }();
     if (tl_attributes_variant5 != cudaSuccess) return tl::host::record(tl_attributes_variant5, tl_name, "setting the shared-memory attributes");
-    ::layernorm_kernel_variant5<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::layernorm_kernel_variant5<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 16544, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -7044,7 +8325,7 @@ static cudaError_t layernorm_variant6(const __half* X, const __half* W, const __
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 1)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -7055,7 +8336,7 @@ static cudaError_t layernorm_variant6(const __half* X, const __half* W, const __
         return tl_err;
     }();
     if (tl_attributes_variant6 != cudaSuccess) return tl::host::record(tl_attributes_variant6, tl_name, "setting the shared-memory attributes");
-    ::layernorm_kernel_variant6<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 512, 64, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::layernorm_kernel_variant6<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 512, 32960, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -7084,7 +8365,7 @@ static cudaError_t rmsnorm_variant0(const __half* X, const __half* W, __half* Y,
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 32)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 32), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -7095,7 +8376,7 @@ static cudaError_t rmsnorm_variant0(const __half* X, const __half* W, __half* Y,
         return tl_err;
     }();
     if (tl_attributes_variant0 != cudaSuccess) return tl::host::record(tl_attributes_variant0, tl_name, "setting the shared-memory attributes");
-    ::rmsnorm_kernel_variant0<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, W, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::rmsnorm_kernel_variant0<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 17440, stream>>>(X, W, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -7107,7 +8388,7 @@ static cudaError_t rmsnorm_variant1(const __half* X, const __half* W, __half* Y,
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 16)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 16), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -7118,7 +8399,7 @@ static cudaError_t rmsnorm_variant1(const __half* X, const __half* W, __half* Y,
         return tl_err;
     }();
     if (tl_attributes_variant1 != cudaSuccess) return tl::host::record(tl_attributes_variant1, tl_name, "setting the shared-memory attributes");
-    ::rmsnorm_kernel_variant1<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, W, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::rmsnorm_kernel_variant1<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 16928, stream>>>(X, W, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -7130,7 +8411,7 @@ static cudaError_t rmsnorm_variant2(const __half* X, const __half* W, __half* Y,
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 8), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -7141,7 +8422,7 @@ static cudaError_t rmsnorm_variant2(const __half* X, const __half* W, __half* Y,
         return tl_err;
     }();
     if (tl_attributes_variant2 != cudaSuccess) return tl::host::record(tl_attributes_variant2, tl_name, "setting the shared-memory attributes");
-    ::rmsnorm_kernel_variant2<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, W, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::rmsnorm_kernel_variant2<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 16672, stream>>>(X, W, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -7153,7 +8434,7 @@ static cudaError_t rmsnorm_variant3(const __half* X, const __half* W, __half* Y,
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 4)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 4), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -7164,7 +8445,7 @@ static cudaError_t rmsnorm_variant3(const __half* X, const __half* W, __half* Y,
         return tl_err;
     }();
     if (tl_attributes_variant3 != cudaSuccess) return tl::host::record(tl_attributes_variant3, tl_name, "setting the shared-memory attributes");
-    ::rmsnorm_kernel_variant3<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, W, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::rmsnorm_kernel_variant3<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 16544, stream>>>(X, W, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -7176,7 +8457,7 @@ static cudaError_t rmsnorm_variant4(const __half* X, const __half* W, __half* Y,
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 2)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 2), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -7187,7 +8468,7 @@ static cudaError_t rmsnorm_variant4(const __half* X, const __half* W, __half* Y,
         return tl_err;
     }();
     if (tl_attributes_variant4 != cudaSuccess) return tl::host::record(tl_attributes_variant4, tl_name, "setting the shared-memory attributes");
-    ::rmsnorm_kernel_variant4<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, W, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::rmsnorm_kernel_variant4<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 16544, stream>>>(X, W, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -7199,7 +8480,7 @@ static cudaError_t rmsnorm_variant5(const __half* X, const __half* W, __half* Y,
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 1)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -7210,7 +8491,7 @@ static cudaError_t rmsnorm_variant5(const __half* X, const __half* W, __half* Y,
         return tl_err;
     }();
     if (tl_attributes_variant5 != cudaSuccess) return tl::host::record(tl_attributes_variant5, tl_name, "setting the shared-memory attributes");
-    ::rmsnorm_kernel_variant5<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, W, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::rmsnorm_kernel_variant5<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 16544, stream>>>(X, W, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -7222,7 +8503,7 @@ static cudaError_t rmsnorm_variant6(const __half* X, const __half* W, __half* Y,
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 1)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -7233,7 +8514,7 @@ static cudaError_t rmsnorm_variant6(const __half* X, const __half* W, __half* Y,
         return tl_err;
     }();
     if (tl_attributes_variant6 != cudaSuccess) return tl::host::record(tl_attributes_variant6, tl_name, "setting the shared-memory attributes");
-    ::rmsnorm_kernel_variant6<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 512, 64, stream>>>(X, W, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::rmsnorm_kernel_variant6<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 512, 32960, stream>>>(X, W, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -7263,7 +8544,7 @@ static cudaError_t layernorm_gelu_variant0(const __half* X, const __half* W, con
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 32)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 32), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -7274,7 +8555,7 @@ static cudaError_t layernorm_gelu_variant0(const __half* X, const __half* W, con
         return tl_err;
     }();
     if (tl_attributes_variant0 != cudaSuccess) return tl::host::record(tl_attributes_variant0, tl_name, "setting the shared-memory attributes");
-    ::layernorm_gelu_kernel_variant0<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::layernorm_gelu_kernel_variant0<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 17440, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -7287,7 +8568,7 @@ static cudaError_t layernorm_gelu_variant1(const __half* X, const __half* W, con
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 16)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 16), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -7298,7 +8579,7 @@ static cudaError_t layernorm_gelu_variant1(const __half* X, const __half* W, con
         return tl_err;
     }();
     if (tl_attributes_variant1 != cudaSuccess) return tl::host::record(tl_attributes_variant1, tl_name, "setting the shared-memory attributes");
-    ::layernorm_gelu_kernel_variant1<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::layernorm_gelu_kernel_variant1<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 16928, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -7311,7 +8592,7 @@ static cudaError_t layernorm_gelu_variant2(const __half* X, const __half* W, con
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 8), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -7322,7 +8603,7 @@ static cudaError_t layernorm_gelu_variant2(const __half* X, const __half* W, con
         return tl_err;
     }();
     if (tl_attributes_variant2 != cudaSuccess) return tl::host::record(tl_attributes_variant2, tl_name, "setting the shared-memory attributes");
-    ::layernorm_gelu_kernel_variant2<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::layernorm_gelu_kernel_variant2<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 16672, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -7335,7 +8616,7 @@ static cudaError_t layernorm_gelu_variant3(const __half* X, const __half* W, con
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 4)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 4), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -7346,7 +8627,7 @@ static cudaError_t layernorm_gelu_variant3(const __half* X, const __half* W, con
         return tl_err;
     }();
     if (tl_attributes_variant3 != cudaSuccess) return tl::host::record(tl_attributes_variant3, tl_name, "setting the shared-memory attributes");
-    ::layernorm_gelu_kernel_variant3<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::layernorm_gelu_kernel_variant3<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 16544, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -7359,7 +8640,7 @@ static cudaError_t layernorm_gelu_variant4(const __half* X, const __half* W, con
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 2)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 2), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -7370,7 +8651,7 @@ static cudaError_t layernorm_gelu_variant4(const __half* X, const __half* W, con
         return tl_err;
     }();
     if (tl_attributes_variant4 != cudaSuccess) return tl::host::record(tl_attributes_variant4, tl_name, "setting the shared-memory attributes");
-    ::layernorm_gelu_kernel_variant4<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::layernorm_gelu_kernel_variant4<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 16544, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -7383,7 +8664,7 @@ static cudaError_t layernorm_gelu_variant5(const __half* X, const __half* W, con
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 1)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -7394,7 +8675,7 @@ static cudaError_t layernorm_gelu_variant5(const __half* X, const __half* W, con
         return tl_err;
     }();
     if (tl_attributes_variant5 != cudaSuccess) return tl::host::record(tl_attributes_variant5, tl_name, "setting the shared-memory attributes");
-    ::layernorm_gelu_kernel_variant5<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::layernorm_gelu_kernel_variant5<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 16544, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -7407,7 +8688,7 @@ static cudaError_t layernorm_gelu_variant6(const __half* X, const __half* W, con
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 1)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -7418,7 +8699,7 @@ static cudaError_t layernorm_gelu_variant6(const __half* X, const __half* W, con
         return tl_err;
     }();
     if (tl_attributes_variant6 != cudaSuccess) return tl::host::record(tl_attributes_variant6, tl_name, "setting the shared-memory attributes");
-    ::layernorm_gelu_kernel_variant6<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 512, 64, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::layernorm_gelu_kernel_variant6<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 512, 32960, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 

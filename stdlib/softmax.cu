@@ -7,8 +7,8 @@
 
 namespace {
 
-// kernel softmax<ROW = 128, THREADS = 256, RB = 32, BN = 2048, T = f16>  (stdlib/softmax.tl:13)
-// 256 threads per block, 32 bytes of shared memory
+// kernel softmax<ROW = 128, THREADS = 256, RB = 32, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/softmax.tl:15)
+// 256 threads per block, 17440 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
         const tl::f16* __restrict__ X,
         tl::f16* __restrict__ Y,
@@ -21,7 +21,8 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 32, 128], row pitch 136
+    unsigned char* tl_scratch = tl_smem + 17408;  // 32 bytes for reductions and staging
     float s[16];  // fragment s: f32[32, 128]
     float s_max[2];  // fragment s_max: f32[32]
     float s_sum[2];  // fragment s_sum: f32[32]
@@ -30,214 +31,275 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
     float l;
     float tile_max;
     float tile_sum;
-    const int32_t row0 = int(blockIdx.x) * 32;
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 32) - int(blockIdx.x), int(gridDim.x));
     if (N <= 128) {
-        // copy(X[row0 +: RB, 0 +: ROW], s, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:30)
-        #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
-            const tl::f16* tl_ptr1 = &X[int64_t(row0 + ((tl_tid / 16) + (tl_chunk0 / 8) * 16)) * N + ((tl_chunk0 % 8) + (tl_tid % 16) * 8)];
-            if (tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk0 / 8) * 16), M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk0 / 8) * 16), M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
-                tl::f16 tl_vec2[8];
-                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+        const int32_t g_trips = groups;
+        if (0 < g_trips) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:35)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + 32 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+                for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+                    const int tl_chunk0 = tl_tid + tl_i1 * 256;
+                    tl::cp_async_16(&xs[(0 * 32 + ((tl_chunk0 * 8) / 128)) * 136 + ((tl_chunk0 * 8) % 128)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk0 * 8) / 128)) * N + ((tl_chunk0 * 8) % 128)]);
+                }
             } else {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + ((tl_tid / 16) + ((tl_chunk0 + tl_v) / 8) * 16), M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid % 16) * 8), N) ? tl::convert<float>(X[int64_t(row0 + ((tl_tid / 16) + ((tl_chunk0 + tl_v) / 8) * 16)) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 16) * 8)]) : -tl::inf<float>();
+                for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
+                    const int tl_chunk2 = tl_tid + tl_i3 * 256;
+                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk2 * 8) / 128)) * N + ((tl_chunk2 * 8) % 128)];
+                    tl::f16* tl_dst5 = &xs[(0 * 32 + ((tl_chunk2 * 8) / 128)) * 136 + ((tl_chunk2 * 8) % 128)];
+                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk2 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 128)));
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 128 >= 0 && tl::is_aligned(tl_src4, 16)) {
+                        tl::cp_async_16(tl_dst5, tl_src4);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk2 * 8) / 128), M) && tl::in_bounds(((tl_chunk2 * 8) % 128) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
+                    }
                 }
             }
         }
-        // reduce(max, s, s_max, axis = 1);  (softmax.tl:31)
-        // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
-        {
-            float tl_part[2];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
-            #pragma unroll
-            for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
-                tl_part[(tl_s3 / 8)] = tl::MaxOp::combine(tl_part[(tl_s3 / 8)], tl::MaxOp::element(s[tl_s3]));
+        tl::cp_async_commit();
+        // for g in pipelined(groups, stages = 2) {  (softmax.tl:33)
+        for (int g = 0; g < g_trips; ++g) {
+            tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+            __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
+            if (g + 1 < g_trips) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:35)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + 32 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
+                    #pragma unroll
+                    for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
+                        const int tl_chunk7 = tl_tid + tl_i8 * 256;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 32 + ((tl_chunk7 * 8) / 128)) * 136 + ((tl_chunk7 * 8) % 128)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk7 * 8) / 128)) * N + ((tl_chunk7 * 8) % 128)]);
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
+                        const int tl_chunk9 = tl_tid + tl_i10 * 256;
+                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk9 * 8) / 128)) * N + ((tl_chunk9 * 8) % 128)];
+                        tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 32 + ((tl_chunk9 * 8) / 128)) * 136 + ((tl_chunk9 * 8) % 128)];
+                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk9 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 128)));
+                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 128 >= 0 && tl::is_aligned(tl_src11, 16)) {
+                            tl::cp_async_16(tl_dst12, tl_src11);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk9 * 8) / 128), M) && tl::in_bounds(((tl_chunk9 * 8) % 128) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
+                        }
+                    }
+                }
             }
+            tl::cp_async_commit();
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 32;
+            // copy(xs, s);  (softmax.tl:36)
             #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 8>(tl_part[tl_i]);
+            for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
+                const tl::f16* tl_ptr15 = &xs[((g % 2) * 32 + ((tl_tid / 16) + (tl_chunk14 / 8) * 16)) * 136 + ((tl_chunk14 % 8) + (tl_tid % 16) * 8)];
+                if (tl::is_aligned(tl_ptr15, 16)) {
+                    tl::f16 tl_vec16[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 32 + ((tl_tid / 16) + ((tl_chunk14 + tl_v) / 8) * 16)) * 136 + (((tl_chunk14 + tl_v) % 8) + (tl_tid % 16) * 8)]);
+                    }
+                }
             }
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                s_max[tl_i] = tl_part[tl_i];
-            }
-        }
-        // for i, j in parallel(RB, ROW) {  (softmax.tl:32)
-        // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
-            [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s4 / 8) * 16);
-            [[maybe_unused]] const int j = ((tl_s4 % 8) + (tl_tid % 16) * 8);
-            s[tl_s4] = tl::exp(s[tl_s4] - s_max[(tl_s4 / 8)]);
-        }
-        // reduce(sum, s, s_sum, axis = 1);  (softmax.tl:35)
-        // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
-        {
-            float tl_part[2];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-            #pragma unroll
-            for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
-                tl_part[(tl_s5 / 8)] = tl::SumOp::combine(tl_part[(tl_s5 / 8)], tl::SumOp::element(s[tl_s5]));
-            }
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
-            }
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                s_sum[tl_i] = tl_part[tl_i];
-            }
-        }
-        // for i in parallel(RB) {  (softmax.tl:38)
-        // for i in parallel(32): each thread visits the elements of `s_sum` it holds
-        #pragma unroll
-        for (int tl_s6 = 0; tl_s6 < 2; ++tl_s6) {
-            [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s6) * 16);
-            s_sum[tl_s6] = tl::exp(-tl::log(s_sum[tl_s6]));
-        }
-        // for i, j in parallel(RB, ROW) {  (softmax.tl:41)
-        // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s7 = 0; tl_s7 < 16; ++tl_s7) {
-            [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s7 / 8) * 16);
-            [[maybe_unused]] const int j = ((tl_s7 % 8) + (tl_tid % 16) * 8);
-            s[tl_s7] = s[tl_s7] * s_sum[(tl_s7 / 8)];
-        }
-        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:44)
-        #pragma unroll
-        for (int tl_chunk8 = 0; tl_chunk8 < 16; tl_chunk8 += 8) {
-            tl::f16* tl_ptr9 = &Y[int64_t(row0 + ((tl_tid / 16) + (tl_chunk8 / 8) * 16)) * N + ((tl_chunk8 % 8) + (tl_tid % 16) * 8)];
-            if (tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk8 / 8) * 16), M) && tl::in_bounds(((tl_chunk8 % 8) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk8 / 8) * 16), M) && tl::in_bounds((((tl_chunk8 % 8) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr9, 16)) {
-                tl::f16 tl_vec10[8];
+            // reduce(max, s, s_max, axis = 1);  (softmax.tl:37)
+            // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
+            {
+                float tl_part[2];
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec10[tl_v] = tl::convert<tl::f16>(s[tl_chunk8 + tl_v]);
-                tl::store_vector<tl::f16, 8>(tl_ptr9, tl_vec10);
-            } else {
+                for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(row0 + ((tl_tid / 16) + ((tl_chunk8 + tl_v) / 8) * 16), M) && tl::in_bounds((((tl_chunk8 + tl_v) % 8) + (tl_tid % 16) * 8), N)) Y[int64_t(row0 + ((tl_tid / 16) + ((tl_chunk8 + tl_v) / 8) * 16)) * N + (((tl_chunk8 + tl_v) % 8) + (tl_tid % 16) * 8)] = tl::convert<tl::f16>(s[tl_chunk8 + tl_v]);
+                for (int tl_s17 = 0; tl_s17 < 16; ++tl_s17) {
+                    tl_part[(tl_s17 / 8)] = tl::MaxOp::combine(tl_part[(tl_s17 / 8)], tl::MaxOp::element(s[tl_s17]));
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 8>(tl_part[tl_i]);
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                    s_max[tl_i] = tl_part[tl_i];
+                }
+            }
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:38)
+            // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
+                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s18 / 8) * 16);
+                [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid % 16) * 8);
+                s[tl_s18] = tl::exp(s[tl_s18] - s_max[(tl_s18 / 8)]);
+            }
+            // reduce(sum, s, s_sum, axis = 1);  (softmax.tl:41)
+            // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
+            {
+                float tl_part[2];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                #pragma unroll
+                for (int tl_s19 = 0; tl_s19 < 16; ++tl_s19) {
+                    tl_part[(tl_s19 / 8)] = tl::SumOp::combine(tl_part[(tl_s19 / 8)], tl::SumOp::element(s[tl_s19]));
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                    s_sum[tl_i] = tl_part[tl_i];
+                }
+            }
+            // for i in parallel(RB) {  (softmax.tl:44)
+            // for i in parallel(32): each thread visits the elements of `s_sum` it holds
+            #pragma unroll
+            for (int tl_s20 = 0; tl_s20 < 2; ++tl_s20) {
+                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s20) * 16);
+                s_sum[tl_s20] = tl::exp(-tl::log(s_sum[tl_s20]));
+            }
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:47)
+            // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s21 = 0; tl_s21 < 16; ++tl_s21) {
+                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s21 / 8) * 16);
+                [[maybe_unused]] const int j = ((tl_s21 % 8) + (tl_tid % 16) * 8);
+                s[tl_s21] = s[tl_s21] * s_sum[(tl_s21 / 8)];
+            }
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:50)
+            #pragma unroll
+            for (int tl_chunk22 = 0; tl_chunk22 < 16; tl_chunk22 += 8) {
+                tl::f16* tl_ptr23 = &Y[int64_t(row0 + ((tl_tid / 16) + (tl_chunk22 / 8) * 16)) * N + ((tl_chunk22 % 8) + (tl_tid % 16) * 8)];
+                if (tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk22 / 8) * 16), M) && tl::in_bounds(((tl_chunk22 % 8) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk22 / 8) * 16), M) && tl::in_bounds((((tl_chunk22 % 8) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
+                    tl::f16 tl_vec24[8];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec24[tl_v] = tl::convert<tl::f16>(s[tl_chunk22 + tl_v]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr23, tl_vec24);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        if (tl::in_bounds(row0 + ((tl_tid / 16) + ((tl_chunk22 + tl_v) / 8) * 16), M) && tl::in_bounds((((tl_chunk22 + tl_v) % 8) + (tl_tid % 16) * 8), N)) Y[int64_t(row0 + ((tl_tid / 16) + ((tl_chunk22 + tl_v) / 8) * 16)) * N + (((tl_chunk22 + tl_v) % 8) + (tl_tid % 16) * 8)] = tl::convert<tl::f16>(s[tl_chunk22 + tl_v]);
+                    }
                 }
             }
         }
+        tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
         const int32_t n_tiles = tl::cdiv(N, 2048);
-        for (int rr = 0; rr < tl::min(32, M - row0); ++rr) {
-            const int32_t row = row0 + rr;
-            m = -tl::inf<float>();
-            l = 0.0f;
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:52)
-                #pragma unroll
-                for (int tl_chunk11 = 0; tl_chunk11 < x_layout::kSlots; tl_chunk11 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk11))) continue;
-                    const tl::f16* tl_ptr12 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11))) + 7, N) && tl::is_aligned(tl_ptr12, 16)) {
-                        tl::f16 tl_vec13[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec13, tl_ptr12);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk11 + tl_v] = tl::convert<float>(tl_vec13[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk11 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11 + tl_v)))]) : -tl::inf<float>();
+        for (int g = 0; g < groups; ++g) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 32;
+            for (int rr = 0; rr < tl::min(32, M - row0); ++rr) {
+                const int32_t row = row0 + rr;
+                m = -tl::inf<float>();
+                l = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:61)
+                    #pragma unroll
+                    for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25))) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                            tl::f16 tl_vec27[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk25 + tl_v] = tl::convert<float>(tl_vec27[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)))]) : -tl::inf<float>();
+                            }
                         }
                     }
-                }
-                // reduce(max, x, tile_max);  (softmax.tl:53)
-                {
-                    float tl_part[1];
-                    #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s14 = 0; tl_s14 < x_layout::kSlots; ++tl_s14) {
-                        if (!(x_layout::valid(tl_tid, tl_s14))) continue;
-                        tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s14]));
-                    }
-                    tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    // reduce(max, x, tile_max);  (softmax.tl:62)
                     {
-                        tile_max = tl_part[0];
-                    }
-                }
-                const float m_new = tl::max(m, tile_max);
-                // for j in parallel(BN) {  (softmax.tl:55)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s15 = 0; tl_s15 < x_layout::kSlots; ++tl_s15) {
-                    if (!(x_layout::valid(tl_tid, tl_s15))) continue;
-                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s15);
-                    x[tl_s15] = tl::exp(x[tl_s15] - m_new);
-                }
-                // reduce(sum, x, tile_sum);  (softmax.tl:58)
-                {
-                    float tl_part[1];
-                    #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s16 = 0; tl_s16 < x_layout::kSlots; ++tl_s16) {
-                        if (!(x_layout::valid(tl_tid, tl_s16))) continue;
-                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s16]));
-                    }
-                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
-                    {
-                        tile_sum = tl_part[0];
-                    }
-                }
-                l = l * tl::exp(m - m_new) + tile_sum;
-                m = m_new;
-            }
-            const float inv_l = 1.0f / l;
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x);  (softmax.tl:64)
-                #pragma unroll
-                for (int tl_chunk17 = 0; tl_chunk17 < x_layout::kSlots; tl_chunk17 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk17))) continue;
-                    const tl::f16* tl_ptr18 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17))) + 7, N) && tl::is_aligned(tl_ptr18, 16)) {
-                        tl::f16 tl_vec19[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec19, tl_ptr18);
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk17 + tl_v] = tl::convert<float>(tl_vec19[tl_v]);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk17 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)))]) : 0.0f;
+                        for (int tl_s28 = 0; tl_s28 < x_layout::kSlots; ++tl_s28) {
+                            if (!(x_layout::valid(tl_tid, tl_s28))) continue;
+                            tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s28]));
+                        }
+                        tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            tile_max = tl_part[0];
                         }
                     }
-                }
-                // for j in parallel(BN) {  (softmax.tl:65)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s20 = 0; tl_s20 < x_layout::kSlots; ++tl_s20) {
-                    if (!(x_layout::valid(tl_tid, tl_s20))) continue;
-                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s20);
-                    x[tl_s20] = tl::exp(x[tl_s20] - m) * inv_l;
-                }
-                // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:68)
-                #pragma unroll
-                for (int tl_chunk21 = 0; tl_chunk21 < x_layout::kSlots; tl_chunk21 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk21))) continue;
-                    tl::f16* tl_ptr22 = &Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21))) + 7, N) && tl::is_aligned(tl_ptr22, 16)) {
-                        tl::f16 tl_vec23[8];
+                    const float m_new = tl::max(m, tile_max);
+                    // for j in parallel(BN) {  (softmax.tl:64)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
+                        if (!(x_layout::valid(tl_tid, tl_s29))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s29);
+                        x[tl_s29] = tl::exp(x[tl_s29] - m_new);
+                    }
+                    // reduce(sum, x, tile_sum);  (softmax.tl:67)
+                    {
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec23[tl_v] = tl::convert<tl::f16>(x[tl_chunk21 + tl_v]);
-                        tl::store_vector<tl::f16, 8>(tl_ptr22, tl_vec23);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21 + tl_v)), N)) Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk21 + tl_v]);
+                        for (int tl_s30 = 0; tl_s30 < x_layout::kSlots; ++tl_s30) {
+                            if (!(x_layout::valid(tl_tid, tl_s30))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s30]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            tile_sum = tl_part[0];
+                        }
+                    }
+                    l = l * tl::exp(m - m_new) + tile_sum;
+                    m = m_new;
+                }
+                const float inv_l = 1.0f / l;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:73)
+                    #pragma unroll
+                    for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk31))) continue;
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31))) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                            tl::f16 tl_vec33[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk31 + tl_v] = tl::convert<float>(tl_vec33[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31 + tl_v)))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // for j in parallel(BN) {  (softmax.tl:74)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
+                        if (!(x_layout::valid(tl_tid, tl_s34))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s34);
+                        x[tl_s34] = tl::exp(x[tl_s34] - m) * inv_l;
+                    }
+                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:77)
+                    #pragma unroll
+                    for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35))) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                            tl::f16 tl_vec37[8];
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec37[tl_v] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr36, tl_vec37);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)), N)) Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                            }
                         }
                     }
                 }
@@ -246,8 +308,8 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
     }
 }
 
-// kernel softmax<ROW = 256, THREADS = 256, RB = 16, BN = 2048, T = f16>  (stdlib/softmax.tl:13)
-// 256 threads per block, 32 bytes of shared memory
+// kernel softmax<ROW = 256, THREADS = 256, RB = 16, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/softmax.tl:15)
+// 256 threads per block, 16928 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
         const tl::f16* __restrict__ X,
         tl::f16* __restrict__ Y,
@@ -260,7 +322,8 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 16, 256], row pitch 264
+    unsigned char* tl_scratch = tl_smem + 16896;  // 32 bytes for reductions and staging
     float s[16];  // fragment s: f32[16, 256]
     float s_max[2];  // fragment s_max: f32[16]
     float s_sum[2];  // fragment s_sum: f32[16]
@@ -269,216 +332,277 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
     float l;
     float tile_max;
     float tile_sum;
-    const int32_t row0 = int(blockIdx.x) * 16;
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 16) - int(blockIdx.x), int(gridDim.x));
     if (N <= 256) {
-        // copy(X[row0 +: RB, 0 +: ROW], s, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:30)
-        #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
-            const tl::f16* tl_ptr1 = &X[int64_t(row0 + ((tl_tid / 32) + (tl_chunk0 / 8) * 8)) * N + ((tl_chunk0 % 8) + (tl_tid % 32) * 8)];
-            if (tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk0 / 8) * 8), M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk0 / 8) * 8), M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
-                tl::f16 tl_vec2[8];
-                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+        const int32_t g_trips = groups;
+        if (0 < g_trips) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:35)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+                for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+                    const int tl_chunk0 = tl_tid + tl_i1 * 256;
+                    tl::cp_async_16(&xs[(0 * 16 + ((tl_chunk0 * 8) / 256)) * 264 + ((tl_chunk0 * 8) % 256)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk0 * 8) / 256)) * N + ((tl_chunk0 * 8) % 256)]);
+                }
             } else {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + ((tl_tid / 32) + ((tl_chunk0 + tl_v) / 8) * 8), M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid % 32) * 8), N) ? tl::convert<float>(X[int64_t(row0 + ((tl_tid / 32) + ((tl_chunk0 + tl_v) / 8) * 8)) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 32) * 8)]) : -tl::inf<float>();
+                for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
+                    const int tl_chunk2 = tl_tid + tl_i3 * 256;
+                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk2 * 8) / 256)) * N + ((tl_chunk2 * 8) % 256)];
+                    tl::f16* tl_dst5 = &xs[(0 * 16 + ((tl_chunk2 * 8) / 256)) * 264 + ((tl_chunk2 * 8) % 256)];
+                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk2 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 256)));
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 256 >= 0 && tl::is_aligned(tl_src4, 16)) {
+                        tl::cp_async_16(tl_dst5, tl_src4);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk2 * 8) / 256), M) && tl::in_bounds(((tl_chunk2 * 8) % 256) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
+                    }
                 }
             }
         }
-        // reduce(max, s, s_max, axis = 1);  (softmax.tl:31)
-        // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
-        {
-            float tl_part[2];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
-            #pragma unroll
-            for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
-                tl_part[(tl_s3 / 8)] = tl::MaxOp::combine(tl_part[(tl_s3 / 8)], tl::MaxOp::element(s[tl_s3]));
+        tl::cp_async_commit();
+        // for g in pipelined(groups, stages = 2) {  (softmax.tl:33)
+        for (int g = 0; g < g_trips; ++g) {
+            tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+            __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
+            if (g + 1 < g_trips) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:35)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
+                    #pragma unroll
+                    for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
+                        const int tl_chunk7 = tl_tid + tl_i8 * 256;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 16 + ((tl_chunk7 * 8) / 256)) * 264 + ((tl_chunk7 * 8) % 256)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk7 * 8) / 256)) * N + ((tl_chunk7 * 8) % 256)]);
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
+                        const int tl_chunk9 = tl_tid + tl_i10 * 256;
+                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk9 * 8) / 256)) * N + ((tl_chunk9 * 8) % 256)];
+                        tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 16 + ((tl_chunk9 * 8) / 256)) * 264 + ((tl_chunk9 * 8) % 256)];
+                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk9 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 256)));
+                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 256 >= 0 && tl::is_aligned(tl_src11, 16)) {
+                            tl::cp_async_16(tl_dst12, tl_src11);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk9 * 8) / 256), M) && tl::in_bounds(((tl_chunk9 * 8) % 256) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
+                        }
+                    }
+                }
             }
+            tl::cp_async_commit();
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 16;
+            // copy(xs, s);  (softmax.tl:36)
             #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 8>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 16>(tl_part[tl_i]);
+            for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
+                const tl::f16* tl_ptr15 = &xs[((g % 2) * 16 + ((tl_tid / 32) + (tl_chunk14 / 8) * 8)) * 264 + ((tl_chunk14 % 8) + (tl_tid % 32) * 8)];
+                if (tl::is_aligned(tl_ptr15, 16)) {
+                    tl::f16 tl_vec16[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 16 + ((tl_tid / 32) + ((tl_chunk14 + tl_v) / 8) * 8)) * 264 + (((tl_chunk14 + tl_v) % 8) + (tl_tid % 32) * 8)]);
+                    }
+                }
             }
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                s_max[tl_i] = tl_part[tl_i];
-            }
-        }
-        // for i, j in parallel(RB, ROW) {  (softmax.tl:32)
-        // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
-            [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s4 / 8) * 8);
-            [[maybe_unused]] const int j = ((tl_s4 % 8) + (tl_tid % 32) * 8);
-            s[tl_s4] = tl::exp(s[tl_s4] - s_max[(tl_s4 / 8)]);
-        }
-        // reduce(sum, s, s_sum, axis = 1);  (softmax.tl:35)
-        // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
-        {
-            float tl_part[2];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-            #pragma unroll
-            for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
-                tl_part[(tl_s5 / 8)] = tl::SumOp::combine(tl_part[(tl_s5 / 8)], tl::SumOp::element(s[tl_s5]));
-            }
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
-            }
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                s_sum[tl_i] = tl_part[tl_i];
-            }
-        }
-        // for i in parallel(RB) {  (softmax.tl:38)
-        // for i in parallel(16): each thread visits the elements of `s_sum` it holds
-        #pragma unroll
-        for (int tl_s6 = 0; tl_s6 < 2; ++tl_s6) {
-            [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s6) * 8);
-            s_sum[tl_s6] = tl::exp(-tl::log(s_sum[tl_s6]));
-        }
-        // for i, j in parallel(RB, ROW) {  (softmax.tl:41)
-        // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s7 = 0; tl_s7 < 16; ++tl_s7) {
-            [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s7 / 8) * 8);
-            [[maybe_unused]] const int j = ((tl_s7 % 8) + (tl_tid % 32) * 8);
-            s[tl_s7] = s[tl_s7] * s_sum[(tl_s7 / 8)];
-        }
-        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:44)
-        #pragma unroll
-        for (int tl_chunk8 = 0; tl_chunk8 < 16; tl_chunk8 += 8) {
-            tl::f16* tl_ptr9 = &Y[int64_t(row0 + ((tl_tid / 32) + (tl_chunk8 / 8) * 8)) * N + ((tl_chunk8 % 8) + (tl_tid % 32) * 8)];
-            if (tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk8 / 8) * 8), M) && tl::in_bounds(((tl_chunk8 % 8) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk8 / 8) * 8), M) && tl::in_bounds((((tl_chunk8 % 8) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr9, 16)) {
-                tl::f16 tl_vec10[8];
+            // reduce(max, s, s_max, axis = 1);  (softmax.tl:37)
+            // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
+            {
+                float tl_part[2];
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec10[tl_v] = tl::convert<tl::f16>(s[tl_chunk8 + tl_v]);
-                tl::store_vector<tl::f16, 8>(tl_ptr9, tl_vec10);
-            } else {
+                for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(row0 + ((tl_tid / 32) + ((tl_chunk8 + tl_v) / 8) * 8), M) && tl::in_bounds((((tl_chunk8 + tl_v) % 8) + (tl_tid % 32) * 8), N)) Y[int64_t(row0 + ((tl_tid / 32) + ((tl_chunk8 + tl_v) / 8) * 8)) * N + (((tl_chunk8 + tl_v) % 8) + (tl_tid % 32) * 8)] = tl::convert<tl::f16>(s[tl_chunk8 + tl_v]);
+                for (int tl_s17 = 0; tl_s17 < 16; ++tl_s17) {
+                    tl_part[(tl_s17 / 8)] = tl::MaxOp::combine(tl_part[(tl_s17 / 8)], tl::MaxOp::element(s[tl_s17]));
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 16>(tl_part[tl_i]);
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                    s_max[tl_i] = tl_part[tl_i];
+                }
+            }
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:38)
+            // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
+                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s18 / 8) * 8);
+                [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid % 32) * 8);
+                s[tl_s18] = tl::exp(s[tl_s18] - s_max[(tl_s18 / 8)]);
+            }
+            // reduce(sum, s, s_sum, axis = 1);  (softmax.tl:41)
+            // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
+            {
+                float tl_part[2];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                #pragma unroll
+                for (int tl_s19 = 0; tl_s19 < 16; ++tl_s19) {
+                    tl_part[(tl_s19 / 8)] = tl::SumOp::combine(tl_part[(tl_s19 / 8)], tl::SumOp::element(s[tl_s19]));
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                    s_sum[tl_i] = tl_part[tl_i];
+                }
+            }
+            // for i in parallel(RB) {  (softmax.tl:44)
+            // for i in parallel(16): each thread visits the elements of `s_sum` it holds
+            #pragma unroll
+            for (int tl_s20 = 0; tl_s20 < 2; ++tl_s20) {
+                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s20) * 8);
+                s_sum[tl_s20] = tl::exp(-tl::log(s_sum[tl_s20]));
+            }
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:47)
+            // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s21 = 0; tl_s21 < 16; ++tl_s21) {
+                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s21 / 8) * 8);
+                [[maybe_unused]] const int j = ((tl_s21 % 8) + (tl_tid % 32) * 8);
+                s[tl_s21] = s[tl_s21] * s_sum[(tl_s21 / 8)];
+            }
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:50)
+            #pragma unroll
+            for (int tl_chunk22 = 0; tl_chunk22 < 16; tl_chunk22 += 8) {
+                tl::f16* tl_ptr23 = &Y[int64_t(row0 + ((tl_tid / 32) + (tl_chunk22 / 8) * 8)) * N + ((tl_chunk22 % 8) + (tl_tid % 32) * 8)];
+                if (tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk22 / 8) * 8), M) && tl::in_bounds(((tl_chunk22 % 8) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk22 / 8) * 8), M) && tl::in_bounds((((tl_chunk22 % 8) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
+                    tl::f16 tl_vec24[8];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec24[tl_v] = tl::convert<tl::f16>(s[tl_chunk22 + tl_v]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr23, tl_vec24);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        if (tl::in_bounds(row0 + ((tl_tid / 32) + ((tl_chunk22 + tl_v) / 8) * 8), M) && tl::in_bounds((((tl_chunk22 + tl_v) % 8) + (tl_tid % 32) * 8), N)) Y[int64_t(row0 + ((tl_tid / 32) + ((tl_chunk22 + tl_v) / 8) * 8)) * N + (((tl_chunk22 + tl_v) % 8) + (tl_tid % 32) * 8)] = tl::convert<tl::f16>(s[tl_chunk22 + tl_v]);
+                    }
                 }
             }
         }
+        tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
         const int32_t n_tiles = tl::cdiv(N, 2048);
-        for (int rr = 0; rr < tl::min(16, M - row0); ++rr) {
-            const int32_t row = row0 + rr;
-            m = -tl::inf<float>();
-            l = 0.0f;
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:52)
-                #pragma unroll
-                for (int tl_chunk11 = 0; tl_chunk11 < x_layout::kSlots; tl_chunk11 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk11))) continue;
-                    const tl::f16* tl_ptr12 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11))) + 7, N) && tl::is_aligned(tl_ptr12, 16)) {
-                        tl::f16 tl_vec13[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec13, tl_ptr12);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk11 + tl_v] = tl::convert<float>(tl_vec13[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk11 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11 + tl_v)))]) : -tl::inf<float>();
+        for (int g = 0; g < groups; ++g) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 16;
+            for (int rr = 0; rr < tl::min(16, M - row0); ++rr) {
+                const int32_t row = row0 + rr;
+                m = -tl::inf<float>();
+                l = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:61)
+                    #pragma unroll
+                    for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25))) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                            tl::f16 tl_vec27[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk25 + tl_v] = tl::convert<float>(tl_vec27[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)))]) : -tl::inf<float>();
+                            }
                         }
                     }
-                }
-                // reduce(max, x, tile_max);  (softmax.tl:53)
-                {
-                    float tl_part[1];
-                    #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s14 = 0; tl_s14 < x_layout::kSlots; ++tl_s14) {
-                        if (!(x_layout::valid(tl_tid, tl_s14))) continue;
-                        tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s14]));
-                    }
-                    tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    // reduce(max, x, tile_max);  (softmax.tl:62)
                     {
-                        tile_max = tl_part[0];
-                    }
-                }
-                const float m_new = tl::max(m, tile_max);
-                // for j in parallel(BN) {  (softmax.tl:55)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s15 = 0; tl_s15 < x_layout::kSlots; ++tl_s15) {
-                    if (!(x_layout::valid(tl_tid, tl_s15))) continue;
-                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s15);
-                    x[tl_s15] = tl::exp(x[tl_s15] - m_new);
-                }
-                // reduce(sum, x, tile_sum);  (softmax.tl:58)
-                {
-                    float tl_part[1];
-                    #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s16 = 0; tl_s16 < x_layout::kSlots; ++tl_s16) {
-                        if (!(x_layout::valid(tl_tid, tl_s16))) continue;
-                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s16]));
-                    }
-                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
-                    {
-                        tile_sum = tl_part[0];
-                    }
-                }
-                l = l * tl::exp(m - m_new) + tile_sum;
-                m = m_new;
-            }
-            const float inv_l = 1.0f / l;
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x);  (softmax.tl:64)
-                #pragma unroll
-                for (int tl_chunk17 = 0; tl_chunk17 < x_layout::kSlots; tl_chunk17 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk17))) continue;
-                    const tl::f16* tl_ptr18 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17))) + 7, N) && tl::is_aligned(tl_ptr18, 16)) {
-                        tl::f16 tl_vec19[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec19, tl_ptr18);
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk17 + tl_v] = tl::convert<float>(tl_vec19[tl_v]);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk17 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)))]) : 0.0f;
+                        for (int tl_s28 = 0; tl_s28 < x_layout::kSlots; ++tl_s28) {
+                            if (!(x_layout::valid(tl_tid, tl_s28))) continue;
+                            tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s28]));
+                        }
+                        tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            tile_max = tl_part[0];
                         }
                     }
-                }
-                // for j in parallel(BN) {  (softmax.tl:65)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s20 = 0; tl_s20 < x_layout::kSlots; ++tl_s20) {
-                    if (!(x_layout::valid(tl_tid, tl_s20))) continue;
-                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s20);
-                    x[tl_s20] = tl::exp(x[tl_s20] - m) * inv_l;
-                }
-                // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:68)
-                #pragma unroll
-                for (int tl_chunk21 = 0; tl_chunk21 < x_layout::kSlots; tl_chunk21 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk21))) continue;
-                    tl::f16* tl_ptr22 = &Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21))) + 7, N) && tl::is_aligned(tl_ptr22, 16)) {
-                        tl::f16 tl_vec23[8];
+                    const float m_new = tl::max(m, tile_max);
+                    // for j in parallel(BN) {  (softmax.tl:64)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
+                        if (!(x_layout::valid(tl_tid, tl_s29))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s29);
+                        x[tl_s29] = tl::exp(x[tl_s29] - m_new);
+                    }
+                    // reduce(sum, x, tile_sum);  (softmax.tl:67)
+                    {
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec23[tl_v] = tl::convert<tl::f16>(x[tl_chunk21 + tl_v]);
-                        tl::store_vector<tl::f16, 8>(tl_ptr22, tl_vec23);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21 + tl_v)), N)) Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk21 + tl_v]);
+                        for (int tl_s30 = 0; tl_s30 < x_layout::kSlots; ++tl_s30) {
+                            if (!(x_layout::valid(tl_tid, tl_s30))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s30]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            tile_sum = tl_part[0];
+                        }
+                    }
+                    l = l * tl::exp(m - m_new) + tile_sum;
+                    m = m_new;
+                }
+                const float inv_l = 1.0f / l;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:73)
+                    #pragma unroll
+                    for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk31))) continue;
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31))) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                            tl::f16 tl_vec33[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk31 + tl_v] = tl::convert<float>(tl_vec33[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31 + tl_v)))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // for j in parallel(BN) {  (softmax.tl:74)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
+                        if (!(x_layout::valid(tl_tid, tl_s34))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s34);
+                        x[tl_s34] = tl::exp(x[tl_s34] - m) * inv_l;
+                    }
+                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:77)
+                    #pragma unroll
+                    for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35))) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                            tl::f16 tl_vec37[8];
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec37[tl_v] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr36, tl_vec37);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)), N)) Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                            }
                         }
                     }
                 }
@@ -487,8 +611,8 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
     }
 }
 
-// kernel softmax<ROW = 512, THREADS = 256, RB = 8, BN = 2048, T = f16>  (stdlib/softmax.tl:13)
-// 256 threads per block, 32 bytes of shared memory
+// kernel softmax<ROW = 512, THREADS = 256, RB = 8, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/softmax.tl:15)
+// 256 threads per block, 16672 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
         const tl::f16* __restrict__ X,
         tl::f16* __restrict__ Y,
@@ -501,7 +625,8 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 8, 512], row pitch 520
+    unsigned char* tl_scratch = tl_smem + 16640;  // 32 bytes for reductions and staging
     float s[16];  // fragment s: f32[8, 512]
     float s_max[1];  // fragment s_max: f32[8]
     float s_sum[1];  // fragment s_sum: f32[8]
@@ -510,216 +635,277 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
     float l;
     float tile_max;
     float tile_sum;
-    const int32_t row0 = int(blockIdx.x) * 8;
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 8) - int(blockIdx.x), int(gridDim.x));
     if (N <= 512) {
-        // copy(X[row0 +: RB, 0 +: ROW], s, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:30)
-        #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
-            const tl::f16* tl_ptr1 = &X[int64_t(row0 + (tl_tid / 32)) * N + ((tl_chunk0 % 8) + (tl_tid % 32) * 8 + (tl_chunk0 / 8) * 256)];
-            if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid % 32) * 8 + (tl_chunk0 / 8) * 256), N) && tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid % 32) * 8 + (tl_chunk0 / 8) * 256)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
-                tl::f16 tl_vec2[8];
-                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+        const int32_t g_trips = groups;
+        if (0 < g_trips) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:35)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+                for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+                    const int tl_chunk0 = tl_tid + tl_i1 * 256;
+                    tl::cp_async_16(&xs[(0 * 8 + ((tl_chunk0 * 8) / 512)) * 520 + ((tl_chunk0 * 8) % 512)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk0 * 8) / 512)) * N + ((tl_chunk0 * 8) % 512)]);
+                }
             } else {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk0 + tl_v) / 8) * 256), N) ? tl::convert<float>(X[int64_t(row0 + (tl_tid / 32)) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk0 + tl_v) / 8) * 256)]) : -tl::inf<float>();
+                for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
+                    const int tl_chunk2 = tl_tid + tl_i3 * 256;
+                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk2 * 8) / 512)) * N + ((tl_chunk2 * 8) % 512)];
+                    tl::f16* tl_dst5 = &xs[(0 * 8 + ((tl_chunk2 * 8) / 512)) * 520 + ((tl_chunk2 * 8) % 512)];
+                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk2 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 512)));
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 512 >= 0 && tl::is_aligned(tl_src4, 16)) {
+                        tl::cp_async_16(tl_dst5, tl_src4);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk2 * 8) / 512), M) && tl::in_bounds(((tl_chunk2 * 8) % 512) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
+                    }
                 }
             }
         }
-        // reduce(max, s, s_max, axis = 1);  (softmax.tl:31)
-        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
-        {
-            float tl_part[1];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
-            #pragma unroll
-            for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
-                tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(s[tl_s3]));
+        tl::cp_async_commit();
+        // for g in pipelined(groups, stages = 2) {  (softmax.tl:33)
+        for (int g = 0; g < g_trips; ++g) {
+            tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+            __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
+            if (g + 1 < g_trips) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:35)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
+                    #pragma unroll
+                    for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
+                        const int tl_chunk7 = tl_tid + tl_i8 * 256;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 8 + ((tl_chunk7 * 8) / 512)) * 520 + ((tl_chunk7 * 8) % 512)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk7 * 8) / 512)) * N + ((tl_chunk7 * 8) % 512)]);
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
+                        const int tl_chunk9 = tl_tid + tl_i10 * 256;
+                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk9 * 8) / 512)) * N + ((tl_chunk9 * 8) % 512)];
+                        tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 8 + ((tl_chunk9 * 8) / 512)) * 520 + ((tl_chunk9 * 8) % 512)];
+                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk9 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 512)));
+                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 512 >= 0 && tl::is_aligned(tl_src11, 16)) {
+                            tl::cp_async_16(tl_dst12, tl_src11);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk9 * 8) / 512), M) && tl::in_bounds(((tl_chunk9 * 8) % 512) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
+                        }
+                    }
+                }
             }
+            tl::cp_async_commit();
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 8;
+            // copy(xs, s);  (softmax.tl:36)
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 8>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 16>(tl_part[tl_i]);
+            for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
+                const tl::f16* tl_ptr15 = &xs[((g % 2) * 8 + (tl_tid / 32)) * 520 + ((tl_chunk14 % 8) + (tl_tid % 32) * 8 + (tl_chunk14 / 8) * 256)];
+                if (tl::is_aligned(tl_ptr15, 16)) {
+                    tl::f16 tl_vec16[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 8 + (tl_tid / 32)) * 520 + (((tl_chunk14 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk14 + tl_v) / 8) * 256)]);
+                    }
+                }
             }
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                s_max[tl_i] = tl_part[tl_i];
-            }
-        }
-        // for i, j in parallel(RB, ROW) {  (softmax.tl:32)
-        // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
-            [[maybe_unused]] const int i = (tl_tid / 32);
-            [[maybe_unused]] const int j = ((tl_s4 % 8) + (tl_tid % 32) * 8 + (tl_s4 / 8) * 256);
-            s[tl_s4] = tl::exp(s[tl_s4] - s_max[0]);
-        }
-        // reduce(sum, s, s_sum, axis = 1);  (softmax.tl:35)
-        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
-        {
-            float tl_part[1];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-            #pragma unroll
-            for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(s[tl_s5]));
-            }
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
-            }
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                s_sum[tl_i] = tl_part[tl_i];
-            }
-        }
-        // for i in parallel(RB) {  (softmax.tl:38)
-        // for i in parallel(8): each thread visits the elements of `s_sum` it holds
-        #pragma unroll
-        for (int tl_s6 = 0; tl_s6 < 1; ++tl_s6) {
-            [[maybe_unused]] const int i = (tl_tid / 32);
-            s_sum[tl_s6] = tl::exp(-tl::log(s_sum[tl_s6]));
-        }
-        // for i, j in parallel(RB, ROW) {  (softmax.tl:41)
-        // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s7 = 0; tl_s7 < 16; ++tl_s7) {
-            [[maybe_unused]] const int i = (tl_tid / 32);
-            [[maybe_unused]] const int j = ((tl_s7 % 8) + (tl_tid % 32) * 8 + (tl_s7 / 8) * 256);
-            s[tl_s7] = s[tl_s7] * s_sum[0];
-        }
-        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:44)
-        #pragma unroll
-        for (int tl_chunk8 = 0; tl_chunk8 < 16; tl_chunk8 += 8) {
-            tl::f16* tl_ptr9 = &Y[int64_t(row0 + (tl_tid / 32)) * N + ((tl_chunk8 % 8) + (tl_tid % 32) * 8 + (tl_chunk8 / 8) * 256)];
-            if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds(((tl_chunk8 % 8) + (tl_tid % 32) * 8 + (tl_chunk8 / 8) * 256), N) && tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk8 % 8) + (tl_tid % 32) * 8 + (tl_chunk8 / 8) * 256)) + 7, N) && tl::is_aligned(tl_ptr9, 16)) {
-                tl::f16 tl_vec10[8];
+            // reduce(max, s, s_max, axis = 1);  (softmax.tl:37)
+            // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
+            {
+                float tl_part[1];
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec10[tl_v] = tl::convert<tl::f16>(s[tl_chunk8 + tl_v]);
-                tl::store_vector<tl::f16, 8>(tl_ptr9, tl_vec10);
-            } else {
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk8 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk8 + tl_v) / 8) * 256), N)) Y[int64_t(row0 + (tl_tid / 32)) * N + (((tl_chunk8 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk8 + tl_v) / 8) * 256)] = tl::convert<tl::f16>(s[tl_chunk8 + tl_v]);
+                for (int tl_s17 = 0; tl_s17 < 16; ++tl_s17) {
+                    tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(s[tl_s17]));
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 16>(tl_part[tl_i]);
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    s_max[tl_i] = tl_part[tl_i];
+                }
+            }
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:38)
+            // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
+                [[maybe_unused]] const int i = (tl_tid / 32);
+                [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid % 32) * 8 + (tl_s18 / 8) * 256);
+                s[tl_s18] = tl::exp(s[tl_s18] - s_max[0]);
+            }
+            // reduce(sum, s, s_sum, axis = 1);  (softmax.tl:41)
+            // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
+            {
+                float tl_part[1];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                #pragma unroll
+                for (int tl_s19 = 0; tl_s19 < 16; ++tl_s19) {
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(s[tl_s19]));
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    s_sum[tl_i] = tl_part[tl_i];
+                }
+            }
+            // for i in parallel(RB) {  (softmax.tl:44)
+            // for i in parallel(8): each thread visits the elements of `s_sum` it holds
+            #pragma unroll
+            for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
+                [[maybe_unused]] const int i = (tl_tid / 32);
+                s_sum[tl_s20] = tl::exp(-tl::log(s_sum[tl_s20]));
+            }
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:47)
+            // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s21 = 0; tl_s21 < 16; ++tl_s21) {
+                [[maybe_unused]] const int i = (tl_tid / 32);
+                [[maybe_unused]] const int j = ((tl_s21 % 8) + (tl_tid % 32) * 8 + (tl_s21 / 8) * 256);
+                s[tl_s21] = s[tl_s21] * s_sum[0];
+            }
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:50)
+            #pragma unroll
+            for (int tl_chunk22 = 0; tl_chunk22 < 16; tl_chunk22 += 8) {
+                tl::f16* tl_ptr23 = &Y[int64_t(row0 + (tl_tid / 32)) * N + ((tl_chunk22 % 8) + (tl_tid % 32) * 8 + (tl_chunk22 / 8) * 256)];
+                if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds(((tl_chunk22 % 8) + (tl_tid % 32) * 8 + (tl_chunk22 / 8) * 256), N) && tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk22 % 8) + (tl_tid % 32) * 8 + (tl_chunk22 / 8) * 256)) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
+                    tl::f16 tl_vec24[8];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec24[tl_v] = tl::convert<tl::f16>(s[tl_chunk22 + tl_v]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr23, tl_vec24);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk22 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk22 + tl_v) / 8) * 256), N)) Y[int64_t(row0 + (tl_tid / 32)) * N + (((tl_chunk22 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk22 + tl_v) / 8) * 256)] = tl::convert<tl::f16>(s[tl_chunk22 + tl_v]);
+                    }
                 }
             }
         }
+        tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
         const int32_t n_tiles = tl::cdiv(N, 2048);
-        for (int rr = 0; rr < tl::min(8, M - row0); ++rr) {
-            const int32_t row = row0 + rr;
-            m = -tl::inf<float>();
-            l = 0.0f;
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:52)
-                #pragma unroll
-                for (int tl_chunk11 = 0; tl_chunk11 < x_layout::kSlots; tl_chunk11 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk11))) continue;
-                    const tl::f16* tl_ptr12 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11))) + 7, N) && tl::is_aligned(tl_ptr12, 16)) {
-                        tl::f16 tl_vec13[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec13, tl_ptr12);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk11 + tl_v] = tl::convert<float>(tl_vec13[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk11 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11 + tl_v)))]) : -tl::inf<float>();
+        for (int g = 0; g < groups; ++g) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 8;
+            for (int rr = 0; rr < tl::min(8, M - row0); ++rr) {
+                const int32_t row = row0 + rr;
+                m = -tl::inf<float>();
+                l = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:61)
+                    #pragma unroll
+                    for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25))) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                            tl::f16 tl_vec27[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk25 + tl_v] = tl::convert<float>(tl_vec27[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)))]) : -tl::inf<float>();
+                            }
                         }
                     }
-                }
-                // reduce(max, x, tile_max);  (softmax.tl:53)
-                {
-                    float tl_part[1];
-                    #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s14 = 0; tl_s14 < x_layout::kSlots; ++tl_s14) {
-                        if (!(x_layout::valid(tl_tid, tl_s14))) continue;
-                        tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s14]));
-                    }
-                    tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    // reduce(max, x, tile_max);  (softmax.tl:62)
                     {
-                        tile_max = tl_part[0];
-                    }
-                }
-                const float m_new = tl::max(m, tile_max);
-                // for j in parallel(BN) {  (softmax.tl:55)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s15 = 0; tl_s15 < x_layout::kSlots; ++tl_s15) {
-                    if (!(x_layout::valid(tl_tid, tl_s15))) continue;
-                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s15);
-                    x[tl_s15] = tl::exp(x[tl_s15] - m_new);
-                }
-                // reduce(sum, x, tile_sum);  (softmax.tl:58)
-                {
-                    float tl_part[1];
-                    #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s16 = 0; tl_s16 < x_layout::kSlots; ++tl_s16) {
-                        if (!(x_layout::valid(tl_tid, tl_s16))) continue;
-                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s16]));
-                    }
-                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
-                    {
-                        tile_sum = tl_part[0];
-                    }
-                }
-                l = l * tl::exp(m - m_new) + tile_sum;
-                m = m_new;
-            }
-            const float inv_l = 1.0f / l;
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x);  (softmax.tl:64)
-                #pragma unroll
-                for (int tl_chunk17 = 0; tl_chunk17 < x_layout::kSlots; tl_chunk17 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk17))) continue;
-                    const tl::f16* tl_ptr18 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17))) + 7, N) && tl::is_aligned(tl_ptr18, 16)) {
-                        tl::f16 tl_vec19[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec19, tl_ptr18);
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk17 + tl_v] = tl::convert<float>(tl_vec19[tl_v]);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk17 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)))]) : 0.0f;
+                        for (int tl_s28 = 0; tl_s28 < x_layout::kSlots; ++tl_s28) {
+                            if (!(x_layout::valid(tl_tid, tl_s28))) continue;
+                            tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s28]));
+                        }
+                        tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            tile_max = tl_part[0];
                         }
                     }
-                }
-                // for j in parallel(BN) {  (softmax.tl:65)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s20 = 0; tl_s20 < x_layout::kSlots; ++tl_s20) {
-                    if (!(x_layout::valid(tl_tid, tl_s20))) continue;
-                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s20);
-                    x[tl_s20] = tl::exp(x[tl_s20] - m) * inv_l;
-                }
-                // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:68)
-                #pragma unroll
-                for (int tl_chunk21 = 0; tl_chunk21 < x_layout::kSlots; tl_chunk21 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk21))) continue;
-                    tl::f16* tl_ptr22 = &Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21))) + 7, N) && tl::is_aligned(tl_ptr22, 16)) {
-                        tl::f16 tl_vec23[8];
+                    const float m_new = tl::max(m, tile_max);
+                    // for j in parallel(BN) {  (softmax.tl:64)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
+                        if (!(x_layout::valid(tl_tid, tl_s29))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s29);
+                        x[tl_s29] = tl::exp(x[tl_s29] - m_new);
+                    }
+                    // reduce(sum, x, tile_sum);  (softmax.tl:67)
+                    {
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec23[tl_v] = tl::convert<tl::f16>(x[tl_chunk21 + tl_v]);
-                        tl::store_vector<tl::f16, 8>(tl_ptr22, tl_vec23);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21 + tl_v)), N)) Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk21 + tl_v]);
+                        for (int tl_s30 = 0; tl_s30 < x_layout::kSlots; ++tl_s30) {
+                            if (!(x_layout::valid(tl_tid, tl_s30))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s30]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            tile_sum = tl_part[0];
+                        }
+                    }
+                    l = l * tl::exp(m - m_new) + tile_sum;
+                    m = m_new;
+                }
+                const float inv_l = 1.0f / l;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:73)
+                    #pragma unroll
+                    for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk31))) continue;
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31))) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                            tl::f16 tl_vec33[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk31 + tl_v] = tl::convert<float>(tl_vec33[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31 + tl_v)))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // for j in parallel(BN) {  (softmax.tl:74)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
+                        if (!(x_layout::valid(tl_tid, tl_s34))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s34);
+                        x[tl_s34] = tl::exp(x[tl_s34] - m) * inv_l;
+                    }
+                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:77)
+                    #pragma unroll
+                    for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35))) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                            tl::f16 tl_vec37[8];
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec37[tl_v] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr36, tl_vec37);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)), N)) Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                            }
                         }
                     }
                 }
@@ -728,8 +914,8 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
     }
 }
 
-// kernel softmax<ROW = 1024, THREADS = 256, RB = 4, BN = 2048, T = f16>  (stdlib/softmax.tl:13)
-// 256 threads per block, 32 bytes of shared memory
+// kernel softmax<ROW = 1024, THREADS = 256, RB = 4, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/softmax.tl:15)
+// 256 threads per block, 16544 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) softmax_kernel_variant3(
         const tl::f16* __restrict__ X,
         tl::f16* __restrict__ Y,
@@ -742,7 +928,8 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant3(
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 4, 1024], row pitch 1032
+    unsigned char* tl_scratch = tl_smem + 16512;  // 32 bytes for reductions and staging
     float s[16];  // fragment s: f32[4, 1024]
     float s_max[1];  // fragment s_max: f32[4]
     float s_sum[1];  // fragment s_sum: f32[4]
@@ -751,244 +938,305 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant3(
     float l;
     float tile_max;
     float tile_sum;
-    const int32_t row0 = int(blockIdx.x) * 4;
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 4) - int(blockIdx.x), int(gridDim.x));
     if (N <= 1024) {
-        // copy(X[row0 +: RB, 0 +: ROW], s, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:30)
-        #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
-            const tl::f16* tl_ptr1 = &X[int64_t(row0 + (tl_tid / 64)) * N + ((tl_chunk0 % 8) + (tl_tid % 64) * 8 + (tl_chunk0 / 8) * 512)];
-            if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid % 64) * 8 + (tl_chunk0 / 8) * 512), N) && tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid % 64) * 8 + (tl_chunk0 / 8) * 512)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
-                tl::f16 tl_vec2[8];
-                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+        const int32_t g_trips = groups;
+        if (0 < g_trips) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:35)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+                for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+                    const int tl_chunk0 = tl_tid + tl_i1 * 256;
+                    tl::cp_async_16(&xs[(0 * 4 + ((tl_chunk0 * 8) / 1024)) * 1032 + ((tl_chunk0 * 8) % 1024)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk0 * 8) / 1024)) * N + ((tl_chunk0 * 8) % 1024)]);
+                }
             } else {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk0 + tl_v) / 8) * 512), N) ? tl::convert<float>(X[int64_t(row0 + (tl_tid / 64)) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk0 + tl_v) / 8) * 512)]) : -tl::inf<float>();
+                for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
+                    const int tl_chunk2 = tl_tid + tl_i3 * 256;
+                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk2 * 8) / 1024)) * N + ((tl_chunk2 * 8) % 1024)];
+                    tl::f16* tl_dst5 = &xs[(0 * 4 + ((tl_chunk2 * 8) / 1024)) * 1032 + ((tl_chunk2 * 8) % 1024)];
+                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk2 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 1024)));
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 1024 >= 0 && tl::is_aligned(tl_src4, 16)) {
+                        tl::cp_async_16(tl_dst5, tl_src4);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk2 * 8) / 1024), M) && tl::in_bounds(((tl_chunk2 * 8) % 1024) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
+                    }
                 }
             }
         }
-        // reduce(max, s, s_max, axis = 1);  (softmax.tl:31)
-        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
-        {
-            float tl_part[1];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
-            #pragma unroll
-            for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
-                tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(s[tl_s3]));
+        tl::cp_async_commit();
+        // for g in pipelined(groups, stages = 2) {  (softmax.tl:33)
+        for (int g = 0; g < g_trips; ++g) {
+            tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+            __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
+            if (g + 1 < g_trips) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:35)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
+                    #pragma unroll
+                    for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
+                        const int tl_chunk7 = tl_tid + tl_i8 * 256;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 4 + ((tl_chunk7 * 8) / 1024)) * 1032 + ((tl_chunk7 * 8) % 1024)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk7 * 8) / 1024)) * N + ((tl_chunk7 * 8) % 1024)]);
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
+                        const int tl_chunk9 = tl_tid + tl_i10 * 256;
+                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk9 * 8) / 1024)) * N + ((tl_chunk9 * 8) % 1024)];
+                        tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 4 + ((tl_chunk9 * 8) / 1024)) * 1032 + ((tl_chunk9 * 8) % 1024)];
+                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk9 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 1024)));
+                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 1024 >= 0 && tl::is_aligned(tl_src11, 16)) {
+                            tl::cp_async_16(tl_dst12, tl_src11);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk9 * 8) / 1024), M) && tl::in_bounds(((tl_chunk9 * 8) % 1024) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
+                        }
+                    }
+                }
             }
+            tl::cp_async_commit();
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 4;
+            // copy(xs, s);  (softmax.tl:36)
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 8>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 16>(tl_part[tl_i]);
+            for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
+                const tl::f16* tl_ptr15 = &xs[((g % 2) * 4 + (tl_tid / 64)) * 1032 + ((tl_chunk14 % 8) + (tl_tid % 64) * 8 + (tl_chunk14 / 8) * 512)];
+                if (tl::is_aligned(tl_ptr15, 16)) {
+                    tl::f16 tl_vec16[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 4 + (tl_tid / 64)) * 1032 + (((tl_chunk14 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk14 + tl_v) / 8) * 512)]);
+                    }
+                }
             }
-            if ((tl_tid / 1 % 32) == 0) {
+            // reduce(max, s, s_max, axis = 1);  (softmax.tl:37)
+            // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
+            {
+                float tl_part[1];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+                #pragma unroll
+                for (int tl_s17 = 0; tl_s17 < 16; ++tl_s17) {
+                    tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(s[tl_s17]));
+                }
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + (tl_tid / 32 % 2)] = tl_part[tl_i];
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 16>(tl_part[tl_i]);
                 }
-            }
-            __syncthreads();
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2];
-                #pragma unroll
-                for (int tl_w = 1; tl_w < 2; ++tl_w) tl_part[tl_i] = tl::MaxOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + tl_w]);
-            }
-            __syncthreads();  // the scratch is free again
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                s_max[tl_i] = tl_part[tl_i];
-            }
-        }
-        // for i, j in parallel(RB, ROW) {  (softmax.tl:32)
-        // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
-            [[maybe_unused]] const int i = (tl_tid / 64);
-            [[maybe_unused]] const int j = ((tl_s4 % 8) + (tl_tid % 64) * 8 + (tl_s4 / 8) * 512);
-            s[tl_s4] = tl::exp(s[tl_s4] - s_max[0]);
-        }
-        // reduce(sum, s, s_sum, axis = 1);  (softmax.tl:35)
-        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
-        {
-            float tl_part[1];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-            #pragma unroll
-            for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(s[tl_s5]));
-            }
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
-            }
-            if ((tl_tid / 1 % 32) == 0) {
+                if ((tl_tid / 1 % 32) == 0) {
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + (tl_tid / 32 % 2)] = tl_part[tl_i];
+                    }
+                }
+                __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + (tl_tid / 32 % 2)] = tl_part[tl_i];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2];
+                    #pragma unroll
+                    for (int tl_w = 1; tl_w < 2; ++tl_w) tl_part[tl_i] = tl::MaxOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + tl_w]);
+                }
+                __syncthreads();  // the scratch is free again
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    s_max[tl_i] = tl_part[tl_i];
                 }
             }
-            __syncthreads();
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:38)
+            // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2];
-                #pragma unroll
-                for (int tl_w = 1; tl_w < 2; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + tl_w]);
+            for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
+                [[maybe_unused]] const int i = (tl_tid / 64);
+                [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid % 64) * 8 + (tl_s18 / 8) * 512);
+                s[tl_s18] = tl::exp(s[tl_s18] - s_max[0]);
             }
-            __syncthreads();  // the scratch is free again
+            // reduce(sum, s, s_sum, axis = 1);  (softmax.tl:41)
+            // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
+            {
+                float tl_part[1];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                #pragma unroll
+                for (int tl_s19 = 0; tl_s19 < 16; ++tl_s19) {
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(s[tl_s19]));
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+                }
+                if ((tl_tid / 1 % 32) == 0) {
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + (tl_tid / 32 % 2)] = tl_part[tl_i];
+                    }
+                }
+                __syncthreads();
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2];
+                    #pragma unroll
+                    for (int tl_w = 1; tl_w < 2; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + tl_w]);
+                }
+                __syncthreads();  // the scratch is free again
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    s_sum[tl_i] = tl_part[tl_i];
+                }
+            }
+            // for i in parallel(RB) {  (softmax.tl:44)
+            // for i in parallel(4): each thread visits the elements of `s_sum` it holds
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                s_sum[tl_i] = tl_part[tl_i];
+            for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
+                [[maybe_unused]] const int i = (tl_tid / 64);
+                s_sum[tl_s20] = tl::exp(-tl::log(s_sum[tl_s20]));
             }
-        }
-        // for i in parallel(RB) {  (softmax.tl:38)
-        // for i in parallel(4): each thread visits the elements of `s_sum` it holds
-        #pragma unroll
-        for (int tl_s6 = 0; tl_s6 < 1; ++tl_s6) {
-            [[maybe_unused]] const int i = (tl_tid / 64);
-            s_sum[tl_s6] = tl::exp(-tl::log(s_sum[tl_s6]));
-        }
-        // for i, j in parallel(RB, ROW) {  (softmax.tl:41)
-        // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s7 = 0; tl_s7 < 16; ++tl_s7) {
-            [[maybe_unused]] const int i = (tl_tid / 64);
-            [[maybe_unused]] const int j = ((tl_s7 % 8) + (tl_tid % 64) * 8 + (tl_s7 / 8) * 512);
-            s[tl_s7] = s[tl_s7] * s_sum[0];
-        }
-        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:44)
-        #pragma unroll
-        for (int tl_chunk8 = 0; tl_chunk8 < 16; tl_chunk8 += 8) {
-            tl::f16* tl_ptr9 = &Y[int64_t(row0 + (tl_tid / 64)) * N + ((tl_chunk8 % 8) + (tl_tid % 64) * 8 + (tl_chunk8 / 8) * 512)];
-            if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds(((tl_chunk8 % 8) + (tl_tid % 64) * 8 + (tl_chunk8 / 8) * 512), N) && tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk8 % 8) + (tl_tid % 64) * 8 + (tl_chunk8 / 8) * 512)) + 7, N) && tl::is_aligned(tl_ptr9, 16)) {
-                tl::f16 tl_vec10[8];
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec10[tl_v] = tl::convert<tl::f16>(s[tl_chunk8 + tl_v]);
-                tl::store_vector<tl::f16, 8>(tl_ptr9, tl_vec10);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk8 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk8 + tl_v) / 8) * 512), N)) Y[int64_t(row0 + (tl_tid / 64)) * N + (((tl_chunk8 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk8 + tl_v) / 8) * 512)] = tl::convert<tl::f16>(s[tl_chunk8 + tl_v]);
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:47)
+            // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s21 = 0; tl_s21 < 16; ++tl_s21) {
+                [[maybe_unused]] const int i = (tl_tid / 64);
+                [[maybe_unused]] const int j = ((tl_s21 % 8) + (tl_tid % 64) * 8 + (tl_s21 / 8) * 512);
+                s[tl_s21] = s[tl_s21] * s_sum[0];
+            }
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:50)
+            #pragma unroll
+            for (int tl_chunk22 = 0; tl_chunk22 < 16; tl_chunk22 += 8) {
+                tl::f16* tl_ptr23 = &Y[int64_t(row0 + (tl_tid / 64)) * N + ((tl_chunk22 % 8) + (tl_tid % 64) * 8 + (tl_chunk22 / 8) * 512)];
+                if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds(((tl_chunk22 % 8) + (tl_tid % 64) * 8 + (tl_chunk22 / 8) * 512), N) && tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk22 % 8) + (tl_tid % 64) * 8 + (tl_chunk22 / 8) * 512)) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
+                    tl::f16 tl_vec24[8];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec24[tl_v] = tl::convert<tl::f16>(s[tl_chunk22 + tl_v]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr23, tl_vec24);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk22 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk22 + tl_v) / 8) * 512), N)) Y[int64_t(row0 + (tl_tid / 64)) * N + (((tl_chunk22 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk22 + tl_v) / 8) * 512)] = tl::convert<tl::f16>(s[tl_chunk22 + tl_v]);
+                    }
                 }
             }
         }
+        tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
         const int32_t n_tiles = tl::cdiv(N, 2048);
-        for (int rr = 0; rr < tl::min(4, M - row0); ++rr) {
-            const int32_t row = row0 + rr;
-            m = -tl::inf<float>();
-            l = 0.0f;
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:52)
-                #pragma unroll
-                for (int tl_chunk11 = 0; tl_chunk11 < x_layout::kSlots; tl_chunk11 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk11))) continue;
-                    const tl::f16* tl_ptr12 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11))) + 7, N) && tl::is_aligned(tl_ptr12, 16)) {
-                        tl::f16 tl_vec13[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec13, tl_ptr12);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk11 + tl_v] = tl::convert<float>(tl_vec13[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk11 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11 + tl_v)))]) : -tl::inf<float>();
+        for (int g = 0; g < groups; ++g) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 4;
+            for (int rr = 0; rr < tl::min(4, M - row0); ++rr) {
+                const int32_t row = row0 + rr;
+                m = -tl::inf<float>();
+                l = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:61)
+                    #pragma unroll
+                    for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25))) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                            tl::f16 tl_vec27[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk25 + tl_v] = tl::convert<float>(tl_vec27[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)))]) : -tl::inf<float>();
+                            }
                         }
                     }
-                }
-                // reduce(max, x, tile_max);  (softmax.tl:53)
-                {
-                    float tl_part[1];
-                    #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s14 = 0; tl_s14 < x_layout::kSlots; ++tl_s14) {
-                        if (!(x_layout::valid(tl_tid, tl_s14))) continue;
-                        tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s14]));
-                    }
-                    tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    // reduce(max, x, tile_max);  (softmax.tl:62)
                     {
-                        tile_max = tl_part[0];
-                    }
-                }
-                const float m_new = tl::max(m, tile_max);
-                // for j in parallel(BN) {  (softmax.tl:55)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s15 = 0; tl_s15 < x_layout::kSlots; ++tl_s15) {
-                    if (!(x_layout::valid(tl_tid, tl_s15))) continue;
-                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s15);
-                    x[tl_s15] = tl::exp(x[tl_s15] - m_new);
-                }
-                // reduce(sum, x, tile_sum);  (softmax.tl:58)
-                {
-                    float tl_part[1];
-                    #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s16 = 0; tl_s16 < x_layout::kSlots; ++tl_s16) {
-                        if (!(x_layout::valid(tl_tid, tl_s16))) continue;
-                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s16]));
-                    }
-                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
-                    {
-                        tile_sum = tl_part[0];
-                    }
-                }
-                l = l * tl::exp(m - m_new) + tile_sum;
-                m = m_new;
-            }
-            const float inv_l = 1.0f / l;
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x);  (softmax.tl:64)
-                #pragma unroll
-                for (int tl_chunk17 = 0; tl_chunk17 < x_layout::kSlots; tl_chunk17 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk17))) continue;
-                    const tl::f16* tl_ptr18 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17))) + 7, N) && tl::is_aligned(tl_ptr18, 16)) {
-                        tl::f16 tl_vec19[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec19, tl_ptr18);
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk17 + tl_v] = tl::convert<float>(tl_vec19[tl_v]);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk17 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)))]) : 0.0f;
+                        for (int tl_s28 = 0; tl_s28 < x_layout::kSlots; ++tl_s28) {
+                            if (!(x_layout::valid(tl_tid, tl_s28))) continue;
+                            tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s28]));
+                        }
+                        tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            tile_max = tl_part[0];
                         }
                     }
-                }
-                // for j in parallel(BN) {  (softmax.tl:65)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s20 = 0; tl_s20 < x_layout::kSlots; ++tl_s20) {
-                    if (!(x_layout::valid(tl_tid, tl_s20))) continue;
-                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s20);
-                    x[tl_s20] = tl::exp(x[tl_s20] - m) * inv_l;
-                }
-                // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:68)
-                #pragma unroll
-                for (int tl_chunk21 = 0; tl_chunk21 < x_layout::kSlots; tl_chunk21 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk21))) continue;
-                    tl::f16* tl_ptr22 = &Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21))) + 7, N) && tl::is_aligned(tl_ptr22, 16)) {
-                        tl::f16 tl_vec23[8];
+                    const float m_new = tl::max(m, tile_max);
+                    // for j in parallel(BN) {  (softmax.tl:64)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
+                        if (!(x_layout::valid(tl_tid, tl_s29))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s29);
+                        x[tl_s29] = tl::exp(x[tl_s29] - m_new);
+                    }
+                    // reduce(sum, x, tile_sum);  (softmax.tl:67)
+                    {
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec23[tl_v] = tl::convert<tl::f16>(x[tl_chunk21 + tl_v]);
-                        tl::store_vector<tl::f16, 8>(tl_ptr22, tl_vec23);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21 + tl_v)), N)) Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk21 + tl_v]);
+                        for (int tl_s30 = 0; tl_s30 < x_layout::kSlots; ++tl_s30) {
+                            if (!(x_layout::valid(tl_tid, tl_s30))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s30]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            tile_sum = tl_part[0];
+                        }
+                    }
+                    l = l * tl::exp(m - m_new) + tile_sum;
+                    m = m_new;
+                }
+                const float inv_l = 1.0f / l;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:73)
+                    #pragma unroll
+                    for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk31))) continue;
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31))) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                            tl::f16 tl_vec33[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk31 + tl_v] = tl::convert<float>(tl_vec33[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31 + tl_v)))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // for j in parallel(BN) {  (softmax.tl:74)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
+                        if (!(x_layout::valid(tl_tid, tl_s34))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s34);
+                        x[tl_s34] = tl::exp(x[tl_s34] - m) * inv_l;
+                    }
+                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:77)
+                    #pragma unroll
+                    for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35))) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                            tl::f16 tl_vec37[8];
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec37[tl_v] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr36, tl_vec37);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)), N)) Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                            }
                         }
                     }
                 }
@@ -997,8 +1245,8 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant3(
     }
 }
 
-// kernel softmax<ROW = 2048, THREADS = 256, RB = 2, BN = 2048, T = f16>  (stdlib/softmax.tl:13)
-// 256 threads per block, 32 bytes of shared memory
+// kernel softmax<ROW = 2048, THREADS = 256, RB = 2, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/softmax.tl:15)
+// 256 threads per block, 16544 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) softmax_kernel_variant4(
         const tl::f16* __restrict__ X,
         tl::f16* __restrict__ Y,
@@ -1011,7 +1259,8 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant4(
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 2, 2048], row pitch 2056
+    unsigned char* tl_scratch = tl_smem + 16512;  // 32 bytes for reductions and staging
     float s[16];  // fragment s: f32[2, 2048]
     float s_max[1];  // fragment s_max: f32[2]
     float s_sum[1];  // fragment s_sum: f32[2]
@@ -1020,244 +1269,305 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant4(
     float l;
     float tile_max;
     float tile_sum;
-    const int32_t row0 = int(blockIdx.x) * 2;
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 2) - int(blockIdx.x), int(gridDim.x));
     if (N <= 2048) {
-        // copy(X[row0 +: RB, 0 +: ROW], s, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:30)
-        #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
-            const tl::f16* tl_ptr1 = &X[int64_t(row0 + (tl_tid / 128)) * N + ((tl_chunk0 % 8) + (tl_tid % 128) * 8 + (tl_chunk0 / 8) * 1024)];
-            if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid % 128) * 8 + (tl_chunk0 / 8) * 1024), N) && tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid % 128) * 8 + (tl_chunk0 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
-                tl::f16 tl_vec2[8];
-                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+        const int32_t g_trips = groups;
+        if (0 < g_trips) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:35)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+                for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+                    const int tl_chunk0 = tl_tid + tl_i1 * 256;
+                    tl::cp_async_16(&xs[(0 * 2 + ((tl_chunk0 * 8) / 2048)) * 2056 + ((tl_chunk0 * 8) % 2048)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk0 * 8) / 2048)) * N + ((tl_chunk0 * 8) % 2048)]);
+                }
             } else {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk0 + tl_v) / 8) * 1024), N) ? tl::convert<float>(X[int64_t(row0 + (tl_tid / 128)) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk0 + tl_v) / 8) * 1024)]) : -tl::inf<float>();
+                for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
+                    const int tl_chunk2 = tl_tid + tl_i3 * 256;
+                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk2 * 8) / 2048)) * N + ((tl_chunk2 * 8) % 2048)];
+                    tl::f16* tl_dst5 = &xs[(0 * 2 + ((tl_chunk2 * 8) / 2048)) * 2056 + ((tl_chunk2 * 8) % 2048)];
+                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk2 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 2048)));
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 2048 >= 0 && tl::is_aligned(tl_src4, 16)) {
+                        tl::cp_async_16(tl_dst5, tl_src4);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk2 * 8) / 2048), M) && tl::in_bounds(((tl_chunk2 * 8) % 2048) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
+                    }
                 }
             }
         }
-        // reduce(max, s, s_max, axis = 1);  (softmax.tl:31)
-        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
-        {
-            float tl_part[1];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
-            #pragma unroll
-            for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
-                tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(s[tl_s3]));
+        tl::cp_async_commit();
+        // for g in pipelined(groups, stages = 2) {  (softmax.tl:33)
+        for (int g = 0; g < g_trips; ++g) {
+            tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+            __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
+            if (g + 1 < g_trips) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:35)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
+                    #pragma unroll
+                    for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
+                        const int tl_chunk7 = tl_tid + tl_i8 * 256;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 2 + ((tl_chunk7 * 8) / 2048)) * 2056 + ((tl_chunk7 * 8) % 2048)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk7 * 8) / 2048)) * N + ((tl_chunk7 * 8) % 2048)]);
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
+                        const int tl_chunk9 = tl_tid + tl_i10 * 256;
+                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk9 * 8) / 2048)) * N + ((tl_chunk9 * 8) % 2048)];
+                        tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 2 + ((tl_chunk9 * 8) / 2048)) * 2056 + ((tl_chunk9 * 8) % 2048)];
+                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk9 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 2048)));
+                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 2048 >= 0 && tl::is_aligned(tl_src11, 16)) {
+                            tl::cp_async_16(tl_dst12, tl_src11);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk9 * 8) / 2048), M) && tl::in_bounds(((tl_chunk9 * 8) % 2048) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
+                        }
+                    }
+                }
             }
+            tl::cp_async_commit();
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 2;
+            // copy(xs, s);  (softmax.tl:36)
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 8>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 16>(tl_part[tl_i]);
+            for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
+                const tl::f16* tl_ptr15 = &xs[((g % 2) * 2 + (tl_tid / 128)) * 2056 + ((tl_chunk14 % 8) + (tl_tid % 128) * 8 + (tl_chunk14 / 8) * 1024)];
+                if (tl::is_aligned(tl_ptr15, 16)) {
+                    tl::f16 tl_vec16[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 2 + (tl_tid / 128)) * 2056 + (((tl_chunk14 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk14 + tl_v) / 8) * 1024)]);
+                    }
+                }
             }
-            if ((tl_tid / 1 % 32) == 0) {
+            // reduce(max, s, s_max, axis = 1);  (softmax.tl:37)
+            // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
+            {
+                float tl_part[1];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+                #pragma unroll
+                for (int tl_s17 = 0; tl_s17 < 16; ++tl_s17) {
+                    tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(s[tl_s17]));
+                }
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 16>(tl_part[tl_i]);
                 }
-            }
-            __syncthreads();
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4];
-                #pragma unroll
-                for (int tl_w = 1; tl_w < 4; ++tl_w) tl_part[tl_i] = tl::MaxOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + tl_w]);
-            }
-            __syncthreads();  // the scratch is free again
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                s_max[tl_i] = tl_part[tl_i];
-            }
-        }
-        // for i, j in parallel(RB, ROW) {  (softmax.tl:32)
-        // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
-            [[maybe_unused]] const int i = (tl_tid / 128);
-            [[maybe_unused]] const int j = ((tl_s4 % 8) + (tl_tid % 128) * 8 + (tl_s4 / 8) * 1024);
-            s[tl_s4] = tl::exp(s[tl_s4] - s_max[0]);
-        }
-        // reduce(sum, s, s_sum, axis = 1);  (softmax.tl:35)
-        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
-        {
-            float tl_part[1];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-            #pragma unroll
-            for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(s[tl_s5]));
-            }
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
-            }
-            if ((tl_tid / 1 % 32) == 0) {
+                if ((tl_tid / 1 % 32) == 0) {
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
+                    }
+                }
+                __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4];
+                    #pragma unroll
+                    for (int tl_w = 1; tl_w < 4; ++tl_w) tl_part[tl_i] = tl::MaxOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + tl_w]);
+                }
+                __syncthreads();  // the scratch is free again
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    s_max[tl_i] = tl_part[tl_i];
                 }
             }
-            __syncthreads();
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:38)
+            // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4];
-                #pragma unroll
-                for (int tl_w = 1; tl_w < 4; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + tl_w]);
+            for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
+                [[maybe_unused]] const int i = (tl_tid / 128);
+                [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid % 128) * 8 + (tl_s18 / 8) * 1024);
+                s[tl_s18] = tl::exp(s[tl_s18] - s_max[0]);
             }
-            __syncthreads();  // the scratch is free again
+            // reduce(sum, s, s_sum, axis = 1);  (softmax.tl:41)
+            // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
+            {
+                float tl_part[1];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                #pragma unroll
+                for (int tl_s19 = 0; tl_s19 < 16; ++tl_s19) {
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(s[tl_s19]));
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+                }
+                if ((tl_tid / 1 % 32) == 0) {
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
+                    }
+                }
+                __syncthreads();
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4];
+                    #pragma unroll
+                    for (int tl_w = 1; tl_w < 4; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + tl_w]);
+                }
+                __syncthreads();  // the scratch is free again
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    s_sum[tl_i] = tl_part[tl_i];
+                }
+            }
+            // for i in parallel(RB) {  (softmax.tl:44)
+            // for i in parallel(2): each thread visits the elements of `s_sum` it holds
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                s_sum[tl_i] = tl_part[tl_i];
+            for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
+                [[maybe_unused]] const int i = (tl_tid / 128);
+                s_sum[tl_s20] = tl::exp(-tl::log(s_sum[tl_s20]));
             }
-        }
-        // for i in parallel(RB) {  (softmax.tl:38)
-        // for i in parallel(2): each thread visits the elements of `s_sum` it holds
-        #pragma unroll
-        for (int tl_s6 = 0; tl_s6 < 1; ++tl_s6) {
-            [[maybe_unused]] const int i = (tl_tid / 128);
-            s_sum[tl_s6] = tl::exp(-tl::log(s_sum[tl_s6]));
-        }
-        // for i, j in parallel(RB, ROW) {  (softmax.tl:41)
-        // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s7 = 0; tl_s7 < 16; ++tl_s7) {
-            [[maybe_unused]] const int i = (tl_tid / 128);
-            [[maybe_unused]] const int j = ((tl_s7 % 8) + (tl_tid % 128) * 8 + (tl_s7 / 8) * 1024);
-            s[tl_s7] = s[tl_s7] * s_sum[0];
-        }
-        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:44)
-        #pragma unroll
-        for (int tl_chunk8 = 0; tl_chunk8 < 16; tl_chunk8 += 8) {
-            tl::f16* tl_ptr9 = &Y[int64_t(row0 + (tl_tid / 128)) * N + ((tl_chunk8 % 8) + (tl_tid % 128) * 8 + (tl_chunk8 / 8) * 1024)];
-            if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds(((tl_chunk8 % 8) + (tl_tid % 128) * 8 + (tl_chunk8 / 8) * 1024), N) && tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk8 % 8) + (tl_tid % 128) * 8 + (tl_chunk8 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr9, 16)) {
-                tl::f16 tl_vec10[8];
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec10[tl_v] = tl::convert<tl::f16>(s[tl_chunk8 + tl_v]);
-                tl::store_vector<tl::f16, 8>(tl_ptr9, tl_vec10);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk8 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk8 + tl_v) / 8) * 1024), N)) Y[int64_t(row0 + (tl_tid / 128)) * N + (((tl_chunk8 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk8 + tl_v) / 8) * 1024)] = tl::convert<tl::f16>(s[tl_chunk8 + tl_v]);
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:47)
+            // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s21 = 0; tl_s21 < 16; ++tl_s21) {
+                [[maybe_unused]] const int i = (tl_tid / 128);
+                [[maybe_unused]] const int j = ((tl_s21 % 8) + (tl_tid % 128) * 8 + (tl_s21 / 8) * 1024);
+                s[tl_s21] = s[tl_s21] * s_sum[0];
+            }
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:50)
+            #pragma unroll
+            for (int tl_chunk22 = 0; tl_chunk22 < 16; tl_chunk22 += 8) {
+                tl::f16* tl_ptr23 = &Y[int64_t(row0 + (tl_tid / 128)) * N + ((tl_chunk22 % 8) + (tl_tid % 128) * 8 + (tl_chunk22 / 8) * 1024)];
+                if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds(((tl_chunk22 % 8) + (tl_tid % 128) * 8 + (tl_chunk22 / 8) * 1024), N) && tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk22 % 8) + (tl_tid % 128) * 8 + (tl_chunk22 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
+                    tl::f16 tl_vec24[8];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec24[tl_v] = tl::convert<tl::f16>(s[tl_chunk22 + tl_v]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr23, tl_vec24);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk22 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk22 + tl_v) / 8) * 1024), N)) Y[int64_t(row0 + (tl_tid / 128)) * N + (((tl_chunk22 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk22 + tl_v) / 8) * 1024)] = tl::convert<tl::f16>(s[tl_chunk22 + tl_v]);
+                    }
                 }
             }
         }
+        tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
         const int32_t n_tiles = tl::cdiv(N, 2048);
-        for (int rr = 0; rr < tl::min(2, M - row0); ++rr) {
-            const int32_t row = row0 + rr;
-            m = -tl::inf<float>();
-            l = 0.0f;
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:52)
-                #pragma unroll
-                for (int tl_chunk11 = 0; tl_chunk11 < x_layout::kSlots; tl_chunk11 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk11))) continue;
-                    const tl::f16* tl_ptr12 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11))) + 7, N) && tl::is_aligned(tl_ptr12, 16)) {
-                        tl::f16 tl_vec13[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec13, tl_ptr12);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk11 + tl_v] = tl::convert<float>(tl_vec13[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk11 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11 + tl_v)))]) : -tl::inf<float>();
+        for (int g = 0; g < groups; ++g) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 2;
+            for (int rr = 0; rr < tl::min(2, M - row0); ++rr) {
+                const int32_t row = row0 + rr;
+                m = -tl::inf<float>();
+                l = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:61)
+                    #pragma unroll
+                    for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25))) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                            tl::f16 tl_vec27[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk25 + tl_v] = tl::convert<float>(tl_vec27[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)))]) : -tl::inf<float>();
+                            }
                         }
                     }
-                }
-                // reduce(max, x, tile_max);  (softmax.tl:53)
-                {
-                    float tl_part[1];
-                    #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s14 = 0; tl_s14 < x_layout::kSlots; ++tl_s14) {
-                        if (!(x_layout::valid(tl_tid, tl_s14))) continue;
-                        tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s14]));
-                    }
-                    tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    // reduce(max, x, tile_max);  (softmax.tl:62)
                     {
-                        tile_max = tl_part[0];
-                    }
-                }
-                const float m_new = tl::max(m, tile_max);
-                // for j in parallel(BN) {  (softmax.tl:55)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s15 = 0; tl_s15 < x_layout::kSlots; ++tl_s15) {
-                    if (!(x_layout::valid(tl_tid, tl_s15))) continue;
-                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s15);
-                    x[tl_s15] = tl::exp(x[tl_s15] - m_new);
-                }
-                // reduce(sum, x, tile_sum);  (softmax.tl:58)
-                {
-                    float tl_part[1];
-                    #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s16 = 0; tl_s16 < x_layout::kSlots; ++tl_s16) {
-                        if (!(x_layout::valid(tl_tid, tl_s16))) continue;
-                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s16]));
-                    }
-                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
-                    {
-                        tile_sum = tl_part[0];
-                    }
-                }
-                l = l * tl::exp(m - m_new) + tile_sum;
-                m = m_new;
-            }
-            const float inv_l = 1.0f / l;
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x);  (softmax.tl:64)
-                #pragma unroll
-                for (int tl_chunk17 = 0; tl_chunk17 < x_layout::kSlots; tl_chunk17 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk17))) continue;
-                    const tl::f16* tl_ptr18 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17))) + 7, N) && tl::is_aligned(tl_ptr18, 16)) {
-                        tl::f16 tl_vec19[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec19, tl_ptr18);
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk17 + tl_v] = tl::convert<float>(tl_vec19[tl_v]);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk17 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)))]) : 0.0f;
+                        for (int tl_s28 = 0; tl_s28 < x_layout::kSlots; ++tl_s28) {
+                            if (!(x_layout::valid(tl_tid, tl_s28))) continue;
+                            tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s28]));
+                        }
+                        tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            tile_max = tl_part[0];
                         }
                     }
-                }
-                // for j in parallel(BN) {  (softmax.tl:65)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s20 = 0; tl_s20 < x_layout::kSlots; ++tl_s20) {
-                    if (!(x_layout::valid(tl_tid, tl_s20))) continue;
-                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s20);
-                    x[tl_s20] = tl::exp(x[tl_s20] - m) * inv_l;
-                }
-                // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:68)
-                #pragma unroll
-                for (int tl_chunk21 = 0; tl_chunk21 < x_layout::kSlots; tl_chunk21 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk21))) continue;
-                    tl::f16* tl_ptr22 = &Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21))) + 7, N) && tl::is_aligned(tl_ptr22, 16)) {
-                        tl::f16 tl_vec23[8];
+                    const float m_new = tl::max(m, tile_max);
+                    // for j in parallel(BN) {  (softmax.tl:64)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
+                        if (!(x_layout::valid(tl_tid, tl_s29))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s29);
+                        x[tl_s29] = tl::exp(x[tl_s29] - m_new);
+                    }
+                    // reduce(sum, x, tile_sum);  (softmax.tl:67)
+                    {
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec23[tl_v] = tl::convert<tl::f16>(x[tl_chunk21 + tl_v]);
-                        tl::store_vector<tl::f16, 8>(tl_ptr22, tl_vec23);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21 + tl_v)), N)) Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk21 + tl_v]);
+                        for (int tl_s30 = 0; tl_s30 < x_layout::kSlots; ++tl_s30) {
+                            if (!(x_layout::valid(tl_tid, tl_s30))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s30]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            tile_sum = tl_part[0];
+                        }
+                    }
+                    l = l * tl::exp(m - m_new) + tile_sum;
+                    m = m_new;
+                }
+                const float inv_l = 1.0f / l;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:73)
+                    #pragma unroll
+                    for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk31))) continue;
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31))) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                            tl::f16 tl_vec33[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk31 + tl_v] = tl::convert<float>(tl_vec33[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31 + tl_v)))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // for j in parallel(BN) {  (softmax.tl:74)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
+                        if (!(x_layout::valid(tl_tid, tl_s34))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s34);
+                        x[tl_s34] = tl::exp(x[tl_s34] - m) * inv_l;
+                    }
+                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:77)
+                    #pragma unroll
+                    for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35))) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                            tl::f16 tl_vec37[8];
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec37[tl_v] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr36, tl_vec37);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)), N)) Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                            }
                         }
                     }
                 }
@@ -1266,8 +1576,8 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant4(
     }
 }
 
-// kernel softmax<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, T = f16>  (stdlib/softmax.tl:13)
-// 256 threads per block, 32 bytes of shared memory
+// kernel softmax<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/softmax.tl:15)
+// 256 threads per block, 16544 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
         const tl::f16* __restrict__ X,
         tl::f16* __restrict__ Y,
@@ -1280,7 +1590,8 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 1, 4096], row pitch 4104
+    unsigned char* tl_scratch = tl_smem + 16512;  // 32 bytes for reductions and staging
     float s[16];  // fragment s: f32[1, 4096]
     float s_max[1];  // fragment s_max: f32[1]
     float s_sum[1];  // fragment s_sum: f32[1]
@@ -1289,244 +1600,305 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
     float l;
     float tile_max;
     float tile_sum;
-    const int32_t row0 = int(blockIdx.x) * 1;
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 1) - int(blockIdx.x), int(gridDim.x));
     if (N <= 4096) {
-        // copy(X[row0 +: RB, 0 +: ROW], s, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:30)
-        #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
-            const tl::f16* tl_ptr1 = &X[int64_t(row0 + 0) * N + ((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 2048)];
-            if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 2048), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 2048)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
-                tl::f16 tl_vec2[8];
-                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+        const int32_t g_trips = groups;
+        if (0 < g_trips) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:35)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+                for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+                    const int tl_chunk0 = tl_tid + tl_i1 * 256;
+                    tl::cp_async_16(&xs[(0 * 1 + ((tl_chunk0 * 8) / 4096)) * 4104 + ((tl_chunk0 * 8) % 4096)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk0 * 8) / 4096)) * N + ((tl_chunk0 * 8) % 4096)]);
+                }
             } else {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk0 + tl_v) / 8) * 2048), N) ? tl::convert<float>(X[int64_t(row0 + 0) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk0 + tl_v) / 8) * 2048)]) : -tl::inf<float>();
+                for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
+                    const int tl_chunk2 = tl_tid + tl_i3 * 256;
+                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 4096)) * N + ((tl_chunk2 * 8) % 4096)];
+                    tl::f16* tl_dst5 = &xs[(0 * 1 + ((tl_chunk2 * 8) / 4096)) * 4104 + ((tl_chunk2 * 8) % 4096)];
+                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 4096)));
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 4096 >= 0 && tl::is_aligned(tl_src4, 16)) {
+                        tl::cp_async_16(tl_dst5, tl_src4);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 4096), M) && tl::in_bounds(((tl_chunk2 * 8) % 4096) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
+                    }
                 }
             }
         }
-        // reduce(max, s, s_max, axis = 1);  (softmax.tl:31)
-        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
-        {
-            float tl_part[1];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
-            #pragma unroll
-            for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
-                tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(s[tl_s3]));
+        tl::cp_async_commit();
+        // for g in pipelined(groups, stages = 2) {  (softmax.tl:33)
+        for (int g = 0; g < g_trips; ++g) {
+            tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+            __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
+            if (g + 1 < g_trips) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:35)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
+                    #pragma unroll
+                    for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
+                        const int tl_chunk7 = tl_tid + tl_i8 * 256;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 1 + ((tl_chunk7 * 8) / 4096)) * 4104 + ((tl_chunk7 * 8) % 4096)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 4096)) * N + ((tl_chunk7 * 8) % 4096)]);
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
+                        const int tl_chunk9 = tl_tid + tl_i10 * 256;
+                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 4096)) * N + ((tl_chunk9 * 8) % 4096)];
+                        tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 1 + ((tl_chunk9 * 8) / 4096)) * 4104 + ((tl_chunk9 * 8) % 4096)];
+                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 4096)));
+                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 4096 >= 0 && tl::is_aligned(tl_src11, 16)) {
+                            tl::cp_async_16(tl_dst12, tl_src11);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 4096), M) && tl::in_bounds(((tl_chunk9 * 8) % 4096) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
+                        }
+                    }
+                }
             }
+            tl::cp_async_commit();
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
+            // copy(xs, s);  (softmax.tl:36)
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 8>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 16>(tl_part[tl_i]);
+            for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
+                const tl::f16* tl_ptr15 = &xs[((g % 2) * 1 + 0) * 4104 + ((tl_chunk14 % 8) + (tl_tid) * 8 + (tl_chunk14 / 8) * 2048)];
+                if (tl::is_aligned(tl_ptr15, 16)) {
+                    tl::f16 tl_vec16[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 1 + 0) * 4104 + (((tl_chunk14 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk14 + tl_v) / 8) * 2048)]);
+                    }
+                }
             }
-            if ((tl_tid / 1 % 32) == 0) {
+            // reduce(max, s, s_max, axis = 1);  (softmax.tl:37)
+            // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
+            {
+                float tl_part[1];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+                #pragma unroll
+                for (int tl_s17 = 0; tl_s17 < 16; ++tl_s17) {
+                    tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(s[tl_s17]));
+                }
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    reinterpret_cast<float*>(tl_scratch)[(0) * 8 + (tl_tid / 32 % 8)] = tl_part[tl_i];
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 16>(tl_part[tl_i]);
                 }
-            }
-            __syncthreads();
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 8];
-                #pragma unroll
-                for (int tl_w = 1; tl_w < 8; ++tl_w) tl_part[tl_i] = tl::MaxOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(0) * 8 + tl_w]);
-            }
-            __syncthreads();  // the scratch is free again
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                s_max[tl_i] = tl_part[tl_i];
-            }
-        }
-        // for i, j in parallel(RB, ROW) {  (softmax.tl:32)
-        // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
-            [[maybe_unused]] const int i = 0;
-            [[maybe_unused]] const int j = ((tl_s4 % 8) + (tl_tid) * 8 + (tl_s4 / 8) * 2048);
-            s[tl_s4] = tl::exp(s[tl_s4] - s_max[0]);
-        }
-        // reduce(sum, s, s_sum, axis = 1);  (softmax.tl:35)
-        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
-        {
-            float tl_part[1];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-            #pragma unroll
-            for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(s[tl_s5]));
-            }
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
-            }
-            if ((tl_tid / 1 % 32) == 0) {
+                if ((tl_tid / 1 % 32) == 0) {
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                        reinterpret_cast<float*>(tl_scratch)[(0) * 8 + (tl_tid / 32 % 8)] = tl_part[tl_i];
+                    }
+                }
+                __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    reinterpret_cast<float*>(tl_scratch)[(0) * 8 + (tl_tid / 32 % 8)] = tl_part[tl_i];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 8];
+                    #pragma unroll
+                    for (int tl_w = 1; tl_w < 8; ++tl_w) tl_part[tl_i] = tl::MaxOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(0) * 8 + tl_w]);
+                }
+                __syncthreads();  // the scratch is free again
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    s_max[tl_i] = tl_part[tl_i];
                 }
             }
-            __syncthreads();
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:38)
+            // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 8];
-                #pragma unroll
-                for (int tl_w = 1; tl_w < 8; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(0) * 8 + tl_w]);
+            for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
+                [[maybe_unused]] const int i = 0;
+                [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid) * 8 + (tl_s18 / 8) * 2048);
+                s[tl_s18] = tl::exp(s[tl_s18] - s_max[0]);
             }
-            __syncthreads();  // the scratch is free again
+            // reduce(sum, s, s_sum, axis = 1);  (softmax.tl:41)
+            // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
+            {
+                float tl_part[1];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                #pragma unroll
+                for (int tl_s19 = 0; tl_s19 < 16; ++tl_s19) {
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(s[tl_s19]));
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+                }
+                if ((tl_tid / 1 % 32) == 0) {
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                        reinterpret_cast<float*>(tl_scratch)[(0) * 8 + (tl_tid / 32 % 8)] = tl_part[tl_i];
+                    }
+                }
+                __syncthreads();
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 8];
+                    #pragma unroll
+                    for (int tl_w = 1; tl_w < 8; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(0) * 8 + tl_w]);
+                }
+                __syncthreads();  // the scratch is free again
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    s_sum[tl_i] = tl_part[tl_i];
+                }
+            }
+            // for i in parallel(RB) {  (softmax.tl:44)
+            // for i in parallel(1): each thread visits the elements of `s_sum` it holds
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                s_sum[tl_i] = tl_part[tl_i];
+            for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
+                [[maybe_unused]] const int i = 0;
+                s_sum[tl_s20] = tl::exp(-tl::log(s_sum[tl_s20]));
             }
-        }
-        // for i in parallel(RB) {  (softmax.tl:38)
-        // for i in parallel(1): each thread visits the elements of `s_sum` it holds
-        #pragma unroll
-        for (int tl_s6 = 0; tl_s6 < 1; ++tl_s6) {
-            [[maybe_unused]] const int i = 0;
-            s_sum[tl_s6] = tl::exp(-tl::log(s_sum[tl_s6]));
-        }
-        // for i, j in parallel(RB, ROW) {  (softmax.tl:41)
-        // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s7 = 0; tl_s7 < 16; ++tl_s7) {
-            [[maybe_unused]] const int i = 0;
-            [[maybe_unused]] const int j = ((tl_s7 % 8) + (tl_tid) * 8 + (tl_s7 / 8) * 2048);
-            s[tl_s7] = s[tl_s7] * s_sum[0];
-        }
-        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:44)
-        #pragma unroll
-        for (int tl_chunk8 = 0; tl_chunk8 < 16; tl_chunk8 += 8) {
-            tl::f16* tl_ptr9 = &Y[int64_t(row0 + 0) * N + ((tl_chunk8 % 8) + (tl_tid) * 8 + (tl_chunk8 / 8) * 2048)];
-            if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk8 % 8) + (tl_tid) * 8 + (tl_chunk8 / 8) * 2048), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk8 % 8) + (tl_tid) * 8 + (tl_chunk8 / 8) * 2048)) + 7, N) && tl::is_aligned(tl_ptr9, 16)) {
-                tl::f16 tl_vec10[8];
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec10[tl_v] = tl::convert<tl::f16>(s[tl_chunk8 + tl_v]);
-                tl::store_vector<tl::f16, 8>(tl_ptr9, tl_vec10);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk8 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk8 + tl_v) / 8) * 2048), N)) Y[int64_t(row0 + 0) * N + (((tl_chunk8 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk8 + tl_v) / 8) * 2048)] = tl::convert<tl::f16>(s[tl_chunk8 + tl_v]);
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:47)
+            // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s21 = 0; tl_s21 < 16; ++tl_s21) {
+                [[maybe_unused]] const int i = 0;
+                [[maybe_unused]] const int j = ((tl_s21 % 8) + (tl_tid) * 8 + (tl_s21 / 8) * 2048);
+                s[tl_s21] = s[tl_s21] * s_sum[0];
+            }
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:50)
+            #pragma unroll
+            for (int tl_chunk22 = 0; tl_chunk22 < 16; tl_chunk22 += 8) {
+                tl::f16* tl_ptr23 = &Y[int64_t(row0 + 0) * N + ((tl_chunk22 % 8) + (tl_tid) * 8 + (tl_chunk22 / 8) * 2048)];
+                if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk22 % 8) + (tl_tid) * 8 + (tl_chunk22 / 8) * 2048), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk22 % 8) + (tl_tid) * 8 + (tl_chunk22 / 8) * 2048)) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
+                    tl::f16 tl_vec24[8];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec24[tl_v] = tl::convert<tl::f16>(s[tl_chunk22 + tl_v]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr23, tl_vec24);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        if (tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk22 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk22 + tl_v) / 8) * 2048), N)) Y[int64_t(row0 + 0) * N + (((tl_chunk22 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk22 + tl_v) / 8) * 2048)] = tl::convert<tl::f16>(s[tl_chunk22 + tl_v]);
+                    }
                 }
             }
         }
+        tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
         const int32_t n_tiles = tl::cdiv(N, 2048);
-        for (int rr = 0; rr < tl::min(1, M - row0); ++rr) {
-            const int32_t row = row0 + rr;
-            m = -tl::inf<float>();
-            l = 0.0f;
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:52)
-                #pragma unroll
-                for (int tl_chunk11 = 0; tl_chunk11 < x_layout::kSlots; tl_chunk11 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk11))) continue;
-                    const tl::f16* tl_ptr12 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11))) + 7, N) && tl::is_aligned(tl_ptr12, 16)) {
-                        tl::f16 tl_vec13[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec13, tl_ptr12);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk11 + tl_v] = tl::convert<float>(tl_vec13[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk11 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11 + tl_v)))]) : -tl::inf<float>();
+        for (int g = 0; g < groups; ++g) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
+            for (int rr = 0; rr < tl::min(1, M - row0); ++rr) {
+                const int32_t row = row0 + rr;
+                m = -tl::inf<float>();
+                l = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:61)
+                    #pragma unroll
+                    for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25))) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                            tl::f16 tl_vec27[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk25 + tl_v] = tl::convert<float>(tl_vec27[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)))]) : -tl::inf<float>();
+                            }
                         }
                     }
-                }
-                // reduce(max, x, tile_max);  (softmax.tl:53)
-                {
-                    float tl_part[1];
-                    #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s14 = 0; tl_s14 < x_layout::kSlots; ++tl_s14) {
-                        if (!(x_layout::valid(tl_tid, tl_s14))) continue;
-                        tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s14]));
-                    }
-                    tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    // reduce(max, x, tile_max);  (softmax.tl:62)
                     {
-                        tile_max = tl_part[0];
-                    }
-                }
-                const float m_new = tl::max(m, tile_max);
-                // for j in parallel(BN) {  (softmax.tl:55)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s15 = 0; tl_s15 < x_layout::kSlots; ++tl_s15) {
-                    if (!(x_layout::valid(tl_tid, tl_s15))) continue;
-                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s15);
-                    x[tl_s15] = tl::exp(x[tl_s15] - m_new);
-                }
-                // reduce(sum, x, tile_sum);  (softmax.tl:58)
-                {
-                    float tl_part[1];
-                    #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s16 = 0; tl_s16 < x_layout::kSlots; ++tl_s16) {
-                        if (!(x_layout::valid(tl_tid, tl_s16))) continue;
-                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s16]));
-                    }
-                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
-                    {
-                        tile_sum = tl_part[0];
-                    }
-                }
-                l = l * tl::exp(m - m_new) + tile_sum;
-                m = m_new;
-            }
-            const float inv_l = 1.0f / l;
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x);  (softmax.tl:64)
-                #pragma unroll
-                for (int tl_chunk17 = 0; tl_chunk17 < x_layout::kSlots; tl_chunk17 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk17))) continue;
-                    const tl::f16* tl_ptr18 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17))) + 7, N) && tl::is_aligned(tl_ptr18, 16)) {
-                        tl::f16 tl_vec19[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec19, tl_ptr18);
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk17 + tl_v] = tl::convert<float>(tl_vec19[tl_v]);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk17 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)))]) : 0.0f;
+                        for (int tl_s28 = 0; tl_s28 < x_layout::kSlots; ++tl_s28) {
+                            if (!(x_layout::valid(tl_tid, tl_s28))) continue;
+                            tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s28]));
+                        }
+                        tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            tile_max = tl_part[0];
                         }
                     }
-                }
-                // for j in parallel(BN) {  (softmax.tl:65)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s20 = 0; tl_s20 < x_layout::kSlots; ++tl_s20) {
-                    if (!(x_layout::valid(tl_tid, tl_s20))) continue;
-                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s20);
-                    x[tl_s20] = tl::exp(x[tl_s20] - m) * inv_l;
-                }
-                // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:68)
-                #pragma unroll
-                for (int tl_chunk21 = 0; tl_chunk21 < x_layout::kSlots; tl_chunk21 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk21))) continue;
-                    tl::f16* tl_ptr22 = &Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21))) + 7, N) && tl::is_aligned(tl_ptr22, 16)) {
-                        tl::f16 tl_vec23[8];
+                    const float m_new = tl::max(m, tile_max);
+                    // for j in parallel(BN) {  (softmax.tl:64)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
+                        if (!(x_layout::valid(tl_tid, tl_s29))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s29);
+                        x[tl_s29] = tl::exp(x[tl_s29] - m_new);
+                    }
+                    // reduce(sum, x, tile_sum);  (softmax.tl:67)
+                    {
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec23[tl_v] = tl::convert<tl::f16>(x[tl_chunk21 + tl_v]);
-                        tl::store_vector<tl::f16, 8>(tl_ptr22, tl_vec23);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21 + tl_v)), N)) Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk21 + tl_v]);
+                        for (int tl_s30 = 0; tl_s30 < x_layout::kSlots; ++tl_s30) {
+                            if (!(x_layout::valid(tl_tid, tl_s30))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s30]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            tile_sum = tl_part[0];
+                        }
+                    }
+                    l = l * tl::exp(m - m_new) + tile_sum;
+                    m = m_new;
+                }
+                const float inv_l = 1.0f / l;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:73)
+                    #pragma unroll
+                    for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk31))) continue;
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31))) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                            tl::f16 tl_vec33[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk31 + tl_v] = tl::convert<float>(tl_vec33[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31 + tl_v)))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // for j in parallel(BN) {  (softmax.tl:74)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
+                        if (!(x_layout::valid(tl_tid, tl_s34))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s34);
+                        x[tl_s34] = tl::exp(x[tl_s34] - m) * inv_l;
+                    }
+                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:77)
+                    #pragma unroll
+                    for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35))) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                            tl::f16 tl_vec37[8];
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec37[tl_v] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr36, tl_vec37);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)), N)) Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                            }
                         }
                     }
                 }
@@ -1535,8 +1907,8 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
     }
 }
 
-// kernel softmax<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, T = f16>  (stdlib/softmax.tl:13)
-// 512 threads per block, 64 bytes of shared memory
+// kernel softmax<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, MAX_BLOCKS = 2048, T = f16>  (stdlib/softmax.tl:15)
+// 512 threads per block, 32960 bytes of shared memory
 __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
         const tl::f16* __restrict__ X,
         tl::f16* __restrict__ Y,
@@ -1549,7 +1921,8 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
     using x_layout = tl::BlockedLayout<4096, 8, 512>;  // fragment x: f32[4096]
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    unsigned char* tl_scratch = tl_smem + 0;  // 64 bytes for reductions and staging
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 1, 8192], row pitch 8200
+    unsigned char* tl_scratch = tl_smem + 32896;  // 64 bytes for reductions and staging
     float s[16];  // fragment s: f32[1, 8192]
     float s_max[1];  // fragment s_max: f32[1]
     float s_sum[1];  // fragment s_sum: f32[1]
@@ -1558,244 +1931,305 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
     float l;
     float tile_max;
     float tile_sum;
-    const int32_t row0 = int(blockIdx.x) * 1;
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 1) - int(blockIdx.x), int(gridDim.x));
     if (N <= 8192) {
-        // copy(X[row0 +: RB, 0 +: ROW], s, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:30)
-        #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
-            const tl::f16* tl_ptr1 = &X[int64_t(row0 + 0) * N + ((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 4096)];
-            if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 4096), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 4096)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
-                tl::f16 tl_vec2[8];
-                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+        const int32_t g_trips = groups;
+        if (0 < g_trips) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:35)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+                for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+                    const int tl_chunk0 = tl_tid + tl_i1 * 512;
+                    tl::cp_async_16(&xs[(0 * 1 + ((tl_chunk0 * 8) / 8192)) * 8200 + ((tl_chunk0 * 8) % 8192)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk0 * 8) / 8192)) * N + ((tl_chunk0 * 8) % 8192)]);
+                }
             } else {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk0 + tl_v) / 8) * 4096), N) ? tl::convert<float>(X[int64_t(row0 + 0) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk0 + tl_v) / 8) * 4096)]) : -tl::inf<float>();
+                for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
+                    const int tl_chunk2 = tl_tid + tl_i3 * 512;
+                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 8192)) * N + ((tl_chunk2 * 8) % 8192)];
+                    tl::f16* tl_dst5 = &xs[(0 * 1 + ((tl_chunk2 * 8) / 8192)) * 8200 + ((tl_chunk2 * 8) % 8192)];
+                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 8192)));
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 8192 >= 0 && tl::is_aligned(tl_src4, 16)) {
+                        tl::cp_async_16(tl_dst5, tl_src4);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 8192), M) && tl::in_bounds(((tl_chunk2 * 8) % 8192) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
+                    }
                 }
             }
         }
-        // reduce(max, s, s_max, axis = 1);  (softmax.tl:31)
-        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
-        {
-            float tl_part[1];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
-            #pragma unroll
-            for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
-                tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(s[tl_s3]));
+        tl::cp_async_commit();
+        // for g in pipelined(groups, stages = 2) {  (softmax.tl:33)
+        for (int g = 0; g < g_trips; ++g) {
+            tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+            __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
+            if (g + 1 < g_trips) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:35)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
+                    #pragma unroll
+                    for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
+                        const int tl_chunk7 = tl_tid + tl_i8 * 512;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 1 + ((tl_chunk7 * 8) / 8192)) * 8200 + ((tl_chunk7 * 8) % 8192)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 8192)) * N + ((tl_chunk7 * 8) % 8192)]);
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
+                        const int tl_chunk9 = tl_tid + tl_i10 * 512;
+                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 8192)) * N + ((tl_chunk9 * 8) % 8192)];
+                        tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 1 + ((tl_chunk9 * 8) / 8192)) * 8200 + ((tl_chunk9 * 8) % 8192)];
+                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 8192)));
+                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 8192 >= 0 && tl::is_aligned(tl_src11, 16)) {
+                            tl::cp_async_16(tl_dst12, tl_src11);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 8192), M) && tl::in_bounds(((tl_chunk9 * 8) % 8192) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
+                        }
+                    }
+                }
             }
+            tl::cp_async_commit();
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
+            // copy(xs, s);  (softmax.tl:36)
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 8>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 16>(tl_part[tl_i]);
+            for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
+                const tl::f16* tl_ptr15 = &xs[((g % 2) * 1 + 0) * 8200 + ((tl_chunk14 % 8) + (tl_tid) * 8 + (tl_chunk14 / 8) * 4096)];
+                if (tl::is_aligned(tl_ptr15, 16)) {
+                    tl::f16 tl_vec16[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 1 + 0) * 8200 + (((tl_chunk14 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk14 + tl_v) / 8) * 4096)]);
+                    }
+                }
             }
-            if ((tl_tid / 1 % 32) == 0) {
+            // reduce(max, s, s_max, axis = 1);  (softmax.tl:37)
+            // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
+            {
+                float tl_part[1];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+                #pragma unroll
+                for (int tl_s17 = 0; tl_s17 < 16; ++tl_s17) {
+                    tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(s[tl_s17]));
+                }
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    reinterpret_cast<float*>(tl_scratch)[(0) * 16 + (tl_tid / 32 % 16)] = tl_part[tl_i];
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 16>(tl_part[tl_i]);
                 }
-            }
-            __syncthreads();
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 16];
-                #pragma unroll
-                for (int tl_w = 1; tl_w < 16; ++tl_w) tl_part[tl_i] = tl::MaxOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(0) * 16 + tl_w]);
-            }
-            __syncthreads();  // the scratch is free again
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                s_max[tl_i] = tl_part[tl_i];
-            }
-        }
-        // for i, j in parallel(RB, ROW) {  (softmax.tl:32)
-        // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
-            [[maybe_unused]] const int i = 0;
-            [[maybe_unused]] const int j = ((tl_s4 % 8) + (tl_tid) * 8 + (tl_s4 / 8) * 4096);
-            s[tl_s4] = tl::exp(s[tl_s4] - s_max[0]);
-        }
-        // reduce(sum, s, s_sum, axis = 1);  (softmax.tl:35)
-        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
-        {
-            float tl_part[1];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-            #pragma unroll
-            for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(s[tl_s5]));
-            }
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
-            }
-            if ((tl_tid / 1 % 32) == 0) {
+                if ((tl_tid / 1 % 32) == 0) {
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                        reinterpret_cast<float*>(tl_scratch)[(0) * 16 + (tl_tid / 32 % 16)] = tl_part[tl_i];
+                    }
+                }
+                __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    reinterpret_cast<float*>(tl_scratch)[(0) * 16 + (tl_tid / 32 % 16)] = tl_part[tl_i];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 16];
+                    #pragma unroll
+                    for (int tl_w = 1; tl_w < 16; ++tl_w) tl_part[tl_i] = tl::MaxOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(0) * 16 + tl_w]);
+                }
+                __syncthreads();  // the scratch is free again
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    s_max[tl_i] = tl_part[tl_i];
                 }
             }
-            __syncthreads();
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:38)
+            // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 16];
-                #pragma unroll
-                for (int tl_w = 1; tl_w < 16; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(0) * 16 + tl_w]);
+            for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
+                [[maybe_unused]] const int i = 0;
+                [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid) * 8 + (tl_s18 / 8) * 4096);
+                s[tl_s18] = tl::exp(s[tl_s18] - s_max[0]);
             }
-            __syncthreads();  // the scratch is free again
+            // reduce(sum, s, s_sum, axis = 1);  (softmax.tl:41)
+            // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
+            {
+                float tl_part[1];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                #pragma unroll
+                for (int tl_s19 = 0; tl_s19 < 16; ++tl_s19) {
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(s[tl_s19]));
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+                }
+                if ((tl_tid / 1 % 32) == 0) {
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                        reinterpret_cast<float*>(tl_scratch)[(0) * 16 + (tl_tid / 32 % 16)] = tl_part[tl_i];
+                    }
+                }
+                __syncthreads();
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 16];
+                    #pragma unroll
+                    for (int tl_w = 1; tl_w < 16; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(0) * 16 + tl_w]);
+                }
+                __syncthreads();  // the scratch is free again
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    s_sum[tl_i] = tl_part[tl_i];
+                }
+            }
+            // for i in parallel(RB) {  (softmax.tl:44)
+            // for i in parallel(1): each thread visits the elements of `s_sum` it holds
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                s_sum[tl_i] = tl_part[tl_i];
+            for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
+                [[maybe_unused]] const int i = 0;
+                s_sum[tl_s20] = tl::exp(-tl::log(s_sum[tl_s20]));
             }
-        }
-        // for i in parallel(RB) {  (softmax.tl:38)
-        // for i in parallel(1): each thread visits the elements of `s_sum` it holds
-        #pragma unroll
-        for (int tl_s6 = 0; tl_s6 < 1; ++tl_s6) {
-            [[maybe_unused]] const int i = 0;
-            s_sum[tl_s6] = tl::exp(-tl::log(s_sum[tl_s6]));
-        }
-        // for i, j in parallel(RB, ROW) {  (softmax.tl:41)
-        // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s7 = 0; tl_s7 < 16; ++tl_s7) {
-            [[maybe_unused]] const int i = 0;
-            [[maybe_unused]] const int j = ((tl_s7 % 8) + (tl_tid) * 8 + (tl_s7 / 8) * 4096);
-            s[tl_s7] = s[tl_s7] * s_sum[0];
-        }
-        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:44)
-        #pragma unroll
-        for (int tl_chunk8 = 0; tl_chunk8 < 16; tl_chunk8 += 8) {
-            tl::f16* tl_ptr9 = &Y[int64_t(row0 + 0) * N + ((tl_chunk8 % 8) + (tl_tid) * 8 + (tl_chunk8 / 8) * 4096)];
-            if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk8 % 8) + (tl_tid) * 8 + (tl_chunk8 / 8) * 4096), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk8 % 8) + (tl_tid) * 8 + (tl_chunk8 / 8) * 4096)) + 7, N) && tl::is_aligned(tl_ptr9, 16)) {
-                tl::f16 tl_vec10[8];
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec10[tl_v] = tl::convert<tl::f16>(s[tl_chunk8 + tl_v]);
-                tl::store_vector<tl::f16, 8>(tl_ptr9, tl_vec10);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk8 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk8 + tl_v) / 8) * 4096), N)) Y[int64_t(row0 + 0) * N + (((tl_chunk8 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk8 + tl_v) / 8) * 4096)] = tl::convert<tl::f16>(s[tl_chunk8 + tl_v]);
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:47)
+            // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s21 = 0; tl_s21 < 16; ++tl_s21) {
+                [[maybe_unused]] const int i = 0;
+                [[maybe_unused]] const int j = ((tl_s21 % 8) + (tl_tid) * 8 + (tl_s21 / 8) * 4096);
+                s[tl_s21] = s[tl_s21] * s_sum[0];
+            }
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:50)
+            #pragma unroll
+            for (int tl_chunk22 = 0; tl_chunk22 < 16; tl_chunk22 += 8) {
+                tl::f16* tl_ptr23 = &Y[int64_t(row0 + 0) * N + ((tl_chunk22 % 8) + (tl_tid) * 8 + (tl_chunk22 / 8) * 4096)];
+                if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk22 % 8) + (tl_tid) * 8 + (tl_chunk22 / 8) * 4096), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk22 % 8) + (tl_tid) * 8 + (tl_chunk22 / 8) * 4096)) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
+                    tl::f16 tl_vec24[8];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec24[tl_v] = tl::convert<tl::f16>(s[tl_chunk22 + tl_v]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr23, tl_vec24);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        if (tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk22 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk22 + tl_v) / 8) * 4096), N)) Y[int64_t(row0 + 0) * N + (((tl_chunk22 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk22 + tl_v) / 8) * 4096)] = tl::convert<tl::f16>(s[tl_chunk22 + tl_v]);
+                    }
                 }
             }
         }
+        tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
         const int32_t n_tiles = tl::cdiv(N, 4096);
-        for (int rr = 0; rr < tl::min(1, M - row0); ++rr) {
-            const int32_t row = row0 + rr;
-            m = -tl::inf<float>();
-            l = 0.0f;
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:52)
-                #pragma unroll
-                for (int tl_chunk11 = 0; tl_chunk11 < x_layout::kSlots; tl_chunk11 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk11))) continue;
-                    const tl::f16* tl_ptr12 = &X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk11)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk11)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (x_layout::flat(tl_tid, tl_chunk11))) + 7, N) && tl::is_aligned(tl_ptr12, 16)) {
-                        tl::f16 tl_vec13[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec13, tl_ptr12);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk11 + tl_v] = tl::convert<float>(tl_vec13[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk11 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk11 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk11 + tl_v)))]) : -tl::inf<float>();
+        for (int g = 0; g < groups; ++g) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
+            for (int rr = 0; rr < tl::min(1, M - row0); ++rr) {
+                const int32_t row = row0 + rr;
+                m = -tl::inf<float>();
+                l = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:61)
+                    #pragma unroll
+                    for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk25)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk25)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (x_layout::flat(tl_tid, tl_chunk25))) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                            tl::f16 tl_vec27[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk25 + tl_v] = tl::convert<float>(tl_vec27[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)))]) : -tl::inf<float>();
+                            }
                         }
                     }
-                }
-                // reduce(max, x, tile_max);  (softmax.tl:53)
-                {
-                    float tl_part[1];
-                    #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s14 = 0; tl_s14 < x_layout::kSlots; ++tl_s14) {
-                        if (!(x_layout::valid(tl_tid, tl_s14))) continue;
-                        tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s14]));
-                    }
-                    tl::block_allreduce<tl::MaxOp, 1, 512>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    // reduce(max, x, tile_max);  (softmax.tl:62)
                     {
-                        tile_max = tl_part[0];
-                    }
-                }
-                const float m_new = tl::max(m, tile_max);
-                // for j in parallel(BN) {  (softmax.tl:55)
-                // for j in parallel(4096): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s15 = 0; tl_s15 < x_layout::kSlots; ++tl_s15) {
-                    if (!(x_layout::valid(tl_tid, tl_s15))) continue;
-                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s15);
-                    x[tl_s15] = tl::exp(x[tl_s15] - m_new);
-                }
-                // reduce(sum, x, tile_sum);  (softmax.tl:58)
-                {
-                    float tl_part[1];
-                    #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s16 = 0; tl_s16 < x_layout::kSlots; ++tl_s16) {
-                        if (!(x_layout::valid(tl_tid, tl_s16))) continue;
-                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s16]));
-                    }
-                    tl::block_allreduce<tl::SumOp, 1, 512>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
-                    {
-                        tile_sum = tl_part[0];
-                    }
-                }
-                l = l * tl::exp(m - m_new) + tile_sum;
-                m = m_new;
-            }
-            const float inv_l = 1.0f / l;
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x);  (softmax.tl:64)
-                #pragma unroll
-                for (int tl_chunk17 = 0; tl_chunk17 < x_layout::kSlots; tl_chunk17 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk17))) continue;
-                    const tl::f16* tl_ptr18 = &X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk17)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk17)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (x_layout::flat(tl_tid, tl_chunk17))) + 7, N) && tl::is_aligned(tl_ptr18, 16)) {
-                        tl::f16 tl_vec19[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec19, tl_ptr18);
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk17 + tl_v] = tl::convert<float>(tl_vec19[tl_v]);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk17 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)))]) : 0.0f;
+                        for (int tl_s28 = 0; tl_s28 < x_layout::kSlots; ++tl_s28) {
+                            if (!(x_layout::valid(tl_tid, tl_s28))) continue;
+                            tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s28]));
+                        }
+                        tl::block_allreduce<tl::MaxOp, 1, 512>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            tile_max = tl_part[0];
                         }
                     }
-                }
-                // for j in parallel(BN) {  (softmax.tl:65)
-                // for j in parallel(4096): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s20 = 0; tl_s20 < x_layout::kSlots; ++tl_s20) {
-                    if (!(x_layout::valid(tl_tid, tl_s20))) continue;
-                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s20);
-                    x[tl_s20] = tl::exp(x[tl_s20] - m) * inv_l;
-                }
-                // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:68)
-                #pragma unroll
-                for (int tl_chunk21 = 0; tl_chunk21 < x_layout::kSlots; tl_chunk21 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk21))) continue;
-                    tl::f16* tl_ptr22 = &Y[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk21)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk21)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (x_layout::flat(tl_tid, tl_chunk21))) + 7, N) && tl::is_aligned(tl_ptr22, 16)) {
-                        tl::f16 tl_vec23[8];
+                    const float m_new = tl::max(m, tile_max);
+                    // for j in parallel(BN) {  (softmax.tl:64)
+                    // for j in parallel(4096): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
+                        if (!(x_layout::valid(tl_tid, tl_s29))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s29);
+                        x[tl_s29] = tl::exp(x[tl_s29] - m_new);
+                    }
+                    // reduce(sum, x, tile_sum);  (softmax.tl:67)
+                    {
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec23[tl_v] = tl::convert<tl::f16>(x[tl_chunk21 + tl_v]);
-                        tl::store_vector<tl::f16, 8>(tl_ptr22, tl_vec23);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk21 + tl_v)), N)) Y[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk21 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk21 + tl_v]);
+                        for (int tl_s30 = 0; tl_s30 < x_layout::kSlots; ++tl_s30) {
+                            if (!(x_layout::valid(tl_tid, tl_s30))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s30]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 512>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            tile_sum = tl_part[0];
+                        }
+                    }
+                    l = l * tl::exp(m - m_new) + tile_sum;
+                    m = m_new;
+                }
+                const float inv_l = 1.0f / l;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:73)
+                    #pragma unroll
+                    for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk31))) continue;
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk31)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk31)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (x_layout::flat(tl_tid, tl_chunk31))) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                            tl::f16 tl_vec33[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk31 + tl_v] = tl::convert<float>(tl_vec33[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk31 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk31 + tl_v)))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // for j in parallel(BN) {  (softmax.tl:74)
+                    // for j in parallel(4096): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
+                        if (!(x_layout::valid(tl_tid, tl_s34))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s34);
+                        x[tl_s34] = tl::exp(x[tl_s34] - m) * inv_l;
+                    }
+                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:77)
+                    #pragma unroll
+                    for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk35)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk35)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (x_layout::flat(tl_tid, tl_chunk35))) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                            tl::f16 tl_vec37[8];
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec37[tl_v] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr36, tl_vec37);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)), N)) Y[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                            }
                         }
                     }
                 }
@@ -1804,8 +2238,8 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
     }
 }
 
-// kernel log_softmax<ROW = 128, THREADS = 256, RB = 32, BN = 2048, T = f16>  (stdlib/softmax.tl:76)
-// 256 threads per block, 32 bytes of shared memory
+// kernel log_softmax<ROW = 128, THREADS = 256, RB = 32, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/softmax.tl:86)
+// 256 threads per block, 17440 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant0(
         const tl::f16* __restrict__ X,
         tl::f16* __restrict__ Y,
@@ -1819,7 +2253,8 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant0(
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 32, 128], row pitch 136
+    unsigned char* tl_scratch = tl_smem + 17408;  // 32 bytes for reductions and staging
     float s[16];  // fragment s: f32[32, 128]
     float se[16];  // fragment se: f32[32, 128]
     float s_max[2];  // fragment s_max: f32[32]
@@ -1829,214 +2264,275 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant0(
     float l;
     float tile_max;
     float tile_sum;
-    const int32_t row0 = int(blockIdx.x) * 32;
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 32) - int(blockIdx.x), int(gridDim.x));
     if (N <= 128) {
-        // copy(X[row0 +: RB, 0 +: ROW], s, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:94)
-        #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
-            const tl::f16* tl_ptr1 = &X[int64_t(row0 + ((tl_tid / 16) + (tl_chunk0 / 8) * 16)) * N + ((tl_chunk0 % 8) + (tl_tid % 16) * 8)];
-            if (tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk0 / 8) * 16), M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk0 / 8) * 16), M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
-                tl::f16 tl_vec2[8];
-                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+        const int32_t g_trips = groups;
+        if (0 < g_trips) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:107)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + 32 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+                for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+                    const int tl_chunk0 = tl_tid + tl_i1 * 256;
+                    tl::cp_async_16(&xs[(0 * 32 + ((tl_chunk0 * 8) / 128)) * 136 + ((tl_chunk0 * 8) % 128)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk0 * 8) / 128)) * N + ((tl_chunk0 * 8) % 128)]);
+                }
             } else {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + ((tl_tid / 16) + ((tl_chunk0 + tl_v) / 8) * 16), M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid % 16) * 8), N) ? tl::convert<float>(X[int64_t(row0 + ((tl_tid / 16) + ((tl_chunk0 + tl_v) / 8) * 16)) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 16) * 8)]) : -tl::inf<float>();
+                for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
+                    const int tl_chunk2 = tl_tid + tl_i3 * 256;
+                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk2 * 8) / 128)) * N + ((tl_chunk2 * 8) % 128)];
+                    tl::f16* tl_dst5 = &xs[(0 * 32 + ((tl_chunk2 * 8) / 128)) * 136 + ((tl_chunk2 * 8) % 128)];
+                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk2 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 128)));
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 128 >= 0 && tl::is_aligned(tl_src4, 16)) {
+                        tl::cp_async_16(tl_dst5, tl_src4);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk2 * 8) / 128), M) && tl::in_bounds(((tl_chunk2 * 8) % 128) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
+                    }
                 }
             }
         }
-        // reduce(max, s, s_max, axis = 1);  (softmax.tl:95)
-        // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
-        {
-            float tl_part[2];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
-            #pragma unroll
-            for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
-                tl_part[(tl_s3 / 8)] = tl::MaxOp::combine(tl_part[(tl_s3 / 8)], tl::MaxOp::element(s[tl_s3]));
+        tl::cp_async_commit();
+        // for g in pipelined(groups, stages = 2) {  (softmax.tl:105)
+        for (int g = 0; g < g_trips; ++g) {
+            tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+            __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
+            if (g + 1 < g_trips) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:107)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + 32 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
+                    #pragma unroll
+                    for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
+                        const int tl_chunk7 = tl_tid + tl_i8 * 256;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 32 + ((tl_chunk7 * 8) / 128)) * 136 + ((tl_chunk7 * 8) % 128)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk7 * 8) / 128)) * N + ((tl_chunk7 * 8) % 128)]);
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
+                        const int tl_chunk9 = tl_tid + tl_i10 * 256;
+                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk9 * 8) / 128)) * N + ((tl_chunk9 * 8) % 128)];
+                        tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 32 + ((tl_chunk9 * 8) / 128)) * 136 + ((tl_chunk9 * 8) % 128)];
+                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk9 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 128)));
+                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 128 >= 0 && tl::is_aligned(tl_src11, 16)) {
+                            tl::cp_async_16(tl_dst12, tl_src11);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk9 * 8) / 128), M) && tl::in_bounds(((tl_chunk9 * 8) % 128) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
+                        }
+                    }
+                }
             }
+            tl::cp_async_commit();
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 32;
+            // copy(xs, s);  (softmax.tl:108)
             #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 8>(tl_part[tl_i]);
+            for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
+                const tl::f16* tl_ptr15 = &xs[((g % 2) * 32 + ((tl_tid / 16) + (tl_chunk14 / 8) * 16)) * 136 + ((tl_chunk14 % 8) + (tl_tid % 16) * 8)];
+                if (tl::is_aligned(tl_ptr15, 16)) {
+                    tl::f16 tl_vec16[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 32 + ((tl_tid / 16) + ((tl_chunk14 + tl_v) / 8) * 16)) * 136 + (((tl_chunk14 + tl_v) % 8) + (tl_tid % 16) * 8)]);
+                    }
+                }
             }
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                s_max[tl_i] = tl_part[tl_i];
-            }
-        }
-        // for i, j in parallel(RB, ROW) {  (softmax.tl:96)
-        // for i, j in parallel(32, 128): each thread visits the elements of `se` it holds
-        #pragma unroll
-        for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
-            [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s4 / 8) * 16);
-            [[maybe_unused]] const int j = ((tl_s4 % 8) + (tl_tid % 16) * 8);
-            se[tl_s4] = tl::exp(s[tl_s4] - s_max[(tl_s4 / 8)]);
-        }
-        // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:99)
-        // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
-        {
-            float tl_part[2];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-            #pragma unroll
-            for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
-                tl_part[(tl_s5 / 8)] = tl::SumOp::combine(tl_part[(tl_s5 / 8)], tl::SumOp::element(se[tl_s5]));
-            }
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
-            }
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                s_sum[tl_i] = tl_part[tl_i];
-            }
-        }
-        // for i in parallel(RB) {  (softmax.tl:100)
-        // for i in parallel(32): each thread visits the elements of `s_sum` it holds
-        #pragma unroll
-        for (int tl_s6 = 0; tl_s6 < 2; ++tl_s6) {
-            [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s6) * 16);
-            s_sum[tl_s6] = s_max[tl_s6] + tl::log(s_sum[tl_s6]);
-        }
-        // for i, j in parallel(RB, ROW) {  (softmax.tl:103)
-        // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s7 = 0; tl_s7 < 16; ++tl_s7) {
-            [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s7 / 8) * 16);
-            [[maybe_unused]] const int j = ((tl_s7 % 8) + (tl_tid % 16) * 8);
-            s[tl_s7] = s[tl_s7] - s_sum[(tl_s7 / 8)];
-        }
-        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:106)
-        #pragma unroll
-        for (int tl_chunk8 = 0; tl_chunk8 < 16; tl_chunk8 += 8) {
-            tl::f16* tl_ptr9 = &Y[int64_t(row0 + ((tl_tid / 16) + (tl_chunk8 / 8) * 16)) * N + ((tl_chunk8 % 8) + (tl_tid % 16) * 8)];
-            if (tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk8 / 8) * 16), M) && tl::in_bounds(((tl_chunk8 % 8) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk8 / 8) * 16), M) && tl::in_bounds((((tl_chunk8 % 8) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr9, 16)) {
-                tl::f16 tl_vec10[8];
+            // reduce(max, s, s_max, axis = 1);  (softmax.tl:109)
+            // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
+            {
+                float tl_part[2];
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec10[tl_v] = tl::convert<tl::f16>(s[tl_chunk8 + tl_v]);
-                tl::store_vector<tl::f16, 8>(tl_ptr9, tl_vec10);
-            } else {
+                for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(row0 + ((tl_tid / 16) + ((tl_chunk8 + tl_v) / 8) * 16), M) && tl::in_bounds((((tl_chunk8 + tl_v) % 8) + (tl_tid % 16) * 8), N)) Y[int64_t(row0 + ((tl_tid / 16) + ((tl_chunk8 + tl_v) / 8) * 16)) * N + (((tl_chunk8 + tl_v) % 8) + (tl_tid % 16) * 8)] = tl::convert<tl::f16>(s[tl_chunk8 + tl_v]);
+                for (int tl_s17 = 0; tl_s17 < 16; ++tl_s17) {
+                    tl_part[(tl_s17 / 8)] = tl::MaxOp::combine(tl_part[(tl_s17 / 8)], tl::MaxOp::element(s[tl_s17]));
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 8>(tl_part[tl_i]);
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                    s_max[tl_i] = tl_part[tl_i];
+                }
+            }
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:110)
+            // for i, j in parallel(32, 128): each thread visits the elements of `se` it holds
+            #pragma unroll
+            for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
+                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s18 / 8) * 16);
+                [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid % 16) * 8);
+                se[tl_s18] = tl::exp(s[tl_s18] - s_max[(tl_s18 / 8)]);
+            }
+            // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:113)
+            // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
+            {
+                float tl_part[2];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                #pragma unroll
+                for (int tl_s19 = 0; tl_s19 < 16; ++tl_s19) {
+                    tl_part[(tl_s19 / 8)] = tl::SumOp::combine(tl_part[(tl_s19 / 8)], tl::SumOp::element(se[tl_s19]));
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                    s_sum[tl_i] = tl_part[tl_i];
+                }
+            }
+            // for i in parallel(RB) {  (softmax.tl:114)
+            // for i in parallel(32): each thread visits the elements of `s_sum` it holds
+            #pragma unroll
+            for (int tl_s20 = 0; tl_s20 < 2; ++tl_s20) {
+                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s20) * 16);
+                s_sum[tl_s20] = s_max[tl_s20] + tl::log(s_sum[tl_s20]);
+            }
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:117)
+            // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s21 = 0; tl_s21 < 16; ++tl_s21) {
+                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s21 / 8) * 16);
+                [[maybe_unused]] const int j = ((tl_s21 % 8) + (tl_tid % 16) * 8);
+                s[tl_s21] = s[tl_s21] - s_sum[(tl_s21 / 8)];
+            }
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:120)
+            #pragma unroll
+            for (int tl_chunk22 = 0; tl_chunk22 < 16; tl_chunk22 += 8) {
+                tl::f16* tl_ptr23 = &Y[int64_t(row0 + ((tl_tid / 16) + (tl_chunk22 / 8) * 16)) * N + ((tl_chunk22 % 8) + (tl_tid % 16) * 8)];
+                if (tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk22 / 8) * 16), M) && tl::in_bounds(((tl_chunk22 % 8) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk22 / 8) * 16), M) && tl::in_bounds((((tl_chunk22 % 8) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
+                    tl::f16 tl_vec24[8];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec24[tl_v] = tl::convert<tl::f16>(s[tl_chunk22 + tl_v]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr23, tl_vec24);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        if (tl::in_bounds(row0 + ((tl_tid / 16) + ((tl_chunk22 + tl_v) / 8) * 16), M) && tl::in_bounds((((tl_chunk22 + tl_v) % 8) + (tl_tid % 16) * 8), N)) Y[int64_t(row0 + ((tl_tid / 16) + ((tl_chunk22 + tl_v) / 8) * 16)) * N + (((tl_chunk22 + tl_v) % 8) + (tl_tid % 16) * 8)] = tl::convert<tl::f16>(s[tl_chunk22 + tl_v]);
+                    }
                 }
             }
         }
+        tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
         const int32_t n_tiles = tl::cdiv(N, 2048);
-        for (int rr = 0; rr < tl::min(32, M - row0); ++rr) {
-            const int32_t row = row0 + rr;
-            m = -tl::inf<float>();
-            l = 0.0f;
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:114)
-                #pragma unroll
-                for (int tl_chunk11 = 0; tl_chunk11 < x_layout::kSlots; tl_chunk11 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk11))) continue;
-                    const tl::f16* tl_ptr12 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11))) + 7, N) && tl::is_aligned(tl_ptr12, 16)) {
-                        tl::f16 tl_vec13[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec13, tl_ptr12);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk11 + tl_v] = tl::convert<float>(tl_vec13[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk11 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11 + tl_v)))]) : -tl::inf<float>();
+        for (int g = 0; g < groups; ++g) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 32;
+            for (int rr = 0; rr < tl::min(32, M - row0); ++rr) {
+                const int32_t row = row0 + rr;
+                m = -tl::inf<float>();
+                l = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:131)
+                    #pragma unroll
+                    for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25))) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                            tl::f16 tl_vec27[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk25 + tl_v] = tl::convert<float>(tl_vec27[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)))]) : -tl::inf<float>();
+                            }
                         }
                     }
-                }
-                // reduce(max, x, tile_max);  (softmax.tl:115)
-                {
-                    float tl_part[1];
-                    #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s14 = 0; tl_s14 < x_layout::kSlots; ++tl_s14) {
-                        if (!(x_layout::valid(tl_tid, tl_s14))) continue;
-                        tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s14]));
-                    }
-                    tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    // reduce(max, x, tile_max);  (softmax.tl:132)
                     {
-                        tile_max = tl_part[0];
-                    }
-                }
-                const float m_new = tl::max(m, tile_max);
-                // for j in parallel(BN) {  (softmax.tl:117)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s15 = 0; tl_s15 < x_layout::kSlots; ++tl_s15) {
-                    if (!(x_layout::valid(tl_tid, tl_s15))) continue;
-                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s15);
-                    x[tl_s15] = tl::exp(x[tl_s15] - m_new);
-                }
-                // reduce(sum, x, tile_sum);  (softmax.tl:120)
-                {
-                    float tl_part[1];
-                    #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s16 = 0; tl_s16 < x_layout::kSlots; ++tl_s16) {
-                        if (!(x_layout::valid(tl_tid, tl_s16))) continue;
-                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s16]));
-                    }
-                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
-                    {
-                        tile_sum = tl_part[0];
-                    }
-                }
-                l = l * tl::exp(m - m_new) + tile_sum;
-                m = m_new;
-            }
-            const float shift = m + tl::log(l);
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x);  (softmax.tl:126)
-                #pragma unroll
-                for (int tl_chunk17 = 0; tl_chunk17 < x_layout::kSlots; tl_chunk17 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk17))) continue;
-                    const tl::f16* tl_ptr18 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17))) + 7, N) && tl::is_aligned(tl_ptr18, 16)) {
-                        tl::f16 tl_vec19[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec19, tl_ptr18);
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk17 + tl_v] = tl::convert<float>(tl_vec19[tl_v]);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk17 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)))]) : 0.0f;
+                        for (int tl_s28 = 0; tl_s28 < x_layout::kSlots; ++tl_s28) {
+                            if (!(x_layout::valid(tl_tid, tl_s28))) continue;
+                            tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s28]));
+                        }
+                        tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            tile_max = tl_part[0];
                         }
                     }
-                }
-                // for j in parallel(BN) {  (softmax.tl:127)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s20 = 0; tl_s20 < x_layout::kSlots; ++tl_s20) {
-                    if (!(x_layout::valid(tl_tid, tl_s20))) continue;
-                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s20);
-                    x[tl_s20] = x[tl_s20] - shift;
-                }
-                // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:130)
-                #pragma unroll
-                for (int tl_chunk21 = 0; tl_chunk21 < x_layout::kSlots; tl_chunk21 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk21))) continue;
-                    tl::f16* tl_ptr22 = &Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21))) + 7, N) && tl::is_aligned(tl_ptr22, 16)) {
-                        tl::f16 tl_vec23[8];
+                    const float m_new = tl::max(m, tile_max);
+                    // for j in parallel(BN) {  (softmax.tl:134)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
+                        if (!(x_layout::valid(tl_tid, tl_s29))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s29);
+                        x[tl_s29] = tl::exp(x[tl_s29] - m_new);
+                    }
+                    // reduce(sum, x, tile_sum);  (softmax.tl:137)
+                    {
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec23[tl_v] = tl::convert<tl::f16>(x[tl_chunk21 + tl_v]);
-                        tl::store_vector<tl::f16, 8>(tl_ptr22, tl_vec23);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21 + tl_v)), N)) Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk21 + tl_v]);
+                        for (int tl_s30 = 0; tl_s30 < x_layout::kSlots; ++tl_s30) {
+                            if (!(x_layout::valid(tl_tid, tl_s30))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s30]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            tile_sum = tl_part[0];
+                        }
+                    }
+                    l = l * tl::exp(m - m_new) + tile_sum;
+                    m = m_new;
+                }
+                const float shift = m + tl::log(l);
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:143)
+                    #pragma unroll
+                    for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk31))) continue;
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31))) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                            tl::f16 tl_vec33[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk31 + tl_v] = tl::convert<float>(tl_vec33[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31 + tl_v)))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // for j in parallel(BN) {  (softmax.tl:144)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
+                        if (!(x_layout::valid(tl_tid, tl_s34))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s34);
+                        x[tl_s34] = x[tl_s34] - shift;
+                    }
+                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:147)
+                    #pragma unroll
+                    for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35))) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                            tl::f16 tl_vec37[8];
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec37[tl_v] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr36, tl_vec37);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)), N)) Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                            }
                         }
                     }
                 }
@@ -2045,8 +2541,8 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant0(
     }
 }
 
-// kernel log_softmax<ROW = 256, THREADS = 256, RB = 16, BN = 2048, T = f16>  (stdlib/softmax.tl:76)
-// 256 threads per block, 32 bytes of shared memory
+// kernel log_softmax<ROW = 256, THREADS = 256, RB = 16, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/softmax.tl:86)
+// 256 threads per block, 16928 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
         const tl::f16* __restrict__ X,
         tl::f16* __restrict__ Y,
@@ -2060,7 +2556,8 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 16, 256], row pitch 264
+    unsigned char* tl_scratch = tl_smem + 16896;  // 32 bytes for reductions and staging
     float s[16];  // fragment s: f32[16, 256]
     float se[16];  // fragment se: f32[16, 256]
     float s_max[2];  // fragment s_max: f32[16]
@@ -2070,216 +2567,277 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
     float l;
     float tile_max;
     float tile_sum;
-    const int32_t row0 = int(blockIdx.x) * 16;
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 16) - int(blockIdx.x), int(gridDim.x));
     if (N <= 256) {
-        // copy(X[row0 +: RB, 0 +: ROW], s, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:94)
-        #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
-            const tl::f16* tl_ptr1 = &X[int64_t(row0 + ((tl_tid / 32) + (tl_chunk0 / 8) * 8)) * N + ((tl_chunk0 % 8) + (tl_tid % 32) * 8)];
-            if (tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk0 / 8) * 8), M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk0 / 8) * 8), M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
-                tl::f16 tl_vec2[8];
-                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+        const int32_t g_trips = groups;
+        if (0 < g_trips) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:107)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+                for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+                    const int tl_chunk0 = tl_tid + tl_i1 * 256;
+                    tl::cp_async_16(&xs[(0 * 16 + ((tl_chunk0 * 8) / 256)) * 264 + ((tl_chunk0 * 8) % 256)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk0 * 8) / 256)) * N + ((tl_chunk0 * 8) % 256)]);
+                }
             } else {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + ((tl_tid / 32) + ((tl_chunk0 + tl_v) / 8) * 8), M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid % 32) * 8), N) ? tl::convert<float>(X[int64_t(row0 + ((tl_tid / 32) + ((tl_chunk0 + tl_v) / 8) * 8)) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 32) * 8)]) : -tl::inf<float>();
+                for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
+                    const int tl_chunk2 = tl_tid + tl_i3 * 256;
+                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk2 * 8) / 256)) * N + ((tl_chunk2 * 8) % 256)];
+                    tl::f16* tl_dst5 = &xs[(0 * 16 + ((tl_chunk2 * 8) / 256)) * 264 + ((tl_chunk2 * 8) % 256)];
+                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk2 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 256)));
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 256 >= 0 && tl::is_aligned(tl_src4, 16)) {
+                        tl::cp_async_16(tl_dst5, tl_src4);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk2 * 8) / 256), M) && tl::in_bounds(((tl_chunk2 * 8) % 256) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
+                    }
                 }
             }
         }
-        // reduce(max, s, s_max, axis = 1);  (softmax.tl:95)
-        // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
-        {
-            float tl_part[2];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
-            #pragma unroll
-            for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
-                tl_part[(tl_s3 / 8)] = tl::MaxOp::combine(tl_part[(tl_s3 / 8)], tl::MaxOp::element(s[tl_s3]));
+        tl::cp_async_commit();
+        // for g in pipelined(groups, stages = 2) {  (softmax.tl:105)
+        for (int g = 0; g < g_trips; ++g) {
+            tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+            __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
+            if (g + 1 < g_trips) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:107)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
+                    #pragma unroll
+                    for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
+                        const int tl_chunk7 = tl_tid + tl_i8 * 256;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 16 + ((tl_chunk7 * 8) / 256)) * 264 + ((tl_chunk7 * 8) % 256)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk7 * 8) / 256)) * N + ((tl_chunk7 * 8) % 256)]);
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
+                        const int tl_chunk9 = tl_tid + tl_i10 * 256;
+                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk9 * 8) / 256)) * N + ((tl_chunk9 * 8) % 256)];
+                        tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 16 + ((tl_chunk9 * 8) / 256)) * 264 + ((tl_chunk9 * 8) % 256)];
+                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk9 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 256)));
+                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 256 >= 0 && tl::is_aligned(tl_src11, 16)) {
+                            tl::cp_async_16(tl_dst12, tl_src11);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk9 * 8) / 256), M) && tl::in_bounds(((tl_chunk9 * 8) % 256) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
+                        }
+                    }
+                }
             }
+            tl::cp_async_commit();
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 16;
+            // copy(xs, s);  (softmax.tl:108)
             #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 8>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 16>(tl_part[tl_i]);
+            for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
+                const tl::f16* tl_ptr15 = &xs[((g % 2) * 16 + ((tl_tid / 32) + (tl_chunk14 / 8) * 8)) * 264 + ((tl_chunk14 % 8) + (tl_tid % 32) * 8)];
+                if (tl::is_aligned(tl_ptr15, 16)) {
+                    tl::f16 tl_vec16[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 16 + ((tl_tid / 32) + ((tl_chunk14 + tl_v) / 8) * 8)) * 264 + (((tl_chunk14 + tl_v) % 8) + (tl_tid % 32) * 8)]);
+                    }
+                }
             }
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                s_max[tl_i] = tl_part[tl_i];
-            }
-        }
-        // for i, j in parallel(RB, ROW) {  (softmax.tl:96)
-        // for i, j in parallel(16, 256): each thread visits the elements of `se` it holds
-        #pragma unroll
-        for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
-            [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s4 / 8) * 8);
-            [[maybe_unused]] const int j = ((tl_s4 % 8) + (tl_tid % 32) * 8);
-            se[tl_s4] = tl::exp(s[tl_s4] - s_max[(tl_s4 / 8)]);
-        }
-        // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:99)
-        // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
-        {
-            float tl_part[2];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-            #pragma unroll
-            for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
-                tl_part[(tl_s5 / 8)] = tl::SumOp::combine(tl_part[(tl_s5 / 8)], tl::SumOp::element(se[tl_s5]));
-            }
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
-            }
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                s_sum[tl_i] = tl_part[tl_i];
-            }
-        }
-        // for i in parallel(RB) {  (softmax.tl:100)
-        // for i in parallel(16): each thread visits the elements of `s_sum` it holds
-        #pragma unroll
-        for (int tl_s6 = 0; tl_s6 < 2; ++tl_s6) {
-            [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s6) * 8);
-            s_sum[tl_s6] = s_max[tl_s6] + tl::log(s_sum[tl_s6]);
-        }
-        // for i, j in parallel(RB, ROW) {  (softmax.tl:103)
-        // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s7 = 0; tl_s7 < 16; ++tl_s7) {
-            [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s7 / 8) * 8);
-            [[maybe_unused]] const int j = ((tl_s7 % 8) + (tl_tid % 32) * 8);
-            s[tl_s7] = s[tl_s7] - s_sum[(tl_s7 / 8)];
-        }
-        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:106)
-        #pragma unroll
-        for (int tl_chunk8 = 0; tl_chunk8 < 16; tl_chunk8 += 8) {
-            tl::f16* tl_ptr9 = &Y[int64_t(row0 + ((tl_tid / 32) + (tl_chunk8 / 8) * 8)) * N + ((tl_chunk8 % 8) + (tl_tid % 32) * 8)];
-            if (tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk8 / 8) * 8), M) && tl::in_bounds(((tl_chunk8 % 8) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk8 / 8) * 8), M) && tl::in_bounds((((tl_chunk8 % 8) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr9, 16)) {
-                tl::f16 tl_vec10[8];
+            // reduce(max, s, s_max, axis = 1);  (softmax.tl:109)
+            // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
+            {
+                float tl_part[2];
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec10[tl_v] = tl::convert<tl::f16>(s[tl_chunk8 + tl_v]);
-                tl::store_vector<tl::f16, 8>(tl_ptr9, tl_vec10);
-            } else {
+                for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(row0 + ((tl_tid / 32) + ((tl_chunk8 + tl_v) / 8) * 8), M) && tl::in_bounds((((tl_chunk8 + tl_v) % 8) + (tl_tid % 32) * 8), N)) Y[int64_t(row0 + ((tl_tid / 32) + ((tl_chunk8 + tl_v) / 8) * 8)) * N + (((tl_chunk8 + tl_v) % 8) + (tl_tid % 32) * 8)] = tl::convert<tl::f16>(s[tl_chunk8 + tl_v]);
+                for (int tl_s17 = 0; tl_s17 < 16; ++tl_s17) {
+                    tl_part[(tl_s17 / 8)] = tl::MaxOp::combine(tl_part[(tl_s17 / 8)], tl::MaxOp::element(s[tl_s17]));
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 16>(tl_part[tl_i]);
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                    s_max[tl_i] = tl_part[tl_i];
+                }
+            }
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:110)
+            // for i, j in parallel(16, 256): each thread visits the elements of `se` it holds
+            #pragma unroll
+            for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
+                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s18 / 8) * 8);
+                [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid % 32) * 8);
+                se[tl_s18] = tl::exp(s[tl_s18] - s_max[(tl_s18 / 8)]);
+            }
+            // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:113)
+            // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
+            {
+                float tl_part[2];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                #pragma unroll
+                for (int tl_s19 = 0; tl_s19 < 16; ++tl_s19) {
+                    tl_part[(tl_s19 / 8)] = tl::SumOp::combine(tl_part[(tl_s19 / 8)], tl::SumOp::element(se[tl_s19]));
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                    s_sum[tl_i] = tl_part[tl_i];
+                }
+            }
+            // for i in parallel(RB) {  (softmax.tl:114)
+            // for i in parallel(16): each thread visits the elements of `s_sum` it holds
+            #pragma unroll
+            for (int tl_s20 = 0; tl_s20 < 2; ++tl_s20) {
+                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s20) * 8);
+                s_sum[tl_s20] = s_max[tl_s20] + tl::log(s_sum[tl_s20]);
+            }
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:117)
+            // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s21 = 0; tl_s21 < 16; ++tl_s21) {
+                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s21 / 8) * 8);
+                [[maybe_unused]] const int j = ((tl_s21 % 8) + (tl_tid % 32) * 8);
+                s[tl_s21] = s[tl_s21] - s_sum[(tl_s21 / 8)];
+            }
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:120)
+            #pragma unroll
+            for (int tl_chunk22 = 0; tl_chunk22 < 16; tl_chunk22 += 8) {
+                tl::f16* tl_ptr23 = &Y[int64_t(row0 + ((tl_tid / 32) + (tl_chunk22 / 8) * 8)) * N + ((tl_chunk22 % 8) + (tl_tid % 32) * 8)];
+                if (tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk22 / 8) * 8), M) && tl::in_bounds(((tl_chunk22 % 8) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk22 / 8) * 8), M) && tl::in_bounds((((tl_chunk22 % 8) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
+                    tl::f16 tl_vec24[8];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec24[tl_v] = tl::convert<tl::f16>(s[tl_chunk22 + tl_v]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr23, tl_vec24);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        if (tl::in_bounds(row0 + ((tl_tid / 32) + ((tl_chunk22 + tl_v) / 8) * 8), M) && tl::in_bounds((((tl_chunk22 + tl_v) % 8) + (tl_tid % 32) * 8), N)) Y[int64_t(row0 + ((tl_tid / 32) + ((tl_chunk22 + tl_v) / 8) * 8)) * N + (((tl_chunk22 + tl_v) % 8) + (tl_tid % 32) * 8)] = tl::convert<tl::f16>(s[tl_chunk22 + tl_v]);
+                    }
                 }
             }
         }
+        tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
         const int32_t n_tiles = tl::cdiv(N, 2048);
-        for (int rr = 0; rr < tl::min(16, M - row0); ++rr) {
-            const int32_t row = row0 + rr;
-            m = -tl::inf<float>();
-            l = 0.0f;
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:114)
-                #pragma unroll
-                for (int tl_chunk11 = 0; tl_chunk11 < x_layout::kSlots; tl_chunk11 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk11))) continue;
-                    const tl::f16* tl_ptr12 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11))) + 7, N) && tl::is_aligned(tl_ptr12, 16)) {
-                        tl::f16 tl_vec13[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec13, tl_ptr12);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk11 + tl_v] = tl::convert<float>(tl_vec13[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk11 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11 + tl_v)))]) : -tl::inf<float>();
+        for (int g = 0; g < groups; ++g) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 16;
+            for (int rr = 0; rr < tl::min(16, M - row0); ++rr) {
+                const int32_t row = row0 + rr;
+                m = -tl::inf<float>();
+                l = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:131)
+                    #pragma unroll
+                    for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25))) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                            tl::f16 tl_vec27[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk25 + tl_v] = tl::convert<float>(tl_vec27[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)))]) : -tl::inf<float>();
+                            }
                         }
                     }
-                }
-                // reduce(max, x, tile_max);  (softmax.tl:115)
-                {
-                    float tl_part[1];
-                    #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s14 = 0; tl_s14 < x_layout::kSlots; ++tl_s14) {
-                        if (!(x_layout::valid(tl_tid, tl_s14))) continue;
-                        tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s14]));
-                    }
-                    tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    // reduce(max, x, tile_max);  (softmax.tl:132)
                     {
-                        tile_max = tl_part[0];
-                    }
-                }
-                const float m_new = tl::max(m, tile_max);
-                // for j in parallel(BN) {  (softmax.tl:117)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s15 = 0; tl_s15 < x_layout::kSlots; ++tl_s15) {
-                    if (!(x_layout::valid(tl_tid, tl_s15))) continue;
-                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s15);
-                    x[tl_s15] = tl::exp(x[tl_s15] - m_new);
-                }
-                // reduce(sum, x, tile_sum);  (softmax.tl:120)
-                {
-                    float tl_part[1];
-                    #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s16 = 0; tl_s16 < x_layout::kSlots; ++tl_s16) {
-                        if (!(x_layout::valid(tl_tid, tl_s16))) continue;
-                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s16]));
-                    }
-                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
-                    {
-                        tile_sum = tl_part[0];
-                    }
-                }
-                l = l * tl::exp(m - m_new) + tile_sum;
-                m = m_new;
-            }
-            const float shift = m + tl::log(l);
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x);  (softmax.tl:126)
-                #pragma unroll
-                for (int tl_chunk17 = 0; tl_chunk17 < x_layout::kSlots; tl_chunk17 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk17))) continue;
-                    const tl::f16* tl_ptr18 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17))) + 7, N) && tl::is_aligned(tl_ptr18, 16)) {
-                        tl::f16 tl_vec19[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec19, tl_ptr18);
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk17 + tl_v] = tl::convert<float>(tl_vec19[tl_v]);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk17 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)))]) : 0.0f;
+                        for (int tl_s28 = 0; tl_s28 < x_layout::kSlots; ++tl_s28) {
+                            if (!(x_layout::valid(tl_tid, tl_s28))) continue;
+                            tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s28]));
+                        }
+                        tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            tile_max = tl_part[0];
                         }
                     }
-                }
-                // for j in parallel(BN) {  (softmax.tl:127)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s20 = 0; tl_s20 < x_layout::kSlots; ++tl_s20) {
-                    if (!(x_layout::valid(tl_tid, tl_s20))) continue;
-                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s20);
-                    x[tl_s20] = x[tl_s20] - shift;
-                }
-                // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:130)
-                #pragma unroll
-                for (int tl_chunk21 = 0; tl_chunk21 < x_layout::kSlots; tl_chunk21 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk21))) continue;
-                    tl::f16* tl_ptr22 = &Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21))) + 7, N) && tl::is_aligned(tl_ptr22, 16)) {
-                        tl::f16 tl_vec23[8];
+                    const float m_new = tl::max(m, tile_max);
+                    // for j in parallel(BN) {  (softmax.tl:134)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
+                        if (!(x_layout::valid(tl_tid, tl_s29))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s29);
+                        x[tl_s29] = tl::exp(x[tl_s29] - m_new);
+                    }
+                    // reduce(sum, x, tile_sum);  (softmax.tl:137)
+                    {
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec23[tl_v] = tl::convert<tl::f16>(x[tl_chunk21 + tl_v]);
-                        tl::store_vector<tl::f16, 8>(tl_ptr22, tl_vec23);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21 + tl_v)), N)) Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk21 + tl_v]);
+                        for (int tl_s30 = 0; tl_s30 < x_layout::kSlots; ++tl_s30) {
+                            if (!(x_layout::valid(tl_tid, tl_s30))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s30]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            tile_sum = tl_part[0];
+                        }
+                    }
+                    l = l * tl::exp(m - m_new) + tile_sum;
+                    m = m_new;
+                }
+                const float shift = m + tl::log(l);
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:143)
+                    #pragma unroll
+                    for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk31))) continue;
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31))) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                            tl::f16 tl_vec33[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk31 + tl_v] = tl::convert<float>(tl_vec33[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31 + tl_v)))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // for j in parallel(BN) {  (softmax.tl:144)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
+                        if (!(x_layout::valid(tl_tid, tl_s34))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s34);
+                        x[tl_s34] = x[tl_s34] - shift;
+                    }
+                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:147)
+                    #pragma unroll
+                    for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35))) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                            tl::f16 tl_vec37[8];
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec37[tl_v] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr36, tl_vec37);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)), N)) Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                            }
                         }
                     }
                 }
@@ -2288,8 +2846,8 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
     }
 }
 
-// kernel log_softmax<ROW = 512, THREADS = 256, RB = 8, BN = 2048, T = f16>  (stdlib/softmax.tl:76)
-// 256 threads per block, 32 bytes of shared memory
+// kernel log_softmax<ROW = 512, THREADS = 256, RB = 8, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/softmax.tl:86)
+// 256 threads per block, 16672 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
         const tl::f16* __restrict__ X,
         tl::f16* __restrict__ Y,
@@ -2303,7 +2861,8 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 8, 512], row pitch 520
+    unsigned char* tl_scratch = tl_smem + 16640;  // 32 bytes for reductions and staging
     float s[16];  // fragment s: f32[8, 512]
     float se[16];  // fragment se: f32[8, 512]
     float s_max[1];  // fragment s_max: f32[8]
@@ -2313,216 +2872,277 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
     float l;
     float tile_max;
     float tile_sum;
-    const int32_t row0 = int(blockIdx.x) * 8;
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 8) - int(blockIdx.x), int(gridDim.x));
     if (N <= 512) {
-        // copy(X[row0 +: RB, 0 +: ROW], s, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:94)
-        #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
-            const tl::f16* tl_ptr1 = &X[int64_t(row0 + (tl_tid / 32)) * N + ((tl_chunk0 % 8) + (tl_tid % 32) * 8 + (tl_chunk0 / 8) * 256)];
-            if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid % 32) * 8 + (tl_chunk0 / 8) * 256), N) && tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid % 32) * 8 + (tl_chunk0 / 8) * 256)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
-                tl::f16 tl_vec2[8];
-                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+        const int32_t g_trips = groups;
+        if (0 < g_trips) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:107)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+                for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+                    const int tl_chunk0 = tl_tid + tl_i1 * 256;
+                    tl::cp_async_16(&xs[(0 * 8 + ((tl_chunk0 * 8) / 512)) * 520 + ((tl_chunk0 * 8) % 512)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk0 * 8) / 512)) * N + ((tl_chunk0 * 8) % 512)]);
+                }
             } else {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk0 + tl_v) / 8) * 256), N) ? tl::convert<float>(X[int64_t(row0 + (tl_tid / 32)) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk0 + tl_v) / 8) * 256)]) : -tl::inf<float>();
+                for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
+                    const int tl_chunk2 = tl_tid + tl_i3 * 256;
+                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk2 * 8) / 512)) * N + ((tl_chunk2 * 8) % 512)];
+                    tl::f16* tl_dst5 = &xs[(0 * 8 + ((tl_chunk2 * 8) / 512)) * 520 + ((tl_chunk2 * 8) % 512)];
+                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk2 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 512)));
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 512 >= 0 && tl::is_aligned(tl_src4, 16)) {
+                        tl::cp_async_16(tl_dst5, tl_src4);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk2 * 8) / 512), M) && tl::in_bounds(((tl_chunk2 * 8) % 512) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
+                    }
                 }
             }
         }
-        // reduce(max, s, s_max, axis = 1);  (softmax.tl:95)
-        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
-        {
-            float tl_part[1];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
-            #pragma unroll
-            for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
-                tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(s[tl_s3]));
+        tl::cp_async_commit();
+        // for g in pipelined(groups, stages = 2) {  (softmax.tl:105)
+        for (int g = 0; g < g_trips; ++g) {
+            tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+            __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
+            if (g + 1 < g_trips) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:107)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
+                    #pragma unroll
+                    for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
+                        const int tl_chunk7 = tl_tid + tl_i8 * 256;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 8 + ((tl_chunk7 * 8) / 512)) * 520 + ((tl_chunk7 * 8) % 512)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk7 * 8) / 512)) * N + ((tl_chunk7 * 8) % 512)]);
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
+                        const int tl_chunk9 = tl_tid + tl_i10 * 256;
+                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk9 * 8) / 512)) * N + ((tl_chunk9 * 8) % 512)];
+                        tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 8 + ((tl_chunk9 * 8) / 512)) * 520 + ((tl_chunk9 * 8) % 512)];
+                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk9 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 512)));
+                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 512 >= 0 && tl::is_aligned(tl_src11, 16)) {
+                            tl::cp_async_16(tl_dst12, tl_src11);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk9 * 8) / 512), M) && tl::in_bounds(((tl_chunk9 * 8) % 512) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
+                        }
+                    }
+                }
             }
+            tl::cp_async_commit();
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 8;
+            // copy(xs, s);  (softmax.tl:108)
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 8>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 16>(tl_part[tl_i]);
+            for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
+                const tl::f16* tl_ptr15 = &xs[((g % 2) * 8 + (tl_tid / 32)) * 520 + ((tl_chunk14 % 8) + (tl_tid % 32) * 8 + (tl_chunk14 / 8) * 256)];
+                if (tl::is_aligned(tl_ptr15, 16)) {
+                    tl::f16 tl_vec16[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 8 + (tl_tid / 32)) * 520 + (((tl_chunk14 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk14 + tl_v) / 8) * 256)]);
+                    }
+                }
             }
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                s_max[tl_i] = tl_part[tl_i];
-            }
-        }
-        // for i, j in parallel(RB, ROW) {  (softmax.tl:96)
-        // for i, j in parallel(8, 512): each thread visits the elements of `se` it holds
-        #pragma unroll
-        for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
-            [[maybe_unused]] const int i = (tl_tid / 32);
-            [[maybe_unused]] const int j = ((tl_s4 % 8) + (tl_tid % 32) * 8 + (tl_s4 / 8) * 256);
-            se[tl_s4] = tl::exp(s[tl_s4] - s_max[0]);
-        }
-        // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:99)
-        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
-        {
-            float tl_part[1];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-            #pragma unroll
-            for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(se[tl_s5]));
-            }
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
-            }
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                s_sum[tl_i] = tl_part[tl_i];
-            }
-        }
-        // for i in parallel(RB) {  (softmax.tl:100)
-        // for i in parallel(8): each thread visits the elements of `s_sum` it holds
-        #pragma unroll
-        for (int tl_s6 = 0; tl_s6 < 1; ++tl_s6) {
-            [[maybe_unused]] const int i = (tl_tid / 32);
-            s_sum[tl_s6] = s_max[tl_s6] + tl::log(s_sum[tl_s6]);
-        }
-        // for i, j in parallel(RB, ROW) {  (softmax.tl:103)
-        // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s7 = 0; tl_s7 < 16; ++tl_s7) {
-            [[maybe_unused]] const int i = (tl_tid / 32);
-            [[maybe_unused]] const int j = ((tl_s7 % 8) + (tl_tid % 32) * 8 + (tl_s7 / 8) * 256);
-            s[tl_s7] = s[tl_s7] - s_sum[0];
-        }
-        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:106)
-        #pragma unroll
-        for (int tl_chunk8 = 0; tl_chunk8 < 16; tl_chunk8 += 8) {
-            tl::f16* tl_ptr9 = &Y[int64_t(row0 + (tl_tid / 32)) * N + ((tl_chunk8 % 8) + (tl_tid % 32) * 8 + (tl_chunk8 / 8) * 256)];
-            if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds(((tl_chunk8 % 8) + (tl_tid % 32) * 8 + (tl_chunk8 / 8) * 256), N) && tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk8 % 8) + (tl_tid % 32) * 8 + (tl_chunk8 / 8) * 256)) + 7, N) && tl::is_aligned(tl_ptr9, 16)) {
-                tl::f16 tl_vec10[8];
+            // reduce(max, s, s_max, axis = 1);  (softmax.tl:109)
+            // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
+            {
+                float tl_part[1];
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec10[tl_v] = tl::convert<tl::f16>(s[tl_chunk8 + tl_v]);
-                tl::store_vector<tl::f16, 8>(tl_ptr9, tl_vec10);
-            } else {
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk8 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk8 + tl_v) / 8) * 256), N)) Y[int64_t(row0 + (tl_tid / 32)) * N + (((tl_chunk8 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk8 + tl_v) / 8) * 256)] = tl::convert<tl::f16>(s[tl_chunk8 + tl_v]);
+                for (int tl_s17 = 0; tl_s17 < 16; ++tl_s17) {
+                    tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(s[tl_s17]));
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 16>(tl_part[tl_i]);
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    s_max[tl_i] = tl_part[tl_i];
+                }
+            }
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:110)
+            // for i, j in parallel(8, 512): each thread visits the elements of `se` it holds
+            #pragma unroll
+            for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
+                [[maybe_unused]] const int i = (tl_tid / 32);
+                [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid % 32) * 8 + (tl_s18 / 8) * 256);
+                se[tl_s18] = tl::exp(s[tl_s18] - s_max[0]);
+            }
+            // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:113)
+            // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
+            {
+                float tl_part[1];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                #pragma unroll
+                for (int tl_s19 = 0; tl_s19 < 16; ++tl_s19) {
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(se[tl_s19]));
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    s_sum[tl_i] = tl_part[tl_i];
+                }
+            }
+            // for i in parallel(RB) {  (softmax.tl:114)
+            // for i in parallel(8): each thread visits the elements of `s_sum` it holds
+            #pragma unroll
+            for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
+                [[maybe_unused]] const int i = (tl_tid / 32);
+                s_sum[tl_s20] = s_max[tl_s20] + tl::log(s_sum[tl_s20]);
+            }
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:117)
+            // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s21 = 0; tl_s21 < 16; ++tl_s21) {
+                [[maybe_unused]] const int i = (tl_tid / 32);
+                [[maybe_unused]] const int j = ((tl_s21 % 8) + (tl_tid % 32) * 8 + (tl_s21 / 8) * 256);
+                s[tl_s21] = s[tl_s21] - s_sum[0];
+            }
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:120)
+            #pragma unroll
+            for (int tl_chunk22 = 0; tl_chunk22 < 16; tl_chunk22 += 8) {
+                tl::f16* tl_ptr23 = &Y[int64_t(row0 + (tl_tid / 32)) * N + ((tl_chunk22 % 8) + (tl_tid % 32) * 8 + (tl_chunk22 / 8) * 256)];
+                if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds(((tl_chunk22 % 8) + (tl_tid % 32) * 8 + (tl_chunk22 / 8) * 256), N) && tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk22 % 8) + (tl_tid % 32) * 8 + (tl_chunk22 / 8) * 256)) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
+                    tl::f16 tl_vec24[8];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec24[tl_v] = tl::convert<tl::f16>(s[tl_chunk22 + tl_v]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr23, tl_vec24);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk22 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk22 + tl_v) / 8) * 256), N)) Y[int64_t(row0 + (tl_tid / 32)) * N + (((tl_chunk22 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk22 + tl_v) / 8) * 256)] = tl::convert<tl::f16>(s[tl_chunk22 + tl_v]);
+                    }
                 }
             }
         }
+        tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
         const int32_t n_tiles = tl::cdiv(N, 2048);
-        for (int rr = 0; rr < tl::min(8, M - row0); ++rr) {
-            const int32_t row = row0 + rr;
-            m = -tl::inf<float>();
-            l = 0.0f;
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:114)
-                #pragma unroll
-                for (int tl_chunk11 = 0; tl_chunk11 < x_layout::kSlots; tl_chunk11 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk11))) continue;
-                    const tl::f16* tl_ptr12 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11))) + 7, N) && tl::is_aligned(tl_ptr12, 16)) {
-                        tl::f16 tl_vec13[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec13, tl_ptr12);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk11 + tl_v] = tl::convert<float>(tl_vec13[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk11 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11 + tl_v)))]) : -tl::inf<float>();
+        for (int g = 0; g < groups; ++g) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 8;
+            for (int rr = 0; rr < tl::min(8, M - row0); ++rr) {
+                const int32_t row = row0 + rr;
+                m = -tl::inf<float>();
+                l = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:131)
+                    #pragma unroll
+                    for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25))) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                            tl::f16 tl_vec27[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk25 + tl_v] = tl::convert<float>(tl_vec27[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)))]) : -tl::inf<float>();
+                            }
                         }
                     }
-                }
-                // reduce(max, x, tile_max);  (softmax.tl:115)
-                {
-                    float tl_part[1];
-                    #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s14 = 0; tl_s14 < x_layout::kSlots; ++tl_s14) {
-                        if (!(x_layout::valid(tl_tid, tl_s14))) continue;
-                        tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s14]));
-                    }
-                    tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    // reduce(max, x, tile_max);  (softmax.tl:132)
                     {
-                        tile_max = tl_part[0];
-                    }
-                }
-                const float m_new = tl::max(m, tile_max);
-                // for j in parallel(BN) {  (softmax.tl:117)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s15 = 0; tl_s15 < x_layout::kSlots; ++tl_s15) {
-                    if (!(x_layout::valid(tl_tid, tl_s15))) continue;
-                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s15);
-                    x[tl_s15] = tl::exp(x[tl_s15] - m_new);
-                }
-                // reduce(sum, x, tile_sum);  (softmax.tl:120)
-                {
-                    float tl_part[1];
-                    #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s16 = 0; tl_s16 < x_layout::kSlots; ++tl_s16) {
-                        if (!(x_layout::valid(tl_tid, tl_s16))) continue;
-                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s16]));
-                    }
-                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
-                    {
-                        tile_sum = tl_part[0];
-                    }
-                }
-                l = l * tl::exp(m - m_new) + tile_sum;
-                m = m_new;
-            }
-            const float shift = m + tl::log(l);
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x);  (softmax.tl:126)
-                #pragma unroll
-                for (int tl_chunk17 = 0; tl_chunk17 < x_layout::kSlots; tl_chunk17 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk17))) continue;
-                    const tl::f16* tl_ptr18 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17))) + 7, N) && tl::is_aligned(tl_ptr18, 16)) {
-                        tl::f16 tl_vec19[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec19, tl_ptr18);
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk17 + tl_v] = tl::convert<float>(tl_vec19[tl_v]);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk17 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)))]) : 0.0f;
+                        for (int tl_s28 = 0; tl_s28 < x_layout::kSlots; ++tl_s28) {
+                            if (!(x_layout::valid(tl_tid, tl_s28))) continue;
+                            tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s28]));
+                        }
+                        tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            tile_max = tl_part[0];
                         }
                     }
-                }
-                // for j in parallel(BN) {  (softmax.tl:127)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s20 = 0; tl_s20 < x_layout::kSlots; ++tl_s20) {
-                    if (!(x_layout::valid(tl_tid, tl_s20))) continue;
-                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s20);
-                    x[tl_s20] = x[tl_s20] - shift;
-                }
-                // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:130)
-                #pragma unroll
-                for (int tl_chunk21 = 0; tl_chunk21 < x_layout::kSlots; tl_chunk21 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk21))) continue;
-                    tl::f16* tl_ptr22 = &Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21))) + 7, N) && tl::is_aligned(tl_ptr22, 16)) {
-                        tl::f16 tl_vec23[8];
+                    const float m_new = tl::max(m, tile_max);
+                    // for j in parallel(BN) {  (softmax.tl:134)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
+                        if (!(x_layout::valid(tl_tid, tl_s29))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s29);
+                        x[tl_s29] = tl::exp(x[tl_s29] - m_new);
+                    }
+                    // reduce(sum, x, tile_sum);  (softmax.tl:137)
+                    {
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec23[tl_v] = tl::convert<tl::f16>(x[tl_chunk21 + tl_v]);
-                        tl::store_vector<tl::f16, 8>(tl_ptr22, tl_vec23);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21 + tl_v)), N)) Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk21 + tl_v]);
+                        for (int tl_s30 = 0; tl_s30 < x_layout::kSlots; ++tl_s30) {
+                            if (!(x_layout::valid(tl_tid, tl_s30))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s30]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            tile_sum = tl_part[0];
+                        }
+                    }
+                    l = l * tl::exp(m - m_new) + tile_sum;
+                    m = m_new;
+                }
+                const float shift = m + tl::log(l);
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:143)
+                    #pragma unroll
+                    for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk31))) continue;
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31))) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                            tl::f16 tl_vec33[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk31 + tl_v] = tl::convert<float>(tl_vec33[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31 + tl_v)))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // for j in parallel(BN) {  (softmax.tl:144)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
+                        if (!(x_layout::valid(tl_tid, tl_s34))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s34);
+                        x[tl_s34] = x[tl_s34] - shift;
+                    }
+                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:147)
+                    #pragma unroll
+                    for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35))) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                            tl::f16 tl_vec37[8];
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec37[tl_v] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr36, tl_vec37);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)), N)) Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                            }
                         }
                     }
                 }
@@ -2531,8 +3151,8 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
     }
 }
 
-// kernel log_softmax<ROW = 1024, THREADS = 256, RB = 4, BN = 2048, T = f16>  (stdlib/softmax.tl:76)
-// 256 threads per block, 32 bytes of shared memory
+// kernel log_softmax<ROW = 1024, THREADS = 256, RB = 4, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/softmax.tl:86)
+// 256 threads per block, 16544 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant3(
         const tl::f16* __restrict__ X,
         tl::f16* __restrict__ Y,
@@ -2546,7 +3166,8 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant3(
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 4, 1024], row pitch 1032
+    unsigned char* tl_scratch = tl_smem + 16512;  // 32 bytes for reductions and staging
     float s[16];  // fragment s: f32[4, 1024]
     float se[16];  // fragment se: f32[4, 1024]
     float s_max[1];  // fragment s_max: f32[4]
@@ -2556,244 +3177,305 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant3(
     float l;
     float tile_max;
     float tile_sum;
-    const int32_t row0 = int(blockIdx.x) * 4;
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 4) - int(blockIdx.x), int(gridDim.x));
     if (N <= 1024) {
-        // copy(X[row0 +: RB, 0 +: ROW], s, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:94)
-        #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
-            const tl::f16* tl_ptr1 = &X[int64_t(row0 + (tl_tid / 64)) * N + ((tl_chunk0 % 8) + (tl_tid % 64) * 8 + (tl_chunk0 / 8) * 512)];
-            if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid % 64) * 8 + (tl_chunk0 / 8) * 512), N) && tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid % 64) * 8 + (tl_chunk0 / 8) * 512)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
-                tl::f16 tl_vec2[8];
-                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+        const int32_t g_trips = groups;
+        if (0 < g_trips) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:107)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+                for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+                    const int tl_chunk0 = tl_tid + tl_i1 * 256;
+                    tl::cp_async_16(&xs[(0 * 4 + ((tl_chunk0 * 8) / 1024)) * 1032 + ((tl_chunk0 * 8) % 1024)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk0 * 8) / 1024)) * N + ((tl_chunk0 * 8) % 1024)]);
+                }
             } else {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk0 + tl_v) / 8) * 512), N) ? tl::convert<float>(X[int64_t(row0 + (tl_tid / 64)) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk0 + tl_v) / 8) * 512)]) : -tl::inf<float>();
+                for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
+                    const int tl_chunk2 = tl_tid + tl_i3 * 256;
+                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk2 * 8) / 1024)) * N + ((tl_chunk2 * 8) % 1024)];
+                    tl::f16* tl_dst5 = &xs[(0 * 4 + ((tl_chunk2 * 8) / 1024)) * 1032 + ((tl_chunk2 * 8) % 1024)];
+                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk2 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 1024)));
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 1024 >= 0 && tl::is_aligned(tl_src4, 16)) {
+                        tl::cp_async_16(tl_dst5, tl_src4);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk2 * 8) / 1024), M) && tl::in_bounds(((tl_chunk2 * 8) % 1024) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
+                    }
                 }
             }
         }
-        // reduce(max, s, s_max, axis = 1);  (softmax.tl:95)
-        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
-        {
-            float tl_part[1];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
-            #pragma unroll
-            for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
-                tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(s[tl_s3]));
+        tl::cp_async_commit();
+        // for g in pipelined(groups, stages = 2) {  (softmax.tl:105)
+        for (int g = 0; g < g_trips; ++g) {
+            tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+            __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
+            if (g + 1 < g_trips) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:107)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
+                    #pragma unroll
+                    for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
+                        const int tl_chunk7 = tl_tid + tl_i8 * 256;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 4 + ((tl_chunk7 * 8) / 1024)) * 1032 + ((tl_chunk7 * 8) % 1024)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk7 * 8) / 1024)) * N + ((tl_chunk7 * 8) % 1024)]);
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
+                        const int tl_chunk9 = tl_tid + tl_i10 * 256;
+                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk9 * 8) / 1024)) * N + ((tl_chunk9 * 8) % 1024)];
+                        tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 4 + ((tl_chunk9 * 8) / 1024)) * 1032 + ((tl_chunk9 * 8) % 1024)];
+                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk9 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 1024)));
+                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 1024 >= 0 && tl::is_aligned(tl_src11, 16)) {
+                            tl::cp_async_16(tl_dst12, tl_src11);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk9 * 8) / 1024), M) && tl::in_bounds(((tl_chunk9 * 8) % 1024) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
+                        }
+                    }
+                }
             }
+            tl::cp_async_commit();
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 4;
+            // copy(xs, s);  (softmax.tl:108)
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 8>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 16>(tl_part[tl_i]);
+            for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
+                const tl::f16* tl_ptr15 = &xs[((g % 2) * 4 + (tl_tid / 64)) * 1032 + ((tl_chunk14 % 8) + (tl_tid % 64) * 8 + (tl_chunk14 / 8) * 512)];
+                if (tl::is_aligned(tl_ptr15, 16)) {
+                    tl::f16 tl_vec16[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 4 + (tl_tid / 64)) * 1032 + (((tl_chunk14 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk14 + tl_v) / 8) * 512)]);
+                    }
+                }
             }
-            if ((tl_tid / 1 % 32) == 0) {
+            // reduce(max, s, s_max, axis = 1);  (softmax.tl:109)
+            // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
+            {
+                float tl_part[1];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+                #pragma unroll
+                for (int tl_s17 = 0; tl_s17 < 16; ++tl_s17) {
+                    tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(s[tl_s17]));
+                }
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + (tl_tid / 32 % 2)] = tl_part[tl_i];
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 16>(tl_part[tl_i]);
                 }
-            }
-            __syncthreads();
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2];
-                #pragma unroll
-                for (int tl_w = 1; tl_w < 2; ++tl_w) tl_part[tl_i] = tl::MaxOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + tl_w]);
-            }
-            __syncthreads();  // the scratch is free again
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                s_max[tl_i] = tl_part[tl_i];
-            }
-        }
-        // for i, j in parallel(RB, ROW) {  (softmax.tl:96)
-        // for i, j in parallel(4, 1024): each thread visits the elements of `se` it holds
-        #pragma unroll
-        for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
-            [[maybe_unused]] const int i = (tl_tid / 64);
-            [[maybe_unused]] const int j = ((tl_s4 % 8) + (tl_tid % 64) * 8 + (tl_s4 / 8) * 512);
-            se[tl_s4] = tl::exp(s[tl_s4] - s_max[0]);
-        }
-        // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:99)
-        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
-        {
-            float tl_part[1];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-            #pragma unroll
-            for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(se[tl_s5]));
-            }
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
-            }
-            if ((tl_tid / 1 % 32) == 0) {
+                if ((tl_tid / 1 % 32) == 0) {
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + (tl_tid / 32 % 2)] = tl_part[tl_i];
+                    }
+                }
+                __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + (tl_tid / 32 % 2)] = tl_part[tl_i];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2];
+                    #pragma unroll
+                    for (int tl_w = 1; tl_w < 2; ++tl_w) tl_part[tl_i] = tl::MaxOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + tl_w]);
+                }
+                __syncthreads();  // the scratch is free again
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    s_max[tl_i] = tl_part[tl_i];
                 }
             }
-            __syncthreads();
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:110)
+            // for i, j in parallel(4, 1024): each thread visits the elements of `se` it holds
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2];
-                #pragma unroll
-                for (int tl_w = 1; tl_w < 2; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + tl_w]);
+            for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
+                [[maybe_unused]] const int i = (tl_tid / 64);
+                [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid % 64) * 8 + (tl_s18 / 8) * 512);
+                se[tl_s18] = tl::exp(s[tl_s18] - s_max[0]);
             }
-            __syncthreads();  // the scratch is free again
+            // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:113)
+            // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
+            {
+                float tl_part[1];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                #pragma unroll
+                for (int tl_s19 = 0; tl_s19 < 16; ++tl_s19) {
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(se[tl_s19]));
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+                }
+                if ((tl_tid / 1 % 32) == 0) {
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + (tl_tid / 32 % 2)] = tl_part[tl_i];
+                    }
+                }
+                __syncthreads();
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2];
+                    #pragma unroll
+                    for (int tl_w = 1; tl_w < 2; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + tl_w]);
+                }
+                __syncthreads();  // the scratch is free again
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    s_sum[tl_i] = tl_part[tl_i];
+                }
+            }
+            // for i in parallel(RB) {  (softmax.tl:114)
+            // for i in parallel(4): each thread visits the elements of `s_sum` it holds
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                s_sum[tl_i] = tl_part[tl_i];
+            for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
+                [[maybe_unused]] const int i = (tl_tid / 64);
+                s_sum[tl_s20] = s_max[tl_s20] + tl::log(s_sum[tl_s20]);
             }
-        }
-        // for i in parallel(RB) {  (softmax.tl:100)
-        // for i in parallel(4): each thread visits the elements of `s_sum` it holds
-        #pragma unroll
-        for (int tl_s6 = 0; tl_s6 < 1; ++tl_s6) {
-            [[maybe_unused]] const int i = (tl_tid / 64);
-            s_sum[tl_s6] = s_max[tl_s6] + tl::log(s_sum[tl_s6]);
-        }
-        // for i, j in parallel(RB, ROW) {  (softmax.tl:103)
-        // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s7 = 0; tl_s7 < 16; ++tl_s7) {
-            [[maybe_unused]] const int i = (tl_tid / 64);
-            [[maybe_unused]] const int j = ((tl_s7 % 8) + (tl_tid % 64) * 8 + (tl_s7 / 8) * 512);
-            s[tl_s7] = s[tl_s7] - s_sum[0];
-        }
-        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:106)
-        #pragma unroll
-        for (int tl_chunk8 = 0; tl_chunk8 < 16; tl_chunk8 += 8) {
-            tl::f16* tl_ptr9 = &Y[int64_t(row0 + (tl_tid / 64)) * N + ((tl_chunk8 % 8) + (tl_tid % 64) * 8 + (tl_chunk8 / 8) * 512)];
-            if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds(((tl_chunk8 % 8) + (tl_tid % 64) * 8 + (tl_chunk8 / 8) * 512), N) && tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk8 % 8) + (tl_tid % 64) * 8 + (tl_chunk8 / 8) * 512)) + 7, N) && tl::is_aligned(tl_ptr9, 16)) {
-                tl::f16 tl_vec10[8];
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec10[tl_v] = tl::convert<tl::f16>(s[tl_chunk8 + tl_v]);
-                tl::store_vector<tl::f16, 8>(tl_ptr9, tl_vec10);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk8 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk8 + tl_v) / 8) * 512), N)) Y[int64_t(row0 + (tl_tid / 64)) * N + (((tl_chunk8 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk8 + tl_v) / 8) * 512)] = tl::convert<tl::f16>(s[tl_chunk8 + tl_v]);
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:117)
+            // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s21 = 0; tl_s21 < 16; ++tl_s21) {
+                [[maybe_unused]] const int i = (tl_tid / 64);
+                [[maybe_unused]] const int j = ((tl_s21 % 8) + (tl_tid % 64) * 8 + (tl_s21 / 8) * 512);
+                s[tl_s21] = s[tl_s21] - s_sum[0];
+            }
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:120)
+            #pragma unroll
+            for (int tl_chunk22 = 0; tl_chunk22 < 16; tl_chunk22 += 8) {
+                tl::f16* tl_ptr23 = &Y[int64_t(row0 + (tl_tid / 64)) * N + ((tl_chunk22 % 8) + (tl_tid % 64) * 8 + (tl_chunk22 / 8) * 512)];
+                if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds(((tl_chunk22 % 8) + (tl_tid % 64) * 8 + (tl_chunk22 / 8) * 512), N) && tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk22 % 8) + (tl_tid % 64) * 8 + (tl_chunk22 / 8) * 512)) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
+                    tl::f16 tl_vec24[8];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec24[tl_v] = tl::convert<tl::f16>(s[tl_chunk22 + tl_v]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr23, tl_vec24);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk22 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk22 + tl_v) / 8) * 512), N)) Y[int64_t(row0 + (tl_tid / 64)) * N + (((tl_chunk22 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk22 + tl_v) / 8) * 512)] = tl::convert<tl::f16>(s[tl_chunk22 + tl_v]);
+                    }
                 }
             }
         }
+        tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
         const int32_t n_tiles = tl::cdiv(N, 2048);
-        for (int rr = 0; rr < tl::min(4, M - row0); ++rr) {
-            const int32_t row = row0 + rr;
-            m = -tl::inf<float>();
-            l = 0.0f;
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:114)
-                #pragma unroll
-                for (int tl_chunk11 = 0; tl_chunk11 < x_layout::kSlots; tl_chunk11 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk11))) continue;
-                    const tl::f16* tl_ptr12 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11))) + 7, N) && tl::is_aligned(tl_ptr12, 16)) {
-                        tl::f16 tl_vec13[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec13, tl_ptr12);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk11 + tl_v] = tl::convert<float>(tl_vec13[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk11 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11 + tl_v)))]) : -tl::inf<float>();
+        for (int g = 0; g < groups; ++g) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 4;
+            for (int rr = 0; rr < tl::min(4, M - row0); ++rr) {
+                const int32_t row = row0 + rr;
+                m = -tl::inf<float>();
+                l = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:131)
+                    #pragma unroll
+                    for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25))) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                            tl::f16 tl_vec27[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk25 + tl_v] = tl::convert<float>(tl_vec27[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)))]) : -tl::inf<float>();
+                            }
                         }
                     }
-                }
-                // reduce(max, x, tile_max);  (softmax.tl:115)
-                {
-                    float tl_part[1];
-                    #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s14 = 0; tl_s14 < x_layout::kSlots; ++tl_s14) {
-                        if (!(x_layout::valid(tl_tid, tl_s14))) continue;
-                        tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s14]));
-                    }
-                    tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    // reduce(max, x, tile_max);  (softmax.tl:132)
                     {
-                        tile_max = tl_part[0];
-                    }
-                }
-                const float m_new = tl::max(m, tile_max);
-                // for j in parallel(BN) {  (softmax.tl:117)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s15 = 0; tl_s15 < x_layout::kSlots; ++tl_s15) {
-                    if (!(x_layout::valid(tl_tid, tl_s15))) continue;
-                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s15);
-                    x[tl_s15] = tl::exp(x[tl_s15] - m_new);
-                }
-                // reduce(sum, x, tile_sum);  (softmax.tl:120)
-                {
-                    float tl_part[1];
-                    #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s16 = 0; tl_s16 < x_layout::kSlots; ++tl_s16) {
-                        if (!(x_layout::valid(tl_tid, tl_s16))) continue;
-                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s16]));
-                    }
-                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
-                    {
-                        tile_sum = tl_part[0];
-                    }
-                }
-                l = l * tl::exp(m - m_new) + tile_sum;
-                m = m_new;
-            }
-            const float shift = m + tl::log(l);
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x);  (softmax.tl:126)
-                #pragma unroll
-                for (int tl_chunk17 = 0; tl_chunk17 < x_layout::kSlots; tl_chunk17 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk17))) continue;
-                    const tl::f16* tl_ptr18 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17))) + 7, N) && tl::is_aligned(tl_ptr18, 16)) {
-                        tl::f16 tl_vec19[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec19, tl_ptr18);
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk17 + tl_v] = tl::convert<float>(tl_vec19[tl_v]);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk17 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)))]) : 0.0f;
+                        for (int tl_s28 = 0; tl_s28 < x_layout::kSlots; ++tl_s28) {
+                            if (!(x_layout::valid(tl_tid, tl_s28))) continue;
+                            tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s28]));
+                        }
+                        tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            tile_max = tl_part[0];
                         }
                     }
-                }
-                // for j in parallel(BN) {  (softmax.tl:127)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s20 = 0; tl_s20 < x_layout::kSlots; ++tl_s20) {
-                    if (!(x_layout::valid(tl_tid, tl_s20))) continue;
-                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s20);
-                    x[tl_s20] = x[tl_s20] - shift;
-                }
-                // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:130)
-                #pragma unroll
-                for (int tl_chunk21 = 0; tl_chunk21 < x_layout::kSlots; tl_chunk21 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk21))) continue;
-                    tl::f16* tl_ptr22 = &Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21))) + 7, N) && tl::is_aligned(tl_ptr22, 16)) {
-                        tl::f16 tl_vec23[8];
+                    const float m_new = tl::max(m, tile_max);
+                    // for j in parallel(BN) {  (softmax.tl:134)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
+                        if (!(x_layout::valid(tl_tid, tl_s29))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s29);
+                        x[tl_s29] = tl::exp(x[tl_s29] - m_new);
+                    }
+                    // reduce(sum, x, tile_sum);  (softmax.tl:137)
+                    {
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec23[tl_v] = tl::convert<tl::f16>(x[tl_chunk21 + tl_v]);
-                        tl::store_vector<tl::f16, 8>(tl_ptr22, tl_vec23);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21 + tl_v)), N)) Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk21 + tl_v]);
+                        for (int tl_s30 = 0; tl_s30 < x_layout::kSlots; ++tl_s30) {
+                            if (!(x_layout::valid(tl_tid, tl_s30))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s30]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            tile_sum = tl_part[0];
+                        }
+                    }
+                    l = l * tl::exp(m - m_new) + tile_sum;
+                    m = m_new;
+                }
+                const float shift = m + tl::log(l);
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:143)
+                    #pragma unroll
+                    for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk31))) continue;
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31))) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                            tl::f16 tl_vec33[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk31 + tl_v] = tl::convert<float>(tl_vec33[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31 + tl_v)))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // for j in parallel(BN) {  (softmax.tl:144)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
+                        if (!(x_layout::valid(tl_tid, tl_s34))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s34);
+                        x[tl_s34] = x[tl_s34] - shift;
+                    }
+                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:147)
+                    #pragma unroll
+                    for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35))) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                            tl::f16 tl_vec37[8];
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec37[tl_v] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr36, tl_vec37);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)), N)) Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                            }
                         }
                     }
                 }
@@ -2802,8 +3484,8 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant3(
     }
 }
 
-// kernel log_softmax<ROW = 2048, THREADS = 256, RB = 2, BN = 2048, T = f16>  (stdlib/softmax.tl:76)
-// 256 threads per block, 32 bytes of shared memory
+// kernel log_softmax<ROW = 2048, THREADS = 256, RB = 2, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/softmax.tl:86)
+// 256 threads per block, 16544 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant4(
         const tl::f16* __restrict__ X,
         tl::f16* __restrict__ Y,
@@ -2817,7 +3499,8 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant4(
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 2, 2048], row pitch 2056
+    unsigned char* tl_scratch = tl_smem + 16512;  // 32 bytes for reductions and staging
     float s[16];  // fragment s: f32[2, 2048]
     float se[16];  // fragment se: f32[2, 2048]
     float s_max[1];  // fragment s_max: f32[2]
@@ -2827,244 +3510,305 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant4(
     float l;
     float tile_max;
     float tile_sum;
-    const int32_t row0 = int(blockIdx.x) * 2;
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 2) - int(blockIdx.x), int(gridDim.x));
     if (N <= 2048) {
-        // copy(X[row0 +: RB, 0 +: ROW], s, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:94)
-        #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
-            const tl::f16* tl_ptr1 = &X[int64_t(row0 + (tl_tid / 128)) * N + ((tl_chunk0 % 8) + (tl_tid % 128) * 8 + (tl_chunk0 / 8) * 1024)];
-            if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid % 128) * 8 + (tl_chunk0 / 8) * 1024), N) && tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid % 128) * 8 + (tl_chunk0 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
-                tl::f16 tl_vec2[8];
-                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+        const int32_t g_trips = groups;
+        if (0 < g_trips) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:107)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+                for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+                    const int tl_chunk0 = tl_tid + tl_i1 * 256;
+                    tl::cp_async_16(&xs[(0 * 2 + ((tl_chunk0 * 8) / 2048)) * 2056 + ((tl_chunk0 * 8) % 2048)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk0 * 8) / 2048)) * N + ((tl_chunk0 * 8) % 2048)]);
+                }
             } else {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk0 + tl_v) / 8) * 1024), N) ? tl::convert<float>(X[int64_t(row0 + (tl_tid / 128)) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk0 + tl_v) / 8) * 1024)]) : -tl::inf<float>();
+                for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
+                    const int tl_chunk2 = tl_tid + tl_i3 * 256;
+                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk2 * 8) / 2048)) * N + ((tl_chunk2 * 8) % 2048)];
+                    tl::f16* tl_dst5 = &xs[(0 * 2 + ((tl_chunk2 * 8) / 2048)) * 2056 + ((tl_chunk2 * 8) % 2048)];
+                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk2 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 2048)));
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 2048 >= 0 && tl::is_aligned(tl_src4, 16)) {
+                        tl::cp_async_16(tl_dst5, tl_src4);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk2 * 8) / 2048), M) && tl::in_bounds(((tl_chunk2 * 8) % 2048) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
+                    }
                 }
             }
         }
-        // reduce(max, s, s_max, axis = 1);  (softmax.tl:95)
-        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
-        {
-            float tl_part[1];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
-            #pragma unroll
-            for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
-                tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(s[tl_s3]));
+        tl::cp_async_commit();
+        // for g in pipelined(groups, stages = 2) {  (softmax.tl:105)
+        for (int g = 0; g < g_trips; ++g) {
+            tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+            __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
+            if (g + 1 < g_trips) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:107)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
+                    #pragma unroll
+                    for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
+                        const int tl_chunk7 = tl_tid + tl_i8 * 256;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 2 + ((tl_chunk7 * 8) / 2048)) * 2056 + ((tl_chunk7 * 8) % 2048)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk7 * 8) / 2048)) * N + ((tl_chunk7 * 8) % 2048)]);
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
+                        const int tl_chunk9 = tl_tid + tl_i10 * 256;
+                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk9 * 8) / 2048)) * N + ((tl_chunk9 * 8) % 2048)];
+                        tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 2 + ((tl_chunk9 * 8) / 2048)) * 2056 + ((tl_chunk9 * 8) % 2048)];
+                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk9 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 2048)));
+                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 2048 >= 0 && tl::is_aligned(tl_src11, 16)) {
+                            tl::cp_async_16(tl_dst12, tl_src11);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk9 * 8) / 2048), M) && tl::in_bounds(((tl_chunk9 * 8) % 2048) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
+                        }
+                    }
+                }
             }
+            tl::cp_async_commit();
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 2;
+            // copy(xs, s);  (softmax.tl:108)
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 8>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 16>(tl_part[tl_i]);
+            for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
+                const tl::f16* tl_ptr15 = &xs[((g % 2) * 2 + (tl_tid / 128)) * 2056 + ((tl_chunk14 % 8) + (tl_tid % 128) * 8 + (tl_chunk14 / 8) * 1024)];
+                if (tl::is_aligned(tl_ptr15, 16)) {
+                    tl::f16 tl_vec16[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 2 + (tl_tid / 128)) * 2056 + (((tl_chunk14 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk14 + tl_v) / 8) * 1024)]);
+                    }
+                }
             }
-            if ((tl_tid / 1 % 32) == 0) {
+            // reduce(max, s, s_max, axis = 1);  (softmax.tl:109)
+            // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
+            {
+                float tl_part[1];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+                #pragma unroll
+                for (int tl_s17 = 0; tl_s17 < 16; ++tl_s17) {
+                    tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(s[tl_s17]));
+                }
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 16>(tl_part[tl_i]);
                 }
-            }
-            __syncthreads();
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4];
-                #pragma unroll
-                for (int tl_w = 1; tl_w < 4; ++tl_w) tl_part[tl_i] = tl::MaxOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + tl_w]);
-            }
-            __syncthreads();  // the scratch is free again
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                s_max[tl_i] = tl_part[tl_i];
-            }
-        }
-        // for i, j in parallel(RB, ROW) {  (softmax.tl:96)
-        // for i, j in parallel(2, 2048): each thread visits the elements of `se` it holds
-        #pragma unroll
-        for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
-            [[maybe_unused]] const int i = (tl_tid / 128);
-            [[maybe_unused]] const int j = ((tl_s4 % 8) + (tl_tid % 128) * 8 + (tl_s4 / 8) * 1024);
-            se[tl_s4] = tl::exp(s[tl_s4] - s_max[0]);
-        }
-        // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:99)
-        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
-        {
-            float tl_part[1];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-            #pragma unroll
-            for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(se[tl_s5]));
-            }
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
-            }
-            if ((tl_tid / 1 % 32) == 0) {
+                if ((tl_tid / 1 % 32) == 0) {
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
+                    }
+                }
+                __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4];
+                    #pragma unroll
+                    for (int tl_w = 1; tl_w < 4; ++tl_w) tl_part[tl_i] = tl::MaxOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + tl_w]);
+                }
+                __syncthreads();  // the scratch is free again
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    s_max[tl_i] = tl_part[tl_i];
                 }
             }
-            __syncthreads();
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:110)
+            // for i, j in parallel(2, 2048): each thread visits the elements of `se` it holds
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4];
-                #pragma unroll
-                for (int tl_w = 1; tl_w < 4; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + tl_w]);
+            for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
+                [[maybe_unused]] const int i = (tl_tid / 128);
+                [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid % 128) * 8 + (tl_s18 / 8) * 1024);
+                se[tl_s18] = tl::exp(s[tl_s18] - s_max[0]);
             }
-            __syncthreads();  // the scratch is free again
+            // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:113)
+            // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
+            {
+                float tl_part[1];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                #pragma unroll
+                for (int tl_s19 = 0; tl_s19 < 16; ++tl_s19) {
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(se[tl_s19]));
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+                }
+                if ((tl_tid / 1 % 32) == 0) {
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
+                    }
+                }
+                __syncthreads();
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4];
+                    #pragma unroll
+                    for (int tl_w = 1; tl_w < 4; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + tl_w]);
+                }
+                __syncthreads();  // the scratch is free again
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    s_sum[tl_i] = tl_part[tl_i];
+                }
+            }
+            // for i in parallel(RB) {  (softmax.tl:114)
+            // for i in parallel(2): each thread visits the elements of `s_sum` it holds
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                s_sum[tl_i] = tl_part[tl_i];
+            for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
+                [[maybe_unused]] const int i = (tl_tid / 128);
+                s_sum[tl_s20] = s_max[tl_s20] + tl::log(s_sum[tl_s20]);
             }
-        }
-        // for i in parallel(RB) {  (softmax.tl:100)
-        // for i in parallel(2): each thread visits the elements of `s_sum` it holds
-        #pragma unroll
-        for (int tl_s6 = 0; tl_s6 < 1; ++tl_s6) {
-            [[maybe_unused]] const int i = (tl_tid / 128);
-            s_sum[tl_s6] = s_max[tl_s6] + tl::log(s_sum[tl_s6]);
-        }
-        // for i, j in parallel(RB, ROW) {  (softmax.tl:103)
-        // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s7 = 0; tl_s7 < 16; ++tl_s7) {
-            [[maybe_unused]] const int i = (tl_tid / 128);
-            [[maybe_unused]] const int j = ((tl_s7 % 8) + (tl_tid % 128) * 8 + (tl_s7 / 8) * 1024);
-            s[tl_s7] = s[tl_s7] - s_sum[0];
-        }
-        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:106)
-        #pragma unroll
-        for (int tl_chunk8 = 0; tl_chunk8 < 16; tl_chunk8 += 8) {
-            tl::f16* tl_ptr9 = &Y[int64_t(row0 + (tl_tid / 128)) * N + ((tl_chunk8 % 8) + (tl_tid % 128) * 8 + (tl_chunk8 / 8) * 1024)];
-            if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds(((tl_chunk8 % 8) + (tl_tid % 128) * 8 + (tl_chunk8 / 8) * 1024), N) && tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk8 % 8) + (tl_tid % 128) * 8 + (tl_chunk8 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr9, 16)) {
-                tl::f16 tl_vec10[8];
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec10[tl_v] = tl::convert<tl::f16>(s[tl_chunk8 + tl_v]);
-                tl::store_vector<tl::f16, 8>(tl_ptr9, tl_vec10);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk8 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk8 + tl_v) / 8) * 1024), N)) Y[int64_t(row0 + (tl_tid / 128)) * N + (((tl_chunk8 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk8 + tl_v) / 8) * 1024)] = tl::convert<tl::f16>(s[tl_chunk8 + tl_v]);
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:117)
+            // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s21 = 0; tl_s21 < 16; ++tl_s21) {
+                [[maybe_unused]] const int i = (tl_tid / 128);
+                [[maybe_unused]] const int j = ((tl_s21 % 8) + (tl_tid % 128) * 8 + (tl_s21 / 8) * 1024);
+                s[tl_s21] = s[tl_s21] - s_sum[0];
+            }
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:120)
+            #pragma unroll
+            for (int tl_chunk22 = 0; tl_chunk22 < 16; tl_chunk22 += 8) {
+                tl::f16* tl_ptr23 = &Y[int64_t(row0 + (tl_tid / 128)) * N + ((tl_chunk22 % 8) + (tl_tid % 128) * 8 + (tl_chunk22 / 8) * 1024)];
+                if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds(((tl_chunk22 % 8) + (tl_tid % 128) * 8 + (tl_chunk22 / 8) * 1024), N) && tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk22 % 8) + (tl_tid % 128) * 8 + (tl_chunk22 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
+                    tl::f16 tl_vec24[8];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec24[tl_v] = tl::convert<tl::f16>(s[tl_chunk22 + tl_v]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr23, tl_vec24);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk22 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk22 + tl_v) / 8) * 1024), N)) Y[int64_t(row0 + (tl_tid / 128)) * N + (((tl_chunk22 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk22 + tl_v) / 8) * 1024)] = tl::convert<tl::f16>(s[tl_chunk22 + tl_v]);
+                    }
                 }
             }
         }
+        tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
         const int32_t n_tiles = tl::cdiv(N, 2048);
-        for (int rr = 0; rr < tl::min(2, M - row0); ++rr) {
-            const int32_t row = row0 + rr;
-            m = -tl::inf<float>();
-            l = 0.0f;
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:114)
-                #pragma unroll
-                for (int tl_chunk11 = 0; tl_chunk11 < x_layout::kSlots; tl_chunk11 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk11))) continue;
-                    const tl::f16* tl_ptr12 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11))) + 7, N) && tl::is_aligned(tl_ptr12, 16)) {
-                        tl::f16 tl_vec13[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec13, tl_ptr12);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk11 + tl_v] = tl::convert<float>(tl_vec13[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk11 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11 + tl_v)))]) : -tl::inf<float>();
+        for (int g = 0; g < groups; ++g) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 2;
+            for (int rr = 0; rr < tl::min(2, M - row0); ++rr) {
+                const int32_t row = row0 + rr;
+                m = -tl::inf<float>();
+                l = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:131)
+                    #pragma unroll
+                    for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25))) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                            tl::f16 tl_vec27[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk25 + tl_v] = tl::convert<float>(tl_vec27[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)))]) : -tl::inf<float>();
+                            }
                         }
                     }
-                }
-                // reduce(max, x, tile_max);  (softmax.tl:115)
-                {
-                    float tl_part[1];
-                    #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s14 = 0; tl_s14 < x_layout::kSlots; ++tl_s14) {
-                        if (!(x_layout::valid(tl_tid, tl_s14))) continue;
-                        tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s14]));
-                    }
-                    tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    // reduce(max, x, tile_max);  (softmax.tl:132)
                     {
-                        tile_max = tl_part[0];
-                    }
-                }
-                const float m_new = tl::max(m, tile_max);
-                // for j in parallel(BN) {  (softmax.tl:117)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s15 = 0; tl_s15 < x_layout::kSlots; ++tl_s15) {
-                    if (!(x_layout::valid(tl_tid, tl_s15))) continue;
-                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s15);
-                    x[tl_s15] = tl::exp(x[tl_s15] - m_new);
-                }
-                // reduce(sum, x, tile_sum);  (softmax.tl:120)
-                {
-                    float tl_part[1];
-                    #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s16 = 0; tl_s16 < x_layout::kSlots; ++tl_s16) {
-                        if (!(x_layout::valid(tl_tid, tl_s16))) continue;
-                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s16]));
-                    }
-                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
-                    {
-                        tile_sum = tl_part[0];
-                    }
-                }
-                l = l * tl::exp(m - m_new) + tile_sum;
-                m = m_new;
-            }
-            const float shift = m + tl::log(l);
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x);  (softmax.tl:126)
-                #pragma unroll
-                for (int tl_chunk17 = 0; tl_chunk17 < x_layout::kSlots; tl_chunk17 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk17))) continue;
-                    const tl::f16* tl_ptr18 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17))) + 7, N) && tl::is_aligned(tl_ptr18, 16)) {
-                        tl::f16 tl_vec19[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec19, tl_ptr18);
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk17 + tl_v] = tl::convert<float>(tl_vec19[tl_v]);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk17 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)))]) : 0.0f;
+                        for (int tl_s28 = 0; tl_s28 < x_layout::kSlots; ++tl_s28) {
+                            if (!(x_layout::valid(tl_tid, tl_s28))) continue;
+                            tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s28]));
+                        }
+                        tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            tile_max = tl_part[0];
                         }
                     }
-                }
-                // for j in parallel(BN) {  (softmax.tl:127)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s20 = 0; tl_s20 < x_layout::kSlots; ++tl_s20) {
-                    if (!(x_layout::valid(tl_tid, tl_s20))) continue;
-                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s20);
-                    x[tl_s20] = x[tl_s20] - shift;
-                }
-                // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:130)
-                #pragma unroll
-                for (int tl_chunk21 = 0; tl_chunk21 < x_layout::kSlots; tl_chunk21 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk21))) continue;
-                    tl::f16* tl_ptr22 = &Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21))) + 7, N) && tl::is_aligned(tl_ptr22, 16)) {
-                        tl::f16 tl_vec23[8];
+                    const float m_new = tl::max(m, tile_max);
+                    // for j in parallel(BN) {  (softmax.tl:134)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
+                        if (!(x_layout::valid(tl_tid, tl_s29))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s29);
+                        x[tl_s29] = tl::exp(x[tl_s29] - m_new);
+                    }
+                    // reduce(sum, x, tile_sum);  (softmax.tl:137)
+                    {
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec23[tl_v] = tl::convert<tl::f16>(x[tl_chunk21 + tl_v]);
-                        tl::store_vector<tl::f16, 8>(tl_ptr22, tl_vec23);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21 + tl_v)), N)) Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk21 + tl_v]);
+                        for (int tl_s30 = 0; tl_s30 < x_layout::kSlots; ++tl_s30) {
+                            if (!(x_layout::valid(tl_tid, tl_s30))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s30]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            tile_sum = tl_part[0];
+                        }
+                    }
+                    l = l * tl::exp(m - m_new) + tile_sum;
+                    m = m_new;
+                }
+                const float shift = m + tl::log(l);
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:143)
+                    #pragma unroll
+                    for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk31))) continue;
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31))) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                            tl::f16 tl_vec33[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk31 + tl_v] = tl::convert<float>(tl_vec33[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31 + tl_v)))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // for j in parallel(BN) {  (softmax.tl:144)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
+                        if (!(x_layout::valid(tl_tid, tl_s34))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s34);
+                        x[tl_s34] = x[tl_s34] - shift;
+                    }
+                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:147)
+                    #pragma unroll
+                    for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35))) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                            tl::f16 tl_vec37[8];
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec37[tl_v] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr36, tl_vec37);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)), N)) Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                            }
                         }
                     }
                 }
@@ -3073,8 +3817,8 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant4(
     }
 }
 
-// kernel log_softmax<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, T = f16>  (stdlib/softmax.tl:76)
-// 256 threads per block, 32 bytes of shared memory
+// kernel log_softmax<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/softmax.tl:86)
+// 256 threads per block, 16544 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
         const tl::f16* __restrict__ X,
         tl::f16* __restrict__ Y,
@@ -3088,7 +3832,8 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 1, 4096], row pitch 4104
+    unsigned char* tl_scratch = tl_smem + 16512;  // 32 bytes for reductions and staging
     float s[16];  // fragment s: f32[1, 4096]
     float se[16];  // fragment se: f32[1, 4096]
     float s_max[1];  // fragment s_max: f32[1]
@@ -3098,244 +3843,305 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
     float l;
     float tile_max;
     float tile_sum;
-    const int32_t row0 = int(blockIdx.x) * 1;
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 1) - int(blockIdx.x), int(gridDim.x));
     if (N <= 4096) {
-        // copy(X[row0 +: RB, 0 +: ROW], s, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:94)
-        #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
-            const tl::f16* tl_ptr1 = &X[int64_t(row0 + 0) * N + ((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 2048)];
-            if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 2048), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 2048)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
-                tl::f16 tl_vec2[8];
-                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+        const int32_t g_trips = groups;
+        if (0 < g_trips) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:107)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+                for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+                    const int tl_chunk0 = tl_tid + tl_i1 * 256;
+                    tl::cp_async_16(&xs[(0 * 1 + ((tl_chunk0 * 8) / 4096)) * 4104 + ((tl_chunk0 * 8) % 4096)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk0 * 8) / 4096)) * N + ((tl_chunk0 * 8) % 4096)]);
+                }
             } else {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk0 + tl_v) / 8) * 2048), N) ? tl::convert<float>(X[int64_t(row0 + 0) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk0 + tl_v) / 8) * 2048)]) : -tl::inf<float>();
+                for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
+                    const int tl_chunk2 = tl_tid + tl_i3 * 256;
+                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 4096)) * N + ((tl_chunk2 * 8) % 4096)];
+                    tl::f16* tl_dst5 = &xs[(0 * 1 + ((tl_chunk2 * 8) / 4096)) * 4104 + ((tl_chunk2 * 8) % 4096)];
+                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 4096)));
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 4096 >= 0 && tl::is_aligned(tl_src4, 16)) {
+                        tl::cp_async_16(tl_dst5, tl_src4);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 4096), M) && tl::in_bounds(((tl_chunk2 * 8) % 4096) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
+                    }
                 }
             }
         }
-        // reduce(max, s, s_max, axis = 1);  (softmax.tl:95)
-        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
-        {
-            float tl_part[1];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
-            #pragma unroll
-            for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
-                tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(s[tl_s3]));
+        tl::cp_async_commit();
+        // for g in pipelined(groups, stages = 2) {  (softmax.tl:105)
+        for (int g = 0; g < g_trips; ++g) {
+            tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+            __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
+            if (g + 1 < g_trips) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:107)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
+                    #pragma unroll
+                    for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
+                        const int tl_chunk7 = tl_tid + tl_i8 * 256;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 1 + ((tl_chunk7 * 8) / 4096)) * 4104 + ((tl_chunk7 * 8) % 4096)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 4096)) * N + ((tl_chunk7 * 8) % 4096)]);
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
+                        const int tl_chunk9 = tl_tid + tl_i10 * 256;
+                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 4096)) * N + ((tl_chunk9 * 8) % 4096)];
+                        tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 1 + ((tl_chunk9 * 8) / 4096)) * 4104 + ((tl_chunk9 * 8) % 4096)];
+                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 4096)));
+                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 4096 >= 0 && tl::is_aligned(tl_src11, 16)) {
+                            tl::cp_async_16(tl_dst12, tl_src11);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 4096), M) && tl::in_bounds(((tl_chunk9 * 8) % 4096) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
+                        }
+                    }
+                }
             }
+            tl::cp_async_commit();
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
+            // copy(xs, s);  (softmax.tl:108)
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 8>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 16>(tl_part[tl_i]);
+            for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
+                const tl::f16* tl_ptr15 = &xs[((g % 2) * 1 + 0) * 4104 + ((tl_chunk14 % 8) + (tl_tid) * 8 + (tl_chunk14 / 8) * 2048)];
+                if (tl::is_aligned(tl_ptr15, 16)) {
+                    tl::f16 tl_vec16[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 1 + 0) * 4104 + (((tl_chunk14 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk14 + tl_v) / 8) * 2048)]);
+                    }
+                }
             }
-            if ((tl_tid / 1 % 32) == 0) {
+            // reduce(max, s, s_max, axis = 1);  (softmax.tl:109)
+            // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
+            {
+                float tl_part[1];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+                #pragma unroll
+                for (int tl_s17 = 0; tl_s17 < 16; ++tl_s17) {
+                    tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(s[tl_s17]));
+                }
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    reinterpret_cast<float*>(tl_scratch)[(0) * 8 + (tl_tid / 32 % 8)] = tl_part[tl_i];
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 16>(tl_part[tl_i]);
                 }
-            }
-            __syncthreads();
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 8];
-                #pragma unroll
-                for (int tl_w = 1; tl_w < 8; ++tl_w) tl_part[tl_i] = tl::MaxOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(0) * 8 + tl_w]);
-            }
-            __syncthreads();  // the scratch is free again
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                s_max[tl_i] = tl_part[tl_i];
-            }
-        }
-        // for i, j in parallel(RB, ROW) {  (softmax.tl:96)
-        // for i, j in parallel(1, 4096): each thread visits the elements of `se` it holds
-        #pragma unroll
-        for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
-            [[maybe_unused]] const int i = 0;
-            [[maybe_unused]] const int j = ((tl_s4 % 8) + (tl_tid) * 8 + (tl_s4 / 8) * 2048);
-            se[tl_s4] = tl::exp(s[tl_s4] - s_max[0]);
-        }
-        // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:99)
-        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
-        {
-            float tl_part[1];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-            #pragma unroll
-            for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(se[tl_s5]));
-            }
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
-            }
-            if ((tl_tid / 1 % 32) == 0) {
+                if ((tl_tid / 1 % 32) == 0) {
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                        reinterpret_cast<float*>(tl_scratch)[(0) * 8 + (tl_tid / 32 % 8)] = tl_part[tl_i];
+                    }
+                }
+                __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    reinterpret_cast<float*>(tl_scratch)[(0) * 8 + (tl_tid / 32 % 8)] = tl_part[tl_i];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 8];
+                    #pragma unroll
+                    for (int tl_w = 1; tl_w < 8; ++tl_w) tl_part[tl_i] = tl::MaxOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(0) * 8 + tl_w]);
+                }
+                __syncthreads();  // the scratch is free again
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    s_max[tl_i] = tl_part[tl_i];
                 }
             }
-            __syncthreads();
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:110)
+            // for i, j in parallel(1, 4096): each thread visits the elements of `se` it holds
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 8];
-                #pragma unroll
-                for (int tl_w = 1; tl_w < 8; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(0) * 8 + tl_w]);
+            for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
+                [[maybe_unused]] const int i = 0;
+                [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid) * 8 + (tl_s18 / 8) * 2048);
+                se[tl_s18] = tl::exp(s[tl_s18] - s_max[0]);
             }
-            __syncthreads();  // the scratch is free again
+            // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:113)
+            // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
+            {
+                float tl_part[1];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                #pragma unroll
+                for (int tl_s19 = 0; tl_s19 < 16; ++tl_s19) {
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(se[tl_s19]));
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+                }
+                if ((tl_tid / 1 % 32) == 0) {
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                        reinterpret_cast<float*>(tl_scratch)[(0) * 8 + (tl_tid / 32 % 8)] = tl_part[tl_i];
+                    }
+                }
+                __syncthreads();
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 8];
+                    #pragma unroll
+                    for (int tl_w = 1; tl_w < 8; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(0) * 8 + tl_w]);
+                }
+                __syncthreads();  // the scratch is free again
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    s_sum[tl_i] = tl_part[tl_i];
+                }
+            }
+            // for i in parallel(RB) {  (softmax.tl:114)
+            // for i in parallel(1): each thread visits the elements of `s_sum` it holds
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                s_sum[tl_i] = tl_part[tl_i];
+            for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
+                [[maybe_unused]] const int i = 0;
+                s_sum[tl_s20] = s_max[tl_s20] + tl::log(s_sum[tl_s20]);
             }
-        }
-        // for i in parallel(RB) {  (softmax.tl:100)
-        // for i in parallel(1): each thread visits the elements of `s_sum` it holds
-        #pragma unroll
-        for (int tl_s6 = 0; tl_s6 < 1; ++tl_s6) {
-            [[maybe_unused]] const int i = 0;
-            s_sum[tl_s6] = s_max[tl_s6] + tl::log(s_sum[tl_s6]);
-        }
-        // for i, j in parallel(RB, ROW) {  (softmax.tl:103)
-        // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s7 = 0; tl_s7 < 16; ++tl_s7) {
-            [[maybe_unused]] const int i = 0;
-            [[maybe_unused]] const int j = ((tl_s7 % 8) + (tl_tid) * 8 + (tl_s7 / 8) * 2048);
-            s[tl_s7] = s[tl_s7] - s_sum[0];
-        }
-        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:106)
-        #pragma unroll
-        for (int tl_chunk8 = 0; tl_chunk8 < 16; tl_chunk8 += 8) {
-            tl::f16* tl_ptr9 = &Y[int64_t(row0 + 0) * N + ((tl_chunk8 % 8) + (tl_tid) * 8 + (tl_chunk8 / 8) * 2048)];
-            if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk8 % 8) + (tl_tid) * 8 + (tl_chunk8 / 8) * 2048), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk8 % 8) + (tl_tid) * 8 + (tl_chunk8 / 8) * 2048)) + 7, N) && tl::is_aligned(tl_ptr9, 16)) {
-                tl::f16 tl_vec10[8];
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec10[tl_v] = tl::convert<tl::f16>(s[tl_chunk8 + tl_v]);
-                tl::store_vector<tl::f16, 8>(tl_ptr9, tl_vec10);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk8 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk8 + tl_v) / 8) * 2048), N)) Y[int64_t(row0 + 0) * N + (((tl_chunk8 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk8 + tl_v) / 8) * 2048)] = tl::convert<tl::f16>(s[tl_chunk8 + tl_v]);
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:117)
+            // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s21 = 0; tl_s21 < 16; ++tl_s21) {
+                [[maybe_unused]] const int i = 0;
+                [[maybe_unused]] const int j = ((tl_s21 % 8) + (tl_tid) * 8 + (tl_s21 / 8) * 2048);
+                s[tl_s21] = s[tl_s21] - s_sum[0];
+            }
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:120)
+            #pragma unroll
+            for (int tl_chunk22 = 0; tl_chunk22 < 16; tl_chunk22 += 8) {
+                tl::f16* tl_ptr23 = &Y[int64_t(row0 + 0) * N + ((tl_chunk22 % 8) + (tl_tid) * 8 + (tl_chunk22 / 8) * 2048)];
+                if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk22 % 8) + (tl_tid) * 8 + (tl_chunk22 / 8) * 2048), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk22 % 8) + (tl_tid) * 8 + (tl_chunk22 / 8) * 2048)) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
+                    tl::f16 tl_vec24[8];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec24[tl_v] = tl::convert<tl::f16>(s[tl_chunk22 + tl_v]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr23, tl_vec24);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        if (tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk22 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk22 + tl_v) / 8) * 2048), N)) Y[int64_t(row0 + 0) * N + (((tl_chunk22 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk22 + tl_v) / 8) * 2048)] = tl::convert<tl::f16>(s[tl_chunk22 + tl_v]);
+                    }
                 }
             }
         }
+        tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
         const int32_t n_tiles = tl::cdiv(N, 2048);
-        for (int rr = 0; rr < tl::min(1, M - row0); ++rr) {
-            const int32_t row = row0 + rr;
-            m = -tl::inf<float>();
-            l = 0.0f;
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:114)
-                #pragma unroll
-                for (int tl_chunk11 = 0; tl_chunk11 < x_layout::kSlots; tl_chunk11 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk11))) continue;
-                    const tl::f16* tl_ptr12 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11))) + 7, N) && tl::is_aligned(tl_ptr12, 16)) {
-                        tl::f16 tl_vec13[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec13, tl_ptr12);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk11 + tl_v] = tl::convert<float>(tl_vec13[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk11 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk11 + tl_v)))]) : -tl::inf<float>();
+        for (int g = 0; g < groups; ++g) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
+            for (int rr = 0; rr < tl::min(1, M - row0); ++rr) {
+                const int32_t row = row0 + rr;
+                m = -tl::inf<float>();
+                l = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:131)
+                    #pragma unroll
+                    for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25))) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                            tl::f16 tl_vec27[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk25 + tl_v] = tl::convert<float>(tl_vec27[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)))]) : -tl::inf<float>();
+                            }
                         }
                     }
-                }
-                // reduce(max, x, tile_max);  (softmax.tl:115)
-                {
-                    float tl_part[1];
-                    #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s14 = 0; tl_s14 < x_layout::kSlots; ++tl_s14) {
-                        if (!(x_layout::valid(tl_tid, tl_s14))) continue;
-                        tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s14]));
-                    }
-                    tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    // reduce(max, x, tile_max);  (softmax.tl:132)
                     {
-                        tile_max = tl_part[0];
-                    }
-                }
-                const float m_new = tl::max(m, tile_max);
-                // for j in parallel(BN) {  (softmax.tl:117)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s15 = 0; tl_s15 < x_layout::kSlots; ++tl_s15) {
-                    if (!(x_layout::valid(tl_tid, tl_s15))) continue;
-                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s15);
-                    x[tl_s15] = tl::exp(x[tl_s15] - m_new);
-                }
-                // reduce(sum, x, tile_sum);  (softmax.tl:120)
-                {
-                    float tl_part[1];
-                    #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s16 = 0; tl_s16 < x_layout::kSlots; ++tl_s16) {
-                        if (!(x_layout::valid(tl_tid, tl_s16))) continue;
-                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s16]));
-                    }
-                    tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
-                    {
-                        tile_sum = tl_part[0];
-                    }
-                }
-                l = l * tl::exp(m - m_new) + tile_sum;
-                m = m_new;
-            }
-            const float shift = m + tl::log(l);
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x);  (softmax.tl:126)
-                #pragma unroll
-                for (int tl_chunk17 = 0; tl_chunk17 < x_layout::kSlots; tl_chunk17 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk17))) continue;
-                    const tl::f16* tl_ptr18 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17))) + 7, N) && tl::is_aligned(tl_ptr18, 16)) {
-                        tl::f16 tl_vec19[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec19, tl_ptr18);
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk17 + tl_v] = tl::convert<float>(tl_vec19[tl_v]);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk17 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)))]) : 0.0f;
+                        for (int tl_s28 = 0; tl_s28 < x_layout::kSlots; ++tl_s28) {
+                            if (!(x_layout::valid(tl_tid, tl_s28))) continue;
+                            tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s28]));
+                        }
+                        tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            tile_max = tl_part[0];
                         }
                     }
-                }
-                // for j in parallel(BN) {  (softmax.tl:127)
-                // for j in parallel(2048): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s20 = 0; tl_s20 < x_layout::kSlots; ++tl_s20) {
-                    if (!(x_layout::valid(tl_tid, tl_s20))) continue;
-                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s20);
-                    x[tl_s20] = x[tl_s20] - shift;
-                }
-                // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:130)
-                #pragma unroll
-                for (int tl_chunk21 = 0; tl_chunk21 < x_layout::kSlots; tl_chunk21 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk21))) continue;
-                    tl::f16* tl_ptr22 = &Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21))) + 7, N) && tl::is_aligned(tl_ptr22, 16)) {
-                        tl::f16 tl_vec23[8];
+                    const float m_new = tl::max(m, tile_max);
+                    // for j in parallel(BN) {  (softmax.tl:134)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
+                        if (!(x_layout::valid(tl_tid, tl_s29))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s29);
+                        x[tl_s29] = tl::exp(x[tl_s29] - m_new);
+                    }
+                    // reduce(sum, x, tile_sum);  (softmax.tl:137)
+                    {
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec23[tl_v] = tl::convert<tl::f16>(x[tl_chunk21 + tl_v]);
-                        tl::store_vector<tl::f16, 8>(tl_ptr22, tl_vec23);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21 + tl_v)), N)) Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk21 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk21 + tl_v]);
+                        for (int tl_s30 = 0; tl_s30 < x_layout::kSlots; ++tl_s30) {
+                            if (!(x_layout::valid(tl_tid, tl_s30))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s30]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            tile_sum = tl_part[0];
+                        }
+                    }
+                    l = l * tl::exp(m - m_new) + tile_sum;
+                    m = m_new;
+                }
+                const float shift = m + tl::log(l);
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:143)
+                    #pragma unroll
+                    for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk31))) continue;
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31))) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                            tl::f16 tl_vec33[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk31 + tl_v] = tl::convert<float>(tl_vec33[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31 + tl_v)))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // for j in parallel(BN) {  (softmax.tl:144)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
+                        if (!(x_layout::valid(tl_tid, tl_s34))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s34);
+                        x[tl_s34] = x[tl_s34] - shift;
+                    }
+                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:147)
+                    #pragma unroll
+                    for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35))) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                            tl::f16 tl_vec37[8];
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec37[tl_v] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr36, tl_vec37);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)), N)) Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                            }
                         }
                     }
                 }
@@ -3344,8 +4150,8 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
     }
 }
 
-// kernel log_softmax<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, T = f16>  (stdlib/softmax.tl:76)
-// 512 threads per block, 64 bytes of shared memory
+// kernel log_softmax<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, MAX_BLOCKS = 2048, T = f16>  (stdlib/softmax.tl:86)
+// 512 threads per block, 32960 bytes of shared memory
 __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
         const tl::f16* __restrict__ X,
         tl::f16* __restrict__ Y,
@@ -3359,7 +4165,8 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
     using x_layout = tl::BlockedLayout<4096, 8, 512>;  // fragment x: f32[4096]
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    unsigned char* tl_scratch = tl_smem + 0;  // 64 bytes for reductions and staging
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 1, 8192], row pitch 8200
+    unsigned char* tl_scratch = tl_smem + 32896;  // 64 bytes for reductions and staging
     float s[16];  // fragment s: f32[1, 8192]
     float se[16];  // fragment se: f32[1, 8192]
     float s_max[1];  // fragment s_max: f32[1]
@@ -3369,244 +4176,305 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
     float l;
     float tile_max;
     float tile_sum;
-    const int32_t row0 = int(blockIdx.x) * 1;
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 1) - int(blockIdx.x), int(gridDim.x));
     if (N <= 8192) {
-        // copy(X[row0 +: RB, 0 +: ROW], s, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:94)
-        #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
-            const tl::f16* tl_ptr1 = &X[int64_t(row0 + 0) * N + ((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 4096)];
-            if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 4096), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid) * 8 + (tl_chunk0 / 8) * 4096)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
-                tl::f16 tl_vec2[8];
-                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+        const int32_t g_trips = groups;
+        if (0 < g_trips) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:107)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+                for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+                    const int tl_chunk0 = tl_tid + tl_i1 * 512;
+                    tl::cp_async_16(&xs[(0 * 1 + ((tl_chunk0 * 8) / 8192)) * 8200 + ((tl_chunk0 * 8) % 8192)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk0 * 8) / 8192)) * N + ((tl_chunk0 * 8) % 8192)]);
+                }
             } else {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    s[tl_chunk0 + tl_v] = tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk0 + tl_v) / 8) * 4096), N) ? tl::convert<float>(X[int64_t(row0 + 0) * N + (((tl_chunk0 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk0 + tl_v) / 8) * 4096)]) : -tl::inf<float>();
+                for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
+                    const int tl_chunk2 = tl_tid + tl_i3 * 512;
+                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 8192)) * N + ((tl_chunk2 * 8) % 8192)];
+                    tl::f16* tl_dst5 = &xs[(0 * 1 + ((tl_chunk2 * 8) / 8192)) * 8200 + ((tl_chunk2 * 8) % 8192)];
+                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 8192)));
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 8192 >= 0 && tl::is_aligned(tl_src4, 16)) {
+                        tl::cp_async_16(tl_dst5, tl_src4);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 8192), M) && tl::in_bounds(((tl_chunk2 * 8) % 8192) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
+                    }
                 }
             }
         }
-        // reduce(max, s, s_max, axis = 1);  (softmax.tl:95)
-        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
-        {
-            float tl_part[1];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
-            #pragma unroll
-            for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
-                tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(s[tl_s3]));
+        tl::cp_async_commit();
+        // for g in pipelined(groups, stages = 2) {  (softmax.tl:105)
+        for (int g = 0; g < g_trips; ++g) {
+            tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+            __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
+            if (g + 1 < g_trips) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:107)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
+                    #pragma unroll
+                    for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
+                        const int tl_chunk7 = tl_tid + tl_i8 * 512;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 1 + ((tl_chunk7 * 8) / 8192)) * 8200 + ((tl_chunk7 * 8) % 8192)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 8192)) * N + ((tl_chunk7 * 8) % 8192)]);
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
+                        const int tl_chunk9 = tl_tid + tl_i10 * 512;
+                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 8192)) * N + ((tl_chunk9 * 8) % 8192)];
+                        tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 1 + ((tl_chunk9 * 8) / 8192)) * 8200 + ((tl_chunk9 * 8) % 8192)];
+                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 8192)));
+                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 8192 >= 0 && tl::is_aligned(tl_src11, 16)) {
+                            tl::cp_async_16(tl_dst12, tl_src11);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 8192), M) && tl::in_bounds(((tl_chunk9 * 8) % 8192) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
+                        }
+                    }
+                }
             }
+            tl::cp_async_commit();
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
+            // copy(xs, s);  (softmax.tl:108)
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 8>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 16>(tl_part[tl_i]);
+            for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
+                const tl::f16* tl_ptr15 = &xs[((g % 2) * 1 + 0) * 8200 + ((tl_chunk14 % 8) + (tl_tid) * 8 + (tl_chunk14 / 8) * 4096)];
+                if (tl::is_aligned(tl_ptr15, 16)) {
+                    tl::f16 tl_vec16[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 1 + 0) * 8200 + (((tl_chunk14 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk14 + tl_v) / 8) * 4096)]);
+                    }
+                }
             }
-            if ((tl_tid / 1 % 32) == 0) {
+            // reduce(max, s, s_max, axis = 1);  (softmax.tl:109)
+            // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
+            {
+                float tl_part[1];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+                #pragma unroll
+                for (int tl_s17 = 0; tl_s17 < 16; ++tl_s17) {
+                    tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(s[tl_s17]));
+                }
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    reinterpret_cast<float*>(tl_scratch)[(0) * 16 + (tl_tid / 32 % 16)] = tl_part[tl_i];
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 16>(tl_part[tl_i]);
                 }
-            }
-            __syncthreads();
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 16];
-                #pragma unroll
-                for (int tl_w = 1; tl_w < 16; ++tl_w) tl_part[tl_i] = tl::MaxOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(0) * 16 + tl_w]);
-            }
-            __syncthreads();  // the scratch is free again
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                s_max[tl_i] = tl_part[tl_i];
-            }
-        }
-        // for i, j in parallel(RB, ROW) {  (softmax.tl:96)
-        // for i, j in parallel(1, 8192): each thread visits the elements of `se` it holds
-        #pragma unroll
-        for (int tl_s4 = 0; tl_s4 < 16; ++tl_s4) {
-            [[maybe_unused]] const int i = 0;
-            [[maybe_unused]] const int j = ((tl_s4 % 8) + (tl_tid) * 8 + (tl_s4 / 8) * 4096);
-            se[tl_s4] = tl::exp(s[tl_s4] - s_max[0]);
-        }
-        // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:99)
-        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
-        {
-            float tl_part[1];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-            #pragma unroll
-            for (int tl_s5 = 0; tl_s5 < 16; ++tl_s5) {
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(se[tl_s5]));
-            }
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
-            }
-            if ((tl_tid / 1 % 32) == 0) {
+                if ((tl_tid / 1 % 32) == 0) {
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                        reinterpret_cast<float*>(tl_scratch)[(0) * 16 + (tl_tid / 32 % 16)] = tl_part[tl_i];
+                    }
+                }
+                __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    reinterpret_cast<float*>(tl_scratch)[(0) * 16 + (tl_tid / 32 % 16)] = tl_part[tl_i];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 16];
+                    #pragma unroll
+                    for (int tl_w = 1; tl_w < 16; ++tl_w) tl_part[tl_i] = tl::MaxOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(0) * 16 + tl_w]);
+                }
+                __syncthreads();  // the scratch is free again
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    s_max[tl_i] = tl_part[tl_i];
                 }
             }
-            __syncthreads();
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:110)
+            // for i, j in parallel(1, 8192): each thread visits the elements of `se` it holds
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 16];
-                #pragma unroll
-                for (int tl_w = 1; tl_w < 16; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(0) * 16 + tl_w]);
+            for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
+                [[maybe_unused]] const int i = 0;
+                [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid) * 8 + (tl_s18 / 8) * 4096);
+                se[tl_s18] = tl::exp(s[tl_s18] - s_max[0]);
             }
-            __syncthreads();  // the scratch is free again
+            // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:113)
+            // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
+            {
+                float tl_part[1];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                #pragma unroll
+                for (int tl_s19 = 0; tl_s19 < 16; ++tl_s19) {
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(se[tl_s19]));
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+                }
+                if ((tl_tid / 1 % 32) == 0) {
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                        reinterpret_cast<float*>(tl_scratch)[(0) * 16 + (tl_tid / 32 % 16)] = tl_part[tl_i];
+                    }
+                }
+                __syncthreads();
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 16];
+                    #pragma unroll
+                    for (int tl_w = 1; tl_w < 16; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(0) * 16 + tl_w]);
+                }
+                __syncthreads();  // the scratch is free again
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    s_sum[tl_i] = tl_part[tl_i];
+                }
+            }
+            // for i in parallel(RB) {  (softmax.tl:114)
+            // for i in parallel(1): each thread visits the elements of `s_sum` it holds
             #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                s_sum[tl_i] = tl_part[tl_i];
+            for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
+                [[maybe_unused]] const int i = 0;
+                s_sum[tl_s20] = s_max[tl_s20] + tl::log(s_sum[tl_s20]);
             }
-        }
-        // for i in parallel(RB) {  (softmax.tl:100)
-        // for i in parallel(1): each thread visits the elements of `s_sum` it holds
-        #pragma unroll
-        for (int tl_s6 = 0; tl_s6 < 1; ++tl_s6) {
-            [[maybe_unused]] const int i = 0;
-            s_sum[tl_s6] = s_max[tl_s6] + tl::log(s_sum[tl_s6]);
-        }
-        // for i, j in parallel(RB, ROW) {  (softmax.tl:103)
-        // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s7 = 0; tl_s7 < 16; ++tl_s7) {
-            [[maybe_unused]] const int i = 0;
-            [[maybe_unused]] const int j = ((tl_s7 % 8) + (tl_tid) * 8 + (tl_s7 / 8) * 4096);
-            s[tl_s7] = s[tl_s7] - s_sum[0];
-        }
-        // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:106)
-        #pragma unroll
-        for (int tl_chunk8 = 0; tl_chunk8 < 16; tl_chunk8 += 8) {
-            tl::f16* tl_ptr9 = &Y[int64_t(row0 + 0) * N + ((tl_chunk8 % 8) + (tl_tid) * 8 + (tl_chunk8 / 8) * 4096)];
-            if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk8 % 8) + (tl_tid) * 8 + (tl_chunk8 / 8) * 4096), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk8 % 8) + (tl_tid) * 8 + (tl_chunk8 / 8) * 4096)) + 7, N) && tl::is_aligned(tl_ptr9, 16)) {
-                tl::f16 tl_vec10[8];
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec10[tl_v] = tl::convert<tl::f16>(s[tl_chunk8 + tl_v]);
-                tl::store_vector<tl::f16, 8>(tl_ptr9, tl_vec10);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk8 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk8 + tl_v) / 8) * 4096), N)) Y[int64_t(row0 + 0) * N + (((tl_chunk8 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk8 + tl_v) / 8) * 4096)] = tl::convert<tl::f16>(s[tl_chunk8 + tl_v]);
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:117)
+            // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s21 = 0; tl_s21 < 16; ++tl_s21) {
+                [[maybe_unused]] const int i = 0;
+                [[maybe_unused]] const int j = ((tl_s21 % 8) + (tl_tid) * 8 + (tl_s21 / 8) * 4096);
+                s[tl_s21] = s[tl_s21] - s_sum[0];
+            }
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:120)
+            #pragma unroll
+            for (int tl_chunk22 = 0; tl_chunk22 < 16; tl_chunk22 += 8) {
+                tl::f16* tl_ptr23 = &Y[int64_t(row0 + 0) * N + ((tl_chunk22 % 8) + (tl_tid) * 8 + (tl_chunk22 / 8) * 4096)];
+                if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk22 % 8) + (tl_tid) * 8 + (tl_chunk22 / 8) * 4096), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk22 % 8) + (tl_tid) * 8 + (tl_chunk22 / 8) * 4096)) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
+                    tl::f16 tl_vec24[8];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec24[tl_v] = tl::convert<tl::f16>(s[tl_chunk22 + tl_v]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr23, tl_vec24);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        if (tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk22 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk22 + tl_v) / 8) * 4096), N)) Y[int64_t(row0 + 0) * N + (((tl_chunk22 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk22 + tl_v) / 8) * 4096)] = tl::convert<tl::f16>(s[tl_chunk22 + tl_v]);
+                    }
                 }
             }
         }
+        tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
         const int32_t n_tiles = tl::cdiv(N, 4096);
-        for (int rr = 0; rr < tl::min(1, M - row0); ++rr) {
-            const int32_t row = row0 + rr;
-            m = -tl::inf<float>();
-            l = 0.0f;
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:114)
-                #pragma unroll
-                for (int tl_chunk11 = 0; tl_chunk11 < x_layout::kSlots; tl_chunk11 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk11))) continue;
-                    const tl::f16* tl_ptr12 = &X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk11)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk11)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (x_layout::flat(tl_tid, tl_chunk11))) + 7, N) && tl::is_aligned(tl_ptr12, 16)) {
-                        tl::f16 tl_vec13[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec13, tl_ptr12);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk11 + tl_v] = tl::convert<float>(tl_vec13[tl_v]);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk11 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk11 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk11 + tl_v)))]) : -tl::inf<float>();
+        for (int g = 0; g < groups; ++g) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
+            for (int rr = 0; rr < tl::min(1, M - row0); ++rr) {
+                const int32_t row = row0 + rr;
+                m = -tl::inf<float>();
+                l = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:131)
+                    #pragma unroll
+                    for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk25)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk25)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (x_layout::flat(tl_tid, tl_chunk25))) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                            tl::f16 tl_vec27[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk25 + tl_v] = tl::convert<float>(tl_vec27[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)))]) : -tl::inf<float>();
+                            }
                         }
                     }
-                }
-                // reduce(max, x, tile_max);  (softmax.tl:115)
-                {
-                    float tl_part[1];
-                    #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s14 = 0; tl_s14 < x_layout::kSlots; ++tl_s14) {
-                        if (!(x_layout::valid(tl_tid, tl_s14))) continue;
-                        tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s14]));
-                    }
-                    tl::block_allreduce<tl::MaxOp, 1, 512>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                    // reduce(max, x, tile_max);  (softmax.tl:132)
                     {
-                        tile_max = tl_part[0];
-                    }
-                }
-                const float m_new = tl::max(m, tile_max);
-                // for j in parallel(BN) {  (softmax.tl:117)
-                // for j in parallel(4096): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s15 = 0; tl_s15 < x_layout::kSlots; ++tl_s15) {
-                    if (!(x_layout::valid(tl_tid, tl_s15))) continue;
-                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s15);
-                    x[tl_s15] = tl::exp(x[tl_s15] - m_new);
-                }
-                // reduce(sum, x, tile_sum);  (softmax.tl:120)
-                {
-                    float tl_part[1];
-                    #pragma unroll
-                    for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s16 = 0; tl_s16 < x_layout::kSlots; ++tl_s16) {
-                        if (!(x_layout::valid(tl_tid, tl_s16))) continue;
-                        tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s16]));
-                    }
-                    tl::block_allreduce<tl::SumOp, 1, 512>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
-                    {
-                        tile_sum = tl_part[0];
-                    }
-                }
-                l = l * tl::exp(m - m_new) + tile_sum;
-                m = m_new;
-            }
-            const float shift = m + tl::log(l);
-            for (int t = 0; t < n_tiles; ++t) {
-                // copy(X[row, t * BN +: BN], x);  (softmax.tl:126)
-                #pragma unroll
-                for (int tl_chunk17 = 0; tl_chunk17 < x_layout::kSlots; tl_chunk17 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk17))) continue;
-                    const tl::f16* tl_ptr18 = &X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk17)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk17)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (x_layout::flat(tl_tid, tl_chunk17))) + 7, N) && tl::is_aligned(tl_ptr18, 16)) {
-                        tl::f16 tl_vec19[8];
-                        tl::load_vector<tl::f16, 8>(tl_vec19, tl_ptr18);
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk17 + tl_v] = tl::convert<float>(tl_vec19[tl_v]);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            x[tl_chunk17 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk17 + tl_v)))]) : 0.0f;
+                        for (int tl_s28 = 0; tl_s28 < x_layout::kSlots; ++tl_s28) {
+                            if (!(x_layout::valid(tl_tid, tl_s28))) continue;
+                            tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s28]));
+                        }
+                        tl::block_allreduce<tl::MaxOp, 1, 512>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            tile_max = tl_part[0];
                         }
                     }
-                }
-                // for j in parallel(BN) {  (softmax.tl:127)
-                // for j in parallel(4096): each thread visits the elements of `x` it holds
-                #pragma unroll
-                for (int tl_s20 = 0; tl_s20 < x_layout::kSlots; ++tl_s20) {
-                    if (!(x_layout::valid(tl_tid, tl_s20))) continue;
-                    [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s20);
-                    x[tl_s20] = x[tl_s20] - shift;
-                }
-                // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:130)
-                #pragma unroll
-                for (int tl_chunk21 = 0; tl_chunk21 < x_layout::kSlots; tl_chunk21 += 8) {
-                    if (!(x_layout::valid(tl_tid, tl_chunk21))) continue;
-                    tl::f16* tl_ptr22 = &Y[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk21)))];
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk21)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (x_layout::flat(tl_tid, tl_chunk21))) + 7, N) && tl::is_aligned(tl_ptr22, 16)) {
-                        tl::f16 tl_vec23[8];
+                    const float m_new = tl::max(m, tile_max);
+                    // for j in parallel(BN) {  (softmax.tl:134)
+                    // for j in parallel(4096): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
+                        if (!(x_layout::valid(tl_tid, tl_s29))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s29);
+                        x[tl_s29] = tl::exp(x[tl_s29] - m_new);
+                    }
+                    // reduce(sum, x, tile_sum);  (softmax.tl:137)
+                    {
+                        float tl_part[1];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec23[tl_v] = tl::convert<tl::f16>(x[tl_chunk21 + tl_v]);
-                        tl::store_vector<tl::f16, 8>(tl_ptr22, tl_vec23);
-                    } else {
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk21 + tl_v)), N)) Y[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk21 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk21 + tl_v]);
+                        for (int tl_s30 = 0; tl_s30 < x_layout::kSlots; ++tl_s30) {
+                            if (!(x_layout::valid(tl_tid, tl_s30))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s30]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 512>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            tile_sum = tl_part[0];
+                        }
+                    }
+                    l = l * tl::exp(m - m_new) + tile_sum;
+                    m = m_new;
+                }
+                const float shift = m + tl::log(l);
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:143)
+                    #pragma unroll
+                    for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk31))) continue;
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk31)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk31)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (x_layout::flat(tl_tid, tl_chunk31))) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                            tl::f16 tl_vec33[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk31 + tl_v] = tl::convert<float>(tl_vec33[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk31 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk31 + tl_v)))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // for j in parallel(BN) {  (softmax.tl:144)
+                    // for j in parallel(4096): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
+                        if (!(x_layout::valid(tl_tid, tl_s34))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s34);
+                        x[tl_s34] = x[tl_s34] - shift;
+                    }
+                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:147)
+                    #pragma unroll
+                    for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk35)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk35)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (x_layout::flat(tl_tid, tl_chunk35))) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                            tl::f16 tl_vec37[8];
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec37[tl_v] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr36, tl_vec37);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)), N)) Y[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                            }
                         }
                     }
                 }
@@ -3615,7 +4483,7 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
     }
 }
 
-// kernel softmax_rows<BM = 8, BN = 256, T = f16>  (stdlib/softmax.tl:138)
+// kernel softmax_rows<BM = 8, BN = 256, T = f16>  (stdlib/softmax.tl:156)
 // 256 threads per block, 0 bytes of shared memory
 __global__ void __launch_bounds__(256) softmax_rows_kernel(
         const tl::f16* __restrict__ X,
@@ -3643,7 +4511,7 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
     const int32_t row0 = int(blockIdx.x) * 8;
     const int32_t n_tiles = tl::cdiv(N, 256);
     for (int t = 0; t < n_tiles; ++t) {
-        // copy(X[row0 +: BM, t * BN +: BN], x, pad = -inf);  (softmax.tl:151)
+        // copy(X[row0 +: BM, t * BN +: BN], x, pad = -inf);  (softmax.tl:169)
         #pragma unroll
         for (int tl_chunk0 = 0; tl_chunk0 < 8; tl_chunk0 += 8) {
             const tl::f16* tl_ptr1 = &X[int64_t(row0 + (tl_tid / 32)) * N + ((t * 256) + ((tl_chunk0) + (tl_tid % 32) * 8))];
@@ -3659,7 +4527,7 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
                 }
             }
         }
-        // reduce(max, x, m_tile, axis = 1);  (softmax.tl:152)
+        // reduce(max, x, m_tile, axis = 1);  (softmax.tl:170)
         // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
         {
             float tl_part[1];
@@ -3682,7 +4550,7 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
                 m_tile[tl_i] = tl_part[tl_i];
             }
         }
-        // for i in parallel(BM) {  (softmax.tl:153)
+        // for i in parallel(BM) {  (softmax.tl:171)
         // for i in parallel(8): each thread visits the elements of `m` it holds
         #pragma unroll
         for (int tl_s4 = 0; tl_s4 < 1; ++tl_s4) {
@@ -3691,7 +4559,7 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
             alpha[tl_s4] = tl::exp(m[tl_s4] - m_new);
             m[tl_s4] = m_new;
         }
-        // for i, j in parallel(BM, BN) {  (softmax.tl:158)
+        // for i, j in parallel(BM, BN) {  (softmax.tl:176)
         // for i, j in parallel(8, 256): each thread visits the elements of `x` it holds
         #pragma unroll
         for (int tl_s5 = 0; tl_s5 < 8; ++tl_s5) {
@@ -3699,7 +4567,7 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
             [[maybe_unused]] const int j = ((tl_s5) + (tl_tid % 32) * 8);
             x[tl_s5] = tl::exp(x[tl_s5] - m[0]);
         }
-        // reduce(sum, x, l_tile, axis = 1);  (softmax.tl:161)
+        // reduce(sum, x, l_tile, axis = 1);  (softmax.tl:179)
         // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
         {
             float tl_part[1];
@@ -3722,7 +4590,7 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
                 l_tile[tl_i] = tl_part[tl_i];
             }
         }
-        // for i in parallel(BM) {  (softmax.tl:162)
+        // for i in parallel(BM) {  (softmax.tl:180)
         // for i in parallel(8): each thread visits the elements of `l` it holds
         #pragma unroll
         for (int tl_s7 = 0; tl_s7 < 1; ++tl_s7) {
@@ -3731,7 +4599,7 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
         }
     }
     for (int t = 0; t < n_tiles; ++t) {
-        // copy(X[row0 +: BM, t * BN +: BN], x);  (softmax.tl:168)
+        // copy(X[row0 +: BM, t * BN +: BN], x);  (softmax.tl:186)
         #pragma unroll
         for (int tl_chunk8 = 0; tl_chunk8 < 8; tl_chunk8 += 8) {
             const tl::f16* tl_ptr9 = &X[int64_t(row0 + (tl_tid / 32)) * N + ((t * 256) + ((tl_chunk8) + (tl_tid % 32) * 8))];
@@ -3747,7 +4615,7 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
                 }
             }
         }
-        // for i, j in parallel(BM, BN) {  (softmax.tl:169)
+        // for i, j in parallel(BM, BN) {  (softmax.tl:187)
         // for i, j in parallel(8, 256): each thread visits the elements of `x` it holds
         #pragma unroll
         for (int tl_s11 = 0; tl_s11 < 8; ++tl_s11) {
@@ -3755,7 +4623,7 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
             [[maybe_unused]] const int j = ((tl_s11) + (tl_tid % 32) * 8);
             x[tl_s11] = tl::exp(x[tl_s11] - m[0]) / l[0];
         }
-        // copy(x, Y[row0 +: BM, t * BN +: BN]);  (softmax.tl:172)
+        // copy(x, Y[row0 +: BM, t * BN +: BN]);  (softmax.tl:190)
         #pragma unroll
         for (int tl_chunk12 = 0; tl_chunk12 < 8; tl_chunk12 += 8) {
             tl::f16* tl_ptr13 = &Y[int64_t(row0 + (tl_tid / 32)) * N + ((t * 256) + ((tl_chunk12) + (tl_tid % 32) * 8))];
@@ -3785,7 +4653,7 @@ static cudaError_t softmax_variant0(const __half* X, __half* Y, int64_t M, int64
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 32)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 32), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -3796,7 +4664,7 @@ static cudaError_t softmax_variant0(const __half* X, __half* Y, int64_t M, int64
         return tl_err;
     }();
     if (tl_attributes_variant0 != cudaSuccess) return tl::host::record(tl_attributes_variant0, tl_name, "setting the shared-memory attributes");
-    ::softmax_kernel_variant0<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::softmax_kernel_variant0<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 17440, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -3807,7 +4675,7 @@ static cudaError_t softmax_variant1(const __half* X, __half* Y, int64_t M, int64
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 16)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 16), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -3818,7 +4686,7 @@ static cudaError_t softmax_variant1(const __half* X, __half* Y, int64_t M, int64
         return tl_err;
     }();
     if (tl_attributes_variant1 != cudaSuccess) return tl::host::record(tl_attributes_variant1, tl_name, "setting the shared-memory attributes");
-    ::softmax_kernel_variant1<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::softmax_kernel_variant1<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 16928, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -3829,7 +4697,7 @@ static cudaError_t softmax_variant2(const __half* X, __half* Y, int64_t M, int64
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 8), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -3840,7 +4708,7 @@ static cudaError_t softmax_variant2(const __half* X, __half* Y, int64_t M, int64
         return tl_err;
     }();
     if (tl_attributes_variant2 != cudaSuccess) return tl::host::record(tl_attributes_variant2, tl_name, "setting the shared-memory attributes");
-    ::softmax_kernel_variant2<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::softmax_kernel_variant2<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 16672, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -3851,7 +4719,7 @@ static cudaError_t softmax_variant3(const __half* X, __half* Y, int64_t M, int64
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 4)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 4), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -3862,7 +4730,7 @@ static cudaError_t softmax_variant3(const __half* X, __half* Y, int64_t M, int64
         return tl_err;
     }();
     if (tl_attributes_variant3 != cudaSuccess) return tl::host::record(tl_attributes_variant3, tl_name, "setting the shared-memory attributes");
-    ::softmax_kernel_variant3<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::softmax_kernel_variant3<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 16544, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -3873,7 +4741,7 @@ static cudaError_t softmax_variant4(const __half* X, __half* Y, int64_t M, int64
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 2)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 2), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -3884,7 +4752,7 @@ static cudaError_t softmax_variant4(const __half* X, __half* Y, int64_t M, int64
         return tl_err;
     }();
     if (tl_attributes_variant4 != cudaSuccess) return tl::host::record(tl_attributes_variant4, tl_name, "setting the shared-memory attributes");
-    ::softmax_kernel_variant4<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::softmax_kernel_variant4<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 16544, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -3895,7 +4763,7 @@ static cudaError_t softmax_variant5(const __half* X, __half* Y, int64_t M, int64
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 1)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -3906,7 +4774,7 @@ static cudaError_t softmax_variant5(const __half* X, __half* Y, int64_t M, int64
         return tl_err;
     }();
     if (tl_attributes_variant5 != cudaSuccess) return tl::host::record(tl_attributes_variant5, tl_name, "setting the shared-memory attributes");
-    ::softmax_kernel_variant5<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::softmax_kernel_variant5<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 16544, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -3917,7 +4785,7 @@ static cudaError_t softmax_variant6(const __half* X, __half* Y, int64_t M, int64
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 1)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -3928,7 +4796,7 @@ static cudaError_t softmax_variant6(const __half* X, __half* Y, int64_t M, int64
         return tl_err;
     }();
     if (tl_attributes_variant6 != cudaSuccess) return tl::host::record(tl_attributes_variant6, tl_name, "setting the shared-memory attributes");
-    ::softmax_kernel_variant6<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 512, 64, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::softmax_kernel_variant6<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 512, 32960, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -3956,7 +4824,7 @@ static cudaError_t log_softmax_variant0(const __half* X, __half* Y, int64_t M, i
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 32)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 32), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -3967,7 +4835,7 @@ static cudaError_t log_softmax_variant0(const __half* X, __half* Y, int64_t M, i
         return tl_err;
     }();
     if (tl_attributes_variant0 != cudaSuccess) return tl::host::record(tl_attributes_variant0, tl_name, "setting the shared-memory attributes");
-    ::log_softmax_kernel_variant0<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::log_softmax_kernel_variant0<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 17440, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -3978,7 +4846,7 @@ static cudaError_t log_softmax_variant1(const __half* X, __half* Y, int64_t M, i
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 16)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 16), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -3989,7 +4857,7 @@ static cudaError_t log_softmax_variant1(const __half* X, __half* Y, int64_t M, i
         return tl_err;
     }();
     if (tl_attributes_variant1 != cudaSuccess) return tl::host::record(tl_attributes_variant1, tl_name, "setting the shared-memory attributes");
-    ::log_softmax_kernel_variant1<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::log_softmax_kernel_variant1<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 16928, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -4000,7 +4868,7 @@ static cudaError_t log_softmax_variant2(const __half* X, __half* Y, int64_t M, i
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 8), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -4011,7 +4879,7 @@ static cudaError_t log_softmax_variant2(const __half* X, __half* Y, int64_t M, i
         return tl_err;
     }();
     if (tl_attributes_variant2 != cudaSuccess) return tl::host::record(tl_attributes_variant2, tl_name, "setting the shared-memory attributes");
-    ::log_softmax_kernel_variant2<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::log_softmax_kernel_variant2<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 16672, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -4022,7 +4890,7 @@ static cudaError_t log_softmax_variant3(const __half* X, __half* Y, int64_t M, i
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 4)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 4), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -4033,7 +4901,7 @@ static cudaError_t log_softmax_variant3(const __half* X, __half* Y, int64_t M, i
         return tl_err;
     }();
     if (tl_attributes_variant3 != cudaSuccess) return tl::host::record(tl_attributes_variant3, tl_name, "setting the shared-memory attributes");
-    ::log_softmax_kernel_variant3<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::log_softmax_kernel_variant3<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 16544, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -4044,7 +4912,7 @@ static cudaError_t log_softmax_variant4(const __half* X, __half* Y, int64_t M, i
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 2)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 2), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -4055,7 +4923,7 @@ static cudaError_t log_softmax_variant4(const __half* X, __half* Y, int64_t M, i
         return tl_err;
     }();
     if (tl_attributes_variant4 != cudaSuccess) return tl::host::record(tl_attributes_variant4, tl_name, "setting the shared-memory attributes");
-    ::log_softmax_kernel_variant4<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::log_softmax_kernel_variant4<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 16544, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -4066,7 +4934,7 @@ static cudaError_t log_softmax_variant5(const __half* X, __half* Y, int64_t M, i
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 1)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -4077,7 +4945,7 @@ static cudaError_t log_softmax_variant5(const __half* X, __half* Y, int64_t M, i
         return tl_err;
     }();
     if (tl_attributes_variant5 != cudaSuccess) return tl::host::record(tl_attributes_variant5, tl_name, "setting the shared-memory attributes");
-    ::log_softmax_kernel_variant5<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::log_softmax_kernel_variant5<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 16544, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -4088,7 +4956,7 @@ static cudaError_t log_softmax_variant6(const __half* X, __half* Y, int64_t M, i
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 1)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -4099,7 +4967,7 @@ static cudaError_t log_softmax_variant6(const __half* X, __half* Y, int64_t M, i
         return tl_err;
     }();
     if (tl_attributes_variant6 != cudaSuccess) return tl::host::record(tl_attributes_variant6, tl_name, "setting the shared-memory attributes");
-    ::log_softmax_kernel_variant6<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 512, 64, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::log_softmax_kernel_variant6<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 512, 32960, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 

@@ -52,9 +52,10 @@ void KernelEmitter::emit_copy(const ir::Copy& c) {
     emit_copy_flat(c);
 }
 
-// global -> shared with cp.async, 16 bytes per instruction; the part of a chunk past the tensor
-// edge is zero-filled by the copy engine (src-size < 16); misaligned chunks fall back to plain
-// loads and stores, which complete at once and so are just as safe under the pipeline's waits.
+// global -> shared with cp.async, 16 bytes per instruction, for whole aligned chunks inside the
+// tensor; a chunk at the tensor's edge or misaligned falls back to plain loads and stores (the pad
+// value, zero by default, outside the tensor), which complete at once and so are just as safe
+// under the pipeline's waits.
 bool KernelEmitter::emit_copy_async(const ir::Copy& c) {
     const ir::Buffer &s = *c.src.buffer, &d = *c.dst.buffer;
     auto shape = c.dst.tile_shape();
@@ -68,7 +69,6 @@ bool KernelEmitter::emit_copy_async(const ir::Copy& c) {
     if (s.dtype != d.dtype)
         return not_async(fmt::format("it converts `{}` to `{}`, and cp.async only moves bytes", dtype_name(s.dtype), dtype_name(d.dtype)),
                          fmt::format("declare `{}` as `{}` and convert after the copy", d.name, dtype_name(s.dtype)));
-    if (c.pad) return not_async("it has a pad value (cp.async fills with zeros)", "drop the pad value");
     if (shape.empty() || c.src.ranges.back().is_point || c.dst.ranges.back().is_point)
         return not_async("its innermost axis is a single index, so no 16 bytes it moves are contiguous",
                          "copy a slice along the innermost (contiguous) axis of both sides");
@@ -126,7 +126,7 @@ bool KernelEmitter::emit_copy_async(const ir::Copy& c) {
         // Columns of this chunk inside the tensor, counted from its first. Only whole, aligned
         // chunks go through cp.async: a partial one would still make a 16-byte read past the end
         // of a small allocation (compute-sanitizer reports it), so edges are copied element by
-        // element, with zeros outside the tensor, which is just as safe under the pipeline's waits.
+        // element, with the pad value outside the tensor, which is just as safe under the pipeline's waits.
         out_.line(fmt::format("const int {} = {}max(0, min({}, {} - ({})));", valid, row_ok.empty() ? "" : "!(" + row_ok + ") ? 0 : ",
                               width, last_dim, si.back()));
         out_.line(fmt::format("if ({} == {} && {} >= 0 && tl::is_aligned({}, 16)) {{", valid, width, si.back(), sp));
@@ -139,7 +139,7 @@ bool KernelEmitter::emit_copy_async(const ir::Copy& c) {
         std::vector<std::string> each = si;
         each.back() = "(" + si.back() + ") + tl_v";
         out_.line(fmt::format("for (int tl_v = 0; tl_v < {}; ++tl_v) {}[tl_v] = {} ? {}[tl_v] : {};", width, dp,
-                              bounds_mask(s, each), sp, int_literal(0, d.dtype)));
+                              bounds_mask(s, each), sp, c.pad ? expr(c.pad) : int_literal(0, d.dtype)));
         out_.dedent();
         out_.line("}");
     });

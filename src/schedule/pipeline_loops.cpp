@@ -160,11 +160,14 @@ private:
             }
             auto* c = s->as<ir::Copy>();
             bool candidate = c && c->src.buffer->scope == ir::Scope::Global && c->dst.buffer->scope == ir::Scope::Shared &&
-                             is_whole(c->dst) && !seen_reads.count(c->dst.buffer.get()) && !c->pad;
-            // The copy is issued iterations early: its region may depend on the loop variable and
-            // on loop-invariant values only, never on memory (a `let` of a mutable local included).
-            if (candidate)
+                             is_whole(c->dst) && !seen_reads.count(c->dst.buffer.get());
+            // The copy is issued iterations early: its region and pad value may depend on the loop
+            // variable and on loop-invariant values only, never on memory (a `let` of a mutable
+            // local included).
+            if (candidate) {
                 for (auto& r : c->src.ranges) candidate &= !has_load(ir::substitute(r.start, lets));
+                if (c->pad) candidate &= !has_load(ir::substitute(c->pad, lets));
+            }
             if (candidate && only_written_here(*c->dst.buffer, s.get(), loop_stmt.get())) {
                 producers.push_back(c);
                 producer_stmts.insert(s.get());
@@ -174,8 +177,7 @@ private:
                 const std::string& name = c->dst.buffer->name;
                 if (!is_whole(c->dst)) why_not = fmt::format("the copy into `{}` does not fill the whole shared tile", name);
                 else if (seen_reads.count(c->dst.buffer.get())) why_not = fmt::format("`{}` is read earlier in the loop body than it is copied", name);
-                else if (c->pad) why_not = fmt::format("the copy into `{}` has a pad value", name);
-                else if (!candidate) why_not = fmt::format("the region copied into `{}` depends on a value loaded from memory", name);
+                else if (!candidate) why_not = fmt::format("the region copied into `{}` or its pad value depends on a value loaded from memory", name);
                 else why_not = fmt::format("`{}` is also used outside the loop or written elsewhere in it", name);
             }
             auto reads = ir::buffer_uses(s).reads;
@@ -216,7 +218,8 @@ private:
             at_iteration[k] = iteration;
             StageRewriter to_stage(staged, stage);
             for (auto* c : producers) {
-                auto copy = std::make_shared<ir::Copy>(ir::substitute(c->src, at_iteration), to_stage.mutate(c->dst), nullptr, c->range);
+                auto copy = std::make_shared<ir::Copy>(ir::substitute(c->src, at_iteration), to_stage.mutate(c->dst),
+                                                       c->pad ? ir::substitute(c->pad, at_iteration) : nullptr, c->range);
                 copy->async = async;
                 copies.push_back(copy);
             }

@@ -8,7 +8,7 @@
 namespace {
 
 // kernel gemm  (warp_specialize_reject_pad.tl:7)
-// 128 threads per block, 27648 bytes of shared memory
+// 128 threads per block, 36864 bytes of shared memory
 __global__ void __launch_bounds__(128) gemm_kernel(
         const tl::f16* __restrict__ A,
         const tl::f16* __restrict__ B,
@@ -20,8 +20,8 @@ __global__ void __launch_bounds__(128) gemm_kernel(
     using acc_layout = tl::MmaAccLayout<64, 64, 2, 2>;  // fragment acc: f32[64, 64], mma.sync accumulators
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    tl::f16* a = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared a: f16[64, 64], row pitch 72
-    tl::f16* b = reinterpret_cast<tl::f16*>(tl_smem + 9216);  // shared b: f16[2, 64, 64], row pitch 72
+    tl::f16* a = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared a: f16[2, 64, 64], row pitch 72
+    tl::f16* b = reinterpret_cast<tl::f16*>(tl_smem + 18432);  // shared b: f16[2, 64, 64], row pitch 72
     float acc[acc_layout::kSlots];  // fragment acc: f32[64, 64]
     #pragma unroll
     for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
@@ -29,25 +29,47 @@ __global__ void __launch_bounds__(128) gemm_kernel(
     const int32_t col0 = int(blockIdx.x) * 64;
     const int32_t k_trips = tl::cdiv(K, 64);
     if (0 < k_trips) {
-        // copy(B[k * 64 +: 64, col0 +: 64], b);  (warp_specialize_reject_pad.tl:18)
-        if (tl::is_aligned(B, 16) && N % 8 == 0 && (0 * 64) >= 0 && (0 * 64) + 64 <= K && col0 >= 0 && col0 + 64 <= N && col0 % 8 == 0) {
+        // copy(A[row0 +: 64, k * 64 +: 64], a, pad = 1.0);  (warp_specialize_reject_pad.tl:17)
+        if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 64 <= M && (0 * 64) >= 0 && (0 * 64) + 64 <= K && (0 * 64) % 8 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
                 const int tl_chunk0 = tl_tid + tl_i1 * 128;
-                tl::cp_async_16(&b[(0 * 64 + ((tl_chunk0 * 8) / 64)) * 72 + ((tl_chunk0 * 8) % 64)], &B[int64_t((0 * 64) + ((tl_chunk0 * 8) / 64)) * N + (col0 + ((tl_chunk0 * 8) % 64))]);
+                tl::cp_async_16(&a[(0 * 64 + ((tl_chunk0 * 8) / 64)) * 72 + ((tl_chunk0 * 8) % 64)], &A[int64_t(row0 + ((tl_chunk0 * 8) / 64)) * K + ((0 * 64) + ((tl_chunk0 * 8) % 64))]);
             }
         } else {
             #pragma unroll
             for (int tl_i3 = 0; tl_i3 < 4; ++tl_i3) {
                 const int tl_chunk2 = tl_tid + tl_i3 * 128;
-                const tl::f16* tl_src4 = &B[int64_t((0 * 64) + ((tl_chunk2 * 8) / 64)) * N + (col0 + ((tl_chunk2 * 8) % 64))];
-                tl::f16* tl_dst5 = &b[(0 * 64 + ((tl_chunk2 * 8) / 64)) * 72 + ((tl_chunk2 * 8) % 64)];
-                const int tl_valid6 = !(tl::in_bounds((0 * 64) + ((tl_chunk2 * 8) / 64), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk2 * 8) % 64))));
-                if (tl_valid6 == 8 && col0 + ((tl_chunk2 * 8) % 64) >= 0 && tl::is_aligned(tl_src4, 16)) {
+                const tl::f16* tl_src4 = &A[int64_t(row0 + ((tl_chunk2 * 8) / 64)) * K + ((0 * 64) + ((tl_chunk2 * 8) % 64))];
+                tl::f16* tl_dst5 = &a[(0 * 64 + ((tl_chunk2 * 8) / 64)) * 72 + ((tl_chunk2 * 8) % 64)];
+                const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 8) / 64), M)) ? 0 : max(0, min(8, K - ((0 * 64) + ((tl_chunk2 * 8) % 64))));
+                if (tl_valid6 == 8 && (0 * 64) + ((tl_chunk2 * 8) % 64) >= 0 && tl::is_aligned(tl_src4, 16)) {
                     tl::cp_async_16(tl_dst5, tl_src4);
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((0 * 64) + ((tl_chunk2 * 8) / 64), K) && tl::in_bounds((col0 + ((tl_chunk2 * 8) % 64)) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row0 + ((tl_chunk2 * 8) / 64), M) && tl::in_bounds(((0 * 64) + ((tl_chunk2 * 8) % 64)) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f16>(1.0f);
+                }
+            }
+        }
+        // copy(B[k * 64 +: 64, col0 +: 64], b);  (warp_specialize_reject_pad.tl:18)
+        if (tl::is_aligned(B, 16) && N % 8 == 0 && (0 * 64) >= 0 && (0 * 64) + 64 <= K && col0 >= 0 && col0 + 64 <= N && col0 % 8 == 0) {
+            #pragma unroll
+            for (int tl_i8 = 0; tl_i8 < 4; ++tl_i8) {
+                const int tl_chunk7 = tl_tid + tl_i8 * 128;
+                tl::cp_async_16(&b[(0 * 64 + ((tl_chunk7 * 8) / 64)) * 72 + ((tl_chunk7 * 8) % 64)], &B[int64_t((0 * 64) + ((tl_chunk7 * 8) / 64)) * N + (col0 + ((tl_chunk7 * 8) % 64))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i10 = 0; tl_i10 < 4; ++tl_i10) {
+                const int tl_chunk9 = tl_tid + tl_i10 * 128;
+                const tl::f16* tl_src11 = &B[int64_t((0 * 64) + ((tl_chunk9 * 8) / 64)) * N + (col0 + ((tl_chunk9 * 8) % 64))];
+                tl::f16* tl_dst12 = &b[(0 * 64 + ((tl_chunk9 * 8) / 64)) * 72 + ((tl_chunk9 * 8) % 64)];
+                const int tl_valid13 = !(tl::in_bounds((0 * 64) + ((tl_chunk9 * 8) / 64), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk9 * 8) % 64))));
+                if (tl_valid13 == 8 && col0 + ((tl_chunk9 * 8) % 64) >= 0 && tl::is_aligned(tl_src11, 16)) {
+                    tl::cp_async_16(tl_dst12, tl_src11);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((0 * 64) + ((tl_chunk9 * 8) / 64), K) && tl::in_bounds((col0 + ((tl_chunk9 * 8) % 64)) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
@@ -58,69 +80,73 @@ __global__ void __launch_bounds__(128) gemm_kernel(
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `k % 2` has landed and the stage refilled next is no longer read
         if (k + 1 < k_trips) {
-            // copy(B[k * 64 +: 64, col0 +: 64], b);  (warp_specialize_reject_pad.tl:18)
-            if (tl::is_aligned(B, 16) && N % 8 == 0 && ((k + 1) * 64) >= 0 && ((k + 1) * 64) + 64 <= K && col0 >= 0 && col0 + 64 <= N && col0 % 8 == 0) {
+            // copy(A[row0 +: 64, k * 64 +: 64], a, pad = 1.0);  (warp_specialize_reject_pad.tl:17)
+            if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 64 <= M && ((k + 1) * 64) >= 0 && ((k + 1) * 64) + 64 <= K && ((k + 1) * 64) % 8 == 0) {
                 #pragma unroll
-                for (int tl_i8 = 0; tl_i8 < 4; ++tl_i8) {
-                    const int tl_chunk7 = tl_tid + tl_i8 * 128;
-                    tl::cp_async_16(&b[(((k + 1) % 2) * 64 + ((tl_chunk7 * 8) / 64)) * 72 + ((tl_chunk7 * 8) % 64)], &B[int64_t(((k + 1) * 64) + ((tl_chunk7 * 8) / 64)) * N + (col0 + ((tl_chunk7 * 8) % 64))]);
+                for (int tl_i15 = 0; tl_i15 < 4; ++tl_i15) {
+                    const int tl_chunk14 = tl_tid + tl_i15 * 128;
+                    tl::cp_async_16(&a[(((k + 1) % 2) * 64 + ((tl_chunk14 * 8) / 64)) * 72 + ((tl_chunk14 * 8) % 64)], &A[int64_t(row0 + ((tl_chunk14 * 8) / 64)) * K + (((k + 1) * 64) + ((tl_chunk14 * 8) % 64))]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i10 = 0; tl_i10 < 4; ++tl_i10) {
-                    const int tl_chunk9 = tl_tid + tl_i10 * 128;
-                    const tl::f16* tl_src11 = &B[int64_t(((k + 1) * 64) + ((tl_chunk9 * 8) / 64)) * N + (col0 + ((tl_chunk9 * 8) % 64))];
-                    tl::f16* tl_dst12 = &b[(((k + 1) % 2) * 64 + ((tl_chunk9 * 8) / 64)) * 72 + ((tl_chunk9 * 8) % 64)];
-                    const int tl_valid13 = !(tl::in_bounds(((k + 1) * 64) + ((tl_chunk9 * 8) / 64), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk9 * 8) % 64))));
-                    if (tl_valid13 == 8 && col0 + ((tl_chunk9 * 8) % 64) >= 0 && tl::is_aligned(tl_src11, 16)) {
-                        tl::cp_async_16(tl_dst12, tl_src11);
+                for (int tl_i17 = 0; tl_i17 < 4; ++tl_i17) {
+                    const int tl_chunk16 = tl_tid + tl_i17 * 128;
+                    const tl::f16* tl_src18 = &A[int64_t(row0 + ((tl_chunk16 * 8) / 64)) * K + (((k + 1) * 64) + ((tl_chunk16 * 8) % 64))];
+                    tl::f16* tl_dst19 = &a[(((k + 1) % 2) * 64 + ((tl_chunk16 * 8) / 64)) * 72 + ((tl_chunk16 * 8) % 64)];
+                    const int tl_valid20 = !(tl::in_bounds(row0 + ((tl_chunk16 * 8) / 64), M)) ? 0 : max(0, min(8, K - (((k + 1) * 64) + ((tl_chunk16 * 8) % 64))));
+                    if (tl_valid20 == 8 && ((k + 1) * 64) + ((tl_chunk16 * 8) % 64) >= 0 && tl::is_aligned(tl_src18, 16)) {
+                        tl::cp_async_16(tl_dst19, tl_src18);
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((k + 1) * 64) + ((tl_chunk9 * 8) / 64), K) && tl::in_bounds((col0 + ((tl_chunk9 * 8) % 64)) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst19[tl_v] = tl::in_bounds(row0 + ((tl_chunk16 * 8) / 64), M) && tl::in_bounds((((k + 1) * 64) + ((tl_chunk16 * 8) % 64)) + tl_v, K) ? tl_src18[tl_v] : tl::convert<tl::f16>(1.0f);
+                    }
+                }
+            }
+            // copy(B[k * 64 +: 64, col0 +: 64], b);  (warp_specialize_reject_pad.tl:18)
+            if (tl::is_aligned(B, 16) && N % 8 == 0 && ((k + 1) * 64) >= 0 && ((k + 1) * 64) + 64 <= K && col0 >= 0 && col0 + 64 <= N && col0 % 8 == 0) {
+                #pragma unroll
+                for (int tl_i22 = 0; tl_i22 < 4; ++tl_i22) {
+                    const int tl_chunk21 = tl_tid + tl_i22 * 128;
+                    tl::cp_async_16(&b[(((k + 1) % 2) * 64 + ((tl_chunk21 * 8) / 64)) * 72 + ((tl_chunk21 * 8) % 64)], &B[int64_t(((k + 1) * 64) + ((tl_chunk21 * 8) / 64)) * N + (col0 + ((tl_chunk21 * 8) % 64))]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i24 = 0; tl_i24 < 4; ++tl_i24) {
+                    const int tl_chunk23 = tl_tid + tl_i24 * 128;
+                    const tl::f16* tl_src25 = &B[int64_t(((k + 1) * 64) + ((tl_chunk23 * 8) / 64)) * N + (col0 + ((tl_chunk23 * 8) % 64))];
+                    tl::f16* tl_dst26 = &b[(((k + 1) % 2) * 64 + ((tl_chunk23 * 8) / 64)) * 72 + ((tl_chunk23 * 8) % 64)];
+                    const int tl_valid27 = !(tl::in_bounds(((k + 1) * 64) + ((tl_chunk23 * 8) / 64), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk23 * 8) % 64))));
+                    if (tl_valid27 == 8 && col0 + ((tl_chunk23 * 8) % 64) >= 0 && tl::is_aligned(tl_src25, 16)) {
+                        tl::cp_async_16(tl_dst26, tl_src25);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst26[tl_v] = tl::in_bounds(((k + 1) * 64) + ((tl_chunk23 * 8) / 64), K) && tl::in_bounds((col0 + ((tl_chunk23 * 8) % 64)) + tl_v, N) ? tl_src25[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
         }
         tl::cp_async_commit();
-        // copy(A[row0 +: 64, k * 64 +: 64], a, pad = 1.0);  (warp_specialize_reject_pad.tl:17)
-        #pragma unroll
-        for (int tl_i15 = 0; tl_i15 < 4; ++tl_i15) {
-            const int tl_chunk14 = tl_tid + tl_i15 * 128;
-            const tl::f16* tl_src16 = &A[int64_t(row0 + ((tl_chunk14 * 8) / 64)) * K + ((k * 64) + ((tl_chunk14 * 8) % 64))];
-            tl::f16* tl_dst17 = &a[((tl_chunk14 * 8) / 64) * 72 + ((tl_chunk14 * 8) % 64)];
-            if (tl::in_bounds(row0 + ((tl_chunk14 * 8) / 64), M) && tl::in_bounds((k * 64) + ((tl_chunk14 * 8) % 64), K) && tl::in_bounds(row0 + ((tl_chunk14 * 8) / 64), M) && tl::in_bounds(((k * 64) + ((tl_chunk14 * 8) % 64)) + 7, K) && tl::is_aligned(tl_src16, 16) && tl::is_aligned(tl_dst17, 16)) {
-                tl::f16 tl_vec18[8];
-                tl::load_vector<tl::f16, 8>(tl_vec18, tl_src16);
-                tl::store_vector<tl::f16, 8>(tl_dst17, tl_vec18);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    a[((tl_chunk14 * 8 + tl_v) / 64) * 72 + ((tl_chunk14 * 8 + tl_v) % 64)] = tl::in_bounds(row0 + ((tl_chunk14 * 8 + tl_v) / 64), M) && tl::in_bounds((k * 64) + ((tl_chunk14 * 8 + tl_v) % 64), K) ? A[int64_t(row0 + ((tl_chunk14 * 8 + tl_v) / 64)) * K + ((k * 64) + ((tl_chunk14 * 8 + tl_v) % 64))] : tl::convert<tl::f16>(1.0f);
-                }
-            }
-        }
-        __syncthreads();  // RAW on `a`
         // gemm(a, b, acc);  (warp_specialize_reject_pad.tl:19)
         {
             tl::warp_gemm_mma<64, 64, 64, 2, 2, tl::f16, false, false>(
-                acc, tl::SharedMatrix<tl::f16, false, 72>{&a[0 * 72 + 0]},
+                acc, tl::SharedMatrix<tl::f16, false, 72>{&a[((k % 2) * 64 + 0) * 72 + 0]},
                 tl::SharedMatrix<tl::f16, false, 72>{&b[((k % 2) * 64 + 0) * 72 + 0]}, tl_tid);
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     // copy(acc, C[row0 +: 64, col0 +: 64]);  (warp_specialize_reject_pad.tl:21)
     #pragma unroll
-    for (int tl_chunk19 = 0; tl_chunk19 < acc_layout::kSlots; tl_chunk19 += 2) {
-        float* tl_ptr20 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk19))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk19)))];
-        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk19)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk19)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk19)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk19))) + 1, N) && tl::is_aligned(tl_ptr20, 8)) {
-            float tl_vec21[2];
+    for (int tl_chunk28 = 0; tl_chunk28 < acc_layout::kSlots; tl_chunk28 += 2) {
+        float* tl_ptr29 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk28))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk28)))];
+        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk28)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk28)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk28)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk28))) + 1, N) && tl::is_aligned(tl_ptr29, 8)) {
+            float tl_vec30[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec21[tl_v] = acc[tl_chunk19 + tl_v];
-            tl::store_vector<float, 2>(tl_ptr20, tl_vec21);
+            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec30[tl_v] = acc[tl_chunk28 + tl_v];
+            tl::store_vector<float, 2>(tl_ptr29, tl_vec30);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk19 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk19 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk19 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk19 + tl_v)))] = acc[tl_chunk19 + tl_v];
+                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk28 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk28 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk28 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk28 + tl_v)))] = acc[tl_chunk28 + tl_v];
             }
         }
     }
@@ -149,7 +175,7 @@ cudaError_t gemm(const __half* A, const __half* B, float* C, int64_t M, int64_t 
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
-    ::gemm_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 27648, stream>>>(A, B, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N));
+    ::gemm_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 36864, stream>>>(A, B, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
