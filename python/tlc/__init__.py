@@ -4,8 +4,10 @@
 and shape agreement are checked before the launch, with messages naming the parameter; the launch
 runs on the current CUDA stream; mutable tensors left out are allocated and returned."""
 import ctypes
+import hashlib
 
-from .binding import ArgumentError, Binding, torch_dtype_name
+from . import ops
+from .binding import DTYPES, ArgumentError, Binding, torch_dtype_name
 from .builder import BuildError, build
 
 __all__ = ["load", "Module", "Kernel", "ArgumentError", "BuildError", "LaunchError"]
@@ -20,8 +22,12 @@ class LaunchError(RuntimeError):
 class Kernel:
     """One kernel of a loaded module, callable with tensors and scalars."""
 
-    def __init__(self, binding, function, last_error):
+    def __init__(self, binding, function, last_error, key):
         self._binding = binding
+        self._key = key
+        self._plan = binding.plan()
+        self._dtypes = None  # {parameter index: torch dtype}, on the first call
+        self._torch_op = None  # torch.ops.tlc.<kernel>_<key>.default, once registered
         self._function = function
         self._last_error = last_error
         self.__name__ = binding.name
@@ -31,16 +37,85 @@ class Kernel:
         return f"<tlc kernel {self._binding.signature()}>"
 
     def __call__(self, *args, **kwargs):
+        fast = self._fast_arguments(args, kwargs)
+        if fast is not None:
+            err = self._function(*fast)
+            if err != 0:
+                raise LaunchError(f"{self._binding.name}: {self._last_error().decode(errors='replace')} "
+                                  f"(cudaError_t {err})")
+            return None
+        return self._call(args, kwargs)
+
+    def _fast_arguments(self, args, kwargs):
+        """The launch arguments of an eager call that gives every tensor, each of the right dtype,
+        contiguous and on one CUDA device, with agreeing shapes; None for anything else (the
+        general path then allocates outputs, traces, or raises the error that names the problem)."""
+        plan = self._plan
+        params = self._binding.params
+        if len(args) > len(params) or _compiling():
+            return None
+        values = list(args) + [None] * (len(params) - len(args))
+        for key, v in kwargs.items():
+            i = plan["index"].get(key)
+            if i is None or values[i] is not None:
+                return None
+            values[i] = v
+        if self._dtypes is None:
+            import torch
+
+            self._dtypes = {i: getattr(torch, torch_dtype_name(params[i]["dtype"]), None) for i, _ in plan["tensors"]}
+        device = None
+        for i, rank in plan["tensors"]:
+            t = values[i]
+            if t is None or getattr(t, "dtype", None) is not self._dtypes[i] or len(t.shape) != rank \
+                    or not t.is_cuda or not t.is_contiguous():
+                return None
+            if device is None:
+                device = t.device
+            elif t.device != device:
+                return None
+        dims = {}
+        for dim, places in plan["sources"].items():
+            i, axis = places[0]
+            size = values[i].shape[axis]
+            for j, ax in places[1:]:
+                if values[j].shape[ax] != size:
+                    return None
+            if isinstance(dim, int):
+                if size != dim:
+                    return None
+            else:
+                dims[dim] = size
+        out = []
+        for kind, what in plan["launch"]:
+            if kind == "tensor":
+                out.append(values[what].data_ptr())
+            elif kind == "scalar":
+                v = values[what]
+                if v is None or DTYPES.get(params[what]["dtype"], (None, None))[1] is None:
+                    return None
+                out.append(v)
+            elif kind == "dim":
+                if what not in dims:
+                    return None
+                out.append(dims[what])
+            else:
+                out.append(_current_stream(device))
+        return out
+
+    def _call(self, args, kwargs):
         import torch
 
         b = self._binding
         values = b.assign(args, kwargs)
         dims = b.infer_dims(values)
         device = None
+        compiling = _compiling()
         for p in b.params:
             t = values.get(p["name"])
             if p["role"] == "tensor" and t is not None:
-                b.check_tensor(p, t, device)
+                if not compiling:  # under torch.compile the op's fake implementation checks
+                    b.check_tensor(p, t, device)
                 device = device or t.device
         allocated = {}
         for name, shape in b.output_shapes(values, dims).items():
@@ -48,15 +123,33 @@ class Kernel:
                 raise ArgumentError(f"{b.name}: cannot allocate `{name}`: no tensor argument gives the device")
             dtype = getattr(torch, torch_dtype_name(b.by_name[name]["dtype"]))
             allocated[name] = values[name] = torch.empty(shape, dtype=dtype, device=device)
-        with torch.cuda.device(device):
-            stream = torch.cuda.current_stream().cuda_stream
-        err = self._function(*b.c_arguments(values, dims, stream))
-        if err != 0:
-            raise LaunchError(f"{b.name}: {self._last_error().decode(errors='replace')} (cudaError_t {err})")
+        if compiling:
+            self._torch_op(*[values.get(p["name"]) for p in b.params])
+        else:
+            self._launch(values, dims, device)
         if not allocated:
             return None
         outs = tuple(allocated[p["name"]] for p in b.params if p["name"] in allocated)
         return outs[0] if len(outs) == 1 else outs
+
+    def _launch(self, values, dims=None, device=None):
+        """The launch on the current stream of the tensors' device (arguments already checked)."""
+        import torch
+
+        b = self._binding
+        if dims is None:
+            dims = b.infer_dims(values)
+        if device is None:
+            device = next(values[p["name"]].device for p in b.params if p["role"] == "tensor")
+        stream = _current_stream(device)
+        err = self._function(*b.c_arguments(values, dims, stream))
+        if err != 0:
+            raise LaunchError(f"{b.name}: {self._last_error().decode(errors='replace')} (cudaError_t {err})")
+
+    def op(self):
+        """This kernel as a `torch.library` custom op (`torch.ops.tlc.<kernel>_<key>`): every tensor
+        given, `mut` ones written in place, returns None."""
+        return ops.custom_op(self, self._key)
 
 
 class Module:
@@ -66,6 +159,7 @@ class Module:
         self.path = library
         self.manifest = manifest
         self._lib = ctypes.CDLL(str(library))
+        key = hashlib.sha1(str(library).encode()).hexdigest()[:12]  # names this library's ops
         last_error = self._lib.tlc_last_error_message
         last_error.restype = ctypes.c_char_p
         last_error.argtypes = []
@@ -75,7 +169,13 @@ class Module:
             f = getattr(self._lib, b.c_name)
             f.restype = ctypes.c_int
             f.argtypes = b.ctypes_signature()
-            self.kernels[b.name] = Kernel(b, f, last_error)
+            self.kernels[b.name] = Kernel(b, f, last_error, key)
+        try:  # the custom ops exist before any torch.compile trace reaches a call (dynamo cannot register them)
+            import torch  # noqa: F401
+        except ImportError:
+            return
+        for kernel in self.kernels.values():
+            kernel.op()
 
     def __getattr__(self, name):
         kernels = self.__dict__.get("kernels", {})
@@ -85,6 +185,24 @@ class Module:
 
     def __dir__(self):
         return sorted(set(super().__dir__()) | set(self.kernels))
+
+
+def _current_stream(device):
+    """The raw cudaStream_t of PyTorch's current stream on `device`, as an int."""
+    import torch
+
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is not None:
+        return raw(device.index if device.index is not None else torch.cuda.current_device())
+    return torch.cuda.current_stream(device).cuda_stream
+
+
+def _compiling():
+    """True while torch.compile (dynamo) traces the call."""
+    import torch
+
+    compiler = getattr(torch, "compiler", None)
+    return bool(compiler is not None and hasattr(compiler, "is_compiling") and compiler.is_compiling())
 
 
 def _current_arch():

@@ -163,6 +163,32 @@ class Binding:
                 raise ArgumentError(f"{self.name}: dim `{arg}` is not given by any tensor's shape")
         return out
 
+    def plan(self):
+        """What a fast call needs, computed once: for each tensor parameter (index, rank), for each
+        dim every (parameter index, axis) that gives it, and each launch argument as ("tensor", i),
+        ("scalar", i), ("dim", name) or ("stream", None)."""
+        index = {p["name"]: i for i, p in enumerate(self.params)}
+        tensors = [(i, len(p["shape"])) for i, p in enumerate(self.params) if p["role"] == "tensor"]
+        sources = {}
+        for i, p in enumerate(self.params):
+            if p["role"] != "tensor":
+                continue
+            for axis, extent in enumerate(p["shape"]):
+                if _is_constant(extent):
+                    sources.setdefault(int(extent), []).append((i, axis))  # a constant: checked too
+                elif extent in self.dims:
+                    sources.setdefault(extent, []).append((i, axis))
+        launch = []
+        for arg in self.arguments:
+            if arg == "stream":
+                launch.append(("stream", None))
+            elif arg in index:
+                kind = "tensor" if self.params[index[arg]]["role"] == "tensor" else "scalar"
+                launch.append((kind, index[arg]))
+            else:
+                launch.append(("dim", arg))
+        return {"index": index, "tensors": tensors, "sources": sources, "launch": launch}
+
     def ctypes_signature(self):
         """argtypes of the launch function."""
         types = []

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -176,6 +177,19 @@ th::Outcome check_view_rows(int64_t N, uint64_t seed) {
     return out;
 }
 
+// tile_roundtrip: Y = (X + alpha) / 2 through two shared tiles, at shapes whose rows are (and are
+// not) 16-byte aligned.
+th::Outcome check_tile_roundtrip(int64_t M, int64_t N, uint64_t seed) {
+    const auto x = th::random_vector<float>(static_cast<size_t>(M * N), seed);
+    th::DeviceBuffer<float> X(x), Y(static_cast<size_t>(M * N));
+    Y.poison();
+    const float alpha = 0.25f;
+    th::check_launch(tlc::tile_roundtrip(X.get(), Y.get(), alpha, M, N), "tile_roundtrip");
+    std::vector<double> ref(x.size());
+    for (size_t i = 0; i < x.size(); ++i) ref[i] = (static_cast<double>(x[i]) + alpha) * 0.5;
+    return th::numeric(th::rel_err(Y.download(), ref), 1e-6, X.guards_intact() && Y.guards_intact());
+}
+
 } // namespace
 
 int main() {
@@ -205,5 +219,8 @@ int main() {
         suite.run("extern_rotate/N=" + std::to_string(n), [&] { return check_extern_rotate(n, 900 + n); });
     for (int64_t n : {1000, 128, 1})
         suite.run("view_rows/N=" + std::to_string(n), [&] { return check_view_rows(n, 950 + n); });
+    for (const std::pair<int64_t, int64_t> mn : {std::pair<int64_t, int64_t>{37, 37}, {64, 64}, {130, 200}, {1, 5}})
+        suite.run("tile_roundtrip/" + std::to_string(mn.first) + "x" + std::to_string(mn.second),
+                  [&] { return check_tile_roundtrip(mn.first, mn.second, 990 + mn.first); });
     return suite.finish();
 }

@@ -132,6 +132,8 @@ build_one() {
         return
     fi
     local flags=(-std=c++17 -O2 -lineinfo -I "$ROOT/runtime" -I "$gen" "$(gencode "$arch")")
+    # A device-debug variant (-G in its macros): -G replaces -lineinfo, which nvcc would warn about.
+    [[ " $macros " == *" -G "* ]] && flags=(-std=c++17 -I "$ROOT/runtime" -I "$gen" "$(gencode "$arch")")
     [[ $subdir != . ]] && flags+=("-DTLC_VARIANT=$subdir")
     # shellcheck disable=SC2206
     [[ $macros != - ]] && flags+=($macros)

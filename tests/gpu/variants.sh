@@ -56,6 +56,7 @@ stdlib_attention_causal|stdlib/attention|causal|-D CAUSAL=true|-DTLC_CAUSAL=1
 stdlib_attention_d128|stdlib/attention|d128|-D D=128|-DTLC_D=128
 fragment_gemm|tests/gpu/fragment_gemm|.|-|-
 regressions|tests/gpu/regressions|.|-|-
+regressions_debug|tests/gpu/regressions|debug|-|-G
 layout_reduce|tests/gpu/layout_reduce|.|-|-
 "
 TLC_GPU_ARCHS="sm_90a sm_80"

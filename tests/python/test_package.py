@@ -111,6 +111,15 @@ class BindingTest(unittest.TestCase):
     def test_signature_text(self):
         self.assertEqual(self.b.signature(), "rmsnorm(X: f16[M, N], W: f16[N], Y: mut f16[M, N], eps: f32)")
 
+    def test_custom_op_schema(self):
+        from tlc import ops
+
+        self.assertEqual(ops.schema(self.b), ("(Tensor X, Tensor W, Tensor(a!) Y, float eps) -> ()", ("Y",)))
+        layernorm = Binding(next(k for k in tlc_build.manifest(TLC, ROOT / "stdlib" / "norms.tl", arch="sm_80")["kernels"]
+                                 if k["name"] == "layernorm"))
+        self.assertEqual(ops.schema(layernorm)[0],
+                         "(Tensor X, Tensor W, Tensor Bias, Tensor(a!) Y, float eps) -> ()")
+
 
 @unittest.skipUnless(tlc_build.shutil.which("nvcc") or os.path.exists("/usr/local/cuda/bin/nvcc"), "needs nvcc")
 class BuildTest(unittest.TestCase):

@@ -1,0 +1,202 @@
+#!/usr/bin/env python3
+"""The Python package on a GPU with PyTorch: every standard-library kernel through `tlc.load`
+against a float64 PyTorch reference at odd shapes (f16, bf16, f32 where the kernel takes it; attention in four of its D × mask variants),
+`torch.compile(fullgraph=True)` over a function that calls tlc kernels, and CUDA-graph capture
+(eager calls, and `torch.compile(mode="reduce-overhead")`). Needs tlc (TLC=, PATH, or the source
+tree's build), nvcc, PyTorch with CUDA and a GPU; not part of the test suite (CI has no GPU).
+
+    python3 tests/python/gpu_torch.py [--json PATH] [--only REGEX]
+
+One line per case (PASS/FAIL name error), then `python gpu: N passed, N failed`; exit 1 on any
+failure."""
+import argparse
+import json
+import math
+import re
+import sys
+import traceback
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "python"))
+
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+import tlc  # noqa: E402
+
+DT = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32}
+BOUND = {"f16": 1e-2, "bf16": 1e-2, "f32": 1e-5}
+results = []
+
+
+def rel(got, ref):
+    got, ref = got.double(), ref.double()
+    if not torch.isfinite(got).all():
+        return math.inf
+    return (torch.linalg.vector_norm(got - ref) / torch.linalg.vector_norm(ref).clamp_min(1e-30)).item()
+
+
+def case(name, fn, bound):
+    try:
+        err = fn()
+        ok = err <= bound
+        results.append({"case": name, "ok": ok, "rel_err": err, "bound": bound})
+        print(f"{'PASS' if ok else 'FAIL'} {name} rel_err={err:.2e} (bound {bound:g})", flush=True)
+    except Exception as e:  # noqa: BLE001 - every failure is a result line
+        results.append({"case": name, "ok": False, "error": f"{type(e).__name__}: {e}"})
+        print(f"FAIL {name} {type(e).__name__}: {e}", flush=True)
+        traceback.print_exc(limit=3)
+
+
+def rand(*shape, dtype, lo=-1.0, hi=1.0):
+    return (torch.rand(*shape, device="cuda", dtype=torch.float64) * (hi - lo) + lo).to(dtype)
+
+
+def norms(only):
+    for t in ("f16", "bf16", "f32"):
+        mod = tlc.load(ROOT / "stdlib/norms.tl", defines={"T": t})
+        for m, n in ((37, 1000), (5, 8193), (3, 1), (7, 129), (4099, 300)):
+            x, w, b = rand(m, n, dtype=DT[t]), rand(n, dtype=DT[t], lo=0.5, hi=1.5), rand(n, dtype=DT[t])
+            xd, wd, bd = x.double(), w.double(), b.double()
+            ln = F.layer_norm(xd, (n,), wd, bd, 1e-5)
+            refs = {"layernorm": (lambda: mod.layernorm(x, w, b, eps=1e-5), ln),
+                    "rmsnorm": (lambda: mod.rmsnorm(x, w, eps=1e-5), xd * torch.rsqrt((xd * xd).mean(-1, keepdim=True) + 1e-5) * wd),
+                    "layernorm_gelu": (lambda: mod.layernorm_gelu(x, w, b, eps=1e-5), F.gelu(ln))}
+            for k, (call, ref) in refs.items():
+                name = f"{k}/{t}/{m}x{n}"
+                if re.search(only, name):
+                    case(name, lambda: rel(call(), ref), BOUND[t])
+
+
+def softmax(only):
+    for t in ("f16", "bf16", "f32"):
+        mod = tlc.load(ROOT / "stdlib/softmax.tl", defines={"T": t})
+        for m, n in ((37, 1000), (3, 8193), (9, 1), (4099, 300), (2, 70000)):
+            x = rand(m, n, dtype=DT[t], lo=-8, hi=8)
+            xd = x.double()
+            for k, ref in (("softmax", torch.softmax(xd, -1)), ("log_softmax", torch.log_softmax(xd, -1)),
+                           ("softmax_rows", torch.softmax(xd, -1))):
+                name = f"{k}/{t}/{m}x{n}"
+                if re.search(only, name):
+                    case(name, lambda k=k, x=x, ref=ref: rel(getattr(mod, k)(x), ref), BOUND[t])
+
+
+def gemm(only):
+    for t in ("f16", "bf16"):
+        mod = tlc.load(ROOT / "stdlib/gemm.tl", defines={"T": t})
+        for m, n, k in ((257, 129, 200), (64, 72, 96), (1, 1, 1), (1000, 1030, 520)):
+            a, b, bias = rand(m, k, dtype=DT[t]), rand(k, n, dtype=DT[t]), rand(n, dtype=DT[t])
+            c0 = rand(m, n, dtype=DT[t])
+            ab = a.double() @ b.double()
+            calls = {"gemm": (lambda: mod.gemm(a, b), ab),
+                     "gemm_nt": (lambda: mod.gemm_nt(a, b.t().contiguous()), ab),
+                     "gemm_scaled": (lambda: (lambda c: (mod.gemm_scaled(a, b, c, alpha=0.5, beta=2.0), c)[1])(c0.clone()),
+                                     0.5 * ab + 2.0 * c0.double()),
+                     "gemm_bias": (lambda: mod.gemm_bias(a, b, bias), ab + bias.double()),
+                     "gemm_bias_gelu": (lambda: mod.gemm_bias_gelu(a, b, bias), F.gelu(ab + bias.double())),
+                     "gemm_bias_silu": (lambda: mod.gemm_bias_silu(a, b, bias), F.silu(ab + bias.double()))}
+            for kname, (call, ref) in calls.items():
+                name = f"{kname}/{t}/{m}x{n}x{k}"
+                if re.search(only, name):
+                    case(name, lambda call=call, ref=ref: rel(call(), ref), BOUND[t])
+
+
+def attention(only):
+    for t in ("f16", "bf16"):
+        for d, causal in (((64, False), (128, True)) if t == "f16" else ((64, True), (128, False))):
+            if True:
+                mod = tlc.load(ROOT / "stdlib/attention.tl", defines={"T": t, "D": d, "CAUSAL": causal})
+                for bsz, h, hkv, s in ((2, 3, 3, 77), (1, 4, 2, 1000), (1, 2, 1, 1)):
+                    q, kk, v = rand(bsz, h, s, d, dtype=DT[t]), rand(bsz, hkv, s, d, dtype=DT[t]), rand(bsz, hkv, s, d, dtype=DT[t])
+                    scale = 1 / math.sqrt(d)
+                    rep = h // hkv
+                    kd, vd = kk.double().repeat_interleave(rep, 1), v.double().repeat_interleave(rep, 1)
+                    ref = F.scaled_dot_product_attention(q.double(), kd, vd, is_causal=causal, scale=scale)
+                    tag = f"{t}/d{d}{'/causal' if causal else ''}/{bsz}x{h}x{hkv}x{s}"
+                    if hkv == h and re.search(only, "flash_attention/" + tag):
+                        case("flash_attention/" + tag, lambda: rel(mod.flash_attention(q, kk, v, sm_scale=scale), ref), BOUND[t])
+                    if re.search(only, "flash_attention_gqa/" + tag):
+                        case("flash_attention_gqa/" + tag, lambda: rel(mod.flash_attention_gqa(q, kk, v, sm_scale=scale), ref), BOUND[t])
+
+
+def compiled(only):
+    norms_mod = tlc.load(ROOT / "stdlib/norms.tl", defines={"T": "bf16"})
+    soft = tlc.load(ROOT / "stdlib/softmax.tl", defines={"T": "bf16"})
+
+    def block(x, w):
+        h = norms_mod.rmsnorm(x, w, eps=1e-6)
+        return soft.softmax(h * 2.0)
+
+    x, w = rand(333, 1000, dtype=torch.bfloat16), rand(1000, dtype=torch.bfloat16, lo=0.5, hi=1.5)
+    eager = block(x, w)
+    if re.search(only, "compile/fullgraph"):
+        case("compile/fullgraph", lambda: rel(torch.compile(block, fullgraph=True)(x, w), eager), 1e-2)
+    if re.search(only, "compile/reduce-overhead"):
+        def reduce_overhead():
+            f = torch.compile(block, mode="reduce-overhead", fullgraph=True)
+            for _ in range(3):
+                got = f(x, w)
+            return rel(got.clone(), eager)
+        case("compile/reduce-overhead", reduce_overhead, 1e-2)
+    if re.search(only, "cuda_graph/eager"):
+        def graph():
+            y = torch.empty_like(x)
+            xs = x.clone()
+            g = torch.cuda.CUDAGraph()
+            norms_mod.rmsnorm(xs, w, y, eps=1e-6)  # warm-up outside the capture
+            with torch.cuda.graph(g):
+                norms_mod.rmsnorm(xs, w, y, eps=1e-6)
+            x2 = rand(333, 1000, dtype=torch.bfloat16)
+            xs.copy_(x2)
+            g.replay()
+            torch.cuda.synchronize()
+            xd = x2.double()
+            return rel(y, xd * torch.rsqrt((xd * xd).mean(-1, keepdim=True) + 1e-6) * w.double())
+        case("cuda_graph/eager", graph, 1e-2)
+    if re.search(only, "errors/launch"):
+        def launch_error():
+            try:
+                norms_mod.rmsnorm(x, w[:999], eps=1e-6)
+            except tlc.ArgumentError as e:
+                return 0.0 if "axis 0 is N = 999" in str(e) else 1.0
+            return 1.0
+        case("errors/shape", launch_error, 0.0)
+
+
+def prebuild():
+    """Every library the cases load, built in parallel (tlc.load caches them)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    jobs = [("norms", {"T": t}) for t in ("f16", "bf16", "f32")] + [("softmax", {"T": t}) for t in ("f16", "bf16", "f32")]
+    jobs += [("gemm", {"T": t}) for t in ("f16", "bf16")]
+    jobs += [("attention", {"T": "f16", "D": 64, "CAUSAL": False}), ("attention", {"T": "f16", "D": 128, "CAUSAL": True}),
+             ("attention", {"T": "bf16", "D": 64, "CAUSAL": True}), ("attention", {"T": "bf16", "D": 128, "CAUSAL": False})]
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        for f in [pool.submit(tlc.load, ROOT / f"stdlib/{name}.tl", defines=d) for name, d in jobs]:
+            f.result()
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--json", type=Path)
+    p.add_argument("--only", default="", help="regex over case names")
+    args = p.parse_args()
+    torch.manual_seed(0)
+    prebuild()
+    for part in (norms, softmax, gemm, attention, compiled):
+        try:
+            part(args.only)
+        except Exception as e:  # noqa: BLE001 - a build failure fails its group, the rest still run
+            results.append({"case": part.__name__, "ok": False, "error": f"{type(e).__name__}: {e}"})
+            print(f"FAIL {part.__name__} {type(e).__name__}: {e}", flush=True)
+    failed = sum(not r["ok"] for r in results)
+    print(f"python gpu: {len(results) - failed} passed, {failed} failed")
+    if args.json:
+        args.json.write_text(json.dumps({"gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
+                                         "results": results}, indent=1))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
