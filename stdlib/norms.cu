@@ -11,7 +11,7 @@ __device__ __forceinline__ float gelu(float x) {
     return 0.5f * x * (1.0f + tl::erf(x * 0.7071067690849304f));
 }
 
-// kernel layernorm<ROW = 128, THREADS = 256, RB = 32, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/norms.tl:18)
+// kernel layernorm<ROW = 128, THREADS = 256, RB = 32, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:18)
 // 256 threads per block, 17440 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
         const tl::f16* __restrict__ X,
@@ -421,7 +421,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
     }
 }
 
-// kernel layernorm<ROW = 256, THREADS = 256, RB = 16, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/norms.tl:18)
+// kernel layernorm<ROW = 256, THREADS = 256, RB = 16, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:18)
 // 256 threads per block, 16928 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
         const tl::f16* __restrict__ X,
@@ -833,7 +833,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
     }
 }
 
-// kernel layernorm<ROW = 512, THREADS = 256, RB = 8, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/norms.tl:18)
+// kernel layernorm<ROW = 512, THREADS = 256, RB = 8, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:18)
 // 256 threads per block, 16672 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
         const tl::f16* __restrict__ X,
@@ -1245,7 +1245,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
     }
 }
 
-// kernel layernorm<ROW = 1024, THREADS = 256, RB = 4, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/norms.tl:18)
+// kernel layernorm<ROW = 1024, THREADS = 256, RB = 4, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:18)
 // 256 threads per block, 16544 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
         const tl::f16* __restrict__ X,
@@ -1685,7 +1685,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
     }
 }
 
-// kernel layernorm<ROW = 2048, THREADS = 256, RB = 2, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/norms.tl:18)
+// kernel layernorm<ROW = 2048, THREADS = 256, RB = 2, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:18)
 // 256 threads per block, 16544 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
         const tl::f16* __restrict__ X,
@@ -2125,7 +2125,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
     }
 }
 
-// kernel layernorm<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/norms.tl:18)
+// kernel layernorm<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:18)
 // 256 threads per block, 16544 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
         const tl::f16* __restrict__ X,
@@ -2565,7 +2565,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
     }
 }
 
-// kernel layernorm<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, MAX_BLOCKS = 2048, T = f16>  (stdlib/norms.tl:18)
+// kernel layernorm<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:18)
 // 512 threads per block, 32960 bytes of shared memory
 __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
         const tl::f16* __restrict__ X,
@@ -3005,7 +3005,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
     }
 }
 
-// kernel rmsnorm<ROW = 128, THREADS = 256, RB = 32, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/norms.tl:107)
+// kernel rmsnorm<ROW = 128, THREADS = 256, RB = 32, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:107)
 // 256 threads per block, 17440 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant0(
         const tl::f16* __restrict__ X,
@@ -3306,7 +3306,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant0(
     }
 }
 
-// kernel rmsnorm<ROW = 256, THREADS = 256, RB = 16, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/norms.tl:107)
+// kernel rmsnorm<ROW = 256, THREADS = 256, RB = 16, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:107)
 // 256 threads per block, 16928 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant1(
         const tl::f16* __restrict__ X,
@@ -3608,7 +3608,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant1(
     }
 }
 
-// kernel rmsnorm<ROW = 512, THREADS = 256, RB = 8, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/norms.tl:107)
+// kernel rmsnorm<ROW = 512, THREADS = 256, RB = 8, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:107)
 // 256 threads per block, 16672 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant2(
         const tl::f16* __restrict__ X,
@@ -3910,7 +3910,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant2(
     }
 }
 
-// kernel rmsnorm<ROW = 1024, THREADS = 256, RB = 4, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/norms.tl:107)
+// kernel rmsnorm<ROW = 1024, THREADS = 256, RB = 4, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:107)
 // 256 threads per block, 16544 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant3(
         const tl::f16* __restrict__ X,
@@ -4226,7 +4226,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant3(
     }
 }
 
-// kernel rmsnorm<ROW = 2048, THREADS = 256, RB = 2, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/norms.tl:107)
+// kernel rmsnorm<ROW = 2048, THREADS = 256, RB = 2, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:107)
 // 256 threads per block, 16544 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant4(
         const tl::f16* __restrict__ X,
@@ -4542,7 +4542,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant4(
     }
 }
 
-// kernel rmsnorm<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/norms.tl:107)
+// kernel rmsnorm<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:107)
 // 256 threads per block, 16544 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
         const tl::f16* __restrict__ X,
@@ -4858,7 +4858,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
     }
 }
 
-// kernel rmsnorm<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, MAX_BLOCKS = 2048, T = f16>  (stdlib/norms.tl:107)
+// kernel rmsnorm<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:107)
 // 512 threads per block, 32960 bytes of shared memory
 __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
         const tl::f16* __restrict__ X,
@@ -5174,7 +5174,7 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
     }
 }
 
-// kernel layernorm_gelu<ROW = 128, THREADS = 256, RB = 32, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/norms.tl:177)
+// kernel layernorm_gelu<ROW = 128, THREADS = 256, RB = 32, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:177)
 // 256 threads per block, 17440 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
         const tl::f16* __restrict__ X,
@@ -5584,7 +5584,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
     }
 }
 
-// kernel layernorm_gelu<ROW = 256, THREADS = 256, RB = 16, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/norms.tl:177)
+// kernel layernorm_gelu<ROW = 256, THREADS = 256, RB = 16, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:177)
 // 256 threads per block, 16928 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
         const tl::f16* __restrict__ X,
@@ -5996,7 +5996,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
     }
 }
 
-// kernel layernorm_gelu<ROW = 512, THREADS = 256, RB = 8, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/norms.tl:177)
+// kernel layernorm_gelu<ROW = 512, THREADS = 256, RB = 8, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:177)
 // 256 threads per block, 16672 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
         const tl::f16* __restrict__ X,
@@ -6408,7 +6408,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
     }
 }
 
-// kernel layernorm_gelu<ROW = 1024, THREADS = 256, RB = 4, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/norms.tl:177)
+// kernel layernorm_gelu<ROW = 1024, THREADS = 256, RB = 4, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:177)
 // 256 threads per block, 16544 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
         const tl::f16* __restrict__ X,
@@ -6848,7 +6848,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
     }
 }
 
-// kernel layernorm_gelu<ROW = 2048, THREADS = 256, RB = 2, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/norms.tl:177)
+// kernel layernorm_gelu<ROW = 2048, THREADS = 256, RB = 2, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:177)
 // 256 threads per block, 16544 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
         const tl::f16* __restrict__ X,
@@ -7288,7 +7288,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
     }
 }
 
-// kernel layernorm_gelu<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/norms.tl:177)
+// kernel layernorm_gelu<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:177)
 // 256 threads per block, 16544 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
         const tl::f16* __restrict__ X,
@@ -7728,7 +7728,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
     }
 }
 
-// kernel layernorm_gelu<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, MAX_BLOCKS = 2048, T = f16>  (stdlib/norms.tl:177)
+// kernel layernorm_gelu<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:177)
 // 512 threads per block, 32960 bytes of shared memory
 __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
         const tl::f16* __restrict__ X,
@@ -8181,7 +8181,7 @@ static cudaError_t layernorm_variant0(const __half* X, const __half* W, const __
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 32), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 32), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -8205,7 +8205,7 @@ static cudaError_t layernorm_variant1(const __half* X, const __half* W, const __
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 16), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 16), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -8229,7 +8229,7 @@ static cudaError_t layernorm_variant2(const __half* X, const __half* W, const __
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 8), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 8), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -8253,7 +8253,7 @@ static cudaError_t layernorm_variant3(const __half* X, const __half* W, const __
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 4), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 4), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -8277,7 +8277,7 @@ static cudaError_t layernorm_variant4(const __half* X, const __half* W, const __
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 2), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 2), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -8301,7 +8301,7 @@ static cudaError_t layernorm_variant5(const __half* X, const __half* W, const __
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -8325,7 +8325,7 @@ static cudaError_t layernorm_variant6(const __half* X, const __half* W, const __
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -8365,7 +8365,7 @@ static cudaError_t rmsnorm_variant0(const __half* X, const __half* W, __half* Y,
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 32), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 32), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -8388,7 +8388,7 @@ static cudaError_t rmsnorm_variant1(const __half* X, const __half* W, __half* Y,
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 16), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 16), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -8411,7 +8411,7 @@ static cudaError_t rmsnorm_variant2(const __half* X, const __half* W, __half* Y,
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 8), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 8), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -8434,7 +8434,7 @@ static cudaError_t rmsnorm_variant3(const __half* X, const __half* W, __half* Y,
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 4), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 4), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -8457,7 +8457,7 @@ static cudaError_t rmsnorm_variant4(const __half* X, const __half* W, __half* Y,
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 2), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 2), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -8480,7 +8480,7 @@ static cudaError_t rmsnorm_variant5(const __half* X, const __half* W, __half* Y,
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -8503,7 +8503,7 @@ static cudaError_t rmsnorm_variant6(const __half* X, const __half* W, __half* Y,
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -8544,7 +8544,7 @@ static cudaError_t layernorm_gelu_variant0(const __half* X, const __half* W, con
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 32), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 32), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -8568,7 +8568,7 @@ static cudaError_t layernorm_gelu_variant1(const __half* X, const __half* W, con
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 16), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 16), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -8592,7 +8592,7 @@ static cudaError_t layernorm_gelu_variant2(const __half* X, const __half* W, con
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 8), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 8), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -8616,7 +8616,7 @@ static cudaError_t layernorm_gelu_variant3(const __half* X, const __half* W, con
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 4), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 4), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -8640,7 +8640,7 @@ static cudaError_t layernorm_gelu_variant4(const __half* X, const __half* W, con
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 2), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 2), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -8664,7 +8664,7 @@ static cudaError_t layernorm_gelu_variant5(const __half* X, const __half* W, con
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -8688,7 +8688,7 @@ static cudaError_t layernorm_gelu_variant6(const __half* X, const __half* W, con
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");

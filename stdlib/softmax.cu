@@ -7,7 +7,7 @@
 
 namespace {
 
-// kernel softmax<ROW = 128, THREADS = 256, RB = 32, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/softmax.tl:15)
+// kernel softmax<ROW = 128, THREADS = 256, RB = 32, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:15)
 // 256 threads per block, 17440 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
         const tl::f16* __restrict__ X,
@@ -308,7 +308,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
     }
 }
 
-// kernel softmax<ROW = 256, THREADS = 256, RB = 16, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/softmax.tl:15)
+// kernel softmax<ROW = 256, THREADS = 256, RB = 16, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:15)
 // 256 threads per block, 16928 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
         const tl::f16* __restrict__ X,
@@ -611,7 +611,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
     }
 }
 
-// kernel softmax<ROW = 512, THREADS = 256, RB = 8, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/softmax.tl:15)
+// kernel softmax<ROW = 512, THREADS = 256, RB = 8, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:15)
 // 256 threads per block, 16672 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
         const tl::f16* __restrict__ X,
@@ -914,7 +914,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
     }
 }
 
-// kernel softmax<ROW = 1024, THREADS = 256, RB = 4, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/softmax.tl:15)
+// kernel softmax<ROW = 1024, THREADS = 256, RB = 4, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:15)
 // 256 threads per block, 16544 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) softmax_kernel_variant3(
         const tl::f16* __restrict__ X,
@@ -1245,7 +1245,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant3(
     }
 }
 
-// kernel softmax<ROW = 2048, THREADS = 256, RB = 2, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/softmax.tl:15)
+// kernel softmax<ROW = 2048, THREADS = 256, RB = 2, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:15)
 // 256 threads per block, 16544 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) softmax_kernel_variant4(
         const tl::f16* __restrict__ X,
@@ -1576,7 +1576,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant4(
     }
 }
 
-// kernel softmax<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/softmax.tl:15)
+// kernel softmax<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:15)
 // 256 threads per block, 16544 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
         const tl::f16* __restrict__ X,
@@ -1907,7 +1907,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
     }
 }
 
-// kernel softmax<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, MAX_BLOCKS = 2048, T = f16>  (stdlib/softmax.tl:15)
+// kernel softmax<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:15)
 // 512 threads per block, 32960 bytes of shared memory
 __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
         const tl::f16* __restrict__ X,
@@ -2238,7 +2238,7 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
     }
 }
 
-// kernel log_softmax<ROW = 128, THREADS = 256, RB = 32, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/softmax.tl:86)
+// kernel log_softmax<ROW = 128, THREADS = 256, RB = 32, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:86)
 // 256 threads per block, 17440 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant0(
         const tl::f16* __restrict__ X,
@@ -2541,7 +2541,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant0(
     }
 }
 
-// kernel log_softmax<ROW = 256, THREADS = 256, RB = 16, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/softmax.tl:86)
+// kernel log_softmax<ROW = 256, THREADS = 256, RB = 16, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:86)
 // 256 threads per block, 16928 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
         const tl::f16* __restrict__ X,
@@ -2846,7 +2846,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
     }
 }
 
-// kernel log_softmax<ROW = 512, THREADS = 256, RB = 8, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/softmax.tl:86)
+// kernel log_softmax<ROW = 512, THREADS = 256, RB = 8, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:86)
 // 256 threads per block, 16672 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
         const tl::f16* __restrict__ X,
@@ -3151,7 +3151,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
     }
 }
 
-// kernel log_softmax<ROW = 1024, THREADS = 256, RB = 4, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/softmax.tl:86)
+// kernel log_softmax<ROW = 1024, THREADS = 256, RB = 4, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:86)
 // 256 threads per block, 16544 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant3(
         const tl::f16* __restrict__ X,
@@ -3484,7 +3484,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant3(
     }
 }
 
-// kernel log_softmax<ROW = 2048, THREADS = 256, RB = 2, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/softmax.tl:86)
+// kernel log_softmax<ROW = 2048, THREADS = 256, RB = 2, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:86)
 // 256 threads per block, 16544 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant4(
         const tl::f16* __restrict__ X,
@@ -3817,7 +3817,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant4(
     }
 }
 
-// kernel log_softmax<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, MAX_BLOCKS = 2048, T = f16>  (stdlib/softmax.tl:86)
+// kernel log_softmax<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:86)
 // 256 threads per block, 16544 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
         const tl::f16* __restrict__ X,
@@ -4150,7 +4150,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
     }
 }
 
-// kernel log_softmax<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, MAX_BLOCKS = 2048, T = f16>  (stdlib/softmax.tl:86)
+// kernel log_softmax<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:86)
 // 512 threads per block, 32960 bytes of shared memory
 __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
         const tl::f16* __restrict__ X,
@@ -4653,7 +4653,7 @@ static cudaError_t softmax_variant0(const __half* X, __half* Y, int64_t M, int64
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 32), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 32), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -4675,7 +4675,7 @@ static cudaError_t softmax_variant1(const __half* X, __half* Y, int64_t M, int64
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 16), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 16), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -4697,7 +4697,7 @@ static cudaError_t softmax_variant2(const __half* X, __half* Y, int64_t M, int64
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 8), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 8), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -4719,7 +4719,7 @@ static cudaError_t softmax_variant3(const __half* X, __half* Y, int64_t M, int64
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 4), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 4), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -4741,7 +4741,7 @@ static cudaError_t softmax_variant4(const __half* X, __half* Y, int64_t M, int64
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 2), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 2), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -4763,7 +4763,7 @@ static cudaError_t softmax_variant5(const __half* X, __half* Y, int64_t M, int64
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -4785,7 +4785,7 @@ static cudaError_t softmax_variant6(const __half* X, __half* Y, int64_t M, int64
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -4824,7 +4824,7 @@ static cudaError_t log_softmax_variant0(const __half* X, __half* Y, int64_t M, i
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 32), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 32), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -4846,7 +4846,7 @@ static cudaError_t log_softmax_variant1(const __half* X, __half* Y, int64_t M, i
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 16), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 16), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -4868,7 +4868,7 @@ static cudaError_t log_softmax_variant2(const __half* X, __half* Y, int64_t M, i
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 8), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 8), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -4890,7 +4890,7 @@ static cudaError_t log_softmax_variant3(const __half* X, __half* Y, int64_t M, i
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 4), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 4), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -4912,7 +4912,7 @@ static cudaError_t log_softmax_variant4(const __half* X, __half* Y, int64_t M, i
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 2), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 2), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -4934,7 +4934,7 @@ static cudaError_t log_softmax_variant5(const __half* X, __half* Y, int64_t M, i
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -4956,7 +4956,7 @@ static cudaError_t log_softmax_variant6(const __half* X, __half* Y, int64_t M, i
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 2048)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");

@@ -38,18 +38,22 @@ class Kernel:
 
     def __call__(self, *args, **kwargs):
         fast = self._fast_arguments(args, kwargs)
-        if fast is not None:
-            err = self._function(*fast)
-            if err != 0:
-                raise LaunchError(f"{self._binding.name}: {self._last_error().decode(errors='replace')} "
-                                  f"(cudaError_t {err})")
+        if fast is None:
+            return self._call(args, kwargs)
+        arguments, allocated = fast
+        err = self._function(*arguments)
+        if err != 0:
+            raise LaunchError(f"{self._binding.name}: {self._last_error().decode(errors='replace')} "
+                              f"(cudaError_t {err})")
+        if not allocated:
             return None
-        return self._call(args, kwargs)
+        return allocated[0] if len(allocated) == 1 else tuple(allocated)
 
     def _fast_arguments(self, args, kwargs):
-        """The launch arguments of an eager call that gives every tensor, each of the right dtype,
-        contiguous and on one CUDA device, with agreeing shapes; None for anything else (the
-        general path then allocates outputs, traces, or raises the error that names the problem)."""
+        """(launch arguments, allocated outputs) of an eager call whose tensors are each of the
+        right dtype, contiguous and on one CUDA device, with agreeing shapes (`mut` tensors left
+        out are allocated); None for anything else: the general path then traces, or raises the
+        error that names the problem."""
         plan = self._plan
         params = self._binding.params
         if len(args) > len(params) or _compiling():
@@ -64,28 +68,53 @@ class Kernel:
             import torch
 
             self._dtypes = {i: getattr(torch, torch_dtype_name(params[i]["dtype"]), None) for i, _ in plan["tensors"]}
-        device = None
+        device, missing = None, []
         for i, rank in plan["tensors"]:
             t = values[i]
-            if t is None or getattr(t, "dtype", None) is not self._dtypes[i] or len(t.shape) != rank \
+            if t is None:
+                if not params[i]["mutable"]:
+                    return None
+                missing.append(i)
+                continue
+            if getattr(t, "dtype", None) is not self._dtypes[i] or len(t.shape) != rank \
                     or not t.is_cuda or not t.is_contiguous():
                 return None
             if device is None:
                 device = t.device
             elif t.device != device:
                 return None
+        if device is None:
+            return None
         dims = {}
         for dim, places in plan["sources"].items():
-            i, axis = places[0]
-            size = values[i].shape[axis]
-            for j, ax in places[1:]:
-                if values[j].shape[ax] != size:
+            size = None
+            for i, axis in places:
+                if values[i] is None:
+                    continue
+                if size is None:
+                    size = values[i].shape[axis]
+                elif values[i].shape[axis] != size:
                     return None
             if isinstance(dim, int):
-                if size != dim:
+                if size is not None and size != dim:
                     return None
-            else:
+            elif size is not None:
                 dims[dim] = size
+        allocated = []
+        if missing:
+            import torch
+
+            for i in missing:
+                shape = []
+                for extent in params[i]["shape"]:
+                    if isinstance(extent, int) or str(extent).isdigit():
+                        shape.append(int(extent))
+                    elif extent in dims:
+                        shape.append(dims[extent])
+                    else:
+                        return None
+                values[i] = torch.empty(shape, dtype=self._dtypes[i], device=device)
+                allocated.append(values[i])
         out = []
         for kind, what in plan["launch"]:
             if kind == "tensor":
@@ -101,7 +130,7 @@ class Kernel:
                 out.append(dims[what])
             else:
                 out.append(_current_stream(device))
-        return out
+        return out, allocated
 
     def _call(self, args, kwargs):
         import torch

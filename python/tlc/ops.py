@@ -58,7 +58,8 @@ def custom_op(kernel, key):
 
     binding = kernel._binding
     qualname = f"tlc::{binding.name}_{key}"
-    if qualname in _registered:
+    if qualname in _registered:  # the same library loaded again: its kernels share the op
+        kernel._torch_op = getattr(torch.ops.tlc, qualname.split("::", 1)[1]).default
         return _registered[qualname]
     text, written = schema(binding)
     names = [p["name"] for p in binding.params]

@@ -90,8 +90,8 @@ int main() {
         {8, 1, -1.0, 1.0, 0, th::When::full, ""},
         {5, 3000, -50.0, 50.0, 0, th::When::full, "_range50"},
         {4, 2048, -1.0, 1.0, 1, th::When::full, "_offset1"},
-        // More row groups than blocks (the grid stops at 2048 blocks): each block walks several
-        // groups, the next one's loads in flight during this one's math; the last group partial.
+        // More row groups than blocks (the grid stops at MAX_BLOCKS = 1024 blocks): each block walks
+        // several groups, the next one's loads in flight during this one's math; the last group partial.
         {196613, 100, -1.0, 1.0, 0, th::When::full, ""},      // ROW = 128, 32 rows per group
         {24579, 1000, -1.0, 1.0, 0, th::When::full, ""},      // ROW = 1024, 4 rows per group
         {6149, 5000, -1.0, 1.0, 0, th::When::full, ""},       // ROW = 8192, a row per group
