@@ -133,3 +133,22 @@ def runtime_include_dir(tlc):
         if (cand / "tl" / "tl.cuh").exists():
             return cand
     raise BuildError(f"the tlc runtime headers (tl/tl.cuh) were not found near {tlc_path}; set TLC_RUNTIME_DIR")
+
+
+def stdlib_dir(tlc=None):
+    """The standard library's .tl files: $TLC_STDLIB_DIR, next to an installed or bundled tlc
+    (<prefix>/share/tlc/stdlib), or in the source tree."""
+    if os.environ.get("TLC_STDLIB_DIR"):
+        return Path(os.environ["TLC_STDLIB_DIR"])
+    cands = []
+    try:
+        tlc_path = Path(shutil.which(tlc or find_tool("tlc", "TLC")) or tlc).resolve()
+        cands += [tlc_path.parent.parent / "share" / "tlc" / "stdlib", tlc_path.parent.parent.parent / "stdlib"]
+    except BuildError:
+        pass
+    cands.append(Path(__file__).resolve().parents[2] / "stdlib")
+    for cand in cands:
+        if (cand / "norms.tl").exists():
+            return cand
+    raise BuildError("the tlc standard library (norms.tl, ...) was not found; set TLC_STDLIB_DIR")
+
