@@ -11,7 +11,7 @@ __device__ __forceinline__ float gelu(float x) {
     return 0.5f * x * (1.0f + tl::erf(x * 0.7071067690849304f));
 }
 
-// kernel layernorm<ROW = 128, THREADS = 256, RB = 32, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:18)
+// kernel layernorm<ROW = 128, THREADS = 256, RB = 32, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:19)
 // 256 threads per block, 17440 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
         const tl::f16* __restrict__ X,
@@ -51,7 +51,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
     if (N <= 128) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:44)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:45)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + 32 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -75,12 +75,12 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:42)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:43)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:44)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:45)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + 32 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -105,7 +105,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 32;
-            // copy(xs, s);  (norms.tl:45)
+            // copy(xs, s);  (norms.tl:46)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 32 + ((tl_tid / 16) + (tl_chunk14 / 8) * 16)) * 136 + ((tl_chunk14 % 8) + (tl_tid % 16) * 8)];
@@ -121,7 +121,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
                     }
                 }
             }
-            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:46)
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:47)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
             {
                 float tl_part[2];
@@ -143,7 +143,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
                     s_mean[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:47)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:48)
             // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
@@ -153,7 +153,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
                 s[tl_s18] = d;
                 sd[tl_s18] = j < N ? d * d : 0.0f;
             }
-            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:52)
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:53)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
             {
                 float tl_part[2];
@@ -175,14 +175,14 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
                     s_rstd[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:53)
+            // for i in parallel(RB) {  (norms.tl:54)
             // for i in parallel(32): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
             for (int tl_s20 = 0; tl_s20 < 2; ++tl_s20) {
                 [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s20) * 16);
                 s_rstd[tl_s20] = tl::rsqrt(s_rstd[tl_s20] * inv_n + eps);
             }
-            // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:56)
+            // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:57)
             #pragma unroll
             for (int tl_chunk21 = 0; tl_chunk21 < 8; tl_chunk21 += 8) {
                 const tl::f16* tl_ptr22 = &W[((tl_chunk21) + (tl_tid % 16) * 8)];
@@ -198,7 +198,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:57)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:58)
             // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s24 = 0; tl_s24 < 16; ++tl_s24) {
@@ -206,7 +206,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
                 [[maybe_unused]] const int j = ((tl_s24 % 8) + (tl_tid % 16) * 8);
                 s[tl_s24] = s[tl_s24] * s_rstd[(tl_s24 / 8)] * sw[(tl_s24 % 8)];
             }
-            // copy(Bias[0 +: ROW], sw);  (norms.tl:60)
+            // copy(Bias[0 +: ROW], sw);  (norms.tl:61)
             #pragma unroll
             for (int tl_chunk25 = 0; tl_chunk25 < 8; tl_chunk25 += 8) {
                 const tl::f16* tl_ptr26 = &Bias[((tl_chunk25) + (tl_tid % 16) * 8)];
@@ -222,7 +222,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:61)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:62)
             // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
@@ -230,7 +230,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
                 [[maybe_unused]] const int j = ((tl_s28 % 8) + (tl_tid % 16) * 8);
                 s[tl_s28] = s[tl_s28] + sw[(tl_s28 % 8)];
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:64)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:65)
             #pragma unroll
             for (int tl_chunk29 = 0; tl_chunk29 < 16; tl_chunk29 += 8) {
                 tl::f16* tl_ptr30 = &Y[int64_t(row0 + ((tl_tid / 16) + (tl_chunk29 / 8) * 16)) * N + ((tl_chunk29 % 8) + (tl_tid % 16) * 8)];
@@ -256,7 +256,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
                 const int32_t row = row0 + rr;
                 sum_x = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:74)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:75)
                     #pragma unroll
                     for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
@@ -273,7 +273,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
                             }
                         }
                     }
-                    // reduce(sum, x, part);  (norms.tl:75)
+                    // reduce(sum, x, part);  (norms.tl:76)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -293,7 +293,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
                 const float mean = sum_x * inv_n;
                 sum_d2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:81)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:82)
                     #pragma unroll
                     for (int tl_chunk36 = 0; tl_chunk36 < x_layout::kSlots; tl_chunk36 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk36))) continue;
@@ -310,7 +310,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:82)
+                    // for j in parallel(BN) {  (norms.tl:83)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s39 = 0; tl_s39 < x_layout::kSlots; ++tl_s39) {
@@ -319,7 +319,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
                         const float d = x[tl_s39] - mean;
                         x[tl_s39] = t * 2048 + j < N ? d * d : 0.0f;
                     }
-                    // reduce(sum, x, part);  (norms.tl:86)
+                    // reduce(sum, x, part);  (norms.tl:87)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -339,7 +339,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
                 const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 2048;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:92)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:93)
                     #pragma unroll
                     for (int tl_chunk41 = 0; tl_chunk41 < x_layout::kSlots; tl_chunk41 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk41))) continue;
@@ -356,7 +356,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:93)
+                    // copy(W[c0 +: BN], w);  (norms.tl:94)
                     #pragma unroll
                     for (int tl_chunk44 = 0; tl_chunk44 < w_layout::kSlots; tl_chunk44 += 8) {
                         if (!(w_layout::valid(tl_tid, tl_chunk44))) continue;
@@ -373,7 +373,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
                             }
                         }
                     }
-                    // copy(Bias[c0 +: BN], b);  (norms.tl:94)
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:95)
                     #pragma unroll
                     for (int tl_chunk47 = 0; tl_chunk47 < b_layout::kSlots; tl_chunk47 += 8) {
                         if (!(b_layout::valid(tl_tid, tl_chunk47))) continue;
@@ -390,7 +390,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:95)
+                    // for j in parallel(BN) {  (norms.tl:96)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s50 = 0; tl_s50 < x_layout::kSlots; ++tl_s50) {
@@ -398,7 +398,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s50);
                         x[tl_s50] = (x[tl_s50] - mean) * rstd * w[tl_s50] + b[tl_s50];
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:98)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:99)
                     #pragma unroll
                     for (int tl_chunk51 = 0; tl_chunk51 < x_layout::kSlots; tl_chunk51 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk51))) continue;
@@ -421,7 +421,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
     }
 }
 
-// kernel layernorm<ROW = 256, THREADS = 256, RB = 16, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:18)
+// kernel layernorm<ROW = 256, THREADS = 256, RB = 16, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:19)
 // 256 threads per block, 16928 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
         const tl::f16* __restrict__ X,
@@ -461,7 +461,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
     if (N <= 256) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:44)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:45)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -485,12 +485,12 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:42)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:43)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:44)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:45)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -515,7 +515,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 16;
-            // copy(xs, s);  (norms.tl:45)
+            // copy(xs, s);  (norms.tl:46)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 16 + ((tl_tid / 32) + (tl_chunk14 / 8) * 8)) * 264 + ((tl_chunk14 % 8) + (tl_tid % 32) * 8)];
@@ -531,7 +531,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
                     }
                 }
             }
-            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:46)
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:47)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[2];
@@ -554,7 +554,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
                     s_mean[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:47)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:48)
             // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
@@ -564,7 +564,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
                 s[tl_s18] = d;
                 sd[tl_s18] = j < N ? d * d : 0.0f;
             }
-            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:52)
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:53)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[2];
@@ -587,14 +587,14 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
                     s_rstd[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:53)
+            // for i in parallel(RB) {  (norms.tl:54)
             // for i in parallel(16): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
             for (int tl_s20 = 0; tl_s20 < 2; ++tl_s20) {
                 [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s20) * 8);
                 s_rstd[tl_s20] = tl::rsqrt(s_rstd[tl_s20] * inv_n + eps);
             }
-            // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:56)
+            // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:57)
             #pragma unroll
             for (int tl_chunk21 = 0; tl_chunk21 < 8; tl_chunk21 += 8) {
                 const tl::f16* tl_ptr22 = &W[((tl_chunk21) + (tl_tid % 32) * 8)];
@@ -610,7 +610,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:57)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:58)
             // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s24 = 0; tl_s24 < 16; ++tl_s24) {
@@ -618,7 +618,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
                 [[maybe_unused]] const int j = ((tl_s24 % 8) + (tl_tid % 32) * 8);
                 s[tl_s24] = s[tl_s24] * s_rstd[(tl_s24 / 8)] * sw[(tl_s24 % 8)];
             }
-            // copy(Bias[0 +: ROW], sw);  (norms.tl:60)
+            // copy(Bias[0 +: ROW], sw);  (norms.tl:61)
             #pragma unroll
             for (int tl_chunk25 = 0; tl_chunk25 < 8; tl_chunk25 += 8) {
                 const tl::f16* tl_ptr26 = &Bias[((tl_chunk25) + (tl_tid % 32) * 8)];
@@ -634,7 +634,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:61)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:62)
             // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
@@ -642,7 +642,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
                 [[maybe_unused]] const int j = ((tl_s28 % 8) + (tl_tid % 32) * 8);
                 s[tl_s28] = s[tl_s28] + sw[(tl_s28 % 8)];
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:64)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:65)
             #pragma unroll
             for (int tl_chunk29 = 0; tl_chunk29 < 16; tl_chunk29 += 8) {
                 tl::f16* tl_ptr30 = &Y[int64_t(row0 + ((tl_tid / 32) + (tl_chunk29 / 8) * 8)) * N + ((tl_chunk29 % 8) + (tl_tid % 32) * 8)];
@@ -668,7 +668,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
                 const int32_t row = row0 + rr;
                 sum_x = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:74)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:75)
                     #pragma unroll
                     for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
@@ -685,7 +685,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
                             }
                         }
                     }
-                    // reduce(sum, x, part);  (norms.tl:75)
+                    // reduce(sum, x, part);  (norms.tl:76)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -705,7 +705,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
                 const float mean = sum_x * inv_n;
                 sum_d2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:81)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:82)
                     #pragma unroll
                     for (int tl_chunk36 = 0; tl_chunk36 < x_layout::kSlots; tl_chunk36 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk36))) continue;
@@ -722,7 +722,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:82)
+                    // for j in parallel(BN) {  (norms.tl:83)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s39 = 0; tl_s39 < x_layout::kSlots; ++tl_s39) {
@@ -731,7 +731,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
                         const float d = x[tl_s39] - mean;
                         x[tl_s39] = t * 2048 + j < N ? d * d : 0.0f;
                     }
-                    // reduce(sum, x, part);  (norms.tl:86)
+                    // reduce(sum, x, part);  (norms.tl:87)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -751,7 +751,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
                 const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 2048;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:92)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:93)
                     #pragma unroll
                     for (int tl_chunk41 = 0; tl_chunk41 < x_layout::kSlots; tl_chunk41 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk41))) continue;
@@ -768,7 +768,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:93)
+                    // copy(W[c0 +: BN], w);  (norms.tl:94)
                     #pragma unroll
                     for (int tl_chunk44 = 0; tl_chunk44 < w_layout::kSlots; tl_chunk44 += 8) {
                         if (!(w_layout::valid(tl_tid, tl_chunk44))) continue;
@@ -785,7 +785,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
                             }
                         }
                     }
-                    // copy(Bias[c0 +: BN], b);  (norms.tl:94)
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:95)
                     #pragma unroll
                     for (int tl_chunk47 = 0; tl_chunk47 < b_layout::kSlots; tl_chunk47 += 8) {
                         if (!(b_layout::valid(tl_tid, tl_chunk47))) continue;
@@ -802,7 +802,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:95)
+                    // for j in parallel(BN) {  (norms.tl:96)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s50 = 0; tl_s50 < x_layout::kSlots; ++tl_s50) {
@@ -810,7 +810,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s50);
                         x[tl_s50] = (x[tl_s50] - mean) * rstd * w[tl_s50] + b[tl_s50];
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:98)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:99)
                     #pragma unroll
                     for (int tl_chunk51 = 0; tl_chunk51 < x_layout::kSlots; tl_chunk51 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk51))) continue;
@@ -833,7 +833,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
     }
 }
 
-// kernel layernorm<ROW = 512, THREADS = 256, RB = 8, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:18)
+// kernel layernorm<ROW = 512, THREADS = 256, RB = 8, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:19)
 // 256 threads per block, 16672 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
         const tl::f16* __restrict__ X,
@@ -873,7 +873,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
     if (N <= 512) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:44)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:45)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -897,12 +897,12 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:42)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:43)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:44)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:45)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -927,7 +927,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 8;
-            // copy(xs, s);  (norms.tl:45)
+            // copy(xs, s);  (norms.tl:46)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 8 + (tl_tid / 32)) * 520 + ((tl_chunk14 % 8) + (tl_tid % 32) * 8 + (tl_chunk14 / 8) * 256)];
@@ -943,7 +943,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
                     }
                 }
             }
-            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:46)
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:47)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[1];
@@ -966,7 +966,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
                     s_mean[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:47)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:48)
             // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
@@ -976,7 +976,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
                 s[tl_s18] = d;
                 sd[tl_s18] = j < N ? d * d : 0.0f;
             }
-            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:52)
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:53)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[1];
@@ -999,14 +999,14 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
                     s_rstd[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:53)
+            // for i in parallel(RB) {  (norms.tl:54)
             // for i in parallel(8): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
             for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
                 [[maybe_unused]] const int i = (tl_tid / 32);
                 s_rstd[tl_s20] = tl::rsqrt(s_rstd[tl_s20] * inv_n + eps);
             }
-            // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:56)
+            // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:57)
             #pragma unroll
             for (int tl_chunk21 = 0; tl_chunk21 < 16; tl_chunk21 += 8) {
                 const tl::f16* tl_ptr22 = &W[((tl_chunk21 % 8) + (tl_tid % 32) * 8 + (tl_chunk21 / 8) * 256)];
@@ -1022,7 +1022,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:57)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:58)
             // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s24 = 0; tl_s24 < 16; ++tl_s24) {
@@ -1030,7 +1030,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
                 [[maybe_unused]] const int j = ((tl_s24 % 8) + (tl_tid % 32) * 8 + (tl_s24 / 8) * 256);
                 s[tl_s24] = s[tl_s24] * s_rstd[0] * sw[(tl_s24 % 8) + (tl_s24 / 8) * 8];
             }
-            // copy(Bias[0 +: ROW], sw);  (norms.tl:60)
+            // copy(Bias[0 +: ROW], sw);  (norms.tl:61)
             #pragma unroll
             for (int tl_chunk25 = 0; tl_chunk25 < 16; tl_chunk25 += 8) {
                 const tl::f16* tl_ptr26 = &Bias[((tl_chunk25 % 8) + (tl_tid % 32) * 8 + (tl_chunk25 / 8) * 256)];
@@ -1046,7 +1046,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:61)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:62)
             // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
@@ -1054,7 +1054,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
                 [[maybe_unused]] const int j = ((tl_s28 % 8) + (tl_tid % 32) * 8 + (tl_s28 / 8) * 256);
                 s[tl_s28] = s[tl_s28] + sw[(tl_s28 % 8) + (tl_s28 / 8) * 8];
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:64)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:65)
             #pragma unroll
             for (int tl_chunk29 = 0; tl_chunk29 < 16; tl_chunk29 += 8) {
                 tl::f16* tl_ptr30 = &Y[int64_t(row0 + (tl_tid / 32)) * N + ((tl_chunk29 % 8) + (tl_tid % 32) * 8 + (tl_chunk29 / 8) * 256)];
@@ -1080,7 +1080,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
                 const int32_t row = row0 + rr;
                 sum_x = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:74)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:75)
                     #pragma unroll
                     for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
@@ -1097,7 +1097,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
                             }
                         }
                     }
-                    // reduce(sum, x, part);  (norms.tl:75)
+                    // reduce(sum, x, part);  (norms.tl:76)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -1117,7 +1117,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
                 const float mean = sum_x * inv_n;
                 sum_d2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:81)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:82)
                     #pragma unroll
                     for (int tl_chunk36 = 0; tl_chunk36 < x_layout::kSlots; tl_chunk36 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk36))) continue;
@@ -1134,7 +1134,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:82)
+                    // for j in parallel(BN) {  (norms.tl:83)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s39 = 0; tl_s39 < x_layout::kSlots; ++tl_s39) {
@@ -1143,7 +1143,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
                         const float d = x[tl_s39] - mean;
                         x[tl_s39] = t * 2048 + j < N ? d * d : 0.0f;
                     }
-                    // reduce(sum, x, part);  (norms.tl:86)
+                    // reduce(sum, x, part);  (norms.tl:87)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -1163,7 +1163,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
                 const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 2048;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:92)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:93)
                     #pragma unroll
                     for (int tl_chunk41 = 0; tl_chunk41 < x_layout::kSlots; tl_chunk41 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk41))) continue;
@@ -1180,7 +1180,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:93)
+                    // copy(W[c0 +: BN], w);  (norms.tl:94)
                     #pragma unroll
                     for (int tl_chunk44 = 0; tl_chunk44 < w_layout::kSlots; tl_chunk44 += 8) {
                         if (!(w_layout::valid(tl_tid, tl_chunk44))) continue;
@@ -1197,7 +1197,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
                             }
                         }
                     }
-                    // copy(Bias[c0 +: BN], b);  (norms.tl:94)
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:95)
                     #pragma unroll
                     for (int tl_chunk47 = 0; tl_chunk47 < b_layout::kSlots; tl_chunk47 += 8) {
                         if (!(b_layout::valid(tl_tid, tl_chunk47))) continue;
@@ -1214,7 +1214,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:95)
+                    // for j in parallel(BN) {  (norms.tl:96)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s50 = 0; tl_s50 < x_layout::kSlots; ++tl_s50) {
@@ -1222,7 +1222,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s50);
                         x[tl_s50] = (x[tl_s50] - mean) * rstd * w[tl_s50] + b[tl_s50];
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:98)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:99)
                     #pragma unroll
                     for (int tl_chunk51 = 0; tl_chunk51 < x_layout::kSlots; tl_chunk51 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk51))) continue;
@@ -1245,7 +1245,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
     }
 }
 
-// kernel layernorm<ROW = 1024, THREADS = 256, RB = 4, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:18)
+// kernel layernorm<ROW = 1024, THREADS = 256, RB = 4, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:19)
 // 256 threads per block, 16544 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
         const tl::f16* __restrict__ X,
@@ -1285,7 +1285,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
     if (N <= 1024) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:44)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:45)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -1309,12 +1309,12 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:42)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:43)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:44)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:45)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -1339,7 +1339,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 4;
-            // copy(xs, s);  (norms.tl:45)
+            // copy(xs, s);  (norms.tl:46)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 4 + (tl_tid / 64)) * 1032 + ((tl_chunk14 % 8) + (tl_tid % 64) * 8 + (tl_chunk14 / 8) * 512)];
@@ -1355,7 +1355,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
                     }
                 }
             }
-            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:46)
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:47)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
             {
                 float tl_part[1];
@@ -1392,7 +1392,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
                     s_mean[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:47)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:48)
             // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
@@ -1402,7 +1402,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
                 s[tl_s18] = d;
                 sd[tl_s18] = j < N ? d * d : 0.0f;
             }
-            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:52)
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:53)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
             {
                 float tl_part[1];
@@ -1439,14 +1439,14 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
                     s_rstd[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:53)
+            // for i in parallel(RB) {  (norms.tl:54)
             // for i in parallel(4): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
             for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
                 [[maybe_unused]] const int i = (tl_tid / 64);
                 s_rstd[tl_s20] = tl::rsqrt(s_rstd[tl_s20] * inv_n + eps);
             }
-            // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:56)
+            // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:57)
             #pragma unroll
             for (int tl_chunk21 = 0; tl_chunk21 < 16; tl_chunk21 += 8) {
                 const tl::f16* tl_ptr22 = &W[((tl_chunk21 % 8) + (tl_tid % 64) * 8 + (tl_chunk21 / 8) * 512)];
@@ -1462,7 +1462,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:57)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:58)
             // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s24 = 0; tl_s24 < 16; ++tl_s24) {
@@ -1470,7 +1470,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
                 [[maybe_unused]] const int j = ((tl_s24 % 8) + (tl_tid % 64) * 8 + (tl_s24 / 8) * 512);
                 s[tl_s24] = s[tl_s24] * s_rstd[0] * sw[(tl_s24 % 8) + (tl_s24 / 8) * 8];
             }
-            // copy(Bias[0 +: ROW], sw);  (norms.tl:60)
+            // copy(Bias[0 +: ROW], sw);  (norms.tl:61)
             #pragma unroll
             for (int tl_chunk25 = 0; tl_chunk25 < 16; tl_chunk25 += 8) {
                 const tl::f16* tl_ptr26 = &Bias[((tl_chunk25 % 8) + (tl_tid % 64) * 8 + (tl_chunk25 / 8) * 512)];
@@ -1486,7 +1486,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:61)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:62)
             // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
@@ -1494,7 +1494,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
                 [[maybe_unused]] const int j = ((tl_s28 % 8) + (tl_tid % 64) * 8 + (tl_s28 / 8) * 512);
                 s[tl_s28] = s[tl_s28] + sw[(tl_s28 % 8) + (tl_s28 / 8) * 8];
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:64)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:65)
             #pragma unroll
             for (int tl_chunk29 = 0; tl_chunk29 < 16; tl_chunk29 += 8) {
                 tl::f16* tl_ptr30 = &Y[int64_t(row0 + (tl_tid / 64)) * N + ((tl_chunk29 % 8) + (tl_tid % 64) * 8 + (tl_chunk29 / 8) * 512)];
@@ -1520,7 +1520,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
                 const int32_t row = row0 + rr;
                 sum_x = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:74)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:75)
                     #pragma unroll
                     for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
@@ -1537,7 +1537,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
                             }
                         }
                     }
-                    // reduce(sum, x, part);  (norms.tl:75)
+                    // reduce(sum, x, part);  (norms.tl:76)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -1557,7 +1557,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
                 const float mean = sum_x * inv_n;
                 sum_d2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:81)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:82)
                     #pragma unroll
                     for (int tl_chunk36 = 0; tl_chunk36 < x_layout::kSlots; tl_chunk36 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk36))) continue;
@@ -1574,7 +1574,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:82)
+                    // for j in parallel(BN) {  (norms.tl:83)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s39 = 0; tl_s39 < x_layout::kSlots; ++tl_s39) {
@@ -1583,7 +1583,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
                         const float d = x[tl_s39] - mean;
                         x[tl_s39] = t * 2048 + j < N ? d * d : 0.0f;
                     }
-                    // reduce(sum, x, part);  (norms.tl:86)
+                    // reduce(sum, x, part);  (norms.tl:87)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -1603,7 +1603,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
                 const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 2048;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:92)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:93)
                     #pragma unroll
                     for (int tl_chunk41 = 0; tl_chunk41 < x_layout::kSlots; tl_chunk41 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk41))) continue;
@@ -1620,7 +1620,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:93)
+                    // copy(W[c0 +: BN], w);  (norms.tl:94)
                     #pragma unroll
                     for (int tl_chunk44 = 0; tl_chunk44 < w_layout::kSlots; tl_chunk44 += 8) {
                         if (!(w_layout::valid(tl_tid, tl_chunk44))) continue;
@@ -1637,7 +1637,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
                             }
                         }
                     }
-                    // copy(Bias[c0 +: BN], b);  (norms.tl:94)
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:95)
                     #pragma unroll
                     for (int tl_chunk47 = 0; tl_chunk47 < b_layout::kSlots; tl_chunk47 += 8) {
                         if (!(b_layout::valid(tl_tid, tl_chunk47))) continue;
@@ -1654,7 +1654,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:95)
+                    // for j in parallel(BN) {  (norms.tl:96)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s50 = 0; tl_s50 < x_layout::kSlots; ++tl_s50) {
@@ -1662,7 +1662,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s50);
                         x[tl_s50] = (x[tl_s50] - mean) * rstd * w[tl_s50] + b[tl_s50];
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:98)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:99)
                     #pragma unroll
                     for (int tl_chunk51 = 0; tl_chunk51 < x_layout::kSlots; tl_chunk51 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk51))) continue;
@@ -1685,7 +1685,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
     }
 }
 
-// kernel layernorm<ROW = 2048, THREADS = 256, RB = 2, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:18)
+// kernel layernorm<ROW = 2048, THREADS = 256, RB = 2, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:19)
 // 256 threads per block, 16544 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
         const tl::f16* __restrict__ X,
@@ -1725,7 +1725,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
     if (N <= 2048) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:44)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:45)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -1749,12 +1749,12 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:42)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:43)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:44)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:45)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -1779,7 +1779,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 2;
-            // copy(xs, s);  (norms.tl:45)
+            // copy(xs, s);  (norms.tl:46)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 2 + (tl_tid / 128)) * 2056 + ((tl_chunk14 % 8) + (tl_tid % 128) * 8 + (tl_chunk14 / 8) * 1024)];
@@ -1795,7 +1795,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
                     }
                 }
             }
-            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:46)
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:47)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
             {
                 float tl_part[1];
@@ -1832,7 +1832,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
                     s_mean[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:47)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:48)
             // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
@@ -1842,7 +1842,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
                 s[tl_s18] = d;
                 sd[tl_s18] = j < N ? d * d : 0.0f;
             }
-            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:52)
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:53)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
             {
                 float tl_part[1];
@@ -1879,14 +1879,14 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
                     s_rstd[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:53)
+            // for i in parallel(RB) {  (norms.tl:54)
             // for i in parallel(2): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
             for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
                 [[maybe_unused]] const int i = (tl_tid / 128);
                 s_rstd[tl_s20] = tl::rsqrt(s_rstd[tl_s20] * inv_n + eps);
             }
-            // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:56)
+            // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:57)
             #pragma unroll
             for (int tl_chunk21 = 0; tl_chunk21 < 16; tl_chunk21 += 8) {
                 const tl::f16* tl_ptr22 = &W[((tl_chunk21 % 8) + (tl_tid % 128) * 8 + (tl_chunk21 / 8) * 1024)];
@@ -1902,7 +1902,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:57)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:58)
             // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s24 = 0; tl_s24 < 16; ++tl_s24) {
@@ -1910,7 +1910,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
                 [[maybe_unused]] const int j = ((tl_s24 % 8) + (tl_tid % 128) * 8 + (tl_s24 / 8) * 1024);
                 s[tl_s24] = s[tl_s24] * s_rstd[0] * sw[(tl_s24 % 8) + (tl_s24 / 8) * 8];
             }
-            // copy(Bias[0 +: ROW], sw);  (norms.tl:60)
+            // copy(Bias[0 +: ROW], sw);  (norms.tl:61)
             #pragma unroll
             for (int tl_chunk25 = 0; tl_chunk25 < 16; tl_chunk25 += 8) {
                 const tl::f16* tl_ptr26 = &Bias[((tl_chunk25 % 8) + (tl_tid % 128) * 8 + (tl_chunk25 / 8) * 1024)];
@@ -1926,7 +1926,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:61)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:62)
             // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
@@ -1934,7 +1934,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
                 [[maybe_unused]] const int j = ((tl_s28 % 8) + (tl_tid % 128) * 8 + (tl_s28 / 8) * 1024);
                 s[tl_s28] = s[tl_s28] + sw[(tl_s28 % 8) + (tl_s28 / 8) * 8];
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:64)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:65)
             #pragma unroll
             for (int tl_chunk29 = 0; tl_chunk29 < 16; tl_chunk29 += 8) {
                 tl::f16* tl_ptr30 = &Y[int64_t(row0 + (tl_tid / 128)) * N + ((tl_chunk29 % 8) + (tl_tid % 128) * 8 + (tl_chunk29 / 8) * 1024)];
@@ -1960,7 +1960,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
                 const int32_t row = row0 + rr;
                 sum_x = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:74)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:75)
                     #pragma unroll
                     for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
@@ -1977,7 +1977,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
                             }
                         }
                     }
-                    // reduce(sum, x, part);  (norms.tl:75)
+                    // reduce(sum, x, part);  (norms.tl:76)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -1997,7 +1997,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
                 const float mean = sum_x * inv_n;
                 sum_d2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:81)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:82)
                     #pragma unroll
                     for (int tl_chunk36 = 0; tl_chunk36 < x_layout::kSlots; tl_chunk36 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk36))) continue;
@@ -2014,7 +2014,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:82)
+                    // for j in parallel(BN) {  (norms.tl:83)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s39 = 0; tl_s39 < x_layout::kSlots; ++tl_s39) {
@@ -2023,7 +2023,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
                         const float d = x[tl_s39] - mean;
                         x[tl_s39] = t * 2048 + j < N ? d * d : 0.0f;
                     }
-                    // reduce(sum, x, part);  (norms.tl:86)
+                    // reduce(sum, x, part);  (norms.tl:87)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -2043,7 +2043,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
                 const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 2048;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:92)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:93)
                     #pragma unroll
                     for (int tl_chunk41 = 0; tl_chunk41 < x_layout::kSlots; tl_chunk41 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk41))) continue;
@@ -2060,7 +2060,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:93)
+                    // copy(W[c0 +: BN], w);  (norms.tl:94)
                     #pragma unroll
                     for (int tl_chunk44 = 0; tl_chunk44 < w_layout::kSlots; tl_chunk44 += 8) {
                         if (!(w_layout::valid(tl_tid, tl_chunk44))) continue;
@@ -2077,7 +2077,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
                             }
                         }
                     }
-                    // copy(Bias[c0 +: BN], b);  (norms.tl:94)
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:95)
                     #pragma unroll
                     for (int tl_chunk47 = 0; tl_chunk47 < b_layout::kSlots; tl_chunk47 += 8) {
                         if (!(b_layout::valid(tl_tid, tl_chunk47))) continue;
@@ -2094,7 +2094,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:95)
+                    // for j in parallel(BN) {  (norms.tl:96)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s50 = 0; tl_s50 < x_layout::kSlots; ++tl_s50) {
@@ -2102,7 +2102,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s50);
                         x[tl_s50] = (x[tl_s50] - mean) * rstd * w[tl_s50] + b[tl_s50];
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:98)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:99)
                     #pragma unroll
                     for (int tl_chunk51 = 0; tl_chunk51 < x_layout::kSlots; tl_chunk51 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk51))) continue;
@@ -2125,7 +2125,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
     }
 }
 
-// kernel layernorm<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:18)
+// kernel layernorm<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:19)
 // 256 threads per block, 16544 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
         const tl::f16* __restrict__ X,
@@ -2165,7 +2165,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
     if (N <= 4096) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:44)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:45)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -2189,12 +2189,12 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:42)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:43)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:44)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:45)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -2219,7 +2219,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
-            // copy(xs, s);  (norms.tl:45)
+            // copy(xs, s);  (norms.tl:46)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 1 + 0) * 4104 + ((tl_chunk14 % 8) + (tl_tid) * 8 + (tl_chunk14 / 8) * 2048)];
@@ -2235,7 +2235,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                     }
                 }
             }
-            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:46)
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:47)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
             {
                 float tl_part[1];
@@ -2272,7 +2272,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                     s_mean[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:47)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:48)
             // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
@@ -2282,7 +2282,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                 s[tl_s18] = d;
                 sd[tl_s18] = j < N ? d * d : 0.0f;
             }
-            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:52)
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:53)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
             {
                 float tl_part[1];
@@ -2319,14 +2319,14 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                     s_rstd[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:53)
+            // for i in parallel(RB) {  (norms.tl:54)
             // for i in parallel(1): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
             for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
                 [[maybe_unused]] const int i = 0;
                 s_rstd[tl_s20] = tl::rsqrt(s_rstd[tl_s20] * inv_n + eps);
             }
-            // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:56)
+            // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:57)
             #pragma unroll
             for (int tl_chunk21 = 0; tl_chunk21 < 16; tl_chunk21 += 8) {
                 const tl::f16* tl_ptr22 = &W[((tl_chunk21 % 8) + (tl_tid) * 8 + (tl_chunk21 / 8) * 2048)];
@@ -2342,7 +2342,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:57)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:58)
             // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s24 = 0; tl_s24 < 16; ++tl_s24) {
@@ -2350,7 +2350,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                 [[maybe_unused]] const int j = ((tl_s24 % 8) + (tl_tid) * 8 + (tl_s24 / 8) * 2048);
                 s[tl_s24] = s[tl_s24] * s_rstd[0] * sw[(tl_s24 % 8) + (tl_s24 / 8) * 8];
             }
-            // copy(Bias[0 +: ROW], sw);  (norms.tl:60)
+            // copy(Bias[0 +: ROW], sw);  (norms.tl:61)
             #pragma unroll
             for (int tl_chunk25 = 0; tl_chunk25 < 16; tl_chunk25 += 8) {
                 const tl::f16* tl_ptr26 = &Bias[((tl_chunk25 % 8) + (tl_tid) * 8 + (tl_chunk25 / 8) * 2048)];
@@ -2366,7 +2366,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:61)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:62)
             // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
@@ -2374,7 +2374,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                 [[maybe_unused]] const int j = ((tl_s28 % 8) + (tl_tid) * 8 + (tl_s28 / 8) * 2048);
                 s[tl_s28] = s[tl_s28] + sw[(tl_s28 % 8) + (tl_s28 / 8) * 8];
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:64)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:65)
             #pragma unroll
             for (int tl_chunk29 = 0; tl_chunk29 < 16; tl_chunk29 += 8) {
                 tl::f16* tl_ptr30 = &Y[int64_t(row0 + 0) * N + ((tl_chunk29 % 8) + (tl_tid) * 8 + (tl_chunk29 / 8) * 2048)];
@@ -2400,7 +2400,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                 const int32_t row = row0 + rr;
                 sum_x = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:74)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:75)
                     #pragma unroll
                     for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
@@ -2417,7 +2417,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                             }
                         }
                     }
-                    // reduce(sum, x, part);  (norms.tl:75)
+                    // reduce(sum, x, part);  (norms.tl:76)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -2437,7 +2437,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                 const float mean = sum_x * inv_n;
                 sum_d2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:81)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:82)
                     #pragma unroll
                     for (int tl_chunk36 = 0; tl_chunk36 < x_layout::kSlots; tl_chunk36 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk36))) continue;
@@ -2454,7 +2454,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:82)
+                    // for j in parallel(BN) {  (norms.tl:83)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s39 = 0; tl_s39 < x_layout::kSlots; ++tl_s39) {
@@ -2463,7 +2463,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                         const float d = x[tl_s39] - mean;
                         x[tl_s39] = t * 2048 + j < N ? d * d : 0.0f;
                     }
-                    // reduce(sum, x, part);  (norms.tl:86)
+                    // reduce(sum, x, part);  (norms.tl:87)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -2483,7 +2483,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                 const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 2048;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:92)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:93)
                     #pragma unroll
                     for (int tl_chunk41 = 0; tl_chunk41 < x_layout::kSlots; tl_chunk41 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk41))) continue;
@@ -2500,7 +2500,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:93)
+                    // copy(W[c0 +: BN], w);  (norms.tl:94)
                     #pragma unroll
                     for (int tl_chunk44 = 0; tl_chunk44 < w_layout::kSlots; tl_chunk44 += 8) {
                         if (!(w_layout::valid(tl_tid, tl_chunk44))) continue;
@@ -2517,7 +2517,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                             }
                         }
                     }
-                    // copy(Bias[c0 +: BN], b);  (norms.tl:94)
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:95)
                     #pragma unroll
                     for (int tl_chunk47 = 0; tl_chunk47 < b_layout::kSlots; tl_chunk47 += 8) {
                         if (!(b_layout::valid(tl_tid, tl_chunk47))) continue;
@@ -2534,7 +2534,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:95)
+                    // for j in parallel(BN) {  (norms.tl:96)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s50 = 0; tl_s50 < x_layout::kSlots; ++tl_s50) {
@@ -2542,7 +2542,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s50);
                         x[tl_s50] = (x[tl_s50] - mean) * rstd * w[tl_s50] + b[tl_s50];
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:98)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:99)
                     #pragma unroll
                     for (int tl_chunk51 = 0; tl_chunk51 < x_layout::kSlots; tl_chunk51 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk51))) continue;
@@ -2565,7 +2565,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
     }
 }
 
-// kernel layernorm<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:18)
+// kernel layernorm<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:19)
 // 512 threads per block, 32960 bytes of shared memory
 __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
         const tl::f16* __restrict__ X,
@@ -2605,7 +2605,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
     if (N <= 8192) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:44)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:45)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -2629,12 +2629,12 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:42)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:43)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:44)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:45)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -2659,7 +2659,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
-            // copy(xs, s);  (norms.tl:45)
+            // copy(xs, s);  (norms.tl:46)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 1 + 0) * 8200 + ((tl_chunk14 % 8) + (tl_tid) * 8 + (tl_chunk14 / 8) * 4096)];
@@ -2675,7 +2675,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                     }
                 }
             }
-            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:46)
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:47)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
             {
                 float tl_part[1];
@@ -2712,7 +2712,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                     s_mean[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:47)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:48)
             // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
@@ -2722,7 +2722,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                 s[tl_s18] = d;
                 sd[tl_s18] = j < N ? d * d : 0.0f;
             }
-            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:52)
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:53)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
             {
                 float tl_part[1];
@@ -2759,14 +2759,14 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                     s_rstd[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:53)
+            // for i in parallel(RB) {  (norms.tl:54)
             // for i in parallel(1): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
             for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
                 [[maybe_unused]] const int i = 0;
                 s_rstd[tl_s20] = tl::rsqrt(s_rstd[tl_s20] * inv_n + eps);
             }
-            // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:56)
+            // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:57)
             #pragma unroll
             for (int tl_chunk21 = 0; tl_chunk21 < 16; tl_chunk21 += 8) {
                 const tl::f16* tl_ptr22 = &W[((tl_chunk21 % 8) + (tl_tid) * 8 + (tl_chunk21 / 8) * 4096)];
@@ -2782,7 +2782,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:57)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:58)
             // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s24 = 0; tl_s24 < 16; ++tl_s24) {
@@ -2790,7 +2790,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                 [[maybe_unused]] const int j = ((tl_s24 % 8) + (tl_tid) * 8 + (tl_s24 / 8) * 4096);
                 s[tl_s24] = s[tl_s24] * s_rstd[0] * sw[(tl_s24 % 8) + (tl_s24 / 8) * 8];
             }
-            // copy(Bias[0 +: ROW], sw);  (norms.tl:60)
+            // copy(Bias[0 +: ROW], sw);  (norms.tl:61)
             #pragma unroll
             for (int tl_chunk25 = 0; tl_chunk25 < 16; tl_chunk25 += 8) {
                 const tl::f16* tl_ptr26 = &Bias[((tl_chunk25 % 8) + (tl_tid) * 8 + (tl_chunk25 / 8) * 4096)];
@@ -2806,7 +2806,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:61)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:62)
             // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
@@ -2814,7 +2814,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                 [[maybe_unused]] const int j = ((tl_s28 % 8) + (tl_tid) * 8 + (tl_s28 / 8) * 4096);
                 s[tl_s28] = s[tl_s28] + sw[(tl_s28 % 8) + (tl_s28 / 8) * 8];
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:64)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:65)
             #pragma unroll
             for (int tl_chunk29 = 0; tl_chunk29 < 16; tl_chunk29 += 8) {
                 tl::f16* tl_ptr30 = &Y[int64_t(row0 + 0) * N + ((tl_chunk29 % 8) + (tl_tid) * 8 + (tl_chunk29 / 8) * 4096)];
@@ -2840,7 +2840,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                 const int32_t row = row0 + rr;
                 sum_x = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:74)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:75)
                     #pragma unroll
                     for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
@@ -2857,7 +2857,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                             }
                         }
                     }
-                    // reduce(sum, x, part);  (norms.tl:75)
+                    // reduce(sum, x, part);  (norms.tl:76)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -2877,7 +2877,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                 const float mean = sum_x * inv_n;
                 sum_d2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:81)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:82)
                     #pragma unroll
                     for (int tl_chunk36 = 0; tl_chunk36 < x_layout::kSlots; tl_chunk36 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk36))) continue;
@@ -2894,7 +2894,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:82)
+                    // for j in parallel(BN) {  (norms.tl:83)
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s39 = 0; tl_s39 < x_layout::kSlots; ++tl_s39) {
@@ -2903,7 +2903,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                         const float d = x[tl_s39] - mean;
                         x[tl_s39] = t * 4096 + j < N ? d * d : 0.0f;
                     }
-                    // reduce(sum, x, part);  (norms.tl:86)
+                    // reduce(sum, x, part);  (norms.tl:87)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -2923,7 +2923,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                 const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 4096;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:92)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:93)
                     #pragma unroll
                     for (int tl_chunk41 = 0; tl_chunk41 < x_layout::kSlots; tl_chunk41 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk41))) continue;
@@ -2940,7 +2940,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:93)
+                    // copy(W[c0 +: BN], w);  (norms.tl:94)
                     #pragma unroll
                     for (int tl_chunk44 = 0; tl_chunk44 < w_layout::kSlots; tl_chunk44 += 8) {
                         if (!(w_layout::valid(tl_tid, tl_chunk44))) continue;
@@ -2957,7 +2957,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                             }
                         }
                     }
-                    // copy(Bias[c0 +: BN], b);  (norms.tl:94)
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:95)
                     #pragma unroll
                     for (int tl_chunk47 = 0; tl_chunk47 < b_layout::kSlots; tl_chunk47 += 8) {
                         if (!(b_layout::valid(tl_tid, tl_chunk47))) continue;
@@ -2974,7 +2974,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:95)
+                    // for j in parallel(BN) {  (norms.tl:96)
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s50 = 0; tl_s50 < x_layout::kSlots; ++tl_s50) {
@@ -2982,7 +2982,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s50);
                         x[tl_s50] = (x[tl_s50] - mean) * rstd * w[tl_s50] + b[tl_s50];
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:98)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:99)
                     #pragma unroll
                     for (int tl_chunk51 = 0; tl_chunk51 < x_layout::kSlots; tl_chunk51 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk51))) continue;
@@ -3005,7 +3005,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
     }
 }
 
-// kernel rmsnorm<ROW = 128, THREADS = 256, RB = 32, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:107)
+// kernel rmsnorm<ROW = 128, THREADS = 256, RB = 32, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:108)
 // 256 threads per block, 17440 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant0(
         const tl::f16* __restrict__ X,
@@ -3039,7 +3039,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant0(
     if (N <= 128) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:130)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:131)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + 32 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -3063,12 +3063,12 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant0(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:128)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:129)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:130)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:131)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + 32 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -3093,7 +3093,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant0(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 32;
-            // copy(xs, s);  (norms.tl:131)
+            // copy(xs, s);  (norms.tl:132)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 32 + ((tl_tid / 16) + (tl_chunk14 / 8) * 16)) * 136 + ((tl_chunk14 % 8) + (tl_tid % 16) * 8)];
@@ -3109,7 +3109,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant0(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:132)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:133)
             // for i, j in parallel(32, 128): each thread visits the elements of `sq` it holds
             #pragma unroll
             for (int tl_s17 = 0; tl_s17 < 16; ++tl_s17) {
@@ -3117,7 +3117,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant0(
                 [[maybe_unused]] const int j = ((tl_s17 % 8) + (tl_tid % 16) * 8);
                 sq[tl_s17] = s[tl_s17] * s[tl_s17];
             }
-            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:135)
+            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:136)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
             {
                 float tl_part[2];
@@ -3139,14 +3139,14 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant0(
                     s_rrms[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:136)
+            // for i in parallel(RB) {  (norms.tl:137)
             // for i in parallel(32): each thread visits the elements of `s_rrms` it holds
             #pragma unroll
             for (int tl_s19 = 0; tl_s19 < 2; ++tl_s19) {
                 [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s19) * 16);
                 s_rrms[tl_s19] = tl::rsqrt(s_rrms[tl_s19] * inv_n + eps);
             }
-            // copy(W[0 +: ROW], sw);  (norms.tl:139)
+            // copy(W[0 +: ROW], sw);  (norms.tl:140)
             #pragma unroll
             for (int tl_chunk20 = 0; tl_chunk20 < 8; tl_chunk20 += 8) {
                 const tl::f16* tl_ptr21 = &W[((tl_chunk20) + (tl_tid % 16) * 8)];
@@ -3162,7 +3162,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant0(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:140)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:141)
             // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s23 = 0; tl_s23 < 16; ++tl_s23) {
@@ -3170,7 +3170,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant0(
                 [[maybe_unused]] const int j = ((tl_s23 % 8) + (tl_tid % 16) * 8);
                 s[tl_s23] = s[tl_s23] * s_rrms[(tl_s23 / 8)] * sw[(tl_s23 % 8)];
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:143)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:144)
             #pragma unroll
             for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
                 tl::f16* tl_ptr25 = &Y[int64_t(row0 + ((tl_tid / 16) + (tl_chunk24 / 8) * 16)) * N + ((tl_chunk24 % 8) + (tl_tid % 16) * 8)];
@@ -3196,7 +3196,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant0(
                 const int32_t row = row0 + rr;
                 sum_x2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:153)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:154)
                     #pragma unroll
                     for (int tl_chunk27 = 0; tl_chunk27 < x_layout::kSlots; tl_chunk27 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk27))) continue;
@@ -3213,7 +3213,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant0(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:154)
+                    // for j in parallel(BN) {  (norms.tl:155)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s30 = 0; tl_s30 < x_layout::kSlots; ++tl_s30) {
@@ -3221,7 +3221,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant0(
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s30);
                         x[tl_s30] = x[tl_s30] * x[tl_s30];
                     }
-                    // reduce(sum, x, part);  (norms.tl:157)
+                    // reduce(sum, x, part);  (norms.tl:158)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -3241,7 +3241,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant0(
                 const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 2048;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:163)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:164)
                     #pragma unroll
                     for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
@@ -3258,7 +3258,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant0(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:164)
+                    // copy(W[c0 +: BN], w);  (norms.tl:165)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < w_layout::kSlots; tl_chunk35 += 8) {
                         if (!(w_layout::valid(tl_tid, tl_chunk35))) continue;
@@ -3275,7 +3275,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant0(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:165)
+                    // for j in parallel(BN) {  (norms.tl:166)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s38 = 0; tl_s38 < x_layout::kSlots; ++tl_s38) {
@@ -3283,7 +3283,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant0(
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s38);
                         x[tl_s38] = x[tl_s38] * rrms * w[tl_s38];
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:168)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:169)
                     #pragma unroll
                     for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk39))) continue;
@@ -3306,7 +3306,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant0(
     }
 }
 
-// kernel rmsnorm<ROW = 256, THREADS = 256, RB = 16, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:107)
+// kernel rmsnorm<ROW = 256, THREADS = 256, RB = 16, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:108)
 // 256 threads per block, 16928 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant1(
         const tl::f16* __restrict__ X,
@@ -3340,7 +3340,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant1(
     if (N <= 256) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:130)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:131)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -3364,12 +3364,12 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant1(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:128)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:129)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:130)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:131)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -3394,7 +3394,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant1(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 16;
-            // copy(xs, s);  (norms.tl:131)
+            // copy(xs, s);  (norms.tl:132)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 16 + ((tl_tid / 32) + (tl_chunk14 / 8) * 8)) * 264 + ((tl_chunk14 % 8) + (tl_tid % 32) * 8)];
@@ -3410,7 +3410,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant1(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:132)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:133)
             // for i, j in parallel(16, 256): each thread visits the elements of `sq` it holds
             #pragma unroll
             for (int tl_s17 = 0; tl_s17 < 16; ++tl_s17) {
@@ -3418,7 +3418,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant1(
                 [[maybe_unused]] const int j = ((tl_s17 % 8) + (tl_tid % 32) * 8);
                 sq[tl_s17] = s[tl_s17] * s[tl_s17];
             }
-            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:135)
+            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:136)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[2];
@@ -3441,14 +3441,14 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant1(
                     s_rrms[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:136)
+            // for i in parallel(RB) {  (norms.tl:137)
             // for i in parallel(16): each thread visits the elements of `s_rrms` it holds
             #pragma unroll
             for (int tl_s19 = 0; tl_s19 < 2; ++tl_s19) {
                 [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s19) * 8);
                 s_rrms[tl_s19] = tl::rsqrt(s_rrms[tl_s19] * inv_n + eps);
             }
-            // copy(W[0 +: ROW], sw);  (norms.tl:139)
+            // copy(W[0 +: ROW], sw);  (norms.tl:140)
             #pragma unroll
             for (int tl_chunk20 = 0; tl_chunk20 < 8; tl_chunk20 += 8) {
                 const tl::f16* tl_ptr21 = &W[((tl_chunk20) + (tl_tid % 32) * 8)];
@@ -3464,7 +3464,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant1(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:140)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:141)
             // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s23 = 0; tl_s23 < 16; ++tl_s23) {
@@ -3472,7 +3472,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant1(
                 [[maybe_unused]] const int j = ((tl_s23 % 8) + (tl_tid % 32) * 8);
                 s[tl_s23] = s[tl_s23] * s_rrms[(tl_s23 / 8)] * sw[(tl_s23 % 8)];
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:143)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:144)
             #pragma unroll
             for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
                 tl::f16* tl_ptr25 = &Y[int64_t(row0 + ((tl_tid / 32) + (tl_chunk24 / 8) * 8)) * N + ((tl_chunk24 % 8) + (tl_tid % 32) * 8)];
@@ -3498,7 +3498,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant1(
                 const int32_t row = row0 + rr;
                 sum_x2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:153)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:154)
                     #pragma unroll
                     for (int tl_chunk27 = 0; tl_chunk27 < x_layout::kSlots; tl_chunk27 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk27))) continue;
@@ -3515,7 +3515,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant1(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:154)
+                    // for j in parallel(BN) {  (norms.tl:155)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s30 = 0; tl_s30 < x_layout::kSlots; ++tl_s30) {
@@ -3523,7 +3523,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant1(
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s30);
                         x[tl_s30] = x[tl_s30] * x[tl_s30];
                     }
-                    // reduce(sum, x, part);  (norms.tl:157)
+                    // reduce(sum, x, part);  (norms.tl:158)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -3543,7 +3543,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant1(
                 const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 2048;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:163)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:164)
                     #pragma unroll
                     for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
@@ -3560,7 +3560,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant1(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:164)
+                    // copy(W[c0 +: BN], w);  (norms.tl:165)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < w_layout::kSlots; tl_chunk35 += 8) {
                         if (!(w_layout::valid(tl_tid, tl_chunk35))) continue;
@@ -3577,7 +3577,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant1(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:165)
+                    // for j in parallel(BN) {  (norms.tl:166)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s38 = 0; tl_s38 < x_layout::kSlots; ++tl_s38) {
@@ -3585,7 +3585,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant1(
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s38);
                         x[tl_s38] = x[tl_s38] * rrms * w[tl_s38];
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:168)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:169)
                     #pragma unroll
                     for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk39))) continue;
@@ -3608,7 +3608,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant1(
     }
 }
 
-// kernel rmsnorm<ROW = 512, THREADS = 256, RB = 8, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:107)
+// kernel rmsnorm<ROW = 512, THREADS = 256, RB = 8, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:108)
 // 256 threads per block, 16672 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant2(
         const tl::f16* __restrict__ X,
@@ -3642,7 +3642,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant2(
     if (N <= 512) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:130)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:131)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -3666,12 +3666,12 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant2(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:128)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:129)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:130)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:131)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -3696,7 +3696,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant2(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 8;
-            // copy(xs, s);  (norms.tl:131)
+            // copy(xs, s);  (norms.tl:132)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 8 + (tl_tid / 32)) * 520 + ((tl_chunk14 % 8) + (tl_tid % 32) * 8 + (tl_chunk14 / 8) * 256)];
@@ -3712,7 +3712,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant2(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:132)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:133)
             // for i, j in parallel(8, 512): each thread visits the elements of `sq` it holds
             #pragma unroll
             for (int tl_s17 = 0; tl_s17 < 16; ++tl_s17) {
@@ -3720,7 +3720,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant2(
                 [[maybe_unused]] const int j = ((tl_s17 % 8) + (tl_tid % 32) * 8 + (tl_s17 / 8) * 256);
                 sq[tl_s17] = s[tl_s17] * s[tl_s17];
             }
-            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:135)
+            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:136)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[1];
@@ -3743,14 +3743,14 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant2(
                     s_rrms[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:136)
+            // for i in parallel(RB) {  (norms.tl:137)
             // for i in parallel(8): each thread visits the elements of `s_rrms` it holds
             #pragma unroll
             for (int tl_s19 = 0; tl_s19 < 1; ++tl_s19) {
                 [[maybe_unused]] const int i = (tl_tid / 32);
                 s_rrms[tl_s19] = tl::rsqrt(s_rrms[tl_s19] * inv_n + eps);
             }
-            // copy(W[0 +: ROW], sw);  (norms.tl:139)
+            // copy(W[0 +: ROW], sw);  (norms.tl:140)
             #pragma unroll
             for (int tl_chunk20 = 0; tl_chunk20 < 16; tl_chunk20 += 8) {
                 const tl::f16* tl_ptr21 = &W[((tl_chunk20 % 8) + (tl_tid % 32) * 8 + (tl_chunk20 / 8) * 256)];
@@ -3766,7 +3766,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant2(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:140)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:141)
             // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s23 = 0; tl_s23 < 16; ++tl_s23) {
@@ -3774,7 +3774,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant2(
                 [[maybe_unused]] const int j = ((tl_s23 % 8) + (tl_tid % 32) * 8 + (tl_s23 / 8) * 256);
                 s[tl_s23] = s[tl_s23] * s_rrms[0] * sw[(tl_s23 % 8) + (tl_s23 / 8) * 8];
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:143)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:144)
             #pragma unroll
             for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
                 tl::f16* tl_ptr25 = &Y[int64_t(row0 + (tl_tid / 32)) * N + ((tl_chunk24 % 8) + (tl_tid % 32) * 8 + (tl_chunk24 / 8) * 256)];
@@ -3800,7 +3800,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant2(
                 const int32_t row = row0 + rr;
                 sum_x2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:153)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:154)
                     #pragma unroll
                     for (int tl_chunk27 = 0; tl_chunk27 < x_layout::kSlots; tl_chunk27 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk27))) continue;
@@ -3817,7 +3817,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant2(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:154)
+                    // for j in parallel(BN) {  (norms.tl:155)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s30 = 0; tl_s30 < x_layout::kSlots; ++tl_s30) {
@@ -3825,7 +3825,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant2(
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s30);
                         x[tl_s30] = x[tl_s30] * x[tl_s30];
                     }
-                    // reduce(sum, x, part);  (norms.tl:157)
+                    // reduce(sum, x, part);  (norms.tl:158)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -3845,7 +3845,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant2(
                 const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 2048;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:163)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:164)
                     #pragma unroll
                     for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
@@ -3862,7 +3862,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant2(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:164)
+                    // copy(W[c0 +: BN], w);  (norms.tl:165)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < w_layout::kSlots; tl_chunk35 += 8) {
                         if (!(w_layout::valid(tl_tid, tl_chunk35))) continue;
@@ -3879,7 +3879,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant2(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:165)
+                    // for j in parallel(BN) {  (norms.tl:166)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s38 = 0; tl_s38 < x_layout::kSlots; ++tl_s38) {
@@ -3887,7 +3887,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant2(
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s38);
                         x[tl_s38] = x[tl_s38] * rrms * w[tl_s38];
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:168)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:169)
                     #pragma unroll
                     for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk39))) continue;
@@ -3910,7 +3910,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant2(
     }
 }
 
-// kernel rmsnorm<ROW = 1024, THREADS = 256, RB = 4, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:107)
+// kernel rmsnorm<ROW = 1024, THREADS = 256, RB = 4, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:108)
 // 256 threads per block, 16544 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant3(
         const tl::f16* __restrict__ X,
@@ -3944,7 +3944,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant3(
     if (N <= 1024) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:130)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:131)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -3968,12 +3968,12 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant3(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:128)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:129)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:130)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:131)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -3998,7 +3998,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant3(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 4;
-            // copy(xs, s);  (norms.tl:131)
+            // copy(xs, s);  (norms.tl:132)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 4 + (tl_tid / 64)) * 1032 + ((tl_chunk14 % 8) + (tl_tid % 64) * 8 + (tl_chunk14 / 8) * 512)];
@@ -4014,7 +4014,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant3(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:132)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:133)
             // for i, j in parallel(4, 1024): each thread visits the elements of `sq` it holds
             #pragma unroll
             for (int tl_s17 = 0; tl_s17 < 16; ++tl_s17) {
@@ -4022,7 +4022,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant3(
                 [[maybe_unused]] const int j = ((tl_s17 % 8) + (tl_tid % 64) * 8 + (tl_s17 / 8) * 512);
                 sq[tl_s17] = s[tl_s17] * s[tl_s17];
             }
-            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:135)
+            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:136)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
             {
                 float tl_part[1];
@@ -4059,14 +4059,14 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant3(
                     s_rrms[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:136)
+            // for i in parallel(RB) {  (norms.tl:137)
             // for i in parallel(4): each thread visits the elements of `s_rrms` it holds
             #pragma unroll
             for (int tl_s19 = 0; tl_s19 < 1; ++tl_s19) {
                 [[maybe_unused]] const int i = (tl_tid / 64);
                 s_rrms[tl_s19] = tl::rsqrt(s_rrms[tl_s19] * inv_n + eps);
             }
-            // copy(W[0 +: ROW], sw);  (norms.tl:139)
+            // copy(W[0 +: ROW], sw);  (norms.tl:140)
             #pragma unroll
             for (int tl_chunk20 = 0; tl_chunk20 < 16; tl_chunk20 += 8) {
                 const tl::f16* tl_ptr21 = &W[((tl_chunk20 % 8) + (tl_tid % 64) * 8 + (tl_chunk20 / 8) * 512)];
@@ -4082,7 +4082,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant3(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:140)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:141)
             // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s23 = 0; tl_s23 < 16; ++tl_s23) {
@@ -4090,7 +4090,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant3(
                 [[maybe_unused]] const int j = ((tl_s23 % 8) + (tl_tid % 64) * 8 + (tl_s23 / 8) * 512);
                 s[tl_s23] = s[tl_s23] * s_rrms[0] * sw[(tl_s23 % 8) + (tl_s23 / 8) * 8];
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:143)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:144)
             #pragma unroll
             for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
                 tl::f16* tl_ptr25 = &Y[int64_t(row0 + (tl_tid / 64)) * N + ((tl_chunk24 % 8) + (tl_tid % 64) * 8 + (tl_chunk24 / 8) * 512)];
@@ -4116,7 +4116,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant3(
                 const int32_t row = row0 + rr;
                 sum_x2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:153)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:154)
                     #pragma unroll
                     for (int tl_chunk27 = 0; tl_chunk27 < x_layout::kSlots; tl_chunk27 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk27))) continue;
@@ -4133,7 +4133,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant3(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:154)
+                    // for j in parallel(BN) {  (norms.tl:155)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s30 = 0; tl_s30 < x_layout::kSlots; ++tl_s30) {
@@ -4141,7 +4141,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant3(
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s30);
                         x[tl_s30] = x[tl_s30] * x[tl_s30];
                     }
-                    // reduce(sum, x, part);  (norms.tl:157)
+                    // reduce(sum, x, part);  (norms.tl:158)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -4161,7 +4161,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant3(
                 const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 2048;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:163)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:164)
                     #pragma unroll
                     for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
@@ -4178,7 +4178,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant3(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:164)
+                    // copy(W[c0 +: BN], w);  (norms.tl:165)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < w_layout::kSlots; tl_chunk35 += 8) {
                         if (!(w_layout::valid(tl_tid, tl_chunk35))) continue;
@@ -4195,7 +4195,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant3(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:165)
+                    // for j in parallel(BN) {  (norms.tl:166)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s38 = 0; tl_s38 < x_layout::kSlots; ++tl_s38) {
@@ -4203,7 +4203,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant3(
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s38);
                         x[tl_s38] = x[tl_s38] * rrms * w[tl_s38];
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:168)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:169)
                     #pragma unroll
                     for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk39))) continue;
@@ -4226,7 +4226,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant3(
     }
 }
 
-// kernel rmsnorm<ROW = 2048, THREADS = 256, RB = 2, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:107)
+// kernel rmsnorm<ROW = 2048, THREADS = 256, RB = 2, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:108)
 // 256 threads per block, 16544 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant4(
         const tl::f16* __restrict__ X,
@@ -4260,7 +4260,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant4(
     if (N <= 2048) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:130)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:131)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -4284,12 +4284,12 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant4(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:128)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:129)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:130)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:131)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -4314,7 +4314,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant4(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 2;
-            // copy(xs, s);  (norms.tl:131)
+            // copy(xs, s);  (norms.tl:132)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 2 + (tl_tid / 128)) * 2056 + ((tl_chunk14 % 8) + (tl_tid % 128) * 8 + (tl_chunk14 / 8) * 1024)];
@@ -4330,7 +4330,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant4(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:132)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:133)
             // for i, j in parallel(2, 2048): each thread visits the elements of `sq` it holds
             #pragma unroll
             for (int tl_s17 = 0; tl_s17 < 16; ++tl_s17) {
@@ -4338,7 +4338,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant4(
                 [[maybe_unused]] const int j = ((tl_s17 % 8) + (tl_tid % 128) * 8 + (tl_s17 / 8) * 1024);
                 sq[tl_s17] = s[tl_s17] * s[tl_s17];
             }
-            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:135)
+            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:136)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
             {
                 float tl_part[1];
@@ -4375,14 +4375,14 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant4(
                     s_rrms[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:136)
+            // for i in parallel(RB) {  (norms.tl:137)
             // for i in parallel(2): each thread visits the elements of `s_rrms` it holds
             #pragma unroll
             for (int tl_s19 = 0; tl_s19 < 1; ++tl_s19) {
                 [[maybe_unused]] const int i = (tl_tid / 128);
                 s_rrms[tl_s19] = tl::rsqrt(s_rrms[tl_s19] * inv_n + eps);
             }
-            // copy(W[0 +: ROW], sw);  (norms.tl:139)
+            // copy(W[0 +: ROW], sw);  (norms.tl:140)
             #pragma unroll
             for (int tl_chunk20 = 0; tl_chunk20 < 16; tl_chunk20 += 8) {
                 const tl::f16* tl_ptr21 = &W[((tl_chunk20 % 8) + (tl_tid % 128) * 8 + (tl_chunk20 / 8) * 1024)];
@@ -4398,7 +4398,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant4(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:140)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:141)
             // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s23 = 0; tl_s23 < 16; ++tl_s23) {
@@ -4406,7 +4406,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant4(
                 [[maybe_unused]] const int j = ((tl_s23 % 8) + (tl_tid % 128) * 8 + (tl_s23 / 8) * 1024);
                 s[tl_s23] = s[tl_s23] * s_rrms[0] * sw[(tl_s23 % 8) + (tl_s23 / 8) * 8];
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:143)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:144)
             #pragma unroll
             for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
                 tl::f16* tl_ptr25 = &Y[int64_t(row0 + (tl_tid / 128)) * N + ((tl_chunk24 % 8) + (tl_tid % 128) * 8 + (tl_chunk24 / 8) * 1024)];
@@ -4432,7 +4432,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant4(
                 const int32_t row = row0 + rr;
                 sum_x2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:153)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:154)
                     #pragma unroll
                     for (int tl_chunk27 = 0; tl_chunk27 < x_layout::kSlots; tl_chunk27 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk27))) continue;
@@ -4449,7 +4449,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant4(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:154)
+                    // for j in parallel(BN) {  (norms.tl:155)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s30 = 0; tl_s30 < x_layout::kSlots; ++tl_s30) {
@@ -4457,7 +4457,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant4(
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s30);
                         x[tl_s30] = x[tl_s30] * x[tl_s30];
                     }
-                    // reduce(sum, x, part);  (norms.tl:157)
+                    // reduce(sum, x, part);  (norms.tl:158)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -4477,7 +4477,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant4(
                 const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 2048;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:163)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:164)
                     #pragma unroll
                     for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
@@ -4494,7 +4494,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant4(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:164)
+                    // copy(W[c0 +: BN], w);  (norms.tl:165)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < w_layout::kSlots; tl_chunk35 += 8) {
                         if (!(w_layout::valid(tl_tid, tl_chunk35))) continue;
@@ -4511,7 +4511,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant4(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:165)
+                    // for j in parallel(BN) {  (norms.tl:166)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s38 = 0; tl_s38 < x_layout::kSlots; ++tl_s38) {
@@ -4519,7 +4519,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant4(
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s38);
                         x[tl_s38] = x[tl_s38] * rrms * w[tl_s38];
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:168)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:169)
                     #pragma unroll
                     for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk39))) continue;
@@ -4542,7 +4542,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant4(
     }
 }
 
-// kernel rmsnorm<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:107)
+// kernel rmsnorm<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:108)
 // 256 threads per block, 16544 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
         const tl::f16* __restrict__ X,
@@ -4576,7 +4576,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
     if (N <= 4096) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:130)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:131)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -4600,12 +4600,12 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:128)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:129)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:130)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:131)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -4630,7 +4630,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
-            // copy(xs, s);  (norms.tl:131)
+            // copy(xs, s);  (norms.tl:132)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 1 + 0) * 4104 + ((tl_chunk14 % 8) + (tl_tid) * 8 + (tl_chunk14 / 8) * 2048)];
@@ -4646,7 +4646,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:132)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:133)
             // for i, j in parallel(1, 4096): each thread visits the elements of `sq` it holds
             #pragma unroll
             for (int tl_s17 = 0; tl_s17 < 16; ++tl_s17) {
@@ -4654,7 +4654,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                 [[maybe_unused]] const int j = ((tl_s17 % 8) + (tl_tid) * 8 + (tl_s17 / 8) * 2048);
                 sq[tl_s17] = s[tl_s17] * s[tl_s17];
             }
-            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:135)
+            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:136)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
             {
                 float tl_part[1];
@@ -4691,14 +4691,14 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                     s_rrms[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:136)
+            // for i in parallel(RB) {  (norms.tl:137)
             // for i in parallel(1): each thread visits the elements of `s_rrms` it holds
             #pragma unroll
             for (int tl_s19 = 0; tl_s19 < 1; ++tl_s19) {
                 [[maybe_unused]] const int i = 0;
                 s_rrms[tl_s19] = tl::rsqrt(s_rrms[tl_s19] * inv_n + eps);
             }
-            // copy(W[0 +: ROW], sw);  (norms.tl:139)
+            // copy(W[0 +: ROW], sw);  (norms.tl:140)
             #pragma unroll
             for (int tl_chunk20 = 0; tl_chunk20 < 16; tl_chunk20 += 8) {
                 const tl::f16* tl_ptr21 = &W[((tl_chunk20 % 8) + (tl_tid) * 8 + (tl_chunk20 / 8) * 2048)];
@@ -4714,7 +4714,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:140)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:141)
             // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s23 = 0; tl_s23 < 16; ++tl_s23) {
@@ -4722,7 +4722,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                 [[maybe_unused]] const int j = ((tl_s23 % 8) + (tl_tid) * 8 + (tl_s23 / 8) * 2048);
                 s[tl_s23] = s[tl_s23] * s_rrms[0] * sw[(tl_s23 % 8) + (tl_s23 / 8) * 8];
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:143)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:144)
             #pragma unroll
             for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
                 tl::f16* tl_ptr25 = &Y[int64_t(row0 + 0) * N + ((tl_chunk24 % 8) + (tl_tid) * 8 + (tl_chunk24 / 8) * 2048)];
@@ -4748,7 +4748,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                 const int32_t row = row0 + rr;
                 sum_x2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:153)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:154)
                     #pragma unroll
                     for (int tl_chunk27 = 0; tl_chunk27 < x_layout::kSlots; tl_chunk27 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk27))) continue;
@@ -4765,7 +4765,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:154)
+                    // for j in parallel(BN) {  (norms.tl:155)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s30 = 0; tl_s30 < x_layout::kSlots; ++tl_s30) {
@@ -4773,7 +4773,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s30);
                         x[tl_s30] = x[tl_s30] * x[tl_s30];
                     }
-                    // reduce(sum, x, part);  (norms.tl:157)
+                    // reduce(sum, x, part);  (norms.tl:158)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -4793,7 +4793,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                 const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 2048;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:163)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:164)
                     #pragma unroll
                     for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
@@ -4810,7 +4810,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:164)
+                    // copy(W[c0 +: BN], w);  (norms.tl:165)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < w_layout::kSlots; tl_chunk35 += 8) {
                         if (!(w_layout::valid(tl_tid, tl_chunk35))) continue;
@@ -4827,7 +4827,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:165)
+                    // for j in parallel(BN) {  (norms.tl:166)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s38 = 0; tl_s38 < x_layout::kSlots; ++tl_s38) {
@@ -4835,7 +4835,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s38);
                         x[tl_s38] = x[tl_s38] * rrms * w[tl_s38];
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:168)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:169)
                     #pragma unroll
                     for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk39))) continue;
@@ -4858,7 +4858,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
     }
 }
 
-// kernel rmsnorm<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:107)
+// kernel rmsnorm<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:108)
 // 512 threads per block, 32960 bytes of shared memory
 __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
         const tl::f16* __restrict__ X,
@@ -4892,7 +4892,7 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
     if (N <= 8192) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:130)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:131)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -4916,12 +4916,12 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:128)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:129)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:130)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:131)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -4946,7 +4946,7 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
-            // copy(xs, s);  (norms.tl:131)
+            // copy(xs, s);  (norms.tl:132)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 1 + 0) * 8200 + ((tl_chunk14 % 8) + (tl_tid) * 8 + (tl_chunk14 / 8) * 4096)];
@@ -4962,7 +4962,7 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:132)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:133)
             // for i, j in parallel(1, 8192): each thread visits the elements of `sq` it holds
             #pragma unroll
             for (int tl_s17 = 0; tl_s17 < 16; ++tl_s17) {
@@ -4970,7 +4970,7 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                 [[maybe_unused]] const int j = ((tl_s17 % 8) + (tl_tid) * 8 + (tl_s17 / 8) * 4096);
                 sq[tl_s17] = s[tl_s17] * s[tl_s17];
             }
-            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:135)
+            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:136)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
             {
                 float tl_part[1];
@@ -5007,14 +5007,14 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                     s_rrms[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:136)
+            // for i in parallel(RB) {  (norms.tl:137)
             // for i in parallel(1): each thread visits the elements of `s_rrms` it holds
             #pragma unroll
             for (int tl_s19 = 0; tl_s19 < 1; ++tl_s19) {
                 [[maybe_unused]] const int i = 0;
                 s_rrms[tl_s19] = tl::rsqrt(s_rrms[tl_s19] * inv_n + eps);
             }
-            // copy(W[0 +: ROW], sw);  (norms.tl:139)
+            // copy(W[0 +: ROW], sw);  (norms.tl:140)
             #pragma unroll
             for (int tl_chunk20 = 0; tl_chunk20 < 16; tl_chunk20 += 8) {
                 const tl::f16* tl_ptr21 = &W[((tl_chunk20 % 8) + (tl_tid) * 8 + (tl_chunk20 / 8) * 4096)];
@@ -5030,7 +5030,7 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:140)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:141)
             // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s23 = 0; tl_s23 < 16; ++tl_s23) {
@@ -5038,7 +5038,7 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                 [[maybe_unused]] const int j = ((tl_s23 % 8) + (tl_tid) * 8 + (tl_s23 / 8) * 4096);
                 s[tl_s23] = s[tl_s23] * s_rrms[0] * sw[(tl_s23 % 8) + (tl_s23 / 8) * 8];
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:143)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:144)
             #pragma unroll
             for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
                 tl::f16* tl_ptr25 = &Y[int64_t(row0 + 0) * N + ((tl_chunk24 % 8) + (tl_tid) * 8 + (tl_chunk24 / 8) * 4096)];
@@ -5064,7 +5064,7 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                 const int32_t row = row0 + rr;
                 sum_x2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:153)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:154)
                     #pragma unroll
                     for (int tl_chunk27 = 0; tl_chunk27 < x_layout::kSlots; tl_chunk27 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk27))) continue;
@@ -5081,7 +5081,7 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:154)
+                    // for j in parallel(BN) {  (norms.tl:155)
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s30 = 0; tl_s30 < x_layout::kSlots; ++tl_s30) {
@@ -5089,7 +5089,7 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s30);
                         x[tl_s30] = x[tl_s30] * x[tl_s30];
                     }
-                    // reduce(sum, x, part);  (norms.tl:157)
+                    // reduce(sum, x, part);  (norms.tl:158)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -5109,7 +5109,7 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                 const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 4096;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:163)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:164)
                     #pragma unroll
                     for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
@@ -5126,7 +5126,7 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:164)
+                    // copy(W[c0 +: BN], w);  (norms.tl:165)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < w_layout::kSlots; tl_chunk35 += 8) {
                         if (!(w_layout::valid(tl_tid, tl_chunk35))) continue;
@@ -5143,7 +5143,7 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:165)
+                    // for j in parallel(BN) {  (norms.tl:166)
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s38 = 0; tl_s38 < x_layout::kSlots; ++tl_s38) {
@@ -5151,7 +5151,7 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s38);
                         x[tl_s38] = x[tl_s38] * rrms * w[tl_s38];
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:168)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:169)
                     #pragma unroll
                     for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk39))) continue;
@@ -5174,7 +5174,3156 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
     }
 }
 
-// kernel layernorm_gelu<ROW = 128, THREADS = 256, RB = 32, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:177)
+// kernel residual_rmsnorm<ROW = 128, THREADS = 256, RB = 32, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:178)
+// 256 threads per block, 34848 bytes of shared memory
+__global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant0(
+        const tl::f16* __restrict__ X,
+        tl::f16* __restrict__ R,
+        const tl::f16* __restrict__ W,
+        tl::f16* __restrict__ Y,
+        float eps,
+        int32_t M,
+        int32_t N)
+{
+    // fragment s: f32[32, 128], blocked per axis, vector 8: [32, 128] over 256 threads: (16:t16 2:r8, 8:r1 16:t1) 16 registers
+    // fragment sq: f32[32, 128], blocked per axis, vector 8: [32, 128] over 256 threads: (16:t16 2:r8, 8:r1 16:t1) 16 registers
+    // fragment sw: f32[128], slice of `s` (broadcast): [128] over 256 threads: (8:r1 16:t1) 8 registers, 16 replicas
+    // fragment s_rrms: f32[32], slice of `sq` (reduce over axis 1): [32] over 256 threads: (16:t16 2:r1) 2 registers, 16 replicas
+    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
+    using r_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment r: f32[2048]
+    using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
+    const int tl_tid = threadIdx.x;
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 32, 128], row pitch 136
+    tl::f16* rs = reinterpret_cast<tl::f16*>(tl_smem + 17408);  // shared rs: f16[2, 32, 128], row pitch 136
+    unsigned char* tl_scratch = tl_smem + 34816;  // 32 bytes for reductions and staging
+    float s[16];  // fragment s: f32[32, 128]
+    float sq[16];  // fragment sq: f32[32, 128]
+    float sw[8];  // fragment sw: f32[128]
+    float s_rrms[2];  // fragment s_rrms: f32[32]
+    float x[x_layout::kSlots];  // fragment x: f32[2048]
+    float r[r_layout::kSlots];  // fragment r: f32[2048]
+    float w[w_layout::kSlots];  // fragment w: f32[2048]
+    float sum_x2;
+    float part;
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 32) - int(blockIdx.x), int(gridDim.x));
+    const float n = static_cast<float>(N);
+    const float inv_n = tl::rsqrt(n * n);
+    if (N <= 128) {
+        const int32_t g_trips = groups;
+        if (0 < g_trips) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + 32 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
+                #pragma unroll
+                for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+                    const int tl_chunk0 = tl_tid + tl_i1 * 256;
+                    tl::cp_async_16(&xs[(0 * 32 + ((tl_chunk0 * 8) / 128)) * 136 + ((tl_chunk0 * 8) % 128)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk0 * 8) / 128)) * N + ((tl_chunk0 * 8) % 128)]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
+                    const int tl_chunk2 = tl_tid + tl_i3 * 256;
+                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk2 * 8) / 128)) * N + ((tl_chunk2 * 8) % 128)];
+                    tl::f16* tl_dst5 = &xs[(0 * 32 + ((tl_chunk2 * 8) / 128)) * 136 + ((tl_chunk2 * 8) % 128)];
+                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk2 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 128)));
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 128 >= 0 && tl::is_aligned(tl_src4, 16)) {
+                        tl::cp_async_16(tl_dst5, tl_src4);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk2 * 8) / 128), M) && tl::in_bounds(((tl_chunk2 * 8) % 128) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
+                }
+            }
+            // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:204)
+            if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + 32 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
+                #pragma unroll
+                for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
+                    const int tl_chunk7 = tl_tid + tl_i8 * 256;
+                    tl::cp_async_16(&rs[(0 * 32 + ((tl_chunk7 * 8) / 128)) * 136 + ((tl_chunk7 * 8) % 128)], &R[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk7 * 8) / 128)) * N + ((tl_chunk7 * 8) % 128)]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
+                    const int tl_chunk9 = tl_tid + tl_i10 * 256;
+                    const tl::f16* tl_src11 = &R[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk9 * 8) / 128)) * N + ((tl_chunk9 * 8) % 128)];
+                    tl::f16* tl_dst12 = &rs[(0 * 32 + ((tl_chunk9 * 8) / 128)) * 136 + ((tl_chunk9 * 8) % 128)];
+                    const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk9 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 128)));
+                    if (tl_valid13 == 8 && (tl_chunk9 * 8) % 128 >= 0 && tl::is_aligned(tl_src11, 16)) {
+                        tl::cp_async_16(tl_dst12, tl_src11);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk9 * 8) / 128), M) && tl::in_bounds(((tl_chunk9 * 8) % 128) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
+                }
+            }
+        }
+        tl::cp_async_commit();
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:201)
+        for (int g = 0; g < g_trips; ++g) {
+            tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+            __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
+            if (g + 1 < g_trips) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + 32 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
+                    #pragma unroll
+                    for (int tl_i15 = 0; tl_i15 < 2; ++tl_i15) {
+                        const int tl_chunk14 = tl_tid + tl_i15 * 256;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 32 + ((tl_chunk14 * 8) / 128)) * 136 + ((tl_chunk14 * 8) % 128)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk14 * 8) / 128)) * N + ((tl_chunk14 * 8) % 128)]);
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tl_i17 = 0; tl_i17 < 2; ++tl_i17) {
+                        const int tl_chunk16 = tl_tid + tl_i17 * 256;
+                        const tl::f16* tl_src18 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk16 * 8) / 128)) * N + ((tl_chunk16 * 8) % 128)];
+                        tl::f16* tl_dst19 = &xs[(((g + 1) % 2) * 32 + ((tl_chunk16 * 8) / 128)) * 136 + ((tl_chunk16 * 8) % 128)];
+                        const int tl_valid20 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk16 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk16 * 8) % 128)));
+                        if (tl_valid20 == 8 && (tl_chunk16 * 8) % 128 >= 0 && tl::is_aligned(tl_src18, 16)) {
+                            tl::cp_async_16(tl_dst19, tl_src18);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst19[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk16 * 8) / 128), M) && tl::in_bounds(((tl_chunk16 * 8) % 128) + tl_v, N) ? tl_src18[tl_v] : tl::convert<tl::f16>(0.0f);
+                        }
+                    }
+                }
+                // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:204)
+                if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + 32 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
+                    #pragma unroll
+                    for (int tl_i22 = 0; tl_i22 < 2; ++tl_i22) {
+                        const int tl_chunk21 = tl_tid + tl_i22 * 256;
+                        tl::cp_async_16(&rs[(((g + 1) % 2) * 32 + ((tl_chunk21 * 8) / 128)) * 136 + ((tl_chunk21 * 8) % 128)], &R[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk21 * 8) / 128)) * N + ((tl_chunk21 * 8) % 128)]);
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tl_i24 = 0; tl_i24 < 2; ++tl_i24) {
+                        const int tl_chunk23 = tl_tid + tl_i24 * 256;
+                        const tl::f16* tl_src25 = &R[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk23 * 8) / 128)) * N + ((tl_chunk23 * 8) % 128)];
+                        tl::f16* tl_dst26 = &rs[(((g + 1) % 2) * 32 + ((tl_chunk23 * 8) / 128)) * 136 + ((tl_chunk23 * 8) % 128)];
+                        const int tl_valid27 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk23 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk23 * 8) % 128)));
+                        if (tl_valid27 == 8 && (tl_chunk23 * 8) % 128 >= 0 && tl::is_aligned(tl_src25, 16)) {
+                            tl::cp_async_16(tl_dst26, tl_src25);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst26[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk23 * 8) / 128), M) && tl::in_bounds(((tl_chunk23 * 8) % 128) + tl_v, N) ? tl_src25[tl_v] : tl::convert<tl::f16>(0.0f);
+                        }
+                    }
+                }
+            }
+            tl::cp_async_commit();
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 32;
+            // copy(xs, s);  (norms.tl:205)
+            #pragma unroll
+            for (int tl_chunk28 = 0; tl_chunk28 < 16; tl_chunk28 += 8) {
+                const tl::f16* tl_ptr29 = &xs[((g % 2) * 32 + ((tl_tid / 16) + (tl_chunk28 / 8) * 16)) * 136 + ((tl_chunk28 % 8) + (tl_tid % 16) * 8)];
+                if (tl::is_aligned(tl_ptr29, 16)) {
+                    tl::f16 tl_vec30[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec30, tl_ptr29);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk28 + tl_v] = tl::convert<float>(tl_vec30[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk28 + tl_v] = tl::convert<float>(xs[((g % 2) * 32 + ((tl_tid / 16) + ((tl_chunk28 + tl_v) / 8) * 16)) * 136 + (((tl_chunk28 + tl_v) % 8) + (tl_tid % 16) * 8)]);
+                    }
+                }
+            }
+            // copy(rs, sq);  (norms.tl:206)
+            #pragma unroll
+            for (int tl_chunk31 = 0; tl_chunk31 < 16; tl_chunk31 += 8) {
+                const tl::f16* tl_ptr32 = &rs[((g % 2) * 32 + ((tl_tid / 16) + (tl_chunk31 / 8) * 16)) * 136 + ((tl_chunk31 % 8) + (tl_tid % 16) * 8)];
+                if (tl::is_aligned(tl_ptr32, 16)) {
+                    tl::f16 tl_vec33[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) sq[tl_chunk31 + tl_v] = tl::convert<float>(tl_vec33[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        sq[tl_chunk31 + tl_v] = tl::convert<float>(rs[((g % 2) * 32 + ((tl_tid / 16) + ((tl_chunk31 + tl_v) / 8) * 16)) * 136 + (((tl_chunk31 + tl_v) % 8) + (tl_tid % 16) * 8)]);
+                    }
+                }
+            }
+            // for i, j in parallel(RB, ROW) {  (norms.tl:207)
+            // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s34 = 0; tl_s34 < 16; ++tl_s34) {
+                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s34 / 8) * 16);
+                [[maybe_unused]] const int j = ((tl_s34 % 8) + (tl_tid % 16) * 8);
+                const float h = tl::convert<float>(tl::convert<tl::f16>(s[tl_s34] + sq[tl_s34]));
+                s[tl_s34] = h;
+                sq[tl_s34] = h * h;
+            }
+            __syncthreads();  // WAR on `R`
+            // copy(s, R[row0 +: RB, 0 +: ROW]);  (norms.tl:212)
+            #pragma unroll
+            for (int tl_chunk35 = 0; tl_chunk35 < 16; tl_chunk35 += 8) {
+                tl::f16* tl_ptr36 = &R[int64_t(row0 + ((tl_tid / 16) + (tl_chunk35 / 8) * 16)) * N + ((tl_chunk35 % 8) + (tl_tid % 16) * 8)];
+                if (tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk35 / 8) * 16), M) && tl::in_bounds(((tl_chunk35 % 8) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk35 / 8) * 16), M) && tl::in_bounds((((tl_chunk35 % 8) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                    tl::f16 tl_vec37[8];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec37[tl_v] = tl::convert<tl::f16>(s[tl_chunk35 + tl_v]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr36, tl_vec37);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        if (tl::in_bounds(row0 + ((tl_tid / 16) + ((tl_chunk35 + tl_v) / 8) * 16), M) && tl::in_bounds((((tl_chunk35 + tl_v) % 8) + (tl_tid % 16) * 8), N)) R[int64_t(row0 + ((tl_tid / 16) + ((tl_chunk35 + tl_v) / 8) * 16)) * N + (((tl_chunk35 + tl_v) % 8) + (tl_tid % 16) * 8)] = tl::convert<tl::f16>(s[tl_chunk35 + tl_v]);
+                    }
+                }
+            }
+            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:213)
+            // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
+            {
+                float tl_part[2];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                #pragma unroll
+                for (int tl_s38 = 0; tl_s38 < 16; ++tl_s38) {
+                    tl_part[(tl_s38 / 8)] = tl::SumOp::combine(tl_part[(tl_s38 / 8)], tl::SumOp::element(sq[tl_s38]));
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                    s_rrms[tl_i] = tl_part[tl_i];
+                }
+            }
+            // for i in parallel(RB) {  (norms.tl:214)
+            // for i in parallel(32): each thread visits the elements of `s_rrms` it holds
+            #pragma unroll
+            for (int tl_s39 = 0; tl_s39 < 2; ++tl_s39) {
+                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s39) * 16);
+                s_rrms[tl_s39] = tl::rsqrt(s_rrms[tl_s39] * inv_n + eps);
+            }
+            // copy(W[0 +: ROW], sw);  (norms.tl:217)
+            #pragma unroll
+            for (int tl_chunk40 = 0; tl_chunk40 < 8; tl_chunk40 += 8) {
+                const tl::f16* tl_ptr41 = &W[((tl_chunk40) + (tl_tid % 16) * 8)];
+                if (tl::in_bounds(((tl_chunk40) + (tl_tid % 16) * 8), N) && tl::in_bounds((((tl_chunk40) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr41, 16)) {
+                    tl::f16 tl_vec42[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec42, tl_ptr41);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk40 + tl_v] = tl::convert<float>(tl_vec42[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        sw[tl_chunk40 + tl_v] = tl::in_bounds((((tl_chunk40 + tl_v)) + (tl_tid % 16) * 8), N) ? tl::convert<float>(W[(((tl_chunk40 + tl_v)) + (tl_tid % 16) * 8)]) : 0.0f;
+                    }
+                }
+            }
+            // for i, j in parallel(RB, ROW) {  (norms.tl:218)
+            // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s43 = 0; tl_s43 < 16; ++tl_s43) {
+                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s43 / 8) * 16);
+                [[maybe_unused]] const int j = ((tl_s43 % 8) + (tl_tid % 16) * 8);
+                s[tl_s43] = s[tl_s43] * s_rrms[(tl_s43 / 8)] * sw[(tl_s43 % 8)];
+            }
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:221)
+            #pragma unroll
+            for (int tl_chunk44 = 0; tl_chunk44 < 16; tl_chunk44 += 8) {
+                tl::f16* tl_ptr45 = &Y[int64_t(row0 + ((tl_tid / 16) + (tl_chunk44 / 8) * 16)) * N + ((tl_chunk44 % 8) + (tl_tid % 16) * 8)];
+                if (tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk44 / 8) * 16), M) && tl::in_bounds(((tl_chunk44 % 8) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk44 / 8) * 16), M) && tl::in_bounds((((tl_chunk44 % 8) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr45, 16)) {
+                    tl::f16 tl_vec46[8];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec46[tl_v] = tl::convert<tl::f16>(s[tl_chunk44 + tl_v]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr45, tl_vec46);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        if (tl::in_bounds(row0 + ((tl_tid / 16) + ((tl_chunk44 + tl_v) / 8) * 16), M) && tl::in_bounds((((tl_chunk44 + tl_v) % 8) + (tl_tid % 16) * 8), N)) Y[int64_t(row0 + ((tl_tid / 16) + ((tl_chunk44 + tl_v) / 8) * 16)) * N + (((tl_chunk44 + tl_v) % 8) + (tl_tid % 16) * 8)] = tl::convert<tl::f16>(s[tl_chunk44 + tl_v]);
+                    }
+                }
+            }
+        }
+        tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+    } else {
+        const int32_t n_tiles = tl::cdiv(N, 2048);
+        for (int g = 0; g < groups; ++g) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 32;
+            for (int rr = 0; rr < tl::min(32, M - row0); ++rr) {
+                const int32_t row = row0 + rr;
+                sum_x2 = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:231)
+                    #pragma unroll
+                    for (int tl_chunk47 = 0; tl_chunk47 < x_layout::kSlots; tl_chunk47 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk47))) continue;
+                        const tl::f16* tl_ptr48 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk47)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk47)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk47))) + 7, N) && tl::is_aligned(tl_ptr48, 16)) {
+                            tl::f16 tl_vec49[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec49, tl_ptr48);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk47 + tl_v] = tl::convert<float>(tl_vec49[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk47 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk47 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk47 + tl_v)))]) : 0.0f;
+                            }
+                        }
+                    }
+                    __syncthreads();  // RAW on `R`
+                    // copy(R[row, t * BN +: BN], r);  (norms.tl:232)
+                    #pragma unroll
+                    for (int tl_chunk50 = 0; tl_chunk50 < r_layout::kSlots; tl_chunk50 += 8) {
+                        if (!(r_layout::valid(tl_tid, tl_chunk50))) continue;
+                        const tl::f16* tl_ptr51 = &R[int64_t(row) * N + ((t * 2048) + (r_layout::flat(tl_tid, tl_chunk50)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (r_layout::flat(tl_tid, tl_chunk50)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (r_layout::flat(tl_tid, tl_chunk50))) + 7, N) && tl::is_aligned(tl_ptr51, 16)) {
+                            tl::f16 tl_vec52[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec52, tl_ptr51);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk50 + tl_v] = tl::convert<float>(tl_vec52[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                r[tl_chunk50 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (r_layout::flat(tl_tid, tl_chunk50 + tl_v)), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 2048) + (r_layout::flat(tl_tid, tl_chunk50 + tl_v)))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // for j in parallel(BN) {  (norms.tl:233)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s53 = 0; tl_s53 < x_layout::kSlots; ++tl_s53) {
+                        if (!(x_layout::valid(tl_tid, tl_s53))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s53);
+                        const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s53] + r[tl_s53]));
+                        x[tl_s53] = h * h;
+                    }
+                    // reduce(sum, x, part);  (norms.tl:237)
+                    {
+                        float tl_part[1];
+                        #pragma unroll
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                        #pragma unroll
+                        for (int tl_s54 = 0; tl_s54 < x_layout::kSlots; ++tl_s54) {
+                            if (!(x_layout::valid(tl_tid, tl_s54))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s54]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            part = tl_part[0];
+                        }
+                    }
+                    sum_x2 = sum_x2 + part;
+                }
+                const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
+                for (int t = 0; t < n_tiles; ++t) {
+                    const int32_t c0 = t * 2048;
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:243)
+                    #pragma unroll
+                    for (int tl_chunk55 = 0; tl_chunk55 < x_layout::kSlots; tl_chunk55 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk55))) continue;
+                        const tl::f16* tl_ptr56 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk55)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk55)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk55))) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
+                            tl::f16 tl_vec57[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec57, tl_ptr56);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk55 + tl_v] = tl::convert<float>(tl_vec57[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk55 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk55 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk55 + tl_v)))]) : 0.0f;
+                            }
+                        }
+                    }
+                    __syncthreads();  // RAW on `R`
+                    // copy(R[row, c0 +: BN], r);  (norms.tl:244)
+                    #pragma unroll
+                    for (int tl_chunk58 = 0; tl_chunk58 < r_layout::kSlots; tl_chunk58 += 8) {
+                        if (!(r_layout::valid(tl_tid, tl_chunk58))) continue;
+                        const tl::f16* tl_ptr59 = &R[int64_t(row) * N + (c0 + (r_layout::flat(tl_tid, tl_chunk58)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (r_layout::flat(tl_tid, tl_chunk58)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (r_layout::flat(tl_tid, tl_chunk58))) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
+                            tl::f16 tl_vec60[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec60, tl_ptr59);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk58 + tl_v] = tl::convert<float>(tl_vec60[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                r[tl_chunk58 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (r_layout::flat(tl_tid, tl_chunk58 + tl_v)), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + (r_layout::flat(tl_tid, tl_chunk58 + tl_v)))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // copy(W[c0 +: BN], w);  (norms.tl:245)
+                    #pragma unroll
+                    for (int tl_chunk61 = 0; tl_chunk61 < w_layout::kSlots; tl_chunk61 += 8) {
+                        if (!(w_layout::valid(tl_tid, tl_chunk61))) continue;
+                        const tl::f16* tl_ptr62 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk61))];
+                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk61)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk61))) + 7, N) && tl::is_aligned(tl_ptr62, 16)) {
+                            tl::f16 tl_vec63[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec63, tl_ptr62);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk61 + tl_v] = tl::convert<float>(tl_vec63[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                w[tl_chunk61 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk61 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk61 + tl_v))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // for j in parallel(BN) {  (norms.tl:246)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s64 = 0; tl_s64 < x_layout::kSlots; ++tl_s64) {
+                        if (!(x_layout::valid(tl_tid, tl_s64))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s64);
+                        const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s64] + r[tl_s64]));
+                        r[tl_s64] = h;
+                        x[tl_s64] = h * rrms * w[tl_s64];
+                    }
+                    __syncthreads();  // WAR on `R`
+                    // copy(r, R[row, c0 +: BN]);  (norms.tl:251)
+                    #pragma unroll
+                    for (int tl_chunk65 = 0; tl_chunk65 < r_layout::kSlots; tl_chunk65 += 8) {
+                        if (!(r_layout::valid(tl_tid, tl_chunk65))) continue;
+                        tl::f16* tl_ptr66 = &R[int64_t(row) * N + (c0 + (r_layout::flat(tl_tid, tl_chunk65)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (r_layout::flat(tl_tid, tl_chunk65)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (r_layout::flat(tl_tid, tl_chunk65))) + 7, N) && tl::is_aligned(tl_ptr66, 16)) {
+                            tl::f16 tl_vec67[8];
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec67[tl_v] = tl::convert<tl::f16>(r[tl_chunk65 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr66, tl_vec67);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (r_layout::flat(tl_tid, tl_chunk65 + tl_v)), N)) R[int64_t(row) * N + (c0 + (r_layout::flat(tl_tid, tl_chunk65 + tl_v)))] = tl::convert<tl::f16>(r[tl_chunk65 + tl_v]);
+                            }
+                        }
+                    }
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:252)
+                    #pragma unroll
+                    for (int tl_chunk68 = 0; tl_chunk68 < x_layout::kSlots; tl_chunk68 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk68))) continue;
+                        tl::f16* tl_ptr69 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk68)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk68)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk68))) + 7, N) && tl::is_aligned(tl_ptr69, 16)) {
+                            tl::f16 tl_vec70[8];
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec70[tl_v] = tl::convert<tl::f16>(x[tl_chunk68 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr69, tl_vec70);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk68 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk68 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk68 + tl_v]);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+// kernel residual_rmsnorm<ROW = 256, THREADS = 256, RB = 16, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:178)
+// 256 threads per block, 33824 bytes of shared memory
+__global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant1(
+        const tl::f16* __restrict__ X,
+        tl::f16* __restrict__ R,
+        const tl::f16* __restrict__ W,
+        tl::f16* __restrict__ Y,
+        float eps,
+        int32_t M,
+        int32_t N)
+{
+    // fragment s: f32[16, 256], blocked per axis, vector 8: [16, 256] over 256 threads: (8:t32 2:r8, 8:r1 32:t1) 16 registers
+    // fragment sq: f32[16, 256], blocked per axis, vector 8: [16, 256] over 256 threads: (8:t32 2:r8, 8:r1 32:t1) 16 registers
+    // fragment sw: f32[256], slice of `s` (broadcast): [256] over 256 threads: (8:r1 32:t1) 8 registers, 8 replicas
+    // fragment s_rrms: f32[16], slice of `sq` (reduce over axis 1): [16] over 256 threads: (8:t32 2:r1) 2 registers, 32 replicas
+    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
+    using r_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment r: f32[2048]
+    using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
+    const int tl_tid = threadIdx.x;
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 16, 256], row pitch 264
+    tl::f16* rs = reinterpret_cast<tl::f16*>(tl_smem + 16896);  // shared rs: f16[2, 16, 256], row pitch 264
+    unsigned char* tl_scratch = tl_smem + 33792;  // 32 bytes for reductions and staging
+    float s[16];  // fragment s: f32[16, 256]
+    float sq[16];  // fragment sq: f32[16, 256]
+    float sw[8];  // fragment sw: f32[256]
+    float s_rrms[2];  // fragment s_rrms: f32[16]
+    float x[x_layout::kSlots];  // fragment x: f32[2048]
+    float r[r_layout::kSlots];  // fragment r: f32[2048]
+    float w[w_layout::kSlots];  // fragment w: f32[2048]
+    float sum_x2;
+    float part;
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 16) - int(blockIdx.x), int(gridDim.x));
+    const float n = static_cast<float>(N);
+    const float inv_n = tl::rsqrt(n * n);
+    if (N <= 256) {
+        const int32_t g_trips = groups;
+        if (0 < g_trips) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
+                #pragma unroll
+                for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+                    const int tl_chunk0 = tl_tid + tl_i1 * 256;
+                    tl::cp_async_16(&xs[(0 * 16 + ((tl_chunk0 * 8) / 256)) * 264 + ((tl_chunk0 * 8) % 256)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk0 * 8) / 256)) * N + ((tl_chunk0 * 8) % 256)]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
+                    const int tl_chunk2 = tl_tid + tl_i3 * 256;
+                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk2 * 8) / 256)) * N + ((tl_chunk2 * 8) % 256)];
+                    tl::f16* tl_dst5 = &xs[(0 * 16 + ((tl_chunk2 * 8) / 256)) * 264 + ((tl_chunk2 * 8) % 256)];
+                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk2 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 256)));
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 256 >= 0 && tl::is_aligned(tl_src4, 16)) {
+                        tl::cp_async_16(tl_dst5, tl_src4);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk2 * 8) / 256), M) && tl::in_bounds(((tl_chunk2 * 8) % 256) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
+                }
+            }
+            // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:204)
+            if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
+                #pragma unroll
+                for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
+                    const int tl_chunk7 = tl_tid + tl_i8 * 256;
+                    tl::cp_async_16(&rs[(0 * 16 + ((tl_chunk7 * 8) / 256)) * 264 + ((tl_chunk7 * 8) % 256)], &R[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk7 * 8) / 256)) * N + ((tl_chunk7 * 8) % 256)]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
+                    const int tl_chunk9 = tl_tid + tl_i10 * 256;
+                    const tl::f16* tl_src11 = &R[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk9 * 8) / 256)) * N + ((tl_chunk9 * 8) % 256)];
+                    tl::f16* tl_dst12 = &rs[(0 * 16 + ((tl_chunk9 * 8) / 256)) * 264 + ((tl_chunk9 * 8) % 256)];
+                    const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk9 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 256)));
+                    if (tl_valid13 == 8 && (tl_chunk9 * 8) % 256 >= 0 && tl::is_aligned(tl_src11, 16)) {
+                        tl::cp_async_16(tl_dst12, tl_src11);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk9 * 8) / 256), M) && tl::in_bounds(((tl_chunk9 * 8) % 256) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
+                }
+            }
+        }
+        tl::cp_async_commit();
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:201)
+        for (int g = 0; g < g_trips; ++g) {
+            tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+            __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
+            if (g + 1 < g_trips) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
+                    #pragma unroll
+                    for (int tl_i15 = 0; tl_i15 < 2; ++tl_i15) {
+                        const int tl_chunk14 = tl_tid + tl_i15 * 256;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 16 + ((tl_chunk14 * 8) / 256)) * 264 + ((tl_chunk14 * 8) % 256)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk14 * 8) / 256)) * N + ((tl_chunk14 * 8) % 256)]);
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tl_i17 = 0; tl_i17 < 2; ++tl_i17) {
+                        const int tl_chunk16 = tl_tid + tl_i17 * 256;
+                        const tl::f16* tl_src18 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk16 * 8) / 256)) * N + ((tl_chunk16 * 8) % 256)];
+                        tl::f16* tl_dst19 = &xs[(((g + 1) % 2) * 16 + ((tl_chunk16 * 8) / 256)) * 264 + ((tl_chunk16 * 8) % 256)];
+                        const int tl_valid20 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk16 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk16 * 8) % 256)));
+                        if (tl_valid20 == 8 && (tl_chunk16 * 8) % 256 >= 0 && tl::is_aligned(tl_src18, 16)) {
+                            tl::cp_async_16(tl_dst19, tl_src18);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst19[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk16 * 8) / 256), M) && tl::in_bounds(((tl_chunk16 * 8) % 256) + tl_v, N) ? tl_src18[tl_v] : tl::convert<tl::f16>(0.0f);
+                        }
+                    }
+                }
+                // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:204)
+                if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
+                    #pragma unroll
+                    for (int tl_i22 = 0; tl_i22 < 2; ++tl_i22) {
+                        const int tl_chunk21 = tl_tid + tl_i22 * 256;
+                        tl::cp_async_16(&rs[(((g + 1) % 2) * 16 + ((tl_chunk21 * 8) / 256)) * 264 + ((tl_chunk21 * 8) % 256)], &R[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk21 * 8) / 256)) * N + ((tl_chunk21 * 8) % 256)]);
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tl_i24 = 0; tl_i24 < 2; ++tl_i24) {
+                        const int tl_chunk23 = tl_tid + tl_i24 * 256;
+                        const tl::f16* tl_src25 = &R[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk23 * 8) / 256)) * N + ((tl_chunk23 * 8) % 256)];
+                        tl::f16* tl_dst26 = &rs[(((g + 1) % 2) * 16 + ((tl_chunk23 * 8) / 256)) * 264 + ((tl_chunk23 * 8) % 256)];
+                        const int tl_valid27 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk23 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk23 * 8) % 256)));
+                        if (tl_valid27 == 8 && (tl_chunk23 * 8) % 256 >= 0 && tl::is_aligned(tl_src25, 16)) {
+                            tl::cp_async_16(tl_dst26, tl_src25);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst26[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk23 * 8) / 256), M) && tl::in_bounds(((tl_chunk23 * 8) % 256) + tl_v, N) ? tl_src25[tl_v] : tl::convert<tl::f16>(0.0f);
+                        }
+                    }
+                }
+            }
+            tl::cp_async_commit();
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 16;
+            // copy(xs, s);  (norms.tl:205)
+            #pragma unroll
+            for (int tl_chunk28 = 0; tl_chunk28 < 16; tl_chunk28 += 8) {
+                const tl::f16* tl_ptr29 = &xs[((g % 2) * 16 + ((tl_tid / 32) + (tl_chunk28 / 8) * 8)) * 264 + ((tl_chunk28 % 8) + (tl_tid % 32) * 8)];
+                if (tl::is_aligned(tl_ptr29, 16)) {
+                    tl::f16 tl_vec30[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec30, tl_ptr29);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk28 + tl_v] = tl::convert<float>(tl_vec30[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk28 + tl_v] = tl::convert<float>(xs[((g % 2) * 16 + ((tl_tid / 32) + ((tl_chunk28 + tl_v) / 8) * 8)) * 264 + (((tl_chunk28 + tl_v) % 8) + (tl_tid % 32) * 8)]);
+                    }
+                }
+            }
+            // copy(rs, sq);  (norms.tl:206)
+            #pragma unroll
+            for (int tl_chunk31 = 0; tl_chunk31 < 16; tl_chunk31 += 8) {
+                const tl::f16* tl_ptr32 = &rs[((g % 2) * 16 + ((tl_tid / 32) + (tl_chunk31 / 8) * 8)) * 264 + ((tl_chunk31 % 8) + (tl_tid % 32) * 8)];
+                if (tl::is_aligned(tl_ptr32, 16)) {
+                    tl::f16 tl_vec33[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) sq[tl_chunk31 + tl_v] = tl::convert<float>(tl_vec33[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        sq[tl_chunk31 + tl_v] = tl::convert<float>(rs[((g % 2) * 16 + ((tl_tid / 32) + ((tl_chunk31 + tl_v) / 8) * 8)) * 264 + (((tl_chunk31 + tl_v) % 8) + (tl_tid % 32) * 8)]);
+                    }
+                }
+            }
+            // for i, j in parallel(RB, ROW) {  (norms.tl:207)
+            // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s34 = 0; tl_s34 < 16; ++tl_s34) {
+                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s34 / 8) * 8);
+                [[maybe_unused]] const int j = ((tl_s34 % 8) + (tl_tid % 32) * 8);
+                const float h = tl::convert<float>(tl::convert<tl::f16>(s[tl_s34] + sq[tl_s34]));
+                s[tl_s34] = h;
+                sq[tl_s34] = h * h;
+            }
+            __syncthreads();  // WAR on `R`
+            // copy(s, R[row0 +: RB, 0 +: ROW]);  (norms.tl:212)
+            #pragma unroll
+            for (int tl_chunk35 = 0; tl_chunk35 < 16; tl_chunk35 += 8) {
+                tl::f16* tl_ptr36 = &R[int64_t(row0 + ((tl_tid / 32) + (tl_chunk35 / 8) * 8)) * N + ((tl_chunk35 % 8) + (tl_tid % 32) * 8)];
+                if (tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk35 / 8) * 8), M) && tl::in_bounds(((tl_chunk35 % 8) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk35 / 8) * 8), M) && tl::in_bounds((((tl_chunk35 % 8) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                    tl::f16 tl_vec37[8];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec37[tl_v] = tl::convert<tl::f16>(s[tl_chunk35 + tl_v]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr36, tl_vec37);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        if (tl::in_bounds(row0 + ((tl_tid / 32) + ((tl_chunk35 + tl_v) / 8) * 8), M) && tl::in_bounds((((tl_chunk35 + tl_v) % 8) + (tl_tid % 32) * 8), N)) R[int64_t(row0 + ((tl_tid / 32) + ((tl_chunk35 + tl_v) / 8) * 8)) * N + (((tl_chunk35 + tl_v) % 8) + (tl_tid % 32) * 8)] = tl::convert<tl::f16>(s[tl_chunk35 + tl_v]);
+                    }
+                }
+            }
+            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:213)
+            // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
+            {
+                float tl_part[2];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                #pragma unroll
+                for (int tl_s38 = 0; tl_s38 < 16; ++tl_s38) {
+                    tl_part[(tl_s38 / 8)] = tl::SumOp::combine(tl_part[(tl_s38 / 8)], tl::SumOp::element(sq[tl_s38]));
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                    s_rrms[tl_i] = tl_part[tl_i];
+                }
+            }
+            // for i in parallel(RB) {  (norms.tl:214)
+            // for i in parallel(16): each thread visits the elements of `s_rrms` it holds
+            #pragma unroll
+            for (int tl_s39 = 0; tl_s39 < 2; ++tl_s39) {
+                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s39) * 8);
+                s_rrms[tl_s39] = tl::rsqrt(s_rrms[tl_s39] * inv_n + eps);
+            }
+            // copy(W[0 +: ROW], sw);  (norms.tl:217)
+            #pragma unroll
+            for (int tl_chunk40 = 0; tl_chunk40 < 8; tl_chunk40 += 8) {
+                const tl::f16* tl_ptr41 = &W[((tl_chunk40) + (tl_tid % 32) * 8)];
+                if (tl::in_bounds(((tl_chunk40) + (tl_tid % 32) * 8), N) && tl::in_bounds((((tl_chunk40) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr41, 16)) {
+                    tl::f16 tl_vec42[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec42, tl_ptr41);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk40 + tl_v] = tl::convert<float>(tl_vec42[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        sw[tl_chunk40 + tl_v] = tl::in_bounds((((tl_chunk40 + tl_v)) + (tl_tid % 32) * 8), N) ? tl::convert<float>(W[(((tl_chunk40 + tl_v)) + (tl_tid % 32) * 8)]) : 0.0f;
+                    }
+                }
+            }
+            // for i, j in parallel(RB, ROW) {  (norms.tl:218)
+            // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s43 = 0; tl_s43 < 16; ++tl_s43) {
+                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s43 / 8) * 8);
+                [[maybe_unused]] const int j = ((tl_s43 % 8) + (tl_tid % 32) * 8);
+                s[tl_s43] = s[tl_s43] * s_rrms[(tl_s43 / 8)] * sw[(tl_s43 % 8)];
+            }
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:221)
+            #pragma unroll
+            for (int tl_chunk44 = 0; tl_chunk44 < 16; tl_chunk44 += 8) {
+                tl::f16* tl_ptr45 = &Y[int64_t(row0 + ((tl_tid / 32) + (tl_chunk44 / 8) * 8)) * N + ((tl_chunk44 % 8) + (tl_tid % 32) * 8)];
+                if (tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk44 / 8) * 8), M) && tl::in_bounds(((tl_chunk44 % 8) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk44 / 8) * 8), M) && tl::in_bounds((((tl_chunk44 % 8) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr45, 16)) {
+                    tl::f16 tl_vec46[8];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec46[tl_v] = tl::convert<tl::f16>(s[tl_chunk44 + tl_v]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr45, tl_vec46);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        if (tl::in_bounds(row0 + ((tl_tid / 32) + ((tl_chunk44 + tl_v) / 8) * 8), M) && tl::in_bounds((((tl_chunk44 + tl_v) % 8) + (tl_tid % 32) * 8), N)) Y[int64_t(row0 + ((tl_tid / 32) + ((tl_chunk44 + tl_v) / 8) * 8)) * N + (((tl_chunk44 + tl_v) % 8) + (tl_tid % 32) * 8)] = tl::convert<tl::f16>(s[tl_chunk44 + tl_v]);
+                    }
+                }
+            }
+        }
+        tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+    } else {
+        const int32_t n_tiles = tl::cdiv(N, 2048);
+        for (int g = 0; g < groups; ++g) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 16;
+            for (int rr = 0; rr < tl::min(16, M - row0); ++rr) {
+                const int32_t row = row0 + rr;
+                sum_x2 = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:231)
+                    #pragma unroll
+                    for (int tl_chunk47 = 0; tl_chunk47 < x_layout::kSlots; tl_chunk47 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk47))) continue;
+                        const tl::f16* tl_ptr48 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk47)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk47)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk47))) + 7, N) && tl::is_aligned(tl_ptr48, 16)) {
+                            tl::f16 tl_vec49[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec49, tl_ptr48);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk47 + tl_v] = tl::convert<float>(tl_vec49[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk47 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk47 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk47 + tl_v)))]) : 0.0f;
+                            }
+                        }
+                    }
+                    __syncthreads();  // RAW on `R`
+                    // copy(R[row, t * BN +: BN], r);  (norms.tl:232)
+                    #pragma unroll
+                    for (int tl_chunk50 = 0; tl_chunk50 < r_layout::kSlots; tl_chunk50 += 8) {
+                        if (!(r_layout::valid(tl_tid, tl_chunk50))) continue;
+                        const tl::f16* tl_ptr51 = &R[int64_t(row) * N + ((t * 2048) + (r_layout::flat(tl_tid, tl_chunk50)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (r_layout::flat(tl_tid, tl_chunk50)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (r_layout::flat(tl_tid, tl_chunk50))) + 7, N) && tl::is_aligned(tl_ptr51, 16)) {
+                            tl::f16 tl_vec52[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec52, tl_ptr51);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk50 + tl_v] = tl::convert<float>(tl_vec52[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                r[tl_chunk50 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (r_layout::flat(tl_tid, tl_chunk50 + tl_v)), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 2048) + (r_layout::flat(tl_tid, tl_chunk50 + tl_v)))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // for j in parallel(BN) {  (norms.tl:233)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s53 = 0; tl_s53 < x_layout::kSlots; ++tl_s53) {
+                        if (!(x_layout::valid(tl_tid, tl_s53))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s53);
+                        const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s53] + r[tl_s53]));
+                        x[tl_s53] = h * h;
+                    }
+                    // reduce(sum, x, part);  (norms.tl:237)
+                    {
+                        float tl_part[1];
+                        #pragma unroll
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                        #pragma unroll
+                        for (int tl_s54 = 0; tl_s54 < x_layout::kSlots; ++tl_s54) {
+                            if (!(x_layout::valid(tl_tid, tl_s54))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s54]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            part = tl_part[0];
+                        }
+                    }
+                    sum_x2 = sum_x2 + part;
+                }
+                const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
+                for (int t = 0; t < n_tiles; ++t) {
+                    const int32_t c0 = t * 2048;
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:243)
+                    #pragma unroll
+                    for (int tl_chunk55 = 0; tl_chunk55 < x_layout::kSlots; tl_chunk55 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk55))) continue;
+                        const tl::f16* tl_ptr56 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk55)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk55)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk55))) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
+                            tl::f16 tl_vec57[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec57, tl_ptr56);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk55 + tl_v] = tl::convert<float>(tl_vec57[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk55 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk55 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk55 + tl_v)))]) : 0.0f;
+                            }
+                        }
+                    }
+                    __syncthreads();  // RAW on `R`
+                    // copy(R[row, c0 +: BN], r);  (norms.tl:244)
+                    #pragma unroll
+                    for (int tl_chunk58 = 0; tl_chunk58 < r_layout::kSlots; tl_chunk58 += 8) {
+                        if (!(r_layout::valid(tl_tid, tl_chunk58))) continue;
+                        const tl::f16* tl_ptr59 = &R[int64_t(row) * N + (c0 + (r_layout::flat(tl_tid, tl_chunk58)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (r_layout::flat(tl_tid, tl_chunk58)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (r_layout::flat(tl_tid, tl_chunk58))) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
+                            tl::f16 tl_vec60[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec60, tl_ptr59);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk58 + tl_v] = tl::convert<float>(tl_vec60[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                r[tl_chunk58 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (r_layout::flat(tl_tid, tl_chunk58 + tl_v)), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + (r_layout::flat(tl_tid, tl_chunk58 + tl_v)))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // copy(W[c0 +: BN], w);  (norms.tl:245)
+                    #pragma unroll
+                    for (int tl_chunk61 = 0; tl_chunk61 < w_layout::kSlots; tl_chunk61 += 8) {
+                        if (!(w_layout::valid(tl_tid, tl_chunk61))) continue;
+                        const tl::f16* tl_ptr62 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk61))];
+                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk61)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk61))) + 7, N) && tl::is_aligned(tl_ptr62, 16)) {
+                            tl::f16 tl_vec63[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec63, tl_ptr62);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk61 + tl_v] = tl::convert<float>(tl_vec63[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                w[tl_chunk61 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk61 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk61 + tl_v))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // for j in parallel(BN) {  (norms.tl:246)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s64 = 0; tl_s64 < x_layout::kSlots; ++tl_s64) {
+                        if (!(x_layout::valid(tl_tid, tl_s64))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s64);
+                        const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s64] + r[tl_s64]));
+                        r[tl_s64] = h;
+                        x[tl_s64] = h * rrms * w[tl_s64];
+                    }
+                    __syncthreads();  // WAR on `R`
+                    // copy(r, R[row, c0 +: BN]);  (norms.tl:251)
+                    #pragma unroll
+                    for (int tl_chunk65 = 0; tl_chunk65 < r_layout::kSlots; tl_chunk65 += 8) {
+                        if (!(r_layout::valid(tl_tid, tl_chunk65))) continue;
+                        tl::f16* tl_ptr66 = &R[int64_t(row) * N + (c0 + (r_layout::flat(tl_tid, tl_chunk65)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (r_layout::flat(tl_tid, tl_chunk65)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (r_layout::flat(tl_tid, tl_chunk65))) + 7, N) && tl::is_aligned(tl_ptr66, 16)) {
+                            tl::f16 tl_vec67[8];
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec67[tl_v] = tl::convert<tl::f16>(r[tl_chunk65 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr66, tl_vec67);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (r_layout::flat(tl_tid, tl_chunk65 + tl_v)), N)) R[int64_t(row) * N + (c0 + (r_layout::flat(tl_tid, tl_chunk65 + tl_v)))] = tl::convert<tl::f16>(r[tl_chunk65 + tl_v]);
+                            }
+                        }
+                    }
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:252)
+                    #pragma unroll
+                    for (int tl_chunk68 = 0; tl_chunk68 < x_layout::kSlots; tl_chunk68 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk68))) continue;
+                        tl::f16* tl_ptr69 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk68)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk68)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk68))) + 7, N) && tl::is_aligned(tl_ptr69, 16)) {
+                            tl::f16 tl_vec70[8];
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec70[tl_v] = tl::convert<tl::f16>(x[tl_chunk68 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr69, tl_vec70);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk68 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk68 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk68 + tl_v]);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+// kernel residual_rmsnorm<ROW = 512, THREADS = 256, RB = 8, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:178)
+// 256 threads per block, 33312 bytes of shared memory
+__global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant2(
+        const tl::f16* __restrict__ X,
+        tl::f16* __restrict__ R,
+        const tl::f16* __restrict__ W,
+        tl::f16* __restrict__ Y,
+        float eps,
+        int32_t M,
+        int32_t N)
+{
+    // fragment s: f32[8, 512], blocked per axis, vector 8: [8, 512] over 256 threads: (8:t32, 8:r1 32:t1 2:r8) 16 registers
+    // fragment sq: f32[8, 512], blocked per axis, vector 8: [8, 512] over 256 threads: (8:t32, 8:r1 32:t1 2:r8) 16 registers
+    // fragment sw: f32[512], slice of `s` (broadcast): [512] over 256 threads: (8:r1 32:t1 2:r8) 16 registers, 8 replicas
+    // fragment s_rrms: f32[8], slice of `sq` (reduce over axis 1): [8] over 256 threads: (8:t32) 1 registers, 32 replicas
+    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
+    using r_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment r: f32[2048]
+    using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
+    const int tl_tid = threadIdx.x;
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 8, 512], row pitch 520
+    tl::f16* rs = reinterpret_cast<tl::f16*>(tl_smem + 16640);  // shared rs: f16[2, 8, 512], row pitch 520
+    unsigned char* tl_scratch = tl_smem + 33280;  // 32 bytes for reductions and staging
+    float s[16];  // fragment s: f32[8, 512]
+    float sq[16];  // fragment sq: f32[8, 512]
+    float sw[16];  // fragment sw: f32[512]
+    float s_rrms[1];  // fragment s_rrms: f32[8]
+    float x[x_layout::kSlots];  // fragment x: f32[2048]
+    float r[r_layout::kSlots];  // fragment r: f32[2048]
+    float w[w_layout::kSlots];  // fragment w: f32[2048]
+    float sum_x2;
+    float part;
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 8) - int(blockIdx.x), int(gridDim.x));
+    const float n = static_cast<float>(N);
+    const float inv_n = tl::rsqrt(n * n);
+    if (N <= 512) {
+        const int32_t g_trips = groups;
+        if (0 < g_trips) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
+                #pragma unroll
+                for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+                    const int tl_chunk0 = tl_tid + tl_i1 * 256;
+                    tl::cp_async_16(&xs[(0 * 8 + ((tl_chunk0 * 8) / 512)) * 520 + ((tl_chunk0 * 8) % 512)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk0 * 8) / 512)) * N + ((tl_chunk0 * 8) % 512)]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
+                    const int tl_chunk2 = tl_tid + tl_i3 * 256;
+                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk2 * 8) / 512)) * N + ((tl_chunk2 * 8) % 512)];
+                    tl::f16* tl_dst5 = &xs[(0 * 8 + ((tl_chunk2 * 8) / 512)) * 520 + ((tl_chunk2 * 8) % 512)];
+                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk2 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 512)));
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 512 >= 0 && tl::is_aligned(tl_src4, 16)) {
+                        tl::cp_async_16(tl_dst5, tl_src4);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk2 * 8) / 512), M) && tl::in_bounds(((tl_chunk2 * 8) % 512) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
+                }
+            }
+            // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:204)
+            if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
+                #pragma unroll
+                for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
+                    const int tl_chunk7 = tl_tid + tl_i8 * 256;
+                    tl::cp_async_16(&rs[(0 * 8 + ((tl_chunk7 * 8) / 512)) * 520 + ((tl_chunk7 * 8) % 512)], &R[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk7 * 8) / 512)) * N + ((tl_chunk7 * 8) % 512)]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
+                    const int tl_chunk9 = tl_tid + tl_i10 * 256;
+                    const tl::f16* tl_src11 = &R[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk9 * 8) / 512)) * N + ((tl_chunk9 * 8) % 512)];
+                    tl::f16* tl_dst12 = &rs[(0 * 8 + ((tl_chunk9 * 8) / 512)) * 520 + ((tl_chunk9 * 8) % 512)];
+                    const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk9 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 512)));
+                    if (tl_valid13 == 8 && (tl_chunk9 * 8) % 512 >= 0 && tl::is_aligned(tl_src11, 16)) {
+                        tl::cp_async_16(tl_dst12, tl_src11);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk9 * 8) / 512), M) && tl::in_bounds(((tl_chunk9 * 8) % 512) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
+                }
+            }
+        }
+        tl::cp_async_commit();
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:201)
+        for (int g = 0; g < g_trips; ++g) {
+            tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+            __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
+            if (g + 1 < g_trips) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
+                    #pragma unroll
+                    for (int tl_i15 = 0; tl_i15 < 2; ++tl_i15) {
+                        const int tl_chunk14 = tl_tid + tl_i15 * 256;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 8 + ((tl_chunk14 * 8) / 512)) * 520 + ((tl_chunk14 * 8) % 512)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk14 * 8) / 512)) * N + ((tl_chunk14 * 8) % 512)]);
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tl_i17 = 0; tl_i17 < 2; ++tl_i17) {
+                        const int tl_chunk16 = tl_tid + tl_i17 * 256;
+                        const tl::f16* tl_src18 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk16 * 8) / 512)) * N + ((tl_chunk16 * 8) % 512)];
+                        tl::f16* tl_dst19 = &xs[(((g + 1) % 2) * 8 + ((tl_chunk16 * 8) / 512)) * 520 + ((tl_chunk16 * 8) % 512)];
+                        const int tl_valid20 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk16 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk16 * 8) % 512)));
+                        if (tl_valid20 == 8 && (tl_chunk16 * 8) % 512 >= 0 && tl::is_aligned(tl_src18, 16)) {
+                            tl::cp_async_16(tl_dst19, tl_src18);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst19[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk16 * 8) / 512), M) && tl::in_bounds(((tl_chunk16 * 8) % 512) + tl_v, N) ? tl_src18[tl_v] : tl::convert<tl::f16>(0.0f);
+                        }
+                    }
+                }
+                // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:204)
+                if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
+                    #pragma unroll
+                    for (int tl_i22 = 0; tl_i22 < 2; ++tl_i22) {
+                        const int tl_chunk21 = tl_tid + tl_i22 * 256;
+                        tl::cp_async_16(&rs[(((g + 1) % 2) * 8 + ((tl_chunk21 * 8) / 512)) * 520 + ((tl_chunk21 * 8) % 512)], &R[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk21 * 8) / 512)) * N + ((tl_chunk21 * 8) % 512)]);
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tl_i24 = 0; tl_i24 < 2; ++tl_i24) {
+                        const int tl_chunk23 = tl_tid + tl_i24 * 256;
+                        const tl::f16* tl_src25 = &R[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk23 * 8) / 512)) * N + ((tl_chunk23 * 8) % 512)];
+                        tl::f16* tl_dst26 = &rs[(((g + 1) % 2) * 8 + ((tl_chunk23 * 8) / 512)) * 520 + ((tl_chunk23 * 8) % 512)];
+                        const int tl_valid27 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk23 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk23 * 8) % 512)));
+                        if (tl_valid27 == 8 && (tl_chunk23 * 8) % 512 >= 0 && tl::is_aligned(tl_src25, 16)) {
+                            tl::cp_async_16(tl_dst26, tl_src25);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst26[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk23 * 8) / 512), M) && tl::in_bounds(((tl_chunk23 * 8) % 512) + tl_v, N) ? tl_src25[tl_v] : tl::convert<tl::f16>(0.0f);
+                        }
+                    }
+                }
+            }
+            tl::cp_async_commit();
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 8;
+            // copy(xs, s);  (norms.tl:205)
+            #pragma unroll
+            for (int tl_chunk28 = 0; tl_chunk28 < 16; tl_chunk28 += 8) {
+                const tl::f16* tl_ptr29 = &xs[((g % 2) * 8 + (tl_tid / 32)) * 520 + ((tl_chunk28 % 8) + (tl_tid % 32) * 8 + (tl_chunk28 / 8) * 256)];
+                if (tl::is_aligned(tl_ptr29, 16)) {
+                    tl::f16 tl_vec30[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec30, tl_ptr29);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk28 + tl_v] = tl::convert<float>(tl_vec30[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk28 + tl_v] = tl::convert<float>(xs[((g % 2) * 8 + (tl_tid / 32)) * 520 + (((tl_chunk28 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk28 + tl_v) / 8) * 256)]);
+                    }
+                }
+            }
+            // copy(rs, sq);  (norms.tl:206)
+            #pragma unroll
+            for (int tl_chunk31 = 0; tl_chunk31 < 16; tl_chunk31 += 8) {
+                const tl::f16* tl_ptr32 = &rs[((g % 2) * 8 + (tl_tid / 32)) * 520 + ((tl_chunk31 % 8) + (tl_tid % 32) * 8 + (tl_chunk31 / 8) * 256)];
+                if (tl::is_aligned(tl_ptr32, 16)) {
+                    tl::f16 tl_vec33[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) sq[tl_chunk31 + tl_v] = tl::convert<float>(tl_vec33[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        sq[tl_chunk31 + tl_v] = tl::convert<float>(rs[((g % 2) * 8 + (tl_tid / 32)) * 520 + (((tl_chunk31 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk31 + tl_v) / 8) * 256)]);
+                    }
+                }
+            }
+            // for i, j in parallel(RB, ROW) {  (norms.tl:207)
+            // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s34 = 0; tl_s34 < 16; ++tl_s34) {
+                [[maybe_unused]] const int i = (tl_tid / 32);
+                [[maybe_unused]] const int j = ((tl_s34 % 8) + (tl_tid % 32) * 8 + (tl_s34 / 8) * 256);
+                const float h = tl::convert<float>(tl::convert<tl::f16>(s[tl_s34] + sq[tl_s34]));
+                s[tl_s34] = h;
+                sq[tl_s34] = h * h;
+            }
+            __syncthreads();  // WAR on `R`
+            // copy(s, R[row0 +: RB, 0 +: ROW]);  (norms.tl:212)
+            #pragma unroll
+            for (int tl_chunk35 = 0; tl_chunk35 < 16; tl_chunk35 += 8) {
+                tl::f16* tl_ptr36 = &R[int64_t(row0 + (tl_tid / 32)) * N + ((tl_chunk35 % 8) + (tl_tid % 32) * 8 + (tl_chunk35 / 8) * 256)];
+                if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds(((tl_chunk35 % 8) + (tl_tid % 32) * 8 + (tl_chunk35 / 8) * 256), N) && tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk35 % 8) + (tl_tid % 32) * 8 + (tl_chunk35 / 8) * 256)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                    tl::f16 tl_vec37[8];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec37[tl_v] = tl::convert<tl::f16>(s[tl_chunk35 + tl_v]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr36, tl_vec37);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk35 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk35 + tl_v) / 8) * 256), N)) R[int64_t(row0 + (tl_tid / 32)) * N + (((tl_chunk35 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk35 + tl_v) / 8) * 256)] = tl::convert<tl::f16>(s[tl_chunk35 + tl_v]);
+                    }
+                }
+            }
+            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:213)
+            // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
+            {
+                float tl_part[1];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                #pragma unroll
+                for (int tl_s38 = 0; tl_s38 < 16; ++tl_s38) {
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sq[tl_s38]));
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    s_rrms[tl_i] = tl_part[tl_i];
+                }
+            }
+            // for i in parallel(RB) {  (norms.tl:214)
+            // for i in parallel(8): each thread visits the elements of `s_rrms` it holds
+            #pragma unroll
+            for (int tl_s39 = 0; tl_s39 < 1; ++tl_s39) {
+                [[maybe_unused]] const int i = (tl_tid / 32);
+                s_rrms[tl_s39] = tl::rsqrt(s_rrms[tl_s39] * inv_n + eps);
+            }
+            // copy(W[0 +: ROW], sw);  (norms.tl:217)
+            #pragma unroll
+            for (int tl_chunk40 = 0; tl_chunk40 < 16; tl_chunk40 += 8) {
+                const tl::f16* tl_ptr41 = &W[((tl_chunk40 % 8) + (tl_tid % 32) * 8 + (tl_chunk40 / 8) * 256)];
+                if (tl::in_bounds(((tl_chunk40 % 8) + (tl_tid % 32) * 8 + (tl_chunk40 / 8) * 256), N) && tl::in_bounds((((tl_chunk40 % 8) + (tl_tid % 32) * 8 + (tl_chunk40 / 8) * 256)) + 7, N) && tl::is_aligned(tl_ptr41, 16)) {
+                    tl::f16 tl_vec42[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec42, tl_ptr41);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk40 + tl_v] = tl::convert<float>(tl_vec42[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        sw[tl_chunk40 + tl_v] = tl::in_bounds((((tl_chunk40 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk40 + tl_v) / 8) * 256), N) ? tl::convert<float>(W[(((tl_chunk40 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk40 + tl_v) / 8) * 256)]) : 0.0f;
+                    }
+                }
+            }
+            // for i, j in parallel(RB, ROW) {  (norms.tl:218)
+            // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s43 = 0; tl_s43 < 16; ++tl_s43) {
+                [[maybe_unused]] const int i = (tl_tid / 32);
+                [[maybe_unused]] const int j = ((tl_s43 % 8) + (tl_tid % 32) * 8 + (tl_s43 / 8) * 256);
+                s[tl_s43] = s[tl_s43] * s_rrms[0] * sw[(tl_s43 % 8) + (tl_s43 / 8) * 8];
+            }
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:221)
+            #pragma unroll
+            for (int tl_chunk44 = 0; tl_chunk44 < 16; tl_chunk44 += 8) {
+                tl::f16* tl_ptr45 = &Y[int64_t(row0 + (tl_tid / 32)) * N + ((tl_chunk44 % 8) + (tl_tid % 32) * 8 + (tl_chunk44 / 8) * 256)];
+                if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds(((tl_chunk44 % 8) + (tl_tid % 32) * 8 + (tl_chunk44 / 8) * 256), N) && tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk44 % 8) + (tl_tid % 32) * 8 + (tl_chunk44 / 8) * 256)) + 7, N) && tl::is_aligned(tl_ptr45, 16)) {
+                    tl::f16 tl_vec46[8];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec46[tl_v] = tl::convert<tl::f16>(s[tl_chunk44 + tl_v]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr45, tl_vec46);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk44 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk44 + tl_v) / 8) * 256), N)) Y[int64_t(row0 + (tl_tid / 32)) * N + (((tl_chunk44 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk44 + tl_v) / 8) * 256)] = tl::convert<tl::f16>(s[tl_chunk44 + tl_v]);
+                    }
+                }
+            }
+        }
+        tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+    } else {
+        const int32_t n_tiles = tl::cdiv(N, 2048);
+        for (int g = 0; g < groups; ++g) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 8;
+            for (int rr = 0; rr < tl::min(8, M - row0); ++rr) {
+                const int32_t row = row0 + rr;
+                sum_x2 = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:231)
+                    #pragma unroll
+                    for (int tl_chunk47 = 0; tl_chunk47 < x_layout::kSlots; tl_chunk47 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk47))) continue;
+                        const tl::f16* tl_ptr48 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk47)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk47)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk47))) + 7, N) && tl::is_aligned(tl_ptr48, 16)) {
+                            tl::f16 tl_vec49[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec49, tl_ptr48);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk47 + tl_v] = tl::convert<float>(tl_vec49[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk47 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk47 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk47 + tl_v)))]) : 0.0f;
+                            }
+                        }
+                    }
+                    __syncthreads();  // RAW on `R`
+                    // copy(R[row, t * BN +: BN], r);  (norms.tl:232)
+                    #pragma unroll
+                    for (int tl_chunk50 = 0; tl_chunk50 < r_layout::kSlots; tl_chunk50 += 8) {
+                        if (!(r_layout::valid(tl_tid, tl_chunk50))) continue;
+                        const tl::f16* tl_ptr51 = &R[int64_t(row) * N + ((t * 2048) + (r_layout::flat(tl_tid, tl_chunk50)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (r_layout::flat(tl_tid, tl_chunk50)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (r_layout::flat(tl_tid, tl_chunk50))) + 7, N) && tl::is_aligned(tl_ptr51, 16)) {
+                            tl::f16 tl_vec52[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec52, tl_ptr51);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk50 + tl_v] = tl::convert<float>(tl_vec52[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                r[tl_chunk50 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (r_layout::flat(tl_tid, tl_chunk50 + tl_v)), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 2048) + (r_layout::flat(tl_tid, tl_chunk50 + tl_v)))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // for j in parallel(BN) {  (norms.tl:233)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s53 = 0; tl_s53 < x_layout::kSlots; ++tl_s53) {
+                        if (!(x_layout::valid(tl_tid, tl_s53))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s53);
+                        const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s53] + r[tl_s53]));
+                        x[tl_s53] = h * h;
+                    }
+                    // reduce(sum, x, part);  (norms.tl:237)
+                    {
+                        float tl_part[1];
+                        #pragma unroll
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                        #pragma unroll
+                        for (int tl_s54 = 0; tl_s54 < x_layout::kSlots; ++tl_s54) {
+                            if (!(x_layout::valid(tl_tid, tl_s54))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s54]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            part = tl_part[0];
+                        }
+                    }
+                    sum_x2 = sum_x2 + part;
+                }
+                const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
+                for (int t = 0; t < n_tiles; ++t) {
+                    const int32_t c0 = t * 2048;
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:243)
+                    #pragma unroll
+                    for (int tl_chunk55 = 0; tl_chunk55 < x_layout::kSlots; tl_chunk55 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk55))) continue;
+                        const tl::f16* tl_ptr56 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk55)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk55)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk55))) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
+                            tl::f16 tl_vec57[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec57, tl_ptr56);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk55 + tl_v] = tl::convert<float>(tl_vec57[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk55 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk55 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk55 + tl_v)))]) : 0.0f;
+                            }
+                        }
+                    }
+                    __syncthreads();  // RAW on `R`
+                    // copy(R[row, c0 +: BN], r);  (norms.tl:244)
+                    #pragma unroll
+                    for (int tl_chunk58 = 0; tl_chunk58 < r_layout::kSlots; tl_chunk58 += 8) {
+                        if (!(r_layout::valid(tl_tid, tl_chunk58))) continue;
+                        const tl::f16* tl_ptr59 = &R[int64_t(row) * N + (c0 + (r_layout::flat(tl_tid, tl_chunk58)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (r_layout::flat(tl_tid, tl_chunk58)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (r_layout::flat(tl_tid, tl_chunk58))) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
+                            tl::f16 tl_vec60[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec60, tl_ptr59);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk58 + tl_v] = tl::convert<float>(tl_vec60[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                r[tl_chunk58 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (r_layout::flat(tl_tid, tl_chunk58 + tl_v)), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + (r_layout::flat(tl_tid, tl_chunk58 + tl_v)))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // copy(W[c0 +: BN], w);  (norms.tl:245)
+                    #pragma unroll
+                    for (int tl_chunk61 = 0; tl_chunk61 < w_layout::kSlots; tl_chunk61 += 8) {
+                        if (!(w_layout::valid(tl_tid, tl_chunk61))) continue;
+                        const tl::f16* tl_ptr62 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk61))];
+                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk61)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk61))) + 7, N) && tl::is_aligned(tl_ptr62, 16)) {
+                            tl::f16 tl_vec63[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec63, tl_ptr62);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk61 + tl_v] = tl::convert<float>(tl_vec63[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                w[tl_chunk61 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk61 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk61 + tl_v))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // for j in parallel(BN) {  (norms.tl:246)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s64 = 0; tl_s64 < x_layout::kSlots; ++tl_s64) {
+                        if (!(x_layout::valid(tl_tid, tl_s64))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s64);
+                        const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s64] + r[tl_s64]));
+                        r[tl_s64] = h;
+                        x[tl_s64] = h * rrms * w[tl_s64];
+                    }
+                    __syncthreads();  // WAR on `R`
+                    // copy(r, R[row, c0 +: BN]);  (norms.tl:251)
+                    #pragma unroll
+                    for (int tl_chunk65 = 0; tl_chunk65 < r_layout::kSlots; tl_chunk65 += 8) {
+                        if (!(r_layout::valid(tl_tid, tl_chunk65))) continue;
+                        tl::f16* tl_ptr66 = &R[int64_t(row) * N + (c0 + (r_layout::flat(tl_tid, tl_chunk65)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (r_layout::flat(tl_tid, tl_chunk65)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (r_layout::flat(tl_tid, tl_chunk65))) + 7, N) && tl::is_aligned(tl_ptr66, 16)) {
+                            tl::f16 tl_vec67[8];
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec67[tl_v] = tl::convert<tl::f16>(r[tl_chunk65 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr66, tl_vec67);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (r_layout::flat(tl_tid, tl_chunk65 + tl_v)), N)) R[int64_t(row) * N + (c0 + (r_layout::flat(tl_tid, tl_chunk65 + tl_v)))] = tl::convert<tl::f16>(r[tl_chunk65 + tl_v]);
+                            }
+                        }
+                    }
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:252)
+                    #pragma unroll
+                    for (int tl_chunk68 = 0; tl_chunk68 < x_layout::kSlots; tl_chunk68 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk68))) continue;
+                        tl::f16* tl_ptr69 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk68)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk68)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk68))) + 7, N) && tl::is_aligned(tl_ptr69, 16)) {
+                            tl::f16 tl_vec70[8];
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec70[tl_v] = tl::convert<tl::f16>(x[tl_chunk68 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr69, tl_vec70);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk68 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk68 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk68 + tl_v]);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+// kernel residual_rmsnorm<ROW = 1024, THREADS = 256, RB = 4, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:178)
+// 256 threads per block, 33056 bytes of shared memory
+__global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant3(
+        const tl::f16* __restrict__ X,
+        tl::f16* __restrict__ R,
+        const tl::f16* __restrict__ W,
+        tl::f16* __restrict__ Y,
+        float eps,
+        int32_t M,
+        int32_t N)
+{
+    // fragment s: f32[4, 1024], blocked per axis, vector 8: [4, 1024] over 256 threads: (4:t64, 8:r1 64:t1 2:r8) 16 registers
+    // fragment sq: f32[4, 1024], blocked per axis, vector 8: [4, 1024] over 256 threads: (4:t64, 8:r1 64:t1 2:r8) 16 registers
+    // fragment sw: f32[1024], slice of `s` (broadcast): [1024] over 256 threads: (8:r1 64:t1 2:r8) 16 registers, 4 replicas
+    // fragment s_rrms: f32[4], slice of `sq` (reduce over axis 1): [4] over 256 threads: (4:t64) 1 registers, 64 replicas
+    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
+    using r_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment r: f32[2048]
+    using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
+    const int tl_tid = threadIdx.x;
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 4, 1024], row pitch 1032
+    tl::f16* rs = reinterpret_cast<tl::f16*>(tl_smem + 16512);  // shared rs: f16[2, 4, 1024], row pitch 1032
+    unsigned char* tl_scratch = tl_smem + 33024;  // 32 bytes for reductions and staging
+    float s[16];  // fragment s: f32[4, 1024]
+    float sq[16];  // fragment sq: f32[4, 1024]
+    float sw[16];  // fragment sw: f32[1024]
+    float s_rrms[1];  // fragment s_rrms: f32[4]
+    float x[x_layout::kSlots];  // fragment x: f32[2048]
+    float r[r_layout::kSlots];  // fragment r: f32[2048]
+    float w[w_layout::kSlots];  // fragment w: f32[2048]
+    float sum_x2;
+    float part;
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 4) - int(blockIdx.x), int(gridDim.x));
+    const float n = static_cast<float>(N);
+    const float inv_n = tl::rsqrt(n * n);
+    if (N <= 1024) {
+        const int32_t g_trips = groups;
+        if (0 < g_trips) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
+                #pragma unroll
+                for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+                    const int tl_chunk0 = tl_tid + tl_i1 * 256;
+                    tl::cp_async_16(&xs[(0 * 4 + ((tl_chunk0 * 8) / 1024)) * 1032 + ((tl_chunk0 * 8) % 1024)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk0 * 8) / 1024)) * N + ((tl_chunk0 * 8) % 1024)]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
+                    const int tl_chunk2 = tl_tid + tl_i3 * 256;
+                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk2 * 8) / 1024)) * N + ((tl_chunk2 * 8) % 1024)];
+                    tl::f16* tl_dst5 = &xs[(0 * 4 + ((tl_chunk2 * 8) / 1024)) * 1032 + ((tl_chunk2 * 8) % 1024)];
+                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk2 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 1024)));
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 1024 >= 0 && tl::is_aligned(tl_src4, 16)) {
+                        tl::cp_async_16(tl_dst5, tl_src4);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk2 * 8) / 1024), M) && tl::in_bounds(((tl_chunk2 * 8) % 1024) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
+                }
+            }
+            // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:204)
+            if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
+                #pragma unroll
+                for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
+                    const int tl_chunk7 = tl_tid + tl_i8 * 256;
+                    tl::cp_async_16(&rs[(0 * 4 + ((tl_chunk7 * 8) / 1024)) * 1032 + ((tl_chunk7 * 8) % 1024)], &R[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk7 * 8) / 1024)) * N + ((tl_chunk7 * 8) % 1024)]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
+                    const int tl_chunk9 = tl_tid + tl_i10 * 256;
+                    const tl::f16* tl_src11 = &R[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk9 * 8) / 1024)) * N + ((tl_chunk9 * 8) % 1024)];
+                    tl::f16* tl_dst12 = &rs[(0 * 4 + ((tl_chunk9 * 8) / 1024)) * 1032 + ((tl_chunk9 * 8) % 1024)];
+                    const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk9 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 1024)));
+                    if (tl_valid13 == 8 && (tl_chunk9 * 8) % 1024 >= 0 && tl::is_aligned(tl_src11, 16)) {
+                        tl::cp_async_16(tl_dst12, tl_src11);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk9 * 8) / 1024), M) && tl::in_bounds(((tl_chunk9 * 8) % 1024) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
+                }
+            }
+        }
+        tl::cp_async_commit();
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:201)
+        for (int g = 0; g < g_trips; ++g) {
+            tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+            __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
+            if (g + 1 < g_trips) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
+                    #pragma unroll
+                    for (int tl_i15 = 0; tl_i15 < 2; ++tl_i15) {
+                        const int tl_chunk14 = tl_tid + tl_i15 * 256;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 4 + ((tl_chunk14 * 8) / 1024)) * 1032 + ((tl_chunk14 * 8) % 1024)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk14 * 8) / 1024)) * N + ((tl_chunk14 * 8) % 1024)]);
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tl_i17 = 0; tl_i17 < 2; ++tl_i17) {
+                        const int tl_chunk16 = tl_tid + tl_i17 * 256;
+                        const tl::f16* tl_src18 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk16 * 8) / 1024)) * N + ((tl_chunk16 * 8) % 1024)];
+                        tl::f16* tl_dst19 = &xs[(((g + 1) % 2) * 4 + ((tl_chunk16 * 8) / 1024)) * 1032 + ((tl_chunk16 * 8) % 1024)];
+                        const int tl_valid20 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk16 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk16 * 8) % 1024)));
+                        if (tl_valid20 == 8 && (tl_chunk16 * 8) % 1024 >= 0 && tl::is_aligned(tl_src18, 16)) {
+                            tl::cp_async_16(tl_dst19, tl_src18);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst19[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk16 * 8) / 1024), M) && tl::in_bounds(((tl_chunk16 * 8) % 1024) + tl_v, N) ? tl_src18[tl_v] : tl::convert<tl::f16>(0.0f);
+                        }
+                    }
+                }
+                // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:204)
+                if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
+                    #pragma unroll
+                    for (int tl_i22 = 0; tl_i22 < 2; ++tl_i22) {
+                        const int tl_chunk21 = tl_tid + tl_i22 * 256;
+                        tl::cp_async_16(&rs[(((g + 1) % 2) * 4 + ((tl_chunk21 * 8) / 1024)) * 1032 + ((tl_chunk21 * 8) % 1024)], &R[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk21 * 8) / 1024)) * N + ((tl_chunk21 * 8) % 1024)]);
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tl_i24 = 0; tl_i24 < 2; ++tl_i24) {
+                        const int tl_chunk23 = tl_tid + tl_i24 * 256;
+                        const tl::f16* tl_src25 = &R[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk23 * 8) / 1024)) * N + ((tl_chunk23 * 8) % 1024)];
+                        tl::f16* tl_dst26 = &rs[(((g + 1) % 2) * 4 + ((tl_chunk23 * 8) / 1024)) * 1032 + ((tl_chunk23 * 8) % 1024)];
+                        const int tl_valid27 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk23 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk23 * 8) % 1024)));
+                        if (tl_valid27 == 8 && (tl_chunk23 * 8) % 1024 >= 0 && tl::is_aligned(tl_src25, 16)) {
+                            tl::cp_async_16(tl_dst26, tl_src25);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst26[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk23 * 8) / 1024), M) && tl::in_bounds(((tl_chunk23 * 8) % 1024) + tl_v, N) ? tl_src25[tl_v] : tl::convert<tl::f16>(0.0f);
+                        }
+                    }
+                }
+            }
+            tl::cp_async_commit();
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 4;
+            // copy(xs, s);  (norms.tl:205)
+            #pragma unroll
+            for (int tl_chunk28 = 0; tl_chunk28 < 16; tl_chunk28 += 8) {
+                const tl::f16* tl_ptr29 = &xs[((g % 2) * 4 + (tl_tid / 64)) * 1032 + ((tl_chunk28 % 8) + (tl_tid % 64) * 8 + (tl_chunk28 / 8) * 512)];
+                if (tl::is_aligned(tl_ptr29, 16)) {
+                    tl::f16 tl_vec30[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec30, tl_ptr29);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk28 + tl_v] = tl::convert<float>(tl_vec30[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk28 + tl_v] = tl::convert<float>(xs[((g % 2) * 4 + (tl_tid / 64)) * 1032 + (((tl_chunk28 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk28 + tl_v) / 8) * 512)]);
+                    }
+                }
+            }
+            // copy(rs, sq);  (norms.tl:206)
+            #pragma unroll
+            for (int tl_chunk31 = 0; tl_chunk31 < 16; tl_chunk31 += 8) {
+                const tl::f16* tl_ptr32 = &rs[((g % 2) * 4 + (tl_tid / 64)) * 1032 + ((tl_chunk31 % 8) + (tl_tid % 64) * 8 + (tl_chunk31 / 8) * 512)];
+                if (tl::is_aligned(tl_ptr32, 16)) {
+                    tl::f16 tl_vec33[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) sq[tl_chunk31 + tl_v] = tl::convert<float>(tl_vec33[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        sq[tl_chunk31 + tl_v] = tl::convert<float>(rs[((g % 2) * 4 + (tl_tid / 64)) * 1032 + (((tl_chunk31 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk31 + tl_v) / 8) * 512)]);
+                    }
+                }
+            }
+            // for i, j in parallel(RB, ROW) {  (norms.tl:207)
+            // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s34 = 0; tl_s34 < 16; ++tl_s34) {
+                [[maybe_unused]] const int i = (tl_tid / 64);
+                [[maybe_unused]] const int j = ((tl_s34 % 8) + (tl_tid % 64) * 8 + (tl_s34 / 8) * 512);
+                const float h = tl::convert<float>(tl::convert<tl::f16>(s[tl_s34] + sq[tl_s34]));
+                s[tl_s34] = h;
+                sq[tl_s34] = h * h;
+            }
+            __syncthreads();  // WAR on `R`
+            // copy(s, R[row0 +: RB, 0 +: ROW]);  (norms.tl:212)
+            #pragma unroll
+            for (int tl_chunk35 = 0; tl_chunk35 < 16; tl_chunk35 += 8) {
+                tl::f16* tl_ptr36 = &R[int64_t(row0 + (tl_tid / 64)) * N + ((tl_chunk35 % 8) + (tl_tid % 64) * 8 + (tl_chunk35 / 8) * 512)];
+                if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds(((tl_chunk35 % 8) + (tl_tid % 64) * 8 + (tl_chunk35 / 8) * 512), N) && tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk35 % 8) + (tl_tid % 64) * 8 + (tl_chunk35 / 8) * 512)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                    tl::f16 tl_vec37[8];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec37[tl_v] = tl::convert<tl::f16>(s[tl_chunk35 + tl_v]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr36, tl_vec37);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk35 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk35 + tl_v) / 8) * 512), N)) R[int64_t(row0 + (tl_tid / 64)) * N + (((tl_chunk35 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk35 + tl_v) / 8) * 512)] = tl::convert<tl::f16>(s[tl_chunk35 + tl_v]);
+                    }
+                }
+            }
+            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:213)
+            // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
+            {
+                float tl_part[1];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                #pragma unroll
+                for (int tl_s38 = 0; tl_s38 < 16; ++tl_s38) {
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sq[tl_s38]));
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+                }
+                if ((tl_tid / 1 % 32) == 0) {
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + (tl_tid / 32 % 2)] = tl_part[tl_i];
+                    }
+                }
+                __syncthreads();
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2];
+                    #pragma unroll
+                    for (int tl_w = 1; tl_w < 2; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + tl_w]);
+                }
+                __syncthreads();  // the scratch is free again
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    s_rrms[tl_i] = tl_part[tl_i];
+                }
+            }
+            // for i in parallel(RB) {  (norms.tl:214)
+            // for i in parallel(4): each thread visits the elements of `s_rrms` it holds
+            #pragma unroll
+            for (int tl_s39 = 0; tl_s39 < 1; ++tl_s39) {
+                [[maybe_unused]] const int i = (tl_tid / 64);
+                s_rrms[tl_s39] = tl::rsqrt(s_rrms[tl_s39] * inv_n + eps);
+            }
+            // copy(W[0 +: ROW], sw);  (norms.tl:217)
+            #pragma unroll
+            for (int tl_chunk40 = 0; tl_chunk40 < 16; tl_chunk40 += 8) {
+                const tl::f16* tl_ptr41 = &W[((tl_chunk40 % 8) + (tl_tid % 64) * 8 + (tl_chunk40 / 8) * 512)];
+                if (tl::in_bounds(((tl_chunk40 % 8) + (tl_tid % 64) * 8 + (tl_chunk40 / 8) * 512), N) && tl::in_bounds((((tl_chunk40 % 8) + (tl_tid % 64) * 8 + (tl_chunk40 / 8) * 512)) + 7, N) && tl::is_aligned(tl_ptr41, 16)) {
+                    tl::f16 tl_vec42[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec42, tl_ptr41);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk40 + tl_v] = tl::convert<float>(tl_vec42[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        sw[tl_chunk40 + tl_v] = tl::in_bounds((((tl_chunk40 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk40 + tl_v) / 8) * 512), N) ? tl::convert<float>(W[(((tl_chunk40 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk40 + tl_v) / 8) * 512)]) : 0.0f;
+                    }
+                }
+            }
+            // for i, j in parallel(RB, ROW) {  (norms.tl:218)
+            // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s43 = 0; tl_s43 < 16; ++tl_s43) {
+                [[maybe_unused]] const int i = (tl_tid / 64);
+                [[maybe_unused]] const int j = ((tl_s43 % 8) + (tl_tid % 64) * 8 + (tl_s43 / 8) * 512);
+                s[tl_s43] = s[tl_s43] * s_rrms[0] * sw[(tl_s43 % 8) + (tl_s43 / 8) * 8];
+            }
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:221)
+            #pragma unroll
+            for (int tl_chunk44 = 0; tl_chunk44 < 16; tl_chunk44 += 8) {
+                tl::f16* tl_ptr45 = &Y[int64_t(row0 + (tl_tid / 64)) * N + ((tl_chunk44 % 8) + (tl_tid % 64) * 8 + (tl_chunk44 / 8) * 512)];
+                if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds(((tl_chunk44 % 8) + (tl_tid % 64) * 8 + (tl_chunk44 / 8) * 512), N) && tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk44 % 8) + (tl_tid % 64) * 8 + (tl_chunk44 / 8) * 512)) + 7, N) && tl::is_aligned(tl_ptr45, 16)) {
+                    tl::f16 tl_vec46[8];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec46[tl_v] = tl::convert<tl::f16>(s[tl_chunk44 + tl_v]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr45, tl_vec46);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk44 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk44 + tl_v) / 8) * 512), N)) Y[int64_t(row0 + (tl_tid / 64)) * N + (((tl_chunk44 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk44 + tl_v) / 8) * 512)] = tl::convert<tl::f16>(s[tl_chunk44 + tl_v]);
+                    }
+                }
+            }
+        }
+        tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+    } else {
+        const int32_t n_tiles = tl::cdiv(N, 2048);
+        for (int g = 0; g < groups; ++g) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 4;
+            for (int rr = 0; rr < tl::min(4, M - row0); ++rr) {
+                const int32_t row = row0 + rr;
+                sum_x2 = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:231)
+                    #pragma unroll
+                    for (int tl_chunk47 = 0; tl_chunk47 < x_layout::kSlots; tl_chunk47 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk47))) continue;
+                        const tl::f16* tl_ptr48 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk47)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk47)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk47))) + 7, N) && tl::is_aligned(tl_ptr48, 16)) {
+                            tl::f16 tl_vec49[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec49, tl_ptr48);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk47 + tl_v] = tl::convert<float>(tl_vec49[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk47 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk47 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk47 + tl_v)))]) : 0.0f;
+                            }
+                        }
+                    }
+                    __syncthreads();  // RAW on `R`
+                    // copy(R[row, t * BN +: BN], r);  (norms.tl:232)
+                    #pragma unroll
+                    for (int tl_chunk50 = 0; tl_chunk50 < r_layout::kSlots; tl_chunk50 += 8) {
+                        if (!(r_layout::valid(tl_tid, tl_chunk50))) continue;
+                        const tl::f16* tl_ptr51 = &R[int64_t(row) * N + ((t * 2048) + (r_layout::flat(tl_tid, tl_chunk50)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (r_layout::flat(tl_tid, tl_chunk50)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (r_layout::flat(tl_tid, tl_chunk50))) + 7, N) && tl::is_aligned(tl_ptr51, 16)) {
+                            tl::f16 tl_vec52[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec52, tl_ptr51);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk50 + tl_v] = tl::convert<float>(tl_vec52[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                r[tl_chunk50 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (r_layout::flat(tl_tid, tl_chunk50 + tl_v)), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 2048) + (r_layout::flat(tl_tid, tl_chunk50 + tl_v)))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // for j in parallel(BN) {  (norms.tl:233)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s53 = 0; tl_s53 < x_layout::kSlots; ++tl_s53) {
+                        if (!(x_layout::valid(tl_tid, tl_s53))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s53);
+                        const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s53] + r[tl_s53]));
+                        x[tl_s53] = h * h;
+                    }
+                    // reduce(sum, x, part);  (norms.tl:237)
+                    {
+                        float tl_part[1];
+                        #pragma unroll
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                        #pragma unroll
+                        for (int tl_s54 = 0; tl_s54 < x_layout::kSlots; ++tl_s54) {
+                            if (!(x_layout::valid(tl_tid, tl_s54))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s54]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            part = tl_part[0];
+                        }
+                    }
+                    sum_x2 = sum_x2 + part;
+                }
+                const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
+                for (int t = 0; t < n_tiles; ++t) {
+                    const int32_t c0 = t * 2048;
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:243)
+                    #pragma unroll
+                    for (int tl_chunk55 = 0; tl_chunk55 < x_layout::kSlots; tl_chunk55 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk55))) continue;
+                        const tl::f16* tl_ptr56 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk55)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk55)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk55))) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
+                            tl::f16 tl_vec57[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec57, tl_ptr56);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk55 + tl_v] = tl::convert<float>(tl_vec57[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk55 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk55 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk55 + tl_v)))]) : 0.0f;
+                            }
+                        }
+                    }
+                    __syncthreads();  // RAW on `R`
+                    // copy(R[row, c0 +: BN], r);  (norms.tl:244)
+                    #pragma unroll
+                    for (int tl_chunk58 = 0; tl_chunk58 < r_layout::kSlots; tl_chunk58 += 8) {
+                        if (!(r_layout::valid(tl_tid, tl_chunk58))) continue;
+                        const tl::f16* tl_ptr59 = &R[int64_t(row) * N + (c0 + (r_layout::flat(tl_tid, tl_chunk58)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (r_layout::flat(tl_tid, tl_chunk58)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (r_layout::flat(tl_tid, tl_chunk58))) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
+                            tl::f16 tl_vec60[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec60, tl_ptr59);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk58 + tl_v] = tl::convert<float>(tl_vec60[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                r[tl_chunk58 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (r_layout::flat(tl_tid, tl_chunk58 + tl_v)), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + (r_layout::flat(tl_tid, tl_chunk58 + tl_v)))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // copy(W[c0 +: BN], w);  (norms.tl:245)
+                    #pragma unroll
+                    for (int tl_chunk61 = 0; tl_chunk61 < w_layout::kSlots; tl_chunk61 += 8) {
+                        if (!(w_layout::valid(tl_tid, tl_chunk61))) continue;
+                        const tl::f16* tl_ptr62 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk61))];
+                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk61)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk61))) + 7, N) && tl::is_aligned(tl_ptr62, 16)) {
+                            tl::f16 tl_vec63[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec63, tl_ptr62);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk61 + tl_v] = tl::convert<float>(tl_vec63[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                w[tl_chunk61 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk61 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk61 + tl_v))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // for j in parallel(BN) {  (norms.tl:246)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s64 = 0; tl_s64 < x_layout::kSlots; ++tl_s64) {
+                        if (!(x_layout::valid(tl_tid, tl_s64))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s64);
+                        const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s64] + r[tl_s64]));
+                        r[tl_s64] = h;
+                        x[tl_s64] = h * rrms * w[tl_s64];
+                    }
+                    __syncthreads();  // WAR on `R`
+                    // copy(r, R[row, c0 +: BN]);  (norms.tl:251)
+                    #pragma unroll
+                    for (int tl_chunk65 = 0; tl_chunk65 < r_layout::kSlots; tl_chunk65 += 8) {
+                        if (!(r_layout::valid(tl_tid, tl_chunk65))) continue;
+                        tl::f16* tl_ptr66 = &R[int64_t(row) * N + (c0 + (r_layout::flat(tl_tid, tl_chunk65)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (r_layout::flat(tl_tid, tl_chunk65)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (r_layout::flat(tl_tid, tl_chunk65))) + 7, N) && tl::is_aligned(tl_ptr66, 16)) {
+                            tl::f16 tl_vec67[8];
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec67[tl_v] = tl::convert<tl::f16>(r[tl_chunk65 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr66, tl_vec67);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (r_layout::flat(tl_tid, tl_chunk65 + tl_v)), N)) R[int64_t(row) * N + (c0 + (r_layout::flat(tl_tid, tl_chunk65 + tl_v)))] = tl::convert<tl::f16>(r[tl_chunk65 + tl_v]);
+                            }
+                        }
+                    }
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:252)
+                    #pragma unroll
+                    for (int tl_chunk68 = 0; tl_chunk68 < x_layout::kSlots; tl_chunk68 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk68))) continue;
+                        tl::f16* tl_ptr69 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk68)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk68)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk68))) + 7, N) && tl::is_aligned(tl_ptr69, 16)) {
+                            tl::f16 tl_vec70[8];
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec70[tl_v] = tl::convert<tl::f16>(x[tl_chunk68 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr69, tl_vec70);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk68 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk68 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk68 + tl_v]);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+// kernel residual_rmsnorm<ROW = 2048, THREADS = 256, RB = 2, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:178)
+// 256 threads per block, 33056 bytes of shared memory
+__global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant4(
+        const tl::f16* __restrict__ X,
+        tl::f16* __restrict__ R,
+        const tl::f16* __restrict__ W,
+        tl::f16* __restrict__ Y,
+        float eps,
+        int32_t M,
+        int32_t N)
+{
+    // fragment s: f32[2, 2048], blocked per axis, vector 8: [2, 2048] over 256 threads: (2:t128, 8:r1 128:t1 2:r8) 16 registers
+    // fragment sq: f32[2, 2048], blocked per axis, vector 8: [2, 2048] over 256 threads: (2:t128, 8:r1 128:t1 2:r8) 16 registers
+    // fragment sw: f32[2048], slice of `s` (broadcast): [2048] over 256 threads: (8:r1 128:t1 2:r8) 16 registers, 2 replicas
+    // fragment s_rrms: f32[2], slice of `sq` (reduce over axis 1): [2] over 256 threads: (2:t128) 1 registers, 128 replicas
+    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
+    using r_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment r: f32[2048]
+    using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
+    const int tl_tid = threadIdx.x;
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 2, 2048], row pitch 2056
+    tl::f16* rs = reinterpret_cast<tl::f16*>(tl_smem + 16512);  // shared rs: f16[2, 2, 2048], row pitch 2056
+    unsigned char* tl_scratch = tl_smem + 33024;  // 32 bytes for reductions and staging
+    float s[16];  // fragment s: f32[2, 2048]
+    float sq[16];  // fragment sq: f32[2, 2048]
+    float sw[16];  // fragment sw: f32[2048]
+    float s_rrms[1];  // fragment s_rrms: f32[2]
+    float x[x_layout::kSlots];  // fragment x: f32[2048]
+    float r[r_layout::kSlots];  // fragment r: f32[2048]
+    float w[w_layout::kSlots];  // fragment w: f32[2048]
+    float sum_x2;
+    float part;
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 2) - int(blockIdx.x), int(gridDim.x));
+    const float n = static_cast<float>(N);
+    const float inv_n = tl::rsqrt(n * n);
+    if (N <= 2048) {
+        const int32_t g_trips = groups;
+        if (0 < g_trips) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
+                #pragma unroll
+                for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+                    const int tl_chunk0 = tl_tid + tl_i1 * 256;
+                    tl::cp_async_16(&xs[(0 * 2 + ((tl_chunk0 * 8) / 2048)) * 2056 + ((tl_chunk0 * 8) % 2048)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk0 * 8) / 2048)) * N + ((tl_chunk0 * 8) % 2048)]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
+                    const int tl_chunk2 = tl_tid + tl_i3 * 256;
+                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk2 * 8) / 2048)) * N + ((tl_chunk2 * 8) % 2048)];
+                    tl::f16* tl_dst5 = &xs[(0 * 2 + ((tl_chunk2 * 8) / 2048)) * 2056 + ((tl_chunk2 * 8) % 2048)];
+                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk2 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 2048)));
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 2048 >= 0 && tl::is_aligned(tl_src4, 16)) {
+                        tl::cp_async_16(tl_dst5, tl_src4);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk2 * 8) / 2048), M) && tl::in_bounds(((tl_chunk2 * 8) % 2048) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
+                }
+            }
+            // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:204)
+            if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
+                #pragma unroll
+                for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
+                    const int tl_chunk7 = tl_tid + tl_i8 * 256;
+                    tl::cp_async_16(&rs[(0 * 2 + ((tl_chunk7 * 8) / 2048)) * 2056 + ((tl_chunk7 * 8) % 2048)], &R[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk7 * 8) / 2048)) * N + ((tl_chunk7 * 8) % 2048)]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
+                    const int tl_chunk9 = tl_tid + tl_i10 * 256;
+                    const tl::f16* tl_src11 = &R[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk9 * 8) / 2048)) * N + ((tl_chunk9 * 8) % 2048)];
+                    tl::f16* tl_dst12 = &rs[(0 * 2 + ((tl_chunk9 * 8) / 2048)) * 2056 + ((tl_chunk9 * 8) % 2048)];
+                    const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk9 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 2048)));
+                    if (tl_valid13 == 8 && (tl_chunk9 * 8) % 2048 >= 0 && tl::is_aligned(tl_src11, 16)) {
+                        tl::cp_async_16(tl_dst12, tl_src11);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk9 * 8) / 2048), M) && tl::in_bounds(((tl_chunk9 * 8) % 2048) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
+                }
+            }
+        }
+        tl::cp_async_commit();
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:201)
+        for (int g = 0; g < g_trips; ++g) {
+            tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+            __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
+            if (g + 1 < g_trips) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
+                    #pragma unroll
+                    for (int tl_i15 = 0; tl_i15 < 2; ++tl_i15) {
+                        const int tl_chunk14 = tl_tid + tl_i15 * 256;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 2 + ((tl_chunk14 * 8) / 2048)) * 2056 + ((tl_chunk14 * 8) % 2048)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk14 * 8) / 2048)) * N + ((tl_chunk14 * 8) % 2048)]);
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tl_i17 = 0; tl_i17 < 2; ++tl_i17) {
+                        const int tl_chunk16 = tl_tid + tl_i17 * 256;
+                        const tl::f16* tl_src18 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk16 * 8) / 2048)) * N + ((tl_chunk16 * 8) % 2048)];
+                        tl::f16* tl_dst19 = &xs[(((g + 1) % 2) * 2 + ((tl_chunk16 * 8) / 2048)) * 2056 + ((tl_chunk16 * 8) % 2048)];
+                        const int tl_valid20 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk16 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk16 * 8) % 2048)));
+                        if (tl_valid20 == 8 && (tl_chunk16 * 8) % 2048 >= 0 && tl::is_aligned(tl_src18, 16)) {
+                            tl::cp_async_16(tl_dst19, tl_src18);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst19[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk16 * 8) / 2048), M) && tl::in_bounds(((tl_chunk16 * 8) % 2048) + tl_v, N) ? tl_src18[tl_v] : tl::convert<tl::f16>(0.0f);
+                        }
+                    }
+                }
+                // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:204)
+                if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
+                    #pragma unroll
+                    for (int tl_i22 = 0; tl_i22 < 2; ++tl_i22) {
+                        const int tl_chunk21 = tl_tid + tl_i22 * 256;
+                        tl::cp_async_16(&rs[(((g + 1) % 2) * 2 + ((tl_chunk21 * 8) / 2048)) * 2056 + ((tl_chunk21 * 8) % 2048)], &R[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk21 * 8) / 2048)) * N + ((tl_chunk21 * 8) % 2048)]);
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tl_i24 = 0; tl_i24 < 2; ++tl_i24) {
+                        const int tl_chunk23 = tl_tid + tl_i24 * 256;
+                        const tl::f16* tl_src25 = &R[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk23 * 8) / 2048)) * N + ((tl_chunk23 * 8) % 2048)];
+                        tl::f16* tl_dst26 = &rs[(((g + 1) % 2) * 2 + ((tl_chunk23 * 8) / 2048)) * 2056 + ((tl_chunk23 * 8) % 2048)];
+                        const int tl_valid27 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk23 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk23 * 8) % 2048)));
+                        if (tl_valid27 == 8 && (tl_chunk23 * 8) % 2048 >= 0 && tl::is_aligned(tl_src25, 16)) {
+                            tl::cp_async_16(tl_dst26, tl_src25);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst26[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk23 * 8) / 2048), M) && tl::in_bounds(((tl_chunk23 * 8) % 2048) + tl_v, N) ? tl_src25[tl_v] : tl::convert<tl::f16>(0.0f);
+                        }
+                    }
+                }
+            }
+            tl::cp_async_commit();
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 2;
+            // copy(xs, s);  (norms.tl:205)
+            #pragma unroll
+            for (int tl_chunk28 = 0; tl_chunk28 < 16; tl_chunk28 += 8) {
+                const tl::f16* tl_ptr29 = &xs[((g % 2) * 2 + (tl_tid / 128)) * 2056 + ((tl_chunk28 % 8) + (tl_tid % 128) * 8 + (tl_chunk28 / 8) * 1024)];
+                if (tl::is_aligned(tl_ptr29, 16)) {
+                    tl::f16 tl_vec30[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec30, tl_ptr29);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk28 + tl_v] = tl::convert<float>(tl_vec30[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk28 + tl_v] = tl::convert<float>(xs[((g % 2) * 2 + (tl_tid / 128)) * 2056 + (((tl_chunk28 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk28 + tl_v) / 8) * 1024)]);
+                    }
+                }
+            }
+            // copy(rs, sq);  (norms.tl:206)
+            #pragma unroll
+            for (int tl_chunk31 = 0; tl_chunk31 < 16; tl_chunk31 += 8) {
+                const tl::f16* tl_ptr32 = &rs[((g % 2) * 2 + (tl_tid / 128)) * 2056 + ((tl_chunk31 % 8) + (tl_tid % 128) * 8 + (tl_chunk31 / 8) * 1024)];
+                if (tl::is_aligned(tl_ptr32, 16)) {
+                    tl::f16 tl_vec33[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) sq[tl_chunk31 + tl_v] = tl::convert<float>(tl_vec33[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        sq[tl_chunk31 + tl_v] = tl::convert<float>(rs[((g % 2) * 2 + (tl_tid / 128)) * 2056 + (((tl_chunk31 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk31 + tl_v) / 8) * 1024)]);
+                    }
+                }
+            }
+            // for i, j in parallel(RB, ROW) {  (norms.tl:207)
+            // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s34 = 0; tl_s34 < 16; ++tl_s34) {
+                [[maybe_unused]] const int i = (tl_tid / 128);
+                [[maybe_unused]] const int j = ((tl_s34 % 8) + (tl_tid % 128) * 8 + (tl_s34 / 8) * 1024);
+                const float h = tl::convert<float>(tl::convert<tl::f16>(s[tl_s34] + sq[tl_s34]));
+                s[tl_s34] = h;
+                sq[tl_s34] = h * h;
+            }
+            __syncthreads();  // WAR on `R`
+            // copy(s, R[row0 +: RB, 0 +: ROW]);  (norms.tl:212)
+            #pragma unroll
+            for (int tl_chunk35 = 0; tl_chunk35 < 16; tl_chunk35 += 8) {
+                tl::f16* tl_ptr36 = &R[int64_t(row0 + (tl_tid / 128)) * N + ((tl_chunk35 % 8) + (tl_tid % 128) * 8 + (tl_chunk35 / 8) * 1024)];
+                if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds(((tl_chunk35 % 8) + (tl_tid % 128) * 8 + (tl_chunk35 / 8) * 1024), N) && tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk35 % 8) + (tl_tid % 128) * 8 + (tl_chunk35 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                    tl::f16 tl_vec37[8];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec37[tl_v] = tl::convert<tl::f16>(s[tl_chunk35 + tl_v]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr36, tl_vec37);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk35 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk35 + tl_v) / 8) * 1024), N)) R[int64_t(row0 + (tl_tid / 128)) * N + (((tl_chunk35 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk35 + tl_v) / 8) * 1024)] = tl::convert<tl::f16>(s[tl_chunk35 + tl_v]);
+                    }
+                }
+            }
+            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:213)
+            // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
+            {
+                float tl_part[1];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                #pragma unroll
+                for (int tl_s38 = 0; tl_s38 < 16; ++tl_s38) {
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sq[tl_s38]));
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+                }
+                if ((tl_tid / 1 % 32) == 0) {
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
+                    }
+                }
+                __syncthreads();
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4];
+                    #pragma unroll
+                    for (int tl_w = 1; tl_w < 4; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + tl_w]);
+                }
+                __syncthreads();  // the scratch is free again
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    s_rrms[tl_i] = tl_part[tl_i];
+                }
+            }
+            // for i in parallel(RB) {  (norms.tl:214)
+            // for i in parallel(2): each thread visits the elements of `s_rrms` it holds
+            #pragma unroll
+            for (int tl_s39 = 0; tl_s39 < 1; ++tl_s39) {
+                [[maybe_unused]] const int i = (tl_tid / 128);
+                s_rrms[tl_s39] = tl::rsqrt(s_rrms[tl_s39] * inv_n + eps);
+            }
+            // copy(W[0 +: ROW], sw);  (norms.tl:217)
+            #pragma unroll
+            for (int tl_chunk40 = 0; tl_chunk40 < 16; tl_chunk40 += 8) {
+                const tl::f16* tl_ptr41 = &W[((tl_chunk40 % 8) + (tl_tid % 128) * 8 + (tl_chunk40 / 8) * 1024)];
+                if (tl::in_bounds(((tl_chunk40 % 8) + (tl_tid % 128) * 8 + (tl_chunk40 / 8) * 1024), N) && tl::in_bounds((((tl_chunk40 % 8) + (tl_tid % 128) * 8 + (tl_chunk40 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr41, 16)) {
+                    tl::f16 tl_vec42[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec42, tl_ptr41);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk40 + tl_v] = tl::convert<float>(tl_vec42[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        sw[tl_chunk40 + tl_v] = tl::in_bounds((((tl_chunk40 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk40 + tl_v) / 8) * 1024), N) ? tl::convert<float>(W[(((tl_chunk40 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk40 + tl_v) / 8) * 1024)]) : 0.0f;
+                    }
+                }
+            }
+            // for i, j in parallel(RB, ROW) {  (norms.tl:218)
+            // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s43 = 0; tl_s43 < 16; ++tl_s43) {
+                [[maybe_unused]] const int i = (tl_tid / 128);
+                [[maybe_unused]] const int j = ((tl_s43 % 8) + (tl_tid % 128) * 8 + (tl_s43 / 8) * 1024);
+                s[tl_s43] = s[tl_s43] * s_rrms[0] * sw[(tl_s43 % 8) + (tl_s43 / 8) * 8];
+            }
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:221)
+            #pragma unroll
+            for (int tl_chunk44 = 0; tl_chunk44 < 16; tl_chunk44 += 8) {
+                tl::f16* tl_ptr45 = &Y[int64_t(row0 + (tl_tid / 128)) * N + ((tl_chunk44 % 8) + (tl_tid % 128) * 8 + (tl_chunk44 / 8) * 1024)];
+                if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds(((tl_chunk44 % 8) + (tl_tid % 128) * 8 + (tl_chunk44 / 8) * 1024), N) && tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk44 % 8) + (tl_tid % 128) * 8 + (tl_chunk44 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr45, 16)) {
+                    tl::f16 tl_vec46[8];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec46[tl_v] = tl::convert<tl::f16>(s[tl_chunk44 + tl_v]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr45, tl_vec46);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk44 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk44 + tl_v) / 8) * 1024), N)) Y[int64_t(row0 + (tl_tid / 128)) * N + (((tl_chunk44 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk44 + tl_v) / 8) * 1024)] = tl::convert<tl::f16>(s[tl_chunk44 + tl_v]);
+                    }
+                }
+            }
+        }
+        tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+    } else {
+        const int32_t n_tiles = tl::cdiv(N, 2048);
+        for (int g = 0; g < groups; ++g) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 2;
+            for (int rr = 0; rr < tl::min(2, M - row0); ++rr) {
+                const int32_t row = row0 + rr;
+                sum_x2 = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:231)
+                    #pragma unroll
+                    for (int tl_chunk47 = 0; tl_chunk47 < x_layout::kSlots; tl_chunk47 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk47))) continue;
+                        const tl::f16* tl_ptr48 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk47)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk47)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk47))) + 7, N) && tl::is_aligned(tl_ptr48, 16)) {
+                            tl::f16 tl_vec49[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec49, tl_ptr48);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk47 + tl_v] = tl::convert<float>(tl_vec49[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk47 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk47 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk47 + tl_v)))]) : 0.0f;
+                            }
+                        }
+                    }
+                    __syncthreads();  // RAW on `R`
+                    // copy(R[row, t * BN +: BN], r);  (norms.tl:232)
+                    #pragma unroll
+                    for (int tl_chunk50 = 0; tl_chunk50 < r_layout::kSlots; tl_chunk50 += 8) {
+                        if (!(r_layout::valid(tl_tid, tl_chunk50))) continue;
+                        const tl::f16* tl_ptr51 = &R[int64_t(row) * N + ((t * 2048) + (r_layout::flat(tl_tid, tl_chunk50)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (r_layout::flat(tl_tid, tl_chunk50)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (r_layout::flat(tl_tid, tl_chunk50))) + 7, N) && tl::is_aligned(tl_ptr51, 16)) {
+                            tl::f16 tl_vec52[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec52, tl_ptr51);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk50 + tl_v] = tl::convert<float>(tl_vec52[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                r[tl_chunk50 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (r_layout::flat(tl_tid, tl_chunk50 + tl_v)), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 2048) + (r_layout::flat(tl_tid, tl_chunk50 + tl_v)))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // for j in parallel(BN) {  (norms.tl:233)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s53 = 0; tl_s53 < x_layout::kSlots; ++tl_s53) {
+                        if (!(x_layout::valid(tl_tid, tl_s53))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s53);
+                        const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s53] + r[tl_s53]));
+                        x[tl_s53] = h * h;
+                    }
+                    // reduce(sum, x, part);  (norms.tl:237)
+                    {
+                        float tl_part[1];
+                        #pragma unroll
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                        #pragma unroll
+                        for (int tl_s54 = 0; tl_s54 < x_layout::kSlots; ++tl_s54) {
+                            if (!(x_layout::valid(tl_tid, tl_s54))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s54]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            part = tl_part[0];
+                        }
+                    }
+                    sum_x2 = sum_x2 + part;
+                }
+                const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
+                for (int t = 0; t < n_tiles; ++t) {
+                    const int32_t c0 = t * 2048;
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:243)
+                    #pragma unroll
+                    for (int tl_chunk55 = 0; tl_chunk55 < x_layout::kSlots; tl_chunk55 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk55))) continue;
+                        const tl::f16* tl_ptr56 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk55)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk55)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk55))) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
+                            tl::f16 tl_vec57[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec57, tl_ptr56);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk55 + tl_v] = tl::convert<float>(tl_vec57[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk55 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk55 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk55 + tl_v)))]) : 0.0f;
+                            }
+                        }
+                    }
+                    __syncthreads();  // RAW on `R`
+                    // copy(R[row, c0 +: BN], r);  (norms.tl:244)
+                    #pragma unroll
+                    for (int tl_chunk58 = 0; tl_chunk58 < r_layout::kSlots; tl_chunk58 += 8) {
+                        if (!(r_layout::valid(tl_tid, tl_chunk58))) continue;
+                        const tl::f16* tl_ptr59 = &R[int64_t(row) * N + (c0 + (r_layout::flat(tl_tid, tl_chunk58)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (r_layout::flat(tl_tid, tl_chunk58)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (r_layout::flat(tl_tid, tl_chunk58))) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
+                            tl::f16 tl_vec60[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec60, tl_ptr59);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk58 + tl_v] = tl::convert<float>(tl_vec60[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                r[tl_chunk58 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (r_layout::flat(tl_tid, tl_chunk58 + tl_v)), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + (r_layout::flat(tl_tid, tl_chunk58 + tl_v)))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // copy(W[c0 +: BN], w);  (norms.tl:245)
+                    #pragma unroll
+                    for (int tl_chunk61 = 0; tl_chunk61 < w_layout::kSlots; tl_chunk61 += 8) {
+                        if (!(w_layout::valid(tl_tid, tl_chunk61))) continue;
+                        const tl::f16* tl_ptr62 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk61))];
+                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk61)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk61))) + 7, N) && tl::is_aligned(tl_ptr62, 16)) {
+                            tl::f16 tl_vec63[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec63, tl_ptr62);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk61 + tl_v] = tl::convert<float>(tl_vec63[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                w[tl_chunk61 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk61 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk61 + tl_v))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // for j in parallel(BN) {  (norms.tl:246)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s64 = 0; tl_s64 < x_layout::kSlots; ++tl_s64) {
+                        if (!(x_layout::valid(tl_tid, tl_s64))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s64);
+                        const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s64] + r[tl_s64]));
+                        r[tl_s64] = h;
+                        x[tl_s64] = h * rrms * w[tl_s64];
+                    }
+                    __syncthreads();  // WAR on `R`
+                    // copy(r, R[row, c0 +: BN]);  (norms.tl:251)
+                    #pragma unroll
+                    for (int tl_chunk65 = 0; tl_chunk65 < r_layout::kSlots; tl_chunk65 += 8) {
+                        if (!(r_layout::valid(tl_tid, tl_chunk65))) continue;
+                        tl::f16* tl_ptr66 = &R[int64_t(row) * N + (c0 + (r_layout::flat(tl_tid, tl_chunk65)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (r_layout::flat(tl_tid, tl_chunk65)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (r_layout::flat(tl_tid, tl_chunk65))) + 7, N) && tl::is_aligned(tl_ptr66, 16)) {
+                            tl::f16 tl_vec67[8];
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec67[tl_v] = tl::convert<tl::f16>(r[tl_chunk65 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr66, tl_vec67);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (r_layout::flat(tl_tid, tl_chunk65 + tl_v)), N)) R[int64_t(row) * N + (c0 + (r_layout::flat(tl_tid, tl_chunk65 + tl_v)))] = tl::convert<tl::f16>(r[tl_chunk65 + tl_v]);
+                            }
+                        }
+                    }
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:252)
+                    #pragma unroll
+                    for (int tl_chunk68 = 0; tl_chunk68 < x_layout::kSlots; tl_chunk68 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk68))) continue;
+                        tl::f16* tl_ptr69 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk68)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk68)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk68))) + 7, N) && tl::is_aligned(tl_ptr69, 16)) {
+                            tl::f16 tl_vec70[8];
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec70[tl_v] = tl::convert<tl::f16>(x[tl_chunk68 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr69, tl_vec70);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk68 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk68 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk68 + tl_v]);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+// kernel residual_rmsnorm<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:178)
+// 256 threads per block, 33056 bytes of shared memory
+__global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
+        const tl::f16* __restrict__ X,
+        tl::f16* __restrict__ R,
+        const tl::f16* __restrict__ W,
+        tl::f16* __restrict__ Y,
+        float eps,
+        int32_t M,
+        int32_t N)
+{
+    // fragment s: f32[1, 4096], blocked per axis, vector 8: [1, 4096] over 256 threads: (, 8:r1 256:t1 2:r8) 16 registers
+    // fragment sq: f32[1, 4096], blocked per axis, vector 8: [1, 4096] over 256 threads: (, 8:r1 256:t1 2:r8) 16 registers
+    // fragment sw: f32[4096], slice of `s` (broadcast): [4096] over 256 threads: (8:r1 256:t1 2:r8) 16 registers
+    // fragment s_rrms: f32[1], slice of `sq` (reduce over axis 1): [1] over 256 threads: () 1 registers, 256 replicas
+    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
+    using r_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment r: f32[2048]
+    using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
+    const int tl_tid = threadIdx.x;
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 1, 4096], row pitch 4104
+    tl::f16* rs = reinterpret_cast<tl::f16*>(tl_smem + 16512);  // shared rs: f16[2, 1, 4096], row pitch 4104
+    unsigned char* tl_scratch = tl_smem + 33024;  // 32 bytes for reductions and staging
+    float s[16];  // fragment s: f32[1, 4096]
+    float sq[16];  // fragment sq: f32[1, 4096]
+    float sw[16];  // fragment sw: f32[4096]
+    float s_rrms[1];  // fragment s_rrms: f32[1]
+    float x[x_layout::kSlots];  // fragment x: f32[2048]
+    float r[r_layout::kSlots];  // fragment r: f32[2048]
+    float w[w_layout::kSlots];  // fragment w: f32[2048]
+    float sum_x2;
+    float part;
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 1) - int(blockIdx.x), int(gridDim.x));
+    const float n = static_cast<float>(N);
+    const float inv_n = tl::rsqrt(n * n);
+    if (N <= 4096) {
+        const int32_t g_trips = groups;
+        if (0 < g_trips) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
+                #pragma unroll
+                for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+                    const int tl_chunk0 = tl_tid + tl_i1 * 256;
+                    tl::cp_async_16(&xs[(0 * 1 + ((tl_chunk0 * 8) / 4096)) * 4104 + ((tl_chunk0 * 8) % 4096)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk0 * 8) / 4096)) * N + ((tl_chunk0 * 8) % 4096)]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
+                    const int tl_chunk2 = tl_tid + tl_i3 * 256;
+                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 4096)) * N + ((tl_chunk2 * 8) % 4096)];
+                    tl::f16* tl_dst5 = &xs[(0 * 1 + ((tl_chunk2 * 8) / 4096)) * 4104 + ((tl_chunk2 * 8) % 4096)];
+                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 4096)));
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 4096 >= 0 && tl::is_aligned(tl_src4, 16)) {
+                        tl::cp_async_16(tl_dst5, tl_src4);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 4096), M) && tl::in_bounds(((tl_chunk2 * 8) % 4096) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
+                }
+            }
+            // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:204)
+            if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
+                #pragma unroll
+                for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
+                    const int tl_chunk7 = tl_tid + tl_i8 * 256;
+                    tl::cp_async_16(&rs[(0 * 1 + ((tl_chunk7 * 8) / 4096)) * 4104 + ((tl_chunk7 * 8) % 4096)], &R[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 4096)) * N + ((tl_chunk7 * 8) % 4096)]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
+                    const int tl_chunk9 = tl_tid + tl_i10 * 256;
+                    const tl::f16* tl_src11 = &R[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 4096)) * N + ((tl_chunk9 * 8) % 4096)];
+                    tl::f16* tl_dst12 = &rs[(0 * 1 + ((tl_chunk9 * 8) / 4096)) * 4104 + ((tl_chunk9 * 8) % 4096)];
+                    const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 4096)));
+                    if (tl_valid13 == 8 && (tl_chunk9 * 8) % 4096 >= 0 && tl::is_aligned(tl_src11, 16)) {
+                        tl::cp_async_16(tl_dst12, tl_src11);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 4096), M) && tl::in_bounds(((tl_chunk9 * 8) % 4096) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
+                }
+            }
+        }
+        tl::cp_async_commit();
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:201)
+        for (int g = 0; g < g_trips; ++g) {
+            tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+            __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
+            if (g + 1 < g_trips) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
+                    #pragma unroll
+                    for (int tl_i15 = 0; tl_i15 < 2; ++tl_i15) {
+                        const int tl_chunk14 = tl_tid + tl_i15 * 256;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 1 + ((tl_chunk14 * 8) / 4096)) * 4104 + ((tl_chunk14 * 8) % 4096)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk14 * 8) / 4096)) * N + ((tl_chunk14 * 8) % 4096)]);
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tl_i17 = 0; tl_i17 < 2; ++tl_i17) {
+                        const int tl_chunk16 = tl_tid + tl_i17 * 256;
+                        const tl::f16* tl_src18 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk16 * 8) / 4096)) * N + ((tl_chunk16 * 8) % 4096)];
+                        tl::f16* tl_dst19 = &xs[(((g + 1) % 2) * 1 + ((tl_chunk16 * 8) / 4096)) * 4104 + ((tl_chunk16 * 8) % 4096)];
+                        const int tl_valid20 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk16 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk16 * 8) % 4096)));
+                        if (tl_valid20 == 8 && (tl_chunk16 * 8) % 4096 >= 0 && tl::is_aligned(tl_src18, 16)) {
+                            tl::cp_async_16(tl_dst19, tl_src18);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst19[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk16 * 8) / 4096), M) && tl::in_bounds(((tl_chunk16 * 8) % 4096) + tl_v, N) ? tl_src18[tl_v] : tl::convert<tl::f16>(0.0f);
+                        }
+                    }
+                }
+                // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:204)
+                if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
+                    #pragma unroll
+                    for (int tl_i22 = 0; tl_i22 < 2; ++tl_i22) {
+                        const int tl_chunk21 = tl_tid + tl_i22 * 256;
+                        tl::cp_async_16(&rs[(((g + 1) % 2) * 1 + ((tl_chunk21 * 8) / 4096)) * 4104 + ((tl_chunk21 * 8) % 4096)], &R[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk21 * 8) / 4096)) * N + ((tl_chunk21 * 8) % 4096)]);
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tl_i24 = 0; tl_i24 < 2; ++tl_i24) {
+                        const int tl_chunk23 = tl_tid + tl_i24 * 256;
+                        const tl::f16* tl_src25 = &R[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk23 * 8) / 4096)) * N + ((tl_chunk23 * 8) % 4096)];
+                        tl::f16* tl_dst26 = &rs[(((g + 1) % 2) * 1 + ((tl_chunk23 * 8) / 4096)) * 4104 + ((tl_chunk23 * 8) % 4096)];
+                        const int tl_valid27 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk23 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk23 * 8) % 4096)));
+                        if (tl_valid27 == 8 && (tl_chunk23 * 8) % 4096 >= 0 && tl::is_aligned(tl_src25, 16)) {
+                            tl::cp_async_16(tl_dst26, tl_src25);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst26[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk23 * 8) / 4096), M) && tl::in_bounds(((tl_chunk23 * 8) % 4096) + tl_v, N) ? tl_src25[tl_v] : tl::convert<tl::f16>(0.0f);
+                        }
+                    }
+                }
+            }
+            tl::cp_async_commit();
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
+            // copy(xs, s);  (norms.tl:205)
+            #pragma unroll
+            for (int tl_chunk28 = 0; tl_chunk28 < 16; tl_chunk28 += 8) {
+                const tl::f16* tl_ptr29 = &xs[((g % 2) * 1 + 0) * 4104 + ((tl_chunk28 % 8) + (tl_tid) * 8 + (tl_chunk28 / 8) * 2048)];
+                if (tl::is_aligned(tl_ptr29, 16)) {
+                    tl::f16 tl_vec30[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec30, tl_ptr29);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk28 + tl_v] = tl::convert<float>(tl_vec30[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk28 + tl_v] = tl::convert<float>(xs[((g % 2) * 1 + 0) * 4104 + (((tl_chunk28 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk28 + tl_v) / 8) * 2048)]);
+                    }
+                }
+            }
+            // copy(rs, sq);  (norms.tl:206)
+            #pragma unroll
+            for (int tl_chunk31 = 0; tl_chunk31 < 16; tl_chunk31 += 8) {
+                const tl::f16* tl_ptr32 = &rs[((g % 2) * 1 + 0) * 4104 + ((tl_chunk31 % 8) + (tl_tid) * 8 + (tl_chunk31 / 8) * 2048)];
+                if (tl::is_aligned(tl_ptr32, 16)) {
+                    tl::f16 tl_vec33[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) sq[tl_chunk31 + tl_v] = tl::convert<float>(tl_vec33[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        sq[tl_chunk31 + tl_v] = tl::convert<float>(rs[((g % 2) * 1 + 0) * 4104 + (((tl_chunk31 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk31 + tl_v) / 8) * 2048)]);
+                    }
+                }
+            }
+            // for i, j in parallel(RB, ROW) {  (norms.tl:207)
+            // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s34 = 0; tl_s34 < 16; ++tl_s34) {
+                [[maybe_unused]] const int i = 0;
+                [[maybe_unused]] const int j = ((tl_s34 % 8) + (tl_tid) * 8 + (tl_s34 / 8) * 2048);
+                const float h = tl::convert<float>(tl::convert<tl::f16>(s[tl_s34] + sq[tl_s34]));
+                s[tl_s34] = h;
+                sq[tl_s34] = h * h;
+            }
+            __syncthreads();  // WAR on `R`
+            // copy(s, R[row0 +: RB, 0 +: ROW]);  (norms.tl:212)
+            #pragma unroll
+            for (int tl_chunk35 = 0; tl_chunk35 < 16; tl_chunk35 += 8) {
+                tl::f16* tl_ptr36 = &R[int64_t(row0 + 0) * N + ((tl_chunk35 % 8) + (tl_tid) * 8 + (tl_chunk35 / 8) * 2048)];
+                if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk35 % 8) + (tl_tid) * 8 + (tl_chunk35 / 8) * 2048), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk35 % 8) + (tl_tid) * 8 + (tl_chunk35 / 8) * 2048)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                    tl::f16 tl_vec37[8];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec37[tl_v] = tl::convert<tl::f16>(s[tl_chunk35 + tl_v]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr36, tl_vec37);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        if (tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk35 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk35 + tl_v) / 8) * 2048), N)) R[int64_t(row0 + 0) * N + (((tl_chunk35 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk35 + tl_v) / 8) * 2048)] = tl::convert<tl::f16>(s[tl_chunk35 + tl_v]);
+                    }
+                }
+            }
+            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:213)
+            // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
+            {
+                float tl_part[1];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                #pragma unroll
+                for (int tl_s38 = 0; tl_s38 < 16; ++tl_s38) {
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sq[tl_s38]));
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+                }
+                if ((tl_tid / 1 % 32) == 0) {
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                        reinterpret_cast<float*>(tl_scratch)[(0) * 8 + (tl_tid / 32 % 8)] = tl_part[tl_i];
+                    }
+                }
+                __syncthreads();
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 8];
+                    #pragma unroll
+                    for (int tl_w = 1; tl_w < 8; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(0) * 8 + tl_w]);
+                }
+                __syncthreads();  // the scratch is free again
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    s_rrms[tl_i] = tl_part[tl_i];
+                }
+            }
+            // for i in parallel(RB) {  (norms.tl:214)
+            // for i in parallel(1): each thread visits the elements of `s_rrms` it holds
+            #pragma unroll
+            for (int tl_s39 = 0; tl_s39 < 1; ++tl_s39) {
+                [[maybe_unused]] const int i = 0;
+                s_rrms[tl_s39] = tl::rsqrt(s_rrms[tl_s39] * inv_n + eps);
+            }
+            // copy(W[0 +: ROW], sw);  (norms.tl:217)
+            #pragma unroll
+            for (int tl_chunk40 = 0; tl_chunk40 < 16; tl_chunk40 += 8) {
+                const tl::f16* tl_ptr41 = &W[((tl_chunk40 % 8) + (tl_tid) * 8 + (tl_chunk40 / 8) * 2048)];
+                if (tl::in_bounds(((tl_chunk40 % 8) + (tl_tid) * 8 + (tl_chunk40 / 8) * 2048), N) && tl::in_bounds((((tl_chunk40 % 8) + (tl_tid) * 8 + (tl_chunk40 / 8) * 2048)) + 7, N) && tl::is_aligned(tl_ptr41, 16)) {
+                    tl::f16 tl_vec42[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec42, tl_ptr41);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk40 + tl_v] = tl::convert<float>(tl_vec42[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        sw[tl_chunk40 + tl_v] = tl::in_bounds((((tl_chunk40 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk40 + tl_v) / 8) * 2048), N) ? tl::convert<float>(W[(((tl_chunk40 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk40 + tl_v) / 8) * 2048)]) : 0.0f;
+                    }
+                }
+            }
+            // for i, j in parallel(RB, ROW) {  (norms.tl:218)
+            // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s43 = 0; tl_s43 < 16; ++tl_s43) {
+                [[maybe_unused]] const int i = 0;
+                [[maybe_unused]] const int j = ((tl_s43 % 8) + (tl_tid) * 8 + (tl_s43 / 8) * 2048);
+                s[tl_s43] = s[tl_s43] * s_rrms[0] * sw[(tl_s43 % 8) + (tl_s43 / 8) * 8];
+            }
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:221)
+            #pragma unroll
+            for (int tl_chunk44 = 0; tl_chunk44 < 16; tl_chunk44 += 8) {
+                tl::f16* tl_ptr45 = &Y[int64_t(row0 + 0) * N + ((tl_chunk44 % 8) + (tl_tid) * 8 + (tl_chunk44 / 8) * 2048)];
+                if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk44 % 8) + (tl_tid) * 8 + (tl_chunk44 / 8) * 2048), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk44 % 8) + (tl_tid) * 8 + (tl_chunk44 / 8) * 2048)) + 7, N) && tl::is_aligned(tl_ptr45, 16)) {
+                    tl::f16 tl_vec46[8];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec46[tl_v] = tl::convert<tl::f16>(s[tl_chunk44 + tl_v]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr45, tl_vec46);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        if (tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk44 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk44 + tl_v) / 8) * 2048), N)) Y[int64_t(row0 + 0) * N + (((tl_chunk44 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk44 + tl_v) / 8) * 2048)] = tl::convert<tl::f16>(s[tl_chunk44 + tl_v]);
+                    }
+                }
+            }
+        }
+        tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+    } else {
+        const int32_t n_tiles = tl::cdiv(N, 2048);
+        for (int g = 0; g < groups; ++g) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
+            for (int rr = 0; rr < tl::min(1, M - row0); ++rr) {
+                const int32_t row = row0 + rr;
+                sum_x2 = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:231)
+                    #pragma unroll
+                    for (int tl_chunk47 = 0; tl_chunk47 < x_layout::kSlots; tl_chunk47 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk47))) continue;
+                        const tl::f16* tl_ptr48 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk47)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk47)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk47))) + 7, N) && tl::is_aligned(tl_ptr48, 16)) {
+                            tl::f16 tl_vec49[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec49, tl_ptr48);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk47 + tl_v] = tl::convert<float>(tl_vec49[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk47 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk47 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk47 + tl_v)))]) : 0.0f;
+                            }
+                        }
+                    }
+                    __syncthreads();  // RAW on `R`
+                    // copy(R[row, t * BN +: BN], r);  (norms.tl:232)
+                    #pragma unroll
+                    for (int tl_chunk50 = 0; tl_chunk50 < r_layout::kSlots; tl_chunk50 += 8) {
+                        if (!(r_layout::valid(tl_tid, tl_chunk50))) continue;
+                        const tl::f16* tl_ptr51 = &R[int64_t(row) * N + ((t * 2048) + (r_layout::flat(tl_tid, tl_chunk50)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (r_layout::flat(tl_tid, tl_chunk50)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (r_layout::flat(tl_tid, tl_chunk50))) + 7, N) && tl::is_aligned(tl_ptr51, 16)) {
+                            tl::f16 tl_vec52[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec52, tl_ptr51);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk50 + tl_v] = tl::convert<float>(tl_vec52[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                r[tl_chunk50 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (r_layout::flat(tl_tid, tl_chunk50 + tl_v)), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 2048) + (r_layout::flat(tl_tid, tl_chunk50 + tl_v)))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // for j in parallel(BN) {  (norms.tl:233)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s53 = 0; tl_s53 < x_layout::kSlots; ++tl_s53) {
+                        if (!(x_layout::valid(tl_tid, tl_s53))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s53);
+                        const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s53] + r[tl_s53]));
+                        x[tl_s53] = h * h;
+                    }
+                    // reduce(sum, x, part);  (norms.tl:237)
+                    {
+                        float tl_part[1];
+                        #pragma unroll
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                        #pragma unroll
+                        for (int tl_s54 = 0; tl_s54 < x_layout::kSlots; ++tl_s54) {
+                            if (!(x_layout::valid(tl_tid, tl_s54))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s54]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            part = tl_part[0];
+                        }
+                    }
+                    sum_x2 = sum_x2 + part;
+                }
+                const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
+                for (int t = 0; t < n_tiles; ++t) {
+                    const int32_t c0 = t * 2048;
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:243)
+                    #pragma unroll
+                    for (int tl_chunk55 = 0; tl_chunk55 < x_layout::kSlots; tl_chunk55 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk55))) continue;
+                        const tl::f16* tl_ptr56 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk55)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk55)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk55))) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
+                            tl::f16 tl_vec57[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec57, tl_ptr56);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk55 + tl_v] = tl::convert<float>(tl_vec57[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk55 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk55 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk55 + tl_v)))]) : 0.0f;
+                            }
+                        }
+                    }
+                    __syncthreads();  // RAW on `R`
+                    // copy(R[row, c0 +: BN], r);  (norms.tl:244)
+                    #pragma unroll
+                    for (int tl_chunk58 = 0; tl_chunk58 < r_layout::kSlots; tl_chunk58 += 8) {
+                        if (!(r_layout::valid(tl_tid, tl_chunk58))) continue;
+                        const tl::f16* tl_ptr59 = &R[int64_t(row) * N + (c0 + (r_layout::flat(tl_tid, tl_chunk58)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (r_layout::flat(tl_tid, tl_chunk58)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (r_layout::flat(tl_tid, tl_chunk58))) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
+                            tl::f16 tl_vec60[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec60, tl_ptr59);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk58 + tl_v] = tl::convert<float>(tl_vec60[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                r[tl_chunk58 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (r_layout::flat(tl_tid, tl_chunk58 + tl_v)), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + (r_layout::flat(tl_tid, tl_chunk58 + tl_v)))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // copy(W[c0 +: BN], w);  (norms.tl:245)
+                    #pragma unroll
+                    for (int tl_chunk61 = 0; tl_chunk61 < w_layout::kSlots; tl_chunk61 += 8) {
+                        if (!(w_layout::valid(tl_tid, tl_chunk61))) continue;
+                        const tl::f16* tl_ptr62 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk61))];
+                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk61)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk61))) + 7, N) && tl::is_aligned(tl_ptr62, 16)) {
+                            tl::f16 tl_vec63[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec63, tl_ptr62);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk61 + tl_v] = tl::convert<float>(tl_vec63[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                w[tl_chunk61 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk61 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk61 + tl_v))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // for j in parallel(BN) {  (norms.tl:246)
+                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s64 = 0; tl_s64 < x_layout::kSlots; ++tl_s64) {
+                        if (!(x_layout::valid(tl_tid, tl_s64))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s64);
+                        const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s64] + r[tl_s64]));
+                        r[tl_s64] = h;
+                        x[tl_s64] = h * rrms * w[tl_s64];
+                    }
+                    __syncthreads();  // WAR on `R`
+                    // copy(r, R[row, c0 +: BN]);  (norms.tl:251)
+                    #pragma unroll
+                    for (int tl_chunk65 = 0; tl_chunk65 < r_layout::kSlots; tl_chunk65 += 8) {
+                        if (!(r_layout::valid(tl_tid, tl_chunk65))) continue;
+                        tl::f16* tl_ptr66 = &R[int64_t(row) * N + (c0 + (r_layout::flat(tl_tid, tl_chunk65)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (r_layout::flat(tl_tid, tl_chunk65)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (r_layout::flat(tl_tid, tl_chunk65))) + 7, N) && tl::is_aligned(tl_ptr66, 16)) {
+                            tl::f16 tl_vec67[8];
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec67[tl_v] = tl::convert<tl::f16>(r[tl_chunk65 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr66, tl_vec67);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (r_layout::flat(tl_tid, tl_chunk65 + tl_v)), N)) R[int64_t(row) * N + (c0 + (r_layout::flat(tl_tid, tl_chunk65 + tl_v)))] = tl::convert<tl::f16>(r[tl_chunk65 + tl_v]);
+                            }
+                        }
+                    }
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:252)
+                    #pragma unroll
+                    for (int tl_chunk68 = 0; tl_chunk68 < x_layout::kSlots; tl_chunk68 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk68))) continue;
+                        tl::f16* tl_ptr69 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk68)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk68)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk68))) + 7, N) && tl::is_aligned(tl_ptr69, 16)) {
+                            tl::f16 tl_vec70[8];
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec70[tl_v] = tl::convert<tl::f16>(x[tl_chunk68 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr69, tl_vec70);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk68 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk68 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk68 + tl_v]);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+// kernel residual_rmsnorm<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:178)
+// 512 threads per block, 65856 bytes of shared memory
+__global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
+        const tl::f16* __restrict__ X,
+        tl::f16* __restrict__ R,
+        const tl::f16* __restrict__ W,
+        tl::f16* __restrict__ Y,
+        float eps,
+        int32_t M,
+        int32_t N)
+{
+    // fragment s: f32[1, 8192], blocked per axis, vector 8: [1, 8192] over 512 threads: (, 8:r1 512:t1 2:r8) 16 registers
+    // fragment sq: f32[1, 8192], blocked per axis, vector 8: [1, 8192] over 512 threads: (, 8:r1 512:t1 2:r8) 16 registers
+    // fragment sw: f32[8192], slice of `s` (broadcast): [8192] over 512 threads: (8:r1 512:t1 2:r8) 16 registers
+    // fragment s_rrms: f32[1], slice of `sq` (reduce over axis 1): [1] over 512 threads: () 1 registers, 512 replicas
+    using x_layout = tl::BlockedLayout<4096, 8, 512>;  // fragment x: f32[4096]
+    using r_layout = tl::BlockedLayout<4096, 8, 512>;  // fragment r: f32[4096]
+    using w_layout = tl::BlockedLayout<4096, 8, 512>;  // fragment w: f32[4096]
+    const int tl_tid = threadIdx.x;
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 1, 8192], row pitch 8200
+    tl::f16* rs = reinterpret_cast<tl::f16*>(tl_smem + 32896);  // shared rs: f16[2, 1, 8192], row pitch 8200
+    unsigned char* tl_scratch = tl_smem + 65792;  // 64 bytes for reductions and staging
+    float s[16];  // fragment s: f32[1, 8192]
+    float sq[16];  // fragment sq: f32[1, 8192]
+    float sw[16];  // fragment sw: f32[8192]
+    float s_rrms[1];  // fragment s_rrms: f32[1]
+    float x[x_layout::kSlots];  // fragment x: f32[4096]
+    float r[r_layout::kSlots];  // fragment r: f32[4096]
+    float w[w_layout::kSlots];  // fragment w: f32[4096]
+    float sum_x2;
+    float part;
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 1) - int(blockIdx.x), int(gridDim.x));
+    const float n = static_cast<float>(N);
+    const float inv_n = tl::rsqrt(n * n);
+    if (N <= 8192) {
+        const int32_t g_trips = groups;
+        if (0 < g_trips) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
+                #pragma unroll
+                for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+                    const int tl_chunk0 = tl_tid + tl_i1 * 512;
+                    tl::cp_async_16(&xs[(0 * 1 + ((tl_chunk0 * 8) / 8192)) * 8200 + ((tl_chunk0 * 8) % 8192)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk0 * 8) / 8192)) * N + ((tl_chunk0 * 8) % 8192)]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
+                    const int tl_chunk2 = tl_tid + tl_i3 * 512;
+                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 8192)) * N + ((tl_chunk2 * 8) % 8192)];
+                    tl::f16* tl_dst5 = &xs[(0 * 1 + ((tl_chunk2 * 8) / 8192)) * 8200 + ((tl_chunk2 * 8) % 8192)];
+                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 8192)));
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 8192 >= 0 && tl::is_aligned(tl_src4, 16)) {
+                        tl::cp_async_16(tl_dst5, tl_src4);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 8192), M) && tl::in_bounds(((tl_chunk2 * 8) % 8192) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
+                }
+            }
+            // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:204)
+            if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
+                #pragma unroll
+                for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
+                    const int tl_chunk7 = tl_tid + tl_i8 * 512;
+                    tl::cp_async_16(&rs[(0 * 1 + ((tl_chunk7 * 8) / 8192)) * 8200 + ((tl_chunk7 * 8) % 8192)], &R[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 8192)) * N + ((tl_chunk7 * 8) % 8192)]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
+                    const int tl_chunk9 = tl_tid + tl_i10 * 512;
+                    const tl::f16* tl_src11 = &R[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 8192)) * N + ((tl_chunk9 * 8) % 8192)];
+                    tl::f16* tl_dst12 = &rs[(0 * 1 + ((tl_chunk9 * 8) / 8192)) * 8200 + ((tl_chunk9 * 8) % 8192)];
+                    const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 8192)));
+                    if (tl_valid13 == 8 && (tl_chunk9 * 8) % 8192 >= 0 && tl::is_aligned(tl_src11, 16)) {
+                        tl::cp_async_16(tl_dst12, tl_src11);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 8192), M) && tl::in_bounds(((tl_chunk9 * 8) % 8192) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
+                }
+            }
+        }
+        tl::cp_async_commit();
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:201)
+        for (int g = 0; g < g_trips; ++g) {
+            tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+            __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
+            if (g + 1 < g_trips) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
+                    #pragma unroll
+                    for (int tl_i15 = 0; tl_i15 < 2; ++tl_i15) {
+                        const int tl_chunk14 = tl_tid + tl_i15 * 512;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 1 + ((tl_chunk14 * 8) / 8192)) * 8200 + ((tl_chunk14 * 8) % 8192)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk14 * 8) / 8192)) * N + ((tl_chunk14 * 8) % 8192)]);
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tl_i17 = 0; tl_i17 < 2; ++tl_i17) {
+                        const int tl_chunk16 = tl_tid + tl_i17 * 512;
+                        const tl::f16* tl_src18 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk16 * 8) / 8192)) * N + ((tl_chunk16 * 8) % 8192)];
+                        tl::f16* tl_dst19 = &xs[(((g + 1) % 2) * 1 + ((tl_chunk16 * 8) / 8192)) * 8200 + ((tl_chunk16 * 8) % 8192)];
+                        const int tl_valid20 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk16 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk16 * 8) % 8192)));
+                        if (tl_valid20 == 8 && (tl_chunk16 * 8) % 8192 >= 0 && tl::is_aligned(tl_src18, 16)) {
+                            tl::cp_async_16(tl_dst19, tl_src18);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst19[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk16 * 8) / 8192), M) && tl::in_bounds(((tl_chunk16 * 8) % 8192) + tl_v, N) ? tl_src18[tl_v] : tl::convert<tl::f16>(0.0f);
+                        }
+                    }
+                }
+                // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:204)
+                if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
+                    #pragma unroll
+                    for (int tl_i22 = 0; tl_i22 < 2; ++tl_i22) {
+                        const int tl_chunk21 = tl_tid + tl_i22 * 512;
+                        tl::cp_async_16(&rs[(((g + 1) % 2) * 1 + ((tl_chunk21 * 8) / 8192)) * 8200 + ((tl_chunk21 * 8) % 8192)], &R[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk21 * 8) / 8192)) * N + ((tl_chunk21 * 8) % 8192)]);
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tl_i24 = 0; tl_i24 < 2; ++tl_i24) {
+                        const int tl_chunk23 = tl_tid + tl_i24 * 512;
+                        const tl::f16* tl_src25 = &R[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk23 * 8) / 8192)) * N + ((tl_chunk23 * 8) % 8192)];
+                        tl::f16* tl_dst26 = &rs[(((g + 1) % 2) * 1 + ((tl_chunk23 * 8) / 8192)) * 8200 + ((tl_chunk23 * 8) % 8192)];
+                        const int tl_valid27 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk23 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk23 * 8) % 8192)));
+                        if (tl_valid27 == 8 && (tl_chunk23 * 8) % 8192 >= 0 && tl::is_aligned(tl_src25, 16)) {
+                            tl::cp_async_16(tl_dst26, tl_src25);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst26[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk23 * 8) / 8192), M) && tl::in_bounds(((tl_chunk23 * 8) % 8192) + tl_v, N) ? tl_src25[tl_v] : tl::convert<tl::f16>(0.0f);
+                        }
+                    }
+                }
+            }
+            tl::cp_async_commit();
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
+            // copy(xs, s);  (norms.tl:205)
+            #pragma unroll
+            for (int tl_chunk28 = 0; tl_chunk28 < 16; tl_chunk28 += 8) {
+                const tl::f16* tl_ptr29 = &xs[((g % 2) * 1 + 0) * 8200 + ((tl_chunk28 % 8) + (tl_tid) * 8 + (tl_chunk28 / 8) * 4096)];
+                if (tl::is_aligned(tl_ptr29, 16)) {
+                    tl::f16 tl_vec30[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec30, tl_ptr29);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk28 + tl_v] = tl::convert<float>(tl_vec30[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk28 + tl_v] = tl::convert<float>(xs[((g % 2) * 1 + 0) * 8200 + (((tl_chunk28 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk28 + tl_v) / 8) * 4096)]);
+                    }
+                }
+            }
+            // copy(rs, sq);  (norms.tl:206)
+            #pragma unroll
+            for (int tl_chunk31 = 0; tl_chunk31 < 16; tl_chunk31 += 8) {
+                const tl::f16* tl_ptr32 = &rs[((g % 2) * 1 + 0) * 8200 + ((tl_chunk31 % 8) + (tl_tid) * 8 + (tl_chunk31 / 8) * 4096)];
+                if (tl::is_aligned(tl_ptr32, 16)) {
+                    tl::f16 tl_vec33[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) sq[tl_chunk31 + tl_v] = tl::convert<float>(tl_vec33[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        sq[tl_chunk31 + tl_v] = tl::convert<float>(rs[((g % 2) * 1 + 0) * 8200 + (((tl_chunk31 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk31 + tl_v) / 8) * 4096)]);
+                    }
+                }
+            }
+            // for i, j in parallel(RB, ROW) {  (norms.tl:207)
+            // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s34 = 0; tl_s34 < 16; ++tl_s34) {
+                [[maybe_unused]] const int i = 0;
+                [[maybe_unused]] const int j = ((tl_s34 % 8) + (tl_tid) * 8 + (tl_s34 / 8) * 4096);
+                const float h = tl::convert<float>(tl::convert<tl::f16>(s[tl_s34] + sq[tl_s34]));
+                s[tl_s34] = h;
+                sq[tl_s34] = h * h;
+            }
+            __syncthreads();  // WAR on `R`
+            // copy(s, R[row0 +: RB, 0 +: ROW]);  (norms.tl:212)
+            #pragma unroll
+            for (int tl_chunk35 = 0; tl_chunk35 < 16; tl_chunk35 += 8) {
+                tl::f16* tl_ptr36 = &R[int64_t(row0 + 0) * N + ((tl_chunk35 % 8) + (tl_tid) * 8 + (tl_chunk35 / 8) * 4096)];
+                if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk35 % 8) + (tl_tid) * 8 + (tl_chunk35 / 8) * 4096), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk35 % 8) + (tl_tid) * 8 + (tl_chunk35 / 8) * 4096)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                    tl::f16 tl_vec37[8];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec37[tl_v] = tl::convert<tl::f16>(s[tl_chunk35 + tl_v]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr36, tl_vec37);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        if (tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk35 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk35 + tl_v) / 8) * 4096), N)) R[int64_t(row0 + 0) * N + (((tl_chunk35 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk35 + tl_v) / 8) * 4096)] = tl::convert<tl::f16>(s[tl_chunk35 + tl_v]);
+                    }
+                }
+            }
+            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:213)
+            // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
+            {
+                float tl_part[1];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                #pragma unroll
+                for (int tl_s38 = 0; tl_s38 < 16; ++tl_s38) {
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sq[tl_s38]));
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+                }
+                if ((tl_tid / 1 % 32) == 0) {
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                        reinterpret_cast<float*>(tl_scratch)[(0) * 16 + (tl_tid / 32 % 16)] = tl_part[tl_i];
+                    }
+                }
+                __syncthreads();
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 16];
+                    #pragma unroll
+                    for (int tl_w = 1; tl_w < 16; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(0) * 16 + tl_w]);
+                }
+                __syncthreads();  // the scratch is free again
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    s_rrms[tl_i] = tl_part[tl_i];
+                }
+            }
+            // for i in parallel(RB) {  (norms.tl:214)
+            // for i in parallel(1): each thread visits the elements of `s_rrms` it holds
+            #pragma unroll
+            for (int tl_s39 = 0; tl_s39 < 1; ++tl_s39) {
+                [[maybe_unused]] const int i = 0;
+                s_rrms[tl_s39] = tl::rsqrt(s_rrms[tl_s39] * inv_n + eps);
+            }
+            // copy(W[0 +: ROW], sw);  (norms.tl:217)
+            #pragma unroll
+            for (int tl_chunk40 = 0; tl_chunk40 < 16; tl_chunk40 += 8) {
+                const tl::f16* tl_ptr41 = &W[((tl_chunk40 % 8) + (tl_tid) * 8 + (tl_chunk40 / 8) * 4096)];
+                if (tl::in_bounds(((tl_chunk40 % 8) + (tl_tid) * 8 + (tl_chunk40 / 8) * 4096), N) && tl::in_bounds((((tl_chunk40 % 8) + (tl_tid) * 8 + (tl_chunk40 / 8) * 4096)) + 7, N) && tl::is_aligned(tl_ptr41, 16)) {
+                    tl::f16 tl_vec42[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec42, tl_ptr41);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) sw[tl_chunk40 + tl_v] = tl::convert<float>(tl_vec42[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        sw[tl_chunk40 + tl_v] = tl::in_bounds((((tl_chunk40 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk40 + tl_v) / 8) * 4096), N) ? tl::convert<float>(W[(((tl_chunk40 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk40 + tl_v) / 8) * 4096)]) : 0.0f;
+                    }
+                }
+            }
+            // for i, j in parallel(RB, ROW) {  (norms.tl:218)
+            // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s43 = 0; tl_s43 < 16; ++tl_s43) {
+                [[maybe_unused]] const int i = 0;
+                [[maybe_unused]] const int j = ((tl_s43 % 8) + (tl_tid) * 8 + (tl_s43 / 8) * 4096);
+                s[tl_s43] = s[tl_s43] * s_rrms[0] * sw[(tl_s43 % 8) + (tl_s43 / 8) * 8];
+            }
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:221)
+            #pragma unroll
+            for (int tl_chunk44 = 0; tl_chunk44 < 16; tl_chunk44 += 8) {
+                tl::f16* tl_ptr45 = &Y[int64_t(row0 + 0) * N + ((tl_chunk44 % 8) + (tl_tid) * 8 + (tl_chunk44 / 8) * 4096)];
+                if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk44 % 8) + (tl_tid) * 8 + (tl_chunk44 / 8) * 4096), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk44 % 8) + (tl_tid) * 8 + (tl_chunk44 / 8) * 4096)) + 7, N) && tl::is_aligned(tl_ptr45, 16)) {
+                    tl::f16 tl_vec46[8];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec46[tl_v] = tl::convert<tl::f16>(s[tl_chunk44 + tl_v]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr45, tl_vec46);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        if (tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk44 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk44 + tl_v) / 8) * 4096), N)) Y[int64_t(row0 + 0) * N + (((tl_chunk44 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk44 + tl_v) / 8) * 4096)] = tl::convert<tl::f16>(s[tl_chunk44 + tl_v]);
+                    }
+                }
+            }
+        }
+        tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+    } else {
+        const int32_t n_tiles = tl::cdiv(N, 4096);
+        for (int g = 0; g < groups; ++g) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
+            for (int rr = 0; rr < tl::min(1, M - row0); ++rr) {
+                const int32_t row = row0 + rr;
+                sum_x2 = 0.0f;
+                for (int t = 0; t < n_tiles; ++t) {
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:231)
+                    #pragma unroll
+                    for (int tl_chunk47 = 0; tl_chunk47 < x_layout::kSlots; tl_chunk47 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk47))) continue;
+                        const tl::f16* tl_ptr48 = &X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk47)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk47)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (x_layout::flat(tl_tid, tl_chunk47))) + 7, N) && tl::is_aligned(tl_ptr48, 16)) {
+                            tl::f16 tl_vec49[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec49, tl_ptr48);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk47 + tl_v] = tl::convert<float>(tl_vec49[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk47 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk47 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk47 + tl_v)))]) : 0.0f;
+                            }
+                        }
+                    }
+                    __syncthreads();  // RAW on `R`
+                    // copy(R[row, t * BN +: BN], r);  (norms.tl:232)
+                    #pragma unroll
+                    for (int tl_chunk50 = 0; tl_chunk50 < r_layout::kSlots; tl_chunk50 += 8) {
+                        if (!(r_layout::valid(tl_tid, tl_chunk50))) continue;
+                        const tl::f16* tl_ptr51 = &R[int64_t(row) * N + ((t * 4096) + (r_layout::flat(tl_tid, tl_chunk50)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (r_layout::flat(tl_tid, tl_chunk50)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (r_layout::flat(tl_tid, tl_chunk50))) + 7, N) && tl::is_aligned(tl_ptr51, 16)) {
+                            tl::f16 tl_vec52[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec52, tl_ptr51);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk50 + tl_v] = tl::convert<float>(tl_vec52[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                r[tl_chunk50 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (r_layout::flat(tl_tid, tl_chunk50 + tl_v)), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 4096) + (r_layout::flat(tl_tid, tl_chunk50 + tl_v)))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // for j in parallel(BN) {  (norms.tl:233)
+                    // for j in parallel(4096): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s53 = 0; tl_s53 < x_layout::kSlots; ++tl_s53) {
+                        if (!(x_layout::valid(tl_tid, tl_s53))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s53);
+                        const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s53] + r[tl_s53]));
+                        x[tl_s53] = h * h;
+                    }
+                    // reduce(sum, x, part);  (norms.tl:237)
+                    {
+                        float tl_part[1];
+                        #pragma unroll
+                        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                        #pragma unroll
+                        for (int tl_s54 = 0; tl_s54 < x_layout::kSlots; ++tl_s54) {
+                            if (!(x_layout::valid(tl_tid, tl_s54))) continue;
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s54]));
+                        }
+                        tl::block_allreduce<tl::SumOp, 1, 512>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        {
+                            part = tl_part[0];
+                        }
+                    }
+                    sum_x2 = sum_x2 + part;
+                }
+                const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
+                for (int t = 0; t < n_tiles; ++t) {
+                    const int32_t c0 = t * 4096;
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:243)
+                    #pragma unroll
+                    for (int tl_chunk55 = 0; tl_chunk55 < x_layout::kSlots; tl_chunk55 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk55))) continue;
+                        const tl::f16* tl_ptr56 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk55)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk55)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk55))) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
+                            tl::f16 tl_vec57[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec57, tl_ptr56);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk55 + tl_v] = tl::convert<float>(tl_vec57[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                x[tl_chunk55 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk55 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk55 + tl_v)))]) : 0.0f;
+                            }
+                        }
+                    }
+                    __syncthreads();  // RAW on `R`
+                    // copy(R[row, c0 +: BN], r);  (norms.tl:244)
+                    #pragma unroll
+                    for (int tl_chunk58 = 0; tl_chunk58 < r_layout::kSlots; tl_chunk58 += 8) {
+                        if (!(r_layout::valid(tl_tid, tl_chunk58))) continue;
+                        const tl::f16* tl_ptr59 = &R[int64_t(row) * N + (c0 + (r_layout::flat(tl_tid, tl_chunk58)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (r_layout::flat(tl_tid, tl_chunk58)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (r_layout::flat(tl_tid, tl_chunk58))) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
+                            tl::f16 tl_vec60[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec60, tl_ptr59);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk58 + tl_v] = tl::convert<float>(tl_vec60[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                r[tl_chunk58 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (r_layout::flat(tl_tid, tl_chunk58 + tl_v)), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + (r_layout::flat(tl_tid, tl_chunk58 + tl_v)))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // copy(W[c0 +: BN], w);  (norms.tl:245)
+                    #pragma unroll
+                    for (int tl_chunk61 = 0; tl_chunk61 < w_layout::kSlots; tl_chunk61 += 8) {
+                        if (!(w_layout::valid(tl_tid, tl_chunk61))) continue;
+                        const tl::f16* tl_ptr62 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk61))];
+                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk61)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk61))) + 7, N) && tl::is_aligned(tl_ptr62, 16)) {
+                            tl::f16 tl_vec63[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec63, tl_ptr62);
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk61 + tl_v] = tl::convert<float>(tl_vec63[tl_v]);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                w[tl_chunk61 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk61 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk61 + tl_v))]) : 0.0f;
+                            }
+                        }
+                    }
+                    // for j in parallel(BN) {  (norms.tl:246)
+                    // for j in parallel(4096): each thread visits the elements of `x` it holds
+                    #pragma unroll
+                    for (int tl_s64 = 0; tl_s64 < x_layout::kSlots; ++tl_s64) {
+                        if (!(x_layout::valid(tl_tid, tl_s64))) continue;
+                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s64);
+                        const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s64] + r[tl_s64]));
+                        r[tl_s64] = h;
+                        x[tl_s64] = h * rrms * w[tl_s64];
+                    }
+                    __syncthreads();  // WAR on `R`
+                    // copy(r, R[row, c0 +: BN]);  (norms.tl:251)
+                    #pragma unroll
+                    for (int tl_chunk65 = 0; tl_chunk65 < r_layout::kSlots; tl_chunk65 += 8) {
+                        if (!(r_layout::valid(tl_tid, tl_chunk65))) continue;
+                        tl::f16* tl_ptr66 = &R[int64_t(row) * N + (c0 + (r_layout::flat(tl_tid, tl_chunk65)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (r_layout::flat(tl_tid, tl_chunk65)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (r_layout::flat(tl_tid, tl_chunk65))) + 7, N) && tl::is_aligned(tl_ptr66, 16)) {
+                            tl::f16 tl_vec67[8];
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec67[tl_v] = tl::convert<tl::f16>(r[tl_chunk65 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr66, tl_vec67);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (r_layout::flat(tl_tid, tl_chunk65 + tl_v)), N)) R[int64_t(row) * N + (c0 + (r_layout::flat(tl_tid, tl_chunk65 + tl_v)))] = tl::convert<tl::f16>(r[tl_chunk65 + tl_v]);
+                            }
+                        }
+                    }
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:252)
+                    #pragma unroll
+                    for (int tl_chunk68 = 0; tl_chunk68 < x_layout::kSlots; tl_chunk68 += 8) {
+                        if (!(x_layout::valid(tl_tid, tl_chunk68))) continue;
+                        tl::f16* tl_ptr69 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk68)))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk68)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk68))) + 7, N) && tl::is_aligned(tl_ptr69, 16)) {
+                            tl::f16 tl_vec70[8];
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec70[tl_v] = tl::convert<tl::f16>(x[tl_chunk68 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr69, tl_vec70);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk68 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk68 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk68 + tl_v]);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+// kernel layernorm_gelu<ROW = 128, THREADS = 256, RB = 32, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:261)
 // 256 threads per block, 17440 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
         const tl::f16* __restrict__ X,
@@ -5214,7 +8363,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
     if (N <= 128) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:287)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + 32 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -5238,12 +8387,12 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:201)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:285)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:287)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + 32 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -5268,7 +8417,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 32;
-            // copy(xs, s);  (norms.tl:204)
+            // copy(xs, s);  (norms.tl:288)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 32 + ((tl_tid / 16) + (tl_chunk14 / 8) * 16)) * 136 + ((tl_chunk14 % 8) + (tl_tid % 16) * 8)];
@@ -5284,7 +8433,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
                     }
                 }
             }
-            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:205)
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:289)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
             {
                 float tl_part[2];
@@ -5306,7 +8455,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
                     s_mean[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:206)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:290)
             // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
@@ -5316,7 +8465,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
                 s[tl_s18] = d;
                 sd[tl_s18] = j < N ? d * d : 0.0f;
             }
-            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:211)
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:295)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
             {
                 float tl_part[2];
@@ -5338,14 +8487,14 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
                     s_rstd[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:212)
+            // for i in parallel(RB) {  (norms.tl:296)
             // for i in parallel(32): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
             for (int tl_s20 = 0; tl_s20 < 2; ++tl_s20) {
                 [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s20) * 16);
                 s_rstd[tl_s20] = tl::rsqrt(s_rstd[tl_s20] * inv_n + eps);
             }
-            // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:215)
+            // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:299)
             #pragma unroll
             for (int tl_chunk21 = 0; tl_chunk21 < 8; tl_chunk21 += 8) {
                 const tl::f16* tl_ptr22 = &W[((tl_chunk21) + (tl_tid % 16) * 8)];
@@ -5361,7 +8510,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:216)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:300)
             // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s24 = 0; tl_s24 < 16; ++tl_s24) {
@@ -5369,7 +8518,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
                 [[maybe_unused]] const int j = ((tl_s24 % 8) + (tl_tid % 16) * 8);
                 s[tl_s24] = s[tl_s24] * s_rstd[(tl_s24 / 8)] * sw[(tl_s24 % 8)];
             }
-            // copy(Bias[0 +: ROW], sw);  (norms.tl:219)
+            // copy(Bias[0 +: ROW], sw);  (norms.tl:303)
             #pragma unroll
             for (int tl_chunk25 = 0; tl_chunk25 < 8; tl_chunk25 += 8) {
                 const tl::f16* tl_ptr26 = &Bias[((tl_chunk25) + (tl_tid % 16) * 8)];
@@ -5385,7 +8534,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:220)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:304)
             // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
@@ -5393,7 +8542,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
                 [[maybe_unused]] const int j = ((tl_s28 % 8) + (tl_tid % 16) * 8);
                 s[tl_s28] = gelu(s[tl_s28] + sw[(tl_s28 % 8)]);
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:223)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:307)
             #pragma unroll
             for (int tl_chunk29 = 0; tl_chunk29 < 16; tl_chunk29 += 8) {
                 tl::f16* tl_ptr30 = &Y[int64_t(row0 + ((tl_tid / 16) + (tl_chunk29 / 8) * 16)) * N + ((tl_chunk29 % 8) + (tl_tid % 16) * 8)];
@@ -5419,7 +8568,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
                 const int32_t row = row0 + rr;
                 sum_x = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:233)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:317)
                     #pragma unroll
                     for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
@@ -5436,7 +8585,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
                             }
                         }
                     }
-                    // reduce(sum, x, part);  (norms.tl:234)
+                    // reduce(sum, x, part);  (norms.tl:318)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -5456,7 +8605,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
                 const float mean = sum_x * inv_n;
                 sum_d2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:240)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:324)
                     #pragma unroll
                     for (int tl_chunk36 = 0; tl_chunk36 < x_layout::kSlots; tl_chunk36 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk36))) continue;
@@ -5473,7 +8622,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:241)
+                    // for j in parallel(BN) {  (norms.tl:325)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s39 = 0; tl_s39 < x_layout::kSlots; ++tl_s39) {
@@ -5482,7 +8631,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
                         const float d = x[tl_s39] - mean;
                         x[tl_s39] = t * 2048 + j < N ? d * d : 0.0f;
                     }
-                    // reduce(sum, x, part);  (norms.tl:245)
+                    // reduce(sum, x, part);  (norms.tl:329)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -5502,7 +8651,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
                 const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 2048;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:251)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:335)
                     #pragma unroll
                     for (int tl_chunk41 = 0; tl_chunk41 < x_layout::kSlots; tl_chunk41 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk41))) continue;
@@ -5519,7 +8668,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:252)
+                    // copy(W[c0 +: BN], w);  (norms.tl:336)
                     #pragma unroll
                     for (int tl_chunk44 = 0; tl_chunk44 < w_layout::kSlots; tl_chunk44 += 8) {
                         if (!(w_layout::valid(tl_tid, tl_chunk44))) continue;
@@ -5536,7 +8685,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
                             }
                         }
                     }
-                    // copy(Bias[c0 +: BN], b);  (norms.tl:253)
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:337)
                     #pragma unroll
                     for (int tl_chunk47 = 0; tl_chunk47 < b_layout::kSlots; tl_chunk47 += 8) {
                         if (!(b_layout::valid(tl_tid, tl_chunk47))) continue;
@@ -5553,7 +8702,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:254)
+                    // for j in parallel(BN) {  (norms.tl:338)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s50 = 0; tl_s50 < x_layout::kSlots; ++tl_s50) {
@@ -5561,7 +8710,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s50);
                         x[tl_s50] = gelu((x[tl_s50] - mean) * rstd * w[tl_s50] + b[tl_s50]);
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:257)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:341)
                     #pragma unroll
                     for (int tl_chunk51 = 0; tl_chunk51 < x_layout::kSlots; tl_chunk51 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk51))) continue;
@@ -5584,7 +8733,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
     }
 }
 
-// kernel layernorm_gelu<ROW = 256, THREADS = 256, RB = 16, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:177)
+// kernel layernorm_gelu<ROW = 256, THREADS = 256, RB = 16, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:261)
 // 256 threads per block, 16928 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
         const tl::f16* __restrict__ X,
@@ -5624,7 +8773,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
     if (N <= 256) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:287)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -5648,12 +8797,12 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:201)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:285)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:287)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -5678,7 +8827,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 16;
-            // copy(xs, s);  (norms.tl:204)
+            // copy(xs, s);  (norms.tl:288)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 16 + ((tl_tid / 32) + (tl_chunk14 / 8) * 8)) * 264 + ((tl_chunk14 % 8) + (tl_tid % 32) * 8)];
@@ -5694,7 +8843,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
                     }
                 }
             }
-            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:205)
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:289)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[2];
@@ -5717,7 +8866,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
                     s_mean[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:206)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:290)
             // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
@@ -5727,7 +8876,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
                 s[tl_s18] = d;
                 sd[tl_s18] = j < N ? d * d : 0.0f;
             }
-            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:211)
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:295)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[2];
@@ -5750,14 +8899,14 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
                     s_rstd[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:212)
+            // for i in parallel(RB) {  (norms.tl:296)
             // for i in parallel(16): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
             for (int tl_s20 = 0; tl_s20 < 2; ++tl_s20) {
                 [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s20) * 8);
                 s_rstd[tl_s20] = tl::rsqrt(s_rstd[tl_s20] * inv_n + eps);
             }
-            // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:215)
+            // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:299)
             #pragma unroll
             for (int tl_chunk21 = 0; tl_chunk21 < 8; tl_chunk21 += 8) {
                 const tl::f16* tl_ptr22 = &W[((tl_chunk21) + (tl_tid % 32) * 8)];
@@ -5773,7 +8922,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:216)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:300)
             // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s24 = 0; tl_s24 < 16; ++tl_s24) {
@@ -5781,7 +8930,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
                 [[maybe_unused]] const int j = ((tl_s24 % 8) + (tl_tid % 32) * 8);
                 s[tl_s24] = s[tl_s24] * s_rstd[(tl_s24 / 8)] * sw[(tl_s24 % 8)];
             }
-            // copy(Bias[0 +: ROW], sw);  (norms.tl:219)
+            // copy(Bias[0 +: ROW], sw);  (norms.tl:303)
             #pragma unroll
             for (int tl_chunk25 = 0; tl_chunk25 < 8; tl_chunk25 += 8) {
                 const tl::f16* tl_ptr26 = &Bias[((tl_chunk25) + (tl_tid % 32) * 8)];
@@ -5797,7 +8946,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:220)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:304)
             // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
@@ -5805,7 +8954,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
                 [[maybe_unused]] const int j = ((tl_s28 % 8) + (tl_tid % 32) * 8);
                 s[tl_s28] = gelu(s[tl_s28] + sw[(tl_s28 % 8)]);
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:223)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:307)
             #pragma unroll
             for (int tl_chunk29 = 0; tl_chunk29 < 16; tl_chunk29 += 8) {
                 tl::f16* tl_ptr30 = &Y[int64_t(row0 + ((tl_tid / 32) + (tl_chunk29 / 8) * 8)) * N + ((tl_chunk29 % 8) + (tl_tid % 32) * 8)];
@@ -5831,7 +8980,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
                 const int32_t row = row0 + rr;
                 sum_x = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:233)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:317)
                     #pragma unroll
                     for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
@@ -5848,7 +8997,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
                             }
                         }
                     }
-                    // reduce(sum, x, part);  (norms.tl:234)
+                    // reduce(sum, x, part);  (norms.tl:318)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -5868,7 +9017,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
                 const float mean = sum_x * inv_n;
                 sum_d2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:240)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:324)
                     #pragma unroll
                     for (int tl_chunk36 = 0; tl_chunk36 < x_layout::kSlots; tl_chunk36 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk36))) continue;
@@ -5885,7 +9034,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:241)
+                    // for j in parallel(BN) {  (norms.tl:325)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s39 = 0; tl_s39 < x_layout::kSlots; ++tl_s39) {
@@ -5894,7 +9043,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
                         const float d = x[tl_s39] - mean;
                         x[tl_s39] = t * 2048 + j < N ? d * d : 0.0f;
                     }
-                    // reduce(sum, x, part);  (norms.tl:245)
+                    // reduce(sum, x, part);  (norms.tl:329)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -5914,7 +9063,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
                 const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 2048;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:251)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:335)
                     #pragma unroll
                     for (int tl_chunk41 = 0; tl_chunk41 < x_layout::kSlots; tl_chunk41 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk41))) continue;
@@ -5931,7 +9080,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:252)
+                    // copy(W[c0 +: BN], w);  (norms.tl:336)
                     #pragma unroll
                     for (int tl_chunk44 = 0; tl_chunk44 < w_layout::kSlots; tl_chunk44 += 8) {
                         if (!(w_layout::valid(tl_tid, tl_chunk44))) continue;
@@ -5948,7 +9097,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
                             }
                         }
                     }
-                    // copy(Bias[c0 +: BN], b);  (norms.tl:253)
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:337)
                     #pragma unroll
                     for (int tl_chunk47 = 0; tl_chunk47 < b_layout::kSlots; tl_chunk47 += 8) {
                         if (!(b_layout::valid(tl_tid, tl_chunk47))) continue;
@@ -5965,7 +9114,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:254)
+                    // for j in parallel(BN) {  (norms.tl:338)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s50 = 0; tl_s50 < x_layout::kSlots; ++tl_s50) {
@@ -5973,7 +9122,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s50);
                         x[tl_s50] = gelu((x[tl_s50] - mean) * rstd * w[tl_s50] + b[tl_s50]);
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:257)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:341)
                     #pragma unroll
                     for (int tl_chunk51 = 0; tl_chunk51 < x_layout::kSlots; tl_chunk51 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk51))) continue;
@@ -5996,7 +9145,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
     }
 }
 
-// kernel layernorm_gelu<ROW = 512, THREADS = 256, RB = 8, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:177)
+// kernel layernorm_gelu<ROW = 512, THREADS = 256, RB = 8, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:261)
 // 256 threads per block, 16672 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
         const tl::f16* __restrict__ X,
@@ -6036,7 +9185,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
     if (N <= 512) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:287)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -6060,12 +9209,12 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:201)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:285)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:287)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -6090,7 +9239,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 8;
-            // copy(xs, s);  (norms.tl:204)
+            // copy(xs, s);  (norms.tl:288)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 8 + (tl_tid / 32)) * 520 + ((tl_chunk14 % 8) + (tl_tid % 32) * 8 + (tl_chunk14 / 8) * 256)];
@@ -6106,7 +9255,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
                     }
                 }
             }
-            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:205)
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:289)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[1];
@@ -6129,7 +9278,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
                     s_mean[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:206)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:290)
             // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
@@ -6139,7 +9288,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
                 s[tl_s18] = d;
                 sd[tl_s18] = j < N ? d * d : 0.0f;
             }
-            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:211)
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:295)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[1];
@@ -6162,14 +9311,14 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
                     s_rstd[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:212)
+            // for i in parallel(RB) {  (norms.tl:296)
             // for i in parallel(8): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
             for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
                 [[maybe_unused]] const int i = (tl_tid / 32);
                 s_rstd[tl_s20] = tl::rsqrt(s_rstd[tl_s20] * inv_n + eps);
             }
-            // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:215)
+            // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:299)
             #pragma unroll
             for (int tl_chunk21 = 0; tl_chunk21 < 16; tl_chunk21 += 8) {
                 const tl::f16* tl_ptr22 = &W[((tl_chunk21 % 8) + (tl_tid % 32) * 8 + (tl_chunk21 / 8) * 256)];
@@ -6185,7 +9334,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:216)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:300)
             // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s24 = 0; tl_s24 < 16; ++tl_s24) {
@@ -6193,7 +9342,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
                 [[maybe_unused]] const int j = ((tl_s24 % 8) + (tl_tid % 32) * 8 + (tl_s24 / 8) * 256);
                 s[tl_s24] = s[tl_s24] * s_rstd[0] * sw[(tl_s24 % 8) + (tl_s24 / 8) * 8];
             }
-            // copy(Bias[0 +: ROW], sw);  (norms.tl:219)
+            // copy(Bias[0 +: ROW], sw);  (norms.tl:303)
             #pragma unroll
             for (int tl_chunk25 = 0; tl_chunk25 < 16; tl_chunk25 += 8) {
                 const tl::f16* tl_ptr26 = &Bias[((tl_chunk25 % 8) + (tl_tid % 32) * 8 + (tl_chunk25 / 8) * 256)];
@@ -6209,7 +9358,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:220)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:304)
             // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
@@ -6217,7 +9366,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
                 [[maybe_unused]] const int j = ((tl_s28 % 8) + (tl_tid % 32) * 8 + (tl_s28 / 8) * 256);
                 s[tl_s28] = gelu(s[tl_s28] + sw[(tl_s28 % 8) + (tl_s28 / 8) * 8]);
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:223)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:307)
             #pragma unroll
             for (int tl_chunk29 = 0; tl_chunk29 < 16; tl_chunk29 += 8) {
                 tl::f16* tl_ptr30 = &Y[int64_t(row0 + (tl_tid / 32)) * N + ((tl_chunk29 % 8) + (tl_tid % 32) * 8 + (tl_chunk29 / 8) * 256)];
@@ -6243,7 +9392,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
                 const int32_t row = row0 + rr;
                 sum_x = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:233)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:317)
                     #pragma unroll
                     for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
@@ -6260,7 +9409,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
                             }
                         }
                     }
-                    // reduce(sum, x, part);  (norms.tl:234)
+                    // reduce(sum, x, part);  (norms.tl:318)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -6280,7 +9429,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
                 const float mean = sum_x * inv_n;
                 sum_d2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:240)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:324)
                     #pragma unroll
                     for (int tl_chunk36 = 0; tl_chunk36 < x_layout::kSlots; tl_chunk36 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk36))) continue;
@@ -6297,7 +9446,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:241)
+                    // for j in parallel(BN) {  (norms.tl:325)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s39 = 0; tl_s39 < x_layout::kSlots; ++tl_s39) {
@@ -6306,7 +9455,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
                         const float d = x[tl_s39] - mean;
                         x[tl_s39] = t * 2048 + j < N ? d * d : 0.0f;
                     }
-                    // reduce(sum, x, part);  (norms.tl:245)
+                    // reduce(sum, x, part);  (norms.tl:329)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -6326,7 +9475,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
                 const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 2048;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:251)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:335)
                     #pragma unroll
                     for (int tl_chunk41 = 0; tl_chunk41 < x_layout::kSlots; tl_chunk41 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk41))) continue;
@@ -6343,7 +9492,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:252)
+                    // copy(W[c0 +: BN], w);  (norms.tl:336)
                     #pragma unroll
                     for (int tl_chunk44 = 0; tl_chunk44 < w_layout::kSlots; tl_chunk44 += 8) {
                         if (!(w_layout::valid(tl_tid, tl_chunk44))) continue;
@@ -6360,7 +9509,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
                             }
                         }
                     }
-                    // copy(Bias[c0 +: BN], b);  (norms.tl:253)
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:337)
                     #pragma unroll
                     for (int tl_chunk47 = 0; tl_chunk47 < b_layout::kSlots; tl_chunk47 += 8) {
                         if (!(b_layout::valid(tl_tid, tl_chunk47))) continue;
@@ -6377,7 +9526,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:254)
+                    // for j in parallel(BN) {  (norms.tl:338)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s50 = 0; tl_s50 < x_layout::kSlots; ++tl_s50) {
@@ -6385,7 +9534,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s50);
                         x[tl_s50] = gelu((x[tl_s50] - mean) * rstd * w[tl_s50] + b[tl_s50]);
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:257)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:341)
                     #pragma unroll
                     for (int tl_chunk51 = 0; tl_chunk51 < x_layout::kSlots; tl_chunk51 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk51))) continue;
@@ -6408,7 +9557,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
     }
 }
 
-// kernel layernorm_gelu<ROW = 1024, THREADS = 256, RB = 4, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:177)
+// kernel layernorm_gelu<ROW = 1024, THREADS = 256, RB = 4, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:261)
 // 256 threads per block, 16544 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
         const tl::f16* __restrict__ X,
@@ -6448,7 +9597,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
     if (N <= 1024) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:287)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -6472,12 +9621,12 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:201)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:285)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:287)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -6502,7 +9651,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 4;
-            // copy(xs, s);  (norms.tl:204)
+            // copy(xs, s);  (norms.tl:288)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 4 + (tl_tid / 64)) * 1032 + ((tl_chunk14 % 8) + (tl_tid % 64) * 8 + (tl_chunk14 / 8) * 512)];
@@ -6518,7 +9667,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
                     }
                 }
             }
-            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:205)
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:289)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
             {
                 float tl_part[1];
@@ -6555,7 +9704,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
                     s_mean[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:206)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:290)
             // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
@@ -6565,7 +9714,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
                 s[tl_s18] = d;
                 sd[tl_s18] = j < N ? d * d : 0.0f;
             }
-            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:211)
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:295)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
             {
                 float tl_part[1];
@@ -6602,14 +9751,14 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
                     s_rstd[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:212)
+            // for i in parallel(RB) {  (norms.tl:296)
             // for i in parallel(4): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
             for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
                 [[maybe_unused]] const int i = (tl_tid / 64);
                 s_rstd[tl_s20] = tl::rsqrt(s_rstd[tl_s20] * inv_n + eps);
             }
-            // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:215)
+            // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:299)
             #pragma unroll
             for (int tl_chunk21 = 0; tl_chunk21 < 16; tl_chunk21 += 8) {
                 const tl::f16* tl_ptr22 = &W[((tl_chunk21 % 8) + (tl_tid % 64) * 8 + (tl_chunk21 / 8) * 512)];
@@ -6625,7 +9774,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:216)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:300)
             // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s24 = 0; tl_s24 < 16; ++tl_s24) {
@@ -6633,7 +9782,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
                 [[maybe_unused]] const int j = ((tl_s24 % 8) + (tl_tid % 64) * 8 + (tl_s24 / 8) * 512);
                 s[tl_s24] = s[tl_s24] * s_rstd[0] * sw[(tl_s24 % 8) + (tl_s24 / 8) * 8];
             }
-            // copy(Bias[0 +: ROW], sw);  (norms.tl:219)
+            // copy(Bias[0 +: ROW], sw);  (norms.tl:303)
             #pragma unroll
             for (int tl_chunk25 = 0; tl_chunk25 < 16; tl_chunk25 += 8) {
                 const tl::f16* tl_ptr26 = &Bias[((tl_chunk25 % 8) + (tl_tid % 64) * 8 + (tl_chunk25 / 8) * 512)];
@@ -6649,7 +9798,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:220)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:304)
             // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
@@ -6657,7 +9806,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
                 [[maybe_unused]] const int j = ((tl_s28 % 8) + (tl_tid % 64) * 8 + (tl_s28 / 8) * 512);
                 s[tl_s28] = gelu(s[tl_s28] + sw[(tl_s28 % 8) + (tl_s28 / 8) * 8]);
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:223)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:307)
             #pragma unroll
             for (int tl_chunk29 = 0; tl_chunk29 < 16; tl_chunk29 += 8) {
                 tl::f16* tl_ptr30 = &Y[int64_t(row0 + (tl_tid / 64)) * N + ((tl_chunk29 % 8) + (tl_tid % 64) * 8 + (tl_chunk29 / 8) * 512)];
@@ -6683,7 +9832,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
                 const int32_t row = row0 + rr;
                 sum_x = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:233)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:317)
                     #pragma unroll
                     for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
@@ -6700,7 +9849,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
                             }
                         }
                     }
-                    // reduce(sum, x, part);  (norms.tl:234)
+                    // reduce(sum, x, part);  (norms.tl:318)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -6720,7 +9869,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
                 const float mean = sum_x * inv_n;
                 sum_d2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:240)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:324)
                     #pragma unroll
                     for (int tl_chunk36 = 0; tl_chunk36 < x_layout::kSlots; tl_chunk36 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk36))) continue;
@@ -6737,7 +9886,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:241)
+                    // for j in parallel(BN) {  (norms.tl:325)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s39 = 0; tl_s39 < x_layout::kSlots; ++tl_s39) {
@@ -6746,7 +9895,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
                         const float d = x[tl_s39] - mean;
                         x[tl_s39] = t * 2048 + j < N ? d * d : 0.0f;
                     }
-                    // reduce(sum, x, part);  (norms.tl:245)
+                    // reduce(sum, x, part);  (norms.tl:329)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -6766,7 +9915,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
                 const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 2048;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:251)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:335)
                     #pragma unroll
                     for (int tl_chunk41 = 0; tl_chunk41 < x_layout::kSlots; tl_chunk41 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk41))) continue;
@@ -6783,7 +9932,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:252)
+                    // copy(W[c0 +: BN], w);  (norms.tl:336)
                     #pragma unroll
                     for (int tl_chunk44 = 0; tl_chunk44 < w_layout::kSlots; tl_chunk44 += 8) {
                         if (!(w_layout::valid(tl_tid, tl_chunk44))) continue;
@@ -6800,7 +9949,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
                             }
                         }
                     }
-                    // copy(Bias[c0 +: BN], b);  (norms.tl:253)
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:337)
                     #pragma unroll
                     for (int tl_chunk47 = 0; tl_chunk47 < b_layout::kSlots; tl_chunk47 += 8) {
                         if (!(b_layout::valid(tl_tid, tl_chunk47))) continue;
@@ -6817,7 +9966,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:254)
+                    // for j in parallel(BN) {  (norms.tl:338)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s50 = 0; tl_s50 < x_layout::kSlots; ++tl_s50) {
@@ -6825,7 +9974,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s50);
                         x[tl_s50] = gelu((x[tl_s50] - mean) * rstd * w[tl_s50] + b[tl_s50]);
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:257)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:341)
                     #pragma unroll
                     for (int tl_chunk51 = 0; tl_chunk51 < x_layout::kSlots; tl_chunk51 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk51))) continue;
@@ -6848,7 +9997,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
     }
 }
 
-// kernel layernorm_gelu<ROW = 2048, THREADS = 256, RB = 2, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:177)
+// kernel layernorm_gelu<ROW = 2048, THREADS = 256, RB = 2, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:261)
 // 256 threads per block, 16544 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
         const tl::f16* __restrict__ X,
@@ -6888,7 +10037,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
     if (N <= 2048) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:287)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -6912,12 +10061,12 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:201)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:285)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:287)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -6942,7 +10091,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 2;
-            // copy(xs, s);  (norms.tl:204)
+            // copy(xs, s);  (norms.tl:288)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 2 + (tl_tid / 128)) * 2056 + ((tl_chunk14 % 8) + (tl_tid % 128) * 8 + (tl_chunk14 / 8) * 1024)];
@@ -6958,7 +10107,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
                     }
                 }
             }
-            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:205)
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:289)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
             {
                 float tl_part[1];
@@ -6995,7 +10144,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
                     s_mean[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:206)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:290)
             // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
@@ -7005,7 +10154,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
                 s[tl_s18] = d;
                 sd[tl_s18] = j < N ? d * d : 0.0f;
             }
-            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:211)
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:295)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
             {
                 float tl_part[1];
@@ -7042,14 +10191,14 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
                     s_rstd[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:212)
+            // for i in parallel(RB) {  (norms.tl:296)
             // for i in parallel(2): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
             for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
                 [[maybe_unused]] const int i = (tl_tid / 128);
                 s_rstd[tl_s20] = tl::rsqrt(s_rstd[tl_s20] * inv_n + eps);
             }
-            // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:215)
+            // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:299)
             #pragma unroll
             for (int tl_chunk21 = 0; tl_chunk21 < 16; tl_chunk21 += 8) {
                 const tl::f16* tl_ptr22 = &W[((tl_chunk21 % 8) + (tl_tid % 128) * 8 + (tl_chunk21 / 8) * 1024)];
@@ -7065,7 +10214,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:216)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:300)
             // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s24 = 0; tl_s24 < 16; ++tl_s24) {
@@ -7073,7 +10222,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
                 [[maybe_unused]] const int j = ((tl_s24 % 8) + (tl_tid % 128) * 8 + (tl_s24 / 8) * 1024);
                 s[tl_s24] = s[tl_s24] * s_rstd[0] * sw[(tl_s24 % 8) + (tl_s24 / 8) * 8];
             }
-            // copy(Bias[0 +: ROW], sw);  (norms.tl:219)
+            // copy(Bias[0 +: ROW], sw);  (norms.tl:303)
             #pragma unroll
             for (int tl_chunk25 = 0; tl_chunk25 < 16; tl_chunk25 += 8) {
                 const tl::f16* tl_ptr26 = &Bias[((tl_chunk25 % 8) + (tl_tid % 128) * 8 + (tl_chunk25 / 8) * 1024)];
@@ -7089,7 +10238,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:220)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:304)
             // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
@@ -7097,7 +10246,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
                 [[maybe_unused]] const int j = ((tl_s28 % 8) + (tl_tid % 128) * 8 + (tl_s28 / 8) * 1024);
                 s[tl_s28] = gelu(s[tl_s28] + sw[(tl_s28 % 8) + (tl_s28 / 8) * 8]);
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:223)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:307)
             #pragma unroll
             for (int tl_chunk29 = 0; tl_chunk29 < 16; tl_chunk29 += 8) {
                 tl::f16* tl_ptr30 = &Y[int64_t(row0 + (tl_tid / 128)) * N + ((tl_chunk29 % 8) + (tl_tid % 128) * 8 + (tl_chunk29 / 8) * 1024)];
@@ -7123,7 +10272,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
                 const int32_t row = row0 + rr;
                 sum_x = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:233)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:317)
                     #pragma unroll
                     for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
@@ -7140,7 +10289,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
                             }
                         }
                     }
-                    // reduce(sum, x, part);  (norms.tl:234)
+                    // reduce(sum, x, part);  (norms.tl:318)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -7160,7 +10309,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
                 const float mean = sum_x * inv_n;
                 sum_d2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:240)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:324)
                     #pragma unroll
                     for (int tl_chunk36 = 0; tl_chunk36 < x_layout::kSlots; tl_chunk36 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk36))) continue;
@@ -7177,7 +10326,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:241)
+                    // for j in parallel(BN) {  (norms.tl:325)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s39 = 0; tl_s39 < x_layout::kSlots; ++tl_s39) {
@@ -7186,7 +10335,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
                         const float d = x[tl_s39] - mean;
                         x[tl_s39] = t * 2048 + j < N ? d * d : 0.0f;
                     }
-                    // reduce(sum, x, part);  (norms.tl:245)
+                    // reduce(sum, x, part);  (norms.tl:329)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -7206,7 +10355,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
                 const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 2048;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:251)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:335)
                     #pragma unroll
                     for (int tl_chunk41 = 0; tl_chunk41 < x_layout::kSlots; tl_chunk41 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk41))) continue;
@@ -7223,7 +10372,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:252)
+                    // copy(W[c0 +: BN], w);  (norms.tl:336)
                     #pragma unroll
                     for (int tl_chunk44 = 0; tl_chunk44 < w_layout::kSlots; tl_chunk44 += 8) {
                         if (!(w_layout::valid(tl_tid, tl_chunk44))) continue;
@@ -7240,7 +10389,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
                             }
                         }
                     }
-                    // copy(Bias[c0 +: BN], b);  (norms.tl:253)
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:337)
                     #pragma unroll
                     for (int tl_chunk47 = 0; tl_chunk47 < b_layout::kSlots; tl_chunk47 += 8) {
                         if (!(b_layout::valid(tl_tid, tl_chunk47))) continue;
@@ -7257,7 +10406,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:254)
+                    // for j in parallel(BN) {  (norms.tl:338)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s50 = 0; tl_s50 < x_layout::kSlots; ++tl_s50) {
@@ -7265,7 +10414,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s50);
                         x[tl_s50] = gelu((x[tl_s50] - mean) * rstd * w[tl_s50] + b[tl_s50]);
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:257)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:341)
                     #pragma unroll
                     for (int tl_chunk51 = 0; tl_chunk51 < x_layout::kSlots; tl_chunk51 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk51))) continue;
@@ -7288,7 +10437,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
     }
 }
 
-// kernel layernorm_gelu<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:177)
+// kernel layernorm_gelu<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:261)
 // 256 threads per block, 16544 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
         const tl::f16* __restrict__ X,
@@ -7328,7 +10477,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
     if (N <= 4096) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:287)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -7352,12 +10501,12 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:201)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:285)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:287)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -7382,7 +10531,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
-            // copy(xs, s);  (norms.tl:204)
+            // copy(xs, s);  (norms.tl:288)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 1 + 0) * 4104 + ((tl_chunk14 % 8) + (tl_tid) * 8 + (tl_chunk14 / 8) * 2048)];
@@ -7398,7 +10547,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                     }
                 }
             }
-            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:205)
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:289)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
             {
                 float tl_part[1];
@@ -7435,7 +10584,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                     s_mean[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:206)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:290)
             // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
@@ -7445,7 +10594,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                 s[tl_s18] = d;
                 sd[tl_s18] = j < N ? d * d : 0.0f;
             }
-            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:211)
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:295)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
             {
                 float tl_part[1];
@@ -7482,14 +10631,14 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                     s_rstd[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:212)
+            // for i in parallel(RB) {  (norms.tl:296)
             // for i in parallel(1): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
             for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
                 [[maybe_unused]] const int i = 0;
                 s_rstd[tl_s20] = tl::rsqrt(s_rstd[tl_s20] * inv_n + eps);
             }
-            // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:215)
+            // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:299)
             #pragma unroll
             for (int tl_chunk21 = 0; tl_chunk21 < 16; tl_chunk21 += 8) {
                 const tl::f16* tl_ptr22 = &W[((tl_chunk21 % 8) + (tl_tid) * 8 + (tl_chunk21 / 8) * 2048)];
@@ -7505,7 +10654,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:216)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:300)
             // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s24 = 0; tl_s24 < 16; ++tl_s24) {
@@ -7513,7 +10662,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                 [[maybe_unused]] const int j = ((tl_s24 % 8) + (tl_tid) * 8 + (tl_s24 / 8) * 2048);
                 s[tl_s24] = s[tl_s24] * s_rstd[0] * sw[(tl_s24 % 8) + (tl_s24 / 8) * 8];
             }
-            // copy(Bias[0 +: ROW], sw);  (norms.tl:219)
+            // copy(Bias[0 +: ROW], sw);  (norms.tl:303)
             #pragma unroll
             for (int tl_chunk25 = 0; tl_chunk25 < 16; tl_chunk25 += 8) {
                 const tl::f16* tl_ptr26 = &Bias[((tl_chunk25 % 8) + (tl_tid) * 8 + (tl_chunk25 / 8) * 2048)];
@@ -7529,7 +10678,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:220)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:304)
             // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
@@ -7537,7 +10686,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                 [[maybe_unused]] const int j = ((tl_s28 % 8) + (tl_tid) * 8 + (tl_s28 / 8) * 2048);
                 s[tl_s28] = gelu(s[tl_s28] + sw[(tl_s28 % 8) + (tl_s28 / 8) * 8]);
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:223)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:307)
             #pragma unroll
             for (int tl_chunk29 = 0; tl_chunk29 < 16; tl_chunk29 += 8) {
                 tl::f16* tl_ptr30 = &Y[int64_t(row0 + 0) * N + ((tl_chunk29 % 8) + (tl_tid) * 8 + (tl_chunk29 / 8) * 2048)];
@@ -7563,7 +10712,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                 const int32_t row = row0 + rr;
                 sum_x = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:233)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:317)
                     #pragma unroll
                     for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
@@ -7580,7 +10729,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                             }
                         }
                     }
-                    // reduce(sum, x, part);  (norms.tl:234)
+                    // reduce(sum, x, part);  (norms.tl:318)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -7600,7 +10749,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                 const float mean = sum_x * inv_n;
                 sum_d2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:240)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:324)
                     #pragma unroll
                     for (int tl_chunk36 = 0; tl_chunk36 < x_layout::kSlots; tl_chunk36 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk36))) continue;
@@ -7617,7 +10766,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:241)
+                    // for j in parallel(BN) {  (norms.tl:325)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s39 = 0; tl_s39 < x_layout::kSlots; ++tl_s39) {
@@ -7626,7 +10775,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                         const float d = x[tl_s39] - mean;
                         x[tl_s39] = t * 2048 + j < N ? d * d : 0.0f;
                     }
-                    // reduce(sum, x, part);  (norms.tl:245)
+                    // reduce(sum, x, part);  (norms.tl:329)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -7646,7 +10795,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                 const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 2048;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:251)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:335)
                     #pragma unroll
                     for (int tl_chunk41 = 0; tl_chunk41 < x_layout::kSlots; tl_chunk41 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk41))) continue;
@@ -7663,7 +10812,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:252)
+                    // copy(W[c0 +: BN], w);  (norms.tl:336)
                     #pragma unroll
                     for (int tl_chunk44 = 0; tl_chunk44 < w_layout::kSlots; tl_chunk44 += 8) {
                         if (!(w_layout::valid(tl_tid, tl_chunk44))) continue;
@@ -7680,7 +10829,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                             }
                         }
                     }
-                    // copy(Bias[c0 +: BN], b);  (norms.tl:253)
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:337)
                     #pragma unroll
                     for (int tl_chunk47 = 0; tl_chunk47 < b_layout::kSlots; tl_chunk47 += 8) {
                         if (!(b_layout::valid(tl_tid, tl_chunk47))) continue;
@@ -7697,7 +10846,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:254)
+                    // for j in parallel(BN) {  (norms.tl:338)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s50 = 0; tl_s50 < x_layout::kSlots; ++tl_s50) {
@@ -7705,7 +10854,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s50);
                         x[tl_s50] = gelu((x[tl_s50] - mean) * rstd * w[tl_s50] + b[tl_s50]);
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:257)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:341)
                     #pragma unroll
                     for (int tl_chunk51 = 0; tl_chunk51 < x_layout::kSlots; tl_chunk51 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk51))) continue;
@@ -7728,7 +10877,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
     }
 }
 
-// kernel layernorm_gelu<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:177)
+// kernel layernorm_gelu<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:261)
 // 512 threads per block, 32960 bytes of shared memory
 __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
         const tl::f16* __restrict__ X,
@@ -7768,7 +10917,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
     if (N <= 8192) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:287)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -7792,12 +10941,12 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:201)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:285)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:287)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -7822,7 +10971,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
-            // copy(xs, s);  (norms.tl:204)
+            // copy(xs, s);  (norms.tl:288)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 1 + 0) * 8200 + ((tl_chunk14 % 8) + (tl_tid) * 8 + (tl_chunk14 / 8) * 4096)];
@@ -7838,7 +10987,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                     }
                 }
             }
-            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:205)
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:289)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
             {
                 float tl_part[1];
@@ -7875,7 +11024,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                     s_mean[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:206)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:290)
             // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
@@ -7885,7 +11034,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                 s[tl_s18] = d;
                 sd[tl_s18] = j < N ? d * d : 0.0f;
             }
-            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:211)
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:295)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
             {
                 float tl_part[1];
@@ -7922,14 +11071,14 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                     s_rstd[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:212)
+            // for i in parallel(RB) {  (norms.tl:296)
             // for i in parallel(1): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
             for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
                 [[maybe_unused]] const int i = 0;
                 s_rstd[tl_s20] = tl::rsqrt(s_rstd[tl_s20] * inv_n + eps);
             }
-            // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:215)
+            // copy(W[0 +: ROW], sw);            // W, then Bias, in one fragment: fewer registers  (norms.tl:299)
             #pragma unroll
             for (int tl_chunk21 = 0; tl_chunk21 < 16; tl_chunk21 += 8) {
                 const tl::f16* tl_ptr22 = &W[((tl_chunk21 % 8) + (tl_tid) * 8 + (tl_chunk21 / 8) * 4096)];
@@ -7945,7 +11094,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:216)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:300)
             // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s24 = 0; tl_s24 < 16; ++tl_s24) {
@@ -7953,7 +11102,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                 [[maybe_unused]] const int j = ((tl_s24 % 8) + (tl_tid) * 8 + (tl_s24 / 8) * 4096);
                 s[tl_s24] = s[tl_s24] * s_rstd[0] * sw[(tl_s24 % 8) + (tl_s24 / 8) * 8];
             }
-            // copy(Bias[0 +: ROW], sw);  (norms.tl:219)
+            // copy(Bias[0 +: ROW], sw);  (norms.tl:303)
             #pragma unroll
             for (int tl_chunk25 = 0; tl_chunk25 < 16; tl_chunk25 += 8) {
                 const tl::f16* tl_ptr26 = &Bias[((tl_chunk25 % 8) + (tl_tid) * 8 + (tl_chunk25 / 8) * 4096)];
@@ -7969,7 +11118,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:220)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:304)
             // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
@@ -7977,7 +11126,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                 [[maybe_unused]] const int j = ((tl_s28 % 8) + (tl_tid) * 8 + (tl_s28 / 8) * 4096);
                 s[tl_s28] = gelu(s[tl_s28] + sw[(tl_s28 % 8) + (tl_s28 / 8) * 8]);
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:223)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:307)
             #pragma unroll
             for (int tl_chunk29 = 0; tl_chunk29 < 16; tl_chunk29 += 8) {
                 tl::f16* tl_ptr30 = &Y[int64_t(row0 + 0) * N + ((tl_chunk29 % 8) + (tl_tid) * 8 + (tl_chunk29 / 8) * 4096)];
@@ -8003,7 +11152,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                 const int32_t row = row0 + rr;
                 sum_x = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:233)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:317)
                     #pragma unroll
                     for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
@@ -8020,7 +11169,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                             }
                         }
                     }
-                    // reduce(sum, x, part);  (norms.tl:234)
+                    // reduce(sum, x, part);  (norms.tl:318)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -8040,7 +11189,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                 const float mean = sum_x * inv_n;
                 sum_d2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:240)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:324)
                     #pragma unroll
                     for (int tl_chunk36 = 0; tl_chunk36 < x_layout::kSlots; tl_chunk36 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk36))) continue;
@@ -8057,7 +11206,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:241)
+                    // for j in parallel(BN) {  (norms.tl:325)
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s39 = 0; tl_s39 < x_layout::kSlots; ++tl_s39) {
@@ -8066,7 +11215,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                         const float d = x[tl_s39] - mean;
                         x[tl_s39] = t * 4096 + j < N ? d * d : 0.0f;
                     }
-                    // reduce(sum, x, part);  (norms.tl:245)
+                    // reduce(sum, x, part);  (norms.tl:329)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -8086,7 +11235,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                 const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 4096;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:251)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:335)
                     #pragma unroll
                     for (int tl_chunk41 = 0; tl_chunk41 < x_layout::kSlots; tl_chunk41 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk41))) continue;
@@ -8103,7 +11252,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:252)
+                    // copy(W[c0 +: BN], w);  (norms.tl:336)
                     #pragma unroll
                     for (int tl_chunk44 = 0; tl_chunk44 < w_layout::kSlots; tl_chunk44 += 8) {
                         if (!(w_layout::valid(tl_tid, tl_chunk44))) continue;
@@ -8120,7 +11269,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                             }
                         }
                     }
-                    // copy(Bias[c0 +: BN], b);  (norms.tl:253)
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:337)
                     #pragma unroll
                     for (int tl_chunk47 = 0; tl_chunk47 < b_layout::kSlots; tl_chunk47 += 8) {
                         if (!(b_layout::valid(tl_tid, tl_chunk47))) continue;
@@ -8137,7 +11286,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:254)
+                    // for j in parallel(BN) {  (norms.tl:338)
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s50 = 0; tl_s50 < x_layout::kSlots; ++tl_s50) {
@@ -8145,7 +11294,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s50);
                         x[tl_s50] = gelu((x[tl_s50] - mean) * rstd * w[tl_s50] + b[tl_s50]);
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:257)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:341)
                     #pragma unroll
                     for (int tl_chunk51 = 0; tl_chunk51 < x_layout::kSlots; tl_chunk51 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk51))) continue;
@@ -8535,6 +11684,192 @@ cudaError_t rmsnorm(const __half* X, const __half* W, __half* Y, float eps, int6
     return rmsnorm_variant6(X, W, Y, eps, M, N, stream);  // ROW = 8192
 }
 
+// Variant 0 of kernel `residual_rmsnorm`: ROW = 128.
+static cudaError_t residual_rmsnorm_variant0(const __half* X, __half* R, const __half* W, __half* Y, float eps, int64_t M, int64_t N, cudaStream_t stream) {
+    constexpr const char* tl_name = "residual_rmsnorm";
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(R, tl_name, "R", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(W, tl_name, "W", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 32), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    static const cudaError_t tl_attributes_variant0 = [] {
+        cudaError_t tl_err = cudaSuccess;
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::residual_rmsnorm_kernel_variant0, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes_variant0 != cudaSuccess) return tl::host::record(tl_attributes_variant0, tl_name, "setting the shared-memory attributes");
+    ::residual_rmsnorm_kernel_variant0<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 34848, stream>>>(X, R, W, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+// Variant 1 of kernel `residual_rmsnorm`: ROW = 256.
+static cudaError_t residual_rmsnorm_variant1(const __half* X, __half* R, const __half* W, __half* Y, float eps, int64_t M, int64_t N, cudaStream_t stream) {
+    constexpr const char* tl_name = "residual_rmsnorm";
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(R, tl_name, "R", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(W, tl_name, "W", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 16), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    static const cudaError_t tl_attributes_variant1 = [] {
+        cudaError_t tl_err = cudaSuccess;
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::residual_rmsnorm_kernel_variant1, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes_variant1 != cudaSuccess) return tl::host::record(tl_attributes_variant1, tl_name, "setting the shared-memory attributes");
+    ::residual_rmsnorm_kernel_variant1<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 33824, stream>>>(X, R, W, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+// Variant 2 of kernel `residual_rmsnorm`: ROW = 512.
+static cudaError_t residual_rmsnorm_variant2(const __half* X, __half* R, const __half* W, __half* Y, float eps, int64_t M, int64_t N, cudaStream_t stream) {
+    constexpr const char* tl_name = "residual_rmsnorm";
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(R, tl_name, "R", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(W, tl_name, "W", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 8), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    static const cudaError_t tl_attributes_variant2 = [] {
+        cudaError_t tl_err = cudaSuccess;
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::residual_rmsnorm_kernel_variant2, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes_variant2 != cudaSuccess) return tl::host::record(tl_attributes_variant2, tl_name, "setting the shared-memory attributes");
+    ::residual_rmsnorm_kernel_variant2<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 33312, stream>>>(X, R, W, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+// Variant 3 of kernel `residual_rmsnorm`: ROW = 1024.
+static cudaError_t residual_rmsnorm_variant3(const __half* X, __half* R, const __half* W, __half* Y, float eps, int64_t M, int64_t N, cudaStream_t stream) {
+    constexpr const char* tl_name = "residual_rmsnorm";
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(R, tl_name, "R", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(W, tl_name, "W", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 4), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    static const cudaError_t tl_attributes_variant3 = [] {
+        cudaError_t tl_err = cudaSuccess;
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::residual_rmsnorm_kernel_variant3, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes_variant3 != cudaSuccess) return tl::host::record(tl_attributes_variant3, tl_name, "setting the shared-memory attributes");
+    ::residual_rmsnorm_kernel_variant3<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 33056, stream>>>(X, R, W, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+// Variant 4 of kernel `residual_rmsnorm`: ROW = 2048.
+static cudaError_t residual_rmsnorm_variant4(const __half* X, __half* R, const __half* W, __half* Y, float eps, int64_t M, int64_t N, cudaStream_t stream) {
+    constexpr const char* tl_name = "residual_rmsnorm";
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(R, tl_name, "R", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(W, tl_name, "W", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 2), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    static const cudaError_t tl_attributes_variant4 = [] {
+        cudaError_t tl_err = cudaSuccess;
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::residual_rmsnorm_kernel_variant4, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes_variant4 != cudaSuccess) return tl::host::record(tl_attributes_variant4, tl_name, "setting the shared-memory attributes");
+    ::residual_rmsnorm_kernel_variant4<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 33056, stream>>>(X, R, W, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+// Variant 5 of kernel `residual_rmsnorm`: ROW = 4096.
+static cudaError_t residual_rmsnorm_variant5(const __half* X, __half* R, const __half* W, __half* Y, float eps, int64_t M, int64_t N, cudaStream_t stream) {
+    constexpr const char* tl_name = "residual_rmsnorm";
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(R, tl_name, "R", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(W, tl_name, "W", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    static const cudaError_t tl_attributes_variant5 = [] {
+        cudaError_t tl_err = cudaSuccess;
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::residual_rmsnorm_kernel_variant5, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes_variant5 != cudaSuccess) return tl::host::record(tl_attributes_variant5, tl_name, "setting the shared-memory attributes");
+    ::residual_rmsnorm_kernel_variant5<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 33056, stream>>>(X, R, W, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+// Variant 6 of kernel `residual_rmsnorm`: ROW = 8192.
+static cudaError_t residual_rmsnorm_variant6(const __half* X, __half* R, const __half* W, __half* Y, float eps, int64_t M, int64_t N, cudaStream_t stream) {
+    constexpr const char* tl_name = "residual_rmsnorm";
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(R, tl_name, "R", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(W, tl_name, "W", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    static const cudaError_t tl_attributes_variant6 = [] {
+        cudaError_t tl_err = cudaSuccess;
+        tl_err = cudaFuncSetAttribute(::residual_rmsnorm_kernel_variant6, cudaFuncAttributeMaxDynamicSharedMemorySize, 65856);
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::residual_rmsnorm_kernel_variant6, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes_variant6 != cudaSuccess) return tl::host::record(tl_attributes_variant6, tl_name, "setting the shared-memory attributes");
+    ::residual_rmsnorm_kernel_variant6<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 512, 65856, stream>>>(X, R, W, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+cudaError_t residual_rmsnorm(const __half* X, __half* R, const __half* W, __half* Y, float eps, int64_t M, int64_t N, cudaStream_t stream) {
+    // 7 variants, tried in order: the first for which `when((N <= ROW) || (ROW == 8192))` holds is launched.
+    if (N <= 128)
+        return residual_rmsnorm_variant0(X, R, W, Y, eps, M, N, stream);  // ROW = 128
+    if (N <= 256)
+        return residual_rmsnorm_variant1(X, R, W, Y, eps, M, N, stream);  // ROW = 256
+    if (N <= 512)
+        return residual_rmsnorm_variant2(X, R, W, Y, eps, M, N, stream);  // ROW = 512
+    if (N <= 1024)
+        return residual_rmsnorm_variant3(X, R, W, Y, eps, M, N, stream);  // ROW = 1024
+    if (N <= 2048)
+        return residual_rmsnorm_variant4(X, R, W, Y, eps, M, N, stream);  // ROW = 2048
+    if (N <= 4096)
+        return residual_rmsnorm_variant5(X, R, W, Y, eps, M, N, stream);  // ROW = 4096
+    return residual_rmsnorm_variant6(X, R, W, Y, eps, M, N, stream);  // ROW = 8192
+}
+
 // Variant 0 of kernel `layernorm_gelu`: ROW = 128.
 static cudaError_t layernorm_gelu_variant0(const __half* X, const __half* W, const __half* Bias, __half* Y, float eps, int64_t M, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "layernorm_gelu";
@@ -8725,5 +12060,6 @@ cudaError_t layernorm_gelu(const __half* X, const __half* W, const __half* Bias,
 extern "C" {
 cudaError_t tlc_layernorm(const void* X, const void* W, const void* Bias, void* Y, float eps, int64_t M, int64_t N, cudaStream_t stream) { return tlc::layernorm(static_cast<const __half*>(X), static_cast<const __half*>(W), static_cast<const __half*>(Bias), static_cast<__half*>(Y), eps, M, N, stream); }
 cudaError_t tlc_rmsnorm(const void* X, const void* W, void* Y, float eps, int64_t M, int64_t N, cudaStream_t stream) { return tlc::rmsnorm(static_cast<const __half*>(X), static_cast<const __half*>(W), static_cast<__half*>(Y), eps, M, N, stream); }
+cudaError_t tlc_residual_rmsnorm(const void* X, void* R, const void* W, void* Y, float eps, int64_t M, int64_t N, cudaStream_t stream) { return tlc::residual_rmsnorm(static_cast<const __half*>(X), static_cast<__half*>(R), static_cast<const __half*>(W), static_cast<__half*>(Y), eps, M, N, stream); }
 cudaError_t tlc_layernorm_gelu(const void* X, const void* W, const void* Bias, void* Y, float eps, int64_t M, int64_t N, cudaStream_t stream) { return tlc::layernorm_gelu(static_cast<const __half*>(X), static_cast<const __half*>(W), static_cast<const __half*>(Bias), static_cast<__half*>(Y), eps, M, N, stream); }
 }

@@ -18,6 +18,9 @@ cudaError_t layernorm(const __half* X, const __half* W, const __half* Bias, __ha
 // Launches kernel `rmsnorm`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
 cudaError_t rmsnorm(const __half* X, const __half* W, __half* Y, float eps, int64_t M, int64_t N, cudaStream_t stream = 0);
 
+// Launches kernel `residual_rmsnorm`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
+cudaError_t residual_rmsnorm(const __half* X, __half* R, const __half* W, __half* Y, float eps, int64_t M, int64_t N, cudaStream_t stream = 0);
+
 // Launches kernel `layernorm_gelu`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
 cudaError_t layernorm_gelu(const __half* X, const __half* W, const __half* Bias, __half* Y, float eps, int64_t M, int64_t N, cudaStream_t stream = 0);
 
@@ -26,5 +29,6 @@ cudaError_t layernorm_gelu(const __half* X, const __half* W, const __half* Bias,
 extern "C" {
 cudaError_t tlc_layernorm(const void* X, const void* W, const void* Bias, void* Y, float eps, int64_t M, int64_t N, cudaStream_t stream);
 cudaError_t tlc_rmsnorm(const void* X, const void* W, void* Y, float eps, int64_t M, int64_t N, cudaStream_t stream);
+cudaError_t tlc_residual_rmsnorm(const void* X, void* R, const void* W, void* Y, float eps, int64_t M, int64_t N, cudaStream_t stream);
 cudaError_t tlc_layernorm_gelu(const void* X, const void* W, const void* Bias, void* Y, float eps, int64_t M, int64_t N, cudaStream_t stream);
 }

@@ -1,16 +1,18 @@
 // stdlib_norms_test.cu — the row-wise normalisations of stdlib/norms.tl over X[M, N] against
-// float64: layernorm, rmsnorm and layernorm_gelu, T in and out (f16 by default; -DTLC_T=<type>
-// for the files generated with -D T=bf16 / -D T=f32), f32 statistics, one block per row, the row
-// walked in BN = 1024-wide tiles.
+// float64: layernorm, rmsnorm, layernorm_gelu and residual_rmsnorm, T in and out (f16 by default;
+// -DTLC_T=<type> for the files generated with -D T=bf16 / -D T=f32), f32 statistics; shapes that
+// take every row-length variant, the tiled walk of long rows, and more row groups than blocks.
 //
 // Stubs (tensors and scalars in declaration order, then M, N):
 //   layernorm(X, W, Bias, Y, eps, M, N)        Y = (X - mean) · rsqrt(var + eps) · W + Bias
 //   rmsnorm(X, W, Y, eps, M, N)                Y = X · rsqrt(mean(X²) + eps) · W
 //   layernorm_gelu(X, W, Bias, Y, eps, M, N)   Y = gelu(layernorm(X)), exact (erf) GELU
+//   residual_rmsnorm(X, R, W, Y, eps, M, N)    R = X + R; Y = rmsnorm(R) (the Bias buffer is R here)
 // (biased variance, as the kernels compute it).
 #include "norms.h"
 #include "harness.h"
 
+#include <algorithm>
 #include <cmath>
 
 #ifndef TLC_T
@@ -20,7 +22,7 @@ using T = TLC_T;
 
 namespace {
 
-enum class Norm { layernorm, rmsnorm, layernorm_gelu };
+enum class Norm { layernorm, rmsnorm, layernorm_gelu, residual_rmsnorm };
 
 struct Kernel {
     Norm norm;
@@ -32,6 +34,7 @@ const Kernel kKernels[] = {
     {Norm::layernorm, "layernorm", 1e-5f},
     {Norm::rmsnorm, "rmsnorm", 1e-6f},
     {Norm::layernorm_gelu, "layernorm_gelu", 1e-5f},
+    {Norm::residual_rmsnorm, "residual_rmsnorm", 1e-6f},
 };
 
 cudaError_t launch(const Kernel& k, const T* X, const T* W, const T* Bias, T* Y, int64_t M, int64_t N) {
@@ -39,6 +42,7 @@ cudaError_t launch(const Kernel& k, const T* X, const T* W, const T* Bias, T* Y,
     case Norm::layernorm: return tlc::layernorm(X, W, Bias, Y, k.eps, M, N);
     case Norm::rmsnorm: return tlc::rmsnorm(X, W, Y, k.eps, M, N);
     case Norm::layernorm_gelu: return tlc::layernorm_gelu(X, W, Bias, Y, k.eps, M, N);
+    case Norm::residual_rmsnorm: return tlc::residual_rmsnorm(X, const_cast<T*>(Bias), W, Y, k.eps, M, N);
     }
     return cudaErrorUnknown;
 }
@@ -59,6 +63,18 @@ th::Outcome check(const Kernel& k, int64_t M, int64_t N, uint64_t seed, double l
 
     const double eps = k.eps;
     std::vector<double> ref(th::numel({M, N}));
+    if (k.norm == Norm::residual_rmsnorm) {  // R = X + R, then rmsnorm of it; both outputs checked
+        std::vector<double> h(th::numel({M, N}));
+        for (size_t i = 0; i < h.size(); ++i) h[i] = th::to_f64(x[i]) + th::to_f64(b[i]);
+        for (int64_t r = 0; r < M; ++r) {
+            double ss = 0.0;
+            for (int64_t c = 0; c < N; ++c) ss += h[r * N + c] * h[r * N + c];
+            const double rrms = 1.0 / std::sqrt(ss / double(N) + eps);
+            for (int64_t c = 0; c < N; ++c) ref[r * N + c] = h[r * N + c] * rrms * th::to_f64(w[c]);
+        }
+        const double err = std::max(th::rel_err(y, ref), th::rel_err(Bias.download(), h));
+        return th::numeric(err, th::Dtype<T>::bound, X.guards_intact() && W.guards_intact() && Bias.guards_intact() && Y.guards_intact());
+    }
     for (int64_t r = 0; r < M; ++r) {
         const T* xr = &x[r * N];
         if (k.norm == Norm::rmsnorm) {

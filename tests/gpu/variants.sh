@@ -50,6 +50,13 @@ stdlib_norms_f32|stdlib/norms|f32|-D T=f32|-DTLC_T=float
 stdlib_softmax|stdlib/softmax|.|-|-
 stdlib_softmax_bf16|stdlib/softmax|bf16|-D T=bf16|-DTLC_T=__nv_bfloat16
 stdlib_softmax_f32|stdlib/softmax|f32|-D T=f32|-DTLC_T=float
+stdlib_glu|stdlib/glu|.|-|-
+stdlib_glu_bf16|stdlib/glu|bf16|-D T=bf16|-DTLC_T=__nv_bfloat16
+stdlib_rope|stdlib/rope|.|-|-
+stdlib_rope_bf16_d64|stdlib/rope|bf16_d64|-D T=bf16 -D D=64|-DTLC_T=__nv_bfloat16 -DTLC_D=64
+stdlib_embedding|stdlib/embedding|.|-|-
+stdlib_quant|stdlib/quant|.|-|-
+stdlib_quant_f16|stdlib/quant|f16|-D T=f16|-DTLC_T=__half
 stdlib_attention|stdlib/attention|.|-|-
 stdlib_attention_bf16|stdlib/attention|bf16|-D T=bf16|-DTLC_T=__nv_bfloat16
 stdlib_attention_causal|stdlib/attention|causal|-D CAUSAL=true|-DTLC_CAUSAL=1

@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+"""The standard library's LLM operators run by `tlc run` (the interpreter, on the scheduled IR)
+against float64 references at odd shapes, T = f32 unless said: residual_rmsnorm (every row-length
+variant, the tiled walk, several row groups per block), swiglu and geglu, rope_half and
+rope_interleaved (positions outside the table leave their rows alone), embedding (ids outside the
+table give zeros), fp8_per_token (T = bf16; the fp8 bits decoded and compared within half an e4m3
+step). The GPU tests (tests/gpu/stdlib_*_test.cu) run the same kernels as compiled."""
+import argparse
+import math
+import os
+import random
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from npy import load, save  # noqa: E402
+
+parser = argparse.ArgumentParser(description=__doc__)
+parser.add_argument("--tlc", default=os.environ.get("TLC", "build/src/tlc"))
+parser.add_argument("--root", default=".")
+args = parser.parse_args()
+TMP = tempfile.mkdtemp(prefix="tlc-stdlib-llm-")
+random.seed(5)
+results = []
+
+
+def run(file, kernel, defines, tensors, scalars=None, outputs=()):
+    """tensors: {name: (dtype, shape, values)}; returns {output: values} after the run."""
+    cmd = [args.tlc, "run", os.path.join(args.root, "stdlib", file), "--kernel", kernel, "--stop-after",
+           "verify-shared-bounds"]
+    for d in defines:
+        cmd += ["-D", d]
+    for name, (dtype, shape, values) in tensors.items():
+        path = os.path.join(TMP, f"{name}.npy")
+        save(path, dtype, shape, values)
+        cmd += ["--tensor", f"{name}={path}"]
+    for k, v in (scalars or {}).items():
+        cmd += ["--scalar", f"{k}={v}"]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode:
+        raise RuntimeError(r.stderr.strip() or f"tlc run exited {r.returncode}")
+    return {name: load(os.path.join(TMP, f"{name}.npy"), tensors[name][0])[1] for name in outputs}
+
+
+def rel(got, ref):
+    num = sum((g - e) ** 2 for g, e in zip(got, ref))
+    den = sum(e * e for e in ref)
+    return math.sqrt(num / max(den, 1e-30)) if all(math.isfinite(g) for g in got) else math.inf
+
+
+def check(name, fn, bound=1e-5):
+    try:
+        err = fn()
+    except Exception as e:  # noqa: BLE001 - reported as a failed case
+        print(f"FAIL {name}: {e}")
+        results.append(False)
+        return
+    ok = err <= bound
+    results.append(ok)
+    print(f"{'ok  ' if ok else 'FAIL'} {name} err={err:.2e} (bound {bound:g})")
+
+
+def rnd(n, lo=-1.0, hi=1.0):
+    return [random.uniform(lo, hi) for _ in range(n)]
+
+
+def gelu(x):
+    return 0.5 * x * (1 + math.erf(x / math.sqrt(2)))
+
+
+def silu(x):
+    return x / (1 + math.exp(-x))
+
+
+# ---- residual_rmsnorm ---------------------------------------------------------------------------
+def residual_rmsnorm(M, N, defines):
+    X, R, W = rnd(M * N), rnd(M * N), rnd(N, 0.5, 1.5)
+    out = run("norms.tl", "residual_rmsnorm", ["T=f32"] + defines,
+              {"X": ("f32", [M, N], X), "R": ("f32", [M, N], R), "W": ("f32", [N], W), "Y": ("f32", [M, N], [0.0] * (M * N))},
+              {"eps": 1e-5}, outputs=("R", "Y"))
+    h = [x + r for x, r in zip(X, R)]
+    y = []
+    for i in range(M):
+        row = h[i * N:(i + 1) * N]
+        rr = 1 / math.sqrt(sum(v * v for v in row) / N + 1e-5)
+        y += [v * rr * W[j] for j, v in enumerate(row)]
+    return max(rel(out["R"], h), rel(out["Y"], y))
+
+
+for M, N, d in ((33, 100, []), (9, 129, []), (5, 1000, []), (2, 2049, []), (2, 8193, []), (71, 100, ["MAX_BLOCKS=2"]),
+                (11, 1000, ["MAX_BLOCKS=2"]), (3, 8193, ["MAX_BLOCKS=2"]), (3, 1, [])):
+    check(f"residual_rmsnorm {M}x{N} {' '.join(d)}", lambda: residual_rmsnorm(M, N, d))
+
+
+# ---- swiglu / geglu ----------------------------------------------------------------------------
+def glu(kernel, act, M, N, defines):
+    X = rnd(M * 2 * N, -3, 3)
+    out = run("glu.tl", kernel, ["T=f32"] + defines, {"X": ("f32", [M, 2 * N], X), "Y": ("f32", [M, N], [0.0] * (M * N))},
+              outputs=("Y",))
+    ref = [act(X[i * 2 * N + j]) * X[i * 2 * N + N + j] for i in range(M) for j in range(N)]
+    return rel(out["Y"], ref)
+
+
+for kernel, act in (("swiglu", silu), ("geglu", gelu)):
+    for M, N, d in ((5, 1000, []), (3, 1, []), (9, 2500, ["BN=1024"]), (7, 37, ["BN=16", "RB=2"])):
+        check(f"{kernel} {M}x{N} {' '.join(d)}", lambda: glu(kernel, act, M, N, d))
+
+
+# ---- rope -----------------------------------------------------------------------------------------
+def rope(kernel, NT, H, D, P):
+    half = D // 2
+    X = rnd(NT * H * D)
+    Pos = [random.randrange(-1, P + 1) for _ in range(NT)]   # -1 and P: outside the table
+    theta = [10000 ** (-2 * i / D) for i in range(half)]
+    Cos = [math.cos(p * t) for p in range(P) for t in theta]
+    Sin = [math.sin(p * t) for p in range(P) for t in theta]
+    out = run("rope.tl", kernel, ["T=f32", f"D={D}"],
+              {"X": ("f32", [NT, H, D], X), "Pos": ("i32", [NT], Pos), "Cos": ("f32", [P, half], Cos),
+               "Sin": ("f32", [P, half], Sin)}, outputs=("X",))
+    ref = list(X)
+    for t in range(NT):
+        p = Pos[t]
+        if not 0 <= p < P:
+            continue
+        for h in range(H):
+            base = (t * H + h) * D
+            for i in range(half):
+                ia, ib = (base + i, base + i + half) if kernel == "rope_half" else (base + 2 * i, base + 2 * i + 1)
+                a, b, c, s = X[ia], X[ib], Cos[p * half + i], Sin[p * half + i]
+                ref[ia], ref[ib] = a * c - b * s, b * c + a * s
+    return rel(out["X"], ref)
+
+
+for kernel in ("rope_half", "rope_interleaved"):
+    for NT, H, D, P in ((7, 3, 64, 5), (5, 2, 128, 9), (1, 1, 64, 1)):
+        check(f"{kernel} NT={NT} H={H} D={D} P={P}", lambda: rope(kernel, NT, H, D, P))
+
+
+# ---- embedding ------------------------------------------------------------------------------------
+def embedding(NT, V, D, defines):
+    Table = rnd(V * D)
+    Ids = [random.randrange(-1, V + 1) for _ in range(NT)]
+    out = run("embedding.tl", "embedding", ["T=f32"] + defines,
+              {"Ids": ("i32", [NT], Ids), "Table": ("f32", [V, D], Table), "Y": ("f32", [NT, D], [7.0] * (NT * D))},
+              outputs=("Y",))
+    ref = [Table[i * D + c] if 0 <= i < V else 0.0 for i in Ids for c in range(D)]
+    return rel(out["Y"], ref)
+
+
+for NT, V, D, d in ((13, 10, 100, []), (3, 5, 1000, []), (9, 4, 37, ["BD=16", "RB=4"])):
+    check(f"embedding NT={NT} V={V} D={D} {' '.join(d)}", lambda: embedding(NT, V, D, d))
+
+
+# ---- fp8_per_token ---------------------------------------------------------------------------------
+def e4m3_to_float(b):
+    s, e, m = (b >> 7) & 1, (b >> 3) & 15, b & 7
+    if e == 15 and m == 7:
+        return math.nan
+    v = (m / 8) * 2 ** -6 if e == 0 else (1 + m / 8) * 2 ** (e - 7)
+    return -v if s else v
+
+
+def fp8(M, N, defines):
+    X = [random.uniform(-4, 4) * (10 ** random.uniform(-2, 1)) for _ in range(M * N)]
+    from npy import quantize
+    Xb = [quantize("bf16", x) for x in X]
+    out = run("quant.tl", "fp8_per_token", ["T=bf16"] + defines,
+              {"X": ("bf16", [M, N], Xb), "Q": ("f8e4m3", [M, N], [0] * (M * N)), "Scale": ("f32", [M], [0.0] * M)},
+              outputs=("Q", "Scale"))
+    worst = 0.0
+    for i in range(M):
+        row = Xb[i * N:(i + 1) * N]
+        scale = max(max(abs(v) for v in row), 1e-12) / 448
+        worst = max(worst, abs(out["Scale"][i] - scale) / scale)
+        for j, v in enumerate(row):
+            q = e4m3_to_float(out["Q"][i * N + j])
+            want = v / scale
+            # half an e4m3 step: 2^-4 relative for normals, 2^-10 absolute below 2^-6
+            tol = max(abs(want) * 2 ** -4, 2 ** -10) * 1.0001
+            worst = max(worst, abs(q - want) / tol)
+    return worst   # in half steps of e4m3 (the scale's relative error, far below, counts too)
+
+
+for M, N, d in ((9, 100, []), (5, 1000, []), (3, 8193, []), (11, 300, ["MAX_BLOCKS=2"]), (2, 1, [])):
+    check(f"fp8_per_token {M}x{N} {' '.join(d)}", lambda: fp8(M, N, d), bound=1.0)
+
+bad = results.count(False)
+print(f"stdlib llm: {len(results) - bad}/{len(results)} passed")
+sys.exit(1 if bad else 0)
