@@ -11,13 +11,14 @@ __device__ __forceinline__ float gelu(float x) {
     return 0.5f * x * (1.0f + tl::erf(x * 0.7071067690849304f));
 }
 
-__device__ __forceinline__ float silu(float x) {
-    return x * tl::sigmoid(x);
+__device__ __forceinline__ float silu_no_div(float x) {
+    const float d = 1.0f + tl::exp(-x);
+    return x * tl::rsqrt(d * d);
 }
 
-// kernel swiglu<BN = 1024, RB = 4, THREADS = 256, T = f16>  (stdlib/glu.tl:11)
+// kernel swiglu<BN = 1024, RB = 4, THREADS = 256, T = f16>  (stdlib/glu.tl:19)
 // 256 threads per block, 0 bytes of shared memory
-__global__ void __launch_bounds__(256) swiglu_kernel(
+__global__ void __launch_bounds__(256, 4) swiglu_kernel(
         const tl::f16* __restrict__ X,
         tl::f16* __restrict__ Y,
         int32_t M,
@@ -32,7 +33,7 @@ __global__ void __launch_bounds__(256) swiglu_kernel(
     float u[u_layout::kSlots];  // fragment u: f32[4, 1024]
     const int32_t r0 = int(blockIdx.y) * 4;
     const int32_t c0 = int(blockIdx.x) * 1024;
-    // copy(Xg[r0 +: RB, 0, c0 +: BN], g);  (glu.tl:19)
+    // copy(Xg[r0 +: RB, 0, c0 +: BN], g);  (glu.tl:28)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < g_layout::kSlots; tl_chunk0 += 8) {
         if (!(g_layout::valid(tl_tid, tl_chunk0))) continue;
@@ -49,7 +50,7 @@ __global__ void __launch_bounds__(256) swiglu_kernel(
             }
         }
     }
-    // copy(Xg[r0 +: RB, 1, c0 +: BN], u);  (glu.tl:20)
+    // copy(Xg[r0 +: RB, 1, c0 +: BN], u);  (glu.tl:29)
     #pragma unroll
     for (int tl_chunk3 = 0; tl_chunk3 < u_layout::kSlots; tl_chunk3 += 8) {
         if (!(u_layout::valid(tl_tid, tl_chunk3))) continue;
@@ -66,16 +67,16 @@ __global__ void __launch_bounds__(256) swiglu_kernel(
             }
         }
     }
-    // for i, j in parallel(RB, BN) {  (glu.tl:21)
+    // for i, j in parallel(RB, BN) {  (glu.tl:30)
     // for i, j in parallel(4, 1024): each thread visits the elements of `g` it holds
     #pragma unroll
     for (int tl_s6 = 0; tl_s6 < g_layout::kSlots; ++tl_s6) {
         if (!(g_layout::valid(tl_tid, tl_s6))) continue;
         [[maybe_unused]] const int i = (g_layout::flat(tl_tid, tl_s6)) / 1024;
         [[maybe_unused]] const int j = (g_layout::flat(tl_tid, tl_s6)) % 1024;
-        g[tl_s6] = silu(g[tl_s6]) * u[tl_s6];
+        g[tl_s6] = silu_no_div(g[tl_s6]) * u[tl_s6];
     }
-    // copy(g, Y[r0 +: RB, c0 +: BN]);  (glu.tl:24)
+    // copy(g, Y[r0 +: RB, c0 +: BN]);  (glu.tl:33)
     #pragma unroll
     for (int tl_chunk7 = 0; tl_chunk7 < g_layout::kSlots; tl_chunk7 += 8) {
         if (!(g_layout::valid(tl_tid, tl_chunk7))) continue;
@@ -94,9 +95,9 @@ __global__ void __launch_bounds__(256) swiglu_kernel(
     }
 }
 
-// kernel geglu<BN = 1024, RB = 4, THREADS = 256, T = f16>  (stdlib/glu.tl:28)
+// kernel geglu<BN = 1024, RB = 4, THREADS = 256, T = f16>  (stdlib/glu.tl:37)
 // 256 threads per block, 0 bytes of shared memory
-__global__ void __launch_bounds__(256) geglu_kernel(
+__global__ void __launch_bounds__(256, 4) geglu_kernel(
         const tl::f16* __restrict__ X,
         tl::f16* __restrict__ Y,
         int32_t M,
@@ -111,7 +112,7 @@ __global__ void __launch_bounds__(256) geglu_kernel(
     float u[u_layout::kSlots];  // fragment u: f32[4, 1024]
     const int32_t r0 = int(blockIdx.y) * 4;
     const int32_t c0 = int(blockIdx.x) * 1024;
-    // copy(Xg[r0 +: RB, 0, c0 +: BN], g);  (glu.tl:36)
+    // copy(Xg[r0 +: RB, 0, c0 +: BN], g);  (glu.tl:46)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < g_layout::kSlots; tl_chunk0 += 8) {
         if (!(g_layout::valid(tl_tid, tl_chunk0))) continue;
@@ -128,7 +129,7 @@ __global__ void __launch_bounds__(256) geglu_kernel(
             }
         }
     }
-    // copy(Xg[r0 +: RB, 1, c0 +: BN], u);  (glu.tl:37)
+    // copy(Xg[r0 +: RB, 1, c0 +: BN], u);  (glu.tl:47)
     #pragma unroll
     for (int tl_chunk3 = 0; tl_chunk3 < u_layout::kSlots; tl_chunk3 += 8) {
         if (!(u_layout::valid(tl_tid, tl_chunk3))) continue;
@@ -145,7 +146,7 @@ __global__ void __launch_bounds__(256) geglu_kernel(
             }
         }
     }
-    // for i, j in parallel(RB, BN) {  (glu.tl:38)
+    // for i, j in parallel(RB, BN) {  (glu.tl:48)
     // for i, j in parallel(4, 1024): each thread visits the elements of `g` it holds
     #pragma unroll
     for (int tl_s6 = 0; tl_s6 < g_layout::kSlots; ++tl_s6) {
@@ -154,7 +155,7 @@ __global__ void __launch_bounds__(256) geglu_kernel(
         [[maybe_unused]] const int j = (g_layout::flat(tl_tid, tl_s6)) % 1024;
         g[tl_s6] = gelu(g[tl_s6]) * u[tl_s6];
     }
-    // copy(g, Y[r0 +: RB, c0 +: BN]);  (glu.tl:41)
+    // copy(g, Y[r0 +: RB, c0 +: BN]);  (glu.tl:51)
     #pragma unroll
     for (int tl_chunk7 = 0; tl_chunk7 < g_layout::kSlots; tl_chunk7 += 8) {
         if (!(g_layout::valid(tl_tid, tl_chunk7))) continue;

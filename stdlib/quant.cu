@@ -9,7 +9,7 @@ namespace {
 
 // kernel fp8_per_token<ROW = 128, THREADS = 256, RB = 32, BN = 2048, MAX_BLOCKS = 1024, T = bf16>  (stdlib/quant.tl:8)
 // 256 threads per block, 17440 bytes of shared memory
-__global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant0(
+__global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant0(
         const tl::bf16* __restrict__ X,
         tl::f8e4m3* __restrict__ Q,
         float* __restrict__ Scale,
@@ -133,7 +133,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant0(
                 [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s18) * 16);
                 const float a = tl::max(s_amax[tl_s18], 9.999999960041972e-13f);
                 s_amax[tl_s18] = a * 0.0022321429569274187f;
-                s_inv[tl_s18] = 448.0f / a;
+                s_inv[tl_s18] = 448.0f * tl::exp(-tl::log(a));
             }
             // for i, j in parallel(RB, ROW) {  (quant.tl:34)
             // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
@@ -211,7 +211,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant0(
                     amax = tl::max(amax, part);
                 }
                 const float scale = tl::max(amax, 9.999999960041972e-13f) * 0.0022321429569274187f;
-                const float inv = 448.0f / tl::max(amax, 9.999999960041972e-13f);
+                const float inv = 448.0f * tl::exp(-tl::log(tl::max(amax, 9.999999960041972e-13f)));
                 for (int t = 0; t < n_tiles; ++t) {
                     // copy(X[row, t * BN +: BN], x);  (quant.tl:55)
                     #pragma unroll
@@ -273,7 +273,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant0(
 
 // kernel fp8_per_token<ROW = 256, THREADS = 256, RB = 16, BN = 2048, MAX_BLOCKS = 1024, T = bf16>  (stdlib/quant.tl:8)
 // 256 threads per block, 16928 bytes of shared memory
-__global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant1(
+__global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant1(
         const tl::bf16* __restrict__ X,
         tl::f8e4m3* __restrict__ Q,
         float* __restrict__ Scale,
@@ -398,7 +398,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant1(
                 [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s18) * 8);
                 const float a = tl::max(s_amax[tl_s18], 9.999999960041972e-13f);
                 s_amax[tl_s18] = a * 0.0022321429569274187f;
-                s_inv[tl_s18] = 448.0f / a;
+                s_inv[tl_s18] = 448.0f * tl::exp(-tl::log(a));
             }
             // for i, j in parallel(RB, ROW) {  (quant.tl:34)
             // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
@@ -476,7 +476,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant1(
                     amax = tl::max(amax, part);
                 }
                 const float scale = tl::max(amax, 9.999999960041972e-13f) * 0.0022321429569274187f;
-                const float inv = 448.0f / tl::max(amax, 9.999999960041972e-13f);
+                const float inv = 448.0f * tl::exp(-tl::log(tl::max(amax, 9.999999960041972e-13f)));
                 for (int t = 0; t < n_tiles; ++t) {
                     // copy(X[row, t * BN +: BN], x);  (quant.tl:55)
                     #pragma unroll
@@ -538,7 +538,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant1(
 
 // kernel fp8_per_token<ROW = 512, THREADS = 256, RB = 8, BN = 2048, MAX_BLOCKS = 1024, T = bf16>  (stdlib/quant.tl:8)
 // 256 threads per block, 16672 bytes of shared memory
-__global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant2(
+__global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant2(
         const tl::bf16* __restrict__ X,
         tl::f8e4m3* __restrict__ Q,
         float* __restrict__ Scale,
@@ -663,7 +663,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant2(
                 [[maybe_unused]] const int i = (tl_tid / 32);
                 const float a = tl::max(s_amax[tl_s18], 9.999999960041972e-13f);
                 s_amax[tl_s18] = a * 0.0022321429569274187f;
-                s_inv[tl_s18] = 448.0f / a;
+                s_inv[tl_s18] = 448.0f * tl::exp(-tl::log(a));
             }
             // for i, j in parallel(RB, ROW) {  (quant.tl:34)
             // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
@@ -741,7 +741,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant2(
                     amax = tl::max(amax, part);
                 }
                 const float scale = tl::max(amax, 9.999999960041972e-13f) * 0.0022321429569274187f;
-                const float inv = 448.0f / tl::max(amax, 9.999999960041972e-13f);
+                const float inv = 448.0f * tl::exp(-tl::log(tl::max(amax, 9.999999960041972e-13f)));
                 for (int t = 0; t < n_tiles; ++t) {
                     // copy(X[row, t * BN +: BN], x);  (quant.tl:55)
                     #pragma unroll
@@ -803,7 +803,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant2(
 
 // kernel fp8_per_token<ROW = 1024, THREADS = 256, RB = 4, BN = 2048, MAX_BLOCKS = 1024, T = bf16>  (stdlib/quant.tl:8)
 // 256 threads per block, 16544 bytes of shared memory
-__global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant3(
+__global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant3(
         const tl::bf16* __restrict__ X,
         tl::f8e4m3* __restrict__ Q,
         float* __restrict__ Scale,
@@ -942,7 +942,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant3(
                 [[maybe_unused]] const int i = (tl_tid / 64);
                 const float a = tl::max(s_amax[tl_s18], 9.999999960041972e-13f);
                 s_amax[tl_s18] = a * 0.0022321429569274187f;
-                s_inv[tl_s18] = 448.0f / a;
+                s_inv[tl_s18] = 448.0f * tl::exp(-tl::log(a));
             }
             // for i, j in parallel(RB, ROW) {  (quant.tl:34)
             // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
@@ -1020,7 +1020,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant3(
                     amax = tl::max(amax, part);
                 }
                 const float scale = tl::max(amax, 9.999999960041972e-13f) * 0.0022321429569274187f;
-                const float inv = 448.0f / tl::max(amax, 9.999999960041972e-13f);
+                const float inv = 448.0f * tl::exp(-tl::log(tl::max(amax, 9.999999960041972e-13f)));
                 for (int t = 0; t < n_tiles; ++t) {
                     // copy(X[row, t * BN +: BN], x);  (quant.tl:55)
                     #pragma unroll
@@ -1082,7 +1082,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant3(
 
 // kernel fp8_per_token<ROW = 2048, THREADS = 256, RB = 2, BN = 2048, MAX_BLOCKS = 1024, T = bf16>  (stdlib/quant.tl:8)
 // 256 threads per block, 16544 bytes of shared memory
-__global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant4(
+__global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant4(
         const tl::bf16* __restrict__ X,
         tl::f8e4m3* __restrict__ Q,
         float* __restrict__ Scale,
@@ -1221,7 +1221,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant4(
                 [[maybe_unused]] const int i = (tl_tid / 128);
                 const float a = tl::max(s_amax[tl_s18], 9.999999960041972e-13f);
                 s_amax[tl_s18] = a * 0.0022321429569274187f;
-                s_inv[tl_s18] = 448.0f / a;
+                s_inv[tl_s18] = 448.0f * tl::exp(-tl::log(a));
             }
             // for i, j in parallel(RB, ROW) {  (quant.tl:34)
             // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
@@ -1299,7 +1299,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant4(
                     amax = tl::max(amax, part);
                 }
                 const float scale = tl::max(amax, 9.999999960041972e-13f) * 0.0022321429569274187f;
-                const float inv = 448.0f / tl::max(amax, 9.999999960041972e-13f);
+                const float inv = 448.0f * tl::exp(-tl::log(tl::max(amax, 9.999999960041972e-13f)));
                 for (int t = 0; t < n_tiles; ++t) {
                     // copy(X[row, t * BN +: BN], x);  (quant.tl:55)
                     #pragma unroll
@@ -1361,7 +1361,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant4(
 
 // kernel fp8_per_token<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, MAX_BLOCKS = 1024, T = bf16>  (stdlib/quant.tl:8)
 // 256 threads per block, 16544 bytes of shared memory
-__global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant5(
+__global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant5(
         const tl::bf16* __restrict__ X,
         tl::f8e4m3* __restrict__ Q,
         float* __restrict__ Scale,
@@ -1500,7 +1500,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant5(
                 [[maybe_unused]] const int i = 0;
                 const float a = tl::max(s_amax[tl_s18], 9.999999960041972e-13f);
                 s_amax[tl_s18] = a * 0.0022321429569274187f;
-                s_inv[tl_s18] = 448.0f / a;
+                s_inv[tl_s18] = 448.0f * tl::exp(-tl::log(a));
             }
             // for i, j in parallel(RB, ROW) {  (quant.tl:34)
             // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
@@ -1578,7 +1578,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant5(
                     amax = tl::max(amax, part);
                 }
                 const float scale = tl::max(amax, 9.999999960041972e-13f) * 0.0022321429569274187f;
-                const float inv = 448.0f / tl::max(amax, 9.999999960041972e-13f);
+                const float inv = 448.0f * tl::exp(-tl::log(tl::max(amax, 9.999999960041972e-13f)));
                 for (int t = 0; t < n_tiles; ++t) {
                     // copy(X[row, t * BN +: BN], x);  (quant.tl:55)
                     #pragma unroll
@@ -1640,7 +1640,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant5(
 
 // kernel fp8_per_token<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, MAX_BLOCKS = 1024, T = bf16>  (stdlib/quant.tl:8)
 // 512 threads per block, 32960 bytes of shared memory
-__global__ void __launch_bounds__(512, 2) fp8_per_token_kernel_variant6(
+__global__ void __launch_bounds__(512, 1) fp8_per_token_kernel_variant6(
         const tl::bf16* __restrict__ X,
         tl::f8e4m3* __restrict__ Q,
         float* __restrict__ Scale,
@@ -1779,7 +1779,7 @@ __global__ void __launch_bounds__(512, 2) fp8_per_token_kernel_variant6(
                 [[maybe_unused]] const int i = 0;
                 const float a = tl::max(s_amax[tl_s18], 9.999999960041972e-13f);
                 s_amax[tl_s18] = a * 0.0022321429569274187f;
-                s_inv[tl_s18] = 448.0f / a;
+                s_inv[tl_s18] = 448.0f * tl::exp(-tl::log(a));
             }
             // for i, j in parallel(RB, ROW) {  (quant.tl:34)
             // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
@@ -1857,7 +1857,7 @@ __global__ void __launch_bounds__(512, 2) fp8_per_token_kernel_variant6(
                     amax = tl::max(amax, part);
                 }
                 const float scale = tl::max(amax, 9.999999960041972e-13f) * 0.0022321429569274187f;
-                const float inv = 448.0f / tl::max(amax, 9.999999960041972e-13f);
+                const float inv = 448.0f * tl::exp(-tl::log(tl::max(amax, 9.999999960041972e-13f)));
                 for (int t = 0; t < n_tiles; ++t) {
                     // copy(X[row, t * BN +: BN], x);  (quant.tl:55)
                     #pragma unroll
