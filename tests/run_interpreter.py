@@ -307,6 +307,17 @@ def build_cases():
     for t in ("f16", "f32"):
         cases.append(rowwise_case(rng, "stdlib/softmax.tl", "softmax_rows", t, 37, 300, "f16"))
     cases += encoding_cases(rng)
+    # Gather copies: rows picked by an index tensor; -1, M and positions past Idx give the pad value.
+    m, n, r = 23, 150, 37                              # 150 columns: three tiles, the last partial
+    x = uniform(rng, "f16", m * n)
+    idx = [rng.randrange(-1, m + 1) for _ in range(r)]
+    cases.append(Case("tests/interpreter/gather.tl", "gather_rows",
+                      {"X": ("f16", (m, n), x), "Idx": ("i32", (r,), idx), "Y": ("f16", (r, n), nan_filled("f16", r * n))},
+                      {"Y": [x[i * n + c] if 0 <= i < m else -2.0 for i in idx for c in range(n)]}, tol={"Y": (0.0, 0.0)}))
+    x = uniform(rng, "f32", m * n)
+    cases.append(Case("tests/interpreter/gather.tl", "gather_fragment",
+                      {"X": ("f32", (m, n), x), "Idx": ("i64", (r,), idx), "Y": ("f32", (r, n), nan_filled("f32", r * n))},
+                      {"Y": [2 * x[i * n + c] if 0 <= i < m else 0.0 for i in idx for c in range(n)]}, tol={"Y": (0.0, 0.0)}))
     # A kernel with variants: N = 300 takes variant 1 of 3 (W = 512), N = 1100 variant 2 (W = 2048);
     # the first variant (W = 128) would leave most of each row unwritten.
     for n in (300, 1100):

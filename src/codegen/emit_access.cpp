@@ -82,7 +82,12 @@ std::vector<std::string> KernelEmitter::region_indices(const ir::Region& r, cons
         }
         TLC_CHECK(c < coords.size(), "region has more slice axes than coordinates");
         const std::string& coord = coords[c++];
-        out.push_back(start == "0" ? coord : parenthesized(start) + " + " + parenthesized(coord));
+        std::string at = start == "0" ? coord : parenthesized(start) + " + " + parenthesized(coord);
+        if (range.gather) {  // Idx[start + coord], -1 (masked) outside Idx
+            out.push_back(fmt::format("tl::gather_index({}, {}, {})", identifier(range.gather->name), at, expr(range.gather->shape[0])));
+            continue;
+        }
+        out.push_back(at);
     }
     return out;
 }

@@ -97,19 +97,21 @@ bool KernelEmitter::emit_copy_async(const ir::Copy& c) {
             ++tile_axis;
         }
     }
-    out_.line(fmt::format("if ({}) {{", interior));
-    out_.indent();
-    {
+    // A gather decides its rows one by one (each index may fall outside X): no tile-wide fast path.
+    const bool fast_path = !c.src.gathers();
+    if (fast_path) {
+        out_.line(fmt::format("if ({}) {{", interior));
+        out_.indent();
         std::string ch = fresh("chunk");
         spread_loop(ch, chunks, [&] {
             std::vector<std::string> coords = unflatten(ch + " * " + std::to_string(width), shape);
             std::vector<std::string> si = region_indices(c.src, coords), di = region_indices(c.dst, coords);
             out_.line(fmt::format("tl::cp_async_16(&{}, &{});", element(d, di), element(s, si)));
         });
+        out_.dedent();
+        out_.line("} else {");
+        out_.indent();
     }
-    out_.dedent();
-    out_.line("} else {");
-    out_.indent();
     std::string ch = fresh("chunk");
     spread_loop(ch, chunks, [&] {
         std::vector<std::string> coords = unflatten(ch + " * " + std::to_string(width), shape);
@@ -143,8 +145,10 @@ bool KernelEmitter::emit_copy_async(const ir::Copy& c) {
         out_.dedent();
         out_.line("}");
     });
-    out_.dedent();
-    out_.line("}");
+    if (fast_path) {
+        out_.dedent();
+        out_.line("}");
+    }
     return true;
 }
 

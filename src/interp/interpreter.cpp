@@ -542,6 +542,7 @@ private:
         Index starts;
         std::vector<int64_t> tile;    // tile shape (point axes dropped)
         std::vector<int> tile_axis;   // buffer axis of each tile axis
+        std::vector<std::vector<int64_t>> gathered; // per buffer axis: the gathered indices (-1 outside the index tensor)
         int64_t numel() const {
             int64_t n = 1;
             for (int64_t e : tile) n *= e;
@@ -549,7 +550,13 @@ private:
         }
         Index at(const Index& coord) const {
             Index idx = starts;
-            for (size_t d = 0; d < coord.size(); ++d) idx[tile_axis[d]] += coord[d];
+            for (size_t d = 0; d < coord.size(); ++d) {
+                const int axis = tile_axis[d];
+                if (!gathered.empty() && !gathered[axis].empty())
+                    idx[axis] = gathered[axis][coord[d]];
+                else
+                    idx[axis] += coord[d];
+            }
             return idx;
         }
         Index coord_of(int64_t n) const {
@@ -559,13 +566,27 @@ private:
         }
     };
 
-    RegionView view(const ir::Region& r, int lane) {
-        RegionView v{&r, {}, {}, {}};
+    RegionView view(const ir::Region& r, int lane, const SourceRange& at = {}) {
+        RegionView v{&r, {}, {}, {}, {}};
         for (size_t d = 0; d < r.ranges.size(); ++d) {
             v.starts.push_back(static_cast<int64_t>(eval(r.ranges[d].start, lane)));
             if (!r.ranges[d].is_point) {
                 v.tile.push_back(r.ranges[d].extent);
                 v.tile_axis.push_back(static_cast<int>(d));
+            }
+        }
+        // A gather axis: element k is at Idx[start + k]; a position outside Idx gives -1, outside
+        // every axis, so the element reads as the pad value.
+        if (r.gathers()) {
+            v.gathered.resize(r.ranges.size());
+            for (size_t d = 0; d < r.ranges.size(); ++d) {
+                const ir::BufferPtr& idx = r.ranges[d].gather;
+                if (!idx) continue;
+                const int64_t n = shape_of(*idx)[0];
+                for (int64_t k = 0; k < r.ranges[d].extent; ++k) {
+                    const int64_t pos = v.starts[d] + k;
+                    v.gathered[d].push_back(pos >= 0 && pos < n ? static_cast<int64_t>(read(*idx, {pos}, lane, at)) : -1);
+                }
             }
         }
         return v;
@@ -585,7 +606,7 @@ private:
     // Elements of a global source outside the tensor read as `pad` (0 when absent); elements of a
     // global destination outside it are not written (docs/language.md, copy).
     void copy_in(const ir::Copy& c, int lane, const std::vector<int>& lanes) {
-        RegionView src = view(c.src, lane), dst = view(c.dst, lane);
+        RegionView src = view(c.src, lane, c.range), dst = view(c.dst, lane);
         double pad = c.pad ? eval(c.pad, lane) : 0.0;
         bool global_src = c.src.buffer->scope == ir::Scope::Global, global_dst = c.dst.buffer->scope == ir::Scope::Global;
         std::vector<int> write_lanes = receivers(ir::is_per_thread(c), lane, lanes);

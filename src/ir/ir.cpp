@@ -55,10 +55,16 @@ std::vector<int64_t> Region::tile_shape() const {
     return shape;
 }
 
+bool Region::gathers() const {
+    for (const Range& r : ranges)
+        if (r.gather) return true;
+    return false;
+}
+
 Region whole(const BufferPtr& buffer) {
     Region r;
     r.buffer = buffer;
-    for (int64_t e : buffer->const_shape) r.ranges.push_back(Range{make_int(0), e, false});
+    for (int64_t e : buffer->const_shape) r.ranges.push_back(Range{make_int(0), e, false, nullptr});
     return r;
 }
 

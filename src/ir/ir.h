@@ -175,6 +175,10 @@ struct Range {
     ExprPtr start;
     int64_t extent = 1;
     bool is_point = false;
+    // A gather axis (`X[Idx[s +: n], ...]`): element k of the axis is at index Idx[start + k] of
+    // the buffer, `gather` being the 1-d integer tensor Idx and `extent` n. An Idx position outside
+    // Idx, or an index outside the axis, reads as the copy's pad value.
+    BufferPtr gather;
 };
 // A rectangular part of a buffer: `A[by * BM +: BM, k * BK +: BK]`, or a whole buffer.
 // Its tile shape is the extents of the non-point axes.
@@ -182,6 +186,7 @@ struct Region {
     BufferPtr buffer;
     std::vector<Range> ranges; // one per buffer axis
     std::vector<int64_t> tile_shape() const;
+    bool gathers() const;      // some axis is a gather axis
 };
 Region whole(const BufferPtr& buffer); // the whole of a non-global buffer
 

@@ -37,7 +37,7 @@ bool same_region(const Region& a, const Region& b) {
     if (a.buffer != b.buffer || a.ranges.size() != b.ranges.size()) return false;
     for (size_t i = 0; i < a.ranges.size(); ++i) {
         const Range &x = a.ranges[i], &y = b.ranges[i];
-        if (x.start != y.start || x.extent != y.extent || x.is_point != y.is_point) return false;
+        if (x.start != y.start || x.extent != y.extent || x.is_point != y.is_point || x.gather != y.gather) return false;
     }
     return true;
 }

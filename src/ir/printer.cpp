@@ -106,13 +106,17 @@ public:
         bool whole = r.ranges.size() == r.buffer->const_shape.size();
         for (size_t i = 0; whole && i < r.ranges.size(); ++i) {
             std::optional<int64_t> start = const_int(r.ranges[i].start);
-            whole = !r.ranges[i].is_point && start && *start == 0 &&
+            whole = !r.ranges[i].is_point && !r.ranges[i].gather && start && *start == 0 &&
                     r.ranges[i].extent == r.buffer->const_shape[i];
         }
         if (whole) return r.buffer->name;
         std::string s = r.buffer->name + "[";
         for (size_t i = 0; i < r.ranges.size(); ++i) {
             s += i ? ", " : "";
+            if (r.ranges[i].gather) {
+                s += r.ranges[i].gather->name + "[" + expr(r.ranges[i].start) + " +: " + std::to_string(r.ranges[i].extent) + "]";
+                continue;
+            }
             s += expr(r.ranges[i].start);
             if (!r.ranges[i].is_point) s += " +: " + std::to_string(r.ranges[i].extent);
         }

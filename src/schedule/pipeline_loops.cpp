@@ -41,7 +41,7 @@ public:
         auto it = map_.find(r.buffer.get());
         if (it == map_.end()) return out;
         out.buffer = it->second;
-        out.ranges.insert(out.ranges.begin(), ir::Range{stage_, 1, true});
+        out.ranges.insert(out.ranges.begin(), ir::Range{stage_, 1, true, nullptr});
         return out;
     }
 
@@ -165,7 +165,10 @@ private:
             // variable and on loop-invariant values only, never on memory (a `let` of a mutable
             // local included).
             if (candidate) {
-                for (auto& r : c->src.ranges) candidate &= !has_load(ir::substitute(r.start, lets));
+                for (auto& r : c->src.ranges) {
+                    candidate &= !has_load(ir::substitute(r.start, lets));
+                    candidate &= !r.gather || !r.gather->is_mutable;  // gathered indices read early: read-only
+                }
                 if (c->pad) candidate &= !has_load(ir::substitute(c->pad, lets));
             }
             if (candidate && only_written_here(*c->dst.buffer, s.get(), loop_stmt.get())) {

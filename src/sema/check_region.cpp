@@ -1,4 +1,5 @@
-// Tile regions of tile operations: a buffer, or `X[start +: extent, i]` with constant extents.
+// Tile regions of tile operations: a buffer, or `X[start +: extent, i]` with constant extents, or
+// with a gather axis `X[Idx[s +: n], ...]` in a copy's global source.
 #include "sema/checker.h"
 
 #include <limits>
@@ -11,7 +12,46 @@ std::string shape_text(const std::vector<int64_t>& shape) {
     return s + "]";
 }
 
-std::optional<ir::Region> Checker::check_region(const ast::Expr& e, bool write) {
+// `Idx[s +: n]` written as an axis of a region: a gather axis (docs/language.md, copy). Null when
+// the slice is not of that form; reports and returns an empty Range (null start) when it is but is
+// not valid.
+std::optional<ir::Range> Checker::check_gather_axis(const ast::Slice& sl, const ir::Buffer& buf, bool allowed) {
+    if (sl.extent || sl.start->kind != ast::ExprKind::Index) return std::nullopt;
+    const auto& idx = static_cast<const ast::Index&>(*sl.start);
+    if (idx.slices.size() != 1 || !idx.slices[0].extent || idx.base->kind != ast::ExprKind::Name) return std::nullopt;
+    const std::string& name = static_cast<const ast::Name&>(*idx.base).name;
+    ir::Range bad{};
+    if (!allowed || buf.scope != ir::Scope::Global) {
+        diags_.report(DiagKind::GatherPlacement, sl.range, name);
+        return bad;
+    }
+    Symbol* s = lookup(name);
+    if (!s) {
+        report_undeclared(name, idx.base->range);
+        return bad;
+    }
+    if (s->poisoned) return bad;
+    const ir::BufferPtr* ib = s->kind == SymbolKind::Tensor ? &s->buffer : nullptr;
+    if (!ib || (*ib)->scope != ir::Scope::Global || (*ib)->rank() != 1 ||
+        ((*ib)->dtype != Dtype::I32 && (*ib)->dtype != Dtype::I64)) {
+        std::string what = !ib ? "not a tensor"
+                               : fmt::format("{} `{}` tensor of {} ax{}", (*ib)->scope == ir::Scope::Global ? "a global" : "an on-chip",
+                                             dtype_name((*ib)->dtype), (*ib)->rank(), (*ib)->rank() == 1 ? "is" : "es");
+        diags_.report(DiagKind::GatherIndexTensor, idx.base->range, name, what);
+        return bad;
+    }
+    MaybeTyped t = check_expr(*idx.slices[0].start);
+    std::optional<ir::ExprPtr> start = t ? to_index(*t, idx.slices[0].start->range) : std::nullopt;
+    std::optional<int64_t> extent = eval_const_int(*idx.slices[0].extent, "a slice extent");
+    if (extent && *extent <= 0) {
+        diags_.report(DiagKind::NonPositiveExtent, idx.slices[0].extent->range, *extent);
+        extent.reset();
+    }
+    if (!start || !extent) return bad;
+    return ir::Range{*start, *extent, false, *ib};
+}
+
+std::optional<ir::Region> Checker::check_region(const ast::Expr& e, bool write, bool allow_gather) {
     const ast::Index* index = nullptr;
     const ast::Expr* base = &e;
     if (e.kind == ast::ExprKind::Index) {
@@ -57,7 +97,7 @@ std::optional<ir::Region> Checker::check_region(const ast::Expr& e, bool write) 
                                           name, name));
                 return std::nullopt;
             }
-            region.ranges.push_back(ir::Range{make_imm(Dtype::I32, 0, e.range), *n, false});
+            region.ranges.push_back(ir::Range{make_imm(Dtype::I32, 0, e.range), *n, false, nullptr});
         }
         return ok ? std::optional<ir::Region>(region) : std::nullopt;
     }
@@ -67,6 +107,19 @@ std::optional<ir::Region> Checker::check_region(const ast::Expr& e, bool write) 
     }
     for (size_t i = 0; i < index->slices.size(); ++i) {
         const ast::Slice& sl = index->slices[i];
+        if (std::optional<ir::Range> g = check_gather_axis(sl, *buf, allow_gather && !write)) {
+            if (!g->start) {
+                ok = false;
+                continue;
+            }
+            if (i + 1 == buf->rank()) {
+                diags_.report(DiagKind::GatherInnermost, sl.range, i, name);
+                ok = false;
+                continue;
+            }
+            region.ranges.push_back(*g);
+            continue;
+        }
         MaybeTyped t = check_expr(*sl.start);
         std::optional<ir::ExprPtr> start = t ? to_index(*t, sl.start->range) : std::nullopt;
         std::optional<int64_t> extent = 1;
@@ -107,7 +160,7 @@ std::optional<ir::Region> Checker::check_region(const ast::Expr& e, bool write) 
                 ok = false;
             }
         }
-        region.ranges.push_back(ir::Range{*start, *extent, sl.extent == nullptr});
+        region.ranges.push_back(ir::Range{*start, *extent, sl.extent == nullptr, nullptr});
     }
     if (!ok) return std::nullopt;
     return region;

@@ -92,7 +92,7 @@ ir::StmtPtr Checker::check_tile_op(const ast::TileOp& s) {
 }
 
 ir::StmtPtr Checker::check_copy(const ast::TileOp& s, const std::vector<const ast::Expr*>& a) {
-    std::optional<ir::Region> src = check_region(*a[0], false);
+    std::optional<ir::Region> src = check_region(*a[0], false, /*allow_gather=*/true);
     std::optional<ir::Region> dst = check_region(*a[1], true);
     if (!src || !dst) return nullptr;
     bool ok = true;

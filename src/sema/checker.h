@@ -157,7 +157,8 @@ public:
     int check_min_blocks(const ast::Attribute& a);
 
     // ---- check_region.cpp / check_tile_ops.cpp: tile operations
-    std::optional<ir::Region> check_region(const ast::Expr& e, bool write);
+    std::optional<ir::Region> check_region(const ast::Expr& e, bool write, bool allow_gather = false);
+    std::optional<ir::Range> check_gather_axis(const ast::Slice& sl, const ir::Buffer& buf, bool allowed);
     ir::StmtPtr check_tile_op(const ast::TileOp& s);
     ir::StmtPtr check_copy(const ast::TileOp& s, const std::vector<const ast::Expr*>& a);
     ir::StmtPtr check_gemm(const ast::TileOp& s, const std::vector<const ast::Expr*>& a);

@@ -190,6 +190,28 @@ th::Outcome check_tile_roundtrip(int64_t M, int64_t N, uint64_t seed) {
     return th::numeric(th::rel_err(Y.download(), ref), 1e-6, X.guards_intact() && Y.guards_intact());
 }
 
+// gather_rows: Y[r, :] = X[Idx[r], :], -2 for an index outside X; N odd (rows not 16-byte
+// aligned: element-wise copies) and a multiple of 8 (cp.async).
+th::Outcome check_gather_rows(int64_t M, int64_t N, int64_t R, uint64_t seed) {
+    const auto x = th::random_vector<__half>(static_cast<size_t>(M * N), seed);
+    std::vector<int32_t> idx(static_cast<size_t>(R));
+    th::Rng rng(seed + 1);
+    for (auto& i : idx) i = static_cast<int32_t>(rng.next() % uint64_t(M + 2)) - 1;  // -1 .. M
+    th::DeviceBuffer<__half> X(x), Y(static_cast<size_t>(R * N));
+    th::DeviceBuffer<int32_t> Idx(idx);
+    Y.poison();
+    th::check_launch(tlc::gather_rows(X.get(), Idx.get(), Y.get(), M, N, R), "gather_rows");
+    const auto y = Y.download();
+    for (int64_t r = 0; r < R; ++r)
+        for (int64_t c = 0; c < N; ++c) {
+            const int32_t i = idx[size_t(r)];
+            const double want = i >= 0 && i < M ? th::to_f64(x[size_t(i * N + c)]) : -2.0;
+            if (th::to_f64(y[size_t(r * N + c)]) != want)
+                return th::expect(false, "Y[" + std::to_string(r) + ", " + std::to_string(c) + "] wrong (index " + std::to_string(i) + ")");
+        }
+    return th::expect(X.guards_intact() && Y.guards_intact() && Idx.guards_intact(), "out-of-bounds write");
+}
+
 } // namespace
 
 int main() {
@@ -222,5 +244,8 @@ int main() {
     for (const std::pair<int64_t, int64_t> mn : {std::pair<int64_t, int64_t>{37, 37}, {64, 64}, {130, 200}, {1, 5}})
         suite.run("tile_roundtrip/" + std::to_string(mn.first) + "x" + std::to_string(mn.second),
                   [&] { return check_tile_roundtrip(mn.first, mn.second, 990 + mn.first); });
+    suite.run("gather_rows/M=23,N=150,R=37", [&] { return check_gather_rows(23, 150, 37, 1100); });
+    suite.run("gather_rows/M=500,N=256,R=1000", [&] { return check_gather_rows(500, 256, 1000, 1200); });
+    suite.run("gather_rows/M=1,N=1,R=1", [&] { return check_gather_rows(1, 1, 1, 1300); });
     return suite.finish();
 }

@@ -37,6 +37,15 @@ template <typename T, int V> __device__ __forceinline__ void store_vector(T* dst
 // 0 <= i < n in one unsigned comparison (a negative index wraps to a huge value).
 __host__ __device__ __forceinline__ bool in_bounds(int i, int n) { return static_cast<unsigned>(i) < static_cast<unsigned>(n); }
 
+// The index of element `pos` of a gather axis (a copy from `X[Idx[s +: n], ...]`): Idx[pos], or -1
+// — outside every axis, so the element is masked — when pos is outside Idx (of n elements) or the
+// index is not a 32-bit position.
+template <typename I> __device__ __forceinline__ int gather_index(const I* idx, int64_t pos, int64_t n) {
+    if (pos < 0 || pos >= n) return -1;
+    const int64_t v = static_cast<int64_t>(idx[pos]);
+    return v >= 0 && v <= 0x7fffffff ? static_cast<int>(v) : -1;
+}
+
 template <typename T> __device__ __forceinline__ bool is_aligned(const T* p, int bytes) {
     return (reinterpret_cast<uintptr_t>(p) & (bytes - 1)) == 0;
 }
