@@ -54,6 +54,7 @@ class Program:
         self.tensors = {}
         self.scalars = {}
         self.rounding = set()       # narrow dtypes that values are rounded to on the way out
+        self.int_ranges = {}        # integer tensor -> (lo, hi) of its random values
 
     def emit(self, line, depth=0):
         self.lines.append("    " * depth + line)
@@ -464,6 +465,12 @@ def gen_elementwise_2d(rng, idx):
     xs, ys = ("Xv" if viewed == "X" else "X"), ("Yv" if viewed == "Y" else "Y")
     params = [f"X: global {T}[{'L' if viewed == 'X' else 'M, N'}]"]
     p.tensors["X"] = (T, [M * N] if viewed == "X" else [M, N], False)
+    # A gather: the tile's rows are X's rows G[row0 + i] (-1 and M: outside X, padded).
+    gathered = rng.random() < 0.2
+    if gathered:
+        params.append("G: global i32[M]")
+        p.tensors["G"] = ("i32", [M], False)
+        p.int_ranges["G"] = (-1, M)
     if use_w:
         params.append("W: global f32[N]")
         p.tensors["W"] = ("f32", [N], False)
@@ -500,7 +507,8 @@ def gen_elementwise_2d(rng, idx):
         p.emit(f"for t in {loop}(TN) {{", 1)
     p.emit("let col0 = (block.x * TN + t) * BN;", 2)
     pad = f", pad = {fmt(rng.choice([0.0, 1.0, -3.5]))}" if rng.random() < 0.4 else ""
-    p.emit(f"copy({xs}[row0 +: BM, col0 +: BN], x{pad});", 2)
+    rows = "G[row0 +: BM]" if gathered else "row0 +: BM"
+    p.emit(f"copy({xs}[{rows}, col0 +: BN], x{pad});", 2)
     if use_w:
         p.emit("copy(W[col0 +: BN], w);", 2)
     if shifted:
@@ -638,7 +646,11 @@ def write_inputs(rng, prog, directory):
     """Writes one .npy per tensor (outputs hold random values too: unwritten elements must stay)."""
     for name, (dt, shape, _) in prog.tensors.items():
         count = math.prod(shape)
-        values = [npy.quantize(dt, rng.uniform(-2.0, 2.0)) for _ in range(count)]
+        if name in prog.int_ranges:
+            lo, hi = prog.int_ranges[name]
+            values = [rng.randint(lo, hi) for _ in range(count)]
+        else:
+            values = [npy.quantize(dt, rng.uniform(-2.0, 2.0)) for _ in range(count)]
         npy.save(os.path.join(directory, f"{name}.npy"), dt, shape, values)
 
 
