@@ -178,7 +178,7 @@ struct Range {
     // A gather axis (`X[Idx[s +: n], ...]`): element k of the axis is at index Idx[start + k] of
     // the buffer, `gather` being the 1-d integer tensor Idx and `extent` n. An Idx position outside
     // Idx, or an index outside the axis, reads as the copy's pad value.
-    BufferPtr gather;
+    BufferPtr gather = nullptr;
 };
 // A rectangular part of a buffer: `A[by * BM +: BM, k * BK +: BK]`, or a whole buffer.
 // Its tile shape is the extents of the non-point axes.
