@@ -105,14 +105,9 @@ class Kernel:
             import torch
 
             for i in missing:
-                shape = []
-                for extent in params[i]["shape"]:
-                    if isinstance(extent, int) or str(extent).isdigit():
-                        shape.append(int(extent))
-                    elif extent in dims:
-                        shape.append(dims[extent])
-                    else:
-                        return None
+                shape = self._binding.shape_of(params[i], dims)
+                if shape is None:
+                    return None
                 values[i] = torch.empty(shape, dtype=self._dtypes[i], device=device)
                 allocated.append(values[i])
         out = []

@@ -113,17 +113,25 @@ class Binding:
                 continue
             if not p["mutable"]:
                 raise ArgumentError(f"{self.name}: missing input tensor `{p['name']}`")
-            shape = []
-            for extent in p["shape"]:
-                if _is_constant(extent):
-                    shape.append(int(extent))
-                elif extent in dims:
-                    shape.append(dims[extent])
-                else:
-                    raise ArgumentError(f"{self.name}: cannot allocate `{p['name']}`: its extent `{extent}` "
-                                        f"is not a dim that another tensor's shape gives")
-            shapes[p["name"]] = tuple(shape)
+            shape = self.shape_of(p, dims)
+            if shape is None:
+                extent = next(e for e in p["shape"] if not _is_constant(e) and e not in dims)
+                raise ArgumentError(f"{self.name}: cannot allocate `{p['name']}`: its extent `{extent}` "
+                                    f"is not a dim that another tensor's shape gives")
+            shapes[p["name"]] = shape
         return shapes
+
+    def shape_of(self, p, dims):
+        """The shape of tensor parameter `p` for these dims; None when a dim of it is unknown."""
+        shape = []
+        for extent in p["shape"]:
+            if _is_constant(extent):
+                shape.append(int(extent))
+            elif extent in dims:
+                shape.append(dims[extent])
+            else:
+                return None
+        return tuple(shape)
 
     def check_tensor(self, p, t, device=None):
         want = torch_dtype_name(p["dtype"])

@@ -164,12 +164,14 @@ private:
             // The copy is issued iterations early: its region and pad value may depend on the loop
             // variable and on loop-invariant values only, never on memory (a `let` of a mutable
             // local included).
+            const ir::Buffer* writable_indices = nullptr;  // gathered indices are read early: read-only
             if (candidate) {
                 for (auto& r : c->src.ranges) {
                     candidate &= !has_load(ir::substitute(r.start, lets));
-                    candidate &= !r.gather || !r.gather->is_mutable;  // gathered indices read early: read-only
+                    if (r.gather && r.gather->is_mutable) writable_indices = r.gather.get();
                 }
                 if (c->pad) candidate &= !has_load(ir::substitute(c->pad, lets));
+                candidate &= !writable_indices;
             }
             if (candidate && only_written_here(*c->dst.buffer, s.get(), loop_stmt.get())) {
                 producers.push_back(c);
@@ -180,6 +182,8 @@ private:
                 const std::string& name = c->dst.buffer->name;
                 if (!is_whole(c->dst)) why_not = fmt::format("the copy into `{}` does not fill the whole shared tile", name);
                 else if (seen_reads.count(c->dst.buffer.get())) why_not = fmt::format("`{}` is read earlier in the loop body than it is copied", name);
+                else if (writable_indices)
+                    why_not = fmt::format("the copy into `{}` gathers rows through `{}`, which the kernel may write", name, writable_indices->name);
                 else if (!candidate) why_not = fmt::format("the region copied into `{}` or its pad value depends on a value loaded from memory", name);
                 else why_not = fmt::format("`{}` is also used outside the loop or written elsewhere in it", name);
             }
