@@ -55,7 +55,9 @@ th::Outcome check(const Kernel& k, int64_t M, int64_t N, uint64_t seed, double l
                   size_t offset = 0) {
     const auto x = th::random_vector<T>(th::numel({M, N}), seed, lo, hi);
     const auto w = th::random_vector<T>(static_cast<size_t>(N), seed + 1, 0.5, 1.5);
-    const auto b = th::random_vector<T>(static_cast<size_t>(N), seed + 2, -0.5, 0.5);
+    // residual_rmsnorm takes R [M, N] where the others take Bias [N]; it is passed as Bias.
+    const size_t bias_numel = k.norm == Norm::residual_rmsnorm ? th::numel({M, N}) : static_cast<size_t>(N);
+    const auto b = th::random_vector<T>(bias_numel, seed + 2, -0.5, 0.5);
     th::OffsetBuffer<T> X(x, offset), W(w, offset), Bias(b, offset), Y(th::numel({M, N}), offset);
     Y.poison();
     th::check_launch(launch(k, X.get(), W.get(), Bias.get(), Y.get(), M, N), k.name);
