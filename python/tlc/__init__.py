@@ -19,6 +19,9 @@ class LaunchError(RuntimeError):
     CUDA reported an error; the message is tlc's."""
 
 
+NOT_LAUNCHED = object()  # what Kernel._try_call returns for arguments off the fast path
+
+
 class Kernel:
     """One kernel of a loaded module, callable with tensors and scalars."""
 
@@ -26,10 +29,15 @@ class Kernel:
         self._binding = binding
         self._key = key
         self._plan = binding.plan()
-        self._dtypes = None  # {parameter index: torch dtype}, on the first call
         self._torch_op = None  # torch.ops.tlc.<kernel>_<key>.default, once registered
         self._function = function
         self._last_error = last_error
+        self._torch = _torch_helpers()
+        self._dtypes = None  # {parameter index: torch dtype}, with PyTorch only
+        if self._torch is not None:
+            torch = self._torch.module
+            self._dtypes = {i: getattr(torch, torch_dtype_name(binding.params[i]["dtype"]), None)
+                            for i, _ in self._plan["tensors"]}
         self.__name__ = binding.name
         self.__doc__ = f"{binding.signature()}\n\nLaunches `{binding.c_name}` on the current CUDA stream."
 
@@ -37,10 +45,21 @@ class Kernel:
         return f"<tlc kernel {self._binding.signature()}>"
 
     def __call__(self, *args, **kwargs):
-        fast = self._fast_arguments(args, kwargs)
+        fast = self._fast_arguments(args, kwargs) if self._dtypes is not None else None
         if fast is None:
             return self._call(args, kwargs)
-        arguments, allocated = fast
+        return self._launch_fast(*fast)
+
+    def _try_call(self, *args, **kwargs):
+        """The call when its arguments take the fast path; `NOT_LAUNCHED` otherwise, with nothing
+        checked further or raised (for callers that then run something else, such as the PyTorch
+        operation a `tlc.torch` swap replaced)."""
+        fast = self._fast_arguments(args, kwargs) if self._dtypes is not None else None
+        if fast is None:
+            return NOT_LAUNCHED
+        return self._launch_fast(*fast)
+
+    def _launch_fast(self, arguments, allocated):
         err = self._function(*arguments)
         if err != 0:
             raise LaunchError(f"{self._binding.name}: {self._last_error().decode(errors='replace')} "
@@ -53,62 +72,74 @@ class Kernel:
         """(launch arguments, allocated outputs) of an eager call whose tensors are each of the
         right dtype, contiguous and on one CUDA device, with agreeing shapes (`mut` tensors left
         out are allocated); None for anything else: the general path then traces, or raises the
-        error that names the problem."""
+        error that names the problem. Every step is the cheapest PyTorch offers (`size(axis)`,
+        `get_device()`, `empty_like`): this is the per-call cost of an eager launch."""
         plan = self._plan
-        params = self._binding.params
-        if len(args) > len(params) or _compiling():
+        n = len(self._binding.params)
+        if len(args) > n or self._torch.is_compiling():
             return None
-        values = list(args) + [None] * (len(params) - len(args))
-        for key, v in kwargs.items():
-            i = plan["index"].get(key)
-            if i is None or values[i] is not None:
-                return None
-            values[i] = v
-        if self._dtypes is None:
-            import torch
-
-            self._dtypes = {i: getattr(torch, torch_dtype_name(params[i]["dtype"]), None) for i, _ in plan["tensors"]}
-        device, missing = None, []
+        if kwargs or len(args) < n:
+            values = list(args) + [None] * (n - len(args))
+            index = plan["index"]
+            for key, v in kwargs.items():
+                i = index.get(key)
+                if i is None or values[i] is not None:
+                    return None
+                values[i] = v
+        else:
+            values = args
+        dtypes, shapes = self._dtypes, plan["shapes"]
+        device, first, missing = -1, None, None
         for i, rank in plan["tensors"]:
             t = values[i]
             if t is None:
-                if not params[i]["mutable"]:
+                if i not in shapes:
                     return None
-                missing.append(i)
+                missing = (missing or []) + [i]
                 continue
-            if getattr(t, "dtype", None) is not self._dtypes[i] or len(t.shape) != rank \
-                    or not t.is_cuda or not t.is_contiguous():
+            if getattr(t, "dtype", None) is not dtypes[i] or t.dim() != rank or not t.is_contiguous():
                 return None
-            if device is None:
-                device = t.device
-            elif t.device != device:
+            if first is None:
+                first, device = t, t.get_device()
+                if device < 0:  # not on a CUDA device
+                    return None
+            elif t.get_device() != device:
                 return None
-        if device is None:
+        if first is None:
             return None
         dims = {}
         for dim, places in plan["sources"].items():
             size = None
             for i, axis in places:
-                if values[i] is None:
+                t = values[i]
+                if t is None:
                     continue
                 if size is None:
-                    size = values[i].shape[axis]
-                elif values[i].shape[axis] != size:
+                    size = t.size(axis)
+                elif t.size(axis) != size:
                     return None
-            if isinstance(dim, int):
-                if size is not None and size != dim:
-                    return None
-            elif size is not None:
-                dims[dim] = size
-        allocated = []
+            if size is not None:
+                if dim.__class__ is int:
+                    if size != dim:
+                        return None
+                else:
+                    dims[dim] = size
+        allocated = ()
         if missing:
-            import torch
-
+            if values is args:
+                values = list(args)
+            allocated = []
+            likes = plan["like"]
             for i in missing:
-                shape = self._binding.shape_of(params[i], dims)
-                if shape is None:
-                    return None
-                values[i] = torch.empty(shape, dtype=self._dtypes[i], device=device)
+                j = likes.get(i)
+                if j is not None and values[j] is not None:  # same shape and dtype as a tensor given
+                    values[i] = self._torch.empty_like(values[j])
+                else:
+                    try:
+                        shape = [e if e.__class__ is int else dims[e] for e in shapes[i]]
+                    except KeyError:
+                        return None
+                    values[i] = first.new_empty(shape, dtype=dtypes[i])
                 allocated.append(values[i])
         out = []
         for kind, what in plan["launch"]:
@@ -116,15 +147,16 @@ class Kernel:
                 out.append(values[what].data_ptr())
             elif kind == "scalar":
                 v = values[what]
-                if v is None or DTYPES.get(params[what]["dtype"], (None, None))[1] is None:
+                if v is None or not plan["scalars_ok"]:
                     return None
                 out.append(v)
             elif kind == "dim":
-                if what not in dims:
+                v = dims.get(what)
+                if v is None:
                     return None
-                out.append(dims[what])
+                out.append(v)
             else:
-                out.append(_current_stream(device))
+                out.append(self._torch.raw_stream(device))
         return out, allocated
 
     def _call(self, args, kwargs):
@@ -209,6 +241,33 @@ class Module:
 
     def __dir__(self):
         return sorted(set(super().__dir__()) | set(self.kernels))
+
+
+class _TorchHelpers:
+    """The PyTorch functions an eager call uses, looked up once."""
+
+    def __init__(self, torch):
+        self.module = torch
+        self.empty_like = torch.empty_like
+        compiler = getattr(torch, "compiler", None)
+        self.is_compiling = getattr(compiler, "is_compiling", None) or (lambda: False)
+        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        self.raw_stream = raw if raw is not None else (lambda index: torch.cuda.current_stream(index).cuda_stream)
+
+
+_helpers = []
+
+
+def _torch_helpers():
+    """_TorchHelpers, or None without PyTorch."""
+    if not _helpers:
+        try:
+            import torch
+        except ImportError:
+            _helpers.append(None)
+        else:
+            _helpers.append(_TorchHelpers(torch))
+    return _helpers[0]
 
 
 def _current_stream(device):

@@ -173,8 +173,10 @@ class Binding:
 
     def plan(self):
         """What a fast call needs, computed once: for each tensor parameter (index, rank), for each
-        dim every (parameter index, axis) that gives it, and each launch argument as ("tensor", i),
-        ("scalar", i), ("dim", name) or ("stream", None)."""
+        dim every (parameter index, axis) that gives it, each launch argument as ("tensor", i),
+        ("scalar", i), ("dim", name) or ("stream", None), each mutable tensor's shape (ints and dim
+        names) and a tensor parameter of the same shape and dtype where one exists (to allocate it
+        like that one), and whether every scalar can be passed through ctypes."""
         index = {p["name"]: i for i, p in enumerate(self.params)}
         tensors = [(i, len(p["shape"])) for i, p in enumerate(self.params) if p["role"] == "tensor"]
         sources = {}
@@ -195,7 +197,21 @@ class Binding:
                 launch.append((kind, index[arg]))
             else:
                 launch.append(("dim", arg))
-        return {"index": index, "tensors": tensors, "sources": sources, "launch": launch}
+        # each mutable tensor's shape as constants and dim names (what an allocation needs)
+        shapes = {i: tuple(int(e) if _is_constant(e) else e for e in p["shape"])
+                  for i, p in enumerate(self.params) if p["role"] == "tensor" and p["mutable"]}
+        # for each mutable tensor, a tensor parameter of the same shape and dtype to allocate it like
+        like = {}
+        for i, shape in shapes.items():
+            for j, _ in tensors:
+                p, q = self.params[i], self.params[j]
+                if j != i and q["dtype"] == p["dtype"] and tuple(int(e) if _is_constant(e) else e for e in q["shape"]) == shape:
+                    like[i] = j
+                    break
+        scalars_ok = all(DTYPES.get(self.params[i]["dtype"], (None, None))[1] is not None
+                         for kind, i in launch if kind == "scalar")
+        return {"index": index, "tensors": tensors, "sources": sources, "launch": launch, "shapes": shapes,
+                "like": like, "scalars_ok": scalars_ok}
 
     def ctypes_signature(self):
         """argtypes of the launch function."""

@@ -111,7 +111,7 @@ def build(source, defines=None, arch=None, include_dirs=(), tlc=None, nvcc=None,
     with tempfile.TemporaryDirectory(dir=out) as tmp:
         cu = os.path.join(tmp, "kernels.cu")
         run(tlc_command(tlc, source, arch, defines, include_dirs, "-o", cu), "tlc")
-        gencode = f"-gencode=arch=compute_{arch[3:]},code=sm_{arch[3:]}"
+        gencode = _gencode(arch)
         so = os.path.join(tmp, "kernels.so")
         run([nvcc, "-std=c++17", "-O3", "-shared", "-Xcompiler", "-fPIC", gencode, "-I", str(runtime_dir),
              "-I", tmp, cu, "-o", so], "nvcc")
@@ -120,6 +120,16 @@ def build(source, defines=None, arch=None, include_dirs=(), tlc=None, nvcc=None,
     tmp_meta.write_text(json.dumps(m))
     os.replace(tmp_meta, meta)
     return lib, m
+
+
+def _gencode(arch):
+    """nvcc's -gencode for `arch`: the machine code, plus the PTX where the arch has no
+    arch-specific features (sm_80: a newer GPU then JIT-compiles it; sm_90a code runs only on
+    compute capability 9.0)."""
+    num = arch[3:]
+    if num.endswith("a"):
+        return f"-gencode=arch=compute_{num},code=sm_{num}"
+    return f"-gencode=arch=compute_{num},code=[sm_{num},compute_{num}]"
 
 
 def runtime_include_dir(tlc):

@@ -10,7 +10,8 @@ interpreter run on the example inputs records each candidate's arguments; the or
 the tlc kernel then run on them, each timed (CUDA events, median) and compared. The kept swaps are
 written into the graph as calls of functions that check their arguments at run time and fall back
 to the original operation when a tensor does not fit (dtype, device, head size, ...), counting
-each fallback. The whole model is then checked and timed against the original, and a report is
+each fallback. The whole model is then checked and timed against the original (in turns); while
+it is slower, the kept swap with the least gain is dropped. A report is
 printed (`verbose`) and returned on the result as `result.tlc_report`. Nothing in the model's source
 changes; the returned module is a `torch.fx.GraphModule` sharing the model's parameters."""
 import math
@@ -22,7 +23,7 @@ import torch.fx as fx
 import torch.nn as nn
 import torch.nn.functional as F
 
-from . import _current_arch, builder, load
+from . import NOT_LAUNCHED, _current_arch, builder, load
 
 __all__ = ["optimize", "fallbacks"]
 
@@ -32,11 +33,16 @@ fallbacks = {}  # {operation: calls that ran the original operation because a te
 
 
 def _stdlib(name, **defines):
-    """A standard-library file loaded with `defines` (built once per process and cached on disk)."""
-    key = (name, tuple(sorted(defines.items())))
-    if key not in _modules:
-        _modules[key] = load(builder.stdlib_dir() / f"{name}.tl", defines=defines)
-    return _modules[key]
+    """A standard-library file loaded with `defines` (built once per process and cached on disk).
+    Looked up by the defines in the caller's order first: this runs on every swapped call."""
+    key = (name, *defines.items())
+    module = _modules.get(key)
+    if module is None:
+        canonical = (name, *sorted(defines.items()))
+        if canonical not in _modules:
+            _modules[canonical] = load(builder.stdlib_dir() / f"{name}.tl", defines=defines)
+        module = _modules[key] = _modules[canonical]
+    return module
 
 
 def _fits(*tensors, dtypes=(torch.float16, torch.bfloat16, torch.float32)):
@@ -49,37 +55,41 @@ def _fallback(op):
     fallbacks[op] = fallbacks.get(op, 0) + 1
 
 
-# ---- replacements: each checks its arguments and falls back to the original operation ----------
+# ---- replacements: each runs the tlc kernel when the arguments take its fast path (dtype, device,
+# contiguity and shapes checked there, once) and the original operation otherwise -----------------
 
 def layer_norm(x, weight, bias, eps):
-    n = x.shape[-1] if x.dim() else 0
-    if not (x.dim() >= 1 and n > 0 and x.numel() > 0 and _fits(x, weight, bias) and weight.shape == (n,)
-            and bias.shape == (n,)):
-        _fallback("layer_norm")
-        return F.layer_norm(x, (n,), weight, bias, eps)
-    y = _stdlib("norms", T=_DTYPES[x.dtype]).layernorm(x.contiguous().view(-1, n), weight.contiguous(),
-                                                       bias.contiguous(), eps=float(eps))
-    return y.view(x.shape)
+    t = _DTYPES.get(x.dtype)
+    if t is not None and x.dim() >= 1 and x.numel() > 0 and x.is_contiguous():
+        n = x.shape[-1]
+        y = _stdlib("norms", T=t).layernorm._try_call(x.view(-1, n), weight, bias, eps=float(eps))
+        if y is not NOT_LAUNCHED:
+            return y.view(x.shape)
+    _fallback("layer_norm")
+    return F.layer_norm(x, (x.shape[-1] if x.dim() else 0,), weight, bias, eps)
 
 
 def rms_norm(x, weight, eps):
-    n = x.shape[-1] if x.dim() else 0
-    if not (x.dim() >= 1 and n > 0 and x.numel() > 0 and _fits(x, weight) and weight.shape == (n,)):
-        _fallback("rms_norm")
-        return F.rms_norm(x, (n,), weight, eps)
-    if eps is None:
-        eps = torch.finfo(x.dtype).eps
-    y = _stdlib("norms", T=_DTYPES[x.dtype]).rmsnorm(x.contiguous().view(-1, n), weight.contiguous(), eps=float(eps))
-    return y.view(x.shape)
+    t = _DTYPES.get(x.dtype)
+    if t is not None and x.dim() >= 1 and x.numel() > 0 and x.is_contiguous():
+        n = x.shape[-1]
+        y = _stdlib("norms", T=t).rmsnorm._try_call(x.view(-1, n), weight,
+                                                    eps=float(torch.finfo(x.dtype).eps if eps is None else eps))
+        if y is not NOT_LAUNCHED:
+            return y.view(x.shape)
+    _fallback("rms_norm")
+    return F.rms_norm(x, (x.shape[-1] if x.dim() else 0,), weight, eps)
 
 
 def _rows(kernel, torch_op):
     def run(x, dim=-1):
-        if not (x.dim() >= 1 and x.numel() > 0 and dim in (-1, x.dim() - 1) and _fits(x)):
-            _fallback(kernel)
-            return torch_op(x, dim=dim)
-        n = x.shape[-1]
-        return getattr(_stdlib("softmax", T=_DTYPES[x.dtype]), kernel)(x.contiguous().view(-1, n)).view(x.shape)
+        t = _DTYPES.get(x.dtype)
+        if t is not None and x.dim() >= 1 and dim in (-1, x.dim() - 1) and x.numel() > 0 and x.is_contiguous():
+            y = getattr(_stdlib("softmax", T=t), kernel)._try_call(x.view(-1, x.shape[-1]))
+            if y is not NOT_LAUNCHED:
+                return y.view(x.shape)
+        _fallback(kernel)
+        return torch_op(x, dim=dim)
 
     run.__name__ = kernel
     return run
@@ -91,14 +101,16 @@ log_softmax = _rows("log_softmax", torch.log_softmax)
 
 def linear_act(x, weight_t, bias, act):
     """act(x @ weight_t + bias) with weight_t the Linear's weight transposed ([in, out], contiguous)."""
-    k, n = weight_t.shape
-    if not (x.dim() >= 1 and x.shape[-1] == k and x.numel() > 0 and _fits(x, weight_t, bias, dtypes=(torch.float16, torch.bfloat16))):
-        _fallback(f"linear_{act}")
-        y = F.linear(x, weight_t.t(), bias)
-        return F.gelu(y) if act == "gelu" else F.silu(y)
-    gemm = _stdlib("gemm", T=_DTYPES[x.dtype])
-    kernel = gemm.gemm_bias_gelu if act == "gelu" else gemm.gemm_bias_silu
-    return kernel(x.contiguous().view(-1, k), weight_t, bias).view(*x.shape[:-1], n)
+    t = _DTYPES.get(x.dtype)
+    if t in ("f16", "bf16") and x.dim() >= 1 and x.numel() > 0 and x.is_contiguous():
+        gemm = _stdlib("gemm", T=t)
+        kernel = gemm.gemm_bias_gelu if act == "gelu" else gemm.gemm_bias_silu
+        y = kernel._try_call(x.view(-1, x.shape[-1]), weight_t, bias)
+        if y is not NOT_LAUNCHED:
+            return y.view(*x.shape[:-1], weight_t.shape[1])
+    _fallback(f"linear_{act}")
+    y = F.linear(x, weight_t.t(), bias)
+    return F.gelu(y) if act == "gelu" else F.silu(y)
 
 
 def attention(q, k, v, is_causal=False, scale=None, enable_gqa=False):
@@ -127,7 +139,7 @@ class _Candidate:
         self.name, self.nodes, self.target, self.args, self.kwargs = name, nodes, target, args, kwargs
         self.original = original  # node whose value is the candidate's result in the original graph
         self.result = {}
-        self.created = []  # get_attr nodes and buffers added for the replacement
+        self.created = []  # get_attr nodes added for the replacement
 
 
 def _arg(node, i, key, default=None):
@@ -211,7 +223,6 @@ def _materialize(gm, c):
                                                                              device=lin.weight.device)
             gm.register_buffer(f"tlc_{safe}_bias", bias, persistent=False)
             attrs = [gm.graph.get_attr(f"tlc_{safe}_weight_t"), gm.graph.get_attr(f"tlc_{safe}_bias")]
-            c.buffers = [f"tlc_{safe}_weight_t", f"tlc_{safe}_bias"]
             args = (first.args[0], *attrs, act)
         else:
             w, b, eps = c.attrs
@@ -237,17 +248,65 @@ class _Recorder(fx.Interpreter):
 
 
 def _time_ms(fn, iters):
+    """Milliseconds per call of `fn` called `iters` times back to back (the queue kept full, as in
+    a model's forward), the median of five such runs: the larger of the host's cost per call and
+    the GPU's, which is what the call costs inside an eager model."""
     for _ in range(3):
         fn()
+    torch.cuda.synchronize()
     times = []
-    for _ in range(iters):
+    for _ in range(5):
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         a.record()
-        fn()
+        for _ in range(iters):
+            fn()
         b.record()
         b.synchronize()
-        times.append(a.elapsed_time(b))
+        times.append(a.elapsed_time(b) / iters)
     return statistics.median(times)
+
+
+def _compare_ms(first, second, iters):
+    """(ms per call of `first`, of `second`), each the median of five runs taken in turns, so that
+    a drift of the GPU's clocks or of the host's load weighs on both alike."""
+    for fn in (first, second):
+        for _ in range(3):
+            fn()
+    torch.cuda.synchronize()
+    runs = ([], [])
+    for _ in range(5):
+        for fn, out in zip((first, second), runs):
+            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            a.record()
+            for _ in range(iters):
+                fn()
+            b.record()
+            b.synchronize()
+            out.append(a.elapsed_time(b) / iters)
+    return statistics.median(runs[0]), statistics.median(runs[1])
+
+
+def _swapped(gm, swaps, cands):
+    """A new GraphModule over `gm`'s modules and buffers: `gm`'s graph with `swaps` applied and
+    the helper nodes (get_attr) of the other candidates left out."""
+    graph = fx.Graph()
+    nodes = {}
+    graph.output(graph.graph_copy(gm.graph, nodes))
+    for c in swaps:
+        original = nodes[c.original]
+        args = fx.node.map_arg(tuple(c.args), lambda a: nodes[a])
+        kwargs = fx.node.map_arg(dict(c.kwargs), lambda a: nodes[a])
+        with graph.inserting_after(original):
+            new = graph.call_function(c.target, args, kwargs)
+        original.replace_all_uses_with(new)
+        for n in reversed(c.nodes):
+            graph.erase_node(nodes[n])
+    for c in cands:
+        if c not in swaps:
+            for n in c.created:
+                if not nodes[n].users:
+                    graph.erase_node(nodes[n])
+    return fx.GraphModule(gm, graph)
 
 
 def _rel_err(got, ref):
@@ -325,31 +384,26 @@ def optimize(model, example_inputs, *, min_speedup=1.0, iters=20, compare_compil
             keep = err <= _tolerance(ref) and speedup >= min_speedup
             why = "kept" if keep else ("slower" if speedup < min_speedup else f"error {err:.1e} over tolerance")
             c.result = {"kept": keep, "why": why, "ms_before": t_orig, "ms_after": t_new, "speedup": speedup, "rel_err": err}
-    kept = [c for c in cands if c.result.get("kept")]
-    for c in kept:
-        with gm.graph.inserting_after(c.original):
-            new = gm.graph.call_function(c.target, tuple(c.args), dict(c.kwargs))
-        c.original.replace_all_uses_with(new)
-        for n in reversed(c.nodes):
-            gm.graph.erase_node(n)
-    for c in cands:
-        if c.result.get("kept"):
-            continue
-        for n in c.created:
-            if not n.users:
-                gm.graph.erase_node(n)
-        for name in getattr(c, "buffers", ()):
-            delattr(gm, name)
-    gm.recompile()
+    kept = sorted((c for c in cands if c.result.get("kept")), key=lambda c: -c.result["speedup"])
     with torch.no_grad():
-        out = gm(*example_inputs)
+        # A swap faster on its own can still slow the model down: in a forward whose host cost
+        # exceeds its GPU time, the extra microseconds of a Python launch count in full. The whole
+        # model decides; the swaps with the least gain go first until it is no slower.
+        result = _swapped(gm, kept, cands)
+        t_before, t_after = _compare_ms(lambda: model(*example_inputs), lambda: result(*example_inputs), iters)
+        while kept and t_after * min_speedup > t_before:
+            dropped = kept.pop()
+            dropped.result.update(kept=False, why=f"faster alone, but the whole model was slower with it "
+                                                  f"({t_before:.4f} ms without the swaps, {t_after:.4f} ms with)")
+            result = _swapped(gm, kept, cands)
+            t_before, t_after = _compare_ms(lambda: model(*example_inputs), lambda: result(*example_inputs), iters)
+        out = result(*example_inputs)
         model_err = _rel_err(_first_tensor(out), _first_tensor(reference))
-        t_before = _time_ms(lambda: model(*example_inputs), iters)
-        t_after = _time_ms(lambda: gm(*example_inputs), iters)
         t_compiled = None
         if compare_compile:
             compiled = torch.compile(model)
             t_compiled = _time_ms(lambda: compiled(*example_inputs), iters)
+    gm = result
     report = {"ops": [{"op": c.name, "node": c.original.name, **c.result} for c in cands],
               "model": {"ms_eager": t_before, "ms_tlc": t_after, "speedup": t_before / t_after, "rel_err": model_err,
                         "ms_torch_compile": t_compiled}}
@@ -436,6 +490,8 @@ def format_report(report):
         else:
             lines.append(f"| {r['op']} | {r['node']} | | | | | not kept: {r['why']} |")
     m = report["model"]
+    if not any(r.get("kept") for r in report["ops"]):
+        lines.append("no swap kept: the model runs unchanged (the figures below compare it with its own trace)")
     lines.append(f"model: eager {m['ms_eager']:.4f} ms, with tlc {m['ms_tlc']:.4f} ms ({m['speedup']:.2f}x), "
                  f"output rel. error {m['rel_err']:.1e}"
                  + (f"; torch.compile {m['ms_torch_compile']:.4f} ms" if m["ms_torch_compile"] is not None else ""))

@@ -72,6 +72,14 @@ class BindingTest(unittest.TestCase):
         values, dims = self.bind(FakeTensor([3, 5]), FakeTensor([5]), eps=0.5)
         self.assertEqual(self.b.output_shapes(values, dims), {"Y": (3, 5)})
 
+    def test_fast_call_plan(self):
+        plan = self.b.plan()
+        self.assertEqual(plan["shapes"], {2: ("M", "N")})  # Y, the only mutable tensor
+        self.assertEqual(plan["like"], {2: 0})  # Y is allocated like X: same shape, same dtype
+        self.assertEqual(plan["sources"], {"M": [(0, 0), (2, 0)], "N": [(0, 1), (1, 0), (2, 1)]})
+        self.assertTrue(plan["scalars_ok"])
+        self.assertEqual(plan["launch"][:4], [("tensor", 0), ("tensor", 1), ("tensor", 2), ("scalar", 3)])
+
     def test_shape_disagreement_names_both_places(self):
         with self.assertRaisesRegex(ArgumentError, r"`W` axis 0 is N = 6, but `X` axis 1 gave N = 5"):
             self.bind(FakeTensor([3, 5]), FakeTensor([6]), FakeTensor([3, 5]), eps=1.0)

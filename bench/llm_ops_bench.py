@@ -1,0 +1,284 @@
+#!/usr/bin/env python3
+"""bench/llm_ops_bench.py — tlc's stdlib LLM operators (residual_rmsnorm, swiglu, geglu, rope_half,
+rope_interleaved, embedding, fp8_per_token) against PyTorch eager and torch.compile of the same
+computation on one GPU, through the Python package (`tlc.load`), to JSON and a markdown table.
+
+Every case: random inputs; each side's output checked against a float64 (or float32, for the
+FP8 cast) PyTorch reference; torch.compile specialised to each case's shapes (`dynamic=False`, compiled
+afresh); GPU time only: a `torch.cuda._sleep` spin queued before the timed
+calls hides the host's launch cost, then `--iters` calls back to back between CUDA events, the
+median of five such runs, per call. Rates are TB/s of the bytes each operator must move (every
+input read once, every output written once). Needs PyTorch with CUDA, nvcc, and tlc (TLC=path, or
+build/src/tlc, or on PATH).
+
+  python3 bench/llm_ops_bench.py [--ops LIST] [--dtypes f16,bf16] [--iters 50] [--no-compile]
+                                 [--quick] [--out FILE.json]
+"""
+import argparse
+import datetime
+import json
+import math
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "python"))
+
+import torch  # noqa: E402
+import torch._dynamo  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+import tlc  # noqa: E402
+from tlc import builder  # noqa: E402
+
+DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16}
+
+
+def gpu_ms(fn, iters):
+    """GPU milliseconds per call (the host's launch cost hidden behind a queued spin)."""
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    runs = []
+    for _ in range(5):
+        torch.cuda._sleep(20_000_000)
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        for _ in range(iters):
+            fn()
+        b.record()
+        b.synchronize()
+        runs.append(a.elapsed_time(b) / iters)
+    return statistics.median(runs)
+
+
+def rel_err(got, ref):
+    got, ref = got.double(), ref.double()
+    return (torch.linalg.vector_norm(got - ref) / torch.linalg.vector_norm(ref).clamp_min(1e-30)).item()
+
+
+def nbytes(*tensors):
+    return sum(t.numel() * t.element_size() for t in tensors)
+
+
+def stdlib(name, **defines):
+    return tlc.load(builder.stdlib_dir() / f"{name}.tl", defines=defines)
+
+
+class Case:
+    """One operator at one shape: `run_tlc()` launches tlc's kernel (timed); `tlc_out()` launches
+    it on fresh inputs and returns the output to check; `torch_fn(*peer_args)` is the PyTorch
+    computation (eager, and compiled), `peer_out(result)` its output to check; `ref` the float64
+    (or float32) reference; `moved` the bytes the operator must move."""
+
+    def __init__(self, run_tlc, tlc_out, torch_fn, peer_args, ref, moved, peer_out=lambda r: r):
+        self.run_tlc, self.tlc_out, self.torch_fn, self.peer_args = run_tlc, tlc_out, torch_fn, peer_args
+        self.ref, self.moved, self.peer_out = ref, moved, peer_out
+
+
+def case_residual_rmsnorm(dt, tname, shape):
+    m, n = shape
+    x = torch.randn(m, n, device="cuda", dtype=dt)
+    r0 = torch.randn(m, n, device="cuda", dtype=dt)
+    w = torch.rand(n, device="cuda", dtype=dt) + 0.5
+    r, y = r0.clone(), torch.empty_like(x)
+    k = stdlib("norms", T=tname).residual_rmsnorm
+    h = (x.double() + r0.double()).to(dt).double()
+    ref = h * torch.rsqrt((h * h).mean(-1, keepdim=True) + 1e-6) * w.double()
+
+    def tlc_out():
+        r.copy_(r0)  # R is updated in place (timed calls let it drift: the work is the same)
+        k(x, r, w, y, eps=1e-6)
+        return y
+
+    def torch_fn(x, r, w):
+        h = x + r
+        return F.rms_norm(h, (n,), w, 1e-6), h
+
+    return Case(lambda: k(x, r, w, y, eps=1e-6), tlc_out, torch_fn, (x, r0, w), ref,
+                nbytes(x, r0, w) + nbytes(r0, y), peer_out=lambda o: o[0])
+
+
+def case_glu(act):
+    def build(dt, tname, shape):
+        m, n = shape
+        x = torch.randn(m, 2 * n, device="cuda", dtype=dt)
+        y = torch.empty(m, n, device="cuda", dtype=dt)
+        k = getattr(stdlib("glu", T=tname), act)
+        gate, up = x.double()[:, :n], x.double()[:, n:]
+        ref = (F.silu(gate) if act == "swiglu" else F.gelu(gate)) * up
+
+        def torch_fn(x):
+            g, u = x.chunk(2, dim=-1)
+            return (F.silu(g) if act == "swiglu" else F.gelu(g)) * u
+
+        return Case(lambda: k(x, y), lambda: (k(x, y), y)[1], torch_fn, (x,), ref, nbytes(x, y))
+    return build
+
+
+def rope_tables(p, d):
+    inv = 1.0 / (10000.0 ** (torch.arange(0, d // 2, device="cuda", dtype=torch.float64) * 2 / d))
+    ang = torch.arange(p, device="cuda", dtype=torch.float64)[:, None] * inv[None, :]
+    return ang.cos().float(), ang.sin().float()
+
+
+def case_rope(kind):
+    def build(dt, tname, shape):
+        nt, h, d = shape
+        x0 = torch.randn(nt, h, d, device="cuda", dtype=dt)
+        pos = torch.randint(0, 4096, (nt,), device="cuda", dtype=torch.int32)
+        cos, sin = rope_tables(4096, d)
+        k = getattr(stdlib("rope", T=tname, D=d), kind)
+
+        def torch_fn(x, pos, cos, sin):
+            c, s = cos[pos.long()][:, None, :], sin[pos.long()][:, None, :]
+            xf = x.to(c.dtype)
+            if kind == "rope_half":
+                a, b = xf[..., : d // 2], xf[..., d // 2:]
+                return torch.cat([a * c - b * s, b * c + a * s], dim=-1).to(x.dtype)
+            a, b = xf[..., 0::2], xf[..., 1::2]
+            return torch.stack([a * c - b * s, b * c + a * s], dim=-1).flatten(-2).to(x.dtype)
+
+        ref = torch_fn(x0.double(), pos, cos.double(), sin.double())
+        x = x0.clone()
+
+        def tlc_out():
+            x.copy_(x0)
+            k(x, pos, cos, sin)
+            return x
+
+        # X read and written, Pos, one cos and one sin row per token
+        moved = 2 * nbytes(x0) + nbytes(pos) + 2 * nt * (d // 2) * 4
+        return Case(lambda: k(x, pos, cos, sin), tlc_out, torch_fn, (x0, pos, cos, sin), ref, moved)
+    return build
+
+
+def case_embedding(dt, tname, shape):
+    nt, v, d = shape
+    table = torch.randn(v, d, device="cuda", dtype=dt)
+    ids = torch.randint(0, v, (nt,), device="cuda", dtype=torch.int32)
+    y = torch.empty(nt, d, device="cuda", dtype=dt)
+    k = stdlib("embedding", T=tname).embedding
+    return Case(lambda: k(ids, table, y), lambda: (k(ids, table, y), y)[1],
+                lambda ids, table: F.embedding(ids, table), (ids, table),
+                table.double()[ids.long()], nbytes(ids) + 2 * nbytes(y))
+
+
+def case_fp8(dt, tname, shape):
+    m, n = shape
+    x = torch.randn(m, n, device="cuda", dtype=dt)
+    q = torch.empty(m, n, device="cuda", dtype=torch.float8_e4m3fn)
+    scale = torch.empty(m, device="cuda", dtype=torch.float32)
+    k = stdlib("quant", T=tname).fp8_per_token
+
+    def torch_fn(x):
+        s = x.float().abs().amax(-1, keepdim=True).clamp_min(1e-12) / 448.0
+        return (x.float() / s).to(torch.float8_e4m3fn), s.squeeze(-1)
+
+    def dequantized(o):
+        return o[0].double() * o[1].double()[:, None]
+
+    return Case(lambda: k(x, q, scale), lambda: dequantized((k(x, q, scale), (q, scale))[1]), torch_fn, (x,),
+                x.double(), nbytes(x, q, scale), peer_out=dequantized)
+
+
+OPS = {
+    "residual_rmsnorm": (case_residual_rmsnorm, [(16384, 4096), (4096, 8192), (65536, 1024)], [(1000, 1031)]),
+    "swiglu": (case_glu("swiglu"), [(16384, 11008), (4096, 14336)], [(1000, 1031)]),
+    "geglu": (case_glu("geglu"), [(16384, 11008), (4096, 14336)], [(1000, 1031)]),
+    "rope_half": (case_rope("rope_half"), [(16384, 32, 128), (16384, 32, 64)], [(1000, 8, 128)]),
+    "rope_interleaved": (case_rope("rope_interleaved"), [(16384, 32, 128)], [(1000, 8, 128)]),
+    "embedding": (case_embedding, [(16384, 128256, 4096), (65536, 32000, 1024)], [(1000, 32000, 1031)]),
+    "fp8_per_token": (case_fp8, [(16384, 4096), (4096, 8192), (65536, 1024)], [(1000, 1031)]),
+}
+# relative L2 bounds of each side against the reference (fp8: the cast's own rounding)
+BOUND = {"f16": 2e-3, "bf16": 1.6e-2}
+FP8_BOUND = 6e-2
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--ops", default=",".join(OPS), help="comma list (default: all): " + ", ".join(OPS))
+    p.add_argument("--dtypes", default="f16,bf16")
+    p.add_argument("--iters", type=int, default=50)
+    p.add_argument("--no-compile", dest="compile", action="store_false", help="skip the torch.compile peer")
+    p.add_argument("--quick", action="store_true", help="one small odd shape per operator")
+    p.add_argument("--time-limit", type=float, default=0,
+                   help="start no new case after this many seconds (0: no limit); the rest is listed as not run")
+    p.add_argument("--out", type=Path, help="JSON (default $OUT/llm_ops_bench.json, else "
+                   "bench/results/run-<date>/llm_ops_bench.json); the table goes beside it as .md")
+    a = p.parse_args()
+    ops = [o for o in a.ops.split(",") if o]
+    for o in ops:
+        if o not in OPS:
+            p.error(f"unknown operator {o} (known: {', '.join(OPS)})")
+    if a.out is None:
+        base = Path(os.environ["OUT"]) if os.environ.get("OUT") else \
+            ROOT / "bench/results" / f"run-{datetime.datetime.now(datetime.timezone.utc):%Y%m%d-%H%M%S}"
+        a.out = base / "llm_ops_bench.json"
+    a.out.parent.mkdir(parents=True, exist_ok=True)
+    torch.manual_seed(1234)
+    t_start = time.monotonic()
+    records = []
+    header = "| op | dtype | shape | tlc µs | tlc TB/s | eager TB/s | compiled TB/s | tlc/eager | tlc/compiled | error tlc / eager | check |"
+    lines = [header, "|---" * (header.count("|") - 1) + "|"]
+    print(lines[0], flush=True)
+    for op in ops:
+        build, shapes, quick = OPS[op]
+        for tname in a.dtypes.split(","):
+            dt = DTYPES[tname]
+            for shape in (quick if a.quick else shapes):
+                rec = {"op": op, "dtype": tname, "shape": list(shape)}
+                if a.time_limit and time.monotonic() - t_start > a.time_limit:
+                    rec.update(check="NOT RUN", error="--time-limit reached")
+                    records.append(rec)
+                    continue
+                try:
+                    c = build(dt, tname, shape)
+                    bound = FP8_BOUND if op == "fp8_per_token" else BOUND[tname]
+                    err_tlc = rel_err(c.tlc_out(), c.ref)
+                    err_eager = rel_err(c.peer_out(c.torch_fn(*c.peer_args)), c.ref)
+                    t_tlc = gpu_ms(c.run_tlc, a.iters)
+                    t_eager = gpu_ms(lambda: c.torch_fn(*c.peer_args), a.iters)
+                    t_comp = None
+                    if a.compile:
+                        torch._dynamo.reset()  # a fresh compile, specialised to this case's shapes
+                        compiled = torch.compile(c.torch_fn, dynamic=False)
+                        t_comp = gpu_ms(lambda: compiled(*c.peer_args), a.iters)
+                    rate = lambda ms: c.moved / (ms * 1e-3) / 1e12 if ms else None  # noqa: E731
+                    rec.update(bytes=c.moved, tlc_ms=t_tlc, eager_ms=t_eager, compiled_ms=t_comp,
+                               tlc_tbs=rate(t_tlc), eager_tbs=rate(t_eager), compiled_tbs=rate(t_comp),
+                               error_tlc=err_tlc, error_eager=err_eager,
+                               check="PASS" if math.isfinite(err_tlc) and err_tlc <= bound else "FAIL")
+                except Exception as e:  # noqa: BLE001 - a failing case is recorded, the rest run
+                    rec.update(check="ERROR", error=f"{type(e).__name__}: {e}")
+                records.append(rec)
+                if rec["check"] == "ERROR":
+                    line = f"| {op} | {tname} | {'×'.join(map(str, shape))} | | | | | | | | ERROR: {rec['error'][:120]} |"
+                else:
+                    comp = f"{rec['compiled_tbs']:.2f}" if t_comp else "—"
+                    vs_comp = f"{t_comp / t_tlc:.2f}" if t_comp else "—"
+                    line = (f"| {op} | {tname} | {'×'.join(map(str, shape))} | {t_tlc * 1e3:.1f} | {rec['tlc_tbs']:.2f} | "
+                            f"{rec['eager_tbs']:.2f} | {comp} | {t_eager / t_tlc:.2f} | {vs_comp} | "
+                            f"{err_tlc:.1e} / {err_eager:.1e} | {rec['check']} |")
+                lines.append(line)
+                print(line, flush=True)
+    out = {"benchmark": "llm_ops_bench", "date": datetime.datetime.now(datetime.timezone.utc).isoformat(),
+           "gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
+           "tlc": builder.tlc_version(builder.find_tool("tlc", "TLC")),
+           "method": "GPU time per call: median of 5 runs of --iters back-to-back calls after a queued spin",
+           "iters": a.iters, "records": records}
+    a.out.write_text(json.dumps(out, indent=1))
+    a.out.with_suffix(".md").write_text("\n".join(lines) + "\n")
+    failed = [r for r in records if r["check"] not in ("PASS", "NOT RUN")]
+    skipped = sum(r["check"] == "NOT RUN" for r in records)
+    print(f"{len(records) - len(failed) - skipped} passed, {len(failed)} failed, {skipped} not run; JSON: {a.out}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
