@@ -7,7 +7,7 @@
 
 namespace {
 
-// kernel softmax<ROW = 128, THREADS = 256, RB = 32, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:15)
+// kernel softmax<ROW = 128, THREADS = 256, RB = 32, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:16)
 // 256 threads per block, 17440 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
         const tl::f16* __restrict__ X,
@@ -35,7 +35,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
     if (N <= 128) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:35)
+            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:36)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + 32 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -59,12 +59,12 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (softmax.tl:33)
+        // for g in pipelined(groups, stages = 2) {  (softmax.tl:34)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:35)
+                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:36)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + 32 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -89,7 +89,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 32;
-            // copy(xs, s);  (softmax.tl:36)
+            // copy(xs, s);  (softmax.tl:37)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 32 + ((tl_tid / 16) + (tl_chunk14 / 8) * 16)) * 136 + ((tl_chunk14 % 8) + (tl_tid % 16) * 8)];
@@ -105,7 +105,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
                     }
                 }
             }
-            // reduce(max, s, s_max, axis = 1);  (softmax.tl:37)
+            // reduce(max, s, s_max, axis = 1);  (softmax.tl:38)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
             {
                 float tl_part[2];
@@ -127,15 +127,15 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
                     s_max[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (softmax.tl:38)
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:39)
             // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
                 [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s18 / 8) * 16);
                 [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid % 16) * 8);
-                s[tl_s18] = tl::exp(s[tl_s18] - s_max[(tl_s18 / 8)]);
+                s[tl_s18] = tl::fast::exp(s[tl_s18] - s_max[(tl_s18 / 8)]);
             }
-            // reduce(sum, s, s_sum, axis = 1);  (softmax.tl:41)
+            // reduce(sum, s, s_sum, axis = 1);  (softmax.tl:42)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
             {
                 float tl_part[2];
@@ -157,14 +157,14 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
                     s_sum[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (softmax.tl:44)
+            // for i in parallel(RB) {  (softmax.tl:45)
             // for i in parallel(32): each thread visits the elements of `s_sum` it holds
             #pragma unroll
             for (int tl_s20 = 0; tl_s20 < 2; ++tl_s20) {
                 [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s20) * 16);
-                s_sum[tl_s20] = tl::exp(-tl::log(s_sum[tl_s20]));
+                s_sum[tl_s20] = tl::fast::exp(-tl::fast::log(s_sum[tl_s20]));
             }
-            // for i, j in parallel(RB, ROW) {  (softmax.tl:47)
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:48)
             // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s21 = 0; tl_s21 < 16; ++tl_s21) {
@@ -172,7 +172,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
                 [[maybe_unused]] const int j = ((tl_s21 % 8) + (tl_tid % 16) * 8);
                 s[tl_s21] = s[tl_s21] * s_sum[(tl_s21 / 8)];
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:50)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:51)
             #pragma unroll
             for (int tl_chunk22 = 0; tl_chunk22 < 16; tl_chunk22 += 8) {
                 tl::f16* tl_ptr23 = &Y[int64_t(row0 + ((tl_tid / 16) + (tl_chunk22 / 8) * 16)) * N + ((tl_chunk22 % 8) + (tl_tid % 16) * 8)];
@@ -199,7 +199,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
                 m = -tl::inf<float>();
                 l = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:61)
+                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:62)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
@@ -216,7 +216,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
                             }
                         }
                     }
-                    // reduce(max, x, tile_max);  (softmax.tl:62)
+                    // reduce(max, x, tile_max);  (softmax.tl:63)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -232,15 +232,15 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
                         }
                     }
                     const float m_new = tl::max(m, tile_max);
-                    // for j in parallel(BN) {  (softmax.tl:64)
+                    // for j in parallel(BN) {  (softmax.tl:65)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
                         if (!(x_layout::valid(tl_tid, tl_s29))) continue;
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s29);
-                        x[tl_s29] = tl::exp(x[tl_s29] - m_new);
+                        x[tl_s29] = tl::fast::exp(x[tl_s29] - m_new);
                     }
-                    // reduce(sum, x, tile_sum);  (softmax.tl:67)
+                    // reduce(sum, x, tile_sum);  (softmax.tl:68)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -255,12 +255,12 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
                             tile_sum = tl_part[0];
                         }
                     }
-                    l = l * tl::exp(m - m_new) + tile_sum;
+                    l = l * tl::fast::exp(m - m_new) + tile_sum;
                     m = m_new;
                 }
-                const float inv_l = 1.0f / l;
+                const float inv_l = tl::fast::div(1.0f, l);
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:73)
+                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:74)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk31))) continue;
@@ -277,15 +277,15 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (softmax.tl:74)
+                    // for j in parallel(BN) {  (softmax.tl:75)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
                         if (!(x_layout::valid(tl_tid, tl_s34))) continue;
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s34);
-                        x[tl_s34] = tl::exp(x[tl_s34] - m) * inv_l;
+                        x[tl_s34] = tl::fast::exp(x[tl_s34] - m) * inv_l;
                     }
-                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:77)
+                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:78)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
@@ -308,7 +308,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
     }
 }
 
-// kernel softmax<ROW = 256, THREADS = 256, RB = 16, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:15)
+// kernel softmax<ROW = 256, THREADS = 256, RB = 16, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:16)
 // 256 threads per block, 16928 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
         const tl::f16* __restrict__ X,
@@ -336,7 +336,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
     if (N <= 256) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:35)
+            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:36)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -360,12 +360,12 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (softmax.tl:33)
+        // for g in pipelined(groups, stages = 2) {  (softmax.tl:34)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:35)
+                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:36)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -390,7 +390,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 16;
-            // copy(xs, s);  (softmax.tl:36)
+            // copy(xs, s);  (softmax.tl:37)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 16 + ((tl_tid / 32) + (tl_chunk14 / 8) * 8)) * 264 + ((tl_chunk14 % 8) + (tl_tid % 32) * 8)];
@@ -406,7 +406,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
                     }
                 }
             }
-            // reduce(max, s, s_max, axis = 1);  (softmax.tl:37)
+            // reduce(max, s, s_max, axis = 1);  (softmax.tl:38)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[2];
@@ -429,15 +429,15 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
                     s_max[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (softmax.tl:38)
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:39)
             // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
                 [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s18 / 8) * 8);
                 [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid % 32) * 8);
-                s[tl_s18] = tl::exp(s[tl_s18] - s_max[(tl_s18 / 8)]);
+                s[tl_s18] = tl::fast::exp(s[tl_s18] - s_max[(tl_s18 / 8)]);
             }
-            // reduce(sum, s, s_sum, axis = 1);  (softmax.tl:41)
+            // reduce(sum, s, s_sum, axis = 1);  (softmax.tl:42)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[2];
@@ -460,14 +460,14 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
                     s_sum[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (softmax.tl:44)
+            // for i in parallel(RB) {  (softmax.tl:45)
             // for i in parallel(16): each thread visits the elements of `s_sum` it holds
             #pragma unroll
             for (int tl_s20 = 0; tl_s20 < 2; ++tl_s20) {
                 [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s20) * 8);
-                s_sum[tl_s20] = tl::exp(-tl::log(s_sum[tl_s20]));
+                s_sum[tl_s20] = tl::fast::exp(-tl::fast::log(s_sum[tl_s20]));
             }
-            // for i, j in parallel(RB, ROW) {  (softmax.tl:47)
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:48)
             // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s21 = 0; tl_s21 < 16; ++tl_s21) {
@@ -475,7 +475,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
                 [[maybe_unused]] const int j = ((tl_s21 % 8) + (tl_tid % 32) * 8);
                 s[tl_s21] = s[tl_s21] * s_sum[(tl_s21 / 8)];
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:50)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:51)
             #pragma unroll
             for (int tl_chunk22 = 0; tl_chunk22 < 16; tl_chunk22 += 8) {
                 tl::f16* tl_ptr23 = &Y[int64_t(row0 + ((tl_tid / 32) + (tl_chunk22 / 8) * 8)) * N + ((tl_chunk22 % 8) + (tl_tid % 32) * 8)];
@@ -502,7 +502,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
                 m = -tl::inf<float>();
                 l = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:61)
+                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:62)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
@@ -519,7 +519,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
                             }
                         }
                     }
-                    // reduce(max, x, tile_max);  (softmax.tl:62)
+                    // reduce(max, x, tile_max);  (softmax.tl:63)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -535,15 +535,15 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
                         }
                     }
                     const float m_new = tl::max(m, tile_max);
-                    // for j in parallel(BN) {  (softmax.tl:64)
+                    // for j in parallel(BN) {  (softmax.tl:65)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
                         if (!(x_layout::valid(tl_tid, tl_s29))) continue;
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s29);
-                        x[tl_s29] = tl::exp(x[tl_s29] - m_new);
+                        x[tl_s29] = tl::fast::exp(x[tl_s29] - m_new);
                     }
-                    // reduce(sum, x, tile_sum);  (softmax.tl:67)
+                    // reduce(sum, x, tile_sum);  (softmax.tl:68)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -558,12 +558,12 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
                             tile_sum = tl_part[0];
                         }
                     }
-                    l = l * tl::exp(m - m_new) + tile_sum;
+                    l = l * tl::fast::exp(m - m_new) + tile_sum;
                     m = m_new;
                 }
-                const float inv_l = 1.0f / l;
+                const float inv_l = tl::fast::div(1.0f, l);
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:73)
+                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:74)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk31))) continue;
@@ -580,15 +580,15 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (softmax.tl:74)
+                    // for j in parallel(BN) {  (softmax.tl:75)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
                         if (!(x_layout::valid(tl_tid, tl_s34))) continue;
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s34);
-                        x[tl_s34] = tl::exp(x[tl_s34] - m) * inv_l;
+                        x[tl_s34] = tl::fast::exp(x[tl_s34] - m) * inv_l;
                     }
-                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:77)
+                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:78)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
@@ -611,7 +611,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
     }
 }
 
-// kernel softmax<ROW = 512, THREADS = 256, RB = 8, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:15)
+// kernel softmax<ROW = 512, THREADS = 256, RB = 8, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:16)
 // 256 threads per block, 16672 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
         const tl::f16* __restrict__ X,
@@ -639,7 +639,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
     if (N <= 512) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:35)
+            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:36)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -663,12 +663,12 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (softmax.tl:33)
+        // for g in pipelined(groups, stages = 2) {  (softmax.tl:34)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:35)
+                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:36)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -693,7 +693,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 8;
-            // copy(xs, s);  (softmax.tl:36)
+            // copy(xs, s);  (softmax.tl:37)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 8 + (tl_tid / 32)) * 520 + ((tl_chunk14 % 8) + (tl_tid % 32) * 8 + (tl_chunk14 / 8) * 256)];
@@ -709,7 +709,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
                     }
                 }
             }
-            // reduce(max, s, s_max, axis = 1);  (softmax.tl:37)
+            // reduce(max, s, s_max, axis = 1);  (softmax.tl:38)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[1];
@@ -732,15 +732,15 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
                     s_max[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (softmax.tl:38)
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:39)
             // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
                 [[maybe_unused]] const int i = (tl_tid / 32);
                 [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid % 32) * 8 + (tl_s18 / 8) * 256);
-                s[tl_s18] = tl::exp(s[tl_s18] - s_max[0]);
+                s[tl_s18] = tl::fast::exp(s[tl_s18] - s_max[0]);
             }
-            // reduce(sum, s, s_sum, axis = 1);  (softmax.tl:41)
+            // reduce(sum, s, s_sum, axis = 1);  (softmax.tl:42)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[1];
@@ -763,14 +763,14 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
                     s_sum[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (softmax.tl:44)
+            // for i in parallel(RB) {  (softmax.tl:45)
             // for i in parallel(8): each thread visits the elements of `s_sum` it holds
             #pragma unroll
             for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
                 [[maybe_unused]] const int i = (tl_tid / 32);
-                s_sum[tl_s20] = tl::exp(-tl::log(s_sum[tl_s20]));
+                s_sum[tl_s20] = tl::fast::exp(-tl::fast::log(s_sum[tl_s20]));
             }
-            // for i, j in parallel(RB, ROW) {  (softmax.tl:47)
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:48)
             // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s21 = 0; tl_s21 < 16; ++tl_s21) {
@@ -778,7 +778,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
                 [[maybe_unused]] const int j = ((tl_s21 % 8) + (tl_tid % 32) * 8 + (tl_s21 / 8) * 256);
                 s[tl_s21] = s[tl_s21] * s_sum[0];
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:50)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:51)
             #pragma unroll
             for (int tl_chunk22 = 0; tl_chunk22 < 16; tl_chunk22 += 8) {
                 tl::f16* tl_ptr23 = &Y[int64_t(row0 + (tl_tid / 32)) * N + ((tl_chunk22 % 8) + (tl_tid % 32) * 8 + (tl_chunk22 / 8) * 256)];
@@ -805,7 +805,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
                 m = -tl::inf<float>();
                 l = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:61)
+                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:62)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
@@ -822,7 +822,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
                             }
                         }
                     }
-                    // reduce(max, x, tile_max);  (softmax.tl:62)
+                    // reduce(max, x, tile_max);  (softmax.tl:63)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -838,15 +838,15 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
                         }
                     }
                     const float m_new = tl::max(m, tile_max);
-                    // for j in parallel(BN) {  (softmax.tl:64)
+                    // for j in parallel(BN) {  (softmax.tl:65)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
                         if (!(x_layout::valid(tl_tid, tl_s29))) continue;
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s29);
-                        x[tl_s29] = tl::exp(x[tl_s29] - m_new);
+                        x[tl_s29] = tl::fast::exp(x[tl_s29] - m_new);
                     }
-                    // reduce(sum, x, tile_sum);  (softmax.tl:67)
+                    // reduce(sum, x, tile_sum);  (softmax.tl:68)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -861,12 +861,12 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
                             tile_sum = tl_part[0];
                         }
                     }
-                    l = l * tl::exp(m - m_new) + tile_sum;
+                    l = l * tl::fast::exp(m - m_new) + tile_sum;
                     m = m_new;
                 }
-                const float inv_l = 1.0f / l;
+                const float inv_l = tl::fast::div(1.0f, l);
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:73)
+                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:74)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk31))) continue;
@@ -883,15 +883,15 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (softmax.tl:74)
+                    // for j in parallel(BN) {  (softmax.tl:75)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
                         if (!(x_layout::valid(tl_tid, tl_s34))) continue;
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s34);
-                        x[tl_s34] = tl::exp(x[tl_s34] - m) * inv_l;
+                        x[tl_s34] = tl::fast::exp(x[tl_s34] - m) * inv_l;
                     }
-                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:77)
+                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:78)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
@@ -914,7 +914,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
     }
 }
 
-// kernel softmax<ROW = 1024, THREADS = 256, RB = 4, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:15)
+// kernel softmax<ROW = 1024, THREADS = 256, RB = 4, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:16)
 // 256 threads per block, 16544 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) softmax_kernel_variant3(
         const tl::f16* __restrict__ X,
@@ -942,7 +942,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant3(
     if (N <= 1024) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:35)
+            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:36)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -966,12 +966,12 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant3(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (softmax.tl:33)
+        // for g in pipelined(groups, stages = 2) {  (softmax.tl:34)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:35)
+                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:36)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -996,7 +996,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant3(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 4;
-            // copy(xs, s);  (softmax.tl:36)
+            // copy(xs, s);  (softmax.tl:37)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 4 + (tl_tid / 64)) * 1032 + ((tl_chunk14 % 8) + (tl_tid % 64) * 8 + (tl_chunk14 / 8) * 512)];
@@ -1012,7 +1012,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant3(
                     }
                 }
             }
-            // reduce(max, s, s_max, axis = 1);  (softmax.tl:37)
+            // reduce(max, s, s_max, axis = 1);  (softmax.tl:38)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
             {
                 float tl_part[1];
@@ -1049,15 +1049,15 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant3(
                     s_max[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (softmax.tl:38)
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:39)
             // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
                 [[maybe_unused]] const int i = (tl_tid / 64);
                 [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid % 64) * 8 + (tl_s18 / 8) * 512);
-                s[tl_s18] = tl::exp(s[tl_s18] - s_max[0]);
+                s[tl_s18] = tl::fast::exp(s[tl_s18] - s_max[0]);
             }
-            // reduce(sum, s, s_sum, axis = 1);  (softmax.tl:41)
+            // reduce(sum, s, s_sum, axis = 1);  (softmax.tl:42)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
             {
                 float tl_part[1];
@@ -1094,14 +1094,14 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant3(
                     s_sum[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (softmax.tl:44)
+            // for i in parallel(RB) {  (softmax.tl:45)
             // for i in parallel(4): each thread visits the elements of `s_sum` it holds
             #pragma unroll
             for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
                 [[maybe_unused]] const int i = (tl_tid / 64);
-                s_sum[tl_s20] = tl::exp(-tl::log(s_sum[tl_s20]));
+                s_sum[tl_s20] = tl::fast::exp(-tl::fast::log(s_sum[tl_s20]));
             }
-            // for i, j in parallel(RB, ROW) {  (softmax.tl:47)
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:48)
             // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s21 = 0; tl_s21 < 16; ++tl_s21) {
@@ -1109,7 +1109,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant3(
                 [[maybe_unused]] const int j = ((tl_s21 % 8) + (tl_tid % 64) * 8 + (tl_s21 / 8) * 512);
                 s[tl_s21] = s[tl_s21] * s_sum[0];
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:50)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:51)
             #pragma unroll
             for (int tl_chunk22 = 0; tl_chunk22 < 16; tl_chunk22 += 8) {
                 tl::f16* tl_ptr23 = &Y[int64_t(row0 + (tl_tid / 64)) * N + ((tl_chunk22 % 8) + (tl_tid % 64) * 8 + (tl_chunk22 / 8) * 512)];
@@ -1136,7 +1136,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant3(
                 m = -tl::inf<float>();
                 l = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:61)
+                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:62)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
@@ -1153,7 +1153,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant3(
                             }
                         }
                     }
-                    // reduce(max, x, tile_max);  (softmax.tl:62)
+                    // reduce(max, x, tile_max);  (softmax.tl:63)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -1169,15 +1169,15 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant3(
                         }
                     }
                     const float m_new = tl::max(m, tile_max);
-                    // for j in parallel(BN) {  (softmax.tl:64)
+                    // for j in parallel(BN) {  (softmax.tl:65)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
                         if (!(x_layout::valid(tl_tid, tl_s29))) continue;
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s29);
-                        x[tl_s29] = tl::exp(x[tl_s29] - m_new);
+                        x[tl_s29] = tl::fast::exp(x[tl_s29] - m_new);
                     }
-                    // reduce(sum, x, tile_sum);  (softmax.tl:67)
+                    // reduce(sum, x, tile_sum);  (softmax.tl:68)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -1192,12 +1192,12 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant3(
                             tile_sum = tl_part[0];
                         }
                     }
-                    l = l * tl::exp(m - m_new) + tile_sum;
+                    l = l * tl::fast::exp(m - m_new) + tile_sum;
                     m = m_new;
                 }
-                const float inv_l = 1.0f / l;
+                const float inv_l = tl::fast::div(1.0f, l);
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:73)
+                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:74)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk31))) continue;
@@ -1214,15 +1214,15 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant3(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (softmax.tl:74)
+                    // for j in parallel(BN) {  (softmax.tl:75)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
                         if (!(x_layout::valid(tl_tid, tl_s34))) continue;
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s34);
-                        x[tl_s34] = tl::exp(x[tl_s34] - m) * inv_l;
+                        x[tl_s34] = tl::fast::exp(x[tl_s34] - m) * inv_l;
                     }
-                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:77)
+                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:78)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
@@ -1245,7 +1245,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant3(
     }
 }
 
-// kernel softmax<ROW = 2048, THREADS = 256, RB = 2, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:15)
+// kernel softmax<ROW = 2048, THREADS = 256, RB = 2, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:16)
 // 256 threads per block, 16544 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) softmax_kernel_variant4(
         const tl::f16* __restrict__ X,
@@ -1273,7 +1273,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant4(
     if (N <= 2048) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:35)
+            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:36)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -1297,12 +1297,12 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant4(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (softmax.tl:33)
+        // for g in pipelined(groups, stages = 2) {  (softmax.tl:34)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:35)
+                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:36)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -1327,7 +1327,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant4(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 2;
-            // copy(xs, s);  (softmax.tl:36)
+            // copy(xs, s);  (softmax.tl:37)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 2 + (tl_tid / 128)) * 2056 + ((tl_chunk14 % 8) + (tl_tid % 128) * 8 + (tl_chunk14 / 8) * 1024)];
@@ -1343,7 +1343,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant4(
                     }
                 }
             }
-            // reduce(max, s, s_max, axis = 1);  (softmax.tl:37)
+            // reduce(max, s, s_max, axis = 1);  (softmax.tl:38)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
             {
                 float tl_part[1];
@@ -1380,15 +1380,15 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant4(
                     s_max[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (softmax.tl:38)
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:39)
             // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
                 [[maybe_unused]] const int i = (tl_tid / 128);
                 [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid % 128) * 8 + (tl_s18 / 8) * 1024);
-                s[tl_s18] = tl::exp(s[tl_s18] - s_max[0]);
+                s[tl_s18] = tl::fast::exp(s[tl_s18] - s_max[0]);
             }
-            // reduce(sum, s, s_sum, axis = 1);  (softmax.tl:41)
+            // reduce(sum, s, s_sum, axis = 1);  (softmax.tl:42)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
             {
                 float tl_part[1];
@@ -1425,14 +1425,14 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant4(
                     s_sum[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (softmax.tl:44)
+            // for i in parallel(RB) {  (softmax.tl:45)
             // for i in parallel(2): each thread visits the elements of `s_sum` it holds
             #pragma unroll
             for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
                 [[maybe_unused]] const int i = (tl_tid / 128);
-                s_sum[tl_s20] = tl::exp(-tl::log(s_sum[tl_s20]));
+                s_sum[tl_s20] = tl::fast::exp(-tl::fast::log(s_sum[tl_s20]));
             }
-            // for i, j in parallel(RB, ROW) {  (softmax.tl:47)
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:48)
             // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s21 = 0; tl_s21 < 16; ++tl_s21) {
@@ -1440,7 +1440,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant4(
                 [[maybe_unused]] const int j = ((tl_s21 % 8) + (tl_tid % 128) * 8 + (tl_s21 / 8) * 1024);
                 s[tl_s21] = s[tl_s21] * s_sum[0];
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:50)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:51)
             #pragma unroll
             for (int tl_chunk22 = 0; tl_chunk22 < 16; tl_chunk22 += 8) {
                 tl::f16* tl_ptr23 = &Y[int64_t(row0 + (tl_tid / 128)) * N + ((tl_chunk22 % 8) + (tl_tid % 128) * 8 + (tl_chunk22 / 8) * 1024)];
@@ -1467,7 +1467,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant4(
                 m = -tl::inf<float>();
                 l = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:61)
+                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:62)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
@@ -1484,7 +1484,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant4(
                             }
                         }
                     }
-                    // reduce(max, x, tile_max);  (softmax.tl:62)
+                    // reduce(max, x, tile_max);  (softmax.tl:63)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -1500,15 +1500,15 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant4(
                         }
                     }
                     const float m_new = tl::max(m, tile_max);
-                    // for j in parallel(BN) {  (softmax.tl:64)
+                    // for j in parallel(BN) {  (softmax.tl:65)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
                         if (!(x_layout::valid(tl_tid, tl_s29))) continue;
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s29);
-                        x[tl_s29] = tl::exp(x[tl_s29] - m_new);
+                        x[tl_s29] = tl::fast::exp(x[tl_s29] - m_new);
                     }
-                    // reduce(sum, x, tile_sum);  (softmax.tl:67)
+                    // reduce(sum, x, tile_sum);  (softmax.tl:68)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -1523,12 +1523,12 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant4(
                             tile_sum = tl_part[0];
                         }
                     }
-                    l = l * tl::exp(m - m_new) + tile_sum;
+                    l = l * tl::fast::exp(m - m_new) + tile_sum;
                     m = m_new;
                 }
-                const float inv_l = 1.0f / l;
+                const float inv_l = tl::fast::div(1.0f, l);
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:73)
+                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:74)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk31))) continue;
@@ -1545,15 +1545,15 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant4(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (softmax.tl:74)
+                    // for j in parallel(BN) {  (softmax.tl:75)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
                         if (!(x_layout::valid(tl_tid, tl_s34))) continue;
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s34);
-                        x[tl_s34] = tl::exp(x[tl_s34] - m) * inv_l;
+                        x[tl_s34] = tl::fast::exp(x[tl_s34] - m) * inv_l;
                     }
-                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:77)
+                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:78)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
@@ -1576,7 +1576,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant4(
     }
 }
 
-// kernel softmax<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:15)
+// kernel softmax<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:16)
 // 256 threads per block, 16544 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
         const tl::f16* __restrict__ X,
@@ -1604,7 +1604,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
     if (N <= 4096) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:35)
+            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:36)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -1628,12 +1628,12 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (softmax.tl:33)
+        // for g in pipelined(groups, stages = 2) {  (softmax.tl:34)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:35)
+                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:36)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -1658,7 +1658,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
-            // copy(xs, s);  (softmax.tl:36)
+            // copy(xs, s);  (softmax.tl:37)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 1 + 0) * 4104 + ((tl_chunk14 % 8) + (tl_tid) * 8 + (tl_chunk14 / 8) * 2048)];
@@ -1674,7 +1674,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
                     }
                 }
             }
-            // reduce(max, s, s_max, axis = 1);  (softmax.tl:37)
+            // reduce(max, s, s_max, axis = 1);  (softmax.tl:38)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
             {
                 float tl_part[1];
@@ -1711,15 +1711,15 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
                     s_max[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (softmax.tl:38)
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:39)
             // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
                 [[maybe_unused]] const int i = 0;
                 [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid) * 8 + (tl_s18 / 8) * 2048);
-                s[tl_s18] = tl::exp(s[tl_s18] - s_max[0]);
+                s[tl_s18] = tl::fast::exp(s[tl_s18] - s_max[0]);
             }
-            // reduce(sum, s, s_sum, axis = 1);  (softmax.tl:41)
+            // reduce(sum, s, s_sum, axis = 1);  (softmax.tl:42)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
             {
                 float tl_part[1];
@@ -1756,14 +1756,14 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
                     s_sum[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (softmax.tl:44)
+            // for i in parallel(RB) {  (softmax.tl:45)
             // for i in parallel(1): each thread visits the elements of `s_sum` it holds
             #pragma unroll
             for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
                 [[maybe_unused]] const int i = 0;
-                s_sum[tl_s20] = tl::exp(-tl::log(s_sum[tl_s20]));
+                s_sum[tl_s20] = tl::fast::exp(-tl::fast::log(s_sum[tl_s20]));
             }
-            // for i, j in parallel(RB, ROW) {  (softmax.tl:47)
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:48)
             // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s21 = 0; tl_s21 < 16; ++tl_s21) {
@@ -1771,7 +1771,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
                 [[maybe_unused]] const int j = ((tl_s21 % 8) + (tl_tid) * 8 + (tl_s21 / 8) * 2048);
                 s[tl_s21] = s[tl_s21] * s_sum[0];
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:50)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:51)
             #pragma unroll
             for (int tl_chunk22 = 0; tl_chunk22 < 16; tl_chunk22 += 8) {
                 tl::f16* tl_ptr23 = &Y[int64_t(row0 + 0) * N + ((tl_chunk22 % 8) + (tl_tid) * 8 + (tl_chunk22 / 8) * 2048)];
@@ -1798,7 +1798,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
                 m = -tl::inf<float>();
                 l = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:61)
+                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:62)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
@@ -1815,7 +1815,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
                             }
                         }
                     }
-                    // reduce(max, x, tile_max);  (softmax.tl:62)
+                    // reduce(max, x, tile_max);  (softmax.tl:63)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -1831,15 +1831,15 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
                         }
                     }
                     const float m_new = tl::max(m, tile_max);
-                    // for j in parallel(BN) {  (softmax.tl:64)
+                    // for j in parallel(BN) {  (softmax.tl:65)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
                         if (!(x_layout::valid(tl_tid, tl_s29))) continue;
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s29);
-                        x[tl_s29] = tl::exp(x[tl_s29] - m_new);
+                        x[tl_s29] = tl::fast::exp(x[tl_s29] - m_new);
                     }
-                    // reduce(sum, x, tile_sum);  (softmax.tl:67)
+                    // reduce(sum, x, tile_sum);  (softmax.tl:68)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -1854,12 +1854,12 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
                             tile_sum = tl_part[0];
                         }
                     }
-                    l = l * tl::exp(m - m_new) + tile_sum;
+                    l = l * tl::fast::exp(m - m_new) + tile_sum;
                     m = m_new;
                 }
-                const float inv_l = 1.0f / l;
+                const float inv_l = tl::fast::div(1.0f, l);
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:73)
+                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:74)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk31))) continue;
@@ -1876,15 +1876,15 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (softmax.tl:74)
+                    // for j in parallel(BN) {  (softmax.tl:75)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
                         if (!(x_layout::valid(tl_tid, tl_s34))) continue;
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s34);
-                        x[tl_s34] = tl::exp(x[tl_s34] - m) * inv_l;
+                        x[tl_s34] = tl::fast::exp(x[tl_s34] - m) * inv_l;
                     }
-                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:77)
+                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:78)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
@@ -1907,7 +1907,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
     }
 }
 
-// kernel softmax<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:15)
+// kernel softmax<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:16)
 // 512 threads per block, 32960 bytes of shared memory
 __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
         const tl::f16* __restrict__ X,
@@ -1935,7 +1935,7 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
     if (N <= 8192) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:35)
+            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:36)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -1959,12 +1959,12 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (softmax.tl:33)
+        // for g in pipelined(groups, stages = 2) {  (softmax.tl:34)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:35)
+                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:36)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -1989,7 +1989,7 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
-            // copy(xs, s);  (softmax.tl:36)
+            // copy(xs, s);  (softmax.tl:37)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 1 + 0) * 8200 + ((tl_chunk14 % 8) + (tl_tid) * 8 + (tl_chunk14 / 8) * 4096)];
@@ -2005,7 +2005,7 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
                     }
                 }
             }
-            // reduce(max, s, s_max, axis = 1);  (softmax.tl:37)
+            // reduce(max, s, s_max, axis = 1);  (softmax.tl:38)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
             {
                 float tl_part[1];
@@ -2042,15 +2042,15 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
                     s_max[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (softmax.tl:38)
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:39)
             // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
                 [[maybe_unused]] const int i = 0;
                 [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid) * 8 + (tl_s18 / 8) * 4096);
-                s[tl_s18] = tl::exp(s[tl_s18] - s_max[0]);
+                s[tl_s18] = tl::fast::exp(s[tl_s18] - s_max[0]);
             }
-            // reduce(sum, s, s_sum, axis = 1);  (softmax.tl:41)
+            // reduce(sum, s, s_sum, axis = 1);  (softmax.tl:42)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
             {
                 float tl_part[1];
@@ -2087,14 +2087,14 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
                     s_sum[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (softmax.tl:44)
+            // for i in parallel(RB) {  (softmax.tl:45)
             // for i in parallel(1): each thread visits the elements of `s_sum` it holds
             #pragma unroll
             for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
                 [[maybe_unused]] const int i = 0;
-                s_sum[tl_s20] = tl::exp(-tl::log(s_sum[tl_s20]));
+                s_sum[tl_s20] = tl::fast::exp(-tl::fast::log(s_sum[tl_s20]));
             }
-            // for i, j in parallel(RB, ROW) {  (softmax.tl:47)
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:48)
             // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s21 = 0; tl_s21 < 16; ++tl_s21) {
@@ -2102,7 +2102,7 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
                 [[maybe_unused]] const int j = ((tl_s21 % 8) + (tl_tid) * 8 + (tl_s21 / 8) * 4096);
                 s[tl_s21] = s[tl_s21] * s_sum[0];
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:50)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:51)
             #pragma unroll
             for (int tl_chunk22 = 0; tl_chunk22 < 16; tl_chunk22 += 8) {
                 tl::f16* tl_ptr23 = &Y[int64_t(row0 + 0) * N + ((tl_chunk22 % 8) + (tl_tid) * 8 + (tl_chunk22 / 8) * 4096)];
@@ -2129,7 +2129,7 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
                 m = -tl::inf<float>();
                 l = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:61)
+                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:62)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
@@ -2146,7 +2146,7 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
                             }
                         }
                     }
-                    // reduce(max, x, tile_max);  (softmax.tl:62)
+                    // reduce(max, x, tile_max);  (softmax.tl:63)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -2162,15 +2162,15 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
                         }
                     }
                     const float m_new = tl::max(m, tile_max);
-                    // for j in parallel(BN) {  (softmax.tl:64)
+                    // for j in parallel(BN) {  (softmax.tl:65)
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
                         if (!(x_layout::valid(tl_tid, tl_s29))) continue;
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s29);
-                        x[tl_s29] = tl::exp(x[tl_s29] - m_new);
+                        x[tl_s29] = tl::fast::exp(x[tl_s29] - m_new);
                     }
-                    // reduce(sum, x, tile_sum);  (softmax.tl:67)
+                    // reduce(sum, x, tile_sum);  (softmax.tl:68)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -2185,12 +2185,12 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
                             tile_sum = tl_part[0];
                         }
                     }
-                    l = l * tl::exp(m - m_new) + tile_sum;
+                    l = l * tl::fast::exp(m - m_new) + tile_sum;
                     m = m_new;
                 }
-                const float inv_l = 1.0f / l;
+                const float inv_l = tl::fast::div(1.0f, l);
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:73)
+                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:74)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk31))) continue;
@@ -2207,15 +2207,15 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (softmax.tl:74)
+                    // for j in parallel(BN) {  (softmax.tl:75)
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
                         if (!(x_layout::valid(tl_tid, tl_s34))) continue;
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s34);
-                        x[tl_s34] = tl::exp(x[tl_s34] - m) * inv_l;
+                        x[tl_s34] = tl::fast::exp(x[tl_s34] - m) * inv_l;
                     }
-                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:77)
+                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:78)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
@@ -2238,7 +2238,7 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
     }
 }
 
-// kernel log_softmax<ROW = 128, THREADS = 256, RB = 32, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:86)
+// kernel log_softmax<ROW = 128, THREADS = 256, RB = 32, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:88)
 // 256 threads per block, 17440 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant0(
         const tl::f16* __restrict__ X,
@@ -2268,7 +2268,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant0(
     if (N <= 128) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:107)
+            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:109)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + 32 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -2292,12 +2292,12 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant0(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (softmax.tl:105)
+        // for g in pipelined(groups, stages = 2) {  (softmax.tl:107)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:107)
+                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:109)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + 32 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -2322,7 +2322,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant0(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 32;
-            // copy(xs, s);  (softmax.tl:108)
+            // copy(xs, s);  (softmax.tl:110)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 32 + ((tl_tid / 16) + (tl_chunk14 / 8) * 16)) * 136 + ((tl_chunk14 % 8) + (tl_tid % 16) * 8)];
@@ -2338,7 +2338,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant0(
                     }
                 }
             }
-            // reduce(max, s, s_max, axis = 1);  (softmax.tl:109)
+            // reduce(max, s, s_max, axis = 1);  (softmax.tl:111)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
             {
                 float tl_part[2];
@@ -2360,15 +2360,15 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant0(
                     s_max[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (softmax.tl:110)
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:112)
             // for i, j in parallel(32, 128): each thread visits the elements of `se` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
                 [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s18 / 8) * 16);
                 [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid % 16) * 8);
-                se[tl_s18] = tl::exp(s[tl_s18] - s_max[(tl_s18 / 8)]);
+                se[tl_s18] = tl::fast::exp(s[tl_s18] - s_max[(tl_s18 / 8)]);
             }
-            // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:113)
+            // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:115)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
             {
                 float tl_part[2];
@@ -2390,14 +2390,14 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant0(
                     s_sum[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (softmax.tl:114)
+            // for i in parallel(RB) {  (softmax.tl:116)
             // for i in parallel(32): each thread visits the elements of `s_sum` it holds
             #pragma unroll
             for (int tl_s20 = 0; tl_s20 < 2; ++tl_s20) {
                 [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s20) * 16);
-                s_sum[tl_s20] = s_max[tl_s20] + tl::log(s_sum[tl_s20]);
+                s_sum[tl_s20] = s_max[tl_s20] + tl::fast::log(s_sum[tl_s20]);
             }
-            // for i, j in parallel(RB, ROW) {  (softmax.tl:117)
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:119)
             // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s21 = 0; tl_s21 < 16; ++tl_s21) {
@@ -2405,7 +2405,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant0(
                 [[maybe_unused]] const int j = ((tl_s21 % 8) + (tl_tid % 16) * 8);
                 s[tl_s21] = s[tl_s21] - s_sum[(tl_s21 / 8)];
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:120)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:122)
             #pragma unroll
             for (int tl_chunk22 = 0; tl_chunk22 < 16; tl_chunk22 += 8) {
                 tl::f16* tl_ptr23 = &Y[int64_t(row0 + ((tl_tid / 16) + (tl_chunk22 / 8) * 16)) * N + ((tl_chunk22 % 8) + (tl_tid % 16) * 8)];
@@ -2432,7 +2432,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant0(
                 m = -tl::inf<float>();
                 l = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:131)
+                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:133)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
@@ -2449,7 +2449,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant0(
                             }
                         }
                     }
-                    // reduce(max, x, tile_max);  (softmax.tl:132)
+                    // reduce(max, x, tile_max);  (softmax.tl:134)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -2465,15 +2465,15 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant0(
                         }
                     }
                     const float m_new = tl::max(m, tile_max);
-                    // for j in parallel(BN) {  (softmax.tl:134)
+                    // for j in parallel(BN) {  (softmax.tl:136)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
                         if (!(x_layout::valid(tl_tid, tl_s29))) continue;
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s29);
-                        x[tl_s29] = tl::exp(x[tl_s29] - m_new);
+                        x[tl_s29] = tl::fast::exp(x[tl_s29] - m_new);
                     }
-                    // reduce(sum, x, tile_sum);  (softmax.tl:137)
+                    // reduce(sum, x, tile_sum);  (softmax.tl:139)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -2488,12 +2488,12 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant0(
                             tile_sum = tl_part[0];
                         }
                     }
-                    l = l * tl::exp(m - m_new) + tile_sum;
+                    l = l * tl::fast::exp(m - m_new) + tile_sum;
                     m = m_new;
                 }
-                const float shift = m + tl::log(l);
+                const float shift = m + tl::fast::log(l);
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:143)
+                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:145)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk31))) continue;
@@ -2510,7 +2510,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant0(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (softmax.tl:144)
+                    // for j in parallel(BN) {  (softmax.tl:146)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
@@ -2518,7 +2518,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant0(
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s34);
                         x[tl_s34] = x[tl_s34] - shift;
                     }
-                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:147)
+                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:149)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
@@ -2541,7 +2541,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant0(
     }
 }
 
-// kernel log_softmax<ROW = 256, THREADS = 256, RB = 16, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:86)
+// kernel log_softmax<ROW = 256, THREADS = 256, RB = 16, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:88)
 // 256 threads per block, 16928 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
         const tl::f16* __restrict__ X,
@@ -2571,7 +2571,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
     if (N <= 256) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:107)
+            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:109)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -2595,12 +2595,12 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (softmax.tl:105)
+        // for g in pipelined(groups, stages = 2) {  (softmax.tl:107)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:107)
+                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:109)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -2625,7 +2625,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 16;
-            // copy(xs, s);  (softmax.tl:108)
+            // copy(xs, s);  (softmax.tl:110)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 16 + ((tl_tid / 32) + (tl_chunk14 / 8) * 8)) * 264 + ((tl_chunk14 % 8) + (tl_tid % 32) * 8)];
@@ -2641,7 +2641,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
                     }
                 }
             }
-            // reduce(max, s, s_max, axis = 1);  (softmax.tl:109)
+            // reduce(max, s, s_max, axis = 1);  (softmax.tl:111)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[2];
@@ -2664,15 +2664,15 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
                     s_max[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (softmax.tl:110)
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:112)
             // for i, j in parallel(16, 256): each thread visits the elements of `se` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
                 [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s18 / 8) * 8);
                 [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid % 32) * 8);
-                se[tl_s18] = tl::exp(s[tl_s18] - s_max[(tl_s18 / 8)]);
+                se[tl_s18] = tl::fast::exp(s[tl_s18] - s_max[(tl_s18 / 8)]);
             }
-            // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:113)
+            // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:115)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[2];
@@ -2695,14 +2695,14 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
                     s_sum[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (softmax.tl:114)
+            // for i in parallel(RB) {  (softmax.tl:116)
             // for i in parallel(16): each thread visits the elements of `s_sum` it holds
             #pragma unroll
             for (int tl_s20 = 0; tl_s20 < 2; ++tl_s20) {
                 [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s20) * 8);
-                s_sum[tl_s20] = s_max[tl_s20] + tl::log(s_sum[tl_s20]);
+                s_sum[tl_s20] = s_max[tl_s20] + tl::fast::log(s_sum[tl_s20]);
             }
-            // for i, j in parallel(RB, ROW) {  (softmax.tl:117)
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:119)
             // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s21 = 0; tl_s21 < 16; ++tl_s21) {
@@ -2710,7 +2710,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
                 [[maybe_unused]] const int j = ((tl_s21 % 8) + (tl_tid % 32) * 8);
                 s[tl_s21] = s[tl_s21] - s_sum[(tl_s21 / 8)];
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:120)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:122)
             #pragma unroll
             for (int tl_chunk22 = 0; tl_chunk22 < 16; tl_chunk22 += 8) {
                 tl::f16* tl_ptr23 = &Y[int64_t(row0 + ((tl_tid / 32) + (tl_chunk22 / 8) * 8)) * N + ((tl_chunk22 % 8) + (tl_tid % 32) * 8)];
@@ -2737,7 +2737,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
                 m = -tl::inf<float>();
                 l = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:131)
+                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:133)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
@@ -2754,7 +2754,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
                             }
                         }
                     }
-                    // reduce(max, x, tile_max);  (softmax.tl:132)
+                    // reduce(max, x, tile_max);  (softmax.tl:134)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -2770,15 +2770,15 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
                         }
                     }
                     const float m_new = tl::max(m, tile_max);
-                    // for j in parallel(BN) {  (softmax.tl:134)
+                    // for j in parallel(BN) {  (softmax.tl:136)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
                         if (!(x_layout::valid(tl_tid, tl_s29))) continue;
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s29);
-                        x[tl_s29] = tl::exp(x[tl_s29] - m_new);
+                        x[tl_s29] = tl::fast::exp(x[tl_s29] - m_new);
                     }
-                    // reduce(sum, x, tile_sum);  (softmax.tl:137)
+                    // reduce(sum, x, tile_sum);  (softmax.tl:139)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -2793,12 +2793,12 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
                             tile_sum = tl_part[0];
                         }
                     }
-                    l = l * tl::exp(m - m_new) + tile_sum;
+                    l = l * tl::fast::exp(m - m_new) + tile_sum;
                     m = m_new;
                 }
-                const float shift = m + tl::log(l);
+                const float shift = m + tl::fast::log(l);
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:143)
+                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:145)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk31))) continue;
@@ -2815,7 +2815,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (softmax.tl:144)
+                    // for j in parallel(BN) {  (softmax.tl:146)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
@@ -2823,7 +2823,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s34);
                         x[tl_s34] = x[tl_s34] - shift;
                     }
-                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:147)
+                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:149)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
@@ -2846,7 +2846,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
     }
 }
 
-// kernel log_softmax<ROW = 512, THREADS = 256, RB = 8, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:86)
+// kernel log_softmax<ROW = 512, THREADS = 256, RB = 8, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:88)
 // 256 threads per block, 16672 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
         const tl::f16* __restrict__ X,
@@ -2876,7 +2876,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
     if (N <= 512) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:107)
+            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:109)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -2900,12 +2900,12 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (softmax.tl:105)
+        // for g in pipelined(groups, stages = 2) {  (softmax.tl:107)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:107)
+                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:109)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -2930,7 +2930,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 8;
-            // copy(xs, s);  (softmax.tl:108)
+            // copy(xs, s);  (softmax.tl:110)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 8 + (tl_tid / 32)) * 520 + ((tl_chunk14 % 8) + (tl_tid % 32) * 8 + (tl_chunk14 / 8) * 256)];
@@ -2946,7 +2946,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
                     }
                 }
             }
-            // reduce(max, s, s_max, axis = 1);  (softmax.tl:109)
+            // reduce(max, s, s_max, axis = 1);  (softmax.tl:111)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[1];
@@ -2969,15 +2969,15 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
                     s_max[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (softmax.tl:110)
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:112)
             // for i, j in parallel(8, 512): each thread visits the elements of `se` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
                 [[maybe_unused]] const int i = (tl_tid / 32);
                 [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid % 32) * 8 + (tl_s18 / 8) * 256);
-                se[tl_s18] = tl::exp(s[tl_s18] - s_max[0]);
+                se[tl_s18] = tl::fast::exp(s[tl_s18] - s_max[0]);
             }
-            // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:113)
+            // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:115)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[1];
@@ -3000,14 +3000,14 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
                     s_sum[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (softmax.tl:114)
+            // for i in parallel(RB) {  (softmax.tl:116)
             // for i in parallel(8): each thread visits the elements of `s_sum` it holds
             #pragma unroll
             for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
                 [[maybe_unused]] const int i = (tl_tid / 32);
-                s_sum[tl_s20] = s_max[tl_s20] + tl::log(s_sum[tl_s20]);
+                s_sum[tl_s20] = s_max[tl_s20] + tl::fast::log(s_sum[tl_s20]);
             }
-            // for i, j in parallel(RB, ROW) {  (softmax.tl:117)
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:119)
             // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s21 = 0; tl_s21 < 16; ++tl_s21) {
@@ -3015,7 +3015,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
                 [[maybe_unused]] const int j = ((tl_s21 % 8) + (tl_tid % 32) * 8 + (tl_s21 / 8) * 256);
                 s[tl_s21] = s[tl_s21] - s_sum[0];
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:120)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:122)
             #pragma unroll
             for (int tl_chunk22 = 0; tl_chunk22 < 16; tl_chunk22 += 8) {
                 tl::f16* tl_ptr23 = &Y[int64_t(row0 + (tl_tid / 32)) * N + ((tl_chunk22 % 8) + (tl_tid % 32) * 8 + (tl_chunk22 / 8) * 256)];
@@ -3042,7 +3042,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
                 m = -tl::inf<float>();
                 l = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:131)
+                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:133)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
@@ -3059,7 +3059,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
                             }
                         }
                     }
-                    // reduce(max, x, tile_max);  (softmax.tl:132)
+                    // reduce(max, x, tile_max);  (softmax.tl:134)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -3075,15 +3075,15 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
                         }
                     }
                     const float m_new = tl::max(m, tile_max);
-                    // for j in parallel(BN) {  (softmax.tl:134)
+                    // for j in parallel(BN) {  (softmax.tl:136)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
                         if (!(x_layout::valid(tl_tid, tl_s29))) continue;
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s29);
-                        x[tl_s29] = tl::exp(x[tl_s29] - m_new);
+                        x[tl_s29] = tl::fast::exp(x[tl_s29] - m_new);
                     }
-                    // reduce(sum, x, tile_sum);  (softmax.tl:137)
+                    // reduce(sum, x, tile_sum);  (softmax.tl:139)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -3098,12 +3098,12 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
                             tile_sum = tl_part[0];
                         }
                     }
-                    l = l * tl::exp(m - m_new) + tile_sum;
+                    l = l * tl::fast::exp(m - m_new) + tile_sum;
                     m = m_new;
                 }
-                const float shift = m + tl::log(l);
+                const float shift = m + tl::fast::log(l);
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:143)
+                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:145)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk31))) continue;
@@ -3120,7 +3120,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (softmax.tl:144)
+                    // for j in parallel(BN) {  (softmax.tl:146)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
@@ -3128,7 +3128,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s34);
                         x[tl_s34] = x[tl_s34] - shift;
                     }
-                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:147)
+                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:149)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
@@ -3151,7 +3151,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
     }
 }
 
-// kernel log_softmax<ROW = 1024, THREADS = 256, RB = 4, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:86)
+// kernel log_softmax<ROW = 1024, THREADS = 256, RB = 4, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:88)
 // 256 threads per block, 16544 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant3(
         const tl::f16* __restrict__ X,
@@ -3181,7 +3181,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant3(
     if (N <= 1024) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:107)
+            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:109)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -3205,12 +3205,12 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant3(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (softmax.tl:105)
+        // for g in pipelined(groups, stages = 2) {  (softmax.tl:107)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:107)
+                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:109)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -3235,7 +3235,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant3(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 4;
-            // copy(xs, s);  (softmax.tl:108)
+            // copy(xs, s);  (softmax.tl:110)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 4 + (tl_tid / 64)) * 1032 + ((tl_chunk14 % 8) + (tl_tid % 64) * 8 + (tl_chunk14 / 8) * 512)];
@@ -3251,7 +3251,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant3(
                     }
                 }
             }
-            // reduce(max, s, s_max, axis = 1);  (softmax.tl:109)
+            // reduce(max, s, s_max, axis = 1);  (softmax.tl:111)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
             {
                 float tl_part[1];
@@ -3288,15 +3288,15 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant3(
                     s_max[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (softmax.tl:110)
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:112)
             // for i, j in parallel(4, 1024): each thread visits the elements of `se` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
                 [[maybe_unused]] const int i = (tl_tid / 64);
                 [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid % 64) * 8 + (tl_s18 / 8) * 512);
-                se[tl_s18] = tl::exp(s[tl_s18] - s_max[0]);
+                se[tl_s18] = tl::fast::exp(s[tl_s18] - s_max[0]);
             }
-            // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:113)
+            // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:115)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
             {
                 float tl_part[1];
@@ -3333,14 +3333,14 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant3(
                     s_sum[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (softmax.tl:114)
+            // for i in parallel(RB) {  (softmax.tl:116)
             // for i in parallel(4): each thread visits the elements of `s_sum` it holds
             #pragma unroll
             for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
                 [[maybe_unused]] const int i = (tl_tid / 64);
-                s_sum[tl_s20] = s_max[tl_s20] + tl::log(s_sum[tl_s20]);
+                s_sum[tl_s20] = s_max[tl_s20] + tl::fast::log(s_sum[tl_s20]);
             }
-            // for i, j in parallel(RB, ROW) {  (softmax.tl:117)
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:119)
             // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s21 = 0; tl_s21 < 16; ++tl_s21) {
@@ -3348,7 +3348,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant3(
                 [[maybe_unused]] const int j = ((tl_s21 % 8) + (tl_tid % 64) * 8 + (tl_s21 / 8) * 512);
                 s[tl_s21] = s[tl_s21] - s_sum[0];
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:120)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:122)
             #pragma unroll
             for (int tl_chunk22 = 0; tl_chunk22 < 16; tl_chunk22 += 8) {
                 tl::f16* tl_ptr23 = &Y[int64_t(row0 + (tl_tid / 64)) * N + ((tl_chunk22 % 8) + (tl_tid % 64) * 8 + (tl_chunk22 / 8) * 512)];
@@ -3375,7 +3375,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant3(
                 m = -tl::inf<float>();
                 l = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:131)
+                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:133)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
@@ -3392,7 +3392,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant3(
                             }
                         }
                     }
-                    // reduce(max, x, tile_max);  (softmax.tl:132)
+                    // reduce(max, x, tile_max);  (softmax.tl:134)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -3408,15 +3408,15 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant3(
                         }
                     }
                     const float m_new = tl::max(m, tile_max);
-                    // for j in parallel(BN) {  (softmax.tl:134)
+                    // for j in parallel(BN) {  (softmax.tl:136)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
                         if (!(x_layout::valid(tl_tid, tl_s29))) continue;
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s29);
-                        x[tl_s29] = tl::exp(x[tl_s29] - m_new);
+                        x[tl_s29] = tl::fast::exp(x[tl_s29] - m_new);
                     }
-                    // reduce(sum, x, tile_sum);  (softmax.tl:137)
+                    // reduce(sum, x, tile_sum);  (softmax.tl:139)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -3431,12 +3431,12 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant3(
                             tile_sum = tl_part[0];
                         }
                     }
-                    l = l * tl::exp(m - m_new) + tile_sum;
+                    l = l * tl::fast::exp(m - m_new) + tile_sum;
                     m = m_new;
                 }
-                const float shift = m + tl::log(l);
+                const float shift = m + tl::fast::log(l);
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:143)
+                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:145)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk31))) continue;
@@ -3453,7 +3453,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant3(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (softmax.tl:144)
+                    // for j in parallel(BN) {  (softmax.tl:146)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
@@ -3461,7 +3461,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant3(
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s34);
                         x[tl_s34] = x[tl_s34] - shift;
                     }
-                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:147)
+                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:149)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
@@ -3484,7 +3484,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant3(
     }
 }
 
-// kernel log_softmax<ROW = 2048, THREADS = 256, RB = 2, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:86)
+// kernel log_softmax<ROW = 2048, THREADS = 256, RB = 2, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:88)
 // 256 threads per block, 16544 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant4(
         const tl::f16* __restrict__ X,
@@ -3514,7 +3514,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant4(
     if (N <= 2048) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:107)
+            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:109)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -3538,12 +3538,12 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant4(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (softmax.tl:105)
+        // for g in pipelined(groups, stages = 2) {  (softmax.tl:107)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:107)
+                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:109)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -3568,7 +3568,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant4(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 2;
-            // copy(xs, s);  (softmax.tl:108)
+            // copy(xs, s);  (softmax.tl:110)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 2 + (tl_tid / 128)) * 2056 + ((tl_chunk14 % 8) + (tl_tid % 128) * 8 + (tl_chunk14 / 8) * 1024)];
@@ -3584,7 +3584,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant4(
                     }
                 }
             }
-            // reduce(max, s, s_max, axis = 1);  (softmax.tl:109)
+            // reduce(max, s, s_max, axis = 1);  (softmax.tl:111)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
             {
                 float tl_part[1];
@@ -3621,15 +3621,15 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant4(
                     s_max[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (softmax.tl:110)
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:112)
             // for i, j in parallel(2, 2048): each thread visits the elements of `se` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
                 [[maybe_unused]] const int i = (tl_tid / 128);
                 [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid % 128) * 8 + (tl_s18 / 8) * 1024);
-                se[tl_s18] = tl::exp(s[tl_s18] - s_max[0]);
+                se[tl_s18] = tl::fast::exp(s[tl_s18] - s_max[0]);
             }
-            // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:113)
+            // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:115)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
             {
                 float tl_part[1];
@@ -3666,14 +3666,14 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant4(
                     s_sum[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (softmax.tl:114)
+            // for i in parallel(RB) {  (softmax.tl:116)
             // for i in parallel(2): each thread visits the elements of `s_sum` it holds
             #pragma unroll
             for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
                 [[maybe_unused]] const int i = (tl_tid / 128);
-                s_sum[tl_s20] = s_max[tl_s20] + tl::log(s_sum[tl_s20]);
+                s_sum[tl_s20] = s_max[tl_s20] + tl::fast::log(s_sum[tl_s20]);
             }
-            // for i, j in parallel(RB, ROW) {  (softmax.tl:117)
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:119)
             // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s21 = 0; tl_s21 < 16; ++tl_s21) {
@@ -3681,7 +3681,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant4(
                 [[maybe_unused]] const int j = ((tl_s21 % 8) + (tl_tid % 128) * 8 + (tl_s21 / 8) * 1024);
                 s[tl_s21] = s[tl_s21] - s_sum[0];
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:120)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:122)
             #pragma unroll
             for (int tl_chunk22 = 0; tl_chunk22 < 16; tl_chunk22 += 8) {
                 tl::f16* tl_ptr23 = &Y[int64_t(row0 + (tl_tid / 128)) * N + ((tl_chunk22 % 8) + (tl_tid % 128) * 8 + (tl_chunk22 / 8) * 1024)];
@@ -3708,7 +3708,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant4(
                 m = -tl::inf<float>();
                 l = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:131)
+                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:133)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
@@ -3725,7 +3725,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant4(
                             }
                         }
                     }
-                    // reduce(max, x, tile_max);  (softmax.tl:132)
+                    // reduce(max, x, tile_max);  (softmax.tl:134)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -3741,15 +3741,15 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant4(
                         }
                     }
                     const float m_new = tl::max(m, tile_max);
-                    // for j in parallel(BN) {  (softmax.tl:134)
+                    // for j in parallel(BN) {  (softmax.tl:136)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
                         if (!(x_layout::valid(tl_tid, tl_s29))) continue;
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s29);
-                        x[tl_s29] = tl::exp(x[tl_s29] - m_new);
+                        x[tl_s29] = tl::fast::exp(x[tl_s29] - m_new);
                     }
-                    // reduce(sum, x, tile_sum);  (softmax.tl:137)
+                    // reduce(sum, x, tile_sum);  (softmax.tl:139)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -3764,12 +3764,12 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant4(
                             tile_sum = tl_part[0];
                         }
                     }
-                    l = l * tl::exp(m - m_new) + tile_sum;
+                    l = l * tl::fast::exp(m - m_new) + tile_sum;
                     m = m_new;
                 }
-                const float shift = m + tl::log(l);
+                const float shift = m + tl::fast::log(l);
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:143)
+                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:145)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk31))) continue;
@@ -3786,7 +3786,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant4(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (softmax.tl:144)
+                    // for j in parallel(BN) {  (softmax.tl:146)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
@@ -3794,7 +3794,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant4(
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s34);
                         x[tl_s34] = x[tl_s34] - shift;
                     }
-                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:147)
+                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:149)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
@@ -3817,7 +3817,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant4(
     }
 }
 
-// kernel log_softmax<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:86)
+// kernel log_softmax<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:88)
 // 256 threads per block, 16544 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
         const tl::f16* __restrict__ X,
@@ -3847,7 +3847,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
     if (N <= 4096) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:107)
+            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:109)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -3871,12 +3871,12 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (softmax.tl:105)
+        // for g in pipelined(groups, stages = 2) {  (softmax.tl:107)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:107)
+                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:109)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -3901,7 +3901,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
-            // copy(xs, s);  (softmax.tl:108)
+            // copy(xs, s);  (softmax.tl:110)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 1 + 0) * 4104 + ((tl_chunk14 % 8) + (tl_tid) * 8 + (tl_chunk14 / 8) * 2048)];
@@ -3917,7 +3917,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
                     }
                 }
             }
-            // reduce(max, s, s_max, axis = 1);  (softmax.tl:109)
+            // reduce(max, s, s_max, axis = 1);  (softmax.tl:111)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
             {
                 float tl_part[1];
@@ -3954,15 +3954,15 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
                     s_max[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (softmax.tl:110)
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:112)
             // for i, j in parallel(1, 4096): each thread visits the elements of `se` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
                 [[maybe_unused]] const int i = 0;
                 [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid) * 8 + (tl_s18 / 8) * 2048);
-                se[tl_s18] = tl::exp(s[tl_s18] - s_max[0]);
+                se[tl_s18] = tl::fast::exp(s[tl_s18] - s_max[0]);
             }
-            // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:113)
+            // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:115)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
             {
                 float tl_part[1];
@@ -3999,14 +3999,14 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
                     s_sum[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (softmax.tl:114)
+            // for i in parallel(RB) {  (softmax.tl:116)
             // for i in parallel(1): each thread visits the elements of `s_sum` it holds
             #pragma unroll
             for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
                 [[maybe_unused]] const int i = 0;
-                s_sum[tl_s20] = s_max[tl_s20] + tl::log(s_sum[tl_s20]);
+                s_sum[tl_s20] = s_max[tl_s20] + tl::fast::log(s_sum[tl_s20]);
             }
-            // for i, j in parallel(RB, ROW) {  (softmax.tl:117)
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:119)
             // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s21 = 0; tl_s21 < 16; ++tl_s21) {
@@ -4014,7 +4014,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
                 [[maybe_unused]] const int j = ((tl_s21 % 8) + (tl_tid) * 8 + (tl_s21 / 8) * 2048);
                 s[tl_s21] = s[tl_s21] - s_sum[0];
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:120)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:122)
             #pragma unroll
             for (int tl_chunk22 = 0; tl_chunk22 < 16; tl_chunk22 += 8) {
                 tl::f16* tl_ptr23 = &Y[int64_t(row0 + 0) * N + ((tl_chunk22 % 8) + (tl_tid) * 8 + (tl_chunk22 / 8) * 2048)];
@@ -4041,7 +4041,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
                 m = -tl::inf<float>();
                 l = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:131)
+                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:133)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
@@ -4058,7 +4058,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
                             }
                         }
                     }
-                    // reduce(max, x, tile_max);  (softmax.tl:132)
+                    // reduce(max, x, tile_max);  (softmax.tl:134)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -4074,15 +4074,15 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
                         }
                     }
                     const float m_new = tl::max(m, tile_max);
-                    // for j in parallel(BN) {  (softmax.tl:134)
+                    // for j in parallel(BN) {  (softmax.tl:136)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
                         if (!(x_layout::valid(tl_tid, tl_s29))) continue;
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s29);
-                        x[tl_s29] = tl::exp(x[tl_s29] - m_new);
+                        x[tl_s29] = tl::fast::exp(x[tl_s29] - m_new);
                     }
-                    // reduce(sum, x, tile_sum);  (softmax.tl:137)
+                    // reduce(sum, x, tile_sum);  (softmax.tl:139)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -4097,12 +4097,12 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
                             tile_sum = tl_part[0];
                         }
                     }
-                    l = l * tl::exp(m - m_new) + tile_sum;
+                    l = l * tl::fast::exp(m - m_new) + tile_sum;
                     m = m_new;
                 }
-                const float shift = m + tl::log(l);
+                const float shift = m + tl::fast::log(l);
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:143)
+                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:145)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk31))) continue;
@@ -4119,7 +4119,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (softmax.tl:144)
+                    // for j in parallel(BN) {  (softmax.tl:146)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
@@ -4127,7 +4127,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s34);
                         x[tl_s34] = x[tl_s34] - shift;
                     }
-                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:147)
+                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:149)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
@@ -4150,7 +4150,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
     }
 }
 
-// kernel log_softmax<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:86)
+// kernel log_softmax<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:88)
 // 512 threads per block, 32960 bytes of shared memory
 __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
         const tl::f16* __restrict__ X,
@@ -4180,7 +4180,7 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
     if (N <= 8192) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:107)
+            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:109)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -4204,12 +4204,12 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (softmax.tl:105)
+        // for g in pipelined(groups, stages = 2) {  (softmax.tl:107)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:107)
+                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:109)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -4234,7 +4234,7 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
-            // copy(xs, s);  (softmax.tl:108)
+            // copy(xs, s);  (softmax.tl:110)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 1 + 0) * 8200 + ((tl_chunk14 % 8) + (tl_tid) * 8 + (tl_chunk14 / 8) * 4096)];
@@ -4250,7 +4250,7 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
                     }
                 }
             }
-            // reduce(max, s, s_max, axis = 1);  (softmax.tl:109)
+            // reduce(max, s, s_max, axis = 1);  (softmax.tl:111)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
             {
                 float tl_part[1];
@@ -4287,15 +4287,15 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
                     s_max[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (softmax.tl:110)
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:112)
             // for i, j in parallel(1, 8192): each thread visits the elements of `se` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
                 [[maybe_unused]] const int i = 0;
                 [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid) * 8 + (tl_s18 / 8) * 4096);
-                se[tl_s18] = tl::exp(s[tl_s18] - s_max[0]);
+                se[tl_s18] = tl::fast::exp(s[tl_s18] - s_max[0]);
             }
-            // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:113)
+            // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:115)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
             {
                 float tl_part[1];
@@ -4332,14 +4332,14 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
                     s_sum[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (softmax.tl:114)
+            // for i in parallel(RB) {  (softmax.tl:116)
             // for i in parallel(1): each thread visits the elements of `s_sum` it holds
             #pragma unroll
             for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
                 [[maybe_unused]] const int i = 0;
-                s_sum[tl_s20] = s_max[tl_s20] + tl::log(s_sum[tl_s20]);
+                s_sum[tl_s20] = s_max[tl_s20] + tl::fast::log(s_sum[tl_s20]);
             }
-            // for i, j in parallel(RB, ROW) {  (softmax.tl:117)
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:119)
             // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s21 = 0; tl_s21 < 16; ++tl_s21) {
@@ -4347,7 +4347,7 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
                 [[maybe_unused]] const int j = ((tl_s21 % 8) + (tl_tid) * 8 + (tl_s21 / 8) * 4096);
                 s[tl_s21] = s[tl_s21] - s_sum[0];
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:120)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:122)
             #pragma unroll
             for (int tl_chunk22 = 0; tl_chunk22 < 16; tl_chunk22 += 8) {
                 tl::f16* tl_ptr23 = &Y[int64_t(row0 + 0) * N + ((tl_chunk22 % 8) + (tl_tid) * 8 + (tl_chunk22 / 8) * 4096)];
@@ -4374,7 +4374,7 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
                 m = -tl::inf<float>();
                 l = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:131)
+                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:133)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
@@ -4391,7 +4391,7 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
                             }
                         }
                     }
-                    // reduce(max, x, tile_max);  (softmax.tl:132)
+                    // reduce(max, x, tile_max);  (softmax.tl:134)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -4407,15 +4407,15 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
                         }
                     }
                     const float m_new = tl::max(m, tile_max);
-                    // for j in parallel(BN) {  (softmax.tl:134)
+                    // for j in parallel(BN) {  (softmax.tl:136)
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
                         if (!(x_layout::valid(tl_tid, tl_s29))) continue;
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s29);
-                        x[tl_s29] = tl::exp(x[tl_s29] - m_new);
+                        x[tl_s29] = tl::fast::exp(x[tl_s29] - m_new);
                     }
-                    // reduce(sum, x, tile_sum);  (softmax.tl:137)
+                    // reduce(sum, x, tile_sum);  (softmax.tl:139)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -4430,12 +4430,12 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
                             tile_sum = tl_part[0];
                         }
                     }
-                    l = l * tl::exp(m - m_new) + tile_sum;
+                    l = l * tl::fast::exp(m - m_new) + tile_sum;
                     m = m_new;
                 }
-                const float shift = m + tl::log(l);
+                const float shift = m + tl::fast::log(l);
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:143)
+                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:145)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk31))) continue;
@@ -4452,7 +4452,7 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (softmax.tl:144)
+                    // for j in parallel(BN) {  (softmax.tl:146)
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
@@ -4460,7 +4460,7 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s34);
                         x[tl_s34] = x[tl_s34] - shift;
                     }
-                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:147)
+                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:149)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
@@ -4483,7 +4483,7 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
     }
 }
 
-// kernel softmax_rows<BM = 8, BN = 256, T = f16>  (stdlib/softmax.tl:156)
+// kernel softmax_rows<BM = 8, BN = 256, T = f16>  (stdlib/softmax.tl:158)
 // 256 threads per block, 0 bytes of shared memory
 __global__ void __launch_bounds__(256) softmax_rows_kernel(
         const tl::f16* __restrict__ X,
@@ -4511,7 +4511,7 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
     const int32_t row0 = int(blockIdx.x) * 8;
     const int32_t n_tiles = tl::cdiv(N, 256);
     for (int t = 0; t < n_tiles; ++t) {
-        // copy(X[row0 +: BM, t * BN +: BN], x, pad = -inf);  (softmax.tl:169)
+        // copy(X[row0 +: BM, t * BN +: BN], x, pad = -inf);  (softmax.tl:172)
         #pragma unroll
         for (int tl_chunk0 = 0; tl_chunk0 < 8; tl_chunk0 += 8) {
             const tl::f16* tl_ptr1 = &X[int64_t(row0 + (tl_tid / 32)) * N + ((t * 256) + ((tl_chunk0) + (tl_tid % 32) * 8))];
@@ -4527,7 +4527,7 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
                 }
             }
         }
-        // reduce(max, x, m_tile, axis = 1);  (softmax.tl:170)
+        // reduce(max, x, m_tile, axis = 1);  (softmax.tl:173)
         // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
         {
             float tl_part[1];
@@ -4550,24 +4550,24 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
                 m_tile[tl_i] = tl_part[tl_i];
             }
         }
-        // for i in parallel(BM) {  (softmax.tl:171)
+        // for i in parallel(BM) {  (softmax.tl:174)
         // for i in parallel(8): each thread visits the elements of `m` it holds
         #pragma unroll
         for (int tl_s4 = 0; tl_s4 < 1; ++tl_s4) {
             [[maybe_unused]] const int i = (tl_tid / 32);
             const float m_new = tl::max(m[tl_s4], m_tile[tl_s4]);
-            alpha[tl_s4] = tl::exp(m[tl_s4] - m_new);
+            alpha[tl_s4] = tl::fast::exp(m[tl_s4] - m_new);
             m[tl_s4] = m_new;
         }
-        // for i, j in parallel(BM, BN) {  (softmax.tl:176)
+        // for i, j in parallel(BM, BN) {  (softmax.tl:179)
         // for i, j in parallel(8, 256): each thread visits the elements of `x` it holds
         #pragma unroll
         for (int tl_s5 = 0; tl_s5 < 8; ++tl_s5) {
             [[maybe_unused]] const int i = (tl_tid / 32);
             [[maybe_unused]] const int j = ((tl_s5) + (tl_tid % 32) * 8);
-            x[tl_s5] = tl::exp(x[tl_s5] - m[0]);
+            x[tl_s5] = tl::fast::exp(x[tl_s5] - m[0]);
         }
-        // reduce(sum, x, l_tile, axis = 1);  (softmax.tl:179)
+        // reduce(sum, x, l_tile, axis = 1);  (softmax.tl:182)
         // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
         {
             float tl_part[1];
@@ -4590,7 +4590,7 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
                 l_tile[tl_i] = tl_part[tl_i];
             }
         }
-        // for i in parallel(BM) {  (softmax.tl:180)
+        // for i in parallel(BM) {  (softmax.tl:183)
         // for i in parallel(8): each thread visits the elements of `l` it holds
         #pragma unroll
         for (int tl_s7 = 0; tl_s7 < 1; ++tl_s7) {
@@ -4599,7 +4599,7 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
         }
     }
     for (int t = 0; t < n_tiles; ++t) {
-        // copy(X[row0 +: BM, t * BN +: BN], x);  (softmax.tl:186)
+        // copy(X[row0 +: BM, t * BN +: BN], x);  (softmax.tl:189)
         #pragma unroll
         for (int tl_chunk8 = 0; tl_chunk8 < 8; tl_chunk8 += 8) {
             const tl::f16* tl_ptr9 = &X[int64_t(row0 + (tl_tid / 32)) * N + ((t * 256) + ((tl_chunk8) + (tl_tid % 32) * 8))];
@@ -4615,15 +4615,15 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
                 }
             }
         }
-        // for i, j in parallel(BM, BN) {  (softmax.tl:187)
+        // for i, j in parallel(BM, BN) {  (softmax.tl:190)
         // for i, j in parallel(8, 256): each thread visits the elements of `x` it holds
         #pragma unroll
         for (int tl_s11 = 0; tl_s11 < 8; ++tl_s11) {
             [[maybe_unused]] const int i = (tl_tid / 32);
             [[maybe_unused]] const int j = ((tl_s11) + (tl_tid % 32) * 8);
-            x[tl_s11] = tl::exp(x[tl_s11] - m[0]) / l[0];
+            x[tl_s11] = tl::fast::div(tl::fast::exp(x[tl_s11] - m[0]), l[0]);
         }
-        // copy(x, Y[row0 +: BM, t * BN +: BN]);  (softmax.tl:190)
+        // copy(x, Y[row0 +: BM, t * BN +: BN]);  (softmax.tl:193)
         #pragma unroll
         for (int tl_chunk12 = 0; tl_chunk12 < 8; tl_chunk12 += 8) {
             tl::f16* tl_ptr13 = &Y[int64_t(row0 + (tl_tid / 32)) * N + ((t * 256) + ((tl_chunk12) + (tl_tid % 32) * 8))];

@@ -121,6 +121,14 @@ public:
                 out += "))";
                 return 16;
             }
+            if (b->op == ir::BinaryOp::Div && b->dtype == Dtype::F32 && k_.fast_math()) {
+                out += "tl::fast::div(";  // @fast_math: the hardware's reciprocal, no IEEE slow path
+                print(out, b->lhs);
+                out += ", ";
+                print(out, b->rhs);
+                out += ")";
+                return 16;
+            }
             int p = precedence(b->op);
             size_t at = out.size();
             if (print(out, b->lhs) < p) wrap(out, at);
@@ -153,7 +161,7 @@ public:
         }
         case ir::ExprKind::Call: {
             auto* c = e->as<ir::Call>();
-            out += !c->function                      ? fmt::format("tl::{}", ir::intrinsic_name(c->intrinsic))
+            out += !c->function                      ? intrinsic_function(c->intrinsic)
                    : !c->function->cuda_name.empty() ? c->function->cuda_name // an extern fn: the CUDA function
                                                      : function_identifier(c->function->name);
             out += "(";
@@ -169,6 +177,14 @@ public:
     }
 
 private:
+    // The runtime function of an intrinsic: under @fast_math, the approximations of tl::fast for
+    // those that have one.
+    std::string intrinsic_function(ir::Intrinsic i) const {
+        using I = ir::Intrinsic;
+        bool approximated = i == I::Exp || i == I::Exp2 || i == I::Log || i == I::Log2 || i == I::Tanh || i == I::Sigmoid;
+        return fmt::format("tl::{}{}", k_.fast_math() && approximated ? "fast::" : "", ir::intrinsic_name(i));
+    }
+
     // Parenthesises the text from `at` to the end of `out`.
     static void wrap(std::string& out, size_t at) {
         out.insert(at, 1, '(');

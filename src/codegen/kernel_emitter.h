@@ -62,6 +62,7 @@ public:
     // count only the kernel's own (consumer) threads.
     bool tile_coordinates() const { return kernel_.warp_specialization.enabled; }
     int threads() const { return kernel_.threads; }
+    bool fast_math() const { return kernel_.options.fast_math; }
 
 private:
     // ---- kernel skeleton (kernel_emitter.cpp)

@@ -58,6 +58,7 @@ json variant_json(const ir::Kernel& k) {
            {"warp_specialized", k.warp_specialization.enabled}};
     if (!k.cluster.empty()) v["cluster"] = k.cluster;
     if (k.options.min_blocks > 0) v["min_blocks"] = k.options.min_blocks;
+    if (k.options.fast_math) v["fast_math"] = true;
     return v;
 }
 

@@ -406,6 +406,7 @@ struct KernelOptions {
     bool pipeline = true;           // @no_pipeline
     bool persistent = true;         // @no_persistent
     int min_blocks = 0;             // @min_blocks(N): blocks resident per SM at least (0: ptxas decides)
+    bool fast_math = false;         // @fast_math: exp, log, tanh, sigmoid and f32 division approximated
 };
 
 // A runtime parameter in declaration order: a tensor (buffer) or a scalar (var).

@@ -347,6 +347,7 @@ public:
         if (!k.options.pipeline) attrs += "@no_pipeline ";
         if (!k.options.persistent) attrs += "@no_persistent ";
         if (k.options.min_blocks > 0) attrs += fmt::format("@min_blocks({}) ", k.options.min_blocks);
+        if (k.options.fast_math) attrs += "@fast_math ";
         if (!attrs.empty()) line(0, attrs.substr(0, attrs.size() - 1));
         if (k.variant.count > 1)
             line(0, fmt::format("// variant {} of {} ({}): launched when {}", k.variant.index, k.variant.count,

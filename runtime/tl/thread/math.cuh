@@ -41,6 +41,46 @@ TL_UNARY_MATH(floor, floorf(x), ::floor(x))
 TL_UNARY_MATH(ceil, ceilf(x), ::ceil(x))
 #undef TL_UNARY_MATH
 
+// Kernels marked @fast_math call these for exp, exp2, log, log2, tanh, sigmoid and f32 division: the
+// special function unit's approximations, without range reduction or IEEE slow paths. f32 results
+// (16-bit floats compute in f32; f64 stays exact):
+//   exp(x)   ex2.approx(x · log2 e), flushing subnormal results to zero; error 2 + 1.17·|x| ulp
+//   exp2(x)  ex2.approx.ftz; 2 ulp, subnormal results flushed to zero
+//   log(x), log2(x)  lg2.approx (·ln 2); absolute error 2^-21 on [0.5, 2], 3 ulp elsewhere
+//   tanh(x)  tanh.approx; relative error 2^-11
+//   sigmoid(x)  1 / (1 + exp(-x)) with the two above
+//   a / b    a · rcp.approx(b); 2 ulp for |b| < 2^126, 0 beyond
+namespace fast {
+namespace detail {
+__device__ __forceinline__ float ex2_ftz(float x) {
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+__device__ __forceinline__ float tanh_f32(float x) {
+    float y;
+    asm("tanh.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+} // namespace detail
+
+#define TL_FAST_MATH(name, f32_expr)                                                               \
+    __device__ __forceinline__ float name(float x) { return f32_expr; }                            \
+    __device__ __forceinline__ double name(double x) { return tl::name(x); }                       \
+    template <typename T, typename = std::enable_if_t<is_narrow_float_v<T>>>                       \
+    __device__ __forceinline__ T name(T x) { return convert<T>(name(to_float(x))); }
+
+TL_FAST_MATH(exp, __expf(x))
+TL_FAST_MATH(exp2, detail::ex2_ftz(x))
+TL_FAST_MATH(log, __logf(x))
+TL_FAST_MATH(log2, __log2f(x))
+TL_FAST_MATH(tanh, detail::tanh_f32(x))
+TL_FAST_MATH(sigmoid, __fdividef(1.0f, 1.0f + __expf(-x)))
+#undef TL_FAST_MATH
+
+__device__ __forceinline__ float div(float a, float b) { return __fdividef(a, b); }
+} // namespace fast
+
 template <typename T> __host__ __device__ __forceinline__ T abs(T x) {
     if constexpr (is_narrow_float_v<T>) return convert<T>(fabsf(to_float(x)));
     else if constexpr (std::is_floating_point_v<T>) return x < T(0) ? -x : x;
