@@ -925,9 +925,8 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant3(
                 __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2];
-                    #pragma unroll
-                    for (int tl_w = 1; tl_w < 2; ++tl_w) tl_part[tl_i] = tl::AbsMaxOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + tl_w]);
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + tl_tid % 2];
+                    tl_part[tl_i] = tl::xor_combine<tl::AbsMaxOp, 1>(tl_part[tl_i]);
                 }
                 __syncthreads();  // the scratch is free again
                 #pragma unroll
@@ -1204,9 +1203,9 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant4(
                 __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4];
-                    #pragma unroll
-                    for (int tl_w = 1; tl_w < 4; ++tl_w) tl_part[tl_i] = tl::AbsMaxOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + tl_w]);
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + tl_tid % 4];
+                    tl_part[tl_i] = tl::xor_combine<tl::AbsMaxOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::AbsMaxOp, 2>(tl_part[tl_i]);
                 }
                 __syncthreads();  // the scratch is free again
                 #pragma unroll
@@ -1483,9 +1482,10 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant5(
                 __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 8];
-                    #pragma unroll
-                    for (int tl_w = 1; tl_w < 8; ++tl_w) tl_part[tl_i] = tl::AbsMaxOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(0) * 8 + tl_w]);
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 8 + tl_tid % 8];
+                    tl_part[tl_i] = tl::xor_combine<tl::AbsMaxOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::AbsMaxOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::AbsMaxOp, 4>(tl_part[tl_i]);
                 }
                 __syncthreads();  // the scratch is free again
                 #pragma unroll
@@ -1762,9 +1762,11 @@ __global__ void __launch_bounds__(512, 1) fp8_per_token_kernel_variant6(
                 __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 16];
-                    #pragma unroll
-                    for (int tl_w = 1; tl_w < 16; ++tl_w) tl_part[tl_i] = tl::AbsMaxOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(0) * 16 + tl_w]);
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 16 + tl_tid % 16];
+                    tl_part[tl_i] = tl::xor_combine<tl::AbsMaxOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::AbsMaxOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::AbsMaxOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::AbsMaxOp, 8>(tl_part[tl_i]);
                 }
                 __syncthreads();  // the scratch is free again
                 #pragma unroll

@@ -70,7 +70,10 @@ bool KernelEmitter::emit_sliced_reduce(const ir::Reduce& r) {
 }
 
 // The warps that share a row exchange their partial results through the scratch: one thread per
-// warp and row writes, all read back the other warps' parts.
+// warp and row writes, all read back the other warps' parts. Where the row's lanes fill every warp
+// (all 32 lanes of a warp hold the same rows) and the warps are a power of two, lane l reads part
+// l % warps and log2(warps) butterfly shuffles combine them (every lane ends with the same value,
+// the combine being commutative): one shared load per row instead of one per warp.
 void KernelEmitter::emit_cross_warp_reduce(const ir::Reduce& r, const ir::ReductionPlan& plan, int64_t outs,
                                            const std::string& acc_type) {
     const FragmentLayout &from = *layout_of(*r.src.buffer), &to = *layout_of(*r.dst.buffer);
@@ -78,13 +81,14 @@ void KernelEmitter::emit_cross_warp_reduce(const ir::Reduce& r, const ir::Reduct
     // This thread's place among the warps of its row, and whether it writes for its warp: the first
     // lane of the row's lanes, the first replica of the source.
     std::string warp_index, writer = first_replica_condition(from.layout);
-    int64_t place = 1;
+    int64_t place = 1, row_lanes = 1;
     int axis = 0;
     for (const ir::Layout::Mode& m : from.layout.modes) {
         if (axis++ != r.axis) continue;
         for (ir::LayoutFactor f : m.factors) {
             if (f.axis != ir::LayoutAxis::Thread || f.extent == 1) continue;
             int64_t lanes = f.stride >= 32 ? 1 : std::min<int64_t>(f.extent, 32 / f.stride);
+            row_lanes *= lanes;
             if (lanes > 1) {
                 std::string lane_digit = fmt::format("(tl_tid / {} % {})", f.stride, lanes);
                 writer += (writer.empty() ? "" : " && ") + lane_digit + " == 0";
@@ -113,9 +117,16 @@ void KernelEmitter::emit_cross_warp_reduce(const ir::Reduce& r, const ir::Reduct
     out_.dedent();
     out_.line("}");
     out_.line(block_sync() + ";");
+    bool butterfly = row_lanes == 32 && plan.warps <= 32 && (plan.warps & (plan.warps - 1)) == 0;
     out_.line("#pragma unroll");
     out_.block(fmt::format("for (int tl_i = 0; tl_i < {}; ++tl_i)", outs), [&] {
-        if (!valid.empty()) out_.line(fmt::format("if (!({})) continue;", valid));
+        if (!valid.empty()) out_.line(fmt::format("if (!({})) continue;", valid));  // warp-uniform when butterfly
+        if (butterfly) {
+            out_.line(fmt::format("tl_part[tl_i] = {}[({}) * {} + tl_tid % {}];", scratch, flat_of("tl_i"), plan.warps, plan.warps));
+            for (int64_t mask = 1; mask < plan.warps; mask *= 2)
+                out_.line(fmt::format("tl_part[tl_i] = tl::xor_combine<{}, {}>(tl_part[tl_i]);", op, mask));
+            return;
+        }
         out_.line(fmt::format("tl_part[tl_i] = {}[({}) * {}];", scratch, flat_of("tl_i"), plan.warps));
         out_.line("#pragma unroll");
         out_.line(fmt::format("for (int tl_w = 1; tl_w < {}; ++tl_w) tl_part[tl_i] = {}::combine(tl_part[tl_i], {}[({}) * {} + tl_w]);",

@@ -212,6 +212,30 @@ th::Outcome check_gather_rows(int64_t M, int64_t N, int64_t R, uint64_t seed) {
     return th::expect(X.guards_intact() && Y.guards_intact() && Idx.guards_intact(), "out-of-bounds write");
 }
 
+// fast_math: Y = exp(x) + exp2(x) + log(1 + |x|) + log2(1 + |x|) + tanh(x) + sigmoid(x) + x / (2 + |x|)
+// and Z = exp(h) in f16, x and h in [-8, 8); the approximations' errors (a few ulp, tanh 2^-11)
+// against float64 bound the relative error by 1e-4 (f32) and the f16 rounding (f16).
+th::Outcome check_fast_math(int64_t N, uint64_t seed) {
+    const auto x = th::random_vector<float>(static_cast<size_t>(N), seed, -8.0, 8.0);
+    const auto h = th::random_vector<__half>(static_cast<size_t>(N), seed + 1, -8.0, 8.0);
+    th::DeviceBuffer<float> X(x), Y(static_cast<size_t>(N));
+    th::DeviceBuffer<__half> H(h), Z(static_cast<size_t>(N));
+    Y.poison();
+    Z.poison();
+    th::check_launch(tlc::fast_math(X.get(), Y.get(), H.get(), Z.get(), N), "fast_math");
+    std::vector<double> ref(x.size()), ref_z(x.size());
+    for (size_t i = 0; i < x.size(); ++i) {
+        const double v = x[i], a = std::fabs(v);
+        ref[i] = std::exp(v) + std::exp2(v) + std::log(1.0 + a) + std::log2(1.0 + a) + std::tanh(v) +
+                 1.0 / (1.0 + std::exp(-v)) + v / (2.0 + a);
+        ref_z[i] = std::exp(th::to_f64(h[i]));
+    }
+    const double err_z = th::rel_err(Z.download(), ref_z);
+    if (!(err_z <= th::Dtype<__half>::bound)) return th::expect(false, "f16 exp: rel_err " + std::to_string(err_z));
+    return th::numeric(th::rel_err(Y.download(), ref), 1e-4,
+                       X.guards_intact() && Y.guards_intact() && H.guards_intact() && Z.guards_intact());
+}
+
 } // namespace
 
 int main() {
@@ -247,5 +271,7 @@ int main() {
     suite.run("gather_rows/M=23,N=150,R=37", [&] { return check_gather_rows(23, 150, 37, 1100); });
     suite.run("gather_rows/M=500,N=256,R=1000", [&] { return check_gather_rows(500, 256, 1000, 1200); });
     suite.run("gather_rows/M=1,N=1,R=1", [&] { return check_gather_rows(1, 1, 1, 1300); });
+    for (int64_t n : {1000, 129, 1})
+        suite.run("fast_math/N=" + std::to_string(n), [&] { return check_fast_math(n, 1400 + n); });
     return suite.finish();
 }
