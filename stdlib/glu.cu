@@ -11,10 +11,19 @@ __device__ __forceinline__ float gelu(float x) {
     return 0.5f * x * (1.0f + tl::erf(x * 0.7071067690849304f));
 }
 
-__device__ __forceinline__ float silu_no_div(float x) {
+[[maybe_unused]] __device__ __forceinline__ float silu_no_div(float x) {
     const float d = 1.0f + tl::exp(-x);
     return x * tl::rsqrt(d * d);
 }
+
+namespace tl_fast_fns {  // the functions called from @fast_math kernels, approximated as they are
+
+__device__ __forceinline__ float silu_no_div(float x) {
+    const float d = 1.0f + tl::fast::exp(-x);
+    return x * tl::rsqrt(d * d);
+}
+
+}  // namespace tl_fast_fns
 
 // kernel swiglu<BN = 1024, RB = 4, THREADS = 256, T = f16>  (stdlib/glu.tl:19)
 // 256 threads per block, 0 bytes of shared memory
@@ -74,7 +83,7 @@ __global__ void __launch_bounds__(256, 4) swiglu_kernel(
         if (!(g_layout::valid(tl_tid, tl_s6))) continue;
         [[maybe_unused]] const int i = (g_layout::flat(tl_tid, tl_s6)) / 1024;
         [[maybe_unused]] const int j = (g_layout::flat(tl_tid, tl_s6)) % 1024;
-        g[tl_s6] = silu_no_div(g[tl_s6]) * u[tl_s6];
+        g[tl_s6] = tl_fast_fns::silu_no_div(g[tl_s6]) * u[tl_s6];
     }
     // copy(g, Y[r0 +: RB, c0 +: BN]);  (glu.tl:33)
     #pragma unroll

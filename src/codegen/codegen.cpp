@@ -24,9 +24,9 @@ std::string file_banner(const CodegenOptions& options, const char* what) {
                        what, TLC_VERSION, options.arch, options.command_line.empty() ? "tlc" : options.command_line);
 }
 
-// The user functions that the kernels call, directly or through other functions (by name: names
-// are unique in a module).
-std::set<std::string> called_functions(const ir::Module& module) {
+// The user functions that the kernels with @fast_math (`fast_math`) or without it call, directly or
+// through other functions (by name: names are unique in a module).
+std::set<std::string> called_functions(const ir::Module& module, bool fast_math) {
     std::set<std::string> called;
     auto collect = [&](const ir::StmtPtr& body) {
         ir::walk_exprs(body, [&](const ir::Expr& e) {
@@ -34,6 +34,7 @@ std::set<std::string> called_functions(const ir::Module& module) {
         });
     };
     for (const ir::Kernel& k : module.kernels) {
+        if (k.options.fast_math != fast_math) continue;
         collect(k.body);
         if (k.fallback) collect(k.fallback->body);
     }
@@ -43,7 +44,7 @@ std::set<std::string> called_functions(const ir::Module& module) {
 }
 
 // Every function of the main module is emitted, so that translating a library of functions checks
-// them with nvcc; one that no kernel calls is [[maybe_unused]], which is what nvcc's warning #177
+// them with nvcc; one that no kernel calls (no kernel without @fast_math) is [[maybe_unused]], which is what nvcc's warning #177
 // ("declared but never referenced") would otherwise say about it.
 void emit_function(const ir::Function& fn, bool called, KernelEmitter& exprs, CudaWriter& out) {
     std::string params;
@@ -111,10 +112,27 @@ std::optional<CodegenOutput> generate(const ir::Module& module, const CodegenOpt
 
     ir::Kernel no_kernel;
     KernelEmitter fn_emitter(no_kernel, options, sources, diags, cu);
-    const std::set<std::string> called = called_functions(module);
+    const std::set<std::string> called = called_functions(module, false); // by kernels without @fast_math
     for (const ir::FunctionPtr& fn : module.functions) {
         if (!fn->cuda_name.empty()) continue; // an extern fn: defined in CUDA (its header is included above)
         emit_function(*fn, called.count(fn->name) > 0, fn_emitter, cu);
+        cu.line();
+    }
+    // The functions that @fast_math kernels call, again with the approximations, in a namespace of
+    // their own (the calls there name it: see emit_expr.cpp).
+    const std::set<std::string> fast_called = called_functions(module, true);
+    if (!fast_called.empty()) {
+        ir::Kernel fast_kernel;
+        fast_kernel.options.fast_math = true;
+        KernelEmitter fast_fn_emitter(fast_kernel, options, sources, diags, cu);
+        cu.line(fmt::format("namespace {} {{  // the functions called from @fast_math kernels, approximated as they are", kFastFunctionNamespace));
+        cu.line();
+        for (const ir::FunctionPtr& fn : module.functions) {
+            if (!fn->cuda_name.empty() || !fast_called.count(fn->name)) continue;
+            emit_function(*fn, true, fast_fn_emitter, cu);
+            cu.line();
+        }
+        cu.line(fmt::format("}}  // namespace {}", kFastFunctionNamespace));
         cu.line();
     }
 

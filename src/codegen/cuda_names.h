@@ -19,6 +19,8 @@ std::string identifier(const std::string& name);
 // A user function's name: identifier(), plus a trailing `_` when it could equal a __global__
 // function's name (`<kernel>_kernel`, `<kernel>_kernel_sm90`), which shares its namespace.
 std::string function_identifier(const std::string& name);
+// The namespace of the copies of user functions that @fast_math kernels call.
+inline constexpr const char* kFastFunctionNamespace = "tl_fast_fns";
 // Why a kernel cannot be launched as `tlc::<name>` and `tlc_<name>` (a C++ keyword, a name
 // reserved for the C++ implementation, a name the launch code needs at global scope), or nullopt
 // when it can. Launch functions are never renamed: such a kernel is an error (E0219).

@@ -163,7 +163,8 @@ public:
             auto* c = e->as<ir::Call>();
             out += !c->function                      ? intrinsic_function(c->intrinsic)
                    : !c->function->cuda_name.empty() ? c->function->cuda_name // an extern fn: the CUDA function
-                                                     : function_identifier(c->function->name);
+                   : k_.fast_math() ? fmt::format("{}::{}", kFastFunctionNamespace, function_identifier(c->function->name))
+                                    : function_identifier(c->function->name);
             out += "(";
             for (size_t i = 0; i < c->args.size(); ++i) {
                 if (i) out += ", ";
