@@ -58,7 +58,11 @@ KERNEL_PARAMS = {
 GENCODE = {
     "sm_90a": ["-gencode=arch=compute_90a,code=sm_90a"],
     "sm_80": ["-gencode=arch=compute_80,code=compute_80"],  # PTX: the driver JIT-compiles it for the GPU
+    # the sm_90a code as PTX, JIT-compiled by the driver: the same source as `sm_90a` through the
+    # driver's compiler instead of nvcc's ptxas (to tell a code-generation difference from a ptxas one)
+    "sm_90a-ptx": ["-gencode=arch=compute_90a,code=compute_90a"],
 }
+GEN_ARCH = {"sm_90a-ptx": "sm_90a"}  # the generated files a build uses, when not its own arch's
 DTYPES = ("f16", "bf16")
 
 DEFAULT_ROW_SHAPES = "32768x8192,65536x128,65536x1024"
@@ -116,7 +120,7 @@ class Build:
 
     def __init__(self, gen_dir, build_dir, arch, dtype, name):
         self.arch, self.dtype, self.name = arch, dtype, name
-        self.cu = gen_dir / arch / dtype / f"{name}.cu"
+        self.cu = gen_dir / GEN_ARCH.get(arch, arch) / dtype / f"{name}.cu"
         self.header = self.cu.with_suffix(".h")
         self.so = build_dir / arch / dtype / f"{name}.so"
         self.stamp = self.so.with_suffix(".stamp")  # the command and the sources' hash of the last build
@@ -409,7 +413,7 @@ def tlc_sides_for(ctx, libraries, kernel, dtype, lib_name):
         lib = libraries.get((arch, dtype, lib_name))
         if lib is None:
             out[arch] = {"launch_error": f"no library {arch}/{dtype}/{lib_name}: its build failed"}
-        elif arch == "sm_90a" and ctx.cc != (9, 0):
+        elif arch in ("sm_90a", "sm_90a-ptx") and ctx.cc != (9, 0):
             out[arch] = {"skipped": True, "reason": f"sm_90a code runs on compute capability 9.0 only, "
                                                     f"this GPU is {ctx.cc[0]}.{ctx.cc[1]}"}
         elif ctx.cc < (8, 0):
@@ -905,7 +909,7 @@ def parse_args(argv):
                    "else bench/results/run-<date>/torch_bench.json); the table also goes to the same path with .md")
     p.add_argument("--kernels", default="rows,attention", help="comma list of kernels and groups (default: all)")
     p.add_argument("--dtypes", default="f16,bf16", help="comma list of f16, bf16")
-    p.add_argument("--arch", default="sm_90a,sm_80", help="comma list of tlc builds: sm_90a, sm_80")
+    p.add_argument("--arch", default="sm_90a,sm_80", help="comma list of tlc builds: sm_90a, sm_80, sm_90a-ptx (the sm_90a code JIT-compiled by the driver)")
     p.add_argument("--shapes", help=f"row kernel shapes MxN, comma list (default {DEFAULT_ROW_SHAPES})")
     p.add_argument("--attn-shape", help=f"attention BxHxS (default {DEFAULT_ATTENTION_SHAPE})")
     p.add_argument("--head-dims", default="64,128", help="attention head sizes D (generated: 64, 128)")
