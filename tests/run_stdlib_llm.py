@@ -4,7 +4,7 @@ against float64 references at odd shapes, T = f32 unless said: residual_rmsnorm 
 variant, the tiled walk, several row groups per block), swiglu and geglu, rope_half and
 rope_interleaved (positions outside the table leave their rows alone), embedding (ids outside the
 table give zeros), fp8_per_token (T = bf16; the fp8 bits decoded and compared within half an e4m3
-step). The GPU tests (tests/gpu/stdlib_*_test.cu) run the same kernels as compiled."""
+step), cross_entropy and its backward (ignored targets included; several tiles per row). The GPU tests (tests/gpu/stdlib_*_test.cu) run the same kernels as compiled."""
 import argparse
 import math
 import os
@@ -184,6 +184,44 @@ def fp8(M, N, defines):
 
 for M, N, d in ((9, 100, []), (5, 1000, []), (3, 8193, []), (11, 300, ["MAX_BLOCKS=2"]), (2, 1, [])):
     check(f"fp8_per_token {M}x{N} {' '.join(d)}", lambda: fp8(M, N, d), bound=1.0)
+
+# ---- cross_entropy ---------------------------------------------------------------------------------
+def cross_entropy(M, V, defines):
+    X = rnd(M * V, -6, 6)
+    Target = [random.choice([random.randrange(V), random.randrange(V), -100, V]) for _ in range(M)]
+    out = run("cross_entropy.tl", "cross_entropy", ["T=f32"] + defines,
+              {"X": ("f32", [M, V], X), "Target": ("i32", [M], Target), "Loss": ("f32", [M], [7.0] * M),
+               "Lse": ("f32", [M], [7.0] * M)}, outputs=("Loss", "Lse"))
+    lse, loss = [], []
+    for i in range(M):
+        row = X[i * V:(i + 1) * V]
+        m = max(row)
+        lse.append(m + math.log(sum(math.exp(v - m) for v in row)))
+        loss.append(lse[-1] - row[Target[i]] if 0 <= Target[i] < V else 0.0)
+    return max(rel(out["Lse"], lse), rel(out["Loss"], loss))
+
+
+def cross_entropy_backward(M, V, defines):
+    X = rnd(M * V, -6, 6)
+    Target = [random.choice([random.randrange(V), random.randrange(V), -100, V]) for _ in range(M)]
+    Lse = [max(X[i * V:(i + 1) * V]) + random.uniform(0.5, 2.0) for i in range(M)]   # any value: the kernel takes it as given
+    DLoss = rnd(M)
+    out = run("cross_entropy.tl", "cross_entropy_backward", ["T=f32"] + defines,
+              {"X": ("f32", [M, V], X), "Target": ("i32", [M], Target), "Lse": ("f32", [M], Lse),
+               "DLoss": ("f32", [M], DLoss), "DX": ("f32", [M, V], [7.0] * (M * V))}, outputs=("DX",))
+    ref = []
+    for i in range(M):
+        valid = 0 <= Target[i] < V
+        for j in range(V):
+            p = math.exp(X[i * V + j] - Lse[i])
+            ref.append(((p - 1.0) if j == Target[i] else p) * DLoss[i] if valid else 0.0)
+    return rel(out["DX"], ref)
+
+
+for M, V, d in ((7, 1000, []), (3, 9000, ["THREADS=128"]), (4, 1, []), (5, 4096, ["THREADS=64"])):
+    check(f"cross_entropy {M}x{V} {' '.join(d)}", lambda: cross_entropy(M, V, d))
+for M, V, d in ((7, 1000, []), (3, 5000, ["BN=1024"]), (4, 1, []), (2, 300, ["BN=64", "THREADS=32"])):
+    check(f"cross_entropy_backward {M}x{V} {' '.join(d)}", lambda: cross_entropy_backward(M, V, d))
 
 bad = results.count(False)
 print(f"stdlib llm: {len(results) - bad}/{len(results)} passed")

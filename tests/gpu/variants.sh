@@ -57,6 +57,8 @@ stdlib_rope_bf16_d64|stdlib/rope|bf16_d64|-D T=bf16 -D D=64|-DTLC_T=__nv_bfloat1
 stdlib_embedding|stdlib/embedding|.|-|-
 stdlib_quant|stdlib/quant|.|-|-
 stdlib_quant_f16|stdlib/quant|f16|-D T=f16|-DTLC_T=__half
+stdlib_cross_entropy|stdlib/cross_entropy|.|-|-
+stdlib_cross_entropy_f16|stdlib/cross_entropy|f16|-D T=f16|-DTLC_T=__half
 stdlib_attention|stdlib/attention|.|-|-
 stdlib_attention_bf16|stdlib/attention|bf16|-D T=bf16|-DTLC_T=__nv_bfloat16
 stdlib_attention_causal|stdlib/attention|causal|-D CAUSAL=true|-DTLC_CAUSAL=1
