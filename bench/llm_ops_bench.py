@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """bench/llm_ops_bench.py — tlc's stdlib LLM operators (residual_rmsnorm, swiglu, geglu, rope_half,
-rope_interleaved, embedding, fp8_per_token) against PyTorch eager and torch.compile of the same
+rope_interleaved, embedding, cross_entropy, fp8_per_token) against PyTorch eager and torch.compile of the same
 computation on one GPU, through the Python package (`tlc.load`), to JSON and a markdown table.
 
 Every case: random inputs; each side's output checked against a float64 (or float32, for the
@@ -185,6 +185,20 @@ def case_fp8(dt, tname, shape):
                 x.double(), nbytes(x, q, scale), peer_out=dequantized)
 
 
+def case_cross_entropy(dt, tname, shape):
+    m, v = shape
+    x = torch.randn(m, v, device="cuda", dtype=dt) * 2
+    target = torch.randint(0, v, (m,), device="cuda", dtype=torch.int32)
+    target[3::16] = -100  # ignored rows
+    loss = torch.empty(m, device="cuda", dtype=torch.float32)
+    lse = torch.empty(m, device="cuda", dtype=torch.float32)
+    k = stdlib("cross_entropy", T=tname).cross_entropy
+    ref = F.cross_entropy(x.double(), target.long(), ignore_index=-100, reduction="none")
+    return Case(lambda: k(x, target, loss, lse), lambda: (k(x, target, loss, lse), loss)[1],
+                lambda x, t: F.cross_entropy(x, t, ignore_index=-100, reduction="none"), (x, target.long()),
+                ref, nbytes(x, target, loss, lse))
+
+
 OPS = {
     "residual_rmsnorm": (case_residual_rmsnorm, [(16384, 4096), (4096, 8192), (65536, 1024)], [(1000, 1031)]),
     "swiglu": (case_glu("swiglu"), [(16384, 11008), (4096, 14336)], [(1000, 1031)]),
@@ -192,6 +206,7 @@ OPS = {
     "rope_half": (case_rope("rope_half"), [(16384, 32, 128), (16384, 32, 64)], [(1000, 8, 128)]),
     "rope_interleaved": (case_rope("rope_interleaved"), [(16384, 32, 128)], [(1000, 8, 128)]),
     "embedding": (case_embedding, [(16384, 128256, 4096), (65536, 32000, 1024)], [(1000, 32000, 1031)]),
+    "cross_entropy": (case_cross_entropy, [(4096, 128256), (16384, 32000)], [(100, 1031)]),
     "fp8_per_token": (case_fp8, [(16384, 4096), (4096, 8192), (65536, 1024)], [(1000, 1031)]),
 }
 # relative L2 bounds of each side against the reference (fp8: the cast's own rounding)
