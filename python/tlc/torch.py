@@ -247,35 +247,18 @@ class _Recorder(fx.Interpreter):
         return out
 
 
-def _time_ms(fn, iters):
-    """Milliseconds per call of `fn` called `iters` times back to back (the queue kept full, as in
-    a model's forward), the median of five such runs: the larger of the host's cost per call and
-    the GPU's, which is what the call costs inside an eager model."""
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(5):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        for _ in range(iters):
-            fn()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b) / iters)
-    return statistics.median(times)
-
-
-def _compare_ms(first, second, iters):
-    """(ms per call of `first`, of `second`), each the median of five runs taken in turns, so that
-    a drift of the GPU's clocks or of the host's load weighs on both alike."""
-    for fn in (first, second):
+def _times_ms(fns, iters):
+    """For each function, milliseconds per call when called `iters` times back to back (the queue
+    kept full, as in a model's forward: the larger of the host's cost per call and the GPU's), the
+    median of five such runs; the functions' runs are taken in turns, so that a drift of the GPU's
+    clocks or of the host's load weighs on all alike."""
+    for fn in fns:
         for _ in range(3):
             fn()
     torch.cuda.synchronize()
-    runs = ([], [])
+    runs = [[] for _ in fns]
     for _ in range(5):
-        for fn, out in zip((first, second), runs):
+        for fn, out in zip(fns, runs):
             a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             a.record()
             for _ in range(iters):
@@ -283,7 +266,15 @@ def _compare_ms(first, second, iters):
             b.record()
             b.synchronize()
             out.append(a.elapsed_time(b) / iters)
-    return statistics.median(runs[0]), statistics.median(runs[1])
+    return [statistics.median(r) for r in runs]
+
+
+def _time_ms(fn, iters):
+    return _times_ms([fn], iters)[0]
+
+
+def _compare_ms(first, second, iters):
+    return tuple(_times_ms([first, second], iters))
 
 
 def _swapped(gm, swaps, cands):
