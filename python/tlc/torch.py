@@ -369,8 +369,7 @@ def optimize(model, example_inputs, *, min_speedup=1.0, iters=20, compare_compil
             ref = rec.values[c.original]
             err = _rel_err(new_out, ref)
             orig_fn = _original_callable(gm, c, rec.values)
-            t_orig = _time_ms(orig_fn, iters)
-            t_new = _time_ms(lambda: c.target(*args, **kwargs), iters)
+            t_orig, t_new = _compare_ms(orig_fn, lambda: c.target(*args, **kwargs), iters)
             speedup = t_orig / t_new
             keep = err <= _tolerance(ref) and speedup >= min_speedup
             why = "kept" if keep else ("slower" if speedup < min_speedup else f"error {err:.1e} over tolerance")
