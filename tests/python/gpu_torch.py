@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The Python package on a GPU with PyTorch: every standard-library kernel through `tlc.load`
-against a float64 PyTorch reference at odd shapes (f16, bf16, f32 where the kernel takes it; attention in four of its D × mask variants),
+against a float64 PyTorch reference at odd shapes (f16, bf16, f32 where the kernel takes it; attention in four of its D × mask variants;
+the LLM operators — residual_rmsnorm, swiglu, geglu, RoPE, embedding, cross_entropy, fp8_per_token — in bf16 and f16),
 `torch.compile(fullgraph=True)` over a function that calls tlc kernels, and CUDA-graph capture
 (eager calls, and `torch.compile(mode="reduce-overhead")`). Needs tlc (TLC=, PATH, or the source
 tree's build), nvcc, PyTorch with CUDA and a GPU; not part of the test suite (CI has no GPU).
@@ -102,6 +103,86 @@ def gemm(only):
                     case(name, lambda call=call, ref=ref: rel(call(), ref), BOUND[t])
 
 
+def llm(only):
+    """The LLM operators (norms.tl's residual_rmsnorm, glu, rope, embedding, quant, cross_entropy),
+    bf16 and f16, at odd shapes."""
+    for t in ("bf16", "f16"):
+        dt = DT[t]
+        norms_mod, glu = tlc.load(ROOT / "stdlib/norms.tl", defines={"T": t}), tlc.load(ROOT / "stdlib/glu.tl", defines={"T": t})
+        for m, n in ((37, 1000), (3, 8193), (4099, 300)):
+            x, r, w = rand(m, n, dtype=dt), rand(m, n, dtype=dt), rand(n, dtype=dt, lo=0.5, hi=1.5)
+            h = (x.double() + r.double()).to(dt).double()
+            ref = h * torch.rsqrt((h * h).mean(-1, keepdim=True) + 1e-6) * w.double()
+
+            def residual(x=x, r=r, w=w, h=h, ref=ref):
+                rr = r.clone()
+                y = norms_mod.residual_rmsnorm(x, rr, w, eps=1e-6)
+                return max(rel(y, ref), rel(rr, h))
+            if re.search(only, f"residual_rmsnorm/{t}/{m}x{n}"):
+                case(f"residual_rmsnorm/{t}/{m}x{n}", residual, BOUND[t])
+            xg = rand(m, 2 * n, dtype=dt, lo=-3, hi=3)
+            g, u = xg.double()[:, :n], xg.double()[:, n:]
+            for k, ref in (("swiglu", F.silu(g) * u), ("geglu", F.gelu(g) * u)):
+                if re.search(only, f"{k}/{t}/{m}x{n}"):
+                    # Y given: its N is not a dim of X's shape ([M, 2N] is K), so it cannot be allocated
+                    case(f"{k}/{t}/{m}x{n}", lambda k=k, xg=xg, ref=ref, m=m, n=n:
+                         (lambda y: (getattr(glu, k)(xg, y), rel(y, ref))[1])(torch.empty(m, n, device="cuda", dtype=dt)), BOUND[t])
+        rope = tlc.load(ROOT / "stdlib/rope.tl", defines={"T": t, "D": 128})
+        for kind in ("rope_half", "rope_interleaved"):
+            nt, h, d, p = 77, 5, 128, 300
+            x = rand(nt, h, d, dtype=dt)
+            pos = torch.randint(-1, p + 1, (nt,), device="cuda", dtype=torch.int32)
+            ang = torch.arange(p, device="cuda", dtype=torch.float64)[:, None] * \
+                (10000.0 ** (-torch.arange(0, d // 2, device="cuda", dtype=torch.float64) * 2 / d))[None, :]
+            cos, sin = ang.cos().float(), ang.sin().float()
+            ok = ((pos >= 0) & (pos < p)).long()
+            c = (cos.double()[pos.long().clamp(0, p - 1)] * ok[:, None] + (1 - ok[:, None]))[:, None, :]
+            sn = (sin.double()[pos.long().clamp(0, p - 1)] * ok[:, None])[:, None, :]
+            xd = x.double()
+            a, b = (xd[..., : d // 2], xd[..., d // 2:]) if kind == "rope_half" else (xd[..., 0::2], xd[..., 1::2])
+            ra, rb = a * c - b * sn, b * c + a * sn
+            ref = torch.cat([ra, rb], -1) if kind == "rope_half" else torch.stack([ra, rb], -1).flatten(-2)
+
+            def run_rope(kind=kind, x=x, pos=pos, cos=cos, sin=sin, ref=ref):
+                xx = x.clone()
+                getattr(rope, kind)(xx, pos, cos, sin)
+                return rel(xx, ref)
+            if re.search(only, f"{kind}/{t}"):
+                case(f"{kind}/{t}/{nt}x{h}x{d}", run_rope, BOUND[t])
+        emb = tlc.load(ROOT / "stdlib/embedding.tl", defines={"T": t})
+        table = rand(1000, 300, dtype=dt)
+        ids = torch.randint(-1, 1001, (333,), device="cuda", dtype=torch.int32)
+        valid = ((ids >= 0) & (ids < 1000))[:, None]
+        ref = table.double()[ids.long().clamp(0, 999)] * valid
+        if re.search(only, f"embedding/{t}"):
+            case(f"embedding/{t}/333x1000x300", lambda: rel(emb.embedding(ids, table), ref), 0.0)
+        ce = tlc.load(ROOT / "stdlib/cross_entropy.tl", defines={"T": t})
+        for m, v in ((37, 1000), (5, 50257)):
+            x = rand(m, v, dtype=dt, lo=-8, hi=8)
+            target = torch.randint(0, v, (m,), device="cuda", dtype=torch.int32)
+            target[3::4] = -100
+            dloss = torch.rand(m, device="cuda", dtype=torch.float32)
+            xd = x.double().requires_grad_()
+            loss = F.cross_entropy(xd, target.long(), ignore_index=-100, reduction="none")
+            loss.backward(dloss.double())
+
+            def run_ce(x=x, target=target, dloss=dloss, loss=loss.detach(), dx=xd.grad):
+                got_loss, lse = ce.cross_entropy(x, target)
+                got_dx = ce.cross_entropy_backward(x, target, lse, dloss)
+                return max(rel(got_loss, loss), rel(got_dx, dx))
+            if re.search(only, f"cross_entropy/{t}/{m}x{v}"):
+                case(f"cross_entropy/{t}/{m}x{v}", run_ce, BOUND[t])
+    quant = tlc.load(ROOT / "stdlib/quant.tl", defines={"T": "bf16"})
+    for m, n in ((37, 1000), (3, 8193)):
+        x = rand(m, n, dtype=torch.bfloat16, lo=-4, hi=4)
+
+        def run_fp8(x=x):
+            q, scale = quant.fp8_per_token(x)
+            return rel(q.double() * scale.double()[:, None], x.double())
+        if re.search(only, f"fp8_per_token/bf16/{m}x{n}"):
+            case(f"fp8_per_token/bf16/{m}x{n}", run_fp8, 6e-2)
+
+
 def attention(only):
     for t in ("f16", "bf16"):
         for d, causal in (((64, False), (128, True)) if t == "f16" else ((64, True), (128, False))):
@@ -170,6 +251,8 @@ def prebuild():
 
     jobs = [("norms", {"T": t}) for t in ("f16", "bf16", "f32")] + [("softmax", {"T": t}) for t in ("f16", "bf16", "f32")]
     jobs += [("gemm", {"T": t}) for t in ("f16", "bf16")]
+    jobs += [(name, {"T": t}) for name in ("glu", "embedding", "cross_entropy") for t in ("f16", "bf16")]
+    jobs += [("rope", {"T": t, "D": 128}) for t in ("f16", "bf16")] + [("quant", {"T": "bf16"})]
     jobs += [("attention", {"T": "f16", "D": 64, "CAUSAL": False}), ("attention", {"T": "f16", "D": 128, "CAUSAL": True}),
              ("attention", {"T": "bf16", "D": 64, "CAUSAL": True}), ("attention", {"T": "bf16", "D": 128, "CAUSAL": False})]
     with ThreadPoolExecutor(max_workers=16) as pool:
@@ -184,7 +267,7 @@ def main():
     args = p.parse_args()
     torch.manual_seed(0)
     prebuild()
-    for part in (norms, softmax, gemm, attention, compiled):
+    for part in (norms, softmax, gemm, llm, attention, compiled):
         try:
             part(args.only)
         except Exception as e:  # noqa: BLE001 - a build failure fails its group, the rest still run
