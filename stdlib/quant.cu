@@ -7,7 +7,19 @@
 
 namespace {
 
-// kernel fp8_per_token<ROW = 128, THREADS = 256, RB = 32, BN = 2048, MAX_BLOCKS = 1024, T = bf16>  (stdlib/quant.tl:8)
+[[maybe_unused]] __device__ __forceinline__ float silu(float x) {
+    return x * tl::sigmoid(x);
+}
+
+namespace tl_fast_fns {  // the functions called from @fast_math kernels, approximated as they are
+
+__device__ __forceinline__ float silu(float x) {
+    return x * tl::fast::sigmoid(x);
+}
+
+}  // namespace tl_fast_fns
+
+// kernel fp8_per_token<ROW = 128, THREADS = 256, RB = 32, BN = 2048, MAX_BLOCKS = 1024, T = bf16>  (stdlib/quant.tl:13)
 // 256 threads per block, 17440 bytes of shared memory
 __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant0(
         const tl::bf16* __restrict__ X,
@@ -34,7 +46,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant0(
     if (N <= 128) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:26)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:31)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + 32 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -58,12 +70,12 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant0(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (quant.tl:24)
+        // for g in pipelined(groups, stages = 2) {  (quant.tl:29)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:26)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:31)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + 32 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -88,7 +100,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant0(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 32;
-            // copy(xs, s);  (quant.tl:27)
+            // copy(xs, s);  (quant.tl:32)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::bf16* tl_ptr15 = &xs[((g % 2) * 32 + ((tl_tid / 16) + (tl_chunk14 / 8) * 16)) * 136 + ((tl_chunk14 % 8) + (tl_tid % 16) * 8)];
@@ -104,7 +116,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant0(
                     }
                 }
             }
-            // reduce(absmax, s, s_amax, axis = 1);  (quant.tl:28)
+            // reduce(absmax, s, s_amax, axis = 1);  (quant.tl:33)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
             {
                 float tl_part[2];
@@ -126,7 +138,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant0(
                     s_amax[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (quant.tl:29)
+            // for i in parallel(RB) {  (quant.tl:34)
             // for i in parallel(32): each thread visits the elements of `s_amax` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 2; ++tl_s18) {
@@ -135,7 +147,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant0(
                 s_amax[tl_s18] = a * 0.0022321429569274187f;
                 s_inv[tl_s18] = 448.0f * tl::exp(-tl::log(a));
             }
-            // for i, j in parallel(RB, ROW) {  (quant.tl:34)
+            // for i, j in parallel(RB, ROW) {  (quant.tl:39)
             // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s19 = 0; tl_s19 < 16; ++tl_s19) {
@@ -143,7 +155,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant0(
                 [[maybe_unused]] const int j = ((tl_s19 % 8) + (tl_tid % 16) * 8);
                 s[tl_s19] = s[tl_s19] * s_inv[(tl_s19 / 8)];
             }
-            // copy(s, Q[row0 +: RB, 0 +: ROW]);  (quant.tl:37)
+            // copy(s, Q[row0 +: RB, 0 +: ROW]);  (quant.tl:42)
             #pragma unroll
             for (int tl_chunk20 = 0; tl_chunk20 < 16; tl_chunk20 += 8) {
                 tl::f8e4m3* tl_ptr21 = &Q[int64_t(row0 + ((tl_tid / 16) + (tl_chunk20 / 8) * 16)) * N + ((tl_chunk20 % 8) + (tl_tid % 16) * 8)];
@@ -159,7 +171,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant0(
                     }
                 }
             }
-            // copy(s_amax, Scale[row0 +: RB]);  (quant.tl:38)
+            // copy(s_amax, Scale[row0 +: RB]);  (quant.tl:43)
             if ((tl_tid % 16) == 0) {
                 #pragma unroll
                 for (int tl_s23 = 0; tl_s23 < 2; ++tl_s23) {
@@ -176,7 +188,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant0(
                 const int32_t row = row0 + rr;
                 amax = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (quant.tl:48)
+                    // copy(X[row, t * BN +: BN], x);  (quant.tl:53)
                     #pragma unroll
                     for (int tl_chunk24 = 0; tl_chunk24 < x_layout::kSlots; tl_chunk24 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk24))) continue;
@@ -193,7 +205,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant0(
                             }
                         }
                     }
-                    // reduce(absmax, x, part);  (quant.tl:49)
+                    // reduce(absmax, x, part);  (quant.tl:54)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -213,7 +225,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant0(
                 const float scale = tl::max(amax, 9.999999960041972e-13f) * 0.0022321429569274187f;
                 const float inv = 448.0f * tl::exp(-tl::log(tl::max(amax, 9.999999960041972e-13f)));
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (quant.tl:55)
+                    // copy(X[row, t * BN +: BN], x);  (quant.tl:60)
                     #pragma unroll
                     for (int tl_chunk28 = 0; tl_chunk28 < x_layout::kSlots; tl_chunk28 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk28))) continue;
@@ -230,7 +242,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant0(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (quant.tl:56)
+                    // for j in parallel(BN) {  (quant.tl:61)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s31 = 0; tl_s31 < x_layout::kSlots; ++tl_s31) {
@@ -238,7 +250,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant0(
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s31);
                         x[tl_s31] = x[tl_s31] * inv;
                     }
-                    // copy(x, Q[row, t * BN +: BN]);  (quant.tl:59)
+                    // copy(x, Q[row, t * BN +: BN]);  (quant.tl:64)
                     #pragma unroll
                     for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
@@ -256,7 +268,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant0(
                         }
                     }
                 }
-                // for i in parallel(1) {  (quant.tl:61)
+                // for i in parallel(1) {  (quant.tl:66)
                 // for i in parallel(1): iterations dealt round-robin to the threads
                 #pragma unroll
                 for (int tl_i36 = 0; tl_i36 < 1; ++tl_i36) {
@@ -271,7 +283,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant0(
     }
 }
 
-// kernel fp8_per_token<ROW = 256, THREADS = 256, RB = 16, BN = 2048, MAX_BLOCKS = 1024, T = bf16>  (stdlib/quant.tl:8)
+// kernel fp8_per_token<ROW = 256, THREADS = 256, RB = 16, BN = 2048, MAX_BLOCKS = 1024, T = bf16>  (stdlib/quant.tl:13)
 // 256 threads per block, 16928 bytes of shared memory
 __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant1(
         const tl::bf16* __restrict__ X,
@@ -298,7 +310,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant1(
     if (N <= 256) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:26)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:31)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -322,12 +334,12 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant1(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (quant.tl:24)
+        // for g in pipelined(groups, stages = 2) {  (quant.tl:29)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:26)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:31)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -352,7 +364,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant1(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 16;
-            // copy(xs, s);  (quant.tl:27)
+            // copy(xs, s);  (quant.tl:32)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::bf16* tl_ptr15 = &xs[((g % 2) * 16 + ((tl_tid / 32) + (tl_chunk14 / 8) * 8)) * 264 + ((tl_chunk14 % 8) + (tl_tid % 32) * 8)];
@@ -368,7 +380,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant1(
                     }
                 }
             }
-            // reduce(absmax, s, s_amax, axis = 1);  (quant.tl:28)
+            // reduce(absmax, s, s_amax, axis = 1);  (quant.tl:33)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[2];
@@ -391,7 +403,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant1(
                     s_amax[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (quant.tl:29)
+            // for i in parallel(RB) {  (quant.tl:34)
             // for i in parallel(16): each thread visits the elements of `s_amax` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 2; ++tl_s18) {
@@ -400,7 +412,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant1(
                 s_amax[tl_s18] = a * 0.0022321429569274187f;
                 s_inv[tl_s18] = 448.0f * tl::exp(-tl::log(a));
             }
-            // for i, j in parallel(RB, ROW) {  (quant.tl:34)
+            // for i, j in parallel(RB, ROW) {  (quant.tl:39)
             // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s19 = 0; tl_s19 < 16; ++tl_s19) {
@@ -408,7 +420,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant1(
                 [[maybe_unused]] const int j = ((tl_s19 % 8) + (tl_tid % 32) * 8);
                 s[tl_s19] = s[tl_s19] * s_inv[(tl_s19 / 8)];
             }
-            // copy(s, Q[row0 +: RB, 0 +: ROW]);  (quant.tl:37)
+            // copy(s, Q[row0 +: RB, 0 +: ROW]);  (quant.tl:42)
             #pragma unroll
             for (int tl_chunk20 = 0; tl_chunk20 < 16; tl_chunk20 += 8) {
                 tl::f8e4m3* tl_ptr21 = &Q[int64_t(row0 + ((tl_tid / 32) + (tl_chunk20 / 8) * 8)) * N + ((tl_chunk20 % 8) + (tl_tid % 32) * 8)];
@@ -424,7 +436,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant1(
                     }
                 }
             }
-            // copy(s_amax, Scale[row0 +: RB]);  (quant.tl:38)
+            // copy(s_amax, Scale[row0 +: RB]);  (quant.tl:43)
             if ((tl_tid % 32) == 0) {
                 #pragma unroll
                 for (int tl_s23 = 0; tl_s23 < 2; ++tl_s23) {
@@ -441,7 +453,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant1(
                 const int32_t row = row0 + rr;
                 amax = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (quant.tl:48)
+                    // copy(X[row, t * BN +: BN], x);  (quant.tl:53)
                     #pragma unroll
                     for (int tl_chunk24 = 0; tl_chunk24 < x_layout::kSlots; tl_chunk24 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk24))) continue;
@@ -458,7 +470,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant1(
                             }
                         }
                     }
-                    // reduce(absmax, x, part);  (quant.tl:49)
+                    // reduce(absmax, x, part);  (quant.tl:54)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -478,7 +490,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant1(
                 const float scale = tl::max(amax, 9.999999960041972e-13f) * 0.0022321429569274187f;
                 const float inv = 448.0f * tl::exp(-tl::log(tl::max(amax, 9.999999960041972e-13f)));
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (quant.tl:55)
+                    // copy(X[row, t * BN +: BN], x);  (quant.tl:60)
                     #pragma unroll
                     for (int tl_chunk28 = 0; tl_chunk28 < x_layout::kSlots; tl_chunk28 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk28))) continue;
@@ -495,7 +507,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant1(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (quant.tl:56)
+                    // for j in parallel(BN) {  (quant.tl:61)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s31 = 0; tl_s31 < x_layout::kSlots; ++tl_s31) {
@@ -503,7 +515,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant1(
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s31);
                         x[tl_s31] = x[tl_s31] * inv;
                     }
-                    // copy(x, Q[row, t * BN +: BN]);  (quant.tl:59)
+                    // copy(x, Q[row, t * BN +: BN]);  (quant.tl:64)
                     #pragma unroll
                     for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
@@ -521,7 +533,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant1(
                         }
                     }
                 }
-                // for i in parallel(1) {  (quant.tl:61)
+                // for i in parallel(1) {  (quant.tl:66)
                 // for i in parallel(1): iterations dealt round-robin to the threads
                 #pragma unroll
                 for (int tl_i36 = 0; tl_i36 < 1; ++tl_i36) {
@@ -536,7 +548,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant1(
     }
 }
 
-// kernel fp8_per_token<ROW = 512, THREADS = 256, RB = 8, BN = 2048, MAX_BLOCKS = 1024, T = bf16>  (stdlib/quant.tl:8)
+// kernel fp8_per_token<ROW = 512, THREADS = 256, RB = 8, BN = 2048, MAX_BLOCKS = 1024, T = bf16>  (stdlib/quant.tl:13)
 // 256 threads per block, 16672 bytes of shared memory
 __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant2(
         const tl::bf16* __restrict__ X,
@@ -563,7 +575,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant2(
     if (N <= 512) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:26)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:31)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -587,12 +599,12 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant2(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (quant.tl:24)
+        // for g in pipelined(groups, stages = 2) {  (quant.tl:29)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:26)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:31)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -617,7 +629,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant2(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 8;
-            // copy(xs, s);  (quant.tl:27)
+            // copy(xs, s);  (quant.tl:32)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::bf16* tl_ptr15 = &xs[((g % 2) * 8 + (tl_tid / 32)) * 520 + ((tl_chunk14 % 8) + (tl_tid % 32) * 8 + (tl_chunk14 / 8) * 256)];
@@ -633,7 +645,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant2(
                     }
                 }
             }
-            // reduce(absmax, s, s_amax, axis = 1);  (quant.tl:28)
+            // reduce(absmax, s, s_amax, axis = 1);  (quant.tl:33)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[1];
@@ -656,7 +668,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant2(
                     s_amax[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (quant.tl:29)
+            // for i in parallel(RB) {  (quant.tl:34)
             // for i in parallel(8): each thread visits the elements of `s_amax` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 1; ++tl_s18) {
@@ -665,7 +677,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant2(
                 s_amax[tl_s18] = a * 0.0022321429569274187f;
                 s_inv[tl_s18] = 448.0f * tl::exp(-tl::log(a));
             }
-            // for i, j in parallel(RB, ROW) {  (quant.tl:34)
+            // for i, j in parallel(RB, ROW) {  (quant.tl:39)
             // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s19 = 0; tl_s19 < 16; ++tl_s19) {
@@ -673,7 +685,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant2(
                 [[maybe_unused]] const int j = ((tl_s19 % 8) + (tl_tid % 32) * 8 + (tl_s19 / 8) * 256);
                 s[tl_s19] = s[tl_s19] * s_inv[0];
             }
-            // copy(s, Q[row0 +: RB, 0 +: ROW]);  (quant.tl:37)
+            // copy(s, Q[row0 +: RB, 0 +: ROW]);  (quant.tl:42)
             #pragma unroll
             for (int tl_chunk20 = 0; tl_chunk20 < 16; tl_chunk20 += 8) {
                 tl::f8e4m3* tl_ptr21 = &Q[int64_t(row0 + (tl_tid / 32)) * N + ((tl_chunk20 % 8) + (tl_tid % 32) * 8 + (tl_chunk20 / 8) * 256)];
@@ -689,7 +701,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant2(
                     }
                 }
             }
-            // copy(s_amax, Scale[row0 +: RB]);  (quant.tl:38)
+            // copy(s_amax, Scale[row0 +: RB]);  (quant.tl:43)
             if ((tl_tid % 32) == 0) {
                 #pragma unroll
                 for (int tl_s23 = 0; tl_s23 < 1; ++tl_s23) {
@@ -706,7 +718,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant2(
                 const int32_t row = row0 + rr;
                 amax = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (quant.tl:48)
+                    // copy(X[row, t * BN +: BN], x);  (quant.tl:53)
                     #pragma unroll
                     for (int tl_chunk24 = 0; tl_chunk24 < x_layout::kSlots; tl_chunk24 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk24))) continue;
@@ -723,7 +735,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant2(
                             }
                         }
                     }
-                    // reduce(absmax, x, part);  (quant.tl:49)
+                    // reduce(absmax, x, part);  (quant.tl:54)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -743,7 +755,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant2(
                 const float scale = tl::max(amax, 9.999999960041972e-13f) * 0.0022321429569274187f;
                 const float inv = 448.0f * tl::exp(-tl::log(tl::max(amax, 9.999999960041972e-13f)));
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (quant.tl:55)
+                    // copy(X[row, t * BN +: BN], x);  (quant.tl:60)
                     #pragma unroll
                     for (int tl_chunk28 = 0; tl_chunk28 < x_layout::kSlots; tl_chunk28 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk28))) continue;
@@ -760,7 +772,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant2(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (quant.tl:56)
+                    // for j in parallel(BN) {  (quant.tl:61)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s31 = 0; tl_s31 < x_layout::kSlots; ++tl_s31) {
@@ -768,7 +780,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant2(
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s31);
                         x[tl_s31] = x[tl_s31] * inv;
                     }
-                    // copy(x, Q[row, t * BN +: BN]);  (quant.tl:59)
+                    // copy(x, Q[row, t * BN +: BN]);  (quant.tl:64)
                     #pragma unroll
                     for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
@@ -786,7 +798,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant2(
                         }
                     }
                 }
-                // for i in parallel(1) {  (quant.tl:61)
+                // for i in parallel(1) {  (quant.tl:66)
                 // for i in parallel(1): iterations dealt round-robin to the threads
                 #pragma unroll
                 for (int tl_i36 = 0; tl_i36 < 1; ++tl_i36) {
@@ -801,7 +813,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant2(
     }
 }
 
-// kernel fp8_per_token<ROW = 1024, THREADS = 256, RB = 4, BN = 2048, MAX_BLOCKS = 1024, T = bf16>  (stdlib/quant.tl:8)
+// kernel fp8_per_token<ROW = 1024, THREADS = 256, RB = 4, BN = 2048, MAX_BLOCKS = 1024, T = bf16>  (stdlib/quant.tl:13)
 // 256 threads per block, 16544 bytes of shared memory
 __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant3(
         const tl::bf16* __restrict__ X,
@@ -828,7 +840,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant3(
     if (N <= 1024) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:26)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:31)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -852,12 +864,12 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant3(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (quant.tl:24)
+        // for g in pipelined(groups, stages = 2) {  (quant.tl:29)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:26)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:31)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -882,7 +894,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant3(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 4;
-            // copy(xs, s);  (quant.tl:27)
+            // copy(xs, s);  (quant.tl:32)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::bf16* tl_ptr15 = &xs[((g % 2) * 4 + (tl_tid / 64)) * 1032 + ((tl_chunk14 % 8) + (tl_tid % 64) * 8 + (tl_chunk14 / 8) * 512)];
@@ -898,7 +910,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant3(
                     }
                 }
             }
-            // reduce(absmax, s, s_amax, axis = 1);  (quant.tl:28)
+            // reduce(absmax, s, s_amax, axis = 1);  (quant.tl:33)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
             {
                 float tl_part[1];
@@ -934,7 +946,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant3(
                     s_amax[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (quant.tl:29)
+            // for i in parallel(RB) {  (quant.tl:34)
             // for i in parallel(4): each thread visits the elements of `s_amax` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 1; ++tl_s18) {
@@ -943,7 +955,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant3(
                 s_amax[tl_s18] = a * 0.0022321429569274187f;
                 s_inv[tl_s18] = 448.0f * tl::exp(-tl::log(a));
             }
-            // for i, j in parallel(RB, ROW) {  (quant.tl:34)
+            // for i, j in parallel(RB, ROW) {  (quant.tl:39)
             // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s19 = 0; tl_s19 < 16; ++tl_s19) {
@@ -951,7 +963,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant3(
                 [[maybe_unused]] const int j = ((tl_s19 % 8) + (tl_tid % 64) * 8 + (tl_s19 / 8) * 512);
                 s[tl_s19] = s[tl_s19] * s_inv[0];
             }
-            // copy(s, Q[row0 +: RB, 0 +: ROW]);  (quant.tl:37)
+            // copy(s, Q[row0 +: RB, 0 +: ROW]);  (quant.tl:42)
             #pragma unroll
             for (int tl_chunk20 = 0; tl_chunk20 < 16; tl_chunk20 += 8) {
                 tl::f8e4m3* tl_ptr21 = &Q[int64_t(row0 + (tl_tid / 64)) * N + ((tl_chunk20 % 8) + (tl_tid % 64) * 8 + (tl_chunk20 / 8) * 512)];
@@ -967,7 +979,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant3(
                     }
                 }
             }
-            // copy(s_amax, Scale[row0 +: RB]);  (quant.tl:38)
+            // copy(s_amax, Scale[row0 +: RB]);  (quant.tl:43)
             if ((tl_tid % 64) == 0) {
                 #pragma unroll
                 for (int tl_s23 = 0; tl_s23 < 1; ++tl_s23) {
@@ -984,7 +996,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant3(
                 const int32_t row = row0 + rr;
                 amax = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (quant.tl:48)
+                    // copy(X[row, t * BN +: BN], x);  (quant.tl:53)
                     #pragma unroll
                     for (int tl_chunk24 = 0; tl_chunk24 < x_layout::kSlots; tl_chunk24 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk24))) continue;
@@ -1001,7 +1013,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant3(
                             }
                         }
                     }
-                    // reduce(absmax, x, part);  (quant.tl:49)
+                    // reduce(absmax, x, part);  (quant.tl:54)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -1021,7 +1033,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant3(
                 const float scale = tl::max(amax, 9.999999960041972e-13f) * 0.0022321429569274187f;
                 const float inv = 448.0f * tl::exp(-tl::log(tl::max(amax, 9.999999960041972e-13f)));
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (quant.tl:55)
+                    // copy(X[row, t * BN +: BN], x);  (quant.tl:60)
                     #pragma unroll
                     for (int tl_chunk28 = 0; tl_chunk28 < x_layout::kSlots; tl_chunk28 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk28))) continue;
@@ -1038,7 +1050,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant3(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (quant.tl:56)
+                    // for j in parallel(BN) {  (quant.tl:61)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s31 = 0; tl_s31 < x_layout::kSlots; ++tl_s31) {
@@ -1046,7 +1058,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant3(
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s31);
                         x[tl_s31] = x[tl_s31] * inv;
                     }
-                    // copy(x, Q[row, t * BN +: BN]);  (quant.tl:59)
+                    // copy(x, Q[row, t * BN +: BN]);  (quant.tl:64)
                     #pragma unroll
                     for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
@@ -1064,7 +1076,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant3(
                         }
                     }
                 }
-                // for i in parallel(1) {  (quant.tl:61)
+                // for i in parallel(1) {  (quant.tl:66)
                 // for i in parallel(1): iterations dealt round-robin to the threads
                 #pragma unroll
                 for (int tl_i36 = 0; tl_i36 < 1; ++tl_i36) {
@@ -1079,7 +1091,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant3(
     }
 }
 
-// kernel fp8_per_token<ROW = 2048, THREADS = 256, RB = 2, BN = 2048, MAX_BLOCKS = 1024, T = bf16>  (stdlib/quant.tl:8)
+// kernel fp8_per_token<ROW = 2048, THREADS = 256, RB = 2, BN = 2048, MAX_BLOCKS = 1024, T = bf16>  (stdlib/quant.tl:13)
 // 256 threads per block, 16544 bytes of shared memory
 __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant4(
         const tl::bf16* __restrict__ X,
@@ -1106,7 +1118,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant4(
     if (N <= 2048) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:26)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:31)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -1130,12 +1142,12 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant4(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (quant.tl:24)
+        // for g in pipelined(groups, stages = 2) {  (quant.tl:29)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:26)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:31)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -1160,7 +1172,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant4(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 2;
-            // copy(xs, s);  (quant.tl:27)
+            // copy(xs, s);  (quant.tl:32)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::bf16* tl_ptr15 = &xs[((g % 2) * 2 + (tl_tid / 128)) * 2056 + ((tl_chunk14 % 8) + (tl_tid % 128) * 8 + (tl_chunk14 / 8) * 1024)];
@@ -1176,7 +1188,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant4(
                     }
                 }
             }
-            // reduce(absmax, s, s_amax, axis = 1);  (quant.tl:28)
+            // reduce(absmax, s, s_amax, axis = 1);  (quant.tl:33)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
             {
                 float tl_part[1];
@@ -1213,7 +1225,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant4(
                     s_amax[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (quant.tl:29)
+            // for i in parallel(RB) {  (quant.tl:34)
             // for i in parallel(2): each thread visits the elements of `s_amax` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 1; ++tl_s18) {
@@ -1222,7 +1234,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant4(
                 s_amax[tl_s18] = a * 0.0022321429569274187f;
                 s_inv[tl_s18] = 448.0f * tl::exp(-tl::log(a));
             }
-            // for i, j in parallel(RB, ROW) {  (quant.tl:34)
+            // for i, j in parallel(RB, ROW) {  (quant.tl:39)
             // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s19 = 0; tl_s19 < 16; ++tl_s19) {
@@ -1230,7 +1242,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant4(
                 [[maybe_unused]] const int j = ((tl_s19 % 8) + (tl_tid % 128) * 8 + (tl_s19 / 8) * 1024);
                 s[tl_s19] = s[tl_s19] * s_inv[0];
             }
-            // copy(s, Q[row0 +: RB, 0 +: ROW]);  (quant.tl:37)
+            // copy(s, Q[row0 +: RB, 0 +: ROW]);  (quant.tl:42)
             #pragma unroll
             for (int tl_chunk20 = 0; tl_chunk20 < 16; tl_chunk20 += 8) {
                 tl::f8e4m3* tl_ptr21 = &Q[int64_t(row0 + (tl_tid / 128)) * N + ((tl_chunk20 % 8) + (tl_tid % 128) * 8 + (tl_chunk20 / 8) * 1024)];
@@ -1246,7 +1258,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant4(
                     }
                 }
             }
-            // copy(s_amax, Scale[row0 +: RB]);  (quant.tl:38)
+            // copy(s_amax, Scale[row0 +: RB]);  (quant.tl:43)
             if ((tl_tid % 128) == 0) {
                 #pragma unroll
                 for (int tl_s23 = 0; tl_s23 < 1; ++tl_s23) {
@@ -1263,7 +1275,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant4(
                 const int32_t row = row0 + rr;
                 amax = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (quant.tl:48)
+                    // copy(X[row, t * BN +: BN], x);  (quant.tl:53)
                     #pragma unroll
                     for (int tl_chunk24 = 0; tl_chunk24 < x_layout::kSlots; tl_chunk24 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk24))) continue;
@@ -1280,7 +1292,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant4(
                             }
                         }
                     }
-                    // reduce(absmax, x, part);  (quant.tl:49)
+                    // reduce(absmax, x, part);  (quant.tl:54)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -1300,7 +1312,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant4(
                 const float scale = tl::max(amax, 9.999999960041972e-13f) * 0.0022321429569274187f;
                 const float inv = 448.0f * tl::exp(-tl::log(tl::max(amax, 9.999999960041972e-13f)));
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (quant.tl:55)
+                    // copy(X[row, t * BN +: BN], x);  (quant.tl:60)
                     #pragma unroll
                     for (int tl_chunk28 = 0; tl_chunk28 < x_layout::kSlots; tl_chunk28 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk28))) continue;
@@ -1317,7 +1329,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant4(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (quant.tl:56)
+                    // for j in parallel(BN) {  (quant.tl:61)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s31 = 0; tl_s31 < x_layout::kSlots; ++tl_s31) {
@@ -1325,7 +1337,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant4(
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s31);
                         x[tl_s31] = x[tl_s31] * inv;
                     }
-                    // copy(x, Q[row, t * BN +: BN]);  (quant.tl:59)
+                    // copy(x, Q[row, t * BN +: BN]);  (quant.tl:64)
                     #pragma unroll
                     for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
@@ -1343,7 +1355,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant4(
                         }
                     }
                 }
-                // for i in parallel(1) {  (quant.tl:61)
+                // for i in parallel(1) {  (quant.tl:66)
                 // for i in parallel(1): iterations dealt round-robin to the threads
                 #pragma unroll
                 for (int tl_i36 = 0; tl_i36 < 1; ++tl_i36) {
@@ -1358,7 +1370,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant4(
     }
 }
 
-// kernel fp8_per_token<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, MAX_BLOCKS = 1024, T = bf16>  (stdlib/quant.tl:8)
+// kernel fp8_per_token<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, MAX_BLOCKS = 1024, T = bf16>  (stdlib/quant.tl:13)
 // 256 threads per block, 16544 bytes of shared memory
 __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant5(
         const tl::bf16* __restrict__ X,
@@ -1385,7 +1397,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant5(
     if (N <= 4096) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:26)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:31)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -1409,12 +1421,12 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant5(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (quant.tl:24)
+        // for g in pipelined(groups, stages = 2) {  (quant.tl:29)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:26)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:31)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -1439,7 +1451,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant5(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
-            // copy(xs, s);  (quant.tl:27)
+            // copy(xs, s);  (quant.tl:32)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::bf16* tl_ptr15 = &xs[((g % 2) * 1 + 0) * 4104 + ((tl_chunk14 % 8) + (tl_tid) * 8 + (tl_chunk14 / 8) * 2048)];
@@ -1455,7 +1467,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant5(
                     }
                 }
             }
-            // reduce(absmax, s, s_amax, axis = 1);  (quant.tl:28)
+            // reduce(absmax, s, s_amax, axis = 1);  (quant.tl:33)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
             {
                 float tl_part[1];
@@ -1493,7 +1505,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant5(
                     s_amax[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (quant.tl:29)
+            // for i in parallel(RB) {  (quant.tl:34)
             // for i in parallel(1): each thread visits the elements of `s_amax` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 1; ++tl_s18) {
@@ -1502,7 +1514,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant5(
                 s_amax[tl_s18] = a * 0.0022321429569274187f;
                 s_inv[tl_s18] = 448.0f * tl::exp(-tl::log(a));
             }
-            // for i, j in parallel(RB, ROW) {  (quant.tl:34)
+            // for i, j in parallel(RB, ROW) {  (quant.tl:39)
             // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s19 = 0; tl_s19 < 16; ++tl_s19) {
@@ -1510,7 +1522,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant5(
                 [[maybe_unused]] const int j = ((tl_s19 % 8) + (tl_tid) * 8 + (tl_s19 / 8) * 2048);
                 s[tl_s19] = s[tl_s19] * s_inv[0];
             }
-            // copy(s, Q[row0 +: RB, 0 +: ROW]);  (quant.tl:37)
+            // copy(s, Q[row0 +: RB, 0 +: ROW]);  (quant.tl:42)
             #pragma unroll
             for (int tl_chunk20 = 0; tl_chunk20 < 16; tl_chunk20 += 8) {
                 tl::f8e4m3* tl_ptr21 = &Q[int64_t(row0 + 0) * N + ((tl_chunk20 % 8) + (tl_tid) * 8 + (tl_chunk20 / 8) * 2048)];
@@ -1526,7 +1538,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant5(
                     }
                 }
             }
-            // copy(s_amax, Scale[row0 +: RB]);  (quant.tl:38)
+            // copy(s_amax, Scale[row0 +: RB]);  (quant.tl:43)
             if ((tl_tid) == 0) {
                 #pragma unroll
                 for (int tl_s23 = 0; tl_s23 < 1; ++tl_s23) {
@@ -1543,7 +1555,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant5(
                 const int32_t row = row0 + rr;
                 amax = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (quant.tl:48)
+                    // copy(X[row, t * BN +: BN], x);  (quant.tl:53)
                     #pragma unroll
                     for (int tl_chunk24 = 0; tl_chunk24 < x_layout::kSlots; tl_chunk24 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk24))) continue;
@@ -1560,7 +1572,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant5(
                             }
                         }
                     }
-                    // reduce(absmax, x, part);  (quant.tl:49)
+                    // reduce(absmax, x, part);  (quant.tl:54)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -1580,7 +1592,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant5(
                 const float scale = tl::max(amax, 9.999999960041972e-13f) * 0.0022321429569274187f;
                 const float inv = 448.0f * tl::exp(-tl::log(tl::max(amax, 9.999999960041972e-13f)));
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (quant.tl:55)
+                    // copy(X[row, t * BN +: BN], x);  (quant.tl:60)
                     #pragma unroll
                     for (int tl_chunk28 = 0; tl_chunk28 < x_layout::kSlots; tl_chunk28 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk28))) continue;
@@ -1597,7 +1609,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant5(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (quant.tl:56)
+                    // for j in parallel(BN) {  (quant.tl:61)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s31 = 0; tl_s31 < x_layout::kSlots; ++tl_s31) {
@@ -1605,7 +1617,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant5(
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s31);
                         x[tl_s31] = x[tl_s31] * inv;
                     }
-                    // copy(x, Q[row, t * BN +: BN]);  (quant.tl:59)
+                    // copy(x, Q[row, t * BN +: BN]);  (quant.tl:64)
                     #pragma unroll
                     for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
@@ -1623,7 +1635,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant5(
                         }
                     }
                 }
-                // for i in parallel(1) {  (quant.tl:61)
+                // for i in parallel(1) {  (quant.tl:66)
                 // for i in parallel(1): iterations dealt round-robin to the threads
                 #pragma unroll
                 for (int tl_i36 = 0; tl_i36 < 1; ++tl_i36) {
@@ -1638,7 +1650,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant5(
     }
 }
 
-// kernel fp8_per_token<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, MAX_BLOCKS = 1024, T = bf16>  (stdlib/quant.tl:8)
+// kernel fp8_per_token<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, MAX_BLOCKS = 1024, T = bf16>  (stdlib/quant.tl:13)
 // 512 threads per block, 32960 bytes of shared memory
 __global__ void __launch_bounds__(512, 1) fp8_per_token_kernel_variant6(
         const tl::bf16* __restrict__ X,
@@ -1665,7 +1677,7 @@ __global__ void __launch_bounds__(512, 1) fp8_per_token_kernel_variant6(
     if (N <= 8192) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:26)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:31)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -1689,12 +1701,12 @@ __global__ void __launch_bounds__(512, 1) fp8_per_token_kernel_variant6(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (quant.tl:24)
+        // for g in pipelined(groups, stages = 2) {  (quant.tl:29)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:26)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:31)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -1719,7 +1731,7 @@ __global__ void __launch_bounds__(512, 1) fp8_per_token_kernel_variant6(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
-            // copy(xs, s);  (quant.tl:27)
+            // copy(xs, s);  (quant.tl:32)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::bf16* tl_ptr15 = &xs[((g % 2) * 1 + 0) * 8200 + ((tl_chunk14 % 8) + (tl_tid) * 8 + (tl_chunk14 / 8) * 4096)];
@@ -1735,7 +1747,7 @@ __global__ void __launch_bounds__(512, 1) fp8_per_token_kernel_variant6(
                     }
                 }
             }
-            // reduce(absmax, s, s_amax, axis = 1);  (quant.tl:28)
+            // reduce(absmax, s, s_amax, axis = 1);  (quant.tl:33)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
             {
                 float tl_part[1];
@@ -1774,7 +1786,7 @@ __global__ void __launch_bounds__(512, 1) fp8_per_token_kernel_variant6(
                     s_amax[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (quant.tl:29)
+            // for i in parallel(RB) {  (quant.tl:34)
             // for i in parallel(1): each thread visits the elements of `s_amax` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 1; ++tl_s18) {
@@ -1783,7 +1795,7 @@ __global__ void __launch_bounds__(512, 1) fp8_per_token_kernel_variant6(
                 s_amax[tl_s18] = a * 0.0022321429569274187f;
                 s_inv[tl_s18] = 448.0f * tl::exp(-tl::log(a));
             }
-            // for i, j in parallel(RB, ROW) {  (quant.tl:34)
+            // for i, j in parallel(RB, ROW) {  (quant.tl:39)
             // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s19 = 0; tl_s19 < 16; ++tl_s19) {
@@ -1791,7 +1803,7 @@ __global__ void __launch_bounds__(512, 1) fp8_per_token_kernel_variant6(
                 [[maybe_unused]] const int j = ((tl_s19 % 8) + (tl_tid) * 8 + (tl_s19 / 8) * 4096);
                 s[tl_s19] = s[tl_s19] * s_inv[0];
             }
-            // copy(s, Q[row0 +: RB, 0 +: ROW]);  (quant.tl:37)
+            // copy(s, Q[row0 +: RB, 0 +: ROW]);  (quant.tl:42)
             #pragma unroll
             for (int tl_chunk20 = 0; tl_chunk20 < 16; tl_chunk20 += 8) {
                 tl::f8e4m3* tl_ptr21 = &Q[int64_t(row0 + 0) * N + ((tl_chunk20 % 8) + (tl_tid) * 8 + (tl_chunk20 / 8) * 4096)];
@@ -1807,7 +1819,7 @@ __global__ void __launch_bounds__(512, 1) fp8_per_token_kernel_variant6(
                     }
                 }
             }
-            // copy(s_amax, Scale[row0 +: RB]);  (quant.tl:38)
+            // copy(s_amax, Scale[row0 +: RB]);  (quant.tl:43)
             if ((tl_tid) == 0) {
                 #pragma unroll
                 for (int tl_s23 = 0; tl_s23 < 1; ++tl_s23) {
@@ -1824,7 +1836,7 @@ __global__ void __launch_bounds__(512, 1) fp8_per_token_kernel_variant6(
                 const int32_t row = row0 + rr;
                 amax = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (quant.tl:48)
+                    // copy(X[row, t * BN +: BN], x);  (quant.tl:53)
                     #pragma unroll
                     for (int tl_chunk24 = 0; tl_chunk24 < x_layout::kSlots; tl_chunk24 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk24))) continue;
@@ -1841,7 +1853,7 @@ __global__ void __launch_bounds__(512, 1) fp8_per_token_kernel_variant6(
                             }
                         }
                     }
-                    // reduce(absmax, x, part);  (quant.tl:49)
+                    // reduce(absmax, x, part);  (quant.tl:54)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -1861,7 +1873,7 @@ __global__ void __launch_bounds__(512, 1) fp8_per_token_kernel_variant6(
                 const float scale = tl::max(amax, 9.999999960041972e-13f) * 0.0022321429569274187f;
                 const float inv = 448.0f * tl::exp(-tl::log(tl::max(amax, 9.999999960041972e-13f)));
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (quant.tl:55)
+                    // copy(X[row, t * BN +: BN], x);  (quant.tl:60)
                     #pragma unroll
                     for (int tl_chunk28 = 0; tl_chunk28 < x_layout::kSlots; tl_chunk28 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk28))) continue;
@@ -1878,7 +1890,7 @@ __global__ void __launch_bounds__(512, 1) fp8_per_token_kernel_variant6(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (quant.tl:56)
+                    // for j in parallel(BN) {  (quant.tl:61)
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s31 = 0; tl_s31 < x_layout::kSlots; ++tl_s31) {
@@ -1886,7 +1898,7 @@ __global__ void __launch_bounds__(512, 1) fp8_per_token_kernel_variant6(
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s31);
                         x[tl_s31] = x[tl_s31] * inv;
                     }
-                    // copy(x, Q[row, t * BN +: BN]);  (quant.tl:59)
+                    // copy(x, Q[row, t * BN +: BN]);  (quant.tl:64)
                     #pragma unroll
                     for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
@@ -1904,7 +1916,7 @@ __global__ void __launch_bounds__(512, 1) fp8_per_token_kernel_variant6(
                         }
                     }
                 }
-                // for i in parallel(1) {  (quant.tl:61)
+                // for i in parallel(1) {  (quant.tl:66)
                 // for i in parallel(1): iterations dealt round-robin to the threads
                 #pragma unroll
                 for (int tl_i36 = 0; tl_i36 < 1; ++tl_i36) {
@@ -1915,6 +1927,361 @@ __global__ void __launch_bounds__(512, 1) fp8_per_token_kernel_variant6(
                     }
                 }
             }
+        }
+    }
+}
+
+// kernel fp8_per_group<G = 128, RB = 16, GB = 4, T = bf16>  (stdlib/quant.tl:80)
+// 256 threads per block, 0 bytes of shared memory
+__global__ void __launch_bounds__(256) fp8_per_group_kernel(
+        const tl::bf16* __restrict__ X,
+        tl::f8e4m3* __restrict__ Q,
+        float* __restrict__ Scale,
+        int32_t M,
+        int32_t N,
+        int32_t NG)
+{
+    // fragment x: f32[16, 4, 128], blocked per axis, vector 8: [16, 4, 128] over 256 threads: (4:t64 4:r8, 4:t16, 8:r1 16:t1) 32 registers
+    // fragment amax: f32[16, 4], slice of `x` (reduce over axis 2): [16, 4] over 256 threads: (4:t64 4:r1, 4:t16) 4 registers, 16 replicas
+    const tl::bf16* const Xg = X;  // view Xg: bf16[M, NG, 128] of X
+    tl::f8e4m3* const Qg = Q;  // view Qg: f8e4m3[M, NG, 128] of Q
+    const int tl_tid = threadIdx.x;
+    float x[32];  // fragment x: f32[16, 4, 128]
+    float amax[4];  // fragment amax: f32[16, 4]
+    const int32_t r0 = int(blockIdx.x) * 16;
+    const int32_t k0 = int(blockIdx.y) * 4;
+    // copy(Xg[r0 +: RB, k0 +: GB, 0 +: G], x);  (quant.tl:91)
+    #pragma unroll
+    for (int tl_chunk0 = 0; tl_chunk0 < 32; tl_chunk0 += 8) {
+        const tl::bf16* tl_ptr1 = &Xg[(int64_t(r0 + ((tl_tid / 64) + (tl_chunk0 / 8) * 4)) * NG + (k0 + (tl_tid / 16 % 4))) * 128 + ((tl_chunk0 % 8) + (tl_tid % 16) * 8)];
+        if (tl::in_bounds(r0 + ((tl_tid / 64) + (tl_chunk0 / 8) * 4), M) && tl::in_bounds(k0 + (tl_tid / 16 % 4), NG) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid % 16) * 8), 128) && tl::in_bounds(r0 + ((tl_tid / 64) + (tl_chunk0 / 8) * 4), M) && tl::in_bounds(k0 + (tl_tid / 16 % 4), NG) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid % 16) * 8)) + 7, 128) && tl::is_aligned(tl_ptr1, 16)) {
+            tl::bf16 tl_vec2[8];
+            tl::load_vector<tl::bf16, 8>(tl_vec2, tl_ptr1);
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+        } else {
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                x[tl_chunk0 + tl_v] = tl::in_bounds(r0 + ((tl_tid / 64) + ((tl_chunk0 + tl_v) / 8) * 4), M) && tl::in_bounds(k0 + (tl_tid / 16 % 4), NG) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid % 16) * 8), 128) ? tl::convert<float>(Xg[(int64_t(r0 + ((tl_tid / 64) + ((tl_chunk0 + tl_v) / 8) * 4)) * NG + (k0 + (tl_tid / 16 % 4))) * 128 + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 16) * 8)]) : 0.0f;
+            }
+        }
+    }
+    // reduce(absmax, x, amax, axis = 2);  (quant.tl:92)
+    // each thread folds its 8 values of each of its 4 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
+    {
+        float tl_part[4];
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 4; ++tl_i) tl_part[tl_i] = tl::AbsMaxOp::identity<float>();
+        #pragma unroll
+        for (int tl_s3 = 0; tl_s3 < 32; ++tl_s3) {
+            tl_part[(tl_s3 / 8)] = tl::AbsMaxOp::combine(tl_part[(tl_s3 / 8)], tl::AbsMaxOp::element(x[tl_s3]));
+        }
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 4; ++tl_i) {
+            tl_part[tl_i] = tl::xor_combine<tl::AbsMaxOp, 1>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::AbsMaxOp, 2>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::AbsMaxOp, 4>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::AbsMaxOp, 8>(tl_part[tl_i]);
+        }
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 4; ++tl_i) {
+            amax[tl_i] = tl_part[tl_i];
+        }
+    }
+    // for i, k in parallel(RB, GB) {  (quant.tl:93)
+    // for i, k in parallel(16, 4): each thread visits the elements of `amax` it holds
+    #pragma unroll
+    for (int tl_s4 = 0; tl_s4 < 4; ++tl_s4) {
+        [[maybe_unused]] const int i = ((tl_tid / 64) + (tl_s4) * 4);
+        [[maybe_unused]] const int k = (tl_tid / 16 % 4);
+        amax[tl_s4] = tl::max(amax[tl_s4], 9.999999960041972e-13f);
+    }
+    // for i, k, c in parallel(RB, GB, G) {  (quant.tl:96)
+    // for i, k, c in parallel(16, 4, 128): each thread visits the elements of `x` it holds
+    #pragma unroll
+    for (int tl_s5 = 0; tl_s5 < 32; ++tl_s5) {
+        [[maybe_unused]] const int i = ((tl_tid / 64) + (tl_s5 / 8) * 4);
+        [[maybe_unused]] const int k = (tl_tid / 16 % 4);
+        [[maybe_unused]] const int c = ((tl_s5 % 8) + (tl_tid % 16) * 8);
+        x[tl_s5] = x[tl_s5] * tl::fast::div(448.0f, amax[(tl_s5 / 8)]);
+    }
+    // for i, k in parallel(RB, GB) {  (quant.tl:99)
+    // for i, k in parallel(16, 4): each thread visits the elements of `amax` it holds
+    #pragma unroll
+    for (int tl_s6 = 0; tl_s6 < 4; ++tl_s6) {
+        [[maybe_unused]] const int i = ((tl_tid / 64) + (tl_s6) * 4);
+        [[maybe_unused]] const int k = (tl_tid / 16 % 4);
+        amax[tl_s6] = amax[tl_s6] * 0.0022321429569274187f;
+    }
+    // copy(x, Qg[r0 +: RB, k0 +: GB, 0 +: G]);  (quant.tl:102)
+    #pragma unroll
+    for (int tl_chunk7 = 0; tl_chunk7 < 32; tl_chunk7 += 8) {
+        tl::f8e4m3* tl_ptr8 = &Qg[(int64_t(r0 + ((tl_tid / 64) + (tl_chunk7 / 8) * 4)) * NG + (k0 + (tl_tid / 16 % 4))) * 128 + ((tl_chunk7 % 8) + (tl_tid % 16) * 8)];
+        if (tl::in_bounds(r0 + ((tl_tid / 64) + (tl_chunk7 / 8) * 4), M) && tl::in_bounds(k0 + (tl_tid / 16 % 4), NG) && tl::in_bounds(((tl_chunk7 % 8) + (tl_tid % 16) * 8), 128) && tl::in_bounds(r0 + ((tl_tid / 64) + (tl_chunk7 / 8) * 4), M) && tl::in_bounds(k0 + (tl_tid / 16 % 4), NG) && tl::in_bounds((((tl_chunk7 % 8) + (tl_tid % 16) * 8)) + 7, 128) && tl::is_aligned(tl_ptr8, 8)) {
+            tl::f8e4m3 tl_vec9[8];
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec9[tl_v] = tl::convert<tl::f8e4m3>(x[tl_chunk7 + tl_v]);
+            tl::store_vector<tl::f8e4m3, 8>(tl_ptr8, tl_vec9);
+        } else {
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                if (tl::in_bounds(r0 + ((tl_tid / 64) + ((tl_chunk7 + tl_v) / 8) * 4), M) && tl::in_bounds(k0 + (tl_tid / 16 % 4), NG) && tl::in_bounds((((tl_chunk7 + tl_v) % 8) + (tl_tid % 16) * 8), 128)) Qg[(int64_t(r0 + ((tl_tid / 64) + ((tl_chunk7 + tl_v) / 8) * 4)) * NG + (k0 + (tl_tid / 16 % 4))) * 128 + (((tl_chunk7 + tl_v) % 8) + (tl_tid % 16) * 8)] = tl::convert<tl::f8e4m3>(x[tl_chunk7 + tl_v]);
+            }
+        }
+    }
+    // copy(amax, Scale[r0 +: RB, k0 +: GB]);  (quant.tl:103)
+    if ((tl_tid % 16) == 0) {
+        #pragma unroll
+        for (int tl_s10 = 0; tl_s10 < 4; ++tl_s10) {
+            if (tl::in_bounds(r0 + ((tl_tid / 64) + (tl_s10) * 4), M) && tl::in_bounds(k0 + (tl_tid / 16 % 4), NG)) Scale[int64_t(r0 + ((tl_tid / 64) + (tl_s10) * 4)) * NG + (k0 + (tl_tid / 16 % 4))] = amax[tl_s10];
+        }
+    }
+}
+
+// kernel fp8_per_block<B = 128, T = bf16>  (stdlib/quant.tl:109)
+// 256 threads per block, 32 bytes of shared memory
+__global__ void __launch_bounds__(256) fp8_per_block_kernel(
+        const tl::bf16* __restrict__ X,
+        tl::f8e4m3* __restrict__ Q,
+        float* __restrict__ Scale,
+        int32_t M,
+        int32_t N,
+        int32_t MB,
+        int32_t NB)
+{
+    // fragment x: f32[128, 128], blocked per axis, vector 8: [128, 128] over 256 threads: (16:t16 8:r8, 8:r1 16:t1) 64 registers
+    // fragment row_max: f32[128], slice of `x` (reduce over axis 1): [128] over 256 threads: (16:t16 8:r1) 8 registers, 16 replicas
+    const int tl_tid = threadIdx.x;
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    float x[64];  // fragment x: f32[128, 128]
+    float row_max[8];  // fragment row_max: f32[128]
+    float amax;
+    const int32_t r0 = int(blockIdx.x) * 128;
+    const int32_t c0 = int(blockIdx.y) * 128;
+    // copy(X[r0 +: B, c0 +: B], x);              // 0 outside X: no effect on the maximum  (quant.tl:119)
+    #pragma unroll
+    for (int tl_chunk0 = 0; tl_chunk0 < 64; tl_chunk0 += 8) {
+        const tl::bf16* tl_ptr1 = &X[int64_t(r0 + ((tl_tid / 16) + (tl_chunk0 / 8) * 16)) * N + (c0 + ((tl_chunk0 % 8) + (tl_tid % 16) * 8))];
+        if (tl::in_bounds(r0 + ((tl_tid / 16) + (tl_chunk0 / 8) * 16), M) && tl::in_bounds(c0 + ((tl_chunk0 % 8) + (tl_tid % 16) * 8), N) && tl::in_bounds(r0 + ((tl_tid / 16) + (tl_chunk0 / 8) * 16), M) && tl::in_bounds((c0 + ((tl_chunk0 % 8) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+            tl::bf16 tl_vec2[8];
+            tl::load_vector<tl::bf16, 8>(tl_vec2, tl_ptr1);
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+        } else {
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                x[tl_chunk0 + tl_v] = tl::in_bounds(r0 + ((tl_tid / 16) + ((tl_chunk0 + tl_v) / 8) * 16), M) && tl::in_bounds(c0 + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 16) * 8), N) ? tl::convert<float>(X[int64_t(r0 + ((tl_tid / 16) + ((tl_chunk0 + tl_v) / 8) * 16)) * N + (c0 + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 16) * 8))]) : 0.0f;
+            }
+        }
+    }
+    // reduce(absmax, x, row_max, axis = 1);  (quant.tl:120)
+    // each thread folds its 8 values of each of its 8 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
+    {
+        float tl_part[8];
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 8; ++tl_i) tl_part[tl_i] = tl::AbsMaxOp::identity<float>();
+        #pragma unroll
+        for (int tl_s3 = 0; tl_s3 < 64; ++tl_s3) {
+            tl_part[(tl_s3 / 8)] = tl::AbsMaxOp::combine(tl_part[(tl_s3 / 8)], tl::AbsMaxOp::element(x[tl_s3]));
+        }
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 8; ++tl_i) {
+            tl_part[tl_i] = tl::xor_combine<tl::AbsMaxOp, 1>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::AbsMaxOp, 2>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::AbsMaxOp, 4>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::AbsMaxOp, 8>(tl_part[tl_i]);
+        }
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 8; ++tl_i) {
+            row_max[tl_i] = tl_part[tl_i];
+        }
+    }
+    // reduce(absmax, row_max, amax);  (quant.tl:121)
+    {
+        float tl_part[1];
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::AbsMaxOp::identity<float>();
+        if ((tl_tid % 16) == 0) {
+            #pragma unroll
+            for (int tl_s4 = 0; tl_s4 < 8; ++tl_s4) {
+                tl_part[0] = tl::AbsMaxOp::combine(tl_part[0], tl::AbsMaxOp::element(row_max[tl_s4]));
+            }
+        }
+        tl::block_allreduce<tl::AbsMaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+        {
+            amax = tl_part[0];
+        }
+    }
+    const float a = tl::max(amax, 9.999999960041972e-13f);
+    const float inv = tl::fast::div(448.0f, a);
+    // for i, j in parallel(B, B) {  (quant.tl:124)
+    // for i, j in parallel(128, 128): each thread visits the elements of `x` it holds
+    #pragma unroll
+    for (int tl_s5 = 0; tl_s5 < 64; ++tl_s5) {
+        [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s5 / 8) * 16);
+        [[maybe_unused]] const int j = ((tl_s5 % 8) + (tl_tid % 16) * 8);
+        x[tl_s5] = x[tl_s5] * inv;
+    }
+    // copy(x, Q[r0 +: B, c0 +: B]);  (quant.tl:127)
+    #pragma unroll
+    for (int tl_chunk6 = 0; tl_chunk6 < 64; tl_chunk6 += 8) {
+        tl::f8e4m3* tl_ptr7 = &Q[int64_t(r0 + ((tl_tid / 16) + (tl_chunk6 / 8) * 16)) * N + (c0 + ((tl_chunk6 % 8) + (tl_tid % 16) * 8))];
+        if (tl::in_bounds(r0 + ((tl_tid / 16) + (tl_chunk6 / 8) * 16), M) && tl::in_bounds(c0 + ((tl_chunk6 % 8) + (tl_tid % 16) * 8), N) && tl::in_bounds(r0 + ((tl_tid / 16) + (tl_chunk6 / 8) * 16), M) && tl::in_bounds((c0 + ((tl_chunk6 % 8) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr7, 8)) {
+            tl::f8e4m3 tl_vec8[8];
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec8[tl_v] = tl::convert<tl::f8e4m3>(x[tl_chunk6 + tl_v]);
+            tl::store_vector<tl::f8e4m3, 8>(tl_ptr7, tl_vec8);
+        } else {
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                if (tl::in_bounds(r0 + ((tl_tid / 16) + ((tl_chunk6 + tl_v) / 8) * 16), M) && tl::in_bounds(c0 + (((tl_chunk6 + tl_v) % 8) + (tl_tid % 16) * 8), N)) Q[int64_t(r0 + ((tl_tid / 16) + ((tl_chunk6 + tl_v) / 8) * 16)) * N + (c0 + (((tl_chunk6 + tl_v) % 8) + (tl_tid % 16) * 8))] = tl::convert<tl::f8e4m3>(x[tl_chunk6 + tl_v]);
+            }
+        }
+    }
+    // for i in parallel(1) {  (quant.tl:128)
+    // for i in parallel(1): iterations dealt round-robin to the threads
+    #pragma unroll
+    for (int tl_i10 = 0; tl_i10 < 1; ++tl_i10) {
+        const int tl_e9 = tl_tid + tl_i10 * 256;
+        if (tl_e9 < 1) {
+            const int i = tl_e9;
+            Scale[int64_t(int(blockIdx.x) + i) * NB + int(blockIdx.y)] = a * 0.0022321429569274187f;
+        }
+    }
+}
+
+// kernel swiglu_fp8_per_group<G = 128, RB = 8, GB = 4, T = bf16>  (stdlib/quant.tl:136)
+// 256 threads per block, 0 bytes of shared memory
+__global__ void __launch_bounds__(256) swiglu_fp8_per_group_kernel(
+        const tl::bf16* __restrict__ X,
+        tl::f8e4m3* __restrict__ Q,
+        float* __restrict__ Scale,
+        int32_t M,
+        int32_t K,
+        int32_t N,
+        int32_t NG)
+{
+    // fragment g: f32[8, 4, 128], blocked per axis, vector 8: [8, 4, 128] over 256 threads: (4:t64 2:r8, 4:t16, 8:r1 16:t1) 16 registers
+    // fragment u: f32[8, 4, 128], blocked per axis, vector 8: [8, 4, 128] over 256 threads: (4:t64 2:r8, 4:t16, 8:r1 16:t1) 16 registers
+    // fragment amax: f32[8, 4], slice of `g` (reduce over axis 2): [8, 4] over 256 threads: (4:t64 2:r1, 4:t16) 2 registers, 16 replicas
+    const tl::bf16* const Xg = X;  // view Xg: bf16[M, 2, NG, 128] of X
+    tl::f8e4m3* const Qg = Q;  // view Qg: f8e4m3[M, NG, 128] of Q
+    const int tl_tid = threadIdx.x;
+    float g[16];  // fragment g: f32[8, 4, 128]
+    float u[16];  // fragment u: f32[8, 4, 128]
+    float amax[2];  // fragment amax: f32[8, 4]
+    const int32_t r0 = int(blockIdx.x) * 8;
+    const int32_t k0 = int(blockIdx.y) * 4;
+    // copy(Xg[r0 +: RB, 0, k0 +: GB, 0 +: G], g);  (quant.tl:148)
+    #pragma unroll
+    for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
+        const tl::bf16* tl_ptr1 = &Xg[((int64_t(r0 + ((tl_tid / 64) + (tl_chunk0 / 8) * 4)) * 2 + 0) * NG + (k0 + (tl_tid / 16 % 4))) * 128 + ((tl_chunk0 % 8) + (tl_tid % 16) * 8)];
+        if (tl::in_bounds(r0 + ((tl_tid / 64) + (tl_chunk0 / 8) * 4), M) && tl::in_bounds(0, 2) && tl::in_bounds(k0 + (tl_tid / 16 % 4), NG) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid % 16) * 8), 128) && tl::in_bounds(r0 + ((tl_tid / 64) + (tl_chunk0 / 8) * 4), M) && tl::in_bounds(0, 2) && tl::in_bounds(k0 + (tl_tid / 16 % 4), NG) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid % 16) * 8)) + 7, 128) && tl::is_aligned(tl_ptr1, 16)) {
+            tl::bf16 tl_vec2[8];
+            tl::load_vector<tl::bf16, 8>(tl_vec2, tl_ptr1);
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 8; ++tl_v) g[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+        } else {
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                g[tl_chunk0 + tl_v] = tl::in_bounds(r0 + ((tl_tid / 64) + ((tl_chunk0 + tl_v) / 8) * 4), M) && tl::in_bounds(0, 2) && tl::in_bounds(k0 + (tl_tid / 16 % 4), NG) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid % 16) * 8), 128) ? tl::convert<float>(Xg[((int64_t(r0 + ((tl_tid / 64) + ((tl_chunk0 + tl_v) / 8) * 4)) * 2 + 0) * NG + (k0 + (tl_tid / 16 % 4))) * 128 + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 16) * 8)]) : 0.0f;
+            }
+        }
+    }
+    // copy(Xg[r0 +: RB, 1, k0 +: GB, 0 +: G], u);  (quant.tl:149)
+    #pragma unroll
+    for (int tl_chunk3 = 0; tl_chunk3 < 16; tl_chunk3 += 8) {
+        const tl::bf16* tl_ptr4 = &Xg[((int64_t(r0 + ((tl_tid / 64) + (tl_chunk3 / 8) * 4)) * 2 + 1) * NG + (k0 + (tl_tid / 16 % 4))) * 128 + ((tl_chunk3 % 8) + (tl_tid % 16) * 8)];
+        if (tl::in_bounds(r0 + ((tl_tid / 64) + (tl_chunk3 / 8) * 4), M) && tl::in_bounds(1, 2) && tl::in_bounds(k0 + (tl_tid / 16 % 4), NG) && tl::in_bounds(((tl_chunk3 % 8) + (tl_tid % 16) * 8), 128) && tl::in_bounds(r0 + ((tl_tid / 64) + (tl_chunk3 / 8) * 4), M) && tl::in_bounds(1, 2) && tl::in_bounds(k0 + (tl_tid / 16 % 4), NG) && tl::in_bounds((((tl_chunk3 % 8) + (tl_tid % 16) * 8)) + 7, 128) && tl::is_aligned(tl_ptr4, 16)) {
+            tl::bf16 tl_vec5[8];
+            tl::load_vector<tl::bf16, 8>(tl_vec5, tl_ptr4);
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 8; ++tl_v) u[tl_chunk3 + tl_v] = tl::convert<float>(tl_vec5[tl_v]);
+        } else {
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                u[tl_chunk3 + tl_v] = tl::in_bounds(r0 + ((tl_tid / 64) + ((tl_chunk3 + tl_v) / 8) * 4), M) && tl::in_bounds(1, 2) && tl::in_bounds(k0 + (tl_tid / 16 % 4), NG) && tl::in_bounds((((tl_chunk3 + tl_v) % 8) + (tl_tid % 16) * 8), 128) ? tl::convert<float>(Xg[((int64_t(r0 + ((tl_tid / 64) + ((tl_chunk3 + tl_v) / 8) * 4)) * 2 + 1) * NG + (k0 + (tl_tid / 16 % 4))) * 128 + (((tl_chunk3 + tl_v) % 8) + (tl_tid % 16) * 8)]) : 0.0f;
+            }
+        }
+    }
+    // for i, k, c in parallel(RB, GB, G) {  (quant.tl:150)
+    // for i, k, c in parallel(8, 4, 128): each thread visits the elements of `g` it holds
+    #pragma unroll
+    for (int tl_s6 = 0; tl_s6 < 16; ++tl_s6) {
+        [[maybe_unused]] const int i = ((tl_tid / 64) + (tl_s6 / 8) * 4);
+        [[maybe_unused]] const int k = (tl_tid / 16 % 4);
+        [[maybe_unused]] const int c = ((tl_s6 % 8) + (tl_tid % 16) * 8);
+        g[tl_s6] = tl_fast_fns::silu(g[tl_s6]) * u[tl_s6];
+    }
+    // reduce(absmax, g, amax, axis = 2);  (quant.tl:153)
+    // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
+    {
+        float tl_part[2];
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::AbsMaxOp::identity<float>();
+        #pragma unroll
+        for (int tl_s7 = 0; tl_s7 < 16; ++tl_s7) {
+            tl_part[(tl_s7 / 8)] = tl::AbsMaxOp::combine(tl_part[(tl_s7 / 8)], tl::AbsMaxOp::element(g[tl_s7]));
+        }
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 2; ++tl_i) {
+            tl_part[tl_i] = tl::xor_combine<tl::AbsMaxOp, 1>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::AbsMaxOp, 2>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::AbsMaxOp, 4>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::AbsMaxOp, 8>(tl_part[tl_i]);
+        }
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 2; ++tl_i) {
+            amax[tl_i] = tl_part[tl_i];
+        }
+    }
+    // for i, k in parallel(RB, GB) {  (quant.tl:154)
+    // for i, k in parallel(8, 4): each thread visits the elements of `amax` it holds
+    #pragma unroll
+    for (int tl_s8 = 0; tl_s8 < 2; ++tl_s8) {
+        [[maybe_unused]] const int i = ((tl_tid / 64) + (tl_s8) * 4);
+        [[maybe_unused]] const int k = (tl_tid / 16 % 4);
+        amax[tl_s8] = tl::max(amax[tl_s8], 9.999999960041972e-13f);
+    }
+    // for i, k, c in parallel(RB, GB, G) {  (quant.tl:157)
+    // for i, k, c in parallel(8, 4, 128): each thread visits the elements of `g` it holds
+    #pragma unroll
+    for (int tl_s9 = 0; tl_s9 < 16; ++tl_s9) {
+        [[maybe_unused]] const int i = ((tl_tid / 64) + (tl_s9 / 8) * 4);
+        [[maybe_unused]] const int k = (tl_tid / 16 % 4);
+        [[maybe_unused]] const int c = ((tl_s9 % 8) + (tl_tid % 16) * 8);
+        g[tl_s9] = g[tl_s9] * tl::fast::div(448.0f, amax[(tl_s9 / 8)]);
+    }
+    // for i, k in parallel(RB, GB) {  (quant.tl:160)
+    // for i, k in parallel(8, 4): each thread visits the elements of `amax` it holds
+    #pragma unroll
+    for (int tl_s10 = 0; tl_s10 < 2; ++tl_s10) {
+        [[maybe_unused]] const int i = ((tl_tid / 64) + (tl_s10) * 4);
+        [[maybe_unused]] const int k = (tl_tid / 16 % 4);
+        amax[tl_s10] = amax[tl_s10] * 0.0022321429569274187f;
+    }
+    // copy(g, Qg[r0 +: RB, k0 +: GB, 0 +: G]);  (quant.tl:163)
+    #pragma unroll
+    for (int tl_chunk11 = 0; tl_chunk11 < 16; tl_chunk11 += 8) {
+        tl::f8e4m3* tl_ptr12 = &Qg[(int64_t(r0 + ((tl_tid / 64) + (tl_chunk11 / 8) * 4)) * NG + (k0 + (tl_tid / 16 % 4))) * 128 + ((tl_chunk11 % 8) + (tl_tid % 16) * 8)];
+        if (tl::in_bounds(r0 + ((tl_tid / 64) + (tl_chunk11 / 8) * 4), M) && tl::in_bounds(k0 + (tl_tid / 16 % 4), NG) && tl::in_bounds(((tl_chunk11 % 8) + (tl_tid % 16) * 8), 128) && tl::in_bounds(r0 + ((tl_tid / 64) + (tl_chunk11 / 8) * 4), M) && tl::in_bounds(k0 + (tl_tid / 16 % 4), NG) && tl::in_bounds((((tl_chunk11 % 8) + (tl_tid % 16) * 8)) + 7, 128) && tl::is_aligned(tl_ptr12, 8)) {
+            tl::f8e4m3 tl_vec13[8];
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec13[tl_v] = tl::convert<tl::f8e4m3>(g[tl_chunk11 + tl_v]);
+            tl::store_vector<tl::f8e4m3, 8>(tl_ptr12, tl_vec13);
+        } else {
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                if (tl::in_bounds(r0 + ((tl_tid / 64) + ((tl_chunk11 + tl_v) / 8) * 4), M) && tl::in_bounds(k0 + (tl_tid / 16 % 4), NG) && tl::in_bounds((((tl_chunk11 + tl_v) % 8) + (tl_tid % 16) * 8), 128)) Qg[(int64_t(r0 + ((tl_tid / 64) + ((tl_chunk11 + tl_v) / 8) * 4)) * NG + (k0 + (tl_tid / 16 % 4))) * 128 + (((tl_chunk11 + tl_v) % 8) + (tl_tid % 16) * 8)] = tl::convert<tl::f8e4m3>(g[tl_chunk11 + tl_v]);
+            }
+        }
+    }
+    // copy(amax, Scale[r0 +: RB, k0 +: GB]);  (quant.tl:164)
+    if ((tl_tid % 16) == 0) {
+        #pragma unroll
+        for (int tl_s14 = 0; tl_s14 < 2; ++tl_s14) {
+            if (tl::in_bounds(r0 + ((tl_tid / 64) + (tl_s14) * 4), M) && tl::in_bounds(k0 + (tl_tid / 16 % 4), NG)) Scale[int64_t(r0 + ((tl_tid / 64) + (tl_s14) * 4)) * NG + (k0 + (tl_tid / 16 % 4))] = amax[tl_s14];
         }
     }
 }
@@ -2101,8 +2468,80 @@ cudaError_t fp8_per_token(const __nv_bfloat16* X, __nv_fp8_e4m3* Q, float* Scale
     return fp8_per_token_variant6(X, Q, Scale, M, N, stream);  // ROW = 8192
 }
 
+cudaError_t fp8_per_group(const __nv_bfloat16* X, __nv_fp8_e4m3* Q, float* Scale, int64_t M, int64_t N, int64_t NG, cudaStream_t stream) {
+    constexpr const char* tl_name = "fp8_per_group";
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 1); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Scale, tl_name, "Scale", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(NG, tl_name, "NG"); tl_err != cudaSuccess) return tl_err;
+    if (!(M * NG * 128 == M * N))
+        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `M * NG * 128 == M * N (view Xg of X)` does not hold" + " (" + "M = " + std::to_string(M) + ", NG = " + std::to_string(NG) + ", N = " + std::to_string(N) + ")");
+    if (!(M * NG * 128 == M * N))
+        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `M * NG * 128 == M * N (view Qg of Q)` does not hold" + " (" + "M = " + std::to_string(M) + ", NG = " + std::to_string(NG) + ", N = " + std::to_string(N) + ")");
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 16)), tl_grid_y = int64_t(tl::cdiv(NG, 4)), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    ::fp8_per_group_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 0, stream>>>(X, Q, Scale, static_cast<int32_t>(M), static_cast<int32_t>(N), static_cast<int32_t>(NG));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+cudaError_t fp8_per_block(const __nv_bfloat16* X, __nv_fp8_e4m3* Q, float* Scale, int64_t M, int64_t N, int64_t MB, int64_t NB, cudaStream_t stream) {
+    constexpr const char* tl_name = "fp8_per_block";
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 1); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Scale, tl_name, "Scale", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(MB, tl_name, "MB"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(NB, tl_name, "NB"); tl_err != cudaSuccess) return tl_err;
+    if (!(MB == tl::cdiv(M, 128)))
+        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `MB == cdiv(M, B)` does not hold" + " (" + "MB = " + std::to_string(MB) + ", M = " + std::to_string(M) + ")");
+    if (!(NB == tl::cdiv(N, 128)))
+        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `NB == cdiv(N, B)` does not hold" + " (" + "NB = " + std::to_string(NB) + ", N = " + std::to_string(N) + ")");
+    const int64_t tl_grid_x = int64_t(MB), tl_grid_y = int64_t(NB), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    static const cudaError_t tl_attributes = [] {
+        cudaError_t tl_err = cudaSuccess;
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::fp8_per_block_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
+    ::fp8_per_block_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, Q, Scale, static_cast<int32_t>(M), static_cast<int32_t>(N), static_cast<int32_t>(MB), static_cast<int32_t>(NB));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+cudaError_t swiglu_fp8_per_group(const __nv_bfloat16* X, __nv_fp8_e4m3* Q, float* Scale, int64_t M, int64_t K, int64_t N, int64_t NG, cudaStream_t stream) {
+    constexpr const char* tl_name = "swiglu_fp8_per_group";
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 1); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Scale, tl_name, "Scale", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(NG, tl_name, "NG"); tl_err != cudaSuccess) return tl_err;
+    if (!(M * 2 * NG * 128 == M * K))
+        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `M * 2 * NG * 128 == M * K (view Xg of X)` does not hold" + " (" + "M = " + std::to_string(M) + ", NG = " + std::to_string(NG) + ", K = " + std::to_string(K) + ")");
+    if (!(M * NG * 128 == M * N))
+        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `M * NG * 128 == M * N (view Qg of Q)` does not hold" + " (" + "M = " + std::to_string(M) + ", NG = " + std::to_string(NG) + ", N = " + std::to_string(N) + ")");
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 8)), tl_grid_y = int64_t(tl::cdiv(NG, 4)), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    ::swiglu_fp8_per_group_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 0, stream>>>(X, Q, Scale, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N), static_cast<int32_t>(NG));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
 }  // namespace tlc
 
 extern "C" {
 cudaError_t tlc_fp8_per_token(const void* X, void* Q, void* Scale, int64_t M, int64_t N, cudaStream_t stream) { return tlc::fp8_per_token(static_cast<const __nv_bfloat16*>(X), static_cast<__nv_fp8_e4m3*>(Q), static_cast<float*>(Scale), M, N, stream); }
+cudaError_t tlc_fp8_per_group(const void* X, void* Q, void* Scale, int64_t M, int64_t N, int64_t NG, cudaStream_t stream) { return tlc::fp8_per_group(static_cast<const __nv_bfloat16*>(X), static_cast<__nv_fp8_e4m3*>(Q), static_cast<float*>(Scale), M, N, NG, stream); }
+cudaError_t tlc_fp8_per_block(const void* X, void* Q, void* Scale, int64_t M, int64_t N, int64_t MB, int64_t NB, cudaStream_t stream) { return tlc::fp8_per_block(static_cast<const __nv_bfloat16*>(X), static_cast<__nv_fp8_e4m3*>(Q), static_cast<float*>(Scale), M, N, MB, NB, stream); }
+cudaError_t tlc_swiglu_fp8_per_group(const void* X, void* Q, void* Scale, int64_t M, int64_t K, int64_t N, int64_t NG, cudaStream_t stream) { return tlc::swiglu_fp8_per_group(static_cast<const __nv_bfloat16*>(X), static_cast<__nv_fp8_e4m3*>(Q), static_cast<float*>(Scale), M, K, N, NG, stream); }
 }

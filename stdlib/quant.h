@@ -15,8 +15,20 @@ namespace tlc {
 // Launches kernel `fp8_per_token`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
 cudaError_t fp8_per_token(const __nv_bfloat16* X, __nv_fp8_e4m3* Q, float* Scale, int64_t M, int64_t N, cudaStream_t stream = 0);
 
+// Launches kernel `fp8_per_group`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
+cudaError_t fp8_per_group(const __nv_bfloat16* X, __nv_fp8_e4m3* Q, float* Scale, int64_t M, int64_t N, int64_t NG, cudaStream_t stream = 0);
+
+// Launches kernel `fp8_per_block`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
+cudaError_t fp8_per_block(const __nv_bfloat16* X, __nv_fp8_e4m3* Q, float* Scale, int64_t M, int64_t N, int64_t MB, int64_t NB, cudaStream_t stream = 0);
+
+// Launches kernel `swiglu_fp8_per_group`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
+cudaError_t swiglu_fp8_per_group(const __nv_bfloat16* X, __nv_fp8_e4m3* Q, float* Scale, int64_t M, int64_t K, int64_t N, int64_t NG, cudaStream_t stream = 0);
+
 }  // namespace tlc
 
 extern "C" {
 cudaError_t tlc_fp8_per_token(const void* X, void* Q, void* Scale, int64_t M, int64_t N, cudaStream_t stream);
+cudaError_t tlc_fp8_per_group(const void* X, void* Q, void* Scale, int64_t M, int64_t N, int64_t NG, cudaStream_t stream);
+cudaError_t tlc_fp8_per_block(const void* X, void* Q, void* Scale, int64_t M, int64_t N, int64_t MB, int64_t NB, cudaStream_t stream);
+cudaError_t tlc_swiglu_fp8_per_group(const void* X, void* Q, void* Scale, int64_t M, int64_t K, int64_t N, int64_t NG, cudaStream_t stream);
 }

@@ -4,7 +4,8 @@ against float64 references at odd shapes, T = f32 unless said: residual_rmsnorm 
 variant, the tiled walk, several row groups per block), swiglu and geglu, rope_half and
 rope_interleaved (positions outside the table leave their rows alone), embedding (ids outside the
 table give zeros), fp8_per_token (T = bf16; the fp8 bits decoded and compared within half an e4m3
-step), cross_entropy and its backward (ignored targets included; several tiles per row). The GPU tests (tests/gpu/stdlib_*_test.cu) run the same kernels as compiled."""
+step), fp8_per_group, fp8_per_block and swiglu_fp8_per_group (each element within half an e4m3
+step of its block's exact quotient), cross_entropy and its backward (ignored targets included; several tiles per row). The GPU tests (tests/gpu/stdlib_*_test.cu) run the same kernels as compiled."""
 import argparse
 import math
 import os
@@ -184,6 +185,46 @@ def fp8(M, N, defines):
 
 for M, N, d in ((9, 100, []), (5, 1000, []), (3, 8193, []), (11, 300, ["MAX_BLOCKS=2"]), (2, 1, [])):
     check(f"fp8_per_token {M}x{N} {' '.join(d)}", lambda: fp8(M, N, d), bound=1.0)
+
+def fp8_blocks(kernel, M, N, defines, block_of, scale_shape, swiglu=False):
+    """fp8_per_group, fp8_per_block, swiglu_fp8_per_group: each element's scale is Scale[block_of(r, c)]."""
+    from npy import quantize
+    cols = 2 * N if swiglu else N
+    Xb = [quantize("bf16", random.uniform(-4, 4) * (10 ** random.uniform(-2, 1))) for _ in range(M * cols)]
+    n_scales = scale_shape[0] * scale_shape[1]
+    out = run("quant.tl", kernel, ["T=bf16"] + defines,
+              {"X": ("bf16", [M, cols], Xb), "Q": ("f8e4m3", [M, N], [0] * (M * N)),
+               "Scale": ("f32", scale_shape, [0.0] * n_scales)}, outputs=("Q", "Scale"))
+    vals = [(silu(Xb[r * cols + c]) * Xb[r * cols + N + c]) if swiglu else Xb[r * cols + c] for r in range(M) for c in range(N)]
+    amax = [0.0] * n_scales
+    for r in range(M):
+        for c in range(N):
+            b = block_of(r, c)
+            amax[b] = max(amax[b], abs(vals[r * N + c]))
+    worst = 0.0
+    for b in range(n_scales):
+        want = max(amax[b], 1e-12) / 448
+        worst = max(worst, abs(out["Scale"][b] - want) / want * 1e4)   # 1e-4 relative counts as one half step
+    for r in range(M):
+        for c in range(N):
+            scale = max(amax[block_of(r, c)], 1e-12) / 448
+            want = vals[r * N + c] / scale
+            tol = max(abs(want) * 2 ** -4, 2 ** -10) * 1.0001
+            worst = max(worst, abs(e4m3_to_float(out["Q"][r * N + c]) - want) / tol)
+    return worst
+
+
+for M, N, G, d in ((5, 256, 128, []), (19, 384, 128, ["RB=4", "GB=2"]), (3, 96, 32, ["G=32"])):
+    check(f"fp8_per_group {M}x{N} G={G} {' '.join(d)}",
+          lambda: fp8_blocks("fp8_per_group", M, N, d, lambda r, c: r * (N // G) + c // G, [M, N // G]), bound=1.0)
+    check(f"swiglu_fp8_per_group {M}x{N} G={G} {' '.join(d)}",
+          lambda: fp8_blocks("swiglu_fp8_per_group", M, N, d, lambda r, c: r * (N // G) + c // G, [M, N // G], swiglu=True),
+          bound=1.0)
+for M, N, B, d in ((130, 200, 128, []), (33, 70, 32, ["B=32"]), (1, 1, 16, ["B=16"])):
+    mb, nb = -(-M // B), -(-N // B)
+    check(f"fp8_per_block {M}x{N} B={B} {' '.join(d)}",
+          lambda: fp8_blocks("fp8_per_block", M, N, d, lambda r, c: (r // B) * nb + c // B, [mb, nb]), bound=1.0)
+
 
 # ---- cross_entropy ---------------------------------------------------------------------------------
 def cross_entropy(M, V, defines):
