@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """bench/llm_ops_bench.py — tlc's stdlib LLM operators (residual_rmsnorm, swiglu, geglu, rope_half,
-rope_interleaved, embedding, cross_entropy, fp8_per_token) against PyTorch eager and torch.compile of the same
+rope_interleaved, embedding, cross_entropy, fp8_per_group, fp8_per_block, swiglu_fp8_per_group,
+fp8_per_token) against PyTorch eager and torch.compile of the same
 computation on one GPU, through the Python package (`tlc.load`), to JSON and a markdown table.
 
 Every case: random inputs; each side's output checked against a float64 (or float32, for the
@@ -199,6 +200,44 @@ def case_cross_entropy(dt, tname, shape):
                 ref, nbytes(x, target, loss, lse))
 
 
+def case_fp8_blocks(kind):
+    """fp8_per_group (1 × 128), fp8_per_block (128 × 128) and swiglu_fp8_per_group."""
+    def build(dt, tname, shape):
+        m, n = shape
+        cols = 2 * n if kind == "swiglu" else n
+        x = torch.randn(m, cols, device="cuda", dtype=dt)
+        q = torch.empty(m, n, device="cuda", dtype=torch.float8_e4m3fn)
+        bm = (m + 127) // 128 if kind == "block" else m
+        scale = torch.empty(bm, n // 128, device="cuda", dtype=torch.float32)
+        mod = stdlib("quant", T=tname)
+        k = {"group": mod.fp8_per_group, "block": mod.fp8_per_block, "swiglu": mod.swiglu_fp8_per_group}[kind]
+
+        def blocks(v):  # [m, n] -> [bm, n/128, rows per block, 128]
+            rows = 128 if kind == "block" else 1
+            return v.reshape(bm, rows, n // 128, 128).transpose(1, 2)
+
+        def torch_fn(x):
+            v = x.float()
+            if kind == "swiglu":
+                g, u = v.chunk(2, dim=-1)
+                v = F.silu(g) * u
+            s = blocks(v).abs().amax(dim=(-2, -1), keepdim=True).clamp_min(1e-12) / 448.0
+            qv = (blocks(v) / s).to(torch.float8_e4m3fn)
+            return qv, s
+
+        def dequantized(o):
+            qv, s = o
+            return (qv.double() * s.double()).transpose(1, 2).reshape(m, n)
+
+        ref = x.double()
+        if kind == "swiglu":
+            g, u = ref.chunk(2, dim=-1)
+            ref = F.silu(g) * u
+        return Case(lambda: k(x, q, scale), lambda: (k(x, q, scale), dequantized((blocks(q), scale[:, :, None, None])))[1],
+                    torch_fn, (x,), ref, nbytes(x, q, scale), peer_out=dequantized)
+    return build
+
+
 OPS = {
     "residual_rmsnorm": (case_residual_rmsnorm, [(16384, 4096), (4096, 8192), (65536, 1024)], [(1000, 1031)]),
     "swiglu": (case_glu("swiglu"), [(16384, 11008), (4096, 14336)], [(1000, 1031)]),
@@ -207,6 +246,9 @@ OPS = {
     "rope_interleaved": (case_rope("rope_interleaved"), [(16384, 32, 128)], [(1000, 8, 128)]),
     "embedding": (case_embedding, [(16384, 128256, 4096), (65536, 32000, 1024)], [(1000, 32000, 1031)]),
     "cross_entropy": (case_cross_entropy, [(4096, 128256), (16384, 32000)], [(100, 1031)]),
+    "fp8_per_group": (case_fp8_blocks("group"), [(16384, 4096), (4096, 14336)], [(100, 1024)]),
+    "fp8_per_block": (case_fp8_blocks("block"), [(4096, 14336), (16384, 4096)], [(256, 384)]),
+    "swiglu_fp8_per_group": (case_fp8_blocks("swiglu"), [(16384, 11008 // 128 * 128), (4096, 14336)], [(100, 1024)]),
     "fp8_per_token": (case_fp8, [(16384, 4096), (4096, 8192), (65536, 1024)], [(1000, 1031)]),
 }
 # relative L2 bounds of each side against the reference (fp8: the cast's own rounding)
@@ -254,7 +296,7 @@ def main():
                     continue
                 try:
                     c = build(dt, tname, shape)
-                    bound = FP8_BOUND if op == "fp8_per_token" else BOUND[tname]
+                    bound = FP8_BOUND if "fp8" in op else BOUND[tname]
                     err_tlc = rel_err(c.tlc_out(), c.ref)
                     err_eager = rel_err(c.peer_out(c.torch_fn(*c.peer_args)), c.ref)
                     t_tlc = gpu_ms(c.run_tlc, a.iters)
