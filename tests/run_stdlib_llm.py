@@ -5,7 +5,8 @@ variant, the tiled walk, several row groups per block), swiglu and geglu, rope_h
 rope_interleaved (positions outside the table leave their rows alone), embedding (ids outside the
 table give zeros), fp8_per_token (T = bf16; the fp8 bits decoded and compared within half an e4m3
 step), fp8_per_group, fp8_per_block and swiglu_fp8_per_group (each element within half an e4m3
-step of its block's exact quotient), cross_entropy and its backward (ignored targets included; several tiles per row). The GPU tests (tests/gpu/stdlib_*_test.cu) run the same kernels as compiled."""
+step of its block's exact quotient), cross_entropy and its backward (ignored targets included; several tiles per row), the batched
+transpose (values equal). The GPU tests (tests/gpu/stdlib_*_test.cu) run the same kernels as compiled."""
 import argparse
 import math
 import os
@@ -224,6 +225,20 @@ for M, N, B, d in ((130, 200, 128, []), (33, 70, 32, ["B=32"]), (1, 1, 16, ["B=1
     mb, nb = -(-M // B), -(-N // B)
     check(f"fp8_per_block {M}x{N} B={B} {' '.join(d)}",
           lambda: fp8_blocks("fp8_per_block", M, N, d, lambda r, c: (r // B) * nb + c // B, [mb, nb]), bound=1.0)
+
+
+# ---- transpose --------------------------------------------------------------------------------------
+def transpose(BT, M, N, defines):
+    from npy import quantize
+    X = [quantize("f32", v) for v in rnd(BT * M * N)]   # as stored, so that equality is exact
+    out = run("transpose.tl", "transpose", ["T=f32"] + defines,
+              {"X": ("f32", [BT, M, N], X), "Y": ("f32", [BT, N, M], [7.0] * (BT * M * N))}, outputs=("Y",))
+    ref = [X[(b * M + r) * N + c] for b in range(BT) for c in range(N) for r in range(M)]
+    return 0.0 if out["Y"] == ref else 1.0
+
+
+for BT, M, N, d in ((2, 33, 70, ["TILE=32"]), (1, 1, 1, []), (3, 64, 65, [])):
+    check(f"transpose {BT}x{M}x{N} {' '.join(d)}", lambda: transpose(BT, M, N, d), bound=0.0)
 
 
 # ---- cross_entropy ---------------------------------------------------------------------------------

@@ -59,6 +59,8 @@ stdlib_quant|stdlib/quant|.|-|-
 stdlib_quant_f16|stdlib/quant|f16|-D T=f16|-DTLC_T=__half
 stdlib_cross_entropy|stdlib/cross_entropy|.|-|-
 stdlib_cross_entropy_f16|stdlib/cross_entropy|f16|-D T=f16|-DTLC_T=__half
+stdlib_transpose|stdlib/transpose|.|-|-
+stdlib_transpose_f32|stdlib/transpose|f32|-D T=f32|-DTLC_T=float
 stdlib_attention|stdlib/attention|.|-|-
 stdlib_attention_bf16|stdlib/attention|bf16|-D T=bf16|-DTLC_T=__nv_bfloat16
 stdlib_attention_causal|stdlib/attention|causal|-D CAUSAL=true|-DTLC_CAUSAL=1
