@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """bench/llm_ops_bench.py — tlc's stdlib LLM operators (residual_rmsnorm, swiglu, geglu, rope_half,
-rope_interleaved, embedding, cross_entropy, fp8_per_group, fp8_per_block, swiglu_fp8_per_group,
-fp8_per_token) against PyTorch eager and torch.compile of the same
+rope_interleaved, embedding, cross_entropy, transpose, fp8_per_group, fp8_per_block,
+swiglu_fp8_per_group, fp8_per_token) against PyTorch eager and torch.compile of the same
 computation on one GPU, through the Python package (`tlc.load`), to JSON and a markdown table.
 
 Every case: random inputs; each side's output checked against a float64 (or float32, for the
@@ -238,6 +238,15 @@ def case_fp8_blocks(kind):
     return build
 
 
+def case_transpose(dt, tname, shape):
+    bt, m, n = shape
+    x = torch.randn(bt, m, n, device="cuda", dtype=dt)
+    y = torch.empty(bt, n, m, device="cuda", dtype=dt)
+    k = stdlib("transpose", T=tname).transpose
+    return Case(lambda: k(x, y), lambda: (k(x, y), y)[1], lambda x: x.transpose(1, 2).contiguous(), (x,),
+                x.double().transpose(1, 2), 2 * nbytes(x))
+
+
 OPS = {
     "residual_rmsnorm": (case_residual_rmsnorm, [(16384, 4096), (4096, 8192), (65536, 1024)], [(1000, 1031)]),
     "swiglu": (case_glu("swiglu"), [(16384, 11008), (4096, 14336)], [(1000, 1031)]),
@@ -249,6 +258,7 @@ OPS = {
     "fp8_per_group": (case_fp8_blocks("group"), [(16384, 4096), (4096, 14336)], [(100, 1024)]),
     "fp8_per_block": (case_fp8_blocks("block"), [(4096, 14336), (16384, 4096)], [(256, 384)]),
     "swiglu_fp8_per_group": (case_fp8_blocks("swiglu"), [(16384, 11008 // 128 * 128), (4096, 14336)], [(100, 1024)]),
+    "transpose": (case_transpose, [(32, 4096, 4096), (1024, 128, 1000)], [(3, 65, 130)]),
     "fp8_per_token": (case_fp8, [(16384, 4096), (4096, 8192), (65536, 1024)], [(1000, 1031)]),
 }
 # relative L2 bounds of each side against the reference (fp8: the cast's own rounding)
