@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The Python package on a GPU with PyTorch: every standard-library kernel through `tlc.load`
 against a float64 PyTorch reference at odd shapes (f16, bf16, f32 where the kernel takes it; attention in four of its D × mask variants;
-the LLM operators — residual_rmsnorm, swiglu, geglu, RoPE, embedding, cross_entropy, fp8_per_token — in bf16 and f16),
+the LLM operators — residual_rmsnorm, swiglu, geglu, RoPE, embedding, cross_entropy, the FP8 casts,
+the batched transpose — in bf16 and f16 or f32),
 `torch.compile(fullgraph=True)` over a function that calls tlc kernels, and CUDA-graph capture
 (eager calls, and `torch.compile(mode="reduce-overhead")`). Needs tlc (TLC=, PATH, or the source
 tree's build), nvcc, PyTorch with CUDA and a GPU; not part of the test suite (CI has no GPU).
@@ -181,6 +182,28 @@ def llm(only):
             return rel(q.double() * scale.double()[:, None], x.double())
         if re.search(only, f"fp8_per_token/bf16/{m}x{n}"):
             case(f"fp8_per_token/bf16/{m}x{n}", run_fp8, 6e-2)
+    for kind, (m, n) in (("fp8_per_group", (37, 1024)), ("swiglu_fp8_per_group", (37, 1024)), ("fp8_per_block", (130, 384))):
+        cols = 2 * n if kind.startswith("swiglu") else n
+        x = rand(m, cols, dtype=torch.bfloat16, lo=-4, hi=4)
+        rows = 128 if kind == "fp8_per_block" else 1
+        bm = -(-m // rows)
+
+        def run_blocks(kind=kind, x=x, m=m, n=n, rows=rows, bm=bm):
+            q = torch.empty(m, n, device="cuda", dtype=torch.float8_e4m3fn)
+            scale = torch.empty(bm, n // 128, device="cuda", dtype=torch.float32)
+            getattr(quant, kind)(x, q, scale)
+            per_row = scale.double().repeat_interleave(rows, 0)[:m].repeat_interleave(128, 1)
+            want = x.double()
+            if kind.startswith("swiglu"):
+                want = F.silu(want[:, :n]) * want[:, n:]
+            return rel(q.double() * per_row, want)
+        if re.search(only, f"{kind}/bf16/{m}x{n}"):
+            case(f"{kind}/bf16/{m}x{n}", run_blocks, 6e-2)
+    for t in ("bf16", "f32"):
+        tr = tlc.load(ROOT / "stdlib/transpose.tl", defines={"T": t})
+        x = rand(3, 65, 130, dtype=DT[t])
+        if re.search(only, f"transpose/{t}"):
+            case(f"transpose/{t}/3x65x130", lambda tr=tr, x=x: rel(tr.transpose(x), x.double().transpose(1, 2)), 0.0)
 
 
 def attention(only):
@@ -253,6 +276,7 @@ def prebuild():
     jobs += [("gemm", {"T": t}) for t in ("f16", "bf16")]
     jobs += [(name, {"T": t}) for name in ("glu", "embedding", "cross_entropy") for t in ("f16", "bf16")]
     jobs += [("rope", {"T": t, "D": 128}) for t in ("f16", "bf16")] + [("quant", {"T": "bf16"})]
+    jobs += [("transpose", {"T": t}) for t in ("bf16", "f32")]
     jobs += [("attention", {"T": "f16", "D": 64, "CAUSAL": False}), ("attention", {"T": "f16", "D": 128, "CAUSAL": True}),
              ("attention", {"T": "bf16", "D": 64, "CAUSAL": True}), ("attention", {"T": "bf16", "D": 128, "CAUSAL": False})]
     with ThreadPoolExecutor(max_workers=16) as pool:
