@@ -6,7 +6,7 @@ rope_interleaved (positions outside the table leave their rows alone), embedding
 table give zeros), fp8_per_token (T = bf16; the fp8 bits decoded and compared within half an e4m3
 step), fp8_per_group, fp8_per_block and swiglu_fp8_per_group (each element within half an e4m3
 step of its block's exact quotient), cross_entropy and its backward (ignored targets included; several tiles per row), the batched
-transpose (values equal). The GPU tests (tests/gpu/stdlib_*_test.cu) run the same kernels as compiled."""
+transpose (values equal), topk_gating (softmax or sigmoid scores, renormalised or not, ties). The GPU tests (tests/gpu/stdlib_*_test.cu) run the same kernels as compiled."""
 import argparse
 import math
 import os
@@ -239,6 +239,36 @@ def transpose(BT, M, N, defines):
 
 for BT, M, N, d in ((2, 33, 70, ["TILE=32"]), (1, 1, 1, []), (3, 64, 65, [])):
     check(f"transpose {BT}x{M}x{N} {' '.join(d)}", lambda: transpose(BT, M, N, d), bound=0.0)
+
+
+# ---- topk_gating ------------------------------------------------------------------------------------
+def topk_gating(M, E, K, sigmoid, renorm, defines, ties=False):
+    L = [float(random.randint(-2, 2)) if ties else random.uniform(-4, 4) for _ in range(M * E)]
+    d = [f"E={E}", f"K={K}", f"SIGMOID={'true' if sigmoid else 'false'}", f"RENORM={'true' if renorm else 'false'}"]
+    out = run("moe.tl", "topk_gating", d + defines,
+              {"Logits": ("f32", [M, E], L), "Weights": ("f32", [M, K], [7.0] * (M * K)), "Ids": ("i32", [M, K], [-7] * (M * K))},
+              outputs=("Weights", "Ids"))
+    ref_w, bad_ids = [], 0
+    for r in range(M):
+        row = L[r * E:(r + 1) * E]
+        if sigmoid:
+            sc = [1 / (1 + math.exp(-v)) for v in row]
+        else:
+            m = max(row)
+            ex = [math.exp(v - m) for v in row]
+            sc = [e / sum(ex) for e in ex]
+        order = sorted(range(E), key=lambda j: (-sc[j], j))[:K]   # descending, lower expert first on ties
+        tot = sum(sc[j] for j in order) if renorm else 1.0
+        ref_w += [sc[j] / tot for j in order]
+        bad_ids += sum(1 for k, j in enumerate(order) if out["Ids"][r * K + k] != j)
+    return rel(out["Weights"], ref_w) + bad_ids
+
+
+for M, E, K, sig, ren, d, ties in ((13, 64, 8, False, True, [], False), (5, 16, 4, True, False, ["RB=4"], False),
+                                  (9, 37, 5, True, True, ["RB=2"], False), (7, 32, 6, False, False, [], True),
+                                  (1, 8, 8, False, True, [], False)):
+    check(f"topk_gating M={M} E={E} K={K} {'sigmoid' if sig else 'softmax'}{' renorm' if ren else ''}{' ties' if ties else ''}",
+          lambda: topk_gating(M, E, K, sig, ren, d, ties))
 
 
 # ---- cross_entropy ---------------------------------------------------------------------------------

@@ -1,0 +1,94 @@
+// stdlib_moe_test.cu — topk_gating of stdlib/moe.tl against float64: for each token, the K experts
+// chosen must be distinct and carry, in order, the K largest scores (an expert whose score is
+// within 1e-5 of the expected one counts: f32 scores may order near-ties differently), and the
+// weights must match those scores (renormalised or not) within 1e-4. Softmax and sigmoid scoring;
+// E = 64 and 256 (the variants of variants.sh), odd token counts.
+#include "moe.h"
+#include "harness.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#ifndef TLC_E
+#define TLC_E 64
+#endif
+#ifndef TLC_K
+#define TLC_K 8
+#endif
+constexpr int64_t E = TLC_E, K = TLC_K;
+
+namespace {
+
+// The stdlib file is generated with SIGMOID and RENORM at their defaults (softmax, renormalised),
+// or as the variant says.
+#ifndef TLC_SIGMOID
+#define TLC_SIGMOID 0
+#endif
+#ifndef TLC_RENORM
+#define TLC_RENORM 1
+#endif
+
+th::Outcome check(int64_t M, uint64_t seed) {
+    const auto logits = th::random_vector<float>(th::numel({M, E}), seed, -4.0, 4.0);
+    th::DeviceBuffer<float> L(logits), W(th::numel({M, K}));
+    th::DeviceBuffer<int32_t> Ids(th::numel({M, K}));
+    W.poison();
+    Ids.poison();
+    th::check_launch(tlc::topk_gating(L.get(), W.get(), Ids.get(), M), "topk_gating");
+    const auto w = W.download();
+    const auto ids = Ids.download();
+    for (int64_t r = 0; r < M; ++r) {
+        std::vector<double> sc(E);
+        const double mx = *std::max_element(logits.begin() + r * E, logits.begin() + (r + 1) * E);
+        double sum = 0.0;
+        for (int64_t j = 0; j < E; ++j) {
+            const double v = logits[size_t(r * E + j)];
+            sc[size_t(j)] = TLC_SIGMOID ? 1.0 / (1.0 + std::exp(-v)) : std::exp(v - mx);
+            sum += sc[size_t(j)];
+        }
+        if (!TLC_SIGMOID)
+            for (double& v : sc) v /= sum;
+        std::vector<double> sorted = sc;
+        std::sort(sorted.begin(), sorted.end(), std::greater<double>());
+        const double total = TLC_RENORM ? std::accumulate(sorted.begin(), sorted.begin() + K, 0.0) : 1.0;
+        std::vector<bool> seen(E, false);
+        for (int64_t k = 0; k < K; ++k) {
+            const int32_t id = ids[size_t(r * K + k)];
+            const std::string where = "token " + std::to_string(r) + ", k = " + std::to_string(k);
+            if (id < 0 || id >= E || seen[size_t(id)]) return th::expect(false, where + ": expert " + std::to_string(id) + " out of range or chosen twice");
+            seen[size_t(id)] = true;
+            if (!(std::fabs(sc[size_t(id)] - sorted[size_t(k)]) <= 1e-5 * sorted[0]))
+                return th::expect(false, where + ": expert " + std::to_string(id) + " is not among the largest");
+            if (!(std::fabs(w[size_t(r * K + k)] - sorted[size_t(k)] / total) <= 1e-4 * sorted[0] / total))
+                return th::expect(false, where + ": weight " + std::to_string(w[size_t(r * K + k)]));
+        }
+    }
+    return th::expect(L.guards_intact() && W.guards_intact() && Ids.guards_intact(), "out-of-bounds write");
+}
+
+}  // namespace
+
+int main() {
+    th::Suite suite(th::test_name("stdlib_moe"));
+    std::printf("# E=%lld K=%lld %s%s\n", (long long)E, (long long)K, TLC_SIGMOID ? "sigmoid" : "softmax", TLC_RENORM ? " renorm" : "");
+    uint64_t seed = 13000;
+    for (int64_t m : {1, 13, 8, 1001, 70001}) {
+        suite.run("topk_gating/M=" + std::to_string(m), [&] { return check(m, seed); }, m <= 1001 ? th::When::always : th::When::full);
+        seed += 10;
+    }
+    suite.run("topk_gating/M=0_empty_grid", [] {
+        th::DeviceBuffer<float> L(0), W(0);
+        th::DeviceBuffer<int32_t> Ids(0);
+        th::check_launch(tlc::topk_gating(L.get(), W.get(), Ids.get(), 0), "topk_gating");
+        return th::expect(W.guards_intact() && Ids.guards_intact(), "an empty launch wrote");
+    });
+    suite.run("topk_gating/null_pointer", [] {
+        th::DeviceBuffer<float> L(64);
+        th::DeviceBuffer<int32_t> Ids(8);
+        return th::expect_invalid([&] { return tlc::topk_gating(L.get(), nullptr, Ids.get(), 1); });
+    });
+    return suite.finish();
+}
