@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """bench/llm_ops_bench.py — tlc's stdlib LLM operators (residual_rmsnorm, swiglu, geglu, rope_half,
-rope_interleaved, embedding, cross_entropy, transpose, fp8_per_group, fp8_per_block,
+rope_interleaved, embedding, cross_entropy, topk_gating (f32 logits), transpose, fp8_per_group, fp8_per_block,
 swiglu_fp8_per_group, fp8_per_token) against PyTorch eager and torch.compile of the same
 computation on one GPU, through the Python package (`tlc.load`), to JSON and a markdown table.
 
@@ -247,6 +247,22 @@ def case_transpose(dt, tname, shape):
                 x.double().transpose(1, 2), 2 * nbytes(x))
 
 
+def case_topk_gating(dt, tname, shape):
+    m, e = shape
+    logits = torch.randn(m, e, device="cuda", dtype=torch.float32)
+    w = torch.empty(m, 8, device="cuda", dtype=torch.float32)
+    ids = torch.empty(m, 8, device="cuda", dtype=torch.int32)
+    k = stdlib("moe", E=e, K=8).topk_gating
+
+    def torch_fn(x):
+        v, i = torch.softmax(x, -1).topk(8, dim=-1)
+        return v / v.sum(-1, keepdim=True), i
+
+    ref = torch_fn(logits.double())[0]
+    return Case(lambda: k(logits, w, ids), lambda: (k(logits, w, ids), w)[1], torch_fn, (logits,), ref,
+                nbytes(logits, w, ids), peer_out=lambda o: o[0])
+
+
 OPS = {
     "residual_rmsnorm": (case_residual_rmsnorm, [(16384, 4096), (4096, 8192), (65536, 1024)], [(1000, 1031)]),
     "swiglu": (case_glu("swiglu"), [(16384, 11008), (4096, 14336)], [(1000, 1031)]),
@@ -258,6 +274,7 @@ OPS = {
     "fp8_per_group": (case_fp8_blocks("group"), [(16384, 4096), (4096, 14336)], [(100, 1024)]),
     "fp8_per_block": (case_fp8_blocks("block"), [(4096, 14336), (16384, 4096)], [(256, 384)]),
     "swiglu_fp8_per_group": (case_fp8_blocks("swiglu"), [(16384, 11008 // 128 * 128), (4096, 14336)], [(100, 1024)]),
+    "topk_gating": (case_topk_gating, [(16384, 64), (16384, 256)], [(100, 64)]),
     "transpose": (case_transpose, [(32, 4096, 4096), (1024, 128, 1000)], [(3, 65, 130)]),
     "fp8_per_token": (case_fp8, [(16384, 4096), (4096, 8192), (65536, 1024)], [(1000, 1031)]),
 }

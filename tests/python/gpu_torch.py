@@ -199,6 +199,19 @@ def llm(only):
             return rel(q.double() * per_row, want)
         if re.search(only, f"{kind}/bf16/{m}x{n}"):
             case(f"{kind}/bf16/{m}x{n}", run_blocks, 6e-2)
+    for e, sig in ((64, False), (256, True)):
+        moe = tlc.load(ROOT / "stdlib/moe.tl", defines={"E": e, "K": 8, "SIGMOID": sig, "RENORM": not sig})
+        logits = rand(1001, e, dtype=torch.float32, lo=-4, hi=4)
+        scores = torch.sigmoid(logits.double()) if sig else torch.softmax(logits.double(), -1)
+        v, _ = scores.topk(8, dim=-1)
+        ref = v if sig else v / v.sum(-1, keepdim=True)
+
+        def run_moe(moe=moe, logits=logits, scores=scores, ref=ref):
+            w, ids = moe.topk_gating(logits)
+            picked = scores.gather(1, ids.long())           # the chosen experts' scores, in order
+            return max(rel(w, ref), rel(picked, v if sig else scores.topk(8, dim=-1)[0]))
+        if re.search(only, f"topk_gating/e{e}"):
+            case(f"topk_gating/e{e}/1001", run_moe, 1e-4)
     for t in ("bf16", "f32"):
         tr = tlc.load(ROOT / "stdlib/transpose.tl", defines={"T": t})
         x = rand(3, 65, 130, dtype=DT[t])
@@ -277,6 +290,7 @@ def prebuild():
     jobs += [(name, {"T": t}) for name in ("glu", "embedding", "cross_entropy") for t in ("f16", "bf16")]
     jobs += [("rope", {"T": t, "D": 128}) for t in ("f16", "bf16")] + [("quant", {"T": "bf16"})]
     jobs += [("transpose", {"T": t}) for t in ("bf16", "f32")]
+    jobs += [("moe", {"E": 64, "K": 8, "SIGMOID": False, "RENORM": True}), ("moe", {"E": 256, "K": 8, "SIGMOID": True, "RENORM": False})]
     jobs += [("attention", {"T": "f16", "D": 64, "CAUSAL": False}), ("attention", {"T": "f16", "D": 128, "CAUSAL": True}),
              ("attention", {"T": "bf16", "D": 64, "CAUSAL": True}), ("attention", {"T": "bf16", "D": 128, "CAUSAL": False})]
     with ThreadPoolExecutor(max_workers=16) as pool:
