@@ -45,7 +45,7 @@ class Kernel:
         return f"<tlc kernel {self._binding.signature()}>"
 
     def __call__(self, *args, **kwargs):
-        fast = self._fast_arguments(args, kwargs) if self._dtypes is not None else None
+        fast = self._fast_arguments(args, kwargs)
         if fast is None:
             return self._call(args, kwargs)
         return self._launch_fast(*fast)
@@ -54,7 +54,7 @@ class Kernel:
         """The call when its arguments take the fast path; `NOT_LAUNCHED` otherwise, with nothing
         checked further or raised (for callers that then run something else, such as the PyTorch
         operation a `tlc.torch` swap replaced)."""
-        fast = self._fast_arguments(args, kwargs) if self._dtypes is not None else None
+        fast = self._fast_arguments(args, kwargs)
         if fast is None:
             return NOT_LAUNCHED
         return self._launch_fast(*fast)
@@ -74,6 +74,8 @@ class Kernel:
         out are allocated); None for anything else: the general path then traces, or raises the
         error that names the problem. Every step is the cheapest PyTorch offers (`size(axis)`,
         `get_device()`, `empty_like`): this is the per-call cost of an eager launch."""
+        if self._dtypes is None:  # no PyTorch: stand-in tensors take the general path
+            return None
         plan = self._plan
         n = len(self._binding.params)
         if len(args) > n or self._torch.is_compiling():

@@ -44,8 +44,8 @@ std::set<std::string> called_functions(const ir::Module& module, bool fast_math)
 }
 
 // Every function of the main module is emitted, so that translating a library of functions checks
-// them with nvcc; one that no kernel calls (no kernel without @fast_math) is [[maybe_unused]], which is what nvcc's warning #177
-// ("declared but never referenced") would otherwise say about it.
+// them with nvcc; one that no kernel without @fast_math calls is [[maybe_unused]], which is what
+// nvcc's warning #177 ("declared but never referenced") would otherwise say about it.
 void emit_function(const ir::Function& fn, bool called, KernelEmitter& exprs, CudaWriter& out) {
     std::string params;
     for (auto& p : fn.params) params += (params.empty() ? "" : ", ") + cuda_type(p->dtype) + " " + exprs.var_name(*p);
