@@ -7,8 +7,8 @@
 
 namespace {
 
-// kernel flash_attention<BM = 64, BN = 64, D = 64, CAUSAL = false, STAGES = 2, T = f16>  (stdlib/attention.tl:6)
-// 128 threads per block, 46080 bytes of shared memory
+// kernel flash_attention<BM = 128, BN = 32, D = 64, CAUSAL = false, STAGES = 2, T = f16>  (stdlib/attention.tl:10)
+// 128 threads per block, 36864 bytes of shared memory
 __global__ void __launch_bounds__(128) flash_attention_kernel(
         const tl::f16* __restrict__ Q,
         const tl::f16* __restrict__ K,
@@ -19,40 +19,40 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
         int32_t H,
         int32_t S)
 {
-    using s_layout = tl::MmaAccLayout<64, 64, 4, 1>;  // fragment s: f32[64, 64], mma.sync accumulators
-    using p_layout = tl::MmaAccLayout<64, 64, 4, 1>;  // fragment p: f16[64, 64], mma.sync accumulators
-    using o_layout = tl::MmaAccLayout<64, 64, 4, 1>;  // fragment o: f32[64, 64], mma.sync accumulators
-    // fragment m: f32[64], slice of `s` (reduce over axis 1): [64] over 128 threads: (8:t4 2:r1 4:t32) 2 registers, 4 replicas
-    // fragment l: f32[64], slice of `s` (reduce over axis 1): [64] over 128 threads: (8:t4 2:r1 4:t32) 2 registers, 4 replicas
-    // fragment m_tile: f32[64], slice of `s` (reduce over axis 1): [64] over 128 threads: (8:t4 2:r1 4:t32) 2 registers, 4 replicas
-    // fragment l_tile: f32[64], slice of `s` (reduce over axis 1): [64] over 128 threads: (8:t4 2:r1 4:t32) 2 registers, 4 replicas
-    // fragment alpha: f32[64], slice of `s` (reduce over axis 1): [64] over 128 threads: (8:t4 2:r1 4:t32) 2 registers, 4 replicas
+    using s_layout = tl::MmaAccLayout<128, 32, 4, 1>;  // fragment s: f32[128, 32], mma.sync accumulators
+    using p_layout = tl::MmaAccLayout<128, 32, 4, 1>;  // fragment p: f16[128, 32], mma.sync accumulators
+    using o_layout = tl::MmaAccLayout<128, 64, 4, 1>;  // fragment o: f32[128, 64], mma.sync accumulators
+    // fragment m: f32[128], slice of `s` (reduce over axis 1): [128] over 128 threads: (8:t4 2:r1 2:r2 4:t32) 4 registers, 4 replicas
+    // fragment l: f32[128], slice of `s` (reduce over axis 1): [128] over 128 threads: (8:t4 2:r1 2:r2 4:t32) 4 registers, 4 replicas
+    // fragment m_tile: f32[128], slice of `s` (reduce over axis 1): [128] over 128 threads: (8:t4 2:r1 2:r2 4:t32) 4 registers, 4 replicas
+    // fragment l_tile: f32[128], slice of `s` (reduce over axis 1): [128] over 128 threads: (8:t4 2:r1 2:r2 4:t32) 4 registers, 4 replicas
+    // fragment alpha: f32[128], slice of `s` (reduce over axis 1): [128] over 128 threads: (8:t4 2:r1 2:r2 4:t32) 4 registers, 4 replicas
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    tl::f16* q = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared q: f16[64, 64], row pitch 72
-    tl::f16* k = reinterpret_cast<tl::f16*>(tl_smem + 9216);  // shared k: f16[2, 64, 64], row pitch 72
-    tl::f16* v = reinterpret_cast<tl::f16*>(tl_smem + 27648);  // shared v: f16[2, 64, 64], row pitch 72
-    float s[s_layout::kSlots];  // fragment s: f32[64, 64]
-    tl::f16 p[p_layout::kSlots];  // fragment p: f16[64, 64]
-    float o[o_layout::kSlots];  // fragment o: f32[64, 64]
+    tl::f16* q = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared q: f16[128, 64], row pitch 72
+    tl::f16* k = reinterpret_cast<tl::f16*>(tl_smem + 18432);  // shared k: f16[2, 32, 64], row pitch 72
+    tl::f16* v = reinterpret_cast<tl::f16*>(tl_smem + 27648);  // shared v: f16[2, 32, 64], row pitch 72
+    float s[s_layout::kSlots];  // fragment s: f32[128, 32]
+    tl::f16 p[p_layout::kSlots];  // fragment p: f16[128, 32]
+    float o[o_layout::kSlots];  // fragment o: f32[128, 64]
     #pragma unroll
     for (int tl_i = 0; tl_i < o_layout::kSlots; ++tl_i) o[tl_i] = 0.0f;
-    float m[2];  // fragment m: f32[64]
+    float m[4];  // fragment m: f32[128]
     #pragma unroll
-    for (int tl_i = 0; tl_i < 2; ++tl_i) m[tl_i] = -tl::inf<float>();
-    float l[2];  // fragment l: f32[64]
+    for (int tl_i = 0; tl_i < 4; ++tl_i) m[tl_i] = -tl::inf<float>();
+    float l[4];  // fragment l: f32[128]
     #pragma unroll
-    for (int tl_i = 0; tl_i < 2; ++tl_i) l[tl_i] = 0.0f;
-    float m_tile[2];  // fragment m_tile: f32[64]
-    float l_tile[2];  // fragment l_tile: f32[64]
-    float alpha[2];  // fragment alpha: f32[64]
+    for (int tl_i = 0; tl_i < 4; ++tl_i) l[tl_i] = 0.0f;
+    float m_tile[4];  // fragment m_tile: f32[128]
+    float l_tile[4];  // fragment l_tile: f32[128]
+    float alpha[4];  // fragment alpha: f32[128]
     const int32_t b = int(blockIdx.z);
     const int32_t h = int(blockIdx.y);
-    const int32_t q0 = int(blockIdx.x) * 64;
+    const int32_t q0 = int(blockIdx.x) * 128;
     const float qk_scale = sm_scale * 1.4426950216293335f;
-    // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention.tl:29)
+    // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention.tl:34)
     #pragma unroll
-    for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
+    for (int tl_i1 = 0; tl_i1 < 8; ++tl_i1) {
         const int tl_chunk0 = tl_tid + tl_i1 * 128;
         const tl::f16* tl_src2 = &Q[((int64_t(b) * H + h) * S + (q0 + ((tl_chunk0 * 8) / 64))) * 64 + ((tl_chunk0 * 8) % 64)];
         tl::f16* tl_dst3 = &q[((tl_chunk0 * 8) / 64) * 72 + ((tl_chunk0 * 8) % 64)];
@@ -67,116 +67,116 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
             }
         }
     }
-    const int32_t n_kv = tl::cdiv(S, 64);
+    const int32_t n_kv = tl::cdiv(S, 32);
     const int32_t t_trips = n_kv;
     if (0 < t_trips) {
-        // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention.tl:33)
-        if (tl::is_aligned(K, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && (0 * 64) >= 0 && (0 * 64) + 64 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
+        // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention.tl:38)
+        if (tl::is_aligned(K, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && (0 * 32) >= 0 && (0 * 32) + 32 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
             #pragma unroll
-            for (int tl_i6 = 0; tl_i6 < 4; ++tl_i6) {
+            for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
                 const int tl_chunk5 = tl_tid + tl_i6 * 128;
-                tl::cp_async_16(&k[(0 * 64 + ((tl_chunk5 * 8) / 64)) * 72 + ((tl_chunk5 * 8) % 64)], &K[((int64_t(b) * H + h) * S + ((0 * 64) + ((tl_chunk5 * 8) / 64))) * 64 + ((tl_chunk5 * 8) % 64)]);
+                tl::cp_async_16(&k[(0 * 32 + ((tl_chunk5 * 8) / 64)) * 72 + ((tl_chunk5 * 8) % 64)], &K[((int64_t(b) * H + h) * S + ((0 * 32) + ((tl_chunk5 * 8) / 64))) * 64 + ((tl_chunk5 * 8) % 64)]);
             }
         } else {
             #pragma unroll
-            for (int tl_i8 = 0; tl_i8 < 4; ++tl_i8) {
+            for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
                 const int tl_chunk7 = tl_tid + tl_i8 * 128;
-                const tl::f16* tl_src9 = &K[((int64_t(b) * H + h) * S + ((0 * 64) + ((tl_chunk7 * 8) / 64))) * 64 + ((tl_chunk7 * 8) % 64)];
-                tl::f16* tl_dst10 = &k[(0 * 64 + ((tl_chunk7 * 8) / 64)) * 72 + ((tl_chunk7 * 8) % 64)];
-                const int tl_valid11 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((0 * 64) + ((tl_chunk7 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk7 * 8) % 64)));
+                const tl::f16* tl_src9 = &K[((int64_t(b) * H + h) * S + ((0 * 32) + ((tl_chunk7 * 8) / 64))) * 64 + ((tl_chunk7 * 8) % 64)];
+                tl::f16* tl_dst10 = &k[(0 * 32 + ((tl_chunk7 * 8) / 64)) * 72 + ((tl_chunk7 * 8) % 64)];
+                const int tl_valid11 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((0 * 32) + ((tl_chunk7 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk7 * 8) % 64)));
                 if (tl_valid11 == 8 && (tl_chunk7 * 8) % 64 >= 0 && tl::is_aligned(tl_src9, 16)) {
                     tl::cp_async_16(tl_dst10, tl_src9);
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((0 * 64) + ((tl_chunk7 * 8) / 64), S) && tl::in_bounds(((tl_chunk7 * 8) % 64) + tl_v, 64) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((0 * 32) + ((tl_chunk7 * 8) / 64), S) && tl::in_bounds(((tl_chunk7 * 8) % 64) + tl_v, 64) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
-        // copy(V[b, h, k0 +: BN, 0 +: D], v);  (attention.tl:34)
-        if (tl::is_aligned(V, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && (0 * 64) >= 0 && (0 * 64) + 64 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
+        // copy(V[b, h, k0 +: BN, 0 +: D], v);  (attention.tl:39)
+        if (tl::is_aligned(V, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && (0 * 32) >= 0 && (0 * 32) + 32 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
             #pragma unroll
-            for (int tl_i13 = 0; tl_i13 < 4; ++tl_i13) {
+            for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
                 const int tl_chunk12 = tl_tid + tl_i13 * 128;
-                tl::cp_async_16(&v[(0 * 64 + ((tl_chunk12 * 8) / 64)) * 72 + ((tl_chunk12 * 8) % 64)], &V[((int64_t(b) * H + h) * S + ((0 * 64) + ((tl_chunk12 * 8) / 64))) * 64 + ((tl_chunk12 * 8) % 64)]);
+                tl::cp_async_16(&v[(0 * 32 + ((tl_chunk12 * 8) / 64)) * 72 + ((tl_chunk12 * 8) % 64)], &V[((int64_t(b) * H + h) * S + ((0 * 32) + ((tl_chunk12 * 8) / 64))) * 64 + ((tl_chunk12 * 8) % 64)]);
             }
         } else {
             #pragma unroll
-            for (int tl_i15 = 0; tl_i15 < 4; ++tl_i15) {
+            for (int tl_i15 = 0; tl_i15 < 2; ++tl_i15) {
                 const int tl_chunk14 = tl_tid + tl_i15 * 128;
-                const tl::f16* tl_src16 = &V[((int64_t(b) * H + h) * S + ((0 * 64) + ((tl_chunk14 * 8) / 64))) * 64 + ((tl_chunk14 * 8) % 64)];
-                tl::f16* tl_dst17 = &v[(0 * 64 + ((tl_chunk14 * 8) / 64)) * 72 + ((tl_chunk14 * 8) % 64)];
-                const int tl_valid18 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((0 * 64) + ((tl_chunk14 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk14 * 8) % 64)));
+                const tl::f16* tl_src16 = &V[((int64_t(b) * H + h) * S + ((0 * 32) + ((tl_chunk14 * 8) / 64))) * 64 + ((tl_chunk14 * 8) % 64)];
+                tl::f16* tl_dst17 = &v[(0 * 32 + ((tl_chunk14 * 8) / 64)) * 72 + ((tl_chunk14 * 8) % 64)];
+                const int tl_valid18 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((0 * 32) + ((tl_chunk14 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk14 * 8) % 64)));
                 if (tl_valid18 == 8 && (tl_chunk14 * 8) % 64 >= 0 && tl::is_aligned(tl_src16, 16)) {
                     tl::cp_async_16(tl_dst17, tl_src16);
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((0 * 64) + ((tl_chunk14 * 8) / 64), S) && tl::in_bounds(((tl_chunk14 * 8) % 64) + tl_v, 64) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((0 * 32) + ((tl_chunk14 * 8) / 64), S) && tl::in_bounds(((tl_chunk14 * 8) % 64) + tl_v, 64) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
     }
     tl::cp_async_commit();
-    // for t in pipelined(n_kv, stages = STAGES) {  (attention.tl:31)
+    // for t in pipelined(n_kv, stages = STAGES) {  (attention.tl:36)
     for (int t = 0; t < t_trips; ++t) {
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `t % 2` has landed and the stage refilled next is no longer read
         if (t + 1 < t_trips) {
-            // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention.tl:33)
-            if (tl::is_aligned(K, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && ((t + 1) * 64) >= 0 && ((t + 1) * 64) + 64 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
+            // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention.tl:38)
+            if (tl::is_aligned(K, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && ((t + 1) * 32) >= 0 && ((t + 1) * 32) + 32 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
                 #pragma unroll
-                for (int tl_i20 = 0; tl_i20 < 4; ++tl_i20) {
+                for (int tl_i20 = 0; tl_i20 < 2; ++tl_i20) {
                     const int tl_chunk19 = tl_tid + tl_i20 * 128;
-                    tl::cp_async_16(&k[(((t + 1) % 2) * 64 + ((tl_chunk19 * 8) / 64)) * 72 + ((tl_chunk19 * 8) % 64)], &K[((int64_t(b) * H + h) * S + (((t + 1) * 64) + ((tl_chunk19 * 8) / 64))) * 64 + ((tl_chunk19 * 8) % 64)]);
+                    tl::cp_async_16(&k[(((t + 1) % 2) * 32 + ((tl_chunk19 * 8) / 64)) * 72 + ((tl_chunk19 * 8) % 64)], &K[((int64_t(b) * H + h) * S + (((t + 1) * 32) + ((tl_chunk19 * 8) / 64))) * 64 + ((tl_chunk19 * 8) % 64)]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i22 = 0; tl_i22 < 4; ++tl_i22) {
+                for (int tl_i22 = 0; tl_i22 < 2; ++tl_i22) {
                     const int tl_chunk21 = tl_tid + tl_i22 * 128;
-                    const tl::f16* tl_src23 = &K[((int64_t(b) * H + h) * S + (((t + 1) * 64) + ((tl_chunk21 * 8) / 64))) * 64 + ((tl_chunk21 * 8) % 64)];
-                    tl::f16* tl_dst24 = &k[(((t + 1) % 2) * 64 + ((tl_chunk21 * 8) / 64)) * 72 + ((tl_chunk21 * 8) % 64)];
-                    const int tl_valid25 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((t + 1) * 64) + ((tl_chunk21 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk21 * 8) % 64)));
+                    const tl::f16* tl_src23 = &K[((int64_t(b) * H + h) * S + (((t + 1) * 32) + ((tl_chunk21 * 8) / 64))) * 64 + ((tl_chunk21 * 8) % 64)];
+                    tl::f16* tl_dst24 = &k[(((t + 1) % 2) * 32 + ((tl_chunk21 * 8) / 64)) * 72 + ((tl_chunk21 * 8) % 64)];
+                    const int tl_valid25 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((t + 1) * 32) + ((tl_chunk21 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk21 * 8) % 64)));
                     if (tl_valid25 == 8 && (tl_chunk21 * 8) % 64 >= 0 && tl::is_aligned(tl_src23, 16)) {
                         tl::cp_async_16(tl_dst24, tl_src23);
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst24[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((t + 1) * 64) + ((tl_chunk21 * 8) / 64), S) && tl::in_bounds(((tl_chunk21 * 8) % 64) + tl_v, 64) ? tl_src23[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst24[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((t + 1) * 32) + ((tl_chunk21 * 8) / 64), S) && tl::in_bounds(((tl_chunk21 * 8) % 64) + tl_v, 64) ? tl_src23[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
-            // copy(V[b, h, k0 +: BN, 0 +: D], v);  (attention.tl:34)
-            if (tl::is_aligned(V, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && ((t + 1) * 64) >= 0 && ((t + 1) * 64) + 64 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
+            // copy(V[b, h, k0 +: BN, 0 +: D], v);  (attention.tl:39)
+            if (tl::is_aligned(V, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && ((t + 1) * 32) >= 0 && ((t + 1) * 32) + 32 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
                 #pragma unroll
-                for (int tl_i27 = 0; tl_i27 < 4; ++tl_i27) {
+                for (int tl_i27 = 0; tl_i27 < 2; ++tl_i27) {
                     const int tl_chunk26 = tl_tid + tl_i27 * 128;
-                    tl::cp_async_16(&v[(((t + 1) % 2) * 64 + ((tl_chunk26 * 8) / 64)) * 72 + ((tl_chunk26 * 8) % 64)], &V[((int64_t(b) * H + h) * S + (((t + 1) * 64) + ((tl_chunk26 * 8) / 64))) * 64 + ((tl_chunk26 * 8) % 64)]);
+                    tl::cp_async_16(&v[(((t + 1) % 2) * 32 + ((tl_chunk26 * 8) / 64)) * 72 + ((tl_chunk26 * 8) % 64)], &V[((int64_t(b) * H + h) * S + (((t + 1) * 32) + ((tl_chunk26 * 8) / 64))) * 64 + ((tl_chunk26 * 8) % 64)]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i29 = 0; tl_i29 < 4; ++tl_i29) {
+                for (int tl_i29 = 0; tl_i29 < 2; ++tl_i29) {
                     const int tl_chunk28 = tl_tid + tl_i29 * 128;
-                    const tl::f16* tl_src30 = &V[((int64_t(b) * H + h) * S + (((t + 1) * 64) + ((tl_chunk28 * 8) / 64))) * 64 + ((tl_chunk28 * 8) % 64)];
-                    tl::f16* tl_dst31 = &v[(((t + 1) % 2) * 64 + ((tl_chunk28 * 8) / 64)) * 72 + ((tl_chunk28 * 8) % 64)];
-                    const int tl_valid32 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((t + 1) * 64) + ((tl_chunk28 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk28 * 8) % 64)));
+                    const tl::f16* tl_src30 = &V[((int64_t(b) * H + h) * S + (((t + 1) * 32) + ((tl_chunk28 * 8) / 64))) * 64 + ((tl_chunk28 * 8) % 64)];
+                    tl::f16* tl_dst31 = &v[(((t + 1) % 2) * 32 + ((tl_chunk28 * 8) / 64)) * 72 + ((tl_chunk28 * 8) % 64)];
+                    const int tl_valid32 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((t + 1) * 32) + ((tl_chunk28 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk28 * 8) % 64)));
                     if (tl_valid32 == 8 && (tl_chunk28 * 8) % 64 >= 0 && tl::is_aligned(tl_src30, 16)) {
                         tl::cp_async_16(tl_dst31, tl_src30);
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst31[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((t + 1) * 64) + ((tl_chunk28 * 8) / 64), S) && tl::in_bounds(((tl_chunk28 * 8) % 64) + tl_v, 64) ? tl_src30[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst31[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((t + 1) * 32) + ((tl_chunk28 * 8) / 64), S) && tl::in_bounds(((tl_chunk28 * 8) % 64) + tl_v, 64) ? tl_src30[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
         }
         tl::cp_async_commit();
-        const int32_t k0 = t * 64;
-        // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:36)
+        const int32_t k0 = t * 32;
+        // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:41)
         {
             for (int tl_s = 0; tl_s < s_layout::kSlots; ++tl_s) s[tl_s] = 0.0f;
-            tl::warp_gemm_mma<64, 64, 64, 4, 1, tl::f16, false, true>(
+            tl::warp_gemm_mma<128, 32, 64, 4, 1, tl::f16, false, true>(
                 s, tl::SharedMatrix<tl::f16, false, 72>{&q[0 * 72 + 0]},
-                tl::SharedMatrix<tl::f16, true, 72>{&k[((t % 2) * 64 + 0) * 72 + 0]}, tl_tid);
+                tl::SharedMatrix<tl::f16, true, 72>{&k[((t % 2) * 32 + 0) * 72 + 0]}, tl_tid);
         }
-        // for i, j in parallel(BM, BN) {  (attention.tl:37)
-        // for i, j in parallel(64, 64): each thread visits the elements of `s` it holds
+        // for i, j in parallel(BM, BN) {  (attention.tl:42)
+        // for i, j in parallel(128, 32): each thread visits the elements of `s` it holds
         #pragma unroll
         for (int tl_s33 = 0; tl_s33 < s_layout::kSlots; ++tl_s33) {
             [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s33);
@@ -185,97 +185,97 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
             const bool masked = key >= S;
             s[tl_s33] = masked ? -tl::inf<float>() : s[tl_s33] * qk_scale;
         }
-        // reduce(max, s, m_tile, axis = 1);  (attention.tl:43)
-        // each thread folds its 16 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
+        // reduce(max, s, m_tile, axis = 1);  (attention.tl:48)
+        // each thread folds its 8 values of each of its 4 results; xor shuffles 1, 2 among the lanes that share one
         {
-            float tl_part[2];
+            float tl_part[4];
             #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+            for (int tl_i = 0; tl_i < 4; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
             #pragma unroll
             for (int tl_s34 = 0; tl_s34 < s_layout::kSlots; ++tl_s34) {
-                tl_part[(tl_s34 / 2 % 2)] = tl::MaxOp::combine(tl_part[(tl_s34 / 2 % 2)], tl::MaxOp::element(s[tl_s34]));
+                tl_part[(tl_s34 / 2 % 2) + (tl_s34 / 16) * 2] = tl::MaxOp::combine(tl_part[(tl_s34 / 2 % 2) + (tl_s34 / 16) * 2], tl::MaxOp::element(s[tl_s34]));
             }
             #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) {
+            for (int tl_i = 0; tl_i < 4; ++tl_i) {
                 tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
                 tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
             }
             #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) {
+            for (int tl_i = 0; tl_i < 4; ++tl_i) {
                 m_tile[tl_i] = tl_part[tl_i];
             }
         }
-        // for i in parallel(BM) {  (attention.tl:44)
-        // for i in parallel(64): each thread visits the elements of `m` it holds
+        // for i in parallel(BM) {  (attention.tl:49)
+        // for i in parallel(128): each thread visits the elements of `m` it holds
         #pragma unroll
-        for (int tl_s35 = 0; tl_s35 < 2; ++tl_s35) {
-            [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s35) * 8 + (tl_tid / 32) * 16);
+        for (int tl_s35 = 0; tl_s35 < 4; ++tl_s35) {
+            [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s35 % 2) * 8 + (tl_s35 / 2) * 16 + (tl_tid / 32) * 32);
             const float m_new = tl::max(m[tl_s35], m_tile[tl_s35]);
-            alpha[tl_s35] = tl::exp2(m[tl_s35] - m_new);
+            alpha[tl_s35] = tl::fast::exp2(m[tl_s35] - m_new);
             m[tl_s35] = m_new;
         }
-        // for i, j in parallel(BM, BN) {  (attention.tl:49)
-        // for i, j in parallel(64, 64): each thread visits the elements of `s` it holds
+        // for i, j in parallel(BM, BN) {  (attention.tl:54)
+        // for i, j in parallel(128, 32): each thread visits the elements of `s` it holds
         #pragma unroll
         for (int tl_s36 = 0; tl_s36 < s_layout::kSlots; ++tl_s36) {
             [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s36);
             [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s36);
-            s[tl_s36] = tl::exp2(s[tl_s36] - m[(tl_s36 / 2 % 2)]);
+            s[tl_s36] = tl::fast::exp2(s[tl_s36] - m[(tl_s36 / 2 % 2) + (tl_s36 / 16) * 2]);
         }
-        // reduce(sum, s, l_tile, axis = 1);  (attention.tl:52)
-        // each thread folds its 16 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
+        // reduce(sum, s, l_tile, axis = 1);  (attention.tl:57)
+        // each thread folds its 8 values of each of its 4 results; xor shuffles 1, 2 among the lanes that share one
         {
-            float tl_part[2];
+            float tl_part[4];
             #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            for (int tl_i = 0; tl_i < 4; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
             #pragma unroll
             for (int tl_s37 = 0; tl_s37 < s_layout::kSlots; ++tl_s37) {
-                tl_part[(tl_s37 / 2 % 2)] = tl::SumOp::combine(tl_part[(tl_s37 / 2 % 2)], tl::SumOp::element(s[tl_s37]));
+                tl_part[(tl_s37 / 2 % 2) + (tl_s37 / 16) * 2] = tl::SumOp::combine(tl_part[(tl_s37 / 2 % 2) + (tl_s37 / 16) * 2], tl::SumOp::element(s[tl_s37]));
             }
             #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) {
+            for (int tl_i = 0; tl_i < 4; ++tl_i) {
                 tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
                 tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
             }
             #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) {
+            for (int tl_i = 0; tl_i < 4; ++tl_i) {
                 l_tile[tl_i] = tl_part[tl_i];
             }
         }
-        // for i in parallel(BM) {  (attention.tl:53)
-        // for i in parallel(64): each thread visits the elements of `l` it holds
+        // for i in parallel(BM) {  (attention.tl:58)
+        // for i in parallel(128): each thread visits the elements of `l` it holds
         #pragma unroll
-        for (int tl_s38 = 0; tl_s38 < 2; ++tl_s38) {
-            [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s38) * 8 + (tl_tid / 32) * 16);
+        for (int tl_s38 = 0; tl_s38 < 4; ++tl_s38) {
+            [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s38 % 2) * 8 + (tl_s38 / 2) * 16 + (tl_tid / 32) * 32);
             l[tl_s38] = l[tl_s38] * alpha[tl_s38] + l_tile[tl_s38];
         }
-        // for i, d in parallel(BM, D) {  (attention.tl:57)
-        // for i, d in parallel(64, 64): each thread visits the elements of `o` it holds
+        // for i, d in parallel(BM, D) {  (attention.tl:62)
+        // for i, d in parallel(128, 64): each thread visits the elements of `o` it holds
         #pragma unroll
         for (int tl_s39 = 0; tl_s39 < o_layout::kSlots; ++tl_s39) {
             [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s39);
             [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s39);
-            o[tl_s39] = o[tl_s39] * alpha[(tl_s39 / 2 % 2)];
+            o[tl_s39] = o[tl_s39] * alpha[(tl_s39 / 2 % 2) + (tl_s39 / 32) * 2];
         }
-        // copy(s, p);  (attention.tl:60)
+        // copy(s, p);  (attention.tl:65)
         #pragma unroll
         for (int tl_s = 0; tl_s < p_layout::kSlots; ++tl_s) p[tl_s] = tl::convert<tl::f16>(s[tl_s]);
-        // gemm(p, v, o);  (attention.tl:61)
+        // gemm(p, v, o);  (attention.tl:66)
         {
-            tl::warp_gemm_mma_register_a<64, 64, 64, 4, tl::f16, false>(  // A from the registers of `p`
-                o, p, tl::SharedMatrix<tl::f16, false, 72>{&v[((t % 2) * 64 + 0) * 72 + 0]}, tl_tid);
+            tl::warp_gemm_mma_register_a<128, 64, 32, 4, tl::f16, false>(  // A from the registers of `p`
+                o, p, tl::SharedMatrix<tl::f16, false, 72>{&v[((t % 2) * 32 + 0) * 72 + 0]}, tl_tid);
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // for i, d in parallel(BM, D) {  (attention.tl:64)
-    // for i, d in parallel(64, 64): each thread visits the elements of `o` it holds
+    // for i, d in parallel(BM, D) {  (attention.tl:69)
+    // for i, d in parallel(128, 64): each thread visits the elements of `o` it holds
     #pragma unroll
     for (int tl_s40 = 0; tl_s40 < o_layout::kSlots; ++tl_s40) {
         [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s40);
         [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s40);
-        o[tl_s40] = o[tl_s40] / l[(tl_s40 / 2 % 2)];
+        o[tl_s40] = tl::fast::div(o[tl_s40], l[(tl_s40 / 2 % 2) + (tl_s40 / 32) * 2]);
     }
-    // copy(o, O[b, h, q0 +: BM, 0 +: D]);  (attention.tl:67)
+    // copy(o, O[b, h, q0 +: BM, 0 +: D]);  (attention.tl:72)
     #pragma unroll
     for (int tl_chunk41 = 0; tl_chunk41 < o_layout::kSlots; tl_chunk41 += 2) {
         tl::f16* tl_ptr42 = &O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk41)))) * 64 + (o_layout::col(tl_tid, tl_chunk41))];
@@ -293,8 +293,8 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
     }
 }
 
-// kernel flash_attention_gqa<BM = 64, BN = 64, D = 64, CAUSAL = false, STAGES = 2, T = f16>  (stdlib/attention.tl:72)
-// 128 threads per block, 46080 bytes of shared memory
+// kernel flash_attention_gqa<BM = 128, BN = 32, D = 64, CAUSAL = false, STAGES = 2, T = f16>  (stdlib/attention.tl:77)
+// 128 threads per block, 36864 bytes of shared memory
 __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
         const tl::f16* __restrict__ Q,
         const tl::f16* __restrict__ K,
@@ -306,41 +306,41 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
         int32_t S,
         int32_t HKV)
 {
-    using s_layout = tl::MmaAccLayout<64, 64, 4, 1>;  // fragment s: f32[64, 64], mma.sync accumulators
-    using p_layout = tl::MmaAccLayout<64, 64, 4, 1>;  // fragment p: f16[64, 64], mma.sync accumulators
-    using o_layout = tl::MmaAccLayout<64, 64, 4, 1>;  // fragment o: f32[64, 64], mma.sync accumulators
-    // fragment m: f32[64], slice of `s` (reduce over axis 1): [64] over 128 threads: (8:t4 2:r1 4:t32) 2 registers, 4 replicas
-    // fragment l: f32[64], slice of `s` (reduce over axis 1): [64] over 128 threads: (8:t4 2:r1 4:t32) 2 registers, 4 replicas
-    // fragment m_tile: f32[64], slice of `s` (reduce over axis 1): [64] over 128 threads: (8:t4 2:r1 4:t32) 2 registers, 4 replicas
-    // fragment l_tile: f32[64], slice of `s` (reduce over axis 1): [64] over 128 threads: (8:t4 2:r1 4:t32) 2 registers, 4 replicas
-    // fragment alpha: f32[64], slice of `s` (reduce over axis 1): [64] over 128 threads: (8:t4 2:r1 4:t32) 2 registers, 4 replicas
+    using s_layout = tl::MmaAccLayout<128, 32, 4, 1>;  // fragment s: f32[128, 32], mma.sync accumulators
+    using p_layout = tl::MmaAccLayout<128, 32, 4, 1>;  // fragment p: f16[128, 32], mma.sync accumulators
+    using o_layout = tl::MmaAccLayout<128, 64, 4, 1>;  // fragment o: f32[128, 64], mma.sync accumulators
+    // fragment m: f32[128], slice of `s` (reduce over axis 1): [128] over 128 threads: (8:t4 2:r1 2:r2 4:t32) 4 registers, 4 replicas
+    // fragment l: f32[128], slice of `s` (reduce over axis 1): [128] over 128 threads: (8:t4 2:r1 2:r2 4:t32) 4 registers, 4 replicas
+    // fragment m_tile: f32[128], slice of `s` (reduce over axis 1): [128] over 128 threads: (8:t4 2:r1 2:r2 4:t32) 4 registers, 4 replicas
+    // fragment l_tile: f32[128], slice of `s` (reduce over axis 1): [128] over 128 threads: (8:t4 2:r1 2:r2 4:t32) 4 registers, 4 replicas
+    // fragment alpha: f32[128], slice of `s` (reduce over axis 1): [128] over 128 threads: (8:t4 2:r1 2:r2 4:t32) 4 registers, 4 replicas
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    tl::f16* q = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared q: f16[64, 64], row pitch 72
-    tl::f16* k = reinterpret_cast<tl::f16*>(tl_smem + 9216);  // shared k: f16[2, 64, 64], row pitch 72
-    tl::f16* v = reinterpret_cast<tl::f16*>(tl_smem + 27648);  // shared v: f16[2, 64, 64], row pitch 72
-    float s[s_layout::kSlots];  // fragment s: f32[64, 64]
-    tl::f16 p[p_layout::kSlots];  // fragment p: f16[64, 64]
-    float o[o_layout::kSlots];  // fragment o: f32[64, 64]
+    tl::f16* q = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared q: f16[128, 64], row pitch 72
+    tl::f16* k = reinterpret_cast<tl::f16*>(tl_smem + 18432);  // shared k: f16[2, 32, 64], row pitch 72
+    tl::f16* v = reinterpret_cast<tl::f16*>(tl_smem + 27648);  // shared v: f16[2, 32, 64], row pitch 72
+    float s[s_layout::kSlots];  // fragment s: f32[128, 32]
+    tl::f16 p[p_layout::kSlots];  // fragment p: f16[128, 32]
+    float o[o_layout::kSlots];  // fragment o: f32[128, 64]
     #pragma unroll
     for (int tl_i = 0; tl_i < o_layout::kSlots; ++tl_i) o[tl_i] = 0.0f;
-    float m[2];  // fragment m: f32[64]
+    float m[4];  // fragment m: f32[128]
     #pragma unroll
-    for (int tl_i = 0; tl_i < 2; ++tl_i) m[tl_i] = -tl::inf<float>();
-    float l[2];  // fragment l: f32[64]
+    for (int tl_i = 0; tl_i < 4; ++tl_i) m[tl_i] = -tl::inf<float>();
+    float l[4];  // fragment l: f32[128]
     #pragma unroll
-    for (int tl_i = 0; tl_i < 2; ++tl_i) l[tl_i] = 0.0f;
-    float m_tile[2];  // fragment m_tile: f32[64]
-    float l_tile[2];  // fragment l_tile: f32[64]
-    float alpha[2];  // fragment alpha: f32[64]
+    for (int tl_i = 0; tl_i < 4; ++tl_i) l[tl_i] = 0.0f;
+    float m_tile[4];  // fragment m_tile: f32[128]
+    float l_tile[4];  // fragment l_tile: f32[128]
+    float alpha[4];  // fragment alpha: f32[128]
     const int32_t b = int(blockIdx.z);
     const int32_t h = int(blockIdx.y);
     const int32_t hkv = h / (H / HKV);
-    const int32_t q0 = int(blockIdx.x) * 64;
+    const int32_t q0 = int(blockIdx.x) * 128;
     const float qk_scale = sm_scale * 1.4426950216293335f;
-    // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention.tl:96)
+    // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention.tl:102)
     #pragma unroll
-    for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
+    for (int tl_i1 = 0; tl_i1 < 8; ++tl_i1) {
         const int tl_chunk0 = tl_tid + tl_i1 * 128;
         const tl::f16* tl_src2 = &Q[((int64_t(b) * H + h) * S + (q0 + ((tl_chunk0 * 8) / 64))) * 64 + ((tl_chunk0 * 8) % 64)];
         tl::f16* tl_dst3 = &q[((tl_chunk0 * 8) / 64) * 72 + ((tl_chunk0 * 8) % 64)];
@@ -355,116 +355,116 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
             }
         }
     }
-    const int32_t n_kv = tl::cdiv(S, 64);
+    const int32_t n_kv = tl::cdiv(S, 32);
     const int32_t t_trips = n_kv;
     if (0 < t_trips) {
-        // copy(K[b, hkv, k0 +: BN, 0 +: D], k);  (attention.tl:100)
-        if (tl::is_aligned(K, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(hkv, HKV) && (0 * 64) >= 0 && (0 * 64) + 64 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
+        // copy(K[b, hkv, k0 +: BN, 0 +: D], k);  (attention.tl:106)
+        if (tl::is_aligned(K, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(hkv, HKV) && (0 * 32) >= 0 && (0 * 32) + 32 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
             #pragma unroll
-            for (int tl_i6 = 0; tl_i6 < 4; ++tl_i6) {
+            for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
                 const int tl_chunk5 = tl_tid + tl_i6 * 128;
-                tl::cp_async_16(&k[(0 * 64 + ((tl_chunk5 * 8) / 64)) * 72 + ((tl_chunk5 * 8) % 64)], &K[((int64_t(b) * HKV + hkv) * S + ((0 * 64) + ((tl_chunk5 * 8) / 64))) * 64 + ((tl_chunk5 * 8) % 64)]);
+                tl::cp_async_16(&k[(0 * 32 + ((tl_chunk5 * 8) / 64)) * 72 + ((tl_chunk5 * 8) % 64)], &K[((int64_t(b) * HKV + hkv) * S + ((0 * 32) + ((tl_chunk5 * 8) / 64))) * 64 + ((tl_chunk5 * 8) % 64)]);
             }
         } else {
             #pragma unroll
-            for (int tl_i8 = 0; tl_i8 < 4; ++tl_i8) {
+            for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
                 const int tl_chunk7 = tl_tid + tl_i8 * 128;
-                const tl::f16* tl_src9 = &K[((int64_t(b) * HKV + hkv) * S + ((0 * 64) + ((tl_chunk7 * 8) / 64))) * 64 + ((tl_chunk7 * 8) % 64)];
-                tl::f16* tl_dst10 = &k[(0 * 64 + ((tl_chunk7 * 8) / 64)) * 72 + ((tl_chunk7 * 8) % 64)];
-                const int tl_valid11 = !(tl::in_bounds(b, B) && tl::in_bounds(hkv, HKV) && tl::in_bounds((0 * 64) + ((tl_chunk7 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk7 * 8) % 64)));
+                const tl::f16* tl_src9 = &K[((int64_t(b) * HKV + hkv) * S + ((0 * 32) + ((tl_chunk7 * 8) / 64))) * 64 + ((tl_chunk7 * 8) % 64)];
+                tl::f16* tl_dst10 = &k[(0 * 32 + ((tl_chunk7 * 8) / 64)) * 72 + ((tl_chunk7 * 8) % 64)];
+                const int tl_valid11 = !(tl::in_bounds(b, B) && tl::in_bounds(hkv, HKV) && tl::in_bounds((0 * 32) + ((tl_chunk7 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk7 * 8) % 64)));
                 if (tl_valid11 == 8 && (tl_chunk7 * 8) % 64 >= 0 && tl::is_aligned(tl_src9, 16)) {
                     tl::cp_async_16(tl_dst10, tl_src9);
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(hkv, HKV) && tl::in_bounds((0 * 64) + ((tl_chunk7 * 8) / 64), S) && tl::in_bounds(((tl_chunk7 * 8) % 64) + tl_v, 64) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(hkv, HKV) && tl::in_bounds((0 * 32) + ((tl_chunk7 * 8) / 64), S) && tl::in_bounds(((tl_chunk7 * 8) % 64) + tl_v, 64) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
-        // copy(V[b, hkv, k0 +: BN, 0 +: D], v);  (attention.tl:101)
-        if (tl::is_aligned(V, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(hkv, HKV) && (0 * 64) >= 0 && (0 * 64) + 64 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
+        // copy(V[b, hkv, k0 +: BN, 0 +: D], v);  (attention.tl:107)
+        if (tl::is_aligned(V, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(hkv, HKV) && (0 * 32) >= 0 && (0 * 32) + 32 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
             #pragma unroll
-            for (int tl_i13 = 0; tl_i13 < 4; ++tl_i13) {
+            for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
                 const int tl_chunk12 = tl_tid + tl_i13 * 128;
-                tl::cp_async_16(&v[(0 * 64 + ((tl_chunk12 * 8) / 64)) * 72 + ((tl_chunk12 * 8) % 64)], &V[((int64_t(b) * HKV + hkv) * S + ((0 * 64) + ((tl_chunk12 * 8) / 64))) * 64 + ((tl_chunk12 * 8) % 64)]);
+                tl::cp_async_16(&v[(0 * 32 + ((tl_chunk12 * 8) / 64)) * 72 + ((tl_chunk12 * 8) % 64)], &V[((int64_t(b) * HKV + hkv) * S + ((0 * 32) + ((tl_chunk12 * 8) / 64))) * 64 + ((tl_chunk12 * 8) % 64)]);
             }
         } else {
             #pragma unroll
-            for (int tl_i15 = 0; tl_i15 < 4; ++tl_i15) {
+            for (int tl_i15 = 0; tl_i15 < 2; ++tl_i15) {
                 const int tl_chunk14 = tl_tid + tl_i15 * 128;
-                const tl::f16* tl_src16 = &V[((int64_t(b) * HKV + hkv) * S + ((0 * 64) + ((tl_chunk14 * 8) / 64))) * 64 + ((tl_chunk14 * 8) % 64)];
-                tl::f16* tl_dst17 = &v[(0 * 64 + ((tl_chunk14 * 8) / 64)) * 72 + ((tl_chunk14 * 8) % 64)];
-                const int tl_valid18 = !(tl::in_bounds(b, B) && tl::in_bounds(hkv, HKV) && tl::in_bounds((0 * 64) + ((tl_chunk14 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk14 * 8) % 64)));
+                const tl::f16* tl_src16 = &V[((int64_t(b) * HKV + hkv) * S + ((0 * 32) + ((tl_chunk14 * 8) / 64))) * 64 + ((tl_chunk14 * 8) % 64)];
+                tl::f16* tl_dst17 = &v[(0 * 32 + ((tl_chunk14 * 8) / 64)) * 72 + ((tl_chunk14 * 8) % 64)];
+                const int tl_valid18 = !(tl::in_bounds(b, B) && tl::in_bounds(hkv, HKV) && tl::in_bounds((0 * 32) + ((tl_chunk14 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk14 * 8) % 64)));
                 if (tl_valid18 == 8 && (tl_chunk14 * 8) % 64 >= 0 && tl::is_aligned(tl_src16, 16)) {
                     tl::cp_async_16(tl_dst17, tl_src16);
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(hkv, HKV) && tl::in_bounds((0 * 64) + ((tl_chunk14 * 8) / 64), S) && tl::in_bounds(((tl_chunk14 * 8) % 64) + tl_v, 64) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(hkv, HKV) && tl::in_bounds((0 * 32) + ((tl_chunk14 * 8) / 64), S) && tl::in_bounds(((tl_chunk14 * 8) % 64) + tl_v, 64) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
     }
     tl::cp_async_commit();
-    // for t in pipelined(n_kv, stages = STAGES) {  (attention.tl:98)
+    // for t in pipelined(n_kv, stages = STAGES) {  (attention.tl:104)
     for (int t = 0; t < t_trips; ++t) {
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `t % 2` has landed and the stage refilled next is no longer read
         if (t + 1 < t_trips) {
-            // copy(K[b, hkv, k0 +: BN, 0 +: D], k);  (attention.tl:100)
-            if (tl::is_aligned(K, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(hkv, HKV) && ((t + 1) * 64) >= 0 && ((t + 1) * 64) + 64 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
+            // copy(K[b, hkv, k0 +: BN, 0 +: D], k);  (attention.tl:106)
+            if (tl::is_aligned(K, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(hkv, HKV) && ((t + 1) * 32) >= 0 && ((t + 1) * 32) + 32 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
                 #pragma unroll
-                for (int tl_i20 = 0; tl_i20 < 4; ++tl_i20) {
+                for (int tl_i20 = 0; tl_i20 < 2; ++tl_i20) {
                     const int tl_chunk19 = tl_tid + tl_i20 * 128;
-                    tl::cp_async_16(&k[(((t + 1) % 2) * 64 + ((tl_chunk19 * 8) / 64)) * 72 + ((tl_chunk19 * 8) % 64)], &K[((int64_t(b) * HKV + hkv) * S + (((t + 1) * 64) + ((tl_chunk19 * 8) / 64))) * 64 + ((tl_chunk19 * 8) % 64)]);
+                    tl::cp_async_16(&k[(((t + 1) % 2) * 32 + ((tl_chunk19 * 8) / 64)) * 72 + ((tl_chunk19 * 8) % 64)], &K[((int64_t(b) * HKV + hkv) * S + (((t + 1) * 32) + ((tl_chunk19 * 8) / 64))) * 64 + ((tl_chunk19 * 8) % 64)]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i22 = 0; tl_i22 < 4; ++tl_i22) {
+                for (int tl_i22 = 0; tl_i22 < 2; ++tl_i22) {
                     const int tl_chunk21 = tl_tid + tl_i22 * 128;
-                    const tl::f16* tl_src23 = &K[((int64_t(b) * HKV + hkv) * S + (((t + 1) * 64) + ((tl_chunk21 * 8) / 64))) * 64 + ((tl_chunk21 * 8) % 64)];
-                    tl::f16* tl_dst24 = &k[(((t + 1) % 2) * 64 + ((tl_chunk21 * 8) / 64)) * 72 + ((tl_chunk21 * 8) % 64)];
-                    const int tl_valid25 = !(tl::in_bounds(b, B) && tl::in_bounds(hkv, HKV) && tl::in_bounds(((t + 1) * 64) + ((tl_chunk21 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk21 * 8) % 64)));
+                    const tl::f16* tl_src23 = &K[((int64_t(b) * HKV + hkv) * S + (((t + 1) * 32) + ((tl_chunk21 * 8) / 64))) * 64 + ((tl_chunk21 * 8) % 64)];
+                    tl::f16* tl_dst24 = &k[(((t + 1) % 2) * 32 + ((tl_chunk21 * 8) / 64)) * 72 + ((tl_chunk21 * 8) % 64)];
+                    const int tl_valid25 = !(tl::in_bounds(b, B) && tl::in_bounds(hkv, HKV) && tl::in_bounds(((t + 1) * 32) + ((tl_chunk21 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk21 * 8) % 64)));
                     if (tl_valid25 == 8 && (tl_chunk21 * 8) % 64 >= 0 && tl::is_aligned(tl_src23, 16)) {
                         tl::cp_async_16(tl_dst24, tl_src23);
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst24[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(hkv, HKV) && tl::in_bounds(((t + 1) * 64) + ((tl_chunk21 * 8) / 64), S) && tl::in_bounds(((tl_chunk21 * 8) % 64) + tl_v, 64) ? tl_src23[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst24[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(hkv, HKV) && tl::in_bounds(((t + 1) * 32) + ((tl_chunk21 * 8) / 64), S) && tl::in_bounds(((tl_chunk21 * 8) % 64) + tl_v, 64) ? tl_src23[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
-            // copy(V[b, hkv, k0 +: BN, 0 +: D], v);  (attention.tl:101)
-            if (tl::is_aligned(V, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(hkv, HKV) && ((t + 1) * 64) >= 0 && ((t + 1) * 64) + 64 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
+            // copy(V[b, hkv, k0 +: BN, 0 +: D], v);  (attention.tl:107)
+            if (tl::is_aligned(V, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(hkv, HKV) && ((t + 1) * 32) >= 0 && ((t + 1) * 32) + 32 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
                 #pragma unroll
-                for (int tl_i27 = 0; tl_i27 < 4; ++tl_i27) {
+                for (int tl_i27 = 0; tl_i27 < 2; ++tl_i27) {
                     const int tl_chunk26 = tl_tid + tl_i27 * 128;
-                    tl::cp_async_16(&v[(((t + 1) % 2) * 64 + ((tl_chunk26 * 8) / 64)) * 72 + ((tl_chunk26 * 8) % 64)], &V[((int64_t(b) * HKV + hkv) * S + (((t + 1) * 64) + ((tl_chunk26 * 8) / 64))) * 64 + ((tl_chunk26 * 8) % 64)]);
+                    tl::cp_async_16(&v[(((t + 1) % 2) * 32 + ((tl_chunk26 * 8) / 64)) * 72 + ((tl_chunk26 * 8) % 64)], &V[((int64_t(b) * HKV + hkv) * S + (((t + 1) * 32) + ((tl_chunk26 * 8) / 64))) * 64 + ((tl_chunk26 * 8) % 64)]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i29 = 0; tl_i29 < 4; ++tl_i29) {
+                for (int tl_i29 = 0; tl_i29 < 2; ++tl_i29) {
                     const int tl_chunk28 = tl_tid + tl_i29 * 128;
-                    const tl::f16* tl_src30 = &V[((int64_t(b) * HKV + hkv) * S + (((t + 1) * 64) + ((tl_chunk28 * 8) / 64))) * 64 + ((tl_chunk28 * 8) % 64)];
-                    tl::f16* tl_dst31 = &v[(((t + 1) % 2) * 64 + ((tl_chunk28 * 8) / 64)) * 72 + ((tl_chunk28 * 8) % 64)];
-                    const int tl_valid32 = !(tl::in_bounds(b, B) && tl::in_bounds(hkv, HKV) && tl::in_bounds(((t + 1) * 64) + ((tl_chunk28 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk28 * 8) % 64)));
+                    const tl::f16* tl_src30 = &V[((int64_t(b) * HKV + hkv) * S + (((t + 1) * 32) + ((tl_chunk28 * 8) / 64))) * 64 + ((tl_chunk28 * 8) % 64)];
+                    tl::f16* tl_dst31 = &v[(((t + 1) % 2) * 32 + ((tl_chunk28 * 8) / 64)) * 72 + ((tl_chunk28 * 8) % 64)];
+                    const int tl_valid32 = !(tl::in_bounds(b, B) && tl::in_bounds(hkv, HKV) && tl::in_bounds(((t + 1) * 32) + ((tl_chunk28 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk28 * 8) % 64)));
                     if (tl_valid32 == 8 && (tl_chunk28 * 8) % 64 >= 0 && tl::is_aligned(tl_src30, 16)) {
                         tl::cp_async_16(tl_dst31, tl_src30);
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst31[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(hkv, HKV) && tl::in_bounds(((t + 1) * 64) + ((tl_chunk28 * 8) / 64), S) && tl::in_bounds(((tl_chunk28 * 8) % 64) + tl_v, 64) ? tl_src30[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst31[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(hkv, HKV) && tl::in_bounds(((t + 1) * 32) + ((tl_chunk28 * 8) / 64), S) && tl::in_bounds(((tl_chunk28 * 8) % 64) + tl_v, 64) ? tl_src30[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
         }
         tl::cp_async_commit();
-        const int32_t k0 = t * 64;
-        // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:103)
+        const int32_t k0 = t * 32;
+        // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:109)
         {
             for (int tl_s = 0; tl_s < s_layout::kSlots; ++tl_s) s[tl_s] = 0.0f;
-            tl::warp_gemm_mma<64, 64, 64, 4, 1, tl::f16, false, true>(
+            tl::warp_gemm_mma<128, 32, 64, 4, 1, tl::f16, false, true>(
                 s, tl::SharedMatrix<tl::f16, false, 72>{&q[0 * 72 + 0]},
-                tl::SharedMatrix<tl::f16, true, 72>{&k[((t % 2) * 64 + 0) * 72 + 0]}, tl_tid);
+                tl::SharedMatrix<tl::f16, true, 72>{&k[((t % 2) * 32 + 0) * 72 + 0]}, tl_tid);
         }
-        // for i, j in parallel(BM, BN) {  (attention.tl:104)
-        // for i, j in parallel(64, 64): each thread visits the elements of `s` it holds
+        // for i, j in parallel(BM, BN) {  (attention.tl:110)
+        // for i, j in parallel(128, 32): each thread visits the elements of `s` it holds
         #pragma unroll
         for (int tl_s33 = 0; tl_s33 < s_layout::kSlots; ++tl_s33) {
             [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s33);
@@ -473,97 +473,97 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
             const bool masked = key >= S;
             s[tl_s33] = masked ? -tl::inf<float>() : s[tl_s33] * qk_scale;
         }
-        // reduce(max, s, m_tile, axis = 1);  (attention.tl:110)
-        // each thread folds its 16 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
+        // reduce(max, s, m_tile, axis = 1);  (attention.tl:116)
+        // each thread folds its 8 values of each of its 4 results; xor shuffles 1, 2 among the lanes that share one
         {
-            float tl_part[2];
+            float tl_part[4];
             #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+            for (int tl_i = 0; tl_i < 4; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
             #pragma unroll
             for (int tl_s34 = 0; tl_s34 < s_layout::kSlots; ++tl_s34) {
-                tl_part[(tl_s34 / 2 % 2)] = tl::MaxOp::combine(tl_part[(tl_s34 / 2 % 2)], tl::MaxOp::element(s[tl_s34]));
+                tl_part[(tl_s34 / 2 % 2) + (tl_s34 / 16) * 2] = tl::MaxOp::combine(tl_part[(tl_s34 / 2 % 2) + (tl_s34 / 16) * 2], tl::MaxOp::element(s[tl_s34]));
             }
             #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) {
+            for (int tl_i = 0; tl_i < 4; ++tl_i) {
                 tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
                 tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
             }
             #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) {
+            for (int tl_i = 0; tl_i < 4; ++tl_i) {
                 m_tile[tl_i] = tl_part[tl_i];
             }
         }
-        // for i in parallel(BM) {  (attention.tl:111)
-        // for i in parallel(64): each thread visits the elements of `m` it holds
+        // for i in parallel(BM) {  (attention.tl:117)
+        // for i in parallel(128): each thread visits the elements of `m` it holds
         #pragma unroll
-        for (int tl_s35 = 0; tl_s35 < 2; ++tl_s35) {
-            [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s35) * 8 + (tl_tid / 32) * 16);
+        for (int tl_s35 = 0; tl_s35 < 4; ++tl_s35) {
+            [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s35 % 2) * 8 + (tl_s35 / 2) * 16 + (tl_tid / 32) * 32);
             const float m_new = tl::max(m[tl_s35], m_tile[tl_s35]);
-            alpha[tl_s35] = tl::exp2(m[tl_s35] - m_new);
+            alpha[tl_s35] = tl::fast::exp2(m[tl_s35] - m_new);
             m[tl_s35] = m_new;
         }
-        // for i, j in parallel(BM, BN) {  (attention.tl:116)
-        // for i, j in parallel(64, 64): each thread visits the elements of `s` it holds
+        // for i, j in parallel(BM, BN) {  (attention.tl:122)
+        // for i, j in parallel(128, 32): each thread visits the elements of `s` it holds
         #pragma unroll
         for (int tl_s36 = 0; tl_s36 < s_layout::kSlots; ++tl_s36) {
             [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s36);
             [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s36);
-            s[tl_s36] = tl::exp2(s[tl_s36] - m[(tl_s36 / 2 % 2)]);
+            s[tl_s36] = tl::fast::exp2(s[tl_s36] - m[(tl_s36 / 2 % 2) + (tl_s36 / 16) * 2]);
         }
-        // reduce(sum, s, l_tile, axis = 1);  (attention.tl:119)
-        // each thread folds its 16 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
+        // reduce(sum, s, l_tile, axis = 1);  (attention.tl:125)
+        // each thread folds its 8 values of each of its 4 results; xor shuffles 1, 2 among the lanes that share one
         {
-            float tl_part[2];
+            float tl_part[4];
             #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            for (int tl_i = 0; tl_i < 4; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
             #pragma unroll
             for (int tl_s37 = 0; tl_s37 < s_layout::kSlots; ++tl_s37) {
-                tl_part[(tl_s37 / 2 % 2)] = tl::SumOp::combine(tl_part[(tl_s37 / 2 % 2)], tl::SumOp::element(s[tl_s37]));
+                tl_part[(tl_s37 / 2 % 2) + (tl_s37 / 16) * 2] = tl::SumOp::combine(tl_part[(tl_s37 / 2 % 2) + (tl_s37 / 16) * 2], tl::SumOp::element(s[tl_s37]));
             }
             #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) {
+            for (int tl_i = 0; tl_i < 4; ++tl_i) {
                 tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
                 tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
             }
             #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) {
+            for (int tl_i = 0; tl_i < 4; ++tl_i) {
                 l_tile[tl_i] = tl_part[tl_i];
             }
         }
-        // for i in parallel(BM) {  (attention.tl:120)
-        // for i in parallel(64): each thread visits the elements of `l` it holds
+        // for i in parallel(BM) {  (attention.tl:126)
+        // for i in parallel(128): each thread visits the elements of `l` it holds
         #pragma unroll
-        for (int tl_s38 = 0; tl_s38 < 2; ++tl_s38) {
-            [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s38) * 8 + (tl_tid / 32) * 16);
+        for (int tl_s38 = 0; tl_s38 < 4; ++tl_s38) {
+            [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s38 % 2) * 8 + (tl_s38 / 2) * 16 + (tl_tid / 32) * 32);
             l[tl_s38] = l[tl_s38] * alpha[tl_s38] + l_tile[tl_s38];
         }
-        // for i, d in parallel(BM, D) {  (attention.tl:124)
-        // for i, d in parallel(64, 64): each thread visits the elements of `o` it holds
+        // for i, d in parallel(BM, D) {  (attention.tl:130)
+        // for i, d in parallel(128, 64): each thread visits the elements of `o` it holds
         #pragma unroll
         for (int tl_s39 = 0; tl_s39 < o_layout::kSlots; ++tl_s39) {
             [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s39);
             [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s39);
-            o[tl_s39] = o[tl_s39] * alpha[(tl_s39 / 2 % 2)];
+            o[tl_s39] = o[tl_s39] * alpha[(tl_s39 / 2 % 2) + (tl_s39 / 32) * 2];
         }
-        // copy(s, p);  (attention.tl:127)
+        // copy(s, p);  (attention.tl:133)
         #pragma unroll
         for (int tl_s = 0; tl_s < p_layout::kSlots; ++tl_s) p[tl_s] = tl::convert<tl::f16>(s[tl_s]);
-        // gemm(p, v, o);  (attention.tl:128)
+        // gemm(p, v, o);  (attention.tl:134)
         {
-            tl::warp_gemm_mma_register_a<64, 64, 64, 4, tl::f16, false>(  // A from the registers of `p`
-                o, p, tl::SharedMatrix<tl::f16, false, 72>{&v[((t % 2) * 64 + 0) * 72 + 0]}, tl_tid);
+            tl::warp_gemm_mma_register_a<128, 64, 32, 4, tl::f16, false>(  // A from the registers of `p`
+                o, p, tl::SharedMatrix<tl::f16, false, 72>{&v[((t % 2) * 32 + 0) * 72 + 0]}, tl_tid);
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // for i, d in parallel(BM, D) {  (attention.tl:131)
-    // for i, d in parallel(64, 64): each thread visits the elements of `o` it holds
+    // for i, d in parallel(BM, D) {  (attention.tl:137)
+    // for i, d in parallel(128, 64): each thread visits the elements of `o` it holds
     #pragma unroll
     for (int tl_s40 = 0; tl_s40 < o_layout::kSlots; ++tl_s40) {
         [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s40);
         [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s40);
-        o[tl_s40] = o[tl_s40] / l[(tl_s40 / 2 % 2)];
+        o[tl_s40] = tl::fast::div(o[tl_s40], l[(tl_s40 / 2 % 2) + (tl_s40 / 32) * 2]);
     }
-    // copy(o, O[b, h, q0 +: BM, 0 +: D]);  (attention.tl:134)
+    // copy(o, O[b, h, q0 +: BM, 0 +: D]);  (attention.tl:140)
     #pragma unroll
     for (int tl_chunk41 = 0; tl_chunk41 < o_layout::kSlots; tl_chunk41 += 2) {
         tl::f16* tl_ptr42 = &O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk41)))) * 64 + (o_layout::col(tl_tid, tl_chunk41))];
@@ -594,7 +594,7 @@ cudaError_t flash_attention(const __half* Q, const __half* K, const __half* V, _
     if (cudaError_t tl_err = tl::host::check_dim(B, tl_name, "B"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(H, tl_name, "H"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(S, tl_name, "S"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(S, 64)), tl_grid_y = int64_t(H), tl_grid_z = int64_t(B);
+    const int64_t tl_grid_x = int64_t(tl::cdiv(S, 128)), tl_grid_y = int64_t(H), tl_grid_z = int64_t(B);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -605,7 +605,7 @@ cudaError_t flash_attention(const __half* Q, const __half* K, const __half* V, _
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
-    ::flash_attention_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 46080, stream>>>(Q, K, V, O, sm_scale, static_cast<int32_t>(B), static_cast<int32_t>(H), static_cast<int32_t>(S));
+    ::flash_attention_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 36864, stream>>>(Q, K, V, O, sm_scale, static_cast<int32_t>(B), static_cast<int32_t>(H), static_cast<int32_t>(S));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -623,7 +623,7 @@ cudaError_t flash_attention_gqa(const __half* Q, const __half* K, const __half* 
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `HKV > 0` does not hold" + " (" + "HKV = " + std::to_string(HKV) + ")");
     if (!((HKV) != 0 && (H % HKV == 0)))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `(H % HKV) == 0` does not hold" + " (" + "H = " + std::to_string(H) + ", HKV = " + std::to_string(HKV) + ")");
-    const int64_t tl_grid_x = int64_t(tl::cdiv(S, 64)), tl_grid_y = int64_t(H), tl_grid_z = int64_t(B);
+    const int64_t tl_grid_x = int64_t(tl::cdiv(S, 128)), tl_grid_y = int64_t(H), tl_grid_z = int64_t(B);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -634,7 +634,7 @@ cudaError_t flash_attention_gqa(const __half* Q, const __half* K, const __half* 
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
-    ::flash_attention_gqa_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 46080, stream>>>(Q, K, V, O, sm_scale, static_cast<int32_t>(B), static_cast<int32_t>(H), static_cast<int32_t>(S), static_cast<int32_t>(HKV));
+    ::flash_attention_gqa_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 36864, stream>>>(Q, K, V, O, sm_scale, static_cast<int32_t>(B), static_cast<int32_t>(H), static_cast<int32_t>(S), static_cast<int32_t>(HKV));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
