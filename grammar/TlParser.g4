@@ -5,7 +5,7 @@ options { tokenVocab = TlLexer; }
 
 // ---- module ---------------------------------------------------------------------------------
 module      : item* EOF;
-item        : importDecl | constDecl | fnDecl | kernelDecl;
+item        : importDecl | constDecl | fnDecl | kernelDecl | programDecl;
 importDecl  : IMPORT STRING_LIT SEMI;
 constDecl   : CONST IDENT (COLON typeRef)? ASSIGN expr SEMI;
 
@@ -22,6 +22,22 @@ declName    : IDENT | COPY | GEMM | FILL | CLEAR | REDUCE | CUMSUM | ATOMIC_ADD;
 kernelDecl  : attribute* KERNEL declName (LT (compileParam (COMMA compileParam)*)? COMMA? GT)?
               LPAREN (runtimeParam (COMMA runtimeParam)*)? COMMA? RPAREN
               launchClause* block;
+// program decode<D = 128>(Q: global f16[B, H, D], ...) requires(...) {
+//     let splits = cdiv(S, 512);
+//     workspace Part: f32[B, splits, H, D];
+//     launch decode_split<D = D>(Q, K, V, Part, sm_scale);
+//     launch decode_combine<D = D>(Part, O);
+// }
+// Several kernels behind one launch function: host values, scratch tensors, launches in order.
+programDecl : PROGRAM declName (LT (compileParam (COMMA compileParam)*)? COMMA? GT)?
+              LPAREN (runtimeParam (COMMA runtimeParam)*)? COMMA? RPAREN
+              launchClause* LBRACE programStmt* RBRACE;
+programStmt : letStmt | workspaceStmt | launchStmt;
+workspaceStmt : WORKSPACE IDENT COLON typeRef SEMI;
+// Compile-time arguments are named; a value stops above the relational level, as a default does.
+launchStmt  : LAUNCH declName (LT (launchParam (COMMA launchParam)*)? COMMA? GT)?
+              LPAREN argList RPAREN SEMI;
+launchParam : IDENT ASSIGN shift;
 // The default stops above the relational level so that the closing `>` ends the list.
 // `W: int in [128, 1024, 8192]` lists candidate values: one variant is compiled per value.
 compileParam: IDENT (COLON paramKind)? (IN LBRACK expr (COMMA expr)* COMMA? RBRACK)? (ASSIGN shift)?;

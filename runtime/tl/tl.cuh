@@ -16,3 +16,4 @@
 #include "tl/sm90/wgmma.cuh"
 #include "tl/host/launch.h"
 #include "tl/host/tma.h"
+#include "tl/host/workspace.h"

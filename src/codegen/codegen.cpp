@@ -4,6 +4,7 @@
 #include "codegen/cuda_names.h"
 #include "codegen/host_stub.h"
 #include "codegen/kernel_emitter.h"
+#include "codegen/program_stub.h"
 #include "support/check.h"
 #include "ir/walk.h"
 
@@ -75,6 +76,13 @@ std::optional<CodegenOutput> generate(const ir::Module& module, const CodegenOpt
             why = "it is the name of the launcher of another kernel's variant";
         if (why) {
             diags.report(DiagKind::KernelHostName, k.name_range, k.name, ns + "::" + k.name, ns + "_" + k.name, *why);
+            names_ok = false;
+        }
+    }
+    for (const ir::Program& p : module.programs) {
+        std::optional<std::string> why = host_name_problem(p.name);
+        if (why) {
+            diags.report(DiagKind::KernelHostName, p.name_range, p.name, ns + "::" + p.name, ns + "_" + p.name, *why);
             names_ok = false;
         }
     }
@@ -203,20 +211,30 @@ std::optional<CodegenOutput> generate(const ir::Module& module, const CodegenOpt
             variants.clear();
             variant_exprs.clear();
         }
+        if (!k.launched_by.empty()) continue; // internal to the .cu
         emit_stub_declarations(k, h);
+        h.line();
+    }
+    // Programs, after the launch functions of the kernels they launch.
+    for (const ir::Program& p : module.programs) {
+        emit_program_definition(p, options, sources, diags, cu);
+        cu.line();
+        emit_program_declarations(p, h);
         h.line();
     }
     cu.line("}  // namespace " + ns);
     cu.line();
     cu.line("extern \"C\" {");
     for (const ir::Kernel& k : module.kernels)
-        if (k.variant.index == 0) emit_c_twin(k, ns, cu, false);
+        if (k.variant.index == 0 && k.launched_by.empty()) emit_c_twin(k, ns, cu, false);
+    for (const ir::Program& p : module.programs) emit_program_c_twins(p, ns, cu, false);
     cu.line("}");
     h.line("}  // namespace " + ns);
     h.line();
     h.line("extern \"C\" {");
     for (const ir::Kernel& k : module.kernels)
-        if (k.variant.index == 0) emit_c_twin(k, ns, h, true);
+        if (k.variant.index == 0 && k.launched_by.empty()) emit_c_twin(k, ns, h, true);
+    for (const ir::Program& p : module.programs) emit_program_c_twins(p, ns, h, true);
     h.line("}");
 
     result.cuda = std::move(cu.str());

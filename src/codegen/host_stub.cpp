@@ -10,8 +10,6 @@
 
 namespace tlc::codegen {
 
-namespace {
-
 // Host-side spelling of a dtype (no tl:: aliases, so the header compiles without the runtime).
 std::string host_type(Dtype t) {
     switch (t) {
@@ -23,15 +21,9 @@ std::string host_type(Dtype t) {
     }
 }
 
-struct StubParam {
-    std::string cpp;  // typed C++ parameter
-    std::string c;    // extern "C" parameter
-    std::string name; // identifier
-};
-
-std::vector<StubParam> stub_params(const ir::Kernel& k) {
+std::vector<StubParam> stub_params(const std::vector<ir::Param>& params, const std::vector<ir::VarPtr>& dims) {
     std::vector<StubParam> out;
-    for (const ir::Param& p : k.params) {
+    for (const ir::Param& p : params) {
         if (p.tensor) {
             std::string c = p.tensor->is_mutable ? "" : "const ";
             std::string name = identifier(p.tensor->name);
@@ -41,12 +33,16 @@ std::vector<StubParam> stub_params(const ir::Kernel& k) {
             out.push_back({fmt::format("{} {}", host_type(p.scalar->dtype), name), fmt::format("{} {}", host_type(p.scalar->dtype), name), name});
         }
     }
-    for (const ir::VarPtr& d : k.dims) {
+    for (const ir::VarPtr& d : dims) {
         std::string name = identifier(d->name);
         out.push_back({"int64_t " + name, "int64_t " + name, name});
     }
     return out;
 }
+
+namespace {
+
+std::vector<StubParam> stub_params(const ir::Kernel& k) { return codegen::stub_params(k.params, k.dims); }
 
 // The __global__ function as the stubs name it: qualified, because the stubs live in namespace tlc
 // (or --namespace's), where the launch function of a kernel named `<name>_kernel` would hide
@@ -129,6 +125,8 @@ void emit_hopper_launch(const ir::Kernel& k, int64_t shared_bytes, const std::st
 }
 
 
+} // namespace
+
 // `" (N = 5, M = 3)"` as a C++ string expression: the values of the variables a condition reads,
 // for an error message; empty when it reads none.
 std::string values_read(const ir::ExprPtr& cond, KernelEmitter& exprs) {
@@ -159,7 +157,6 @@ void emit_requirement(const ir::ExprPtr& cond, const std::string& text, KernelEm
     out.line("    return tl::host::invalid_argument(" + message + ");");
 }
 
-} // namespace
 
 std::string variant_launcher_name(const ir::Kernel& k) { return k.name + "_variant" + std::to_string(k.variant.index); }
 
@@ -173,7 +170,11 @@ void emit_stub_definitions(const StubKernels& kernels, KernelEmitter& exprs, Cud
     std::string sig;
     for (auto& p : ps) sig += p.cpp + ", ";
     if (variant) out.line(fmt::format("// Variant {} of kernel `{}`: {}.", k.variant.index, k.name, k.variant.values_text()));
-    out.block(fmt::format("{}cudaError_t {}({}cudaStream_t stream)", variant ? "static " : "", name, sig), [&] {
+    // A kernel instantiated for a program is launched only by the program's launch function.
+    const bool internal = variant || !k.launched_by.empty();
+    if (!k.launched_by.empty() && !variant)
+        out.line(fmt::format("// Kernel `{}` as program `{}` launches it.", k.name, k.launched_by));
+    out.block(fmt::format("{}cudaError_t {}({}cudaStream_t stream)", internal ? "static " : "", name, sig), [&] {
         out.line(fmt::format("constexpr const char* tl_name = \"{}\";", k.name));
         for (const ir::Param& p : k.params) {
             if (!p.tensor) continue;
@@ -227,7 +228,7 @@ void emit_variant_dispatch(const std::vector<const ir::Kernel*>& variants, const
         sig += p.cpp + ", ";
         args += p.name + ", ";
     }
-    out.block(fmt::format("cudaError_t {}({}cudaStream_t stream)", first.name, sig), [&] {
+    out.block(fmt::format("{}cudaError_t {}({}cudaStream_t stream)", first.launched_by.empty() ? "" : "static ", first.name, sig), [&] {
         out.line(fmt::format("// {} variants, tried in order: the first for which `when({})` holds is launched.", variants.size(),
                              first.variant.when_text));
         for (size_t i = 0; i < variants.size(); ++i) {

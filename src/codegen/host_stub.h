@@ -6,6 +6,24 @@
 
 namespace tlc::codegen {
 
+// Host-side spelling of a dtype (no tl:: aliases, so the header compiles without the runtime).
+std::string host_type(Dtype t);
+// One parameter of a launch function.
+struct StubParam {
+    std::string cpp;  // typed C++ parameter
+    std::string c;    // extern "C" parameter
+    std::string name; // identifier
+};
+// The runtime parameters (a pointer per tensor, a value per scalar), then the dims.
+std::vector<StubParam> stub_params(const std::vector<ir::Param>& params, const std::vector<ir::VarPtr>& dims);
+// `" (N = 5, M = 3)"` as a C++ string expression: the values `cond` reads, for a message.
+std::string values_read(const ir::ExprPtr& cond, KernelEmitter& exprs);
+// `cond` as C++ that is false, rather than dividing by zero, when one of its divisors is zero.
+std::string guarded_condition(const ir::ExprPtr& cond, KernelEmitter& exprs);
+// `requires(cond)`: return cudaErrorInvalidValue naming the condition when it does not hold
+// (`tl_name` names the launch function in the message).
+void emit_requirement(const ir::ExprPtr& cond, const std::string& text, KernelEmitter& exprs, CudaWriter& out);
+
 // The declaration lines for the header (C++ function and extern "C" twin).
 void emit_stub_declarations(const ir::Kernel& kernel, CudaWriter& out);
 // The kernels one launch stub chooses from.

@@ -783,6 +783,19 @@ std::optional<bool> variant_chosen(const ir::Kernel& variant, const Launch& laun
     }
 }
 
+std::optional<double> evaluate_on_host(const ir::ExprPtr& e, const std::map<const ir::Var*, double>& values,
+                                       DiagnosticEngine& diags) {
+    static const ir::Kernel no_kernel;
+    LaunchState state(no_kernel, diags);
+    state.params = values;
+    try {
+        BlockRunner runner(state, 0, 0, 0);
+        return runner.evaluate(e);
+    } catch (const Fault&) {
+        return std::nullopt;
+    }
+}
+
 bool execute(const ir::Kernel& kernel, Launch& launch, DiagnosticEngine& diags) {
     LaunchState state(kernel, diags);
     bind_scalars_and_dims(kernel, launch, state);

@@ -33,6 +33,11 @@ struct Launch {
 // holds; always for a kernel without variants); nullopt after reporting a fault in the condition.
 std::optional<bool> variant_chosen(const ir::Kernel& variant, const Launch& launch, DiagnosticEngine& diags);
 
+// A value the launch function computes on the host (a program's `let`, a workspace extent, an
+// argument), from the values of the variables it reads; nullopt after reporting a fault.
+std::optional<double> evaluate_on_host(const ir::ExprPtr& e, const std::map<const ir::Var*, double>& values,
+                                       DiagnosticEngine& diags);
+
 // Runs every block of `kernel`'s grid. Returns false after reporting a fault (E091x) or a launch
 // problem (E090x); the tensors then hold whatever the blocks wrote before the fault.
 bool execute(const ir::Kernel& kernel, Launch& launch, DiagnosticEngine& diags);

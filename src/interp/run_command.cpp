@@ -1,5 +1,6 @@
 // `tlc run` (see run_command.h): .npy arrays in, the kernel run on the CPU, `mut` arrays out.
 #include "interp/run_command.h"
+#include "interp/run_program.h"
 
 #include "interp/interpreter.h"
 #include "interp/npy.h"
@@ -68,16 +69,51 @@ std::optional<double> parse_scalar(Dtype t, const std::string& text, std::string
     return round_to_dtype(t, v);
 }
 
+} // namespace
+
 const ir::Kernel* find_kernel(const ir::Module& module, const std::string& name) {
     for (const ir::Kernel& k : module.kernels)
         if (k.name == name) return &k;
     return nullptr;
 }
 
-} // namespace
+const ir::Kernel* choose_variant(const ir::Kernel& first, const Launch& launch, DiagnosticEngine& diags) {
+    if (first.variant.count <= 1) return &first;
+    // The first variant whose `when` holds, as the launch function chooses (variants are
+    // consecutive in the module).
+    for (const ir::Kernel* v = &first; v < &first + first.variant.count; ++v) {
+        std::optional<bool> taken = variant_chosen(*v, launch, diags);
+        if (!taken) return nullptr;
+        if (*taken) {
+            spdlog::debug("kernel `{}`: variant {} of {} ({})", first.name, v->variant.index, first.variant.count, v->variant.values_text());
+            return v;
+        }
+    }
+    // The values the condition may read: every dim and scalar (as the launch function names them).
+    std::string values;
+    for (auto& [name, value] : launch.dims) values += fmt::format("{}{} = {}", values.empty() ? "" : ", ", name, value);
+    for (auto& [name, value] : launch.scalars) values += fmt::format("{}{} = {}", values.empty() ? "" : ", ", name, value);
+    diags.report(DiagKind::RunBadLaunch, first.name_range, first.name,
+                 fmt::format("no variant's `when({})` holds ({})", first.variant.when_text, values));
+    return nullptr;
+}
 
 bool run_command(const ir::Module& module, const RunArguments& args, DiagnosticEngine& diags) {
+    // A program is run like a kernel with its signature: the same arguments, checked the same way.
+    const ir::Program* program = nullptr;
+    for (const ir::Program& p : module.programs)
+        if (p.name == args.kernel) program = &p;
+    ir::Kernel program_signature;
     const ir::Kernel* kernel = find_kernel(module, args.kernel);
+    if (kernel && !kernel->launched_by.empty()) kernel = nullptr; // internal to a program
+    if (program) {
+        program_signature.name = program->name;
+        program_signature.params = program->params;
+        program_signature.dims = program->dims;
+        program_signature.range = program->range;
+        program_signature.name_range = program->name_range;
+        kernel = &program_signature;
+    }
     if (!kernel) {
         diags.report(DiagKind::UnknownKernel, SourceRange{}, args.kernel);
         return false;
@@ -185,28 +221,12 @@ bool run_command(const ir::Module& module, const RunArguments& args, DiagnosticE
         }
     }
 
-    // A kernel with variants runs the one its launch function would: the first whose `when` holds.
-    if (kernel->variant.count > 1) {
-        const ir::Kernel* chosen = nullptr;
-        for (const ir::Kernel* v = kernel; !chosen && v < kernel + kernel->variant.count; ++v) {
-            std::optional<bool> taken = variant_chosen(*v, launch, diags);
-            if (!taken) return false;
-            if (*taken) chosen = v;
-        }
-        if (!chosen) {
-            // The values the condition may read: every dim and scalar (as the launch function
-            // names them).
-            std::string values;
-            for (auto& [name, value] : launch.dims) values += fmt::format("{}{} = {}", values.empty() ? "" : ", ", name, value);
-            for (auto& [name, value] : launch.scalars) values += fmt::format("{}{} = {}", values.empty() ? "" : ", ", name, value);
-            diags.report(DiagKind::RunBadLaunch, kernel->name_range, kernel->name,
-                         fmt::format("no variant's `when({})` holds ({})", kernel->variant.when_text, values));
-            return false;
-        }
-        spdlog::debug("kernel `{}`: variant {} of {} ({})", kernel->name, chosen->variant.index, kernel->variant.count, chosen->variant.values_text());
-        kernel = chosen;
+    bool ran = false;
+    if (program) {
+        ran = execute_program(module, *program, launch, diags);
+    } else if (const ir::Kernel* chosen = choose_variant(*kernel, launch, diags)) {
+        ran = execute(*chosen, launch, diags);
     }
-    bool ran = execute(*kernel, launch, diags);
 
     // The `mut` tensors are written back, also after a fault: they show what the blocks wrote.
     for (auto& [name, array] : arrays) {

@@ -29,6 +29,7 @@ enum class VarKind {
     LoopVar,     // a loop index (i32)
     Let,         // an immutable `let` value
     FnParam,     // a parameter of a user function
+    HostLet,     // a program's `let`: computed by its launch function on the host
 };
 
 struct Var {
@@ -459,13 +460,52 @@ struct Kernel {
     std::shared_ptr<Kernel> fallback;
     std::string schedule_remark;     // why the Hopper path was not taken (for --verbose and the IR dump)
     std::string function_suffix;     // appended to the __global__ function's name ("_variant2", "_sm90")
+    // Set for a kernel instantiated for a program's `launch` (the program's name): its launch
+    // function is internal to the .cu, called only by the program's.
+    std::string launched_by;
     KernelLayouts layouts;           // set by the infer-layouts pass
     SharedMemoryPlan shared_memory;  // set by the plan-shared-memory pass
+};
+
+// A runtime argument of a kernel a program launches: one of the program's tensors (a parameter
+// or a workspace), or a value the launch function computes.
+struct LaunchArg {
+    BufferPtr tensor;
+    ExprPtr value;
+};
+
+// `launch k<...>(...)` in a program.
+struct ProgramLaunch {
+    std::string kernel;           // the launched kernel in the module (an instance or a kernel of its own)
+    std::string text;             // the statement's source text, for comments and messages
+    std::vector<LaunchArg> args;  // one per parameter of the kernel
+    std::vector<ExprPtr> dims;    // one per dim of the kernel, over the program's values
+    // Extents the launch function checks before launching: two tensors that the kernel binds to
+    // one dim agree, and a tensor matches a constant extent the kernel declares.
+    std::vector<std::pair<ExprPtr, std::string>> checks;
+    SourceRange range;
+};
+
+// `program NAME<...>(...) { let ...; workspace ...; launch ...; }`: kernels launched in order on the
+// caller's stream behind one launch function, with scratch tensors (workspaces) carved from one
+// allocation.
+struct Program {
+    std::string name;
+    std::vector<std::pair<std::string, std::string>> compile_args; // folded, for comments
+    std::vector<Param> params;
+    std::vector<VarPtr> dims;       // in order of first appearance, as for a kernel
+    std::vector<std::pair<ExprPtr, std::string>> requires_;
+    std::vector<std::pair<VarPtr, ExprPtr>> lets; // HostLet values, in source order
+    std::vector<BufferPtr> workspaces;            // global, writable, shapes over dims and lets
+    std::vector<ProgramLaunch> launches;
+    SourceRange range;
+    SourceRange name_range;
 };
 
 struct Module {
     std::vector<FunctionPtr> functions; // in dependency order (callees first)
     std::vector<Kernel> kernels;
+    std::vector<Program> programs;
 };
 
 // ---- helpers ---------------------------------------------------------------------------------

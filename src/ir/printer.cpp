@@ -352,25 +352,10 @@ public:
         if (k.variant.count > 1)
             line(0, fmt::format("// variant {} of {} ({}): launched when {}", k.variant.index, k.variant.count,
                                 k.variant.values_text(), k.variant.when ? expr(k.variant.when) : "always"));
-        std::string head = "kernel " + k.name;
-        if (!k.compile_args.empty()) {
-            head += "<";
-            for (size_t i = 0; i < k.compile_args.size(); ++i)
-                head += fmt::format("{}{}={}", i ? ", " : "", k.compile_args[i].first,
-                                    k.compile_args[i].second);
-            head += ">";
-        }
-        head += "(";
-        for (size_t i = 0; i < k.params.size(); ++i) {
-            const Param& p = k.params[i];
-            head += i ? ", " : "";
-            if (p.tensor)
-                head += fmt::format("{}: global {}{}", p.tensor->name,
-                                    p.tensor->is_mutable ? "mut " : "", type(*p.tensor));
-            else if (p.scalar)
-                head += fmt::format("{}: {}", p.scalar->name, dtype_name(p.scalar->dtype));
-        }
-        head += ") grid(" + list(k.grid) + fmt::format(") threads({})", k.threads);
+        if (!k.launched_by.empty())
+            line(0, fmt::format("// launched by program {} (its launch function is internal)", k.launched_by));
+        std::string head = signature("kernel", k.name, k.compile_args, k.params);
+        head += " grid(" + list(k.grid) + fmt::format(") threads({})", k.threads);
         if (!k.cluster.empty()) {
             head += " cluster(";
             for (size_t i = 0; i < k.cluster.size(); ++i)
@@ -389,6 +374,45 @@ public:
         for (const BufferPtr& v : k.views)
             line(1, fmt::format("view {}: {}{} = {};", v->name, v->is_mutable ? "mut " : "", type(*v), v->view_of->name));
         body(k.body, 1);
+        line(0, "}");
+    }
+
+    // `kernel NAME<A=1, T=f16>(X: global f16[M, N], alpha: f32)`
+    std::string signature(const char* keyword, const std::string& name,
+                          const std::vector<std::pair<std::string, std::string>>& compile_args,
+                          const std::vector<Param>& params) {
+        std::string head = std::string(keyword) + " " + name;
+        if (!compile_args.empty()) {
+            head += "<";
+            for (size_t i = 0; i < compile_args.size(); ++i)
+                head += fmt::format("{}{}={}", i ? ", " : "", compile_args[i].first, compile_args[i].second);
+            head += ">";
+        }
+        head += "(";
+        for (size_t i = 0; i < params.size(); ++i) {
+            const Param& p = params[i];
+            head += i ? ", " : "";
+            if (p.tensor)
+                head += fmt::format("{}: global {}{}", p.tensor->name, p.tensor->is_mutable ? "mut " : "", type(*p.tensor));
+            else if (p.scalar)
+                head += fmt::format("{}: {}", p.scalar->name, dtype_name(p.scalar->dtype));
+        }
+        return head + ")";
+    }
+
+    void program(const Program& p) {
+        std::string head = signature("program", p.name, p.compile_args, p.params);
+        for (const auto& [cond, text] : p.requires_) head += " requires(" + expr(cond) + ")";
+        line(0, head + " {");
+        for (const auto& [var, value] : p.lets)
+            line(1, fmt::format("let {}: {} = {};  // on the host", var->name, dtype_name(var->dtype), expr(value)));
+        for (const BufferPtr& w : p.workspaces) line(1, fmt::format("workspace {}: {};", w->name, type(*w)));
+        for (const ProgramLaunch& l : p.launches) {
+            std::string args;
+            for (const LaunchArg& a : l.args) args += (args.empty() ? "" : ", ") + (a.tensor ? a.tensor->name : expr(a.value));
+            line(1, fmt::format("launch {}({}) dims({});  // {}", l.kernel, args, list(l.dims), l.text));
+            for (const auto& [cond, text] : l.checks) line(2, "// checks " + text);
+        }
         line(0, "}");
     }
 };
@@ -427,6 +451,11 @@ std::string print_module(const Module& module) {
         if (!first) p.out += "\n";
         first = false;
         p.kernel(k);
+    }
+    for (const Program& program : module.programs) {
+        if (!first) p.out += "\n";
+        first = false;
+        p.program(program);
     }
     return p.out;
 }

@@ -141,6 +141,13 @@ void Checker::mark_used(const ast::Stmt& s) {
             if (c) mark_used(*c);
         break;
     case ast::StmtKind::ExprStmt: add(static_cast<const ast::ExprStmt&>(s).expr); break;
+    case ast::StmtKind::Workspace:
+        for (const ast::ExprPtr& e : static_cast<const ast::Workspace&>(s).type.shape) add(e);
+        break;
+    case ast::StmtKind::Launch:
+        args(static_cast<const ast::Launch&>(s).compile_args);
+        args(static_cast<const ast::Launch&>(s).args);
+        break;
     }
     mark_used(work);
 }

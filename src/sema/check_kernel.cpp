@@ -6,7 +6,6 @@
 
 namespace tlc::sema {
 
-namespace {
 const char* kind_expectation(ast::ParamKind k) {
     switch (k) {
     case ast::ParamKind::Int: return "an integer";
@@ -28,7 +27,6 @@ bool kind_matches(ast::ParamKind k, const ConstValue& v) {
     }
     return false;
 }
-} // namespace
 
 void Checker::check_compile_params(const ast::Kernel& k, const std::vector<size_t>& choice,
                                    ir::Kernel& out) {
@@ -348,7 +346,7 @@ std::optional<ir::Kernel> Checker::check_kernel(const ast::Kernel& k,
     // tile size that no longer divides, a shared-memory plan that no longer fits): say so at the
     // parameter, since the source alone does not show it.
     for (const ast::CompileParam& p : k.compile_params)
-        if (const Define* d = find_define(p.name); d && d->value)
+        if (const Define* d = find_define(p.name); d && d->value && !d->from_launch)
             diags_.note_errors_since(diags_before, DiagKind::NoteFromDefine, p.name_range, p.name,
                                      d->name, d->text);
     return std::nullopt;

@@ -1,6 +1,7 @@
 // Statements: blocks and scopes, allocations, `let`, assignments, `if`, `return`, unused names.
 #include "ir/printer.h"
 #include "sema/checker.h"
+#include "support/check.h"
 
 #include <functional>
 #include <set>
@@ -155,6 +156,9 @@ ir::StmtPtr Checker::check_stmt(const ast::Stmt& s) {
         if (e.expr && check_expr(*e.expr)) diags_.report(DiagKind::ExprStmtNoEffect, s.range);
         return nullptr;
     }
+    case ast::StmtKind::Workspace:
+    case ast::StmtKind::Launch:
+        TLC_CHECK(false, "the grammar puts `workspace` and `launch` only in programs");
     }
     return nullptr;
 }
@@ -395,7 +399,7 @@ void Checker::check_view(const ast::View& s) {
     declare_local(std::move(sym));
 }
 
-ir::StmtPtr Checker::check_let(const ast::Let& s) {
+ir::StmtPtr Checker::check_let(const ast::Let& s, ir::VarKind kind) {
     MaybeTyped v = check_expr(*s.value);
     std::optional<Dtype> dt;
     bool ok = v.has_value();
@@ -420,7 +424,7 @@ ir::StmtPtr Checker::check_let(const ast::Let& s) {
         declare_local(std::move(sym));
         return nullptr;
     }
-    sym.var = std::make_shared<ir::Var>(ir::Var{s.name, *dt, ir::VarKind::Let, s.name_range});
+    sym.var = std::make_shared<ir::Var>(ir::Var{s.name, *dt, kind, s.name_range});
     ir::VarPtr var = sym.var;
     declare_local(std::move(sym));
     return std::make_shared<ir::LetStmt>(var, value, s.range);

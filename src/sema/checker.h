@@ -7,6 +7,7 @@
 
 #include <deque>
 #include <map>
+#include <set>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -49,6 +50,7 @@ struct Define {
     std::string name, text;
     std::optional<ConstValue> value; // nullopt when VALUE did not parse
     bool matched = false;
+    bool from_launch = false; // a program's `launch k<NAME = VALUE>`, in force while k is instantiated
 };
 
 struct KernelState {
@@ -140,7 +142,8 @@ public:
     ir::StmtPtr check_alloc(const ast::Alloc& s);
     void check_extern_binding(const ast::Fn& decl);
     void check_view(const ast::View& s);
-    ir::StmtPtr check_let(const ast::Let& s);
+    // `kind`: Let in kernels and functions, HostLet in programs.
+    ir::StmtPtr check_let(const ast::Let& s, ir::VarKind kind = ir::VarKind::Let);
     ir::StmtPtr check_assign(const ast::Assign& s);
     ir::StmtPtr check_if(const ast::If& s);
     ir::StmtPtr check_return(const ast::Return& s);
@@ -184,6 +187,16 @@ public:
     void check_launch(const ast::Kernel& k, ir::Kernel& out);
     void check_requires(const ast::Kernel& k, ir::Kernel& out); // `requires(...)` launch preconditions
 
+    // ---- check_program.cpp: programs (several kernel launches behind one launch function)
+    std::optional<ir::Program> check_program(const ast::Program& p);
+    void check_program_header(const ast::Kernel& h);
+    void check_workspace(const ast::Workspace& w, ir::Program& out);
+    void check_program_launch(const ast::Launch& l, const std::string& program, ir::Program& out);
+    // The kernel a launch names, instantiated with its compile-time arguments: the name of the
+    // kernel in the module that the launch function calls; nullopt after reporting.
+    std::optional<std::string> instantiate(const ast::Kernel& k, const ast::Launch& l, const std::string& program);
+    const ast::Kernel* kernel_decl(const std::string& name) const;
+
     // ---- check_fn.cpp: functions
     bool resolve_signature(FnInfo& fn);
     void lower_fn(FnInfo& fn);
@@ -200,6 +213,15 @@ public:
     std::vector<FnInfo*> callees_of_kernels_; // functions called by checked kernels
     std::vector<Define> defines_;
     BodyState st_;
+    // Kernels of every module by name, for `launch`.
+    std::map<std::string, const ast::Kernel*> kernel_decls_;
+    // Programs of every module by name (a `launch` of one is an error).
+    std::set<std::string> program_names_;
+    // Kernels instantiated for programs, by launched kernel and compile-time arguments, and the
+    // kernels of the main module compiled on their own (an instance equal to one reuses it).
+    std::map<std::string, std::string> instances_;
+    std::vector<ir::Kernel> instance_kernels_;
+    std::map<std::string, ir::Kernel> own_kernels_; // the first variant of each
 };
 
 // Swaps in a fresh BodyState for the lifetime of the guard (constant folding, function bodies).
@@ -224,6 +246,9 @@ std::string type_text(const ast::TypeRef& t);              // "f32[BM, 4]"
 std::string expr_text(const ast::Expr& e);
 std::string not_launch_value(const ir::ExprPtr& e); // what in `e` the host cannot evaluate, or ""
 bool terminates(const ast::Stmt& s); // every path ends in `return`
+// What a compile-time parameter of kind `k` takes ("an integer"), and whether `v` is one.
+const char* kind_expectation(ast::ParamKind k);
+bool kind_matches(ast::ParamKind k, const ConstValue& v);
 
 // Per-allocation element limits (E0508): registers per thread and per block, shared tiles.
 constexpr int64_t kMaxLocalElements = 4096;

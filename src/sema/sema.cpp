@@ -109,8 +109,12 @@ void Checker::collect_globals(const ast::Module& m, bool from_main) {
         if (!declare_global(std::move(s))) fns_.pop_back();
     }
     for (const ast::Kernel& k : m.kernels) {
-        declare_global(Symbol{SymbolKind::Kernel, k.name, k.name_range});
+        if (declare_global(Symbol{SymbolKind::Kernel, k.name, k.name_range})) kernel_decls_[k.name] = &k;
         for (const ast::CompileParam& p : k.compile_params) mark_define(p.name);
+    }
+    for (const ast::Program& p : m.programs) {
+        if (declare_global(Symbol{SymbolKind::Kernel, p.header.name, p.header.name_range})) program_names_.insert(p.header.name);
+        for (const ast::CompileParam& c : p.header.compile_params) mark_define(c.name);
     }
 }
 
@@ -207,9 +211,21 @@ std::optional<ir::Module> Checker::run(const ast::Module& main,
         bool selected = options_.kernel.empty() || options_.kernel == k.name;
         if (!selected) callees_of_kernels_.resize(callees_before);
         found = found || options_.kernel == k.name;
+        if (selected && !variants.empty()) own_kernels_.emplace(k.name, variants.front());
         if (selected)
             for (ir::Kernel& v : variants) out.kernels.push_back(std::move(v));
     }
+    // Programs, after the kernels they may reuse; the kernels instantiated for them follow the
+    // main module's.
+    for (const ast::Program& p : main.programs) {
+        if (diags_.saturated()) break;
+        bool selected = options_.kernel.empty() || options_.kernel == p.header.name;
+        if (!selected) continue;
+        found = true;
+        if (std::optional<ir::Program> program = check_program(p)) out.programs.push_back(std::move(*program));
+    }
+    for (ir::Kernel& k : instance_kernels_) out.kernels.push_back(std::move(k));
+    instance_kernels_.clear();
     if (!found) diags_.report(DiagKind::UnknownKernel, SourceRange{}, options_.kernel);
     for (const Define& d : defines_)
         if (d.value && !d.matched) diags_.report(DiagKind::UnknownDefine, SourceRange{}, d.name);

@@ -127,7 +127,7 @@ struct Attribute {
 
 // ---- statements -----------------------------------------------------------------------------
 
-enum class StmtKind { Alloc, View, Let, Assign, If, For, TileOp, Return, Block, ExprStmt };
+enum class StmtKind { Alloc, View, Let, Assign, If, For, TileOp, Return, Block, ExprStmt, Workspace, Launch };
 
 struct Stmt {
     StmtKind kind;
@@ -218,6 +218,22 @@ struct ExprStmt : Stmt {
     ExprStmt(SourceRange r) : Stmt(StmtKind::ExprStmt, r) {}
 };
 
+// `workspace Part: f32[B, splits, D];` scratch global memory of a program, sized at launch.
+struct Workspace : Stmt {
+    std::string name;
+    SourceRange name_range;
+    TypeRef type;
+    Workspace(SourceRange r) : Stmt(StmtKind::Workspace, r) {}
+};
+// `launch decode_split<D = D>(Q, K, Part, sm_scale);` a kernel launched by a program.
+struct Launch : Stmt {
+    std::string kernel;
+    SourceRange kernel_range;
+    std::vector<Arg> compile_args; // named: `<D = D, T = T>`
+    std::vector<Arg> args;
+    Launch(SourceRange r) : Stmt(StmtKind::Launch, r) {}
+};
+
 // ---- declarations ---------------------------------------------------------------------------
 
 struct Import {
@@ -293,12 +309,20 @@ struct Kernel {
     SourceRange range;
 };
 
+// `program NAME<...>(params) requires(...) { let ...; workspace ...; launch ...; }`: several kernels
+// behind one launch function. The header holds the signature and launch clauses (no body).
+struct Program {
+    Kernel header;
+    std::vector<StmtPtr> body; // Let, Workspace and Launch statements
+};
+
 struct Module {
     uint32_t file = 0;
     std::vector<Import> imports;
     std::vector<Const> consts;
     std::vector<Fn> fns;
     std::vector<Kernel> kernels;
+    std::vector<Program> programs;
 };
 
 } // namespace tlc::ast

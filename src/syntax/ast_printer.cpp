@@ -219,6 +219,17 @@ public:
         case ast::StmtKind::ExprStmt:
             line(indent, expr(*static_cast<const ast::ExprStmt&>(s).expr) + ";");
             break;
+        case ast::StmtKind::Workspace: {
+            auto& w = static_cast<const ast::Workspace&>(s);
+            line(indent, fmt::format("workspace {}: {};", w.name, type(w.type)));
+            break;
+        }
+        case ast::StmtKind::Launch: {
+            auto& l = static_cast<const ast::Launch&>(s);
+            std::string compile = l.compile_args.empty() ? std::string() : fmt::format("<{}>", args(l.compile_args));
+            line(indent, fmt::format("launch {}{}({});", l.kernel, compile, args(l.args)));
+            break;
+        }
         }
     }
 
@@ -244,7 +255,23 @@ public:
             line(0, "}");
         }
         for (auto& k : m.kernels) {
-            std::string head = attrs(k.attrs) + "kernel " + k.name;
+            signature(k, attrs(k.attrs) + "kernel ");
+            line(0, "{");
+            block(1, *k.body);
+            line(0, "}");
+        }
+        for (auto& p : m.programs) {
+            signature(p.header, "program ");
+            line(0, "{");
+            for (auto& s : p.body) stmt(1, *s);
+            line(0, "}");
+        }
+    }
+
+    // `kernel NAME<...>(...)` and its launch clauses (a program's too).
+    void signature(const ast::Kernel& k, const std::string& keyword) {
+        {
+            std::string head = keyword + k.name;
             if (!k.compile_params.empty()) {
                 head += "<";
                 for (size_t i = 0; i < k.compile_params.size(); ++i) {
@@ -286,9 +313,6 @@ public:
             }
             if (k.when) launch += (launch.empty() ? "" : " ") + std::string("when(") + expr(*k.when) + ")";
             if (!launch.empty()) line(1, launch);
-            line(0, "{");
-            block(1, *k.body);
-            line(0, "}");
         }
     }
 };
@@ -304,6 +328,13 @@ std::string print_module(const ast::Module& module) {
 std::string print_expr(const ast::Expr& expr) {
     Printer p;
     return p.expr(expr);
+}
+
+std::string print_launch(const ast::Launch& launch) {
+    Printer p;
+    p.stmt(0, launch);
+    while (!p.out.empty() && p.out.back() == '\n') p.out.pop_back();
+    return p.out;
 }
 
 } // namespace tlc::syntax

@@ -10,5 +10,7 @@ namespace tlc::syntax {
 
 std::string print_module(const ast::Module& module);
 std::string print_expr(const ast::Expr& expr);
+// `launch k<D = 64>(Q, Part, scale);` on one line.
+std::string print_launch(const ast::Launch& launch);
 
 } // namespace tlc::syntax

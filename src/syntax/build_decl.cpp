@@ -5,7 +5,7 @@ namespace tlc::syntax {
 
 using P = tlgen::TlParser;
 
-// module : item* EOF ; item : importDecl | constDecl | fnDecl | kernelDecl
+// module : item* EOF ; item : importDecl | constDecl | fnDecl | kernelDecl | programDecl
 ast::Module AstBuilder::build_module(P::ModuleContext* ctx) {
     ast::Module m;
     m.file = file_id_;
@@ -14,6 +14,7 @@ ast::Module AstBuilder::build_module(P::ModuleContext* ctx) {
         else if (auto* d = item->constDecl()) m.consts.push_back(build_const(d));
         else if (auto* d = item->fnDecl()) m.fns.push_back(build_fn(d));
         else if (auto* d = item->kernelDecl()) m.kernels.push_back(build_kernel(d));
+        else if (auto* d = item->programDecl()) m.programs.push_back(build_program(d));
     }
     return m;
 }
@@ -75,6 +76,25 @@ ast::Fn AstBuilder::build_fn(P::FnDeclContext* ctx) {
 ast::Kernel AstBuilder::build_kernel(P::KernelDeclContext* ctx) {
     ast::Kernel k;
     for (auto* a : ctx->attribute()) k.attrs.push_back(build_attribute(a));
+    build_signature(ctx, k);
+    k.body = build_block(ctx->block());
+    return k;
+}
+
+// programDecl : PROGRAM declName (LT compileParam,* GT)? LPAREN runtimeParam,* RPAREN launchClause*
+//               LBRACE programStmt* RBRACE ; programStmt : letStmt | workspaceStmt | launchStmt
+ast::Program AstBuilder::build_program(P::ProgramDeclContext* ctx) {
+    ast::Program p;
+    build_signature(ctx, p.header);
+    for (auto* s : ctx->programStmt()) {
+        if (auto* l = s->letStmt()) p.body.push_back(build_let(l));
+        else if (auto* w = s->workspaceStmt()) p.body.push_back(build_workspace(w));
+        else if (auto* l = s->launchStmt()) p.body.push_back(build_launch(l));
+    }
+    return p;
+}
+
+template <class Ctx> void AstBuilder::build_signature(Ctx* ctx, ast::Kernel& k) {
     k.name = ctx->declName()->getText();
     k.name_range = range_of(ctx->declName());
     for (auto* p : ctx->compileParam()) k.compile_params.push_back(build_compile_param(p));
@@ -101,9 +121,7 @@ ast::Kernel AstBuilder::build_kernel(P::KernelDeclContext* ctx) {
             k.when_range = r;
         }
     }
-    k.body = build_block(ctx->block());
     k.range = range_of(ctx);
-    return k;
 }
 
 // compileParam : IDENT (COLON paramKind)? (IN LBRACK expr,* RBRACK)? (ASSIGN expr)?

@@ -142,4 +142,29 @@ ast::StmtPtr AstBuilder::build_expr_stmt(P::ExprStmtContext* ctx) {
     return s;
 }
 
+// workspaceStmt : WORKSPACE IDENT COLON typeRef SEMI
+ast::StmtPtr AstBuilder::build_workspace(P::WorkspaceStmtContext* ctx) {
+    auto w = std::make_unique<ast::Workspace>(range_of(ctx));
+    w->name = ctx->IDENT()->getText();
+    w->name_range = range_of(ctx->IDENT());
+    w->type = build_type_ref(ctx->typeRef());
+    return w;
+}
+
+// launchStmt : LAUNCH declName (LT launchParam,* GT)? LPAREN argList RPAREN SEMI ; launchParam : IDENT ASSIGN shift
+ast::StmtPtr AstBuilder::build_launch(P::LaunchStmtContext* ctx) {
+    auto l = std::make_unique<ast::Launch>(range_of(ctx));
+    l->kernel = ctx->declName()->getText();
+    l->kernel_range = range_of(ctx->declName());
+    for (auto* p : ctx->launchParam()) {
+        ast::Arg a;
+        a.name = p->IDENT()->getText();
+        a.name_range = range_of(p->IDENT());
+        a.value = build_binary_level(p->shift());
+        l->compile_args.push_back(std::move(a));
+    }
+    l->args = build_args(ctx->argList());
+    return l;
+}
+
 } // namespace tlc::syntax

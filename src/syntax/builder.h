@@ -18,6 +18,9 @@ public:
     ast::Const build_const(tlgen::TlParser::ConstDeclContext* ctx);
     ast::Fn build_fn(tlgen::TlParser::FnDeclContext* ctx);
     ast::Kernel build_kernel(tlgen::TlParser::KernelDeclContext* ctx);
+    ast::Program build_program(tlgen::TlParser::ProgramDeclContext* ctx);
+    // The signature and launch clauses that kernels and programs share.
+    template <class Ctx> void build_signature(Ctx* ctx, ast::Kernel& k);
     ast::CompileParam build_compile_param(tlgen::TlParser::CompileParamContext* ctx);
     ast::RuntimeParam build_runtime_param(tlgen::TlParser::RuntimeParamContext* ctx);
     ast::Attribute build_attribute(tlgen::TlParser::AttributeContext* ctx);
@@ -36,6 +39,8 @@ public:
     ast::StmtPtr build_tile_op(tlgen::TlParser::TileOpStmtContext* ctx);
     ast::StmtPtr build_return(tlgen::TlParser::ReturnStmtContext* ctx);
     ast::StmtPtr build_expr_stmt(tlgen::TlParser::ExprStmtContext* ctx);
+    ast::StmtPtr build_workspace(tlgen::TlParser::WorkspaceStmtContext* ctx);
+    ast::StmtPtr build_launch(tlgen::TlParser::LaunchStmtContext* ctx);
 
     // build_expr.cpp
     std::vector<ast::Arg> build_args(tlgen::TlParser::ArgListContext* ctx);
