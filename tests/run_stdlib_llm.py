@@ -6,7 +6,8 @@ rope_interleaved (positions outside the table leave their rows alone), embedding
 table give zeros), fp8_per_token (T = bf16; the fp8 bits decoded and compared within half an e4m3
 step), fp8_per_group, fp8_per_block and swiglu_fp8_per_group (each element within half an e4m3
 step of its block's exact quotient), cross_entropy and its backward (ignored targets included; several tiles per row), the batched
-transpose (values equal), topk_gating (softmax or sigmoid scores, renormalised or not, ties). The GPU tests (tests/gpu/stdlib_*_test.cu) run the same kernels as compiled."""
+transpose (values equal), topk_gating (softmax or sigmoid scores, renormalised or not, ties), flash decoding
+(flash_decode_split then flash_decode_combine: O, and each split's log2 Lse, -inf where a row sees no key). The GPU tests (tests/gpu/stdlib_*_test.cu) run the same kernels as compiled."""
 import argparse
 import math
 import os
@@ -308,6 +309,113 @@ for M, V, d in ((7, 1000, []), (3, 9000, ["THREADS=128"]), (4, 1, []), (5, 4096,
     check(f"cross_entropy {M}x{V} {' '.join(d)}", lambda: cross_entropy(M, V, d))
 for M, V, d in ((7, 1000, []), (3, 5000, ["BN=1024"]), (4, 1, []), (2, 300, ["BN=64", "THREADS=32"])):
     check(f"cross_entropy_backward {M}x{V} {' '.join(d)}", lambda: cross_entropy_backward(M, V, d))
+
+# ---- flash decoding (split + combine) ------------------------------------------------------------
+def flash_decode(B, H, HKV, NQ, S, split_len, causal, t, defines, sm_scale=0.3):
+    """flash_decode_split then flash_decode_combine; O against float64 attention, and each split's
+    Lse (log2 domain, -inf for a row that sees no key of the split) against its own reference."""
+    from npy import quantize
+    D = 64
+    G, splits = H // HKV, -(-S // split_len)
+    Q = [quantize(t, v) for v in rnd(B * H * NQ * D)]
+    K = [quantize(t, v) for v in rnd(B * HKV * S * D)]
+    V = [quantize(t, v) for v in rnd(B * HKV * S * D)]
+    d = [f"T={t}", f"D={D}", f"CAUSAL={'true' if causal else 'false'}"] + defines
+    part = run("decode.tl", "flash_decode_split", d,
+               {"Q": (t, [B, H, NQ, D], Q), "K": (t, [B, HKV, S, D], K), "V": (t, [B, HKV, S, D], V),
+                "O_part": ("f32", [B, splits, H * NQ, D], [7.0] * (B * splits * H * NQ * D)),
+                "Lse": ("f32", [B, splits, H * NQ], [7.0] * (B * splits * H * NQ))},
+               {"sm_scale": sm_scale, "split_len": split_len}, outputs=("O_part", "Lse"))
+    out = run("decode.tl", "flash_decode_combine", [f"T={t}", f"D={D}"] + [x for x in defines if x.startswith("SC=")],
+              {"O_part": ("f32", [B, splits, H * NQ, D], part["O_part"]), "Lse": ("f32", [B, splits, H * NQ], part["Lse"]),
+               "O": (t, [B, H, NQ, D], [7.0] * (B * H * NQ * D))}, outputs=("O",))
+    ref_o, ref_lse, got_lse, bad_inf = [], [], [], 0
+    lse_ref = {}
+    for b in range(B):
+        for h in range(H):
+            hk = h // G
+            for tok in range(NQ):
+                q = Q[((b * H + h) * NQ + tok) * D:][:D]
+                last = S - NQ + tok if causal else S - 1        # the last key this token sees
+                sc = [sm_scale * sum(q[c] * K[((b * HKV + hk) * S + j) * D + c] for c in range(D)) for j in range(S)]
+                keys = range(0, min(last, S - 1) + 1)
+                if keys:
+                    m = max(sc[j] for j in keys)
+                    e = {j: math.exp(sc[j] - m) for j in keys}
+                    tot = sum(e.values())
+                    ref_o += [sum(e[j] * V[((b * HKV + hk) * S + j) * D + c] for j in keys) / tot for c in range(D)]
+                else:
+                    ref_o += [0.0] * D
+                for s in range(splits):
+                    ks = [j for j in keys if s * split_len <= j < (s + 1) * split_len]
+                    row = (b * splits + s) * H * NQ + h * NQ + tok
+                    if ks:
+                        m = max(sc[j] for j in ks)
+                        lse_ref[row] = (m + math.log(sum(math.exp(sc[j] - m) for j in ks))) / math.log(2)
+                    else:
+                        lse_ref[row] = -math.inf
+    for row, want in lse_ref.items():
+        got = part["Lse"][row]
+        if want == -math.inf:
+            bad_inf += got != -math.inf or any(v != 0.0 for v in part["O_part"][row * D:(row + 1) * D])
+        else:
+            ref_lse.append(want)
+            got_lse.append(got)
+    return max(rel(out["O"], ref_o), rel(got_lse, ref_lse)) + bad_inf
+
+
+for B, H, HKV, NQ, S, causal, t, d in (
+        (2, 4, 2, 1, 77, True, "f32", []), (2, 4, 2, 3, 77, False, "f32", []),
+        (2, 4, 2, 3, 130, True, "f32", []),            # token 0 sees no key of the last split (Lse -inf)
+        (2, 4, 2, 1, 130, False, "f32", ["SC=2"]),     # three splits in chunks of two: a padded chunk
+        (1, 4, 1, 5, 77, True, "f32", ["BM=16"]),      # G * NQ = 20 rows: two row groups of 16
+        (1, 2, 2, 3, 2, True, "f32", []),              # NQ > S: token 0 sees no key at all (O = 0)
+        (2, 4, 2, 3, 130, True, "f16", []), (1, 4, 2, 3, 130, False, "bf16", [])):
+    bound = 1e-5 if t == "f32" else 1e-2
+    check(f"flash_decode B={B} H={H} HKV={HKV} NQ={NQ} S={S} {'causal' if causal else 'full'} {t} {' '.join(d)}",
+          lambda: flash_decode(B, H, HKV, NQ, S, 64, causal, t, d), bound=bound)
+
+
+
+def flash_decode_program(B, H, HKV, NQ, S, causal, t, defines, sm_scale=0.3):
+    """The `flash_decode` program (slice length chosen by it, workspaces of its own): O against
+    float64 attention."""
+    from npy import quantize
+    D = 64
+    G = H // HKV
+    Q = [quantize(t, v) for v in rnd(B * H * NQ * D)]
+    K = [quantize(t, v) for v in rnd(B * HKV * S * D)]
+    V = [quantize(t, v) for v in rnd(B * HKV * S * D)]
+    d = [f"T={t}", f"D={D}", f"CAUSAL={'true' if causal else 'false'}"] + defines
+    out = run("decode.tl", "flash_decode", d,
+              {"Q": (t, [B, H, NQ, D], Q), "K": (t, [B, HKV, S, D], K), "V": (t, [B, HKV, S, D], V),
+               "O": (t, [B, H, NQ, D], [7.0] * (B * H * NQ * D))}, {"sm_scale": sm_scale}, outputs=("O",))
+    ref = []
+    for b in range(B):
+        for h in range(H):
+            hk = h // G
+            for tok in range(NQ):
+                q = Q[((b * H + h) * NQ + tok) * D:][:D]
+                keys = range(0, min(S - NQ + tok if causal else S - 1, S - 1) + 1)
+                if not keys:
+                    ref += [0.0] * D
+                    continue
+                sc = {j: sm_scale * sum(q[c] * K[((b * HKV + hk) * S + j) * D + c] for c in range(D)) for j in keys}
+                m = max(sc.values())
+                e = {j: math.exp(v - m) for j, v in sc.items()}
+                tot = sum(e.values())
+                ref += [sum(e[j] * V[((b * HKV + hk) * S + j) * D + c] for j in keys) / tot for c in range(D)]
+    return rel(out["O"], ref)
+
+
+# The program: TARGET_BLOCKS and MIN_SPLIT small so that these sizes take several slices.
+for B, H, HKV, NQ, S, causal, t, d in (
+        (2, 4, 2, 1, 300, True, "f32", ["TARGET_BLOCKS=8", "MIN_SPLIT=64"]),    # 2 slices of 192 keys
+        (1, 4, 1, 3, 257, False, "f16", ["TARGET_BLOCKS=5", "MIN_SPLIT=64"]),   # 5 slices of 64 keys
+        (1, 2, 2, 2, 1, True, "f32", [])):                                      # S = 1: one slice
+    bound = 1e-5 if t == "f32" else 1e-2
+    check(f"flash_decode program B={B} H={H} HKV={HKV} NQ={NQ} S={S} {'causal' if causal else 'full'} {t} {' '.join(d)}",
+          lambda: flash_decode_program(B, H, HKV, NQ, S, causal, t, d), bound=bound)
 
 bad = results.count(False)
 print(f"stdlib llm: {len(results) - bad}/{len(results)} passed")

@@ -157,6 +157,8 @@ class Kernel:
                 if v is None:
                     return None
                 out.append(v)
+            elif kind == "zero":
+                out.append(0)
             else:
                 out.append(self._torch.raw_stream(device))
         return out, allocated

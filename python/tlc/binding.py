@@ -23,6 +23,11 @@ DTYPES = {
 }
 
 
+# The last two arguments of a program's launch function: its workspace and the workspace's size,
+# passed as null and 0 (the program then uses a buffer it keeps for the stream).
+WORKSPACE_ARGUMENTS = {"workspace": ctypes.c_void_p, "workspace_bytes": ctypes.c_size_t}
+
+
 class ArgumentError(TypeError):
     """A call whose arguments do not fit the kernel; the message names the parameter."""
 
@@ -152,6 +157,8 @@ class Binding:
         for arg in self.arguments:
             if arg == "stream":
                 out.append(ctypes.c_void_p(stream))
+            elif arg in WORKSPACE_ARGUMENTS:  # a program's: null, so that it keeps its own per stream
+                out.append(WORKSPACE_ARGUMENTS[arg](0))
             elif arg in self.by_name:
                 p = self.by_name[arg]
                 v = values.get(arg)
@@ -192,6 +199,8 @@ class Binding:
         for arg in self.arguments:
             if arg == "stream":
                 launch.append(("stream", None))
+            elif arg in WORKSPACE_ARGUMENTS:
+                launch.append(("zero", None))
             elif arg in index:
                 kind = "tensor" if self.params[index[arg]]["role"] == "tensor" else "scalar"
                 launch.append((kind, index[arg]))
@@ -219,6 +228,8 @@ class Binding:
         for arg in self.arguments:
             if arg == "stream":
                 types.append(ctypes.c_void_p)
+            elif arg in WORKSPACE_ARGUMENTS:
+                types.append(WORKSPACE_ARGUMENTS[arg])
             elif arg in self.by_name:
                 p = self.by_name[arg]
                 types.append(ctypes.c_void_p if p["role"] == "tensor" else DTYPES.get(p["dtype"], (None, ctypes.c_void_p))[1])

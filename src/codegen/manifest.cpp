@@ -1,4 +1,4 @@
-// `--emit=manifest`: the module's kernels as JSON (format "tlc-manifest", version 1).
+// `--emit=manifest`: the module's kernels and programs as JSON (format "tlc-manifest", version 1).
 #include "codegen/manifest.h"
 
 #include "ir/printer.h"
@@ -66,7 +66,9 @@ json variant_json(const ir::Kernel& k) {
 
 std::string manifest_json(const ir::Module& module, const ManifestOptions& options) {
     json kernels = json::array();
+    const std::string& ns = options.cpp_namespace;
     for (const ir::Kernel& k : module.kernels) {
+        if (!k.launched_by.empty()) continue; // launched only by its program (internal to the .cu)
         if (k.variant.index > 0) { // a later variant of the kernel just written
             kernels.back()["variants"].push_back(variant_json(k));
             continue;
@@ -81,12 +83,51 @@ std::string manifest_json(const ir::Module& module, const ManifestOptions& optio
             arguments.push_back(d->name);
         }
         arguments.push_back("stream");
-        const std::string& ns = options.cpp_namespace;
         kernels.push_back(json{{"name", k.name},
                                {"launch", {{"cpp", ns + "::" + k.name}, {"c", ns + "_" + k.name}, {"arguments", arguments}}},
                                {"params", params},
                                {"dims", dims},
                                {"variants", json::array({variant_json(k)})}});
+    }
+    // A program is listed like a kernel (its launch function takes the same kinds of arguments,
+    // then a workspace pointer and its size), with no variants and a "program" entry.
+    for (const ir::Program& p : module.programs) {
+        json params = json::array(), dims = json::array(), arguments = json::array(), size_arguments = json::array();
+        for (const ir::Param& param : p.params) {
+            params.push_back(param_json(param));
+            arguments.push_back(param.name());
+            if (param.scalar) size_arguments.push_back(param.name());
+        }
+        for (const ir::VarPtr& d : p.dims) {
+            dims.push_back(d->name);
+            arguments.push_back(d->name);
+            size_arguments.push_back(d->name);
+        }
+        arguments.push_back("stream");
+        arguments.push_back("workspace");
+        arguments.push_back("workspace_bytes");
+        json launches = json::array(), workspaces = json::array();
+        for (const ir::ProgramLaunch& l : p.launches) launches.push_back(json{{"kernel", l.kernel}, {"source", l.text}});
+        for (const ir::BufferPtr& w : p.workspaces) {
+            json shape = json::array();
+            for (const ir::ExprPtr& e : w->shape) shape.push_back(extent_json(e));
+            workspaces.push_back(json{{"name", w->name}, {"dtype", dtype_name(w->dtype)}, {"shape", shape}});
+        }
+        json compile = json::object();
+        for (const auto& [name, value] : p.compile_args) compile[name] = value_json(value);
+        kernels.push_back(json{{"name", p.name},
+                               {"launch", {{"cpp", ns + "::" + p.name}, {"c", ns + "_" + p.name}, {"arguments", arguments}}},
+                               {"params", params},
+                               {"dims", dims},
+                               {"variants", json::array()},
+                               {"program",
+                                {{"compile_params", compile},
+                                 {"launches", launches},
+                                 {"workspaces", workspaces},
+                                 {"workspace_size",
+                                  {{"cpp", ns + "::" + p.name + "_workspace_size"},
+                                   {"c", ns + "_" + p.name + "_workspace_size"},
+                                   {"arguments", size_arguments}}}}}});
     }
     json manifest{{"format", "tlc-manifest"},
                   {"version", 1},

@@ -402,7 +402,7 @@ public:
 
     void program(const Program& p) {
         std::string head = signature("program", p.name, p.compile_args, p.params);
-        for (const auto& [cond, text] : p.requires_) head += " requires(" + expr(cond) + ")";
+        for (const auto& [cond, text] : p.requires_) head += " requires(" + text + ")";
         line(0, head + " {");
         for (const auto& [var, value] : p.lets)
             line(1, fmt::format("let {}: {} = {};  // on the host", var->name, dtype_name(var->dtype), expr(value)));

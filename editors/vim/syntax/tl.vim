@@ -10,9 +10,9 @@ syn case match
 " Words: keywords, dtypes, memory scopes, loop kinds, tile operations.
 syn keyword tlInclude import
 syn keyword tlDeclaration const let view kernel fn
+syn keyword tlKeyword program workspace launch requires when grid threads cluster
 syn keyword tlStorageClass extern mut global shared fragment local
 syn keyword tlStatement return if else for in
-syn keyword tlKeyword grid threads cluster requires when
 syn keyword tlCast as
 syn keyword tlBoolean true false
 syn keyword tlType int dtype bool f16 bf16 f32 f64 f8e4m3 f8e5m2 i8 u8 i16 i32 i64 u32
@@ -35,9 +35,9 @@ syn region tlComment start="\v\/\*" end="\v\*\/" contains=tlTodo,@Spell
 " Colours.
 hi def link tlInclude Include
 hi def link tlDeclaration Keyword
+hi def link tlKeyword Keyword
 hi def link tlStorageClass StorageClass
 hi def link tlStatement Statement
-hi def link tlKeyword Keyword
 hi def link tlCast Operator
 hi def link tlBoolean Boolean
 hi def link tlType Type
