@@ -168,6 +168,26 @@ def case_embedding(dt, tname, shape):
                 table.double()[ids.long()], nbytes(ids) + 2 * nbytes(y))
 
 
+def case_flash_decode(dt, tname, shape):
+    """One new token per sequence (NQ = 1, D = 128) over a KV cache of S tokens: the program
+    `flash_decode` (split kernel + combine, its workspace kept per stream); peer: SDPA with GQA."""
+    b, h, hkv, s = shape
+    d = 128
+    q = torch.randn(b, h, 1, d, device="cuda", dtype=dt)
+    kc = torch.randn(b, hkv, s, d, device="cuda", dtype=dt)
+    vc = torch.randn(b, hkv, s, d, device="cuda", dtype=dt)
+    o = torch.empty_like(q)
+    scale = 1.0 / math.sqrt(d)
+    k = stdlib("decode", T=tname).flash_decode
+    g = h // hkv
+    kd = kc.double().repeat_interleave(g, dim=1)
+    vd = vc.double().repeat_interleave(g, dim=1)
+    ref = torch.softmax((q.double() @ kd.transpose(-1, -2)) * scale, dim=-1) @ vd
+    return Case(lambda: k(q, kc, vc, o, sm_scale=scale), lambda: (k(q, kc, vc, o, sm_scale=scale), o)[1],
+                lambda q, kc, vc: F.scaled_dot_product_attention(q, kc, vc, scale=scale, enable_gqa=True), (q, kc, vc),
+                ref, nbytes(q, kc, vc, o))
+
+
 def case_fp8(dt, tname, shape):
     m, n = shape
     x = torch.randn(m, n, device="cuda", dtype=dt)
@@ -276,6 +296,7 @@ OPS = {
     "swiglu_fp8_per_group": (case_fp8_blocks("swiglu"), [(16384, 11008 // 128 * 128), (4096, 14336)], [(100, 1024)]),
     "topk_gating": (case_topk_gating, [(16384, 64), (16384, 256)], [(100, 64)]),
     "transpose": (case_transpose, [(32, 4096, 4096), (1024, 128, 1000)], [(3, 65, 130)]),
+    "flash_decode": (case_flash_decode, [(8, 32, 8, 32768), (1, 32, 8, 131072), (64, 32, 8, 4096)], [(2, 8, 2, 1000)]),
     "fp8_per_token": (case_fp8, [(16384, 4096), (4096, 8192), (65536, 1024)], [(1000, 1031)]),
 }
 # relative L2 bounds of each side against the reference (fp8: the cast's own rounding)
