@@ -296,14 +296,14 @@ void Checker::check_program_launch(const ast::Launch& l, const std::string& prog
         }
         for (size_t d = 0; d < t.shape.size(); ++d) {
             const ir::ExprPtr& got = t.shape[d];
-            std::string where = fmt::format("axis {} of `{}`", d, t.name);
+            std::string where = fmt::format("axis {} of {}", d, t.name);
             if (auto* c = want.shape[d]->as<ir::IntImm>()) {
                 std::optional<int64_t> g = ir::const_int(got);
                 if (g && *g != c->value)
                     mismatch(a.value->range, fmt::format("{} is {}, but the kernel declares {}", where, *g, c->value));
                 else if (!g)
                     launch.checks.emplace_back(std::make_shared<ir::Binary>(ir::BinaryOp::Eq, got, want.shape[d], Dtype::Bool, a.value->range),
-                                               fmt::format("{} == {} ({} of kernel `{}`)", ir::print_expr(got), c->value, where, k->name));
+                                               fmt::format("{} == {} ({} as kernel {} declares it)", ir::print_expr(got), c->value, where, k->name));
                 continue;
             }
             const ir::Var* dim = want.shape[d]->as<ir::VarRef>()->var.get();
@@ -317,7 +317,7 @@ void Checker::check_program_launch(const ast::Launch& l, const std::string& prog
             }
             launch.checks.emplace_back(
                 std::make_shared<ir::Binary>(ir::BinaryOp::Eq, got, it->second.first, Dtype::Bool, a.value->range),
-                fmt::format("{} == {} (`{}` of kernel `{}`: {} and {})", ir::print_expr(got), ir::print_expr(it->second.first), dim->name,
+                fmt::format("{} == {} (dim {} of kernel {}: {} and {})", ir::print_expr(got), ir::print_expr(it->second.first), dim->name,
                             k->name, where, it->second.second));
         }
         launch.args.push_back(ir::LaunchArg{s->buffer, nullptr});
