@@ -46,7 +46,8 @@ void Checker::check_compile_params(const ast::Kernel& k, const std::vector<size_
         if (from_define) v = d->value;
         bool ok = v.has_value();
         if (!given && !d) {
-            diags_.report(DiagKind::MissingCompileValue, p.name_range, p.name, p.name);
+            // A program's candidate list was reported already (E0521): nothing to add.
+            if (p.candidates.empty()) diags_.report(DiagKind::MissingCompileValue, p.name_range, p.name, p.name);
         } else if (v && !kind_matches(p.kind, *v)) {
             SourceRange at = from_define || !given ? p.name_range : given->range;
             std::string found = describe_value_kind(*v);

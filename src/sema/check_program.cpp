@@ -118,6 +118,7 @@ void Checker::check_workspace(const ast::Workspace& w, ir::Program& out) {
         shape.push_back(*x);
     }
     Symbol sym{SymbolKind::Tensor, w.name, w.name_range};
+    sym.workspace = true;
     if (!ok) {
         sym.poisoned = true;
         declare_local(std::move(sym));

@@ -101,6 +101,10 @@ void Checker::pop_scope() {
                 diags_.report(DiagKind::UnusedName, s->range, "view", s->name);
                 break;
             }
+            if (s->workspace) {
+                diags_.report(DiagKind::UnusedName, s->range, "workspace", s->name);
+                break;
+            }
             [[fallthrough]];
         case SymbolKind::ScalarParam:
         case SymbolKind::FnParam: diags_.report(DiagKind::UnusedParam, s->range, s->name); break;

@@ -50,6 +50,7 @@ struct Symbol {
     ir::BufferPtr buffer; // Tensor, Alloc
     bool used = false;
     bool poisoned = false; // its declaration had errors: uses report nothing more
+    bool workspace = false; // Tensor: a program's `workspace`, not a parameter
 };
 
 // Nested block scopes of one kernel or function body; lookups go from the innermost outwards.
