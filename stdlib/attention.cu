@@ -7,7 +7,7 @@
 
 namespace {
 
-// kernel flash_attention<BM = 128, BN = 32, D = 64, CAUSAL = false, STAGES = 2, T = f16>  (stdlib/attention.tl:10)
+// kernel flash_attention<BM = 128, BN = 32, D = 64, CAUSAL = false, STAGES = 2, T = f16>  (stdlib/attention.tl:12)
 // 128 threads per block, 36864 bytes of shared memory
 __global__ void __launch_bounds__(128) flash_attention_kernel(
         const tl::f16* __restrict__ Q,
@@ -50,7 +50,7 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
     const int32_t h = int(blockIdx.y);
     const int32_t q0 = int(blockIdx.x) * 128;
     const float qk_scale = sm_scale * 1.4426950216293335f;
-    // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention.tl:34)
+    // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention.tl:36)
     #pragma unroll
     for (int tl_i1 = 0; tl_i1 < 8; ++tl_i1) {
         const int tl_chunk0 = tl_tid + tl_i1 * 128;
@@ -70,7 +70,7 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
     const int32_t n_kv = tl::cdiv(S, 32);
     const int32_t t_trips = n_kv;
     if (0 < t_trips) {
-        // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention.tl:38)
+        // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention.tl:40)
         if (tl::is_aligned(K, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && (0 * 32) >= 0 && (0 * 32) + 32 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
@@ -92,7 +92,7 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
                 }
             }
         }
-        // copy(V[b, h, k0 +: BN, 0 +: D], v);  (attention.tl:39)
+        // copy(V[b, h, k0 +: BN, 0 +: D], v);  (attention.tl:41)
         if (tl::is_aligned(V, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && (0 * 32) >= 0 && (0 * 32) + 32 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
@@ -116,12 +116,12 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
         }
     }
     tl::cp_async_commit();
-    // for t in pipelined(n_kv, stages = STAGES) {  (attention.tl:36)
+    // for t in pipelined(n_kv, stages = STAGES) {  (attention.tl:38)
     for (int t = 0; t < t_trips; ++t) {
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `t % 2` has landed and the stage refilled next is no longer read
         if (t + 1 < t_trips) {
-            // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention.tl:38)
+            // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention.tl:40)
             if (tl::is_aligned(K, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && ((t + 1) * 32) >= 0 && ((t + 1) * 32) + 32 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i20 = 0; tl_i20 < 2; ++tl_i20) {
@@ -143,7 +143,7 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
                     }
                 }
             }
-            // copy(V[b, h, k0 +: BN, 0 +: D], v);  (attention.tl:39)
+            // copy(V[b, h, k0 +: BN, 0 +: D], v);  (attention.tl:41)
             if (tl::is_aligned(V, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && ((t + 1) * 32) >= 0 && ((t + 1) * 32) + 32 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i27 = 0; tl_i27 < 2; ++tl_i27) {
@@ -168,24 +168,26 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
         }
         tl::cp_async_commit();
         const int32_t k0 = t * 32;
-        // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:41)
+        // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:43)
         {
             for (int tl_s = 0; tl_s < s_layout::kSlots; ++tl_s) s[tl_s] = 0.0f;
             tl::warp_gemm_mma<128, 32, 64, 4, 1, tl::f16, false, true>(
                 s, tl::SharedMatrix<tl::f16, false, 72>{&q[0 * 72 + 0]},
                 tl::SharedMatrix<tl::f16, true, 72>{&k[((t % 2) * 32 + 0) * 72 + 0]}, tl_tid);
         }
-        // for i, j in parallel(BM, BN) {  (attention.tl:42)
-        // for i, j in parallel(128, 32): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s33 = 0; tl_s33 < s_layout::kSlots; ++tl_s33) {
-            [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s33);
-            const int j = s_layout::col(tl_tid, tl_s33);
-            const int32_t key = k0 + j;
-            const bool masked = key >= S;
-            s[tl_s33] = masked ? -tl::inf<float>() : s[tl_s33] * qk_scale;
+        if (k0 + 32 > S) {
+            // for i, j in parallel(BM, BN) {  (attention.tl:45)
+            // for i, j in parallel(128, 32): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s33 = 0; tl_s33 < s_layout::kSlots; ++tl_s33) {
+                [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s33);
+                const int j = s_layout::col(tl_tid, tl_s33);
+                const int32_t key = k0 + j;
+                const bool masked = key >= S;
+                s[tl_s33] = masked ? -tl::inf<float>() : s[tl_s33];
+            }
         }
-        // reduce(max, s, m_tile, axis = 1);  (attention.tl:48)
+        // reduce(max, s, m_tile, axis = 1);  (attention.tl:52)
         // each thread folds its 8 values of each of its 4 results; xor shuffles 1, 2 among the lanes that share one
         {
             float tl_part[4];
@@ -205,24 +207,24 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
                 m_tile[tl_i] = tl_part[tl_i];
             }
         }
-        // for i in parallel(BM) {  (attention.tl:49)
+        // for i in parallel(BM) {  (attention.tl:53)
         // for i in parallel(128): each thread visits the elements of `m` it holds
         #pragma unroll
         for (int tl_s35 = 0; tl_s35 < 4; ++tl_s35) {
             [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s35 % 2) * 8 + (tl_s35 / 2) * 16 + (tl_tid / 32) * 32);
-            const float m_new = tl::max(m[tl_s35], m_tile[tl_s35]);
+            const float m_new = tl::max(m[tl_s35], m_tile[tl_s35] * qk_scale);
             alpha[tl_s35] = tl::fast::exp2(m[tl_s35] - m_new);
             m[tl_s35] = m_new;
         }
-        // for i, j in parallel(BM, BN) {  (attention.tl:54)
+        // for i, j in parallel(BM, BN) {  (attention.tl:58)
         // for i, j in parallel(128, 32): each thread visits the elements of `s` it holds
         #pragma unroll
         for (int tl_s36 = 0; tl_s36 < s_layout::kSlots; ++tl_s36) {
             [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s36);
             [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s36);
-            s[tl_s36] = tl::fast::exp2(s[tl_s36] - m[(tl_s36 / 2 % 2) + (tl_s36 / 16) * 2]);
+            s[tl_s36] = tl::fast::exp2(s[tl_s36] * qk_scale - m[(tl_s36 / 2 % 2) + (tl_s36 / 16) * 2]);
         }
-        // reduce(sum, s, l_tile, axis = 1);  (attention.tl:57)
+        // reduce(sum, s, l_tile, axis = 1);  (attention.tl:61)
         // each thread folds its 8 values of each of its 4 results; xor shuffles 1, 2 among the lanes that share one
         {
             float tl_part[4];
@@ -242,14 +244,14 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
                 l_tile[tl_i] = tl_part[tl_i];
             }
         }
-        // for i in parallel(BM) {  (attention.tl:58)
+        // for i in parallel(BM) {  (attention.tl:62)
         // for i in parallel(128): each thread visits the elements of `l` it holds
         #pragma unroll
         for (int tl_s38 = 0; tl_s38 < 4; ++tl_s38) {
             [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s38 % 2) * 8 + (tl_s38 / 2) * 16 + (tl_tid / 32) * 32);
             l[tl_s38] = l[tl_s38] * alpha[tl_s38] + l_tile[tl_s38];
         }
-        // for i, d in parallel(BM, D) {  (attention.tl:62)
+        // for i, d in parallel(BM, D) {  (attention.tl:66)
         // for i, d in parallel(128, 64): each thread visits the elements of `o` it holds
         #pragma unroll
         for (int tl_s39 = 0; tl_s39 < o_layout::kSlots; ++tl_s39) {
@@ -257,17 +259,17 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
             [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s39);
             o[tl_s39] = o[tl_s39] * alpha[(tl_s39 / 2 % 2) + (tl_s39 / 32) * 2];
         }
-        // copy(s, p);  (attention.tl:65)
+        // copy(s, p);  (attention.tl:69)
         #pragma unroll
         for (int tl_s = 0; tl_s < p_layout::kSlots; ++tl_s) p[tl_s] = tl::convert<tl::f16>(s[tl_s]);
-        // gemm(p, v, o);  (attention.tl:66)
+        // gemm(p, v, o);  (attention.tl:70)
         {
             tl::warp_gemm_mma_register_a<128, 64, 32, 4, tl::f16, false>(  // A from the registers of `p`
                 o, p, tl::SharedMatrix<tl::f16, false, 72>{&v[((t % 2) * 32 + 0) * 72 + 0]}, tl_tid);
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // for i, d in parallel(BM, D) {  (attention.tl:69)
+    // for i, d in parallel(BM, D) {  (attention.tl:73)
     // for i, d in parallel(128, 64): each thread visits the elements of `o` it holds
     #pragma unroll
     for (int tl_s40 = 0; tl_s40 < o_layout::kSlots; ++tl_s40) {
@@ -275,7 +277,7 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
         [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s40);
         o[tl_s40] = tl::fast::div(o[tl_s40], l[(tl_s40 / 2 % 2) + (tl_s40 / 32) * 2]);
     }
-    // copy(o, O[b, h, q0 +: BM, 0 +: D]);  (attention.tl:72)
+    // copy(o, O[b, h, q0 +: BM, 0 +: D]);  (attention.tl:76)
     #pragma unroll
     for (int tl_chunk41 = 0; tl_chunk41 < o_layout::kSlots; tl_chunk41 += 2) {
         tl::f16* tl_ptr42 = &O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk41)))) * 64 + (o_layout::col(tl_tid, tl_chunk41))];
@@ -293,7 +295,7 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
     }
 }
 
-// kernel flash_attention_gqa<BM = 128, BN = 32, D = 64, CAUSAL = false, STAGES = 2, T = f16>  (stdlib/attention.tl:77)
+// kernel flash_attention_gqa<BM = 128, BN = 32, D = 64, CAUSAL = false, STAGES = 2, T = f16>  (stdlib/attention.tl:81)
 // 128 threads per block, 36864 bytes of shared memory
 __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
         const tl::f16* __restrict__ Q,
@@ -338,7 +340,7 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
     const int32_t hkv = h / (H / HKV);
     const int32_t q0 = int(blockIdx.x) * 128;
     const float qk_scale = sm_scale * 1.4426950216293335f;
-    // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention.tl:102)
+    // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention.tl:106)
     #pragma unroll
     for (int tl_i1 = 0; tl_i1 < 8; ++tl_i1) {
         const int tl_chunk0 = tl_tid + tl_i1 * 128;
@@ -358,7 +360,7 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
     const int32_t n_kv = tl::cdiv(S, 32);
     const int32_t t_trips = n_kv;
     if (0 < t_trips) {
-        // copy(K[b, hkv, k0 +: BN, 0 +: D], k);  (attention.tl:106)
+        // copy(K[b, hkv, k0 +: BN, 0 +: D], k);  (attention.tl:110)
         if (tl::is_aligned(K, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(hkv, HKV) && (0 * 32) >= 0 && (0 * 32) + 32 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
@@ -380,7 +382,7 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
                 }
             }
         }
-        // copy(V[b, hkv, k0 +: BN, 0 +: D], v);  (attention.tl:107)
+        // copy(V[b, hkv, k0 +: BN, 0 +: D], v);  (attention.tl:111)
         if (tl::is_aligned(V, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(hkv, HKV) && (0 * 32) >= 0 && (0 * 32) + 32 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
@@ -404,12 +406,12 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
         }
     }
     tl::cp_async_commit();
-    // for t in pipelined(n_kv, stages = STAGES) {  (attention.tl:104)
+    // for t in pipelined(n_kv, stages = STAGES) {  (attention.tl:108)
     for (int t = 0; t < t_trips; ++t) {
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `t % 2` has landed and the stage refilled next is no longer read
         if (t + 1 < t_trips) {
-            // copy(K[b, hkv, k0 +: BN, 0 +: D], k);  (attention.tl:106)
+            // copy(K[b, hkv, k0 +: BN, 0 +: D], k);  (attention.tl:110)
             if (tl::is_aligned(K, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(hkv, HKV) && ((t + 1) * 32) >= 0 && ((t + 1) * 32) + 32 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i20 = 0; tl_i20 < 2; ++tl_i20) {
@@ -431,7 +433,7 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
                     }
                 }
             }
-            // copy(V[b, hkv, k0 +: BN, 0 +: D], v);  (attention.tl:107)
+            // copy(V[b, hkv, k0 +: BN, 0 +: D], v);  (attention.tl:111)
             if (tl::is_aligned(V, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(hkv, HKV) && ((t + 1) * 32) >= 0 && ((t + 1) * 32) + 32 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i27 = 0; tl_i27 < 2; ++tl_i27) {
@@ -456,24 +458,26 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
         }
         tl::cp_async_commit();
         const int32_t k0 = t * 32;
-        // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:109)
+        // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:113)
         {
             for (int tl_s = 0; tl_s < s_layout::kSlots; ++tl_s) s[tl_s] = 0.0f;
             tl::warp_gemm_mma<128, 32, 64, 4, 1, tl::f16, false, true>(
                 s, tl::SharedMatrix<tl::f16, false, 72>{&q[0 * 72 + 0]},
                 tl::SharedMatrix<tl::f16, true, 72>{&k[((t % 2) * 32 + 0) * 72 + 0]}, tl_tid);
         }
-        // for i, j in parallel(BM, BN) {  (attention.tl:110)
-        // for i, j in parallel(128, 32): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s33 = 0; tl_s33 < s_layout::kSlots; ++tl_s33) {
-            [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s33);
-            const int j = s_layout::col(tl_tid, tl_s33);
-            const int32_t key = k0 + j;
-            const bool masked = key >= S;
-            s[tl_s33] = masked ? -tl::inf<float>() : s[tl_s33] * qk_scale;
+        if (k0 + 32 > S) {
+            // for i, j in parallel(BM, BN) {  (attention.tl:115)
+            // for i, j in parallel(128, 32): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s33 = 0; tl_s33 < s_layout::kSlots; ++tl_s33) {
+                [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s33);
+                const int j = s_layout::col(tl_tid, tl_s33);
+                const int32_t key = k0 + j;
+                const bool masked = key >= S;
+                s[tl_s33] = masked ? -tl::inf<float>() : s[tl_s33];
+            }
         }
-        // reduce(max, s, m_tile, axis = 1);  (attention.tl:116)
+        // reduce(max, s, m_tile, axis = 1);  (attention.tl:122)
         // each thread folds its 8 values of each of its 4 results; xor shuffles 1, 2 among the lanes that share one
         {
             float tl_part[4];
@@ -493,24 +497,24 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
                 m_tile[tl_i] = tl_part[tl_i];
             }
         }
-        // for i in parallel(BM) {  (attention.tl:117)
+        // for i in parallel(BM) {  (attention.tl:123)
         // for i in parallel(128): each thread visits the elements of `m` it holds
         #pragma unroll
         for (int tl_s35 = 0; tl_s35 < 4; ++tl_s35) {
             [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s35 % 2) * 8 + (tl_s35 / 2) * 16 + (tl_tid / 32) * 32);
-            const float m_new = tl::max(m[tl_s35], m_tile[tl_s35]);
+            const float m_new = tl::max(m[tl_s35], m_tile[tl_s35] * qk_scale);
             alpha[tl_s35] = tl::fast::exp2(m[tl_s35] - m_new);
             m[tl_s35] = m_new;
         }
-        // for i, j in parallel(BM, BN) {  (attention.tl:122)
+        // for i, j in parallel(BM, BN) {  (attention.tl:128)
         // for i, j in parallel(128, 32): each thread visits the elements of `s` it holds
         #pragma unroll
         for (int tl_s36 = 0; tl_s36 < s_layout::kSlots; ++tl_s36) {
             [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s36);
             [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s36);
-            s[tl_s36] = tl::fast::exp2(s[tl_s36] - m[(tl_s36 / 2 % 2) + (tl_s36 / 16) * 2]);
+            s[tl_s36] = tl::fast::exp2(s[tl_s36] * qk_scale - m[(tl_s36 / 2 % 2) + (tl_s36 / 16) * 2]);
         }
-        // reduce(sum, s, l_tile, axis = 1);  (attention.tl:125)
+        // reduce(sum, s, l_tile, axis = 1);  (attention.tl:131)
         // each thread folds its 8 values of each of its 4 results; xor shuffles 1, 2 among the lanes that share one
         {
             float tl_part[4];
@@ -530,14 +534,14 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
                 l_tile[tl_i] = tl_part[tl_i];
             }
         }
-        // for i in parallel(BM) {  (attention.tl:126)
+        // for i in parallel(BM) {  (attention.tl:132)
         // for i in parallel(128): each thread visits the elements of `l` it holds
         #pragma unroll
         for (int tl_s38 = 0; tl_s38 < 4; ++tl_s38) {
             [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s38 % 2) * 8 + (tl_s38 / 2) * 16 + (tl_tid / 32) * 32);
             l[tl_s38] = l[tl_s38] * alpha[tl_s38] + l_tile[tl_s38];
         }
-        // for i, d in parallel(BM, D) {  (attention.tl:130)
+        // for i, d in parallel(BM, D) {  (attention.tl:136)
         // for i, d in parallel(128, 64): each thread visits the elements of `o` it holds
         #pragma unroll
         for (int tl_s39 = 0; tl_s39 < o_layout::kSlots; ++tl_s39) {
@@ -545,17 +549,17 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
             [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s39);
             o[tl_s39] = o[tl_s39] * alpha[(tl_s39 / 2 % 2) + (tl_s39 / 32) * 2];
         }
-        // copy(s, p);  (attention.tl:133)
+        // copy(s, p);  (attention.tl:139)
         #pragma unroll
         for (int tl_s = 0; tl_s < p_layout::kSlots; ++tl_s) p[tl_s] = tl::convert<tl::f16>(s[tl_s]);
-        // gemm(p, v, o);  (attention.tl:134)
+        // gemm(p, v, o);  (attention.tl:140)
         {
             tl::warp_gemm_mma_register_a<128, 64, 32, 4, tl::f16, false>(  // A from the registers of `p`
                 o, p, tl::SharedMatrix<tl::f16, false, 72>{&v[((t % 2) * 32 + 0) * 72 + 0]}, tl_tid);
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // for i, d in parallel(BM, D) {  (attention.tl:137)
+    // for i, d in parallel(BM, D) {  (attention.tl:143)
     // for i, d in parallel(128, 64): each thread visits the elements of `o` it holds
     #pragma unroll
     for (int tl_s40 = 0; tl_s40 < o_layout::kSlots; ++tl_s40) {
@@ -563,7 +567,7 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
         [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s40);
         o[tl_s40] = tl::fast::div(o[tl_s40], l[(tl_s40 / 2 % 2) + (tl_s40 / 32) * 2]);
     }
-    // copy(o, O[b, h, q0 +: BM, 0 +: D]);  (attention.tl:140)
+    // copy(o, O[b, h, q0 +: BM, 0 +: D]);  (attention.tl:146)
     #pragma unroll
     for (int tl_chunk41 = 0; tl_chunk41 < o_layout::kSlots; tl_chunk41 += 2) {
         tl::f16* tl_ptr42 = &O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk41)))) * 64 + (o_layout::col(tl_tid, tl_chunk41))];
