@@ -283,6 +283,31 @@ def case_topk_gating(dt, tname, shape):
                 nbytes(logits, w, ids), peer_out=lambda o: o[0])
 
 
+def case_topk_gating_grouped(dt, tname, shape):
+    """DeepSeek-V3 routing: 256 experts in 8 groups, 4 groups kept, 8 experts, scaled by 2.5."""
+    m, e = shape
+    logits = torch.randn(m, e, device="cuda", dtype=torch.float32)
+    bias = torch.rand(e, device="cuda", dtype=torch.float32) - 0.5
+    w = torch.empty(m, 8, device="cuda", dtype=torch.float32)
+    ids = torch.empty(m, 8, device="cuda", dtype=torch.int32)
+    k = stdlib("moe", E=e, K=8).topk_gating_grouped
+
+    def torch_fn(x, bias):
+        s = x.sigmoid()
+        c = s + bias
+        groups = c.view(x.shape[0], 8, -1).topk(2, dim=-1).values.sum(-1)
+        kept = torch.zeros_like(groups).scatter_(1, groups.topk(4, dim=-1).indices, 1.0)
+        c = c.masked_fill(kept.repeat_interleave(e // 8, dim=1) == 0, float("-inf"))
+        i = c.topk(8, dim=-1).indices
+        v = s.gather(1, i)
+        return v / v.sum(-1, keepdim=True) * 2.5, i
+
+    ref = torch_fn(logits.double(), bias.double())[0]
+    run = lambda: k(logits, bias, w, ids, scaling=2.5)  # noqa: E731
+    return Case(run, lambda: (run(), w)[1], torch_fn, (logits, bias), ref, nbytes(logits, bias, w, ids),
+                peer_out=lambda o: o[0])
+
+
 OPS = {
     "residual_rmsnorm": (case_residual_rmsnorm, [(16384, 4096), (4096, 8192), (65536, 1024)], [(1000, 1031)]),
     "swiglu": (case_glu("swiglu"), [(16384, 11008), (4096, 14336)], [(1000, 1031)]),
@@ -295,6 +320,7 @@ OPS = {
     "fp8_per_block": (case_fp8_blocks("block"), [(4096, 14336), (16384, 4096)], [(256, 384)]),
     "swiglu_fp8_per_group": (case_fp8_blocks("swiglu"), [(16384, 11008 // 128 * 128), (4096, 14336)], [(100, 1024)]),
     "topk_gating": (case_topk_gating, [(16384, 64), (16384, 256)], [(100, 64)]),
+    "topk_gating_grouped": (case_topk_gating_grouped, [(16384, 256), (4096, 256)], [(100, 256)]),
     "transpose": (case_transpose, [(32, 4096, 4096), (1024, 128, 1000)], [(3, 65, 130)]),
     "flash_decode": (case_flash_decode, [(8, 32, 8, 32768), (1, 32, 8, 131072), (64, 32, 8, 4096)], [(2, 8, 2, 1000)]),
     "fp8_per_token": (case_fp8, [(16384, 4096), (4096, 8192), (65536, 1024)], [(1000, 1031)]),

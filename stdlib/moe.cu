@@ -208,6 +208,415 @@ __global__ void __launch_bounds__(256) topk_gating_kernel(
     }
 }
 
+// kernel topk_gating_grouped<E = 256, K = 8, NG = 8, TG = 4, RB = 4, RENORM = true, T = f32, GS = 32>  (stdlib/moe.tl:82)
+// 256 threads per block, 0 bytes of shared memory
+__global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
+        const float* __restrict__ Logits,
+        const float* __restrict__ Bias,
+        float* __restrict__ Weights,
+        int32_t* __restrict__ Ids,
+        float scaling,
+        int32_t M)
+{
+    // fragment score: f32[4, 8, 32], blocked per axis, vector 8: [4, 8, 32] over 256 threads: (4:t32, 8:t4, 8:r1 4:t1) 8 registers, 2 replicas
+    // fragment choice: f32[4, 8, 32], blocked per axis, vector 8: [4, 8, 32] over 256 threads: (4:t32, 8:t4, 8:r1 4:t1) 8 registers, 2 replicas
+    // fragment masked: f32[4, 8, 32], blocked per axis, vector 8: [4, 8, 32] over 256 threads: (4:t32, 8:t4, 8:r1 4:t1) 8 registers, 2 replicas
+    // fragment idx: f32[4, 8, 32], blocked per axis, vector 8: [4, 8, 32] over 256 threads: (4:t32, 8:t4, 8:r1 4:t1) 8 registers, 2 replicas
+    // fragment part: f32[4, 8], slice of `choice` (reduce over axis 2): [4, 8] over 256 threads: (4:t32, 8:t4) 1 registers, 8 replicas
+    // fragment first: f32[4, 8], slice of `choice` (reduce over axis 2): [4, 8] over 256 threads: (4:t32, 8:t4) 1 registers, 8 replicas
+    // fragment group: f32[4, 8], slice of `choice` (reduce over axis 2): [4, 8] over 256 threads: (4:t32, 8:t4) 1 registers, 8 replicas
+    // fragment kept: f32[4, 8], slice of `choice` (reduce over axis 2): [4, 8] over 256 threads: (4:t32, 8:t4) 1 registers, 8 replicas
+    // fragment best: f32[4], slice of `group` (reduce over axis 1): [4] over 256 threads: (4:t32) 1 registers, 64 replicas
+    // fragment at: f32[4], slice of `group` (reduce over axis 1): [4] over 256 threads: (4:t32) 1 registers, 64 replicas
+    // fragment total: f32[4], slice of `group` (reduce over axis 1): [4] over 256 threads: (4:t32) 1 registers, 64 replicas
+    // fragment scale: f32[4], slice of `group` (reduce over axis 1): [4] over 256 threads: (4:t32) 1 registers, 64 replicas
+    const float* const L3 = Logits;  // view L3: f32[M, 8, 32] of Logits
+    const int tl_tid = threadIdx.x;
+    float score[8];  // fragment score: f32[4, 8, 32]
+    float choice[8];  // fragment choice: f32[4, 8, 32]
+    float masked[8];  // fragment masked: f32[4, 8, 32]
+    float idx[8];  // fragment idx: f32[4, 8, 32]
+    float part[1];  // fragment part: f32[4, 8]
+    float first[1];  // fragment first: f32[4, 8]
+    float group[1];  // fragment group: f32[4, 8]
+    float kept[1];  // fragment kept: f32[4, 8]
+    float best[1];  // fragment best: f32[4]
+    float at[1];  // fragment at: f32[4]
+    float total[1];  // fragment total: f32[4]
+    float scale[1];  // fragment scale: f32[4]
+    const int32_t row0 = int(blockIdx.x) * 4;
+    // copy(L3[row0 +: RB, 0 +: NG, 0 +: GS], score);      // rows past M read 0: routed, neve...  (moe.tl:103)
+    #pragma unroll
+    for (int tl_chunk0 = 0; tl_chunk0 < 8; tl_chunk0 += 4) {
+        const float* tl_ptr1 = &L3[(int64_t(row0 + (tl_tid / 32 % 4)) * 8 + (tl_tid / 4 % 8)) * 32 + ((tl_chunk0) + (tl_tid % 4) * 8)];
+        if (tl::in_bounds(row0 + (tl_tid / 32 % 4), M) && tl::in_bounds((tl_tid / 4 % 8), 8) && tl::in_bounds(((tl_chunk0) + (tl_tid % 4) * 8), 32) && tl::in_bounds(row0 + (tl_tid / 32 % 4), M) && tl::in_bounds((tl_tid / 4 % 8), 8) && tl::in_bounds((((tl_chunk0) + (tl_tid % 4) * 8)) + 3, 32) && tl::is_aligned(tl_ptr1, 16)) {
+            float tl_vec2[4];
+            tl::load_vector<float, 4>(tl_vec2, tl_ptr1);
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 4; ++tl_v) score[tl_chunk0 + tl_v] = tl_vec2[tl_v];
+        } else {
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 4; ++tl_v) {
+                score[tl_chunk0 + tl_v] = tl::in_bounds(row0 + (tl_tid / 32 % 4), M) && tl::in_bounds((tl_tid / 4 % 8), 8) && tl::in_bounds((((tl_chunk0 + tl_v)) + (tl_tid % 4) * 8), 32) ? L3[(int64_t(row0 + (tl_tid / 32 % 4)) * 8 + (tl_tid / 4 % 8)) * 32 + (((tl_chunk0 + tl_v)) + (tl_tid % 4) * 8)] : 0.0f;
+            }
+        }
+    }
+    // for i, g, e in parallel(RB, NG, GS) {  (moe.tl:104)
+    // for i, g, e in parallel(4, 8, 32): each thread visits the elements of `score` it holds
+    #pragma unroll
+    for (int tl_s3 = 0; tl_s3 < 8; ++tl_s3) {
+        [[maybe_unused]] const int i = (tl_tid / 32 % 4);
+        const int g = (tl_tid / 4 % 8);
+        const int e = ((tl_s3) + (tl_tid % 4) * 8);
+        score[tl_s3] = tl::fast::sigmoid(score[tl_s3]);
+        choice[tl_s3] = score[tl_s3] + Bias[g * 32 + e];
+    }
+    // reduce(max, choice, first, axis = 2);  (moe.tl:110)
+    // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2 among the lanes that share one
+    {
+        float tl_part[1];
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+        #pragma unroll
+        for (int tl_s4 = 0; tl_s4 < 8; ++tl_s4) {
+            tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(choice[tl_s4]));
+        }
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 1; ++tl_i) {
+            tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
+        }
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 1; ++tl_i) {
+            first[tl_i] = tl_part[tl_i];
+        }
+    }
+    // for i, g, e in parallel(RB, NG, GS) {  (moe.tl:111)
+    // for i, g, e in parallel(4, 8, 32): each thread visits the elements of `idx` it holds
+    #pragma unroll
+    for (int tl_s5 = 0; tl_s5 < 8; ++tl_s5) {
+        [[maybe_unused]] const int i = (tl_tid / 32 % 4);
+        [[maybe_unused]] const int g = (tl_tid / 4 % 8);
+        const int e = ((tl_s5) + (tl_tid % 4) * 8);
+        idx[tl_s5] = choice[tl_s5] == first[0] ? static_cast<float>(e) : 32.0f;
+    }
+    // reduce(min, idx, part, axis = 2);  (moe.tl:114)
+    // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2 among the lanes that share one
+    {
+        float tl_part[1];
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MinOp::identity<float>();
+        #pragma unroll
+        for (int tl_s6 = 0; tl_s6 < 8; ++tl_s6) {
+            tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(idx[tl_s6]));
+        }
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 1; ++tl_i) {
+            tl_part[tl_i] = tl::xor_combine<tl::MinOp, 1>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::MinOp, 2>(tl_part[tl_i]);
+        }
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 1; ++tl_i) {
+            part[tl_i] = tl_part[tl_i];
+        }
+    }
+    // for i, g, e in parallel(RB, NG, GS) {  (moe.tl:115)
+    // for i, g, e in parallel(4, 8, 32): each thread visits the elements of `idx` it holds
+    #pragma unroll
+    for (int tl_s7 = 0; tl_s7 < 8; ++tl_s7) {
+        [[maybe_unused]] const int i = (tl_tid / 32 % 4);
+        [[maybe_unused]] const int g = (tl_tid / 4 % 8);
+        const int e = ((tl_s7) + (tl_tid % 4) * 8);
+        idx[tl_s7] = static_cast<float>(e) == part[0] ? -tl::inf<float>() : choice[tl_s7];
+    }
+    // reduce(max, idx, group, axis = 2);  (moe.tl:118)
+    // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2 among the lanes that share one
+    {
+        float tl_part[1];
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+        #pragma unroll
+        for (int tl_s8 = 0; tl_s8 < 8; ++tl_s8) {
+            tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(idx[tl_s8]));
+        }
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 1; ++tl_i) {
+            tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
+        }
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 1; ++tl_i) {
+            group[tl_i] = tl_part[tl_i];
+        }
+    }
+    // for i, g in parallel(RB, NG) {  (moe.tl:119)
+    // for i, g in parallel(4, 8): each thread visits the elements of `group` it holds
+    #pragma unroll
+    for (int tl_s9 = 0; tl_s9 < 1; ++tl_s9) {
+        [[maybe_unused]] const int i = (tl_tid / 32 % 4);
+        [[maybe_unused]] const int g = (tl_tid / 4 % 8);
+        group[tl_s9] = first[tl_s9] + group[tl_s9];
+        kept[tl_s9] = 0.0f;
+    }
+    for (int _round = 0; _round < 4; ++_round) {
+        // reduce(max, group, best, axis = 1);  (moe.tl:125)
+        // each thread folds its 1 values of each of its 1 results; xor shuffles 4, 8, 16 among the lanes that share one
+        {
+            float tl_part[1];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+            #pragma unroll
+            for (int tl_s10 = 0; tl_s10 < 1; ++tl_s10) {
+                tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(group[tl_s10]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 16>(tl_part[tl_i]);
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                best[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i, g in parallel(RB, NG) {  (moe.tl:126)
+        // for i, g in parallel(4, 8): each thread visits the elements of `part` it holds
+        #pragma unroll
+        for (int tl_s11 = 0; tl_s11 < 1; ++tl_s11) {
+            [[maybe_unused]] const int i = (tl_tid / 32 % 4);
+            const int g = (tl_tid / 4 % 8);
+            part[tl_s11] = group[tl_s11] == best[0] ? static_cast<float>(g) : 8.0f;
+        }
+        // reduce(min, part, at, axis = 1);  (moe.tl:129)
+        // each thread folds its 1 values of each of its 1 results; xor shuffles 4, 8, 16 among the lanes that share one
+        {
+            float tl_part[1];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MinOp::identity<float>();
+            #pragma unroll
+            for (int tl_s12 = 0; tl_s12 < 1; ++tl_s12) {
+                tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(part[tl_s12]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::MinOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MinOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MinOp, 16>(tl_part[tl_i]);
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                at[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i, g in parallel(RB, NG) {  (moe.tl:130)
+        // for i, g in parallel(4, 8): each thread visits the elements of `kept` it holds
+        #pragma unroll
+        for (int tl_s13 = 0; tl_s13 < 1; ++tl_s13) {
+            [[maybe_unused]] const int i = (tl_tid / 32 % 4);
+            const int g = (tl_tid / 4 % 8);
+            if (static_cast<float>(g) == at[0]) {
+                kept[tl_s13] = 1.0f;
+                group[tl_s13] = -tl::inf<float>();
+            }
+        }
+    }
+    // for i, g, e in parallel(RB, NG, GS) {  (moe.tl:137)
+    // for i, g, e in parallel(4, 8, 32): each thread visits the elements of `masked` it holds
+    #pragma unroll
+    for (int tl_s14 = 0; tl_s14 < 8; ++tl_s14) {
+        [[maybe_unused]] const int i = (tl_tid / 32 % 4);
+        [[maybe_unused]] const int g = (tl_tid / 4 % 8);
+        [[maybe_unused]] const int e = ((tl_s14) + (tl_tid % 4) * 8);
+        masked[tl_s14] = kept[0] > 0.0f ? choice[tl_s14] : -tl::inf<float>();
+    }
+    // for i in parallel(RB) {  (moe.tl:142)
+    // for i in parallel(4): each thread visits the elements of `total` it holds
+    #pragma unroll
+    for (int tl_s15 = 0; tl_s15 < 1; ++tl_s15) {
+        [[maybe_unused]] const int i = (tl_tid / 32 % 4);
+        total[tl_s15] = 0.0f;
+    }
+    for (int pass = 0; pass < 2; ++pass) {
+        const bool last = pass == 1;
+        // for i, g, e in parallel(RB, NG, GS) {  (moe.tl:147)
+        // for i, g, e in parallel(4, 8, 32): each thread visits the elements of `choice` it holds
+        #pragma unroll
+        for (int tl_s16 = 0; tl_s16 < 8; ++tl_s16) {
+            [[maybe_unused]] const int i = (tl_tid / 32 % 4);
+            [[maybe_unused]] const int g = (tl_tid / 4 % 8);
+            [[maybe_unused]] const int e = ((tl_s16) + (tl_tid % 4) * 8);
+            choice[tl_s16] = masked[tl_s16];
+        }
+        // for i in parallel(RB) {  (moe.tl:150)
+        // for i in parallel(4): each thread visits the elements of `scale` it holds
+        #pragma unroll
+        for (int tl_s17 = 0; tl_s17 < 1; ++tl_s17) {
+            [[maybe_unused]] const int i = (tl_tid / 32 % 4);
+            scale[tl_s17] = tl::fast::div(scaling, total[tl_s17]);
+        }
+        for (int k = 0; k < 8; ++k) {
+            // reduce(max, choice, part, axis = 2);  (moe.tl:154)
+            // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2 among the lanes that share one
+            {
+                float tl_part[1];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+                #pragma unroll
+                for (int tl_s18 = 0; tl_s18 < 8; ++tl_s18) {
+                    tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(choice[tl_s18]));
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    part[tl_i] = tl_part[tl_i];
+                }
+            }
+            // reduce(max, part, best, axis = 1);  (moe.tl:155)
+            // each thread folds its 1 values of each of its 1 results; xor shuffles 4, 8, 16 among the lanes that share one
+            {
+                float tl_part[1];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+                #pragma unroll
+                for (int tl_s19 = 0; tl_s19 < 1; ++tl_s19) {
+                    tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(part[tl_s19]));
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 16>(tl_part[tl_i]);
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    best[tl_i] = tl_part[tl_i];
+                }
+            }
+            // for i, g, e in parallel(RB, NG, GS) {  (moe.tl:156)
+            // for i, g, e in parallel(4, 8, 32): each thread visits the elements of `idx` it holds
+            #pragma unroll
+            for (int tl_s20 = 0; tl_s20 < 8; ++tl_s20) {
+                [[maybe_unused]] const int i = (tl_tid / 32 % 4);
+                const int g = (tl_tid / 4 % 8);
+                const int e = ((tl_s20) + (tl_tid % 4) * 8);
+                idx[tl_s20] = choice[tl_s20] == best[0] ? static_cast<float>(g * 32 + e) : 256.0f;
+            }
+            // reduce(min, idx, part, axis = 2);  (moe.tl:159)
+            // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2 among the lanes that share one
+            {
+                float tl_part[1];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MinOp::identity<float>();
+                #pragma unroll
+                for (int tl_s21 = 0; tl_s21 < 8; ++tl_s21) {
+                    tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(idx[tl_s21]));
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = tl::xor_combine<tl::MinOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MinOp, 2>(tl_part[tl_i]);
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    part[tl_i] = tl_part[tl_i];
+                }
+            }
+            // reduce(min, part, at, axis = 1);  (moe.tl:160)
+            // each thread folds its 1 values of each of its 1 results; xor shuffles 4, 8, 16 among the lanes that share one
+            {
+                float tl_part[1];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MinOp::identity<float>();
+                #pragma unroll
+                for (int tl_s22 = 0; tl_s22 < 1; ++tl_s22) {
+                    tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(part[tl_s22]));
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = tl::xor_combine<tl::MinOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MinOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MinOp, 16>(tl_part[tl_i]);
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    at[tl_i] = tl_part[tl_i];
+                }
+            }
+            // for i, g, e in parallel(RB, NG, GS) {  (moe.tl:162)
+            // for i, g, e in parallel(4, 8, 32): each thread visits the elements of `idx` it holds
+            #pragma unroll
+            for (int tl_s23 = 0; tl_s23 < 8; ++tl_s23) {
+                [[maybe_unused]] const int i = (tl_tid / 32 % 4);
+                const int g = (tl_tid / 4 % 8);
+                const int e = ((tl_s23) + (tl_tid % 4) * 8);
+                const bool chosen = static_cast<float>(g * 32 + e) == at[0];
+                idx[tl_s23] = chosen ? score[tl_s23] : 0.0f;
+                choice[tl_s23] = chosen ? -tl::inf<float>() : choice[tl_s23];
+            }
+            // reduce(sum, idx, part, axis = 2);  (moe.tl:167)
+            // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2 among the lanes that share one
+            {
+                float tl_part[1];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                #pragma unroll
+                for (int tl_s24 = 0; tl_s24 < 8; ++tl_s24) {
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(idx[tl_s24]));
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    part[tl_i] = tl_part[tl_i];
+                }
+            }
+            // reduce(sum, part, best, axis = 1);  (moe.tl:168)
+            // each thread folds its 1 values of each of its 1 results; xor shuffles 4, 8, 16 among the lanes that share one
+            {
+                float tl_part[1];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                #pragma unroll
+                for (int tl_s25 = 0; tl_s25 < 1; ++tl_s25) {
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(part[tl_s25]));
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    best[tl_i] = tl_part[tl_i];
+                }
+            }
+            // for i in parallel(RB) {  (moe.tl:169)
+            // for i in parallel(4): each thread visits the elements of `best` it holds
+            #pragma unroll
+            for (int tl_s26 = 0; tl_s26 < 1; ++tl_s26) {
+                const int i = (tl_tid / 32 % 4);
+                if (last) {
+                    if (row0 + i < M) {
+                        if ((tl_tid % 32) == 0 && (tl_tid / 128) == 0) Weights[int64_t(row0 + i) * 8 + k] = best[tl_s26] * scale[tl_s26];
+                        if ((tl_tid % 32) == 0 && (tl_tid / 128) == 0) Ids[int64_t(row0 + i) * 8 + k] = static_cast<int32_t>(at[tl_s26]);
+                    }
+                } else {
+                    total[tl_s26] = total[tl_s26] + best[tl_s26];
+                }
+            }
+        }
+    }
+}
+
 }  // namespace
 
 namespace tlc {
@@ -226,8 +635,24 @@ cudaError_t topk_gating(const float* Logits, float* Weights, int32_t* Ids, int64
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
+cudaError_t topk_gating_grouped(const float* Logits, const float* Bias, float* Weights, int32_t* Ids, float scaling, int64_t M, cudaStream_t stream) {
+    constexpr const char* tl_name = "topk_gating_grouped";
+    if (cudaError_t tl_err = tl::host::check_pointer(Logits, tl_name, "Logits", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Bias, tl_name, "Bias", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Weights, tl_name, "Weights", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Ids, tl_name, "Ids", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 4)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    ::topk_gating_grouped_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 0, stream>>>(Logits, Bias, Weights, Ids, scaling, static_cast<int32_t>(M));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
 }  // namespace tlc
 
 extern "C" {
 cudaError_t tlc_topk_gating(const void* Logits, void* Weights, void* Ids, int64_t M, cudaStream_t stream) { return tlc::topk_gating(static_cast<const float*>(Logits), static_cast<float*>(Weights), static_cast<int32_t*>(Ids), M, stream); }
+cudaError_t tlc_topk_gating_grouped(const void* Logits, const void* Bias, void* Weights, void* Ids, float scaling, int64_t M, cudaStream_t stream) { return tlc::topk_gating_grouped(static_cast<const float*>(Logits), static_cast<const float*>(Bias), static_cast<float*>(Weights), static_cast<int32_t*>(Ids), scaling, M, stream); }
 }

@@ -15,8 +15,12 @@ namespace tlc {
 // Launches kernel `topk_gating`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
 cudaError_t topk_gating(const float* Logits, float* Weights, int32_t* Ids, int64_t M, cudaStream_t stream = 0);
 
+// Launches kernel `topk_gating_grouped`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
+cudaError_t topk_gating_grouped(const float* Logits, const float* Bias, float* Weights, int32_t* Ids, float scaling, int64_t M, cudaStream_t stream = 0);
+
 }  // namespace tlc
 
 extern "C" {
 cudaError_t tlc_topk_gating(const void* Logits, void* Weights, void* Ids, int64_t M, cudaStream_t stream);
+cudaError_t tlc_topk_gating_grouped(const void* Logits, const void* Bias, void* Weights, void* Ids, float scaling, int64_t M, cudaStream_t stream);
 }

@@ -272,6 +272,40 @@ for M, E, K, sig, ren, d, ties in ((13, 64, 8, False, True, [], False), (5, 16, 
           lambda: topk_gating(M, E, K, sig, ren, d, ties))
 
 
+
+def topk_gating_grouped(M, E, K, NG, TG, renorm, scaling, defines, ties=False):
+    """Group-limited routing (DeepSeek-V3): Ids exactly, Weights against float64."""
+    L = [float(random.randint(-2, 2)) if ties else random.uniform(-4, 4) for _ in range(M * E)]
+    bias = [float(random.randint(-1, 1)) * 0.25 if ties else random.uniform(-0.5, 0.5) for _ in range(E)]
+    d = [f"E={E}", f"K={K}", f"NG={NG}", f"TG={TG}", f"RENORM={'true' if renorm else 'false'}"]
+    out = run("moe.tl", "topk_gating_grouped", d + defines,
+              {"Logits": ("f32", [M, E], L), "Bias": ("f32", [E], bias), "Weights": ("f32", [M, K], [7.0] * (M * K)),
+               "Ids": ("i32", [M, K], [-7] * (M * K))}, {"scaling": scaling}, outputs=("Weights", "Ids"))
+    GS = E // NG
+    ref_w, bad_ids = [], 0
+    for r in range(M):
+        sc = [1 / (1 + math.exp(-v)) for v in L[r * E:(r + 1) * E]]
+        ch = [sc[j] + bias[j] for j in range(E)]
+        gscore = []
+        for g in range(NG):
+            top2 = sorted(range(g * GS, (g + 1) * GS), key=lambda j: (-ch[j], j))[:2]
+            gscore.append(sum(ch[j] for j in top2))
+        kept = sorted(range(NG), key=lambda g: (-gscore[g], g))[:TG]
+        cand = [j for j in range(E) if j // GS in kept]
+        order = sorted(cand, key=lambda j: (-ch[j], j))[:K]
+        tot = sum(sc[j] for j in order) if renorm else 1.0
+        ref_w += [sc[j] / tot * scaling for j in order]
+        bad_ids += sum(1 for k, j in enumerate(order) if out["Ids"][r * K + k] != j)
+    return rel(out["Weights"], ref_w) + bad_ids
+
+
+for M, E, K, NG, TG, ren, sc, d, ties in ((9, 256, 8, 8, 4, True, 2.5, [], False),      # DeepSeek-V3's shape
+                                         (5, 64, 6, 8, 3, False, 1.0, ["RB=2"], False),
+                                         (7, 32, 4, 4, 2, True, 1.0, [], True),          # ties: lower group, lower expert
+                                         (3, 16, 8, 2, 2, True, 1.0, [], False)):        # every group kept
+    check(f"topk_gating_grouped M={M} E={E} K={K} NG={NG} TG={TG}{' renorm' if ren else ''}{' ties' if ties else ''}",
+          lambda: topk_gating_grouped(M, E, K, NG, TG, ren, sc, d, ties))
+
 # ---- cross_entropy ---------------------------------------------------------------------------------
 def cross_entropy(M, V, defines):
     X = rnd(M * V, -6, 6)
