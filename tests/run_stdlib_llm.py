@@ -357,6 +357,7 @@ def flash_decode(B, H, HKV, NQ, S, split_len, causal, t, defines, sm_scale=0.3):
     d = [f"T={t}", f"D={D}", f"CAUSAL={'true' if causal else 'false'}"] + defines
     part = run("decode.tl", "flash_decode_split", d,
                {"Q": (t, [B, H, NQ, D], Q), "K": (t, [B, HKV, S, D], K), "V": (t, [B, HKV, S, D], V),
+                "Lens": ("i32", [B], [-7] * B),           # not read without VARLEN
                 "O_part": ("f32", [B, splits, H * NQ, D], [7.0] * (B * splits * H * NQ * D)),
                 "Lse": ("f32", [B, splits, H * NQ], [7.0] * (B * splits * H * NQ))},
                {"sm_scale": sm_scale, "split_len": split_len}, outputs=("O_part", "Lse"))
@@ -411,9 +412,9 @@ for B, H, HKV, NQ, S, causal, t, d in (
 
 
 
-def flash_decode_program(B, H, HKV, NQ, S, causal, t, defines, sm_scale=0.3):
-    """The `flash_decode` program (slice length chosen by it, workspaces of its own): O against
-    float64 attention."""
+def flash_decode_program(B, H, HKV, NQ, S, causal, t, defines, sm_scale=0.3, lens=None):
+    """The program `flash_decode` (slice length chosen by it, workspaces of its own), or, with
+    `lens` (each sequence's length), `flash_decode_varlen`: O against float64 attention."""
     from npy import quantize
     D = 64
     G = H // HKV
@@ -421,16 +422,20 @@ def flash_decode_program(B, H, HKV, NQ, S, causal, t, defines, sm_scale=0.3):
     K = [quantize(t, v) for v in rnd(B * HKV * S * D)]
     V = [quantize(t, v) for v in rnd(B * HKV * S * D)]
     d = [f"T={t}", f"D={D}", f"CAUSAL={'true' if causal else 'false'}"] + defines
-    out = run("decode.tl", "flash_decode", d,
-              {"Q": (t, [B, H, NQ, D], Q), "K": (t, [B, HKV, S, D], K), "V": (t, [B, HKV, S, D], V),
-               "O": (t, [B, H, NQ, D], [7.0] * (B * H * NQ * D))}, {"sm_scale": sm_scale}, outputs=("O",))
+    tensors = {"Q": (t, [B, H, NQ, D], Q), "K": (t, [B, HKV, S, D], K), "V": (t, [B, HKV, S, D], V),
+               "O": (t, [B, H, NQ, D], [7.0] * (B * H * NQ * D))}
+    if lens is not None:
+        tensors["Lens"] = ("i32", [B], lens)
+    out = run("decode.tl", "flash_decode" if lens is None else "flash_decode_varlen", d, tensors,
+              {"sm_scale": sm_scale}, outputs=("O",))
     ref = []
     for b in range(B):
+        n = S if lens is None else min(max(lens[b], 0), S)     # the sequence's length
         for h in range(H):
             hk = h // G
             for tok in range(NQ):
                 q = Q[((b * H + h) * NQ + tok) * D:][:D]
-                keys = range(0, min(S - NQ + tok if causal else S - 1, S - 1) + 1)
+                keys = range(0, min(n - NQ + tok if causal else n - 1, n - 1) + 1)
                 if not keys:
                     ref += [0.0] * D
                     continue
@@ -450,6 +455,15 @@ for B, H, HKV, NQ, S, causal, t, d in (
     bound = 1e-5 if t == "f32" else 1e-2
     check(f"flash_decode program B={B} H={H} HKV={HKV} NQ={NQ} S={S} {'causal' if causal else 'full'} {t} {' '.join(d)}",
           lambda: flash_decode_program(B, H, HKV, NQ, S, causal, t, d), bound=bound)
+# Sequences of different lengths: one ends inside the first slice, one is empty (O = 0), one has a
+# negative length (read as 0), one fills the cache.
+for B, H, HKV, NQ, S, causal, t, lens in (
+        (4, 4, 2, 2, 300, True, "f32", [300, 70, 0, 193]),
+        (3, 4, 1, 1, 257, False, "f16", [5, -3, 257])):
+    bound = 1e-5 if t == "f32" else 1e-2
+    check(f"flash_decode_varlen B={B} H={H} HKV={HKV} NQ={NQ} S={S} lens={lens} {'causal' if causal else 'full'} {t}",
+          lambda: flash_decode_program(B, H, HKV, NQ, S, causal, t, ["TARGET_BLOCKS=8", "MIN_SPLIT=64"], lens=lens),
+          bound=bound)
 
 bad = results.count(False)
 print(f"stdlib llm: {len(results) - bad}/{len(results)} passed")

@@ -1,5 +1,5 @@
 // stdlib_decode_test.cu — split-KV flash decoding of stdlib/decode.tl against float64: the split kernel, then the combine kernel, and the program `flash_decode` that launches both.
-//   flash_decode_split(Q, K, V, O_part, Lse, sm_scale, split_len, B, H, NQ, HKV, S, SPLITS, HNQ)
+//   flash_decode_split(Q, K, V, Lens, O_part, Lse, sm_scale, split_len, B, H, NQ, HKV, S, SPLITS, HNQ)  (Lens: not read without VARLEN)
 //       Q: [B, H, NQ, D]; K, V: [B, HKV, S, D]; O_part: [B, SPLITS, H·NQ, D] f32; Lse: [B, SPLITS, H·NQ] f32
 //   flash_decode_combine(O_part, Lse, O, B, SPLITS, HNQ, H, NQ)     O: [B, H, NQ, D]
 // The NQ new tokens are the last NQ positions of the cache; with CAUSAL token t sees keys
@@ -48,6 +48,12 @@ struct Shape {
     const char* tag;
 };
 
+// The Lens argument of the split kernel built without VARLEN: any i32 buffer (it is not read).
+const int32_t* unused_lens() {
+    static th::DeviceBuffer<int32_t> lens(1024);
+    return lens.get();
+}
+
 th::Outcome check(const Shape& sh, uint64_t seed) {
     const int64_t B = sh.B, H = sh.H, HKV = sh.HKV, NQ = sh.NQ, S = sh.S, L = sh.split_len;
     const int64_t SPLITS = (S + L - 1) / L, HNQ = H * NQ, G = H / HKV;
@@ -62,7 +68,7 @@ th::Outcome check(const Shape& sh, uint64_t seed) {
     Opart.poison();
     Lse.poison();
     const float scale = static_cast<float>(sm_scale);
-    th::check_launch(tlc::flash_decode_split(Q.get(), K.get(), V.get(), Opart.get(), Lse.get(), scale, int32_t(L), B, H, NQ,
+    th::check_launch(tlc::flash_decode_split(Q.get(), K.get(), V.get(), unused_lens(), Opart.get(), Lse.get(), scale, int32_t(L), B, H, NQ,
                                              HKV, S, SPLITS, HNQ),
                      "flash_decode_split");
     th::check_launch(tlc::flash_decode_combine(Opart.get(), Lse.get(), O.get(), B, SPLITS, HNQ, H, NQ),
@@ -129,7 +135,7 @@ th::Outcome check(const Shape& sh, uint64_t seed) {
 // The program `flash_decode`: it chooses the slice length and keeps its workspaces itself (a
 // buffer per stream), or uses the caller's (`own_workspace`, sized by flash_decode_workspace_size);
 // O against float64 attention.
-th::Outcome check_program(const Shape& sh, uint64_t seed, bool own_workspace) {
+th::Outcome check_program(const Shape& sh, uint64_t seed, bool own_workspace, const std::vector<int32_t>* lens = nullptr) {
     const int64_t B = sh.B, H = sh.H, HKV = sh.HKV, NQ = sh.NQ, S = sh.S, G = H / HKV;
     const float scale = float(1.0 / std::sqrt(double(D)));
     const size_t nq = th::numel({B, H, NQ, D}), nkv = th::numel({B, HKV, S, D});
@@ -140,9 +146,15 @@ th::Outcome check_program(const Shape& sh, uint64_t seed, bool own_workspace) {
     O.poison();
     const size_t bytes = tlc::flash_decode_workspace_size(scale, B, H, NQ, HKV, S);
     th::DeviceBuffer<unsigned char> W(own_workspace ? bytes : 0);
-    th::check_launch(tlc::flash_decode(Q.get(), K.get(), V.get(), O.get(), scale, B, H, NQ, HKV, S, 0,
-                                       own_workspace ? W.get() : nullptr, own_workspace ? bytes : 0),
-                     "flash_decode");
+    th::DeviceBuffer<int32_t> Lens(lens ? *lens : std::vector<int32_t>(size_t(B), int32_t(S)));
+    if (lens)
+        th::check_launch(tlc::flash_decode_varlen(Q.get(), K.get(), V.get(), Lens.get(), O.get(), scale, B, H, NQ, HKV, S, 0,
+                                                  own_workspace ? W.get() : nullptr, own_workspace ? bytes : 0),
+                         "flash_decode_varlen");
+    else
+        th::check_launch(tlc::flash_decode(Q.get(), K.get(), V.get(), O.get(), scale, B, H, NQ, HKV, S, 0,
+                                           own_workspace ? W.get() : nullptr, own_workspace ? bytes : 0),
+                         "flash_decode");
     const auto o = O.download();
     const auto qd = th::to_f64(q), kd = th::to_f64(k), vd = th::to_f64(v);
     std::vector<double> ref(nq, 0.0), p(static_cast<size_t>(S));
@@ -151,7 +163,8 @@ th::Outcome check_program(const Shape& sh, uint64_t seed, bool own_workspace) {
             for (int64_t t = 0; t < NQ; ++t) {
                 const double* Qr = &qd[size_t(((b * H + h) * NQ + t) * D)];
                 const size_t kv = size_t((b * HKV + h / G) * S * D);
-                const int64_t n_keys = kCausal ? std::clamp<int64_t>(S - NQ + t + 1, 0, S) : S;
+                const int64_t len = lens ? std::clamp<int64_t>((*lens)[size_t(b)], 0, S) : S;  // the sequence's length
+                const int64_t n_keys = kCausal ? std::clamp<int64_t>(len - NQ + t + 1, 0, len) : len;
                 double m = -INFINITY, l = 0.0;
                 for (int64_t j = 0; j < n_keys; ++j) {
                     double s = 0.0;
@@ -218,6 +231,22 @@ int main() {
             seed += 10;
         }
     }
+    // flash_decode_varlen: sequences of different lengths (one empty, one negative, one full).
+    {
+        const Shape s{4, 16, 4, 2, 5000, 0, 0.0, 1.0, 0, th::When::always, ""};
+        const std::vector<int32_t> lens = {5000, 1, 0, 3333};
+        for (bool own : {false, true}) {
+            suite.run(std::string("flash_decode_varlen/") + (own ? "caller_workspace/" : "") + "lens=5000,1,0,3333",
+                      [&] { return check_program(s, seed, own, &lens); });
+            seed += 10;
+        }
+        const Shape l{2, 32, 8, 1, 40000, 0, 0.0, 1.0, 0, th::When::full, ""};
+        const std::vector<int32_t> long_lens = {40000, 17};
+        suite.run("flash_decode_varlen/lens=40000,17", [&] { return check_program(l, seed, false, &long_lens); }, l.when);
+        const std::vector<int32_t> negative = {-5, 100, 4999, 2};
+        suite.run("flash_decode_varlen/lens=-5,100,4999,2", [&] { return check_program(s, seed + 10, false, &negative); });
+        seed += 20;
+    }
     suite.run("flash_decode_program/workspace_too_small", [&] {
         const size_t n = th::numel({1, 4, 1, D}), nkv = th::numel({1, 2, 1000, D});
         th::DeviceBuffer<T> Q(n), K(nkv), V(nkv), O(n);
@@ -241,7 +270,7 @@ int main() {
         th::DeviceBuffer<T> Q(n), K(0), V(0), O(n);
         th::DeviceBuffer<float> Opart(0), Lse(0);
         O.poison();
-        th::check_launch(tlc::flash_decode_split(Q.get(), K.get(), V.get(), Opart.get(), Lse.get(), 0.125f, 64, 1, 4, 2, 2, 0,
+        th::check_launch(tlc::flash_decode_split(Q.get(), K.get(), V.get(), unused_lens(), Opart.get(), Lse.get(), 0.125f, 64, 1, 4, 2, 2, 0,
                                                  0, 8),
                          "flash_decode_split");
         th::check_launch(tlc::flash_decode_combine(Opart.get(), Lse.get(), O.get(), 1, 0, 8, 4, 2), "flash_decode_combine");
@@ -251,7 +280,7 @@ int main() {
     suite.run("flash_decode/B=0_empty_grid", [] {
         th::DeviceBuffer<T> Q(0), K(0), V(0), O(0);
         th::DeviceBuffer<float> Opart(0), Lse(0);
-        th::check_launch(tlc::flash_decode_split(Q.get(), K.get(), V.get(), Opart.get(), Lse.get(), 0.125f, 64, 0, 4, 1, 2, 64,
+        th::check_launch(tlc::flash_decode_split(Q.get(), K.get(), V.get(), unused_lens(), Opart.get(), Lse.get(), 0.125f, 64, 0, 4, 1, 2, 64,
                                                  1, 4),
                          "flash_decode_split");
         th::check_launch(tlc::flash_decode_combine(Opart.get(), Lse.get(), O.get(), 0, 1, 4, 4, 1), "flash_decode_combine");
@@ -264,14 +293,14 @@ int main() {
         th::DeviceBuffer<T> Q(nq), K(nkv), V(nkv);
         th::DeviceBuffer<float> Opart(nq), Lse(4);
         return th::expect_invalid([&] {
-            return tlc::flash_decode_split(Q.get(), K.get(), nullptr, Opart.get(), Lse.get(), 0.125f, 64, 1, 4, 1, 2, 64, 1, 4);
+            return tlc::flash_decode_split(Q.get(), K.get(), nullptr, unused_lens(), Opart.get(), Lse.get(), 0.125f, 64, 1, 4, 1, 2, 64, 1, 4);
         });
     });
     suite.run("flash_decode_split/negative_dim", [&] {
         th::DeviceBuffer<T> Q(nq), K(nkv), V(nkv);
         th::DeviceBuffer<float> Opart(nq), Lse(4);
         return th::expect_invalid([&] {
-            return tlc::flash_decode_split(Q.get(), K.get(), V.get(), Opart.get(), Lse.get(), 0.125f, 64, 1, 4, 1, 2, -64, 1, 4);
+            return tlc::flash_decode_split(Q.get(), K.get(), V.get(), unused_lens(), Opart.get(), Lse.get(), 0.125f, 64, 1, 4, 1, 2, -64, 1, 4);
         });
     });
     // The kernel's requires(HKV > 0, H % HKV == 0, HNQ == H * NQ, split_len > 0, split_len % BN == 0).
@@ -279,35 +308,35 @@ int main() {
         th::DeviceBuffer<T> Q(nq), K(nkv), V(nkv);
         th::DeviceBuffer<float> Opart(nq), Lse(4);
         return th::expect_invalid([&] {
-            return tlc::flash_decode_split(Q.get(), K.get(), V.get(), Opart.get(), Lse.get(), 0.125f, 64, 1, 4, 1, 0, 64, 1, 4);
+            return tlc::flash_decode_split(Q.get(), K.get(), V.get(), unused_lens(), Opart.get(), Lse.get(), 0.125f, 64, 1, 4, 1, 0, 64, 1, 4);
         });
     });
     suite.run("flash_decode_split/requires_H=5_HKV=2", [&] {
         th::DeviceBuffer<T> Q(5 * D), K(nkv), V(nkv);
         th::DeviceBuffer<float> Opart(5 * D), Lse(5);
         return th::expect_invalid([&] {
-            return tlc::flash_decode_split(Q.get(), K.get(), V.get(), Opart.get(), Lse.get(), 0.125f, 64, 1, 5, 1, 2, 64, 1, 5);
+            return tlc::flash_decode_split(Q.get(), K.get(), V.get(), unused_lens(), Opart.get(), Lse.get(), 0.125f, 64, 1, 5, 1, 2, 64, 1, 5);
         });
     });
     suite.run("flash_decode_split/requires_HNQ=H*NQ", [&] {
         th::DeviceBuffer<T> Q(nq), K(nkv), V(nkv);
         th::DeviceBuffer<float> Opart(nq), Lse(4);
         return th::expect_invalid([&] {
-            return tlc::flash_decode_split(Q.get(), K.get(), V.get(), Opart.get(), Lse.get(), 0.125f, 64, 1, 4, 1, 2, 64, 1, 2);
+            return tlc::flash_decode_split(Q.get(), K.get(), V.get(), unused_lens(), Opart.get(), Lse.get(), 0.125f, 64, 1, 4, 1, 2, 64, 1, 2);
         });
     });
     suite.run("flash_decode_split/requires_split_len=100", [&] {
         th::DeviceBuffer<T> Q(nq), K(nkv), V(nkv);
         th::DeviceBuffer<float> Opart(nq), Lse(4);
         return th::expect_invalid([&] {
-            return tlc::flash_decode_split(Q.get(), K.get(), V.get(), Opart.get(), Lse.get(), 0.125f, 100, 1, 4, 1, 2, 64, 1, 4);
+            return tlc::flash_decode_split(Q.get(), K.get(), V.get(), unused_lens(), Opart.get(), Lse.get(), 0.125f, 100, 1, 4, 1, 2, 64, 1, 4);
         });
     });
     suite.run("flash_decode_split/requires_split_len=0", [&] {
         th::DeviceBuffer<T> Q(nq), K(nkv), V(nkv);
         th::DeviceBuffer<float> Opart(nq), Lse(4);
         return th::expect_invalid([&] {
-            return tlc::flash_decode_split(Q.get(), K.get(), V.get(), Opart.get(), Lse.get(), 0.125f, 0, 1, 4, 1, 2, 64, 1, 4);
+            return tlc::flash_decode_split(Q.get(), K.get(), V.get(), unused_lens(), Opart.get(), Lse.get(), 0.125f, 0, 1, 4, 1, 2, 64, 1, 4);
         });
     });
     suite.run("flash_decode_combine/null_pointer", [&] {
