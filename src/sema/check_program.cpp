@@ -256,6 +256,14 @@ void Checker::check_program_launch(const ast::Launch& l, const std::string& prog
             continue;
         }
         if (!p.tensor) {
+            if (a.value->kind == ast::ExprKind::Name) {
+                Symbol* t = lookup(static_cast<const ast::Name&>(*a.value).name, false);
+                if (t && t->kind == SymbolKind::Tensor) {
+                    t->used = true;
+                    mismatch(a.value->range, fmt::format("it takes a {} value, but `{}` is a tensor", dtype_name(p.scalar->dtype), t->name));
+                    continue;
+                }
+            }
             MaybeTyped v = check_expr(*a.value);
             std::optional<ir::ExprPtr> c = v ? convert(*v, p.scalar->dtype, a.value->range) : std::nullopt;
             if (!c) {
