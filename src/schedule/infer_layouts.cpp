@@ -517,6 +517,24 @@ Choice choose_layouts(const ir::Kernel& kernel, UseCollector& uses) {
         }
         return l;
     };
+    // A fragment A operand that nothing else lays out (loaded by copies, e.g. the query tile of
+    // attention) takes the mma A register layout — the accumulator layout of its [M, K] shape with
+    // the gemm's row split — so that the gemm reads it from registers instead of staging it.
+    for (auto& [stmt, plan] : out.gemms) {
+        auto* g = static_cast<const ir::Gemm*>(stmt);
+        if (!plan.tensor_core || plan.warps_n != 1 || !is_fragment(g->a.buffer) || g->transpose_a) continue;
+        const ir::Buffer* a = g->a.buffer.get();
+        const ir::Buffer* root = groups.find(a);
+        if (replicated(a) || group_layout.count(root) || follows.count(root) || !UseCollector::whole(g->a)) continue;
+        auto shape = g->a.tile_shape();
+        if (shape.size() != 2 || shape[0] % (16 * plan.warps_m) != 0 || shape[1] % 16 != 0) continue;
+        FragmentLayout l;
+        l.kind = LayoutKind::MmaAcc;
+        l.warps_m = plan.warps_m;
+        l.warps_n = 1;
+        l.layout = ir::Layout::mma_accumulator(shape[0], shape[1], plan.warps_m, 1);
+        group_layout[root] = l;
+    }
     for (auto* f : uses.fragments) {
         const ir::Buffer* root = groups.find(f);
         if (replicated(f) || group_layout.count(root) || follows.count(root)) continue;

@@ -7,28 +7,29 @@
 
 namespace {
 
-// kernel k  (gemm_fragment_operand_scratch.tl:4)
+// kernel k  (gemm_fragment_operand_scratch.tl:5)
 // 128 threads per block, 18432 bytes of shared memory
 __global__ void __launch_bounds__(128) k_kernel(
         const tl::f16* __restrict__ A,
         const tl::f16* __restrict__ B,
         float* __restrict__ C)
 {
-    // fragment a: f16[64, 64], blocked per axis, vector 8: [64, 64] over 128 threads: (16:t8 4:r8, 8:r1 8:t1) 32 registers
-    using acc_layout = tl::MmaAccLayout<64, 64, 4, 1>;  // fragment acc: f32[64, 64], mma.sync accumulators
+    using a_layout = tl::BlockedLayout<4096, 8, 128>;  // fragment a: f16[64, 64]
+    using acc_layout = tl::MmaAccLayout<64, 64, 2, 2>;  // fragment acc: f32[64, 64], mma.sync accumulators
     const int tl_tid = threadIdx.x;
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* b = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared b: f16[64, 64], row pitch 72
     unsigned char* tl_scratch = tl_smem + 9216;  // 9216 bytes for reductions and staging
-    tl::f16 a[32];  // fragment a: f16[64, 64]
+    tl::f16 a[a_layout::kSlots];  // fragment a: f16[64, 64]
     float acc[acc_layout::kSlots];  // fragment acc: f32[64, 64]
     #pragma unroll
     for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
-    // copy(A[0 +: 64, 0 +: 64], a);  (gemm_fragment_operand_scratch.tl:8)
+    // copy(A[0 +: 64, 0 +: 64], a);  (gemm_fragment_operand_scratch.tl:9)
     #pragma unroll
-    for (int tl_chunk0 = 0; tl_chunk0 < 32; tl_chunk0 += 8) {
-        const tl::f16* tl_ptr1 = &A[int64_t(((tl_tid / 8) + (tl_chunk0 / 8) * 16)) * 64 + ((tl_chunk0 % 8) + (tl_tid % 8) * 8)];
-        if (tl::in_bounds(((tl_tid / 8) + (tl_chunk0 / 8) * 16), 64) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid % 8) * 8), 64) && tl::in_bounds(((tl_tid / 8) + (tl_chunk0 / 8) * 16), 64) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid % 8) * 8)) + 7, 64) && tl::is_aligned(tl_ptr1, 16)) {
+    for (int tl_chunk0 = 0; tl_chunk0 < a_layout::kSlots; tl_chunk0 += 8) {
+        if (!(a_layout::valid(tl_tid, tl_chunk0))) continue;
+        const tl::f16* tl_ptr1 = &A[int64_t((a_layout::flat(tl_tid, tl_chunk0)) / 64) * 64 + ((a_layout::flat(tl_tid, tl_chunk0)) % 64)];
+        if (tl::in_bounds((a_layout::flat(tl_tid, tl_chunk0)) / 64, 64) && tl::in_bounds((a_layout::flat(tl_tid, tl_chunk0)) % 64, 64) && tl::in_bounds((a_layout::flat(tl_tid, tl_chunk0)) / 64, 64) && tl::in_bounds(((a_layout::flat(tl_tid, tl_chunk0)) % 64) + 7, 64) && tl::is_aligned(tl_ptr1, 16)) {
             tl::f16 tl_vec2[8];
             tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
             #pragma unroll
@@ -36,11 +37,11 @@ __global__ void __launch_bounds__(128) k_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                a[tl_chunk0 + tl_v] = tl::in_bounds(((tl_tid / 8) + ((tl_chunk0 + tl_v) / 8) * 16), 64) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid % 8) * 8), 64) ? A[int64_t(((tl_tid / 8) + ((tl_chunk0 + tl_v) / 8) * 16)) * 64 + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 8) * 8)] : tl::convert<tl::f16>(0.0f);
+                a[tl_chunk0 + tl_v] = tl::in_bounds((a_layout::flat(tl_tid, tl_chunk0 + tl_v)) / 64, 64) && tl::in_bounds((a_layout::flat(tl_tid, tl_chunk0 + tl_v)) % 64, 64) ? A[int64_t((a_layout::flat(tl_tid, tl_chunk0 + tl_v)) / 64) * 64 + ((a_layout::flat(tl_tid, tl_chunk0 + tl_v)) % 64)] : tl::convert<tl::f16>(0.0f);
             }
         }
     }
-    // copy(B[0 +: 64, 0 +: 64], b);  (gemm_fragment_operand_scratch.tl:9)
+    // copy(B[0 +: 64, 0 +: 64], b);  (gemm_fragment_operand_scratch.tl:10)
     #pragma unroll
     for (int tl_i4 = 0; tl_i4 < 4; ++tl_i4) {
         const int tl_chunk3 = tl_tid + tl_i4 * 128;
@@ -58,20 +59,21 @@ __global__ void __launch_bounds__(128) k_kernel(
         }
     }
     __syncthreads();  // RAW on `b`
-    // gemm(a, b, acc);  (gemm_fragment_operand_scratch.tl:10)
+    // gemm(a, b, acc, transpose_a = true);  (gemm_fragment_operand_scratch.tl:11)
     {
         tl::f16* tl_staged8 = reinterpret_cast<tl::f16*>(tl_scratch + 0);  // 64 x 64, row pitch 72
         __syncthreads();  // the staging buffer may still be read by a previous gemm
         #pragma unroll
-        for (int tl_s9 = 0; tl_s9 < 32; ++tl_s9) {
-            tl_staged8[((tl_tid / 8) + (tl_s9 / 8) * 16) * 72 + ((tl_s9 % 8) + (tl_tid % 8) * 8)] = a[tl_s9];
+        for (int tl_s9 = 0; tl_s9 < a_layout::kSlots; ++tl_s9) {
+            if (!(a_layout::valid(tl_tid, tl_s9))) continue;
+            tl_staged8[((a_layout::flat(tl_tid, tl_s9)) / 64) * 72 + ((a_layout::flat(tl_tid, tl_s9)) % 64)] = a[tl_s9];
         }
         __syncthreads();
-        tl::warp_gemm_mma<64, 64, 64, 4, 1, tl::f16, false, false>(
-            acc, tl::SharedMatrix<tl::f16, false, 72>{tl_staged8},
+        tl::warp_gemm_mma<64, 64, 64, 2, 2, tl::f16, true, false>(
+            acc, tl::SharedMatrix<tl::f16, true, 72>{tl_staged8},
             tl::SharedMatrix<tl::f16, false, 72>{&b[0 * 72 + 0]}, tl_tid);
     }
-    // copy(acc, C[0 +: 64, 0 +: 64]);  (gemm_fragment_operand_scratch.tl:11)
+    // copy(acc, C[0 +: 64, 0 +: 64]);  (gemm_fragment_operand_scratch.tl:12)
     #pragma unroll
     for (int tl_chunk10 = 0; tl_chunk10 < acc_layout::kSlots; tl_chunk10 += 2) {
         float* tl_ptr11 = &C[int64_t(acc_layout::row(tl_tid, tl_chunk10)) * 64 + (acc_layout::col(tl_tid, tl_chunk10))];

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Writes the fragment-operand gemm family: one kernel per operand dtype (f16, bf16, f32) and row
-count R, each running two gemms into one accumulator with both operands in fragments (staged
-through shared scratch at a padded row pitch):
+count R, each running two gemms into one accumulator with both operands in fragments (on the
+tensor cores A is read from registers in the mma layout, B staged through shared scratch at a
+padded row pitch):
 
     C[R, 32] = A[:, 0:32] · B[0:32, :] + A[:, 32:64] · B[32:64, :]
 
