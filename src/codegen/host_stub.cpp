@@ -261,16 +261,20 @@ void emit_c_twin(const ir::Kernel& k, const std::string& ns, CudaWriter& out, bo
         out.line(head + ";");
         return;
     }
+    out.line(fmt::format("{} {{ return {}::{}({}stream); }}", head, ns, name, c_twin_arguments(k.params, k.dims)));
+}
+
+std::string c_twin_arguments(const std::vector<ir::Param>& params, const std::vector<ir::VarPtr>& dims) {
     std::string call;
-    for (const ir::Param& p : k.params) {
+    for (const ir::Param& p : params) {
         std::string id = identifier(p.name());
         if (p.tensor)
             call += fmt::format("static_cast<{}{}*>({}), ", p.tensor->is_mutable ? "" : "const ", host_type(p.tensor->dtype), id);
         else
             call += id + ", ";
     }
-    for (const ir::VarPtr& d : k.dims) call += identifier(d->name) + ", ";
-    out.line(fmt::format("{} {{ return {}::{}({}stream); }}", head, ns, name, call));
+    for (const ir::VarPtr& d : dims) call += identifier(d->name) + ", ";
+    return call;
 }
 
 } // namespace tlc::codegen

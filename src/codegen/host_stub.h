@@ -16,6 +16,9 @@ struct StubParam {
 };
 // The runtime parameters (a pointer per tensor, a value per scalar), then the dims.
 std::vector<StubParam> stub_params(const std::vector<ir::Param>& params, const std::vector<ir::VarPtr>& dims);
+// The arguments an extern "C" twin passes to its C++ launch function ("static_cast<const
+// __half*>(X), alpha, M, "): each `void*` cast back to its tensor's type, then the dims.
+std::string c_twin_arguments(const std::vector<ir::Param>& params, const std::vector<ir::VarPtr>& dims);
 // `" (N = 5, M = 3)"` as a C++ string expression: the values `cond` reads, for a message.
 std::string values_read(const ir::ExprPtr& cond, KernelEmitter& exprs);
 // `cond` as C++ that is false, rather than dividing by zero, when one of its divisors is zero.

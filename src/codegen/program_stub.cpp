@@ -157,16 +157,8 @@ void emit_program_c_twins(const ir::Program& p, const std::string& ns, CudaWrite
         out.line(size_head + ";");
         return;
     }
-    std::string call;
-    for (const ir::Param& param : p.params) {
-        std::string id = identifier(param.name());
-        if (param.tensor)
-            call += fmt::format("static_cast<{}{}*>({}), ", param.tensor->is_mutable ? "" : "const ", host_type(param.tensor->dtype), id);
-        else
-            call += id + ", ";
-    }
-    for (const ir::VarPtr& d : p.dims) call += identifier(d->name) + ", ";
-    out.line(fmt::format("{} {{ return {}::{}({}stream, workspace, workspace_bytes); }}", head, ns, p.name, call));
+    out.line(fmt::format("{} {{ return {}::{}({}stream, workspace, workspace_bytes); }}", head, ns, p.name,
+                         c_twin_arguments(p.params, p.dims)));
     std::string size_call;
     for (const StubParam& s : sizes) size_call += (size_call.empty() ? "" : ", ") + s.name;
     out.line(fmt::format("{} {{ return {}::{}_workspace_size({}); }}", size_head, ns, p.name, size_call));

@@ -337,8 +337,8 @@ void plan_register_operands(ir::KernelLayouts& layouts, std::map<const ir::Gemm*
         else if (!UseCollector::whole(g->a))
             why = fmt::format("the gemm reads a part of `{}`", a.name);
         else if (it == layouts.fragments.end() || it->second.kind != LayoutKind::MmaAcc)
-            why = fmt::format("`{}` does not have an mma accumulator layout (it is neither a gemm's accumulator nor used "
-                              "elementwise with one of the same shape)",
+            why = fmt::format("`{}` does not have an mma accumulator layout (another operation decides its layout: it is "
+                              "not a gemm's accumulator, used elementwise with one, or filled only by copies)",
                               a.name);
         else if (it->second.warps_n != 1 || plan.warps_n != 1)
             why = fmt::format("the warps hold {} x {} parts of `{}` and {} x {} parts of the accumulator, not whole rows",

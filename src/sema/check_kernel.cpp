@@ -68,6 +68,19 @@ void Checker::check_compile_params(const ast::Kernel& k, const std::vector<size_
     }
 }
 
+ir::BufferPtr global_tensor(const std::string& name, Dtype dtype, std::vector<ir::ExprPtr> shape, std::vector<int64_t> const_shape,
+                            bool is_mutable, SourceRange range) {
+    auto buf = std::make_shared<ir::Buffer>();
+    buf->name = name;
+    buf->scope = ir::Scope::Global;
+    buf->dtype = dtype;
+    buf->shape = std::move(shape);
+    buf->const_shape = std::move(const_shape);
+    buf->is_mutable = is_mutable;
+    buf->range = range;
+    return buf;
+}
+
 void Checker::check_runtime_params(const ast::Kernel& k, ir::Kernel& out) {
     KernelState& ks = *st_.kernel;
     for (const ast::RuntimeParam& p : k.params) {
@@ -156,14 +169,8 @@ void Checker::check_runtime_params(const ast::Kernel& k, ir::Kernel& out) {
             declare_local(std::move(sym));
             continue;
         }
-        auto buf = std::make_shared<ir::Buffer>();
-        buf->name = p.name;
-        buf->scope = ir::Scope::Global;
-        buf->dtype = *dt;
-        buf->shape = std::move(shape);
-        if (all_const) buf->const_shape = std::move(const_shape);
-        buf->is_mutable = p.is_mutable;
-        buf->range = p.name_range;
+        ir::BufferPtr buf = global_tensor(p.name, *dt, std::move(shape), all_const ? std::move(const_shape) : std::vector<int64_t>{},
+                                          p.is_mutable, p.name_range);
         sym.buffer = buf;
         out.params.push_back(ir::Param{buf, nullptr});
         declare_local(std::move(sym));

@@ -124,14 +124,8 @@ void Checker::check_workspace(const ast::Workspace& w, ir::Program& out) {
         declare_local(std::move(sym));
         return;
     }
-    auto buf = std::make_shared<ir::Buffer>();
-    buf->name = w.name;
-    buf->scope = ir::Scope::Global;
-    buf->dtype = *dt;
-    buf->shape = std::move(shape);
-    if (all_const) buf->const_shape = std::move(const_shape);
-    buf->is_mutable = true;
-    buf->range = w.name_range;
+    ir::BufferPtr buf = global_tensor(w.name, *dt, std::move(shape), all_const ? std::move(const_shape) : std::vector<int64_t>{}, true,
+                                      w.name_range);
     sym.buffer = buf;
     if (declare_local(std::move(sym))) out.workspaces.push_back(buf);
 }

@@ -246,6 +246,10 @@ std::string type_text(const ast::TypeRef& t);              // "f32[BM, 4]"
 std::string expr_text(const ast::Expr& e);
 std::string not_launch_value(const ir::ExprPtr& e); // what in `e` the host cannot evaluate, or ""
 bool terminates(const ast::Stmt& s); // every path ends in `return`
+// A global tensor (a parameter or a program's workspace); `const_shape` is empty unless every
+// extent is a constant.
+ir::BufferPtr global_tensor(const std::string& name, Dtype dtype, std::vector<ir::ExprPtr> shape, std::vector<int64_t> const_shape,
+                            bool is_mutable, SourceRange range);
 // What a compile-time parameter of kind `k` takes ("an integer"), and whether `v` is one.
 const char* kind_expectation(ast::ParamKind k);
 bool kind_matches(ast::ParamKind k, const ConstValue& v);
