@@ -37,16 +37,17 @@ ir::Module compile(const std::string& src, sema::Arch arch = sema::Arch::Sm80) {
     return std::move(*module);
 }
 
-// A gemm whose A operand is a fragment of `rows` rows (staged through scratch).
+// A gemm whose A operand is a `rows` x 32 part of a fragment (a part is staged through scratch; a
+// whole fragment filled by copies would be read from registers).
 std::string fragment_gemm(int rows, const char* dtype = "f16") {
     return fmt::format(R"(
-kernel k(A: global {0}[{1}, 32], B: global {0}[32, 64], C: global mut f32[{1}, 64]) grid(1) threads(128) {{
-    fragment a: {0}[{1}, 32];
+kernel k(A: global {0}[{1}, 64], B: global {0}[32, 64], C: global mut f32[{1}, 64]) grid(1) threads(128) {{
+    fragment a: {0}[{1}, 64];
     shared   b: {0}[32, 64];
     fragment acc: f32[{1}, 64] = 0.0;
-    copy(A[0 +: {1}, 0 +: 32], a);
+    copy(A[0 +: {1}, 0 +: 64], a);
     copy(B[0 +: 32, 0 +: 64], b);
-    gemm(a, b, acc);
+    gemm(a[0 +: {1}, 0 +: 32], b, acc);
     copy(acc, C[0 +: {1}, 0 +: 64]);
 }}
 )", dtype, rows);
