@@ -55,10 +55,11 @@ Symbol* Checker::lookup(std::string_view name, bool mark_used) {
     return s;
 }
 
-void Checker::report_undeclared(const std::string& name, SourceRange range) {
+void Checker::report_undeclared(const std::string& name, SourceRange range, bool kernels_only) {
     diags_.report(DiagKind::UndeclaredName, range, name);
-    std::vector<Symbol*> candidates = st_.scopes.visible();
-    for (const auto& [n, s] : globals_) candidates.push_back(s);
+    std::vector<Symbol*> candidates = kernels_only ? std::vector<Symbol*>{} : st_.scopes.visible();
+    for (const auto& [n, s] : globals_)
+        if (!kernels_only || kernel_decls_.count(n)) candidates.push_back(s);
     if (Symbol* s = closest_name(name, candidates); s && s->range.valid()) {
         diags_.note(DiagKind::NoteHint, s->range, fmt::format("did you mean `{}`?", s->name));
         s->used = true; // the likely intended use: no "unused" warning on top

@@ -212,7 +212,7 @@ void Checker::check_program_launch(const ast::Launch& l, const std::string& prog
         else if (Symbol* s = lookup(l.kernel))
             diags_.report(DiagKind::LaunchNotKernel, l.kernel_range, l.kernel, symbol_kind_article(s->kind));
         else
-            report_undeclared(l.kernel, l.kernel_range);
+            report_undeclared(l.kernel, l.kernel_range, /*kernels_only=*/true);
         mark_used(l);
         return;
     }

@@ -101,7 +101,8 @@ public:
     MaybeTyped check_cast(const ast::Cast& e);
     Symbol* lookup(std::string_view name, bool mark_used = true);
     // E0201, with a "did you mean" note when a visible name is a likely typo.
-    void report_undeclared(const std::string& name, SourceRange range);
+    // `kernels_only`: the name of a `launch`, so only kernels are suggested.
+    void report_undeclared(const std::string& name, SourceRange range, bool kernels_only = false);
     // A compile-time value (number, bool, or a dtype written as a name); E0305 names `what`.
     std::optional<ConstValue> eval_const(const ast::Expr& e, const std::string& what);
     std::optional<int64_t> eval_const_int(const ast::Expr& e, const std::string& what);
