@@ -194,7 +194,7 @@ void add_common_options(CLI::App& app, Options& o, RawOptions& raw) {
     app.add_option("-I", o.include_dirs, "Add a directory to the import search path (repeatable)")
         ->type_name("DIR")
         ->allow_extra_args(false);
-    app.add_option("--kernel", o.kernel, "Only lower this kernel (every kernel is still checked)")
+    app.add_option("--kernel", o.kernel, "Only lower this kernel or program (every kernel is still checked)")
         ->type_name("NAME");
     app.add_option("--diagnostics-format", raw.diagnostics_format,
                    "Diagnostics as human-readable text or a JSON array")
@@ -320,7 +320,7 @@ ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
     RawOptions run_raw;
     add_common_options(*run, run_o, run_raw);
     run->get_option("input")->description("The .tl file holding the kernel");
-    run->get_option("--kernel")->description("The kernel to run")->required();
+    run->get_option("--kernel")->description("The kernel or program to run")->required();
     run->add_option("--tensor", run_raw.run_tensors,
                     "A tensor argument: NAME=FILE.npy (C order; see docs/cli.md for the element "
                     "types); the file of a `mut` tensor is rewritten (repeatable)")
