@@ -129,6 +129,36 @@ class BindingTest(unittest.TestCase):
                          "(Tensor X, Tensor W, Tensor Bias, Tensor(a!) Y, float eps) -> ()")
 
 
+class ProgramBindingTest(unittest.TestCase):
+    """A program (stdlib/decode.tl's flash_decode) binds like a kernel; its launch function's last
+    arguments, the workspace and its size, are passed as null and 0."""
+
+    @classmethod
+    def setUpClass(cls):
+        m = tlc_build.manifest(TLC, ROOT / "stdlib" / "decode.tl", arch="sm_80")
+        cls.entry = next(k for k in m["kernels"] if k["name"] == "flash_decode")
+        cls.b = Binding(cls.entry)
+
+    def test_manifest_entry(self):
+        self.assertEqual(self.entry["variants"], [])
+        self.assertEqual([launch["kernel"] for launch in self.entry["program"]["launches"]],
+                         ["flash_decode_split", "flash_decode_combine"])
+        self.assertEqual(self.entry["program"]["workspace_size"]["c"], "tlc_flash_decode_workspace_size")
+        self.assertEqual(self.entry["launch"]["arguments"][-3:], ["stream", "workspace", "workspace_bytes"])
+
+    def test_arguments_end_with_a_null_workspace(self):
+        q, k, v, o = (FakeTensor(s, ptr=p) for s, p in (([2, 8, 1, 128], 16), ([2, 2, 77, 128], 32),
+                                                        ([2, 2, 77, 128], 48), ([2, 8, 1, 128], 64)))
+        values = self.b.assign((q, k, v, o), {"sm_scale": 0.125})
+        dims = self.b.infer_dims(values)
+        self.assertEqual(dims, {"B": 2, "H": 8, "NQ": 1, "HKV": 2, "S": 77})
+        args = self.b.c_arguments(values, dims, stream=0)
+        self.assertEqual(len(args), len(self.b.ctypes_signature()))
+        self.assertEqual([args[-2].value, args[-1].value], [None, 0])
+        self.assertEqual(self.b.ctypes_signature()[-2:], [ctypes.c_void_p, ctypes.c_size_t])
+        self.assertEqual(self.b.plan()["launch"][-2:], [("zero", None), ("zero", None)])
+
+
 @unittest.skipUnless(tlc_build.shutil.which("nvcc") or os.path.exists("/usr/local/cuda/bin/nvcc"), "needs nvcc")
 class BuildTest(unittest.TestCase):
     def test_build_caches_and_rebuilds_on_import_change(self):
