@@ -192,10 +192,15 @@ std::optional<std::string> Checker::instantiate(const ast::Kernel& k, const ast:
     // The same kernel, compiled on its own with the same values: call its launch function.
     if (auto own = own_kernels_.find(k.name); own != own_kernels_.end() && own->second.compile_args == variants.front().compile_args)
         return instances_[key] = k.name;
+    // `<program>_<kernel>`, numbered from 2 when that names something else or another instance.
+    auto taken = [&](const std::string& n) {
+        if (globals_.count(n) || kernel_decls_.count(n)) return true;
+        for (const auto& entry : instances_)
+            if (entry.second == n) return true;
+        return false;
+    };
     std::string name = program + "_" + k.name;
-    for (int n = 2; globals_.count(name) || kernel_decls_.count(name); ++n) name = program + "_" + k.name + "_" + std::to_string(n);
-    for (auto& [other, instance] : instances_)
-        if (instance == name) name += "_" + std::to_string(instances_.size() + 1);
+    for (int n = 2; taken(name); ++n) name = program + "_" + k.name + "_" + std::to_string(n);
     for (ir::Kernel& v : variants) {
         v.name = name;
         v.launched_by = program;
