@@ -318,6 +318,14 @@ def build_cases():
     cases.append(Case("tests/interpreter/gather.tl", "gather_fragment",
                       {"X": ("f32", (m, n), x), "Idx": ("i64", (r,), idx), "Y": ("f32", (r, n), nan_filled("f32", r * n))},
                       {"Y": [2 * x[i * n + c] if 0 <= i < m else 0.0 for i in idx for c in range(n)]}, tol={"Y": (0.0, 0.0)}))
+    # A point gather: whole pages picked by a table, as from a paged KV cache.
+    p, n, r = 5, 70, 9
+    x = uniform(rng, "f16", p * 16 * n)
+    tbl = [rng.randrange(-1, p + 1) for _ in range(r)]
+    cases.append(Case("tests/interpreter/gather.tl", "gather_pages",
+                      {"X": ("f16", (p, 16, n), x), "Tbl": ("i32", (r,), tbl), "Y": ("f16", (r, 16, n), nan_filled("f16", r * 16 * n))},
+                      {"Y": [x[(pg * 16 + i) * n + c] if 0 <= pg < p else -3.0 for pg in tbl for i in range(16) for c in range(n)]},
+                      tol={"Y": (0.0, 0.0)}))
     # A kernel with variants: N = 300 takes variant 1 of 3 (W = 512), N = 1100 variant 2 (W = 2048);
     # the first variant (W = 128) would leave most of each row unwritten.
     for n in (300, 1100):

@@ -71,13 +71,19 @@ std::string KernelEmitter::element(const ir::Buffer& b, const std::vector<std::s
     return name;
 }
 
+std::string KernelEmitter::point_index(const ir::Range& range) {
+    if (!range.gather) return expr(range.start);
+    // Idx[start], -1 (masked) outside Idx
+    return fmt::format("tl::gather_index({}, {}, {})", identifier(range.gather->name), expr(range.start), expr(range.gather->shape[0]));
+}
+
 std::vector<std::string> KernelEmitter::region_indices(const ir::Region& r, const std::vector<std::string>& coords) {
     std::vector<std::string> out;
     size_t c = 0;
     for (const ir::Range& range : r.ranges) {
         std::string start = expr(range.start);
         if (range.is_point) {
-            out.push_back(start);
+            out.push_back(point_index(range));
             continue;
         }
         TLC_CHECK(c < coords.size(), "region has more slice axes than coordinates");

@@ -90,7 +90,7 @@ bool KernelEmitter::emit_copy_async(const ir::Copy& c) {
         const ir::Range& r = c.src.ranges[d];
         std::string start = expr(r.start), dim = parenthesized(expr(s.shape[d]));
         if (r.is_point) {
-            interior += fmt::format(" && tl::in_bounds({}, {})", start, expr(s.shape[d]));
+            interior += fmt::format(" && tl::in_bounds({}, {})", point_index(r), expr(s.shape[d]));
         } else {
             interior += fmt::format(" && {} >= 0 && {} + {} <= {}", parenthesized(start), parenthesized(start), r.extent, dim);
             if (d + 1 == c.src.ranges.size()) interior += fmt::format(" && {} % {} == 0", parenthesized(start), width);
@@ -98,7 +98,8 @@ bool KernelEmitter::emit_copy_async(const ir::Copy& c) {
         }
     }
     // A gather decides its rows one by one (each index may fall outside X): no tile-wide fast path.
-    const bool fast_path = !c.src.gathers();
+    // A point gather picks one index for the whole tile, which the tile-wide test checks.
+    const bool fast_path = !c.src.gathers_rows();
     if (fast_path) {
         out_.line(fmt::format("if ({}) {{", interior));
         out_.indent();

@@ -90,6 +90,7 @@ private:
     std::string bounds_mask(const ir::Buffer& b, const std::vector<std::string>& indices);
     // Buffer indices of a region element given its tile coordinates (one per non-point axis).
     std::vector<std::string> region_indices(const ir::Region& r, const std::vector<std::string>& coords);
+    std::string point_index(const ir::Range& range);  // a point axis's index: its start, or Idx[start]
     std::vector<std::string> unflatten(const std::string& flat, const std::vector<int64_t>& shape) const;
     std::string flatten(const std::vector<std::string>& idx, const std::vector<int64_t>& shape) const;
     std::string shared_pointer(const ir::Buffer& b) const;

@@ -583,6 +583,11 @@ private:
                 const ir::BufferPtr& idx = r.ranges[d].gather;
                 if (!idx) continue;
                 const int64_t n = shape_of(*idx)[0];
+                if (r.ranges[d].is_point) {  // a point gather: the axis index is Idx[start]
+                    const int64_t pos = v.starts[d];
+                    v.starts[d] = pos >= 0 && pos < n ? static_cast<int64_t>(read(*idx, {pos}, lane, at)) : -1;
+                    continue;
+                }
                 for (int64_t k = 0; k < r.ranges[d].extent; ++k) {
                     const int64_t pos = v.starts[d] + k;
                     v.gathered[d].push_back(pos >= 0 && pos < n ? static_cast<int64_t>(read(*idx, {pos}, lane, at)) : -1);

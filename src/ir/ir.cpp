@@ -61,6 +61,12 @@ bool Region::gathers() const {
     return false;
 }
 
+bool Region::gathers_rows() const {
+    for (const Range& r : ranges)
+        if (r.gather && !r.is_point) return true;
+    return false;
+}
+
 Region whole(const BufferPtr& buffer) {
     Region r;
     r.buffer = buffer;

@@ -177,8 +177,9 @@ struct Range {
     int64_t extent = 1;
     bool is_point = false;
     // A gather axis (`X[Idx[s +: n], ...]`): element k of the axis is at index Idx[start + k] of
-    // the buffer, `gather` being the 1-d integer tensor Idx and `extent` n. An Idx position outside
-    // Idx, or an index outside the axis, reads as the copy's pad value.
+    // the buffer, `gather` being the 1-d integer tensor Idx and `extent` n; a point gather
+    // (`X[Idx[s], ...]`, is_point) is at index Idx[start]. An Idx position outside Idx, or an
+    // index outside the axis, reads as the copy's pad value.
     BufferPtr gather = nullptr;
 };
 // A rectangular part of a buffer: `A[by * BM +: BM, k * BK +: BK]`, or a whole buffer.
@@ -188,6 +189,7 @@ struct Region {
     std::vector<Range> ranges; // one per buffer axis
     std::vector<int64_t> tile_shape() const;
     bool gathers() const;      // some axis is a gather axis
+    bool gathers_rows() const; // some slice axis is a gather axis: its rows are picked one by one
 };
 Region whole(const BufferPtr& buffer); // the whole of a non-global buffer
 

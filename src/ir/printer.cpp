@@ -114,7 +114,8 @@ public:
         for (size_t i = 0; i < r.ranges.size(); ++i) {
             s += i ? ", " : "";
             if (r.ranges[i].gather) {
-                s += r.ranges[i].gather->name + "[" + expr(r.ranges[i].start) + " +: " + std::to_string(r.ranges[i].extent) + "]";
+                s += r.ranges[i].gather->name + "[" + expr(r.ranges[i].start) +
+                     (r.ranges[i].is_point ? "]" : " +: " + std::to_string(r.ranges[i].extent) + "]");
                 continue;
             }
             s += expr(r.ranges[i].start);

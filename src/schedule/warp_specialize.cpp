@@ -54,7 +54,8 @@ Why check_copy(const ir::Copy& c) {
     if (src.dtype != dst.dtype || (src.dtype != Dtype::F16 && src.dtype != Dtype::BF16))
         return fmt::format("the copy into `{}` is not f16 or bf16 without conversion", dst.name);
     if (c.pad) return fmt::format("the copy into `{}` has a pad value (TMA fills with zeros)", dst.name);
-    if (c.src.gathers()) return fmt::format("the copy into `{}` gathers rows (a TMA box is rectangular)", dst.name);
+    if (c.src.gathers_rows()) return fmt::format("the copy into `{}` gathers rows (a TMA box is rectangular)", dst.name);
+    if (c.src.gathers()) return fmt::format("the copy into `{}` reads an index from a tensor (TMA loads here take computed coordinates only)", dst.name);
     int64_t rows = dst.const_shape[0], cols = dst.const_shape[1];
     if (rows > 256) return fmt::format("tile `{}` has {} rows (a TMA box has at most 256)", dst.name, rows);
     if (cols % 64) return fmt::format("tile `{}` has {} columns, not a multiple of 64 (128-byte swizzle rows)", dst.name, cols);

@@ -12,14 +12,23 @@ std::string shape_text(const std::vector<int64_t>& shape) {
     return s + "]";
 }
 
-// `Idx[s +: n]` written as an axis of a region: a gather axis (docs/language.md, copy). Null when
-// the slice is not of that form; reports and returns an empty Range (null start) when it is but is
-// not valid.
+// `Idx[s +: n]` written as an axis of a region: a gather axis (docs/language.md, copy), or `Idx[s]`:
+// a point gather, the axis index read from Idx. Null when the slice is not of that form; reports
+// and returns an empty Range (null start) when it is but is not valid.
 std::optional<ir::Range> Checker::check_gather_axis(const ast::Slice& sl, const ir::Buffer& buf, bool allowed) {
     if (sl.extent || sl.start->kind != ast::ExprKind::Index) return std::nullopt;
     const auto& idx = static_cast<const ast::Index&>(*sl.start);
-    if (idx.slices.size() != 1 || !idx.slices[0].extent || idx.base->kind != ast::ExprKind::Name) return std::nullopt;
+    if (idx.slices.size() != 1 || idx.base->kind != ast::ExprKind::Name) return std::nullopt;
     const std::string& name = static_cast<const ast::Name&>(*idx.base).name;
+    const bool point = !idx.slices[0].extent;
+    // `X[Idx[s], ...]` reads Idx[s] as an index. Outside a copy's global source that is an element
+    // read like any other (its own diagnostics); only a global index tensor makes it a gather.
+    if (point) {
+        Symbol* s = lookup(name);
+        if (!allowed || buf.scope != ir::Scope::Global || !s || s->kind != SymbolKind::Tensor || !s->buffer ||
+            s->buffer->scope != ir::Scope::Global)
+            return std::nullopt;
+    }
     ir::Range bad{};
     if (!allowed || buf.scope != ir::Scope::Global) {
         diags_.report(DiagKind::GatherPlacement, sl.range, name);
@@ -42,13 +51,13 @@ std::optional<ir::Range> Checker::check_gather_axis(const ast::Slice& sl, const 
     }
     MaybeTyped t = check_expr(*idx.slices[0].start);
     std::optional<ir::ExprPtr> start = t ? to_index(*t, idx.slices[0].start->range) : std::nullopt;
-    std::optional<int64_t> extent = eval_const_int(*idx.slices[0].extent, "a slice extent");
+    std::optional<int64_t> extent = point ? std::optional<int64_t>(1) : eval_const_int(*idx.slices[0].extent, "a slice extent");
     if (extent && *extent <= 0) {
         diags_.report(DiagKind::NonPositiveExtent, idx.slices[0].extent->range, *extent);
         extent.reset();
     }
     if (!start || !extent) return bad;
-    return ir::Range{*start, *extent, false, *ib};
+    return ir::Range{*start, *extent, point, *ib};
 }
 
 std::optional<ir::Region> Checker::check_region(const ast::Expr& e, bool write, bool allow_gather) {
