@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """bench/llm_ops_bench.py — tlc's stdlib LLM operators (residual_rmsnorm, swiglu, geglu, rope_half,
-rope_interleaved, embedding, cross_entropy, topk_gating (f32 logits), transpose, fp8_per_group, fp8_per_block,
+rope_interleaved, embedding, cross_entropy, flash_decode, flash_decode_paged, topk_gating (f32 logits), transpose, fp8_per_group, fp8_per_block,
 swiglu_fp8_per_group, fp8_per_token) against PyTorch eager and torch.compile of the same
 computation on one GPU, through the Python package (`tlc.load`), to JSON and a markdown table.
 
@@ -188,6 +188,37 @@ def case_flash_decode(dt, tname, shape):
                 ref, nbytes(q, kc, vc, o))
 
 
+def case_flash_decode_paged(dt, tname, shape):
+    """flash_decode over a paged cache: the same KV cache cut into pages of `page` positions
+    ([pages, HKV, page, D], scattered over a shuffled pool) with a block table; the program
+    `flash_decode_paged`. Peer: SDPA with GQA over the contiguous cache (the same arithmetic and bytes)."""
+    b, h, hkv, s, page = shape
+    d, maxp = 128, s // page
+    q = torch.randn(b, h, 1, d, device="cuda", dtype=dt)
+    kc = torch.randn(b, hkv, s, d, device="cuda", dtype=dt)
+    vc = torch.randn(b, hkv, s, d, device="cuda", dtype=dt)
+    pool = torch.randperm(b * maxp, device="cuda")
+
+    def paged(c):
+        pages = torch.empty(b * maxp, hkv, page, d, device="cuda", dtype=dt)
+        pages[pool] = c.view(b, hkv, maxp, page, d).transpose(1, 2).reshape(b * maxp, hkv, page, d)
+        return pages
+    kp, vp = paged(kc), paged(vc)
+    tbl = pool.view(b, maxp).to(torch.int32)
+    lens = torch.full((b,), s, device="cuda", dtype=torch.int32)
+    o = torch.empty_like(q)
+    scale = 1.0 / math.sqrt(d)
+    k = stdlib("decode", T=tname).flash_decode_paged
+    g = h // hkv
+    kd = kc.double().repeat_interleave(g, dim=1)
+    vd = vc.double().repeat_interleave(g, dim=1)
+    ref = torch.softmax((q.double() @ kd.transpose(-1, -2)) * scale, dim=-1) @ vd
+    run = lambda: k(q, kp, vp, tbl, lens, o, sm_scale=scale)  # noqa: E731
+    return Case(run, lambda: (run(), o)[1],
+                lambda q, kc, vc: F.scaled_dot_product_attention(q, kc, vc, scale=scale, enable_gqa=True), (q, kc, vc),
+                ref, nbytes(q, kc, vc, o, tbl, lens))
+
+
 def case_fp8(dt, tname, shape):
     m, n = shape
     x = torch.randn(m, n, device="cuda", dtype=dt)
@@ -323,6 +354,8 @@ OPS = {
     "topk_gating_grouped": (case_topk_gating_grouped, [(16384, 256), (4096, 256)], [(100, 256)]),
     "transpose": (case_transpose, [(32, 4096, 4096), (1024, 128, 1000)], [(3, 65, 130)]),
     "flash_decode": (case_flash_decode, [(8, 32, 8, 32768), (1, 32, 8, 131072), (64, 32, 8, 4096)], [(2, 8, 2, 1000)]),
+    "flash_decode_paged": (case_flash_decode_paged, [(8, 32, 8, 32768, 64), (8, 32, 8, 32768, 256), (1, 32, 8, 131072, 256)],
+                           [(2, 8, 2, 1024, 64)]),
     "fp8_per_token": (case_fp8, [(16384, 4096), (4096, 8192), (65536, 1024)], [(1000, 1031)]),
 }
 # relative L2 bounds of each side against the reference (fp8: the cast's own rounding)

@@ -13,7 +13,7 @@
 namespace tlc {
 
 // Launches kernel `flash_decode_split`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
-cudaError_t flash_decode_split(const __half* Q, const __half* K, const __half* V, const int32_t* Lens, float* O_part, float* Lse, float sm_scale, int32_t split_len, int64_t B, int64_t H, int64_t NQ, int64_t HKV, int64_t S, int64_t SPLITS, int64_t HNQ, cudaStream_t stream = 0);
+cudaError_t flash_decode_split(const __half* Q, const __half* K, const __half* V, const int32_t* Lens, const int32_t* Tbl, float* O_part, float* Lse, float sm_scale, int32_t split_len, int64_t B, int64_t H, int64_t NQ, int64_t NP, int64_t HKV, int64_t PS, int64_t MAXP, int64_t SPLITS, int64_t HNQ, cudaStream_t stream = 0);
 
 // Launches kernel `flash_decode_combine`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
 cudaError_t flash_decode_combine(const float* O_part, const float* Lse, __half* O, int64_t B, int64_t SPLITS, int64_t HNQ, int64_t H, int64_t NQ, cudaStream_t stream = 0);
@@ -30,13 +30,21 @@ size_t flash_decode_workspace_size(float sm_scale, int64_t B, int64_t H, int64_t
 cudaError_t flash_decode_varlen(const __half* Q, const __half* K, const __half* V, const int32_t* Lens, __half* O, float sm_scale, int64_t B, int64_t H, int64_t NQ, int64_t HKV, int64_t S, cudaStream_t stream = 0, void* workspace = nullptr, size_t workspace_bytes = 0);
 size_t flash_decode_varlen_workspace_size(float sm_scale, int64_t B, int64_t H, int64_t NQ, int64_t HKV, int64_t S);
 
+// Launches program `flash_decode_paged` (flash_decode_paged_flash_decode_split and flash_decode_combine in order on `stream`); returns cudaErrorInvalidValue (see
+// tlc::last_error_message()) for bad arguments. Its workspaces live in `workspace` (256-byte aligned, at
+// least flash_decode_paged_workspace_size(...) bytes), or, when it is null, in a buffer kept for `stream` and reused.
+cudaError_t flash_decode_paged(const __half* Q, const __half* K, const __half* V, const int32_t* Tbl, const int32_t* Lens, __half* O, float sm_scale, int64_t B, int64_t H, int64_t NQ, int64_t NP, int64_t HKV, int64_t PS, int64_t MAXP, cudaStream_t stream = 0, void* workspace = nullptr, size_t workspace_bytes = 0);
+size_t flash_decode_paged_workspace_size(float sm_scale, int64_t B, int64_t H, int64_t NQ, int64_t NP, int64_t HKV, int64_t PS, int64_t MAXP);
+
 }  // namespace tlc
 
 extern "C" {
-cudaError_t tlc_flash_decode_split(const void* Q, const void* K, const void* V, const void* Lens, void* O_part, void* Lse, float sm_scale, int32_t split_len, int64_t B, int64_t H, int64_t NQ, int64_t HKV, int64_t S, int64_t SPLITS, int64_t HNQ, cudaStream_t stream);
+cudaError_t tlc_flash_decode_split(const void* Q, const void* K, const void* V, const void* Lens, const void* Tbl, void* O_part, void* Lse, float sm_scale, int32_t split_len, int64_t B, int64_t H, int64_t NQ, int64_t NP, int64_t HKV, int64_t PS, int64_t MAXP, int64_t SPLITS, int64_t HNQ, cudaStream_t stream);
 cudaError_t tlc_flash_decode_combine(const void* O_part, const void* Lse, void* O, int64_t B, int64_t SPLITS, int64_t HNQ, int64_t H, int64_t NQ, cudaStream_t stream);
 cudaError_t tlc_flash_decode(const void* Q, const void* K, const void* V, void* O, float sm_scale, int64_t B, int64_t H, int64_t NQ, int64_t HKV, int64_t S, cudaStream_t stream, void* workspace, size_t workspace_bytes);
 size_t tlc_flash_decode_workspace_size(float sm_scale, int64_t B, int64_t H, int64_t NQ, int64_t HKV, int64_t S);
 cudaError_t tlc_flash_decode_varlen(const void* Q, const void* K, const void* V, const void* Lens, void* O, float sm_scale, int64_t B, int64_t H, int64_t NQ, int64_t HKV, int64_t S, cudaStream_t stream, void* workspace, size_t workspace_bytes);
 size_t tlc_flash_decode_varlen_workspace_size(float sm_scale, int64_t B, int64_t H, int64_t NQ, int64_t HKV, int64_t S);
+cudaError_t tlc_flash_decode_paged(const void* Q, const void* K, const void* V, const void* Tbl, const void* Lens, void* O, float sm_scale, int64_t B, int64_t H, int64_t NQ, int64_t NP, int64_t HKV, int64_t PS, int64_t MAXP, cudaStream_t stream, void* workspace, size_t workspace_bytes);
+size_t tlc_flash_decode_paged_workspace_size(float sm_scale, int64_t B, int64_t H, int64_t NQ, int64_t NP, int64_t HKV, int64_t PS, int64_t MAXP);
 }

@@ -358,6 +358,7 @@ def flash_decode(B, H, HKV, NQ, S, split_len, causal, t, defines, sm_scale=0.3):
     part = run("decode.tl", "flash_decode_split", d,
                {"Q": (t, [B, H, NQ, D], Q), "K": (t, [B, HKV, S, D], K), "V": (t, [B, HKV, S, D], V),
                 "Lens": ("i32", [B], [-7] * B),           # not read without VARLEN
+                "Tbl": ("i32", [B, 1], [-7] * B),         # not read without PAGED
                 "O_part": ("f32", [B, splits, H * NQ, D], [7.0] * (B * splits * H * NQ * D)),
                 "Lse": ("f32", [B, splits, H * NQ], [7.0] * (B * splits * H * NQ))},
                {"sm_scale": sm_scale, "split_len": split_len}, outputs=("O_part", "Lse"))
@@ -412,9 +413,11 @@ for B, H, HKV, NQ, S, causal, t, d in (
 
 
 
-def flash_decode_program(B, H, HKV, NQ, S, causal, t, defines, sm_scale=0.3, lens=None):
+def flash_decode_program(B, H, HKV, NQ, S, causal, t, defines, sm_scale=0.3, lens=None, page_size=None):
     """The program `flash_decode` (slice length chosen by it, workspaces of its own), or, with
-    `lens` (each sequence's length), `flash_decode_varlen`: O against float64 attention."""
+    `lens` (each sequence's length), `flash_decode_varlen`, or with `page_size` too,
+    `flash_decode_paged` (the cache cut into pages of a shuffled pool, S a multiple of page_size):
+    O against float64 attention."""
     from npy import quantize
     D = 64
     G = H // HKV
@@ -426,8 +429,26 @@ def flash_decode_program(B, H, HKV, NQ, S, causal, t, defines, sm_scale=0.3, len
                "O": (t, [B, H, NQ, D], [7.0] * (B * H * NQ * D))}
     if lens is not None:
         tensors["Lens"] = ("i32", [B], lens)
-    out = run("decode.tl", "flash_decode" if lens is None else "flash_decode_varlen", d, tensors,
-              {"sm_scale": sm_scale}, outputs=("O",))
+    name = "flash_decode" if lens is None else "flash_decode_varlen"
+    if page_size is not None:
+        # Sequence b's page i is pool page tbl[b][i] (a shuffled pool with two pages no sequence
+        # uses); table entries past a sequence's length are -1, and never read.
+        name, ps, maxp = "flash_decode_paged", page_size, S // page_size
+        pool = list(range(B * maxp + 2))
+        random.Random(5).shuffle(pool)
+        tbl = [pool[b * maxp + i] if i * ps < max(lens[b], 0) else -1 for b in range(B) for i in range(maxp)]
+        n_pages = len(pool)
+        kp, vp = [0.0] * (n_pages * HKV * ps * D), [0.0] * (n_pages * HKV * ps * D)
+        for b in range(B):
+            for i in range(maxp):
+                page = pool[b * maxp + i]
+                for hk in range(HKV):
+                    for off in range(ps):
+                        src, dst = ((b * HKV + hk) * S + i * ps + off) * D, ((page * HKV + hk) * ps + off) * D
+                        kp[dst:dst + D], vp[dst:dst + D] = K[src:src + D], V[src:src + D]
+        tensors["K"], tensors["V"] = (t, [n_pages, HKV, ps, D], kp), (t, [n_pages, HKV, ps, D], vp)
+        tensors["Tbl"] = ("i32", [B, maxp], tbl)
+    out = run("decode.tl", name, d, tensors, {"sm_scale": sm_scale}, outputs=("O",))
     ref = []
     for b in range(B):
         n = S if lens is None else min(max(lens[b], 0), S)     # the sequence's length
@@ -451,7 +472,8 @@ def flash_decode_program(B, H, HKV, NQ, S, causal, t, defines, sm_scale=0.3, len
 for B, H, HKV, NQ, S, causal, t, d in (
         (2, 4, 2, 1, 300, True, "f32", ["TARGET_BLOCKS=8", "MIN_SPLIT=64"]),    # 2 slices of 192 keys
         (1, 4, 1, 3, 257, False, "f16", ["TARGET_BLOCKS=5", "MIN_SPLIT=64"]),   # 5 slices of 64 keys
-        (1, 2, 2, 2, 1, True, "f32", [])):                                      # S = 1: one slice
+        (1, 2, 2, 2, 1, True, "f32", []),                                       # S = 1: one slice
+        (1, 8, 1, 3, 100, True, "f32", ["TARGET_BLOCKS=2", "MIN_SPLIT=64"])):   # 24 rows: BM = 64
     bound = 1e-5 if t == "f32" else 1e-2
     check(f"flash_decode program B={B} H={H} HKV={HKV} NQ={NQ} S={S} {'causal' if causal else 'full'} {t} {' '.join(d)}",
           lambda: flash_decode_program(B, H, HKV, NQ, S, causal, t, d), bound=bound)
@@ -464,6 +486,16 @@ for B, H, HKV, NQ, S, causal, t, lens in (
     check(f"flash_decode_varlen B={B} H={H} HKV={HKV} NQ={NQ} S={S} lens={lens} {'causal' if causal else 'full'} {t}",
           lambda: flash_decode_program(B, H, HKV, NQ, S, causal, t, ["TARGET_BLOCKS=8", "MIN_SPLIT=64"], lens=lens),
           bound=bound)
+
+# A paged cache: pages of 32 positions with BN = 16 (two key tiles per page), slices of 64 keys
+# that cross pages; a sequence ending inside a page, an empty one, a full one.
+for B, H, HKV, NQ, S, causal, t, lens in (
+        (3, 4, 2, 2, 256, True, "f32", [256, 77, 0]),
+        (2, 8, 1, 3, 192, False, "bf16", [150, 192])):     # G · NQ = 24 rows: the BM = 64 variant
+    bound = 1e-5 if t == "f32" else 1e-2
+    check(f"flash_decode_paged B={B} H={H} HKV={HKV} NQ={NQ} S={S} lens={lens} {'causal' if causal else 'full'} {t}",
+          lambda: flash_decode_program(B, H, HKV, NQ, S, causal, t, ["TARGET_BLOCKS=8", "MIN_SPLIT=64", "BN=16"],
+                                       lens=lens, page_size=32), bound=bound)
 
 bad = results.count(False)
 print(f"stdlib llm: {len(results) - bad}/{len(results)} passed")

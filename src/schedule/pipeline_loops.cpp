@@ -29,6 +29,47 @@ bool is_whole(const ir::Region& r) {
     return true;
 }
 
+// The names a statement declares at its top level, and those of the blocks spliced into it.
+void count_declared_names(const ir::StmtPtr& s, std::map<std::string, int>& counts) {
+    if (!s) return;
+    if (auto* l = s->as<ir::LetStmt>()) ++counts[l->var->name];
+    else if (auto* a = s->as<ir::Alloc>()) ++counts[a->buffer->name];
+    else if (auto* seq = s->as<ir::Seq>())
+        for (const ir::StmtPtr& c : seq->stmts) count_declared_names(c, counts);
+}
+
+// The loop body's statements with its nested blocks (a `{ ... }`, the branch a constant condition
+// keeps) spliced in, so that a copy inside one can be a producer. A block whose declarations would
+// clash with another of the same name stays whole (in the CUDA, a block is a scope).
+void splice_blocks(const ir::StmtPtr& s, const std::map<std::string, int>& counts, std::vector<ir::StmtPtr>& out) {
+    auto* seq = s ? s->as<ir::Seq>() : nullptr;
+    if (!seq) {
+        out.push_back(s);
+        return;
+    }
+    for (const ir::StmtPtr& c : seq->stmts) {
+        bool unique = true;
+        if (auto* inner = c ? c->as<ir::Seq>() : nullptr)
+            for (const ir::StmtPtr& d : inner->stmts) {
+                std::map<std::string, int> mine;
+                count_declared_names(d, mine);
+                for (auto& [name, n] : mine) unique &= counts.at(name) == 1;
+            }
+        if (c && c->as<ir::Seq>() && unique)
+            splice_blocks(c, counts, out);
+        else
+            out.push_back(c);
+    }
+}
+
+std::vector<ir::StmtPtr> body_statements(const ir::StmtPtr& body) {
+    std::map<std::string, int> counts;
+    count_declared_names(body, counts);
+    std::vector<ir::StmtPtr> out;
+    splice_blocks(body, counts, out);
+    return out;
+}
+
 // Prepends the stage axis to every access of a multi-buffered buffer: loads and stores, and
 // regions, whose starts may load from one too.
 class StageRewriter : public ir::Mutator {
@@ -142,9 +183,7 @@ private:
         bool enabled = kernel_.options.pipeline && loop.options.pipeline.value_or(true) && S >= 2;
         bool async = kernel_.options.async_copy && loop.options.async_copy.value_or(true);
         if (!enabled) return loop_stmt;
-        std::vector<ir::StmtPtr> body_stmts;
-        if (auto* seq = loop.body->as<ir::Seq>()) body_stmts = seq->stmts;
-        else body_stmts.push_back(loop.body);
+        std::vector<ir::StmtPtr> body_stmts = body_statements(loop.body);
 
         // Lets at the top of the body, so producer regions can be written in terms of the loop var.
         ir::VarMap lets;

@@ -1,5 +1,6 @@
 // stdlib_decode_test.cu — split-KV flash decoding of stdlib/decode.tl against float64: the split kernel, then the combine kernel, and the program `flash_decode` that launches both.
-//   flash_decode_split(Q, K, V, Lens, O_part, Lse, sm_scale, split_len, B, H, NQ, HKV, S, SPLITS, HNQ)  (Lens: not read without VARLEN)
+//   flash_decode_split(Q, K, V, Lens, Tbl, O_part, Lse, sm_scale, split_len, B, H, NQ, NP, HKV, PS, MAXP, SPLITS, HNQ)
+//     (Lens: not read without VARLEN, Tbl without PAGED; K, V: [NP = B, HKV, PS = S, D])
 //       Q: [B, H, NQ, D]; K, V: [B, HKV, S, D]; O_part: [B, SPLITS, H·NQ, D] f32; Lse: [B, SPLITS, H·NQ] f32
 //   flash_decode_combine(O_part, Lse, O, B, SPLITS, HNQ, H, NQ)     O: [B, H, NQ, D]
 // The NQ new tokens are the last NQ positions of the cache; with CAUSAL token t sees keys
@@ -19,6 +20,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -54,6 +57,13 @@ const int32_t* unused_lens() {
     return lens.get();
 }
 
+// The Tbl argument (B x 1) of the split kernel built without PAGED: not read either. Without
+// PAGED the cache is one page per sequence: NP = B pages of PS = S positions.
+const int32_t* unused_tbl() {
+    static th::DeviceBuffer<int32_t> tbl(1024);
+    return tbl.get();
+}
+
 th::Outcome check(const Shape& sh, uint64_t seed) {
     const int64_t B = sh.B, H = sh.H, HKV = sh.HKV, NQ = sh.NQ, S = sh.S, L = sh.split_len;
     const int64_t SPLITS = (S + L - 1) / L, HNQ = H * NQ, G = H / HKV;
@@ -68,8 +78,7 @@ th::Outcome check(const Shape& sh, uint64_t seed) {
     Opart.poison();
     Lse.poison();
     const float scale = static_cast<float>(sm_scale);
-    th::check_launch(tlc::flash_decode_split(Q.get(), K.get(), V.get(), unused_lens(), Opart.get(), Lse.get(), scale, int32_t(L), B, H, NQ,
-                                             HKV, S, SPLITS, HNQ),
+    th::check_launch(tlc::flash_decode_split(Q.get(), K.get(), V.get(), unused_lens(), unused_tbl(), Opart.get(), Lse.get(), scale, int32_t(L), B, H, NQ, B, HKV, S, 1, SPLITS, HNQ),
                      "flash_decode_split");
     th::check_launch(tlc::flash_decode_combine(Opart.get(), Lse.get(), O.get(), B, SPLITS, HNQ, H, NQ),
                      "flash_decode_combine");
@@ -135,7 +144,10 @@ th::Outcome check(const Shape& sh, uint64_t seed) {
 // The program `flash_decode`: it chooses the slice length and keeps its workspaces itself (a
 // buffer per stream), or uses the caller's (`own_workspace`, sized by flash_decode_workspace_size);
 // O against float64 attention.
-th::Outcome check_program(const Shape& sh, uint64_t seed, bool own_workspace, const std::vector<int32_t>* lens = nullptr) {
+// With a page size (and lens), the program `flash_decode_paged`: the cache cut into pages of a
+// shuffled pool with spare pages no sequence uses, table entries past a sequence's end -1.
+th::Outcome check_program(const Shape& sh, uint64_t seed, bool own_workspace, const std::vector<int32_t>* lens = nullptr,
+                          int64_t page_size = 0) {
     const int64_t B = sh.B, H = sh.H, HKV = sh.HKV, NQ = sh.NQ, S = sh.S, G = H / HKV;
     const float scale = float(1.0 / std::sqrt(double(D)));
     const size_t nq = th::numel({B, H, NQ, D}), nkv = th::numel({B, HKV, S, D});
@@ -144,10 +156,32 @@ th::Outcome check_program(const Shape& sh, uint64_t seed, bool own_workspace, co
     const auto v = th::random_vector<T>(nkv, seed + 2);
     th::OffsetBuffer<T> Q(q, sh.offset), K(k, sh.offset), V(v, sh.offset), O(nq, sh.offset);
     O.poison();
-    const size_t bytes = tlc::flash_decode_workspace_size(scale, B, H, NQ, HKV, S);
+    const int64_t PS = page_size, MAXP = PS ? S / PS : 0, NP = B * MAXP + 3;
+    const size_t bytes = PS ? tlc::flash_decode_paged_workspace_size(scale, B, H, NQ, NP, HKV, PS, MAXP)
+                            : tlc::flash_decode_workspace_size(scale, B, H, NQ, HKV, S);
     th::DeviceBuffer<unsigned char> W(own_workspace ? bytes : 0);
     th::DeviceBuffer<int32_t> Lens(lens ? *lens : std::vector<int32_t>(size_t(B), int32_t(S)));
-    if (lens)
+    if (PS) {
+        std::vector<int32_t> pool(static_cast<size_t>(NP)), tbl(static_cast<size_t>(B * MAXP));
+        std::iota(pool.begin(), pool.end(), 0);
+        std::shuffle(pool.begin(), pool.end(), std::mt19937_64(seed));
+        std::vector<T> kp(th::numel({NP, HKV, PS, D})), vp(kp.size());
+        for (int64_t b = 0; b < B; ++b)
+            for (int64_t i = 0; i < MAXP; ++i) {
+                const int64_t page = pool[size_t(b * MAXP + i)];
+                tbl[size_t(b * MAXP + i)] = i * PS < (*lens)[size_t(b)] ? int32_t(page) : -1;
+                for (int64_t hk = 0; hk < HKV; ++hk) {
+                    const size_t from = size_t(((b * HKV + hk) * S + i * PS) * D), to = size_t(((page * HKV + hk) * PS) * D);
+                    std::copy_n(k.begin() + long(from), PS * D, kp.begin() + long(to));
+                    std::copy_n(v.begin() + long(from), PS * D, vp.begin() + long(to));
+                }
+            }
+        th::OffsetBuffer<T> Kp(kp, sh.offset), Vp(vp, sh.offset);
+        th::DeviceBuffer<int32_t> Tbl(tbl);
+        th::check_launch(tlc::flash_decode_paged(Q.get(), Kp.get(), Vp.get(), Tbl.get(), Lens.get(), O.get(), scale, B, H, NQ, NP, HKV,
+                                                 PS, MAXP, 0, own_workspace ? W.get() : nullptr, own_workspace ? bytes : 0),
+                         "flash_decode_paged");
+    } else if (lens)
         th::check_launch(tlc::flash_decode_varlen(Q.get(), K.get(), V.get(), Lens.get(), O.get(), scale, B, H, NQ, HKV, S, 0,
                                                   own_workspace ? W.get() : nullptr, own_workspace ? bytes : 0),
                          "flash_decode_varlen");
@@ -247,6 +281,34 @@ int main() {
         suite.run("flash_decode_varlen/lens=-5,100,4999,2", [&] { return check_program(s, seed + 10, false, &negative); });
         seed += 20;
     }
+    // flash_decode_paged: pages of 64 and 256 positions (BN = 64), sequences ending inside a page,
+    // an empty one, a full one; unaligned base addresses.
+    {
+        const Shape s{4, 16, 4, 2, 5120, 0, 0.0, 1.0, 0, th::When::always, ""};
+        const std::vector<int32_t> lens = {5120, 1, 0, 3333};
+        for (int64_t ps : {64, 256})
+            for (bool own : {false, true}) {
+                suite.run("flash_decode_paged/" + std::string(own ? "caller_workspace/" : "") + "page=" + std::to_string(ps) +
+                              ",lens=5120,1,0,3333",
+                          [&] { return check_program(s, seed, own, &lens, ps); });
+                seed += 10;
+            }
+        const Shape o{3, 8, 1, 5, 1024, 0, 0.0, 1.0, 1, th::When::always, "_offset1"};
+        const std::vector<int32_t> short_lens = {1000, 64, 65};
+        suite.run("flash_decode_paged/page=128,B=3,H=8,HKV=1,NQ=5_offset1", [&] { return check_program(o, seed, false, &short_lens, 128); });
+        const Shape l{2, 32, 8, 1, 40960, 0, 0.0, 1.0, 0, th::When::full, ""};
+        const std::vector<int32_t> long_lens = {40000, 17};
+        suite.run("flash_decode_paged/page=256,lens=40000,17", [&] { return check_program(l, seed + 10, false, &long_lens, 256); },
+                  l.when);
+        seed += 20;
+    }
+    suite.run("flash_decode_paged/requires_PS%BN", [&] {
+        th::DeviceBuffer<T> Q(64 * D), K(64 * D), V(64 * D), O(64 * D);
+        th::DeviceBuffer<int32_t> Tbl(8), Lens(2);
+        return th::expect_invalid([&] {
+            return tlc::flash_decode_paged(Q.get(), K.get(), V.get(), Tbl.get(), Lens.get(), O.get(), 0.125f, 1, 4, 1, 2, 2, 48, 2);
+        });
+    });
     suite.run("flash_decode_program/workspace_too_small", [&] {
         const size_t n = th::numel({1, 4, 1, D}), nkv = th::numel({1, 2, 1000, D});
         th::DeviceBuffer<T> Q(n), K(nkv), V(nkv), O(n);
@@ -270,8 +332,7 @@ int main() {
         th::DeviceBuffer<T> Q(n), K(0), V(0), O(n);
         th::DeviceBuffer<float> Opart(0), Lse(0);
         O.poison();
-        th::check_launch(tlc::flash_decode_split(Q.get(), K.get(), V.get(), unused_lens(), Opart.get(), Lse.get(), 0.125f, 64, 1, 4, 2, 2, 0,
-                                                 0, 8),
+        th::check_launch(tlc::flash_decode_split(Q.get(), K.get(), V.get(), unused_lens(), unused_tbl(), Opart.get(), Lse.get(), 0.125f, 64, 1, 4, 2, 1, 2, 0, 1, 0, 8),
                          "flash_decode_split");
         th::check_launch(tlc::flash_decode_combine(Opart.get(), Lse.get(), O.get(), 1, 0, 8, 4, 2), "flash_decode_combine");
         return th::numeric(th::rel_err(O.download(), std::vector<double>(n, 0.0)), th::Dtype<T>::bound,
@@ -280,8 +341,7 @@ int main() {
     suite.run("flash_decode/B=0_empty_grid", [] {
         th::DeviceBuffer<T> Q(0), K(0), V(0), O(0);
         th::DeviceBuffer<float> Opart(0), Lse(0);
-        th::check_launch(tlc::flash_decode_split(Q.get(), K.get(), V.get(), unused_lens(), Opart.get(), Lse.get(), 0.125f, 64, 0, 4, 1, 2, 64,
-                                                 1, 4),
+        th::check_launch(tlc::flash_decode_split(Q.get(), K.get(), V.get(), unused_lens(), unused_tbl(), Opart.get(), Lse.get(), 0.125f, 64, 0, 4, 1, 0, 2, 64, 1, 1, 4),
                          "flash_decode_split");
         th::check_launch(tlc::flash_decode_combine(Opart.get(), Lse.get(), O.get(), 0, 1, 4, 4, 1), "flash_decode_combine");
         return th::expect(Opart.guards_intact() && Lse.guards_intact() && O.guards_intact(), "an empty launch wrote");
@@ -293,14 +353,14 @@ int main() {
         th::DeviceBuffer<T> Q(nq), K(nkv), V(nkv);
         th::DeviceBuffer<float> Opart(nq), Lse(4);
         return th::expect_invalid([&] {
-            return tlc::flash_decode_split(Q.get(), K.get(), nullptr, unused_lens(), Opart.get(), Lse.get(), 0.125f, 64, 1, 4, 1, 2, 64, 1, 4);
+            return tlc::flash_decode_split(Q.get(), K.get(), nullptr, unused_lens(), unused_tbl(), Opart.get(), Lse.get(), 0.125f, 64, 1, 4, 1, 1, 2, 64, 1, 1, 4);
         });
     });
     suite.run("flash_decode_split/negative_dim", [&] {
         th::DeviceBuffer<T> Q(nq), K(nkv), V(nkv);
         th::DeviceBuffer<float> Opart(nq), Lse(4);
         return th::expect_invalid([&] {
-            return tlc::flash_decode_split(Q.get(), K.get(), V.get(), unused_lens(), Opart.get(), Lse.get(), 0.125f, 64, 1, 4, 1, 2, -64, 1, 4);
+            return tlc::flash_decode_split(Q.get(), K.get(), V.get(), unused_lens(), unused_tbl(), Opart.get(), Lse.get(), 0.125f, 64, 1, 4, 1, 1, 2, -64, 1, 1, 4);
         });
     });
     // The kernel's requires(HKV > 0, H % HKV == 0, HNQ == H * NQ, split_len > 0, split_len % BN == 0).
@@ -308,35 +368,35 @@ int main() {
         th::DeviceBuffer<T> Q(nq), K(nkv), V(nkv);
         th::DeviceBuffer<float> Opart(nq), Lse(4);
         return th::expect_invalid([&] {
-            return tlc::flash_decode_split(Q.get(), K.get(), V.get(), unused_lens(), Opart.get(), Lse.get(), 0.125f, 64, 1, 4, 1, 0, 64, 1, 4);
+            return tlc::flash_decode_split(Q.get(), K.get(), V.get(), unused_lens(), unused_tbl(), Opart.get(), Lse.get(), 0.125f, 64, 1, 4, 1, 1, 0, 64, 1, 1, 4);
         });
     });
     suite.run("flash_decode_split/requires_H=5_HKV=2", [&] {
         th::DeviceBuffer<T> Q(5 * D), K(nkv), V(nkv);
         th::DeviceBuffer<float> Opart(5 * D), Lse(5);
         return th::expect_invalid([&] {
-            return tlc::flash_decode_split(Q.get(), K.get(), V.get(), unused_lens(), Opart.get(), Lse.get(), 0.125f, 64, 1, 5, 1, 2, 64, 1, 5);
+            return tlc::flash_decode_split(Q.get(), K.get(), V.get(), unused_lens(), unused_tbl(), Opart.get(), Lse.get(), 0.125f, 64, 1, 5, 1, 1, 2, 64, 1, 1, 5);
         });
     });
     suite.run("flash_decode_split/requires_HNQ=H*NQ", [&] {
         th::DeviceBuffer<T> Q(nq), K(nkv), V(nkv);
         th::DeviceBuffer<float> Opart(nq), Lse(4);
         return th::expect_invalid([&] {
-            return tlc::flash_decode_split(Q.get(), K.get(), V.get(), unused_lens(), Opart.get(), Lse.get(), 0.125f, 64, 1, 4, 1, 2, 64, 1, 2);
+            return tlc::flash_decode_split(Q.get(), K.get(), V.get(), unused_lens(), unused_tbl(), Opart.get(), Lse.get(), 0.125f, 64, 1, 4, 1, 1, 2, 64, 1, 1, 2);
         });
     });
     suite.run("flash_decode_split/requires_split_len=100", [&] {
         th::DeviceBuffer<T> Q(nq), K(nkv), V(nkv);
         th::DeviceBuffer<float> Opart(nq), Lse(4);
         return th::expect_invalid([&] {
-            return tlc::flash_decode_split(Q.get(), K.get(), V.get(), unused_lens(), Opart.get(), Lse.get(), 0.125f, 100, 1, 4, 1, 2, 64, 1, 4);
+            return tlc::flash_decode_split(Q.get(), K.get(), V.get(), unused_lens(), unused_tbl(), Opart.get(), Lse.get(), 0.125f, 100, 1, 4, 1, 1, 2, 64, 1, 1, 4);
         });
     });
     suite.run("flash_decode_split/requires_split_len=0", [&] {
         th::DeviceBuffer<T> Q(nq), K(nkv), V(nkv);
         th::DeviceBuffer<float> Opart(nq), Lse(4);
         return th::expect_invalid([&] {
-            return tlc::flash_decode_split(Q.get(), K.get(), V.get(), unused_lens(), Opart.get(), Lse.get(), 0.125f, 0, 1, 4, 1, 2, 64, 1, 4);
+            return tlc::flash_decode_split(Q.get(), K.get(), V.get(), unused_lens(), unused_tbl(), Opart.get(), Lse.get(), 0.125f, 0, 1, 4, 1, 1, 2, 64, 1, 1, 4);
         });
     });
     suite.run("flash_decode_combine/null_pointer", [&] {
