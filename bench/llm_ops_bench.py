@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """bench/llm_ops_bench.py — tlc's stdlib LLM operators (residual_rmsnorm, swiglu, geglu, rope_half,
-rope_interleaved, embedding, cross_entropy, flash_decode, flash_decode_paged, topk_gating (f32 logits), transpose, fp8_per_group, fp8_per_block,
-swiglu_fp8_per_group, fp8_per_token) against PyTorch eager and torch.compile of the same
-computation on one GPU, through the Python package (`tlc.load`), to JSON and a markdown table.
+rope_interleaved, embedding, cross_entropy, flash_decode, flash_decode_paged, topk_gating (f32
+logits), topk_gating_grouped, transpose, fp8_per_group, fp8_per_block, swiglu_fp8_per_group,
+fp8_per_token) against PyTorch eager and torch.compile of the same computation on one GPU, through
+the Python package (`tlc.load`), to JSON and a markdown table, with a device-to-device copy of the
+same bytes in the same run (the memory-bound ceiling, column tlc/copy).
 
 Every case: random inputs; each side's output checked against a float64 (or float32, for the
 FP8 cast) PyTorch reference; torch.compile specialised to each case's shapes (`dynamic=False`, compiled
@@ -54,6 +56,20 @@ def gpu_ms(fn, iters):
         b.synchronize()
         runs.append(a.elapsed_time(b) / iters)
     return statistics.median(runs)
+
+
+_copy_ms = {}
+
+
+def copy_ms(moved, iters):
+    """GPU milliseconds of a device-to-device copy that moves `moved` bytes (reads half, writes
+    half), the memory-bound ceiling each case is compared with; measured once per size."""
+    n = max(moved // 2, 1)
+    if n not in _copy_ms:
+        src = torch.empty(n, dtype=torch.uint8, device="cuda")
+        dst = torch.empty_like(src)
+        _copy_ms[n] = gpu_ms(lambda: dst.copy_(src), iters)
+    return _copy_ms[n]
 
 
 def rel_err(got, ref):
@@ -388,7 +404,8 @@ def main():
     torch.manual_seed(1234)
     t_start = time.monotonic()
     records = []
-    header = "| op | dtype | shape | tlc µs | tlc TB/s | eager TB/s | compiled TB/s | tlc/eager | tlc/compiled | error tlc / eager | check |"
+    header = ("| op | dtype | shape | tlc µs | tlc TB/s | eager TB/s | compiled TB/s | copy TB/s | tlc/eager | tlc/compiled | "
+              "tlc/copy | error tlc / eager | check |")
     lines = [header, "|---" * (header.count("|") - 1) + "|"]
     print(lines[0], flush=True)
     for op in ops:
@@ -413,28 +430,31 @@ def main():
                         torch._dynamo.reset()  # a fresh compile, specialised to this case's shapes
                         compiled = torch.compile(c.torch_fn, dynamic=False)
                         t_comp = gpu_ms(lambda: compiled(*c.peer_args), a.iters)
+                    t_copy = copy_ms(c.moved, a.iters)
                     rate = lambda ms: c.moved / (ms * 1e-3) / 1e12 if ms else None  # noqa: E731
-                    rec.update(bytes=c.moved, tlc_ms=t_tlc, eager_ms=t_eager, compiled_ms=t_comp,
-                               tlc_tbs=rate(t_tlc), eager_tbs=rate(t_eager), compiled_tbs=rate(t_comp),
+                    rec.update(bytes=c.moved, tlc_ms=t_tlc, eager_ms=t_eager, compiled_ms=t_comp, copy_ms=t_copy,
+                               tlc_tbs=rate(t_tlc), eager_tbs=rate(t_eager), compiled_tbs=rate(t_comp), copy_tbs=rate(t_copy),
                                error_tlc=err_tlc, error_eager=err_eager,
                                check="PASS" if math.isfinite(err_tlc) and err_tlc <= bound else "FAIL")
                 except Exception as e:  # noqa: BLE001 - a failing case is recorded, the rest run
                     rec.update(check="ERROR", error=f"{type(e).__name__}: {e}")
                 records.append(rec)
                 if rec["check"] == "ERROR":
-                    line = f"| {op} | {tname} | {'×'.join(map(str, shape))} | | | | | | | | ERROR: {rec['error'][:120]} |"
+                    line = f"| {op} | {tname} | {'×'.join(map(str, shape))} | | | | | | | | | | ERROR: {rec['error'][:120]} |"
                 else:
                     comp = f"{rec['compiled_tbs']:.2f}" if t_comp else "—"
                     vs_comp = f"{t_comp / t_tlc:.2f}" if t_comp else "—"
                     line = (f"| {op} | {tname} | {'×'.join(map(str, shape))} | {t_tlc * 1e3:.1f} | {rec['tlc_tbs']:.2f} | "
-                            f"{rec['eager_tbs']:.2f} | {comp} | {t_eager / t_tlc:.2f} | {vs_comp} | "
+                            f"{rec['eager_tbs']:.2f} | {comp} | {rec['copy_tbs']:.2f} | {t_eager / t_tlc:.2f} | {vs_comp} | "
+                            f"{t_copy / t_tlc:.2f} | "
                             f"{err_tlc:.1e} / {err_eager:.1e} | {rec['check']} |")
                 lines.append(line)
                 print(line, flush=True)
     out = {"benchmark": "llm_ops_bench", "date": datetime.datetime.now(datetime.timezone.utc).isoformat(),
            "gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
            "tlc": builder.tlc_version(builder.find_tool("tlc", "TLC")),
-           "method": "GPU time per call: median of 5 runs of --iters back-to-back calls after a queued spin",
+           "method": "GPU time per call: median of 5 runs of --iters back-to-back calls after a queued spin; "
+                     "copy: a device-to-device copy moving the case's bytes (half read, half written)",
            "iters": a.iters, "records": records}
     a.out.write_text(json.dumps(out, indent=1))
     a.out.with_suffix(".md").write_text("\n".join(lines) + "\n")
