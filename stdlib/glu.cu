@@ -25,24 +25,24 @@ __device__ __forceinline__ float silu_no_div(float x) {
 
 }  // namespace tl_fast_fns
 
-// kernel swiglu<BN = 1024, RB = 4, THREADS = 256, T = f16>  (stdlib/glu.tl:19)
-// 256 threads per block, 0 bytes of shared memory
-__global__ void __launch_bounds__(256, 4) swiglu_kernel(
+// kernel swiglu<BN = 1024, RB = 1, THREADS = 128, T = f16>  (stdlib/glu.tl:22)
+// 128 threads per block, 0 bytes of shared memory
+__global__ void __launch_bounds__(128, 16) swiglu_kernel(
         const tl::f16* __restrict__ X,
         tl::f16* __restrict__ Y,
         int32_t M,
         int32_t K,
         int32_t N)
 {
-    using g_layout = tl::BlockedLayout<4096, 8, 256>;  // fragment g: f32[4, 1024]
-    using u_layout = tl::BlockedLayout<4096, 8, 256>;  // fragment u: f32[4, 1024]
+    using g_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment g: f32[1, 1024]
+    using u_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment u: f32[1, 1024]
     const tl::f16* const Xg = X;  // view Xg: f16[M, 2, N] of X
     const int tl_tid = threadIdx.x;
-    float g[g_layout::kSlots];  // fragment g: f32[4, 1024]
-    float u[u_layout::kSlots];  // fragment u: f32[4, 1024]
-    const int32_t r0 = int(blockIdx.y) * 4;
-    const int32_t c0 = int(blockIdx.x) * 1024;
-    // copy(Xg[r0 +: RB, 0, c0 +: BN], g);  (glu.tl:28)
+    float g[g_layout::kSlots];  // fragment g: f32[1, 1024]
+    float u[u_layout::kSlots];  // fragment u: f32[1, 1024]
+    const int32_t r0 = int(blockIdx.x) * 1;
+    const int32_t c0 = int(blockIdx.y) * 1024;
+    // copy(Xg[r0 +: RB, 0, c0 +: BN], g);  (glu.tl:31)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < g_layout::kSlots; tl_chunk0 += 8) {
         if (!(g_layout::valid(tl_tid, tl_chunk0))) continue;
@@ -59,7 +59,7 @@ __global__ void __launch_bounds__(256, 4) swiglu_kernel(
             }
         }
     }
-    // copy(Xg[r0 +: RB, 1, c0 +: BN], u);  (glu.tl:29)
+    // copy(Xg[r0 +: RB, 1, c0 +: BN], u);  (glu.tl:32)
     #pragma unroll
     for (int tl_chunk3 = 0; tl_chunk3 < u_layout::kSlots; tl_chunk3 += 8) {
         if (!(u_layout::valid(tl_tid, tl_chunk3))) continue;
@@ -76,8 +76,8 @@ __global__ void __launch_bounds__(256, 4) swiglu_kernel(
             }
         }
     }
-    // for i, j in parallel(RB, BN) {  (glu.tl:30)
-    // for i, j in parallel(4, 1024): each thread visits the elements of `g` it holds
+    // for i, j in parallel(RB, BN) {  (glu.tl:33)
+    // for i, j in parallel(1, 1024): each thread visits the elements of `g` it holds
     #pragma unroll
     for (int tl_s6 = 0; tl_s6 < g_layout::kSlots; ++tl_s6) {
         if (!(g_layout::valid(tl_tid, tl_s6))) continue;
@@ -85,7 +85,7 @@ __global__ void __launch_bounds__(256, 4) swiglu_kernel(
         [[maybe_unused]] const int j = (g_layout::flat(tl_tid, tl_s6)) % 1024;
         g[tl_s6] = tl_fast_fns::silu_no_div(g[tl_s6]) * u[tl_s6];
     }
-    // copy(g, Y[r0 +: RB, c0 +: BN]);  (glu.tl:33)
+    // copy(g, Y[r0 +: RB, c0 +: BN]);  (glu.tl:36)
     #pragma unroll
     for (int tl_chunk7 = 0; tl_chunk7 < g_layout::kSlots; tl_chunk7 += 8) {
         if (!(g_layout::valid(tl_tid, tl_chunk7))) continue;
@@ -104,24 +104,24 @@ __global__ void __launch_bounds__(256, 4) swiglu_kernel(
     }
 }
 
-// kernel geglu<BN = 1024, RB = 4, THREADS = 256, T = f16>  (stdlib/glu.tl:37)
-// 256 threads per block, 0 bytes of shared memory
-__global__ void __launch_bounds__(256, 4) geglu_kernel(
+// kernel geglu<BN = 1024, RB = 1, THREADS = 128, T = f16>  (stdlib/glu.tl:40)
+// 128 threads per block, 0 bytes of shared memory
+__global__ void __launch_bounds__(128, 16) geglu_kernel(
         const tl::f16* __restrict__ X,
         tl::f16* __restrict__ Y,
         int32_t M,
         int32_t K,
         int32_t N)
 {
-    using g_layout = tl::BlockedLayout<4096, 8, 256>;  // fragment g: f32[4, 1024]
-    using u_layout = tl::BlockedLayout<4096, 8, 256>;  // fragment u: f32[4, 1024]
+    using g_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment g: f32[1, 1024]
+    using u_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment u: f32[1, 1024]
     const tl::f16* const Xg = X;  // view Xg: f16[M, 2, N] of X
     const int tl_tid = threadIdx.x;
-    float g[g_layout::kSlots];  // fragment g: f32[4, 1024]
-    float u[u_layout::kSlots];  // fragment u: f32[4, 1024]
-    const int32_t r0 = int(blockIdx.y) * 4;
-    const int32_t c0 = int(blockIdx.x) * 1024;
-    // copy(Xg[r0 +: RB, 0, c0 +: BN], g);  (glu.tl:46)
+    float g[g_layout::kSlots];  // fragment g: f32[1, 1024]
+    float u[u_layout::kSlots];  // fragment u: f32[1, 1024]
+    const int32_t r0 = int(blockIdx.x) * 1;
+    const int32_t c0 = int(blockIdx.y) * 1024;
+    // copy(Xg[r0 +: RB, 0, c0 +: BN], g);  (glu.tl:49)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < g_layout::kSlots; tl_chunk0 += 8) {
         if (!(g_layout::valid(tl_tid, tl_chunk0))) continue;
@@ -138,7 +138,7 @@ __global__ void __launch_bounds__(256, 4) geglu_kernel(
             }
         }
     }
-    // copy(Xg[r0 +: RB, 1, c0 +: BN], u);  (glu.tl:47)
+    // copy(Xg[r0 +: RB, 1, c0 +: BN], u);  (glu.tl:50)
     #pragma unroll
     for (int tl_chunk3 = 0; tl_chunk3 < u_layout::kSlots; tl_chunk3 += 8) {
         if (!(u_layout::valid(tl_tid, tl_chunk3))) continue;
@@ -155,8 +155,8 @@ __global__ void __launch_bounds__(256, 4) geglu_kernel(
             }
         }
     }
-    // for i, j in parallel(RB, BN) {  (glu.tl:48)
-    // for i, j in parallel(4, 1024): each thread visits the elements of `g` it holds
+    // for i, j in parallel(RB, BN) {  (glu.tl:51)
+    // for i, j in parallel(1, 1024): each thread visits the elements of `g` it holds
     #pragma unroll
     for (int tl_s6 = 0; tl_s6 < g_layout::kSlots; ++tl_s6) {
         if (!(g_layout::valid(tl_tid, tl_s6))) continue;
@@ -164,7 +164,7 @@ __global__ void __launch_bounds__(256, 4) geglu_kernel(
         [[maybe_unused]] const int j = (g_layout::flat(tl_tid, tl_s6)) % 1024;
         g[tl_s6] = gelu(g[tl_s6]) * u[tl_s6];
     }
-    // copy(g, Y[r0 +: RB, c0 +: BN]);  (glu.tl:51)
+    // copy(g, Y[r0 +: RB, c0 +: BN]);  (glu.tl:54)
     #pragma unroll
     for (int tl_chunk7 = 0; tl_chunk7 < g_layout::kSlots; tl_chunk7 += 8) {
         if (!(g_layout::valid(tl_tid, tl_chunk7))) continue;
@@ -196,11 +196,11 @@ cudaError_t swiglu(const __half* X, __half* Y, int64_t M, int64_t K, int64_t N, 
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     if (!(M * 2 * N == M * K))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `M * 2 * N == M * K (view Xg of X)` does not hold" + " (" + "M = " + std::to_string(M) + ", N = " + std::to_string(N) + ", K = " + std::to_string(K) + ")");
-    const int64_t tl_grid_x = int64_t(tl::cdiv(N, 1024)), tl_grid_y = int64_t(tl::cdiv(M, 4)), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 1)), tl_grid_y = int64_t(tl::cdiv(N, 1024)), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
-    ::swiglu_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 0, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N));
+    ::swiglu_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 0, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -213,11 +213,11 @@ cudaError_t geglu(const __half* X, __half* Y, int64_t M, int64_t K, int64_t N, c
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     if (!(M * 2 * N == M * K))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `M * 2 * N == M * K (view Xg of X)` does not hold" + " (" + "M = " + std::to_string(M) + ", N = " + std::to_string(N) + ", K = " + std::to_string(K) + ")");
-    const int64_t tl_grid_x = int64_t(tl::cdiv(N, 1024)), tl_grid_y = int64_t(tl::cdiv(M, 4)), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 1)), tl_grid_y = int64_t(tl::cdiv(N, 1024)), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
-    ::geglu_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 0, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N));
+    ::geglu_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 0, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
