@@ -184,6 +184,14 @@ def case_embedding(dt, tname, shape):
                 table.double()[ids.long()], nbytes(ids) + 2 * nbytes(y))
 
 
+def decode_reference(q, kc, vc, scale):
+    """float64 attention of q [B, H, NQ, D] over the cache kc, vc [B, HKV, S, D] (GQA)."""
+    g = q.shape[1] // kc.shape[1]
+    kd = kc.double().repeat_interleave(g, dim=1)
+    vd = vc.double().repeat_interleave(g, dim=1)
+    return torch.softmax((q.double() @ kd.transpose(-1, -2)) * scale, dim=-1) @ vd
+
+
 def case_flash_decode(dt, tname, shape):
     """One new token per sequence (NQ = 1, D = 128) over a KV cache of S tokens: the program
     `flash_decode` (split kernel + combine, its workspace kept per stream); peer: SDPA with GQA."""
@@ -195,10 +203,7 @@ def case_flash_decode(dt, tname, shape):
     o = torch.empty_like(q)
     scale = 1.0 / math.sqrt(d)
     k = stdlib("decode", T=tname).flash_decode
-    g = h // hkv
-    kd = kc.double().repeat_interleave(g, dim=1)
-    vd = vc.double().repeat_interleave(g, dim=1)
-    ref = torch.softmax((q.double() @ kd.transpose(-1, -2)) * scale, dim=-1) @ vd
+    ref = decode_reference(q, kc, vc, scale)
     return Case(lambda: k(q, kc, vc, o, sm_scale=scale), lambda: (k(q, kc, vc, o, sm_scale=scale), o)[1],
                 lambda q, kc, vc: F.scaled_dot_product_attention(q, kc, vc, scale=scale, enable_gqa=True), (q, kc, vc),
                 ref, nbytes(q, kc, vc, o))
@@ -225,10 +230,7 @@ def case_flash_decode_paged(dt, tname, shape):
     o = torch.empty_like(q)
     scale = 1.0 / math.sqrt(d)
     k = stdlib("decode", T=tname).flash_decode_paged
-    g = h // hkv
-    kd = kc.double().repeat_interleave(g, dim=1)
-    vd = vc.double().repeat_interleave(g, dim=1)
-    ref = torch.softmax((q.double() @ kd.transpose(-1, -2)) * scale, dim=-1) @ vd
+    ref = decode_reference(q, kc, vc, scale)
     run = lambda: k(q, kp, vp, tbl, lens, o, sm_scale=scale)  # noqa: E731
     return Case(run, lambda: (run(), o)[1],
                 lambda q, kc, vc: F.scaled_dot_product_attention(q, kc, vc, scale=scale, enable_gqa=True), (q, kc, vc),
