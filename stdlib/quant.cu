@@ -19,9 +19,9 @@ __device__ __forceinline__ float silu(float x) {
 
 }  // namespace tl_fast_fns
 
-// kernel fp8_per_token<ROW = 128, THREADS = 256, RB = 32, BN = 2048, MAX_BLOCKS = 1024, T = bf16>  (stdlib/quant.tl:13)
+// kernel fp8_per_token<ROW = 128, THREADS = 256, RB = 32, BN = 2048, MAX_BLOCKS = 1024, T = bf16>  (stdlib/quant.tl:15)
 // 256 threads per block, 17440 bytes of shared memory
-__global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant0(
+__global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant0(
         const tl::bf16* __restrict__ X,
         tl::f8e4m3* __restrict__ Q,
         float* __restrict__ Scale,
@@ -46,7 +46,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant0(
     if (N <= 128) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:31)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:33)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + 32 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -70,12 +70,12 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant0(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (quant.tl:29)
+        // for g in pipelined(groups, stages = 2) {  (quant.tl:31)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:31)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:33)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + 32 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -100,7 +100,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant0(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 32;
-            // copy(xs, s);  (quant.tl:32)
+            // copy(xs, s);  (quant.tl:34)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::bf16* tl_ptr15 = &xs[((g % 2) * 32 + ((tl_tid / 16) + (tl_chunk14 / 8) * 16)) * 136 + ((tl_chunk14 % 8) + (tl_tid % 16) * 8)];
@@ -116,7 +116,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant0(
                     }
                 }
             }
-            // reduce(absmax, s, s_amax, axis = 1);  (quant.tl:33)
+            // reduce(absmax, s, s_amax, axis = 1);  (quant.tl:35)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
             {
                 float tl_part[2];
@@ -138,7 +138,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant0(
                     s_amax[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (quant.tl:34)
+            // for i in parallel(RB) {  (quant.tl:36)
             // for i in parallel(32): each thread visits the elements of `s_amax` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 2; ++tl_s18) {
@@ -147,7 +147,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant0(
                 s_amax[tl_s18] = a * 0.0022321429569274187f;
                 s_inv[tl_s18] = 448.0f * tl::exp(-tl::log(a));
             }
-            // for i, j in parallel(RB, ROW) {  (quant.tl:39)
+            // for i, j in parallel(RB, ROW) {  (quant.tl:41)
             // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s19 = 0; tl_s19 < 16; ++tl_s19) {
@@ -155,7 +155,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant0(
                 [[maybe_unused]] const int j = ((tl_s19 % 8) + (tl_tid % 16) * 8);
                 s[tl_s19] = s[tl_s19] * s_inv[(tl_s19 / 8)];
             }
-            // copy(s, Q[row0 +: RB, 0 +: ROW]);  (quant.tl:42)
+            // copy(s, Q[row0 +: RB, 0 +: ROW]);  (quant.tl:44)
             #pragma unroll
             for (int tl_chunk20 = 0; tl_chunk20 < 16; tl_chunk20 += 8) {
                 tl::f8e4m3* tl_ptr21 = &Q[int64_t(row0 + ((tl_tid / 16) + (tl_chunk20 / 8) * 16)) * N + ((tl_chunk20 % 8) + (tl_tid % 16) * 8)];
@@ -171,7 +171,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant0(
                     }
                 }
             }
-            // copy(s_amax, Scale[row0 +: RB]);  (quant.tl:43)
+            // copy(s_amax, Scale[row0 +: RB]);  (quant.tl:45)
             if ((tl_tid % 16) == 0) {
                 #pragma unroll
                 for (int tl_s23 = 0; tl_s23 < 2; ++tl_s23) {
@@ -188,7 +188,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant0(
                 const int32_t row = row0 + rr;
                 amax = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (quant.tl:53)
+                    // copy(X[row, t * BN +: BN], x);  (quant.tl:55)
                     #pragma unroll
                     for (int tl_chunk24 = 0; tl_chunk24 < x_layout::kSlots; tl_chunk24 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk24))) continue;
@@ -205,7 +205,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant0(
                             }
                         }
                     }
-                    // reduce(absmax, x, part);  (quant.tl:54)
+                    // reduce(absmax, x, part);  (quant.tl:56)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -225,7 +225,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant0(
                 const float scale = tl::max(amax, 9.999999960041972e-13f) * 0.0022321429569274187f;
                 const float inv = 448.0f * tl::exp(-tl::log(tl::max(amax, 9.999999960041972e-13f)));
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (quant.tl:60)
+                    // copy(X[row, t * BN +: BN], x);  (quant.tl:62)
                     #pragma unroll
                     for (int tl_chunk28 = 0; tl_chunk28 < x_layout::kSlots; tl_chunk28 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk28))) continue;
@@ -242,7 +242,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant0(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (quant.tl:61)
+                    // for j in parallel(BN) {  (quant.tl:63)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s31 = 0; tl_s31 < x_layout::kSlots; ++tl_s31) {
@@ -250,7 +250,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant0(
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s31);
                         x[tl_s31] = x[tl_s31] * inv;
                     }
-                    // copy(x, Q[row, t * BN +: BN]);  (quant.tl:64)
+                    // copy(x, Q[row, t * BN +: BN]);  (quant.tl:66)
                     #pragma unroll
                     for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
@@ -268,7 +268,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant0(
                         }
                     }
                 }
-                // for i in parallel(1) {  (quant.tl:66)
+                // for i in parallel(1) {  (quant.tl:68)
                 // for i in parallel(1): iterations dealt round-robin to the threads
                 #pragma unroll
                 for (int tl_i36 = 0; tl_i36 < 1; ++tl_i36) {
@@ -283,9 +283,9 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant0(
     }
 }
 
-// kernel fp8_per_token<ROW = 256, THREADS = 256, RB = 16, BN = 2048, MAX_BLOCKS = 1024, T = bf16>  (stdlib/quant.tl:13)
+// kernel fp8_per_token<ROW = 256, THREADS = 256, RB = 16, BN = 2048, MAX_BLOCKS = 1024, T = bf16>  (stdlib/quant.tl:15)
 // 256 threads per block, 16928 bytes of shared memory
-__global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant1(
+__global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant1(
         const tl::bf16* __restrict__ X,
         tl::f8e4m3* __restrict__ Q,
         float* __restrict__ Scale,
@@ -310,7 +310,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant1(
     if (N <= 256) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:31)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:33)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -334,12 +334,12 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant1(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (quant.tl:29)
+        // for g in pipelined(groups, stages = 2) {  (quant.tl:31)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:31)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:33)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -364,7 +364,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant1(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 16;
-            // copy(xs, s);  (quant.tl:32)
+            // copy(xs, s);  (quant.tl:34)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::bf16* tl_ptr15 = &xs[((g % 2) * 16 + ((tl_tid / 32) + (tl_chunk14 / 8) * 8)) * 264 + ((tl_chunk14 % 8) + (tl_tid % 32) * 8)];
@@ -380,7 +380,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant1(
                     }
                 }
             }
-            // reduce(absmax, s, s_amax, axis = 1);  (quant.tl:33)
+            // reduce(absmax, s, s_amax, axis = 1);  (quant.tl:35)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[2];
@@ -403,7 +403,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant1(
                     s_amax[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (quant.tl:34)
+            // for i in parallel(RB) {  (quant.tl:36)
             // for i in parallel(16): each thread visits the elements of `s_amax` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 2; ++tl_s18) {
@@ -412,7 +412,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant1(
                 s_amax[tl_s18] = a * 0.0022321429569274187f;
                 s_inv[tl_s18] = 448.0f * tl::exp(-tl::log(a));
             }
-            // for i, j in parallel(RB, ROW) {  (quant.tl:39)
+            // for i, j in parallel(RB, ROW) {  (quant.tl:41)
             // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s19 = 0; tl_s19 < 16; ++tl_s19) {
@@ -420,7 +420,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant1(
                 [[maybe_unused]] const int j = ((tl_s19 % 8) + (tl_tid % 32) * 8);
                 s[tl_s19] = s[tl_s19] * s_inv[(tl_s19 / 8)];
             }
-            // copy(s, Q[row0 +: RB, 0 +: ROW]);  (quant.tl:42)
+            // copy(s, Q[row0 +: RB, 0 +: ROW]);  (quant.tl:44)
             #pragma unroll
             for (int tl_chunk20 = 0; tl_chunk20 < 16; tl_chunk20 += 8) {
                 tl::f8e4m3* tl_ptr21 = &Q[int64_t(row0 + ((tl_tid / 32) + (tl_chunk20 / 8) * 8)) * N + ((tl_chunk20 % 8) + (tl_tid % 32) * 8)];
@@ -436,7 +436,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant1(
                     }
                 }
             }
-            // copy(s_amax, Scale[row0 +: RB]);  (quant.tl:43)
+            // copy(s_amax, Scale[row0 +: RB]);  (quant.tl:45)
             if ((tl_tid % 32) == 0) {
                 #pragma unroll
                 for (int tl_s23 = 0; tl_s23 < 2; ++tl_s23) {
@@ -453,7 +453,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant1(
                 const int32_t row = row0 + rr;
                 amax = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (quant.tl:53)
+                    // copy(X[row, t * BN +: BN], x);  (quant.tl:55)
                     #pragma unroll
                     for (int tl_chunk24 = 0; tl_chunk24 < x_layout::kSlots; tl_chunk24 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk24))) continue;
@@ -470,7 +470,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant1(
                             }
                         }
                     }
-                    // reduce(absmax, x, part);  (quant.tl:54)
+                    // reduce(absmax, x, part);  (quant.tl:56)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -490,7 +490,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant1(
                 const float scale = tl::max(amax, 9.999999960041972e-13f) * 0.0022321429569274187f;
                 const float inv = 448.0f * tl::exp(-tl::log(tl::max(amax, 9.999999960041972e-13f)));
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (quant.tl:60)
+                    // copy(X[row, t * BN +: BN], x);  (quant.tl:62)
                     #pragma unroll
                     for (int tl_chunk28 = 0; tl_chunk28 < x_layout::kSlots; tl_chunk28 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk28))) continue;
@@ -507,7 +507,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant1(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (quant.tl:61)
+                    // for j in parallel(BN) {  (quant.tl:63)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s31 = 0; tl_s31 < x_layout::kSlots; ++tl_s31) {
@@ -515,7 +515,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant1(
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s31);
                         x[tl_s31] = x[tl_s31] * inv;
                     }
-                    // copy(x, Q[row, t * BN +: BN]);  (quant.tl:64)
+                    // copy(x, Q[row, t * BN +: BN]);  (quant.tl:66)
                     #pragma unroll
                     for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
@@ -533,7 +533,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant1(
                         }
                     }
                 }
-                // for i in parallel(1) {  (quant.tl:66)
+                // for i in parallel(1) {  (quant.tl:68)
                 // for i in parallel(1): iterations dealt round-robin to the threads
                 #pragma unroll
                 for (int tl_i36 = 0; tl_i36 < 1; ++tl_i36) {
@@ -548,9 +548,9 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant1(
     }
 }
 
-// kernel fp8_per_token<ROW = 512, THREADS = 256, RB = 8, BN = 2048, MAX_BLOCKS = 1024, T = bf16>  (stdlib/quant.tl:13)
+// kernel fp8_per_token<ROW = 512, THREADS = 256, RB = 8, BN = 2048, MAX_BLOCKS = 1024, T = bf16>  (stdlib/quant.tl:15)
 // 256 threads per block, 16672 bytes of shared memory
-__global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant2(
+__global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant2(
         const tl::bf16* __restrict__ X,
         tl::f8e4m3* __restrict__ Q,
         float* __restrict__ Scale,
@@ -575,7 +575,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant2(
     if (N <= 512) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:31)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:33)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -599,12 +599,12 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant2(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (quant.tl:29)
+        // for g in pipelined(groups, stages = 2) {  (quant.tl:31)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:31)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:33)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -629,7 +629,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant2(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 8;
-            // copy(xs, s);  (quant.tl:32)
+            // copy(xs, s);  (quant.tl:34)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::bf16* tl_ptr15 = &xs[((g % 2) * 8 + (tl_tid / 32)) * 520 + ((tl_chunk14 % 8) + (tl_tid % 32) * 8 + (tl_chunk14 / 8) * 256)];
@@ -645,7 +645,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant2(
                     }
                 }
             }
-            // reduce(absmax, s, s_amax, axis = 1);  (quant.tl:33)
+            // reduce(absmax, s, s_amax, axis = 1);  (quant.tl:35)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[1];
@@ -668,7 +668,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant2(
                     s_amax[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (quant.tl:34)
+            // for i in parallel(RB) {  (quant.tl:36)
             // for i in parallel(8): each thread visits the elements of `s_amax` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 1; ++tl_s18) {
@@ -677,7 +677,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant2(
                 s_amax[tl_s18] = a * 0.0022321429569274187f;
                 s_inv[tl_s18] = 448.0f * tl::exp(-tl::log(a));
             }
-            // for i, j in parallel(RB, ROW) {  (quant.tl:39)
+            // for i, j in parallel(RB, ROW) {  (quant.tl:41)
             // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s19 = 0; tl_s19 < 16; ++tl_s19) {
@@ -685,7 +685,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant2(
                 [[maybe_unused]] const int j = ((tl_s19 % 8) + (tl_tid % 32) * 8 + (tl_s19 / 8) * 256);
                 s[tl_s19] = s[tl_s19] * s_inv[0];
             }
-            // copy(s, Q[row0 +: RB, 0 +: ROW]);  (quant.tl:42)
+            // copy(s, Q[row0 +: RB, 0 +: ROW]);  (quant.tl:44)
             #pragma unroll
             for (int tl_chunk20 = 0; tl_chunk20 < 16; tl_chunk20 += 8) {
                 tl::f8e4m3* tl_ptr21 = &Q[int64_t(row0 + (tl_tid / 32)) * N + ((tl_chunk20 % 8) + (tl_tid % 32) * 8 + (tl_chunk20 / 8) * 256)];
@@ -701,7 +701,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant2(
                     }
                 }
             }
-            // copy(s_amax, Scale[row0 +: RB]);  (quant.tl:43)
+            // copy(s_amax, Scale[row0 +: RB]);  (quant.tl:45)
             if ((tl_tid % 32) == 0) {
                 #pragma unroll
                 for (int tl_s23 = 0; tl_s23 < 1; ++tl_s23) {
@@ -718,7 +718,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant2(
                 const int32_t row = row0 + rr;
                 amax = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (quant.tl:53)
+                    // copy(X[row, t * BN +: BN], x);  (quant.tl:55)
                     #pragma unroll
                     for (int tl_chunk24 = 0; tl_chunk24 < x_layout::kSlots; tl_chunk24 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk24))) continue;
@@ -735,7 +735,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant2(
                             }
                         }
                     }
-                    // reduce(absmax, x, part);  (quant.tl:54)
+                    // reduce(absmax, x, part);  (quant.tl:56)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -755,7 +755,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant2(
                 const float scale = tl::max(amax, 9.999999960041972e-13f) * 0.0022321429569274187f;
                 const float inv = 448.0f * tl::exp(-tl::log(tl::max(amax, 9.999999960041972e-13f)));
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (quant.tl:60)
+                    // copy(X[row, t * BN +: BN], x);  (quant.tl:62)
                     #pragma unroll
                     for (int tl_chunk28 = 0; tl_chunk28 < x_layout::kSlots; tl_chunk28 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk28))) continue;
@@ -772,7 +772,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant2(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (quant.tl:61)
+                    // for j in parallel(BN) {  (quant.tl:63)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s31 = 0; tl_s31 < x_layout::kSlots; ++tl_s31) {
@@ -780,7 +780,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant2(
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s31);
                         x[tl_s31] = x[tl_s31] * inv;
                     }
-                    // copy(x, Q[row, t * BN +: BN]);  (quant.tl:64)
+                    // copy(x, Q[row, t * BN +: BN]);  (quant.tl:66)
                     #pragma unroll
                     for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
@@ -798,7 +798,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant2(
                         }
                     }
                 }
-                // for i in parallel(1) {  (quant.tl:66)
+                // for i in parallel(1) {  (quant.tl:68)
                 // for i in parallel(1): iterations dealt round-robin to the threads
                 #pragma unroll
                 for (int tl_i36 = 0; tl_i36 < 1; ++tl_i36) {
@@ -813,9 +813,9 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant2(
     }
 }
 
-// kernel fp8_per_token<ROW = 1024, THREADS = 256, RB = 4, BN = 2048, MAX_BLOCKS = 1024, T = bf16>  (stdlib/quant.tl:13)
+// kernel fp8_per_token<ROW = 1024, THREADS = 256, RB = 4, BN = 2048, MAX_BLOCKS = 1024, T = bf16>  (stdlib/quant.tl:15)
 // 256 threads per block, 16544 bytes of shared memory
-__global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant3(
+__global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant3(
         const tl::bf16* __restrict__ X,
         tl::f8e4m3* __restrict__ Q,
         float* __restrict__ Scale,
@@ -840,7 +840,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant3(
     if (N <= 1024) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:31)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:33)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -864,12 +864,12 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant3(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (quant.tl:29)
+        // for g in pipelined(groups, stages = 2) {  (quant.tl:31)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:31)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:33)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -894,7 +894,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant3(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 4;
-            // copy(xs, s);  (quant.tl:32)
+            // copy(xs, s);  (quant.tl:34)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::bf16* tl_ptr15 = &xs[((g % 2) * 4 + (tl_tid / 64)) * 1032 + ((tl_chunk14 % 8) + (tl_tid % 64) * 8 + (tl_chunk14 / 8) * 512)];
@@ -910,7 +910,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant3(
                     }
                 }
             }
-            // reduce(absmax, s, s_amax, axis = 1);  (quant.tl:33)
+            // reduce(absmax, s, s_amax, axis = 1);  (quant.tl:35)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
             {
                 float tl_part[1];
@@ -946,7 +946,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant3(
                     s_amax[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (quant.tl:34)
+            // for i in parallel(RB) {  (quant.tl:36)
             // for i in parallel(4): each thread visits the elements of `s_amax` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 1; ++tl_s18) {
@@ -955,7 +955,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant3(
                 s_amax[tl_s18] = a * 0.0022321429569274187f;
                 s_inv[tl_s18] = 448.0f * tl::exp(-tl::log(a));
             }
-            // for i, j in parallel(RB, ROW) {  (quant.tl:39)
+            // for i, j in parallel(RB, ROW) {  (quant.tl:41)
             // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s19 = 0; tl_s19 < 16; ++tl_s19) {
@@ -963,7 +963,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant3(
                 [[maybe_unused]] const int j = ((tl_s19 % 8) + (tl_tid % 64) * 8 + (tl_s19 / 8) * 512);
                 s[tl_s19] = s[tl_s19] * s_inv[0];
             }
-            // copy(s, Q[row0 +: RB, 0 +: ROW]);  (quant.tl:42)
+            // copy(s, Q[row0 +: RB, 0 +: ROW]);  (quant.tl:44)
             #pragma unroll
             for (int tl_chunk20 = 0; tl_chunk20 < 16; tl_chunk20 += 8) {
                 tl::f8e4m3* tl_ptr21 = &Q[int64_t(row0 + (tl_tid / 64)) * N + ((tl_chunk20 % 8) + (tl_tid % 64) * 8 + (tl_chunk20 / 8) * 512)];
@@ -979,7 +979,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant3(
                     }
                 }
             }
-            // copy(s_amax, Scale[row0 +: RB]);  (quant.tl:43)
+            // copy(s_amax, Scale[row0 +: RB]);  (quant.tl:45)
             if ((tl_tid % 64) == 0) {
                 #pragma unroll
                 for (int tl_s23 = 0; tl_s23 < 1; ++tl_s23) {
@@ -996,7 +996,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant3(
                 const int32_t row = row0 + rr;
                 amax = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (quant.tl:53)
+                    // copy(X[row, t * BN +: BN], x);  (quant.tl:55)
                     #pragma unroll
                     for (int tl_chunk24 = 0; tl_chunk24 < x_layout::kSlots; tl_chunk24 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk24))) continue;
@@ -1013,7 +1013,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant3(
                             }
                         }
                     }
-                    // reduce(absmax, x, part);  (quant.tl:54)
+                    // reduce(absmax, x, part);  (quant.tl:56)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -1033,7 +1033,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant3(
                 const float scale = tl::max(amax, 9.999999960041972e-13f) * 0.0022321429569274187f;
                 const float inv = 448.0f * tl::exp(-tl::log(tl::max(amax, 9.999999960041972e-13f)));
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (quant.tl:60)
+                    // copy(X[row, t * BN +: BN], x);  (quant.tl:62)
                     #pragma unroll
                     for (int tl_chunk28 = 0; tl_chunk28 < x_layout::kSlots; tl_chunk28 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk28))) continue;
@@ -1050,7 +1050,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant3(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (quant.tl:61)
+                    // for j in parallel(BN) {  (quant.tl:63)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s31 = 0; tl_s31 < x_layout::kSlots; ++tl_s31) {
@@ -1058,7 +1058,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant3(
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s31);
                         x[tl_s31] = x[tl_s31] * inv;
                     }
-                    // copy(x, Q[row, t * BN +: BN]);  (quant.tl:64)
+                    // copy(x, Q[row, t * BN +: BN]);  (quant.tl:66)
                     #pragma unroll
                     for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
@@ -1076,7 +1076,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant3(
                         }
                     }
                 }
-                // for i in parallel(1) {  (quant.tl:66)
+                // for i in parallel(1) {  (quant.tl:68)
                 // for i in parallel(1): iterations dealt round-robin to the threads
                 #pragma unroll
                 for (int tl_i36 = 0; tl_i36 < 1; ++tl_i36) {
@@ -1091,9 +1091,9 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant3(
     }
 }
 
-// kernel fp8_per_token<ROW = 2048, THREADS = 256, RB = 2, BN = 2048, MAX_BLOCKS = 1024, T = bf16>  (stdlib/quant.tl:13)
+// kernel fp8_per_token<ROW = 2048, THREADS = 256, RB = 2, BN = 2048, MAX_BLOCKS = 1024, T = bf16>  (stdlib/quant.tl:15)
 // 256 threads per block, 16544 bytes of shared memory
-__global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant4(
+__global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant4(
         const tl::bf16* __restrict__ X,
         tl::f8e4m3* __restrict__ Q,
         float* __restrict__ Scale,
@@ -1118,7 +1118,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant4(
     if (N <= 2048) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:31)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:33)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -1142,12 +1142,12 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant4(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (quant.tl:29)
+        // for g in pipelined(groups, stages = 2) {  (quant.tl:31)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:31)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:33)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -1172,7 +1172,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant4(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 2;
-            // copy(xs, s);  (quant.tl:32)
+            // copy(xs, s);  (quant.tl:34)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::bf16* tl_ptr15 = &xs[((g % 2) * 2 + (tl_tid / 128)) * 2056 + ((tl_chunk14 % 8) + (tl_tid % 128) * 8 + (tl_chunk14 / 8) * 1024)];
@@ -1188,7 +1188,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant4(
                     }
                 }
             }
-            // reduce(absmax, s, s_amax, axis = 1);  (quant.tl:33)
+            // reduce(absmax, s, s_amax, axis = 1);  (quant.tl:35)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
             {
                 float tl_part[1];
@@ -1225,7 +1225,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant4(
                     s_amax[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (quant.tl:34)
+            // for i in parallel(RB) {  (quant.tl:36)
             // for i in parallel(2): each thread visits the elements of `s_amax` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 1; ++tl_s18) {
@@ -1234,7 +1234,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant4(
                 s_amax[tl_s18] = a * 0.0022321429569274187f;
                 s_inv[tl_s18] = 448.0f * tl::exp(-tl::log(a));
             }
-            // for i, j in parallel(RB, ROW) {  (quant.tl:39)
+            // for i, j in parallel(RB, ROW) {  (quant.tl:41)
             // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s19 = 0; tl_s19 < 16; ++tl_s19) {
@@ -1242,7 +1242,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant4(
                 [[maybe_unused]] const int j = ((tl_s19 % 8) + (tl_tid % 128) * 8 + (tl_s19 / 8) * 1024);
                 s[tl_s19] = s[tl_s19] * s_inv[0];
             }
-            // copy(s, Q[row0 +: RB, 0 +: ROW]);  (quant.tl:42)
+            // copy(s, Q[row0 +: RB, 0 +: ROW]);  (quant.tl:44)
             #pragma unroll
             for (int tl_chunk20 = 0; tl_chunk20 < 16; tl_chunk20 += 8) {
                 tl::f8e4m3* tl_ptr21 = &Q[int64_t(row0 + (tl_tid / 128)) * N + ((tl_chunk20 % 8) + (tl_tid % 128) * 8 + (tl_chunk20 / 8) * 1024)];
@@ -1258,7 +1258,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant4(
                     }
                 }
             }
-            // copy(s_amax, Scale[row0 +: RB]);  (quant.tl:43)
+            // copy(s_amax, Scale[row0 +: RB]);  (quant.tl:45)
             if ((tl_tid % 128) == 0) {
                 #pragma unroll
                 for (int tl_s23 = 0; tl_s23 < 1; ++tl_s23) {
@@ -1275,7 +1275,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant4(
                 const int32_t row = row0 + rr;
                 amax = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (quant.tl:53)
+                    // copy(X[row, t * BN +: BN], x);  (quant.tl:55)
                     #pragma unroll
                     for (int tl_chunk24 = 0; tl_chunk24 < x_layout::kSlots; tl_chunk24 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk24))) continue;
@@ -1292,7 +1292,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant4(
                             }
                         }
                     }
-                    // reduce(absmax, x, part);  (quant.tl:54)
+                    // reduce(absmax, x, part);  (quant.tl:56)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -1312,7 +1312,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant4(
                 const float scale = tl::max(amax, 9.999999960041972e-13f) * 0.0022321429569274187f;
                 const float inv = 448.0f * tl::exp(-tl::log(tl::max(amax, 9.999999960041972e-13f)));
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (quant.tl:60)
+                    // copy(X[row, t * BN +: BN], x);  (quant.tl:62)
                     #pragma unroll
                     for (int tl_chunk28 = 0; tl_chunk28 < x_layout::kSlots; tl_chunk28 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk28))) continue;
@@ -1329,7 +1329,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant4(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (quant.tl:61)
+                    // for j in parallel(BN) {  (quant.tl:63)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s31 = 0; tl_s31 < x_layout::kSlots; ++tl_s31) {
@@ -1337,7 +1337,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant4(
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s31);
                         x[tl_s31] = x[tl_s31] * inv;
                     }
-                    // copy(x, Q[row, t * BN +: BN]);  (quant.tl:64)
+                    // copy(x, Q[row, t * BN +: BN]);  (quant.tl:66)
                     #pragma unroll
                     for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
@@ -1355,7 +1355,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant4(
                         }
                     }
                 }
-                // for i in parallel(1) {  (quant.tl:66)
+                // for i in parallel(1) {  (quant.tl:68)
                 // for i in parallel(1): iterations dealt round-robin to the threads
                 #pragma unroll
                 for (int tl_i36 = 0; tl_i36 < 1; ++tl_i36) {
@@ -1370,9 +1370,9 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant4(
     }
 }
 
-// kernel fp8_per_token<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, MAX_BLOCKS = 1024, T = bf16>  (stdlib/quant.tl:13)
+// kernel fp8_per_token<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, MAX_BLOCKS = 1024, T = bf16>  (stdlib/quant.tl:15)
 // 256 threads per block, 16544 bytes of shared memory
-__global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant5(
+__global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant5(
         const tl::bf16* __restrict__ X,
         tl::f8e4m3* __restrict__ Q,
         float* __restrict__ Scale,
@@ -1397,7 +1397,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant5(
     if (N <= 4096) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:31)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:33)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -1421,12 +1421,12 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant5(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (quant.tl:29)
+        // for g in pipelined(groups, stages = 2) {  (quant.tl:31)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:31)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:33)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -1451,7 +1451,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant5(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
-            // copy(xs, s);  (quant.tl:32)
+            // copy(xs, s);  (quant.tl:34)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::bf16* tl_ptr15 = &xs[((g % 2) * 1 + 0) * 4104 + ((tl_chunk14 % 8) + (tl_tid) * 8 + (tl_chunk14 / 8) * 2048)];
@@ -1467,7 +1467,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant5(
                     }
                 }
             }
-            // reduce(absmax, s, s_amax, axis = 1);  (quant.tl:33)
+            // reduce(absmax, s, s_amax, axis = 1);  (quant.tl:35)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
             {
                 float tl_part[1];
@@ -1505,7 +1505,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant5(
                     s_amax[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (quant.tl:34)
+            // for i in parallel(RB) {  (quant.tl:36)
             // for i in parallel(1): each thread visits the elements of `s_amax` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 1; ++tl_s18) {
@@ -1514,7 +1514,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant5(
                 s_amax[tl_s18] = a * 0.0022321429569274187f;
                 s_inv[tl_s18] = 448.0f * tl::exp(-tl::log(a));
             }
-            // for i, j in parallel(RB, ROW) {  (quant.tl:39)
+            // for i, j in parallel(RB, ROW) {  (quant.tl:41)
             // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s19 = 0; tl_s19 < 16; ++tl_s19) {
@@ -1522,7 +1522,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant5(
                 [[maybe_unused]] const int j = ((tl_s19 % 8) + (tl_tid) * 8 + (tl_s19 / 8) * 2048);
                 s[tl_s19] = s[tl_s19] * s_inv[0];
             }
-            // copy(s, Q[row0 +: RB, 0 +: ROW]);  (quant.tl:42)
+            // copy(s, Q[row0 +: RB, 0 +: ROW]);  (quant.tl:44)
             #pragma unroll
             for (int tl_chunk20 = 0; tl_chunk20 < 16; tl_chunk20 += 8) {
                 tl::f8e4m3* tl_ptr21 = &Q[int64_t(row0 + 0) * N + ((tl_chunk20 % 8) + (tl_tid) * 8 + (tl_chunk20 / 8) * 2048)];
@@ -1538,7 +1538,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant5(
                     }
                 }
             }
-            // copy(s_amax, Scale[row0 +: RB]);  (quant.tl:43)
+            // copy(s_amax, Scale[row0 +: RB]);  (quant.tl:45)
             if ((tl_tid) == 0) {
                 #pragma unroll
                 for (int tl_s23 = 0; tl_s23 < 1; ++tl_s23) {
@@ -1555,7 +1555,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant5(
                 const int32_t row = row0 + rr;
                 amax = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (quant.tl:53)
+                    // copy(X[row, t * BN +: BN], x);  (quant.tl:55)
                     #pragma unroll
                     for (int tl_chunk24 = 0; tl_chunk24 < x_layout::kSlots; tl_chunk24 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk24))) continue;
@@ -1572,7 +1572,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant5(
                             }
                         }
                     }
-                    // reduce(absmax, x, part);  (quant.tl:54)
+                    // reduce(absmax, x, part);  (quant.tl:56)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -1592,7 +1592,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant5(
                 const float scale = tl::max(amax, 9.999999960041972e-13f) * 0.0022321429569274187f;
                 const float inv = 448.0f * tl::exp(-tl::log(tl::max(amax, 9.999999960041972e-13f)));
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (quant.tl:60)
+                    // copy(X[row, t * BN +: BN], x);  (quant.tl:62)
                     #pragma unroll
                     for (int tl_chunk28 = 0; tl_chunk28 < x_layout::kSlots; tl_chunk28 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk28))) continue;
@@ -1609,7 +1609,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant5(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (quant.tl:61)
+                    // for j in parallel(BN) {  (quant.tl:63)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s31 = 0; tl_s31 < x_layout::kSlots; ++tl_s31) {
@@ -1617,7 +1617,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant5(
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s31);
                         x[tl_s31] = x[tl_s31] * inv;
                     }
-                    // copy(x, Q[row, t * BN +: BN]);  (quant.tl:64)
+                    // copy(x, Q[row, t * BN +: BN]);  (quant.tl:66)
                     #pragma unroll
                     for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
@@ -1635,7 +1635,7 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant5(
                         }
                     }
                 }
-                // for i in parallel(1) {  (quant.tl:66)
+                // for i in parallel(1) {  (quant.tl:68)
                 // for i in parallel(1): iterations dealt round-robin to the threads
                 #pragma unroll
                 for (int tl_i36 = 0; tl_i36 < 1; ++tl_i36) {
@@ -1650,9 +1650,9 @@ __global__ void __launch_bounds__(256, 2) fp8_per_token_kernel_variant5(
     }
 }
 
-// kernel fp8_per_token<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, MAX_BLOCKS = 1024, T = bf16>  (stdlib/quant.tl:13)
+// kernel fp8_per_token<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, MAX_BLOCKS = 1024, T = bf16>  (stdlib/quant.tl:15)
 // 512 threads per block, 32960 bytes of shared memory
-__global__ void __launch_bounds__(512, 1) fp8_per_token_kernel_variant6(
+__global__ void __launch_bounds__(512, 2) fp8_per_token_kernel_variant6(
         const tl::bf16* __restrict__ X,
         tl::f8e4m3* __restrict__ Q,
         float* __restrict__ Scale,
@@ -1677,7 +1677,7 @@ __global__ void __launch_bounds__(512, 1) fp8_per_token_kernel_variant6(
     if (N <= 8192) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:31)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:33)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -1701,12 +1701,12 @@ __global__ void __launch_bounds__(512, 1) fp8_per_token_kernel_variant6(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (quant.tl:29)
+        // for g in pipelined(groups, stages = 2) {  (quant.tl:31)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:31)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:33)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -1731,7 +1731,7 @@ __global__ void __launch_bounds__(512, 1) fp8_per_token_kernel_variant6(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
-            // copy(xs, s);  (quant.tl:32)
+            // copy(xs, s);  (quant.tl:34)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::bf16* tl_ptr15 = &xs[((g % 2) * 1 + 0) * 8200 + ((tl_chunk14 % 8) + (tl_tid) * 8 + (tl_chunk14 / 8) * 4096)];
@@ -1747,7 +1747,7 @@ __global__ void __launch_bounds__(512, 1) fp8_per_token_kernel_variant6(
                     }
                 }
             }
-            // reduce(absmax, s, s_amax, axis = 1);  (quant.tl:33)
+            // reduce(absmax, s, s_amax, axis = 1);  (quant.tl:35)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
             {
                 float tl_part[1];
@@ -1786,7 +1786,7 @@ __global__ void __launch_bounds__(512, 1) fp8_per_token_kernel_variant6(
                     s_amax[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (quant.tl:34)
+            // for i in parallel(RB) {  (quant.tl:36)
             // for i in parallel(1): each thread visits the elements of `s_amax` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 1; ++tl_s18) {
@@ -1795,7 +1795,7 @@ __global__ void __launch_bounds__(512, 1) fp8_per_token_kernel_variant6(
                 s_amax[tl_s18] = a * 0.0022321429569274187f;
                 s_inv[tl_s18] = 448.0f * tl::exp(-tl::log(a));
             }
-            // for i, j in parallel(RB, ROW) {  (quant.tl:39)
+            // for i, j in parallel(RB, ROW) {  (quant.tl:41)
             // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s19 = 0; tl_s19 < 16; ++tl_s19) {
@@ -1803,7 +1803,7 @@ __global__ void __launch_bounds__(512, 1) fp8_per_token_kernel_variant6(
                 [[maybe_unused]] const int j = ((tl_s19 % 8) + (tl_tid) * 8 + (tl_s19 / 8) * 4096);
                 s[tl_s19] = s[tl_s19] * s_inv[0];
             }
-            // copy(s, Q[row0 +: RB, 0 +: ROW]);  (quant.tl:42)
+            // copy(s, Q[row0 +: RB, 0 +: ROW]);  (quant.tl:44)
             #pragma unroll
             for (int tl_chunk20 = 0; tl_chunk20 < 16; tl_chunk20 += 8) {
                 tl::f8e4m3* tl_ptr21 = &Q[int64_t(row0 + 0) * N + ((tl_chunk20 % 8) + (tl_tid) * 8 + (tl_chunk20 / 8) * 4096)];
@@ -1819,7 +1819,7 @@ __global__ void __launch_bounds__(512, 1) fp8_per_token_kernel_variant6(
                     }
                 }
             }
-            // copy(s_amax, Scale[row0 +: RB]);  (quant.tl:43)
+            // copy(s_amax, Scale[row0 +: RB]);  (quant.tl:45)
             if ((tl_tid) == 0) {
                 #pragma unroll
                 for (int tl_s23 = 0; tl_s23 < 1; ++tl_s23) {
@@ -1836,7 +1836,7 @@ __global__ void __launch_bounds__(512, 1) fp8_per_token_kernel_variant6(
                 const int32_t row = row0 + rr;
                 amax = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (quant.tl:53)
+                    // copy(X[row, t * BN +: BN], x);  (quant.tl:55)
                     #pragma unroll
                     for (int tl_chunk24 = 0; tl_chunk24 < x_layout::kSlots; tl_chunk24 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk24))) continue;
@@ -1853,7 +1853,7 @@ __global__ void __launch_bounds__(512, 1) fp8_per_token_kernel_variant6(
                             }
                         }
                     }
-                    // reduce(absmax, x, part);  (quant.tl:54)
+                    // reduce(absmax, x, part);  (quant.tl:56)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -1873,7 +1873,7 @@ __global__ void __launch_bounds__(512, 1) fp8_per_token_kernel_variant6(
                 const float scale = tl::max(amax, 9.999999960041972e-13f) * 0.0022321429569274187f;
                 const float inv = 448.0f * tl::exp(-tl::log(tl::max(amax, 9.999999960041972e-13f)));
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (quant.tl:60)
+                    // copy(X[row, t * BN +: BN], x);  (quant.tl:62)
                     #pragma unroll
                     for (int tl_chunk28 = 0; tl_chunk28 < x_layout::kSlots; tl_chunk28 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk28))) continue;
@@ -1890,7 +1890,7 @@ __global__ void __launch_bounds__(512, 1) fp8_per_token_kernel_variant6(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (quant.tl:61)
+                    // for j in parallel(BN) {  (quant.tl:63)
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s31 = 0; tl_s31 < x_layout::kSlots; ++tl_s31) {
@@ -1898,7 +1898,7 @@ __global__ void __launch_bounds__(512, 1) fp8_per_token_kernel_variant6(
                         [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s31);
                         x[tl_s31] = x[tl_s31] * inv;
                     }
-                    // copy(x, Q[row, t * BN +: BN]);  (quant.tl:64)
+                    // copy(x, Q[row, t * BN +: BN]);  (quant.tl:66)
                     #pragma unroll
                     for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
                         if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
@@ -1916,7 +1916,7 @@ __global__ void __launch_bounds__(512, 1) fp8_per_token_kernel_variant6(
                         }
                     }
                 }
-                // for i in parallel(1) {  (quant.tl:66)
+                // for i in parallel(1) {  (quant.tl:68)
                 // for i in parallel(1): iterations dealt round-robin to the threads
                 #pragma unroll
                 for (int tl_i36 = 0; tl_i36 < 1; ++tl_i36) {
@@ -1931,7 +1931,7 @@ __global__ void __launch_bounds__(512, 1) fp8_per_token_kernel_variant6(
     }
 }
 
-// kernel fp8_per_group<G = 128, RB = 16, GB = 4, T = bf16>  (stdlib/quant.tl:80)
+// kernel fp8_per_group<G = 128, RB = 16, GB = 4, T = bf16>  (stdlib/quant.tl:82)
 // 256 threads per block, 0 bytes of shared memory
 __global__ void __launch_bounds__(256) fp8_per_group_kernel(
         const tl::bf16* __restrict__ X,
@@ -1950,7 +1950,7 @@ __global__ void __launch_bounds__(256) fp8_per_group_kernel(
     float amax[4];  // fragment amax: f32[16, 4]
     const int32_t r0 = int(blockIdx.x) * 16;
     const int32_t k0 = int(blockIdx.y) * 4;
-    // copy(Xg[r0 +: RB, k0 +: GB, 0 +: G], x);  (quant.tl:91)
+    // copy(Xg[r0 +: RB, k0 +: GB, 0 +: G], x);  (quant.tl:93)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < 32; tl_chunk0 += 8) {
         const tl::bf16* tl_ptr1 = &Xg[(int64_t(r0 + ((tl_tid / 64) + (tl_chunk0 / 8) * 4)) * NG + (k0 + (tl_tid / 16 % 4))) * 128 + ((tl_chunk0 % 8) + (tl_tid % 16) * 8)];
@@ -1966,7 +1966,7 @@ __global__ void __launch_bounds__(256) fp8_per_group_kernel(
             }
         }
     }
-    // reduce(absmax, x, amax, axis = 2);  (quant.tl:92)
+    // reduce(absmax, x, amax, axis = 2);  (quant.tl:94)
     // each thread folds its 8 values of each of its 4 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
     {
         float tl_part[4];
@@ -1988,7 +1988,7 @@ __global__ void __launch_bounds__(256) fp8_per_group_kernel(
             amax[tl_i] = tl_part[tl_i];
         }
     }
-    // for i, k in parallel(RB, GB) {  (quant.tl:93)
+    // for i, k in parallel(RB, GB) {  (quant.tl:95)
     // for i, k in parallel(16, 4): each thread visits the elements of `amax` it holds
     #pragma unroll
     for (int tl_s4 = 0; tl_s4 < 4; ++tl_s4) {
@@ -1996,7 +1996,7 @@ __global__ void __launch_bounds__(256) fp8_per_group_kernel(
         [[maybe_unused]] const int k = (tl_tid / 16 % 4);
         amax[tl_s4] = tl::max(amax[tl_s4], 9.999999960041972e-13f);
     }
-    // for i, k, c in parallel(RB, GB, G) {  (quant.tl:96)
+    // for i, k, c in parallel(RB, GB, G) {  (quant.tl:98)
     // for i, k, c in parallel(16, 4, 128): each thread visits the elements of `x` it holds
     #pragma unroll
     for (int tl_s5 = 0; tl_s5 < 32; ++tl_s5) {
@@ -2005,7 +2005,7 @@ __global__ void __launch_bounds__(256) fp8_per_group_kernel(
         [[maybe_unused]] const int c = ((tl_s5 % 8) + (tl_tid % 16) * 8);
         x[tl_s5] = x[tl_s5] * tl::fast::div(448.0f, amax[(tl_s5 / 8)]);
     }
-    // for i, k in parallel(RB, GB) {  (quant.tl:99)
+    // for i, k in parallel(RB, GB) {  (quant.tl:101)
     // for i, k in parallel(16, 4): each thread visits the elements of `amax` it holds
     #pragma unroll
     for (int tl_s6 = 0; tl_s6 < 4; ++tl_s6) {
@@ -2013,7 +2013,7 @@ __global__ void __launch_bounds__(256) fp8_per_group_kernel(
         [[maybe_unused]] const int k = (tl_tid / 16 % 4);
         amax[tl_s6] = amax[tl_s6] * 0.0022321429569274187f;
     }
-    // copy(x, Qg[r0 +: RB, k0 +: GB, 0 +: G]);  (quant.tl:102)
+    // copy(x, Qg[r0 +: RB, k0 +: GB, 0 +: G]);  (quant.tl:104)
     #pragma unroll
     for (int tl_chunk7 = 0; tl_chunk7 < 32; tl_chunk7 += 8) {
         tl::f8e4m3* tl_ptr8 = &Qg[(int64_t(r0 + ((tl_tid / 64) + (tl_chunk7 / 8) * 4)) * NG + (k0 + (tl_tid / 16 % 4))) * 128 + ((tl_chunk7 % 8) + (tl_tid % 16) * 8)];
@@ -2029,7 +2029,7 @@ __global__ void __launch_bounds__(256) fp8_per_group_kernel(
             }
         }
     }
-    // copy(amax, Scale[r0 +: RB, k0 +: GB]);  (quant.tl:103)
+    // copy(amax, Scale[r0 +: RB, k0 +: GB]);  (quant.tl:105)
     if ((tl_tid % 16) == 0) {
         #pragma unroll
         for (int tl_s10 = 0; tl_s10 < 4; ++tl_s10) {
@@ -2038,7 +2038,7 @@ __global__ void __launch_bounds__(256) fp8_per_group_kernel(
     }
 }
 
-// kernel fp8_per_block<B = 128, T = bf16>  (stdlib/quant.tl:109)
+// kernel fp8_per_block<B = 128, T = bf16>  (stdlib/quant.tl:111)
 // 256 threads per block, 32 bytes of shared memory
 __global__ void __launch_bounds__(256) fp8_per_block_kernel(
         const tl::bf16* __restrict__ X,
@@ -2059,7 +2059,7 @@ __global__ void __launch_bounds__(256) fp8_per_block_kernel(
     float amax;
     const int32_t r0 = int(blockIdx.x) * 128;
     const int32_t c0 = int(blockIdx.y) * 128;
-    // copy(X[r0 +: B, c0 +: B], x);              // 0 outside X: no effect on the maximum  (quant.tl:119)
+    // copy(X[r0 +: B, c0 +: B], x);              // 0 outside X: no effect on the maximum  (quant.tl:121)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < 64; tl_chunk0 += 8) {
         const tl::bf16* tl_ptr1 = &X[int64_t(r0 + ((tl_tid / 16) + (tl_chunk0 / 8) * 16)) * N + (c0 + ((tl_chunk0 % 8) + (tl_tid % 16) * 8))];
@@ -2075,7 +2075,7 @@ __global__ void __launch_bounds__(256) fp8_per_block_kernel(
             }
         }
     }
-    // reduce(absmax, x, row_max, axis = 1);  (quant.tl:120)
+    // reduce(absmax, x, row_max, axis = 1);  (quant.tl:122)
     // each thread folds its 8 values of each of its 8 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
     {
         float tl_part[8];
@@ -2097,7 +2097,7 @@ __global__ void __launch_bounds__(256) fp8_per_block_kernel(
             row_max[tl_i] = tl_part[tl_i];
         }
     }
-    // reduce(absmax, row_max, amax);  (quant.tl:121)
+    // reduce(absmax, row_max, amax);  (quant.tl:123)
     {
         float tl_part[1];
         #pragma unroll
@@ -2115,7 +2115,7 @@ __global__ void __launch_bounds__(256) fp8_per_block_kernel(
     }
     const float a = tl::max(amax, 9.999999960041972e-13f);
     const float inv = tl::fast::div(448.0f, a);
-    // for i, j in parallel(B, B) {  (quant.tl:124)
+    // for i, j in parallel(B, B) {  (quant.tl:126)
     // for i, j in parallel(128, 128): each thread visits the elements of `x` it holds
     #pragma unroll
     for (int tl_s5 = 0; tl_s5 < 64; ++tl_s5) {
@@ -2123,7 +2123,7 @@ __global__ void __launch_bounds__(256) fp8_per_block_kernel(
         [[maybe_unused]] const int j = ((tl_s5 % 8) + (tl_tid % 16) * 8);
         x[tl_s5] = x[tl_s5] * inv;
     }
-    // copy(x, Q[r0 +: B, c0 +: B]);  (quant.tl:127)
+    // copy(x, Q[r0 +: B, c0 +: B]);  (quant.tl:129)
     #pragma unroll
     for (int tl_chunk6 = 0; tl_chunk6 < 64; tl_chunk6 += 8) {
         tl::f8e4m3* tl_ptr7 = &Q[int64_t(r0 + ((tl_tid / 16) + (tl_chunk6 / 8) * 16)) * N + (c0 + ((tl_chunk6 % 8) + (tl_tid % 16) * 8))];
@@ -2139,7 +2139,7 @@ __global__ void __launch_bounds__(256) fp8_per_block_kernel(
             }
         }
     }
-    // for i in parallel(1) {  (quant.tl:128)
+    // for i in parallel(1) {  (quant.tl:130)
     // for i in parallel(1): iterations dealt round-robin to the threads
     #pragma unroll
     for (int tl_i10 = 0; tl_i10 < 1; ++tl_i10) {
@@ -2151,7 +2151,7 @@ __global__ void __launch_bounds__(256) fp8_per_block_kernel(
     }
 }
 
-// kernel swiglu_fp8_per_group<G = 128, RB = 8, GB = 4, T = bf16>  (stdlib/quant.tl:136)
+// kernel swiglu_fp8_per_group<G = 128, RB = 8, GB = 4, T = bf16>  (stdlib/quant.tl:138)
 // 256 threads per block, 0 bytes of shared memory
 __global__ void __launch_bounds__(256) swiglu_fp8_per_group_kernel(
         const tl::bf16* __restrict__ X,
@@ -2173,7 +2173,7 @@ __global__ void __launch_bounds__(256) swiglu_fp8_per_group_kernel(
     float amax[2];  // fragment amax: f32[8, 4]
     const int32_t r0 = int(blockIdx.x) * 8;
     const int32_t k0 = int(blockIdx.y) * 4;
-    // copy(Xg[r0 +: RB, 0, k0 +: GB, 0 +: G], g);  (quant.tl:148)
+    // copy(Xg[r0 +: RB, 0, k0 +: GB, 0 +: G], g);  (quant.tl:150)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
         const tl::bf16* tl_ptr1 = &Xg[((int64_t(r0 + ((tl_tid / 64) + (tl_chunk0 / 8) * 4)) * 2 + 0) * NG + (k0 + (tl_tid / 16 % 4))) * 128 + ((tl_chunk0 % 8) + (tl_tid % 16) * 8)];
@@ -2189,7 +2189,7 @@ __global__ void __launch_bounds__(256) swiglu_fp8_per_group_kernel(
             }
         }
     }
-    // copy(Xg[r0 +: RB, 1, k0 +: GB, 0 +: G], u);  (quant.tl:149)
+    // copy(Xg[r0 +: RB, 1, k0 +: GB, 0 +: G], u);  (quant.tl:151)
     #pragma unroll
     for (int tl_chunk3 = 0; tl_chunk3 < 16; tl_chunk3 += 8) {
         const tl::bf16* tl_ptr4 = &Xg[((int64_t(r0 + ((tl_tid / 64) + (tl_chunk3 / 8) * 4)) * 2 + 1) * NG + (k0 + (tl_tid / 16 % 4))) * 128 + ((tl_chunk3 % 8) + (tl_tid % 16) * 8)];
@@ -2205,7 +2205,7 @@ __global__ void __launch_bounds__(256) swiglu_fp8_per_group_kernel(
             }
         }
     }
-    // for i, k, c in parallel(RB, GB, G) {  (quant.tl:150)
+    // for i, k, c in parallel(RB, GB, G) {  (quant.tl:152)
     // for i, k, c in parallel(8, 4, 128): each thread visits the elements of `g` it holds
     #pragma unroll
     for (int tl_s6 = 0; tl_s6 < 16; ++tl_s6) {
@@ -2214,7 +2214,7 @@ __global__ void __launch_bounds__(256) swiglu_fp8_per_group_kernel(
         [[maybe_unused]] const int c = ((tl_s6 % 8) + (tl_tid % 16) * 8);
         g[tl_s6] = tl_fast_fns::silu(g[tl_s6]) * u[tl_s6];
     }
-    // reduce(absmax, g, amax, axis = 2);  (quant.tl:153)
+    // reduce(absmax, g, amax, axis = 2);  (quant.tl:155)
     // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
     {
         float tl_part[2];
@@ -2236,7 +2236,7 @@ __global__ void __launch_bounds__(256) swiglu_fp8_per_group_kernel(
             amax[tl_i] = tl_part[tl_i];
         }
     }
-    // for i, k in parallel(RB, GB) {  (quant.tl:154)
+    // for i, k in parallel(RB, GB) {  (quant.tl:156)
     // for i, k in parallel(8, 4): each thread visits the elements of `amax` it holds
     #pragma unroll
     for (int tl_s8 = 0; tl_s8 < 2; ++tl_s8) {
@@ -2244,7 +2244,7 @@ __global__ void __launch_bounds__(256) swiglu_fp8_per_group_kernel(
         [[maybe_unused]] const int k = (tl_tid / 16 % 4);
         amax[tl_s8] = tl::max(amax[tl_s8], 9.999999960041972e-13f);
     }
-    // for i, k, c in parallel(RB, GB, G) {  (quant.tl:157)
+    // for i, k, c in parallel(RB, GB, G) {  (quant.tl:159)
     // for i, k, c in parallel(8, 4, 128): each thread visits the elements of `g` it holds
     #pragma unroll
     for (int tl_s9 = 0; tl_s9 < 16; ++tl_s9) {
@@ -2253,7 +2253,7 @@ __global__ void __launch_bounds__(256) swiglu_fp8_per_group_kernel(
         [[maybe_unused]] const int c = ((tl_s9 % 8) + (tl_tid % 16) * 8);
         g[tl_s9] = g[tl_s9] * tl::fast::div(448.0f, amax[(tl_s9 / 8)]);
     }
-    // for i, k in parallel(RB, GB) {  (quant.tl:160)
+    // for i, k in parallel(RB, GB) {  (quant.tl:162)
     // for i, k in parallel(8, 4): each thread visits the elements of `amax` it holds
     #pragma unroll
     for (int tl_s10 = 0; tl_s10 < 2; ++tl_s10) {
@@ -2261,7 +2261,7 @@ __global__ void __launch_bounds__(256) swiglu_fp8_per_group_kernel(
         [[maybe_unused]] const int k = (tl_tid / 16 % 4);
         amax[tl_s10] = amax[tl_s10] * 0.0022321429569274187f;
     }
-    // copy(g, Qg[r0 +: RB, k0 +: GB, 0 +: G]);  (quant.tl:163)
+    // copy(g, Qg[r0 +: RB, k0 +: GB, 0 +: G]);  (quant.tl:165)
     #pragma unroll
     for (int tl_chunk11 = 0; tl_chunk11 < 16; tl_chunk11 += 8) {
         tl::f8e4m3* tl_ptr12 = &Qg[(int64_t(r0 + ((tl_tid / 64) + (tl_chunk11 / 8) * 4)) * NG + (k0 + (tl_tid / 16 % 4))) * 128 + ((tl_chunk11 % 8) + (tl_tid % 16) * 8)];
@@ -2277,7 +2277,7 @@ __global__ void __launch_bounds__(256) swiglu_fp8_per_group_kernel(
             }
         }
     }
-    // copy(amax, Scale[r0 +: RB, k0 +: GB]);  (quant.tl:164)
+    // copy(amax, Scale[r0 +: RB, k0 +: GB]);  (quant.tl:166)
     if ((tl_tid % 16) == 0) {
         #pragma unroll
         for (int tl_s14 = 0; tl_s14 < 2; ++tl_s14) {
