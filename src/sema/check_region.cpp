@@ -18,8 +18,18 @@ std::string shape_text(const std::vector<int64_t>& shape) {
 std::optional<ir::Range> Checker::check_gather_axis(const ast::Slice& sl, const ir::Buffer& buf, bool allowed) {
     if (sl.extent || sl.start->kind != ast::ExprKind::Index) return std::nullopt;
     const auto& idx = static_cast<const ast::Index&>(*sl.start);
-    if (idx.slices.size() != 1 || idx.base->kind != ast::ExprKind::Name) return std::nullopt;
+    if (idx.slices.empty() || idx.base->kind != ast::ExprKind::Name) return std::nullopt;
     const std::string& name = static_cast<const ast::Name&>(*idx.base).name;
+    // `Tbl[b, i]`: an element of a global tensor of several axes as an index: E0418 below (the
+    // indices are a 1-d tensor; a view makes a block table flat).
+    if (idx.slices.size() != 1) {
+        Symbol* s = lookup(name);
+        bool points = true;
+        for (const ast::Slice& x : idx.slices) points &= !x.extent;
+        if (!allowed || buf.scope != ir::Scope::Global || !points || !s || s->kind != SymbolKind::Tensor || !s->buffer ||
+            s->buffer->scope != ir::Scope::Global)
+            return std::nullopt;
+    }
     const bool point = !idx.slices[0].extent;
     // `X[Idx[s], ...]` reads Idx[s] as an index. Outside a copy's global source that is an element
     // read like any other (its own diagnostics); only a global index tensor makes it a gather.
