@@ -2,7 +2,7 @@
 """bench/llm_ops_bench.py — tlc's stdlib LLM operators (residual_rmsnorm, swiglu, geglu, rope_half,
 rope_interleaved, embedding, cross_entropy, flash_decode, flash_decode_paged, topk_gating (f32
 logits), topk_gating_grouped, transpose, fp8_per_group, fp8_per_block, swiglu_fp8_per_group,
-fp8_per_token) against PyTorch eager and torch.compile of the same computation on one GPU, through
+fp8_per_token, w4a16_gemm) against PyTorch eager and torch.compile of the same computation on one GPU, through
 the Python package (`tlc.load`), to JSON and a markdown table, with a device-to-device copy of the
 same bytes in the same run (the memory-bound ceiling, column tlc/copy).
 
@@ -357,6 +357,25 @@ def case_topk_gating_grouped(dt, tname, shape):
                 peer_out=lambda o: o[0])
 
 
+def case_w4a16(dt, tname, shape):
+    """C = A · dequant(Wq)ᵀ with 4-bit weights and a scale per 128; the peer is cuBLAS (F.linear) on
+    the same weights dequantised to T beforehand (what a framework without a 4-bit kernel runs)."""
+    m, n, k = shape
+    g = 128
+    a = torch.randn(m, k, device="cuda", dtype=dt)
+    wq = torch.randint(-2**31, 2**31 - 1, (n, k // 8), device="cuda", dtype=torch.int32)
+    scales = (torch.rand(n, -(-k // g), device="cuda") * 0.02 + 0.002).to(dt)
+    q = ((wq.long() & 0xFFFFFFFF).unsqueeze(-1) >> (4 * torch.arange(8, device="cuda"))) & 15
+    w = (q.reshape(n, k) - 8).double() * scales.double().repeat_interleave(g, dim=1)[:, :k]
+    w_t = w.to(dt)
+    c = torch.empty(m, n, device="cuda", dtype=dt)
+    kern = stdlib("qgemm", T=tname).w4a16_gemm
+    wq_u = wq.view(torch.uint32)
+    run = lambda: kern(a, wq_u, scales, c)  # noqa: E731
+    return Case(run, lambda: (run(), c)[1], lambda a, w_t: F.linear(a, w_t), (a, w_t), a.double() @ w.T,
+                nbytes(a, wq, scales, c))
+
+
 OPS = {
     "residual_rmsnorm": (case_residual_rmsnorm, [(16384, 4096), (4096, 8192), (65536, 1024)], [(1000, 1031)]),
     "swiglu": (case_glu("swiglu"), [(16384, 11008), (4096, 14336)], [(1000, 1031)]),
@@ -374,6 +393,8 @@ OPS = {
     "flash_decode": (case_flash_decode, [(8, 32, 8, 32768), (1, 32, 8, 131072), (64, 32, 8, 4096)], [(2, 8, 2, 1000)]),
     "flash_decode_paged": (case_flash_decode_paged, [(8, 32, 8, 32768, 64), (8, 32, 8, 32768, 256), (1, 32, 8, 131072, 256)],
                            [(2, 8, 2, 1024, 64)]),
+    "w4a16_gemm": (case_w4a16, [(1, 4096, 4096), (16, 4096, 4096), (16, 11008, 4096), (16, 4096, 11008),
+                                (4, 14336, 4096), (64, 4096, 4096)], [(3, 100, 1000)]),
     "fp8_per_token": (case_fp8, [(16384, 4096), (4096, 8192), (65536, 1024)], [(1000, 1031)]),
 }
 # relative L2 bounds of each side against the reference (fp8: the cast's own rounding)

@@ -180,6 +180,9 @@ function(tlc_add_kernels target)
     get_filename_component(dir "${dir}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
     target_include_directories(${target} PRIVATE "$<BUILD_INTERFACE:${dir}>")  # and in INCLUDE_DIRS
   endforeach()
+  if(stdlib_dir)  # and in the stdlib, for an imported stdlib file's `extern fn`s (stdlib/int4.cuh)
+    target_include_directories(${target} PRIVATE "$<BUILD_INTERFACE:${stdlib_dir}>")
+  endif()
   set_property(TARGET ${target} PROPERTY TLC_KERNEL_STEMS "${stems}")
 
   # ---- what the generated code needs -------------------------------------------------------------

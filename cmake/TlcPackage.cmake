@@ -5,7 +5,8 @@
 # Installed layout under the prefix:
 #   bin/tlc                          (installed by src/CMakeLists.txt)
 #   include/tlc/tl/...               the runtime headers (the generated code does #include <tl/tl.cuh>)
-#   share/tlc/stdlib/*.tl            the operator library (on tlc_add_kernels' import path)
+#   share/tlc/stdlib/*.tl, *.cuh     the operator library (on tlc_add_kernels' import path) and the
+#                                    CUDA headers its `extern fn`s include
 #   share/tlc/editors/{vscode,vim}   editor support (installed by editors/CMakeLists.txt)
 #   share/tlc/python/tlc/            the Python package (PYTHONPATH=<prefix>/share/tlc/python)
 #   share/man/man1/tlc.1             the man page (`tlc --help-man`)
@@ -33,7 +34,7 @@ set(TLC_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/tlc CACHE STRING
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/runtime/tl DESTINATION ${TLC_INSTALL_INCLUDEDIR}
         FILES_MATCHING PATTERN "*.cuh" PATTERN "*.h")
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/stdlib/ DESTINATION ${TLC_INSTALL_STDLIBDIR}
-        FILES_MATCHING PATTERN "*.tl")
+        FILES_MATCHING PATTERN "*.tl" PATTERN "*.cuh")  # .cuh: the headers of its `extern fn`s
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/python/tlc DESTINATION ${CMAKE_INSTALL_DATADIR}/tlc/python
         FILES_MATCHING PATTERN "*.py")

@@ -18,7 +18,7 @@ __global__ void __launch_bounds__(256) gemm_kernel(
         int32_t N)
 {
     using acc_layout = tl::MmaAccLayout<128, 128, 2, 4>;  // fragment acc: f32[128, 128], mma.sync accumulators
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* a = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared a: f16[3, 128, 32], row pitch 40
     tl::f16* b = reinterpret_cast<tl::f16*>(tl_smem + 30720);  // shared b: f16[3, 32, 128], row pitch 136

@@ -18,7 +18,7 @@ __global__ void __launch_bounds__(256) row_sum_kernel(
     // fragment x: f32[32, 256], blocked per axis, vector 8: [32, 256] over 256 threads: (8:t32 4:r8, 8:r1 32:t1) 32 registers
     // fragment part: f32[32], slice of `x` (reduce over axis 1): [32] over 256 threads: (8:t32 4:r1) 4 registers, 32 replicas
     // fragment acc: f32[32], slice of `x` (reduce over axis 1): [32] over 256 threads: (8:t32 4:r1) 4 registers, 32 replicas
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     float x[32];  // fragment x: f32[32, 256]
     float part[4];  // fragment part: f32[32]
     float acc[4];  // fragment acc: f32[32]

@@ -15,7 +15,7 @@ __global__ void __launch_bounds__(256) transpose_kernel(
         int32_t M,
         int32_t N)
 {
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     float* tile = reinterpret_cast<float*>(tl_smem + 0);  // shared tile: f32[64, 64], row pitch 68
     const int32_t r0 = int(blockIdx.y) * 64;

@@ -15,7 +15,7 @@ __global__ void __launch_bounds__(256) vector_add_kernel(
         float* __restrict__ C,
         int32_t N)
 {
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     const int32_t base = int(blockIdx.x) * 1024;
     // for i in parallel(BLOCK) {  (vector_add.tl:9)
     // for i in parallel(1024): iterations dealt round-robin to the threads

@@ -27,7 +27,7 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
     // fragment m_tile: f32[128], slice of `s` (reduce over axis 1): [128] over 128 threads: (8:t4 2:r1 2:r2 4:t32) 4 registers, 4 replicas
     // fragment l_tile: f32[128], slice of `s` (reduce over axis 1): [128] over 128 threads: (8:t4 2:r1 2:r2 4:t32) 4 registers, 4 replicas
     // fragment alpha: f32[128], slice of `s` (reduce over axis 1): [128] over 128 threads: (8:t4 2:r1 2:r2 4:t32) 4 registers, 4 replicas
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* q = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared q: f16[128, 64], row pitch 72
     tl::f16* k = reinterpret_cast<tl::f16*>(tl_smem + 18432);  // shared k: f16[2, 32, 64], row pitch 72
@@ -316,7 +316,7 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
     // fragment m_tile: f32[128], slice of `s` (reduce over axis 1): [128] over 128 threads: (8:t4 2:r1 2:r2 4:t32) 4 registers, 4 replicas
     // fragment l_tile: f32[128], slice of `s` (reduce over axis 1): [128] over 128 threads: (8:t4 2:r1 2:r2 4:t32) 4 registers, 4 replicas
     // fragment alpha: f32[128], slice of `s` (reduce over axis 1): [128] over 128 threads: (8:t4 2:r1 2:r2 4:t32) 4 registers, 4 replicas
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* q = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared q: f16[128, 64], row pitch 72
     tl::f16* k = reinterpret_cast<tl::f16*>(tl_smem + 18432);  // shared k: f16[2, 32, 64], row pitch 72

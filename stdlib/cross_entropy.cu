@@ -18,7 +18,7 @@ __global__ void __launch_bounds__(512) cross_entropy_kernel(
         int32_t V)
 {
     using x_layout = tl::BlockedLayout<4096, 8, 512>;  // fragment x: f32[4096]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<512>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::bf16* xs = reinterpret_cast<tl::bf16*>(tl_smem + 0);  // shared xs: bf16[2, 4096], row pitch 4104
     unsigned char* tl_scratch = tl_smem + 16512;  // 64 bytes for reductions and staging
@@ -86,8 +86,7 @@ __global__ void __launch_bounds__(512) cross_entropy_kernel(
         // copy(xs, x);  (cross_entropy.tl:28)
         #pragma unroll
         for (int tl_chunk14 = 0; tl_chunk14 < x_layout::kSlots; tl_chunk14 += 8) {
-            if (!(x_layout::valid(tl_tid, tl_chunk14))) continue;
-            const tl::bf16* tl_ptr15 = &xs[(t % 2) * 4104 + (x_layout::flat(tl_tid, tl_chunk14))];
+            const tl::bf16* tl_ptr15 = &xs[(t % 2) * 4104 + ((x_layout::flat(tl_tid, (tl_chunk14 / 8) * 8)) + tl_chunk14 % 8)];
             if (tl::is_aligned(tl_ptr15, 16)) {
                 tl::bf16 tl_vec16[8];
                 tl::load_vector<tl::bf16, 8>(tl_vec16, tl_ptr15);
@@ -96,7 +95,7 @@ __global__ void __launch_bounds__(512) cross_entropy_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    x[tl_chunk14 + tl_v] = tl::convert<float>(xs[(t % 2) * 4104 + (x_layout::flat(tl_tid, tl_chunk14 + tl_v))]);
+                    x[tl_chunk14 + tl_v] = tl::convert<float>(xs[(t % 2) * 4104 + ((x_layout::flat(tl_tid, (tl_chunk14 + tl_v / 8) * 8)) + (tl_chunk14 + tl_v) % 8)]);
                 }
             }
         }
@@ -107,7 +106,6 @@ __global__ void __launch_bounds__(512) cross_entropy_kernel(
             for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
             #pragma unroll
             for (int tl_s17 = 0; tl_s17 < x_layout::kSlots; ++tl_s17) {
-                if (!(x_layout::valid(tl_tid, tl_s17))) continue;
                 tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s17]));
             }
             tl::block_allreduce<tl::MaxOp, 1, 512>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -120,8 +118,7 @@ __global__ void __launch_bounds__(512) cross_entropy_kernel(
         // for j in parallel(4096): each thread visits the elements of `x` it holds
         #pragma unroll
         for (int tl_s18 = 0; tl_s18 < x_layout::kSlots; ++tl_s18) {
-            if (!(x_layout::valid(tl_tid, tl_s18))) continue;
-            [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s18);
+            [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s18 / 8) * 8)) + tl_s18 % 8;
             x[tl_s18] = tl::fast::exp(x[tl_s18] - m_new);
         }
         // reduce(sum, x, tile_sum);  (cross_entropy.tl:34)
@@ -131,7 +128,6 @@ __global__ void __launch_bounds__(512) cross_entropy_kernel(
             for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
             #pragma unroll
             for (int tl_s19 = 0; tl_s19 < x_layout::kSlots; ++tl_s19) {
-                if (!(x_layout::valid(tl_tid, tl_s19))) continue;
                 tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s19]));
             }
             tl::block_allreduce<tl::SumOp, 1, 512>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -171,16 +167,15 @@ __global__ void __launch_bounds__(256) cross_entropy_backward_kernel(
         int32_t V)
 {
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     float x[x_layout::kSlots];  // fragment x: f32[2048]
     const int32_t row = int(blockIdx.x);
     const int32_t c0 = int(blockIdx.y) * 2048;
     // copy(X[row, c0 +: BN], x);  (cross_entropy.tl:57)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 8) {
-        if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
-        const tl::bf16* tl_ptr1 = &X[int64_t(row) * V + (c0 + (x_layout::flat(tl_tid, tl_chunk0)))];
-        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk0)), V) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk0))) + 7, V) && tl::is_aligned(tl_ptr1, 16)) {
+        const tl::bf16* tl_ptr1 = &X[int64_t(row) * V + (c0 + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) + tl_chunk0 % 8))];
+        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) + tl_chunk0 % 8), V) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) + tl_chunk0 % 8)) + 7, V) && tl::is_aligned(tl_ptr1, 16)) {
             tl::bf16 tl_vec2[8];
             tl::load_vector<tl::bf16, 8>(tl_vec2, tl_ptr1);
             #pragma unroll
@@ -188,7 +183,7 @@ __global__ void __launch_bounds__(256) cross_entropy_backward_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk0 + tl_v)), V) ? tl::convert<float>(X[int64_t(row) * V + (c0 + (x_layout::flat(tl_tid, tl_chunk0 + tl_v)))]) : 0.0f;
+                x[tl_chunk0 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) + (tl_chunk0 + tl_v) % 8), V) ? tl::convert<float>(X[int64_t(row) * V + (c0 + ((x_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) + (tl_chunk0 + tl_v) % 8))]) : 0.0f;
             }
         }
     }
@@ -196,8 +191,8 @@ __global__ void __launch_bounds__(256) cross_entropy_backward_kernel(
     // for j in parallel(2048): each thread visits the elements of `x` it holds
     #pragma unroll
     for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
-        if (!(x_layout::valid(tl_tid, tl_s3))) continue;
-        const int j = x_layout::flat(tl_tid, tl_s3);
+        const int tl_c4 = (x_layout::flat(tl_tid, (tl_s3 / 8) * 8)) % 2048;  // the chunk's first column
+        const int j = tl_c4 + tl_s3 % 8;
         const int32_t target = Target[row];
         const float g = target >= 0 && target < V ? DLoss[row] : 0.0f;
         const float p = tl::fast::exp(x[tl_s3] - Lse[row]);
@@ -205,18 +200,17 @@ __global__ void __launch_bounds__(256) cross_entropy_backward_kernel(
     }
     // copy(x, DX[row, c0 +: BN]);  (cross_entropy.tl:64)
     #pragma unroll
-    for (int tl_chunk4 = 0; tl_chunk4 < x_layout::kSlots; tl_chunk4 += 8) {
-        if (!(x_layout::valid(tl_tid, tl_chunk4))) continue;
-        tl::bf16* tl_ptr5 = &DX[int64_t(row) * V + (c0 + (x_layout::flat(tl_tid, tl_chunk4)))];
-        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk4)), V) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk4))) + 7, V) && tl::is_aligned(tl_ptr5, 16)) {
-            tl::bf16 tl_vec6[8];
+    for (int tl_chunk5 = 0; tl_chunk5 < x_layout::kSlots; tl_chunk5 += 8) {
+        tl::bf16* tl_ptr6 = &DX[int64_t(row) * V + (c0 + ((x_layout::flat(tl_tid, (tl_chunk5 / 8) * 8)) + tl_chunk5 % 8))];
+        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk5 / 8) * 8)) + tl_chunk5 % 8), V) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk5 / 8) * 8)) + tl_chunk5 % 8)) + 7, V) && tl::is_aligned(tl_ptr6, 16)) {
+            tl::bf16 tl_vec7[8];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec6[tl_v] = tl::convert<tl::bf16>(x[tl_chunk4 + tl_v]);
-            tl::store_vector<tl::bf16, 8>(tl_ptr5, tl_vec6);
+            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec7[tl_v] = tl::convert<tl::bf16>(x[tl_chunk5 + tl_v]);
+            tl::store_vector<tl::bf16, 8>(tl_ptr6, tl_vec7);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk4 + tl_v)), V)) DX[int64_t(row) * V + (c0 + (x_layout::flat(tl_tid, tl_chunk4 + tl_v)))] = tl::convert<tl::bf16>(x[tl_chunk4 + tl_v]);
+                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk5 + tl_v / 8) * 8)) + (tl_chunk5 + tl_v) % 8), V)) DX[int64_t(row) * V + (c0 + ((x_layout::flat(tl_tid, (tl_chunk5 + tl_v / 8) * 8)) + (tl_chunk5 + tl_v) % 8))] = tl::convert<tl::bf16>(x[tl_chunk5 + tl_v]);
             }
         }
     }

@@ -43,7 +43,7 @@ __global__ void __launch_bounds__(128) flash_decode_split_kernel_variant0(
     float* const Og = O_part;  // view Og: f32[B, SPLITS, HKV, (HNQ / HKV), 128] of O_part
     float* const Lg = Lse;  // view Lg: f32[B, SPLITS, HKV, (HNQ / HKV)] of Lse
     [[maybe_unused]] const int32_t* const pages = Tbl;  // view pages: i32[(B * MAXP)] of Tbl
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* q = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared q: f16[16, 128], row pitch 136
     tl::f16* k = reinterpret_cast<tl::f16*>(tl_smem + 4352);  // shared k: f16[2, 64, 128], row pitch 136
@@ -407,7 +407,7 @@ __global__ void __launch_bounds__(128) flash_decode_split_kernel_variant1(
     float* const Og = O_part;  // view Og: f32[B, SPLITS, HKV, (HNQ / HKV), 128] of O_part
     float* const Lg = Lse;  // view Lg: f32[B, SPLITS, HKV, (HNQ / HKV)] of Lse
     [[maybe_unused]] const int32_t* const pages = Tbl;  // view pages: i32[(B * MAXP)] of Tbl
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* q = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared q: f16[64, 128], row pitch 136
     tl::f16* k = reinterpret_cast<tl::f16*>(tl_smem + 17408);  // shared k: f16[2, 64, 128], row pitch 136
@@ -715,7 +715,7 @@ __global__ void __launch_bounds__(128) flash_decode_combine_kernel(
     // fragment op: f32[16, 128], blocked per axis, vector 8: [16, 128] over 128 threads: (8:t16 2:r8, 8:r1 16:t1) 16 registers
     // fragment acc: f32[128], slice of `op` (reduce over axis 0): [128] over 128 threads: (8:r1 16:t1) 8 registers, 8 replicas
     tl::f16* const Ov = O;  // view Ov: f16[B, HNQ, 128] of O
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     unsigned char* tl_scratch = tl_smem + 0;  // 2048 bytes for reductions and staging
     float lse[2];  // fragment lse: f32[16]
@@ -908,7 +908,7 @@ __global__ void __launch_bounds__(128) flash_decode_varlen_flash_decode_split_ke
     float* const Og = O_part;  // view Og: f32[B, SPLITS, HKV, (HNQ / HKV), 128] of O_part
     float* const Lg = Lse;  // view Lg: f32[B, SPLITS, HKV, (HNQ / HKV)] of Lse
     [[maybe_unused]] const int32_t* const pages = Tbl;  // view pages: i32[(B * MAXP)] of Tbl
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* q = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared q: f16[16, 128], row pitch 136
     tl::f16* k = reinterpret_cast<tl::f16*>(tl_smem + 4352);  // shared k: f16[2, 64, 128], row pitch 136
@@ -1276,7 +1276,7 @@ __global__ void __launch_bounds__(128) flash_decode_varlen_flash_decode_split_ke
     float* const Og = O_part;  // view Og: f32[B, SPLITS, HKV, (HNQ / HKV), 128] of O_part
     float* const Lg = Lse;  // view Lg: f32[B, SPLITS, HKV, (HNQ / HKV)] of Lse
     [[maybe_unused]] const int32_t* const pages = Tbl;  // view pages: i32[(B * MAXP)] of Tbl
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* q = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared q: f16[64, 128], row pitch 136
     tl::f16* k = reinterpret_cast<tl::f16*>(tl_smem + 17408);  // shared k: f16[2, 64, 128], row pitch 136
@@ -1607,7 +1607,7 @@ __global__ void __launch_bounds__(128) flash_decode_paged_flash_decode_split_ker
     float* const Og = O_part;  // view Og: f32[B, SPLITS, HKV, (HNQ / HKV), 128] of O_part
     float* const Lg = Lse;  // view Lg: f32[B, SPLITS, HKV, (HNQ / HKV)] of Lse
     [[maybe_unused]] const int32_t* const pages = Tbl;  // view pages: i32[(B * MAXP)] of Tbl
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* q = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared q: f16[16, 128], row pitch 136
     tl::f16* k = reinterpret_cast<tl::f16*>(tl_smem + 4352);  // shared k: f16[2, 64, 128], row pitch 136
@@ -1975,7 +1975,7 @@ __global__ void __launch_bounds__(128) flash_decode_paged_flash_decode_split_ker
     float* const Og = O_part;  // view Og: f32[B, SPLITS, HKV, (HNQ / HKV), 128] of O_part
     float* const Lg = Lse;  // view Lg: f32[B, SPLITS, HKV, (HNQ / HKV)] of Lse
     [[maybe_unused]] const int32_t* const pages = Tbl;  // view pages: i32[(B * MAXP)] of Tbl
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* q = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared q: f16[64, 128], row pitch 136
     tl::f16* k = reinterpret_cast<tl::f16*>(tl_smem + 17408);  // shared k: f16[2, 64, 128], row pitch 136

@@ -21,7 +21,7 @@ __global__ void __launch_bounds__(256) topk_gating_kernel(
     // fragment best: f32[8], slice of `s0` (reduce over axis 1): [8] over 256 threads: (8:t8) 1 registers, 32 replicas
     // fragment at: f32[8], slice of `s0` (reduce over axis 1): [8] over 256 threads: (8:t8) 1 registers, 32 replicas
     // fragment scale: f32[8], slice of `s0` (reduce over axis 1): [8] over 256 threads: (8:t8) 1 registers, 32 replicas
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     float s0[8];  // fragment s0: f32[8, 64]
     float s[8];  // fragment s: f32[8, 64]
     float idx[8];  // fragment idx: f32[8, 64]
@@ -231,7 +231,7 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
     // fragment total: f32[4], slice of `group` (reduce over axis 1): [4] over 256 threads: (4:t32) 1 registers, 64 replicas
     // fragment scale: f32[4], slice of `group` (reduce over axis 1): [4] over 256 threads: (4:t32) 1 registers, 64 replicas
     const float* const L3 = Logits;  // view L3: f32[M, 8, 32] of Logits
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     float score[8];  // fragment score: f32[4, 8, 32]
     float choice[8];  // fragment choice: f32[4, 8, 32]
     float masked[8];  // fragment masked: f32[4, 8, 32]

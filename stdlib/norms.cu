@@ -29,7 +29,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
     using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
     using b_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment b: f32[2048]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 32, 128], row pitch 136
     tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 17408);  // shared ws: f16[128], row pitch 128
@@ -257,9 +257,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:73)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
-                        const tl::f16* tl_ptr36 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35))) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        const tl::f16* tl_ptr36 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             tl::load_vector<tl::f16, 8>(tl_vec37, tl_ptr36);
                             #pragma unroll
@@ -267,7 +266,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)))]) : 0.0f;
+                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -278,7 +277,6 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
                         for (int tl_s38 = 0; tl_s38 < x_layout::kSlots; ++tl_s38) {
-                            if (!(x_layout::valid(tl_tid, tl_s38))) continue;
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s38]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -294,9 +292,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:80)
                     #pragma unroll
                     for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk39))) continue;
-                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39))) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
                             tl::f16 tl_vec41[8];
                             tl::load_vector<tl::f16, 8>(tl_vec41, tl_ptr40);
                             #pragma unroll
@@ -304,7 +301,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39 + tl_v)))]) : 0.0f;
+                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 + tl_v / 8) * 8)) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 + tl_v / 8) * 8)) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -312,8 +309,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s42 = 0; tl_s42 < x_layout::kSlots; ++tl_s42) {
-                        if (!(x_layout::valid(tl_tid, tl_s42))) continue;
-                        const int j = x_layout::flat(tl_tid, tl_s42);
+                        const int tl_c43 = (x_layout::flat(tl_tid, (tl_s42 / 8) * 8)) % 2048;  // the chunk's first column
+                        const int j = tl_c43 + tl_s42 % 8;
                         const float d = x[tl_s42] - mean;
                         x[tl_s42] = t * 2048 + j < N ? d * d : 0.0f;
                     }
@@ -323,9 +320,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s43 = 0; tl_s43 < x_layout::kSlots; ++tl_s43) {
-                            if (!(x_layout::valid(tl_tid, tl_s43))) continue;
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s43]));
+                        for (int tl_s44 = 0; tl_s44 < x_layout::kSlots; ++tl_s44) {
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s44]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
@@ -339,77 +335,72 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
                     const int32_t c0 = t * 2048;
                     // copy(X[row, c0 +: BN], x);  (norms.tl:91)
                     #pragma unroll
-                    for (int tl_chunk44 = 0; tl_chunk44 < x_layout::kSlots; tl_chunk44 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk44))) continue;
-                        const tl::f16* tl_ptr45 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk44)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk44)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk44))) + 7, N) && tl::is_aligned(tl_ptr45, 16)) {
-                            tl::f16 tl_vec46[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec46, tl_ptr45);
+                    for (int tl_chunk45 = 0; tl_chunk45 < x_layout::kSlots; tl_chunk45 += 8) {
+                        const tl::f16* tl_ptr46 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8)) + 7, N) && tl::is_aligned(tl_ptr46, 16)) {
+                            tl::f16 tl_vec47[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec47, tl_ptr46);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk44 + tl_v] = tl::convert<float>(tl_vec46[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk45 + tl_v] = tl::convert<float>(tl_vec47[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk44 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk44 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk44 + tl_v)))]) : 0.0f;
+                                x[tl_chunk45 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk45 + tl_v / 8) * 8)) + (tl_chunk45 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk45 + tl_v / 8) * 8)) + (tl_chunk45 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:92)
                     #pragma unroll
-                    for (int tl_chunk47 = 0; tl_chunk47 < w_layout::kSlots; tl_chunk47 += 8) {
-                        if (!(w_layout::valid(tl_tid, tl_chunk47))) continue;
-                        const tl::f16* tl_ptr48 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk47))];
-                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk47)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk47))) + 7, N) && tl::is_aligned(tl_ptr48, 16)) {
-                            tl::f16 tl_vec49[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec49, tl_ptr48);
+                    for (int tl_chunk48 = 0; tl_chunk48 < w_layout::kSlots; tl_chunk48 += 8) {
+                        const tl::f16* tl_ptr49 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8)];
+                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8)) + 7, N) && tl::is_aligned(tl_ptr49, 16)) {
+                            tl::f16 tl_vec50[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec50, tl_ptr49);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk47 + tl_v] = tl::convert<float>(tl_vec49[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk48 + tl_v] = tl::convert<float>(tl_vec50[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk47 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk47 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk47 + tl_v))]) : 0.0f;
+                                w[tl_chunk48 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk48 + tl_v / 8) * 8)) + (tl_chunk48 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, (tl_chunk48 + tl_v / 8) * 8)) + (tl_chunk48 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // copy(Bias[c0 +: BN], b);  (norms.tl:93)
                     #pragma unroll
-                    for (int tl_chunk50 = 0; tl_chunk50 < b_layout::kSlots; tl_chunk50 += 8) {
-                        if (!(b_layout::valid(tl_tid, tl_chunk50))) continue;
-                        const tl::f16* tl_ptr51 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk50))];
-                        if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk50)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk50))) + 7, N) && tl::is_aligned(tl_ptr51, 16)) {
-                            tl::f16 tl_vec52[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec52, tl_ptr51);
+                    for (int tl_chunk51 = 0; tl_chunk51 < b_layout::kSlots; tl_chunk51 += 8) {
+                        const tl::f16* tl_ptr52 = &Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8)];
+                        if (tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8), N) && tl::in_bounds((c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8)) + 7, N) && tl::is_aligned(tl_ptr52, 16)) {
+                            tl::f16 tl_vec53[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec53, tl_ptr52);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk50 + tl_v] = tl::convert<float>(tl_vec52[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk51 + tl_v] = tl::convert<float>(tl_vec53[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk50 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk50 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk50 + tl_v))]) : 0.0f;
+                                b[tl_chunk51 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk51 + tl_v / 8) * 8)) + (tl_chunk51 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk51 + tl_v / 8) * 8)) + (tl_chunk51 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:94)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s53 = 0; tl_s53 < x_layout::kSlots; ++tl_s53) {
-                        if (!(x_layout::valid(tl_tid, tl_s53))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s53);
-                        x[tl_s53] = (x[tl_s53] - mean) * rstd * w[tl_s53] + b[tl_s53];
+                    for (int tl_s54 = 0; tl_s54 < x_layout::kSlots; ++tl_s54) {
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s54 / 8) * 8)) + tl_s54 % 8;
+                        x[tl_s54] = (x[tl_s54] - mean) * rstd * w[tl_s54] + b[tl_s54];
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:97)
                     #pragma unroll
-                    for (int tl_chunk54 = 0; tl_chunk54 < x_layout::kSlots; tl_chunk54 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk54))) continue;
-                        tl::f16* tl_ptr55 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk54)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk54)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk54))) + 7, N) && tl::is_aligned(tl_ptr55, 16)) {
-                            tl::f16 tl_vec56[8];
+                    for (int tl_chunk55 = 0; tl_chunk55 < x_layout::kSlots; tl_chunk55 += 8) {
+                        tl::f16* tl_ptr56 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
+                            tl::f16 tl_vec57[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec56[tl_v] = tl::convert<tl::f16>(x[tl_chunk54 + tl_v]);
-                            tl::store_vector<tl::f16, 8>(tl_ptr55, tl_vec56);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec57[tl_v] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr56, tl_vec57);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk54 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk54 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk54 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk55 + tl_v / 8) * 8)) + (tl_chunk55 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk55 + tl_v / 8) * 8)) + (tl_chunk55 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
                             }
                         }
                     }
@@ -437,7 +428,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
     using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
     using b_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment b: f32[2048]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 16, 256], row pitch 264
     tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 16896);  // shared ws: f16[256], row pitch 256
@@ -667,9 +658,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:73)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
-                        const tl::f16* tl_ptr36 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35))) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        const tl::f16* tl_ptr36 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             tl::load_vector<tl::f16, 8>(tl_vec37, tl_ptr36);
                             #pragma unroll
@@ -677,7 +667,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)))]) : 0.0f;
+                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -688,7 +678,6 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
                         for (int tl_s38 = 0; tl_s38 < x_layout::kSlots; ++tl_s38) {
-                            if (!(x_layout::valid(tl_tid, tl_s38))) continue;
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s38]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -704,9 +693,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:80)
                     #pragma unroll
                     for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk39))) continue;
-                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39))) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
                             tl::f16 tl_vec41[8];
                             tl::load_vector<tl::f16, 8>(tl_vec41, tl_ptr40);
                             #pragma unroll
@@ -714,7 +702,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39 + tl_v)))]) : 0.0f;
+                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 + tl_v / 8) * 8)) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 + tl_v / 8) * 8)) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -722,8 +710,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s42 = 0; tl_s42 < x_layout::kSlots; ++tl_s42) {
-                        if (!(x_layout::valid(tl_tid, tl_s42))) continue;
-                        const int j = x_layout::flat(tl_tid, tl_s42);
+                        const int tl_c43 = (x_layout::flat(tl_tid, (tl_s42 / 8) * 8)) % 2048;  // the chunk's first column
+                        const int j = tl_c43 + tl_s42 % 8;
                         const float d = x[tl_s42] - mean;
                         x[tl_s42] = t * 2048 + j < N ? d * d : 0.0f;
                     }
@@ -733,9 +721,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s43 = 0; tl_s43 < x_layout::kSlots; ++tl_s43) {
-                            if (!(x_layout::valid(tl_tid, tl_s43))) continue;
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s43]));
+                        for (int tl_s44 = 0; tl_s44 < x_layout::kSlots; ++tl_s44) {
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s44]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
@@ -749,77 +736,72 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
                     const int32_t c0 = t * 2048;
                     // copy(X[row, c0 +: BN], x);  (norms.tl:91)
                     #pragma unroll
-                    for (int tl_chunk44 = 0; tl_chunk44 < x_layout::kSlots; tl_chunk44 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk44))) continue;
-                        const tl::f16* tl_ptr45 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk44)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk44)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk44))) + 7, N) && tl::is_aligned(tl_ptr45, 16)) {
-                            tl::f16 tl_vec46[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec46, tl_ptr45);
+                    for (int tl_chunk45 = 0; tl_chunk45 < x_layout::kSlots; tl_chunk45 += 8) {
+                        const tl::f16* tl_ptr46 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8)) + 7, N) && tl::is_aligned(tl_ptr46, 16)) {
+                            tl::f16 tl_vec47[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec47, tl_ptr46);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk44 + tl_v] = tl::convert<float>(tl_vec46[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk45 + tl_v] = tl::convert<float>(tl_vec47[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk44 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk44 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk44 + tl_v)))]) : 0.0f;
+                                x[tl_chunk45 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk45 + tl_v / 8) * 8)) + (tl_chunk45 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk45 + tl_v / 8) * 8)) + (tl_chunk45 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:92)
                     #pragma unroll
-                    for (int tl_chunk47 = 0; tl_chunk47 < w_layout::kSlots; tl_chunk47 += 8) {
-                        if (!(w_layout::valid(tl_tid, tl_chunk47))) continue;
-                        const tl::f16* tl_ptr48 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk47))];
-                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk47)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk47))) + 7, N) && tl::is_aligned(tl_ptr48, 16)) {
-                            tl::f16 tl_vec49[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec49, tl_ptr48);
+                    for (int tl_chunk48 = 0; tl_chunk48 < w_layout::kSlots; tl_chunk48 += 8) {
+                        const tl::f16* tl_ptr49 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8)];
+                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8)) + 7, N) && tl::is_aligned(tl_ptr49, 16)) {
+                            tl::f16 tl_vec50[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec50, tl_ptr49);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk47 + tl_v] = tl::convert<float>(tl_vec49[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk48 + tl_v] = tl::convert<float>(tl_vec50[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk47 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk47 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk47 + tl_v))]) : 0.0f;
+                                w[tl_chunk48 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk48 + tl_v / 8) * 8)) + (tl_chunk48 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, (tl_chunk48 + tl_v / 8) * 8)) + (tl_chunk48 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // copy(Bias[c0 +: BN], b);  (norms.tl:93)
                     #pragma unroll
-                    for (int tl_chunk50 = 0; tl_chunk50 < b_layout::kSlots; tl_chunk50 += 8) {
-                        if (!(b_layout::valid(tl_tid, tl_chunk50))) continue;
-                        const tl::f16* tl_ptr51 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk50))];
-                        if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk50)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk50))) + 7, N) && tl::is_aligned(tl_ptr51, 16)) {
-                            tl::f16 tl_vec52[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec52, tl_ptr51);
+                    for (int tl_chunk51 = 0; tl_chunk51 < b_layout::kSlots; tl_chunk51 += 8) {
+                        const tl::f16* tl_ptr52 = &Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8)];
+                        if (tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8), N) && tl::in_bounds((c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8)) + 7, N) && tl::is_aligned(tl_ptr52, 16)) {
+                            tl::f16 tl_vec53[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec53, tl_ptr52);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk50 + tl_v] = tl::convert<float>(tl_vec52[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk51 + tl_v] = tl::convert<float>(tl_vec53[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk50 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk50 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk50 + tl_v))]) : 0.0f;
+                                b[tl_chunk51 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk51 + tl_v / 8) * 8)) + (tl_chunk51 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk51 + tl_v / 8) * 8)) + (tl_chunk51 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:94)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s53 = 0; tl_s53 < x_layout::kSlots; ++tl_s53) {
-                        if (!(x_layout::valid(tl_tid, tl_s53))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s53);
-                        x[tl_s53] = (x[tl_s53] - mean) * rstd * w[tl_s53] + b[tl_s53];
+                    for (int tl_s54 = 0; tl_s54 < x_layout::kSlots; ++tl_s54) {
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s54 / 8) * 8)) + tl_s54 % 8;
+                        x[tl_s54] = (x[tl_s54] - mean) * rstd * w[tl_s54] + b[tl_s54];
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:97)
                     #pragma unroll
-                    for (int tl_chunk54 = 0; tl_chunk54 < x_layout::kSlots; tl_chunk54 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk54))) continue;
-                        tl::f16* tl_ptr55 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk54)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk54)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk54))) + 7, N) && tl::is_aligned(tl_ptr55, 16)) {
-                            tl::f16 tl_vec56[8];
+                    for (int tl_chunk55 = 0; tl_chunk55 < x_layout::kSlots; tl_chunk55 += 8) {
+                        tl::f16* tl_ptr56 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
+                            tl::f16 tl_vec57[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec56[tl_v] = tl::convert<tl::f16>(x[tl_chunk54 + tl_v]);
-                            tl::store_vector<tl::f16, 8>(tl_ptr55, tl_vec56);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec57[tl_v] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr56, tl_vec57);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk54 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk54 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk54 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk55 + tl_v / 8) * 8)) + (tl_chunk55 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk55 + tl_v / 8) * 8)) + (tl_chunk55 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
                             }
                         }
                     }
@@ -847,7 +829,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
     using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
     using b_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment b: f32[2048]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 8, 512], row pitch 520
     tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 16640);  // shared ws: f16[512], row pitch 512
@@ -1077,9 +1059,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:73)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
-                        const tl::f16* tl_ptr36 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35))) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        const tl::f16* tl_ptr36 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             tl::load_vector<tl::f16, 8>(tl_vec37, tl_ptr36);
                             #pragma unroll
@@ -1087,7 +1068,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)))]) : 0.0f;
+                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1098,7 +1079,6 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
                         for (int tl_s38 = 0; tl_s38 < x_layout::kSlots; ++tl_s38) {
-                            if (!(x_layout::valid(tl_tid, tl_s38))) continue;
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s38]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -1114,9 +1094,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:80)
                     #pragma unroll
                     for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk39))) continue;
-                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39))) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
                             tl::f16 tl_vec41[8];
                             tl::load_vector<tl::f16, 8>(tl_vec41, tl_ptr40);
                             #pragma unroll
@@ -1124,7 +1103,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39 + tl_v)))]) : 0.0f;
+                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 + tl_v / 8) * 8)) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 + tl_v / 8) * 8)) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1132,8 +1111,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s42 = 0; tl_s42 < x_layout::kSlots; ++tl_s42) {
-                        if (!(x_layout::valid(tl_tid, tl_s42))) continue;
-                        const int j = x_layout::flat(tl_tid, tl_s42);
+                        const int tl_c43 = (x_layout::flat(tl_tid, (tl_s42 / 8) * 8)) % 2048;  // the chunk's first column
+                        const int j = tl_c43 + tl_s42 % 8;
                         const float d = x[tl_s42] - mean;
                         x[tl_s42] = t * 2048 + j < N ? d * d : 0.0f;
                     }
@@ -1143,9 +1122,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s43 = 0; tl_s43 < x_layout::kSlots; ++tl_s43) {
-                            if (!(x_layout::valid(tl_tid, tl_s43))) continue;
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s43]));
+                        for (int tl_s44 = 0; tl_s44 < x_layout::kSlots; ++tl_s44) {
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s44]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
@@ -1159,77 +1137,72 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
                     const int32_t c0 = t * 2048;
                     // copy(X[row, c0 +: BN], x);  (norms.tl:91)
                     #pragma unroll
-                    for (int tl_chunk44 = 0; tl_chunk44 < x_layout::kSlots; tl_chunk44 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk44))) continue;
-                        const tl::f16* tl_ptr45 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk44)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk44)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk44))) + 7, N) && tl::is_aligned(tl_ptr45, 16)) {
-                            tl::f16 tl_vec46[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec46, tl_ptr45);
+                    for (int tl_chunk45 = 0; tl_chunk45 < x_layout::kSlots; tl_chunk45 += 8) {
+                        const tl::f16* tl_ptr46 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8)) + 7, N) && tl::is_aligned(tl_ptr46, 16)) {
+                            tl::f16 tl_vec47[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec47, tl_ptr46);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk44 + tl_v] = tl::convert<float>(tl_vec46[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk45 + tl_v] = tl::convert<float>(tl_vec47[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk44 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk44 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk44 + tl_v)))]) : 0.0f;
+                                x[tl_chunk45 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk45 + tl_v / 8) * 8)) + (tl_chunk45 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk45 + tl_v / 8) * 8)) + (tl_chunk45 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:92)
                     #pragma unroll
-                    for (int tl_chunk47 = 0; tl_chunk47 < w_layout::kSlots; tl_chunk47 += 8) {
-                        if (!(w_layout::valid(tl_tid, tl_chunk47))) continue;
-                        const tl::f16* tl_ptr48 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk47))];
-                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk47)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk47))) + 7, N) && tl::is_aligned(tl_ptr48, 16)) {
-                            tl::f16 tl_vec49[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec49, tl_ptr48);
+                    for (int tl_chunk48 = 0; tl_chunk48 < w_layout::kSlots; tl_chunk48 += 8) {
+                        const tl::f16* tl_ptr49 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8)];
+                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8)) + 7, N) && tl::is_aligned(tl_ptr49, 16)) {
+                            tl::f16 tl_vec50[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec50, tl_ptr49);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk47 + tl_v] = tl::convert<float>(tl_vec49[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk48 + tl_v] = tl::convert<float>(tl_vec50[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk47 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk47 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk47 + tl_v))]) : 0.0f;
+                                w[tl_chunk48 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk48 + tl_v / 8) * 8)) + (tl_chunk48 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, (tl_chunk48 + tl_v / 8) * 8)) + (tl_chunk48 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // copy(Bias[c0 +: BN], b);  (norms.tl:93)
                     #pragma unroll
-                    for (int tl_chunk50 = 0; tl_chunk50 < b_layout::kSlots; tl_chunk50 += 8) {
-                        if (!(b_layout::valid(tl_tid, tl_chunk50))) continue;
-                        const tl::f16* tl_ptr51 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk50))];
-                        if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk50)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk50))) + 7, N) && tl::is_aligned(tl_ptr51, 16)) {
-                            tl::f16 tl_vec52[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec52, tl_ptr51);
+                    for (int tl_chunk51 = 0; tl_chunk51 < b_layout::kSlots; tl_chunk51 += 8) {
+                        const tl::f16* tl_ptr52 = &Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8)];
+                        if (tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8), N) && tl::in_bounds((c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8)) + 7, N) && tl::is_aligned(tl_ptr52, 16)) {
+                            tl::f16 tl_vec53[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec53, tl_ptr52);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk50 + tl_v] = tl::convert<float>(tl_vec52[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk51 + tl_v] = tl::convert<float>(tl_vec53[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk50 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk50 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk50 + tl_v))]) : 0.0f;
+                                b[tl_chunk51 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk51 + tl_v / 8) * 8)) + (tl_chunk51 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk51 + tl_v / 8) * 8)) + (tl_chunk51 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:94)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s53 = 0; tl_s53 < x_layout::kSlots; ++tl_s53) {
-                        if (!(x_layout::valid(tl_tid, tl_s53))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s53);
-                        x[tl_s53] = (x[tl_s53] - mean) * rstd * w[tl_s53] + b[tl_s53];
+                    for (int tl_s54 = 0; tl_s54 < x_layout::kSlots; ++tl_s54) {
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s54 / 8) * 8)) + tl_s54 % 8;
+                        x[tl_s54] = (x[tl_s54] - mean) * rstd * w[tl_s54] + b[tl_s54];
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:97)
                     #pragma unroll
-                    for (int tl_chunk54 = 0; tl_chunk54 < x_layout::kSlots; tl_chunk54 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk54))) continue;
-                        tl::f16* tl_ptr55 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk54)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk54)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk54))) + 7, N) && tl::is_aligned(tl_ptr55, 16)) {
-                            tl::f16 tl_vec56[8];
+                    for (int tl_chunk55 = 0; tl_chunk55 < x_layout::kSlots; tl_chunk55 += 8) {
+                        tl::f16* tl_ptr56 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
+                            tl::f16 tl_vec57[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec56[tl_v] = tl::convert<tl::f16>(x[tl_chunk54 + tl_v]);
-                            tl::store_vector<tl::f16, 8>(tl_ptr55, tl_vec56);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec57[tl_v] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr56, tl_vec57);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk54 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk54 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk54 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk55 + tl_v / 8) * 8)) + (tl_chunk55 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk55 + tl_v / 8) * 8)) + (tl_chunk55 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
                             }
                         }
                     }
@@ -1257,7 +1230,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
     using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
     using b_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment b: f32[2048]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 4, 1024], row pitch 1032
     tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 16512);  // shared ws: f16[1024], row pitch 1024
@@ -1513,9 +1486,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:73)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
-                        const tl::f16* tl_ptr36 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35))) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        const tl::f16* tl_ptr36 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             tl::load_vector<tl::f16, 8>(tl_vec37, tl_ptr36);
                             #pragma unroll
@@ -1523,7 +1495,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)))]) : 0.0f;
+                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1534,7 +1506,6 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
                         for (int tl_s38 = 0; tl_s38 < x_layout::kSlots; ++tl_s38) {
-                            if (!(x_layout::valid(tl_tid, tl_s38))) continue;
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s38]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -1550,9 +1521,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:80)
                     #pragma unroll
                     for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk39))) continue;
-                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39))) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
                             tl::f16 tl_vec41[8];
                             tl::load_vector<tl::f16, 8>(tl_vec41, tl_ptr40);
                             #pragma unroll
@@ -1560,7 +1530,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39 + tl_v)))]) : 0.0f;
+                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 + tl_v / 8) * 8)) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 + tl_v / 8) * 8)) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1568,8 +1538,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s42 = 0; tl_s42 < x_layout::kSlots; ++tl_s42) {
-                        if (!(x_layout::valid(tl_tid, tl_s42))) continue;
-                        const int j = x_layout::flat(tl_tid, tl_s42);
+                        const int tl_c43 = (x_layout::flat(tl_tid, (tl_s42 / 8) * 8)) % 2048;  // the chunk's first column
+                        const int j = tl_c43 + tl_s42 % 8;
                         const float d = x[tl_s42] - mean;
                         x[tl_s42] = t * 2048 + j < N ? d * d : 0.0f;
                     }
@@ -1579,9 +1549,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s43 = 0; tl_s43 < x_layout::kSlots; ++tl_s43) {
-                            if (!(x_layout::valid(tl_tid, tl_s43))) continue;
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s43]));
+                        for (int tl_s44 = 0; tl_s44 < x_layout::kSlots; ++tl_s44) {
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s44]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
@@ -1595,77 +1564,72 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
                     const int32_t c0 = t * 2048;
                     // copy(X[row, c0 +: BN], x);  (norms.tl:91)
                     #pragma unroll
-                    for (int tl_chunk44 = 0; tl_chunk44 < x_layout::kSlots; tl_chunk44 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk44))) continue;
-                        const tl::f16* tl_ptr45 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk44)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk44)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk44))) + 7, N) && tl::is_aligned(tl_ptr45, 16)) {
-                            tl::f16 tl_vec46[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec46, tl_ptr45);
+                    for (int tl_chunk45 = 0; tl_chunk45 < x_layout::kSlots; tl_chunk45 += 8) {
+                        const tl::f16* tl_ptr46 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8)) + 7, N) && tl::is_aligned(tl_ptr46, 16)) {
+                            tl::f16 tl_vec47[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec47, tl_ptr46);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk44 + tl_v] = tl::convert<float>(tl_vec46[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk45 + tl_v] = tl::convert<float>(tl_vec47[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk44 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk44 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk44 + tl_v)))]) : 0.0f;
+                                x[tl_chunk45 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk45 + tl_v / 8) * 8)) + (tl_chunk45 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk45 + tl_v / 8) * 8)) + (tl_chunk45 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:92)
                     #pragma unroll
-                    for (int tl_chunk47 = 0; tl_chunk47 < w_layout::kSlots; tl_chunk47 += 8) {
-                        if (!(w_layout::valid(tl_tid, tl_chunk47))) continue;
-                        const tl::f16* tl_ptr48 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk47))];
-                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk47)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk47))) + 7, N) && tl::is_aligned(tl_ptr48, 16)) {
-                            tl::f16 tl_vec49[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec49, tl_ptr48);
+                    for (int tl_chunk48 = 0; tl_chunk48 < w_layout::kSlots; tl_chunk48 += 8) {
+                        const tl::f16* tl_ptr49 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8)];
+                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8)) + 7, N) && tl::is_aligned(tl_ptr49, 16)) {
+                            tl::f16 tl_vec50[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec50, tl_ptr49);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk47 + tl_v] = tl::convert<float>(tl_vec49[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk48 + tl_v] = tl::convert<float>(tl_vec50[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk47 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk47 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk47 + tl_v))]) : 0.0f;
+                                w[tl_chunk48 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk48 + tl_v / 8) * 8)) + (tl_chunk48 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, (tl_chunk48 + tl_v / 8) * 8)) + (tl_chunk48 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // copy(Bias[c0 +: BN], b);  (norms.tl:93)
                     #pragma unroll
-                    for (int tl_chunk50 = 0; tl_chunk50 < b_layout::kSlots; tl_chunk50 += 8) {
-                        if (!(b_layout::valid(tl_tid, tl_chunk50))) continue;
-                        const tl::f16* tl_ptr51 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk50))];
-                        if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk50)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk50))) + 7, N) && tl::is_aligned(tl_ptr51, 16)) {
-                            tl::f16 tl_vec52[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec52, tl_ptr51);
+                    for (int tl_chunk51 = 0; tl_chunk51 < b_layout::kSlots; tl_chunk51 += 8) {
+                        const tl::f16* tl_ptr52 = &Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8)];
+                        if (tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8), N) && tl::in_bounds((c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8)) + 7, N) && tl::is_aligned(tl_ptr52, 16)) {
+                            tl::f16 tl_vec53[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec53, tl_ptr52);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk50 + tl_v] = tl::convert<float>(tl_vec52[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk51 + tl_v] = tl::convert<float>(tl_vec53[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk50 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk50 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk50 + tl_v))]) : 0.0f;
+                                b[tl_chunk51 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk51 + tl_v / 8) * 8)) + (tl_chunk51 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk51 + tl_v / 8) * 8)) + (tl_chunk51 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:94)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s53 = 0; tl_s53 < x_layout::kSlots; ++tl_s53) {
-                        if (!(x_layout::valid(tl_tid, tl_s53))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s53);
-                        x[tl_s53] = (x[tl_s53] - mean) * rstd * w[tl_s53] + b[tl_s53];
+                    for (int tl_s54 = 0; tl_s54 < x_layout::kSlots; ++tl_s54) {
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s54 / 8) * 8)) + tl_s54 % 8;
+                        x[tl_s54] = (x[tl_s54] - mean) * rstd * w[tl_s54] + b[tl_s54];
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:97)
                     #pragma unroll
-                    for (int tl_chunk54 = 0; tl_chunk54 < x_layout::kSlots; tl_chunk54 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk54))) continue;
-                        tl::f16* tl_ptr55 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk54)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk54)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk54))) + 7, N) && tl::is_aligned(tl_ptr55, 16)) {
-                            tl::f16 tl_vec56[8];
+                    for (int tl_chunk55 = 0; tl_chunk55 < x_layout::kSlots; tl_chunk55 += 8) {
+                        tl::f16* tl_ptr56 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
+                            tl::f16 tl_vec57[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec56[tl_v] = tl::convert<tl::f16>(x[tl_chunk54 + tl_v]);
-                            tl::store_vector<tl::f16, 8>(tl_ptr55, tl_vec56);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec57[tl_v] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr56, tl_vec57);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk54 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk54 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk54 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk55 + tl_v / 8) * 8)) + (tl_chunk55 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk55 + tl_v / 8) * 8)) + (tl_chunk55 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
                             }
                         }
                     }
@@ -1693,7 +1657,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
     using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
     using b_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment b: f32[2048]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 2, 2048], row pitch 2056
     tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 16512);  // shared ws: f16[2048], row pitch 2048
@@ -1947,9 +1911,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:73)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
-                        const tl::f16* tl_ptr36 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35))) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        const tl::f16* tl_ptr36 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             tl::load_vector<tl::f16, 8>(tl_vec37, tl_ptr36);
                             #pragma unroll
@@ -1957,7 +1920,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)))]) : 0.0f;
+                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1968,7 +1931,6 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
                         for (int tl_s38 = 0; tl_s38 < x_layout::kSlots; ++tl_s38) {
-                            if (!(x_layout::valid(tl_tid, tl_s38))) continue;
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s38]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -1984,9 +1946,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:80)
                     #pragma unroll
                     for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk39))) continue;
-                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39))) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
                             tl::f16 tl_vec41[8];
                             tl::load_vector<tl::f16, 8>(tl_vec41, tl_ptr40);
                             #pragma unroll
@@ -1994,7 +1955,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39 + tl_v)))]) : 0.0f;
+                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 + tl_v / 8) * 8)) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 + tl_v / 8) * 8)) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -2002,8 +1963,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s42 = 0; tl_s42 < x_layout::kSlots; ++tl_s42) {
-                        if (!(x_layout::valid(tl_tid, tl_s42))) continue;
-                        const int j = x_layout::flat(tl_tid, tl_s42);
+                        const int tl_c43 = (x_layout::flat(tl_tid, (tl_s42 / 8) * 8)) % 2048;  // the chunk's first column
+                        const int j = tl_c43 + tl_s42 % 8;
                         const float d = x[tl_s42] - mean;
                         x[tl_s42] = t * 2048 + j < N ? d * d : 0.0f;
                     }
@@ -2013,9 +1974,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s43 = 0; tl_s43 < x_layout::kSlots; ++tl_s43) {
-                            if (!(x_layout::valid(tl_tid, tl_s43))) continue;
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s43]));
+                        for (int tl_s44 = 0; tl_s44 < x_layout::kSlots; ++tl_s44) {
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s44]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
@@ -2029,77 +1989,72 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
                     const int32_t c0 = t * 2048;
                     // copy(X[row, c0 +: BN], x);  (norms.tl:91)
                     #pragma unroll
-                    for (int tl_chunk44 = 0; tl_chunk44 < x_layout::kSlots; tl_chunk44 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk44))) continue;
-                        const tl::f16* tl_ptr45 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk44)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk44)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk44))) + 7, N) && tl::is_aligned(tl_ptr45, 16)) {
-                            tl::f16 tl_vec46[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec46, tl_ptr45);
+                    for (int tl_chunk45 = 0; tl_chunk45 < x_layout::kSlots; tl_chunk45 += 8) {
+                        const tl::f16* tl_ptr46 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8)) + 7, N) && tl::is_aligned(tl_ptr46, 16)) {
+                            tl::f16 tl_vec47[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec47, tl_ptr46);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk44 + tl_v] = tl::convert<float>(tl_vec46[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk45 + tl_v] = tl::convert<float>(tl_vec47[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk44 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk44 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk44 + tl_v)))]) : 0.0f;
+                                x[tl_chunk45 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk45 + tl_v / 8) * 8)) + (tl_chunk45 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk45 + tl_v / 8) * 8)) + (tl_chunk45 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:92)
                     #pragma unroll
-                    for (int tl_chunk47 = 0; tl_chunk47 < w_layout::kSlots; tl_chunk47 += 8) {
-                        if (!(w_layout::valid(tl_tid, tl_chunk47))) continue;
-                        const tl::f16* tl_ptr48 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk47))];
-                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk47)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk47))) + 7, N) && tl::is_aligned(tl_ptr48, 16)) {
-                            tl::f16 tl_vec49[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec49, tl_ptr48);
+                    for (int tl_chunk48 = 0; tl_chunk48 < w_layout::kSlots; tl_chunk48 += 8) {
+                        const tl::f16* tl_ptr49 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8)];
+                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8)) + 7, N) && tl::is_aligned(tl_ptr49, 16)) {
+                            tl::f16 tl_vec50[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec50, tl_ptr49);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk47 + tl_v] = tl::convert<float>(tl_vec49[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk48 + tl_v] = tl::convert<float>(tl_vec50[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk47 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk47 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk47 + tl_v))]) : 0.0f;
+                                w[tl_chunk48 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk48 + tl_v / 8) * 8)) + (tl_chunk48 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, (tl_chunk48 + tl_v / 8) * 8)) + (tl_chunk48 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // copy(Bias[c0 +: BN], b);  (norms.tl:93)
                     #pragma unroll
-                    for (int tl_chunk50 = 0; tl_chunk50 < b_layout::kSlots; tl_chunk50 += 8) {
-                        if (!(b_layout::valid(tl_tid, tl_chunk50))) continue;
-                        const tl::f16* tl_ptr51 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk50))];
-                        if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk50)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk50))) + 7, N) && tl::is_aligned(tl_ptr51, 16)) {
-                            tl::f16 tl_vec52[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec52, tl_ptr51);
+                    for (int tl_chunk51 = 0; tl_chunk51 < b_layout::kSlots; tl_chunk51 += 8) {
+                        const tl::f16* tl_ptr52 = &Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8)];
+                        if (tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8), N) && tl::in_bounds((c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8)) + 7, N) && tl::is_aligned(tl_ptr52, 16)) {
+                            tl::f16 tl_vec53[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec53, tl_ptr52);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk50 + tl_v] = tl::convert<float>(tl_vec52[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk51 + tl_v] = tl::convert<float>(tl_vec53[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk50 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk50 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk50 + tl_v))]) : 0.0f;
+                                b[tl_chunk51 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk51 + tl_v / 8) * 8)) + (tl_chunk51 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk51 + tl_v / 8) * 8)) + (tl_chunk51 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:94)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s53 = 0; tl_s53 < x_layout::kSlots; ++tl_s53) {
-                        if (!(x_layout::valid(tl_tid, tl_s53))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s53);
-                        x[tl_s53] = (x[tl_s53] - mean) * rstd * w[tl_s53] + b[tl_s53];
+                    for (int tl_s54 = 0; tl_s54 < x_layout::kSlots; ++tl_s54) {
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s54 / 8) * 8)) + tl_s54 % 8;
+                        x[tl_s54] = (x[tl_s54] - mean) * rstd * w[tl_s54] + b[tl_s54];
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:97)
                     #pragma unroll
-                    for (int tl_chunk54 = 0; tl_chunk54 < x_layout::kSlots; tl_chunk54 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk54))) continue;
-                        tl::f16* tl_ptr55 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk54)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk54)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk54))) + 7, N) && tl::is_aligned(tl_ptr55, 16)) {
-                            tl::f16 tl_vec56[8];
+                    for (int tl_chunk55 = 0; tl_chunk55 < x_layout::kSlots; tl_chunk55 += 8) {
+                        tl::f16* tl_ptr56 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
+                            tl::f16 tl_vec57[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec56[tl_v] = tl::convert<tl::f16>(x[tl_chunk54 + tl_v]);
-                            tl::store_vector<tl::f16, 8>(tl_ptr55, tl_vec56);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec57[tl_v] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr56, tl_vec57);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk54 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk54 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk54 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk55 + tl_v / 8) * 8)) + (tl_chunk55 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk55 + tl_v / 8) * 8)) + (tl_chunk55 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
                             }
                         }
                     }
@@ -2127,7 +2082,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
     using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
     using b_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment b: f32[2048]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 1, 4096], row pitch 4104
     tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 16512);  // shared ws: f16[4096], row pitch 4096
@@ -2383,9 +2338,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:73)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
-                        const tl::f16* tl_ptr36 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35))) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        const tl::f16* tl_ptr36 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             tl::load_vector<tl::f16, 8>(tl_vec37, tl_ptr36);
                             #pragma unroll
@@ -2393,7 +2347,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)))]) : 0.0f;
+                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -2404,7 +2358,6 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
                         for (int tl_s38 = 0; tl_s38 < x_layout::kSlots; ++tl_s38) {
-                            if (!(x_layout::valid(tl_tid, tl_s38))) continue;
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s38]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -2420,9 +2373,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:80)
                     #pragma unroll
                     for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk39))) continue;
-                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39))) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
                             tl::f16 tl_vec41[8];
                             tl::load_vector<tl::f16, 8>(tl_vec41, tl_ptr40);
                             #pragma unroll
@@ -2430,7 +2382,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39 + tl_v)))]) : 0.0f;
+                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 + tl_v / 8) * 8)) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 + tl_v / 8) * 8)) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -2438,8 +2390,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s42 = 0; tl_s42 < x_layout::kSlots; ++tl_s42) {
-                        if (!(x_layout::valid(tl_tid, tl_s42))) continue;
-                        const int j = x_layout::flat(tl_tid, tl_s42);
+                        const int tl_c43 = (x_layout::flat(tl_tid, (tl_s42 / 8) * 8)) % 2048;  // the chunk's first column
+                        const int j = tl_c43 + tl_s42 % 8;
                         const float d = x[tl_s42] - mean;
                         x[tl_s42] = t * 2048 + j < N ? d * d : 0.0f;
                     }
@@ -2449,9 +2401,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s43 = 0; tl_s43 < x_layout::kSlots; ++tl_s43) {
-                            if (!(x_layout::valid(tl_tid, tl_s43))) continue;
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s43]));
+                        for (int tl_s44 = 0; tl_s44 < x_layout::kSlots; ++tl_s44) {
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s44]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
@@ -2465,77 +2416,72 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                     const int32_t c0 = t * 2048;
                     // copy(X[row, c0 +: BN], x);  (norms.tl:91)
                     #pragma unroll
-                    for (int tl_chunk44 = 0; tl_chunk44 < x_layout::kSlots; tl_chunk44 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk44))) continue;
-                        const tl::f16* tl_ptr45 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk44)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk44)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk44))) + 7, N) && tl::is_aligned(tl_ptr45, 16)) {
-                            tl::f16 tl_vec46[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec46, tl_ptr45);
+                    for (int tl_chunk45 = 0; tl_chunk45 < x_layout::kSlots; tl_chunk45 += 8) {
+                        const tl::f16* tl_ptr46 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8)) + 7, N) && tl::is_aligned(tl_ptr46, 16)) {
+                            tl::f16 tl_vec47[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec47, tl_ptr46);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk44 + tl_v] = tl::convert<float>(tl_vec46[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk45 + tl_v] = tl::convert<float>(tl_vec47[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk44 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk44 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk44 + tl_v)))]) : 0.0f;
+                                x[tl_chunk45 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk45 + tl_v / 8) * 8)) + (tl_chunk45 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk45 + tl_v / 8) * 8)) + (tl_chunk45 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:92)
                     #pragma unroll
-                    for (int tl_chunk47 = 0; tl_chunk47 < w_layout::kSlots; tl_chunk47 += 8) {
-                        if (!(w_layout::valid(tl_tid, tl_chunk47))) continue;
-                        const tl::f16* tl_ptr48 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk47))];
-                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk47)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk47))) + 7, N) && tl::is_aligned(tl_ptr48, 16)) {
-                            tl::f16 tl_vec49[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec49, tl_ptr48);
+                    for (int tl_chunk48 = 0; tl_chunk48 < w_layout::kSlots; tl_chunk48 += 8) {
+                        const tl::f16* tl_ptr49 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8)];
+                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8)) + 7, N) && tl::is_aligned(tl_ptr49, 16)) {
+                            tl::f16 tl_vec50[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec50, tl_ptr49);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk47 + tl_v] = tl::convert<float>(tl_vec49[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk48 + tl_v] = tl::convert<float>(tl_vec50[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk47 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk47 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk47 + tl_v))]) : 0.0f;
+                                w[tl_chunk48 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk48 + tl_v / 8) * 8)) + (tl_chunk48 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, (tl_chunk48 + tl_v / 8) * 8)) + (tl_chunk48 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // copy(Bias[c0 +: BN], b);  (norms.tl:93)
                     #pragma unroll
-                    for (int tl_chunk50 = 0; tl_chunk50 < b_layout::kSlots; tl_chunk50 += 8) {
-                        if (!(b_layout::valid(tl_tid, tl_chunk50))) continue;
-                        const tl::f16* tl_ptr51 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk50))];
-                        if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk50)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk50))) + 7, N) && tl::is_aligned(tl_ptr51, 16)) {
-                            tl::f16 tl_vec52[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec52, tl_ptr51);
+                    for (int tl_chunk51 = 0; tl_chunk51 < b_layout::kSlots; tl_chunk51 += 8) {
+                        const tl::f16* tl_ptr52 = &Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8)];
+                        if (tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8), N) && tl::in_bounds((c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8)) + 7, N) && tl::is_aligned(tl_ptr52, 16)) {
+                            tl::f16 tl_vec53[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec53, tl_ptr52);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk50 + tl_v] = tl::convert<float>(tl_vec52[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk51 + tl_v] = tl::convert<float>(tl_vec53[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk50 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk50 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk50 + tl_v))]) : 0.0f;
+                                b[tl_chunk51 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk51 + tl_v / 8) * 8)) + (tl_chunk51 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk51 + tl_v / 8) * 8)) + (tl_chunk51 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:94)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s53 = 0; tl_s53 < x_layout::kSlots; ++tl_s53) {
-                        if (!(x_layout::valid(tl_tid, tl_s53))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s53);
-                        x[tl_s53] = (x[tl_s53] - mean) * rstd * w[tl_s53] + b[tl_s53];
+                    for (int tl_s54 = 0; tl_s54 < x_layout::kSlots; ++tl_s54) {
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s54 / 8) * 8)) + tl_s54 % 8;
+                        x[tl_s54] = (x[tl_s54] - mean) * rstd * w[tl_s54] + b[tl_s54];
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:97)
                     #pragma unroll
-                    for (int tl_chunk54 = 0; tl_chunk54 < x_layout::kSlots; tl_chunk54 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk54))) continue;
-                        tl::f16* tl_ptr55 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk54)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk54)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk54))) + 7, N) && tl::is_aligned(tl_ptr55, 16)) {
-                            tl::f16 tl_vec56[8];
+                    for (int tl_chunk55 = 0; tl_chunk55 < x_layout::kSlots; tl_chunk55 += 8) {
+                        tl::f16* tl_ptr56 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
+                            tl::f16 tl_vec57[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec56[tl_v] = tl::convert<tl::f16>(x[tl_chunk54 + tl_v]);
-                            tl::store_vector<tl::f16, 8>(tl_ptr55, tl_vec56);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec57[tl_v] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr56, tl_vec57);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk54 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk54 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk54 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk55 + tl_v / 8) * 8)) + (tl_chunk55 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk55 + tl_v / 8) * 8)) + (tl_chunk55 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
                             }
                         }
                     }
@@ -2563,7 +2509,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
     using x_layout = tl::BlockedLayout<4096, 8, 512>;  // fragment x: f32[4096]
     using w_layout = tl::BlockedLayout<4096, 8, 512>;  // fragment w: f32[4096]
     using b_layout = tl::BlockedLayout<4096, 8, 512>;  // fragment b: f32[4096]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<512>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 1, 8192], row pitch 8200
     tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 32896);  // shared ws: f16[8192], row pitch 8192
@@ -2821,9 +2767,8 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:73)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
-                        const tl::f16* tl_ptr36 = &X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk35)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk35)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (x_layout::flat(tl_tid, tl_chunk35))) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        const tl::f16* tl_ptr36 = &X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             tl::load_vector<tl::f16, 8>(tl_vec37, tl_ptr36);
                             #pragma unroll
@@ -2831,7 +2776,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)))]) : 0.0f;
+                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -2842,7 +2787,6 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
                         for (int tl_s38 = 0; tl_s38 < x_layout::kSlots; ++tl_s38) {
-                            if (!(x_layout::valid(tl_tid, tl_s38))) continue;
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s38]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 512>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -2858,9 +2802,8 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:80)
                     #pragma unroll
                     for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk39))) continue;
-                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk39)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk39)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (x_layout::flat(tl_tid, tl_chunk39))) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
                             tl::f16 tl_vec41[8];
                             tl::load_vector<tl::f16, 8>(tl_vec41, tl_ptr40);
                             #pragma unroll
@@ -2868,7 +2811,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk39 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk39 + tl_v)))]) : 0.0f;
+                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk39 + tl_v / 8) * 8)) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk39 + tl_v / 8) * 8)) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -2876,8 +2819,8 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s42 = 0; tl_s42 < x_layout::kSlots; ++tl_s42) {
-                        if (!(x_layout::valid(tl_tid, tl_s42))) continue;
-                        const int j = x_layout::flat(tl_tid, tl_s42);
+                        const int tl_c43 = (x_layout::flat(tl_tid, (tl_s42 / 8) * 8)) % 4096;  // the chunk's first column
+                        const int j = tl_c43 + tl_s42 % 8;
                         const float d = x[tl_s42] - mean;
                         x[tl_s42] = t * 4096 + j < N ? d * d : 0.0f;
                     }
@@ -2887,9 +2830,8 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s43 = 0; tl_s43 < x_layout::kSlots; ++tl_s43) {
-                            if (!(x_layout::valid(tl_tid, tl_s43))) continue;
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s43]));
+                        for (int tl_s44 = 0; tl_s44 < x_layout::kSlots; ++tl_s44) {
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s44]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 512>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
@@ -2903,77 +2845,72 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                     const int32_t c0 = t * 4096;
                     // copy(X[row, c0 +: BN], x);  (norms.tl:91)
                     #pragma unroll
-                    for (int tl_chunk44 = 0; tl_chunk44 < x_layout::kSlots; tl_chunk44 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk44))) continue;
-                        const tl::f16* tl_ptr45 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk44)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk44)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk44))) + 7, N) && tl::is_aligned(tl_ptr45, 16)) {
-                            tl::f16 tl_vec46[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec46, tl_ptr45);
+                    for (int tl_chunk45 = 0; tl_chunk45 < x_layout::kSlots; tl_chunk45 += 8) {
+                        const tl::f16* tl_ptr46 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8)) + 7, N) && tl::is_aligned(tl_ptr46, 16)) {
+                            tl::f16 tl_vec47[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec47, tl_ptr46);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk44 + tl_v] = tl::convert<float>(tl_vec46[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk45 + tl_v] = tl::convert<float>(tl_vec47[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk44 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk44 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk44 + tl_v)))]) : 0.0f;
+                                x[tl_chunk45 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk45 + tl_v / 8) * 8)) + (tl_chunk45 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk45 + tl_v / 8) * 8)) + (tl_chunk45 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:92)
                     #pragma unroll
-                    for (int tl_chunk47 = 0; tl_chunk47 < w_layout::kSlots; tl_chunk47 += 8) {
-                        if (!(w_layout::valid(tl_tid, tl_chunk47))) continue;
-                        const tl::f16* tl_ptr48 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk47))];
-                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk47)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk47))) + 7, N) && tl::is_aligned(tl_ptr48, 16)) {
-                            tl::f16 tl_vec49[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec49, tl_ptr48);
+                    for (int tl_chunk48 = 0; tl_chunk48 < w_layout::kSlots; tl_chunk48 += 8) {
+                        const tl::f16* tl_ptr49 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8)];
+                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8)) + 7, N) && tl::is_aligned(tl_ptr49, 16)) {
+                            tl::f16 tl_vec50[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec50, tl_ptr49);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk47 + tl_v] = tl::convert<float>(tl_vec49[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk48 + tl_v] = tl::convert<float>(tl_vec50[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk47 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk47 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk47 + tl_v))]) : 0.0f;
+                                w[tl_chunk48 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk48 + tl_v / 8) * 8)) + (tl_chunk48 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, (tl_chunk48 + tl_v / 8) * 8)) + (tl_chunk48 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // copy(Bias[c0 +: BN], b);  (norms.tl:93)
                     #pragma unroll
-                    for (int tl_chunk50 = 0; tl_chunk50 < b_layout::kSlots; tl_chunk50 += 8) {
-                        if (!(b_layout::valid(tl_tid, tl_chunk50))) continue;
-                        const tl::f16* tl_ptr51 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk50))];
-                        if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk50)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk50))) + 7, N) && tl::is_aligned(tl_ptr51, 16)) {
-                            tl::f16 tl_vec52[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec52, tl_ptr51);
+                    for (int tl_chunk51 = 0; tl_chunk51 < b_layout::kSlots; tl_chunk51 += 8) {
+                        const tl::f16* tl_ptr52 = &Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8)];
+                        if (tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8), N) && tl::in_bounds((c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8)) + 7, N) && tl::is_aligned(tl_ptr52, 16)) {
+                            tl::f16 tl_vec53[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec53, tl_ptr52);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk50 + tl_v] = tl::convert<float>(tl_vec52[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk51 + tl_v] = tl::convert<float>(tl_vec53[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk50 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk50 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk50 + tl_v))]) : 0.0f;
+                                b[tl_chunk51 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk51 + tl_v / 8) * 8)) + (tl_chunk51 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk51 + tl_v / 8) * 8)) + (tl_chunk51 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:94)
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s53 = 0; tl_s53 < x_layout::kSlots; ++tl_s53) {
-                        if (!(x_layout::valid(tl_tid, tl_s53))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s53);
-                        x[tl_s53] = (x[tl_s53] - mean) * rstd * w[tl_s53] + b[tl_s53];
+                    for (int tl_s54 = 0; tl_s54 < x_layout::kSlots; ++tl_s54) {
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s54 / 8) * 8)) + tl_s54 % 8;
+                        x[tl_s54] = (x[tl_s54] - mean) * rstd * w[tl_s54] + b[tl_s54];
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:97)
                     #pragma unroll
-                    for (int tl_chunk54 = 0; tl_chunk54 < x_layout::kSlots; tl_chunk54 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk54))) continue;
-                        tl::f16* tl_ptr55 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk54)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk54)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk54))) + 7, N) && tl::is_aligned(tl_ptr55, 16)) {
-                            tl::f16 tl_vec56[8];
+                    for (int tl_chunk55 = 0; tl_chunk55 < x_layout::kSlots; tl_chunk55 += 8) {
+                        tl::f16* tl_ptr56 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
+                            tl::f16 tl_vec57[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec56[tl_v] = tl::convert<tl::f16>(x[tl_chunk54 + tl_v]);
-                            tl::store_vector<tl::f16, 8>(tl_ptr55, tl_vec56);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec57[tl_v] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr56, tl_vec57);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk54 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk54 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk54 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk55 + tl_v / 8) * 8)) + (tl_chunk55 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk55 + tl_v / 8) * 8)) + (tl_chunk55 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
                             }
                         }
                     }
@@ -2998,7 +2935,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant0(
     // fragment s_rrms: f32[32], slice of `sq` (reduce over axis 1): [32] over 256 threads: (16:t16 2:r1) 2 registers, 16 replicas
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
     using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 32, 128], row pitch 136
     tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 17408);  // shared ws: f16[128], row pitch 128
@@ -3179,9 +3116,8 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant0(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:152)
                     #pragma unroll
                     for (int tl_chunk29 = 0; tl_chunk29 < x_layout::kSlots; tl_chunk29 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk29))) continue;
-                        const tl::f16* tl_ptr30 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk29)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk29)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk29))) + 7, N) && tl::is_aligned(tl_ptr30, 16)) {
+                        const tl::f16* tl_ptr30 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 / 8) * 8)) + tl_chunk29 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 / 8) * 8)) + tl_chunk29 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 / 8) * 8)) + tl_chunk29 % 8)) + 7, N) && tl::is_aligned(tl_ptr30, 16)) {
                             tl::f16 tl_vec31[8];
                             tl::load_vector<tl::f16, 8>(tl_vec31, tl_ptr30);
                             #pragma unroll
@@ -3189,7 +3125,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk29 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk29 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk29 + tl_v)))]) : 0.0f;
+                                x[tl_chunk29 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 + tl_v / 8) * 8)) + (tl_chunk29 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 + tl_v / 8) * 8)) + (tl_chunk29 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -3197,8 +3133,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant0(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s32 = 0; tl_s32 < x_layout::kSlots; ++tl_s32) {
-                        if (!(x_layout::valid(tl_tid, tl_s32))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s32);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s32 / 8) * 8)) + tl_s32 % 8;
                         x[tl_s32] = x[tl_s32] * x[tl_s32];
                     }
                     // reduce(sum, x, part);  (norms.tl:156)
@@ -3208,7 +3143,6 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant0(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
                         for (int tl_s33 = 0; tl_s33 < x_layout::kSlots; ++tl_s33) {
-                            if (!(x_layout::valid(tl_tid, tl_s33))) continue;
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s33]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -3224,9 +3158,8 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant0(
                     // copy(X[row, c0 +: BN], x);  (norms.tl:162)
                     #pragma unroll
                     for (int tl_chunk34 = 0; tl_chunk34 < x_layout::kSlots; tl_chunk34 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk34))) continue;
-                        const tl::f16* tl_ptr35 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk34)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk34)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk34))) + 7, N) && tl::is_aligned(tl_ptr35, 16)) {
+                        const tl::f16* tl_ptr35 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) + tl_chunk34 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) + tl_chunk34 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) + tl_chunk34 % 8)) + 7, N) && tl::is_aligned(tl_ptr35, 16)) {
                             tl::f16 tl_vec36[8];
                             tl::load_vector<tl::f16, 8>(tl_vec36, tl_ptr35);
                             #pragma unroll
@@ -3234,16 +3167,15 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk34 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk34 + tl_v)))]) : 0.0f;
+                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk34 + tl_v / 8) * 8)) + (tl_chunk34 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk34 + tl_v / 8) * 8)) + (tl_chunk34 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:163)
                     #pragma unroll
                     for (int tl_chunk37 = 0; tl_chunk37 < w_layout::kSlots; tl_chunk37 += 8) {
-                        if (!(w_layout::valid(tl_tid, tl_chunk37))) continue;
-                        const tl::f16* tl_ptr38 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk37))];
-                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk37)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk37))) + 7, N) && tl::is_aligned(tl_ptr38, 16)) {
+                        const tl::f16* tl_ptr38 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk37 / 8) * 8)) + tl_chunk37 % 8)];
+                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk37 / 8) * 8)) + tl_chunk37 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk37 / 8) * 8)) + tl_chunk37 % 8)) + 7, N) && tl::is_aligned(tl_ptr38, 16)) {
                             tl::f16 tl_vec39[8];
                             tl::load_vector<tl::f16, 8>(tl_vec39, tl_ptr38);
                             #pragma unroll
@@ -3251,7 +3183,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk37 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk37 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk37 + tl_v))]) : 0.0f;
+                                w[tl_chunk37 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk37 + tl_v / 8) * 8)) + (tl_chunk37 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, (tl_chunk37 + tl_v / 8) * 8)) + (tl_chunk37 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -3259,16 +3191,14 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant0(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s40 = 0; tl_s40 < x_layout::kSlots; ++tl_s40) {
-                        if (!(x_layout::valid(tl_tid, tl_s40))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s40);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s40 / 8) * 8)) + tl_s40 % 8;
                         x[tl_s40] = x[tl_s40] * rrms * w[tl_s40];
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:167)
                     #pragma unroll
                     for (int tl_chunk41 = 0; tl_chunk41 < x_layout::kSlots; tl_chunk41 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk41))) continue;
-                        tl::f16* tl_ptr42 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk41)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk41)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk41))) + 7, N) && tl::is_aligned(tl_ptr42, 16)) {
+                        tl::f16* tl_ptr42 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk41 / 8) * 8)) + tl_chunk41 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk41 / 8) * 8)) + tl_chunk41 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk41 / 8) * 8)) + tl_chunk41 % 8)) + 7, N) && tl::is_aligned(tl_ptr42, 16)) {
                             tl::f16 tl_vec43[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec43[tl_v] = tl::convert<tl::f16>(x[tl_chunk41 + tl_v]);
@@ -3276,7 +3206,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk41 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk41 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk41 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk41 + tl_v / 8) * 8)) + (tl_chunk41 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk41 + tl_v / 8) * 8)) + (tl_chunk41 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk41 + tl_v]);
                             }
                         }
                     }
@@ -3301,7 +3231,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant1(
     // fragment s_rrms: f32[16], slice of `sq` (reduce over axis 1): [16] over 256 threads: (8:t32 2:r1) 2 registers, 32 replicas
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
     using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 16, 256], row pitch 264
     tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 16896);  // shared ws: f16[256], row pitch 256
@@ -3483,9 +3413,8 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant1(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:152)
                     #pragma unroll
                     for (int tl_chunk29 = 0; tl_chunk29 < x_layout::kSlots; tl_chunk29 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk29))) continue;
-                        const tl::f16* tl_ptr30 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk29)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk29)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk29))) + 7, N) && tl::is_aligned(tl_ptr30, 16)) {
+                        const tl::f16* tl_ptr30 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 / 8) * 8)) + tl_chunk29 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 / 8) * 8)) + tl_chunk29 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 / 8) * 8)) + tl_chunk29 % 8)) + 7, N) && tl::is_aligned(tl_ptr30, 16)) {
                             tl::f16 tl_vec31[8];
                             tl::load_vector<tl::f16, 8>(tl_vec31, tl_ptr30);
                             #pragma unroll
@@ -3493,7 +3422,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk29 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk29 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk29 + tl_v)))]) : 0.0f;
+                                x[tl_chunk29 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 + tl_v / 8) * 8)) + (tl_chunk29 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 + tl_v / 8) * 8)) + (tl_chunk29 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -3501,8 +3430,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant1(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s32 = 0; tl_s32 < x_layout::kSlots; ++tl_s32) {
-                        if (!(x_layout::valid(tl_tid, tl_s32))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s32);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s32 / 8) * 8)) + tl_s32 % 8;
                         x[tl_s32] = x[tl_s32] * x[tl_s32];
                     }
                     // reduce(sum, x, part);  (norms.tl:156)
@@ -3512,7 +3440,6 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant1(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
                         for (int tl_s33 = 0; tl_s33 < x_layout::kSlots; ++tl_s33) {
-                            if (!(x_layout::valid(tl_tid, tl_s33))) continue;
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s33]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -3528,9 +3455,8 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant1(
                     // copy(X[row, c0 +: BN], x);  (norms.tl:162)
                     #pragma unroll
                     for (int tl_chunk34 = 0; tl_chunk34 < x_layout::kSlots; tl_chunk34 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk34))) continue;
-                        const tl::f16* tl_ptr35 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk34)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk34)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk34))) + 7, N) && tl::is_aligned(tl_ptr35, 16)) {
+                        const tl::f16* tl_ptr35 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) + tl_chunk34 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) + tl_chunk34 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) + tl_chunk34 % 8)) + 7, N) && tl::is_aligned(tl_ptr35, 16)) {
                             tl::f16 tl_vec36[8];
                             tl::load_vector<tl::f16, 8>(tl_vec36, tl_ptr35);
                             #pragma unroll
@@ -3538,16 +3464,15 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk34 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk34 + tl_v)))]) : 0.0f;
+                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk34 + tl_v / 8) * 8)) + (tl_chunk34 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk34 + tl_v / 8) * 8)) + (tl_chunk34 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:163)
                     #pragma unroll
                     for (int tl_chunk37 = 0; tl_chunk37 < w_layout::kSlots; tl_chunk37 += 8) {
-                        if (!(w_layout::valid(tl_tid, tl_chunk37))) continue;
-                        const tl::f16* tl_ptr38 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk37))];
-                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk37)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk37))) + 7, N) && tl::is_aligned(tl_ptr38, 16)) {
+                        const tl::f16* tl_ptr38 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk37 / 8) * 8)) + tl_chunk37 % 8)];
+                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk37 / 8) * 8)) + tl_chunk37 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk37 / 8) * 8)) + tl_chunk37 % 8)) + 7, N) && tl::is_aligned(tl_ptr38, 16)) {
                             tl::f16 tl_vec39[8];
                             tl::load_vector<tl::f16, 8>(tl_vec39, tl_ptr38);
                             #pragma unroll
@@ -3555,7 +3480,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk37 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk37 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk37 + tl_v))]) : 0.0f;
+                                w[tl_chunk37 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk37 + tl_v / 8) * 8)) + (tl_chunk37 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, (tl_chunk37 + tl_v / 8) * 8)) + (tl_chunk37 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -3563,16 +3488,14 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant1(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s40 = 0; tl_s40 < x_layout::kSlots; ++tl_s40) {
-                        if (!(x_layout::valid(tl_tid, tl_s40))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s40);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s40 / 8) * 8)) + tl_s40 % 8;
                         x[tl_s40] = x[tl_s40] * rrms * w[tl_s40];
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:167)
                     #pragma unroll
                     for (int tl_chunk41 = 0; tl_chunk41 < x_layout::kSlots; tl_chunk41 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk41))) continue;
-                        tl::f16* tl_ptr42 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk41)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk41)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk41))) + 7, N) && tl::is_aligned(tl_ptr42, 16)) {
+                        tl::f16* tl_ptr42 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk41 / 8) * 8)) + tl_chunk41 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk41 / 8) * 8)) + tl_chunk41 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk41 / 8) * 8)) + tl_chunk41 % 8)) + 7, N) && tl::is_aligned(tl_ptr42, 16)) {
                             tl::f16 tl_vec43[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec43[tl_v] = tl::convert<tl::f16>(x[tl_chunk41 + tl_v]);
@@ -3580,7 +3503,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk41 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk41 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk41 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk41 + tl_v / 8) * 8)) + (tl_chunk41 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk41 + tl_v / 8) * 8)) + (tl_chunk41 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk41 + tl_v]);
                             }
                         }
                     }
@@ -3605,7 +3528,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant2(
     // fragment s_rrms: f32[8], slice of `sq` (reduce over axis 1): [8] over 256 threads: (8:t32) 1 registers, 32 replicas
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
     using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 8, 512], row pitch 520
     tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 16640);  // shared ws: f16[512], row pitch 512
@@ -3787,9 +3710,8 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant2(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:152)
                     #pragma unroll
                     for (int tl_chunk29 = 0; tl_chunk29 < x_layout::kSlots; tl_chunk29 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk29))) continue;
-                        const tl::f16* tl_ptr30 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk29)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk29)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk29))) + 7, N) && tl::is_aligned(tl_ptr30, 16)) {
+                        const tl::f16* tl_ptr30 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 / 8) * 8)) + tl_chunk29 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 / 8) * 8)) + tl_chunk29 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 / 8) * 8)) + tl_chunk29 % 8)) + 7, N) && tl::is_aligned(tl_ptr30, 16)) {
                             tl::f16 tl_vec31[8];
                             tl::load_vector<tl::f16, 8>(tl_vec31, tl_ptr30);
                             #pragma unroll
@@ -3797,7 +3719,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk29 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk29 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk29 + tl_v)))]) : 0.0f;
+                                x[tl_chunk29 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 + tl_v / 8) * 8)) + (tl_chunk29 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 + tl_v / 8) * 8)) + (tl_chunk29 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -3805,8 +3727,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant2(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s32 = 0; tl_s32 < x_layout::kSlots; ++tl_s32) {
-                        if (!(x_layout::valid(tl_tid, tl_s32))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s32);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s32 / 8) * 8)) + tl_s32 % 8;
                         x[tl_s32] = x[tl_s32] * x[tl_s32];
                     }
                     // reduce(sum, x, part);  (norms.tl:156)
@@ -3816,7 +3737,6 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant2(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
                         for (int tl_s33 = 0; tl_s33 < x_layout::kSlots; ++tl_s33) {
-                            if (!(x_layout::valid(tl_tid, tl_s33))) continue;
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s33]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -3832,9 +3752,8 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant2(
                     // copy(X[row, c0 +: BN], x);  (norms.tl:162)
                     #pragma unroll
                     for (int tl_chunk34 = 0; tl_chunk34 < x_layout::kSlots; tl_chunk34 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk34))) continue;
-                        const tl::f16* tl_ptr35 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk34)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk34)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk34))) + 7, N) && tl::is_aligned(tl_ptr35, 16)) {
+                        const tl::f16* tl_ptr35 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) + tl_chunk34 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) + tl_chunk34 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) + tl_chunk34 % 8)) + 7, N) && tl::is_aligned(tl_ptr35, 16)) {
                             tl::f16 tl_vec36[8];
                             tl::load_vector<tl::f16, 8>(tl_vec36, tl_ptr35);
                             #pragma unroll
@@ -3842,16 +3761,15 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk34 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk34 + tl_v)))]) : 0.0f;
+                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk34 + tl_v / 8) * 8)) + (tl_chunk34 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk34 + tl_v / 8) * 8)) + (tl_chunk34 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:163)
                     #pragma unroll
                     for (int tl_chunk37 = 0; tl_chunk37 < w_layout::kSlots; tl_chunk37 += 8) {
-                        if (!(w_layout::valid(tl_tid, tl_chunk37))) continue;
-                        const tl::f16* tl_ptr38 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk37))];
-                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk37)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk37))) + 7, N) && tl::is_aligned(tl_ptr38, 16)) {
+                        const tl::f16* tl_ptr38 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk37 / 8) * 8)) + tl_chunk37 % 8)];
+                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk37 / 8) * 8)) + tl_chunk37 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk37 / 8) * 8)) + tl_chunk37 % 8)) + 7, N) && tl::is_aligned(tl_ptr38, 16)) {
                             tl::f16 tl_vec39[8];
                             tl::load_vector<tl::f16, 8>(tl_vec39, tl_ptr38);
                             #pragma unroll
@@ -3859,7 +3777,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk37 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk37 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk37 + tl_v))]) : 0.0f;
+                                w[tl_chunk37 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk37 + tl_v / 8) * 8)) + (tl_chunk37 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, (tl_chunk37 + tl_v / 8) * 8)) + (tl_chunk37 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -3867,16 +3785,14 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant2(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s40 = 0; tl_s40 < x_layout::kSlots; ++tl_s40) {
-                        if (!(x_layout::valid(tl_tid, tl_s40))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s40);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s40 / 8) * 8)) + tl_s40 % 8;
                         x[tl_s40] = x[tl_s40] * rrms * w[tl_s40];
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:167)
                     #pragma unroll
                     for (int tl_chunk41 = 0; tl_chunk41 < x_layout::kSlots; tl_chunk41 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk41))) continue;
-                        tl::f16* tl_ptr42 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk41)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk41)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk41))) + 7, N) && tl::is_aligned(tl_ptr42, 16)) {
+                        tl::f16* tl_ptr42 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk41 / 8) * 8)) + tl_chunk41 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk41 / 8) * 8)) + tl_chunk41 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk41 / 8) * 8)) + tl_chunk41 % 8)) + 7, N) && tl::is_aligned(tl_ptr42, 16)) {
                             tl::f16 tl_vec43[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec43[tl_v] = tl::convert<tl::f16>(x[tl_chunk41 + tl_v]);
@@ -3884,7 +3800,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk41 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk41 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk41 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk41 + tl_v / 8) * 8)) + (tl_chunk41 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk41 + tl_v / 8) * 8)) + (tl_chunk41 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk41 + tl_v]);
                             }
                         }
                     }
@@ -3909,7 +3825,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant3(
     // fragment s_rrms: f32[4], slice of `sq` (reduce over axis 1): [4] over 256 threads: (4:t64) 1 registers, 64 replicas
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
     using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 4, 1024], row pitch 1032
     tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 16512);  // shared ws: f16[1024], row pitch 1024
@@ -4104,9 +4020,8 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant3(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:152)
                     #pragma unroll
                     for (int tl_chunk29 = 0; tl_chunk29 < x_layout::kSlots; tl_chunk29 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk29))) continue;
-                        const tl::f16* tl_ptr30 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk29)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk29)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk29))) + 7, N) && tl::is_aligned(tl_ptr30, 16)) {
+                        const tl::f16* tl_ptr30 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 / 8) * 8)) + tl_chunk29 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 / 8) * 8)) + tl_chunk29 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 / 8) * 8)) + tl_chunk29 % 8)) + 7, N) && tl::is_aligned(tl_ptr30, 16)) {
                             tl::f16 tl_vec31[8];
                             tl::load_vector<tl::f16, 8>(tl_vec31, tl_ptr30);
                             #pragma unroll
@@ -4114,7 +4029,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk29 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk29 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk29 + tl_v)))]) : 0.0f;
+                                x[tl_chunk29 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 + tl_v / 8) * 8)) + (tl_chunk29 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 + tl_v / 8) * 8)) + (tl_chunk29 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -4122,8 +4037,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant3(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s32 = 0; tl_s32 < x_layout::kSlots; ++tl_s32) {
-                        if (!(x_layout::valid(tl_tid, tl_s32))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s32);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s32 / 8) * 8)) + tl_s32 % 8;
                         x[tl_s32] = x[tl_s32] * x[tl_s32];
                     }
                     // reduce(sum, x, part);  (norms.tl:156)
@@ -4133,7 +4047,6 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant3(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
                         for (int tl_s33 = 0; tl_s33 < x_layout::kSlots; ++tl_s33) {
-                            if (!(x_layout::valid(tl_tid, tl_s33))) continue;
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s33]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -4149,9 +4062,8 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant3(
                     // copy(X[row, c0 +: BN], x);  (norms.tl:162)
                     #pragma unroll
                     for (int tl_chunk34 = 0; tl_chunk34 < x_layout::kSlots; tl_chunk34 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk34))) continue;
-                        const tl::f16* tl_ptr35 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk34)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk34)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk34))) + 7, N) && tl::is_aligned(tl_ptr35, 16)) {
+                        const tl::f16* tl_ptr35 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) + tl_chunk34 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) + tl_chunk34 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) + tl_chunk34 % 8)) + 7, N) && tl::is_aligned(tl_ptr35, 16)) {
                             tl::f16 tl_vec36[8];
                             tl::load_vector<tl::f16, 8>(tl_vec36, tl_ptr35);
                             #pragma unroll
@@ -4159,16 +4071,15 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk34 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk34 + tl_v)))]) : 0.0f;
+                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk34 + tl_v / 8) * 8)) + (tl_chunk34 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk34 + tl_v / 8) * 8)) + (tl_chunk34 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:163)
                     #pragma unroll
                     for (int tl_chunk37 = 0; tl_chunk37 < w_layout::kSlots; tl_chunk37 += 8) {
-                        if (!(w_layout::valid(tl_tid, tl_chunk37))) continue;
-                        const tl::f16* tl_ptr38 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk37))];
-                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk37)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk37))) + 7, N) && tl::is_aligned(tl_ptr38, 16)) {
+                        const tl::f16* tl_ptr38 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk37 / 8) * 8)) + tl_chunk37 % 8)];
+                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk37 / 8) * 8)) + tl_chunk37 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk37 / 8) * 8)) + tl_chunk37 % 8)) + 7, N) && tl::is_aligned(tl_ptr38, 16)) {
                             tl::f16 tl_vec39[8];
                             tl::load_vector<tl::f16, 8>(tl_vec39, tl_ptr38);
                             #pragma unroll
@@ -4176,7 +4087,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk37 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk37 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk37 + tl_v))]) : 0.0f;
+                                w[tl_chunk37 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk37 + tl_v / 8) * 8)) + (tl_chunk37 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, (tl_chunk37 + tl_v / 8) * 8)) + (tl_chunk37 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -4184,16 +4095,14 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant3(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s40 = 0; tl_s40 < x_layout::kSlots; ++tl_s40) {
-                        if (!(x_layout::valid(tl_tid, tl_s40))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s40);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s40 / 8) * 8)) + tl_s40 % 8;
                         x[tl_s40] = x[tl_s40] * rrms * w[tl_s40];
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:167)
                     #pragma unroll
                     for (int tl_chunk41 = 0; tl_chunk41 < x_layout::kSlots; tl_chunk41 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk41))) continue;
-                        tl::f16* tl_ptr42 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk41)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk41)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk41))) + 7, N) && tl::is_aligned(tl_ptr42, 16)) {
+                        tl::f16* tl_ptr42 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk41 / 8) * 8)) + tl_chunk41 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk41 / 8) * 8)) + tl_chunk41 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk41 / 8) * 8)) + tl_chunk41 % 8)) + 7, N) && tl::is_aligned(tl_ptr42, 16)) {
                             tl::f16 tl_vec43[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec43[tl_v] = tl::convert<tl::f16>(x[tl_chunk41 + tl_v]);
@@ -4201,7 +4110,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk41 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk41 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk41 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk41 + tl_v / 8) * 8)) + (tl_chunk41 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk41 + tl_v / 8) * 8)) + (tl_chunk41 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk41 + tl_v]);
                             }
                         }
                     }
@@ -4226,7 +4135,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant4(
     // fragment s_rrms: f32[2], slice of `sq` (reduce over axis 1): [2] over 256 threads: (2:t128) 1 registers, 128 replicas
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
     using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 2, 2048], row pitch 2056
     tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 16512);  // shared ws: f16[2048], row pitch 2048
@@ -4420,9 +4329,8 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant4(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:152)
                     #pragma unroll
                     for (int tl_chunk29 = 0; tl_chunk29 < x_layout::kSlots; tl_chunk29 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk29))) continue;
-                        const tl::f16* tl_ptr30 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk29)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk29)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk29))) + 7, N) && tl::is_aligned(tl_ptr30, 16)) {
+                        const tl::f16* tl_ptr30 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 / 8) * 8)) + tl_chunk29 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 / 8) * 8)) + tl_chunk29 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 / 8) * 8)) + tl_chunk29 % 8)) + 7, N) && tl::is_aligned(tl_ptr30, 16)) {
                             tl::f16 tl_vec31[8];
                             tl::load_vector<tl::f16, 8>(tl_vec31, tl_ptr30);
                             #pragma unroll
@@ -4430,7 +4338,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk29 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk29 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk29 + tl_v)))]) : 0.0f;
+                                x[tl_chunk29 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 + tl_v / 8) * 8)) + (tl_chunk29 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 + tl_v / 8) * 8)) + (tl_chunk29 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -4438,8 +4346,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant4(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s32 = 0; tl_s32 < x_layout::kSlots; ++tl_s32) {
-                        if (!(x_layout::valid(tl_tid, tl_s32))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s32);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s32 / 8) * 8)) + tl_s32 % 8;
                         x[tl_s32] = x[tl_s32] * x[tl_s32];
                     }
                     // reduce(sum, x, part);  (norms.tl:156)
@@ -4449,7 +4356,6 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant4(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
                         for (int tl_s33 = 0; tl_s33 < x_layout::kSlots; ++tl_s33) {
-                            if (!(x_layout::valid(tl_tid, tl_s33))) continue;
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s33]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -4465,9 +4371,8 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant4(
                     // copy(X[row, c0 +: BN], x);  (norms.tl:162)
                     #pragma unroll
                     for (int tl_chunk34 = 0; tl_chunk34 < x_layout::kSlots; tl_chunk34 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk34))) continue;
-                        const tl::f16* tl_ptr35 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk34)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk34)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk34))) + 7, N) && tl::is_aligned(tl_ptr35, 16)) {
+                        const tl::f16* tl_ptr35 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) + tl_chunk34 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) + tl_chunk34 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) + tl_chunk34 % 8)) + 7, N) && tl::is_aligned(tl_ptr35, 16)) {
                             tl::f16 tl_vec36[8];
                             tl::load_vector<tl::f16, 8>(tl_vec36, tl_ptr35);
                             #pragma unroll
@@ -4475,16 +4380,15 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk34 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk34 + tl_v)))]) : 0.0f;
+                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk34 + tl_v / 8) * 8)) + (tl_chunk34 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk34 + tl_v / 8) * 8)) + (tl_chunk34 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:163)
                     #pragma unroll
                     for (int tl_chunk37 = 0; tl_chunk37 < w_layout::kSlots; tl_chunk37 += 8) {
-                        if (!(w_layout::valid(tl_tid, tl_chunk37))) continue;
-                        const tl::f16* tl_ptr38 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk37))];
-                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk37)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk37))) + 7, N) && tl::is_aligned(tl_ptr38, 16)) {
+                        const tl::f16* tl_ptr38 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk37 / 8) * 8)) + tl_chunk37 % 8)];
+                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk37 / 8) * 8)) + tl_chunk37 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk37 / 8) * 8)) + tl_chunk37 % 8)) + 7, N) && tl::is_aligned(tl_ptr38, 16)) {
                             tl::f16 tl_vec39[8];
                             tl::load_vector<tl::f16, 8>(tl_vec39, tl_ptr38);
                             #pragma unroll
@@ -4492,7 +4396,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk37 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk37 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk37 + tl_v))]) : 0.0f;
+                                w[tl_chunk37 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk37 + tl_v / 8) * 8)) + (tl_chunk37 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, (tl_chunk37 + tl_v / 8) * 8)) + (tl_chunk37 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -4500,16 +4404,14 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant4(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s40 = 0; tl_s40 < x_layout::kSlots; ++tl_s40) {
-                        if (!(x_layout::valid(tl_tid, tl_s40))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s40);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s40 / 8) * 8)) + tl_s40 % 8;
                         x[tl_s40] = x[tl_s40] * rrms * w[tl_s40];
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:167)
                     #pragma unroll
                     for (int tl_chunk41 = 0; tl_chunk41 < x_layout::kSlots; tl_chunk41 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk41))) continue;
-                        tl::f16* tl_ptr42 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk41)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk41)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk41))) + 7, N) && tl::is_aligned(tl_ptr42, 16)) {
+                        tl::f16* tl_ptr42 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk41 / 8) * 8)) + tl_chunk41 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk41 / 8) * 8)) + tl_chunk41 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk41 / 8) * 8)) + tl_chunk41 % 8)) + 7, N) && tl::is_aligned(tl_ptr42, 16)) {
                             tl::f16 tl_vec43[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec43[tl_v] = tl::convert<tl::f16>(x[tl_chunk41 + tl_v]);
@@ -4517,7 +4419,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk41 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk41 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk41 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk41 + tl_v / 8) * 8)) + (tl_chunk41 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk41 + tl_v / 8) * 8)) + (tl_chunk41 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk41 + tl_v]);
                             }
                         }
                     }
@@ -4542,7 +4444,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
     // fragment s_rrms: f32[1], slice of `sq` (reduce over axis 1): [1] over 256 threads: () 1 registers, 256 replicas
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
     using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 1, 4096], row pitch 4104
     tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 16512);  // shared ws: f16[4096], row pitch 4096
@@ -4737,9 +4639,8 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:152)
                     #pragma unroll
                     for (int tl_chunk29 = 0; tl_chunk29 < x_layout::kSlots; tl_chunk29 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk29))) continue;
-                        const tl::f16* tl_ptr30 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk29)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk29)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk29))) + 7, N) && tl::is_aligned(tl_ptr30, 16)) {
+                        const tl::f16* tl_ptr30 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 / 8) * 8)) + tl_chunk29 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 / 8) * 8)) + tl_chunk29 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 / 8) * 8)) + tl_chunk29 % 8)) + 7, N) && tl::is_aligned(tl_ptr30, 16)) {
                             tl::f16 tl_vec31[8];
                             tl::load_vector<tl::f16, 8>(tl_vec31, tl_ptr30);
                             #pragma unroll
@@ -4747,7 +4648,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk29 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk29 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk29 + tl_v)))]) : 0.0f;
+                                x[tl_chunk29 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 + tl_v / 8) * 8)) + (tl_chunk29 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 + tl_v / 8) * 8)) + (tl_chunk29 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -4755,8 +4656,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s32 = 0; tl_s32 < x_layout::kSlots; ++tl_s32) {
-                        if (!(x_layout::valid(tl_tid, tl_s32))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s32);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s32 / 8) * 8)) + tl_s32 % 8;
                         x[tl_s32] = x[tl_s32] * x[tl_s32];
                     }
                     // reduce(sum, x, part);  (norms.tl:156)
@@ -4766,7 +4666,6 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
                         for (int tl_s33 = 0; tl_s33 < x_layout::kSlots; ++tl_s33) {
-                            if (!(x_layout::valid(tl_tid, tl_s33))) continue;
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s33]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -4782,9 +4681,8 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                     // copy(X[row, c0 +: BN], x);  (norms.tl:162)
                     #pragma unroll
                     for (int tl_chunk34 = 0; tl_chunk34 < x_layout::kSlots; tl_chunk34 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk34))) continue;
-                        const tl::f16* tl_ptr35 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk34)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk34)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk34))) + 7, N) && tl::is_aligned(tl_ptr35, 16)) {
+                        const tl::f16* tl_ptr35 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) + tl_chunk34 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) + tl_chunk34 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) + tl_chunk34 % 8)) + 7, N) && tl::is_aligned(tl_ptr35, 16)) {
                             tl::f16 tl_vec36[8];
                             tl::load_vector<tl::f16, 8>(tl_vec36, tl_ptr35);
                             #pragma unroll
@@ -4792,16 +4690,15 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk34 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk34 + tl_v)))]) : 0.0f;
+                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk34 + tl_v / 8) * 8)) + (tl_chunk34 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk34 + tl_v / 8) * 8)) + (tl_chunk34 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:163)
                     #pragma unroll
                     for (int tl_chunk37 = 0; tl_chunk37 < w_layout::kSlots; tl_chunk37 += 8) {
-                        if (!(w_layout::valid(tl_tid, tl_chunk37))) continue;
-                        const tl::f16* tl_ptr38 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk37))];
-                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk37)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk37))) + 7, N) && tl::is_aligned(tl_ptr38, 16)) {
+                        const tl::f16* tl_ptr38 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk37 / 8) * 8)) + tl_chunk37 % 8)];
+                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk37 / 8) * 8)) + tl_chunk37 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk37 / 8) * 8)) + tl_chunk37 % 8)) + 7, N) && tl::is_aligned(tl_ptr38, 16)) {
                             tl::f16 tl_vec39[8];
                             tl::load_vector<tl::f16, 8>(tl_vec39, tl_ptr38);
                             #pragma unroll
@@ -4809,7 +4706,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk37 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk37 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk37 + tl_v))]) : 0.0f;
+                                w[tl_chunk37 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk37 + tl_v / 8) * 8)) + (tl_chunk37 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, (tl_chunk37 + tl_v / 8) * 8)) + (tl_chunk37 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -4817,16 +4714,14 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s40 = 0; tl_s40 < x_layout::kSlots; ++tl_s40) {
-                        if (!(x_layout::valid(tl_tid, tl_s40))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s40);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s40 / 8) * 8)) + tl_s40 % 8;
                         x[tl_s40] = x[tl_s40] * rrms * w[tl_s40];
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:167)
                     #pragma unroll
                     for (int tl_chunk41 = 0; tl_chunk41 < x_layout::kSlots; tl_chunk41 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk41))) continue;
-                        tl::f16* tl_ptr42 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk41)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk41)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk41))) + 7, N) && tl::is_aligned(tl_ptr42, 16)) {
+                        tl::f16* tl_ptr42 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk41 / 8) * 8)) + tl_chunk41 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk41 / 8) * 8)) + tl_chunk41 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk41 / 8) * 8)) + tl_chunk41 % 8)) + 7, N) && tl::is_aligned(tl_ptr42, 16)) {
                             tl::f16 tl_vec43[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec43[tl_v] = tl::convert<tl::f16>(x[tl_chunk41 + tl_v]);
@@ -4834,7 +4729,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk41 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk41 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk41 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk41 + tl_v / 8) * 8)) + (tl_chunk41 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk41 + tl_v / 8) * 8)) + (tl_chunk41 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk41 + tl_v]);
                             }
                         }
                     }
@@ -4859,7 +4754,7 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
     // fragment s_rrms: f32[1], slice of `sq` (reduce over axis 1): [1] over 512 threads: () 1 registers, 512 replicas
     using x_layout = tl::BlockedLayout<4096, 8, 512>;  // fragment x: f32[4096]
     using w_layout = tl::BlockedLayout<4096, 8, 512>;  // fragment w: f32[4096]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<512>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 1, 8192], row pitch 8200
     tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 32896);  // shared ws: f16[8192], row pitch 8192
@@ -5055,9 +4950,8 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:152)
                     #pragma unroll
                     for (int tl_chunk29 = 0; tl_chunk29 < x_layout::kSlots; tl_chunk29 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk29))) continue;
-                        const tl::f16* tl_ptr30 = &X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk29)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk29)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (x_layout::flat(tl_tid, tl_chunk29))) + 7, N) && tl::is_aligned(tl_ptr30, 16)) {
+                        const tl::f16* tl_ptr30 = &X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk29 / 8) * 8)) + tl_chunk29 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk29 / 8) * 8)) + tl_chunk29 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk29 / 8) * 8)) + tl_chunk29 % 8)) + 7, N) && tl::is_aligned(tl_ptr30, 16)) {
                             tl::f16 tl_vec31[8];
                             tl::load_vector<tl::f16, 8>(tl_vec31, tl_ptr30);
                             #pragma unroll
@@ -5065,7 +4959,7 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk29 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk29 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk29 + tl_v)))]) : 0.0f;
+                                x[tl_chunk29 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk29 + tl_v / 8) * 8)) + (tl_chunk29 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk29 + tl_v / 8) * 8)) + (tl_chunk29 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -5073,8 +4967,7 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s32 = 0; tl_s32 < x_layout::kSlots; ++tl_s32) {
-                        if (!(x_layout::valid(tl_tid, tl_s32))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s32);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s32 / 8) * 8)) + tl_s32 % 8;
                         x[tl_s32] = x[tl_s32] * x[tl_s32];
                     }
                     // reduce(sum, x, part);  (norms.tl:156)
@@ -5084,7 +4977,6 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
                         for (int tl_s33 = 0; tl_s33 < x_layout::kSlots; ++tl_s33) {
-                            if (!(x_layout::valid(tl_tid, tl_s33))) continue;
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s33]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 512>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -5100,9 +4992,8 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                     // copy(X[row, c0 +: BN], x);  (norms.tl:162)
                     #pragma unroll
                     for (int tl_chunk34 = 0; tl_chunk34 < x_layout::kSlots; tl_chunk34 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk34))) continue;
-                        const tl::f16* tl_ptr35 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk34)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk34)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk34))) + 7, N) && tl::is_aligned(tl_ptr35, 16)) {
+                        const tl::f16* tl_ptr35 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) + tl_chunk34 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) + tl_chunk34 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) + tl_chunk34 % 8)) + 7, N) && tl::is_aligned(tl_ptr35, 16)) {
                             tl::f16 tl_vec36[8];
                             tl::load_vector<tl::f16, 8>(tl_vec36, tl_ptr35);
                             #pragma unroll
@@ -5110,16 +5001,15 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk34 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk34 + tl_v)))]) : 0.0f;
+                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk34 + tl_v / 8) * 8)) + (tl_chunk34 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk34 + tl_v / 8) * 8)) + (tl_chunk34 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:163)
                     #pragma unroll
                     for (int tl_chunk37 = 0; tl_chunk37 < w_layout::kSlots; tl_chunk37 += 8) {
-                        if (!(w_layout::valid(tl_tid, tl_chunk37))) continue;
-                        const tl::f16* tl_ptr38 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk37))];
-                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk37)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk37))) + 7, N) && tl::is_aligned(tl_ptr38, 16)) {
+                        const tl::f16* tl_ptr38 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk37 / 8) * 8)) + tl_chunk37 % 8)];
+                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk37 / 8) * 8)) + tl_chunk37 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk37 / 8) * 8)) + tl_chunk37 % 8)) + 7, N) && tl::is_aligned(tl_ptr38, 16)) {
                             tl::f16 tl_vec39[8];
                             tl::load_vector<tl::f16, 8>(tl_vec39, tl_ptr38);
                             #pragma unroll
@@ -5127,7 +5017,7 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk37 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk37 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk37 + tl_v))]) : 0.0f;
+                                w[tl_chunk37 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk37 + tl_v / 8) * 8)) + (tl_chunk37 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, (tl_chunk37 + tl_v / 8) * 8)) + (tl_chunk37 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -5135,16 +5025,14 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s40 = 0; tl_s40 < x_layout::kSlots; ++tl_s40) {
-                        if (!(x_layout::valid(tl_tid, tl_s40))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s40);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s40 / 8) * 8)) + tl_s40 % 8;
                         x[tl_s40] = x[tl_s40] * rrms * w[tl_s40];
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:167)
                     #pragma unroll
                     for (int tl_chunk41 = 0; tl_chunk41 < x_layout::kSlots; tl_chunk41 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk41))) continue;
-                        tl::f16* tl_ptr42 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk41)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk41)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk41))) + 7, N) && tl::is_aligned(tl_ptr42, 16)) {
+                        tl::f16* tl_ptr42 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk41 / 8) * 8)) + tl_chunk41 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk41 / 8) * 8)) + tl_chunk41 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk41 / 8) * 8)) + tl_chunk41 % 8)) + 7, N) && tl::is_aligned(tl_ptr42, 16)) {
                             tl::f16 tl_vec43[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec43[tl_v] = tl::convert<tl::f16>(x[tl_chunk41 + tl_v]);
@@ -5152,7 +5040,7 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk41 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk41 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk41 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk41 + tl_v / 8) * 8)) + (tl_chunk41 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk41 + tl_v / 8) * 8)) + (tl_chunk41 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk41 + tl_v]);
                             }
                         }
                     }
@@ -5179,7 +5067,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant0(
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
     using r_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment r: f32[2048]
     using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 32, 128], row pitch 136
     tl::f16* rs = reinterpret_cast<tl::f16*>(tl_smem + 17408);  // shared rs: f16[2, 32, 128], row pitch 136
@@ -5441,9 +5329,8 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant0(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:229)
                     #pragma unroll
                     for (int tl_chunk49 = 0; tl_chunk49 < x_layout::kSlots; tl_chunk49 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk49))) continue;
-                        const tl::f16* tl_ptr50 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk49)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk49)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk49))) + 7, N) && tl::is_aligned(tl_ptr50, 16)) {
+                        const tl::f16* tl_ptr50 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 / 8) * 8)) + tl_chunk49 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 / 8) * 8)) + tl_chunk49 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 / 8) * 8)) + tl_chunk49 % 8)) + 7, N) && tl::is_aligned(tl_ptr50, 16)) {
                             tl::f16 tl_vec51[8];
                             tl::load_vector<tl::f16, 8>(tl_vec51, tl_ptr50);
                             #pragma unroll
@@ -5451,7 +5338,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk49 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk49 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk49 + tl_v)))]) : 0.0f;
+                                x[tl_chunk49 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 + tl_v / 8) * 8)) + (tl_chunk49 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 + tl_v / 8) * 8)) + (tl_chunk49 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -5459,9 +5346,8 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant0(
                     // copy(R[row, t * BN +: BN], r);  (norms.tl:230)
                     #pragma unroll
                     for (int tl_chunk52 = 0; tl_chunk52 < r_layout::kSlots; tl_chunk52 += 8) {
-                        if (!(r_layout::valid(tl_tid, tl_chunk52))) continue;
-                        const tl::f16* tl_ptr53 = &R[int64_t(row) * N + ((t * 2048) + (r_layout::flat(tl_tid, tl_chunk52)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (r_layout::flat(tl_tid, tl_chunk52)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (r_layout::flat(tl_tid, tl_chunk52))) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
+                        const tl::f16* tl_ptr53 = &R[int64_t(row) * N + ((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) + tl_chunk52 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
                             tl::f16 tl_vec54[8];
                             tl::load_vector<tl::f16, 8>(tl_vec54, tl_ptr53);
                             #pragma unroll
@@ -5469,7 +5355,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (r_layout::flat(tl_tid, tl_chunk52 + tl_v)), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 2048) + (r_layout::flat(tl_tid, tl_chunk52 + tl_v)))]) : 0.0f;
+                                r[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 + tl_v / 8) * 8)) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 + tl_v / 8) * 8)) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -5477,8 +5363,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant0(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s55 = 0; tl_s55 < x_layout::kSlots; ++tl_s55) {
-                        if (!(x_layout::valid(tl_tid, tl_s55))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s55);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s55 / 8) * 8)) + tl_s55 % 8;
                         const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s55] + r[tl_s55]));
                         x[tl_s55] = h * h;
                     }
@@ -5489,7 +5374,6 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant0(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
                         for (int tl_s56 = 0; tl_s56 < x_layout::kSlots; ++tl_s56) {
-                            if (!(x_layout::valid(tl_tid, tl_s56))) continue;
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s56]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -5505,9 +5389,8 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant0(
                     // copy(X[row, c0 +: BN], x);  (norms.tl:241)
                     #pragma unroll
                     for (int tl_chunk57 = 0; tl_chunk57 < x_layout::kSlots; tl_chunk57 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk57))) continue;
-                        const tl::f16* tl_ptr58 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk57)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk57)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk57))) + 7, N) && tl::is_aligned(tl_ptr58, 16)) {
+                        const tl::f16* tl_ptr58 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) + tl_chunk57 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) + tl_chunk57 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) + tl_chunk57 % 8)) + 7, N) && tl::is_aligned(tl_ptr58, 16)) {
                             tl::f16 tl_vec59[8];
                             tl::load_vector<tl::f16, 8>(tl_vec59, tl_ptr58);
                             #pragma unroll
@@ -5515,7 +5398,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk57 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk57 + tl_v)))]) : 0.0f;
+                                x[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk57 + tl_v / 8) * 8)) + (tl_chunk57 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk57 + tl_v / 8) * 8)) + (tl_chunk57 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -5523,9 +5406,8 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant0(
                     // copy(R[row, c0 +: BN], r);  (norms.tl:242)
                     #pragma unroll
                     for (int tl_chunk60 = 0; tl_chunk60 < r_layout::kSlots; tl_chunk60 += 8) {
-                        if (!(r_layout::valid(tl_tid, tl_chunk60))) continue;
-                        const tl::f16* tl_ptr61 = &R[int64_t(row) * N + (c0 + (r_layout::flat(tl_tid, tl_chunk60)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (r_layout::flat(tl_tid, tl_chunk60)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (r_layout::flat(tl_tid, tl_chunk60))) + 7, N) && tl::is_aligned(tl_ptr61, 16)) {
+                        const tl::f16* tl_ptr61 = &R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk60 / 8) * 8)) + tl_chunk60 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk60 / 8) * 8)) + tl_chunk60 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((r_layout::flat(tl_tid, (tl_chunk60 / 8) * 8)) + tl_chunk60 % 8)) + 7, N) && tl::is_aligned(tl_ptr61, 16)) {
                             tl::f16 tl_vec62[8];
                             tl::load_vector<tl::f16, 8>(tl_vec62, tl_ptr61);
                             #pragma unroll
@@ -5533,16 +5415,15 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk60 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (r_layout::flat(tl_tid, tl_chunk60 + tl_v)), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + (r_layout::flat(tl_tid, tl_chunk60 + tl_v)))]) : 0.0f;
+                                r[tl_chunk60 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk60 + tl_v / 8) * 8)) + (tl_chunk60 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk60 + tl_v / 8) * 8)) + (tl_chunk60 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:243)
                     #pragma unroll
                     for (int tl_chunk63 = 0; tl_chunk63 < w_layout::kSlots; tl_chunk63 += 8) {
-                        if (!(w_layout::valid(tl_tid, tl_chunk63))) continue;
-                        const tl::f16* tl_ptr64 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk63))];
-                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk63)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk63))) + 7, N) && tl::is_aligned(tl_ptr64, 16)) {
+                        const tl::f16* tl_ptr64 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk63 / 8) * 8)) + tl_chunk63 % 8)];
+                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk63 / 8) * 8)) + tl_chunk63 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk63 / 8) * 8)) + tl_chunk63 % 8)) + 7, N) && tl::is_aligned(tl_ptr64, 16)) {
                             tl::f16 tl_vec65[8];
                             tl::load_vector<tl::f16, 8>(tl_vec65, tl_ptr64);
                             #pragma unroll
@@ -5550,7 +5431,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk63 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk63 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk63 + tl_v))]) : 0.0f;
+                                w[tl_chunk63 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk63 + tl_v / 8) * 8)) + (tl_chunk63 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, (tl_chunk63 + tl_v / 8) * 8)) + (tl_chunk63 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -5558,8 +5439,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant0(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s66 = 0; tl_s66 < x_layout::kSlots; ++tl_s66) {
-                        if (!(x_layout::valid(tl_tid, tl_s66))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s66);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s66 / 8) * 8)) + tl_s66 % 8;
                         const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s66] + r[tl_s66]));
                         r[tl_s66] = h;
                         x[tl_s66] = h * rrms * w[tl_s66];
@@ -5568,9 +5448,8 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant0(
                     // copy(r, R[row, c0 +: BN]);  (norms.tl:249)
                     #pragma unroll
                     for (int tl_chunk67 = 0; tl_chunk67 < r_layout::kSlots; tl_chunk67 += 8) {
-                        if (!(r_layout::valid(tl_tid, tl_chunk67))) continue;
-                        tl::f16* tl_ptr68 = &R[int64_t(row) * N + (c0 + (r_layout::flat(tl_tid, tl_chunk67)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (r_layout::flat(tl_tid, tl_chunk67)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (r_layout::flat(tl_tid, tl_chunk67))) + 7, N) && tl::is_aligned(tl_ptr68, 16)) {
+                        tl::f16* tl_ptr68 = &R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk67 / 8) * 8)) + tl_chunk67 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk67 / 8) * 8)) + tl_chunk67 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((r_layout::flat(tl_tid, (tl_chunk67 / 8) * 8)) + tl_chunk67 % 8)) + 7, N) && tl::is_aligned(tl_ptr68, 16)) {
                             tl::f16 tl_vec69[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec69[tl_v] = tl::convert<tl::f16>(r[tl_chunk67 + tl_v]);
@@ -5578,16 +5457,15 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (r_layout::flat(tl_tid, tl_chunk67 + tl_v)), N)) R[int64_t(row) * N + (c0 + (r_layout::flat(tl_tid, tl_chunk67 + tl_v)))] = tl::convert<tl::f16>(r[tl_chunk67 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk67 + tl_v / 8) * 8)) + (tl_chunk67 + tl_v) % 8), N)) R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk67 + tl_v / 8) * 8)) + (tl_chunk67 + tl_v) % 8))] = tl::convert<tl::f16>(r[tl_chunk67 + tl_v]);
                             }
                         }
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:250)
                     #pragma unroll
                     for (int tl_chunk70 = 0; tl_chunk70 < x_layout::kSlots; tl_chunk70 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk70))) continue;
-                        tl::f16* tl_ptr71 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk70)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk70)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk70))) + 7, N) && tl::is_aligned(tl_ptr71, 16)) {
+                        tl::f16* tl_ptr71 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk70 / 8) * 8)) + tl_chunk70 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk70 / 8) * 8)) + tl_chunk70 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk70 / 8) * 8)) + tl_chunk70 % 8)) + 7, N) && tl::is_aligned(tl_ptr71, 16)) {
                             tl::f16 tl_vec72[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec72[tl_v] = tl::convert<tl::f16>(x[tl_chunk70 + tl_v]);
@@ -5595,7 +5473,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk70 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk70 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk70 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk70 + tl_v / 8) * 8)) + (tl_chunk70 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk70 + tl_v / 8) * 8)) + (tl_chunk70 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk70 + tl_v]);
                             }
                         }
                     }
@@ -5622,7 +5500,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant1(
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
     using r_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment r: f32[2048]
     using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 16, 256], row pitch 264
     tl::f16* rs = reinterpret_cast<tl::f16*>(tl_smem + 16896);  // shared rs: f16[2, 16, 256], row pitch 264
@@ -5885,9 +5763,8 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant1(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:229)
                     #pragma unroll
                     for (int tl_chunk49 = 0; tl_chunk49 < x_layout::kSlots; tl_chunk49 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk49))) continue;
-                        const tl::f16* tl_ptr50 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk49)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk49)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk49))) + 7, N) && tl::is_aligned(tl_ptr50, 16)) {
+                        const tl::f16* tl_ptr50 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 / 8) * 8)) + tl_chunk49 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 / 8) * 8)) + tl_chunk49 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 / 8) * 8)) + tl_chunk49 % 8)) + 7, N) && tl::is_aligned(tl_ptr50, 16)) {
                             tl::f16 tl_vec51[8];
                             tl::load_vector<tl::f16, 8>(tl_vec51, tl_ptr50);
                             #pragma unroll
@@ -5895,7 +5772,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk49 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk49 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk49 + tl_v)))]) : 0.0f;
+                                x[tl_chunk49 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 + tl_v / 8) * 8)) + (tl_chunk49 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 + tl_v / 8) * 8)) + (tl_chunk49 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -5903,9 +5780,8 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant1(
                     // copy(R[row, t * BN +: BN], r);  (norms.tl:230)
                     #pragma unroll
                     for (int tl_chunk52 = 0; tl_chunk52 < r_layout::kSlots; tl_chunk52 += 8) {
-                        if (!(r_layout::valid(tl_tid, tl_chunk52))) continue;
-                        const tl::f16* tl_ptr53 = &R[int64_t(row) * N + ((t * 2048) + (r_layout::flat(tl_tid, tl_chunk52)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (r_layout::flat(tl_tid, tl_chunk52)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (r_layout::flat(tl_tid, tl_chunk52))) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
+                        const tl::f16* tl_ptr53 = &R[int64_t(row) * N + ((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) + tl_chunk52 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
                             tl::f16 tl_vec54[8];
                             tl::load_vector<tl::f16, 8>(tl_vec54, tl_ptr53);
                             #pragma unroll
@@ -5913,7 +5789,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (r_layout::flat(tl_tid, tl_chunk52 + tl_v)), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 2048) + (r_layout::flat(tl_tid, tl_chunk52 + tl_v)))]) : 0.0f;
+                                r[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 + tl_v / 8) * 8)) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 + tl_v / 8) * 8)) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -5921,8 +5797,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant1(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s55 = 0; tl_s55 < x_layout::kSlots; ++tl_s55) {
-                        if (!(x_layout::valid(tl_tid, tl_s55))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s55);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s55 / 8) * 8)) + tl_s55 % 8;
                         const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s55] + r[tl_s55]));
                         x[tl_s55] = h * h;
                     }
@@ -5933,7 +5808,6 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant1(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
                         for (int tl_s56 = 0; tl_s56 < x_layout::kSlots; ++tl_s56) {
-                            if (!(x_layout::valid(tl_tid, tl_s56))) continue;
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s56]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -5949,9 +5823,8 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant1(
                     // copy(X[row, c0 +: BN], x);  (norms.tl:241)
                     #pragma unroll
                     for (int tl_chunk57 = 0; tl_chunk57 < x_layout::kSlots; tl_chunk57 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk57))) continue;
-                        const tl::f16* tl_ptr58 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk57)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk57)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk57))) + 7, N) && tl::is_aligned(tl_ptr58, 16)) {
+                        const tl::f16* tl_ptr58 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) + tl_chunk57 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) + tl_chunk57 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) + tl_chunk57 % 8)) + 7, N) && tl::is_aligned(tl_ptr58, 16)) {
                             tl::f16 tl_vec59[8];
                             tl::load_vector<tl::f16, 8>(tl_vec59, tl_ptr58);
                             #pragma unroll
@@ -5959,7 +5832,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk57 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk57 + tl_v)))]) : 0.0f;
+                                x[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk57 + tl_v / 8) * 8)) + (tl_chunk57 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk57 + tl_v / 8) * 8)) + (tl_chunk57 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -5967,9 +5840,8 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant1(
                     // copy(R[row, c0 +: BN], r);  (norms.tl:242)
                     #pragma unroll
                     for (int tl_chunk60 = 0; tl_chunk60 < r_layout::kSlots; tl_chunk60 += 8) {
-                        if (!(r_layout::valid(tl_tid, tl_chunk60))) continue;
-                        const tl::f16* tl_ptr61 = &R[int64_t(row) * N + (c0 + (r_layout::flat(tl_tid, tl_chunk60)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (r_layout::flat(tl_tid, tl_chunk60)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (r_layout::flat(tl_tid, tl_chunk60))) + 7, N) && tl::is_aligned(tl_ptr61, 16)) {
+                        const tl::f16* tl_ptr61 = &R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk60 / 8) * 8)) + tl_chunk60 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk60 / 8) * 8)) + tl_chunk60 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((r_layout::flat(tl_tid, (tl_chunk60 / 8) * 8)) + tl_chunk60 % 8)) + 7, N) && tl::is_aligned(tl_ptr61, 16)) {
                             tl::f16 tl_vec62[8];
                             tl::load_vector<tl::f16, 8>(tl_vec62, tl_ptr61);
                             #pragma unroll
@@ -5977,16 +5849,15 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk60 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (r_layout::flat(tl_tid, tl_chunk60 + tl_v)), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + (r_layout::flat(tl_tid, tl_chunk60 + tl_v)))]) : 0.0f;
+                                r[tl_chunk60 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk60 + tl_v / 8) * 8)) + (tl_chunk60 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk60 + tl_v / 8) * 8)) + (tl_chunk60 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:243)
                     #pragma unroll
                     for (int tl_chunk63 = 0; tl_chunk63 < w_layout::kSlots; tl_chunk63 += 8) {
-                        if (!(w_layout::valid(tl_tid, tl_chunk63))) continue;
-                        const tl::f16* tl_ptr64 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk63))];
-                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk63)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk63))) + 7, N) && tl::is_aligned(tl_ptr64, 16)) {
+                        const tl::f16* tl_ptr64 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk63 / 8) * 8)) + tl_chunk63 % 8)];
+                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk63 / 8) * 8)) + tl_chunk63 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk63 / 8) * 8)) + tl_chunk63 % 8)) + 7, N) && tl::is_aligned(tl_ptr64, 16)) {
                             tl::f16 tl_vec65[8];
                             tl::load_vector<tl::f16, 8>(tl_vec65, tl_ptr64);
                             #pragma unroll
@@ -5994,7 +5865,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk63 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk63 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk63 + tl_v))]) : 0.0f;
+                                w[tl_chunk63 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk63 + tl_v / 8) * 8)) + (tl_chunk63 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, (tl_chunk63 + tl_v / 8) * 8)) + (tl_chunk63 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -6002,8 +5873,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant1(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s66 = 0; tl_s66 < x_layout::kSlots; ++tl_s66) {
-                        if (!(x_layout::valid(tl_tid, tl_s66))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s66);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s66 / 8) * 8)) + tl_s66 % 8;
                         const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s66] + r[tl_s66]));
                         r[tl_s66] = h;
                         x[tl_s66] = h * rrms * w[tl_s66];
@@ -6012,9 +5882,8 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant1(
                     // copy(r, R[row, c0 +: BN]);  (norms.tl:249)
                     #pragma unroll
                     for (int tl_chunk67 = 0; tl_chunk67 < r_layout::kSlots; tl_chunk67 += 8) {
-                        if (!(r_layout::valid(tl_tid, tl_chunk67))) continue;
-                        tl::f16* tl_ptr68 = &R[int64_t(row) * N + (c0 + (r_layout::flat(tl_tid, tl_chunk67)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (r_layout::flat(tl_tid, tl_chunk67)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (r_layout::flat(tl_tid, tl_chunk67))) + 7, N) && tl::is_aligned(tl_ptr68, 16)) {
+                        tl::f16* tl_ptr68 = &R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk67 / 8) * 8)) + tl_chunk67 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk67 / 8) * 8)) + tl_chunk67 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((r_layout::flat(tl_tid, (tl_chunk67 / 8) * 8)) + tl_chunk67 % 8)) + 7, N) && tl::is_aligned(tl_ptr68, 16)) {
                             tl::f16 tl_vec69[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec69[tl_v] = tl::convert<tl::f16>(r[tl_chunk67 + tl_v]);
@@ -6022,16 +5891,15 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (r_layout::flat(tl_tid, tl_chunk67 + tl_v)), N)) R[int64_t(row) * N + (c0 + (r_layout::flat(tl_tid, tl_chunk67 + tl_v)))] = tl::convert<tl::f16>(r[tl_chunk67 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk67 + tl_v / 8) * 8)) + (tl_chunk67 + tl_v) % 8), N)) R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk67 + tl_v / 8) * 8)) + (tl_chunk67 + tl_v) % 8))] = tl::convert<tl::f16>(r[tl_chunk67 + tl_v]);
                             }
                         }
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:250)
                     #pragma unroll
                     for (int tl_chunk70 = 0; tl_chunk70 < x_layout::kSlots; tl_chunk70 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk70))) continue;
-                        tl::f16* tl_ptr71 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk70)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk70)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk70))) + 7, N) && tl::is_aligned(tl_ptr71, 16)) {
+                        tl::f16* tl_ptr71 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk70 / 8) * 8)) + tl_chunk70 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk70 / 8) * 8)) + tl_chunk70 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk70 / 8) * 8)) + tl_chunk70 % 8)) + 7, N) && tl::is_aligned(tl_ptr71, 16)) {
                             tl::f16 tl_vec72[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec72[tl_v] = tl::convert<tl::f16>(x[tl_chunk70 + tl_v]);
@@ -6039,7 +5907,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk70 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk70 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk70 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk70 + tl_v / 8) * 8)) + (tl_chunk70 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk70 + tl_v / 8) * 8)) + (tl_chunk70 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk70 + tl_v]);
                             }
                         }
                     }
@@ -6066,7 +5934,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant2(
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
     using r_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment r: f32[2048]
     using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 8, 512], row pitch 520
     tl::f16* rs = reinterpret_cast<tl::f16*>(tl_smem + 16640);  // shared rs: f16[2, 8, 512], row pitch 520
@@ -6329,9 +6197,8 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant2(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:229)
                     #pragma unroll
                     for (int tl_chunk49 = 0; tl_chunk49 < x_layout::kSlots; tl_chunk49 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk49))) continue;
-                        const tl::f16* tl_ptr50 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk49)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk49)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk49))) + 7, N) && tl::is_aligned(tl_ptr50, 16)) {
+                        const tl::f16* tl_ptr50 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 / 8) * 8)) + tl_chunk49 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 / 8) * 8)) + tl_chunk49 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 / 8) * 8)) + tl_chunk49 % 8)) + 7, N) && tl::is_aligned(tl_ptr50, 16)) {
                             tl::f16 tl_vec51[8];
                             tl::load_vector<tl::f16, 8>(tl_vec51, tl_ptr50);
                             #pragma unroll
@@ -6339,7 +6206,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk49 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk49 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk49 + tl_v)))]) : 0.0f;
+                                x[tl_chunk49 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 + tl_v / 8) * 8)) + (tl_chunk49 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 + tl_v / 8) * 8)) + (tl_chunk49 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -6347,9 +6214,8 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant2(
                     // copy(R[row, t * BN +: BN], r);  (norms.tl:230)
                     #pragma unroll
                     for (int tl_chunk52 = 0; tl_chunk52 < r_layout::kSlots; tl_chunk52 += 8) {
-                        if (!(r_layout::valid(tl_tid, tl_chunk52))) continue;
-                        const tl::f16* tl_ptr53 = &R[int64_t(row) * N + ((t * 2048) + (r_layout::flat(tl_tid, tl_chunk52)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (r_layout::flat(tl_tid, tl_chunk52)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (r_layout::flat(tl_tid, tl_chunk52))) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
+                        const tl::f16* tl_ptr53 = &R[int64_t(row) * N + ((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) + tl_chunk52 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
                             tl::f16 tl_vec54[8];
                             tl::load_vector<tl::f16, 8>(tl_vec54, tl_ptr53);
                             #pragma unroll
@@ -6357,7 +6223,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (r_layout::flat(tl_tid, tl_chunk52 + tl_v)), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 2048) + (r_layout::flat(tl_tid, tl_chunk52 + tl_v)))]) : 0.0f;
+                                r[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 + tl_v / 8) * 8)) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 + tl_v / 8) * 8)) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -6365,8 +6231,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant2(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s55 = 0; tl_s55 < x_layout::kSlots; ++tl_s55) {
-                        if (!(x_layout::valid(tl_tid, tl_s55))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s55);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s55 / 8) * 8)) + tl_s55 % 8;
                         const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s55] + r[tl_s55]));
                         x[tl_s55] = h * h;
                     }
@@ -6377,7 +6242,6 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant2(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
                         for (int tl_s56 = 0; tl_s56 < x_layout::kSlots; ++tl_s56) {
-                            if (!(x_layout::valid(tl_tid, tl_s56))) continue;
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s56]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -6393,9 +6257,8 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant2(
                     // copy(X[row, c0 +: BN], x);  (norms.tl:241)
                     #pragma unroll
                     for (int tl_chunk57 = 0; tl_chunk57 < x_layout::kSlots; tl_chunk57 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk57))) continue;
-                        const tl::f16* tl_ptr58 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk57)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk57)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk57))) + 7, N) && tl::is_aligned(tl_ptr58, 16)) {
+                        const tl::f16* tl_ptr58 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) + tl_chunk57 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) + tl_chunk57 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) + tl_chunk57 % 8)) + 7, N) && tl::is_aligned(tl_ptr58, 16)) {
                             tl::f16 tl_vec59[8];
                             tl::load_vector<tl::f16, 8>(tl_vec59, tl_ptr58);
                             #pragma unroll
@@ -6403,7 +6266,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk57 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk57 + tl_v)))]) : 0.0f;
+                                x[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk57 + tl_v / 8) * 8)) + (tl_chunk57 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk57 + tl_v / 8) * 8)) + (tl_chunk57 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -6411,9 +6274,8 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant2(
                     // copy(R[row, c0 +: BN], r);  (norms.tl:242)
                     #pragma unroll
                     for (int tl_chunk60 = 0; tl_chunk60 < r_layout::kSlots; tl_chunk60 += 8) {
-                        if (!(r_layout::valid(tl_tid, tl_chunk60))) continue;
-                        const tl::f16* tl_ptr61 = &R[int64_t(row) * N + (c0 + (r_layout::flat(tl_tid, tl_chunk60)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (r_layout::flat(tl_tid, tl_chunk60)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (r_layout::flat(tl_tid, tl_chunk60))) + 7, N) && tl::is_aligned(tl_ptr61, 16)) {
+                        const tl::f16* tl_ptr61 = &R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk60 / 8) * 8)) + tl_chunk60 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk60 / 8) * 8)) + tl_chunk60 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((r_layout::flat(tl_tid, (tl_chunk60 / 8) * 8)) + tl_chunk60 % 8)) + 7, N) && tl::is_aligned(tl_ptr61, 16)) {
                             tl::f16 tl_vec62[8];
                             tl::load_vector<tl::f16, 8>(tl_vec62, tl_ptr61);
                             #pragma unroll
@@ -6421,16 +6283,15 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk60 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (r_layout::flat(tl_tid, tl_chunk60 + tl_v)), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + (r_layout::flat(tl_tid, tl_chunk60 + tl_v)))]) : 0.0f;
+                                r[tl_chunk60 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk60 + tl_v / 8) * 8)) + (tl_chunk60 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk60 + tl_v / 8) * 8)) + (tl_chunk60 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:243)
                     #pragma unroll
                     for (int tl_chunk63 = 0; tl_chunk63 < w_layout::kSlots; tl_chunk63 += 8) {
-                        if (!(w_layout::valid(tl_tid, tl_chunk63))) continue;
-                        const tl::f16* tl_ptr64 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk63))];
-                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk63)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk63))) + 7, N) && tl::is_aligned(tl_ptr64, 16)) {
+                        const tl::f16* tl_ptr64 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk63 / 8) * 8)) + tl_chunk63 % 8)];
+                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk63 / 8) * 8)) + tl_chunk63 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk63 / 8) * 8)) + tl_chunk63 % 8)) + 7, N) && tl::is_aligned(tl_ptr64, 16)) {
                             tl::f16 tl_vec65[8];
                             tl::load_vector<tl::f16, 8>(tl_vec65, tl_ptr64);
                             #pragma unroll
@@ -6438,7 +6299,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk63 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk63 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk63 + tl_v))]) : 0.0f;
+                                w[tl_chunk63 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk63 + tl_v / 8) * 8)) + (tl_chunk63 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, (tl_chunk63 + tl_v / 8) * 8)) + (tl_chunk63 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -6446,8 +6307,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant2(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s66 = 0; tl_s66 < x_layout::kSlots; ++tl_s66) {
-                        if (!(x_layout::valid(tl_tid, tl_s66))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s66);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s66 / 8) * 8)) + tl_s66 % 8;
                         const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s66] + r[tl_s66]));
                         r[tl_s66] = h;
                         x[tl_s66] = h * rrms * w[tl_s66];
@@ -6456,9 +6316,8 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant2(
                     // copy(r, R[row, c0 +: BN]);  (norms.tl:249)
                     #pragma unroll
                     for (int tl_chunk67 = 0; tl_chunk67 < r_layout::kSlots; tl_chunk67 += 8) {
-                        if (!(r_layout::valid(tl_tid, tl_chunk67))) continue;
-                        tl::f16* tl_ptr68 = &R[int64_t(row) * N + (c0 + (r_layout::flat(tl_tid, tl_chunk67)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (r_layout::flat(tl_tid, tl_chunk67)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (r_layout::flat(tl_tid, tl_chunk67))) + 7, N) && tl::is_aligned(tl_ptr68, 16)) {
+                        tl::f16* tl_ptr68 = &R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk67 / 8) * 8)) + tl_chunk67 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk67 / 8) * 8)) + tl_chunk67 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((r_layout::flat(tl_tid, (tl_chunk67 / 8) * 8)) + tl_chunk67 % 8)) + 7, N) && tl::is_aligned(tl_ptr68, 16)) {
                             tl::f16 tl_vec69[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec69[tl_v] = tl::convert<tl::f16>(r[tl_chunk67 + tl_v]);
@@ -6466,16 +6325,15 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (r_layout::flat(tl_tid, tl_chunk67 + tl_v)), N)) R[int64_t(row) * N + (c0 + (r_layout::flat(tl_tid, tl_chunk67 + tl_v)))] = tl::convert<tl::f16>(r[tl_chunk67 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk67 + tl_v / 8) * 8)) + (tl_chunk67 + tl_v) % 8), N)) R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk67 + tl_v / 8) * 8)) + (tl_chunk67 + tl_v) % 8))] = tl::convert<tl::f16>(r[tl_chunk67 + tl_v]);
                             }
                         }
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:250)
                     #pragma unroll
                     for (int tl_chunk70 = 0; tl_chunk70 < x_layout::kSlots; tl_chunk70 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk70))) continue;
-                        tl::f16* tl_ptr71 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk70)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk70)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk70))) + 7, N) && tl::is_aligned(tl_ptr71, 16)) {
+                        tl::f16* tl_ptr71 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk70 / 8) * 8)) + tl_chunk70 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk70 / 8) * 8)) + tl_chunk70 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk70 / 8) * 8)) + tl_chunk70 % 8)) + 7, N) && tl::is_aligned(tl_ptr71, 16)) {
                             tl::f16 tl_vec72[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec72[tl_v] = tl::convert<tl::f16>(x[tl_chunk70 + tl_v]);
@@ -6483,7 +6341,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk70 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk70 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk70 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk70 + tl_v / 8) * 8)) + (tl_chunk70 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk70 + tl_v / 8) * 8)) + (tl_chunk70 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk70 + tl_v]);
                             }
                         }
                     }
@@ -6510,7 +6368,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant3(
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
     using r_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment r: f32[2048]
     using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 4, 1024], row pitch 1032
     tl::f16* rs = reinterpret_cast<tl::f16*>(tl_smem + 16512);  // shared rs: f16[2, 4, 1024], row pitch 1032
@@ -6786,9 +6644,8 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant3(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:229)
                     #pragma unroll
                     for (int tl_chunk49 = 0; tl_chunk49 < x_layout::kSlots; tl_chunk49 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk49))) continue;
-                        const tl::f16* tl_ptr50 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk49)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk49)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk49))) + 7, N) && tl::is_aligned(tl_ptr50, 16)) {
+                        const tl::f16* tl_ptr50 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 / 8) * 8)) + tl_chunk49 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 / 8) * 8)) + tl_chunk49 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 / 8) * 8)) + tl_chunk49 % 8)) + 7, N) && tl::is_aligned(tl_ptr50, 16)) {
                             tl::f16 tl_vec51[8];
                             tl::load_vector<tl::f16, 8>(tl_vec51, tl_ptr50);
                             #pragma unroll
@@ -6796,7 +6653,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk49 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk49 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk49 + tl_v)))]) : 0.0f;
+                                x[tl_chunk49 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 + tl_v / 8) * 8)) + (tl_chunk49 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 + tl_v / 8) * 8)) + (tl_chunk49 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -6804,9 +6661,8 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant3(
                     // copy(R[row, t * BN +: BN], r);  (norms.tl:230)
                     #pragma unroll
                     for (int tl_chunk52 = 0; tl_chunk52 < r_layout::kSlots; tl_chunk52 += 8) {
-                        if (!(r_layout::valid(tl_tid, tl_chunk52))) continue;
-                        const tl::f16* tl_ptr53 = &R[int64_t(row) * N + ((t * 2048) + (r_layout::flat(tl_tid, tl_chunk52)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (r_layout::flat(tl_tid, tl_chunk52)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (r_layout::flat(tl_tid, tl_chunk52))) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
+                        const tl::f16* tl_ptr53 = &R[int64_t(row) * N + ((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) + tl_chunk52 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
                             tl::f16 tl_vec54[8];
                             tl::load_vector<tl::f16, 8>(tl_vec54, tl_ptr53);
                             #pragma unroll
@@ -6814,7 +6670,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (r_layout::flat(tl_tid, tl_chunk52 + tl_v)), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 2048) + (r_layout::flat(tl_tid, tl_chunk52 + tl_v)))]) : 0.0f;
+                                r[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 + tl_v / 8) * 8)) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 + tl_v / 8) * 8)) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -6822,8 +6678,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant3(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s55 = 0; tl_s55 < x_layout::kSlots; ++tl_s55) {
-                        if (!(x_layout::valid(tl_tid, tl_s55))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s55);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s55 / 8) * 8)) + tl_s55 % 8;
                         const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s55] + r[tl_s55]));
                         x[tl_s55] = h * h;
                     }
@@ -6834,7 +6689,6 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant3(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
                         for (int tl_s56 = 0; tl_s56 < x_layout::kSlots; ++tl_s56) {
-                            if (!(x_layout::valid(tl_tid, tl_s56))) continue;
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s56]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -6850,9 +6704,8 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant3(
                     // copy(X[row, c0 +: BN], x);  (norms.tl:241)
                     #pragma unroll
                     for (int tl_chunk57 = 0; tl_chunk57 < x_layout::kSlots; tl_chunk57 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk57))) continue;
-                        const tl::f16* tl_ptr58 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk57)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk57)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk57))) + 7, N) && tl::is_aligned(tl_ptr58, 16)) {
+                        const tl::f16* tl_ptr58 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) + tl_chunk57 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) + tl_chunk57 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) + tl_chunk57 % 8)) + 7, N) && tl::is_aligned(tl_ptr58, 16)) {
                             tl::f16 tl_vec59[8];
                             tl::load_vector<tl::f16, 8>(tl_vec59, tl_ptr58);
                             #pragma unroll
@@ -6860,7 +6713,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk57 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk57 + tl_v)))]) : 0.0f;
+                                x[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk57 + tl_v / 8) * 8)) + (tl_chunk57 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk57 + tl_v / 8) * 8)) + (tl_chunk57 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -6868,9 +6721,8 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant3(
                     // copy(R[row, c0 +: BN], r);  (norms.tl:242)
                     #pragma unroll
                     for (int tl_chunk60 = 0; tl_chunk60 < r_layout::kSlots; tl_chunk60 += 8) {
-                        if (!(r_layout::valid(tl_tid, tl_chunk60))) continue;
-                        const tl::f16* tl_ptr61 = &R[int64_t(row) * N + (c0 + (r_layout::flat(tl_tid, tl_chunk60)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (r_layout::flat(tl_tid, tl_chunk60)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (r_layout::flat(tl_tid, tl_chunk60))) + 7, N) && tl::is_aligned(tl_ptr61, 16)) {
+                        const tl::f16* tl_ptr61 = &R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk60 / 8) * 8)) + tl_chunk60 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk60 / 8) * 8)) + tl_chunk60 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((r_layout::flat(tl_tid, (tl_chunk60 / 8) * 8)) + tl_chunk60 % 8)) + 7, N) && tl::is_aligned(tl_ptr61, 16)) {
                             tl::f16 tl_vec62[8];
                             tl::load_vector<tl::f16, 8>(tl_vec62, tl_ptr61);
                             #pragma unroll
@@ -6878,16 +6730,15 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk60 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (r_layout::flat(tl_tid, tl_chunk60 + tl_v)), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + (r_layout::flat(tl_tid, tl_chunk60 + tl_v)))]) : 0.0f;
+                                r[tl_chunk60 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk60 + tl_v / 8) * 8)) + (tl_chunk60 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk60 + tl_v / 8) * 8)) + (tl_chunk60 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:243)
                     #pragma unroll
                     for (int tl_chunk63 = 0; tl_chunk63 < w_layout::kSlots; tl_chunk63 += 8) {
-                        if (!(w_layout::valid(tl_tid, tl_chunk63))) continue;
-                        const tl::f16* tl_ptr64 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk63))];
-                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk63)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk63))) + 7, N) && tl::is_aligned(tl_ptr64, 16)) {
+                        const tl::f16* tl_ptr64 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk63 / 8) * 8)) + tl_chunk63 % 8)];
+                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk63 / 8) * 8)) + tl_chunk63 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk63 / 8) * 8)) + tl_chunk63 % 8)) + 7, N) && tl::is_aligned(tl_ptr64, 16)) {
                             tl::f16 tl_vec65[8];
                             tl::load_vector<tl::f16, 8>(tl_vec65, tl_ptr64);
                             #pragma unroll
@@ -6895,7 +6746,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk63 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk63 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk63 + tl_v))]) : 0.0f;
+                                w[tl_chunk63 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk63 + tl_v / 8) * 8)) + (tl_chunk63 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, (tl_chunk63 + tl_v / 8) * 8)) + (tl_chunk63 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -6903,8 +6754,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant3(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s66 = 0; tl_s66 < x_layout::kSlots; ++tl_s66) {
-                        if (!(x_layout::valid(tl_tid, tl_s66))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s66);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s66 / 8) * 8)) + tl_s66 % 8;
                         const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s66] + r[tl_s66]));
                         r[tl_s66] = h;
                         x[tl_s66] = h * rrms * w[tl_s66];
@@ -6913,9 +6763,8 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant3(
                     // copy(r, R[row, c0 +: BN]);  (norms.tl:249)
                     #pragma unroll
                     for (int tl_chunk67 = 0; tl_chunk67 < r_layout::kSlots; tl_chunk67 += 8) {
-                        if (!(r_layout::valid(tl_tid, tl_chunk67))) continue;
-                        tl::f16* tl_ptr68 = &R[int64_t(row) * N + (c0 + (r_layout::flat(tl_tid, tl_chunk67)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (r_layout::flat(tl_tid, tl_chunk67)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (r_layout::flat(tl_tid, tl_chunk67))) + 7, N) && tl::is_aligned(tl_ptr68, 16)) {
+                        tl::f16* tl_ptr68 = &R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk67 / 8) * 8)) + tl_chunk67 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk67 / 8) * 8)) + tl_chunk67 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((r_layout::flat(tl_tid, (tl_chunk67 / 8) * 8)) + tl_chunk67 % 8)) + 7, N) && tl::is_aligned(tl_ptr68, 16)) {
                             tl::f16 tl_vec69[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec69[tl_v] = tl::convert<tl::f16>(r[tl_chunk67 + tl_v]);
@@ -6923,16 +6772,15 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (r_layout::flat(tl_tid, tl_chunk67 + tl_v)), N)) R[int64_t(row) * N + (c0 + (r_layout::flat(tl_tid, tl_chunk67 + tl_v)))] = tl::convert<tl::f16>(r[tl_chunk67 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk67 + tl_v / 8) * 8)) + (tl_chunk67 + tl_v) % 8), N)) R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk67 + tl_v / 8) * 8)) + (tl_chunk67 + tl_v) % 8))] = tl::convert<tl::f16>(r[tl_chunk67 + tl_v]);
                             }
                         }
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:250)
                     #pragma unroll
                     for (int tl_chunk70 = 0; tl_chunk70 < x_layout::kSlots; tl_chunk70 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk70))) continue;
-                        tl::f16* tl_ptr71 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk70)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk70)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk70))) + 7, N) && tl::is_aligned(tl_ptr71, 16)) {
+                        tl::f16* tl_ptr71 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk70 / 8) * 8)) + tl_chunk70 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk70 / 8) * 8)) + tl_chunk70 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk70 / 8) * 8)) + tl_chunk70 % 8)) + 7, N) && tl::is_aligned(tl_ptr71, 16)) {
                             tl::f16 tl_vec72[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec72[tl_v] = tl::convert<tl::f16>(x[tl_chunk70 + tl_v]);
@@ -6940,7 +6788,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk70 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk70 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk70 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk70 + tl_v / 8) * 8)) + (tl_chunk70 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk70 + tl_v / 8) * 8)) + (tl_chunk70 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk70 + tl_v]);
                             }
                         }
                     }
@@ -6967,7 +6815,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant4(
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
     using r_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment r: f32[2048]
     using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 2, 2048], row pitch 2056
     tl::f16* rs = reinterpret_cast<tl::f16*>(tl_smem + 16512);  // shared rs: f16[2, 2, 2048], row pitch 2056
@@ -7242,9 +7090,8 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant4(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:229)
                     #pragma unroll
                     for (int tl_chunk49 = 0; tl_chunk49 < x_layout::kSlots; tl_chunk49 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk49))) continue;
-                        const tl::f16* tl_ptr50 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk49)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk49)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk49))) + 7, N) && tl::is_aligned(tl_ptr50, 16)) {
+                        const tl::f16* tl_ptr50 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 / 8) * 8)) + tl_chunk49 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 / 8) * 8)) + tl_chunk49 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 / 8) * 8)) + tl_chunk49 % 8)) + 7, N) && tl::is_aligned(tl_ptr50, 16)) {
                             tl::f16 tl_vec51[8];
                             tl::load_vector<tl::f16, 8>(tl_vec51, tl_ptr50);
                             #pragma unroll
@@ -7252,7 +7099,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk49 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk49 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk49 + tl_v)))]) : 0.0f;
+                                x[tl_chunk49 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 + tl_v / 8) * 8)) + (tl_chunk49 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 + tl_v / 8) * 8)) + (tl_chunk49 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -7260,9 +7107,8 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant4(
                     // copy(R[row, t * BN +: BN], r);  (norms.tl:230)
                     #pragma unroll
                     for (int tl_chunk52 = 0; tl_chunk52 < r_layout::kSlots; tl_chunk52 += 8) {
-                        if (!(r_layout::valid(tl_tid, tl_chunk52))) continue;
-                        const tl::f16* tl_ptr53 = &R[int64_t(row) * N + ((t * 2048) + (r_layout::flat(tl_tid, tl_chunk52)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (r_layout::flat(tl_tid, tl_chunk52)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (r_layout::flat(tl_tid, tl_chunk52))) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
+                        const tl::f16* tl_ptr53 = &R[int64_t(row) * N + ((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) + tl_chunk52 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
                             tl::f16 tl_vec54[8];
                             tl::load_vector<tl::f16, 8>(tl_vec54, tl_ptr53);
                             #pragma unroll
@@ -7270,7 +7116,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (r_layout::flat(tl_tid, tl_chunk52 + tl_v)), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 2048) + (r_layout::flat(tl_tid, tl_chunk52 + tl_v)))]) : 0.0f;
+                                r[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 + tl_v / 8) * 8)) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 + tl_v / 8) * 8)) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -7278,8 +7124,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant4(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s55 = 0; tl_s55 < x_layout::kSlots; ++tl_s55) {
-                        if (!(x_layout::valid(tl_tid, tl_s55))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s55);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s55 / 8) * 8)) + tl_s55 % 8;
                         const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s55] + r[tl_s55]));
                         x[tl_s55] = h * h;
                     }
@@ -7290,7 +7135,6 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant4(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
                         for (int tl_s56 = 0; tl_s56 < x_layout::kSlots; ++tl_s56) {
-                            if (!(x_layout::valid(tl_tid, tl_s56))) continue;
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s56]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -7306,9 +7150,8 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant4(
                     // copy(X[row, c0 +: BN], x);  (norms.tl:241)
                     #pragma unroll
                     for (int tl_chunk57 = 0; tl_chunk57 < x_layout::kSlots; tl_chunk57 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk57))) continue;
-                        const tl::f16* tl_ptr58 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk57)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk57)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk57))) + 7, N) && tl::is_aligned(tl_ptr58, 16)) {
+                        const tl::f16* tl_ptr58 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) + tl_chunk57 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) + tl_chunk57 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) + tl_chunk57 % 8)) + 7, N) && tl::is_aligned(tl_ptr58, 16)) {
                             tl::f16 tl_vec59[8];
                             tl::load_vector<tl::f16, 8>(tl_vec59, tl_ptr58);
                             #pragma unroll
@@ -7316,7 +7159,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk57 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk57 + tl_v)))]) : 0.0f;
+                                x[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk57 + tl_v / 8) * 8)) + (tl_chunk57 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk57 + tl_v / 8) * 8)) + (tl_chunk57 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -7324,9 +7167,8 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant4(
                     // copy(R[row, c0 +: BN], r);  (norms.tl:242)
                     #pragma unroll
                     for (int tl_chunk60 = 0; tl_chunk60 < r_layout::kSlots; tl_chunk60 += 8) {
-                        if (!(r_layout::valid(tl_tid, tl_chunk60))) continue;
-                        const tl::f16* tl_ptr61 = &R[int64_t(row) * N + (c0 + (r_layout::flat(tl_tid, tl_chunk60)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (r_layout::flat(tl_tid, tl_chunk60)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (r_layout::flat(tl_tid, tl_chunk60))) + 7, N) && tl::is_aligned(tl_ptr61, 16)) {
+                        const tl::f16* tl_ptr61 = &R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk60 / 8) * 8)) + tl_chunk60 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk60 / 8) * 8)) + tl_chunk60 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((r_layout::flat(tl_tid, (tl_chunk60 / 8) * 8)) + tl_chunk60 % 8)) + 7, N) && tl::is_aligned(tl_ptr61, 16)) {
                             tl::f16 tl_vec62[8];
                             tl::load_vector<tl::f16, 8>(tl_vec62, tl_ptr61);
                             #pragma unroll
@@ -7334,16 +7176,15 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk60 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (r_layout::flat(tl_tid, tl_chunk60 + tl_v)), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + (r_layout::flat(tl_tid, tl_chunk60 + tl_v)))]) : 0.0f;
+                                r[tl_chunk60 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk60 + tl_v / 8) * 8)) + (tl_chunk60 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk60 + tl_v / 8) * 8)) + (tl_chunk60 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:243)
                     #pragma unroll
                     for (int tl_chunk63 = 0; tl_chunk63 < w_layout::kSlots; tl_chunk63 += 8) {
-                        if (!(w_layout::valid(tl_tid, tl_chunk63))) continue;
-                        const tl::f16* tl_ptr64 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk63))];
-                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk63)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk63))) + 7, N) && tl::is_aligned(tl_ptr64, 16)) {
+                        const tl::f16* tl_ptr64 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk63 / 8) * 8)) + tl_chunk63 % 8)];
+                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk63 / 8) * 8)) + tl_chunk63 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk63 / 8) * 8)) + tl_chunk63 % 8)) + 7, N) && tl::is_aligned(tl_ptr64, 16)) {
                             tl::f16 tl_vec65[8];
                             tl::load_vector<tl::f16, 8>(tl_vec65, tl_ptr64);
                             #pragma unroll
@@ -7351,7 +7192,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk63 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk63 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk63 + tl_v))]) : 0.0f;
+                                w[tl_chunk63 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk63 + tl_v / 8) * 8)) + (tl_chunk63 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, (tl_chunk63 + tl_v / 8) * 8)) + (tl_chunk63 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -7359,8 +7200,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant4(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s66 = 0; tl_s66 < x_layout::kSlots; ++tl_s66) {
-                        if (!(x_layout::valid(tl_tid, tl_s66))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s66);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s66 / 8) * 8)) + tl_s66 % 8;
                         const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s66] + r[tl_s66]));
                         r[tl_s66] = h;
                         x[tl_s66] = h * rrms * w[tl_s66];
@@ -7369,9 +7209,8 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant4(
                     // copy(r, R[row, c0 +: BN]);  (norms.tl:249)
                     #pragma unroll
                     for (int tl_chunk67 = 0; tl_chunk67 < r_layout::kSlots; tl_chunk67 += 8) {
-                        if (!(r_layout::valid(tl_tid, tl_chunk67))) continue;
-                        tl::f16* tl_ptr68 = &R[int64_t(row) * N + (c0 + (r_layout::flat(tl_tid, tl_chunk67)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (r_layout::flat(tl_tid, tl_chunk67)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (r_layout::flat(tl_tid, tl_chunk67))) + 7, N) && tl::is_aligned(tl_ptr68, 16)) {
+                        tl::f16* tl_ptr68 = &R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk67 / 8) * 8)) + tl_chunk67 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk67 / 8) * 8)) + tl_chunk67 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((r_layout::flat(tl_tid, (tl_chunk67 / 8) * 8)) + tl_chunk67 % 8)) + 7, N) && tl::is_aligned(tl_ptr68, 16)) {
                             tl::f16 tl_vec69[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec69[tl_v] = tl::convert<tl::f16>(r[tl_chunk67 + tl_v]);
@@ -7379,16 +7218,15 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (r_layout::flat(tl_tid, tl_chunk67 + tl_v)), N)) R[int64_t(row) * N + (c0 + (r_layout::flat(tl_tid, tl_chunk67 + tl_v)))] = tl::convert<tl::f16>(r[tl_chunk67 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk67 + tl_v / 8) * 8)) + (tl_chunk67 + tl_v) % 8), N)) R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk67 + tl_v / 8) * 8)) + (tl_chunk67 + tl_v) % 8))] = tl::convert<tl::f16>(r[tl_chunk67 + tl_v]);
                             }
                         }
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:250)
                     #pragma unroll
                     for (int tl_chunk70 = 0; tl_chunk70 < x_layout::kSlots; tl_chunk70 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk70))) continue;
-                        tl::f16* tl_ptr71 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk70)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk70)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk70))) + 7, N) && tl::is_aligned(tl_ptr71, 16)) {
+                        tl::f16* tl_ptr71 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk70 / 8) * 8)) + tl_chunk70 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk70 / 8) * 8)) + tl_chunk70 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk70 / 8) * 8)) + tl_chunk70 % 8)) + 7, N) && tl::is_aligned(tl_ptr71, 16)) {
                             tl::f16 tl_vec72[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec72[tl_v] = tl::convert<tl::f16>(x[tl_chunk70 + tl_v]);
@@ -7396,7 +7234,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk70 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk70 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk70 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk70 + tl_v / 8) * 8)) + (tl_chunk70 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk70 + tl_v / 8) * 8)) + (tl_chunk70 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk70 + tl_v]);
                             }
                         }
                     }
@@ -7423,7 +7261,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
     using r_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment r: f32[2048]
     using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 1, 4096], row pitch 4104
     tl::f16* rs = reinterpret_cast<tl::f16*>(tl_smem + 16512);  // shared rs: f16[2, 1, 4096], row pitch 4104
@@ -7699,9 +7537,8 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:229)
                     #pragma unroll
                     for (int tl_chunk49 = 0; tl_chunk49 < x_layout::kSlots; tl_chunk49 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk49))) continue;
-                        const tl::f16* tl_ptr50 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk49)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk49)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk49))) + 7, N) && tl::is_aligned(tl_ptr50, 16)) {
+                        const tl::f16* tl_ptr50 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 / 8) * 8)) + tl_chunk49 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 / 8) * 8)) + tl_chunk49 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 / 8) * 8)) + tl_chunk49 % 8)) + 7, N) && tl::is_aligned(tl_ptr50, 16)) {
                             tl::f16 tl_vec51[8];
                             tl::load_vector<tl::f16, 8>(tl_vec51, tl_ptr50);
                             #pragma unroll
@@ -7709,7 +7546,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk49 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk49 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk49 + tl_v)))]) : 0.0f;
+                                x[tl_chunk49 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 + tl_v / 8) * 8)) + (tl_chunk49 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 + tl_v / 8) * 8)) + (tl_chunk49 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -7717,9 +7554,8 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                     // copy(R[row, t * BN +: BN], r);  (norms.tl:230)
                     #pragma unroll
                     for (int tl_chunk52 = 0; tl_chunk52 < r_layout::kSlots; tl_chunk52 += 8) {
-                        if (!(r_layout::valid(tl_tid, tl_chunk52))) continue;
-                        const tl::f16* tl_ptr53 = &R[int64_t(row) * N + ((t * 2048) + (r_layout::flat(tl_tid, tl_chunk52)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (r_layout::flat(tl_tid, tl_chunk52)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (r_layout::flat(tl_tid, tl_chunk52))) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
+                        const tl::f16* tl_ptr53 = &R[int64_t(row) * N + ((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) + tl_chunk52 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
                             tl::f16 tl_vec54[8];
                             tl::load_vector<tl::f16, 8>(tl_vec54, tl_ptr53);
                             #pragma unroll
@@ -7727,7 +7563,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (r_layout::flat(tl_tid, tl_chunk52 + tl_v)), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 2048) + (r_layout::flat(tl_tid, tl_chunk52 + tl_v)))]) : 0.0f;
+                                r[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 + tl_v / 8) * 8)) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 + tl_v / 8) * 8)) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -7735,8 +7571,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s55 = 0; tl_s55 < x_layout::kSlots; ++tl_s55) {
-                        if (!(x_layout::valid(tl_tid, tl_s55))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s55);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s55 / 8) * 8)) + tl_s55 % 8;
                         const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s55] + r[tl_s55]));
                         x[tl_s55] = h * h;
                     }
@@ -7747,7 +7582,6 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
                         for (int tl_s56 = 0; tl_s56 < x_layout::kSlots; ++tl_s56) {
-                            if (!(x_layout::valid(tl_tid, tl_s56))) continue;
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s56]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -7763,9 +7597,8 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                     // copy(X[row, c0 +: BN], x);  (norms.tl:241)
                     #pragma unroll
                     for (int tl_chunk57 = 0; tl_chunk57 < x_layout::kSlots; tl_chunk57 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk57))) continue;
-                        const tl::f16* tl_ptr58 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk57)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk57)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk57))) + 7, N) && tl::is_aligned(tl_ptr58, 16)) {
+                        const tl::f16* tl_ptr58 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) + tl_chunk57 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) + tl_chunk57 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) + tl_chunk57 % 8)) + 7, N) && tl::is_aligned(tl_ptr58, 16)) {
                             tl::f16 tl_vec59[8];
                             tl::load_vector<tl::f16, 8>(tl_vec59, tl_ptr58);
                             #pragma unroll
@@ -7773,7 +7606,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk57 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk57 + tl_v)))]) : 0.0f;
+                                x[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk57 + tl_v / 8) * 8)) + (tl_chunk57 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk57 + tl_v / 8) * 8)) + (tl_chunk57 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -7781,9 +7614,8 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                     // copy(R[row, c0 +: BN], r);  (norms.tl:242)
                     #pragma unroll
                     for (int tl_chunk60 = 0; tl_chunk60 < r_layout::kSlots; tl_chunk60 += 8) {
-                        if (!(r_layout::valid(tl_tid, tl_chunk60))) continue;
-                        const tl::f16* tl_ptr61 = &R[int64_t(row) * N + (c0 + (r_layout::flat(tl_tid, tl_chunk60)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (r_layout::flat(tl_tid, tl_chunk60)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (r_layout::flat(tl_tid, tl_chunk60))) + 7, N) && tl::is_aligned(tl_ptr61, 16)) {
+                        const tl::f16* tl_ptr61 = &R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk60 / 8) * 8)) + tl_chunk60 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk60 / 8) * 8)) + tl_chunk60 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((r_layout::flat(tl_tid, (tl_chunk60 / 8) * 8)) + tl_chunk60 % 8)) + 7, N) && tl::is_aligned(tl_ptr61, 16)) {
                             tl::f16 tl_vec62[8];
                             tl::load_vector<tl::f16, 8>(tl_vec62, tl_ptr61);
                             #pragma unroll
@@ -7791,16 +7623,15 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk60 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (r_layout::flat(tl_tid, tl_chunk60 + tl_v)), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + (r_layout::flat(tl_tid, tl_chunk60 + tl_v)))]) : 0.0f;
+                                r[tl_chunk60 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk60 + tl_v / 8) * 8)) + (tl_chunk60 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk60 + tl_v / 8) * 8)) + (tl_chunk60 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:243)
                     #pragma unroll
                     for (int tl_chunk63 = 0; tl_chunk63 < w_layout::kSlots; tl_chunk63 += 8) {
-                        if (!(w_layout::valid(tl_tid, tl_chunk63))) continue;
-                        const tl::f16* tl_ptr64 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk63))];
-                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk63)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk63))) + 7, N) && tl::is_aligned(tl_ptr64, 16)) {
+                        const tl::f16* tl_ptr64 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk63 / 8) * 8)) + tl_chunk63 % 8)];
+                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk63 / 8) * 8)) + tl_chunk63 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk63 / 8) * 8)) + tl_chunk63 % 8)) + 7, N) && tl::is_aligned(tl_ptr64, 16)) {
                             tl::f16 tl_vec65[8];
                             tl::load_vector<tl::f16, 8>(tl_vec65, tl_ptr64);
                             #pragma unroll
@@ -7808,7 +7639,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk63 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk63 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk63 + tl_v))]) : 0.0f;
+                                w[tl_chunk63 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk63 + tl_v / 8) * 8)) + (tl_chunk63 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, (tl_chunk63 + tl_v / 8) * 8)) + (tl_chunk63 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -7816,8 +7647,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s66 = 0; tl_s66 < x_layout::kSlots; ++tl_s66) {
-                        if (!(x_layout::valid(tl_tid, tl_s66))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s66);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s66 / 8) * 8)) + tl_s66 % 8;
                         const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s66] + r[tl_s66]));
                         r[tl_s66] = h;
                         x[tl_s66] = h * rrms * w[tl_s66];
@@ -7826,9 +7656,8 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                     // copy(r, R[row, c0 +: BN]);  (norms.tl:249)
                     #pragma unroll
                     for (int tl_chunk67 = 0; tl_chunk67 < r_layout::kSlots; tl_chunk67 += 8) {
-                        if (!(r_layout::valid(tl_tid, tl_chunk67))) continue;
-                        tl::f16* tl_ptr68 = &R[int64_t(row) * N + (c0 + (r_layout::flat(tl_tid, tl_chunk67)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (r_layout::flat(tl_tid, tl_chunk67)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (r_layout::flat(tl_tid, tl_chunk67))) + 7, N) && tl::is_aligned(tl_ptr68, 16)) {
+                        tl::f16* tl_ptr68 = &R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk67 / 8) * 8)) + tl_chunk67 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk67 / 8) * 8)) + tl_chunk67 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((r_layout::flat(tl_tid, (tl_chunk67 / 8) * 8)) + tl_chunk67 % 8)) + 7, N) && tl::is_aligned(tl_ptr68, 16)) {
                             tl::f16 tl_vec69[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec69[tl_v] = tl::convert<tl::f16>(r[tl_chunk67 + tl_v]);
@@ -7836,16 +7665,15 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (r_layout::flat(tl_tid, tl_chunk67 + tl_v)), N)) R[int64_t(row) * N + (c0 + (r_layout::flat(tl_tid, tl_chunk67 + tl_v)))] = tl::convert<tl::f16>(r[tl_chunk67 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk67 + tl_v / 8) * 8)) + (tl_chunk67 + tl_v) % 8), N)) R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk67 + tl_v / 8) * 8)) + (tl_chunk67 + tl_v) % 8))] = tl::convert<tl::f16>(r[tl_chunk67 + tl_v]);
                             }
                         }
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:250)
                     #pragma unroll
                     for (int tl_chunk70 = 0; tl_chunk70 < x_layout::kSlots; tl_chunk70 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk70))) continue;
-                        tl::f16* tl_ptr71 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk70)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk70)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk70))) + 7, N) && tl::is_aligned(tl_ptr71, 16)) {
+                        tl::f16* tl_ptr71 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk70 / 8) * 8)) + tl_chunk70 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk70 / 8) * 8)) + tl_chunk70 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk70 / 8) * 8)) + tl_chunk70 % 8)) + 7, N) && tl::is_aligned(tl_ptr71, 16)) {
                             tl::f16 tl_vec72[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec72[tl_v] = tl::convert<tl::f16>(x[tl_chunk70 + tl_v]);
@@ -7853,7 +7681,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk70 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk70 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk70 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk70 + tl_v / 8) * 8)) + (tl_chunk70 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk70 + tl_v / 8) * 8)) + (tl_chunk70 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk70 + tl_v]);
                             }
                         }
                     }
@@ -7880,7 +7708,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
     using x_layout = tl::BlockedLayout<4096, 8, 512>;  // fragment x: f32[4096]
     using r_layout = tl::BlockedLayout<4096, 8, 512>;  // fragment r: f32[4096]
     using w_layout = tl::BlockedLayout<4096, 8, 512>;  // fragment w: f32[4096]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<512>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 1, 8192], row pitch 8200
     tl::f16* rs = reinterpret_cast<tl::f16*>(tl_smem + 32896);  // shared rs: f16[2, 1, 8192], row pitch 8200
@@ -8157,9 +7985,8 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:229)
                     #pragma unroll
                     for (int tl_chunk49 = 0; tl_chunk49 < x_layout::kSlots; tl_chunk49 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk49))) continue;
-                        const tl::f16* tl_ptr50 = &X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk49)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk49)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (x_layout::flat(tl_tid, tl_chunk49))) + 7, N) && tl::is_aligned(tl_ptr50, 16)) {
+                        const tl::f16* tl_ptr50 = &X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk49 / 8) * 8)) + tl_chunk49 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk49 / 8) * 8)) + tl_chunk49 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk49 / 8) * 8)) + tl_chunk49 % 8)) + 7, N) && tl::is_aligned(tl_ptr50, 16)) {
                             tl::f16 tl_vec51[8];
                             tl::load_vector<tl::f16, 8>(tl_vec51, tl_ptr50);
                             #pragma unroll
@@ -8167,7 +7994,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk49 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk49 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk49 + tl_v)))]) : 0.0f;
+                                x[tl_chunk49 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk49 + tl_v / 8) * 8)) + (tl_chunk49 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk49 + tl_v / 8) * 8)) + (tl_chunk49 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -8175,9 +8002,8 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                     // copy(R[row, t * BN +: BN], r);  (norms.tl:230)
                     #pragma unroll
                     for (int tl_chunk52 = 0; tl_chunk52 < r_layout::kSlots; tl_chunk52 += 8) {
-                        if (!(r_layout::valid(tl_tid, tl_chunk52))) continue;
-                        const tl::f16* tl_ptr53 = &R[int64_t(row) * N + ((t * 4096) + (r_layout::flat(tl_tid, tl_chunk52)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (r_layout::flat(tl_tid, tl_chunk52)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (r_layout::flat(tl_tid, tl_chunk52))) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
+                        const tl::f16* tl_ptr53 = &R[int64_t(row) * N + ((t * 4096) + ((r_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) + tl_chunk52 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((r_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + ((r_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
                             tl::f16 tl_vec54[8];
                             tl::load_vector<tl::f16, 8>(tl_vec54, tl_ptr53);
                             #pragma unroll
@@ -8185,7 +8011,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (r_layout::flat(tl_tid, tl_chunk52 + tl_v)), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 4096) + (r_layout::flat(tl_tid, tl_chunk52 + tl_v)))]) : 0.0f;
+                                r[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((r_layout::flat(tl_tid, (tl_chunk52 + tl_v / 8) * 8)) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 4096) + ((r_layout::flat(tl_tid, (tl_chunk52 + tl_v / 8) * 8)) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -8193,8 +8019,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s55 = 0; tl_s55 < x_layout::kSlots; ++tl_s55) {
-                        if (!(x_layout::valid(tl_tid, tl_s55))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s55);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s55 / 8) * 8)) + tl_s55 % 8;
                         const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s55] + r[tl_s55]));
                         x[tl_s55] = h * h;
                     }
@@ -8205,7 +8030,6 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
                         for (int tl_s56 = 0; tl_s56 < x_layout::kSlots; ++tl_s56) {
-                            if (!(x_layout::valid(tl_tid, tl_s56))) continue;
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s56]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 512>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -8221,9 +8045,8 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                     // copy(X[row, c0 +: BN], x);  (norms.tl:241)
                     #pragma unroll
                     for (int tl_chunk57 = 0; tl_chunk57 < x_layout::kSlots; tl_chunk57 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk57))) continue;
-                        const tl::f16* tl_ptr58 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk57)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk57)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk57))) + 7, N) && tl::is_aligned(tl_ptr58, 16)) {
+                        const tl::f16* tl_ptr58 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) + tl_chunk57 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) + tl_chunk57 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) + tl_chunk57 % 8)) + 7, N) && tl::is_aligned(tl_ptr58, 16)) {
                             tl::f16 tl_vec59[8];
                             tl::load_vector<tl::f16, 8>(tl_vec59, tl_ptr58);
                             #pragma unroll
@@ -8231,7 +8054,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk57 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk57 + tl_v)))]) : 0.0f;
+                                x[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk57 + tl_v / 8) * 8)) + (tl_chunk57 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk57 + tl_v / 8) * 8)) + (tl_chunk57 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -8239,9 +8062,8 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                     // copy(R[row, c0 +: BN], r);  (norms.tl:242)
                     #pragma unroll
                     for (int tl_chunk60 = 0; tl_chunk60 < r_layout::kSlots; tl_chunk60 += 8) {
-                        if (!(r_layout::valid(tl_tid, tl_chunk60))) continue;
-                        const tl::f16* tl_ptr61 = &R[int64_t(row) * N + (c0 + (r_layout::flat(tl_tid, tl_chunk60)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (r_layout::flat(tl_tid, tl_chunk60)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (r_layout::flat(tl_tid, tl_chunk60))) + 7, N) && tl::is_aligned(tl_ptr61, 16)) {
+                        const tl::f16* tl_ptr61 = &R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk60 / 8) * 8)) + tl_chunk60 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk60 / 8) * 8)) + tl_chunk60 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((r_layout::flat(tl_tid, (tl_chunk60 / 8) * 8)) + tl_chunk60 % 8)) + 7, N) && tl::is_aligned(tl_ptr61, 16)) {
                             tl::f16 tl_vec62[8];
                             tl::load_vector<tl::f16, 8>(tl_vec62, tl_ptr61);
                             #pragma unroll
@@ -8249,16 +8071,15 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk60 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (r_layout::flat(tl_tid, tl_chunk60 + tl_v)), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + (r_layout::flat(tl_tid, tl_chunk60 + tl_v)))]) : 0.0f;
+                                r[tl_chunk60 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk60 + tl_v / 8) * 8)) + (tl_chunk60 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk60 + tl_v / 8) * 8)) + (tl_chunk60 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:243)
                     #pragma unroll
                     for (int tl_chunk63 = 0; tl_chunk63 < w_layout::kSlots; tl_chunk63 += 8) {
-                        if (!(w_layout::valid(tl_tid, tl_chunk63))) continue;
-                        const tl::f16* tl_ptr64 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk63))];
-                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk63)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk63))) + 7, N) && tl::is_aligned(tl_ptr64, 16)) {
+                        const tl::f16* tl_ptr64 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk63 / 8) * 8)) + tl_chunk63 % 8)];
+                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk63 / 8) * 8)) + tl_chunk63 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk63 / 8) * 8)) + tl_chunk63 % 8)) + 7, N) && tl::is_aligned(tl_ptr64, 16)) {
                             tl::f16 tl_vec65[8];
                             tl::load_vector<tl::f16, 8>(tl_vec65, tl_ptr64);
                             #pragma unroll
@@ -8266,7 +8087,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk63 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk63 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk63 + tl_v))]) : 0.0f;
+                                w[tl_chunk63 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk63 + tl_v / 8) * 8)) + (tl_chunk63 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, (tl_chunk63 + tl_v / 8) * 8)) + (tl_chunk63 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -8274,8 +8095,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s66 = 0; tl_s66 < x_layout::kSlots; ++tl_s66) {
-                        if (!(x_layout::valid(tl_tid, tl_s66))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s66);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s66 / 8) * 8)) + tl_s66 % 8;
                         const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s66] + r[tl_s66]));
                         r[tl_s66] = h;
                         x[tl_s66] = h * rrms * w[tl_s66];
@@ -8284,9 +8104,8 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                     // copy(r, R[row, c0 +: BN]);  (norms.tl:249)
                     #pragma unroll
                     for (int tl_chunk67 = 0; tl_chunk67 < r_layout::kSlots; tl_chunk67 += 8) {
-                        if (!(r_layout::valid(tl_tid, tl_chunk67))) continue;
-                        tl::f16* tl_ptr68 = &R[int64_t(row) * N + (c0 + (r_layout::flat(tl_tid, tl_chunk67)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (r_layout::flat(tl_tid, tl_chunk67)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (r_layout::flat(tl_tid, tl_chunk67))) + 7, N) && tl::is_aligned(tl_ptr68, 16)) {
+                        tl::f16* tl_ptr68 = &R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk67 / 8) * 8)) + tl_chunk67 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk67 / 8) * 8)) + tl_chunk67 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((r_layout::flat(tl_tid, (tl_chunk67 / 8) * 8)) + tl_chunk67 % 8)) + 7, N) && tl::is_aligned(tl_ptr68, 16)) {
                             tl::f16 tl_vec69[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec69[tl_v] = tl::convert<tl::f16>(r[tl_chunk67 + tl_v]);
@@ -8294,16 +8113,15 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (r_layout::flat(tl_tid, tl_chunk67 + tl_v)), N)) R[int64_t(row) * N + (c0 + (r_layout::flat(tl_tid, tl_chunk67 + tl_v)))] = tl::convert<tl::f16>(r[tl_chunk67 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk67 + tl_v / 8) * 8)) + (tl_chunk67 + tl_v) % 8), N)) R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk67 + tl_v / 8) * 8)) + (tl_chunk67 + tl_v) % 8))] = tl::convert<tl::f16>(r[tl_chunk67 + tl_v]);
                             }
                         }
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:250)
                     #pragma unroll
                     for (int tl_chunk70 = 0; tl_chunk70 < x_layout::kSlots; tl_chunk70 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk70))) continue;
-                        tl::f16* tl_ptr71 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk70)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk70)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk70))) + 7, N) && tl::is_aligned(tl_ptr71, 16)) {
+                        tl::f16* tl_ptr71 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk70 / 8) * 8)) + tl_chunk70 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk70 / 8) * 8)) + tl_chunk70 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk70 / 8) * 8)) + tl_chunk70 % 8)) + 7, N) && tl::is_aligned(tl_ptr71, 16)) {
                             tl::f16 tl_vec72[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec72[tl_v] = tl::convert<tl::f16>(x[tl_chunk70 + tl_v]);
@@ -8311,7 +8129,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk70 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk70 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk70 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk70 + tl_v / 8) * 8)) + (tl_chunk70 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk70 + tl_v / 8) * 8)) + (tl_chunk70 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk70 + tl_v]);
                             }
                         }
                     }
@@ -8339,7 +8157,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
     using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
     using b_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment b: f32[2048]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 32, 128], row pitch 136
     tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 17408);  // shared ws: f16[128], row pitch 128
@@ -8567,9 +8385,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:313)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
-                        const tl::f16* tl_ptr36 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35))) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        const tl::f16* tl_ptr36 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             tl::load_vector<tl::f16, 8>(tl_vec37, tl_ptr36);
                             #pragma unroll
@@ -8577,7 +8394,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)))]) : 0.0f;
+                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -8588,7 +8405,6 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
                         for (int tl_s38 = 0; tl_s38 < x_layout::kSlots; ++tl_s38) {
-                            if (!(x_layout::valid(tl_tid, tl_s38))) continue;
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s38]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -8604,9 +8420,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:320)
                     #pragma unroll
                     for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk39))) continue;
-                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39))) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
                             tl::f16 tl_vec41[8];
                             tl::load_vector<tl::f16, 8>(tl_vec41, tl_ptr40);
                             #pragma unroll
@@ -8614,7 +8429,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39 + tl_v)))]) : 0.0f;
+                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 + tl_v / 8) * 8)) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 + tl_v / 8) * 8)) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -8622,8 +8437,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s42 = 0; tl_s42 < x_layout::kSlots; ++tl_s42) {
-                        if (!(x_layout::valid(tl_tid, tl_s42))) continue;
-                        const int j = x_layout::flat(tl_tid, tl_s42);
+                        const int tl_c43 = (x_layout::flat(tl_tid, (tl_s42 / 8) * 8)) % 2048;  // the chunk's first column
+                        const int j = tl_c43 + tl_s42 % 8;
                         const float d = x[tl_s42] - mean;
                         x[tl_s42] = t * 2048 + j < N ? d * d : 0.0f;
                     }
@@ -8633,9 +8448,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s43 = 0; tl_s43 < x_layout::kSlots; ++tl_s43) {
-                            if (!(x_layout::valid(tl_tid, tl_s43))) continue;
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s43]));
+                        for (int tl_s44 = 0; tl_s44 < x_layout::kSlots; ++tl_s44) {
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s44]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
@@ -8649,77 +8463,72 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
                     const int32_t c0 = t * 2048;
                     // copy(X[row, c0 +: BN], x);  (norms.tl:331)
                     #pragma unroll
-                    for (int tl_chunk44 = 0; tl_chunk44 < x_layout::kSlots; tl_chunk44 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk44))) continue;
-                        const tl::f16* tl_ptr45 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk44)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk44)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk44))) + 7, N) && tl::is_aligned(tl_ptr45, 16)) {
-                            tl::f16 tl_vec46[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec46, tl_ptr45);
+                    for (int tl_chunk45 = 0; tl_chunk45 < x_layout::kSlots; tl_chunk45 += 8) {
+                        const tl::f16* tl_ptr46 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8)) + 7, N) && tl::is_aligned(tl_ptr46, 16)) {
+                            tl::f16 tl_vec47[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec47, tl_ptr46);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk44 + tl_v] = tl::convert<float>(tl_vec46[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk45 + tl_v] = tl::convert<float>(tl_vec47[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk44 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk44 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk44 + tl_v)))]) : 0.0f;
+                                x[tl_chunk45 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk45 + tl_v / 8) * 8)) + (tl_chunk45 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk45 + tl_v / 8) * 8)) + (tl_chunk45 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:332)
                     #pragma unroll
-                    for (int tl_chunk47 = 0; tl_chunk47 < w_layout::kSlots; tl_chunk47 += 8) {
-                        if (!(w_layout::valid(tl_tid, tl_chunk47))) continue;
-                        const tl::f16* tl_ptr48 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk47))];
-                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk47)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk47))) + 7, N) && tl::is_aligned(tl_ptr48, 16)) {
-                            tl::f16 tl_vec49[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec49, tl_ptr48);
+                    for (int tl_chunk48 = 0; tl_chunk48 < w_layout::kSlots; tl_chunk48 += 8) {
+                        const tl::f16* tl_ptr49 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8)];
+                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8)) + 7, N) && tl::is_aligned(tl_ptr49, 16)) {
+                            tl::f16 tl_vec50[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec50, tl_ptr49);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk47 + tl_v] = tl::convert<float>(tl_vec49[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk48 + tl_v] = tl::convert<float>(tl_vec50[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk47 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk47 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk47 + tl_v))]) : 0.0f;
+                                w[tl_chunk48 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk48 + tl_v / 8) * 8)) + (tl_chunk48 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, (tl_chunk48 + tl_v / 8) * 8)) + (tl_chunk48 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // copy(Bias[c0 +: BN], b);  (norms.tl:333)
                     #pragma unroll
-                    for (int tl_chunk50 = 0; tl_chunk50 < b_layout::kSlots; tl_chunk50 += 8) {
-                        if (!(b_layout::valid(tl_tid, tl_chunk50))) continue;
-                        const tl::f16* tl_ptr51 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk50))];
-                        if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk50)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk50))) + 7, N) && tl::is_aligned(tl_ptr51, 16)) {
-                            tl::f16 tl_vec52[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec52, tl_ptr51);
+                    for (int tl_chunk51 = 0; tl_chunk51 < b_layout::kSlots; tl_chunk51 += 8) {
+                        const tl::f16* tl_ptr52 = &Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8)];
+                        if (tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8), N) && tl::in_bounds((c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8)) + 7, N) && tl::is_aligned(tl_ptr52, 16)) {
+                            tl::f16 tl_vec53[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec53, tl_ptr52);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk50 + tl_v] = tl::convert<float>(tl_vec52[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk51 + tl_v] = tl::convert<float>(tl_vec53[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk50 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk50 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk50 + tl_v))]) : 0.0f;
+                                b[tl_chunk51 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk51 + tl_v / 8) * 8)) + (tl_chunk51 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk51 + tl_v / 8) * 8)) + (tl_chunk51 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:334)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s53 = 0; tl_s53 < x_layout::kSlots; ++tl_s53) {
-                        if (!(x_layout::valid(tl_tid, tl_s53))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s53);
-                        x[tl_s53] = gelu((x[tl_s53] - mean) * rstd * w[tl_s53] + b[tl_s53]);
+                    for (int tl_s54 = 0; tl_s54 < x_layout::kSlots; ++tl_s54) {
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s54 / 8) * 8)) + tl_s54 % 8;
+                        x[tl_s54] = gelu((x[tl_s54] - mean) * rstd * w[tl_s54] + b[tl_s54]);
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:337)
                     #pragma unroll
-                    for (int tl_chunk54 = 0; tl_chunk54 < x_layout::kSlots; tl_chunk54 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk54))) continue;
-                        tl::f16* tl_ptr55 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk54)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk54)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk54))) + 7, N) && tl::is_aligned(tl_ptr55, 16)) {
-                            tl::f16 tl_vec56[8];
+                    for (int tl_chunk55 = 0; tl_chunk55 < x_layout::kSlots; tl_chunk55 += 8) {
+                        tl::f16* tl_ptr56 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
+                            tl::f16 tl_vec57[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec56[tl_v] = tl::convert<tl::f16>(x[tl_chunk54 + tl_v]);
-                            tl::store_vector<tl::f16, 8>(tl_ptr55, tl_vec56);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec57[tl_v] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr56, tl_vec57);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk54 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk54 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk54 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk55 + tl_v / 8) * 8)) + (tl_chunk55 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk55 + tl_v / 8) * 8)) + (tl_chunk55 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
                             }
                         }
                     }
@@ -8747,7 +8556,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
     using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
     using b_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment b: f32[2048]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 16, 256], row pitch 264
     tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 16896);  // shared ws: f16[256], row pitch 256
@@ -8977,9 +8786,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:313)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
-                        const tl::f16* tl_ptr36 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35))) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        const tl::f16* tl_ptr36 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             tl::load_vector<tl::f16, 8>(tl_vec37, tl_ptr36);
                             #pragma unroll
@@ -8987,7 +8795,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)))]) : 0.0f;
+                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -8998,7 +8806,6 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
                         for (int tl_s38 = 0; tl_s38 < x_layout::kSlots; ++tl_s38) {
-                            if (!(x_layout::valid(tl_tid, tl_s38))) continue;
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s38]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -9014,9 +8821,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:320)
                     #pragma unroll
                     for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk39))) continue;
-                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39))) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
                             tl::f16 tl_vec41[8];
                             tl::load_vector<tl::f16, 8>(tl_vec41, tl_ptr40);
                             #pragma unroll
@@ -9024,7 +8830,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39 + tl_v)))]) : 0.0f;
+                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 + tl_v / 8) * 8)) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 + tl_v / 8) * 8)) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -9032,8 +8838,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s42 = 0; tl_s42 < x_layout::kSlots; ++tl_s42) {
-                        if (!(x_layout::valid(tl_tid, tl_s42))) continue;
-                        const int j = x_layout::flat(tl_tid, tl_s42);
+                        const int tl_c43 = (x_layout::flat(tl_tid, (tl_s42 / 8) * 8)) % 2048;  // the chunk's first column
+                        const int j = tl_c43 + tl_s42 % 8;
                         const float d = x[tl_s42] - mean;
                         x[tl_s42] = t * 2048 + j < N ? d * d : 0.0f;
                     }
@@ -9043,9 +8849,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s43 = 0; tl_s43 < x_layout::kSlots; ++tl_s43) {
-                            if (!(x_layout::valid(tl_tid, tl_s43))) continue;
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s43]));
+                        for (int tl_s44 = 0; tl_s44 < x_layout::kSlots; ++tl_s44) {
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s44]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
@@ -9059,77 +8864,72 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
                     const int32_t c0 = t * 2048;
                     // copy(X[row, c0 +: BN], x);  (norms.tl:331)
                     #pragma unroll
-                    for (int tl_chunk44 = 0; tl_chunk44 < x_layout::kSlots; tl_chunk44 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk44))) continue;
-                        const tl::f16* tl_ptr45 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk44)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk44)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk44))) + 7, N) && tl::is_aligned(tl_ptr45, 16)) {
-                            tl::f16 tl_vec46[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec46, tl_ptr45);
+                    for (int tl_chunk45 = 0; tl_chunk45 < x_layout::kSlots; tl_chunk45 += 8) {
+                        const tl::f16* tl_ptr46 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8)) + 7, N) && tl::is_aligned(tl_ptr46, 16)) {
+                            tl::f16 tl_vec47[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec47, tl_ptr46);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk44 + tl_v] = tl::convert<float>(tl_vec46[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk45 + tl_v] = tl::convert<float>(tl_vec47[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk44 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk44 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk44 + tl_v)))]) : 0.0f;
+                                x[tl_chunk45 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk45 + tl_v / 8) * 8)) + (tl_chunk45 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk45 + tl_v / 8) * 8)) + (tl_chunk45 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:332)
                     #pragma unroll
-                    for (int tl_chunk47 = 0; tl_chunk47 < w_layout::kSlots; tl_chunk47 += 8) {
-                        if (!(w_layout::valid(tl_tid, tl_chunk47))) continue;
-                        const tl::f16* tl_ptr48 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk47))];
-                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk47)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk47))) + 7, N) && tl::is_aligned(tl_ptr48, 16)) {
-                            tl::f16 tl_vec49[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec49, tl_ptr48);
+                    for (int tl_chunk48 = 0; tl_chunk48 < w_layout::kSlots; tl_chunk48 += 8) {
+                        const tl::f16* tl_ptr49 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8)];
+                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8)) + 7, N) && tl::is_aligned(tl_ptr49, 16)) {
+                            tl::f16 tl_vec50[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec50, tl_ptr49);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk47 + tl_v] = tl::convert<float>(tl_vec49[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk48 + tl_v] = tl::convert<float>(tl_vec50[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk47 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk47 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk47 + tl_v))]) : 0.0f;
+                                w[tl_chunk48 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk48 + tl_v / 8) * 8)) + (tl_chunk48 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, (tl_chunk48 + tl_v / 8) * 8)) + (tl_chunk48 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // copy(Bias[c0 +: BN], b);  (norms.tl:333)
                     #pragma unroll
-                    for (int tl_chunk50 = 0; tl_chunk50 < b_layout::kSlots; tl_chunk50 += 8) {
-                        if (!(b_layout::valid(tl_tid, tl_chunk50))) continue;
-                        const tl::f16* tl_ptr51 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk50))];
-                        if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk50)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk50))) + 7, N) && tl::is_aligned(tl_ptr51, 16)) {
-                            tl::f16 tl_vec52[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec52, tl_ptr51);
+                    for (int tl_chunk51 = 0; tl_chunk51 < b_layout::kSlots; tl_chunk51 += 8) {
+                        const tl::f16* tl_ptr52 = &Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8)];
+                        if (tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8), N) && tl::in_bounds((c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8)) + 7, N) && tl::is_aligned(tl_ptr52, 16)) {
+                            tl::f16 tl_vec53[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec53, tl_ptr52);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk50 + tl_v] = tl::convert<float>(tl_vec52[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk51 + tl_v] = tl::convert<float>(tl_vec53[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk50 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk50 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk50 + tl_v))]) : 0.0f;
+                                b[tl_chunk51 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk51 + tl_v / 8) * 8)) + (tl_chunk51 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk51 + tl_v / 8) * 8)) + (tl_chunk51 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:334)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s53 = 0; tl_s53 < x_layout::kSlots; ++tl_s53) {
-                        if (!(x_layout::valid(tl_tid, tl_s53))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s53);
-                        x[tl_s53] = gelu((x[tl_s53] - mean) * rstd * w[tl_s53] + b[tl_s53]);
+                    for (int tl_s54 = 0; tl_s54 < x_layout::kSlots; ++tl_s54) {
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s54 / 8) * 8)) + tl_s54 % 8;
+                        x[tl_s54] = gelu((x[tl_s54] - mean) * rstd * w[tl_s54] + b[tl_s54]);
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:337)
                     #pragma unroll
-                    for (int tl_chunk54 = 0; tl_chunk54 < x_layout::kSlots; tl_chunk54 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk54))) continue;
-                        tl::f16* tl_ptr55 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk54)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk54)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk54))) + 7, N) && tl::is_aligned(tl_ptr55, 16)) {
-                            tl::f16 tl_vec56[8];
+                    for (int tl_chunk55 = 0; tl_chunk55 < x_layout::kSlots; tl_chunk55 += 8) {
+                        tl::f16* tl_ptr56 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
+                            tl::f16 tl_vec57[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec56[tl_v] = tl::convert<tl::f16>(x[tl_chunk54 + tl_v]);
-                            tl::store_vector<tl::f16, 8>(tl_ptr55, tl_vec56);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec57[tl_v] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr56, tl_vec57);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk54 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk54 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk54 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk55 + tl_v / 8) * 8)) + (tl_chunk55 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk55 + tl_v / 8) * 8)) + (tl_chunk55 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
                             }
                         }
                     }
@@ -9157,7 +8957,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
     using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
     using b_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment b: f32[2048]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 8, 512], row pitch 520
     tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 16640);  // shared ws: f16[512], row pitch 512
@@ -9387,9 +9187,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:313)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
-                        const tl::f16* tl_ptr36 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35))) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        const tl::f16* tl_ptr36 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             tl::load_vector<tl::f16, 8>(tl_vec37, tl_ptr36);
                             #pragma unroll
@@ -9397,7 +9196,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)))]) : 0.0f;
+                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -9408,7 +9207,6 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
                         for (int tl_s38 = 0; tl_s38 < x_layout::kSlots; ++tl_s38) {
-                            if (!(x_layout::valid(tl_tid, tl_s38))) continue;
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s38]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -9424,9 +9222,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:320)
                     #pragma unroll
                     for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk39))) continue;
-                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39))) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
                             tl::f16 tl_vec41[8];
                             tl::load_vector<tl::f16, 8>(tl_vec41, tl_ptr40);
                             #pragma unroll
@@ -9434,7 +9231,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39 + tl_v)))]) : 0.0f;
+                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 + tl_v / 8) * 8)) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 + tl_v / 8) * 8)) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -9442,8 +9239,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s42 = 0; tl_s42 < x_layout::kSlots; ++tl_s42) {
-                        if (!(x_layout::valid(tl_tid, tl_s42))) continue;
-                        const int j = x_layout::flat(tl_tid, tl_s42);
+                        const int tl_c43 = (x_layout::flat(tl_tid, (tl_s42 / 8) * 8)) % 2048;  // the chunk's first column
+                        const int j = tl_c43 + tl_s42 % 8;
                         const float d = x[tl_s42] - mean;
                         x[tl_s42] = t * 2048 + j < N ? d * d : 0.0f;
                     }
@@ -9453,9 +9250,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s43 = 0; tl_s43 < x_layout::kSlots; ++tl_s43) {
-                            if (!(x_layout::valid(tl_tid, tl_s43))) continue;
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s43]));
+                        for (int tl_s44 = 0; tl_s44 < x_layout::kSlots; ++tl_s44) {
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s44]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
@@ -9469,77 +9265,72 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
                     const int32_t c0 = t * 2048;
                     // copy(X[row, c0 +: BN], x);  (norms.tl:331)
                     #pragma unroll
-                    for (int tl_chunk44 = 0; tl_chunk44 < x_layout::kSlots; tl_chunk44 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk44))) continue;
-                        const tl::f16* tl_ptr45 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk44)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk44)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk44))) + 7, N) && tl::is_aligned(tl_ptr45, 16)) {
-                            tl::f16 tl_vec46[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec46, tl_ptr45);
+                    for (int tl_chunk45 = 0; tl_chunk45 < x_layout::kSlots; tl_chunk45 += 8) {
+                        const tl::f16* tl_ptr46 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8)) + 7, N) && tl::is_aligned(tl_ptr46, 16)) {
+                            tl::f16 tl_vec47[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec47, tl_ptr46);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk44 + tl_v] = tl::convert<float>(tl_vec46[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk45 + tl_v] = tl::convert<float>(tl_vec47[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk44 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk44 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk44 + tl_v)))]) : 0.0f;
+                                x[tl_chunk45 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk45 + tl_v / 8) * 8)) + (tl_chunk45 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk45 + tl_v / 8) * 8)) + (tl_chunk45 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:332)
                     #pragma unroll
-                    for (int tl_chunk47 = 0; tl_chunk47 < w_layout::kSlots; tl_chunk47 += 8) {
-                        if (!(w_layout::valid(tl_tid, tl_chunk47))) continue;
-                        const tl::f16* tl_ptr48 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk47))];
-                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk47)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk47))) + 7, N) && tl::is_aligned(tl_ptr48, 16)) {
-                            tl::f16 tl_vec49[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec49, tl_ptr48);
+                    for (int tl_chunk48 = 0; tl_chunk48 < w_layout::kSlots; tl_chunk48 += 8) {
+                        const tl::f16* tl_ptr49 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8)];
+                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8)) + 7, N) && tl::is_aligned(tl_ptr49, 16)) {
+                            tl::f16 tl_vec50[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec50, tl_ptr49);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk47 + tl_v] = tl::convert<float>(tl_vec49[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk48 + tl_v] = tl::convert<float>(tl_vec50[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk47 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk47 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk47 + tl_v))]) : 0.0f;
+                                w[tl_chunk48 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk48 + tl_v / 8) * 8)) + (tl_chunk48 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, (tl_chunk48 + tl_v / 8) * 8)) + (tl_chunk48 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // copy(Bias[c0 +: BN], b);  (norms.tl:333)
                     #pragma unroll
-                    for (int tl_chunk50 = 0; tl_chunk50 < b_layout::kSlots; tl_chunk50 += 8) {
-                        if (!(b_layout::valid(tl_tid, tl_chunk50))) continue;
-                        const tl::f16* tl_ptr51 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk50))];
-                        if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk50)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk50))) + 7, N) && tl::is_aligned(tl_ptr51, 16)) {
-                            tl::f16 tl_vec52[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec52, tl_ptr51);
+                    for (int tl_chunk51 = 0; tl_chunk51 < b_layout::kSlots; tl_chunk51 += 8) {
+                        const tl::f16* tl_ptr52 = &Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8)];
+                        if (tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8), N) && tl::in_bounds((c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8)) + 7, N) && tl::is_aligned(tl_ptr52, 16)) {
+                            tl::f16 tl_vec53[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec53, tl_ptr52);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk50 + tl_v] = tl::convert<float>(tl_vec52[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk51 + tl_v] = tl::convert<float>(tl_vec53[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk50 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk50 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk50 + tl_v))]) : 0.0f;
+                                b[tl_chunk51 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk51 + tl_v / 8) * 8)) + (tl_chunk51 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk51 + tl_v / 8) * 8)) + (tl_chunk51 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:334)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s53 = 0; tl_s53 < x_layout::kSlots; ++tl_s53) {
-                        if (!(x_layout::valid(tl_tid, tl_s53))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s53);
-                        x[tl_s53] = gelu((x[tl_s53] - mean) * rstd * w[tl_s53] + b[tl_s53]);
+                    for (int tl_s54 = 0; tl_s54 < x_layout::kSlots; ++tl_s54) {
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s54 / 8) * 8)) + tl_s54 % 8;
+                        x[tl_s54] = gelu((x[tl_s54] - mean) * rstd * w[tl_s54] + b[tl_s54]);
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:337)
                     #pragma unroll
-                    for (int tl_chunk54 = 0; tl_chunk54 < x_layout::kSlots; tl_chunk54 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk54))) continue;
-                        tl::f16* tl_ptr55 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk54)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk54)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk54))) + 7, N) && tl::is_aligned(tl_ptr55, 16)) {
-                            tl::f16 tl_vec56[8];
+                    for (int tl_chunk55 = 0; tl_chunk55 < x_layout::kSlots; tl_chunk55 += 8) {
+                        tl::f16* tl_ptr56 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
+                            tl::f16 tl_vec57[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec56[tl_v] = tl::convert<tl::f16>(x[tl_chunk54 + tl_v]);
-                            tl::store_vector<tl::f16, 8>(tl_ptr55, tl_vec56);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec57[tl_v] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr56, tl_vec57);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk54 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk54 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk54 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk55 + tl_v / 8) * 8)) + (tl_chunk55 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk55 + tl_v / 8) * 8)) + (tl_chunk55 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
                             }
                         }
                     }
@@ -9567,7 +9358,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
     using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
     using b_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment b: f32[2048]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 4, 1024], row pitch 1032
     tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 16512);  // shared ws: f16[1024], row pitch 1024
@@ -9823,9 +9614,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:313)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
-                        const tl::f16* tl_ptr36 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35))) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        const tl::f16* tl_ptr36 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             tl::load_vector<tl::f16, 8>(tl_vec37, tl_ptr36);
                             #pragma unroll
@@ -9833,7 +9623,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)))]) : 0.0f;
+                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -9844,7 +9634,6 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
                         for (int tl_s38 = 0; tl_s38 < x_layout::kSlots; ++tl_s38) {
-                            if (!(x_layout::valid(tl_tid, tl_s38))) continue;
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s38]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -9860,9 +9649,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:320)
                     #pragma unroll
                     for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk39))) continue;
-                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39))) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
                             tl::f16 tl_vec41[8];
                             tl::load_vector<tl::f16, 8>(tl_vec41, tl_ptr40);
                             #pragma unroll
@@ -9870,7 +9658,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39 + tl_v)))]) : 0.0f;
+                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 + tl_v / 8) * 8)) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 + tl_v / 8) * 8)) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -9878,8 +9666,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s42 = 0; tl_s42 < x_layout::kSlots; ++tl_s42) {
-                        if (!(x_layout::valid(tl_tid, tl_s42))) continue;
-                        const int j = x_layout::flat(tl_tid, tl_s42);
+                        const int tl_c43 = (x_layout::flat(tl_tid, (tl_s42 / 8) * 8)) % 2048;  // the chunk's first column
+                        const int j = tl_c43 + tl_s42 % 8;
                         const float d = x[tl_s42] - mean;
                         x[tl_s42] = t * 2048 + j < N ? d * d : 0.0f;
                     }
@@ -9889,9 +9677,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s43 = 0; tl_s43 < x_layout::kSlots; ++tl_s43) {
-                            if (!(x_layout::valid(tl_tid, tl_s43))) continue;
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s43]));
+                        for (int tl_s44 = 0; tl_s44 < x_layout::kSlots; ++tl_s44) {
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s44]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
@@ -9905,77 +9692,72 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
                     const int32_t c0 = t * 2048;
                     // copy(X[row, c0 +: BN], x);  (norms.tl:331)
                     #pragma unroll
-                    for (int tl_chunk44 = 0; tl_chunk44 < x_layout::kSlots; tl_chunk44 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk44))) continue;
-                        const tl::f16* tl_ptr45 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk44)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk44)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk44))) + 7, N) && tl::is_aligned(tl_ptr45, 16)) {
-                            tl::f16 tl_vec46[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec46, tl_ptr45);
+                    for (int tl_chunk45 = 0; tl_chunk45 < x_layout::kSlots; tl_chunk45 += 8) {
+                        const tl::f16* tl_ptr46 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8)) + 7, N) && tl::is_aligned(tl_ptr46, 16)) {
+                            tl::f16 tl_vec47[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec47, tl_ptr46);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk44 + tl_v] = tl::convert<float>(tl_vec46[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk45 + tl_v] = tl::convert<float>(tl_vec47[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk44 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk44 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk44 + tl_v)))]) : 0.0f;
+                                x[tl_chunk45 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk45 + tl_v / 8) * 8)) + (tl_chunk45 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk45 + tl_v / 8) * 8)) + (tl_chunk45 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:332)
                     #pragma unroll
-                    for (int tl_chunk47 = 0; tl_chunk47 < w_layout::kSlots; tl_chunk47 += 8) {
-                        if (!(w_layout::valid(tl_tid, tl_chunk47))) continue;
-                        const tl::f16* tl_ptr48 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk47))];
-                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk47)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk47))) + 7, N) && tl::is_aligned(tl_ptr48, 16)) {
-                            tl::f16 tl_vec49[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec49, tl_ptr48);
+                    for (int tl_chunk48 = 0; tl_chunk48 < w_layout::kSlots; tl_chunk48 += 8) {
+                        const tl::f16* tl_ptr49 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8)];
+                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8)) + 7, N) && tl::is_aligned(tl_ptr49, 16)) {
+                            tl::f16 tl_vec50[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec50, tl_ptr49);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk47 + tl_v] = tl::convert<float>(tl_vec49[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk48 + tl_v] = tl::convert<float>(tl_vec50[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk47 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk47 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk47 + tl_v))]) : 0.0f;
+                                w[tl_chunk48 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk48 + tl_v / 8) * 8)) + (tl_chunk48 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, (tl_chunk48 + tl_v / 8) * 8)) + (tl_chunk48 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // copy(Bias[c0 +: BN], b);  (norms.tl:333)
                     #pragma unroll
-                    for (int tl_chunk50 = 0; tl_chunk50 < b_layout::kSlots; tl_chunk50 += 8) {
-                        if (!(b_layout::valid(tl_tid, tl_chunk50))) continue;
-                        const tl::f16* tl_ptr51 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk50))];
-                        if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk50)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk50))) + 7, N) && tl::is_aligned(tl_ptr51, 16)) {
-                            tl::f16 tl_vec52[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec52, tl_ptr51);
+                    for (int tl_chunk51 = 0; tl_chunk51 < b_layout::kSlots; tl_chunk51 += 8) {
+                        const tl::f16* tl_ptr52 = &Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8)];
+                        if (tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8), N) && tl::in_bounds((c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8)) + 7, N) && tl::is_aligned(tl_ptr52, 16)) {
+                            tl::f16 tl_vec53[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec53, tl_ptr52);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk50 + tl_v] = tl::convert<float>(tl_vec52[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk51 + tl_v] = tl::convert<float>(tl_vec53[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk50 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk50 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk50 + tl_v))]) : 0.0f;
+                                b[tl_chunk51 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk51 + tl_v / 8) * 8)) + (tl_chunk51 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk51 + tl_v / 8) * 8)) + (tl_chunk51 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:334)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s53 = 0; tl_s53 < x_layout::kSlots; ++tl_s53) {
-                        if (!(x_layout::valid(tl_tid, tl_s53))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s53);
-                        x[tl_s53] = gelu((x[tl_s53] - mean) * rstd * w[tl_s53] + b[tl_s53]);
+                    for (int tl_s54 = 0; tl_s54 < x_layout::kSlots; ++tl_s54) {
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s54 / 8) * 8)) + tl_s54 % 8;
+                        x[tl_s54] = gelu((x[tl_s54] - mean) * rstd * w[tl_s54] + b[tl_s54]);
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:337)
                     #pragma unroll
-                    for (int tl_chunk54 = 0; tl_chunk54 < x_layout::kSlots; tl_chunk54 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk54))) continue;
-                        tl::f16* tl_ptr55 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk54)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk54)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk54))) + 7, N) && tl::is_aligned(tl_ptr55, 16)) {
-                            tl::f16 tl_vec56[8];
+                    for (int tl_chunk55 = 0; tl_chunk55 < x_layout::kSlots; tl_chunk55 += 8) {
+                        tl::f16* tl_ptr56 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
+                            tl::f16 tl_vec57[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec56[tl_v] = tl::convert<tl::f16>(x[tl_chunk54 + tl_v]);
-                            tl::store_vector<tl::f16, 8>(tl_ptr55, tl_vec56);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec57[tl_v] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr56, tl_vec57);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk54 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk54 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk54 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk55 + tl_v / 8) * 8)) + (tl_chunk55 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk55 + tl_v / 8) * 8)) + (tl_chunk55 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
                             }
                         }
                     }
@@ -10003,7 +9785,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
     using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
     using b_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment b: f32[2048]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 2, 2048], row pitch 2056
     tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 16512);  // shared ws: f16[2048], row pitch 2048
@@ -10257,9 +10039,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:313)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
-                        const tl::f16* tl_ptr36 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35))) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        const tl::f16* tl_ptr36 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             tl::load_vector<tl::f16, 8>(tl_vec37, tl_ptr36);
                             #pragma unroll
@@ -10267,7 +10048,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)))]) : 0.0f;
+                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -10278,7 +10059,6 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
                         for (int tl_s38 = 0; tl_s38 < x_layout::kSlots; ++tl_s38) {
-                            if (!(x_layout::valid(tl_tid, tl_s38))) continue;
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s38]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -10294,9 +10074,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:320)
                     #pragma unroll
                     for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk39))) continue;
-                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39))) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
                             tl::f16 tl_vec41[8];
                             tl::load_vector<tl::f16, 8>(tl_vec41, tl_ptr40);
                             #pragma unroll
@@ -10304,7 +10083,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39 + tl_v)))]) : 0.0f;
+                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 + tl_v / 8) * 8)) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 + tl_v / 8) * 8)) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -10312,8 +10091,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s42 = 0; tl_s42 < x_layout::kSlots; ++tl_s42) {
-                        if (!(x_layout::valid(tl_tid, tl_s42))) continue;
-                        const int j = x_layout::flat(tl_tid, tl_s42);
+                        const int tl_c43 = (x_layout::flat(tl_tid, (tl_s42 / 8) * 8)) % 2048;  // the chunk's first column
+                        const int j = tl_c43 + tl_s42 % 8;
                         const float d = x[tl_s42] - mean;
                         x[tl_s42] = t * 2048 + j < N ? d * d : 0.0f;
                     }
@@ -10323,9 +10102,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s43 = 0; tl_s43 < x_layout::kSlots; ++tl_s43) {
-                            if (!(x_layout::valid(tl_tid, tl_s43))) continue;
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s43]));
+                        for (int tl_s44 = 0; tl_s44 < x_layout::kSlots; ++tl_s44) {
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s44]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
@@ -10339,77 +10117,72 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
                     const int32_t c0 = t * 2048;
                     // copy(X[row, c0 +: BN], x);  (norms.tl:331)
                     #pragma unroll
-                    for (int tl_chunk44 = 0; tl_chunk44 < x_layout::kSlots; tl_chunk44 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk44))) continue;
-                        const tl::f16* tl_ptr45 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk44)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk44)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk44))) + 7, N) && tl::is_aligned(tl_ptr45, 16)) {
-                            tl::f16 tl_vec46[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec46, tl_ptr45);
+                    for (int tl_chunk45 = 0; tl_chunk45 < x_layout::kSlots; tl_chunk45 += 8) {
+                        const tl::f16* tl_ptr46 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8)) + 7, N) && tl::is_aligned(tl_ptr46, 16)) {
+                            tl::f16 tl_vec47[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec47, tl_ptr46);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk44 + tl_v] = tl::convert<float>(tl_vec46[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk45 + tl_v] = tl::convert<float>(tl_vec47[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk44 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk44 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk44 + tl_v)))]) : 0.0f;
+                                x[tl_chunk45 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk45 + tl_v / 8) * 8)) + (tl_chunk45 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk45 + tl_v / 8) * 8)) + (tl_chunk45 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:332)
                     #pragma unroll
-                    for (int tl_chunk47 = 0; tl_chunk47 < w_layout::kSlots; tl_chunk47 += 8) {
-                        if (!(w_layout::valid(tl_tid, tl_chunk47))) continue;
-                        const tl::f16* tl_ptr48 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk47))];
-                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk47)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk47))) + 7, N) && tl::is_aligned(tl_ptr48, 16)) {
-                            tl::f16 tl_vec49[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec49, tl_ptr48);
+                    for (int tl_chunk48 = 0; tl_chunk48 < w_layout::kSlots; tl_chunk48 += 8) {
+                        const tl::f16* tl_ptr49 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8)];
+                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8)) + 7, N) && tl::is_aligned(tl_ptr49, 16)) {
+                            tl::f16 tl_vec50[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec50, tl_ptr49);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk47 + tl_v] = tl::convert<float>(tl_vec49[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk48 + tl_v] = tl::convert<float>(tl_vec50[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk47 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk47 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk47 + tl_v))]) : 0.0f;
+                                w[tl_chunk48 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk48 + tl_v / 8) * 8)) + (tl_chunk48 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, (tl_chunk48 + tl_v / 8) * 8)) + (tl_chunk48 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // copy(Bias[c0 +: BN], b);  (norms.tl:333)
                     #pragma unroll
-                    for (int tl_chunk50 = 0; tl_chunk50 < b_layout::kSlots; tl_chunk50 += 8) {
-                        if (!(b_layout::valid(tl_tid, tl_chunk50))) continue;
-                        const tl::f16* tl_ptr51 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk50))];
-                        if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk50)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk50))) + 7, N) && tl::is_aligned(tl_ptr51, 16)) {
-                            tl::f16 tl_vec52[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec52, tl_ptr51);
+                    for (int tl_chunk51 = 0; tl_chunk51 < b_layout::kSlots; tl_chunk51 += 8) {
+                        const tl::f16* tl_ptr52 = &Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8)];
+                        if (tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8), N) && tl::in_bounds((c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8)) + 7, N) && tl::is_aligned(tl_ptr52, 16)) {
+                            tl::f16 tl_vec53[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec53, tl_ptr52);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk50 + tl_v] = tl::convert<float>(tl_vec52[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk51 + tl_v] = tl::convert<float>(tl_vec53[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk50 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk50 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk50 + tl_v))]) : 0.0f;
+                                b[tl_chunk51 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk51 + tl_v / 8) * 8)) + (tl_chunk51 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk51 + tl_v / 8) * 8)) + (tl_chunk51 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:334)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s53 = 0; tl_s53 < x_layout::kSlots; ++tl_s53) {
-                        if (!(x_layout::valid(tl_tid, tl_s53))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s53);
-                        x[tl_s53] = gelu((x[tl_s53] - mean) * rstd * w[tl_s53] + b[tl_s53]);
+                    for (int tl_s54 = 0; tl_s54 < x_layout::kSlots; ++tl_s54) {
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s54 / 8) * 8)) + tl_s54 % 8;
+                        x[tl_s54] = gelu((x[tl_s54] - mean) * rstd * w[tl_s54] + b[tl_s54]);
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:337)
                     #pragma unroll
-                    for (int tl_chunk54 = 0; tl_chunk54 < x_layout::kSlots; tl_chunk54 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk54))) continue;
-                        tl::f16* tl_ptr55 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk54)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk54)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk54))) + 7, N) && tl::is_aligned(tl_ptr55, 16)) {
-                            tl::f16 tl_vec56[8];
+                    for (int tl_chunk55 = 0; tl_chunk55 < x_layout::kSlots; tl_chunk55 += 8) {
+                        tl::f16* tl_ptr56 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
+                            tl::f16 tl_vec57[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec56[tl_v] = tl::convert<tl::f16>(x[tl_chunk54 + tl_v]);
-                            tl::store_vector<tl::f16, 8>(tl_ptr55, tl_vec56);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec57[tl_v] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr56, tl_vec57);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk54 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk54 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk54 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk55 + tl_v / 8) * 8)) + (tl_chunk55 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk55 + tl_v / 8) * 8)) + (tl_chunk55 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
                             }
                         }
                     }
@@ -10437,7 +10210,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
     using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
     using b_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment b: f32[2048]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 1, 4096], row pitch 4104
     tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 16512);  // shared ws: f16[4096], row pitch 4096
@@ -10693,9 +10466,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:313)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
-                        const tl::f16* tl_ptr36 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35))) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        const tl::f16* tl_ptr36 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             tl::load_vector<tl::f16, 8>(tl_vec37, tl_ptr36);
                             #pragma unroll
@@ -10703,7 +10475,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)))]) : 0.0f;
+                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -10714,7 +10486,6 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
                         for (int tl_s38 = 0; tl_s38 < x_layout::kSlots; ++tl_s38) {
-                            if (!(x_layout::valid(tl_tid, tl_s38))) continue;
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s38]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -10730,9 +10501,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:320)
                     #pragma unroll
                     for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk39))) continue;
-                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39))) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
                             tl::f16 tl_vec41[8];
                             tl::load_vector<tl::f16, 8>(tl_vec41, tl_ptr40);
                             #pragma unroll
@@ -10740,7 +10510,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk39 + tl_v)))]) : 0.0f;
+                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 + tl_v / 8) * 8)) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 + tl_v / 8) * 8)) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -10748,8 +10518,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s42 = 0; tl_s42 < x_layout::kSlots; ++tl_s42) {
-                        if (!(x_layout::valid(tl_tid, tl_s42))) continue;
-                        const int j = x_layout::flat(tl_tid, tl_s42);
+                        const int tl_c43 = (x_layout::flat(tl_tid, (tl_s42 / 8) * 8)) % 2048;  // the chunk's first column
+                        const int j = tl_c43 + tl_s42 % 8;
                         const float d = x[tl_s42] - mean;
                         x[tl_s42] = t * 2048 + j < N ? d * d : 0.0f;
                     }
@@ -10759,9 +10529,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s43 = 0; tl_s43 < x_layout::kSlots; ++tl_s43) {
-                            if (!(x_layout::valid(tl_tid, tl_s43))) continue;
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s43]));
+                        for (int tl_s44 = 0; tl_s44 < x_layout::kSlots; ++tl_s44) {
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s44]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
@@ -10775,77 +10544,72 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                     const int32_t c0 = t * 2048;
                     // copy(X[row, c0 +: BN], x);  (norms.tl:331)
                     #pragma unroll
-                    for (int tl_chunk44 = 0; tl_chunk44 < x_layout::kSlots; tl_chunk44 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk44))) continue;
-                        const tl::f16* tl_ptr45 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk44)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk44)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk44))) + 7, N) && tl::is_aligned(tl_ptr45, 16)) {
-                            tl::f16 tl_vec46[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec46, tl_ptr45);
+                    for (int tl_chunk45 = 0; tl_chunk45 < x_layout::kSlots; tl_chunk45 += 8) {
+                        const tl::f16* tl_ptr46 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8)) + 7, N) && tl::is_aligned(tl_ptr46, 16)) {
+                            tl::f16 tl_vec47[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec47, tl_ptr46);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk44 + tl_v] = tl::convert<float>(tl_vec46[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk45 + tl_v] = tl::convert<float>(tl_vec47[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk44 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk44 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk44 + tl_v)))]) : 0.0f;
+                                x[tl_chunk45 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk45 + tl_v / 8) * 8)) + (tl_chunk45 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk45 + tl_v / 8) * 8)) + (tl_chunk45 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:332)
                     #pragma unroll
-                    for (int tl_chunk47 = 0; tl_chunk47 < w_layout::kSlots; tl_chunk47 += 8) {
-                        if (!(w_layout::valid(tl_tid, tl_chunk47))) continue;
-                        const tl::f16* tl_ptr48 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk47))];
-                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk47)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk47))) + 7, N) && tl::is_aligned(tl_ptr48, 16)) {
-                            tl::f16 tl_vec49[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec49, tl_ptr48);
+                    for (int tl_chunk48 = 0; tl_chunk48 < w_layout::kSlots; tl_chunk48 += 8) {
+                        const tl::f16* tl_ptr49 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8)];
+                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8)) + 7, N) && tl::is_aligned(tl_ptr49, 16)) {
+                            tl::f16 tl_vec50[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec50, tl_ptr49);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk47 + tl_v] = tl::convert<float>(tl_vec49[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk48 + tl_v] = tl::convert<float>(tl_vec50[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk47 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk47 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk47 + tl_v))]) : 0.0f;
+                                w[tl_chunk48 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk48 + tl_v / 8) * 8)) + (tl_chunk48 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, (tl_chunk48 + tl_v / 8) * 8)) + (tl_chunk48 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // copy(Bias[c0 +: BN], b);  (norms.tl:333)
                     #pragma unroll
-                    for (int tl_chunk50 = 0; tl_chunk50 < b_layout::kSlots; tl_chunk50 += 8) {
-                        if (!(b_layout::valid(tl_tid, tl_chunk50))) continue;
-                        const tl::f16* tl_ptr51 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk50))];
-                        if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk50)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk50))) + 7, N) && tl::is_aligned(tl_ptr51, 16)) {
-                            tl::f16 tl_vec52[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec52, tl_ptr51);
+                    for (int tl_chunk51 = 0; tl_chunk51 < b_layout::kSlots; tl_chunk51 += 8) {
+                        const tl::f16* tl_ptr52 = &Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8)];
+                        if (tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8), N) && tl::in_bounds((c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8)) + 7, N) && tl::is_aligned(tl_ptr52, 16)) {
+                            tl::f16 tl_vec53[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec53, tl_ptr52);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk50 + tl_v] = tl::convert<float>(tl_vec52[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk51 + tl_v] = tl::convert<float>(tl_vec53[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk50 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk50 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk50 + tl_v))]) : 0.0f;
+                                b[tl_chunk51 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk51 + tl_v / 8) * 8)) + (tl_chunk51 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk51 + tl_v / 8) * 8)) + (tl_chunk51 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:334)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s53 = 0; tl_s53 < x_layout::kSlots; ++tl_s53) {
-                        if (!(x_layout::valid(tl_tid, tl_s53))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s53);
-                        x[tl_s53] = gelu((x[tl_s53] - mean) * rstd * w[tl_s53] + b[tl_s53]);
+                    for (int tl_s54 = 0; tl_s54 < x_layout::kSlots; ++tl_s54) {
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s54 / 8) * 8)) + tl_s54 % 8;
+                        x[tl_s54] = gelu((x[tl_s54] - mean) * rstd * w[tl_s54] + b[tl_s54]);
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:337)
                     #pragma unroll
-                    for (int tl_chunk54 = 0; tl_chunk54 < x_layout::kSlots; tl_chunk54 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk54))) continue;
-                        tl::f16* tl_ptr55 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk54)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk54)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk54))) + 7, N) && tl::is_aligned(tl_ptr55, 16)) {
-                            tl::f16 tl_vec56[8];
+                    for (int tl_chunk55 = 0; tl_chunk55 < x_layout::kSlots; tl_chunk55 += 8) {
+                        tl::f16* tl_ptr56 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
+                            tl::f16 tl_vec57[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec56[tl_v] = tl::convert<tl::f16>(x[tl_chunk54 + tl_v]);
-                            tl::store_vector<tl::f16, 8>(tl_ptr55, tl_vec56);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec57[tl_v] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr56, tl_vec57);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk54 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk54 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk54 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk55 + tl_v / 8) * 8)) + (tl_chunk55 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk55 + tl_v / 8) * 8)) + (tl_chunk55 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
                             }
                         }
                     }
@@ -10873,7 +10637,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
     using x_layout = tl::BlockedLayout<4096, 8, 512>;  // fragment x: f32[4096]
     using w_layout = tl::BlockedLayout<4096, 8, 512>;  // fragment w: f32[4096]
     using b_layout = tl::BlockedLayout<4096, 8, 512>;  // fragment b: f32[4096]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<512>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 1, 8192], row pitch 8200
     tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 32896);  // shared ws: f16[8192], row pitch 8192
@@ -11131,9 +10895,8 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:313)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
-                        const tl::f16* tl_ptr36 = &X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk35)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk35)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (x_layout::flat(tl_tid, tl_chunk35))) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        const tl::f16* tl_ptr36 = &X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             tl::load_vector<tl::f16, 8>(tl_vec37, tl_ptr36);
                             #pragma unroll
@@ -11141,7 +10904,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)))]) : 0.0f;
+                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -11152,7 +10915,6 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
                         for (int tl_s38 = 0; tl_s38 < x_layout::kSlots; ++tl_s38) {
-                            if (!(x_layout::valid(tl_tid, tl_s38))) continue;
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s38]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 512>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -11168,9 +10930,8 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:320)
                     #pragma unroll
                     for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk39))) continue;
-                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk39)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk39)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (x_layout::flat(tl_tid, tl_chunk39))) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
                             tl::f16 tl_vec41[8];
                             tl::load_vector<tl::f16, 8>(tl_vec41, tl_ptr40);
                             #pragma unroll
@@ -11178,7 +10939,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk39 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk39 + tl_v)))]) : 0.0f;
+                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk39 + tl_v / 8) * 8)) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk39 + tl_v / 8) * 8)) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -11186,8 +10947,8 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s42 = 0; tl_s42 < x_layout::kSlots; ++tl_s42) {
-                        if (!(x_layout::valid(tl_tid, tl_s42))) continue;
-                        const int j = x_layout::flat(tl_tid, tl_s42);
+                        const int tl_c43 = (x_layout::flat(tl_tid, (tl_s42 / 8) * 8)) % 4096;  // the chunk's first column
+                        const int j = tl_c43 + tl_s42 % 8;
                         const float d = x[tl_s42] - mean;
                         x[tl_s42] = t * 4096 + j < N ? d * d : 0.0f;
                     }
@@ -11197,9 +10958,8 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s43 = 0; tl_s43 < x_layout::kSlots; ++tl_s43) {
-                            if (!(x_layout::valid(tl_tid, tl_s43))) continue;
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s43]));
+                        for (int tl_s44 = 0; tl_s44 < x_layout::kSlots; ++tl_s44) {
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s44]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 512>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
@@ -11213,77 +10973,72 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                     const int32_t c0 = t * 4096;
                     // copy(X[row, c0 +: BN], x);  (norms.tl:331)
                     #pragma unroll
-                    for (int tl_chunk44 = 0; tl_chunk44 < x_layout::kSlots; tl_chunk44 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk44))) continue;
-                        const tl::f16* tl_ptr45 = &X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk44)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk44)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk44))) + 7, N) && tl::is_aligned(tl_ptr45, 16)) {
-                            tl::f16 tl_vec46[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec46, tl_ptr45);
+                    for (int tl_chunk45 = 0; tl_chunk45 < x_layout::kSlots; tl_chunk45 += 8) {
+                        const tl::f16* tl_ptr46 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8)) + 7, N) && tl::is_aligned(tl_ptr46, 16)) {
+                            tl::f16 tl_vec47[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec47, tl_ptr46);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk44 + tl_v] = tl::convert<float>(tl_vec46[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk45 + tl_v] = tl::convert<float>(tl_vec47[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk44 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk44 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk44 + tl_v)))]) : 0.0f;
+                                x[tl_chunk45 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk45 + tl_v / 8) * 8)) + (tl_chunk45 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk45 + tl_v / 8) * 8)) + (tl_chunk45 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:332)
                     #pragma unroll
-                    for (int tl_chunk47 = 0; tl_chunk47 < w_layout::kSlots; tl_chunk47 += 8) {
-                        if (!(w_layout::valid(tl_tid, tl_chunk47))) continue;
-                        const tl::f16* tl_ptr48 = &W[c0 + (w_layout::flat(tl_tid, tl_chunk47))];
-                        if (tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk47)), N) && tl::in_bounds((c0 + (w_layout::flat(tl_tid, tl_chunk47))) + 7, N) && tl::is_aligned(tl_ptr48, 16)) {
-                            tl::f16 tl_vec49[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec49, tl_ptr48);
+                    for (int tl_chunk48 = 0; tl_chunk48 < w_layout::kSlots; tl_chunk48 += 8) {
+                        const tl::f16* tl_ptr49 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8)];
+                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8)) + 7, N) && tl::is_aligned(tl_ptr49, 16)) {
+                            tl::f16 tl_vec50[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec50, tl_ptr49);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk47 + tl_v] = tl::convert<float>(tl_vec49[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk48 + tl_v] = tl::convert<float>(tl_vec50[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk47 + tl_v] = tl::in_bounds(c0 + (w_layout::flat(tl_tid, tl_chunk47 + tl_v)), N) ? tl::convert<float>(W[c0 + (w_layout::flat(tl_tid, tl_chunk47 + tl_v))]) : 0.0f;
+                                w[tl_chunk48 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk48 + tl_v / 8) * 8)) + (tl_chunk48 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, (tl_chunk48 + tl_v / 8) * 8)) + (tl_chunk48 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // copy(Bias[c0 +: BN], b);  (norms.tl:333)
                     #pragma unroll
-                    for (int tl_chunk50 = 0; tl_chunk50 < b_layout::kSlots; tl_chunk50 += 8) {
-                        if (!(b_layout::valid(tl_tid, tl_chunk50))) continue;
-                        const tl::f16* tl_ptr51 = &Bias[c0 + (b_layout::flat(tl_tid, tl_chunk50))];
-                        if (tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk50)), N) && tl::in_bounds((c0 + (b_layout::flat(tl_tid, tl_chunk50))) + 7, N) && tl::is_aligned(tl_ptr51, 16)) {
-                            tl::f16 tl_vec52[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec52, tl_ptr51);
+                    for (int tl_chunk51 = 0; tl_chunk51 < b_layout::kSlots; tl_chunk51 += 8) {
+                        const tl::f16* tl_ptr52 = &Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8)];
+                        if (tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8), N) && tl::in_bounds((c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8)) + 7, N) && tl::is_aligned(tl_ptr52, 16)) {
+                            tl::f16 tl_vec53[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec53, tl_ptr52);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk50 + tl_v] = tl::convert<float>(tl_vec52[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk51 + tl_v] = tl::convert<float>(tl_vec53[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk50 + tl_v] = tl::in_bounds(c0 + (b_layout::flat(tl_tid, tl_chunk50 + tl_v)), N) ? tl::convert<float>(Bias[c0 + (b_layout::flat(tl_tid, tl_chunk50 + tl_v))]) : 0.0f;
+                                b[tl_chunk51 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk51 + tl_v / 8) * 8)) + (tl_chunk51 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk51 + tl_v / 8) * 8)) + (tl_chunk51 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:334)
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s53 = 0; tl_s53 < x_layout::kSlots; ++tl_s53) {
-                        if (!(x_layout::valid(tl_tid, tl_s53))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s53);
-                        x[tl_s53] = gelu((x[tl_s53] - mean) * rstd * w[tl_s53] + b[tl_s53]);
+                    for (int tl_s54 = 0; tl_s54 < x_layout::kSlots; ++tl_s54) {
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s54 / 8) * 8)) + tl_s54 % 8;
+                        x[tl_s54] = gelu((x[tl_s54] - mean) * rstd * w[tl_s54] + b[tl_s54]);
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:337)
                     #pragma unroll
-                    for (int tl_chunk54 = 0; tl_chunk54 < x_layout::kSlots; tl_chunk54 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk54))) continue;
-                        tl::f16* tl_ptr55 = &Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk54)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk54)), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (x_layout::flat(tl_tid, tl_chunk54))) + 7, N) && tl::is_aligned(tl_ptr55, 16)) {
-                            tl::f16 tl_vec56[8];
+                    for (int tl_chunk55 = 0; tl_chunk55 < x_layout::kSlots; tl_chunk55 += 8) {
+                        tl::f16* tl_ptr56 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
+                            tl::f16 tl_vec57[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec56[tl_v] = tl::convert<tl::f16>(x[tl_chunk54 + tl_v]);
-                            tl::store_vector<tl::f16, 8>(tl_ptr55, tl_vec56);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec57[tl_v] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr56, tl_vec57);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (x_layout::flat(tl_tid, tl_chunk54 + tl_v)), N)) Y[int64_t(row) * N + (c0 + (x_layout::flat(tl_tid, tl_chunk54 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk54 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk55 + tl_v / 8) * 8)) + (tl_chunk55 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk55 + tl_v / 8) * 8)) + (tl_chunk55 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
                             }
                         }
                     }

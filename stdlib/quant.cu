@@ -32,7 +32,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant0(
     // fragment s_amax: f32[32], slice of `s` (reduce over axis 1): [32] over 256 threads: (16:t16 2:r1) 2 registers, 16 replicas
     // fragment s_inv: f32[32], slice of `s` (reduce over axis 1): [32] over 256 threads: (16:t16 2:r1) 2 registers, 16 replicas
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::bf16* xs = reinterpret_cast<tl::bf16*>(tl_smem + 0);  // shared xs: bf16[2, 32, 128], row pitch 136
     unsigned char* tl_scratch = tl_smem + 17408;  // 32 bytes for reductions and staging
@@ -191,9 +191,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant0(
                     // copy(X[row, t * BN +: BN], x);  (quant.tl:55)
                     #pragma unroll
                     for (int tl_chunk24 = 0; tl_chunk24 < x_layout::kSlots; tl_chunk24 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk24))) continue;
-                        const tl::bf16* tl_ptr25 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk24)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk24)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk24))) + 7, N) && tl::is_aligned(tl_ptr25, 16)) {
+                        const tl::bf16* tl_ptr25 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) + tl_chunk24 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) + tl_chunk24 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) + tl_chunk24 % 8)) + 7, N) && tl::is_aligned(tl_ptr25, 16)) {
                             tl::bf16 tl_vec26[8];
                             tl::load_vector<tl::bf16, 8>(tl_vec26, tl_ptr25);
                             #pragma unroll
@@ -201,7 +200,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk24 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk24 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk24 + tl_v)))]) : 0.0f;
+                                x[tl_chunk24 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 + tl_v / 8) * 8)) + (tl_chunk24 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 + tl_v / 8) * 8)) + (tl_chunk24 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -212,7 +211,6 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant0(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::AbsMaxOp::identity<float>();
                         #pragma unroll
                         for (int tl_s27 = 0; tl_s27 < x_layout::kSlots; ++tl_s27) {
-                            if (!(x_layout::valid(tl_tid, tl_s27))) continue;
                             tl_part[0] = tl::AbsMaxOp::combine(tl_part[0], tl::AbsMaxOp::element(x[tl_s27]));
                         }
                         tl::block_allreduce<tl::AbsMaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -228,9 +226,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant0(
                     // copy(X[row, t * BN +: BN], x);  (quant.tl:62)
                     #pragma unroll
                     for (int tl_chunk28 = 0; tl_chunk28 < x_layout::kSlots; tl_chunk28 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk28))) continue;
-                        const tl::bf16* tl_ptr29 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk28)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk28)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk28))) + 7, N) && tl::is_aligned(tl_ptr29, 16)) {
+                        const tl::bf16* tl_ptr29 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) + tl_chunk28 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) + tl_chunk28 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) + tl_chunk28 % 8)) + 7, N) && tl::is_aligned(tl_ptr29, 16)) {
                             tl::bf16 tl_vec30[8];
                             tl::load_vector<tl::bf16, 8>(tl_vec30, tl_ptr29);
                             #pragma unroll
@@ -238,7 +235,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk28 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk28 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk28 + tl_v)))]) : 0.0f;
+                                x[tl_chunk28 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 + tl_v / 8) * 8)) + (tl_chunk28 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 + tl_v / 8) * 8)) + (tl_chunk28 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -246,16 +243,14 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant0(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s31 = 0; tl_s31 < x_layout::kSlots; ++tl_s31) {
-                        if (!(x_layout::valid(tl_tid, tl_s31))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s31);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s31 / 8) * 8)) + tl_s31 % 8;
                         x[tl_s31] = x[tl_s31] * inv;
                     }
                     // copy(x, Q[row, t * BN +: BN]);  (quant.tl:66)
                     #pragma unroll
                     for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
-                        tl::f8e4m3* tl_ptr33 = &Q[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32))) + 7, N) && tl::is_aligned(tl_ptr33, 8)) {
+                        tl::f8e4m3* tl_ptr33 = &Q[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) + tl_chunk32 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) + tl_chunk32 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) + tl_chunk32 % 8)) + 7, N) && tl::is_aligned(tl_ptr33, 8)) {
                             tl::f8e4m3 tl_vec34[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec34[tl_v] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
@@ -263,7 +258,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32 + tl_v)), N)) Q[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32 + tl_v)))] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 + tl_v / 8) * 8)) + (tl_chunk32 + tl_v) % 8), N)) Q[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 + tl_v / 8) * 8)) + (tl_chunk32 + tl_v) % 8))] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
                             }
                         }
                     }
@@ -296,7 +291,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant1(
     // fragment s_amax: f32[16], slice of `s` (reduce over axis 1): [16] over 256 threads: (8:t32 2:r1) 2 registers, 32 replicas
     // fragment s_inv: f32[16], slice of `s` (reduce over axis 1): [16] over 256 threads: (8:t32 2:r1) 2 registers, 32 replicas
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::bf16* xs = reinterpret_cast<tl::bf16*>(tl_smem + 0);  // shared xs: bf16[2, 16, 256], row pitch 264
     unsigned char* tl_scratch = tl_smem + 16896;  // 32 bytes for reductions and staging
@@ -456,9 +451,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant1(
                     // copy(X[row, t * BN +: BN], x);  (quant.tl:55)
                     #pragma unroll
                     for (int tl_chunk24 = 0; tl_chunk24 < x_layout::kSlots; tl_chunk24 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk24))) continue;
-                        const tl::bf16* tl_ptr25 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk24)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk24)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk24))) + 7, N) && tl::is_aligned(tl_ptr25, 16)) {
+                        const tl::bf16* tl_ptr25 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) + tl_chunk24 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) + tl_chunk24 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) + tl_chunk24 % 8)) + 7, N) && tl::is_aligned(tl_ptr25, 16)) {
                             tl::bf16 tl_vec26[8];
                             tl::load_vector<tl::bf16, 8>(tl_vec26, tl_ptr25);
                             #pragma unroll
@@ -466,7 +460,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk24 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk24 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk24 + tl_v)))]) : 0.0f;
+                                x[tl_chunk24 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 + tl_v / 8) * 8)) + (tl_chunk24 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 + tl_v / 8) * 8)) + (tl_chunk24 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -477,7 +471,6 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant1(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::AbsMaxOp::identity<float>();
                         #pragma unroll
                         for (int tl_s27 = 0; tl_s27 < x_layout::kSlots; ++tl_s27) {
-                            if (!(x_layout::valid(tl_tid, tl_s27))) continue;
                             tl_part[0] = tl::AbsMaxOp::combine(tl_part[0], tl::AbsMaxOp::element(x[tl_s27]));
                         }
                         tl::block_allreduce<tl::AbsMaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -493,9 +486,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant1(
                     // copy(X[row, t * BN +: BN], x);  (quant.tl:62)
                     #pragma unroll
                     for (int tl_chunk28 = 0; tl_chunk28 < x_layout::kSlots; tl_chunk28 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk28))) continue;
-                        const tl::bf16* tl_ptr29 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk28)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk28)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk28))) + 7, N) && tl::is_aligned(tl_ptr29, 16)) {
+                        const tl::bf16* tl_ptr29 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) + tl_chunk28 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) + tl_chunk28 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) + tl_chunk28 % 8)) + 7, N) && tl::is_aligned(tl_ptr29, 16)) {
                             tl::bf16 tl_vec30[8];
                             tl::load_vector<tl::bf16, 8>(tl_vec30, tl_ptr29);
                             #pragma unroll
@@ -503,7 +495,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk28 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk28 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk28 + tl_v)))]) : 0.0f;
+                                x[tl_chunk28 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 + tl_v / 8) * 8)) + (tl_chunk28 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 + tl_v / 8) * 8)) + (tl_chunk28 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -511,16 +503,14 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant1(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s31 = 0; tl_s31 < x_layout::kSlots; ++tl_s31) {
-                        if (!(x_layout::valid(tl_tid, tl_s31))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s31);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s31 / 8) * 8)) + tl_s31 % 8;
                         x[tl_s31] = x[tl_s31] * inv;
                     }
                     // copy(x, Q[row, t * BN +: BN]);  (quant.tl:66)
                     #pragma unroll
                     for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
-                        tl::f8e4m3* tl_ptr33 = &Q[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32))) + 7, N) && tl::is_aligned(tl_ptr33, 8)) {
+                        tl::f8e4m3* tl_ptr33 = &Q[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) + tl_chunk32 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) + tl_chunk32 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) + tl_chunk32 % 8)) + 7, N) && tl::is_aligned(tl_ptr33, 8)) {
                             tl::f8e4m3 tl_vec34[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec34[tl_v] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
@@ -528,7 +518,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32 + tl_v)), N)) Q[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32 + tl_v)))] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 + tl_v / 8) * 8)) + (tl_chunk32 + tl_v) % 8), N)) Q[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 + tl_v / 8) * 8)) + (tl_chunk32 + tl_v) % 8))] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
                             }
                         }
                     }
@@ -561,7 +551,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant2(
     // fragment s_amax: f32[8], slice of `s` (reduce over axis 1): [8] over 256 threads: (8:t32) 1 registers, 32 replicas
     // fragment s_inv: f32[8], slice of `s` (reduce over axis 1): [8] over 256 threads: (8:t32) 1 registers, 32 replicas
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::bf16* xs = reinterpret_cast<tl::bf16*>(tl_smem + 0);  // shared xs: bf16[2, 8, 512], row pitch 520
     unsigned char* tl_scratch = tl_smem + 16640;  // 32 bytes for reductions and staging
@@ -721,9 +711,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant2(
                     // copy(X[row, t * BN +: BN], x);  (quant.tl:55)
                     #pragma unroll
                     for (int tl_chunk24 = 0; tl_chunk24 < x_layout::kSlots; tl_chunk24 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk24))) continue;
-                        const tl::bf16* tl_ptr25 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk24)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk24)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk24))) + 7, N) && tl::is_aligned(tl_ptr25, 16)) {
+                        const tl::bf16* tl_ptr25 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) + tl_chunk24 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) + tl_chunk24 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) + tl_chunk24 % 8)) + 7, N) && tl::is_aligned(tl_ptr25, 16)) {
                             tl::bf16 tl_vec26[8];
                             tl::load_vector<tl::bf16, 8>(tl_vec26, tl_ptr25);
                             #pragma unroll
@@ -731,7 +720,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk24 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk24 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk24 + tl_v)))]) : 0.0f;
+                                x[tl_chunk24 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 + tl_v / 8) * 8)) + (tl_chunk24 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 + tl_v / 8) * 8)) + (tl_chunk24 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -742,7 +731,6 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant2(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::AbsMaxOp::identity<float>();
                         #pragma unroll
                         for (int tl_s27 = 0; tl_s27 < x_layout::kSlots; ++tl_s27) {
-                            if (!(x_layout::valid(tl_tid, tl_s27))) continue;
                             tl_part[0] = tl::AbsMaxOp::combine(tl_part[0], tl::AbsMaxOp::element(x[tl_s27]));
                         }
                         tl::block_allreduce<tl::AbsMaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -758,9 +746,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant2(
                     // copy(X[row, t * BN +: BN], x);  (quant.tl:62)
                     #pragma unroll
                     for (int tl_chunk28 = 0; tl_chunk28 < x_layout::kSlots; tl_chunk28 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk28))) continue;
-                        const tl::bf16* tl_ptr29 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk28)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk28)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk28))) + 7, N) && tl::is_aligned(tl_ptr29, 16)) {
+                        const tl::bf16* tl_ptr29 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) + tl_chunk28 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) + tl_chunk28 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) + tl_chunk28 % 8)) + 7, N) && tl::is_aligned(tl_ptr29, 16)) {
                             tl::bf16 tl_vec30[8];
                             tl::load_vector<tl::bf16, 8>(tl_vec30, tl_ptr29);
                             #pragma unroll
@@ -768,7 +755,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk28 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk28 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk28 + tl_v)))]) : 0.0f;
+                                x[tl_chunk28 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 + tl_v / 8) * 8)) + (tl_chunk28 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 + tl_v / 8) * 8)) + (tl_chunk28 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -776,16 +763,14 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant2(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s31 = 0; tl_s31 < x_layout::kSlots; ++tl_s31) {
-                        if (!(x_layout::valid(tl_tid, tl_s31))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s31);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s31 / 8) * 8)) + tl_s31 % 8;
                         x[tl_s31] = x[tl_s31] * inv;
                     }
                     // copy(x, Q[row, t * BN +: BN]);  (quant.tl:66)
                     #pragma unroll
                     for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
-                        tl::f8e4m3* tl_ptr33 = &Q[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32))) + 7, N) && tl::is_aligned(tl_ptr33, 8)) {
+                        tl::f8e4m3* tl_ptr33 = &Q[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) + tl_chunk32 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) + tl_chunk32 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) + tl_chunk32 % 8)) + 7, N) && tl::is_aligned(tl_ptr33, 8)) {
                             tl::f8e4m3 tl_vec34[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec34[tl_v] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
@@ -793,7 +778,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32 + tl_v)), N)) Q[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32 + tl_v)))] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 + tl_v / 8) * 8)) + (tl_chunk32 + tl_v) % 8), N)) Q[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 + tl_v / 8) * 8)) + (tl_chunk32 + tl_v) % 8))] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
                             }
                         }
                     }
@@ -826,7 +811,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant3(
     // fragment s_amax: f32[4], slice of `s` (reduce over axis 1): [4] over 256 threads: (4:t64) 1 registers, 64 replicas
     // fragment s_inv: f32[4], slice of `s` (reduce over axis 1): [4] over 256 threads: (4:t64) 1 registers, 64 replicas
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::bf16* xs = reinterpret_cast<tl::bf16*>(tl_smem + 0);  // shared xs: bf16[2, 4, 1024], row pitch 1032
     unsigned char* tl_scratch = tl_smem + 16512;  // 32 bytes for reductions and staging
@@ -999,9 +984,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant3(
                     // copy(X[row, t * BN +: BN], x);  (quant.tl:55)
                     #pragma unroll
                     for (int tl_chunk24 = 0; tl_chunk24 < x_layout::kSlots; tl_chunk24 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk24))) continue;
-                        const tl::bf16* tl_ptr25 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk24)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk24)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk24))) + 7, N) && tl::is_aligned(tl_ptr25, 16)) {
+                        const tl::bf16* tl_ptr25 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) + tl_chunk24 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) + tl_chunk24 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) + tl_chunk24 % 8)) + 7, N) && tl::is_aligned(tl_ptr25, 16)) {
                             tl::bf16 tl_vec26[8];
                             tl::load_vector<tl::bf16, 8>(tl_vec26, tl_ptr25);
                             #pragma unroll
@@ -1009,7 +993,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk24 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk24 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk24 + tl_v)))]) : 0.0f;
+                                x[tl_chunk24 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 + tl_v / 8) * 8)) + (tl_chunk24 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 + tl_v / 8) * 8)) + (tl_chunk24 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1020,7 +1004,6 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant3(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::AbsMaxOp::identity<float>();
                         #pragma unroll
                         for (int tl_s27 = 0; tl_s27 < x_layout::kSlots; ++tl_s27) {
-                            if (!(x_layout::valid(tl_tid, tl_s27))) continue;
                             tl_part[0] = tl::AbsMaxOp::combine(tl_part[0], tl::AbsMaxOp::element(x[tl_s27]));
                         }
                         tl::block_allreduce<tl::AbsMaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -1036,9 +1019,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant3(
                     // copy(X[row, t * BN +: BN], x);  (quant.tl:62)
                     #pragma unroll
                     for (int tl_chunk28 = 0; tl_chunk28 < x_layout::kSlots; tl_chunk28 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk28))) continue;
-                        const tl::bf16* tl_ptr29 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk28)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk28)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk28))) + 7, N) && tl::is_aligned(tl_ptr29, 16)) {
+                        const tl::bf16* tl_ptr29 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) + tl_chunk28 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) + tl_chunk28 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) + tl_chunk28 % 8)) + 7, N) && tl::is_aligned(tl_ptr29, 16)) {
                             tl::bf16 tl_vec30[8];
                             tl::load_vector<tl::bf16, 8>(tl_vec30, tl_ptr29);
                             #pragma unroll
@@ -1046,7 +1028,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk28 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk28 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk28 + tl_v)))]) : 0.0f;
+                                x[tl_chunk28 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 + tl_v / 8) * 8)) + (tl_chunk28 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 + tl_v / 8) * 8)) + (tl_chunk28 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1054,16 +1036,14 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant3(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s31 = 0; tl_s31 < x_layout::kSlots; ++tl_s31) {
-                        if (!(x_layout::valid(tl_tid, tl_s31))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s31);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s31 / 8) * 8)) + tl_s31 % 8;
                         x[tl_s31] = x[tl_s31] * inv;
                     }
                     // copy(x, Q[row, t * BN +: BN]);  (quant.tl:66)
                     #pragma unroll
                     for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
-                        tl::f8e4m3* tl_ptr33 = &Q[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32))) + 7, N) && tl::is_aligned(tl_ptr33, 8)) {
+                        tl::f8e4m3* tl_ptr33 = &Q[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) + tl_chunk32 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) + tl_chunk32 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) + tl_chunk32 % 8)) + 7, N) && tl::is_aligned(tl_ptr33, 8)) {
                             tl::f8e4m3 tl_vec34[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec34[tl_v] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
@@ -1071,7 +1051,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32 + tl_v)), N)) Q[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32 + tl_v)))] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 + tl_v / 8) * 8)) + (tl_chunk32 + tl_v) % 8), N)) Q[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 + tl_v / 8) * 8)) + (tl_chunk32 + tl_v) % 8))] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
                             }
                         }
                     }
@@ -1104,7 +1084,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant4(
     // fragment s_amax: f32[2], slice of `s` (reduce over axis 1): [2] over 256 threads: (2:t128) 1 registers, 128 replicas
     // fragment s_inv: f32[2], slice of `s` (reduce over axis 1): [2] over 256 threads: (2:t128) 1 registers, 128 replicas
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::bf16* xs = reinterpret_cast<tl::bf16*>(tl_smem + 0);  // shared xs: bf16[2, 2, 2048], row pitch 2056
     unsigned char* tl_scratch = tl_smem + 16512;  // 32 bytes for reductions and staging
@@ -1278,9 +1258,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant4(
                     // copy(X[row, t * BN +: BN], x);  (quant.tl:55)
                     #pragma unroll
                     for (int tl_chunk24 = 0; tl_chunk24 < x_layout::kSlots; tl_chunk24 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk24))) continue;
-                        const tl::bf16* tl_ptr25 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk24)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk24)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk24))) + 7, N) && tl::is_aligned(tl_ptr25, 16)) {
+                        const tl::bf16* tl_ptr25 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) + tl_chunk24 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) + tl_chunk24 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) + tl_chunk24 % 8)) + 7, N) && tl::is_aligned(tl_ptr25, 16)) {
                             tl::bf16 tl_vec26[8];
                             tl::load_vector<tl::bf16, 8>(tl_vec26, tl_ptr25);
                             #pragma unroll
@@ -1288,7 +1267,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk24 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk24 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk24 + tl_v)))]) : 0.0f;
+                                x[tl_chunk24 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 + tl_v / 8) * 8)) + (tl_chunk24 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 + tl_v / 8) * 8)) + (tl_chunk24 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1299,7 +1278,6 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant4(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::AbsMaxOp::identity<float>();
                         #pragma unroll
                         for (int tl_s27 = 0; tl_s27 < x_layout::kSlots; ++tl_s27) {
-                            if (!(x_layout::valid(tl_tid, tl_s27))) continue;
                             tl_part[0] = tl::AbsMaxOp::combine(tl_part[0], tl::AbsMaxOp::element(x[tl_s27]));
                         }
                         tl::block_allreduce<tl::AbsMaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -1315,9 +1293,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant4(
                     // copy(X[row, t * BN +: BN], x);  (quant.tl:62)
                     #pragma unroll
                     for (int tl_chunk28 = 0; tl_chunk28 < x_layout::kSlots; tl_chunk28 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk28))) continue;
-                        const tl::bf16* tl_ptr29 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk28)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk28)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk28))) + 7, N) && tl::is_aligned(tl_ptr29, 16)) {
+                        const tl::bf16* tl_ptr29 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) + tl_chunk28 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) + tl_chunk28 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) + tl_chunk28 % 8)) + 7, N) && tl::is_aligned(tl_ptr29, 16)) {
                             tl::bf16 tl_vec30[8];
                             tl::load_vector<tl::bf16, 8>(tl_vec30, tl_ptr29);
                             #pragma unroll
@@ -1325,7 +1302,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk28 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk28 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk28 + tl_v)))]) : 0.0f;
+                                x[tl_chunk28 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 + tl_v / 8) * 8)) + (tl_chunk28 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 + tl_v / 8) * 8)) + (tl_chunk28 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1333,16 +1310,14 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant4(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s31 = 0; tl_s31 < x_layout::kSlots; ++tl_s31) {
-                        if (!(x_layout::valid(tl_tid, tl_s31))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s31);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s31 / 8) * 8)) + tl_s31 % 8;
                         x[tl_s31] = x[tl_s31] * inv;
                     }
                     // copy(x, Q[row, t * BN +: BN]);  (quant.tl:66)
                     #pragma unroll
                     for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
-                        tl::f8e4m3* tl_ptr33 = &Q[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32))) + 7, N) && tl::is_aligned(tl_ptr33, 8)) {
+                        tl::f8e4m3* tl_ptr33 = &Q[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) + tl_chunk32 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) + tl_chunk32 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) + tl_chunk32 % 8)) + 7, N) && tl::is_aligned(tl_ptr33, 8)) {
                             tl::f8e4m3 tl_vec34[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec34[tl_v] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
@@ -1350,7 +1325,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32 + tl_v)), N)) Q[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32 + tl_v)))] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 + tl_v / 8) * 8)) + (tl_chunk32 + tl_v) % 8), N)) Q[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 + tl_v / 8) * 8)) + (tl_chunk32 + tl_v) % 8))] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
                             }
                         }
                     }
@@ -1383,7 +1358,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant5(
     // fragment s_amax: f32[1], slice of `s` (reduce over axis 1): [1] over 256 threads: () 1 registers, 256 replicas
     // fragment s_inv: f32[1], slice of `s` (reduce over axis 1): [1] over 256 threads: () 1 registers, 256 replicas
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::bf16* xs = reinterpret_cast<tl::bf16*>(tl_smem + 0);  // shared xs: bf16[2, 1, 4096], row pitch 4104
     unsigned char* tl_scratch = tl_smem + 16512;  // 32 bytes for reductions and staging
@@ -1558,9 +1533,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant5(
                     // copy(X[row, t * BN +: BN], x);  (quant.tl:55)
                     #pragma unroll
                     for (int tl_chunk24 = 0; tl_chunk24 < x_layout::kSlots; tl_chunk24 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk24))) continue;
-                        const tl::bf16* tl_ptr25 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk24)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk24)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk24))) + 7, N) && tl::is_aligned(tl_ptr25, 16)) {
+                        const tl::bf16* tl_ptr25 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) + tl_chunk24 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) + tl_chunk24 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) + tl_chunk24 % 8)) + 7, N) && tl::is_aligned(tl_ptr25, 16)) {
                             tl::bf16 tl_vec26[8];
                             tl::load_vector<tl::bf16, 8>(tl_vec26, tl_ptr25);
                             #pragma unroll
@@ -1568,7 +1542,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk24 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk24 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk24 + tl_v)))]) : 0.0f;
+                                x[tl_chunk24 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 + tl_v / 8) * 8)) + (tl_chunk24 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 + tl_v / 8) * 8)) + (tl_chunk24 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1579,7 +1553,6 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant5(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::AbsMaxOp::identity<float>();
                         #pragma unroll
                         for (int tl_s27 = 0; tl_s27 < x_layout::kSlots; ++tl_s27) {
-                            if (!(x_layout::valid(tl_tid, tl_s27))) continue;
                             tl_part[0] = tl::AbsMaxOp::combine(tl_part[0], tl::AbsMaxOp::element(x[tl_s27]));
                         }
                         tl::block_allreduce<tl::AbsMaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -1595,9 +1568,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant5(
                     // copy(X[row, t * BN +: BN], x);  (quant.tl:62)
                     #pragma unroll
                     for (int tl_chunk28 = 0; tl_chunk28 < x_layout::kSlots; tl_chunk28 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk28))) continue;
-                        const tl::bf16* tl_ptr29 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk28)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk28)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk28))) + 7, N) && tl::is_aligned(tl_ptr29, 16)) {
+                        const tl::bf16* tl_ptr29 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) + tl_chunk28 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) + tl_chunk28 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) + tl_chunk28 % 8)) + 7, N) && tl::is_aligned(tl_ptr29, 16)) {
                             tl::bf16 tl_vec30[8];
                             tl::load_vector<tl::bf16, 8>(tl_vec30, tl_ptr29);
                             #pragma unroll
@@ -1605,7 +1577,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk28 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk28 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk28 + tl_v)))]) : 0.0f;
+                                x[tl_chunk28 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 + tl_v / 8) * 8)) + (tl_chunk28 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 + tl_v / 8) * 8)) + (tl_chunk28 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1613,16 +1585,14 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant5(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s31 = 0; tl_s31 < x_layout::kSlots; ++tl_s31) {
-                        if (!(x_layout::valid(tl_tid, tl_s31))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s31);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s31 / 8) * 8)) + tl_s31 % 8;
                         x[tl_s31] = x[tl_s31] * inv;
                     }
                     // copy(x, Q[row, t * BN +: BN]);  (quant.tl:66)
                     #pragma unroll
                     for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
-                        tl::f8e4m3* tl_ptr33 = &Q[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32))) + 7, N) && tl::is_aligned(tl_ptr33, 8)) {
+                        tl::f8e4m3* tl_ptr33 = &Q[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) + tl_chunk32 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) + tl_chunk32 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) + tl_chunk32 % 8)) + 7, N) && tl::is_aligned(tl_ptr33, 8)) {
                             tl::f8e4m3 tl_vec34[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec34[tl_v] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
@@ -1630,7 +1600,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32 + tl_v)), N)) Q[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk32 + tl_v)))] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 + tl_v / 8) * 8)) + (tl_chunk32 + tl_v) % 8), N)) Q[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 + tl_v / 8) * 8)) + (tl_chunk32 + tl_v) % 8))] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
                             }
                         }
                     }
@@ -1663,7 +1633,7 @@ __global__ void __launch_bounds__(512, 2) fp8_per_token_kernel_variant6(
     // fragment s_amax: f32[1], slice of `s` (reduce over axis 1): [1] over 512 threads: () 1 registers, 512 replicas
     // fragment s_inv: f32[1], slice of `s` (reduce over axis 1): [1] over 512 threads: () 1 registers, 512 replicas
     using x_layout = tl::BlockedLayout<4096, 8, 512>;  // fragment x: f32[4096]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<512>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::bf16* xs = reinterpret_cast<tl::bf16*>(tl_smem + 0);  // shared xs: bf16[2, 1, 8192], row pitch 8200
     unsigned char* tl_scratch = tl_smem + 32896;  // 64 bytes for reductions and staging
@@ -1839,9 +1809,8 @@ __global__ void __launch_bounds__(512, 2) fp8_per_token_kernel_variant6(
                     // copy(X[row, t * BN +: BN], x);  (quant.tl:55)
                     #pragma unroll
                     for (int tl_chunk24 = 0; tl_chunk24 < x_layout::kSlots; tl_chunk24 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk24))) continue;
-                        const tl::bf16* tl_ptr25 = &X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk24)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk24)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (x_layout::flat(tl_tid, tl_chunk24))) + 7, N) && tl::is_aligned(tl_ptr25, 16)) {
+                        const tl::bf16* tl_ptr25 = &X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) + tl_chunk24 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) + tl_chunk24 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) + tl_chunk24 % 8)) + 7, N) && tl::is_aligned(tl_ptr25, 16)) {
                             tl::bf16 tl_vec26[8];
                             tl::load_vector<tl::bf16, 8>(tl_vec26, tl_ptr25);
                             #pragma unroll
@@ -1849,7 +1818,7 @@ __global__ void __launch_bounds__(512, 2) fp8_per_token_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk24 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk24 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk24 + tl_v)))]) : 0.0f;
+                                x[tl_chunk24 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk24 + tl_v / 8) * 8)) + (tl_chunk24 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk24 + tl_v / 8) * 8)) + (tl_chunk24 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1860,7 +1829,6 @@ __global__ void __launch_bounds__(512, 2) fp8_per_token_kernel_variant6(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::AbsMaxOp::identity<float>();
                         #pragma unroll
                         for (int tl_s27 = 0; tl_s27 < x_layout::kSlots; ++tl_s27) {
-                            if (!(x_layout::valid(tl_tid, tl_s27))) continue;
                             tl_part[0] = tl::AbsMaxOp::combine(tl_part[0], tl::AbsMaxOp::element(x[tl_s27]));
                         }
                         tl::block_allreduce<tl::AbsMaxOp, 1, 512>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -1876,9 +1844,8 @@ __global__ void __launch_bounds__(512, 2) fp8_per_token_kernel_variant6(
                     // copy(X[row, t * BN +: BN], x);  (quant.tl:62)
                     #pragma unroll
                     for (int tl_chunk28 = 0; tl_chunk28 < x_layout::kSlots; tl_chunk28 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk28))) continue;
-                        const tl::bf16* tl_ptr29 = &X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk28)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk28)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (x_layout::flat(tl_tid, tl_chunk28))) + 7, N) && tl::is_aligned(tl_ptr29, 16)) {
+                        const tl::bf16* tl_ptr29 = &X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) + tl_chunk28 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) + tl_chunk28 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) + tl_chunk28 % 8)) + 7, N) && tl::is_aligned(tl_ptr29, 16)) {
                             tl::bf16 tl_vec30[8];
                             tl::load_vector<tl::bf16, 8>(tl_vec30, tl_ptr29);
                             #pragma unroll
@@ -1886,7 +1853,7 @@ __global__ void __launch_bounds__(512, 2) fp8_per_token_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk28 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk28 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk28 + tl_v)))]) : 0.0f;
+                                x[tl_chunk28 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk28 + tl_v / 8) * 8)) + (tl_chunk28 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk28 + tl_v / 8) * 8)) + (tl_chunk28 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1894,16 +1861,14 @@ __global__ void __launch_bounds__(512, 2) fp8_per_token_kernel_variant6(
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s31 = 0; tl_s31 < x_layout::kSlots; ++tl_s31) {
-                        if (!(x_layout::valid(tl_tid, tl_s31))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s31);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s31 / 8) * 8)) + tl_s31 % 8;
                         x[tl_s31] = x[tl_s31] * inv;
                     }
                     // copy(x, Q[row, t * BN +: BN]);  (quant.tl:66)
                     #pragma unroll
                     for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk32))) continue;
-                        tl::f8e4m3* tl_ptr33 = &Q[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk32)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk32)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (x_layout::flat(tl_tid, tl_chunk32))) + 7, N) && tl::is_aligned(tl_ptr33, 8)) {
+                        tl::f8e4m3* tl_ptr33 = &Q[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) + tl_chunk32 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) + tl_chunk32 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) + tl_chunk32 % 8)) + 7, N) && tl::is_aligned(tl_ptr33, 8)) {
                             tl::f8e4m3 tl_vec34[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec34[tl_v] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
@@ -1911,7 +1876,7 @@ __global__ void __launch_bounds__(512, 2) fp8_per_token_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk32 + tl_v)), N)) Q[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk32 + tl_v)))] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk32 + tl_v / 8) * 8)) + (tl_chunk32 + tl_v) % 8), N)) Q[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk32 + tl_v / 8) * 8)) + (tl_chunk32 + tl_v) % 8))] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
                             }
                         }
                     }
@@ -1945,7 +1910,7 @@ __global__ void __launch_bounds__(256) fp8_per_group_kernel(
     // fragment amax: f32[16, 4], slice of `x` (reduce over axis 2): [16, 4] over 256 threads: (4:t64 4:r1, 4:t16) 4 registers, 16 replicas
     const tl::bf16* const Xg = X;  // view Xg: bf16[M, NG, 128] of X
     tl::f8e4m3* const Qg = Q;  // view Qg: f8e4m3[M, NG, 128] of Q
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     float x[32];  // fragment x: f32[16, 4, 128]
     float amax[4];  // fragment amax: f32[16, 4]
     const int32_t r0 = int(blockIdx.x) * 16;
@@ -2051,7 +2016,7 @@ __global__ void __launch_bounds__(256) fp8_per_block_kernel(
 {
     // fragment x: f32[128, 128], blocked per axis, vector 8: [128, 128] over 256 threads: (16:t16 8:r8, 8:r1 16:t1) 64 registers
     // fragment row_max: f32[128], slice of `x` (reduce over axis 1): [128] over 256 threads: (16:t16 8:r1) 8 registers, 16 replicas
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
     float x[64];  // fragment x: f32[128, 128]
@@ -2167,7 +2132,7 @@ __global__ void __launch_bounds__(256) swiglu_fp8_per_group_kernel(
     // fragment amax: f32[8, 4], slice of `g` (reduce over axis 2): [8, 4] over 256 threads: (4:t64 2:r1, 4:t16) 2 registers, 16 replicas
     const tl::bf16* const Xg = X;  // view Xg: bf16[M, 2, NG, 128] of X
     tl::f8e4m3* const Qg = Q;  // view Qg: f8e4m3[M, NG, 128] of Q
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     float g[16];  // fragment g: f32[8, 4, 128]
     float u[16];  // fragment u: f32[8, 4, 128]
     float amax[2];  // fragment amax: f32[8, 4]

@@ -19,7 +19,7 @@ __global__ void __launch_bounds__(128) rope_half_kernel(
         int32_t P)
 {
     tl::f16* const Xr = X;  // view Xr: f16[(NT * H), 128] of X
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[16, 128], row pitch 136
     const int32_t r0 = int(blockIdx.x) * 16;
@@ -75,7 +75,7 @@ __global__ void __launch_bounds__(128) rope_interleaved_kernel(
         int32_t P)
 {
     tl::f16* const Xr = X;  // view Xr: f16[(NT * H), 128] of X
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[16, 128], row pitch 136
     const int32_t r0 = int(blockIdx.x) * 16;

@@ -19,7 +19,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
     // fragment s_max: f32[32], slice of `s` (reduce over axis 1): [32] over 256 threads: (16:t16 2:r1) 2 registers, 16 replicas
     // fragment s_sum: f32[32], slice of `s` (reduce over axis 1): [32] over 256 threads: (16:t16 2:r1) 2 registers, 16 replicas
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 32, 128], row pitch 136
     unsigned char* tl_scratch = tl_smem + 17408;  // 32 bytes for reductions and staging
@@ -202,9 +202,8 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
                     // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:62)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
-                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25))) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
                             tl::f16 tl_vec27[8];
                             tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
                             #pragma unroll
@@ -212,7 +211,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -223,7 +222,6 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
                         #pragma unroll
                         for (int tl_s28 = 0; tl_s28 < x_layout::kSlots; ++tl_s28) {
-                            if (!(x_layout::valid(tl_tid, tl_s28))) continue;
                             tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s28]));
                         }
                         tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -236,8 +234,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
-                        if (!(x_layout::valid(tl_tid, tl_s29))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s29);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) + tl_s29 % 8;
                         x[tl_s29] = tl::fast::exp(x[tl_s29] - m_new);
                     }
                     // reduce(sum, x, tile_sum);  (softmax.tl:68)
@@ -247,7 +244,6 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
                         for (int tl_s30 = 0; tl_s30 < x_layout::kSlots; ++tl_s30) {
-                            if (!(x_layout::valid(tl_tid, tl_s30))) continue;
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s30]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -263,9 +259,8 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
                     // copy(X[row, t * BN +: BN], x);  (softmax.tl:74)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk31))) continue;
-                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31))) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
                             tl::f16 tl_vec33[8];
                             tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
                             #pragma unroll
@@ -273,7 +268,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31 + tl_v)))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -281,16 +276,14 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
-                        if (!(x_layout::valid(tl_tid, tl_s34))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s34);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) + tl_s34 % 8;
                         x[tl_s34] = tl::fast::exp(x[tl_s34] - m) * inv_l;
                     }
                     // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:78)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
-                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35))) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec37[tl_v] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
@@ -298,7 +291,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)), N)) Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -320,7 +313,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
     // fragment s_max: f32[16], slice of `s` (reduce over axis 1): [16] over 256 threads: (8:t32 2:r1) 2 registers, 32 replicas
     // fragment s_sum: f32[16], slice of `s` (reduce over axis 1): [16] over 256 threads: (8:t32 2:r1) 2 registers, 32 replicas
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 16, 256], row pitch 264
     unsigned char* tl_scratch = tl_smem + 16896;  // 32 bytes for reductions and staging
@@ -505,9 +498,8 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
                     // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:62)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
-                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25))) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
                             tl::f16 tl_vec27[8];
                             tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
                             #pragma unroll
@@ -515,7 +507,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -526,7 +518,6 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
                         #pragma unroll
                         for (int tl_s28 = 0; tl_s28 < x_layout::kSlots; ++tl_s28) {
-                            if (!(x_layout::valid(tl_tid, tl_s28))) continue;
                             tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s28]));
                         }
                         tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -539,8 +530,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
-                        if (!(x_layout::valid(tl_tid, tl_s29))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s29);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) + tl_s29 % 8;
                         x[tl_s29] = tl::fast::exp(x[tl_s29] - m_new);
                     }
                     // reduce(sum, x, tile_sum);  (softmax.tl:68)
@@ -550,7 +540,6 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
                         for (int tl_s30 = 0; tl_s30 < x_layout::kSlots; ++tl_s30) {
-                            if (!(x_layout::valid(tl_tid, tl_s30))) continue;
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s30]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -566,9 +555,8 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
                     // copy(X[row, t * BN +: BN], x);  (softmax.tl:74)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk31))) continue;
-                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31))) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
                             tl::f16 tl_vec33[8];
                             tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
                             #pragma unroll
@@ -576,7 +564,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31 + tl_v)))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -584,16 +572,14 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
-                        if (!(x_layout::valid(tl_tid, tl_s34))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s34);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) + tl_s34 % 8;
                         x[tl_s34] = tl::fast::exp(x[tl_s34] - m) * inv_l;
                     }
                     // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:78)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
-                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35))) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec37[tl_v] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
@@ -601,7 +587,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)), N)) Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -623,7 +609,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
     // fragment s_max: f32[8], slice of `s` (reduce over axis 1): [8] over 256 threads: (8:t32) 1 registers, 32 replicas
     // fragment s_sum: f32[8], slice of `s` (reduce over axis 1): [8] over 256 threads: (8:t32) 1 registers, 32 replicas
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 8, 512], row pitch 520
     unsigned char* tl_scratch = tl_smem + 16640;  // 32 bytes for reductions and staging
@@ -808,9 +794,8 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
                     // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:62)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
-                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25))) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
                             tl::f16 tl_vec27[8];
                             tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
                             #pragma unroll
@@ -818,7 +803,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -829,7 +814,6 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
                         #pragma unroll
                         for (int tl_s28 = 0; tl_s28 < x_layout::kSlots; ++tl_s28) {
-                            if (!(x_layout::valid(tl_tid, tl_s28))) continue;
                             tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s28]));
                         }
                         tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -842,8 +826,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
-                        if (!(x_layout::valid(tl_tid, tl_s29))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s29);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) + tl_s29 % 8;
                         x[tl_s29] = tl::fast::exp(x[tl_s29] - m_new);
                     }
                     // reduce(sum, x, tile_sum);  (softmax.tl:68)
@@ -853,7 +836,6 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
                         for (int tl_s30 = 0; tl_s30 < x_layout::kSlots; ++tl_s30) {
-                            if (!(x_layout::valid(tl_tid, tl_s30))) continue;
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s30]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -869,9 +851,8 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
                     // copy(X[row, t * BN +: BN], x);  (softmax.tl:74)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk31))) continue;
-                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31))) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
                             tl::f16 tl_vec33[8];
                             tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
                             #pragma unroll
@@ -879,7 +860,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31 + tl_v)))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -887,16 +868,14 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
-                        if (!(x_layout::valid(tl_tid, tl_s34))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s34);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) + tl_s34 % 8;
                         x[tl_s34] = tl::fast::exp(x[tl_s34] - m) * inv_l;
                     }
                     // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:78)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
-                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35))) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec37[tl_v] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
@@ -904,7 +883,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)), N)) Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -926,7 +905,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant3(
     // fragment s_max: f32[4], slice of `s` (reduce over axis 1): [4] over 256 threads: (4:t64) 1 registers, 64 replicas
     // fragment s_sum: f32[4], slice of `s` (reduce over axis 1): [4] over 256 threads: (4:t64) 1 registers, 64 replicas
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 4, 1024], row pitch 1032
     unsigned char* tl_scratch = tl_smem + 16512;  // 32 bytes for reductions and staging
@@ -1137,9 +1116,8 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant3(
                     // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:62)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
-                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25))) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
                             tl::f16 tl_vec27[8];
                             tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
                             #pragma unroll
@@ -1147,7 +1125,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -1158,7 +1136,6 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant3(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
                         #pragma unroll
                         for (int tl_s28 = 0; tl_s28 < x_layout::kSlots; ++tl_s28) {
-                            if (!(x_layout::valid(tl_tid, tl_s28))) continue;
                             tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s28]));
                         }
                         tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -1171,8 +1148,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant3(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
-                        if (!(x_layout::valid(tl_tid, tl_s29))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s29);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) + tl_s29 % 8;
                         x[tl_s29] = tl::fast::exp(x[tl_s29] - m_new);
                     }
                     // reduce(sum, x, tile_sum);  (softmax.tl:68)
@@ -1182,7 +1158,6 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant3(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
                         for (int tl_s30 = 0; tl_s30 < x_layout::kSlots; ++tl_s30) {
-                            if (!(x_layout::valid(tl_tid, tl_s30))) continue;
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s30]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -1198,9 +1173,8 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant3(
                     // copy(X[row, t * BN +: BN], x);  (softmax.tl:74)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk31))) continue;
-                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31))) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
                             tl::f16 tl_vec33[8];
                             tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
                             #pragma unroll
@@ -1208,7 +1182,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31 + tl_v)))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1216,16 +1190,14 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant3(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
-                        if (!(x_layout::valid(tl_tid, tl_s34))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s34);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) + tl_s34 % 8;
                         x[tl_s34] = tl::fast::exp(x[tl_s34] - m) * inv_l;
                     }
                     // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:78)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
-                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35))) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec37[tl_v] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
@@ -1233,7 +1205,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)), N)) Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -1255,7 +1227,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant4(
     // fragment s_max: f32[2], slice of `s` (reduce over axis 1): [2] over 256 threads: (2:t128) 1 registers, 128 replicas
     // fragment s_sum: f32[2], slice of `s` (reduce over axis 1): [2] over 256 threads: (2:t128) 1 registers, 128 replicas
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 2, 2048], row pitch 2056
     unsigned char* tl_scratch = tl_smem + 16512;  // 32 bytes for reductions and staging
@@ -1468,9 +1440,8 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant4(
                     // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:62)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
-                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25))) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
                             tl::f16 tl_vec27[8];
                             tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
                             #pragma unroll
@@ -1478,7 +1449,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -1489,7 +1460,6 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant4(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
                         #pragma unroll
                         for (int tl_s28 = 0; tl_s28 < x_layout::kSlots; ++tl_s28) {
-                            if (!(x_layout::valid(tl_tid, tl_s28))) continue;
                             tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s28]));
                         }
                         tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -1502,8 +1472,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant4(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
-                        if (!(x_layout::valid(tl_tid, tl_s29))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s29);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) + tl_s29 % 8;
                         x[tl_s29] = tl::fast::exp(x[tl_s29] - m_new);
                     }
                     // reduce(sum, x, tile_sum);  (softmax.tl:68)
@@ -1513,7 +1482,6 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant4(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
                         for (int tl_s30 = 0; tl_s30 < x_layout::kSlots; ++tl_s30) {
-                            if (!(x_layout::valid(tl_tid, tl_s30))) continue;
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s30]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -1529,9 +1497,8 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant4(
                     // copy(X[row, t * BN +: BN], x);  (softmax.tl:74)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk31))) continue;
-                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31))) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
                             tl::f16 tl_vec33[8];
                             tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
                             #pragma unroll
@@ -1539,7 +1506,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31 + tl_v)))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1547,16 +1514,14 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant4(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
-                        if (!(x_layout::valid(tl_tid, tl_s34))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s34);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) + tl_s34 % 8;
                         x[tl_s34] = tl::fast::exp(x[tl_s34] - m) * inv_l;
                     }
                     // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:78)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
-                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35))) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec37[tl_v] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
@@ -1564,7 +1529,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)), N)) Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -1586,7 +1551,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
     // fragment s_max: f32[1], slice of `s` (reduce over axis 1): [1] over 256 threads: () 1 registers, 256 replicas
     // fragment s_sum: f32[1], slice of `s` (reduce over axis 1): [1] over 256 threads: () 1 registers, 256 replicas
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 1, 4096], row pitch 4104
     unsigned char* tl_scratch = tl_smem + 16512;  // 32 bytes for reductions and staging
@@ -1801,9 +1766,8 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
                     // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:62)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
-                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25))) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
                             tl::f16 tl_vec27[8];
                             tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
                             #pragma unroll
@@ -1811,7 +1775,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -1822,7 +1786,6 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
                         #pragma unroll
                         for (int tl_s28 = 0; tl_s28 < x_layout::kSlots; ++tl_s28) {
-                            if (!(x_layout::valid(tl_tid, tl_s28))) continue;
                             tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s28]));
                         }
                         tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -1835,8 +1798,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
-                        if (!(x_layout::valid(tl_tid, tl_s29))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s29);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) + tl_s29 % 8;
                         x[tl_s29] = tl::fast::exp(x[tl_s29] - m_new);
                     }
                     // reduce(sum, x, tile_sum);  (softmax.tl:68)
@@ -1846,7 +1808,6 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
                         for (int tl_s30 = 0; tl_s30 < x_layout::kSlots; ++tl_s30) {
-                            if (!(x_layout::valid(tl_tid, tl_s30))) continue;
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s30]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -1862,9 +1823,8 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
                     // copy(X[row, t * BN +: BN], x);  (softmax.tl:74)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk31))) continue;
-                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31))) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
                             tl::f16 tl_vec33[8];
                             tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
                             #pragma unroll
@@ -1872,7 +1832,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31 + tl_v)))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1880,16 +1840,14 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
-                        if (!(x_layout::valid(tl_tid, tl_s34))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s34);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) + tl_s34 % 8;
                         x[tl_s34] = tl::fast::exp(x[tl_s34] - m) * inv_l;
                     }
                     // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:78)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
-                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35))) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec37[tl_v] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
@@ -1897,7 +1855,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)), N)) Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -1919,7 +1877,7 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
     // fragment s_max: f32[1], slice of `s` (reduce over axis 1): [1] over 512 threads: () 1 registers, 512 replicas
     // fragment s_sum: f32[1], slice of `s` (reduce over axis 1): [1] over 512 threads: () 1 registers, 512 replicas
     using x_layout = tl::BlockedLayout<4096, 8, 512>;  // fragment x: f32[4096]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<512>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 1, 8192], row pitch 8200
     unsigned char* tl_scratch = tl_smem + 32896;  // 64 bytes for reductions and staging
@@ -2136,9 +2094,8 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
                     // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:62)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
-                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk25)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk25)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (x_layout::flat(tl_tid, tl_chunk25))) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
                             tl::f16 tl_vec27[8];
                             tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
                             #pragma unroll
@@ -2146,7 +2103,7 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -2157,7 +2114,6 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
                         #pragma unroll
                         for (int tl_s28 = 0; tl_s28 < x_layout::kSlots; ++tl_s28) {
-                            if (!(x_layout::valid(tl_tid, tl_s28))) continue;
                             tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s28]));
                         }
                         tl::block_allreduce<tl::MaxOp, 1, 512>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -2170,8 +2126,7 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
-                        if (!(x_layout::valid(tl_tid, tl_s29))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s29);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) + tl_s29 % 8;
                         x[tl_s29] = tl::fast::exp(x[tl_s29] - m_new);
                     }
                     // reduce(sum, x, tile_sum);  (softmax.tl:68)
@@ -2181,7 +2136,6 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
                         for (int tl_s30 = 0; tl_s30 < x_layout::kSlots; ++tl_s30) {
-                            if (!(x_layout::valid(tl_tid, tl_s30))) continue;
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s30]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 512>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -2197,9 +2151,8 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
                     // copy(X[row, t * BN +: BN], x);  (softmax.tl:74)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk31))) continue;
-                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk31)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk31)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (x_layout::flat(tl_tid, tl_chunk31))) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
                             tl::f16 tl_vec33[8];
                             tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
                             #pragma unroll
@@ -2207,7 +2160,7 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk31 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk31 + tl_v)))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -2215,16 +2168,14 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
-                        if (!(x_layout::valid(tl_tid, tl_s34))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s34);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) + tl_s34 % 8;
                         x[tl_s34] = tl::fast::exp(x[tl_s34] - m) * inv_l;
                     }
                     // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:78)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
-                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk35)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk35)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (x_layout::flat(tl_tid, tl_chunk35))) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec37[tl_v] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
@@ -2232,7 +2183,7 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)), N)) Y[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -2255,7 +2206,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant0(
     // fragment s_max: f32[32], slice of `s` (reduce over axis 1): [32] over 256 threads: (16:t16 2:r1) 2 registers, 16 replicas
     // fragment s_sum: f32[32], slice of `s` (reduce over axis 1): [32] over 256 threads: (16:t16 2:r1) 2 registers, 16 replicas
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 32, 128], row pitch 136
     unsigned char* tl_scratch = tl_smem + 17408;  // 32 bytes for reductions and staging
@@ -2439,9 +2390,8 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant0(
                     // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:133)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
-                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25))) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
                             tl::f16 tl_vec27[8];
                             tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
                             #pragma unroll
@@ -2449,7 +2399,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -2460,7 +2410,6 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant0(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
                         #pragma unroll
                         for (int tl_s28 = 0; tl_s28 < x_layout::kSlots; ++tl_s28) {
-                            if (!(x_layout::valid(tl_tid, tl_s28))) continue;
                             tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s28]));
                         }
                         tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -2473,8 +2422,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant0(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
-                        if (!(x_layout::valid(tl_tid, tl_s29))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s29);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) + tl_s29 % 8;
                         x[tl_s29] = tl::fast::exp(x[tl_s29] - m_new);
                     }
                     // reduce(sum, x, tile_sum);  (softmax.tl:139)
@@ -2484,7 +2432,6 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant0(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
                         for (int tl_s30 = 0; tl_s30 < x_layout::kSlots; ++tl_s30) {
-                            if (!(x_layout::valid(tl_tid, tl_s30))) continue;
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s30]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -2500,9 +2447,8 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant0(
                     // copy(X[row, t * BN +: BN], x);  (softmax.tl:145)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk31))) continue;
-                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31))) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
                             tl::f16 tl_vec33[8];
                             tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
                             #pragma unroll
@@ -2510,7 +2456,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31 + tl_v)))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -2518,16 +2464,14 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant0(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
-                        if (!(x_layout::valid(tl_tid, tl_s34))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s34);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) + tl_s34 % 8;
                         x[tl_s34] = x[tl_s34] - shift;
                     }
                     // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:149)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
-                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35))) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec37[tl_v] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
@@ -2535,7 +2479,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)), N)) Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -2558,7 +2502,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
     // fragment s_max: f32[16], slice of `s` (reduce over axis 1): [16] over 256 threads: (8:t32 2:r1) 2 registers, 32 replicas
     // fragment s_sum: f32[16], slice of `s` (reduce over axis 1): [16] over 256 threads: (8:t32 2:r1) 2 registers, 32 replicas
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 16, 256], row pitch 264
     unsigned char* tl_scratch = tl_smem + 16896;  // 32 bytes for reductions and staging
@@ -2744,9 +2688,8 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
                     // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:133)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
-                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25))) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
                             tl::f16 tl_vec27[8];
                             tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
                             #pragma unroll
@@ -2754,7 +2697,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -2765,7 +2708,6 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
                         #pragma unroll
                         for (int tl_s28 = 0; tl_s28 < x_layout::kSlots; ++tl_s28) {
-                            if (!(x_layout::valid(tl_tid, tl_s28))) continue;
                             tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s28]));
                         }
                         tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -2778,8 +2720,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
-                        if (!(x_layout::valid(tl_tid, tl_s29))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s29);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) + tl_s29 % 8;
                         x[tl_s29] = tl::fast::exp(x[tl_s29] - m_new);
                     }
                     // reduce(sum, x, tile_sum);  (softmax.tl:139)
@@ -2789,7 +2730,6 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
                         for (int tl_s30 = 0; tl_s30 < x_layout::kSlots; ++tl_s30) {
-                            if (!(x_layout::valid(tl_tid, tl_s30))) continue;
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s30]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -2805,9 +2745,8 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
                     // copy(X[row, t * BN +: BN], x);  (softmax.tl:145)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk31))) continue;
-                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31))) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
                             tl::f16 tl_vec33[8];
                             tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
                             #pragma unroll
@@ -2815,7 +2754,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31 + tl_v)))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -2823,16 +2762,14 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
-                        if (!(x_layout::valid(tl_tid, tl_s34))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s34);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) + tl_s34 % 8;
                         x[tl_s34] = x[tl_s34] - shift;
                     }
                     // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:149)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
-                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35))) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec37[tl_v] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
@@ -2840,7 +2777,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)), N)) Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -2863,7 +2800,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
     // fragment s_max: f32[8], slice of `s` (reduce over axis 1): [8] over 256 threads: (8:t32) 1 registers, 32 replicas
     // fragment s_sum: f32[8], slice of `s` (reduce over axis 1): [8] over 256 threads: (8:t32) 1 registers, 32 replicas
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 8, 512], row pitch 520
     unsigned char* tl_scratch = tl_smem + 16640;  // 32 bytes for reductions and staging
@@ -3049,9 +2986,8 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
                     // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:133)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
-                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25))) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
                             tl::f16 tl_vec27[8];
                             tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
                             #pragma unroll
@@ -3059,7 +2995,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -3070,7 +3006,6 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
                         #pragma unroll
                         for (int tl_s28 = 0; tl_s28 < x_layout::kSlots; ++tl_s28) {
-                            if (!(x_layout::valid(tl_tid, tl_s28))) continue;
                             tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s28]));
                         }
                         tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -3083,8 +3018,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
-                        if (!(x_layout::valid(tl_tid, tl_s29))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s29);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) + tl_s29 % 8;
                         x[tl_s29] = tl::fast::exp(x[tl_s29] - m_new);
                     }
                     // reduce(sum, x, tile_sum);  (softmax.tl:139)
@@ -3094,7 +3028,6 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
                         for (int tl_s30 = 0; tl_s30 < x_layout::kSlots; ++tl_s30) {
-                            if (!(x_layout::valid(tl_tid, tl_s30))) continue;
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s30]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -3110,9 +3043,8 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
                     // copy(X[row, t * BN +: BN], x);  (softmax.tl:145)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk31))) continue;
-                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31))) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
                             tl::f16 tl_vec33[8];
                             tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
                             #pragma unroll
@@ -3120,7 +3052,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31 + tl_v)))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -3128,16 +3060,14 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
-                        if (!(x_layout::valid(tl_tid, tl_s34))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s34);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) + tl_s34 % 8;
                         x[tl_s34] = x[tl_s34] - shift;
                     }
                     // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:149)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
-                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35))) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec37[tl_v] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
@@ -3145,7 +3075,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)), N)) Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -3168,7 +3098,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant3(
     // fragment s_max: f32[4], slice of `s` (reduce over axis 1): [4] over 256 threads: (4:t64) 1 registers, 64 replicas
     // fragment s_sum: f32[4], slice of `s` (reduce over axis 1): [4] over 256 threads: (4:t64) 1 registers, 64 replicas
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 4, 1024], row pitch 1032
     unsigned char* tl_scratch = tl_smem + 16512;  // 32 bytes for reductions and staging
@@ -3380,9 +3310,8 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant3(
                     // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:133)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
-                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25))) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
                             tl::f16 tl_vec27[8];
                             tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
                             #pragma unroll
@@ -3390,7 +3319,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -3401,7 +3330,6 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant3(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
                         #pragma unroll
                         for (int tl_s28 = 0; tl_s28 < x_layout::kSlots; ++tl_s28) {
-                            if (!(x_layout::valid(tl_tid, tl_s28))) continue;
                             tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s28]));
                         }
                         tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -3414,8 +3342,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant3(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
-                        if (!(x_layout::valid(tl_tid, tl_s29))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s29);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) + tl_s29 % 8;
                         x[tl_s29] = tl::fast::exp(x[tl_s29] - m_new);
                     }
                     // reduce(sum, x, tile_sum);  (softmax.tl:139)
@@ -3425,7 +3352,6 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant3(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
                         for (int tl_s30 = 0; tl_s30 < x_layout::kSlots; ++tl_s30) {
-                            if (!(x_layout::valid(tl_tid, tl_s30))) continue;
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s30]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -3441,9 +3367,8 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant3(
                     // copy(X[row, t * BN +: BN], x);  (softmax.tl:145)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk31))) continue;
-                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31))) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
                             tl::f16 tl_vec33[8];
                             tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
                             #pragma unroll
@@ -3451,7 +3376,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31 + tl_v)))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -3459,16 +3384,14 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant3(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
-                        if (!(x_layout::valid(tl_tid, tl_s34))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s34);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) + tl_s34 % 8;
                         x[tl_s34] = x[tl_s34] - shift;
                     }
                     // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:149)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
-                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35))) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec37[tl_v] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
@@ -3476,7 +3399,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)), N)) Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -3499,7 +3422,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant4(
     // fragment s_max: f32[2], slice of `s` (reduce over axis 1): [2] over 256 threads: (2:t128) 1 registers, 128 replicas
     // fragment s_sum: f32[2], slice of `s` (reduce over axis 1): [2] over 256 threads: (2:t128) 1 registers, 128 replicas
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 2, 2048], row pitch 2056
     unsigned char* tl_scratch = tl_smem + 16512;  // 32 bytes for reductions and staging
@@ -3713,9 +3636,8 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant4(
                     // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:133)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
-                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25))) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
                             tl::f16 tl_vec27[8];
                             tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
                             #pragma unroll
@@ -3723,7 +3645,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -3734,7 +3656,6 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant4(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
                         #pragma unroll
                         for (int tl_s28 = 0; tl_s28 < x_layout::kSlots; ++tl_s28) {
-                            if (!(x_layout::valid(tl_tid, tl_s28))) continue;
                             tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s28]));
                         }
                         tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -3747,8 +3668,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant4(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
-                        if (!(x_layout::valid(tl_tid, tl_s29))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s29);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) + tl_s29 % 8;
                         x[tl_s29] = tl::fast::exp(x[tl_s29] - m_new);
                     }
                     // reduce(sum, x, tile_sum);  (softmax.tl:139)
@@ -3758,7 +3678,6 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant4(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
                         for (int tl_s30 = 0; tl_s30 < x_layout::kSlots; ++tl_s30) {
-                            if (!(x_layout::valid(tl_tid, tl_s30))) continue;
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s30]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -3774,9 +3693,8 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant4(
                     // copy(X[row, t * BN +: BN], x);  (softmax.tl:145)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk31))) continue;
-                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31))) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
                             tl::f16 tl_vec33[8];
                             tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
                             #pragma unroll
@@ -3784,7 +3702,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31 + tl_v)))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -3792,16 +3710,14 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant4(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
-                        if (!(x_layout::valid(tl_tid, tl_s34))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s34);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) + tl_s34 % 8;
                         x[tl_s34] = x[tl_s34] - shift;
                     }
                     // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:149)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
-                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35))) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec37[tl_v] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
@@ -3809,7 +3725,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)), N)) Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -3832,7 +3748,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
     // fragment s_max: f32[1], slice of `s` (reduce over axis 1): [1] over 256 threads: () 1 registers, 256 replicas
     // fragment s_sum: f32[1], slice of `s` (reduce over axis 1): [1] over 256 threads: () 1 registers, 256 replicas
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 1, 4096], row pitch 4104
     unsigned char* tl_scratch = tl_smem + 16512;  // 32 bytes for reductions and staging
@@ -4048,9 +3964,8 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
                     // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:133)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
-                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25))) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
                             tl::f16 tl_vec27[8];
                             tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
                             #pragma unroll
@@ -4058,7 +3973,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -4069,7 +3984,6 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
                         #pragma unroll
                         for (int tl_s28 = 0; tl_s28 < x_layout::kSlots; ++tl_s28) {
-                            if (!(x_layout::valid(tl_tid, tl_s28))) continue;
                             tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s28]));
                         }
                         tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -4082,8 +3996,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
-                        if (!(x_layout::valid(tl_tid, tl_s29))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s29);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) + tl_s29 % 8;
                         x[tl_s29] = tl::fast::exp(x[tl_s29] - m_new);
                     }
                     // reduce(sum, x, tile_sum);  (softmax.tl:139)
@@ -4093,7 +4006,6 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
                         for (int tl_s30 = 0; tl_s30 < x_layout::kSlots; ++tl_s30) {
-                            if (!(x_layout::valid(tl_tid, tl_s30))) continue;
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s30]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -4109,9 +4021,8 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
                     // copy(X[row, t * BN +: BN], x);  (softmax.tl:145)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk31))) continue;
-                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31))) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
                             tl::f16 tl_vec33[8];
                             tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
                             #pragma unroll
@@ -4119,7 +4030,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk31 + tl_v)))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -4127,16 +4038,14 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
-                        if (!(x_layout::valid(tl_tid, tl_s34))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s34);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) + tl_s34 % 8;
                         x[tl_s34] = x[tl_s34] - shift;
                     }
                     // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:149)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
-                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35))) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec37[tl_v] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
@@ -4144,7 +4053,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)), N)) Y[int64_t(row) * N + ((t * 2048) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -4167,7 +4076,7 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
     // fragment s_max: f32[1], slice of `s` (reduce over axis 1): [1] over 512 threads: () 1 registers, 512 replicas
     // fragment s_sum: f32[1], slice of `s` (reduce over axis 1): [1] over 512 threads: () 1 registers, 512 replicas
     using x_layout = tl::BlockedLayout<4096, 8, 512>;  // fragment x: f32[4096]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<512>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 1, 8192], row pitch 8200
     unsigned char* tl_scratch = tl_smem + 32896;  // 64 bytes for reductions and staging
@@ -4385,9 +4294,8 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
                     // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:133)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
-                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk25)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk25)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (x_layout::flat(tl_tid, tl_chunk25))) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
                             tl::f16 tl_vec27[8];
                             tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
                             #pragma unroll
@@ -4395,7 +4303,7 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk25 + tl_v)))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -4406,7 +4314,6 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
                         #pragma unroll
                         for (int tl_s28 = 0; tl_s28 < x_layout::kSlots; ++tl_s28) {
-                            if (!(x_layout::valid(tl_tid, tl_s28))) continue;
                             tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s28]));
                         }
                         tl::block_allreduce<tl::MaxOp, 1, 512>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -4419,8 +4326,7 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
-                        if (!(x_layout::valid(tl_tid, tl_s29))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s29);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) + tl_s29 % 8;
                         x[tl_s29] = tl::fast::exp(x[tl_s29] - m_new);
                     }
                     // reduce(sum, x, tile_sum);  (softmax.tl:139)
@@ -4430,7 +4336,6 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
                         for (int tl_s30 = 0; tl_s30 < x_layout::kSlots; ++tl_s30) {
-                            if (!(x_layout::valid(tl_tid, tl_s30))) continue;
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s30]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 512>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -4446,9 +4351,8 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
                     // copy(X[row, t * BN +: BN], x);  (softmax.tl:145)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk31))) continue;
-                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk31)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk31)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (x_layout::flat(tl_tid, tl_chunk31))) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
                             tl::f16 tl_vec33[8];
                             tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
                             #pragma unroll
@@ -4456,7 +4360,7 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk31 + tl_v)), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk31 + tl_v)))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -4464,16 +4368,14 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
-                        if (!(x_layout::valid(tl_tid, tl_s34))) continue;
-                        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s34);
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) + tl_s34 % 8;
                         x[tl_s34] = x[tl_s34] - shift;
                     }
                     // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:149)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        if (!(x_layout::valid(tl_tid, tl_chunk35))) continue;
-                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk35)))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk35)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (x_layout::flat(tl_tid, tl_chunk35))) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec37[tl_v] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
@@ -4481,7 +4383,7 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)), N)) Y[int64_t(row) * N + ((t * 4096) + (x_layout::flat(tl_tid, tl_chunk35 + tl_v)))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -4505,7 +4407,7 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
     // fragment m_tile: f32[8], slice of `x` (reduce over axis 1): [8] over 256 threads: (8:t32) 1 registers, 32 replicas
     // fragment l_tile: f32[8], slice of `x` (reduce over axis 1): [8] over 256 threads: (8:t32) 1 registers, 32 replicas
     // fragment alpha: f32[8], slice of `x` (reduce over axis 1): [8] over 256 threads: (8:t32) 1 registers, 32 replicas
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     float x[8];  // fragment x: f32[8, 256]
     float m[1];  // fragment m: f32[8]
     #pragma unroll

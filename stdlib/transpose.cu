@@ -16,7 +16,7 @@ __global__ void __launch_bounds__(256) transpose_kernel(
         int32_t M,
         int32_t N)
 {
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::bf16* tile = reinterpret_cast<tl::bf16*>(tl_smem + 0);  // shared tile: bf16[64, 64], row pitch 72
     const int32_t b = int(blockIdx.z);

@@ -7,7 +7,8 @@ table give zeros), fp8_per_token (T = bf16; the fp8 bits decoded and compared wi
 step), fp8_per_group, fp8_per_block and swiglu_fp8_per_group (each element within half an e4m3
 step of its block's exact quotient), cross_entropy and its backward (ignored targets included; several tiles per row), the batched
 transpose (values equal), topk_gating (softmax or sigmoid scores, renormalised or not, ties), flash decoding
-(flash_decode_split then flash_decode_combine: O, and each split's log2 Lse, -inf where a row sees no key). The GPU tests (tests/gpu/stdlib_*_test.cu) run the same kernels as compiled."""
+(flash_decode_split then flash_decode_combine: O, and each split's log2 Lse, -inf where a row sees no key),
+w4a16_gemm (4-bit weights: both tile variants, K past the k step and the groups). The GPU tests (tests/gpu/stdlib_*_test.cu) run the same kernels as compiled."""
 import argparse
 import math
 import os
@@ -496,6 +497,29 @@ for B, H, HKV, NQ, S, causal, t, lens in (
     check(f"flash_decode_paged B={B} H={H} HKV={HKV} NQ={NQ} S={S} lens={lens} {'causal' if causal else 'full'} {t}",
           lambda: flash_decode_program(B, H, HKV, NQ, S, causal, t, ["TARGET_BLOCKS=8", "MIN_SPLIT=64", "BN=16"],
                                        lens=lens, page_size=32), bound=bound)
+
+
+# ---- w4a16_gemm ---------------------------------------------------------------------------------
+def w4a16(M, N, K, G, t, defines):
+    """C = A · dequant(Wq)ᵀ: random nibbles packed eight to a word, a scale per row and group."""
+    A = rnd(M * K)
+    q = [random.randrange(16) for _ in range(N * K)]
+    KW, KG = K // 8, -(-K // G)
+    Wq = [sum(q[n * K + w * 8 + i] << (4 * i) for i in range(8)) for n in range(N) for w in range(KW)]
+    S = rnd(N * KG, 0.01, 0.1)
+    out = run("qgemm.tl", "w4a16_gemm", [f"T={t}", f"G={G}"] + defines,
+              {"A": (t, [M, K], A), "Wq": ("u32", [N, KW], Wq), "Scales": (t, [N, KG], S),
+               "C": (t, [M, N], [0.0] * (M * N))}, outputs=("C",))
+    ref = [sum(A[m * K + k] * (q[n * K + k] - 8) * S[n * KG + k // G] for k in range(K)) for m in range(M) for n in range(N)]
+    return rel(out["C"], ref)
+
+
+# M <= 16 takes the 16-row tiles, larger M the 64-row ones; K not a multiple of the k step or of G;
+# N not a multiple of the weight tile.
+for M, N, K, G, t, d in ((3, 45, 200, 64, "f32", ["BK=64"]), (1, 33, 136, 32, "f16", []),
+                         (17, 70, 96, 32, "bf16", []), (16, 8, 1032, 128, "f16", [])):
+    check(f"w4a16_gemm M={M} N={N} K={K} G={G} {t} {' '.join(d)}", lambda: w4a16(M, N, K, G, t, d),
+          bound=1e-5 if t == "f32" else 1e-2)
 
 bad = results.count(False)
 print(f"stdlib llm: {len(results) - bad}/{len(results)} passed")

@@ -4,6 +4,7 @@ the nvcc command, so a changed import rebuilds and an unchanged program loads at
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -89,6 +90,22 @@ def manifest(tlc, source, defines=None, arch="sm_90a", include_dirs=()):
     return manifest_and_imports(tlc, source, defines, arch, include_dirs)[0]
 
 
+_EXTERN_HEADER = re.compile(r'\bextern\s+fn\b[^;{]*?\bin\s+"([^"]+)"')
+
+
+def extern_headers(files, header_dirs):
+    """The headers that the `extern fn`s of these .tl files include, where nvcc finds them (the
+    file's directory, then header_dirs), so that an edit of one rebuilds the library."""
+    found = []
+    for f in files:
+        for name in _EXTERN_HEADER.findall(Path(f).read_text()):
+            for d in [Path(f).parent, *header_dirs]:
+                if (d / name).is_file():
+                    found.append(str((d / name).resolve()))
+                    break
+    return sorted(set(found))
+
+
 def build(source, defines=None, arch=None, include_dirs=(), tlc=None, nvcc=None, runtime_dir=None):
     """(path of the shared library, its manifest); built only when the cache has no copy."""
     tlc = tlc or find_tool("tlc", "TLC")
@@ -97,8 +114,11 @@ def build(source, defines=None, arch=None, include_dirs=(), tlc=None, nvcc=None,
     source = Path(source).resolve()
     runtime_dir = runtime_dir or runtime_include_dir(tlc)
     m, imports = manifest_and_imports(tlc, source, defines, arch, include_dirs)
+    header_dirs = [source.parent, *(Path(d) for d in include_dirs)]
     key = hashlib.sha256()
-    for f in imports:
+    headers = extern_headers(imports, header_dirs)
+    header_dirs += sorted({Path(h).parent for h in headers} - set(header_dirs))  # an imported file's own
+    for f in imports + headers:
         key.update(f.encode() + b"\0" + Path(f).read_bytes() + b"\0")
     key.update(json.dumps([sorted((defines or {}).items(), key=str), arch, tlc_version(tlc), nvcc,
                            str(runtime_dir)], default=str).encode())
@@ -113,8 +133,9 @@ def build(source, defines=None, arch=None, include_dirs=(), tlc=None, nvcc=None,
         run(tlc_command(tlc, source, arch, defines, include_dirs, "-o", cu), "tlc")
         gencode = _gencode(arch)
         so = os.path.join(tmp, "kernels.so")
+        includes = [a for d in header_dirs for a in ("-I", str(d))]
         run([nvcc, "-std=c++17", "-O3", "-shared", "-Xcompiler", "-fPIC", gencode, "-I", str(runtime_dir),
-             "-I", tmp, cu, "-o", so], "nvcc")
+             "-I", tmp, *includes, cu, "-o", so], "nvcc")
         os.replace(so, lib)  # atomic: a concurrent load sees the old state or the whole library
     tmp_meta = meta.with_suffix(".tmp")
     tmp_meta.write_text(json.dumps(m))

@@ -8,6 +8,16 @@
 
 namespace tl {
 
+// This thread's index among the THREADS threads of its role (threadIdx.x − first), with that
+// range stated to the compiler: index arithmetic on it is then known to be non-negative and
+// bounded, so signed divisions and remainders by powers of two become shifts and masks, and the
+// slots of one chunk visibly share indices taken at a coarser grain.
+template <int THREADS> __device__ __forceinline__ int thread_index(unsigned first = 0) {
+    const unsigned t = threadIdx.x - first;
+    __builtin_assume(t < THREADS);
+    return static_cast<int>(t);
+}
+
 template <int NUMEL, int V, int THREADS> struct BlockedLayout {
     static_assert(NUMEL % V == 0, "a blocked layout's chunk width must divide the tile");
     static constexpr int kChunks = (NUMEL / V + THREADS - 1) / THREADS;

@@ -98,12 +98,35 @@ std::vector<std::string> KernelEmitter::region_indices(const ir::Region& r, cons
     return out;
 }
 
+std::optional<BlockedChunk> KernelEmitter::blocked_chunk(const ir::Buffer& frag, const std::string& slot) const {
+    // A chunk of `vector` elements along the last axis (when the chunks tile it) starts at a
+    // multiple of the width: the last coordinate is the chunk's start plus the slot's offset in it,
+    // a constant once the slot loop is unrolled. Written that way, nvcc sees that the slots of a
+    // chunk share every index taken at a coarser grain (`j / 8` for a packed word), and stores of
+    // a chunk to consecutive addresses.
+    const FragmentLayout* l = layout_of(frag);
+    if (!l || l->kind != LayoutKind::Blocked || l->vector <= 1 || frag.const_shape.empty() ||
+        frag.const_shape.back() % l->vector != 0)
+        return std::nullopt;
+    BlockedChunk c;
+    c.start_flat = fmt::format("{}::flat(tl_tid, ({} / {}) * {})", l->type_name, slot, l->vector, l->vector);
+    c.start_last = fmt::format("{} % {}", parenthesized(c.start_flat), frag.const_shape.back());
+    c.offset = fmt::format("{} % {}", parenthesized(slot), l->vector);
+    c.width = l->vector;
+    return c;
+}
+
 std::vector<std::string> KernelEmitter::slot_coords(const ir::Buffer& frag, const std::string& slot) const {
     const FragmentLayout* l = layout_of(frag);
     TLC_CHECK(l && l->distributed(), "slot coordinates of a non-distributed fragment");
     if (l->kind == LayoutKind::General) return layout_coordinates(l->layout, slot);
     if (l->kind == LayoutKind::MmaAcc)
         return {fmt::format("{}::row(tl_tid, {})", l->type_name, slot), fmt::format("{}::col(tl_tid, {})", l->type_name, slot)};
+    if (auto chunk = blocked_chunk(frag, slot)) {
+        std::vector<std::string> coords = unflatten(chunk->start_flat, frag.const_shape);
+        coords.back() = fmt::format("{} + {}", parenthesized(coords.back()), chunk->offset);
+        return coords;
+    }
     return unflatten(fmt::format("{}::flat(tl_tid, {})", l->type_name, slot), frag.const_shape);
 }
 

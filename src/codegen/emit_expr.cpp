@@ -54,7 +54,8 @@ std::string cast_prefix(Dtype from, Dtype to) {
 // parentheses, whose nesting the source's nesting limit bounds.
 class ExprPrinter {
 public:
-    ExprPrinter(KernelEmitter& k, const std::function<std::string(const ir::Load&)>& load) : k_(k), load_(load) {}
+    ExprPrinter(KernelEmitter& k, const std::function<std::string(const ir::Load&)>& load, const ElementContext& ctx)
+        : k_(k), load_(load), ctx_(ctx) {}
 
     int print(std::string& out, const ir::ExprPtr& e) {
         switch (e->kind) {
@@ -129,6 +130,7 @@ public:
                 out += ")";
                 return 16;
             }
+            if (int p = print_chunked(out, *b)) return p;
             int p = precedence(b->op);
             size_t at = out.size();
             if (print(out, b->lhs) < p) wrap(out, at);
@@ -178,6 +180,23 @@ public:
     }
 
 private:
+    // `v / d` or `v % d` of the loop variable that walks a blocked chunk, d dividing the chunk width
+    // (ElementContext::chunked_var): (start + offset) / d = start / d + offset / d and
+    // (start + offset) % d = offset % d, as start is a non-negative multiple of d. Returns the
+    // precedence of what it printed, or 0 when the expression is not of that form.
+    int print_chunked(std::string& out, const ir::Binary& b) const {
+        if (!ctx_.chunked_var || (b.op != ir::BinaryOp::Div && b.op != ir::BinaryOp::Mod)) return 0;
+        auto* v = b.lhs->as<ir::VarRef>();
+        auto d = ir::const_int(b.rhs);
+        if (!v || v->var.get() != ctx_.chunked_var || !d || *d <= 0 || ctx_.chunk_width % *d != 0) return 0;
+        if (b.op == ir::BinaryOp::Mod) {
+            out += fmt::format("{} % {}", parenthesized(ctx_.chunk_offset), *d);
+            return precedence(b.op);
+        }
+        out += fmt::format("{} / {} + {} / {}", parenthesized(ctx_.chunk_start), *d, parenthesized(ctx_.chunk_offset), *d);
+        return precedence(ir::BinaryOp::Add);
+    }
+
     // The runtime function of an intrinsic: under @fast_math, the approximations of tl::fast for
     // those that have one.
     std::string intrinsic_function(ir::Intrinsic i) const {
@@ -194,6 +213,7 @@ private:
 
     KernelEmitter& k_;
     const std::function<std::string(const ir::Load&)>& load_;
+    const ElementContext& ctx_;
 };
 
 } // namespace
@@ -224,7 +244,7 @@ std::string KernelEmitter::expr(const ir::ExprPtr& e, const ElementContext& ctx)
         for (auto& i : l.indices) idx.push_back(expr(i, ctx));
         return element(*l.buffer, idx);
     };
-    ExprPrinter p(*this, load);
+    ExprPrinter p(*this, load, ctx);
     std::string out;
     p.print(out, e);
     return out;

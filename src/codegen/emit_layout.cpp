@@ -120,7 +120,10 @@ std::string KernelEmitter::slot_count(const FragmentLayout& l) const {
 }
 
 std::string KernelEmitter::slot_valid(const FragmentLayout& l, const std::string& slot) const {
-    if (l.kind == LayoutKind::Blocked) return fmt::format("{}::valid(tl_tid, {})", l.type_name, slot);
+    // A blocked layout whose chunks fill every thread's slots has no padding: no test, so that the
+    // slots' code is straight-line and nvcc can share loads between them.
+    if (l.kind == LayoutKind::Blocked)
+        return layout_padding_condition(l.layout, slot).empty() ? "" : fmt::format("{}::valid(tl_tid, {})", l.type_name, slot);
     if (l.kind != LayoutKind::General) return "";
     return layout_padding_condition(l.layout, slot);
 }

@@ -135,7 +135,18 @@ void KernelEmitter::emit_parallel(const ir::For& f) {
         out_.line("#pragma unroll");
         out_.block(fmt::format("for (int {0} = 0; {0} < {1}; ++{0})", slot, slot_count(*l)), [&] {
             if (std::string valid = slot_valid(*l, slot); !valid.empty()) out_.line(fmt::format("if (!({})) continue;", valid));
-            bind_vars(slot_coords(*uses.distributed, slot));
+            std::vector<std::string> coords = slot_coords(*uses.distributed, slot);
+            auto chunk = blocked_chunk(*uses.distributed, slot);
+            if (chunk && used_beyond_slots(f.vars.back().get())) {
+                std::string start = fresh("c");
+                out_.line(fmt::format("const int {} = {};  // the chunk's first column", start, chunk->start_last));
+                coords.back() = fmt::format("{} + {}", start, chunk->offset);
+                ctx.chunked_var = f.vars.back().get();
+                ctx.chunk_start = start;
+                ctx.chunk_offset = chunk->offset;
+                ctx.chunk_width = chunk->width;
+            }
+            bind_vars(coords);
             stmt(f.body, ctx);
         });
         return;

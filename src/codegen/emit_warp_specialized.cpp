@@ -231,7 +231,7 @@ void KernelEmitter::emit_warp_specialized_body() {
     out_.block("else", [&] {
         out_.line(fmt::format("// Consumer warpgroups: the kernel's {} threads.", kernel_.threads));
         out_.line(fmt::format("tl::sm90::claim_registers<{}>();", ws.consumer_registers));
-        out_.line(fmt::format("const int tl_tid = threadIdx.x - {};", ws.producer_threads));
+        out_.line(fmt::format("const int tl_tid = tl::thread_index<{}>({});", kernel_.threads, ws.producer_threads));
         out_.line("int tl_it = 0;  // trips consumed so far, across tiles");
         if (plan_.store_stage_offset >= 0) out_.line("int tl_store_chunks = 0;  // epilogue chunks stored so far, across tiles");
         block_sync_ = fmt::format("tl::sm90::named_barrier_sync(1, {})", kernel_.threads);

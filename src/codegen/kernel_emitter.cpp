@@ -143,7 +143,7 @@ void KernelEmitter::emit() {
     out_.block("", [&] {
         emit_layouts(); // local aliases: fragment names are only unique within one kernel
         emit_views();
-        out_.line("const int tl_tid = threadIdx.x;");
+        out_.line(fmt::format("const int tl_tid = tl::thread_index<{}>();", kernel_.threads));
         if (plan_.total_bytes > 0) out_.line("extern __shared__ __align__(128) unsigned char tl_smem[];");
         emit_shared_declarations();
         stmt(kernel_.body, {});

@@ -26,11 +26,26 @@ using ir::LayoutKind;
 
 // Inside a parallel loop anchored on a distributed layout, fragments of that layout are indexed by
 // the slot variable instead of coordinates.
+// A chunk of a blocked fragment's slots (KernelEmitter::blocked_chunk).
+struct BlockedChunk {
+    std::string start_flat; // row-major flat index of the chunk's first element
+    std::string start_last; // its coordinate on the last axis, a multiple of the width
+    std::string offset;     // the slot's position in the chunk
+    int64_t width = 1;
+};
+
 struct ElementContext {
     const FragmentLayout* layout = nullptr; // anchor layout, or null
     std::string slot;                       // the slot variable
     std::vector<const ir::Var*> loop_vars;  // the parallel loop's variables
     std::string store_guard;                // when every thread runs every iteration: who stores to memory
+    // A blocked anchor whose chunks of `chunk_width` elements tile its last axis: the loop variable
+    // of that axis is chunk_start + chunk_offset, with chunk_start a multiple of the width and
+    // chunk_offset a constant once the slot loop is unrolled. `v / d` and `v % d` for d dividing
+    // the width are printed from the two parts, so the slots of one chunk share those indices.
+    const ir::Var* chunked_var = nullptr;
+    std::string chunk_start, chunk_offset;
+    int64_t chunk_width = 1;
 };
 
 // A TMA descriptor parameter of a warp-specialized kernel: one per (global tensor, box height),
@@ -95,6 +110,8 @@ private:
     std::string flatten(const std::vector<std::string>& idx, const std::vector<int64_t>& shape) const;
     std::string shared_pointer(const ir::Buffer& b) const;
     // Tile coordinates of slot `slot` of a distributed fragment.
+    // The chunk slot `slot` of a blocked fragment falls in, when its chunks tile the last axis.
+    std::optional<BlockedChunk> blocked_chunk(const ir::Buffer& frag, const std::string& slot) const;
     std::vector<std::string> slot_coords(const ir::Buffer& frag, const std::string& slot) const;
 
     // ---- fragment layouts (emit_layout.cpp)

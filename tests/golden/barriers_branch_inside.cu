@@ -15,7 +15,7 @@ __global__ void __launch_bounds__(256) transpose_if_kernel(
         int32_t M,
         int32_t N)
 {
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     float* s = reinterpret_cast<float*>(tl_smem + 0);  // shared s: f32[64, 64], row pitch 68
     if (int(blockIdx.y) * 64 < M) {

@@ -17,15 +17,14 @@ __global__ void __launch_bounds__(128) axpy_rows_kernel(
 {
     using x_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment x: f32[16, 64]
     using y_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment y: f32[16, 64]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<128>();
     float x[x_layout::kSlots];  // fragment x: f32[16, 64]
     float y[y_layout::kSlots];  // fragment y: f32[16, 64]
     // copy(X[block.x * 16 +: 16, 0 +: 64], x);  (barriers_fragments_only.tl:11)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
-        if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
-        const float* tl_ptr1 = &X[int64_t((int(blockIdx.x) * 16) + ((x_layout::flat(tl_tid, tl_chunk0)) / 64)) * 64 + ((x_layout::flat(tl_tid, tl_chunk0)) % 64)];
-        if (tl::in_bounds((int(blockIdx.x) * 16) + ((x_layout::flat(tl_tid, tl_chunk0)) / 64), M) && tl::in_bounds((x_layout::flat(tl_tid, tl_chunk0)) % 64, 64) && tl::in_bounds((int(blockIdx.x) * 16) + ((x_layout::flat(tl_tid, tl_chunk0)) / 64), M) && tl::in_bounds(((x_layout::flat(tl_tid, tl_chunk0)) % 64) + 3, 64) && tl::is_aligned(tl_ptr1, 16)) {
+        const float* tl_ptr1 = &X[int64_t((int(blockIdx.x) * 16) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 64)) * 64 + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 64) + tl_chunk0 % 8)];
+        if (tl::in_bounds((int(blockIdx.x) * 16) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 64), M) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 64) + tl_chunk0 % 8, 64) && tl::in_bounds((int(blockIdx.x) * 16) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 64), M) && tl::in_bounds((((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 64) + tl_chunk0 % 8) + 3, 64) && tl::is_aligned(tl_ptr1, 16)) {
             float tl_vec2[4];
             tl::load_vector<float, 4>(tl_vec2, tl_ptr1);
             #pragma unroll
@@ -33,16 +32,15 @@ __global__ void __launch_bounds__(128) axpy_rows_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds((int(blockIdx.x) * 16) + ((x_layout::flat(tl_tid, tl_chunk0 + tl_v)) / 64), M) && tl::in_bounds((x_layout::flat(tl_tid, tl_chunk0 + tl_v)) % 64, 64) ? X[int64_t((int(blockIdx.x) * 16) + ((x_layout::flat(tl_tid, tl_chunk0 + tl_v)) / 64)) * 64 + ((x_layout::flat(tl_tid, tl_chunk0 + tl_v)) % 64)] : 0.0f;
+                x[tl_chunk0 + tl_v] = tl::in_bounds((int(blockIdx.x) * 16) + ((x_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) / 64), M) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) % 64) + (tl_chunk0 + tl_v) % 8, 64) ? X[int64_t((int(blockIdx.x) * 16) + ((x_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) / 64)) * 64 + (((x_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) % 64) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
             }
         }
     }
     // copy(Y[block.x * 16 +: 16, 0 +: 64], y);  (barriers_fragments_only.tl:12)
     #pragma unroll
     for (int tl_chunk3 = 0; tl_chunk3 < y_layout::kSlots; tl_chunk3 += 4) {
-        if (!(y_layout::valid(tl_tid, tl_chunk3))) continue;
-        const float* tl_ptr4 = &Y[int64_t((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, tl_chunk3)) / 64)) * 64 + ((y_layout::flat(tl_tid, tl_chunk3)) % 64)];
-        if (tl::in_bounds((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, tl_chunk3)) / 64), M) && tl::in_bounds((y_layout::flat(tl_tid, tl_chunk3)) % 64, 64) && tl::in_bounds((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, tl_chunk3)) / 64), M) && tl::in_bounds(((y_layout::flat(tl_tid, tl_chunk3)) % 64) + 3, 64) && tl::is_aligned(tl_ptr4, 16)) {
+        const float* tl_ptr4 = &Y[int64_t((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) / 64)) * 64 + (((y_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 64) + tl_chunk3 % 8)];
+        if (tl::in_bounds((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) / 64), M) && tl::in_bounds(((y_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 64) + tl_chunk3 % 8, 64) && tl::in_bounds((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) / 64), M) && tl::in_bounds((((y_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 64) + tl_chunk3 % 8) + 3, 64) && tl::is_aligned(tl_ptr4, 16)) {
             float tl_vec5[4];
             tl::load_vector<float, 4>(tl_vec5, tl_ptr4);
             #pragma unroll
@@ -50,7 +48,7 @@ __global__ void __launch_bounds__(128) axpy_rows_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                y[tl_chunk3 + tl_v] = tl::in_bounds((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, tl_chunk3 + tl_v)) / 64), M) && tl::in_bounds((y_layout::flat(tl_tid, tl_chunk3 + tl_v)) % 64, 64) ? Y[int64_t((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, tl_chunk3 + tl_v)) / 64)) * 64 + ((y_layout::flat(tl_tid, tl_chunk3 + tl_v)) % 64)] : 0.0f;
+                y[tl_chunk3 + tl_v] = tl::in_bounds((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, (tl_chunk3 + tl_v / 8) * 8)) / 64), M) && tl::in_bounds(((y_layout::flat(tl_tid, (tl_chunk3 + tl_v / 8) * 8)) % 64) + (tl_chunk3 + tl_v) % 8, 64) ? Y[int64_t((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, (tl_chunk3 + tl_v / 8) * 8)) / 64)) * 64 + (((y_layout::flat(tl_tid, (tl_chunk3 + tl_v / 8) * 8)) % 64) + (tl_chunk3 + tl_v) % 8)] : 0.0f;
             }
         }
     }
@@ -58,18 +56,16 @@ __global__ void __launch_bounds__(128) axpy_rows_kernel(
     // for i, j in parallel(16, 64): each thread visits the elements of `y` it holds
     #pragma unroll
     for (int tl_s6 = 0; tl_s6 < y_layout::kSlots; ++tl_s6) {
-        if (!(y_layout::valid(tl_tid, tl_s6))) continue;
-        [[maybe_unused]] const int i = (y_layout::flat(tl_tid, tl_s6)) / 64;
-        [[maybe_unused]] const int j = (y_layout::flat(tl_tid, tl_s6)) % 64;
+        [[maybe_unused]] const int i = (y_layout::flat(tl_tid, (tl_s6 / 8) * 8)) / 64;
+        [[maybe_unused]] const int j = ((y_layout::flat(tl_tid, (tl_s6 / 8) * 8)) % 64) + tl_s6 % 8;
         y[tl_s6] = a * x[tl_s6] + y[tl_s6];
     }
     __syncthreads();  // WAR on `Y`
     // copy(y, Y[block.x * 16 +: 16, 0 +: 64]);  (barriers_fragments_only.tl:16)
     #pragma unroll
     for (int tl_chunk7 = 0; tl_chunk7 < y_layout::kSlots; tl_chunk7 += 4) {
-        if (!(y_layout::valid(tl_tid, tl_chunk7))) continue;
-        float* tl_ptr8 = &Y[int64_t((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, tl_chunk7)) / 64)) * 64 + ((y_layout::flat(tl_tid, tl_chunk7)) % 64)];
-        if (tl::in_bounds((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, tl_chunk7)) / 64), M) && tl::in_bounds((y_layout::flat(tl_tid, tl_chunk7)) % 64, 64) && tl::in_bounds((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, tl_chunk7)) / 64), M) && tl::in_bounds(((y_layout::flat(tl_tid, tl_chunk7)) % 64) + 3, 64) && tl::is_aligned(tl_ptr8, 16)) {
+        float* tl_ptr8 = &Y[int64_t((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) / 64)) * 64 + (((y_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) % 64) + tl_chunk7 % 8)];
+        if (tl::in_bounds((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) / 64), M) && tl::in_bounds(((y_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) % 64) + tl_chunk7 % 8, 64) && tl::in_bounds((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) / 64), M) && tl::in_bounds((((y_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) % 64) + tl_chunk7 % 8) + 3, 64) && tl::is_aligned(tl_ptr8, 16)) {
             float tl_vec9[4];
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec9[tl_v] = y[tl_chunk7 + tl_v];
@@ -77,7 +73,7 @@ __global__ void __launch_bounds__(128) axpy_rows_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, tl_chunk7 + tl_v)) / 64), M) && tl::in_bounds((y_layout::flat(tl_tid, tl_chunk7 + tl_v)) % 64, 64)) Y[int64_t((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, tl_chunk7 + tl_v)) / 64)) * 64 + ((y_layout::flat(tl_tid, tl_chunk7 + tl_v)) % 64)] = y[tl_chunk7 + tl_v];
+                if (tl::in_bounds((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, (tl_chunk7 + tl_v / 8) * 8)) / 64), M) && tl::in_bounds(((y_layout::flat(tl_tid, (tl_chunk7 + tl_v / 8) * 8)) % 64) + (tl_chunk7 + tl_v) % 8, 64)) Y[int64_t((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, (tl_chunk7 + tl_v / 8) * 8)) / 64)) * 64 + (((y_layout::flat(tl_tid, (tl_chunk7 + tl_v / 8) * 8)) % 64) + (tl_chunk7 + tl_v) % 8)] = y[tl_chunk7 + tl_v];
             }
         }
     }

@@ -14,7 +14,7 @@ __global__ void __launch_bounds__(128) reverse_rows_kernel(
         float* __restrict__ B,
         int32_t M)
 {
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     float* s = reinterpret_cast<float*>(tl_smem + 0);  // shared s: f32[32, 64], row pitch 68
     const int32_t row0 = int(blockIdx.x) * 32;

@@ -16,7 +16,7 @@ __global__ void __launch_bounds__(128) scale_or_zero_kernel(
         int32_t M)
 {
     using o_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment o: f32[16, 64]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     float* c = reinterpret_cast<float*>(tl_smem + 0);  // shared c: f32[16, 64], row pitch 68
     float o[o_layout::kSlots];  // fragment o: f32[16, 64]
@@ -51,25 +51,24 @@ __global__ void __launch_bounds__(128) scale_or_zero_kernel(
     // for i, j in parallel(16, 64): each thread visits the elements of `o` it holds
     #pragma unroll
     for (int tl_s7 = 0; tl_s7 < o_layout::kSlots; ++tl_s7) {
-        if (!(o_layout::valid(tl_tid, tl_s7))) continue;
-        const int i = (o_layout::flat(tl_tid, tl_s7)) / 64;
-        const int j = (o_layout::flat(tl_tid, tl_s7)) % 64;
+        const int tl_c8 = (o_layout::flat(tl_tid, (tl_s7 / 8) * 8)) % 64;  // the chunk's first column
+        const int i = (o_layout::flat(tl_tid, (tl_s7 / 8) * 8)) / 64;
+        const int j = tl_c8 + tl_s7 % 8;
         o[tl_s7] = beta * c[i * 68 + (63 - j)];
     }
     // copy(o, Out[block.x * 16 +: 16, 0 +: 64]);  (barriers_uniform_branch.tl:22)
     #pragma unroll
-    for (int tl_chunk8 = 0; tl_chunk8 < o_layout::kSlots; tl_chunk8 += 4) {
-        if (!(o_layout::valid(tl_tid, tl_chunk8))) continue;
-        float* tl_ptr9 = &Out[int64_t((int(blockIdx.x) * 16) + ((o_layout::flat(tl_tid, tl_chunk8)) / 64)) * 64 + ((o_layout::flat(tl_tid, tl_chunk8)) % 64)];
-        if (tl::in_bounds((int(blockIdx.x) * 16) + ((o_layout::flat(tl_tid, tl_chunk8)) / 64), M) && tl::in_bounds((o_layout::flat(tl_tid, tl_chunk8)) % 64, 64) && tl::in_bounds((int(blockIdx.x) * 16) + ((o_layout::flat(tl_tid, tl_chunk8)) / 64), M) && tl::in_bounds(((o_layout::flat(tl_tid, tl_chunk8)) % 64) + 3, 64) && tl::is_aligned(tl_ptr9, 16)) {
-            float tl_vec10[4];
+    for (int tl_chunk9 = 0; tl_chunk9 < o_layout::kSlots; tl_chunk9 += 4) {
+        float* tl_ptr10 = &Out[int64_t((int(blockIdx.x) * 16) + ((o_layout::flat(tl_tid, (tl_chunk9 / 8) * 8)) / 64)) * 64 + (((o_layout::flat(tl_tid, (tl_chunk9 / 8) * 8)) % 64) + tl_chunk9 % 8)];
+        if (tl::in_bounds((int(blockIdx.x) * 16) + ((o_layout::flat(tl_tid, (tl_chunk9 / 8) * 8)) / 64), M) && tl::in_bounds(((o_layout::flat(tl_tid, (tl_chunk9 / 8) * 8)) % 64) + tl_chunk9 % 8, 64) && tl::in_bounds((int(blockIdx.x) * 16) + ((o_layout::flat(tl_tid, (tl_chunk9 / 8) * 8)) / 64), M) && tl::in_bounds((((o_layout::flat(tl_tid, (tl_chunk9 / 8) * 8)) % 64) + tl_chunk9 % 8) + 3, 64) && tl::is_aligned(tl_ptr10, 16)) {
+            float tl_vec11[4];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec10[tl_v] = o[tl_chunk8 + tl_v];
-            tl::store_vector<float, 4>(tl_ptr9, tl_vec10);
+            for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec11[tl_v] = o[tl_chunk9 + tl_v];
+            tl::store_vector<float, 4>(tl_ptr10, tl_vec11);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.x) * 16) + ((o_layout::flat(tl_tid, tl_chunk8 + tl_v)) / 64), M) && tl::in_bounds((o_layout::flat(tl_tid, tl_chunk8 + tl_v)) % 64, 64)) Out[int64_t((int(blockIdx.x) * 16) + ((o_layout::flat(tl_tid, tl_chunk8 + tl_v)) / 64)) * 64 + ((o_layout::flat(tl_tid, tl_chunk8 + tl_v)) % 64)] = o[tl_chunk8 + tl_v];
+                if (tl::in_bounds((int(blockIdx.x) * 16) + ((o_layout::flat(tl_tid, (tl_chunk9 + tl_v / 8) * 8)) / 64), M) && tl::in_bounds(((o_layout::flat(tl_tid, (tl_chunk9 + tl_v / 8) * 8)) % 64) + (tl_chunk9 + tl_v) % 8, 64)) Out[int64_t((int(blockIdx.x) * 16) + ((o_layout::flat(tl_tid, (tl_chunk9 + tl_v / 8) * 8)) / 64)) * 64 + (((o_layout::flat(tl_tid, (tl_chunk9 + tl_v / 8) * 8)) % 64) + (tl_chunk9 + tl_v) % 8)] = o[tl_chunk9 + tl_v];
             }
         }
     }

@@ -28,7 +28,7 @@ __global__ void __launch_bounds__(256) activations_kernel(
         tl::f16* __restrict__ Z,
         int32_t N)
 {
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     // for i in parallel(256) {  (codegen_fast_math.tl:16)
     // for i in parallel(256): iterations dealt round-robin to the threads
     #pragma unroll
@@ -53,7 +53,7 @@ __global__ void __launch_bounds__(256) exact_kernel(
         float* __restrict__ Y,
         int32_t N)
 {
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     // for i in parallel(256) {  (codegen_fast_math.tl:31)
     // for i in parallel(256): iterations dealt round-robin to the threads
     #pragma unroll

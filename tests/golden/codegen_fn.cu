@@ -26,7 +26,7 @@ __global__ void __launch_bounds__(256) apply_mish_kernel(
         float* __restrict__ Y,
         int32_t N)
 {
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     // for i in parallel(256) {  (codegen_fn.tl:20)
     // for i in parallel(256): iterations dealt round-robin to the threads
     #pragma unroll

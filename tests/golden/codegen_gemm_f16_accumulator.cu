@@ -20,7 +20,7 @@ __global__ void __launch_bounds__(128) hgemm_kernel(
 {
     using acc_layout = tl::MmaAccLayout<64, 64, 4, 1>;  // fragment acc: f16[64, 64], mma.sync accumulators
     using out_layout = tl::MmaAccLayout<64, 64, 4, 1>;  // fragment out: f16[64, 64], mma.sync accumulators
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* a = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared a: f16[2, 64, 32], row pitch 40
     tl::f16* b = reinterpret_cast<tl::f16*>(tl_smem + 10240);  // shared b: f16[2, 32, 64], row pitch 72

@@ -14,7 +14,7 @@ __global__ void __launch_bounds__(128) k2_kernel(
         float* __restrict__ Y,
         int32_t N)
 {
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<128>();
     float v[8];  // local v: f32[8]
     // copy(X[thread.x * 8 +: 8], v);      // per thread  (codegen_per_thread.tl:8)
     for (int tl_e0 = 0; tl_e0 < 8; ++tl_e0) {
@@ -34,7 +34,7 @@ __global__ void __launch_bounds__(128) prefix_rows_kernel(
         float* __restrict__ Sums,
         int32_t N)
 {
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<128>();
     float v[8];  // local v: f32[8]
     float total;
     const int32_t base = int(blockIdx.x) * 1024 + tl_tid * 8;
@@ -81,7 +81,7 @@ __global__ void __launch_bounds__(128) broadcast_kernel(
         float* __restrict__ Y,
         int32_t N)
 {
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<128>();
     float x[32];  // fragment x: f32[32]
     float v[32];  // local v: f32[32]
     // copy(X[block.x * 256 +: 32], x);  (codegen_per_thread.tl:30)

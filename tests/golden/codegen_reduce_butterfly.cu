@@ -16,7 +16,7 @@ __global__ void __launch_bounds__(256) row_sum_wide_kernel(
 {
     // fragment x: f32[1, 2048], blocked per axis, vector 8: [1, 2048] over 256 threads: (, 8:r1 256:t1) 8 registers
     // fragment s: f32[1], slice of `x` (reduce over axis 1): [1] over 256 threads: () 1 registers, 256 replicas
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
     float x[8];  // fragment x: f32[1, 2048]
@@ -93,7 +93,7 @@ __global__ void __launch_bounds__(256) row_max_pairs_kernel(
 {
     // fragment x: f32[2, 256], blocked per axis, vector 8: [2, 256] over 256 threads: (2:t32, 8:r1 32:t1) 8 registers, 4 replicas
     // fragment s: f32[2], slice of `x` (reduce over axis 1): [2] over 256 threads: (2:t32) 1 registers, 128 replicas
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     float x[8];  // fragment x: f32[2, 256]
     float s[1];  // fragment s: f32[2]
     // copy(X[block.x * 2 +: 2, 0 +: 256], x);  (codegen_reduce_butterfly.tl:18)

@@ -18,7 +18,7 @@ __global__ void __launch_bounds__(128) row_sum_kernel(
     // fragment x: f32[16, 128], blocked per axis, vector 8: [16, 128] over 128 threads: (8:t16 2:r8, 8:r1 16:t1) 16 registers
     // fragment part: f32[16], slice of `x` (reduce over axis 1): [16] over 128 threads: (8:t16 2:r1) 2 registers, 16 replicas
     // fragment acc: f32[16], slice of `x` (reduce over axis 1): [16] over 128 threads: (8:t16 2:r1) 2 registers, 16 replicas
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<128>();
     float x[16];  // fragment x: f32[16, 128]
     float part[2];  // fragment part: f32[16]
     float acc[2];  // fragment acc: f32[16]

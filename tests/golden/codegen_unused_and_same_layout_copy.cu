@@ -17,16 +17,15 @@ __global__ void __launch_bounds__(128) k_kernel(
 {
     using acc_layout = tl::BlockedLayout<8192, 8, 128>;  // fragment acc: f32[64, 128]
     using c_layout = tl::BlockedLayout<8192, 8, 128>;  // fragment c: f16[64, 128]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<128>();
     float acc[acc_layout::kSlots];  // fragment acc: f32[64, 128]
     tl::f16 c[c_layout::kSlots];  // fragment c: f16[64, 128]
     [[maybe_unused]] float total = 0.0f;
     // copy(X[0 +: 64, 0 +: 128], acc);  (codegen_unused_and_same_layout_copy.tl:11)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < acc_layout::kSlots; tl_chunk0 += 4) {
-        if (!(acc_layout::valid(tl_tid, tl_chunk0))) continue;
-        const float* tl_ptr1 = &X[int64_t((acc_layout::flat(tl_tid, tl_chunk0)) / 128) * N + ((acc_layout::flat(tl_tid, tl_chunk0)) % 128)];
-        if (tl::in_bounds((acc_layout::flat(tl_tid, tl_chunk0)) / 128, M) && tl::in_bounds((acc_layout::flat(tl_tid, tl_chunk0)) % 128, N) && tl::in_bounds((acc_layout::flat(tl_tid, tl_chunk0)) / 128, M) && tl::in_bounds(((acc_layout::flat(tl_tid, tl_chunk0)) % 128) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
+        const float* tl_ptr1 = &X[int64_t((acc_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 128) * N + (((acc_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 128) + tl_chunk0 % 8)];
+        if (tl::in_bounds((acc_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 128, M) && tl::in_bounds(((acc_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 128) + tl_chunk0 % 8, N) && tl::in_bounds((acc_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 128, M) && tl::in_bounds((((acc_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 128) + tl_chunk0 % 8) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
             float tl_vec2[4];
             tl::load_vector<float, 4>(tl_vec2, tl_ptr1);
             #pragma unroll
@@ -34,7 +33,7 @@ __global__ void __launch_bounds__(128) k_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                acc[tl_chunk0 + tl_v] = tl::in_bounds((acc_layout::flat(tl_tid, tl_chunk0 + tl_v)) / 128, M) && tl::in_bounds((acc_layout::flat(tl_tid, tl_chunk0 + tl_v)) % 128, N) ? X[int64_t((acc_layout::flat(tl_tid, tl_chunk0 + tl_v)) / 128) * N + ((acc_layout::flat(tl_tid, tl_chunk0 + tl_v)) % 128)] : 0.0f;
+                acc[tl_chunk0 + tl_v] = tl::in_bounds((acc_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) / 128, M) && tl::in_bounds(((acc_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) % 128) + (tl_chunk0 + tl_v) % 8, N) ? X[int64_t((acc_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) / 128) * N + (((acc_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) % 128) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
             }
         }
     }
@@ -44,9 +43,8 @@ __global__ void __launch_bounds__(128) k_kernel(
     // copy(c, C[0 +: 64, 0 +: 128]);  (codegen_unused_and_same_layout_copy.tl:13)
     #pragma unroll
     for (int tl_chunk3 = 0; tl_chunk3 < c_layout::kSlots; tl_chunk3 += 8) {
-        if (!(c_layout::valid(tl_tid, tl_chunk3))) continue;
-        tl::f16* tl_ptr4 = &C[int64_t((c_layout::flat(tl_tid, tl_chunk3)) / 128) * N + ((c_layout::flat(tl_tid, tl_chunk3)) % 128)];
-        if (tl::in_bounds((c_layout::flat(tl_tid, tl_chunk3)) / 128, M) && tl::in_bounds((c_layout::flat(tl_tid, tl_chunk3)) % 128, N) && tl::in_bounds((c_layout::flat(tl_tid, tl_chunk3)) / 128, M) && tl::in_bounds(((c_layout::flat(tl_tid, tl_chunk3)) % 128) + 7, N) && tl::is_aligned(tl_ptr4, 16)) {
+        tl::f16* tl_ptr4 = &C[int64_t((c_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) / 128) * N + (((c_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 128) + tl_chunk3 % 8)];
+        if (tl::in_bounds((c_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) / 128, M) && tl::in_bounds(((c_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 128) + tl_chunk3 % 8, N) && tl::in_bounds((c_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) / 128, M) && tl::in_bounds((((c_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 128) + tl_chunk3 % 8) + 7, N) && tl::is_aligned(tl_ptr4, 16)) {
             tl::f16 tl_vec5[8];
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec5[tl_v] = c[tl_chunk3 + tl_v];
@@ -54,7 +52,7 @@ __global__ void __launch_bounds__(128) k_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                if (tl::in_bounds((c_layout::flat(tl_tid, tl_chunk3 + tl_v)) / 128, M) && tl::in_bounds((c_layout::flat(tl_tid, tl_chunk3 + tl_v)) % 128, N)) C[int64_t((c_layout::flat(tl_tid, tl_chunk3 + tl_v)) / 128) * N + ((c_layout::flat(tl_tid, tl_chunk3 + tl_v)) % 128)] = c[tl_chunk3 + tl_v];
+                if (tl::in_bounds((c_layout::flat(tl_tid, (tl_chunk3 + tl_v / 8) * 8)) / 128, M) && tl::in_bounds(((c_layout::flat(tl_tid, (tl_chunk3 + tl_v / 8) * 8)) % 128) + (tl_chunk3 + tl_v) % 8, N)) C[int64_t((c_layout::flat(tl_tid, (tl_chunk3 + tl_v / 8) * 8)) / 128) * N + (((c_layout::flat(tl_tid, (tl_chunk3 + tl_v / 8) * 8)) % 128) + (tl_chunk3 + tl_v) % 8)] = c[tl_chunk3 + tl_v];
             }
         }
     }

@@ -15,7 +15,7 @@ __global__ void __launch_bounds__(256) vector_add_kernel(
         float* __restrict__ C,
         int32_t N)
 {
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     // for i in parallel(256) {  (codegen_vector_add.tl:8)
     // for i in parallel(256): iterations dealt round-robin to the threads
     #pragma unroll

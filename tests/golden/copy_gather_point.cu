@@ -21,7 +21,7 @@ __global__ void __launch_bounds__(128) paged_rows_kernel(
         int32_t L)
 {
     [[maybe_unused]] const int32_t* const flat_tbl = Tbl;  // view flat_tbl: i32[(B * MAXP)] of Tbl
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* k = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared k: f16[3, 32, 64], row pitch 72
     const int32_t b = int(blockIdx.y);

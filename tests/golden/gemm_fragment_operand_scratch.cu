@@ -16,7 +16,7 @@ __global__ void __launch_bounds__(128) k_kernel(
 {
     using a_layout = tl::BlockedLayout<4096, 8, 128>;  // fragment a: f16[64, 64]
     using acc_layout = tl::MmaAccLayout<64, 64, 2, 2>;  // fragment acc: f32[64, 64], mma.sync accumulators
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* b = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared b: f16[64, 64], row pitch 72
     unsigned char* tl_scratch = tl_smem + 9216;  // 9216 bytes for reductions and staging
@@ -27,9 +27,8 @@ __global__ void __launch_bounds__(128) k_kernel(
     // copy(A[0 +: 64, 0 +: 64], a);  (gemm_fragment_operand_scratch.tl:9)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < a_layout::kSlots; tl_chunk0 += 8) {
-        if (!(a_layout::valid(tl_tid, tl_chunk0))) continue;
-        const tl::f16* tl_ptr1 = &A[int64_t((a_layout::flat(tl_tid, tl_chunk0)) / 64) * 64 + ((a_layout::flat(tl_tid, tl_chunk0)) % 64)];
-        if (tl::in_bounds((a_layout::flat(tl_tid, tl_chunk0)) / 64, 64) && tl::in_bounds((a_layout::flat(tl_tid, tl_chunk0)) % 64, 64) && tl::in_bounds((a_layout::flat(tl_tid, tl_chunk0)) / 64, 64) && tl::in_bounds(((a_layout::flat(tl_tid, tl_chunk0)) % 64) + 7, 64) && tl::is_aligned(tl_ptr1, 16)) {
+        const tl::f16* tl_ptr1 = &A[int64_t((a_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 64) * 64 + (((a_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 64) + tl_chunk0 % 8)];
+        if (tl::in_bounds((a_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 64, 64) && tl::in_bounds(((a_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 64) + tl_chunk0 % 8, 64) && tl::in_bounds((a_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 64, 64) && tl::in_bounds((((a_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 64) + tl_chunk0 % 8) + 7, 64) && tl::is_aligned(tl_ptr1, 16)) {
             tl::f16 tl_vec2[8];
             tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
             #pragma unroll
@@ -37,7 +36,7 @@ __global__ void __launch_bounds__(128) k_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                a[tl_chunk0 + tl_v] = tl::in_bounds((a_layout::flat(tl_tid, tl_chunk0 + tl_v)) / 64, 64) && tl::in_bounds((a_layout::flat(tl_tid, tl_chunk0 + tl_v)) % 64, 64) ? A[int64_t((a_layout::flat(tl_tid, tl_chunk0 + tl_v)) / 64) * 64 + ((a_layout::flat(tl_tid, tl_chunk0 + tl_v)) % 64)] : tl::convert<tl::f16>(0.0f);
+                a[tl_chunk0 + tl_v] = tl::in_bounds((a_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) / 64, 64) && tl::in_bounds(((a_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) % 64) + (tl_chunk0 + tl_v) % 8, 64) ? A[int64_t((a_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) / 64) * 64 + (((a_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) % 64) + (tl_chunk0 + tl_v) % 8)] : tl::convert<tl::f16>(0.0f);
             }
         }
     }
@@ -65,8 +64,7 @@ __global__ void __launch_bounds__(128) k_kernel(
         __syncthreads();  // the staging buffer may still be read by a previous gemm
         #pragma unroll
         for (int tl_s9 = 0; tl_s9 < a_layout::kSlots; ++tl_s9) {
-            if (!(a_layout::valid(tl_tid, tl_s9))) continue;
-            tl_staged8[((a_layout::flat(tl_tid, tl_s9)) / 64) * 72 + ((a_layout::flat(tl_tid, tl_s9)) % 64)] = a[tl_s9];
+            tl_staged8[((a_layout::flat(tl_tid, (tl_s9 / 8) * 8)) / 64) * 72 + (((a_layout::flat(tl_tid, (tl_s9 / 8) * 8)) % 64) + tl_s9 % 8)] = a[tl_s9];
         }
         __syncthreads();
         tl::warp_gemm_mma<64, 64, 64, 2, 2, tl::f16, true, false>(

@@ -27,7 +27,7 @@ __global__ void __launch_bounds__(128) layouts_kernel(
     // fragment row_max: f32[64], slice of `acc` (reduce over axis 1): [64] over 128 threads: (8:t4 2:r1 4:t32) 2 registers, 4 replicas
     // fragment scale: f32[64], slice of `acc` (reduce over axis 1): [64] over 128 threads: (8:t4 2:r1 4:t32) 2 registers, 4 replicas
     using z_layout = tl::BlockedLayout<160, 4, 128>;  // fragment z: f32[8, 20]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* a = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared a: f16[64, 32], row pitch 40
     tl::f16* b = reinterpret_cast<tl::f16*>(tl_smem + 5120);  // shared b: f16[32, 64], row pitch 72
@@ -220,8 +220,8 @@ __global__ void __launch_bounds__(128) layouts_kernel(
     #pragma unroll
     for (int tl_chunk30 = 0; tl_chunk30 < z_layout::kSlots; tl_chunk30 += 4) {
         if (!(z_layout::valid(tl_tid, tl_chunk30))) continue;
-        const float* tl_ptr31 = &Bias[int64_t((int(blockIdx.y) * 64) + ((z_layout::flat(tl_tid, tl_chunk30)) / 20)) * N + ((z_layout::flat(tl_tid, tl_chunk30)) % 20)];
-        if (tl::in_bounds((int(blockIdx.y) * 64) + ((z_layout::flat(tl_tid, tl_chunk30)) / 20), M) && tl::in_bounds((z_layout::flat(tl_tid, tl_chunk30)) % 20, N) && tl::in_bounds((int(blockIdx.y) * 64) + ((z_layout::flat(tl_tid, tl_chunk30)) / 20), M) && tl::in_bounds(((z_layout::flat(tl_tid, tl_chunk30)) % 20) + 3, N) && tl::is_aligned(tl_ptr31, 16)) {
+        const float* tl_ptr31 = &Bias[int64_t((int(blockIdx.y) * 64) + ((z_layout::flat(tl_tid, (tl_chunk30 / 4) * 4)) / 20)) * N + (((z_layout::flat(tl_tid, (tl_chunk30 / 4) * 4)) % 20) + tl_chunk30 % 4)];
+        if (tl::in_bounds((int(blockIdx.y) * 64) + ((z_layout::flat(tl_tid, (tl_chunk30 / 4) * 4)) / 20), M) && tl::in_bounds(((z_layout::flat(tl_tid, (tl_chunk30 / 4) * 4)) % 20) + tl_chunk30 % 4, N) && tl::in_bounds((int(blockIdx.y) * 64) + ((z_layout::flat(tl_tid, (tl_chunk30 / 4) * 4)) / 20), M) && tl::in_bounds((((z_layout::flat(tl_tid, (tl_chunk30 / 4) * 4)) % 20) + tl_chunk30 % 4) + 3, N) && tl::is_aligned(tl_ptr31, 16)) {
             float tl_vec32[4];
             tl::load_vector<float, 4>(tl_vec32, tl_ptr31);
             #pragma unroll
@@ -229,7 +229,7 @@ __global__ void __launch_bounds__(128) layouts_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                z[tl_chunk30 + tl_v] = tl::in_bounds((int(blockIdx.y) * 64) + ((z_layout::flat(tl_tid, tl_chunk30 + tl_v)) / 20), M) && tl::in_bounds((z_layout::flat(tl_tid, tl_chunk30 + tl_v)) % 20, N) ? Bias[int64_t((int(blockIdx.y) * 64) + ((z_layout::flat(tl_tid, tl_chunk30 + tl_v)) / 20)) * N + ((z_layout::flat(tl_tid, tl_chunk30 + tl_v)) % 20)] : 0.0f;
+                z[tl_chunk30 + tl_v] = tl::in_bounds((int(blockIdx.y) * 64) + ((z_layout::flat(tl_tid, (tl_chunk30 + tl_v / 4) * 4)) / 20), M) && tl::in_bounds(((z_layout::flat(tl_tid, (tl_chunk30 + tl_v / 4) * 4)) % 20) + (tl_chunk30 + tl_v) % 4, N) ? Bias[int64_t((int(blockIdx.y) * 64) + ((z_layout::flat(tl_tid, (tl_chunk30 + tl_v / 4) * 4)) / 20)) * N + (((z_layout::flat(tl_tid, (tl_chunk30 + tl_v / 4) * 4)) % 20) + (tl_chunk30 + tl_v) % 4)] : 0.0f;
             }
         }
     }
@@ -238,16 +238,16 @@ __global__ void __launch_bounds__(128) layouts_kernel(
     #pragma unroll
     for (int tl_s33 = 0; tl_s33 < z_layout::kSlots; ++tl_s33) {
         if (!(z_layout::valid(tl_tid, tl_s33))) continue;
-        [[maybe_unused]] const int i = (z_layout::flat(tl_tid, tl_s33)) / 20;
-        [[maybe_unused]] const int j = (z_layout::flat(tl_tid, tl_s33)) % 20;
+        [[maybe_unused]] const int i = (z_layout::flat(tl_tid, (tl_s33 / 4) * 4)) / 20;
+        [[maybe_unused]] const int j = ((z_layout::flat(tl_tid, (tl_s33 / 4) * 4)) % 20) + tl_s33 % 4;
         z[tl_s33] = z[tl_s33] * 2.0f;
     }
     // copy(z, Y[block.y * 64 +: 8, 0 +: 20]);  (infer_layouts_kinds.tl:51)
     #pragma unroll
     for (int tl_chunk34 = 0; tl_chunk34 < z_layout::kSlots; tl_chunk34 += 4) {
         if (!(z_layout::valid(tl_tid, tl_chunk34))) continue;
-        float* tl_ptr35 = &Y[int64_t((int(blockIdx.y) * 64) + ((z_layout::flat(tl_tid, tl_chunk34)) / 20)) * 64 + ((z_layout::flat(tl_tid, tl_chunk34)) % 20)];
-        if (tl::in_bounds((int(blockIdx.y) * 64) + ((z_layout::flat(tl_tid, tl_chunk34)) / 20), M) && tl::in_bounds((z_layout::flat(tl_tid, tl_chunk34)) % 20, 64) && tl::in_bounds((int(blockIdx.y) * 64) + ((z_layout::flat(tl_tid, tl_chunk34)) / 20), M) && tl::in_bounds(((z_layout::flat(tl_tid, tl_chunk34)) % 20) + 3, 64) && tl::is_aligned(tl_ptr35, 16)) {
+        float* tl_ptr35 = &Y[int64_t((int(blockIdx.y) * 64) + ((z_layout::flat(tl_tid, (tl_chunk34 / 4) * 4)) / 20)) * 64 + (((z_layout::flat(tl_tid, (tl_chunk34 / 4) * 4)) % 20) + tl_chunk34 % 4)];
+        if (tl::in_bounds((int(blockIdx.y) * 64) + ((z_layout::flat(tl_tid, (tl_chunk34 / 4) * 4)) / 20), M) && tl::in_bounds(((z_layout::flat(tl_tid, (tl_chunk34 / 4) * 4)) % 20) + tl_chunk34 % 4, 64) && tl::in_bounds((int(blockIdx.y) * 64) + ((z_layout::flat(tl_tid, (tl_chunk34 / 4) * 4)) / 20), M) && tl::in_bounds((((z_layout::flat(tl_tid, (tl_chunk34 / 4) * 4)) % 20) + tl_chunk34 % 4) + 3, 64) && tl::is_aligned(tl_ptr35, 16)) {
             float tl_vec36[4];
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec36[tl_v] = z[tl_chunk34 + tl_v];
@@ -255,7 +255,7 @@ __global__ void __launch_bounds__(128) layouts_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.y) * 64) + ((z_layout::flat(tl_tid, tl_chunk34 + tl_v)) / 20), M) && tl::in_bounds((z_layout::flat(tl_tid, tl_chunk34 + tl_v)) % 20, 64)) Y[int64_t((int(blockIdx.y) * 64) + ((z_layout::flat(tl_tid, tl_chunk34 + tl_v)) / 20)) * 64 + ((z_layout::flat(tl_tid, tl_chunk34 + tl_v)) % 20)] = z[tl_chunk34 + tl_v];
+                if (tl::in_bounds((int(blockIdx.y) * 64) + ((z_layout::flat(tl_tid, (tl_chunk34 + tl_v / 4) * 4)) / 20), M) && tl::in_bounds(((z_layout::flat(tl_tid, (tl_chunk34 + tl_v / 4) * 4)) % 20) + (tl_chunk34 + tl_v) % 4, 64)) Y[int64_t((int(blockIdx.y) * 64) + ((z_layout::flat(tl_tid, (tl_chunk34 + tl_v / 4) * 4)) / 20)) * 64 + (((z_layout::flat(tl_tid, (tl_chunk34 + tl_v / 4) * 4)) % 20) + (tl_chunk34 + tl_v) % 4)] = z[tl_chunk34 + tl_v];
             }
         }
     }

@@ -18,14 +18,14 @@ __global__ void __launch_bounds__(32) tl_kernel(
         int32_t N)
 {
     using x_layout = tl::BlockedLayout<32, 8, 32>;  // fragment x: f32[32]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<32>();
     float x[x_layout::kSlots];  // fragment x: f32[32]
     // copy(X[block.x * 32 +: 32], x);  (kernel_names.tl:14)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
         if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
-        const float* tl_ptr1 = &X[(int(blockIdx.x) * 32) + (x_layout::flat(tl_tid, tl_chunk0))];
-        if (tl::in_bounds((int(blockIdx.x) * 32) + (x_layout::flat(tl_tid, tl_chunk0)), N) && tl::in_bounds(((int(blockIdx.x) * 32) + (x_layout::flat(tl_tid, tl_chunk0))) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
+        const float* tl_ptr1 = &X[(int(blockIdx.x) * 32) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) + tl_chunk0 % 8)];
+        if (tl::in_bounds((int(blockIdx.x) * 32) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) + tl_chunk0 % 8), N) && tl::in_bounds(((int(blockIdx.x) * 32) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) + tl_chunk0 % 8)) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
             float tl_vec2[4];
             tl::load_vector<float, 4>(tl_vec2, tl_ptr1);
             #pragma unroll
@@ -33,7 +33,7 @@ __global__ void __launch_bounds__(32) tl_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds((int(blockIdx.x) * 32) + (x_layout::flat(tl_tid, tl_chunk0 + tl_v)), N) ? X[(int(blockIdx.x) * 32) + (x_layout::flat(tl_tid, tl_chunk0 + tl_v))] : 0.0f;
+                x[tl_chunk0 + tl_v] = tl::in_bounds((int(blockIdx.x) * 32) + ((x_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) + (tl_chunk0 + tl_v) % 8), N) ? X[(int(blockIdx.x) * 32) + ((x_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
             }
         }
     }
@@ -42,7 +42,7 @@ __global__ void __launch_bounds__(32) tl_kernel(
     #pragma unroll
     for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
         if (!(x_layout::valid(tl_tid, tl_s3))) continue;
-        [[maybe_unused]] const int i = x_layout::flat(tl_tid, tl_s3);
+        [[maybe_unused]] const int i = (x_layout::flat(tl_tid, (tl_s3 / 8) * 8)) + tl_s3 % 8;
         x[tl_s3] = tl_kernel_(x[tl_s3]);
     }
     __syncthreads();  // WAR on `X`
@@ -50,8 +50,8 @@ __global__ void __launch_bounds__(32) tl_kernel(
     #pragma unroll
     for (int tl_chunk4 = 0; tl_chunk4 < x_layout::kSlots; tl_chunk4 += 4) {
         if (!(x_layout::valid(tl_tid, tl_chunk4))) continue;
-        float* tl_ptr5 = &X[(int(blockIdx.x) * 32) + (x_layout::flat(tl_tid, tl_chunk4))];
-        if (tl::in_bounds((int(blockIdx.x) * 32) + (x_layout::flat(tl_tid, tl_chunk4)), N) && tl::in_bounds(((int(blockIdx.x) * 32) + (x_layout::flat(tl_tid, tl_chunk4))) + 3, N) && tl::is_aligned(tl_ptr5, 16)) {
+        float* tl_ptr5 = &X[(int(blockIdx.x) * 32) + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) + tl_chunk4 % 8)];
+        if (tl::in_bounds((int(blockIdx.x) * 32) + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) + tl_chunk4 % 8), N) && tl::in_bounds(((int(blockIdx.x) * 32) + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) + tl_chunk4 % 8)) + 3, N) && tl::is_aligned(tl_ptr5, 16)) {
             float tl_vec6[4];
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec6[tl_v] = x[tl_chunk4 + tl_v];
@@ -59,7 +59,7 @@ __global__ void __launch_bounds__(32) tl_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.x) * 32) + (x_layout::flat(tl_tid, tl_chunk4 + tl_v)), N)) X[(int(blockIdx.x) * 32) + (x_layout::flat(tl_tid, tl_chunk4 + tl_v))] = x[tl_chunk4 + tl_v];
+                if (tl::in_bounds((int(blockIdx.x) * 32) + ((x_layout::flat(tl_tid, (tl_chunk4 + tl_v / 8) * 8)) + (tl_chunk4 + tl_v) % 8), N)) X[(int(blockIdx.x) * 32) + ((x_layout::flat(tl_tid, (tl_chunk4 + tl_v / 8) * 8)) + (tl_chunk4 + tl_v) % 8)] = x[tl_chunk4 + tl_v];
             }
         }
     }
@@ -71,7 +71,7 @@ __global__ void __launch_bounds__(32) tl_topk_kernel(
         float* __restrict__ X,
         int32_t N)
 {
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<32>();
     // kernel tl_topk(X: global mut f32[N]) grid(cdiv(N, 32)) threads(32) { fill(X[block.x * 3...  (kernel_names.tl:21)
     #pragma unroll
     for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
@@ -86,7 +86,7 @@ __global__ void __launch_bounds__(32) main_kernel(
         float* __restrict__ X,
         int32_t N)
 {
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<32>();
     // kernel main(X: global mut f32[N]) grid(cdiv(N, 32)) threads(32) { fill(X[block.x * 32 +...  (kernel_names.tl:23)
     #pragma unroll
     for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
@@ -101,7 +101,7 @@ __global__ void __launch_bounds__(32) std_kernel(
         float* __restrict__ X,
         int32_t N)
 {
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<32>();
     // kernel std(X: global mut f32[N]) grid(cdiv(N, 32)) threads(32) { fill(X[block.x * 32 +:...  (kernel_names.tl:25)
     #pragma unroll
     for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
@@ -116,7 +116,7 @@ __global__ void __launch_bounds__(32) scale_kernel(
         float* __restrict__ X,
         int32_t N)
 {
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<32>();
     // kernel scale(X: global mut f32[N]) grid(cdiv(N, 32)) threads(32) { fill(X[block.x * 32 ...  (kernel_names.tl:27)
     #pragma unroll
     for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
@@ -131,7 +131,7 @@ __global__ void __launch_bounds__(32) scale_kernel_kernel(
         float* __restrict__ X,
         int32_t N)
 {
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<32>();
     // kernel scale_kernel(X: global mut f32[N]) grid(cdiv(N, 32)) threads(32) { fill(X[block....  (kernel_names.tl:29)
     #pragma unroll
     for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
@@ -150,7 +150,7 @@ __global__ void __launch_bounds__(32) stub_names_kernel(
         int32_t grid_x,
         int32_t tl_name_)
 {
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<32>();
     // fill(X[block.x * 32 +: 32], stream);  (kernel_names.tl:34)
     #pragma unroll
     for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {

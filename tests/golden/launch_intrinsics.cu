@@ -15,7 +15,7 @@ __global__ void __launch_bounds__(32) int_clauses_kernel(
         int32_t M,
         int32_t N)
 {
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<32>();
     // fill(X[block.y, block.x * 32 +: 32], 1.0);  (launch_intrinsics.tl:13)
     #pragma unroll
     for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
@@ -35,7 +35,7 @@ __global__ void __launch_bounds__(32) float_clauses_kernel(
         tl::f8e4m3 eight,
         int32_t N)
 {
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<32>();
     // fill(X[block.x * 32 +: 32], 1.0);  (launch_intrinsics.tl:26)
     #pragma unroll
     for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {

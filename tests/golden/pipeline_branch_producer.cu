@@ -17,7 +17,7 @@ __global__ void __launch_bounds__(128) branch_producer_kernel(
         int32_t P,
         int32_t R)
 {
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* x = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared x: f16[2, 64, 64], row pitch 72
     tl::f16* w = reinterpret_cast<tl::f16*>(tl_smem + 18432);  // shared w: f16[64, 64], row pitch 72

@@ -17,7 +17,7 @@ __global__ void __launch_bounds__(128) scaled_row_sum_kernel(
         int32_t N)
 {
     using acc_layout = tl::BlockedLayout<32, 8, 128>;  // fragment acc: f32[32]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     float* x = reinterpret_cast<float*>(tl_smem + 0);  // shared x: f32[2, 32, 64], row pitch 68
     float* t = reinterpret_cast<float*>(tl_smem + 17408);  // shared t: f32[32, 64], row pitch 68
@@ -116,25 +116,26 @@ __global__ void __launch_bounds__(128) scaled_row_sum_kernel(
         #pragma unroll
         for (int tl_s20 = 0; tl_s20 < acc_layout::kSlots; ++tl_s20) {
             if (!(acc_layout::valid(tl_tid, tl_s20))) continue;
-            const int i = acc_layout::flat(tl_tid, tl_s20);
+            const int tl_c21 = (acc_layout::flat(tl_tid, (tl_s20 / 8) * 8)) % 32;  // the chunk's first column
+            const int i = tl_c21 + tl_s20 % 8;
             acc[tl_s20] = acc[tl_s20] + part[i];
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     // copy(acc, Y[block.x * 32 +: 32]);  (pipeline_non_producer.tl:30)
     #pragma unroll
-    for (int tl_chunk21 = 0; tl_chunk21 < acc_layout::kSlots; tl_chunk21 += 4) {
-        if (!(acc_layout::valid(tl_tid, tl_chunk21))) continue;
-        float* tl_ptr22 = &Y[(int(blockIdx.x) * 32) + (acc_layout::flat(tl_tid, tl_chunk21))];
-        if (tl::in_bounds((int(blockIdx.x) * 32) + (acc_layout::flat(tl_tid, tl_chunk21)), M) && tl::in_bounds(((int(blockIdx.x) * 32) + (acc_layout::flat(tl_tid, tl_chunk21))) + 3, M) && tl::is_aligned(tl_ptr22, 16)) {
-            float tl_vec23[4];
+    for (int tl_chunk22 = 0; tl_chunk22 < acc_layout::kSlots; tl_chunk22 += 4) {
+        if (!(acc_layout::valid(tl_tid, tl_chunk22))) continue;
+        float* tl_ptr23 = &Y[(int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, (tl_chunk22 / 8) * 8)) + tl_chunk22 % 8)];
+        if (tl::in_bounds((int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, (tl_chunk22 / 8) * 8)) + tl_chunk22 % 8), M) && tl::in_bounds(((int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, (tl_chunk22 / 8) * 8)) + tl_chunk22 % 8)) + 3, M) && tl::is_aligned(tl_ptr23, 16)) {
+            float tl_vec24[4];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec23[tl_v] = acc[tl_chunk21 + tl_v];
-            tl::store_vector<float, 4>(tl_ptr22, tl_vec23);
+            for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec24[tl_v] = acc[tl_chunk22 + tl_v];
+            tl::store_vector<float, 4>(tl_ptr23, tl_vec24);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.x) * 32) + (acc_layout::flat(tl_tid, tl_chunk21 + tl_v)), M)) Y[(int(blockIdx.x) * 32) + (acc_layout::flat(tl_tid, tl_chunk21 + tl_v))] = acc[tl_chunk21 + tl_v];
+                if (tl::in_bounds((int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, (tl_chunk22 + tl_v / 8) * 8)) + (tl_chunk22 + tl_v) % 8), M)) Y[(int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, (tl_chunk22 + tl_v / 8) * 8)) + (tl_chunk22 + tl_v) % 8)] = acc[tl_chunk22 + tl_v];
             }
         }
     }

@@ -17,7 +17,7 @@ __global__ void __launch_bounds__(128) row_max_kernel(
 {
     // fragment s: f32[8, 128], blocked per axis, vector 8: [8, 128] over 128 threads: (8:t16, 8:r1 16:t1) 8 registers
     // fragment m: f32[8], slice of `s` (reduce over axis 1): [8] over 128 threads: (8:t16) 1 registers, 16 replicas
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 8, 128], row pitch 136
     float s[8];  // fragment s: f32[8, 128]

@@ -15,7 +15,7 @@ __global__ void __launch_bounds__(128) short_trip_kernel(
         int32_t M)
 {
     using acc_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment acc: f32[32, 32]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     float* a = reinterpret_cast<float*>(tl_smem + 0);  // shared a: f32[4, 32, 32], row pitch 36
     float acc[acc_layout::kSlots];  // fragment acc: f32[32, 32]
@@ -130,27 +130,26 @@ __global__ void __launch_bounds__(128) short_trip_kernel(
         // for i, j in parallel(32, 32): each thread visits the elements of `acc` it holds
         #pragma unroll
         for (int tl_s28 = 0; tl_s28 < acc_layout::kSlots; ++tl_s28) {
-            if (!(acc_layout::valid(tl_tid, tl_s28))) continue;
-            const int i = (acc_layout::flat(tl_tid, tl_s28)) / 32;
-            const int j = (acc_layout::flat(tl_tid, tl_s28)) % 32;
+            const int tl_c29 = (acc_layout::flat(tl_tid, (tl_s28 / 8) * 8)) % 32;  // the chunk's first column
+            const int i = (acc_layout::flat(tl_tid, (tl_s28 / 8) * 8)) / 32;
+            const int j = tl_c29 + tl_s28 % 8;
             acc[tl_s28] = acc[tl_s28] + a[((k % 4) * 32 + i) * 36 + j];
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     // copy(acc, Y[block.x * 32 +: 32, 0 +: 32]);  (pipeline_short_trip.tl:20)
     #pragma unroll
-    for (int tl_chunk29 = 0; tl_chunk29 < acc_layout::kSlots; tl_chunk29 += 4) {
-        if (!(acc_layout::valid(tl_tid, tl_chunk29))) continue;
-        float* tl_ptr30 = &Y[int64_t((int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, tl_chunk29)) / 32)) * 32 + ((acc_layout::flat(tl_tid, tl_chunk29)) % 32)];
-        if (tl::in_bounds((int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, tl_chunk29)) / 32), M) && tl::in_bounds((acc_layout::flat(tl_tid, tl_chunk29)) % 32, 32) && tl::in_bounds((int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, tl_chunk29)) / 32), M) && tl::in_bounds(((acc_layout::flat(tl_tid, tl_chunk29)) % 32) + 3, 32) && tl::is_aligned(tl_ptr30, 16)) {
-            float tl_vec31[4];
+    for (int tl_chunk30 = 0; tl_chunk30 < acc_layout::kSlots; tl_chunk30 += 4) {
+        float* tl_ptr31 = &Y[int64_t((int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, (tl_chunk30 / 8) * 8)) / 32)) * 32 + (((acc_layout::flat(tl_tid, (tl_chunk30 / 8) * 8)) % 32) + tl_chunk30 % 8)];
+        if (tl::in_bounds((int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, (tl_chunk30 / 8) * 8)) / 32), M) && tl::in_bounds(((acc_layout::flat(tl_tid, (tl_chunk30 / 8) * 8)) % 32) + tl_chunk30 % 8, 32) && tl::in_bounds((int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, (tl_chunk30 / 8) * 8)) / 32), M) && tl::in_bounds((((acc_layout::flat(tl_tid, (tl_chunk30 / 8) * 8)) % 32) + tl_chunk30 % 8) + 3, 32) && tl::is_aligned(tl_ptr31, 16)) {
+            float tl_vec32[4];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec31[tl_v] = acc[tl_chunk29 + tl_v];
-            tl::store_vector<float, 4>(tl_ptr30, tl_vec31);
+            for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec32[tl_v] = acc[tl_chunk30 + tl_v];
+            tl::store_vector<float, 4>(tl_ptr31, tl_vec32);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, tl_chunk29 + tl_v)) / 32), M) && tl::in_bounds((acc_layout::flat(tl_tid, tl_chunk29 + tl_v)) % 32, 32)) Y[int64_t((int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, tl_chunk29 + tl_v)) / 32)) * 32 + ((acc_layout::flat(tl_tid, tl_chunk29 + tl_v)) % 32)] = acc[tl_chunk29 + tl_v];
+                if (tl::in_bounds((int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, (tl_chunk30 + tl_v / 8) * 8)) / 32), M) && tl::in_bounds(((acc_layout::flat(tl_tid, (tl_chunk30 + tl_v / 8) * 8)) % 32) + (tl_chunk30 + tl_v) % 8, 32)) Y[int64_t((int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, (tl_chunk30 + tl_v / 8) * 8)) / 32)) * 32 + (((acc_layout::flat(tl_tid, (tl_chunk30 + tl_v / 8) * 8)) % 32) + (tl_chunk30 + tl_v) % 8)] = acc[tl_chunk30 + tl_v];
             }
         }
     }

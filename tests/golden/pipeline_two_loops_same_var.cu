@@ -16,7 +16,7 @@ __global__ void __launch_bounds__(128) two_passes_kernel(
         int32_t N)
 {
     using x_layout = tl::BlockedLayout<256, 8, 128>;  // fragment x: f32[256]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     float* xs = reinterpret_cast<float*>(tl_smem + 0);  // shared xs: f32[2, 256], row pitch 260
     float* xs2 = reinterpret_cast<float*>(tl_smem + 2176);  // shared xs2: f32[2, 256], row pitch 260
@@ -79,7 +79,8 @@ __global__ void __launch_bounds__(128) two_passes_kernel(
         #pragma unroll
         for (int tl_s10 = 0; tl_s10 < x_layout::kSlots; ++tl_s10) {
             if (!(x_layout::valid(tl_tid, tl_s10))) continue;
-            const int j = x_layout::flat(tl_tid, tl_s10);
+            const int tl_c11 = (x_layout::flat(tl_tid, (tl_s10 / 8) * 8)) % 256;  // the chunk's first column
+            const int j = tl_c11 + tl_s10 % 8;
             x[tl_s10] = t * 256 + j < N ? xs[(t % 2) * 260 + j] : 0.0f;
         }
         // reduce(sum, x, part);  (pipeline_two_loops_same_var.tl:20)
@@ -88,9 +89,9 @@ __global__ void __launch_bounds__(128) two_passes_kernel(
             #pragma unroll
             for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
             #pragma unroll
-            for (int tl_s11 = 0; tl_s11 < x_layout::kSlots; ++tl_s11) {
-                if (!(x_layout::valid(tl_tid, tl_s11))) continue;
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s11]));
+            for (int tl_s12 = 0; tl_s12 < x_layout::kSlots; ++tl_s12) {
+                if (!(x_layout::valid(tl_tid, tl_s12))) continue;
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s12]));
             }
             tl::block_allreduce<tl::SumOp, 1, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
             {
@@ -104,19 +105,19 @@ __global__ void __launch_bounds__(128) two_passes_kernel(
     if (0 < t_trips2) {
         // copy(X[row, t * BN +: BN], xs2);  (pipeline_two_loops_same_var.tl:24)
         #pragma unroll
-        for (int tl_i13 = 0; tl_i13 < 1; ++tl_i13) {
-            const int tl_chunk12 = tl_tid + tl_i13 * 128;
-            if (tl_chunk12 < 64) {
-                const float* tl_src14 = &X[int64_t(row) * N + ((0 * 256) + (tl_chunk12 * 4))];
-                float* tl_dst15 = &xs2[0 * 260 + (tl_chunk12 * 4)];
-                if (tl::in_bounds(row, M) && tl::in_bounds((0 * 256) + (tl_chunk12 * 4), N) && tl::in_bounds(row, M) && tl::in_bounds(((0 * 256) + (tl_chunk12 * 4)) + 3, N) && tl::is_aligned(tl_src14, 16) && tl::is_aligned(tl_dst15, 16)) {
-                    float tl_vec16[4];
-                    tl::load_vector<float, 4>(tl_vec16, tl_src14);
-                    tl::store_vector<float, 4>(tl_dst15, tl_vec16);
+        for (int tl_i14 = 0; tl_i14 < 1; ++tl_i14) {
+            const int tl_chunk13 = tl_tid + tl_i14 * 128;
+            if (tl_chunk13 < 64) {
+                const float* tl_src15 = &X[int64_t(row) * N + ((0 * 256) + (tl_chunk13 * 4))];
+                float* tl_dst16 = &xs2[0 * 260 + (tl_chunk13 * 4)];
+                if (tl::in_bounds(row, M) && tl::in_bounds((0 * 256) + (tl_chunk13 * 4), N) && tl::in_bounds(row, M) && tl::in_bounds(((0 * 256) + (tl_chunk13 * 4)) + 3, N) && tl::is_aligned(tl_src15, 16) && tl::is_aligned(tl_dst16, 16)) {
+                    float tl_vec17[4];
+                    tl::load_vector<float, 4>(tl_vec17, tl_src15);
+                    tl::store_vector<float, 4>(tl_dst16, tl_vec17);
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                        xs2[0 * 260 + (tl_chunk12 * 4 + tl_v)] = tl::in_bounds(row, M) && tl::in_bounds((0 * 256) + (tl_chunk12 * 4 + tl_v), N) ? X[int64_t(row) * N + ((0 * 256) + (tl_chunk12 * 4 + tl_v))] : 0.0f;
+                        xs2[0 * 260 + (tl_chunk13 * 4 + tl_v)] = tl::in_bounds(row, M) && tl::in_bounds((0 * 256) + (tl_chunk13 * 4 + tl_v), N) ? X[int64_t(row) * N + ((0 * 256) + (tl_chunk13 * 4 + tl_v))] : 0.0f;
                     }
                 }
             }
@@ -130,19 +131,19 @@ __global__ void __launch_bounds__(128) two_passes_kernel(
         if (t + 1 < t_trips2) {
             // copy(X[row, t * BN +: BN], xs2);  (pipeline_two_loops_same_var.tl:24)
             #pragma unroll
-            for (int tl_i18 = 0; tl_i18 < 1; ++tl_i18) {
-                const int tl_chunk17 = tl_tid + tl_i18 * 128;
-                if (tl_chunk17 < 64) {
-                    const float* tl_src19 = &X[int64_t(row) * N + (((t + 1) * 256) + (tl_chunk17 * 4))];
-                    float* tl_dst20 = &xs2[((t + 1) % 2) * 260 + (tl_chunk17 * 4)];
-                    if (tl::in_bounds(row, M) && tl::in_bounds(((t + 1) * 256) + (tl_chunk17 * 4), N) && tl::in_bounds(row, M) && tl::in_bounds((((t + 1) * 256) + (tl_chunk17 * 4)) + 3, N) && tl::is_aligned(tl_src19, 16) && tl::is_aligned(tl_dst20, 16)) {
-                        float tl_vec21[4];
-                        tl::load_vector<float, 4>(tl_vec21, tl_src19);
-                        tl::store_vector<float, 4>(tl_dst20, tl_vec21);
+            for (int tl_i19 = 0; tl_i19 < 1; ++tl_i19) {
+                const int tl_chunk18 = tl_tid + tl_i19 * 128;
+                if (tl_chunk18 < 64) {
+                    const float* tl_src20 = &X[int64_t(row) * N + (((t + 1) * 256) + (tl_chunk18 * 4))];
+                    float* tl_dst21 = &xs2[((t + 1) % 2) * 260 + (tl_chunk18 * 4)];
+                    if (tl::in_bounds(row, M) && tl::in_bounds(((t + 1) * 256) + (tl_chunk18 * 4), N) && tl::in_bounds(row, M) && tl::in_bounds((((t + 1) * 256) + (tl_chunk18 * 4)) + 3, N) && tl::is_aligned(tl_src20, 16) && tl::is_aligned(tl_dst21, 16)) {
+                        float tl_vec22[4];
+                        tl::load_vector<float, 4>(tl_vec22, tl_src20);
+                        tl::store_vector<float, 4>(tl_dst21, tl_vec22);
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                            xs2[((t + 1) % 2) * 260 + (tl_chunk17 * 4 + tl_v)] = tl::in_bounds(row, M) && tl::in_bounds(((t + 1) * 256) + (tl_chunk17 * 4 + tl_v), N) ? X[int64_t(row) * N + (((t + 1) * 256) + (tl_chunk17 * 4 + tl_v))] : 0.0f;
+                            xs2[((t + 1) % 2) * 260 + (tl_chunk18 * 4 + tl_v)] = tl::in_bounds(row, M) && tl::in_bounds(((t + 1) * 256) + (tl_chunk18 * 4 + tl_v), N) ? X[int64_t(row) * N + (((t + 1) * 256) + (tl_chunk18 * 4 + tl_v))] : 0.0f;
                         }
                     }
                 }
@@ -152,25 +153,26 @@ __global__ void __launch_bounds__(128) two_passes_kernel(
         // for j in parallel(BN) {  (pipeline_two_loops_same_var.tl:25)
         // for j in parallel(256): each thread visits the elements of `x` it holds
         #pragma unroll
-        for (int tl_s22 = 0; tl_s22 < x_layout::kSlots; ++tl_s22) {
-            if (!(x_layout::valid(tl_tid, tl_s22))) continue;
-            const int j = x_layout::flat(tl_tid, tl_s22);
-            x[tl_s22] = xs2[(t % 2) * 260 + j] * acc;
+        for (int tl_s23 = 0; tl_s23 < x_layout::kSlots; ++tl_s23) {
+            if (!(x_layout::valid(tl_tid, tl_s23))) continue;
+            const int tl_c24 = (x_layout::flat(tl_tid, (tl_s23 / 8) * 8)) % 256;  // the chunk's first column
+            const int j = tl_c24 + tl_s23 % 8;
+            x[tl_s23] = xs2[(t % 2) * 260 + j] * acc;
         }
         // copy(x, Y[row, t * BN +: BN]);  (pipeline_two_loops_same_var.tl:28)
         #pragma unroll
-        for (int tl_chunk23 = 0; tl_chunk23 < x_layout::kSlots; tl_chunk23 += 4) {
-            if (!(x_layout::valid(tl_tid, tl_chunk23))) continue;
-            float* tl_ptr24 = &Y[int64_t(row) * N + ((t * 256) + (x_layout::flat(tl_tid, tl_chunk23)))];
-            if (tl::in_bounds(row, M) && tl::in_bounds((t * 256) + (x_layout::flat(tl_tid, tl_chunk23)), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 256) + (x_layout::flat(tl_tid, tl_chunk23))) + 3, N) && tl::is_aligned(tl_ptr24, 16)) {
-                float tl_vec25[4];
+        for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 4) {
+            if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
+            float* tl_ptr26 = &Y[int64_t(row) * N + ((t * 256) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8))];
+            if (tl::in_bounds(row, M) && tl::in_bounds((t * 256) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 256) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8)) + 3, N) && tl::is_aligned(tl_ptr26, 16)) {
+                float tl_vec27[4];
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec25[tl_v] = x[tl_chunk23 + tl_v];
-                tl::store_vector<float, 4>(tl_ptr24, tl_vec25);
+                for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec27[tl_v] = x[tl_chunk25 + tl_v];
+                tl::store_vector<float, 4>(tl_ptr26, tl_vec27);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 256) + (x_layout::flat(tl_tid, tl_chunk23 + tl_v)), N)) Y[int64_t(row) * N + ((t * 256) + (x_layout::flat(tl_tid, tl_chunk23 + tl_v)))] = x[tl_chunk23 + tl_v];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 256) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 256) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8))] = x[tl_chunk25 + tl_v];
                 }
             }
         }

@@ -16,14 +16,14 @@ __global__ void __launch_bounds__(128) scale_kernel(
         int32_t N)
 {
     using x_layout = tl::BlockedLayout<256, 8, 128>;  // fragment x: f32[256]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<128>();
     float x[x_layout::kSlots];  // fragment x: f32[256]
     // copy(X[block.x * BLOCK +: BLOCK], x);  (program_instances.tl:8)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
         if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
-        const float* tl_ptr1 = &X[(int(blockIdx.x) * 256) + (x_layout::flat(tl_tid, tl_chunk0))];
-        if (tl::in_bounds((int(blockIdx.x) * 256) + (x_layout::flat(tl_tid, tl_chunk0)), N) && tl::in_bounds(((int(blockIdx.x) * 256) + (x_layout::flat(tl_tid, tl_chunk0))) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
+        const float* tl_ptr1 = &X[(int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) + tl_chunk0 % 8)];
+        if (tl::in_bounds((int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) + tl_chunk0 % 8), N) && tl::in_bounds(((int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) + tl_chunk0 % 8)) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
             float tl_vec2[4];
             tl::load_vector<float, 4>(tl_vec2, tl_ptr1);
             #pragma unroll
@@ -31,7 +31,7 @@ __global__ void __launch_bounds__(128) scale_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds((int(blockIdx.x) * 256) + (x_layout::flat(tl_tid, tl_chunk0 + tl_v)), N) ? X[(int(blockIdx.x) * 256) + (x_layout::flat(tl_tid, tl_chunk0 + tl_v))] : 0.0f;
+                x[tl_chunk0 + tl_v] = tl::in_bounds((int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) + (tl_chunk0 + tl_v) % 8), N) ? X[(int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
             }
         }
     }
@@ -40,15 +40,15 @@ __global__ void __launch_bounds__(128) scale_kernel(
     #pragma unroll
     for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
         if (!(x_layout::valid(tl_tid, tl_s3))) continue;
-        [[maybe_unused]] const int i = x_layout::flat(tl_tid, tl_s3);
+        [[maybe_unused]] const int i = (x_layout::flat(tl_tid, (tl_s3 / 8) * 8)) + tl_s3 % 8;
         x[tl_s3] = x[tl_s3] * alpha;
     }
     // copy(x, T[block.x * BLOCK +: BLOCK]);  (program_instances.tl:12)
     #pragma unroll
     for (int tl_chunk4 = 0; tl_chunk4 < x_layout::kSlots; tl_chunk4 += 4) {
         if (!(x_layout::valid(tl_tid, tl_chunk4))) continue;
-        float* tl_ptr5 = &T[(int(blockIdx.x) * 256) + (x_layout::flat(tl_tid, tl_chunk4))];
-        if (tl::in_bounds((int(blockIdx.x) * 256) + (x_layout::flat(tl_tid, tl_chunk4)), N) && tl::in_bounds(((int(blockIdx.x) * 256) + (x_layout::flat(tl_tid, tl_chunk4))) + 3, N) && tl::is_aligned(tl_ptr5, 16)) {
+        float* tl_ptr5 = &T[(int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) + tl_chunk4 % 8)];
+        if (tl::in_bounds((int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) + tl_chunk4 % 8), N) && tl::in_bounds(((int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) + tl_chunk4 % 8)) + 3, N) && tl::is_aligned(tl_ptr5, 16)) {
             float tl_vec6[4];
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec6[tl_v] = x[tl_chunk4 + tl_v];
@@ -56,7 +56,7 @@ __global__ void __launch_bounds__(128) scale_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.x) * 256) + (x_layout::flat(tl_tid, tl_chunk4 + tl_v)), N)) T[(int(blockIdx.x) * 256) + (x_layout::flat(tl_tid, tl_chunk4 + tl_v))] = x[tl_chunk4 + tl_v];
+                if (tl::in_bounds((int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, (tl_chunk4 + tl_v / 8) * 8)) + (tl_chunk4 + tl_v) % 8), N)) T[(int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, (tl_chunk4 + tl_v / 8) * 8)) + (tl_chunk4 + tl_v) % 8)] = x[tl_chunk4 + tl_v];
             }
         }
     }
@@ -71,14 +71,14 @@ __global__ void __launch_bounds__(128) twice_scale_kernel(
         int32_t N)
 {
     using x_layout = tl::BlockedLayout<512, 8, 128>;  // fragment x: f32[512]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<128>();
     float x[x_layout::kSlots];  // fragment x: f32[512]
     // copy(X[block.x * BLOCK +: BLOCK], x);  (program_instances.tl:8)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
         if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
-        const float* tl_ptr1 = &X[(int(blockIdx.x) * 512) + (x_layout::flat(tl_tid, tl_chunk0))];
-        if (tl::in_bounds((int(blockIdx.x) * 512) + (x_layout::flat(tl_tid, tl_chunk0)), N) && tl::in_bounds(((int(blockIdx.x) * 512) + (x_layout::flat(tl_tid, tl_chunk0))) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
+        const float* tl_ptr1 = &X[(int(blockIdx.x) * 512) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) + tl_chunk0 % 8)];
+        if (tl::in_bounds((int(blockIdx.x) * 512) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) + tl_chunk0 % 8), N) && tl::in_bounds(((int(blockIdx.x) * 512) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) + tl_chunk0 % 8)) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
             float tl_vec2[4];
             tl::load_vector<float, 4>(tl_vec2, tl_ptr1);
             #pragma unroll
@@ -86,7 +86,7 @@ __global__ void __launch_bounds__(128) twice_scale_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds((int(blockIdx.x) * 512) + (x_layout::flat(tl_tid, tl_chunk0 + tl_v)), N) ? X[(int(blockIdx.x) * 512) + (x_layout::flat(tl_tid, tl_chunk0 + tl_v))] : 0.0f;
+                x[tl_chunk0 + tl_v] = tl::in_bounds((int(blockIdx.x) * 512) + ((x_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) + (tl_chunk0 + tl_v) % 8), N) ? X[(int(blockIdx.x) * 512) + ((x_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
             }
         }
     }
@@ -95,15 +95,15 @@ __global__ void __launch_bounds__(128) twice_scale_kernel(
     #pragma unroll
     for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
         if (!(x_layout::valid(tl_tid, tl_s3))) continue;
-        [[maybe_unused]] const int i = x_layout::flat(tl_tid, tl_s3);
+        [[maybe_unused]] const int i = (x_layout::flat(tl_tid, (tl_s3 / 8) * 8)) + tl_s3 % 8;
         x[tl_s3] = x[tl_s3] * alpha;
     }
     // copy(x, T[block.x * BLOCK +: BLOCK]);  (program_instances.tl:12)
     #pragma unroll
     for (int tl_chunk4 = 0; tl_chunk4 < x_layout::kSlots; tl_chunk4 += 4) {
         if (!(x_layout::valid(tl_tid, tl_chunk4))) continue;
-        float* tl_ptr5 = &T[(int(blockIdx.x) * 512) + (x_layout::flat(tl_tid, tl_chunk4))];
-        if (tl::in_bounds((int(blockIdx.x) * 512) + (x_layout::flat(tl_tid, tl_chunk4)), N) && tl::in_bounds(((int(blockIdx.x) * 512) + (x_layout::flat(tl_tid, tl_chunk4))) + 3, N) && tl::is_aligned(tl_ptr5, 16)) {
+        float* tl_ptr5 = &T[(int(blockIdx.x) * 512) + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) + tl_chunk4 % 8)];
+        if (tl::in_bounds((int(blockIdx.x) * 512) + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) + tl_chunk4 % 8), N) && tl::in_bounds(((int(blockIdx.x) * 512) + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) + tl_chunk4 % 8)) + 3, N) && tl::is_aligned(tl_ptr5, 16)) {
             float tl_vec6[4];
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec6[tl_v] = x[tl_chunk4 + tl_v];
@@ -111,7 +111,7 @@ __global__ void __launch_bounds__(128) twice_scale_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.x) * 512) + (x_layout::flat(tl_tid, tl_chunk4 + tl_v)), N)) T[(int(blockIdx.x) * 512) + (x_layout::flat(tl_tid, tl_chunk4 + tl_v))] = x[tl_chunk4 + tl_v];
+                if (tl::in_bounds((int(blockIdx.x) * 512) + ((x_layout::flat(tl_tid, (tl_chunk4 + tl_v / 8) * 8)) + (tl_chunk4 + tl_v) % 8), N)) T[(int(blockIdx.x) * 512) + ((x_layout::flat(tl_tid, (tl_chunk4 + tl_v / 8) * 8)) + (tl_chunk4 + tl_v) % 8)] = x[tl_chunk4 + tl_v];
             }
         }
     }
@@ -126,14 +126,13 @@ __global__ void __launch_bounds__(128) twice_scale_2_kernel(
         int32_t N)
 {
     using x_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment x: f32[1024]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<128>();
     float x[x_layout::kSlots];  // fragment x: f32[1024]
     // copy(X[block.x * BLOCK +: BLOCK], x);  (program_instances.tl:8)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
-        if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
-        const float* tl_ptr1 = &X[(int(blockIdx.x) * 1024) + (x_layout::flat(tl_tid, tl_chunk0))];
-        if (tl::in_bounds((int(blockIdx.x) * 1024) + (x_layout::flat(tl_tid, tl_chunk0)), N) && tl::in_bounds(((int(blockIdx.x) * 1024) + (x_layout::flat(tl_tid, tl_chunk0))) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
+        const float* tl_ptr1 = &X[(int(blockIdx.x) * 1024) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) + tl_chunk0 % 8)];
+        if (tl::in_bounds((int(blockIdx.x) * 1024) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) + tl_chunk0 % 8), N) && tl::in_bounds(((int(blockIdx.x) * 1024) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) + tl_chunk0 % 8)) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
             float tl_vec2[4];
             tl::load_vector<float, 4>(tl_vec2, tl_ptr1);
             #pragma unroll
@@ -141,7 +140,7 @@ __global__ void __launch_bounds__(128) twice_scale_2_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds((int(blockIdx.x) * 1024) + (x_layout::flat(tl_tid, tl_chunk0 + tl_v)), N) ? X[(int(blockIdx.x) * 1024) + (x_layout::flat(tl_tid, tl_chunk0 + tl_v))] : 0.0f;
+                x[tl_chunk0 + tl_v] = tl::in_bounds((int(blockIdx.x) * 1024) + ((x_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) + (tl_chunk0 + tl_v) % 8), N) ? X[(int(blockIdx.x) * 1024) + ((x_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
             }
         }
     }
@@ -149,16 +148,14 @@ __global__ void __launch_bounds__(128) twice_scale_2_kernel(
     // for i in parallel(1024): each thread visits the elements of `x` it holds
     #pragma unroll
     for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
-        if (!(x_layout::valid(tl_tid, tl_s3))) continue;
-        [[maybe_unused]] const int i = x_layout::flat(tl_tid, tl_s3);
+        [[maybe_unused]] const int i = (x_layout::flat(tl_tid, (tl_s3 / 8) * 8)) + tl_s3 % 8;
         x[tl_s3] = x[tl_s3] * alpha;
     }
     // copy(x, T[block.x * BLOCK +: BLOCK]);  (program_instances.tl:12)
     #pragma unroll
     for (int tl_chunk4 = 0; tl_chunk4 < x_layout::kSlots; tl_chunk4 += 4) {
-        if (!(x_layout::valid(tl_tid, tl_chunk4))) continue;
-        float* tl_ptr5 = &T[(int(blockIdx.x) * 1024) + (x_layout::flat(tl_tid, tl_chunk4))];
-        if (tl::in_bounds((int(blockIdx.x) * 1024) + (x_layout::flat(tl_tid, tl_chunk4)), N) && tl::in_bounds(((int(blockIdx.x) * 1024) + (x_layout::flat(tl_tid, tl_chunk4))) + 3, N) && tl::is_aligned(tl_ptr5, 16)) {
+        float* tl_ptr5 = &T[(int(blockIdx.x) * 1024) + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) + tl_chunk4 % 8)];
+        if (tl::in_bounds((int(blockIdx.x) * 1024) + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) + tl_chunk4 % 8), N) && tl::in_bounds(((int(blockIdx.x) * 1024) + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) + tl_chunk4 % 8)) + 3, N) && tl::is_aligned(tl_ptr5, 16)) {
             float tl_vec6[4];
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec6[tl_v] = x[tl_chunk4 + tl_v];
@@ -166,7 +163,7 @@ __global__ void __launch_bounds__(128) twice_scale_2_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.x) * 1024) + (x_layout::flat(tl_tid, tl_chunk4 + tl_v)), N)) T[(int(blockIdx.x) * 1024) + (x_layout::flat(tl_tid, tl_chunk4 + tl_v))] = x[tl_chunk4 + tl_v];
+                if (tl::in_bounds((int(blockIdx.x) * 1024) + ((x_layout::flat(tl_tid, (tl_chunk4 + tl_v / 8) * 8)) + (tl_chunk4 + tl_v) % 8), N)) T[(int(blockIdx.x) * 1024) + ((x_layout::flat(tl_tid, (tl_chunk4 + tl_v / 8) * 8)) + (tl_chunk4 + tl_v) % 8)] = x[tl_chunk4 + tl_v];
             }
         }
     }

@@ -16,7 +16,7 @@ __global__ void __launch_bounds__(128) pad_scale_kernel(
         int32_t N,
         int32_t P)
 {
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<128>();
     // for i in parallel(BLOCK) {  (program_workspace.tl:11)
     // for i in parallel(256): iterations dealt round-robin to the threads
     #pragma unroll
@@ -43,7 +43,7 @@ __global__ void __launch_bounds__(128) shift_kernel(
         int32_t P,
         int32_t N)
 {
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<128>();
     // for i in parallel(BLOCK) {  (program_workspace.tl:25)
     // for i in parallel(256): iterations dealt round-robin to the threads
     #pragma unroll
@@ -66,7 +66,7 @@ __global__ void __launch_bounds__(128) scale_shift_pad_scale_kernel(
         int32_t N,
         int32_t P)
 {
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<128>();
     // for i in parallel(BLOCK) {  (program_workspace.tl:11)
     // for i in parallel(512): iterations dealt round-robin to the threads
     #pragma unroll

@@ -20,7 +20,7 @@ __global__ void __launch_bounds__(128) k_kernel(
 {
     using acc_layout = tl::MmaAccLayout<64, 64, 2, 2>;  // fragment acc: f32[64, 64], mma.sync accumulators
     using ones_layout = tl::BlockedLayout<4096, 8, 128>;  // fragment ones: f32[64, 64]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* a = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared a: f16[2, 64, 64], row pitch 72
     tl::f16* b = reinterpret_cast<tl::f16*>(tl_smem + 18432);  // shared b: f16[2, 64, 64], row pitch 72
@@ -156,9 +156,8 @@ __global__ void __launch_bounds__(128) k_kernel(
     // copy(ones, C[block.y * 64 +: 64, block.x * 64 +: 64]);  (warp_specialize_final_copy_other_fragment.tl:17)
     #pragma unroll
     for (int tl_chunk31 = 0; tl_chunk31 < ones_layout::kSlots; tl_chunk31 += 8) {
-        if (!(ones_layout::valid(tl_tid, tl_chunk31))) continue;
-        tl::f16* tl_ptr32 = &C[int64_t((int(blockIdx.y) * 64) + ((ones_layout::flat(tl_tid, tl_chunk31)) / 64)) * N + ((int(blockIdx.x) * 64) + ((ones_layout::flat(tl_tid, tl_chunk31)) % 64))];
-        if (tl::in_bounds((int(blockIdx.y) * 64) + ((ones_layout::flat(tl_tid, tl_chunk31)) / 64), M) && tl::in_bounds((int(blockIdx.x) * 64) + ((ones_layout::flat(tl_tid, tl_chunk31)) % 64), N) && tl::in_bounds((int(blockIdx.y) * 64) + ((ones_layout::flat(tl_tid, tl_chunk31)) / 64), M) && tl::in_bounds(((int(blockIdx.x) * 64) + ((ones_layout::flat(tl_tid, tl_chunk31)) % 64)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+        tl::f16* tl_ptr32 = &C[int64_t((int(blockIdx.y) * 64) + ((ones_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) / 64)) * N + ((int(blockIdx.x) * 64) + (((ones_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 64) + tl_chunk31 % 8))];
+        if (tl::in_bounds((int(blockIdx.y) * 64) + ((ones_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) / 64), M) && tl::in_bounds((int(blockIdx.x) * 64) + (((ones_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 64) + tl_chunk31 % 8), N) && tl::in_bounds((int(blockIdx.y) * 64) + ((ones_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) / 64), M) && tl::in_bounds(((int(blockIdx.x) * 64) + (((ones_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 64) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
             tl::f16 tl_vec33[8];
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec33[tl_v] = tl::convert<tl::f16>(ones[tl_chunk31 + tl_v]);
@@ -166,7 +165,7 @@ __global__ void __launch_bounds__(128) k_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.y) * 64) + ((ones_layout::flat(tl_tid, tl_chunk31 + tl_v)) / 64), M) && tl::in_bounds((int(blockIdx.x) * 64) + ((ones_layout::flat(tl_tid, tl_chunk31 + tl_v)) % 64), N)) C[int64_t((int(blockIdx.y) * 64) + ((ones_layout::flat(tl_tid, tl_chunk31 + tl_v)) / 64)) * N + ((int(blockIdx.x) * 64) + ((ones_layout::flat(tl_tid, tl_chunk31 + tl_v)) % 64))] = tl::convert<tl::f16>(ones[tl_chunk31 + tl_v]);
+                if (tl::in_bounds((int(blockIdx.y) * 64) + ((ones_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) / 64), M) && tl::in_bounds((int(blockIdx.x) * 64) + (((ones_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) % 64) + (tl_chunk31 + tl_v) % 8), N)) C[int64_t((int(blockIdx.y) * 64) + ((ones_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) / 64)) * N + ((int(blockIdx.x) * 64) + (((ones_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) % 64) + (tl_chunk31 + tl_v) % 8))] = tl::convert<tl::f16>(ones[tl_chunk31 + tl_v]);
             }
         }
     }
@@ -237,7 +236,7 @@ __global__ void __launch_bounds__(256, 1) k_kernel_sm90(
     else {
         // Consumer warpgroups: the kernel's 128 threads.
         tl::sm90::claim_registers<256>();
-        const int tl_tid = threadIdx.x - 128;
+        const int tl_tid = tl::thread_index<128>(128);
         int tl_it = 0;  // trips consumed so far, across tiles
         for (int tl_tile = blockIdx.x; tl_tile < tl_tiles; tl_tile += gridDim.x) {
             const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
@@ -284,9 +283,8 @@ __global__ void __launch_bounds__(256, 1) k_kernel_sm90(
             // copy(ones, C[block.y * 64 +: 64, block.x * 64 +: 64]);  (warp_specialize_final_copy_other_fragment.tl:17)
             #pragma unroll
             for (int tl_chunk4 = 0; tl_chunk4 < ones_layout::kSlots; tl_chunk4 += 8) {
-                if (!(ones_layout::valid(tl_tid, tl_chunk4))) continue;
-                tl::f16* tl_ptr5 = &C[int64_t((tl_block_y * 64) + ((ones_layout::flat(tl_tid, tl_chunk4)) / 64)) * N + ((tl_block_x * 64) + ((ones_layout::flat(tl_tid, tl_chunk4)) % 64))];
-                if (tl::in_bounds((tl_block_y * 64) + ((ones_layout::flat(tl_tid, tl_chunk4)) / 64), M) && tl::in_bounds((tl_block_x * 64) + ((ones_layout::flat(tl_tid, tl_chunk4)) % 64), N) && tl::in_bounds((tl_block_y * 64) + ((ones_layout::flat(tl_tid, tl_chunk4)) / 64), M) && tl::in_bounds(((tl_block_x * 64) + ((ones_layout::flat(tl_tid, tl_chunk4)) % 64)) + 7, N) && tl::is_aligned(tl_ptr5, 16)) {
+                tl::f16* tl_ptr5 = &C[int64_t((tl_block_y * 64) + ((ones_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) / 64)) * N + ((tl_block_x * 64) + (((ones_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 64) + tl_chunk4 % 8))];
+                if (tl::in_bounds((tl_block_y * 64) + ((ones_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) / 64), M) && tl::in_bounds((tl_block_x * 64) + (((ones_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 64) + tl_chunk4 % 8), N) && tl::in_bounds((tl_block_y * 64) + ((ones_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) / 64), M) && tl::in_bounds(((tl_block_x * 64) + (((ones_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 64) + tl_chunk4 % 8)) + 7, N) && tl::is_aligned(tl_ptr5, 16)) {
                     tl::f16 tl_vec6[8];
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec6[tl_v] = tl::convert<tl::f16>(ones[tl_chunk4 + tl_v]);
@@ -294,7 +292,7 @@ __global__ void __launch_bounds__(256, 1) k_kernel_sm90(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        if (tl::in_bounds((tl_block_y * 64) + ((ones_layout::flat(tl_tid, tl_chunk4 + tl_v)) / 64), M) && tl::in_bounds((tl_block_x * 64) + ((ones_layout::flat(tl_tid, tl_chunk4 + tl_v)) % 64), N)) C[int64_t((tl_block_y * 64) + ((ones_layout::flat(tl_tid, tl_chunk4 + tl_v)) / 64)) * N + ((tl_block_x * 64) + ((ones_layout::flat(tl_tid, tl_chunk4 + tl_v)) % 64))] = tl::convert<tl::f16>(ones[tl_chunk4 + tl_v]);
+                        if (tl::in_bounds((tl_block_y * 64) + ((ones_layout::flat(tl_tid, (tl_chunk4 + tl_v / 8) * 8)) / 64), M) && tl::in_bounds((tl_block_x * 64) + (((ones_layout::flat(tl_tid, (tl_chunk4 + tl_v / 8) * 8)) % 64) + (tl_chunk4 + tl_v) % 8), N)) C[int64_t((tl_block_y * 64) + ((ones_layout::flat(tl_tid, (tl_chunk4 + tl_v / 8) * 8)) / 64)) * N + ((tl_block_x * 64) + (((ones_layout::flat(tl_tid, (tl_chunk4 + tl_v / 8) * 8)) % 64) + (tl_chunk4 + tl_v) % 8))] = tl::convert<tl::f16>(ones[tl_chunk4 + tl_v]);
                     }
                 }
             }

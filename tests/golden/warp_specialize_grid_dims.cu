@@ -18,7 +18,7 @@ __global__ void __launch_bounds__(128) gemm_reversed_kernel(
         int32_t N)
 {
     using acc_layout = tl::MmaAccLayout<64, 64, 2, 2>;  // fragment acc: f32[64, 64], mma.sync accumulators
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* a = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared a: f16[2, 64, 64], row pitch 72
     tl::f16* b = reinterpret_cast<tl::f16*>(tl_smem + 18432);  // shared b: f16[2, 64, 64], row pitch 72
@@ -215,7 +215,7 @@ __global__ void __launch_bounds__(256, 1) gemm_reversed_kernel_sm90(
     else {
         // Consumer warpgroups: the kernel's 128 threads.
         tl::sm90::claim_registers<256>();
-        const int tl_tid = threadIdx.x - 128;
+        const int tl_tid = tl::thread_index<128>(128);
         int tl_it = 0;  // trips consumed so far, across tiles
         for (int tl_tile = blockIdx.x; tl_tile < tl_tiles; tl_tile += gridDim.x) {
             const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);

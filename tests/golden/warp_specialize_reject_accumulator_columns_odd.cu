@@ -18,7 +18,7 @@ __global__ void __launch_bounds__(128) gemm_nt_kernel(
         int32_t N)
 {
     using acc_layout = tl::BlockedLayout<4352, 4, 128>;  // fragment acc: f32[64, 68]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* a = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared a: f16[2, 64, 64], row pitch 72
     tl::f16* b = reinterpret_cast<tl::f16*>(tl_smem + 18432);  // shared b: f16[2, 68, 64], row pitch 72
@@ -143,7 +143,7 @@ __global__ void __launch_bounds__(128) gemm_nt_kernel(
                 if (!(acc_layout::valid(tl_tid, tl_s28))) continue;
                 float tl_sum = acc[tl_s28];
                 for (int tl_k = 0; tl_k < 64; ++tl_k)
-                    tl_sum += tl::convert<float>(tl_a.at((acc_layout::flat(tl_tid, tl_s28)) / 68, tl_k)) * tl::convert<float>(tl_b.at(tl_k, (acc_layout::flat(tl_tid, tl_s28)) % 68));
+                    tl_sum += tl::convert<float>(tl_a.at((acc_layout::flat(tl_tid, (tl_s28 / 4) * 4)) / 68, tl_k)) * tl::convert<float>(tl_b.at(tl_k, ((acc_layout::flat(tl_tid, (tl_s28 / 4) * 4)) % 68) + tl_s28 % 4));
                 acc[tl_s28] = tl_sum;
             }
         }
@@ -153,8 +153,8 @@ __global__ void __launch_bounds__(128) gemm_nt_kernel(
     #pragma unroll
     for (int tl_chunk29 = 0; tl_chunk29 < acc_layout::kSlots; tl_chunk29 += 4) {
         if (!(acc_layout::valid(tl_tid, tl_chunk29))) continue;
-        float* tl_ptr30 = &C[int64_t(row0 + ((acc_layout::flat(tl_tid, tl_chunk29)) / 68)) * N + (col0 + ((acc_layout::flat(tl_tid, tl_chunk29)) % 68))];
-        if (tl::in_bounds(row0 + ((acc_layout::flat(tl_tid, tl_chunk29)) / 68), M) && tl::in_bounds(col0 + ((acc_layout::flat(tl_tid, tl_chunk29)) % 68), N) && tl::in_bounds(row0 + ((acc_layout::flat(tl_tid, tl_chunk29)) / 68), M) && tl::in_bounds((col0 + ((acc_layout::flat(tl_tid, tl_chunk29)) % 68)) + 3, N) && tl::is_aligned(tl_ptr30, 16)) {
+        float* tl_ptr30 = &C[int64_t(row0 + ((acc_layout::flat(tl_tid, (tl_chunk29 / 4) * 4)) / 68)) * N + (col0 + (((acc_layout::flat(tl_tid, (tl_chunk29 / 4) * 4)) % 68) + tl_chunk29 % 4))];
+        if (tl::in_bounds(row0 + ((acc_layout::flat(tl_tid, (tl_chunk29 / 4) * 4)) / 68), M) && tl::in_bounds(col0 + (((acc_layout::flat(tl_tid, (tl_chunk29 / 4) * 4)) % 68) + tl_chunk29 % 4), N) && tl::in_bounds(row0 + ((acc_layout::flat(tl_tid, (tl_chunk29 / 4) * 4)) / 68), M) && tl::in_bounds((col0 + (((acc_layout::flat(tl_tid, (tl_chunk29 / 4) * 4)) % 68) + tl_chunk29 % 4)) + 3, N) && tl::is_aligned(tl_ptr30, 16)) {
             float tl_vec31[4];
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec31[tl_v] = acc[tl_chunk29 + tl_v];
@@ -162,7 +162,7 @@ __global__ void __launch_bounds__(128) gemm_nt_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds(row0 + ((acc_layout::flat(tl_tid, tl_chunk29 + tl_v)) / 68), M) && tl::in_bounds(col0 + ((acc_layout::flat(tl_tid, tl_chunk29 + tl_v)) % 68), N)) C[int64_t(row0 + ((acc_layout::flat(tl_tid, tl_chunk29 + tl_v)) / 68)) * N + (col0 + ((acc_layout::flat(tl_tid, tl_chunk29 + tl_v)) % 68))] = acc[tl_chunk29 + tl_v];
+                if (tl::in_bounds(row0 + ((acc_layout::flat(tl_tid, (tl_chunk29 + tl_v / 4) * 4)) / 68), M) && tl::in_bounds(col0 + (((acc_layout::flat(tl_tid, (tl_chunk29 + tl_v / 4) * 4)) % 68) + (tl_chunk29 + tl_v) % 4), N)) C[int64_t(row0 + ((acc_layout::flat(tl_tid, (tl_chunk29 + tl_v / 4) * 4)) / 68)) * N + (col0 + (((acc_layout::flat(tl_tid, (tl_chunk29 + tl_v / 4) * 4)) % 68) + (tl_chunk29 + tl_v) % 4))] = acc[tl_chunk29 + tl_v];
             }
         }
     }

@@ -19,7 +19,7 @@ __global__ void __launch_bounds__(128) gemm_kernel(
 {
     using b_layout = tl::BlockedLayout<4096, 8, 128>;  // fragment b: f16[64, 64]
     using acc_layout = tl::MmaAccLayout<64, 64, 2, 2>;  // fragment acc: f32[64, 64], mma.sync accumulators
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* a = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared a: f16[2, 64, 64], row pitch 72
     unsigned char* tl_scratch = tl_smem + 18432;  // 9216 bytes for reductions and staging
@@ -87,9 +87,8 @@ __global__ void __launch_bounds__(128) gemm_kernel(
         // copy(B[k * 64 +: 64, col0 +: 64], b);  (warp_specialize_reject_copy_into_fragment.tl:18)
         #pragma unroll
         for (int tl_chunk14 = 0; tl_chunk14 < b_layout::kSlots; tl_chunk14 += 8) {
-            if (!(b_layout::valid(tl_tid, tl_chunk14))) continue;
-            const tl::f16* tl_ptr15 = &B[int64_t((k * 64) + ((b_layout::flat(tl_tid, tl_chunk14)) / 64)) * N + (col0 + ((b_layout::flat(tl_tid, tl_chunk14)) % 64))];
-            if (tl::in_bounds((k * 64) + ((b_layout::flat(tl_tid, tl_chunk14)) / 64), K) && tl::in_bounds(col0 + ((b_layout::flat(tl_tid, tl_chunk14)) % 64), N) && tl::in_bounds((k * 64) + ((b_layout::flat(tl_tid, tl_chunk14)) / 64), K) && tl::in_bounds((col0 + ((b_layout::flat(tl_tid, tl_chunk14)) % 64)) + 7, N) && tl::is_aligned(tl_ptr15, 16)) {
+            const tl::f16* tl_ptr15 = &B[int64_t((k * 64) + ((b_layout::flat(tl_tid, (tl_chunk14 / 8) * 8)) / 64)) * N + (col0 + (((b_layout::flat(tl_tid, (tl_chunk14 / 8) * 8)) % 64) + tl_chunk14 % 8))];
+            if (tl::in_bounds((k * 64) + ((b_layout::flat(tl_tid, (tl_chunk14 / 8) * 8)) / 64), K) && tl::in_bounds(col0 + (((b_layout::flat(tl_tid, (tl_chunk14 / 8) * 8)) % 64) + tl_chunk14 % 8), N) && tl::in_bounds((k * 64) + ((b_layout::flat(tl_tid, (tl_chunk14 / 8) * 8)) / 64), K) && tl::in_bounds((col0 + (((b_layout::flat(tl_tid, (tl_chunk14 / 8) * 8)) % 64) + tl_chunk14 % 8)) + 7, N) && tl::is_aligned(tl_ptr15, 16)) {
                 tl::f16 tl_vec16[8];
                 tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
                 #pragma unroll
@@ -97,7 +96,7 @@ __global__ void __launch_bounds__(128) gemm_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    b[tl_chunk14 + tl_v] = tl::in_bounds((k * 64) + ((b_layout::flat(tl_tid, tl_chunk14 + tl_v)) / 64), K) && tl::in_bounds(col0 + ((b_layout::flat(tl_tid, tl_chunk14 + tl_v)) % 64), N) ? B[int64_t((k * 64) + ((b_layout::flat(tl_tid, tl_chunk14 + tl_v)) / 64)) * N + (col0 + ((b_layout::flat(tl_tid, tl_chunk14 + tl_v)) % 64))] : tl::convert<tl::f16>(0.0f);
+                    b[tl_chunk14 + tl_v] = tl::in_bounds((k * 64) + ((b_layout::flat(tl_tid, (tl_chunk14 + tl_v / 8) * 8)) / 64), K) && tl::in_bounds(col0 + (((b_layout::flat(tl_tid, (tl_chunk14 + tl_v / 8) * 8)) % 64) + (tl_chunk14 + tl_v) % 8), N) ? B[int64_t((k * 64) + ((b_layout::flat(tl_tid, (tl_chunk14 + tl_v / 8) * 8)) / 64)) * N + (col0 + (((b_layout::flat(tl_tid, (tl_chunk14 + tl_v / 8) * 8)) % 64) + (tl_chunk14 + tl_v) % 8))] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
@@ -107,8 +106,7 @@ __global__ void __launch_bounds__(128) gemm_kernel(
             __syncthreads();  // the staging buffer may still be read by a previous gemm
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < b_layout::kSlots; ++tl_s18) {
-                if (!(b_layout::valid(tl_tid, tl_s18))) continue;
-                tl_staged17[((b_layout::flat(tl_tid, tl_s18)) / 64) * 72 + ((b_layout::flat(tl_tid, tl_s18)) % 64)] = b[tl_s18];
+                tl_staged17[((b_layout::flat(tl_tid, (tl_s18 / 8) * 8)) / 64) * 72 + (((b_layout::flat(tl_tid, (tl_s18 / 8) * 8)) % 64) + tl_s18 % 8)] = b[tl_s18];
             }
             __syncthreads();
             tl::warp_gemm_mma<64, 64, 64, 2, 2, tl::f16, false, false>(

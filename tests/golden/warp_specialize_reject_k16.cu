@@ -18,7 +18,7 @@ __global__ void __launch_bounds__(128) gemm_tn_kernel(
         int32_t N)
 {
     using acc_layout = tl::BlockedLayout<4096, 8, 128>;  // fragment acc: f32[64, 64]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* a = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared a: f16[2, 8, 64], row pitch 72
     tl::f16* b = reinterpret_cast<tl::f16*>(tl_smem + 2304);  // shared b: f16[2, 8, 64], row pitch 72
@@ -148,10 +148,9 @@ __global__ void __launch_bounds__(128) gemm_tn_kernel(
             const tl::SharedMatrix<tl::f16, false> tl_b{&b[((k % 2) * 8 + 0) * 72 + 0], 72};
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < acc_layout::kSlots; ++tl_s28) {
-                if (!(acc_layout::valid(tl_tid, tl_s28))) continue;
                 float tl_sum = acc[tl_s28];
                 for (int tl_k = 0; tl_k < 8; ++tl_k)
-                    tl_sum += tl::convert<float>(tl_a.at((acc_layout::flat(tl_tid, tl_s28)) / 64, tl_k)) * tl::convert<float>(tl_b.at(tl_k, (acc_layout::flat(tl_tid, tl_s28)) % 64));
+                    tl_sum += tl::convert<float>(tl_a.at((acc_layout::flat(tl_tid, (tl_s28 / 8) * 8)) / 64, tl_k)) * tl::convert<float>(tl_b.at(tl_k, ((acc_layout::flat(tl_tid, (tl_s28 / 8) * 8)) % 64) + tl_s28 % 8));
                 acc[tl_s28] = tl_sum;
             }
         }
@@ -160,9 +159,8 @@ __global__ void __launch_bounds__(128) gemm_tn_kernel(
     // copy(acc, C[row0 +: 64, col0 +: 64]);  (warp_specialize_reject_k16.tl:21)
     #pragma unroll
     for (int tl_chunk29 = 0; tl_chunk29 < acc_layout::kSlots; tl_chunk29 += 4) {
-        if (!(acc_layout::valid(tl_tid, tl_chunk29))) continue;
-        float* tl_ptr30 = &C[int64_t(row0 + ((acc_layout::flat(tl_tid, tl_chunk29)) / 64)) * N + (col0 + ((acc_layout::flat(tl_tid, tl_chunk29)) % 64))];
-        if (tl::in_bounds(row0 + ((acc_layout::flat(tl_tid, tl_chunk29)) / 64), M) && tl::in_bounds(col0 + ((acc_layout::flat(tl_tid, tl_chunk29)) % 64), N) && tl::in_bounds(row0 + ((acc_layout::flat(tl_tid, tl_chunk29)) / 64), M) && tl::in_bounds((col0 + ((acc_layout::flat(tl_tid, tl_chunk29)) % 64)) + 3, N) && tl::is_aligned(tl_ptr30, 16)) {
+        float* tl_ptr30 = &C[int64_t(row0 + ((acc_layout::flat(tl_tid, (tl_chunk29 / 8) * 8)) / 64)) * N + (col0 + (((acc_layout::flat(tl_tid, (tl_chunk29 / 8) * 8)) % 64) + tl_chunk29 % 8))];
+        if (tl::in_bounds(row0 + ((acc_layout::flat(tl_tid, (tl_chunk29 / 8) * 8)) / 64), M) && tl::in_bounds(col0 + (((acc_layout::flat(tl_tid, (tl_chunk29 / 8) * 8)) % 64) + tl_chunk29 % 8), N) && tl::in_bounds(row0 + ((acc_layout::flat(tl_tid, (tl_chunk29 / 8) * 8)) / 64), M) && tl::in_bounds((col0 + (((acc_layout::flat(tl_tid, (tl_chunk29 / 8) * 8)) % 64) + tl_chunk29 % 8)) + 3, N) && tl::is_aligned(tl_ptr30, 16)) {
             float tl_vec31[4];
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec31[tl_v] = acc[tl_chunk29 + tl_v];
@@ -170,7 +168,7 @@ __global__ void __launch_bounds__(128) gemm_tn_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds(row0 + ((acc_layout::flat(tl_tid, tl_chunk29 + tl_v)) / 64), M) && tl::in_bounds(col0 + ((acc_layout::flat(tl_tid, tl_chunk29 + tl_v)) % 64), N)) C[int64_t(row0 + ((acc_layout::flat(tl_tid, tl_chunk29 + tl_v)) / 64)) * N + (col0 + ((acc_layout::flat(tl_tid, tl_chunk29 + tl_v)) % 64))] = acc[tl_chunk29 + tl_v];
+                if (tl::in_bounds(row0 + ((acc_layout::flat(tl_tid, (tl_chunk29 + tl_v / 8) * 8)) / 64), M) && tl::in_bounds(col0 + (((acc_layout::flat(tl_tid, (tl_chunk29 + tl_v / 8) * 8)) % 64) + (tl_chunk29 + tl_v) % 8), N)) C[int64_t(row0 + ((acc_layout::flat(tl_tid, (tl_chunk29 + tl_v / 8) * 8)) / 64)) * N + (col0 + (((acc_layout::flat(tl_tid, (tl_chunk29 + tl_v / 8) * 8)) % 64) + (tl_chunk29 + tl_v) % 8))] = acc[tl_chunk29 + tl_v];
             }
         }
     }

@@ -16,7 +16,7 @@ __global__ void __launch_bounds__(128) reload_kernel(
         int32_t K)
 {
     using acc_layout = tl::BlockedLayout<4096, 8, 128>;  // fragment acc: f32[64, 64]
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* a = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared a: f16[2, 64, 64], row pitch 72
     float acc[acc_layout::kSlots];  // fragment acc: f32[64, 64]
@@ -82,9 +82,8 @@ __global__ void __launch_bounds__(128) reload_kernel(
     // copy(acc, C[block.x * 64 +: 64, 0 +: 64]);  (warp_specialize_reject_no_gemm.tl:16)
     #pragma unroll
     for (int tl_chunk14 = 0; tl_chunk14 < acc_layout::kSlots; tl_chunk14 += 4) {
-        if (!(acc_layout::valid(tl_tid, tl_chunk14))) continue;
-        float* tl_ptr15 = &C[int64_t((int(blockIdx.x) * 64) + ((acc_layout::flat(tl_tid, tl_chunk14)) / 64)) * 64 + ((acc_layout::flat(tl_tid, tl_chunk14)) % 64)];
-        if (tl::in_bounds((int(blockIdx.x) * 64) + ((acc_layout::flat(tl_tid, tl_chunk14)) / 64), M) && tl::in_bounds((acc_layout::flat(tl_tid, tl_chunk14)) % 64, 64) && tl::in_bounds((int(blockIdx.x) * 64) + ((acc_layout::flat(tl_tid, tl_chunk14)) / 64), M) && tl::in_bounds(((acc_layout::flat(tl_tid, tl_chunk14)) % 64) + 3, 64) && tl::is_aligned(tl_ptr15, 16)) {
+        float* tl_ptr15 = &C[int64_t((int(blockIdx.x) * 64) + ((acc_layout::flat(tl_tid, (tl_chunk14 / 8) * 8)) / 64)) * 64 + (((acc_layout::flat(tl_tid, (tl_chunk14 / 8) * 8)) % 64) + tl_chunk14 % 8)];
+        if (tl::in_bounds((int(blockIdx.x) * 64) + ((acc_layout::flat(tl_tid, (tl_chunk14 / 8) * 8)) / 64), M) && tl::in_bounds(((acc_layout::flat(tl_tid, (tl_chunk14 / 8) * 8)) % 64) + tl_chunk14 % 8, 64) && tl::in_bounds((int(blockIdx.x) * 64) + ((acc_layout::flat(tl_tid, (tl_chunk14 / 8) * 8)) / 64), M) && tl::in_bounds((((acc_layout::flat(tl_tid, (tl_chunk14 / 8) * 8)) % 64) + tl_chunk14 % 8) + 3, 64) && tl::is_aligned(tl_ptr15, 16)) {
             float tl_vec16[4];
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec16[tl_v] = acc[tl_chunk14 + tl_v];
@@ -92,7 +91,7 @@ __global__ void __launch_bounds__(128) reload_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.x) * 64) + ((acc_layout::flat(tl_tid, tl_chunk14 + tl_v)) / 64), M) && tl::in_bounds((acc_layout::flat(tl_tid, tl_chunk14 + tl_v)) % 64, 64)) C[int64_t((int(blockIdx.x) * 64) + ((acc_layout::flat(tl_tid, tl_chunk14 + tl_v)) / 64)) * 64 + ((acc_layout::flat(tl_tid, tl_chunk14 + tl_v)) % 64)] = acc[tl_chunk14 + tl_v];
+                if (tl::in_bounds((int(blockIdx.x) * 64) + ((acc_layout::flat(tl_tid, (tl_chunk14 + tl_v / 8) * 8)) / 64), M) && tl::in_bounds(((acc_layout::flat(tl_tid, (tl_chunk14 + tl_v / 8) * 8)) % 64) + (tl_chunk14 + tl_v) % 8, 64)) C[int64_t((int(blockIdx.x) * 64) + ((acc_layout::flat(tl_tid, (tl_chunk14 + tl_v / 8) * 8)) / 64)) * 64 + (((acc_layout::flat(tl_tid, (tl_chunk14 + tl_v / 8) * 8)) % 64) + (tl_chunk14 + tl_v) % 8)] = acc[tl_chunk14 + tl_v];
             }
         }
     }

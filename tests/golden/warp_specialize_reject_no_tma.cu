@@ -18,7 +18,7 @@ __global__ void __launch_bounds__(128) gemm_kernel(
         int32_t N)
 {
     using acc_layout = tl::MmaAccLayout<64, 64, 2, 2>;  // fragment acc: f32[64, 64], mma.sync accumulators
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* a = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared a: f16[2, 64, 64], row pitch 72
     tl::f16* b = reinterpret_cast<tl::f16*>(tl_smem + 18432);  // shared b: f16[2, 64, 64], row pitch 72

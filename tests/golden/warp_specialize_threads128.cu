@@ -18,7 +18,7 @@ __global__ void __launch_bounds__(128) gemm_kernel(
         int32_t N)
 {
     using acc_layout = tl::MmaAccLayout<64, 128, 1, 4>;  // fragment acc: f32[64, 128], mma.sync accumulators
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::bf16* a = reinterpret_cast<tl::bf16*>(tl_smem + 0);  // shared a: bf16[4, 64, 64], row pitch 72
     tl::bf16* b = reinterpret_cast<tl::bf16*>(tl_smem + 36864);  // shared b: bf16[4, 64, 128], row pitch 136
@@ -312,7 +312,7 @@ __global__ void __launch_bounds__(256, 1) gemm_kernel_sm90(
     else {
         // Consumer warpgroups: the kernel's 128 threads.
         tl::sm90::claim_registers<256>();
-        const int tl_tid = threadIdx.x - 128;
+        const int tl_tid = tl::thread_index<128>(128);
         int tl_it = 0;  // trips consumed so far, across tiles
         for (int tl_tile = blockIdx.x; tl_tile < tl_tiles; tl_tile += gridDim.x) {
             const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);

@@ -18,7 +18,7 @@ __global__ void __launch_bounds__(256) gemm_nt_kernel(
         int32_t N)
 {
     using acc_layout = tl::MmaAccLayout<128, 128, 2, 4>;  // fragment acc: f32[128, 128], mma.sync accumulators
-    const int tl_tid = threadIdx.x;
+    const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* a = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared a: f16[3, 128, 64], row pitch 72
     tl::f16* b = reinterpret_cast<tl::f16*>(tl_smem + 55296);  // shared b: f16[3, 128, 64], row pitch 72
@@ -265,7 +265,7 @@ __global__ void __launch_bounds__(384, 1) gemm_nt_kernel_sm90(
     else {
         // Consumer warpgroups: the kernel's 256 threads.
         tl::sm90::claim_registers<232>();
-        const int tl_tid = threadIdx.x - 128;
+        const int tl_tid = tl::thread_index<256>(128);
         int tl_it = 0;  // trips consumed so far, across tiles
         int tl_store_chunks = 0;  // epilogue chunks stored so far, across tiles
         for (int tl_tile = blockIdx.x; tl_tile < tl_tiles; tl_tile += gridDim.x) {

@@ -131,9 +131,12 @@ build_one() {
         echo missing >"$status_file"
         return
     fi
-    local flags=(-std=c++17 -O2 -lineinfo -I "$ROOT/runtime" -I "$gen" "$(gencode "$arch")")
+    # The .tl file's directory: headers its `extern fn`s include (stdlib/int4.cuh).
+    local src_dir
+    src_dir=$(dirname "$ROOT/$TLC_GPU_TL")
+    local flags=(-std=c++17 -O2 -lineinfo -I "$ROOT/runtime" -I "$gen" -I "$src_dir" "$(gencode "$arch")")
     # A device-debug variant (-G in its macros): -G replaces -lineinfo, which nvcc would warn about.
-    [[ " $macros " == *" -G "* ]] && flags=(-std=c++17 -I "$ROOT/runtime" -I "$gen" "$(gencode "$arch")")
+    [[ " $macros " == *" -G "* ]] && flags=(-std=c++17 -I "$ROOT/runtime" -I "$gen" -I "$src_dir" "$(gencode "$arch")")
     [[ $subdir != . ]] && flags+=("-DTLC_VARIANT=$subdir")
     # shellcheck disable=SC2206
     [[ $macros != - ]] && flags+=($macros)

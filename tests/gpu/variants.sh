@@ -62,6 +62,8 @@ stdlib_cross_entropy_f16|stdlib/cross_entropy|f16|-D T=f16|-DTLC_T=__half
 stdlib_transpose|stdlib/transpose|.|-|-
 stdlib_transpose_f32|stdlib/transpose|f32|-D T=f32|-DTLC_T=float
 stdlib_moe|stdlib/moe|.|-|-
+stdlib_qgemm|stdlib/qgemm|.|-|-
+stdlib_qgemm_bf16|stdlib/qgemm|bf16|-D T=bf16|-DTLC_T=__nv_bfloat16
 stdlib_moe_e256_sigmoid|stdlib/moe|e256_sigmoid|-D E=256 -D K=8 -D SIGMOID=true -D RENORM=false|-DTLC_E=256 -DTLC_K=8 -DTLC_SIGMOID=1 -DTLC_RENORM=0
 stdlib_attention|stdlib/attention|.|-|-
 stdlib_attention_bf16|stdlib/attention|bf16|-D T=bf16|-DTLC_T=__nv_bfloat16

@@ -187,6 +187,24 @@ class BuildTest(unittest.TestCase):
             self.assertNotEqual(lib, rebuilt)
             del os.environ["TLC_CACHE_DIR"]
 
+    def test_extern_header_found_next_to_the_source_and_hashed(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            os.environ["TLC_CACHE_DIR"] = os.path.join(tmp, "cache")
+            (Path(tmp) / "ops.cuh").write_text("namespace ops { __device__ inline float twice(float x) { return 2 * x; } }\n")
+            src = Path(tmp) / "k.tl"
+            src.write_text('extern fn twice(x: f32) -> f32 = "ops::twice" in "ops.cuh";\n'
+                           "kernel double_it<BN = 128>(X: global f32[N], Y: global mut f32[N])\n"
+                           "    grid(cdiv(N, BN)) threads(128)\n{\n"
+                           "    fragment x: f32[BN];\n    copy(X[block.x * BN +: BN], x);\n"
+                           "    for i in parallel(BN) { x[i] = twice(x[i]); }\n"
+                           "    copy(x, Y[block.x * BN +: BN]);\n}\n")
+            lib, _ = tlc_build.build(src, arch="sm_80", tlc=TLC)
+            self.assertTrue(lib.exists())
+            (Path(tmp) / "ops.cuh").write_text("namespace ops { __device__ inline float twice(float x) { return x + x; } }\n")
+            rebuilt, _ = tlc_build.build(src, arch="sm_80", tlc=TLC)
+            self.assertNotEqual(lib, rebuilt)
+            del os.environ["TLC_CACHE_DIR"]
+
     def test_translation_error_is_reported(self):
         with tempfile.TemporaryDirectory() as tmp:
             src = Path(tmp) / "bad.tl"
