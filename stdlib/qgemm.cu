@@ -8,356 +8,317 @@
 
 namespace {
 
-// kernel w4a16_gemm<BM = 16, BN = 32, BK = 512, G = 128, STAGES = 4, T = f16>  (stdlib/qgemm.tl:14)
-// 128 threads per block, 135680 bytes of shared memory
-__global__ void __launch_bounds__(128) w4a16_gemm_kernel_variant0(
+// kernel w4a16_partial<BM = 16, BN = 32, BK = 128, G = 128, STAGES = 4, T = f16>  (stdlib/qgemm.tl:24)
+// 128 threads per block, 36608 bytes of shared memory
+__global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
         const tl::f16* __restrict__ A,
         const uint32_t* __restrict__ Wq,
         const tl::f16* __restrict__ Scales,
-        tl::f16* __restrict__ C,
+        float* __restrict__ Part,
+        int32_t k_len,
         int32_t M,
         int32_t K,
         int32_t N,
         int32_t KW,
-        int32_t KG)
+        int32_t KG,
+        int32_t SPLITS)
 {
-    using w_layout = tl::BlockedLayout<16384, 8, 128>;  // fragment w: f16[32, 512]
+    using w_layout = tl::BlockedLayout<4096, 8, 128>;  // fragment w: f16[32, 128]
     using acc_layout = tl::MmaAccLayout<16, 32, 1, 4>;  // fragment acc: f32[16, 32], mma.sync accumulators
     const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    tl::f16* a = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared a: f16[4, 16, 512], row pitch 520
-    uint32_t* wq = reinterpret_cast<uint32_t*>(tl_smem + 66560);  // shared wq: u32[4, 32, 64], row pitch 68
-    tl::f16* sc = reinterpret_cast<tl::f16*>(tl_smem + 101376);  // shared sc: f16[4, 32, 4], row pitch 4
-    unsigned char* tl_scratch = tl_smem + 102400;  // 33280 bytes for reductions and staging
-    tl::f16 w[w_layout::kSlots];  // fragment w: f16[32, 512]
+    tl::f16* a = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared a: f16[4, 16, 128], row pitch 136
+    uint32_t* wq = reinterpret_cast<uint32_t*>(tl_smem + 17408);  // shared wq: u32[4, 32, 16], row pitch 20
+    tl::f16* sc = reinterpret_cast<tl::f16*>(tl_smem + 27648);  // shared sc: f16[4, 32, 1], row pitch 1
+    unsigned char* tl_scratch = tl_smem + 27904;  // 8704 bytes for reductions and staging
+    tl::f16 w[w_layout::kSlots];  // fragment w: f16[32, 128]
     float acc[acc_layout::kSlots];  // fragment acc: f32[16, 32]
     #pragma unroll
     for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
     const int32_t row0 = int(blockIdx.y) * 16;
     const int32_t col0 = int(blockIdx.x) * 32;
-    const int32_t k_trips = tl::cdiv(K, 512);
+    const int32_t k0 = int(blockIdx.z) * k_len;
+    const int32_t k_trips = tl::cdiv(tl::min(k_len, K - k0), 128);
     if (0 < k_trips) {
-        // copy(A[row0 +: BM, k * BK +: BK], a);                  // past K: zeros, so the  (qgemm.tl:30)
-        if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 16 <= M && (0 * 512) >= 0 && (0 * 512) + 512 <= K && (0 * 512) % 8 == 0) {
+        // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:43)
+        if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 16 <= M && (k0 + 0 * 128) >= 0 && (k0 + 0 * 128) + 128 <= K && (k0 + 0 * 128) % 8 == 0) {
             #pragma unroll
-            for (int tl_i1 = 0; tl_i1 < 8; ++tl_i1) {
+            for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
                 const int tl_chunk0 = tl_tid + tl_i1 * 128;
-                tl::cp_async_16(&a[(0 * 16 + ((tl_chunk0 * 8) / 512)) * 520 + ((tl_chunk0 * 8) % 512)], &A[int64_t(row0 + ((tl_chunk0 * 8) / 512)) * K + ((0 * 512) + ((tl_chunk0 * 8) % 512))]);
+                tl::cp_async_16(&a[(0 * 16 + ((tl_chunk0 * 8) / 128)) * 136 + ((tl_chunk0 * 8) % 128)], &A[int64_t(row0 + ((tl_chunk0 * 8) / 128)) * K + ((k0 + 0 * 128) + ((tl_chunk0 * 8) % 128))]);
             }
         } else {
             #pragma unroll
-            for (int tl_i3 = 0; tl_i3 < 8; ++tl_i3) {
+            for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
                 const int tl_chunk2 = tl_tid + tl_i3 * 128;
-                const tl::f16* tl_src4 = &A[int64_t(row0 + ((tl_chunk2 * 8) / 512)) * K + ((0 * 512) + ((tl_chunk2 * 8) % 512))];
-                tl::f16* tl_dst5 = &a[(0 * 16 + ((tl_chunk2 * 8) / 512)) * 520 + ((tl_chunk2 * 8) % 512)];
-                const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 8) / 512), M)) ? 0 : max(0, min(8, K - ((0 * 512) + ((tl_chunk2 * 8) % 512))));
-                if (tl_valid6 == 8 && (0 * 512) + ((tl_chunk2 * 8) % 512) >= 0 && tl::is_aligned(tl_src4, 16)) {
+                const tl::f16* tl_src4 = &A[int64_t(row0 + ((tl_chunk2 * 8) / 128)) * K + ((k0 + 0 * 128) + ((tl_chunk2 * 8) % 128))];
+                tl::f16* tl_dst5 = &a[(0 * 16 + ((tl_chunk2 * 8) / 128)) * 136 + ((tl_chunk2 * 8) % 128)];
+                const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 8) / 128), M)) ? 0 : max(0, min(8, K - ((k0 + 0 * 128) + ((tl_chunk2 * 8) % 128))));
+                if (tl_valid6 == 8 && (k0 + 0 * 128) + ((tl_chunk2 * 8) % 128) >= 0 && tl::is_aligned(tl_src4, 16)) {
                     tl::cp_async_16(tl_dst5, tl_src4);
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row0 + ((tl_chunk2 * 8) / 512), M) && tl::in_bounds(((0 * 512) + ((tl_chunk2 * 8) % 512)) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row0 + ((tl_chunk2 * 8) / 128), M) && tl::in_bounds(((k0 + 0 * 128) + ((tl_chunk2 * 8) % 128)) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
-        // copy(Wq[col0 +: BN, k * (BK / 8) +: BK / 8], wq);      // padded weights add nothing  (qgemm.tl:31)
-        if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 32 <= N && (0 * 64) >= 0 && (0 * 64) + 64 <= KW && (0 * 64) % 4 == 0) {
+        // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:44)
+        if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 32 <= N && ((k0 + 0 * 128) / 8) >= 0 && ((k0 + 0 * 128) / 8) + 16 <= KW && ((k0 + 0 * 128) / 8) % 4 == 0) {
             #pragma unroll
-            for (int tl_i8 = 0; tl_i8 < 4; ++tl_i8) {
+            for (int tl_i8 = 0; tl_i8 < 1; ++tl_i8) {
                 const int tl_chunk7 = tl_tid + tl_i8 * 128;
-                tl::cp_async_16(&wq[(0 * 32 + ((tl_chunk7 * 4) / 64)) * 68 + ((tl_chunk7 * 4) % 64)], &Wq[int64_t(col0 + ((tl_chunk7 * 4) / 64)) * KW + ((0 * 64) + ((tl_chunk7 * 4) % 64))]);
+                tl::cp_async_16(&wq[(0 * 32 + ((tl_chunk7 * 4) / 16)) * 20 + ((tl_chunk7 * 4) % 16)], &Wq[int64_t(col0 + ((tl_chunk7 * 4) / 16)) * KW + (((k0 + 0 * 128) / 8) + ((tl_chunk7 * 4) % 16))]);
             }
         } else {
             #pragma unroll
-            for (int tl_i10 = 0; tl_i10 < 4; ++tl_i10) {
+            for (int tl_i10 = 0; tl_i10 < 1; ++tl_i10) {
                 const int tl_chunk9 = tl_tid + tl_i10 * 128;
-                const uint32_t* tl_src11 = &Wq[int64_t(col0 + ((tl_chunk9 * 4) / 64)) * KW + ((0 * 64) + ((tl_chunk9 * 4) % 64))];
-                uint32_t* tl_dst12 = &wq[(0 * 32 + ((tl_chunk9 * 4) / 64)) * 68 + ((tl_chunk9 * 4) % 64)];
-                const int tl_valid13 = !(tl::in_bounds(col0 + ((tl_chunk9 * 4) / 64), N)) ? 0 : max(0, min(4, KW - ((0 * 64) + ((tl_chunk9 * 4) % 64))));
-                if (tl_valid13 == 4 && (0 * 64) + ((tl_chunk9 * 4) % 64) >= 0 && tl::is_aligned(tl_src11, 16)) {
+                const uint32_t* tl_src11 = &Wq[int64_t(col0 + ((tl_chunk9 * 4) / 16)) * KW + (((k0 + 0 * 128) / 8) + ((tl_chunk9 * 4) % 16))];
+                uint32_t* tl_dst12 = &wq[(0 * 32 + ((tl_chunk9 * 4) / 16)) * 20 + ((tl_chunk9 * 4) % 16)];
+                const int tl_valid13 = !(tl::in_bounds(col0 + ((tl_chunk9 * 4) / 16), N)) ? 0 : max(0, min(4, KW - (((k0 + 0 * 128) / 8) + ((tl_chunk9 * 4) % 16))));
+                if (tl_valid13 == 4 && ((k0 + 0 * 128) / 8) + ((tl_chunk9 * 4) % 16) >= 0 && tl::is_aligned(tl_src11, 16)) {
                     tl::cp_async_16(tl_dst12, tl_src11);
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(col0 + ((tl_chunk9 * 4) / 64), N) && tl::in_bounds(((0 * 64) + ((tl_chunk9 * 4) % 64)) + tl_v, KW) ? tl_src11[tl_v] : 0u;
+                    for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(col0 + ((tl_chunk9 * 4) / 16), N) && tl::in_bounds((((k0 + 0 * 128) / 8) + ((tl_chunk9 * 4) % 16)) + tl_v, KW) ? tl_src11[tl_v] : 0u;
                 }
             }
         }
-        // copy(Scales[col0 +: BN, k * (BK / G) +: BK / G], sc);  (qgemm.tl:32)
+        // copy(Scales[col0 +: BN, kk / G +: BK / G], sc);  (qgemm.tl:45)
         #pragma unroll
         for (int tl_i15 = 0; tl_i15 < 1; ++tl_i15) {
-            const int tl_chunk14 = tl_tid + tl_i15 * 128;
-            if (tl_chunk14 < 32) {
-                const tl::f16* tl_src16 = &Scales[int64_t(col0 + ((tl_chunk14 * 4) / 4)) * KG + ((0 * 4) + ((tl_chunk14 * 4) % 4))];
-                tl::f16* tl_dst17 = &sc[(0 * 32 + ((tl_chunk14 * 4) / 4)) * 4 + ((tl_chunk14 * 4) % 4)];
-                if (tl::in_bounds(col0 + ((tl_chunk14 * 4) / 4), N) && tl::in_bounds((0 * 4) + ((tl_chunk14 * 4) % 4), KG) && tl::in_bounds(col0 + ((tl_chunk14 * 4) / 4), N) && tl::in_bounds(((0 * 4) + ((tl_chunk14 * 4) % 4)) + 3, KG) && tl::is_aligned(tl_src16, 8) && tl::is_aligned(tl_dst17, 8)) {
-                    tl::f16 tl_vec18[4];
-                    tl::load_vector<tl::f16, 4>(tl_vec18, tl_src16);
-                    tl::store_vector<tl::f16, 4>(tl_dst17, tl_vec18);
-                } else {
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                        sc[(0 * 32 + ((tl_chunk14 * 4 + tl_v) / 4)) * 4 + ((tl_chunk14 * 4 + tl_v) % 4)] = tl::in_bounds(col0 + ((tl_chunk14 * 4 + tl_v) / 4), N) && tl::in_bounds((0 * 4) + ((tl_chunk14 * 4 + tl_v) % 4), KG) ? Scales[int64_t(col0 + ((tl_chunk14 * 4 + tl_v) / 4)) * KG + ((0 * 4) + ((tl_chunk14 * 4 + tl_v) % 4))] : tl::convert<tl::f16>(0.0f);
-                    }
-                }
+            const int tl_e14 = tl_tid + tl_i15 * 128;
+            if (tl_e14 < 32) {
+                sc[(0 * 32 + tl_e14) * 1 + (tl_e14 % 1)] = tl::in_bounds(col0 + tl_e14, N) && tl::in_bounds(((k0 + 0 * 128) / 128) + (tl_e14 % 1), KG) ? Scales[int64_t(col0 + tl_e14) * KG + (((k0 + 0 * 128) / 128) + (tl_e14 % 1))] : tl::convert<tl::f16>(0.0f);
             }
         }
     }
     tl::cp_async_commit();
     if (1 < k_trips) {
-        // copy(A[row0 +: BM, k * BK +: BK], a);                  // past K: zeros, so the  (qgemm.tl:30)
-        if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 16 <= M && (1 * 512) >= 0 && (1 * 512) + 512 <= K && (1 * 512) % 8 == 0) {
+        // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:43)
+        if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 16 <= M && (k0 + 1 * 128) >= 0 && (k0 + 1 * 128) + 128 <= K && (k0 + 1 * 128) % 8 == 0) {
             #pragma unroll
-            for (int tl_i20 = 0; tl_i20 < 8; ++tl_i20) {
-                const int tl_chunk19 = tl_tid + tl_i20 * 128;
-                tl::cp_async_16(&a[(1 * 16 + ((tl_chunk19 * 8) / 512)) * 520 + ((tl_chunk19 * 8) % 512)], &A[int64_t(row0 + ((tl_chunk19 * 8) / 512)) * K + ((1 * 512) + ((tl_chunk19 * 8) % 512))]);
+            for (int tl_i17 = 0; tl_i17 < 2; ++tl_i17) {
+                const int tl_chunk16 = tl_tid + tl_i17 * 128;
+                tl::cp_async_16(&a[(1 * 16 + ((tl_chunk16 * 8) / 128)) * 136 + ((tl_chunk16 * 8) % 128)], &A[int64_t(row0 + ((tl_chunk16 * 8) / 128)) * K + ((k0 + 1 * 128) + ((tl_chunk16 * 8) % 128))]);
             }
         } else {
             #pragma unroll
-            for (int tl_i22 = 0; tl_i22 < 8; ++tl_i22) {
-                const int tl_chunk21 = tl_tid + tl_i22 * 128;
-                const tl::f16* tl_src23 = &A[int64_t(row0 + ((tl_chunk21 * 8) / 512)) * K + ((1 * 512) + ((tl_chunk21 * 8) % 512))];
-                tl::f16* tl_dst24 = &a[(1 * 16 + ((tl_chunk21 * 8) / 512)) * 520 + ((tl_chunk21 * 8) % 512)];
-                const int tl_valid25 = !(tl::in_bounds(row0 + ((tl_chunk21 * 8) / 512), M)) ? 0 : max(0, min(8, K - ((1 * 512) + ((tl_chunk21 * 8) % 512))));
-                if (tl_valid25 == 8 && (1 * 512) + ((tl_chunk21 * 8) % 512) >= 0 && tl::is_aligned(tl_src23, 16)) {
-                    tl::cp_async_16(tl_dst24, tl_src23);
+            for (int tl_i19 = 0; tl_i19 < 2; ++tl_i19) {
+                const int tl_chunk18 = tl_tid + tl_i19 * 128;
+                const tl::f16* tl_src20 = &A[int64_t(row0 + ((tl_chunk18 * 8) / 128)) * K + ((k0 + 1 * 128) + ((tl_chunk18 * 8) % 128))];
+                tl::f16* tl_dst21 = &a[(1 * 16 + ((tl_chunk18 * 8) / 128)) * 136 + ((tl_chunk18 * 8) % 128)];
+                const int tl_valid22 = !(tl::in_bounds(row0 + ((tl_chunk18 * 8) / 128), M)) ? 0 : max(0, min(8, K - ((k0 + 1 * 128) + ((tl_chunk18 * 8) % 128))));
+                if (tl_valid22 == 8 && (k0 + 1 * 128) + ((tl_chunk18 * 8) % 128) >= 0 && tl::is_aligned(tl_src20, 16)) {
+                    tl::cp_async_16(tl_dst21, tl_src20);
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst24[tl_v] = tl::in_bounds(row0 + ((tl_chunk21 * 8) / 512), M) && tl::in_bounds(((1 * 512) + ((tl_chunk21 * 8) % 512)) + tl_v, K) ? tl_src23[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst21[tl_v] = tl::in_bounds(row0 + ((tl_chunk18 * 8) / 128), M) && tl::in_bounds(((k0 + 1 * 128) + ((tl_chunk18 * 8) % 128)) + tl_v, K) ? tl_src20[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
-        // copy(Wq[col0 +: BN, k * (BK / 8) +: BK / 8], wq);      // padded weights add nothing  (qgemm.tl:31)
-        if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 32 <= N && (1 * 64) >= 0 && (1 * 64) + 64 <= KW && (1 * 64) % 4 == 0) {
+        // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:44)
+        if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 32 <= N && ((k0 + 1 * 128) / 8) >= 0 && ((k0 + 1 * 128) / 8) + 16 <= KW && ((k0 + 1 * 128) / 8) % 4 == 0) {
             #pragma unroll
-            for (int tl_i27 = 0; tl_i27 < 4; ++tl_i27) {
-                const int tl_chunk26 = tl_tid + tl_i27 * 128;
-                tl::cp_async_16(&wq[(1 * 32 + ((tl_chunk26 * 4) / 64)) * 68 + ((tl_chunk26 * 4) % 64)], &Wq[int64_t(col0 + ((tl_chunk26 * 4) / 64)) * KW + ((1 * 64) + ((tl_chunk26 * 4) % 64))]);
+            for (int tl_i24 = 0; tl_i24 < 1; ++tl_i24) {
+                const int tl_chunk23 = tl_tid + tl_i24 * 128;
+                tl::cp_async_16(&wq[(1 * 32 + ((tl_chunk23 * 4) / 16)) * 20 + ((tl_chunk23 * 4) % 16)], &Wq[int64_t(col0 + ((tl_chunk23 * 4) / 16)) * KW + (((k0 + 1 * 128) / 8) + ((tl_chunk23 * 4) % 16))]);
             }
         } else {
             #pragma unroll
-            for (int tl_i29 = 0; tl_i29 < 4; ++tl_i29) {
-                const int tl_chunk28 = tl_tid + tl_i29 * 128;
-                const uint32_t* tl_src30 = &Wq[int64_t(col0 + ((tl_chunk28 * 4) / 64)) * KW + ((1 * 64) + ((tl_chunk28 * 4) % 64))];
-                uint32_t* tl_dst31 = &wq[(1 * 32 + ((tl_chunk28 * 4) / 64)) * 68 + ((tl_chunk28 * 4) % 64)];
-                const int tl_valid32 = !(tl::in_bounds(col0 + ((tl_chunk28 * 4) / 64), N)) ? 0 : max(0, min(4, KW - ((1 * 64) + ((tl_chunk28 * 4) % 64))));
-                if (tl_valid32 == 4 && (1 * 64) + ((tl_chunk28 * 4) % 64) >= 0 && tl::is_aligned(tl_src30, 16)) {
-                    tl::cp_async_16(tl_dst31, tl_src30);
+            for (int tl_i26 = 0; tl_i26 < 1; ++tl_i26) {
+                const int tl_chunk25 = tl_tid + tl_i26 * 128;
+                const uint32_t* tl_src27 = &Wq[int64_t(col0 + ((tl_chunk25 * 4) / 16)) * KW + (((k0 + 1 * 128) / 8) + ((tl_chunk25 * 4) % 16))];
+                uint32_t* tl_dst28 = &wq[(1 * 32 + ((tl_chunk25 * 4) / 16)) * 20 + ((tl_chunk25 * 4) % 16)];
+                const int tl_valid29 = !(tl::in_bounds(col0 + ((tl_chunk25 * 4) / 16), N)) ? 0 : max(0, min(4, KW - (((k0 + 1 * 128) / 8) + ((tl_chunk25 * 4) % 16))));
+                if (tl_valid29 == 4 && ((k0 + 1 * 128) / 8) + ((tl_chunk25 * 4) % 16) >= 0 && tl::is_aligned(tl_src27, 16)) {
+                    tl::cp_async_16(tl_dst28, tl_src27);
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst31[tl_v] = tl::in_bounds(col0 + ((tl_chunk28 * 4) / 64), N) && tl::in_bounds(((1 * 64) + ((tl_chunk28 * 4) % 64)) + tl_v, KW) ? tl_src30[tl_v] : 0u;
+                    for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst28[tl_v] = tl::in_bounds(col0 + ((tl_chunk25 * 4) / 16), N) && tl::in_bounds((((k0 + 1 * 128) / 8) + ((tl_chunk25 * 4) % 16)) + tl_v, KW) ? tl_src27[tl_v] : 0u;
                 }
             }
         }
-        // copy(Scales[col0 +: BN, k * (BK / G) +: BK / G], sc);  (qgemm.tl:32)
+        // copy(Scales[col0 +: BN, kk / G +: BK / G], sc);  (qgemm.tl:45)
         #pragma unroll
-        for (int tl_i34 = 0; tl_i34 < 1; ++tl_i34) {
-            const int tl_chunk33 = tl_tid + tl_i34 * 128;
-            if (tl_chunk33 < 32) {
-                const tl::f16* tl_src35 = &Scales[int64_t(col0 + ((tl_chunk33 * 4) / 4)) * KG + ((1 * 4) + ((tl_chunk33 * 4) % 4))];
-                tl::f16* tl_dst36 = &sc[(1 * 32 + ((tl_chunk33 * 4) / 4)) * 4 + ((tl_chunk33 * 4) % 4)];
-                if (tl::in_bounds(col0 + ((tl_chunk33 * 4) / 4), N) && tl::in_bounds((1 * 4) + ((tl_chunk33 * 4) % 4), KG) && tl::in_bounds(col0 + ((tl_chunk33 * 4) / 4), N) && tl::in_bounds(((1 * 4) + ((tl_chunk33 * 4) % 4)) + 3, KG) && tl::is_aligned(tl_src35, 8) && tl::is_aligned(tl_dst36, 8)) {
-                    tl::f16 tl_vec37[4];
-                    tl::load_vector<tl::f16, 4>(tl_vec37, tl_src35);
-                    tl::store_vector<tl::f16, 4>(tl_dst36, tl_vec37);
-                } else {
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                        sc[(1 * 32 + ((tl_chunk33 * 4 + tl_v) / 4)) * 4 + ((tl_chunk33 * 4 + tl_v) % 4)] = tl::in_bounds(col0 + ((tl_chunk33 * 4 + tl_v) / 4), N) && tl::in_bounds((1 * 4) + ((tl_chunk33 * 4 + tl_v) % 4), KG) ? Scales[int64_t(col0 + ((tl_chunk33 * 4 + tl_v) / 4)) * KG + ((1 * 4) + ((tl_chunk33 * 4 + tl_v) % 4))] : tl::convert<tl::f16>(0.0f);
-                    }
-                }
+        for (int tl_i31 = 0; tl_i31 < 1; ++tl_i31) {
+            const int tl_e30 = tl_tid + tl_i31 * 128;
+            if (tl_e30 < 32) {
+                sc[(1 * 32 + tl_e30) * 1 + (tl_e30 % 1)] = tl::in_bounds(col0 + tl_e30, N) && tl::in_bounds(((k0 + 1 * 128) / 128) + (tl_e30 % 1), KG) ? Scales[int64_t(col0 + tl_e30) * KG + (((k0 + 1 * 128) / 128) + (tl_e30 % 1))] : tl::convert<tl::f16>(0.0f);
             }
         }
     }
     tl::cp_async_commit();
     if (2 < k_trips) {
-        // copy(A[row0 +: BM, k * BK +: BK], a);                  // past K: zeros, so the  (qgemm.tl:30)
-        if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 16 <= M && (2 * 512) >= 0 && (2 * 512) + 512 <= K && (2 * 512) % 8 == 0) {
+        // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:43)
+        if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 16 <= M && (k0 + 2 * 128) >= 0 && (k0 + 2 * 128) + 128 <= K && (k0 + 2 * 128) % 8 == 0) {
             #pragma unroll
-            for (int tl_i39 = 0; tl_i39 < 8; ++tl_i39) {
-                const int tl_chunk38 = tl_tid + tl_i39 * 128;
-                tl::cp_async_16(&a[(2 * 16 + ((tl_chunk38 * 8) / 512)) * 520 + ((tl_chunk38 * 8) % 512)], &A[int64_t(row0 + ((tl_chunk38 * 8) / 512)) * K + ((2 * 512) + ((tl_chunk38 * 8) % 512))]);
+            for (int tl_i33 = 0; tl_i33 < 2; ++tl_i33) {
+                const int tl_chunk32 = tl_tid + tl_i33 * 128;
+                tl::cp_async_16(&a[(2 * 16 + ((tl_chunk32 * 8) / 128)) * 136 + ((tl_chunk32 * 8) % 128)], &A[int64_t(row0 + ((tl_chunk32 * 8) / 128)) * K + ((k0 + 2 * 128) + ((tl_chunk32 * 8) % 128))]);
             }
         } else {
             #pragma unroll
-            for (int tl_i41 = 0; tl_i41 < 8; ++tl_i41) {
-                const int tl_chunk40 = tl_tid + tl_i41 * 128;
-                const tl::f16* tl_src42 = &A[int64_t(row0 + ((tl_chunk40 * 8) / 512)) * K + ((2 * 512) + ((tl_chunk40 * 8) % 512))];
-                tl::f16* tl_dst43 = &a[(2 * 16 + ((tl_chunk40 * 8) / 512)) * 520 + ((tl_chunk40 * 8) % 512)];
-                const int tl_valid44 = !(tl::in_bounds(row0 + ((tl_chunk40 * 8) / 512), M)) ? 0 : max(0, min(8, K - ((2 * 512) + ((tl_chunk40 * 8) % 512))));
-                if (tl_valid44 == 8 && (2 * 512) + ((tl_chunk40 * 8) % 512) >= 0 && tl::is_aligned(tl_src42, 16)) {
-                    tl::cp_async_16(tl_dst43, tl_src42);
+            for (int tl_i35 = 0; tl_i35 < 2; ++tl_i35) {
+                const int tl_chunk34 = tl_tid + tl_i35 * 128;
+                const tl::f16* tl_src36 = &A[int64_t(row0 + ((tl_chunk34 * 8) / 128)) * K + ((k0 + 2 * 128) + ((tl_chunk34 * 8) % 128))];
+                tl::f16* tl_dst37 = &a[(2 * 16 + ((tl_chunk34 * 8) / 128)) * 136 + ((tl_chunk34 * 8) % 128)];
+                const int tl_valid38 = !(tl::in_bounds(row0 + ((tl_chunk34 * 8) / 128), M)) ? 0 : max(0, min(8, K - ((k0 + 2 * 128) + ((tl_chunk34 * 8) % 128))));
+                if (tl_valid38 == 8 && (k0 + 2 * 128) + ((tl_chunk34 * 8) % 128) >= 0 && tl::is_aligned(tl_src36, 16)) {
+                    tl::cp_async_16(tl_dst37, tl_src36);
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst43[tl_v] = tl::in_bounds(row0 + ((tl_chunk40 * 8) / 512), M) && tl::in_bounds(((2 * 512) + ((tl_chunk40 * 8) % 512)) + tl_v, K) ? tl_src42[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst37[tl_v] = tl::in_bounds(row0 + ((tl_chunk34 * 8) / 128), M) && tl::in_bounds(((k0 + 2 * 128) + ((tl_chunk34 * 8) % 128)) + tl_v, K) ? tl_src36[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
-        // copy(Wq[col0 +: BN, k * (BK / 8) +: BK / 8], wq);      // padded weights add nothing  (qgemm.tl:31)
-        if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 32 <= N && (2 * 64) >= 0 && (2 * 64) + 64 <= KW && (2 * 64) % 4 == 0) {
+        // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:44)
+        if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 32 <= N && ((k0 + 2 * 128) / 8) >= 0 && ((k0 + 2 * 128) / 8) + 16 <= KW && ((k0 + 2 * 128) / 8) % 4 == 0) {
             #pragma unroll
-            for (int tl_i46 = 0; tl_i46 < 4; ++tl_i46) {
-                const int tl_chunk45 = tl_tid + tl_i46 * 128;
-                tl::cp_async_16(&wq[(2 * 32 + ((tl_chunk45 * 4) / 64)) * 68 + ((tl_chunk45 * 4) % 64)], &Wq[int64_t(col0 + ((tl_chunk45 * 4) / 64)) * KW + ((2 * 64) + ((tl_chunk45 * 4) % 64))]);
+            for (int tl_i40 = 0; tl_i40 < 1; ++tl_i40) {
+                const int tl_chunk39 = tl_tid + tl_i40 * 128;
+                tl::cp_async_16(&wq[(2 * 32 + ((tl_chunk39 * 4) / 16)) * 20 + ((tl_chunk39 * 4) % 16)], &Wq[int64_t(col0 + ((tl_chunk39 * 4) / 16)) * KW + (((k0 + 2 * 128) / 8) + ((tl_chunk39 * 4) % 16))]);
             }
         } else {
             #pragma unroll
-            for (int tl_i48 = 0; tl_i48 < 4; ++tl_i48) {
-                const int tl_chunk47 = tl_tid + tl_i48 * 128;
-                const uint32_t* tl_src49 = &Wq[int64_t(col0 + ((tl_chunk47 * 4) / 64)) * KW + ((2 * 64) + ((tl_chunk47 * 4) % 64))];
-                uint32_t* tl_dst50 = &wq[(2 * 32 + ((tl_chunk47 * 4) / 64)) * 68 + ((tl_chunk47 * 4) % 64)];
-                const int tl_valid51 = !(tl::in_bounds(col0 + ((tl_chunk47 * 4) / 64), N)) ? 0 : max(0, min(4, KW - ((2 * 64) + ((tl_chunk47 * 4) % 64))));
-                if (tl_valid51 == 4 && (2 * 64) + ((tl_chunk47 * 4) % 64) >= 0 && tl::is_aligned(tl_src49, 16)) {
-                    tl::cp_async_16(tl_dst50, tl_src49);
+            for (int tl_i42 = 0; tl_i42 < 1; ++tl_i42) {
+                const int tl_chunk41 = tl_tid + tl_i42 * 128;
+                const uint32_t* tl_src43 = &Wq[int64_t(col0 + ((tl_chunk41 * 4) / 16)) * KW + (((k0 + 2 * 128) / 8) + ((tl_chunk41 * 4) % 16))];
+                uint32_t* tl_dst44 = &wq[(2 * 32 + ((tl_chunk41 * 4) / 16)) * 20 + ((tl_chunk41 * 4) % 16)];
+                const int tl_valid45 = !(tl::in_bounds(col0 + ((tl_chunk41 * 4) / 16), N)) ? 0 : max(0, min(4, KW - (((k0 + 2 * 128) / 8) + ((tl_chunk41 * 4) % 16))));
+                if (tl_valid45 == 4 && ((k0 + 2 * 128) / 8) + ((tl_chunk41 * 4) % 16) >= 0 && tl::is_aligned(tl_src43, 16)) {
+                    tl::cp_async_16(tl_dst44, tl_src43);
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst50[tl_v] = tl::in_bounds(col0 + ((tl_chunk47 * 4) / 64), N) && tl::in_bounds(((2 * 64) + ((tl_chunk47 * 4) % 64)) + tl_v, KW) ? tl_src49[tl_v] : 0u;
+                    for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst44[tl_v] = tl::in_bounds(col0 + ((tl_chunk41 * 4) / 16), N) && tl::in_bounds((((k0 + 2 * 128) / 8) + ((tl_chunk41 * 4) % 16)) + tl_v, KW) ? tl_src43[tl_v] : 0u;
                 }
             }
         }
-        // copy(Scales[col0 +: BN, k * (BK / G) +: BK / G], sc);  (qgemm.tl:32)
+        // copy(Scales[col0 +: BN, kk / G +: BK / G], sc);  (qgemm.tl:45)
         #pragma unroll
-        for (int tl_i53 = 0; tl_i53 < 1; ++tl_i53) {
-            const int tl_chunk52 = tl_tid + tl_i53 * 128;
-            if (tl_chunk52 < 32) {
-                const tl::f16* tl_src54 = &Scales[int64_t(col0 + ((tl_chunk52 * 4) / 4)) * KG + ((2 * 4) + ((tl_chunk52 * 4) % 4))];
-                tl::f16* tl_dst55 = &sc[(2 * 32 + ((tl_chunk52 * 4) / 4)) * 4 + ((tl_chunk52 * 4) % 4)];
-                if (tl::in_bounds(col0 + ((tl_chunk52 * 4) / 4), N) && tl::in_bounds((2 * 4) + ((tl_chunk52 * 4) % 4), KG) && tl::in_bounds(col0 + ((tl_chunk52 * 4) / 4), N) && tl::in_bounds(((2 * 4) + ((tl_chunk52 * 4) % 4)) + 3, KG) && tl::is_aligned(tl_src54, 8) && tl::is_aligned(tl_dst55, 8)) {
-                    tl::f16 tl_vec56[4];
-                    tl::load_vector<tl::f16, 4>(tl_vec56, tl_src54);
-                    tl::store_vector<tl::f16, 4>(tl_dst55, tl_vec56);
-                } else {
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                        sc[(2 * 32 + ((tl_chunk52 * 4 + tl_v) / 4)) * 4 + ((tl_chunk52 * 4 + tl_v) % 4)] = tl::in_bounds(col0 + ((tl_chunk52 * 4 + tl_v) / 4), N) && tl::in_bounds((2 * 4) + ((tl_chunk52 * 4 + tl_v) % 4), KG) ? Scales[int64_t(col0 + ((tl_chunk52 * 4 + tl_v) / 4)) * KG + ((2 * 4) + ((tl_chunk52 * 4 + tl_v) % 4))] : tl::convert<tl::f16>(0.0f);
-                    }
-                }
+        for (int tl_i47 = 0; tl_i47 < 1; ++tl_i47) {
+            const int tl_e46 = tl_tid + tl_i47 * 128;
+            if (tl_e46 < 32) {
+                sc[(2 * 32 + tl_e46) * 1 + (tl_e46 % 1)] = tl::in_bounds(col0 + tl_e46, N) && tl::in_bounds(((k0 + 2 * 128) / 128) + (tl_e46 % 1), KG) ? Scales[int64_t(col0 + tl_e46) * KG + (((k0 + 2 * 128) / 128) + (tl_e46 % 1))] : tl::convert<tl::f16>(0.0f);
             }
         }
     }
     tl::cp_async_commit();
-    // for k in pipelined(cdiv(K, BK), stages = STAGES) {  (qgemm.tl:29)
+    // for k in pipelined(cdiv(min(k_len, K - k0), BK), stages = STAGES) {  (qgemm.tl:41)
     for (int k = 0; k < k_trips; ++k) {
         tl::cp_async_wait<2>();  // at most 2 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `k % 4` has landed and the stage refilled next is no longer read
         if (k + 3 < k_trips) {
-            // copy(A[row0 +: BM, k * BK +: BK], a);                  // past K: zeros, so the  (qgemm.tl:30)
-            if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 16 <= M && ((k + 3) * 512) >= 0 && ((k + 3) * 512) + 512 <= K && ((k + 3) * 512) % 8 == 0) {
+            // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:43)
+            if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 16 <= M && (k0 + (k + 3) * 128) >= 0 && (k0 + (k + 3) * 128) + 128 <= K && (k0 + (k + 3) * 128) % 8 == 0) {
                 #pragma unroll
-                for (int tl_i58 = 0; tl_i58 < 8; ++tl_i58) {
+                for (int tl_i49 = 0; tl_i49 < 2; ++tl_i49) {
+                    const int tl_chunk48 = tl_tid + tl_i49 * 128;
+                    tl::cp_async_16(&a[(((k + 3) % 4) * 16 + ((tl_chunk48 * 8) / 128)) * 136 + ((tl_chunk48 * 8) % 128)], &A[int64_t(row0 + ((tl_chunk48 * 8) / 128)) * K + ((k0 + (k + 3) * 128) + ((tl_chunk48 * 8) % 128))]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i51 = 0; tl_i51 < 2; ++tl_i51) {
+                    const int tl_chunk50 = tl_tid + tl_i51 * 128;
+                    const tl::f16* tl_src52 = &A[int64_t(row0 + ((tl_chunk50 * 8) / 128)) * K + ((k0 + (k + 3) * 128) + ((tl_chunk50 * 8) % 128))];
+                    tl::f16* tl_dst53 = &a[(((k + 3) % 4) * 16 + ((tl_chunk50 * 8) / 128)) * 136 + ((tl_chunk50 * 8) % 128)];
+                    const int tl_valid54 = !(tl::in_bounds(row0 + ((tl_chunk50 * 8) / 128), M)) ? 0 : max(0, min(8, K - ((k0 + (k + 3) * 128) + ((tl_chunk50 * 8) % 128))));
+                    if (tl_valid54 == 8 && (k0 + (k + 3) * 128) + ((tl_chunk50 * 8) % 128) >= 0 && tl::is_aligned(tl_src52, 16)) {
+                        tl::cp_async_16(tl_dst53, tl_src52);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst53[tl_v] = tl::in_bounds(row0 + ((tl_chunk50 * 8) / 128), M) && tl::in_bounds(((k0 + (k + 3) * 128) + ((tl_chunk50 * 8) % 128)) + tl_v, K) ? tl_src52[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
+                }
+            }
+            // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:44)
+            if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 32 <= N && ((k0 + (k + 3) * 128) / 8) >= 0 && ((k0 + (k + 3) * 128) / 8) + 16 <= KW && ((k0 + (k + 3) * 128) / 8) % 4 == 0) {
+                #pragma unroll
+                for (int tl_i56 = 0; tl_i56 < 1; ++tl_i56) {
+                    const int tl_chunk55 = tl_tid + tl_i56 * 128;
+                    tl::cp_async_16(&wq[(((k + 3) % 4) * 32 + ((tl_chunk55 * 4) / 16)) * 20 + ((tl_chunk55 * 4) % 16)], &Wq[int64_t(col0 + ((tl_chunk55 * 4) / 16)) * KW + (((k0 + (k + 3) * 128) / 8) + ((tl_chunk55 * 4) % 16))]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i58 = 0; tl_i58 < 1; ++tl_i58) {
                     const int tl_chunk57 = tl_tid + tl_i58 * 128;
-                    tl::cp_async_16(&a[(((k + 3) % 4) * 16 + ((tl_chunk57 * 8) / 512)) * 520 + ((tl_chunk57 * 8) % 512)], &A[int64_t(row0 + ((tl_chunk57 * 8) / 512)) * K + (((k + 3) * 512) + ((tl_chunk57 * 8) % 512))]);
-                }
-            } else {
-                #pragma unroll
-                for (int tl_i60 = 0; tl_i60 < 8; ++tl_i60) {
-                    const int tl_chunk59 = tl_tid + tl_i60 * 128;
-                    const tl::f16* tl_src61 = &A[int64_t(row0 + ((tl_chunk59 * 8) / 512)) * K + (((k + 3) * 512) + ((tl_chunk59 * 8) % 512))];
-                    tl::f16* tl_dst62 = &a[(((k + 3) % 4) * 16 + ((tl_chunk59 * 8) / 512)) * 520 + ((tl_chunk59 * 8) % 512)];
-                    const int tl_valid63 = !(tl::in_bounds(row0 + ((tl_chunk59 * 8) / 512), M)) ? 0 : max(0, min(8, K - (((k + 3) * 512) + ((tl_chunk59 * 8) % 512))));
-                    if (tl_valid63 == 8 && ((k + 3) * 512) + ((tl_chunk59 * 8) % 512) >= 0 && tl::is_aligned(tl_src61, 16)) {
-                        tl::cp_async_16(tl_dst62, tl_src61);
+                    const uint32_t* tl_src59 = &Wq[int64_t(col0 + ((tl_chunk57 * 4) / 16)) * KW + (((k0 + (k + 3) * 128) / 8) + ((tl_chunk57 * 4) % 16))];
+                    uint32_t* tl_dst60 = &wq[(((k + 3) % 4) * 32 + ((tl_chunk57 * 4) / 16)) * 20 + ((tl_chunk57 * 4) % 16)];
+                    const int tl_valid61 = !(tl::in_bounds(col0 + ((tl_chunk57 * 4) / 16), N)) ? 0 : max(0, min(4, KW - (((k0 + (k + 3) * 128) / 8) + ((tl_chunk57 * 4) % 16))));
+                    if (tl_valid61 == 4 && ((k0 + (k + 3) * 128) / 8) + ((tl_chunk57 * 4) % 16) >= 0 && tl::is_aligned(tl_src59, 16)) {
+                        tl::cp_async_16(tl_dst60, tl_src59);
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst62[tl_v] = tl::in_bounds(row0 + ((tl_chunk59 * 8) / 512), M) && tl::in_bounds((((k + 3) * 512) + ((tl_chunk59 * 8) % 512)) + tl_v, K) ? tl_src61[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst60[tl_v] = tl::in_bounds(col0 + ((tl_chunk57 * 4) / 16), N) && tl::in_bounds((((k0 + (k + 3) * 128) / 8) + ((tl_chunk57 * 4) % 16)) + tl_v, KW) ? tl_src59[tl_v] : 0u;
                     }
                 }
             }
-            // copy(Wq[col0 +: BN, k * (BK / 8) +: BK / 8], wq);      // padded weights add nothing  (qgemm.tl:31)
-            if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 32 <= N && ((k + 3) * 64) >= 0 && ((k + 3) * 64) + 64 <= KW && ((k + 3) * 64) % 4 == 0) {
-                #pragma unroll
-                for (int tl_i65 = 0; tl_i65 < 4; ++tl_i65) {
-                    const int tl_chunk64 = tl_tid + tl_i65 * 128;
-                    tl::cp_async_16(&wq[(((k + 3) % 4) * 32 + ((tl_chunk64 * 4) / 64)) * 68 + ((tl_chunk64 * 4) % 64)], &Wq[int64_t(col0 + ((tl_chunk64 * 4) / 64)) * KW + (((k + 3) * 64) + ((tl_chunk64 * 4) % 64))]);
-                }
-            } else {
-                #pragma unroll
-                for (int tl_i67 = 0; tl_i67 < 4; ++tl_i67) {
-                    const int tl_chunk66 = tl_tid + tl_i67 * 128;
-                    const uint32_t* tl_src68 = &Wq[int64_t(col0 + ((tl_chunk66 * 4) / 64)) * KW + (((k + 3) * 64) + ((tl_chunk66 * 4) % 64))];
-                    uint32_t* tl_dst69 = &wq[(((k + 3) % 4) * 32 + ((tl_chunk66 * 4) / 64)) * 68 + ((tl_chunk66 * 4) % 64)];
-                    const int tl_valid70 = !(tl::in_bounds(col0 + ((tl_chunk66 * 4) / 64), N)) ? 0 : max(0, min(4, KW - (((k + 3) * 64) + ((tl_chunk66 * 4) % 64))));
-                    if (tl_valid70 == 4 && ((k + 3) * 64) + ((tl_chunk66 * 4) % 64) >= 0 && tl::is_aligned(tl_src68, 16)) {
-                        tl::cp_async_16(tl_dst69, tl_src68);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst69[tl_v] = tl::in_bounds(col0 + ((tl_chunk66 * 4) / 64), N) && tl::in_bounds((((k + 3) * 64) + ((tl_chunk66 * 4) % 64)) + tl_v, KW) ? tl_src68[tl_v] : 0u;
-                    }
-                }
-            }
-            // copy(Scales[col0 +: BN, k * (BK / G) +: BK / G], sc);  (qgemm.tl:32)
+            // copy(Scales[col0 +: BN, kk / G +: BK / G], sc);  (qgemm.tl:45)
             #pragma unroll
-            for (int tl_i72 = 0; tl_i72 < 1; ++tl_i72) {
-                const int tl_chunk71 = tl_tid + tl_i72 * 128;
-                if (tl_chunk71 < 32) {
-                    const tl::f16* tl_src73 = &Scales[int64_t(col0 + ((tl_chunk71 * 4) / 4)) * KG + (((k + 3) * 4) + ((tl_chunk71 * 4) % 4))];
-                    tl::f16* tl_dst74 = &sc[(((k + 3) % 4) * 32 + ((tl_chunk71 * 4) / 4)) * 4 + ((tl_chunk71 * 4) % 4)];
-                    if (tl::in_bounds(col0 + ((tl_chunk71 * 4) / 4), N) && tl::in_bounds(((k + 3) * 4) + ((tl_chunk71 * 4) % 4), KG) && tl::in_bounds(col0 + ((tl_chunk71 * 4) / 4), N) && tl::in_bounds((((k + 3) * 4) + ((tl_chunk71 * 4) % 4)) + 3, KG) && tl::is_aligned(tl_src73, 8) && tl::is_aligned(tl_dst74, 8)) {
-                        tl::f16 tl_vec75[4];
-                        tl::load_vector<tl::f16, 4>(tl_vec75, tl_src73);
-                        tl::store_vector<tl::f16, 4>(tl_dst74, tl_vec75);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                            sc[(((k + 3) % 4) * 32 + ((tl_chunk71 * 4 + tl_v) / 4)) * 4 + ((tl_chunk71 * 4 + tl_v) % 4)] = tl::in_bounds(col0 + ((tl_chunk71 * 4 + tl_v) / 4), N) && tl::in_bounds(((k + 3) * 4) + ((tl_chunk71 * 4 + tl_v) % 4), KG) ? Scales[int64_t(col0 + ((tl_chunk71 * 4 + tl_v) / 4)) * KG + (((k + 3) * 4) + ((tl_chunk71 * 4 + tl_v) % 4))] : tl::convert<tl::f16>(0.0f);
-                        }
-                    }
+            for (int tl_i63 = 0; tl_i63 < 1; ++tl_i63) {
+                const int tl_e62 = tl_tid + tl_i63 * 128;
+                if (tl_e62 < 32) {
+                    sc[(((k + 3) % 4) * 32 + tl_e62) * 1 + (tl_e62 % 1)] = tl::in_bounds(col0 + tl_e62, N) && tl::in_bounds(((k0 + (k + 3) * 128) / 128) + (tl_e62 % 1), KG) ? Scales[int64_t(col0 + tl_e62) * KG + (((k0 + (k + 3) * 128) / 128) + (tl_e62 % 1))] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
         tl::cp_async_commit();
-        // for n, j in parallel(BN, BK) {  (qgemm.tl:33)
-        // for n, j in parallel(32, 512): each thread visits the elements of `w` it holds
+        // for n, j in parallel(BN, BK) {  (qgemm.tl:46)
+        // for n, j in parallel(32, 128): each thread visits the elements of `w` it holds
         #pragma unroll
-        for (int tl_s76 = 0; tl_s76 < w_layout::kSlots; ++tl_s76) {
-            const int tl_c77 = (w_layout::flat(tl_tid, (tl_s76 / 8) * 8)) % 512;  // the chunk's first column
-            const int n = (w_layout::flat(tl_tid, (tl_s76 / 8) * 8)) / 512;
-            const int j = tl_c77 + tl_s76 % 8;
-            w[tl_s76] = tl::convert<tl::f16>(tlc_stdlib::s4_unpack(wq[((k % 4) * 32 + n) * 68 + (tl_c77 / 8 + (tl_s76 % 8) / 8)], static_cast<uint32_t>((tl_s76 % 8) % 8)) * tl::convert<float>(sc[((k % 4) * 32 + n) * 4 + (j / 128)]));
+        for (int tl_s64 = 0; tl_s64 < w_layout::kSlots; ++tl_s64) {
+            const int tl_c65 = (w_layout::flat(tl_tid, (tl_s64 / 8) * 8)) % 128;  // the chunk's first column
+            const int n = (w_layout::flat(tl_tid, (tl_s64 / 8) * 8)) / 128;
+            const int j = tl_c65 + tl_s64 % 8;
+            w[tl_s64] = tl::convert<tl::f16>(tlc_stdlib::s4_unpack(wq[((k % 4) * 32 + n) * 20 + (tl_c65 / 8 + (tl_s64 % 8) / 8)], static_cast<uint32_t>((tl_s64 % 8) % 8)) * tl::convert<float>(sc[((k % 4) * 32 + n) * 1 + (j / 128)]));
         }
-        // gemm(a, w, acc, transpose_b = true);  (qgemm.tl:36)
+        // gemm(a, w, acc, transpose_b = true);  (qgemm.tl:49)
         {
-            tl::f16* tl_staged78 = reinterpret_cast<tl::f16*>(tl_scratch + 0);  // 32 x 512, row pitch 520
+            tl::f16* tl_staged66 = reinterpret_cast<tl::f16*>(tl_scratch + 0);  // 32 x 128, row pitch 136
             __syncthreads();  // the staging buffer may still be read by a previous gemm
             #pragma unroll
-            for (int tl_s79 = 0; tl_s79 < w_layout::kSlots; ++tl_s79) {
-                tl_staged78[((w_layout::flat(tl_tid, (tl_s79 / 8) * 8)) / 512) * 520 + (((w_layout::flat(tl_tid, (tl_s79 / 8) * 8)) % 512) + tl_s79 % 8)] = w[tl_s79];
+            for (int tl_s67 = 0; tl_s67 < w_layout::kSlots; ++tl_s67) {
+                tl_staged66[((w_layout::flat(tl_tid, (tl_s67 / 8) * 8)) / 128) * 136 + (((w_layout::flat(tl_tid, (tl_s67 / 8) * 8)) % 128) + tl_s67 % 8)] = w[tl_s67];
             }
             __syncthreads();
-            tl::warp_gemm_mma<16, 32, 512, 1, 4, tl::f16, false, true>(
-                acc, tl::SharedMatrix<tl::f16, false, 520>{&a[((k % 4) * 16 + 0) * 520 + 0]},
-                tl::SharedMatrix<tl::f16, true, 520>{tl_staged78}, tl_tid);
+            tl::warp_gemm_mma<16, 32, 128, 1, 4, tl::f16, false, true>(
+                acc, tl::SharedMatrix<tl::f16, false, 136>{&a[((k % 4) * 16 + 0) * 136 + 0]},
+                tl::SharedMatrix<tl::f16, true, 136>{tl_staged66}, tl_tid);
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:38)
+    // copy(acc, Part[block.z, row0 +: BM, col0 +: BN]);  (qgemm.tl:51)
     #pragma unroll
-    for (int tl_chunk80 = 0; tl_chunk80 < acc_layout::kSlots; tl_chunk80 += 2) {
-        tl::f16* tl_ptr81 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk80))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk80)))];
-        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk80)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk80)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk80)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk80))) + 1, N) && tl::is_aligned(tl_ptr81, 4)) {
-            tl::f16 tl_vec82[2];
+    for (int tl_chunk68 = 0; tl_chunk68 < acc_layout::kSlots; tl_chunk68 += 2) {
+        float* tl_ptr69 = &Part[(int64_t(int(blockIdx.z)) * M + (row0 + (acc_layout::row(tl_tid, tl_chunk68)))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk68)))];
+        if (tl::in_bounds(int(blockIdx.z), SPLITS) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk68)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk68)), N) && tl::in_bounds(int(blockIdx.z), SPLITS) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk68)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk68))) + 1, N) && tl::is_aligned(tl_ptr69, 8)) {
+            float tl_vec70[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec82[tl_v] = tl::convert<tl::f16>(acc[tl_chunk80 + tl_v]);
-            tl::store_vector<tl::f16, 2>(tl_ptr81, tl_vec82);
+            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec70[tl_v] = acc[tl_chunk68 + tl_v];
+            tl::store_vector<float, 2>(tl_ptr69, tl_vec70);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk80 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk80 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk80 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk80 + tl_v)))] = tl::convert<tl::f16>(acc[tl_chunk80 + tl_v]);
+                if (tl::in_bounds(int(blockIdx.z), SPLITS) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk68 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk68 + tl_v)), N)) Part[(int64_t(int(blockIdx.z)) * M + (row0 + (acc_layout::row(tl_tid, tl_chunk68 + tl_v)))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk68 + tl_v)))] = acc[tl_chunk68 + tl_v];
             }
         }
     }
 }
 
-// kernel w4a16_gemm<BM = 64, BN = 128, BK = 128, G = 128, STAGES = 4, T = f16>  (stdlib/qgemm.tl:14)
+// kernel w4a16_partial<BM = 64, BN = 128, BK = 128, G = 128, STAGES = 4, T = f16>  (stdlib/qgemm.tl:24)
 // 128 threads per block, 146432 bytes of shared memory
-__global__ void __launch_bounds__(128) w4a16_gemm_kernel_variant1(
+__global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
         const tl::f16* __restrict__ A,
         const uint32_t* __restrict__ Wq,
         const tl::f16* __restrict__ Scales,
-        tl::f16* __restrict__ C,
+        float* __restrict__ Part,
+        int32_t k_len,
         int32_t M,
         int32_t K,
         int32_t N,
         int32_t KW,
-        int32_t KG)
+        int32_t KG,
+        int32_t SPLITS)
 {
     using w_layout = tl::BlockedLayout<16384, 8, 128>;  // fragment w: f16[128, 128]
     using acc_layout = tl::MmaAccLayout<64, 128, 1, 4>;  // fragment acc: f32[64, 128], mma.sync accumulators
@@ -373,224 +334,225 @@ __global__ void __launch_bounds__(128) w4a16_gemm_kernel_variant1(
     for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
     const int32_t row0 = int(blockIdx.y) * 64;
     const int32_t col0 = int(blockIdx.x) * 128;
-    const int32_t k_trips = tl::cdiv(K, 128);
+    const int32_t k0 = int(blockIdx.z) * k_len;
+    const int32_t k_trips = tl::cdiv(tl::min(k_len, K - k0), 128);
     if (0 < k_trips) {
-        // copy(A[row0 +: BM, k * BK +: BK], a);                  // past K: zeros, so the  (qgemm.tl:30)
-        if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 64 <= M && (0 * 128) >= 0 && (0 * 128) + 128 <= K && (0 * 128) % 8 == 0) {
+        // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:43)
+        if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 64 <= M && (k0 + 0 * 128) >= 0 && (k0 + 0 * 128) + 128 <= K && (k0 + 0 * 128) % 8 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 8; ++tl_i1) {
                 const int tl_chunk0 = tl_tid + tl_i1 * 128;
-                tl::cp_async_16(&a[(0 * 64 + ((tl_chunk0 * 8) / 128)) * 136 + ((tl_chunk0 * 8) % 128)], &A[int64_t(row0 + ((tl_chunk0 * 8) / 128)) * K + ((0 * 128) + ((tl_chunk0 * 8) % 128))]);
+                tl::cp_async_16(&a[(0 * 64 + ((tl_chunk0 * 8) / 128)) * 136 + ((tl_chunk0 * 8) % 128)], &A[int64_t(row0 + ((tl_chunk0 * 8) / 128)) * K + ((k0 + 0 * 128) + ((tl_chunk0 * 8) % 128))]);
             }
         } else {
             #pragma unroll
             for (int tl_i3 = 0; tl_i3 < 8; ++tl_i3) {
                 const int tl_chunk2 = tl_tid + tl_i3 * 128;
-                const tl::f16* tl_src4 = &A[int64_t(row0 + ((tl_chunk2 * 8) / 128)) * K + ((0 * 128) + ((tl_chunk2 * 8) % 128))];
+                const tl::f16* tl_src4 = &A[int64_t(row0 + ((tl_chunk2 * 8) / 128)) * K + ((k0 + 0 * 128) + ((tl_chunk2 * 8) % 128))];
                 tl::f16* tl_dst5 = &a[(0 * 64 + ((tl_chunk2 * 8) / 128)) * 136 + ((tl_chunk2 * 8) % 128)];
-                const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 8) / 128), M)) ? 0 : max(0, min(8, K - ((0 * 128) + ((tl_chunk2 * 8) % 128))));
-                if (tl_valid6 == 8 && (0 * 128) + ((tl_chunk2 * 8) % 128) >= 0 && tl::is_aligned(tl_src4, 16)) {
+                const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 8) / 128), M)) ? 0 : max(0, min(8, K - ((k0 + 0 * 128) + ((tl_chunk2 * 8) % 128))));
+                if (tl_valid6 == 8 && (k0 + 0 * 128) + ((tl_chunk2 * 8) % 128) >= 0 && tl::is_aligned(tl_src4, 16)) {
                     tl::cp_async_16(tl_dst5, tl_src4);
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row0 + ((tl_chunk2 * 8) / 128), M) && tl::in_bounds(((0 * 128) + ((tl_chunk2 * 8) % 128)) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row0 + ((tl_chunk2 * 8) / 128), M) && tl::in_bounds(((k0 + 0 * 128) + ((tl_chunk2 * 8) % 128)) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
-        // copy(Wq[col0 +: BN, k * (BK / 8) +: BK / 8], wq);      // padded weights add nothing  (qgemm.tl:31)
-        if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 128 <= N && (0 * 16) >= 0 && (0 * 16) + 16 <= KW && (0 * 16) % 4 == 0) {
+        // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:44)
+        if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 128 <= N && ((k0 + 0 * 128) / 8) >= 0 && ((k0 + 0 * 128) / 8) + 16 <= KW && ((k0 + 0 * 128) / 8) % 4 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 4; ++tl_i8) {
                 const int tl_chunk7 = tl_tid + tl_i8 * 128;
-                tl::cp_async_16(&wq[(0 * 128 + ((tl_chunk7 * 4) / 16)) * 20 + ((tl_chunk7 * 4) % 16)], &Wq[int64_t(col0 + ((tl_chunk7 * 4) / 16)) * KW + ((0 * 16) + ((tl_chunk7 * 4) % 16))]);
+                tl::cp_async_16(&wq[(0 * 128 + ((tl_chunk7 * 4) / 16)) * 20 + ((tl_chunk7 * 4) % 16)], &Wq[int64_t(col0 + ((tl_chunk7 * 4) / 16)) * KW + (((k0 + 0 * 128) / 8) + ((tl_chunk7 * 4) % 16))]);
             }
         } else {
             #pragma unroll
             for (int tl_i10 = 0; tl_i10 < 4; ++tl_i10) {
                 const int tl_chunk9 = tl_tid + tl_i10 * 128;
-                const uint32_t* tl_src11 = &Wq[int64_t(col0 + ((tl_chunk9 * 4) / 16)) * KW + ((0 * 16) + ((tl_chunk9 * 4) % 16))];
+                const uint32_t* tl_src11 = &Wq[int64_t(col0 + ((tl_chunk9 * 4) / 16)) * KW + (((k0 + 0 * 128) / 8) + ((tl_chunk9 * 4) % 16))];
                 uint32_t* tl_dst12 = &wq[(0 * 128 + ((tl_chunk9 * 4) / 16)) * 20 + ((tl_chunk9 * 4) % 16)];
-                const int tl_valid13 = !(tl::in_bounds(col0 + ((tl_chunk9 * 4) / 16), N)) ? 0 : max(0, min(4, KW - ((0 * 16) + ((tl_chunk9 * 4) % 16))));
-                if (tl_valid13 == 4 && (0 * 16) + ((tl_chunk9 * 4) % 16) >= 0 && tl::is_aligned(tl_src11, 16)) {
+                const int tl_valid13 = !(tl::in_bounds(col0 + ((tl_chunk9 * 4) / 16), N)) ? 0 : max(0, min(4, KW - (((k0 + 0 * 128) / 8) + ((tl_chunk9 * 4) % 16))));
+                if (tl_valid13 == 4 && ((k0 + 0 * 128) / 8) + ((tl_chunk9 * 4) % 16) >= 0 && tl::is_aligned(tl_src11, 16)) {
                     tl::cp_async_16(tl_dst12, tl_src11);
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(col0 + ((tl_chunk9 * 4) / 16), N) && tl::in_bounds(((0 * 16) + ((tl_chunk9 * 4) % 16)) + tl_v, KW) ? tl_src11[tl_v] : 0u;
+                    for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(col0 + ((tl_chunk9 * 4) / 16), N) && tl::in_bounds((((k0 + 0 * 128) / 8) + ((tl_chunk9 * 4) % 16)) + tl_v, KW) ? tl_src11[tl_v] : 0u;
                 }
             }
         }
-        // copy(Scales[col0 +: BN, k * (BK / G) +: BK / G], sc);  (qgemm.tl:32)
+        // copy(Scales[col0 +: BN, kk / G +: BK / G], sc);  (qgemm.tl:45)
         #pragma unroll
         for (int tl_i15 = 0; tl_i15 < 1; ++tl_i15) {
             const int tl_e14 = tl_tid + tl_i15 * 128;
-            sc[(0 * 128 + tl_e14) * 1 + (tl_e14 % 1)] = tl::in_bounds(col0 + tl_e14, N) && tl::in_bounds((0 * 1) + (tl_e14 % 1), KG) ? Scales[int64_t(col0 + tl_e14) * KG + ((0 * 1) + (tl_e14 % 1))] : tl::convert<tl::f16>(0.0f);
+            sc[(0 * 128 + tl_e14) * 1 + (tl_e14 % 1)] = tl::in_bounds(col0 + tl_e14, N) && tl::in_bounds(((k0 + 0 * 128) / 128) + (tl_e14 % 1), KG) ? Scales[int64_t(col0 + tl_e14) * KG + (((k0 + 0 * 128) / 128) + (tl_e14 % 1))] : tl::convert<tl::f16>(0.0f);
         }
     }
     tl::cp_async_commit();
     if (1 < k_trips) {
-        // copy(A[row0 +: BM, k * BK +: BK], a);                  // past K: zeros, so the  (qgemm.tl:30)
-        if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 64 <= M && (1 * 128) >= 0 && (1 * 128) + 128 <= K && (1 * 128) % 8 == 0) {
+        // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:43)
+        if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 64 <= M && (k0 + 1 * 128) >= 0 && (k0 + 1 * 128) + 128 <= K && (k0 + 1 * 128) % 8 == 0) {
             #pragma unroll
             for (int tl_i17 = 0; tl_i17 < 8; ++tl_i17) {
                 const int tl_chunk16 = tl_tid + tl_i17 * 128;
-                tl::cp_async_16(&a[(1 * 64 + ((tl_chunk16 * 8) / 128)) * 136 + ((tl_chunk16 * 8) % 128)], &A[int64_t(row0 + ((tl_chunk16 * 8) / 128)) * K + ((1 * 128) + ((tl_chunk16 * 8) % 128))]);
+                tl::cp_async_16(&a[(1 * 64 + ((tl_chunk16 * 8) / 128)) * 136 + ((tl_chunk16 * 8) % 128)], &A[int64_t(row0 + ((tl_chunk16 * 8) / 128)) * K + ((k0 + 1 * 128) + ((tl_chunk16 * 8) % 128))]);
             }
         } else {
             #pragma unroll
             for (int tl_i19 = 0; tl_i19 < 8; ++tl_i19) {
                 const int tl_chunk18 = tl_tid + tl_i19 * 128;
-                const tl::f16* tl_src20 = &A[int64_t(row0 + ((tl_chunk18 * 8) / 128)) * K + ((1 * 128) + ((tl_chunk18 * 8) % 128))];
+                const tl::f16* tl_src20 = &A[int64_t(row0 + ((tl_chunk18 * 8) / 128)) * K + ((k0 + 1 * 128) + ((tl_chunk18 * 8) % 128))];
                 tl::f16* tl_dst21 = &a[(1 * 64 + ((tl_chunk18 * 8) / 128)) * 136 + ((tl_chunk18 * 8) % 128)];
-                const int tl_valid22 = !(tl::in_bounds(row0 + ((tl_chunk18 * 8) / 128), M)) ? 0 : max(0, min(8, K - ((1 * 128) + ((tl_chunk18 * 8) % 128))));
-                if (tl_valid22 == 8 && (1 * 128) + ((tl_chunk18 * 8) % 128) >= 0 && tl::is_aligned(tl_src20, 16)) {
+                const int tl_valid22 = !(tl::in_bounds(row0 + ((tl_chunk18 * 8) / 128), M)) ? 0 : max(0, min(8, K - ((k0 + 1 * 128) + ((tl_chunk18 * 8) % 128))));
+                if (tl_valid22 == 8 && (k0 + 1 * 128) + ((tl_chunk18 * 8) % 128) >= 0 && tl::is_aligned(tl_src20, 16)) {
                     tl::cp_async_16(tl_dst21, tl_src20);
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst21[tl_v] = tl::in_bounds(row0 + ((tl_chunk18 * 8) / 128), M) && tl::in_bounds(((1 * 128) + ((tl_chunk18 * 8) % 128)) + tl_v, K) ? tl_src20[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst21[tl_v] = tl::in_bounds(row0 + ((tl_chunk18 * 8) / 128), M) && tl::in_bounds(((k0 + 1 * 128) + ((tl_chunk18 * 8) % 128)) + tl_v, K) ? tl_src20[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
-        // copy(Wq[col0 +: BN, k * (BK / 8) +: BK / 8], wq);      // padded weights add nothing  (qgemm.tl:31)
-        if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 128 <= N && (1 * 16) >= 0 && (1 * 16) + 16 <= KW && (1 * 16) % 4 == 0) {
+        // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:44)
+        if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 128 <= N && ((k0 + 1 * 128) / 8) >= 0 && ((k0 + 1 * 128) / 8) + 16 <= KW && ((k0 + 1 * 128) / 8) % 4 == 0) {
             #pragma unroll
             for (int tl_i24 = 0; tl_i24 < 4; ++tl_i24) {
                 const int tl_chunk23 = tl_tid + tl_i24 * 128;
-                tl::cp_async_16(&wq[(1 * 128 + ((tl_chunk23 * 4) / 16)) * 20 + ((tl_chunk23 * 4) % 16)], &Wq[int64_t(col0 + ((tl_chunk23 * 4) / 16)) * KW + ((1 * 16) + ((tl_chunk23 * 4) % 16))]);
+                tl::cp_async_16(&wq[(1 * 128 + ((tl_chunk23 * 4) / 16)) * 20 + ((tl_chunk23 * 4) % 16)], &Wq[int64_t(col0 + ((tl_chunk23 * 4) / 16)) * KW + (((k0 + 1 * 128) / 8) + ((tl_chunk23 * 4) % 16))]);
             }
         } else {
             #pragma unroll
             for (int tl_i26 = 0; tl_i26 < 4; ++tl_i26) {
                 const int tl_chunk25 = tl_tid + tl_i26 * 128;
-                const uint32_t* tl_src27 = &Wq[int64_t(col0 + ((tl_chunk25 * 4) / 16)) * KW + ((1 * 16) + ((tl_chunk25 * 4) % 16))];
+                const uint32_t* tl_src27 = &Wq[int64_t(col0 + ((tl_chunk25 * 4) / 16)) * KW + (((k0 + 1 * 128) / 8) + ((tl_chunk25 * 4) % 16))];
                 uint32_t* tl_dst28 = &wq[(1 * 128 + ((tl_chunk25 * 4) / 16)) * 20 + ((tl_chunk25 * 4) % 16)];
-                const int tl_valid29 = !(tl::in_bounds(col0 + ((tl_chunk25 * 4) / 16), N)) ? 0 : max(0, min(4, KW - ((1 * 16) + ((tl_chunk25 * 4) % 16))));
-                if (tl_valid29 == 4 && (1 * 16) + ((tl_chunk25 * 4) % 16) >= 0 && tl::is_aligned(tl_src27, 16)) {
+                const int tl_valid29 = !(tl::in_bounds(col0 + ((tl_chunk25 * 4) / 16), N)) ? 0 : max(0, min(4, KW - (((k0 + 1 * 128) / 8) + ((tl_chunk25 * 4) % 16))));
+                if (tl_valid29 == 4 && ((k0 + 1 * 128) / 8) + ((tl_chunk25 * 4) % 16) >= 0 && tl::is_aligned(tl_src27, 16)) {
                     tl::cp_async_16(tl_dst28, tl_src27);
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst28[tl_v] = tl::in_bounds(col0 + ((tl_chunk25 * 4) / 16), N) && tl::in_bounds(((1 * 16) + ((tl_chunk25 * 4) % 16)) + tl_v, KW) ? tl_src27[tl_v] : 0u;
+                    for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst28[tl_v] = tl::in_bounds(col0 + ((tl_chunk25 * 4) / 16), N) && tl::in_bounds((((k0 + 1 * 128) / 8) + ((tl_chunk25 * 4) % 16)) + tl_v, KW) ? tl_src27[tl_v] : 0u;
                 }
             }
         }
-        // copy(Scales[col0 +: BN, k * (BK / G) +: BK / G], sc);  (qgemm.tl:32)
+        // copy(Scales[col0 +: BN, kk / G +: BK / G], sc);  (qgemm.tl:45)
         #pragma unroll
         for (int tl_i31 = 0; tl_i31 < 1; ++tl_i31) {
             const int tl_e30 = tl_tid + tl_i31 * 128;
-            sc[(1 * 128 + tl_e30) * 1 + (tl_e30 % 1)] = tl::in_bounds(col0 + tl_e30, N) && tl::in_bounds((1 * 1) + (tl_e30 % 1), KG) ? Scales[int64_t(col0 + tl_e30) * KG + ((1 * 1) + (tl_e30 % 1))] : tl::convert<tl::f16>(0.0f);
+            sc[(1 * 128 + tl_e30) * 1 + (tl_e30 % 1)] = tl::in_bounds(col0 + tl_e30, N) && tl::in_bounds(((k0 + 1 * 128) / 128) + (tl_e30 % 1), KG) ? Scales[int64_t(col0 + tl_e30) * KG + (((k0 + 1 * 128) / 128) + (tl_e30 % 1))] : tl::convert<tl::f16>(0.0f);
         }
     }
     tl::cp_async_commit();
     if (2 < k_trips) {
-        // copy(A[row0 +: BM, k * BK +: BK], a);                  // past K: zeros, so the  (qgemm.tl:30)
-        if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 64 <= M && (2 * 128) >= 0 && (2 * 128) + 128 <= K && (2 * 128) % 8 == 0) {
+        // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:43)
+        if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 64 <= M && (k0 + 2 * 128) >= 0 && (k0 + 2 * 128) + 128 <= K && (k0 + 2 * 128) % 8 == 0) {
             #pragma unroll
             for (int tl_i33 = 0; tl_i33 < 8; ++tl_i33) {
                 const int tl_chunk32 = tl_tid + tl_i33 * 128;
-                tl::cp_async_16(&a[(2 * 64 + ((tl_chunk32 * 8) / 128)) * 136 + ((tl_chunk32 * 8) % 128)], &A[int64_t(row0 + ((tl_chunk32 * 8) / 128)) * K + ((2 * 128) + ((tl_chunk32 * 8) % 128))]);
+                tl::cp_async_16(&a[(2 * 64 + ((tl_chunk32 * 8) / 128)) * 136 + ((tl_chunk32 * 8) % 128)], &A[int64_t(row0 + ((tl_chunk32 * 8) / 128)) * K + ((k0 + 2 * 128) + ((tl_chunk32 * 8) % 128))]);
             }
         } else {
             #pragma unroll
             for (int tl_i35 = 0; tl_i35 < 8; ++tl_i35) {
                 const int tl_chunk34 = tl_tid + tl_i35 * 128;
-                const tl::f16* tl_src36 = &A[int64_t(row0 + ((tl_chunk34 * 8) / 128)) * K + ((2 * 128) + ((tl_chunk34 * 8) % 128))];
+                const tl::f16* tl_src36 = &A[int64_t(row0 + ((tl_chunk34 * 8) / 128)) * K + ((k0 + 2 * 128) + ((tl_chunk34 * 8) % 128))];
                 tl::f16* tl_dst37 = &a[(2 * 64 + ((tl_chunk34 * 8) / 128)) * 136 + ((tl_chunk34 * 8) % 128)];
-                const int tl_valid38 = !(tl::in_bounds(row0 + ((tl_chunk34 * 8) / 128), M)) ? 0 : max(0, min(8, K - ((2 * 128) + ((tl_chunk34 * 8) % 128))));
-                if (tl_valid38 == 8 && (2 * 128) + ((tl_chunk34 * 8) % 128) >= 0 && tl::is_aligned(tl_src36, 16)) {
+                const int tl_valid38 = !(tl::in_bounds(row0 + ((tl_chunk34 * 8) / 128), M)) ? 0 : max(0, min(8, K - ((k0 + 2 * 128) + ((tl_chunk34 * 8) % 128))));
+                if (tl_valid38 == 8 && (k0 + 2 * 128) + ((tl_chunk34 * 8) % 128) >= 0 && tl::is_aligned(tl_src36, 16)) {
                     tl::cp_async_16(tl_dst37, tl_src36);
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst37[tl_v] = tl::in_bounds(row0 + ((tl_chunk34 * 8) / 128), M) && tl::in_bounds(((2 * 128) + ((tl_chunk34 * 8) % 128)) + tl_v, K) ? tl_src36[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst37[tl_v] = tl::in_bounds(row0 + ((tl_chunk34 * 8) / 128), M) && tl::in_bounds(((k0 + 2 * 128) + ((tl_chunk34 * 8) % 128)) + tl_v, K) ? tl_src36[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
-        // copy(Wq[col0 +: BN, k * (BK / 8) +: BK / 8], wq);      // padded weights add nothing  (qgemm.tl:31)
-        if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 128 <= N && (2 * 16) >= 0 && (2 * 16) + 16 <= KW && (2 * 16) % 4 == 0) {
+        // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:44)
+        if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 128 <= N && ((k0 + 2 * 128) / 8) >= 0 && ((k0 + 2 * 128) / 8) + 16 <= KW && ((k0 + 2 * 128) / 8) % 4 == 0) {
             #pragma unroll
             for (int tl_i40 = 0; tl_i40 < 4; ++tl_i40) {
                 const int tl_chunk39 = tl_tid + tl_i40 * 128;
-                tl::cp_async_16(&wq[(2 * 128 + ((tl_chunk39 * 4) / 16)) * 20 + ((tl_chunk39 * 4) % 16)], &Wq[int64_t(col0 + ((tl_chunk39 * 4) / 16)) * KW + ((2 * 16) + ((tl_chunk39 * 4) % 16))]);
+                tl::cp_async_16(&wq[(2 * 128 + ((tl_chunk39 * 4) / 16)) * 20 + ((tl_chunk39 * 4) % 16)], &Wq[int64_t(col0 + ((tl_chunk39 * 4) / 16)) * KW + (((k0 + 2 * 128) / 8) + ((tl_chunk39 * 4) % 16))]);
             }
         } else {
             #pragma unroll
             for (int tl_i42 = 0; tl_i42 < 4; ++tl_i42) {
                 const int tl_chunk41 = tl_tid + tl_i42 * 128;
-                const uint32_t* tl_src43 = &Wq[int64_t(col0 + ((tl_chunk41 * 4) / 16)) * KW + ((2 * 16) + ((tl_chunk41 * 4) % 16))];
+                const uint32_t* tl_src43 = &Wq[int64_t(col0 + ((tl_chunk41 * 4) / 16)) * KW + (((k0 + 2 * 128) / 8) + ((tl_chunk41 * 4) % 16))];
                 uint32_t* tl_dst44 = &wq[(2 * 128 + ((tl_chunk41 * 4) / 16)) * 20 + ((tl_chunk41 * 4) % 16)];
-                const int tl_valid45 = !(tl::in_bounds(col0 + ((tl_chunk41 * 4) / 16), N)) ? 0 : max(0, min(4, KW - ((2 * 16) + ((tl_chunk41 * 4) % 16))));
-                if (tl_valid45 == 4 && (2 * 16) + ((tl_chunk41 * 4) % 16) >= 0 && tl::is_aligned(tl_src43, 16)) {
+                const int tl_valid45 = !(tl::in_bounds(col0 + ((tl_chunk41 * 4) / 16), N)) ? 0 : max(0, min(4, KW - (((k0 + 2 * 128) / 8) + ((tl_chunk41 * 4) % 16))));
+                if (tl_valid45 == 4 && ((k0 + 2 * 128) / 8) + ((tl_chunk41 * 4) % 16) >= 0 && tl::is_aligned(tl_src43, 16)) {
                     tl::cp_async_16(tl_dst44, tl_src43);
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst44[tl_v] = tl::in_bounds(col0 + ((tl_chunk41 * 4) / 16), N) && tl::in_bounds(((2 * 16) + ((tl_chunk41 * 4) % 16)) + tl_v, KW) ? tl_src43[tl_v] : 0u;
+                    for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst44[tl_v] = tl::in_bounds(col0 + ((tl_chunk41 * 4) / 16), N) && tl::in_bounds((((k0 + 2 * 128) / 8) + ((tl_chunk41 * 4) % 16)) + tl_v, KW) ? tl_src43[tl_v] : 0u;
                 }
             }
         }
-        // copy(Scales[col0 +: BN, k * (BK / G) +: BK / G], sc);  (qgemm.tl:32)
+        // copy(Scales[col0 +: BN, kk / G +: BK / G], sc);  (qgemm.tl:45)
         #pragma unroll
         for (int tl_i47 = 0; tl_i47 < 1; ++tl_i47) {
             const int tl_e46 = tl_tid + tl_i47 * 128;
-            sc[(2 * 128 + tl_e46) * 1 + (tl_e46 % 1)] = tl::in_bounds(col0 + tl_e46, N) && tl::in_bounds((2 * 1) + (tl_e46 % 1), KG) ? Scales[int64_t(col0 + tl_e46) * KG + ((2 * 1) + (tl_e46 % 1))] : tl::convert<tl::f16>(0.0f);
+            sc[(2 * 128 + tl_e46) * 1 + (tl_e46 % 1)] = tl::in_bounds(col0 + tl_e46, N) && tl::in_bounds(((k0 + 2 * 128) / 128) + (tl_e46 % 1), KG) ? Scales[int64_t(col0 + tl_e46) * KG + (((k0 + 2 * 128) / 128) + (tl_e46 % 1))] : tl::convert<tl::f16>(0.0f);
         }
     }
     tl::cp_async_commit();
-    // for k in pipelined(cdiv(K, BK), stages = STAGES) {  (qgemm.tl:29)
+    // for k in pipelined(cdiv(min(k_len, K - k0), BK), stages = STAGES) {  (qgemm.tl:41)
     for (int k = 0; k < k_trips; ++k) {
         tl::cp_async_wait<2>();  // at most 2 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `k % 4` has landed and the stage refilled next is no longer read
         if (k + 3 < k_trips) {
-            // copy(A[row0 +: BM, k * BK +: BK], a);                  // past K: zeros, so the  (qgemm.tl:30)
-            if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 64 <= M && ((k + 3) * 128) >= 0 && ((k + 3) * 128) + 128 <= K && ((k + 3) * 128) % 8 == 0) {
+            // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:43)
+            if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 64 <= M && (k0 + (k + 3) * 128) >= 0 && (k0 + (k + 3) * 128) + 128 <= K && (k0 + (k + 3) * 128) % 8 == 0) {
                 #pragma unroll
                 for (int tl_i49 = 0; tl_i49 < 8; ++tl_i49) {
                     const int tl_chunk48 = tl_tid + tl_i49 * 128;
-                    tl::cp_async_16(&a[(((k + 3) % 4) * 64 + ((tl_chunk48 * 8) / 128)) * 136 + ((tl_chunk48 * 8) % 128)], &A[int64_t(row0 + ((tl_chunk48 * 8) / 128)) * K + (((k + 3) * 128) + ((tl_chunk48 * 8) % 128))]);
+                    tl::cp_async_16(&a[(((k + 3) % 4) * 64 + ((tl_chunk48 * 8) / 128)) * 136 + ((tl_chunk48 * 8) % 128)], &A[int64_t(row0 + ((tl_chunk48 * 8) / 128)) * K + ((k0 + (k + 3) * 128) + ((tl_chunk48 * 8) % 128))]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i51 = 0; tl_i51 < 8; ++tl_i51) {
                     const int tl_chunk50 = tl_tid + tl_i51 * 128;
-                    const tl::f16* tl_src52 = &A[int64_t(row0 + ((tl_chunk50 * 8) / 128)) * K + (((k + 3) * 128) + ((tl_chunk50 * 8) % 128))];
+                    const tl::f16* tl_src52 = &A[int64_t(row0 + ((tl_chunk50 * 8) / 128)) * K + ((k0 + (k + 3) * 128) + ((tl_chunk50 * 8) % 128))];
                     tl::f16* tl_dst53 = &a[(((k + 3) % 4) * 64 + ((tl_chunk50 * 8) / 128)) * 136 + ((tl_chunk50 * 8) % 128)];
-                    const int tl_valid54 = !(tl::in_bounds(row0 + ((tl_chunk50 * 8) / 128), M)) ? 0 : max(0, min(8, K - (((k + 3) * 128) + ((tl_chunk50 * 8) % 128))));
-                    if (tl_valid54 == 8 && ((k + 3) * 128) + ((tl_chunk50 * 8) % 128) >= 0 && tl::is_aligned(tl_src52, 16)) {
+                    const int tl_valid54 = !(tl::in_bounds(row0 + ((tl_chunk50 * 8) / 128), M)) ? 0 : max(0, min(8, K - ((k0 + (k + 3) * 128) + ((tl_chunk50 * 8) % 128))));
+                    if (tl_valid54 == 8 && (k0 + (k + 3) * 128) + ((tl_chunk50 * 8) % 128) >= 0 && tl::is_aligned(tl_src52, 16)) {
                         tl::cp_async_16(tl_dst53, tl_src52);
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst53[tl_v] = tl::in_bounds(row0 + ((tl_chunk50 * 8) / 128), M) && tl::in_bounds((((k + 3) * 128) + ((tl_chunk50 * 8) % 128)) + tl_v, K) ? tl_src52[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst53[tl_v] = tl::in_bounds(row0 + ((tl_chunk50 * 8) / 128), M) && tl::in_bounds(((k0 + (k + 3) * 128) + ((tl_chunk50 * 8) % 128)) + tl_v, K) ? tl_src52[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
-            // copy(Wq[col0 +: BN, k * (BK / 8) +: BK / 8], wq);      // padded weights add nothing  (qgemm.tl:31)
-            if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 128 <= N && ((k + 3) * 16) >= 0 && ((k + 3) * 16) + 16 <= KW && ((k + 3) * 16) % 4 == 0) {
+            // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:44)
+            if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 128 <= N && ((k0 + (k + 3) * 128) / 8) >= 0 && ((k0 + (k + 3) * 128) / 8) + 16 <= KW && ((k0 + (k + 3) * 128) / 8) % 4 == 0) {
                 #pragma unroll
                 for (int tl_i56 = 0; tl_i56 < 4; ++tl_i56) {
                     const int tl_chunk55 = tl_tid + tl_i56 * 128;
-                    tl::cp_async_16(&wq[(((k + 3) % 4) * 128 + ((tl_chunk55 * 4) / 16)) * 20 + ((tl_chunk55 * 4) % 16)], &Wq[int64_t(col0 + ((tl_chunk55 * 4) / 16)) * KW + (((k + 3) * 16) + ((tl_chunk55 * 4) % 16))]);
+                    tl::cp_async_16(&wq[(((k + 3) % 4) * 128 + ((tl_chunk55 * 4) / 16)) * 20 + ((tl_chunk55 * 4) % 16)], &Wq[int64_t(col0 + ((tl_chunk55 * 4) / 16)) * KW + (((k0 + (k + 3) * 128) / 8) + ((tl_chunk55 * 4) % 16))]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i58 = 0; tl_i58 < 4; ++tl_i58) {
                     const int tl_chunk57 = tl_tid + tl_i58 * 128;
-                    const uint32_t* tl_src59 = &Wq[int64_t(col0 + ((tl_chunk57 * 4) / 16)) * KW + (((k + 3) * 16) + ((tl_chunk57 * 4) % 16))];
+                    const uint32_t* tl_src59 = &Wq[int64_t(col0 + ((tl_chunk57 * 4) / 16)) * KW + (((k0 + (k + 3) * 128) / 8) + ((tl_chunk57 * 4) % 16))];
                     uint32_t* tl_dst60 = &wq[(((k + 3) % 4) * 128 + ((tl_chunk57 * 4) / 16)) * 20 + ((tl_chunk57 * 4) % 16)];
-                    const int tl_valid61 = !(tl::in_bounds(col0 + ((tl_chunk57 * 4) / 16), N)) ? 0 : max(0, min(4, KW - (((k + 3) * 16) + ((tl_chunk57 * 4) % 16))));
-                    if (tl_valid61 == 4 && ((k + 3) * 16) + ((tl_chunk57 * 4) % 16) >= 0 && tl::is_aligned(tl_src59, 16)) {
+                    const int tl_valid61 = !(tl::in_bounds(col0 + ((tl_chunk57 * 4) / 16), N)) ? 0 : max(0, min(4, KW - (((k0 + (k + 3) * 128) / 8) + ((tl_chunk57 * 4) % 16))));
+                    if (tl_valid61 == 4 && ((k0 + (k + 3) * 128) / 8) + ((tl_chunk57 * 4) % 16) >= 0 && tl::is_aligned(tl_src59, 16)) {
                         tl::cp_async_16(tl_dst60, tl_src59);
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst60[tl_v] = tl::in_bounds(col0 + ((tl_chunk57 * 4) / 16), N) && tl::in_bounds((((k + 3) * 16) + ((tl_chunk57 * 4) % 16)) + tl_v, KW) ? tl_src59[tl_v] : 0u;
+                        for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst60[tl_v] = tl::in_bounds(col0 + ((tl_chunk57 * 4) / 16), N) && tl::in_bounds((((k0 + (k + 3) * 128) / 8) + ((tl_chunk57 * 4) % 16)) + tl_v, KW) ? tl_src59[tl_v] : 0u;
                     }
                 }
             }
-            // copy(Scales[col0 +: BN, k * (BK / G) +: BK / G], sc);  (qgemm.tl:32)
+            // copy(Scales[col0 +: BN, kk / G +: BK / G], sc);  (qgemm.tl:45)
             #pragma unroll
             for (int tl_i63 = 0; tl_i63 < 1; ++tl_i63) {
                 const int tl_e62 = tl_tid + tl_i63 * 128;
-                sc[(((k + 3) % 4) * 128 + tl_e62) * 1 + (tl_e62 % 1)] = tl::in_bounds(col0 + tl_e62, N) && tl::in_bounds(((k + 3) * 1) + (tl_e62 % 1), KG) ? Scales[int64_t(col0 + tl_e62) * KG + (((k + 3) * 1) + (tl_e62 % 1))] : tl::convert<tl::f16>(0.0f);
+                sc[(((k + 3) % 4) * 128 + tl_e62) * 1 + (tl_e62 % 1)] = tl::in_bounds(col0 + tl_e62, N) && tl::in_bounds(((k0 + (k + 3) * 128) / 128) + (tl_e62 % 1), KG) ? Scales[int64_t(col0 + tl_e62) * KG + (((k0 + (k + 3) * 128) / 128) + (tl_e62 % 1))] : tl::convert<tl::f16>(0.0f);
             }
         }
         tl::cp_async_commit();
-        // for n, j in parallel(BN, BK) {  (qgemm.tl:33)
+        // for n, j in parallel(BN, BK) {  (qgemm.tl:46)
         // for n, j in parallel(128, 128): each thread visits the elements of `w` it holds
         #pragma unroll
         for (int tl_s64 = 0; tl_s64 < w_layout::kSlots; ++tl_s64) {
@@ -599,7 +561,7 @@ __global__ void __launch_bounds__(128) w4a16_gemm_kernel_variant1(
             const int j = tl_c65 + tl_s64 % 8;
             w[tl_s64] = tl::convert<tl::f16>(tlc_stdlib::s4_unpack(wq[((k % 4) * 128 + n) * 20 + (tl_c65 / 8 + (tl_s64 % 8) / 8)], static_cast<uint32_t>((tl_s64 % 8) % 8)) * tl::convert<float>(sc[((k % 4) * 128 + n) * 1 + (j / 128)]));
         }
-        // gemm(a, w, acc, transpose_b = true);  (qgemm.tl:36)
+        // gemm(a, w, acc, transpose_b = true);  (qgemm.tl:49)
         {
             tl::f16* tl_staged66 = reinterpret_cast<tl::f16*>(tl_scratch + 0);  // 128 x 128, row pitch 136
             __syncthreads();  // the staging buffer may still be read by a previous gemm
@@ -614,19 +576,80 @@ __global__ void __launch_bounds__(128) w4a16_gemm_kernel_variant1(
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:38)
+    // copy(acc, Part[block.z, row0 +: BM, col0 +: BN]);  (qgemm.tl:51)
     #pragma unroll
     for (int tl_chunk68 = 0; tl_chunk68 < acc_layout::kSlots; tl_chunk68 += 2) {
-        tl::f16* tl_ptr69 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk68))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk68)))];
-        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk68)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk68)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk68)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk68))) + 1, N) && tl::is_aligned(tl_ptr69, 4)) {
-            tl::f16 tl_vec70[2];
+        float* tl_ptr69 = &Part[(int64_t(int(blockIdx.z)) * M + (row0 + (acc_layout::row(tl_tid, tl_chunk68)))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk68)))];
+        if (tl::in_bounds(int(blockIdx.z), SPLITS) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk68)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk68)), N) && tl::in_bounds(int(blockIdx.z), SPLITS) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk68)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk68))) + 1, N) && tl::is_aligned(tl_ptr69, 8)) {
+            float tl_vec70[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec70[tl_v] = tl::convert<tl::f16>(acc[tl_chunk68 + tl_v]);
-            tl::store_vector<tl::f16, 2>(tl_ptr69, tl_vec70);
+            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec70[tl_v] = acc[tl_chunk68 + tl_v];
+            tl::store_vector<float, 2>(tl_ptr69, tl_vec70);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk68 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk68 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk68 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk68 + tl_v)))] = tl::convert<tl::f16>(acc[tl_chunk68 + tl_v]);
+                if (tl::in_bounds(int(blockIdx.z), SPLITS) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk68 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk68 + tl_v)), N)) Part[(int64_t(int(blockIdx.z)) * M + (row0 + (acc_layout::row(tl_tid, tl_chunk68 + tl_v)))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk68 + tl_v)))] = acc[tl_chunk68 + tl_v];
+            }
+        }
+    }
+}
+
+// kernel w4a16_combine<BC = 1024, T = f16>  (stdlib/qgemm.tl:55)
+// 128 threads per block, 0 bytes of shared memory
+__global__ void __launch_bounds__(128) w4a16_combine_kernel(
+        const float* __restrict__ Part,
+        tl::f16* __restrict__ C,
+        int32_t SPLITS,
+        int32_t M,
+        int32_t N)
+{
+    using p_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment p: f32[1024]
+    using acc_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment acc: f32[1024]
+    const int tl_tid = tl::thread_index<128>();
+    float p[p_layout::kSlots];  // fragment p: f32[1024]
+    float acc[acc_layout::kSlots];  // fragment acc: f32[1024]
+    #pragma unroll
+    for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
+    const int32_t row = int(blockIdx.y);
+    const int32_t col0 = int(blockIdx.x) * 1024;
+    for (int z = 0; z < SPLITS; ++z) {
+        // copy(Part[z, row, col0 +: BC], p);  (qgemm.tl:63)
+        #pragma unroll
+        for (int tl_chunk0 = 0; tl_chunk0 < p_layout::kSlots; tl_chunk0 += 4) {
+            const float* tl_ptr1 = &Part[(int64_t(z) * M + row) * N + (col0 + ((p_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) + tl_chunk0 % 8))];
+            if (tl::in_bounds(z, SPLITS) && tl::in_bounds(row, M) && tl::in_bounds(col0 + ((p_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) + tl_chunk0 % 8), N) && tl::in_bounds(z, SPLITS) && tl::in_bounds(row, M) && tl::in_bounds((col0 + ((p_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) + tl_chunk0 % 8)) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
+                float tl_vec2[4];
+                tl::load_vector<float, 4>(tl_vec2, tl_ptr1);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 4; ++tl_v) p[tl_chunk0 + tl_v] = tl_vec2[tl_v];
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 4; ++tl_v) {
+                    p[tl_chunk0 + tl_v] = tl::in_bounds(z, SPLITS) && tl::in_bounds(row, M) && tl::in_bounds(col0 + ((p_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) + (tl_chunk0 + tl_v) % 8), N) ? Part[(int64_t(z) * M + row) * N + (col0 + ((p_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) + (tl_chunk0 + tl_v) % 8))] : 0.0f;
+                }
+            }
+        }
+        // for i in parallel(BC) {  (qgemm.tl:64)
+        // for i in parallel(1024): each thread visits the elements of `acc` it holds
+        #pragma unroll
+        for (int tl_s3 = 0; tl_s3 < acc_layout::kSlots; ++tl_s3) {
+            [[maybe_unused]] const int i = (acc_layout::flat(tl_tid, (tl_s3 / 8) * 8)) + tl_s3 % 8;
+            acc[tl_s3] = acc[tl_s3] + p[tl_s3];
+        }
+    }
+    // copy(acc, C[row, col0 +: BC]);  (qgemm.tl:68)
+    #pragma unroll
+    for (int tl_chunk4 = 0; tl_chunk4 < acc_layout::kSlots; tl_chunk4 += 8) {
+        tl::f16* tl_ptr5 = &C[int64_t(row) * N + (col0 + ((acc_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) + tl_chunk4 % 8))];
+        if (tl::in_bounds(row, M) && tl::in_bounds(col0 + ((acc_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) + tl_chunk4 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((col0 + ((acc_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) + tl_chunk4 % 8)) + 7, N) && tl::is_aligned(tl_ptr5, 16)) {
+            tl::f16 tl_vec6[8];
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec6[tl_v] = tl::convert<tl::f16>(acc[tl_chunk4 + tl_v]);
+            tl::store_vector<tl::f16, 8>(tl_ptr5, tl_vec6);
+        } else {
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                if (tl::in_bounds(row, M) && tl::in_bounds(col0 + ((acc_layout::flat(tl_tid, (tl_chunk4 + tl_v / 8) * 8)) + (tl_chunk4 + tl_v) % 8), N)) C[int64_t(row) * N + (col0 + ((acc_layout::flat(tl_tid, (tl_chunk4 + tl_v / 8) * 8)) + (tl_chunk4 + tl_v) % 8))] = tl::convert<tl::f16>(acc[tl_chunk4 + tl_v]);
             }
         }
     }
@@ -636,40 +659,128 @@ __global__ void __launch_bounds__(128) w4a16_gemm_kernel_variant1(
 
 namespace tlc {
 
-// Variant 0 of kernel `w4a16_gemm`: BM = 16.
-static cudaError_t w4a16_gemm_variant0(const __half* A, const uint32_t* Wq, const __half* Scales, __half* C, int64_t M, int64_t K, int64_t N, int64_t KW, int64_t KG, cudaStream_t stream) {
-    constexpr const char* tl_name = "w4a16_gemm";
+// Variant 0 of kernel `w4a16_partial`: BM = 16.
+static cudaError_t w4a16_partial_variant0(const __half* A, const uint32_t* Wq, const __half* Scales, float* Part, int32_t k_len, int64_t M, int64_t K, int64_t N, int64_t KW, int64_t KG, int64_t SPLITS, cudaStream_t stream) {
+    constexpr const char* tl_name = "w4a16_partial";
     if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_pointer(Wq, tl_name, "Wq", 4); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_pointer(Scales, tl_name, "Scales", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Part, tl_name, "Part", 4); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(KW, tl_name, "KW"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(KG, tl_name, "KG"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(SPLITS, tl_name, "SPLITS"); tl_err != cudaSuccess) return tl_err;
     if (!(K == KW * 8))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `K == (KW * 8)` does not hold" + " (" + "K = " + std::to_string(K) + ", KW = " + std::to_string(KW) + ")");
     if (!(KG == tl::cdiv(K, 128)))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `KG == cdiv(K, G)` does not hold" + " (" + "KG = " + std::to_string(KG) + ", K = " + std::to_string(K) + ")");
-    const int64_t tl_grid_x = int64_t(tl::cdiv(N, 32)), tl_grid_y = int64_t(tl::cdiv(M, 16)), tl_grid_z = int64_t(1);
+    if (!(k_len > 0))
+        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `k_len > 0` does not hold" + " (" + "k_len = " + std::to_string(k_len) + ")");
+    if (!((128) != 0 && (k_len % 128 == 0)))
+        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `(k_len % BK) == 0` does not hold" + " (" + "k_len = " + std::to_string(k_len) + ")");
+    if (!(true))
+        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `(BK % G) == 0` does not hold");
+    const int64_t tl_grid_x = int64_t(tl::cdiv(N, 32)), tl_grid_y = int64_t(tl::cdiv(M, 16)), tl_grid_z = int64_t(SPLITS);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
     static const cudaError_t tl_attributes_variant0 = [] {
         cudaError_t tl_err = cudaSuccess;
-        tl_err = cudaFuncSetAttribute(::w4a16_gemm_kernel_variant0, cudaFuncAttributeMaxDynamicSharedMemorySize, 135680);
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::w4a16_gemm_kernel_variant0, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::w4a16_partial_kernel_variant0, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
         return tl_err;
     }();
     if (tl_attributes_variant0 != cudaSuccess) return tl::host::record(tl_attributes_variant0, tl_name, "setting the shared-memory attributes");
-    ::w4a16_gemm_kernel_variant0<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 135680, stream>>>(A, Wq, Scales, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N), static_cast<int32_t>(KW), static_cast<int32_t>(KG));
+    ::w4a16_partial_kernel_variant0<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 36608, stream>>>(A, Wq, Scales, Part, k_len, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N), static_cast<int32_t>(KW), static_cast<int32_t>(KG), static_cast<int32_t>(SPLITS));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
-// Variant 1 of kernel `w4a16_gemm`: BM = 64.
-static cudaError_t w4a16_gemm_variant1(const __half* A, const uint32_t* Wq, const __half* Scales, __half* C, int64_t M, int64_t K, int64_t N, int64_t KW, int64_t KG, cudaStream_t stream) {
+// Variant 1 of kernel `w4a16_partial`: BM = 64.
+static cudaError_t w4a16_partial_variant1(const __half* A, const uint32_t* Wq, const __half* Scales, float* Part, int32_t k_len, int64_t M, int64_t K, int64_t N, int64_t KW, int64_t KG, int64_t SPLITS, cudaStream_t stream) {
+    constexpr const char* tl_name = "w4a16_partial";
+    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Wq, tl_name, "Wq", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Scales, tl_name, "Scales", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Part, tl_name, "Part", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(KW, tl_name, "KW"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(KG, tl_name, "KG"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(SPLITS, tl_name, "SPLITS"); tl_err != cudaSuccess) return tl_err;
+    if (!(K == KW * 8))
+        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `K == (KW * 8)` does not hold" + " (" + "K = " + std::to_string(K) + ", KW = " + std::to_string(KW) + ")");
+    if (!(KG == tl::cdiv(K, 128)))
+        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `KG == cdiv(K, G)` does not hold" + " (" + "KG = " + std::to_string(KG) + ", K = " + std::to_string(K) + ")");
+    if (!(k_len > 0))
+        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `k_len > 0` does not hold" + " (" + "k_len = " + std::to_string(k_len) + ")");
+    if (!((128) != 0 && (k_len % 128 == 0)))
+        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `(k_len % BK) == 0` does not hold" + " (" + "k_len = " + std::to_string(k_len) + ")");
+    if (!(true))
+        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `(BK % G) == 0` does not hold");
+    const int64_t tl_grid_x = int64_t(tl::cdiv(N, 128)), tl_grid_y = int64_t(tl::cdiv(M, 64)), tl_grid_z = int64_t(SPLITS);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    static const cudaError_t tl_attributes_variant1 = [] {
+        cudaError_t tl_err = cudaSuccess;
+        tl_err = cudaFuncSetAttribute(::w4a16_partial_kernel_variant1, cudaFuncAttributeMaxDynamicSharedMemorySize, 146432);
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::w4a16_partial_kernel_variant1, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes_variant1 != cudaSuccess) return tl::host::record(tl_attributes_variant1, tl_name, "setting the shared-memory attributes");
+    ::w4a16_partial_kernel_variant1<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 146432, stream>>>(A, Wq, Scales, Part, k_len, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N), static_cast<int32_t>(KW), static_cast<int32_t>(KG), static_cast<int32_t>(SPLITS));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+cudaError_t w4a16_partial(const __half* A, const uint32_t* Wq, const __half* Scales, float* Part, int32_t k_len, int64_t M, int64_t K, int64_t N, int64_t KW, int64_t KG, int64_t SPLITS, cudaStream_t stream) {
+    // 2 variants, tried in order: the first for which `when((M <= 16) || (BM == 64))` holds is launched.
+    if (M <= 16)
+        return w4a16_partial_variant0(A, Wq, Scales, Part, k_len, M, K, N, KW, KG, SPLITS, stream);  // BM = 16
+    return w4a16_partial_variant1(A, Wq, Scales, Part, k_len, M, K, N, KW, KG, SPLITS, stream);  // BM = 64
+}
+
+cudaError_t w4a16_combine(const float* Part, __half* C, int64_t SPLITS, int64_t M, int64_t N, cudaStream_t stream) {
+    constexpr const char* tl_name = "w4a16_combine";
+    if (cudaError_t tl_err = tl::host::check_pointer(Part, tl_name, "Part", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(SPLITS, tl_name, "SPLITS"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(N, 1024)), tl_grid_y = int64_t(M), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    ::w4a16_combine_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 0, stream>>>(Part, C, static_cast<int32_t>(SPLITS), static_cast<int32_t>(M), static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+// The workspaces of program `w4a16_gemm`, each 256-byte aligned in one allocation: their offsets, and the total size.
+static int64_t w4a16_gemm_workspace_layout(int64_t M, int64_t K, int64_t N, int64_t KW, int64_t KG, size_t* tl_offsets) {
+    [[maybe_unused]] const int32_t tiles = M <= 16 ? tl::cdiv(N, 32) : tl::cdiv(N, 128) * tl::cdiv(M, 64);
+    [[maybe_unused]] const int32_t slices = tl::max(1, tl::min(tl::cdiv(1024, tl::max(tiles, 1)), tl::cdiv(K, 128)));
+    [[maybe_unused]] const int32_t k_len = tl::max(1, tl::cdiv(tl::cdiv(K, slices), 128)) * 128;
+    [[maybe_unused]] const int32_t splits = tl::max(1, tl::cdiv(K, k_len));
+    int64_t tl_bytes = 0;
+    if (int64_t(splits) < 0) return -1;  // workspace `Part`
+    if (int64_t(M) < 0) return -1;  // workspace `Part`
+    if (int64_t(N) < 0) return -1;  // workspace `Part`
+    tl_offsets[0] = size_t(tl_bytes);
+    tl_bytes += tl::host::workspace_align(int64_t(splits) * int64_t(M) * int64_t(N) * 4);  // Part: f32[splits, M, N]
+    return tl_bytes;
+}
+
+size_t w4a16_gemm_workspace_size(int64_t M, int64_t K, int64_t N, int64_t KW, int64_t KG) {
+    size_t tl_offsets[1];
+    const int64_t tl_bytes = w4a16_gemm_workspace_layout(M, K, N, KW, KG, tl_offsets);
+    return tl_bytes < 0 ? 0 : size_t(tl_bytes);
+}
+
+// Program `w4a16_gemm`: launches w4a16_partial and w4a16_combine on `stream`, in order.
+cudaError_t w4a16_gemm(const __half* A, const uint32_t* Wq, const __half* Scales, __half* C, int64_t M, int64_t K, int64_t N, int64_t KW, int64_t KG, cudaStream_t stream, void* workspace, size_t workspace_bytes) {
     constexpr const char* tl_name = "w4a16_gemm";
     if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_pointer(Wq, tl_name, "Wq", 4); tl_err != cudaSuccess) return tl_err;
@@ -680,35 +791,33 @@ static cudaError_t w4a16_gemm_variant1(const __half* A, const uint32_t* Wq, cons
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(KW, tl_name, "KW"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(KG, tl_name, "KG"); tl_err != cudaSuccess) return tl_err;
-    if (!(K == KW * 8))
-        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `K == (KW * 8)` does not hold" + " (" + "K = " + std::to_string(K) + ", KW = " + std::to_string(KW) + ")");
-    if (!(KG == tl::cdiv(K, 128)))
-        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `KG == cdiv(K, G)` does not hold" + " (" + "KG = " + std::to_string(KG) + ", K = " + std::to_string(K) + ")");
-    const int64_t tl_grid_x = int64_t(tl::cdiv(N, 128)), tl_grid_y = int64_t(tl::cdiv(M, 64)), tl_grid_z = int64_t(1);
-    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
-    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
-        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
-    static const cudaError_t tl_attributes_variant1 = [] {
-        cudaError_t tl_err = cudaSuccess;
-        tl_err = cudaFuncSetAttribute(::w4a16_gemm_kernel_variant1, cudaFuncAttributeMaxDynamicSharedMemorySize, 146432);
-        if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::w4a16_gemm_kernel_variant1, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
-        return tl_err;
-    }();
-    if (tl_attributes_variant1 != cudaSuccess) return tl::host::record(tl_attributes_variant1, tl_name, "setting the shared-memory attributes");
-    ::w4a16_gemm_kernel_variant1<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 146432, stream>>>(A, Wq, Scales, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N), static_cast<int32_t>(KW), static_cast<int32_t>(KG));
-    return tl::host::record(cudaGetLastError(), tl_name, "launch");
-}
-
-cudaError_t w4a16_gemm(const __half* A, const uint32_t* Wq, const __half* Scales, __half* C, int64_t M, int64_t K, int64_t N, int64_t KW, int64_t KG, cudaStream_t stream) {
-    // 2 variants, tried in order: the first for which `when((M <= 16) || (BM == 64))` holds is launched.
-    if (M <= 16)
-        return w4a16_gemm_variant0(A, Wq, Scales, C, M, K, N, KW, KG, stream);  // BM = 16
-    return w4a16_gemm_variant1(A, Wq, Scales, C, M, K, N, KW, KG, stream);  // BM = 64
+    [[maybe_unused]] const int32_t tiles = M <= 16 ? tl::cdiv(N, 32) : tl::cdiv(N, 128) * tl::cdiv(M, 64);
+    [[maybe_unused]] const int32_t slices = tl::max(1, tl::min(tl::cdiv(1024, tl::max(tiles, 1)), tl::cdiv(K, 128)));
+    [[maybe_unused]] const int32_t k_len = tl::max(1, tl::cdiv(tl::cdiv(K, slices), 128)) * 128;
+    [[maybe_unused]] const int32_t splits = tl::max(1, tl::cdiv(K, k_len));
+    size_t tl_offsets[1];
+    const int64_t tl_bytes = w4a16_gemm_workspace_layout(M, K, N, KW, KG, tl_offsets);
+    if (tl_bytes < 0)
+        return tl::host::invalid_argument(std::string(tl_name) + ": a workspace extent is negative");
+    if (workspace == nullptr) {
+        if (cudaError_t tl_err = tl::host::stream_workspace(size_t(tl_bytes), stream, &workspace); tl_err != cudaSuccess)
+            return tl::host::record(tl_err, tl_name, "allocating the workspace");
+    } else if (workspace_bytes < size_t(tl_bytes) || reinterpret_cast<uintptr_t>(workspace) % 256 != 0) {
+        return tl::host::invalid_argument(std::string(tl_name) + ": the workspace must be 256-byte aligned and hold " + std::to_string(tl_bytes) + " bytes (w4a16_gemm_workspace_size), but has " + std::to_string(workspace_bytes));
+    }
+    float* const Part = reinterpret_cast<float*>(static_cast<char*>(workspace) + tl_offsets[0]);
+    // launch w4a16_partial<G = G, T = T, BK = BK>(A, Wq, Scales, Part, k_len);
+    if (cudaError_t tl_err = w4a16_partial(A, Wq, Scales, Part, k_len, int64_t(M), int64_t(K), int64_t(N), int64_t(KW), int64_t(KG), int64_t(splits), stream); tl_err != cudaSuccess) return tl_err;
+    // launch w4a16_combine<T = T>(Part, C);
+    if (cudaError_t tl_err = w4a16_combine(Part, C, int64_t(splits), int64_t(M), int64_t(N), stream); tl_err != cudaSuccess) return tl_err;
+    return cudaSuccess;
 }
 
 }  // namespace tlc
 
 extern "C" {
-cudaError_t tlc_w4a16_gemm(const void* A, const void* Wq, const void* Scales, void* C, int64_t M, int64_t K, int64_t N, int64_t KW, int64_t KG, cudaStream_t stream) { return tlc::w4a16_gemm(static_cast<const __half*>(A), static_cast<const uint32_t*>(Wq), static_cast<const __half*>(Scales), static_cast<__half*>(C), M, K, N, KW, KG, stream); }
+cudaError_t tlc_w4a16_partial(const void* A, const void* Wq, const void* Scales, void* Part, int32_t k_len, int64_t M, int64_t K, int64_t N, int64_t KW, int64_t KG, int64_t SPLITS, cudaStream_t stream) { return tlc::w4a16_partial(static_cast<const __half*>(A), static_cast<const uint32_t*>(Wq), static_cast<const __half*>(Scales), static_cast<float*>(Part), k_len, M, K, N, KW, KG, SPLITS, stream); }
+cudaError_t tlc_w4a16_combine(const void* Part, void* C, int64_t SPLITS, int64_t M, int64_t N, cudaStream_t stream) { return tlc::w4a16_combine(static_cast<const float*>(Part), static_cast<__half*>(C), SPLITS, M, N, stream); }
+cudaError_t tlc_w4a16_gemm(const void* A, const void* Wq, const void* Scales, void* C, int64_t M, int64_t K, int64_t N, int64_t KW, int64_t KG, cudaStream_t stream, void* workspace, size_t workspace_bytes) { return tlc::w4a16_gemm(static_cast<const __half*>(A), static_cast<const uint32_t*>(Wq), static_cast<const __half*>(Scales), static_cast<__half*>(C), M, K, N, KW, KG, stream, workspace, workspace_bytes); }
+size_t tlc_w4a16_gemm_workspace_size(int64_t M, int64_t K, int64_t N, int64_t KW, int64_t KG) { return tlc::w4a16_gemm_workspace_size(M, K, N, KW, KG); }
 }

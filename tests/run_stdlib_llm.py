@@ -515,9 +515,10 @@ def w4a16(M, N, K, G, t, defines):
 
 
 # M <= 16 takes the 16-row tiles, larger M the 64-row ones; K not a multiple of the k step or of G;
-# N not a multiple of the weight tile.
+# N not a multiple of the weight tile; K in several slices (1032: nine of 128) or one (TARGET_BLOCKS=1).
 for M, N, K, G, t, d in ((3, 45, 200, 64, "f32", ["BK=64"]), (1, 33, 136, 32, "f16", []),
-                         (17, 70, 96, 32, "bf16", []), (16, 8, 1032, 128, "f16", [])):
+                         (17, 70, 96, 32, "bf16", []), (16, 8, 1032, 128, "f16", []),
+                         (5, 40, 520, 64, "f16", ["TARGET_BLOCKS=1"])):
     check(f"w4a16_gemm M={M} N={N} K={K} G={G} {t} {' '.join(d)}", lambda: w4a16(M, N, K, G, t, d),
           bound=1e-5 if t == "f32" else 1e-2)
 

@@ -2,7 +2,9 @@
 // 4-bit weights packed eight to a u32 (nibble i of Wq[n, w] is element 8w + i, value q − 8) and a
 // scale per row and group of 128 (G); T = f16 by default (-DTLC_T=<type> for -D T=bf16).
 // Decoding shapes (M <= 16: the 16-row variant) and larger M (the 64-row one); N not a multiple of
-// the weight tile, K not a multiple of the k step or of G, unaligned bases; wrong KW or KG refused.
+// the weight tile, K not a multiple of the k step or of G, unaligned bases, K cut into slices whose
+// partial products a second kernel sums (the program's workspace, or the caller's); wrong KW or KG
+// refused.
 #include "harness.h"
 #include "qgemm.h"
 
@@ -22,6 +24,7 @@ struct Shape {
     size_t offset;
     th::When when;
     const char* tag;
+    bool own_workspace = false;  // the caller's workspace (sized by w4a16_gemm_workspace_size)
 };
 
 th::Outcome check(const Shape& s, uint64_t seed) {
@@ -34,7 +37,16 @@ th::Outcome check(const Shape& s, uint64_t seed) {
     th::OffsetBuffer<T> A(a, s.offset), S(scales, s.offset), C(th::numel({s.M, s.N}), s.offset);
     th::OffsetBuffer<uint32_t> W(wq, s.offset);
     C.poison();
-    th::check_launch(tlc::w4a16_gemm(A.get(), W.get(), S.get(), C.get(), s.M, s.K, s.N, KW, KG, 0), "w4a16_gemm");
+    if (s.own_workspace) {
+        const size_t bytes = tlc::w4a16_gemm_workspace_size(s.M, s.K, s.N, KW, KG);
+        th::DeviceBuffer<unsigned char> work(bytes);
+        th::check_launch(tlc::w4a16_gemm(A.get(), W.get(), S.get(), C.get(), s.M, s.K, s.N, KW, KG, 0, work.get(), bytes),
+                         "w4a16_gemm");
+        TH_CUDA(cudaDeviceSynchronize());
+        if (!work.guards_intact()) return th::expect(false, "the workspace's guards were overwritten");
+    } else {
+        th::check_launch(tlc::w4a16_gemm(A.get(), W.get(), S.get(), C.get(), s.M, s.K, s.N, KW, KG, 0), "w4a16_gemm");
+    }
     // Dequantised weights once, then the products in float64.
     std::vector<double> w(th::numel({s.N, s.K}));
     for (int64_t n = 0; n < s.N; ++n)
@@ -64,6 +76,7 @@ int main() {
         {16, 128, 512, 0, th::When::always, ""},
         {17, 70, 96, 0, th::When::always, ""},        // 64-row tiles
         {3, 45, 200, 1, th::When::always, "_offset1"},  // unaligned bases: element-wise copies
+        {9, 300, 2048, 0, th::When::always, "_own_workspace", true},
         {1, 4096, 4096, 0, th::When::full, ""},
         {16, 4096, 4096, 0, th::When::full, ""},
         {7, 11008, 4096, 0, th::When::full, ""},
