@@ -617,6 +617,393 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
     }
 }
 
+// kernel moe_count<BS = 2048>  (stdlib/moe.tl:195)
+// 256 threads per block, 32 bytes of shared memory
+__global__ void __launch_bounds__(256) moe_count_kernel(
+        const int32_t* __restrict__ Ids,
+        int32_t* __restrict__ Counts,
+        int32_t M,
+        int32_t K,
+        int32_t E)
+{
+    using id_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment id: i32[2048]
+    using hit_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment hit: i32[2048]
+    const int32_t* const ids = Ids;  // view ids: i32[(M * K)] of Ids
+    const int tl_tid = tl::thread_index<256>();
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    int32_t id[id_layout::kSlots];  // fragment id: i32[2048]
+    int32_t hit[hit_layout::kSlots];  // fragment hit: i32[2048]
+    int32_t part;
+    int32_t total = 0;
+    // for t in pipelined(cdiv(M * K, BS), stages = 2) {  (moe.tl:203)
+    for (int t = 0; t < tl::cdiv(M * K, 2048); ++t) {
+        // copy(ids[t * BS +: BS], id, pad = -1);  (moe.tl:204)
+        #pragma unroll
+        for (int tl_chunk0 = 0; tl_chunk0 < id_layout::kSlots; tl_chunk0 += 4) {
+            const int32_t* tl_ptr1 = &ids[(t * 2048) + ((id_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) + tl_chunk0 % 8)];
+            if (tl::in_bounds((t * 2048) + ((id_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) + tl_chunk0 % 8), M * K) && tl::in_bounds(((t * 2048) + ((id_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) + tl_chunk0 % 8)) + 3, M * K) && tl::is_aligned(tl_ptr1, 16)) {
+                int32_t tl_vec2[4];
+                tl::load_vector<int32_t, 4>(tl_vec2, tl_ptr1);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 4; ++tl_v) id[tl_chunk0 + tl_v] = tl_vec2[tl_v];
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 4; ++tl_v) {
+                    id[tl_chunk0 + tl_v] = tl::in_bounds((t * 2048) + ((id_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) + (tl_chunk0 + tl_v) % 8), M * K) ? ids[(t * 2048) + ((id_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) + (tl_chunk0 + tl_v) % 8)] : -1;
+                }
+            }
+        }
+        // for i in parallel(BS) {  (moe.tl:205)
+        // for i in parallel(2048): each thread visits the elements of `hit` it holds
+        #pragma unroll
+        for (int tl_s3 = 0; tl_s3 < hit_layout::kSlots; ++tl_s3) {
+            [[maybe_unused]] const int i = (hit_layout::flat(tl_tid, (tl_s3 / 8) * 8)) + tl_s3 % 8;
+            hit[tl_s3] = id[tl_s3] == int(blockIdx.x) ? 1 : 0;
+        }
+        // reduce(sum, hit, part);  (moe.tl:208)
+        {
+            int32_t tl_part[1];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<int32_t>();
+            #pragma unroll
+            for (int tl_s4 = 0; tl_s4 < hit_layout::kSlots; ++tl_s4) {
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(hit[tl_s4]));
+            }
+            tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<int32_t*>(tl_scratch), tl_tid);
+            {
+                part = tl_part[0];
+            }
+        }
+        total = total + part;
+    }
+    // for i in parallel(1) {  (moe.tl:211)
+    // for i in parallel(1): iterations dealt round-robin to the threads
+    #pragma unroll
+    for (int tl_i6 = 0; tl_i6 < 1; ++tl_i6) {
+        const int tl_e5 = tl_tid + tl_i6 * 256;
+        if (tl_e5 < 1) {
+            const int i = tl_e5;
+            Counts[int(blockIdx.x) + i] = total;
+        }
+    }
+}
+
+// kernel moe_positions<BS = 2048, EB = 1024>  (stdlib/moe.tl:218)
+// 256 threads per block, 8192 bytes of shared memory
+__global__ void __launch_bounds__(256) moe_positions_kernel(
+        const int32_t* __restrict__ Ids,
+        const int32_t* __restrict__ Counts,
+        int32_t* __restrict__ Offsets,
+        int32_t* __restrict__ Src,
+        int32_t* __restrict__ PosT,
+        int32_t M,
+        int32_t K,
+        int32_t E,
+        int32_t EO,
+        int32_t MK)
+{
+    using counts_layout = tl::BlockedLayout<1024, 8, 256>;  // fragment counts: i32[1024]
+    using id_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment id: i32[2048]
+    using hit_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment hit: i32[2048]
+    using rank_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment rank: i32[2048]
+    const int32_t* const ids = Ids;  // view ids: i32[(M * K)] of Ids
+    const int tl_tid = tl::thread_index<256>();
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    unsigned char* tl_scratch = tl_smem + 0;  // 8192 bytes for reductions and staging
+    int32_t counts[counts_layout::kSlots];  // fragment counts: i32[1024]
+    int32_t id[id_layout::kSlots];  // fragment id: i32[2048]
+    int32_t hit[hit_layout::kSlots];  // fragment hit: i32[2048]
+    int32_t rank[rank_layout::kSlots];  // fragment rank: i32[2048]
+    int32_t start;
+    int32_t part;
+    int32_t run = 0;
+    const int32_t e = int(blockIdx.x);
+    // copy(Counts[0 +: EB], counts);                 // past E: zeros  (moe.tl:233)
+    #pragma unroll
+    for (int tl_chunk0 = 0; tl_chunk0 < counts_layout::kSlots; tl_chunk0 += 4) {
+        if (!(counts_layout::valid(tl_tid, tl_chunk0))) continue;
+        const int32_t* tl_ptr1 = &Counts[(counts_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) + tl_chunk0 % 8];
+        if (tl::in_bounds((counts_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) + tl_chunk0 % 8, E) && tl::in_bounds(((counts_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) + tl_chunk0 % 8) + 3, E) && tl::is_aligned(tl_ptr1, 16)) {
+            int32_t tl_vec2[4];
+            tl::load_vector<int32_t, 4>(tl_vec2, tl_ptr1);
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 4; ++tl_v) counts[tl_chunk0 + tl_v] = tl_vec2[tl_v];
+        } else {
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 4; ++tl_v) {
+                counts[tl_chunk0 + tl_v] = tl::in_bounds((counts_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) + (tl_chunk0 + tl_v) % 8, E) ? Counts[(counts_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) + (tl_chunk0 + tl_v) % 8] : 0;
+            }
+        }
+    }
+    // for i in parallel(EB) {  (moe.tl:234)
+    // for i in parallel(1024): each thread visits the elements of `counts` it holds
+    #pragma unroll
+    for (int tl_s3 = 0; tl_s3 < counts_layout::kSlots; ++tl_s3) {
+        if (!(counts_layout::valid(tl_tid, tl_s3))) continue;
+        const int tl_c4 = (counts_layout::flat(tl_tid, (tl_s3 / 8) * 8)) % 1024;  // the chunk's first column
+        const int i = tl_c4 + tl_s3 % 8;
+        counts[tl_s3] = i < e ? counts[tl_s3] : 0;
+    }
+    // reduce(sum, counts, start);  (moe.tl:237)
+    {
+        int32_t tl_part[1];
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<int32_t>();
+        #pragma unroll
+        for (int tl_s5 = 0; tl_s5 < counts_layout::kSlots; ++tl_s5) {
+            if (!(counts_layout::valid(tl_tid, tl_s5))) continue;
+            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(counts[tl_s5]));
+        }
+        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<int32_t*>(tl_scratch), tl_tid);
+        {
+            start = tl_part[0];
+        }
+    }
+    for (int t = 0; t < tl::cdiv(M * K, 2048); ++t) {
+        // copy(ids[t * BS +: BS], id, pad = 0);  (moe.tl:239)
+        #pragma unroll
+        for (int tl_chunk6 = 0; tl_chunk6 < id_layout::kSlots; tl_chunk6 += 4) {
+            const int32_t* tl_ptr7 = &ids[(t * 2048) + ((id_layout::flat(tl_tid, (tl_chunk6 / 8) * 8)) + tl_chunk6 % 8)];
+            if (tl::in_bounds((t * 2048) + ((id_layout::flat(tl_tid, (tl_chunk6 / 8) * 8)) + tl_chunk6 % 8), M * K) && tl::in_bounds(((t * 2048) + ((id_layout::flat(tl_tid, (tl_chunk6 / 8) * 8)) + tl_chunk6 % 8)) + 3, M * K) && tl::is_aligned(tl_ptr7, 16)) {
+                int32_t tl_vec8[4];
+                tl::load_vector<int32_t, 4>(tl_vec8, tl_ptr7);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 4; ++tl_v) id[tl_chunk6 + tl_v] = tl_vec8[tl_v];
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 4; ++tl_v) {
+                    id[tl_chunk6 + tl_v] = tl::in_bounds((t * 2048) + ((id_layout::flat(tl_tid, (tl_chunk6 + tl_v / 8) * 8)) + (tl_chunk6 + tl_v) % 8), M * K) ? ids[(t * 2048) + ((id_layout::flat(tl_tid, (tl_chunk6 + tl_v / 8) * 8)) + (tl_chunk6 + tl_v) % 8)] : 0;
+                }
+            }
+        }
+        // for i in parallel(BS) {  (moe.tl:240)
+        // for i in parallel(2048): each thread visits the elements of `id` it holds
+        #pragma unroll
+        for (int tl_s9 = 0; tl_s9 < id_layout::kSlots; ++tl_s9) {
+            const int tl_c10 = (id_layout::flat(tl_tid, (tl_s9 / 8) * 8)) % 2048;  // the chunk's first column
+            const int i = tl_c10 + tl_s9 % 8;
+            const bool nowhere = id[tl_s9] < 0 || id[tl_s9] >= E;
+            hit[tl_s9] = t * 2048 + i < M * K && (e == E ? nowhere : id[tl_s9] == e) ? 1 : 0;
+        }
+        // cumsum(hit, rank);  (moe.tl:244)
+        {
+            __syncthreads();
+            #pragma unroll
+            for (int tl_s11 = 0; tl_s11 < hit_layout::kSlots; ++tl_s11) {
+                reinterpret_cast<int32_t*>(tl_scratch)[(hit_layout::flat(tl_tid, (tl_s11 / 8) * 8)) + tl_s11 % 8] = hit[tl_s11];
+            }
+            __syncthreads();
+            #pragma unroll
+            for (int tl_s12 = 0; tl_s12 < rank_layout::kSlots; ++tl_s12) {
+                int32_t tl_sum = 0;
+                for (int tl_k = 0; tl_k <= (rank_layout::flat(tl_tid, (tl_s12 / 8) * 8)) + tl_s12 % 8; ++tl_k) tl_sum += reinterpret_cast<int32_t*>(tl_scratch)[tl_k];
+                rank[tl_s12] = tl_sum;
+            }
+            __syncthreads();
+        }
+        // for i in parallel(BS) {  (moe.tl:245)
+        // for i in parallel(2048): each thread visits the elements of `hit` it holds
+        #pragma unroll
+        for (int tl_s13 = 0; tl_s13 < hit_layout::kSlots; ++tl_s13) {
+            const int tl_c14 = (hit_layout::flat(tl_tid, (tl_s13 / 8) * 8)) % 2048;  // the chunk's first column
+            const int i = tl_c14 + tl_s13 % 8;
+            if (hit[tl_s13] == 1) {
+                const int32_t slot = t * 2048 + i;
+                const int32_t p = start + run + rank[tl_s13] - 1;
+                Src[p] = slot / K;
+                PosT[int64_t(slot % K) * M + (slot / K)] = e == E ? -1 : p;
+            }
+        }
+        // reduce(sum, hit, part);  (moe.tl:253)
+        {
+            int32_t tl_part[1];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<int32_t>();
+            #pragma unroll
+            for (int tl_s15 = 0; tl_s15 < hit_layout::kSlots; ++tl_s15) {
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(hit[tl_s15]));
+            }
+            tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<int32_t*>(tl_scratch), tl_tid);
+            {
+                part = tl_part[0];
+            }
+        }
+        run = run + part;
+    }
+    if (e < E) {
+        // for i in parallel(1) {  (moe.tl:257)
+        // for i in parallel(1): iterations dealt round-robin to the threads
+        #pragma unroll
+        for (int tl_i17 = 0; tl_i17 < 1; ++tl_i17) {
+            const int tl_e16 = tl_tid + tl_i17 * 256;
+            if (tl_e16 < 1) {
+                const int i = tl_e16;
+                Offsets[e + i] = start;
+            }
+        }
+    } else {
+        // for i in parallel(1) {  (moe.tl:261)
+        // for i in parallel(1): iterations dealt round-robin to the threads
+        #pragma unroll
+        for (int tl_i19 = 0; tl_i19 < 1; ++tl_i19) {
+            const int tl_e18 = tl_tid + tl_i19 * 256;
+            if (tl_e18 < 1) {
+                const int i = tl_e18;
+                Offsets[E + i] = start;
+            }
+        }
+    }
+}
+
+// kernel moe_gather_rows<RB = 16, BD = 512, T = bf16>  (stdlib/moe.tl:268)
+// 128 threads per block, 33280 bytes of shared memory
+__global__ void __launch_bounds__(128) moe_gather_rows_kernel(
+        const tl::bf16* __restrict__ X,
+        const int32_t* __restrict__ Src,
+        tl::bf16* __restrict__ Xp,
+        int32_t M,
+        int32_t D,
+        int32_t MK)
+{
+    const int tl_tid = tl::thread_index<128>();
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    tl::bf16* xs = reinterpret_cast<tl::bf16*>(tl_smem + 0);  // shared xs: bf16[2, 16, 512], row pitch 520
+    const int32_t r0 = int(blockIdx.x) * 16;
+    const int32_t t_trips = tl::cdiv(D, 512);
+    if (0 < t_trips) {
+        // copy(X[Src[r0 +: RB], t * BD +: BD], xs);  (moe.tl:275)
+        #pragma unroll
+        for (int tl_i1 = 0; tl_i1 < 8; ++tl_i1) {
+            const int tl_chunk0 = tl_tid + tl_i1 * 128;
+            const tl::bf16* tl_src2 = &X[int64_t(tl::gather_index(Src, r0 + ((tl_chunk0 * 8) / 512), MK)) * D + ((0 * 512) + ((tl_chunk0 * 8) % 512))];
+            tl::bf16* tl_dst3 = &xs[(0 * 16 + ((tl_chunk0 * 8) / 512)) * 520 + ((tl_chunk0 * 8) % 512)];
+            const int tl_valid4 = !(tl::in_bounds(tl::gather_index(Src, r0 + ((tl_chunk0 * 8) / 512), MK), M)) ? 0 : max(0, min(8, D - ((0 * 512) + ((tl_chunk0 * 8) % 512))));
+            if (tl_valid4 == 8 && (0 * 512) + ((tl_chunk0 * 8) % 512) >= 0 && tl::is_aligned(tl_src2, 16)) {
+                tl::cp_async_16(tl_dst3, tl_src2);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst3[tl_v] = tl::in_bounds(tl::gather_index(Src, r0 + ((tl_chunk0 * 8) / 512), MK), M) && tl::in_bounds(((0 * 512) + ((tl_chunk0 * 8) % 512)) + tl_v, D) ? tl_src2[tl_v] : tl::convert<tl::bf16>(0.0f);
+            }
+        }
+    }
+    tl::cp_async_commit();
+    // for t in pipelined(cdiv(D, BD), stages = 2) {  (moe.tl:274)
+    for (int t = 0; t < t_trips; ++t) {
+        tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+        __syncthreads();  // pipeline: stage `t % 2` has landed and the stage refilled next is no longer read
+        if (t + 1 < t_trips) {
+            // copy(X[Src[r0 +: RB], t * BD +: BD], xs);  (moe.tl:275)
+            #pragma unroll
+            for (int tl_i6 = 0; tl_i6 < 8; ++tl_i6) {
+                const int tl_chunk5 = tl_tid + tl_i6 * 128;
+                const tl::bf16* tl_src7 = &X[int64_t(tl::gather_index(Src, r0 + ((tl_chunk5 * 8) / 512), MK)) * D + (((t + 1) * 512) + ((tl_chunk5 * 8) % 512))];
+                tl::bf16* tl_dst8 = &xs[(((t + 1) % 2) * 16 + ((tl_chunk5 * 8) / 512)) * 520 + ((tl_chunk5 * 8) % 512)];
+                const int tl_valid9 = !(tl::in_bounds(tl::gather_index(Src, r0 + ((tl_chunk5 * 8) / 512), MK), M)) ? 0 : max(0, min(8, D - (((t + 1) * 512) + ((tl_chunk5 * 8) % 512))));
+                if (tl_valid9 == 8 && ((t + 1) * 512) + ((tl_chunk5 * 8) % 512) >= 0 && tl::is_aligned(tl_src7, 16)) {
+                    tl::cp_async_16(tl_dst8, tl_src7);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst8[tl_v] = tl::in_bounds(tl::gather_index(Src, r0 + ((tl_chunk5 * 8) / 512), MK), M) && tl::in_bounds((((t + 1) * 512) + ((tl_chunk5 * 8) % 512)) + tl_v, D) ? tl_src7[tl_v] : tl::convert<tl::bf16>(0.0f);
+                }
+            }
+        }
+        tl::cp_async_commit();
+        // copy(xs, Xp[r0 +: RB, t * BD +: BD]);  (moe.tl:276)
+        #pragma unroll
+        for (int tl_i11 = 0; tl_i11 < 8; ++tl_i11) {
+            const int tl_chunk10 = tl_tid + tl_i11 * 128;
+            const tl::bf16* tl_src12 = &xs[((t % 2) * 16 + ((tl_chunk10 * 8) / 512)) * 520 + ((tl_chunk10 * 8) % 512)];
+            tl::bf16* tl_dst13 = &Xp[int64_t(r0 + ((tl_chunk10 * 8) / 512)) * D + ((t * 512) + ((tl_chunk10 * 8) % 512))];
+            if (tl::in_bounds(r0 + ((tl_chunk10 * 8) / 512), MK) && tl::in_bounds((t * 512) + ((tl_chunk10 * 8) % 512), D) && tl::in_bounds(r0 + ((tl_chunk10 * 8) / 512), MK) && tl::in_bounds(((t * 512) + ((tl_chunk10 * 8) % 512)) + 7, D) && tl::is_aligned(tl_src12, 16) && tl::is_aligned(tl_dst13, 16)) {
+                tl::bf16 tl_vec14[8];
+                tl::load_vector<tl::bf16, 8>(tl_vec14, tl_src12);
+                tl::store_vector<tl::bf16, 8>(tl_dst13, tl_vec14);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    if (tl::in_bounds(r0 + ((tl_chunk10 * 8 + tl_v) / 512), MK) && tl::in_bounds((t * 512) + ((tl_chunk10 * 8 + tl_v) % 512), D)) Xp[int64_t(r0 + ((tl_chunk10 * 8 + tl_v) / 512)) * D + ((t * 512) + ((tl_chunk10 * 8 + tl_v) % 512))] = xs[((t % 2) * 16 + ((tl_chunk10 * 8 + tl_v) / 512)) * 520 + ((tl_chunk10 * 8 + tl_v) % 512)];
+                }
+            }
+        }
+    }
+    tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+}
+
+// kernel moe_unpermute<RB = 16, BD = 512, T = bf16>  (stdlib/moe.tl:281)
+// 128 threads per block, 0 bytes of shared memory
+__global__ void __launch_bounds__(128) moe_unpermute_kernel(
+        const tl::bf16* __restrict__ Yp,
+        const int32_t* __restrict__ PosT,
+        const float* __restrict__ Weights,
+        tl::bf16* __restrict__ Y,
+        int32_t MK,
+        int32_t D,
+        int32_t K,
+        int32_t M)
+{
+    // fragment y: f32[16, 512], blocked per axis, vector 8: [16, 512] over 128 threads: (4:t32 4:r16, 8:r1 32:t1 2:r8) 64 registers
+    // fragment acc: f32[16, 512], blocked per axis, vector 8: [16, 512] over 128 threads: (4:t32 4:r16, 8:r1 32:t1 2:r8) 64 registers
+    // fragment w: f32[16], slice of `acc` (broadcast): [16] over 128 threads: (4:t32 4:r1) 4 registers, 32 replicas
+    [[maybe_unused]] const int32_t* const pos = PosT;  // view pos: i32[(K * M)] of PosT
+    const int tl_tid = tl::thread_index<128>();
+    float y[64];  // fragment y: f32[16, 512]
+    float acc[64];  // fragment acc: f32[16, 512]
+    #pragma unroll
+    for (int tl_i = 0; tl_i < 64; ++tl_i) acc[tl_i] = 0.0f;
+    float w[4];  // fragment w: f32[16]
+    const int32_t t0 = int(blockIdx.x) * 16;
+    const int32_t d0 = int(blockIdx.y) * 512;
+    // for k in pipelined(K, stages = 2) {  (moe.tl:292)
+    for (int k = 0; k < K; ++k) {
+        // copy(Yp[pos[k * M + t0 +: RB], d0 +: BD], y);      // PosT = -1: a row of zeros  (moe.tl:293)
+        #pragma unroll
+        for (int tl_chunk0 = 0; tl_chunk0 < 64; tl_chunk0 += 8) {
+            const tl::bf16* tl_ptr1 = &Yp[int64_t(tl::gather_index(pos, (k * M + t0) + ((tl_tid / 32) + (tl_chunk0 / 16) * 4), K * M)) * D + (d0 + ((tl_chunk0 % 8) + (tl_tid % 32) * 8 + (tl_chunk0 / 8 % 2) * 256))];
+            if (tl::in_bounds(tl::gather_index(pos, (k * M + t0) + ((tl_tid / 32) + (tl_chunk0 / 16) * 4), K * M), MK) && tl::in_bounds(d0 + ((tl_chunk0 % 8) + (tl_tid % 32) * 8 + (tl_chunk0 / 8 % 2) * 256), D) && tl::in_bounds(tl::gather_index(pos, (k * M + t0) + ((tl_tid / 32) + (tl_chunk0 / 16) * 4), K * M), MK) && tl::in_bounds((d0 + ((tl_chunk0 % 8) + (tl_tid % 32) * 8 + (tl_chunk0 / 8 % 2) * 256)) + 7, D) && tl::is_aligned(tl_ptr1, 16)) {
+                tl::bf16 tl_vec2[8];
+                tl::load_vector<tl::bf16, 8>(tl_vec2, tl_ptr1);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) y[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    y[tl_chunk0 + tl_v] = tl::in_bounds(tl::gather_index(pos, (k * M + t0) + ((tl_tid / 32) + ((tl_chunk0 + tl_v) / 16) * 4), K * M), MK) && tl::in_bounds(d0 + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk0 + tl_v) / 8 % 2) * 256), D) ? tl::convert<float>(Yp[int64_t(tl::gather_index(pos, (k * M + t0) + ((tl_tid / 32) + ((tl_chunk0 + tl_v) / 16) * 4), K * M)) * D + (d0 + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk0 + tl_v) / 8 % 2) * 256))]) : 0.0f;
+                }
+            }
+        }
+        // copy(Weights[t0 +: RB, k], w);  (moe.tl:294)
+        #pragma unroll
+        for (int tl_s3 = 0; tl_s3 < 4; ++tl_s3) {
+            w[tl_s3] = tl::in_bounds(t0 + ((tl_tid / 32) + (tl_s3) * 4), M) && tl::in_bounds(k, K) ? Weights[int64_t(t0 + ((tl_tid / 32) + (tl_s3) * 4)) * K + k] : 0.0f;
+        }
+        // for i, j in parallel(RB, BD) {  (moe.tl:295)
+        // for i, j in parallel(16, 512): each thread visits the elements of `acc` it holds
+        #pragma unroll
+        for (int tl_s4 = 0; tl_s4 < 64; ++tl_s4) {
+            [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s4 / 16) * 4);
+            [[maybe_unused]] const int j = ((tl_s4 % 8) + (tl_tid % 32) * 8 + (tl_s4 / 8 % 2) * 256);
+            acc[tl_s4] = acc[tl_s4] + w[(tl_s4 / 16)] * y[tl_s4];
+        }
+    }
+    // copy(acc, Y[t0 +: RB, d0 +: BD]);  (moe.tl:299)
+    #pragma unroll
+    for (int tl_chunk5 = 0; tl_chunk5 < 64; tl_chunk5 += 8) {
+        tl::bf16* tl_ptr6 = &Y[int64_t(t0 + ((tl_tid / 32) + (tl_chunk5 / 16) * 4)) * D + (d0 + ((tl_chunk5 % 8) + (tl_tid % 32) * 8 + (tl_chunk5 / 8 % 2) * 256))];
+        if (tl::in_bounds(t0 + ((tl_tid / 32) + (tl_chunk5 / 16) * 4), M) && tl::in_bounds(d0 + ((tl_chunk5 % 8) + (tl_tid % 32) * 8 + (tl_chunk5 / 8 % 2) * 256), D) && tl::in_bounds(t0 + ((tl_tid / 32) + (tl_chunk5 / 16) * 4), M) && tl::in_bounds((d0 + ((tl_chunk5 % 8) + (tl_tid % 32) * 8 + (tl_chunk5 / 8 % 2) * 256)) + 7, D) && tl::is_aligned(tl_ptr6, 16)) {
+            tl::bf16 tl_vec7[8];
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec7[tl_v] = tl::convert<tl::bf16>(acc[tl_chunk5 + tl_v]);
+            tl::store_vector<tl::bf16, 8>(tl_ptr6, tl_vec7);
+        } else {
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                if (tl::in_bounds(t0 + ((tl_tid / 32) + ((tl_chunk5 + tl_v) / 16) * 4), M) && tl::in_bounds(d0 + (((tl_chunk5 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk5 + tl_v) / 8 % 2) * 256), D)) Y[int64_t(t0 + ((tl_tid / 32) + ((tl_chunk5 + tl_v) / 16) * 4)) * D + (d0 + (((tl_chunk5 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk5 + tl_v) / 8 % 2) * 256))] = tl::convert<tl::bf16>(acc[tl_chunk5 + tl_v]);
+            }
+        }
+    }
+}
+
 }  // namespace
 
 namespace tlc {
@@ -650,9 +1037,166 @@ cudaError_t topk_gating_grouped(const float* Logits, const float* Bias, float* W
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
+cudaError_t moe_count(const int32_t* Ids, int32_t* Counts, int64_t M, int64_t K, int64_t E, cudaStream_t stream) {
+    constexpr const char* tl_name = "moe_count";
+    if (cudaError_t tl_err = tl::host::check_pointer(Ids, tl_name, "Ids", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Counts, tl_name, "Counts", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(E, tl_name, "E"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(E), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    static const cudaError_t tl_attributes = [] {
+        cudaError_t tl_err = cudaSuccess;
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::moe_count_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
+    ::moe_count_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(Ids, Counts, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(E));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+cudaError_t moe_positions(const int32_t* Ids, const int32_t* Counts, int32_t* Offsets, int32_t* Src, int32_t* PosT, int64_t M, int64_t K, int64_t E, int64_t EO, int64_t MK, cudaStream_t stream) {
+    constexpr const char* tl_name = "moe_positions";
+    if (cudaError_t tl_err = tl::host::check_pointer(Ids, tl_name, "Ids", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Counts, tl_name, "Counts", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Offsets, tl_name, "Offsets", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Src, tl_name, "Src", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(PosT, tl_name, "PosT", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(E, tl_name, "E"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(EO, tl_name, "EO"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(MK, tl_name, "MK"); tl_err != cudaSuccess) return tl_err;
+    if (!(EO == E + 1))
+        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `EO == (E + 1)` does not hold" + " (" + "EO = " + std::to_string(EO) + ", E = " + std::to_string(E) + ")");
+    if (!(MK == M * K))
+        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `MK == (M * K)` does not hold" + " (" + "MK = " + std::to_string(MK) + ", M = " + std::to_string(M) + ", K = " + std::to_string(K) + ")");
+    if (!(E <= 1024))
+        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `E <= EB` does not hold" + " (" + "E = " + std::to_string(E) + ")");
+    const int64_t tl_grid_x = int64_t(E + 1), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    static const cudaError_t tl_attributes = [] {
+        cudaError_t tl_err = cudaSuccess;
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::moe_positions_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
+    ::moe_positions_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 8192, stream>>>(Ids, Counts, Offsets, Src, PosT, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(E), static_cast<int32_t>(EO), static_cast<int32_t>(MK));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+cudaError_t moe_gather_rows(const __nv_bfloat16* X, const int32_t* Src, __nv_bfloat16* Xp, int64_t M, int64_t D, int64_t MK, cudaStream_t stream) {
+    constexpr const char* tl_name = "moe_gather_rows";
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Src, tl_name, "Src", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Xp, tl_name, "Xp", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(D, tl_name, "D"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(MK, tl_name, "MK"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(MK, 16)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    static const cudaError_t tl_attributes = [] {
+        cudaError_t tl_err = cudaSuccess;
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::moe_gather_rows_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
+    ::moe_gather_rows_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 33280, stream>>>(X, Src, Xp, static_cast<int32_t>(M), static_cast<int32_t>(D), static_cast<int32_t>(MK));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+cudaError_t moe_unpermute(const __nv_bfloat16* Yp, const int32_t* PosT, const float* Weights, __nv_bfloat16* Y, int64_t MK, int64_t D, int64_t K, int64_t M, cudaStream_t stream) {
+    constexpr const char* tl_name = "moe_unpermute";
+    if (cudaError_t tl_err = tl::host::check_pointer(Yp, tl_name, "Yp", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(PosT, tl_name, "PosT", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Weights, tl_name, "Weights", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(MK, tl_name, "MK"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(D, tl_name, "D"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (!(MK == M * K))
+        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `MK == (M * K)` does not hold" + " (" + "MK = " + std::to_string(MK) + ", M = " + std::to_string(M) + ", K = " + std::to_string(K) + ")");
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 16)), tl_grid_y = int64_t(tl::cdiv(D, 512)), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    ::moe_unpermute_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 0, stream>>>(Yp, PosT, Weights, Y, static_cast<int32_t>(MK), static_cast<int32_t>(D), static_cast<int32_t>(K), static_cast<int32_t>(M));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+// The workspaces of program `moe_permute`, each 256-byte aligned in one allocation: their offsets, and the total size.
+static int64_t moe_permute_workspace_layout(int64_t M, int64_t D, int64_t K, int64_t MK, int64_t EO, size_t* tl_offsets) {
+    int64_t tl_bytes = 0;
+    if (int64_t(EO - 1) < 0) return -1;  // workspace `Counts`
+    tl_offsets[0] = size_t(tl_bytes);
+    tl_bytes += tl::host::workspace_align(int64_t(EO - 1) * 4);  // Counts: i32[(EO - 1)]
+    return tl_bytes;
+}
+
+size_t moe_permute_workspace_size(int64_t M, int64_t D, int64_t K, int64_t MK, int64_t EO) {
+    size_t tl_offsets[1];
+    const int64_t tl_bytes = moe_permute_workspace_layout(M, D, K, MK, EO, tl_offsets);
+    return tl_bytes < 0 ? 0 : size_t(tl_bytes);
+}
+
+// Program `moe_permute`: launches moe_count, moe_positions and moe_gather_rows on `stream`, in order.
+cudaError_t moe_permute(const __nv_bfloat16* X, const int32_t* Ids, __nv_bfloat16* Xp, int32_t* Src, int32_t* PosT, int32_t* Offsets, int64_t M, int64_t D, int64_t K, int64_t MK, int64_t EO, cudaStream_t stream, void* workspace, size_t workspace_bytes) {
+    constexpr const char* tl_name = "moe_permute";
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Ids, tl_name, "Ids", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Xp, tl_name, "Xp", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Src, tl_name, "Src", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(PosT, tl_name, "PosT", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Offsets, tl_name, "Offsets", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(D, tl_name, "D"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(MK, tl_name, "MK"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(EO, tl_name, "EO"); tl_err != cudaSuccess) return tl_err;
+    if (!(MK == M * K))
+        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `MK == (M * K)` does not hold" + " (" + "MK = " + std::to_string(MK) + ", M = " + std::to_string(M) + ", K = " + std::to_string(K) + ")");
+    if (!(EO >= 1))
+        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `EO >= 1` does not hold" + " (" + "EO = " + std::to_string(EO) + ")");
+    size_t tl_offsets[1];
+    const int64_t tl_bytes = moe_permute_workspace_layout(M, D, K, MK, EO, tl_offsets);
+    if (tl_bytes < 0)
+        return tl::host::invalid_argument(std::string(tl_name) + ": a workspace extent is negative");
+    if (workspace == nullptr) {
+        if (cudaError_t tl_err = tl::host::stream_workspace(size_t(tl_bytes), stream, &workspace); tl_err != cudaSuccess)
+            return tl::host::record(tl_err, tl_name, "allocating the workspace");
+    } else if (workspace_bytes < size_t(tl_bytes) || reinterpret_cast<uintptr_t>(workspace) % 256 != 0) {
+        return tl::host::invalid_argument(std::string(tl_name) + ": the workspace must be 256-byte aligned and hold " + std::to_string(tl_bytes) + " bytes (moe_permute_workspace_size), but has " + std::to_string(workspace_bytes));
+    }
+    int32_t* const Counts = reinterpret_cast<int32_t*>(static_cast<char*>(workspace) + tl_offsets[0]);
+    // launch moe_count(Ids, Counts);
+    if (cudaError_t tl_err = moe_count(Ids, Counts, int64_t(M), int64_t(K), int64_t(EO - 1), stream); tl_err != cudaSuccess) return tl_err;
+    // launch moe_positions(Ids, Counts, Offsets, Src, PosT);
+    if (cudaError_t tl_err = moe_positions(Ids, Counts, Offsets, Src, PosT, int64_t(M), int64_t(K), int64_t(EO - 1), int64_t(EO), int64_t(MK), stream); tl_err != cudaSuccess) return tl_err;
+    // launch moe_gather_rows<T = T>(X, Src, Xp);
+    if (cudaError_t tl_err = moe_gather_rows(X, Src, Xp, int64_t(M), int64_t(D), int64_t(MK), stream); tl_err != cudaSuccess) return tl_err;
+    return cudaSuccess;
+}
+
 }  // namespace tlc
 
 extern "C" {
 cudaError_t tlc_topk_gating(const void* Logits, void* Weights, void* Ids, int64_t M, cudaStream_t stream) { return tlc::topk_gating(static_cast<const float*>(Logits), static_cast<float*>(Weights), static_cast<int32_t*>(Ids), M, stream); }
 cudaError_t tlc_topk_gating_grouped(const void* Logits, const void* Bias, void* Weights, void* Ids, float scaling, int64_t M, cudaStream_t stream) { return tlc::topk_gating_grouped(static_cast<const float*>(Logits), static_cast<const float*>(Bias), static_cast<float*>(Weights), static_cast<int32_t*>(Ids), scaling, M, stream); }
+cudaError_t tlc_moe_count(const void* Ids, void* Counts, int64_t M, int64_t K, int64_t E, cudaStream_t stream) { return tlc::moe_count(static_cast<const int32_t*>(Ids), static_cast<int32_t*>(Counts), M, K, E, stream); }
+cudaError_t tlc_moe_positions(const void* Ids, const void* Counts, void* Offsets, void* Src, void* PosT, int64_t M, int64_t K, int64_t E, int64_t EO, int64_t MK, cudaStream_t stream) { return tlc::moe_positions(static_cast<const int32_t*>(Ids), static_cast<const int32_t*>(Counts), static_cast<int32_t*>(Offsets), static_cast<int32_t*>(Src), static_cast<int32_t*>(PosT), M, K, E, EO, MK, stream); }
+cudaError_t tlc_moe_gather_rows(const void* X, const void* Src, void* Xp, int64_t M, int64_t D, int64_t MK, cudaStream_t stream) { return tlc::moe_gather_rows(static_cast<const __nv_bfloat16*>(X), static_cast<const int32_t*>(Src), static_cast<__nv_bfloat16*>(Xp), M, D, MK, stream); }
+cudaError_t tlc_moe_unpermute(const void* Yp, const void* PosT, const void* Weights, void* Y, int64_t MK, int64_t D, int64_t K, int64_t M, cudaStream_t stream) { return tlc::moe_unpermute(static_cast<const __nv_bfloat16*>(Yp), static_cast<const int32_t*>(PosT), static_cast<const float*>(Weights), static_cast<__nv_bfloat16*>(Y), MK, D, K, M, stream); }
+cudaError_t tlc_moe_permute(const void* X, const void* Ids, void* Xp, void* Src, void* PosT, void* Offsets, int64_t M, int64_t D, int64_t K, int64_t MK, int64_t EO, cudaStream_t stream, void* workspace, size_t workspace_bytes) { return tlc::moe_permute(static_cast<const __nv_bfloat16*>(X), static_cast<const int32_t*>(Ids), static_cast<__nv_bfloat16*>(Xp), static_cast<int32_t*>(Src), static_cast<int32_t*>(PosT), static_cast<int32_t*>(Offsets), M, D, K, MK, EO, stream, workspace, workspace_bytes); }
+size_t tlc_moe_permute_workspace_size(int64_t M, int64_t D, int64_t K, int64_t MK, int64_t EO) { return tlc::moe_permute_workspace_size(M, D, K, MK, EO); }
 }

@@ -18,9 +18,33 @@ cudaError_t topk_gating(const float* Logits, float* Weights, int32_t* Ids, int64
 // Launches kernel `topk_gating_grouped`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
 cudaError_t topk_gating_grouped(const float* Logits, const float* Bias, float* Weights, int32_t* Ids, float scaling, int64_t M, cudaStream_t stream = 0);
 
+// Launches kernel `moe_count`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
+cudaError_t moe_count(const int32_t* Ids, int32_t* Counts, int64_t M, int64_t K, int64_t E, cudaStream_t stream = 0);
+
+// Launches kernel `moe_positions`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
+cudaError_t moe_positions(const int32_t* Ids, const int32_t* Counts, int32_t* Offsets, int32_t* Src, int32_t* PosT, int64_t M, int64_t K, int64_t E, int64_t EO, int64_t MK, cudaStream_t stream = 0);
+
+// Launches kernel `moe_gather_rows`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
+cudaError_t moe_gather_rows(const __nv_bfloat16* X, const int32_t* Src, __nv_bfloat16* Xp, int64_t M, int64_t D, int64_t MK, cudaStream_t stream = 0);
+
+// Launches kernel `moe_unpermute`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
+cudaError_t moe_unpermute(const __nv_bfloat16* Yp, const int32_t* PosT, const float* Weights, __nv_bfloat16* Y, int64_t MK, int64_t D, int64_t K, int64_t M, cudaStream_t stream = 0);
+
+// Launches program `moe_permute` (moe_count, moe_positions and moe_gather_rows in order on `stream`); returns cudaErrorInvalidValue (see
+// tlc::last_error_message()) for bad arguments. Its workspaces live in `workspace` (256-byte aligned, at
+// least moe_permute_workspace_size(...) bytes), or, when it is null, in a buffer kept for `stream` and reused.
+cudaError_t moe_permute(const __nv_bfloat16* X, const int32_t* Ids, __nv_bfloat16* Xp, int32_t* Src, int32_t* PosT, int32_t* Offsets, int64_t M, int64_t D, int64_t K, int64_t MK, int64_t EO, cudaStream_t stream = 0, void* workspace = nullptr, size_t workspace_bytes = 0);
+size_t moe_permute_workspace_size(int64_t M, int64_t D, int64_t K, int64_t MK, int64_t EO);
+
 }  // namespace tlc
 
 extern "C" {
 cudaError_t tlc_topk_gating(const void* Logits, void* Weights, void* Ids, int64_t M, cudaStream_t stream);
 cudaError_t tlc_topk_gating_grouped(const void* Logits, const void* Bias, void* Weights, void* Ids, float scaling, int64_t M, cudaStream_t stream);
+cudaError_t tlc_moe_count(const void* Ids, void* Counts, int64_t M, int64_t K, int64_t E, cudaStream_t stream);
+cudaError_t tlc_moe_positions(const void* Ids, const void* Counts, void* Offsets, void* Src, void* PosT, int64_t M, int64_t K, int64_t E, int64_t EO, int64_t MK, cudaStream_t stream);
+cudaError_t tlc_moe_gather_rows(const void* X, const void* Src, void* Xp, int64_t M, int64_t D, int64_t MK, cudaStream_t stream);
+cudaError_t tlc_moe_unpermute(const void* Yp, const void* PosT, const void* Weights, void* Y, int64_t MK, int64_t D, int64_t K, int64_t M, cudaStream_t stream);
+cudaError_t tlc_moe_permute(const void* X, const void* Ids, void* Xp, void* Src, void* PosT, void* Offsets, int64_t M, int64_t D, int64_t K, int64_t MK, int64_t EO, cudaStream_t stream, void* workspace, size_t workspace_bytes);
+size_t tlc_moe_permute_workspace_size(int64_t M, int64_t D, int64_t K, int64_t MK, int64_t EO);
 }

@@ -8,7 +8,8 @@ step), fp8_per_group, fp8_per_block and swiglu_fp8_per_group (each element withi
 step of its block's exact quotient), cross_entropy and its backward (ignored targets included; several tiles per row), the batched
 transpose (values equal), topk_gating (softmax or sigmoid scores, renormalised or not, ties), flash decoding
 (flash_decode_split then flash_decode_combine: O, and each split's log2 Lse, -inf where a row sees no key),
-w4a16_gemm (4-bit weights: both tile variants, K past the k step and the groups). The GPU tests (tests/gpu/stdlib_*_test.cu) run the same kernels as compiled."""
+w4a16_gemm (4-bit weights: both tile variants, K past the k step and the groups), moe_permute and
+moe_unpermute (a stable sort by expert, ids routed nowhere). The GPU tests (tests/gpu/stdlib_*_test.cu) run the same kernels as compiled."""
 import argparse
 import math
 import os
@@ -498,6 +499,44 @@ for B, H, HKV, NQ, S, causal, t, lens in (
           lambda: flash_decode_program(B, H, HKV, NQ, S, causal, t, ["TARGET_BLOCKS=8", "MIN_SPLIT=64", "BN=16"],
                                        lens=lens, page_size=32), bound=bound)
 
+
+# ---- moe_permute / moe_unpermute ----------------------------------------------------------------
+def moe_permute(M, K, E, D, ids, defines):
+    """Xp, Src, PosT and Offsets against a stable sort of the routed rows by expert (ids outside
+    [0, E) last, PosT -1); then moe_unpermute of a random Yp against the weighted sum."""
+    X = rnd(M * D)
+    MK = M * K
+    out = run("moe.tl", "moe_permute", ["T=f32"] + defines,
+              {"X": ("f32", [M, D], X), "Ids": ("i32", [M, K], ids), "Xp": ("f32", [MK, D], [0.0] * (MK * D)),
+               "Src": ("i32", [MK], [0] * MK), "PosT": ("i32", [K, M], [0] * MK), "Offsets": ("i32", [E + 1], [0] * (E + 1))},
+              outputs=("Xp", "Src", "PosT", "Offsets"))
+    order = sorted(range(MK), key=lambda s: (ids[s] if 0 <= ids[s] < E else E, s))
+    src = [s // K for s in order]
+    pos_t = [0] * MK
+    for p, s in enumerate(order):
+        pos_t[(s % K) * M + s // K] = p if 0 <= ids[s] < E else -1
+    offsets = [sum(1 for v in ids if 0 <= v < e2) for e2 in range(E)] + [sum(1 for v in ids if 0 <= v < E)]
+    if out["Src"] != src or out["PosT"] != pos_t or out["Offsets"] != offsets:
+        raise RuntimeError(f"indices differ: Src {out['Src'][:12]} vs {src[:12]}, Offsets {out['Offsets']} vs {offsets}")
+    err = rel(out["Xp"], [X[src[p] * D + j] for p in range(MK) for j in range(D)])
+    Yp = rnd(MK * D)
+    W = rnd(MK, 0, 1)
+    y = run("moe.tl", "moe_unpermute", ["T=f32"] + defines,
+            {"Yp": ("f32", [MK, D], Yp), "PosT": ("i32", [K, M], pos_t), "Weights": ("f32", [M, K], W),
+             "Y": ("f32", [M, D], [0.0] * (M * D))}, outputs=("Y",))["Y"]
+    ref = [sum(W[t * K + k] * (Yp[pos_t[k * M + t] * D + j] if pos_t[k * M + t] >= 0 else 0.0) for k in range(K))
+           for t in range(M) for j in range(D)]
+    return max(err, rel(y, ref))
+
+
+# Several id tiles (BS = 16), odd D past the column tile, ids outside [0, E) routed nowhere.
+for M, K, E, D, d, bad in ((37, 2, 8, 70, ["BS=16", "BD=32", "RB=4"], False), (5, 8, 64, 33, [], False),
+                           (20, 3, 5, 40, ["BS=16", "BD=32"], True)):
+    ids = [random.randrange(E) for _ in range(M * K)]
+    if bad:
+        ids[3], ids[10], ids[-1] = -1, E, 1000
+    check(f"moe_permute M={M} K={K} E={E} D={D} {' '.join(d)}{' bad ids' if bad else ''}",
+          lambda: moe_permute(M, K, E, D, ids, d))
 
 # ---- w4a16_gemm ---------------------------------------------------------------------------------
 def w4a16(M, N, K, G, t, defines):
