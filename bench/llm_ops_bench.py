@@ -2,7 +2,7 @@
 """bench/llm_ops_bench.py — tlc's stdlib LLM operators (residual_rmsnorm, swiglu, geglu, rope_half,
 rope_interleaved, embedding, cross_entropy, flash_decode, flash_decode_paged, topk_gating (f32
 logits), topk_gating_grouped, transpose, fp8_per_group, fp8_per_block, swiglu_fp8_per_group,
-fp8_per_token, w4a16_gemm) against PyTorch eager and torch.compile of the same computation on one GPU, through
+fp8_per_token, moe_permute, moe_unpermute, w4a16_gemm) against PyTorch eager and torch.compile of the same computation on one GPU, through
 the Python package (`tlc.load`), to JSON and a markdown table, with a device-to-device copy of the
 same bytes in the same run (the memory-bound ceiling, column tlc/copy).
 
@@ -357,6 +357,46 @@ def case_topk_gating_grouped(dt, tname, shape):
                 peer_out=lambda o: o[0])
 
 
+def case_moe_permute(dt, tname, shape):
+    """Tokens sorted by expert (top-K choices of E experts), Xp = X[Src]; the peer: a stable argsort
+    of the ids and an index_select."""
+    m, k, e, d = shape
+    x = torch.randn(m, d, device="cuda", dtype=dt)
+    ids = torch.randint(0, e, (m, k), device="cuda", dtype=torch.int32)
+    xp = torch.empty(m * k, d, device="cuda", dtype=dt)
+    src = torch.empty(m * k, device="cuda", dtype=torch.int32)
+    pos_t = torch.empty(k, m, device="cuda", dtype=torch.int32)
+    offsets = torch.empty(e + 1, device="cuda", dtype=torch.int32)
+    mod = stdlib("moe", T=tname)
+    order = torch.argsort(ids.flatten(), stable=True)
+    run = lambda: mod.moe_permute(x, ids, xp, src, pos_t, offsets)  # noqa: E731
+
+    def torch_fn(x, ids):
+        o = torch.argsort(ids.flatten(), stable=True)
+        return x.index_select(0, o // k)
+
+    return Case(run, lambda: (run(), xp)[1], torch_fn, (x, ids), x.double()[order // k],
+                nbytes(ids) + 2 * m * k * d * x.element_size())
+
+
+def case_moe_unpermute(dt, tname, shape):
+    """Y[t] = Σ_k Weights[t, k] · Yp[PosT[k, t]]; the peer: an index_select and a weighted sum."""
+    m, k, e, d = shape
+    yp = torch.randn(m * k, d, device="cuda", dtype=dt)
+    pos_t = torch.randperm(m * k, device="cuda").to(torch.int32).reshape(k, m)
+    w = torch.rand(m, k, device="cuda")
+    y = torch.empty(m, d, device="cuda", dtype=dt)
+    kern = stdlib("moe", T=tname).moe_unpermute
+    run = lambda: kern(yp, pos_t, w, y)  # noqa: E731
+
+    def torch_fn(yp, pos_t, w):
+        g = yp.index_select(0, pos_t.t().flatten().long()).view(m, k, d)
+        return (g.float() * w.unsqueeze(-1)).sum(1).to(yp.dtype)
+
+    ref = (yp.double()[pos_t.t().long()] * w.double().unsqueeze(-1)).sum(1)
+    return Case(run, lambda: (run(), y)[1], torch_fn, (yp, pos_t, w), ref, nbytes(yp, pos_t, w, y))
+
+
 def case_w4a16(dt, tname, shape):
     """C = A · dequant(Wq)ᵀ with 4-bit weights and a scale per 128; the peer is cuBLAS (F.linear) on
     the same weights dequantised to T beforehand (what a framework without a 4-bit kernel runs)."""
@@ -393,6 +433,8 @@ OPS = {
     "flash_decode": (case_flash_decode, [(8, 32, 8, 32768), (1, 32, 8, 131072), (64, 32, 8, 4096)], [(2, 8, 2, 1000)]),
     "flash_decode_paged": (case_flash_decode_paged, [(8, 32, 8, 32768, 64), (8, 32, 8, 32768, 256), (1, 32, 8, 131072, 256)],
                            [(2, 8, 2, 1024, 64)]),
+    "moe_permute": (case_moe_permute, [(16384, 8, 256, 4096), (4096, 2, 8, 4096)], [(100, 2, 8, 1000)]),
+    "moe_unpermute": (case_moe_unpermute, [(16384, 8, 256, 4096), (4096, 2, 8, 4096)], [(100, 2, 8, 1000)]),
     "w4a16_gemm": (case_w4a16, [(1, 4096, 4096), (16, 4096, 4096), (16, 11008, 4096), (16, 4096, 11008),
                                 (4, 14336, 4096), (64, 4096, 4096)], [(3, 100, 1000)]),
     "fp8_per_token": (case_fp8, [(16384, 4096), (4096, 8192), (65536, 1024)], [(1000, 1031)]),

@@ -3,7 +3,8 @@
 // within 1e-5 of the expected one counts: f32 scores may order near-ties differently), and the
 // weights must match those scores (renormalised or not) within 1e-4. Softmax and sigmoid scoring;
 // E = 64 and 256 (the variants of variants.sh), odd token counts. Then topk_gating_grouped, the
-// group-limited routing of DeepSeek-V3 (see check_grouped).
+// group-limited routing of DeepSeek-V3 (see check_grouped). Then the token permutation
+// (moe_permute) and its inverse (moe_unpermute), see check_permute.
 #include "moe.h"
 #include "harness.h"
 
@@ -139,6 +140,61 @@ th::Outcome check_grouped(int64_t M, uint64_t seed, int& near_ties) {
     return th::expect(L.guards_intact() && Bias.guards_intact() && W.guards_intact() && Ids.guards_intact(), "out-of-bounds write");
 }
 
+// moe_permute then moe_unpermute (T = bf16, the file's default): Src, PosT and Offsets equal a stable
+// sort of the routed rows by expert (ids outside [0, PE) last, PosT -1), Xp equals the gathered
+// rows exactly, and Y = Σ_k Weights[t, k] · Yp[PosT[k, t]] against float64.
+th::Outcome check_permute(int64_t M, int64_t PK, int64_t PE, int64_t D, uint64_t seed, bool bad_ids) {
+    using B = __nv_bfloat16;
+    const int64_t MK = M * PK;
+    th::Rng rng(seed);
+    std::vector<int32_t> ids(static_cast<size_t>(MK));
+    for (auto& v : ids) v = static_cast<int32_t>(rng.next() % static_cast<uint64_t>(PE));
+    if (bad_ids && MK > 3) ids[1] = -1, ids[2] = static_cast<int32_t>(PE), ids[size_t(MK - 1)] = 1 << 20;
+    const auto x = th::random_vector<B>(th::numel({M, D}), seed + 1);
+    th::DeviceBuffer<B> X(x), Xp(th::numel({MK, D}));
+    th::DeviceBuffer<int32_t> Ids(ids), Src(static_cast<size_t>(MK)), PosT(static_cast<size_t>(MK)),
+        Offsets(static_cast<size_t>(PE + 1));
+    th::check_launch(tlc::moe_permute(X.get(), Ids.get(), Xp.get(), Src.get(), PosT.get(), Offsets.get(), M, D, PK, MK,
+                                      PE + 1, 0),
+                     "moe_permute");
+    std::vector<int64_t> order(static_cast<size_t>(MK));
+    std::iota(order.begin(), order.end(), 0);
+    auto bucket = [&](int64_t s) { return ids[size_t(s)] >= 0 && ids[size_t(s)] < PE ? ids[size_t(s)] : PE; };
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return bucket(a) < bucket(b); });
+    std::vector<int32_t> src(static_cast<size_t>(MK)), pos_t(static_cast<size_t>(MK)), offsets(static_cast<size_t>(PE + 1), 0);
+    for (int64_t p = 0; p < MK; ++p) {
+        const int64_t s = order[size_t(p)];
+        src[size_t(p)] = int32_t(s / PK);
+        pos_t[size_t((s % PK) * M + s / PK)] = bucket(s) < PE ? int32_t(p) : -1;
+    }
+    for (int64_t e = 0; e <= PE; ++e)
+        offsets[size_t(e)] = int32_t(std::count_if(ids.begin(), ids.end(), [&](int32_t v) { return v >= 0 && v < std::min(e, PE); }));
+    if (Src.download() != src) return th::expect(false, "Src differs from a stable sort by expert");
+    if (PosT.download() != pos_t) return th::expect(false, "PosT differs");
+    if (Offsets.download() != offsets) return th::expect(false, "Offsets differ");
+    const auto xp = Xp.download();
+    for (int64_t p = 0; p < MK; ++p)
+        for (int64_t j = 0; j < D; ++j)
+            if (th::to_f64(xp[size_t(p * D + j)]) != th::to_f64(x[size_t(src[size_t(p)] * D + j)]))
+                return th::expect(false, "Xp row " + std::to_string(p) + " is not X[Src[p]]");
+    const auto yp = th::random_vector<B>(th::numel({MK, D}), seed + 2);
+    const auto w = th::random_vector<float>(th::numel({M, PK}), seed + 3, 0.0, 1.0);
+    th::DeviceBuffer<B> Yp(yp), Y(th::numel({M, D}));
+    th::DeviceBuffer<float> W(w);
+    Y.poison();
+    th::check_launch(tlc::moe_unpermute(Yp.get(), PosT.get(), W.get(), Y.get(), MK, D, PK, M, 0), "moe_unpermute");
+    std::vector<double> ref(th::numel({M, D}), 0.0);
+    for (int64_t t = 0; t < M; ++t)
+        for (int64_t k = 0; k < PK; ++k) {
+            const int32_t p = pos_t[size_t(k * M + t)];
+            if (p < 0) continue;
+            for (int64_t j = 0; j < D; ++j) ref[size_t(t * D + j)] += w[size_t(t * PK + k)] * th::to_f64(yp[size_t(p * D + j)]);
+        }
+    return th::numeric(th::rel_err(Y.download(), ref), th::Dtype<B>::bound,
+                       X.guards_intact() && Xp.guards_intact() && Src.guards_intact() && PosT.guards_intact() &&
+                           Offsets.guards_intact() && Y.guards_intact());
+}
+
 }  // namespace
 
 int main() {
@@ -172,6 +228,27 @@ int main() {
         th::DeviceBuffer<int32_t> Ids(0);
         th::check_launch(tlc::topk_gating_grouped(L.get(), Bias.get(), W.get(), Ids.get(), 1.0f, 0), "topk_gating_grouped");
         return th::expect(W.guards_intact() && Ids.guards_intact(), "an empty launch wrote");
+    });
+    struct PermuteShape {
+        int64_t M, K, E, D;
+        bool bad_ids;
+        th::When when;
+    };
+    const PermuteShape permute_shapes[] = {{37, 2, 8, 70, false, th::When::always}, {5, 8, 64, 33, false, th::When::always},
+                                           {20, 3, 5, 40, true, th::When::always},  {1, 1, 1, 8, false, th::When::always},
+                                           {4099, 8, 64, 1031, false, th::When::full}, {16384, 8, 256, 4096, true, th::When::full}};
+    for (const PermuteShape& p : permute_shapes) {
+        suite.run("moe_permute/M=" + std::to_string(p.M) + ",K=" + std::to_string(p.K) + ",E=" + std::to_string(p.E) +
+                      ",D=" + std::to_string(p.D) + (p.bad_ids ? "_bad_ids" : ""),
+                  [&] { return check_permute(p.M, p.K, p.E, p.D, seed, p.bad_ids); }, p.when);
+        seed += 10;
+    }
+    suite.run("moe_permute/MK_not_M*K", [] {
+        th::DeviceBuffer<__nv_bfloat16> X(64), Xp(64);
+        th::DeviceBuffer<int32_t> Ids(8), Src(8), PosT(8), Off(9);
+        return th::expect_invalid([&] {
+            return tlc::moe_permute(X.get(), Ids.get(), Xp.get(), Src.get(), PosT.get(), Off.get(), 4, 8, 2, 7, 9, 0);
+        });
     });
     return suite.finish();
 }
