@@ -85,7 +85,8 @@ def main():
             name = f"{rel(tl)}{' ' + ' '.join(defines) if defines else ''} [{arch}]"
             if res.check(f"tlc {name}", r.returncode == 0, f"{describe_exit(r.returncode)}\n{r.stderr[-3000:]}"):
                 compile_jobs.append((name, [nvcc, "-std=c++17", "-c", *WERROR, *(["-Xptxas", "-v"] if stdlib else []),
-                                            "-I", runtime, GENCODE[arch], cu, "-o", cu + ".o"]))
+                                            "-I", runtime, "-I", os.path.dirname(tl),  # its extern fn headers
+                                            GENCODE[arch], cu, "-o", cu + ".o"]))
 
     # 2. The golden .cu files, for the arch they were generated for.
     for cu in tl_files(args.root, "tests/golden/*.cu"):
