@@ -1004,6 +1004,303 @@ __global__ void __launch_bounds__(128) moe_unpermute_kernel(
     }
 }
 
+// kernel moe_tiles<BM = 64, EB = 1024>  (stdlib/moe.tl:323)
+// 256 threads per block, 32 bytes of shared memory
+__global__ void __launch_bounds__(256) moe_tiles_kernel(
+        const int32_t* __restrict__ Offsets,
+        int32_t* __restrict__ TileExpert,
+        int32_t* __restrict__ RowIdx,
+        int32_t EO,
+        int32_t MAXT)
+{
+    using tiles_layout = tl::BlockedLayout<1024, 8, 256>;  // fragment tiles: i32[1024]
+    using before_layout = tl::BlockedLayout<1024, 8, 256>;  // fragment before: i32[1024]
+    const int tl_tid = tl::thread_index<256>();
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    int32_t tiles[tiles_layout::kSlots];  // fragment tiles: i32[1024]
+    int32_t before[before_layout::kSlots];  // fragment before: i32[1024]
+    int32_t first;
+    int32_t total;
+    const int32_t e = int(blockIdx.x);
+    const int32_t E = EO - 1;
+    // copy(Offsets[0 +: EB], before, pad = 0);  (moe.tl:334)
+    #pragma unroll
+    for (int tl_chunk0 = 0; tl_chunk0 < before_layout::kSlots; tl_chunk0 += 4) {
+        if (!(before_layout::valid(tl_tid, tl_chunk0))) continue;
+        const int32_t* tl_ptr1 = &Offsets[(before_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) + tl_chunk0 % 8];
+        if (tl::in_bounds((before_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) + tl_chunk0 % 8, EO) && tl::in_bounds(((before_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) + tl_chunk0 % 8) + 3, EO) && tl::is_aligned(tl_ptr1, 16)) {
+            int32_t tl_vec2[4];
+            tl::load_vector<int32_t, 4>(tl_vec2, tl_ptr1);
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 4; ++tl_v) before[tl_chunk0 + tl_v] = tl_vec2[tl_v];
+        } else {
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 4; ++tl_v) {
+                before[tl_chunk0 + tl_v] = tl::in_bounds((before_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) + (tl_chunk0 + tl_v) % 8, EO) ? Offsets[(before_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) + (tl_chunk0 + tl_v) % 8] : 0;
+            }
+        }
+    }
+    // copy(Offsets[1 +: EB], tiles, pad = 0);  (moe.tl:335)
+    #pragma unroll
+    for (int tl_chunk3 = 0; tl_chunk3 < tiles_layout::kSlots; tl_chunk3 += 4) {
+        if (!(tiles_layout::valid(tl_tid, tl_chunk3))) continue;
+        const int32_t* tl_ptr4 = &Offsets[1 + ((tiles_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) + tl_chunk3 % 8)];
+        if (tl::in_bounds(1 + ((tiles_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) + tl_chunk3 % 8), EO) && tl::in_bounds((1 + ((tiles_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) + tl_chunk3 % 8)) + 3, EO) && tl::is_aligned(tl_ptr4, 16)) {
+            int32_t tl_vec5[4];
+            tl::load_vector<int32_t, 4>(tl_vec5, tl_ptr4);
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 4; ++tl_v) tiles[tl_chunk3 + tl_v] = tl_vec5[tl_v];
+        } else {
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 4; ++tl_v) {
+                tiles[tl_chunk3 + tl_v] = tl::in_bounds(1 + ((tiles_layout::flat(tl_tid, (tl_chunk3 + tl_v / 8) * 8)) + (tl_chunk3 + tl_v) % 8), EO) ? Offsets[1 + ((tiles_layout::flat(tl_tid, (tl_chunk3 + tl_v / 8) * 8)) + (tl_chunk3 + tl_v) % 8)] : 0;
+            }
+        }
+    }
+    // for i in parallel(EB) {  (moe.tl:336)
+    // for i in parallel(1024): each thread visits the elements of `tiles` it holds
+    #pragma unroll
+    for (int tl_s6 = 0; tl_s6 < tiles_layout::kSlots; ++tl_s6) {
+        if (!(tiles_layout::valid(tl_tid, tl_s6))) continue;
+        const int tl_c7 = (tiles_layout::flat(tl_tid, (tl_s6 / 8) * 8)) % 1024;  // the chunk's first column
+        const int i = tl_c7 + tl_s6 % 8;
+        const int32_t n = i < E ? tiles[tl_s6] - before[tl_s6] : 0;
+        tiles[tl_s6] = tl::cdiv(tl::max(n, 0), 64);
+        before[tl_s6] = i < e ? tiles[tl_s6] : 0;
+    }
+    // reduce(sum, before, first);  (moe.tl:341)
+    {
+        int32_t tl_part[1];
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<int32_t>();
+        #pragma unroll
+        for (int tl_s8 = 0; tl_s8 < before_layout::kSlots; ++tl_s8) {
+            if (!(before_layout::valid(tl_tid, tl_s8))) continue;
+            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(before[tl_s8]));
+        }
+        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<int32_t*>(tl_scratch), tl_tid);
+        {
+            first = tl_part[0];
+        }
+    }
+    // reduce(sum, tiles, total);  (moe.tl:342)
+    {
+        int32_t tl_part[1];
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<int32_t>();
+        #pragma unroll
+        for (int tl_s9 = 0; tl_s9 < tiles_layout::kSlots; ++tl_s9) {
+            if (!(tiles_layout::valid(tl_tid, tl_s9))) continue;
+            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(tiles[tl_s9]));
+        }
+        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<int32_t*>(tl_scratch), tl_tid);
+        {
+            total = tl_part[0];
+        }
+    }
+    if (e < E) {
+        // for i, r in parallel(EB, BM) {  (moe.tl:344)
+        // for i, r in parallel(1024, 64): iterations dealt round-robin to the threads
+        for (int tl_e10 = tl_tid; tl_e10 < 65536; tl_e10 += 256) {
+            const int i = tl_e10 / 64;
+            const int r = tl_e10 % 64;
+            const int32_t start = Offsets[e];
+            const int32_t n = Offsets[e + 1] - start;
+            if (i < tl::cdiv(tl::max(n, 0), 64) && first + i < MAXT) {
+                if (r == 0) {
+                    TileExpert[first + i] = e;
+                }
+                RowIdx[int64_t(first + i) * 64 + r] = i * 64 + r < n ? start + i * 64 + r : -1;
+            }
+        }
+    } else {
+        // for i, r in parallel(EB, BM) {  (moe.tl:355)
+        // for i, r in parallel(1024, 64): iterations dealt round-robin to the threads
+        for (int tl_e11 = tl_tid; tl_e11 < 65536; tl_e11 += 256) {
+            const int i = tl_e11 / 64;
+            const int r = tl_e11 % 64;
+            for (int u = 0; u < tl::cdiv(MAXT, 1024); ++u) {
+                const int32_t t = total + u * 1024 + i;
+                if (t < MAXT) {
+                    if (r == 0) {
+                        TileExpert[t] = -1;
+                    }
+                    RowIdx[int64_t(t) * 64 + r] = -1;
+                }
+            }
+        }
+    }
+}
+
+// kernel moe_grouped_gemm<BM = 64, BN = 128, BK = 64, STAGES = 3, T = bf16>  (stdlib/moe.tl:370)
+// 128 threads per block, 82944 bytes of shared memory
+__global__ void __launch_bounds__(128) moe_grouped_gemm_kernel(
+        const tl::bf16* __restrict__ Xp,
+        const tl::bf16* __restrict__ W,
+        const int32_t* __restrict__ TileExpert,
+        const int32_t* __restrict__ RowIdx,
+        tl::bf16* __restrict__ Yp,
+        int32_t MK,
+        int32_t D,
+        int32_t E,
+        int32_t N,
+        int32_t MAXT)
+{
+    using acc_layout = tl::MmaAccLayout<64, 128, 1, 4>;  // fragment acc: f32[64, 128], mma.sync accumulators
+    const int32_t* const rows = RowIdx;  // view rows: i32[(MAXT * 64)] of RowIdx
+    const int tl_tid = tl::thread_index<128>();
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    tl::bf16* a = reinterpret_cast<tl::bf16*>(tl_smem + 0);  // shared a: bf16[3, 64, 64], row pitch 72
+    tl::bf16* b = reinterpret_cast<tl::bf16*>(tl_smem + 27648);  // shared b: bf16[3, 128, 64], row pitch 72
+    float acc[acc_layout::kSlots];  // fragment acc: f32[64, 128]
+    #pragma unroll
+    for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
+    const int32_t t = int(blockIdx.y);
+    const int32_t col0 = int(blockIdx.x) * 128;
+    const int32_t k_trips = tl::cdiv(D, 64);
+    if (0 < k_trips) {
+        // copy(Xp[rows[t * BM +: BM], k * BK +: BK], a);         // row −1: zeros  (moe.tl:382)
+        #pragma unroll
+        for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
+            const int tl_chunk0 = tl_tid + tl_i1 * 128;
+            const tl::bf16* tl_src2 = &Xp[int64_t(tl::gather_index(rows, (t * 64) + ((tl_chunk0 * 8) / 64), MAXT * 64)) * D + ((0 * 64) + ((tl_chunk0 * 8) % 64))];
+            tl::bf16* tl_dst3 = &a[(0 * 64 + ((tl_chunk0 * 8) / 64)) * 72 + ((tl_chunk0 * 8) % 64)];
+            const int tl_valid4 = !(tl::in_bounds(tl::gather_index(rows, (t * 64) + ((tl_chunk0 * 8) / 64), MAXT * 64), MK)) ? 0 : max(0, min(8, D - ((0 * 64) + ((tl_chunk0 * 8) % 64))));
+            if (tl_valid4 == 8 && (0 * 64) + ((tl_chunk0 * 8) % 64) >= 0 && tl::is_aligned(tl_src2, 16)) {
+                tl::cp_async_16(tl_dst3, tl_src2);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst3[tl_v] = tl::in_bounds(tl::gather_index(rows, (t * 64) + ((tl_chunk0 * 8) / 64), MAXT * 64), MK) && tl::in_bounds(((0 * 64) + ((tl_chunk0 * 8) % 64)) + tl_v, D) ? tl_src2[tl_v] : tl::convert<tl::bf16>(0.0f);
+            }
+        }
+        // copy(W[TileExpert[t], col0 +: BN, k * BK +: BK], b);    // expert −1: zeros  (moe.tl:383)
+        if (tl::is_aligned(W, 16) && D % 8 == 0 && tl::in_bounds(tl::gather_index(TileExpert, t, MAXT), E) && col0 >= 0 && col0 + 128 <= N && (0 * 64) >= 0 && (0 * 64) + 64 <= D && (0 * 64) % 8 == 0) {
+            #pragma unroll
+            for (int tl_i6 = 0; tl_i6 < 8; ++tl_i6) {
+                const int tl_chunk5 = tl_tid + tl_i6 * 128;
+                tl::cp_async_16(&b[(0 * 128 + ((tl_chunk5 * 8) / 64)) * 72 + ((tl_chunk5 * 8) % 64)], &W[(int64_t(tl::gather_index(TileExpert, t, MAXT)) * N + (col0 + ((tl_chunk5 * 8) / 64))) * D + ((0 * 64) + ((tl_chunk5 * 8) % 64))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i8 = 0; tl_i8 < 8; ++tl_i8) {
+                const int tl_chunk7 = tl_tid + tl_i8 * 128;
+                const tl::bf16* tl_src9 = &W[(int64_t(tl::gather_index(TileExpert, t, MAXT)) * N + (col0 + ((tl_chunk7 * 8) / 64))) * D + ((0 * 64) + ((tl_chunk7 * 8) % 64))];
+                tl::bf16* tl_dst10 = &b[(0 * 128 + ((tl_chunk7 * 8) / 64)) * 72 + ((tl_chunk7 * 8) % 64)];
+                const int tl_valid11 = !(tl::in_bounds(tl::gather_index(TileExpert, t, MAXT), E) && tl::in_bounds(col0 + ((tl_chunk7 * 8) / 64), N)) ? 0 : max(0, min(8, D - ((0 * 64) + ((tl_chunk7 * 8) % 64))));
+                if (tl_valid11 == 8 && (0 * 64) + ((tl_chunk7 * 8) % 64) >= 0 && tl::is_aligned(tl_src9, 16)) {
+                    tl::cp_async_16(tl_dst10, tl_src9);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(tl::gather_index(TileExpert, t, MAXT), E) && tl::in_bounds(col0 + ((tl_chunk7 * 8) / 64), N) && tl::in_bounds(((0 * 64) + ((tl_chunk7 * 8) % 64)) + tl_v, D) ? tl_src9[tl_v] : tl::convert<tl::bf16>(0.0f);
+                }
+            }
+        }
+    }
+    tl::cp_async_commit();
+    if (1 < k_trips) {
+        // copy(Xp[rows[t * BM +: BM], k * BK +: BK], a);         // row −1: zeros  (moe.tl:382)
+        #pragma unroll
+        for (int tl_i13 = 0; tl_i13 < 4; ++tl_i13) {
+            const int tl_chunk12 = tl_tid + tl_i13 * 128;
+            const tl::bf16* tl_src14 = &Xp[int64_t(tl::gather_index(rows, (t * 64) + ((tl_chunk12 * 8) / 64), MAXT * 64)) * D + ((1 * 64) + ((tl_chunk12 * 8) % 64))];
+            tl::bf16* tl_dst15 = &a[(1 * 64 + ((tl_chunk12 * 8) / 64)) * 72 + ((tl_chunk12 * 8) % 64)];
+            const int tl_valid16 = !(tl::in_bounds(tl::gather_index(rows, (t * 64) + ((tl_chunk12 * 8) / 64), MAXT * 64), MK)) ? 0 : max(0, min(8, D - ((1 * 64) + ((tl_chunk12 * 8) % 64))));
+            if (tl_valid16 == 8 && (1 * 64) + ((tl_chunk12 * 8) % 64) >= 0 && tl::is_aligned(tl_src14, 16)) {
+                tl::cp_async_16(tl_dst15, tl_src14);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(tl::gather_index(rows, (t * 64) + ((tl_chunk12 * 8) / 64), MAXT * 64), MK) && tl::in_bounds(((1 * 64) + ((tl_chunk12 * 8) % 64)) + tl_v, D) ? tl_src14[tl_v] : tl::convert<tl::bf16>(0.0f);
+            }
+        }
+        // copy(W[TileExpert[t], col0 +: BN, k * BK +: BK], b);    // expert −1: zeros  (moe.tl:383)
+        if (tl::is_aligned(W, 16) && D % 8 == 0 && tl::in_bounds(tl::gather_index(TileExpert, t, MAXT), E) && col0 >= 0 && col0 + 128 <= N && (1 * 64) >= 0 && (1 * 64) + 64 <= D && (1 * 64) % 8 == 0) {
+            #pragma unroll
+            for (int tl_i18 = 0; tl_i18 < 8; ++tl_i18) {
+                const int tl_chunk17 = tl_tid + tl_i18 * 128;
+                tl::cp_async_16(&b[(1 * 128 + ((tl_chunk17 * 8) / 64)) * 72 + ((tl_chunk17 * 8) % 64)], &W[(int64_t(tl::gather_index(TileExpert, t, MAXT)) * N + (col0 + ((tl_chunk17 * 8) / 64))) * D + ((1 * 64) + ((tl_chunk17 * 8) % 64))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i20 = 0; tl_i20 < 8; ++tl_i20) {
+                const int tl_chunk19 = tl_tid + tl_i20 * 128;
+                const tl::bf16* tl_src21 = &W[(int64_t(tl::gather_index(TileExpert, t, MAXT)) * N + (col0 + ((tl_chunk19 * 8) / 64))) * D + ((1 * 64) + ((tl_chunk19 * 8) % 64))];
+                tl::bf16* tl_dst22 = &b[(1 * 128 + ((tl_chunk19 * 8) / 64)) * 72 + ((tl_chunk19 * 8) % 64)];
+                const int tl_valid23 = !(tl::in_bounds(tl::gather_index(TileExpert, t, MAXT), E) && tl::in_bounds(col0 + ((tl_chunk19 * 8) / 64), N)) ? 0 : max(0, min(8, D - ((1 * 64) + ((tl_chunk19 * 8) % 64))));
+                if (tl_valid23 == 8 && (1 * 64) + ((tl_chunk19 * 8) % 64) >= 0 && tl::is_aligned(tl_src21, 16)) {
+                    tl::cp_async_16(tl_dst22, tl_src21);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(tl::gather_index(TileExpert, t, MAXT), E) && tl::in_bounds(col0 + ((tl_chunk19 * 8) / 64), N) && tl::in_bounds(((1 * 64) + ((tl_chunk19 * 8) % 64)) + tl_v, D) ? tl_src21[tl_v] : tl::convert<tl::bf16>(0.0f);
+                }
+            }
+        }
+    }
+    tl::cp_async_commit();
+    // for k in pipelined(cdiv(D, BK), stages = STAGES) {  (moe.tl:381)
+    for (int k = 0; k < k_trips; ++k) {
+        tl::cp_async_wait<1>();  // at most 1 copy groups of this thread still in flight
+        __syncthreads();  // pipeline: stage `k % 3` has landed and the stage refilled next is no longer read
+        if (k + 2 < k_trips) {
+            // copy(Xp[rows[t * BM +: BM], k * BK +: BK], a);         // row −1: zeros  (moe.tl:382)
+            #pragma unroll
+            for (int tl_i25 = 0; tl_i25 < 4; ++tl_i25) {
+                const int tl_chunk24 = tl_tid + tl_i25 * 128;
+                const tl::bf16* tl_src26 = &Xp[int64_t(tl::gather_index(rows, (t * 64) + ((tl_chunk24 * 8) / 64), MAXT * 64)) * D + (((k + 2) * 64) + ((tl_chunk24 * 8) % 64))];
+                tl::bf16* tl_dst27 = &a[(((k + 2) % 3) * 64 + ((tl_chunk24 * 8) / 64)) * 72 + ((tl_chunk24 * 8) % 64)];
+                const int tl_valid28 = !(tl::in_bounds(tl::gather_index(rows, (t * 64) + ((tl_chunk24 * 8) / 64), MAXT * 64), MK)) ? 0 : max(0, min(8, D - (((k + 2) * 64) + ((tl_chunk24 * 8) % 64))));
+                if (tl_valid28 == 8 && ((k + 2) * 64) + ((tl_chunk24 * 8) % 64) >= 0 && tl::is_aligned(tl_src26, 16)) {
+                    tl::cp_async_16(tl_dst27, tl_src26);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst27[tl_v] = tl::in_bounds(tl::gather_index(rows, (t * 64) + ((tl_chunk24 * 8) / 64), MAXT * 64), MK) && tl::in_bounds((((k + 2) * 64) + ((tl_chunk24 * 8) % 64)) + tl_v, D) ? tl_src26[tl_v] : tl::convert<tl::bf16>(0.0f);
+                }
+            }
+            // copy(W[TileExpert[t], col0 +: BN, k * BK +: BK], b);    // expert −1: zeros  (moe.tl:383)
+            if (tl::is_aligned(W, 16) && D % 8 == 0 && tl::in_bounds(tl::gather_index(TileExpert, t, MAXT), E) && col0 >= 0 && col0 + 128 <= N && ((k + 2) * 64) >= 0 && ((k + 2) * 64) + 64 <= D && ((k + 2) * 64) % 8 == 0) {
+                #pragma unroll
+                for (int tl_i30 = 0; tl_i30 < 8; ++tl_i30) {
+                    const int tl_chunk29 = tl_tid + tl_i30 * 128;
+                    tl::cp_async_16(&b[(((k + 2) % 3) * 128 + ((tl_chunk29 * 8) / 64)) * 72 + ((tl_chunk29 * 8) % 64)], &W[(int64_t(tl::gather_index(TileExpert, t, MAXT)) * N + (col0 + ((tl_chunk29 * 8) / 64))) * D + (((k + 2) * 64) + ((tl_chunk29 * 8) % 64))]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i32 = 0; tl_i32 < 8; ++tl_i32) {
+                    const int tl_chunk31 = tl_tid + tl_i32 * 128;
+                    const tl::bf16* tl_src33 = &W[(int64_t(tl::gather_index(TileExpert, t, MAXT)) * N + (col0 + ((tl_chunk31 * 8) / 64))) * D + (((k + 2) * 64) + ((tl_chunk31 * 8) % 64))];
+                    tl::bf16* tl_dst34 = &b[(((k + 2) % 3) * 128 + ((tl_chunk31 * 8) / 64)) * 72 + ((tl_chunk31 * 8) % 64)];
+                    const int tl_valid35 = !(tl::in_bounds(tl::gather_index(TileExpert, t, MAXT), E) && tl::in_bounds(col0 + ((tl_chunk31 * 8) / 64), N)) ? 0 : max(0, min(8, D - (((k + 2) * 64) + ((tl_chunk31 * 8) % 64))));
+                    if (tl_valid35 == 8 && ((k + 2) * 64) + ((tl_chunk31 * 8) % 64) >= 0 && tl::is_aligned(tl_src33, 16)) {
+                        tl::cp_async_16(tl_dst34, tl_src33);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst34[tl_v] = tl::in_bounds(tl::gather_index(TileExpert, t, MAXT), E) && tl::in_bounds(col0 + ((tl_chunk31 * 8) / 64), N) && tl::in_bounds((((k + 2) * 64) + ((tl_chunk31 * 8) % 64)) + tl_v, D) ? tl_src33[tl_v] : tl::convert<tl::bf16>(0.0f);
+                    }
+                }
+            }
+        }
+        tl::cp_async_commit();
+        // gemm(a, b, acc, transpose_b = true);  (moe.tl:384)
+        {
+            tl::warp_gemm_mma<64, 128, 64, 1, 4, tl::bf16, false, true>(
+                acc, tl::SharedMatrix<tl::bf16, false, 72>{&a[((k % 3) * 64 + 0) * 72 + 0]},
+                tl::SharedMatrix<tl::bf16, true, 72>{&b[((k % 3) * 128 + 0) * 72 + 0]}, tl_tid);
+        }
+    }
+    tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+    // for i, j in parallel(BM, BN) {  (moe.tl:386)
+    // for i, j in parallel(64, 128): each thread visits the elements of `acc` it holds
+    #pragma unroll
+    for (int tl_s36 = 0; tl_s36 < acc_layout::kSlots; ++tl_s36) {
+        const int i = acc_layout::row(tl_tid, tl_s36);
+        const int j = acc_layout::col(tl_tid, tl_s36);
+        const int32_t r = rows[t * 64 + i];
+        if (r >= 0 && col0 + j < N) {
+            Yp[int64_t(r) * N + (col0 + j)] = tl::convert<tl::bf16>(acc[tl_s36]);
+        }
+    }
+}
+
 }  // namespace
 
 namespace tlc {
@@ -1135,6 +1432,60 @@ cudaError_t moe_unpermute(const __nv_bfloat16* Yp, const int32_t* PosT, const fl
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
+cudaError_t moe_tiles(const int32_t* Offsets, int32_t* TileExpert, int32_t* RowIdx, int64_t EO, int64_t MAXT, cudaStream_t stream) {
+    constexpr const char* tl_name = "moe_tiles";
+    if (cudaError_t tl_err = tl::host::check_pointer(Offsets, tl_name, "Offsets", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(TileExpert, tl_name, "TileExpert", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(RowIdx, tl_name, "RowIdx", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(EO, tl_name, "EO"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(MAXT, tl_name, "MAXT"); tl_err != cudaSuccess) return tl_err;
+    if (!(EO >= 2))
+        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `EO >= 2` does not hold" + " (" + "EO = " + std::to_string(EO) + ")");
+    if (!(EO - 1 <= 1024))
+        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `(EO - 1) <= EB` does not hold" + " (" + "EO = " + std::to_string(EO) + ")");
+    const int64_t tl_grid_x = int64_t(EO), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    static const cudaError_t tl_attributes = [] {
+        cudaError_t tl_err = cudaSuccess;
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::moe_tiles_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
+    ::moe_tiles_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(Offsets, TileExpert, RowIdx, static_cast<int32_t>(EO), static_cast<int32_t>(MAXT));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+cudaError_t moe_grouped_gemm(const __nv_bfloat16* Xp, const __nv_bfloat16* W, const int32_t* TileExpert, const int32_t* RowIdx, __nv_bfloat16* Yp, int64_t MK, int64_t D, int64_t E, int64_t N, int64_t MAXT, cudaStream_t stream) {
+    constexpr const char* tl_name = "moe_grouped_gemm";
+    if (cudaError_t tl_err = tl::host::check_pointer(Xp, tl_name, "Xp", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(W, tl_name, "W", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(TileExpert, tl_name, "TileExpert", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(RowIdx, tl_name, "RowIdx", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Yp, tl_name, "Yp", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(MK, tl_name, "MK"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(D, tl_name, "D"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(E, tl_name, "E"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(MAXT, tl_name, "MAXT"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(N, 128)), tl_grid_y = int64_t(MAXT), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    static const cudaError_t tl_attributes = [] {
+        cudaError_t tl_err = cudaSuccess;
+        tl_err = cudaFuncSetAttribute(::moe_grouped_gemm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 82944);
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::moe_grouped_gemm_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
+    ::moe_grouped_gemm_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 82944, stream>>>(Xp, W, TileExpert, RowIdx, Yp, static_cast<int32_t>(MK), static_cast<int32_t>(D), static_cast<int32_t>(E), static_cast<int32_t>(N), static_cast<int32_t>(MAXT));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
 // The workspaces of program `moe_permute`, each 256-byte aligned in one allocation: their offsets, and the total size.
 static int64_t moe_permute_workspace_layout(int64_t M, int64_t D, int64_t K, int64_t MK, int64_t EO, size_t* tl_offsets) {
     int64_t tl_bytes = 0;
@@ -1188,6 +1539,60 @@ cudaError_t moe_permute(const __nv_bfloat16* X, const int32_t* Ids, __nv_bfloat1
     return cudaSuccess;
 }
 
+// The workspaces of program `moe_expert_gemm`, each 256-byte aligned in one allocation: their offsets, and the total size.
+static int64_t moe_expert_gemm_workspace_layout(int64_t MK, int64_t D, int64_t E, int64_t N, int64_t EO, size_t* tl_offsets) {
+    [[maybe_unused]] const int32_t maxt = tl::cdiv(MK, 64) + E;
+    int64_t tl_bytes = 0;
+    if (int64_t(maxt) < 0) return -1;  // workspace `TileExpert`
+    tl_offsets[0] = size_t(tl_bytes);
+    tl_bytes += tl::host::workspace_align(int64_t(maxt) * 4);  // TileExpert: i32[maxt]
+    if (int64_t(maxt) < 0) return -1;  // workspace `RowIdx`
+    if (int64_t(64) < 0) return -1;  // workspace `RowIdx`
+    tl_offsets[1] = size_t(tl_bytes);
+    tl_bytes += tl::host::workspace_align(int64_t(maxt) * int64_t(64) * 4);  // RowIdx: i32[maxt, 64]
+    return tl_bytes;
+}
+
+size_t moe_expert_gemm_workspace_size(int64_t MK, int64_t D, int64_t E, int64_t N, int64_t EO) {
+    size_t tl_offsets[2];
+    const int64_t tl_bytes = moe_expert_gemm_workspace_layout(MK, D, E, N, EO, tl_offsets);
+    return tl_bytes < 0 ? 0 : size_t(tl_bytes);
+}
+
+// Program `moe_expert_gemm`: launches moe_tiles and moe_grouped_gemm on `stream`, in order.
+cudaError_t moe_expert_gemm(const __nv_bfloat16* Xp, const __nv_bfloat16* W, const int32_t* Offsets, __nv_bfloat16* Yp, int64_t MK, int64_t D, int64_t E, int64_t N, int64_t EO, cudaStream_t stream, void* workspace, size_t workspace_bytes) {
+    constexpr const char* tl_name = "moe_expert_gemm";
+    if (cudaError_t tl_err = tl::host::check_pointer(Xp, tl_name, "Xp", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(W, tl_name, "W", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Offsets, tl_name, "Offsets", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Yp, tl_name, "Yp", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(MK, tl_name, "MK"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(D, tl_name, "D"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(E, tl_name, "E"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(EO, tl_name, "EO"); tl_err != cudaSuccess) return tl_err;
+    if (!(EO == E + 1))
+        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `EO == (E + 1)` does not hold" + " (" + "EO = " + std::to_string(EO) + ", E = " + std::to_string(E) + ")");
+    [[maybe_unused]] const int32_t maxt = tl::cdiv(MK, 64) + E;
+    size_t tl_offsets[2];
+    const int64_t tl_bytes = moe_expert_gemm_workspace_layout(MK, D, E, N, EO, tl_offsets);
+    if (tl_bytes < 0)
+        return tl::host::invalid_argument(std::string(tl_name) + ": a workspace extent is negative");
+    if (workspace == nullptr) {
+        if (cudaError_t tl_err = tl::host::stream_workspace(size_t(tl_bytes), stream, &workspace); tl_err != cudaSuccess)
+            return tl::host::record(tl_err, tl_name, "allocating the workspace");
+    } else if (workspace_bytes < size_t(tl_bytes) || reinterpret_cast<uintptr_t>(workspace) % 256 != 0) {
+        return tl::host::invalid_argument(std::string(tl_name) + ": the workspace must be 256-byte aligned and hold " + std::to_string(tl_bytes) + " bytes (moe_expert_gemm_workspace_size), but has " + std::to_string(workspace_bytes));
+    }
+    int32_t* const TileExpert = reinterpret_cast<int32_t*>(static_cast<char*>(workspace) + tl_offsets[0]);
+    int32_t* const RowIdx = reinterpret_cast<int32_t*>(static_cast<char*>(workspace) + tl_offsets[1]);
+    // launch moe_tiles<BM = BM>(Offsets, TileExpert, RowIdx);
+    if (cudaError_t tl_err = moe_tiles(Offsets, TileExpert, RowIdx, int64_t(EO), int64_t(maxt), stream); tl_err != cudaSuccess) return tl_err;
+    // launch moe_grouped_gemm<BM = BM, T = T>(Xp, W, TileExpert, RowIdx, Yp);
+    if (cudaError_t tl_err = moe_grouped_gemm(Xp, W, TileExpert, RowIdx, Yp, int64_t(MK), int64_t(D), int64_t(E), int64_t(N), int64_t(maxt), stream); tl_err != cudaSuccess) return tl_err;
+    return cudaSuccess;
+}
+
 }  // namespace tlc
 
 extern "C" {
@@ -1197,6 +1602,10 @@ cudaError_t tlc_moe_count(const void* Ids, void* Counts, int64_t M, int64_t K, i
 cudaError_t tlc_moe_positions(const void* Ids, const void* Counts, void* Offsets, void* Src, void* PosT, int64_t M, int64_t K, int64_t E, int64_t EO, int64_t MK, cudaStream_t stream) { return tlc::moe_positions(static_cast<const int32_t*>(Ids), static_cast<const int32_t*>(Counts), static_cast<int32_t*>(Offsets), static_cast<int32_t*>(Src), static_cast<int32_t*>(PosT), M, K, E, EO, MK, stream); }
 cudaError_t tlc_moe_gather_rows(const void* X, const void* Src, void* Xp, int64_t M, int64_t D, int64_t MK, cudaStream_t stream) { return tlc::moe_gather_rows(static_cast<const __nv_bfloat16*>(X), static_cast<const int32_t*>(Src), static_cast<__nv_bfloat16*>(Xp), M, D, MK, stream); }
 cudaError_t tlc_moe_unpermute(const void* Yp, const void* PosT, const void* Weights, void* Y, int64_t MK, int64_t D, int64_t K, int64_t M, cudaStream_t stream) { return tlc::moe_unpermute(static_cast<const __nv_bfloat16*>(Yp), static_cast<const int32_t*>(PosT), static_cast<const float*>(Weights), static_cast<__nv_bfloat16*>(Y), MK, D, K, M, stream); }
+cudaError_t tlc_moe_tiles(const void* Offsets, void* TileExpert, void* RowIdx, int64_t EO, int64_t MAXT, cudaStream_t stream) { return tlc::moe_tiles(static_cast<const int32_t*>(Offsets), static_cast<int32_t*>(TileExpert), static_cast<int32_t*>(RowIdx), EO, MAXT, stream); }
+cudaError_t tlc_moe_grouped_gemm(const void* Xp, const void* W, const void* TileExpert, const void* RowIdx, void* Yp, int64_t MK, int64_t D, int64_t E, int64_t N, int64_t MAXT, cudaStream_t stream) { return tlc::moe_grouped_gemm(static_cast<const __nv_bfloat16*>(Xp), static_cast<const __nv_bfloat16*>(W), static_cast<const int32_t*>(TileExpert), static_cast<const int32_t*>(RowIdx), static_cast<__nv_bfloat16*>(Yp), MK, D, E, N, MAXT, stream); }
 cudaError_t tlc_moe_permute(const void* X, const void* Ids, void* Xp, void* Src, void* PosT, void* Offsets, int64_t M, int64_t D, int64_t K, int64_t MK, int64_t EO, cudaStream_t stream, void* workspace, size_t workspace_bytes) { return tlc::moe_permute(static_cast<const __nv_bfloat16*>(X), static_cast<const int32_t*>(Ids), static_cast<__nv_bfloat16*>(Xp), static_cast<int32_t*>(Src), static_cast<int32_t*>(PosT), static_cast<int32_t*>(Offsets), M, D, K, MK, EO, stream, workspace, workspace_bytes); }
 size_t tlc_moe_permute_workspace_size(int64_t M, int64_t D, int64_t K, int64_t MK, int64_t EO) { return tlc::moe_permute_workspace_size(M, D, K, MK, EO); }
+cudaError_t tlc_moe_expert_gemm(const void* Xp, const void* W, const void* Offsets, void* Yp, int64_t MK, int64_t D, int64_t E, int64_t N, int64_t EO, cudaStream_t stream, void* workspace, size_t workspace_bytes) { return tlc::moe_expert_gemm(static_cast<const __nv_bfloat16*>(Xp), static_cast<const __nv_bfloat16*>(W), static_cast<const int32_t*>(Offsets), static_cast<__nv_bfloat16*>(Yp), MK, D, E, N, EO, stream, workspace, workspace_bytes); }
+size_t tlc_moe_expert_gemm_workspace_size(int64_t MK, int64_t D, int64_t E, int64_t N, int64_t EO) { return tlc::moe_expert_gemm_workspace_size(MK, D, E, N, EO); }
 }

@@ -9,7 +9,8 @@ step of its block's exact quotient), cross_entropy and its backward (ignored tar
 transpose (values equal), topk_gating (softmax or sigmoid scores, renormalised or not, ties), flash decoding
 (flash_decode_split then flash_decode_combine: O, and each split's log2 Lse, -inf where a row sees no key),
 w4a16_gemm (4-bit weights: both tile variants, K past the k step and the groups), moe_permute and
-moe_unpermute (a stable sort by expert, ids routed nowhere). The GPU tests (tests/gpu/stdlib_*_test.cu) run the same kernels as compiled."""
+moe_unpermute (a stable sort by expert, ids routed nowhere), moe_expert_gemm (the grouped GEMM over
+the experts' row slabs, empty experts). The GPU tests (tests/gpu/stdlib_*_test.cu) run the same kernels as compiled."""
 import argparse
 import math
 import os
@@ -537,6 +538,31 @@ for M, K, E, D, d, bad in ((37, 2, 8, 70, ["BS=16", "BD=32", "RB=4"], False), (5
         ids[3], ids[10], ids[-1] = -1, E, 1000
     check(f"moe_permute M={M} K={K} E={E} D={D} {' '.join(d)}{' bad ids' if bad else ''}",
           lambda: moe_permute(M, K, E, D, ids, d))
+
+# ---- moe_expert_gemm -----------------------------------------------------------------------------
+def moe_expert_gemm(MK, E, N, D, counts, defines):
+    """Yp[p] = Xp[p] · W[e]ᵀ for the rows of each expert (counts per expert, some empty)."""
+    offsets = [sum(counts[:e]) for e in range(E + 1)]
+    assert offsets[E] <= MK
+    Xp = rnd(MK * D)
+    W = rnd(E * N * D)
+    out = run("moe.tl", "moe_expert_gemm", ["T=f32"] + defines,
+              {"Xp": ("f32", [MK, D], Xp), "W": ("f32", [E, N, D], W), "Offsets": ("i32", [E + 1], offsets),
+               "Yp": ("f32", [MK, N], [7.0] * (MK * N))}, outputs=("Yp",))["Yp"]
+    ref = [7.0] * (MK * N)                                   # rows routed nowhere: left alone
+    for e in range(E):
+        for p in range(offsets[e], offsets[e + 1]):
+            for n in range(N):
+                ref[p * N + n] = sum(Xp[p * D + d] * W[(e * N + n) * D + d] for d in range(D))
+    return rel(out, ref)
+
+
+# Experts with no rows, with one row, with several tiles (BM = 16); rows routed nowhere at the end;
+# N and D past their tiles.
+for MK, E, N, D, counts, d in ((40, 4, 20, 24, [0, 17, 1, 20], ["BM=16"]), (12, 3, 9, 40, [5, 0, 4], ["BM=16"]),
+                               (30, 2, 130, 70, [30, 0], [])):
+    check(f"moe_expert_gemm MK={MK} E={E} N={N} D={D} counts={counts} {' '.join(d)}",
+          lambda: moe_expert_gemm(MK, E, N, D, counts, d))
 
 # ---- w4a16_gemm ---------------------------------------------------------------------------------
 def w4a16(M, N, K, G, t, defines):
