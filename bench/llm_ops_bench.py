@@ -2,7 +2,7 @@
 """bench/llm_ops_bench.py — tlc's stdlib LLM operators (residual_rmsnorm, swiglu, geglu, rope_half,
 rope_interleaved, embedding, cross_entropy, flash_decode, flash_decode_paged, topk_gating (f32
 logits), topk_gating_grouped, transpose, fp8_per_group, fp8_per_block, swiglu_fp8_per_group,
-fp8_per_token, moe_permute, moe_unpermute, w4a16_gemm) against PyTorch eager and torch.compile of the same computation on one GPU, through
+fp8_per_token, moe_permute, moe_unpermute, moe_expert_gemm, w4a16_gemm) against PyTorch eager and torch.compile of the same computation on one GPU, through
 the Python package (`tlc.load`), to JSON and a markdown table, with a device-to-device copy of the
 same bytes in the same run (the memory-bound ceiling, column tlc/copy).
 
@@ -397,6 +397,27 @@ def case_moe_unpermute(dt, tname, shape):
     return Case(run, lambda: (run(), y)[1], torch_fn, (yp, pos_t, w), ref, nbytes(yp, pos_t, w, y))
 
 
+def case_moe_expert_gemm(dt, tname, shape):
+    """The grouped GEMM over the experts' row slabs (routing from random top-k ids); the peer: one
+    F.linear per expert (eager; torch.compile of the same loop)."""
+    m, k, e, n, d = shape
+    ids = torch.randint(0, e, (m * k,), device="cuda")
+    counts = torch.bincount(ids, minlength=e)
+    offsets = torch.cat([torch.zeros(1, device="cuda", dtype=torch.long), counts.cumsum(0)]).to(torch.int32)
+    bounds = offsets.tolist()
+    xp = torch.randn(m * k, d, device="cuda", dtype=dt)
+    w = torch.randn(e, n, d, device="cuda", dtype=dt) / d ** 0.5
+    yp = torch.empty(m * k, n, device="cuda", dtype=dt)
+    kern = stdlib("moe", T=tname).moe_expert_gemm
+    run = lambda: kern(xp, w, offsets, yp)  # noqa: E731
+
+    def torch_fn(xp, w):
+        return torch.cat([F.linear(xp[bounds[i]:bounds[i + 1]], w[i]) for i in range(e)])
+
+    ref = torch.cat([xp[bounds[i]:bounds[i + 1]].double() @ w[i].double().T for i in range(e)])
+    return Case(run, lambda: (run(), yp)[1], torch_fn, (xp, w), ref, nbytes(xp, w, yp))
+
+
 def case_w4a16(dt, tname, shape):
     """C = A · dequant(Wq)ᵀ with 4-bit weights and a scale per 128; the peer is cuBLAS (F.linear) on
     the same weights dequantised to T beforehand (what a framework without a 4-bit kernel runs)."""
@@ -435,6 +456,7 @@ OPS = {
                            [(2, 8, 2, 1024, 64)]),
     "moe_permute": (case_moe_permute, [(16384, 8, 256, 4096), (4096, 2, 8, 4096)], [(100, 2, 8, 1000)]),
     "moe_unpermute": (case_moe_unpermute, [(16384, 8, 256, 4096), (4096, 2, 8, 4096)], [(100, 2, 8, 1000)]),
+    "moe_expert_gemm": (case_moe_expert_gemm, [(4096, 8, 64, 2048, 4096), (16384, 2, 8, 14336, 4096)], [(100, 2, 8, 300, 200)]),
     "w4a16_gemm": (case_w4a16, [(1, 4096, 4096), (16, 4096, 4096), (16, 11008, 4096), (16, 4096, 11008),
                                 (4, 14336, 4096), (64, 4096, 4096)], [(3, 100, 1000)]),
     "fp8_per_token": (case_fp8, [(16384, 4096), (4096, 8192), (65536, 1024)], [(1000, 1031)]),

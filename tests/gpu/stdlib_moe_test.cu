@@ -4,7 +4,8 @@
 // weights must match those scores (renormalised or not) within 1e-4. Softmax and sigmoid scoring;
 // E = 64 and 256 (the variants of variants.sh), odd token counts. Then topk_gating_grouped, the
 // group-limited routing of DeepSeek-V3 (see check_grouped). Then the token permutation
-// (moe_permute) and its inverse (moe_unpermute), see check_permute.
+// (moe_permute) and its inverse (moe_unpermute), see check_permute, and the grouped GEMM over the
+// experts (moe_expert_gemm), see check_expert_gemm.
 #include "moe.h"
 #include "harness.h"
 
@@ -195,6 +196,36 @@ th::Outcome check_permute(int64_t M, int64_t PK, int64_t PE, int64_t D, uint64_t
                            Offsets.guards_intact() && Y.guards_intact());
 }
 
+// moe_expert_gemm (T = bf16): Yp[p] = Xp[p] · W[e]ᵀ for the rows of each expert against float64;
+// rows past Offsets[E] (routed nowhere) keep their poison.
+th::Outcome check_expert_gemm(int64_t MK, int64_t N, int64_t D, const std::vector<int32_t>& counts, uint64_t seed) {
+    using B = __nv_bfloat16;
+    const int64_t PE = static_cast<int64_t>(counts.size());
+    std::vector<int32_t> offsets(size_t(PE + 1), 0);
+    for (int64_t e = 0; e < PE; ++e) offsets[size_t(e + 1)] = offsets[size_t(e)] + counts[size_t(e)];
+    const auto xp = th::random_vector<B>(th::numel({MK, D}), seed);
+    const auto w = th::random_vector<B>(th::numel({PE, N, D}), seed + 1);
+    th::DeviceBuffer<B> Xp(xp), W(w), Yp(th::numel({MK, N}));
+    th::DeviceBuffer<int32_t> Off(offsets);
+    Yp.poison();
+    th::check_launch(tlc::moe_expert_gemm(Xp.get(), W.get(), Off.get(), Yp.get(), MK, D, PE, N, PE + 1, 0), "moe_expert_gemm");
+    const auto yp = Yp.download();
+    const int64_t routed = offsets[size_t(PE)];
+    std::vector<double> ref(size_t(routed * N));
+    std::vector<B> got(size_t(routed * N));
+    for (int64_t e = 0; e < PE; ++e)
+        for (int64_t p = offsets[size_t(e)]; p < offsets[size_t(e + 1)]; ++p)
+            for (int64_t n = 0; n < N; ++n) {
+                double acc = 0;
+                for (int64_t d = 0; d < D; ++d) acc += th::to_f64(xp[size_t(p * D + d)]) * th::to_f64(w[size_t((e * N + n) * D + d)]);
+                ref[size_t(p * N + n)] = acc;
+                got[size_t(p * N + n)] = yp[size_t(p * N + n)];
+            }
+    for (int64_t i = routed * N; i < MK * N; ++i)
+        if (std::isfinite(th::to_f64(yp[size_t(i)]))) return th::expect(false, "a row routed nowhere was written");
+    return th::numeric(th::rel_err(got, ref), th::Dtype<B>::bound, Xp.guards_intact() && W.guards_intact() && Yp.guards_intact());
+}
+
 }  // namespace
 
 int main() {
@@ -241,6 +272,22 @@ int main() {
         suite.run("moe_permute/M=" + std::to_string(p.M) + ",K=" + std::to_string(p.K) + ",E=" + std::to_string(p.E) +
                       ",D=" + std::to_string(p.D) + (p.bad_ids ? "_bad_ids" : ""),
                   [&] { return check_permute(p.M, p.K, p.E, p.D, seed, p.bad_ids); }, p.when);
+        seed += 10;
+    }
+    struct GemmShape {
+        int64_t MK, N, D;
+        std::vector<int32_t> counts;
+        th::When when;
+    };
+    const GemmShape gemm_shapes[] = {{40, 20, 24, {0, 17, 1, 20}, th::When::always},
+                                     {12, 9, 40, {5, 0, 4}, th::When::always},
+                                     {300, 130, 70, {64, 0, 200, 1}, th::When::always},
+                                     {4096, 1024, 512, {1000, 24, 0, 512, 1536, 1000, 0, 0}, th::When::full},
+                                     {2050, 1000, 1030, {1, 2047, 0}, th::When::full}};
+    for (const GemmShape& g : gemm_shapes) {
+        suite.run("moe_expert_gemm/MK=" + std::to_string(g.MK) + ",N=" + std::to_string(g.N) + ",D=" + std::to_string(g.D) +
+                      ",E=" + std::to_string(g.counts.size()),
+                  [&] { return check_expert_gemm(g.MK, g.N, g.D, g.counts, seed); }, g.when);
         seed += 10;
     }
     suite.run("moe_permute/MK_not_M*K", [] {
