@@ -425,9 +425,9 @@ def case_w4a16(dt, tname, shape):
     g = 128
     a = torch.randn(m, k, device="cuda", dtype=dt)
     wq = torch.randint(-2**31, 2**31 - 1, (n, k // 8), device="cuda", dtype=torch.int32)
-    scales = (torch.rand(n, -(-k // g), device="cuda") * 0.02 + 0.002).to(dt)
+    scales = (torch.rand(-(-k // g), n, device="cuda") * 0.02 + 0.002).to(dt)     # [K / G, N]
     q = ((wq.long() & 0xFFFFFFFF).unsqueeze(-1) >> (4 * torch.arange(8, device="cuda"))) & 15
-    w = (q.reshape(n, k) - 8).double() * scales.double().repeat_interleave(g, dim=1)[:, :k]
+    w = (q.reshape(n, k) - 8).double() * scales.double().T.repeat_interleave(g, dim=1)[:, :k]
     w_t = w.to(dt)
     c = torch.empty(m, n, device="cuda", dtype=dt)
     kern = stdlib("qgemm", T=tname).w4a16_gemm

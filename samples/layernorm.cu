@@ -47,7 +47,7 @@ __global__ void __launch_bounds__(256) layernorm_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    x[tl_chunk0 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) + (tl_chunk0 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) + (tl_chunk0 + tl_v) % 8))]) : 0.0f;
+                    x[tl_chunk0 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) + (tl_chunk0 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) + (tl_chunk0 + tl_v) % 8))]) : 0.0f;
                 }
             }
         }
@@ -83,7 +83,7 @@ __global__ void __launch_bounds__(256) layernorm_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    x[tl_chunk4 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk4 + tl_v / 8) * 8)) + (tl_chunk4 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk4 + tl_v / 8) * 8)) + (tl_chunk4 + tl_v) % 8))]) : 0.0f;
+                    x[tl_chunk4 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) + (tl_chunk4 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) + (tl_chunk4 + tl_v) % 8))]) : 0.0f;
                 }
             }
         }
@@ -130,7 +130,7 @@ __global__ void __launch_bounds__(256) layernorm_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    x[tl_chunk10 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk10 + tl_v / 8) * 8)) + (tl_chunk10 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk10 + tl_v / 8) * 8)) + (tl_chunk10 + tl_v) % 8))]) : 0.0f;
+                    x[tl_chunk10 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk10 + tl_v) / 8) * 8)) + (tl_chunk10 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk10 + tl_v) / 8) * 8)) + (tl_chunk10 + tl_v) % 8))]) : 0.0f;
                 }
             }
         }
@@ -147,7 +147,7 @@ __global__ void __launch_bounds__(256) layernorm_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    w[tl_chunk13 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk13 + tl_v / 8) * 8)) + (tl_chunk13 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, (tl_chunk13 + tl_v / 8) * 8)) + (tl_chunk13 + tl_v) % 8)]) : 0.0f;
+                    w[tl_chunk13 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk13 + tl_v) / 8) * 8)) + (tl_chunk13 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk13 + tl_v) / 8) * 8)) + (tl_chunk13 + tl_v) % 8)]) : 0.0f;
                 }
             }
         }
@@ -164,7 +164,7 @@ __global__ void __launch_bounds__(256) layernorm_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    b[tl_chunk16 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk16 + tl_v / 8) * 8)) + (tl_chunk16 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk16 + tl_v / 8) * 8)) + (tl_chunk16 + tl_v) % 8)]) : 0.0f;
+                    b[tl_chunk16 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, ((tl_chunk16 + tl_v) / 8) * 8)) + (tl_chunk16 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, ((tl_chunk16 + tl_v) / 8) * 8)) + (tl_chunk16 + tl_v) % 8)]) : 0.0f;
                 }
             }
         }
@@ -189,7 +189,7 @@ __global__ void __launch_bounds__(256) layernorm_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk20 + tl_v / 8) * 8)) + (tl_chunk20 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk20 + tl_v / 8) * 8)) + (tl_chunk20 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk20 + tl_v]);
+                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk20 + tl_v) / 8) * 8)) + (tl_chunk20 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk20 + tl_v) / 8) * 8)) + (tl_chunk20 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk20 + tl_v]);
                 }
             }
         }

@@ -42,7 +42,7 @@ __global__ void __launch_bounds__(256) rmsnorm_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    x[tl_chunk0 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) + (tl_chunk0 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) + (tl_chunk0 + tl_v) % 8))]) : 0.0f;
+                    x[tl_chunk0 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) + (tl_chunk0 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) + (tl_chunk0 + tl_v) % 8))]) : 0.0f;
                 }
             }
         }
@@ -87,7 +87,7 @@ __global__ void __launch_bounds__(256) rmsnorm_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    x[tl_chunk5 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk5 + tl_v / 8) * 8)) + (tl_chunk5 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk5 + tl_v / 8) * 8)) + (tl_chunk5 + tl_v) % 8))]) : 0.0f;
+                    x[tl_chunk5 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk5 + tl_v) / 8) * 8)) + (tl_chunk5 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk5 + tl_v) / 8) * 8)) + (tl_chunk5 + tl_v) % 8))]) : 0.0f;
                 }
             }
         }
@@ -104,7 +104,7 @@ __global__ void __launch_bounds__(256) rmsnorm_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    w[tl_chunk8 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk8 + tl_v / 8) * 8)) + (tl_chunk8 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, (tl_chunk8 + tl_v / 8) * 8)) + (tl_chunk8 + tl_v) % 8)]) : 0.0f;
+                    w[tl_chunk8 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk8 + tl_v) / 8) * 8)) + (tl_chunk8 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk8 + tl_v) / 8) * 8)) + (tl_chunk8 + tl_v) % 8)]) : 0.0f;
                 }
             }
         }
@@ -129,7 +129,7 @@ __global__ void __launch_bounds__(256) rmsnorm_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk12 + tl_v / 8) * 8)) + (tl_chunk12 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk12 + tl_v / 8) * 8)) + (tl_chunk12 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk12 + tl_v]);
+                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk12 + tl_v) / 8) * 8)) + (tl_chunk12 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk12 + tl_v) / 8) * 8)) + (tl_chunk12 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk12 + tl_v]);
                 }
             }
         }

@@ -34,7 +34,7 @@ __global__ void __launch_bounds__(256) saxpy_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds(base + ((x_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) + (tl_chunk0 + tl_v) % 8), N) ? X[base + ((x_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
+                x[tl_chunk0 + tl_v] = tl::in_bounds(base + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) + (tl_chunk0 + tl_v) % 8), N) ? X[base + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
             }
         }
     }
@@ -51,7 +51,7 @@ __global__ void __launch_bounds__(256) saxpy_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                y[tl_chunk3 + tl_v] = tl::in_bounds(base + ((y_layout::flat(tl_tid, (tl_chunk3 + tl_v / 8) * 8)) + (tl_chunk3 + tl_v) % 8), N) ? Y[base + ((y_layout::flat(tl_tid, (tl_chunk3 + tl_v / 8) * 8)) + (tl_chunk3 + tl_v) % 8)] : 0.0f;
+                y[tl_chunk3 + tl_v] = tl::in_bounds(base + ((y_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) + (tl_chunk3 + tl_v) % 8), N) ? Y[base + ((y_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) + (tl_chunk3 + tl_v) % 8)] : 0.0f;
             }
         }
     }
@@ -77,7 +77,7 @@ __global__ void __launch_bounds__(256) saxpy_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds(base + ((y_layout::flat(tl_tid, (tl_chunk7 + tl_v / 8) * 8)) + (tl_chunk7 + tl_v) % 8), N)) Y[base + ((y_layout::flat(tl_tid, (tl_chunk7 + tl_v / 8) * 8)) + (tl_chunk7 + tl_v) % 8)] = y[tl_chunk7 + tl_v];
+                if (tl::in_bounds(base + ((y_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8)) + (tl_chunk7 + tl_v) % 8), N)) Y[base + ((y_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8)) + (tl_chunk7 + tl_v) % 8)] = y[tl_chunk7 + tl_v];
             }
         }
     }

@@ -40,7 +40,7 @@ __global__ void __launch_bounds__(256) softmax_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                    x[tl_chunk0 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) + (tl_chunk0 + tl_v) % 8), N) ? X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) + (tl_chunk0 + tl_v) % 8))] : -tl::inf<float>();
+                    x[tl_chunk0 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) + (tl_chunk0 + tl_v) % 8), N) ? X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) + (tl_chunk0 + tl_v) % 8))] : -tl::inf<float>();
                 }
             }
         }
@@ -101,7 +101,7 @@ __global__ void __launch_bounds__(256) softmax_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                    x[tl_chunk6 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk6 + tl_v / 8) * 8)) + (tl_chunk6 + tl_v) % 8), N) ? X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk6 + tl_v / 8) * 8)) + (tl_chunk6 + tl_v) % 8))] : 0.0f;
+                    x[tl_chunk6 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk6 + tl_v) / 8) * 8)) + (tl_chunk6 + tl_v) % 8), N) ? X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk6 + tl_v) / 8) * 8)) + (tl_chunk6 + tl_v) % 8))] : 0.0f;
                 }
             }
         }
@@ -126,7 +126,7 @@ __global__ void __launch_bounds__(256) softmax_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk10 + tl_v / 8) * 8)) + (tl_chunk10 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk10 + tl_v / 8) * 8)) + (tl_chunk10 + tl_v) % 8))] = x[tl_chunk10 + tl_v];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk10 + tl_v) / 8) * 8)) + (tl_chunk10 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk10 + tl_v) / 8) * 8)) + (tl_chunk10 + tl_v) % 8))] = x[tl_chunk10 + tl_v];
                 }
             }
         }

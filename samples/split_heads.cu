@@ -34,7 +34,7 @@ __global__ void __launch_bounds__(128) split_heads_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                tile[tl_chunk0 + tl_v] = tl::in_bounds(int(blockIdx.z), B) && tl::in_bounds(s0 + ((tile_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) / 64), S) && tl::in_bounds(int(blockIdx.y), H) && tl::in_bounds(((tile_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) % 64) + (tl_chunk0 + tl_v) % 8, 64) ? Xh[((int64_t(int(blockIdx.z)) * S + (s0 + ((tile_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) / 64))) * H + int(blockIdx.y)) * 64 + (((tile_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) % 64) + (tl_chunk0 + tl_v) % 8)] : tl::convert<tl::f16>(0.0f);
+                tile[tl_chunk0 + tl_v] = tl::in_bounds(int(blockIdx.z), B) && tl::in_bounds(s0 + ((tile_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 64), S) && tl::in_bounds(int(blockIdx.y), H) && tl::in_bounds(((tile_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 64) + (tl_chunk0 + tl_v) % 8, 64) ? Xh[((int64_t(int(blockIdx.z)) * S + (s0 + ((tile_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 64))) * H + int(blockIdx.y)) * 64 + (((tile_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 64) + (tl_chunk0 + tl_v) % 8)] : tl::convert<tl::f16>(0.0f);
             }
         }
     }
@@ -50,7 +50,7 @@ __global__ void __launch_bounds__(128) split_heads_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                if (tl::in_bounds(int(blockIdx.z), B) && tl::in_bounds(int(blockIdx.y), H) && tl::in_bounds(s0 + ((tile_layout::flat(tl_tid, (tl_chunk3 + tl_v / 8) * 8)) / 64), S) && tl::in_bounds(((tile_layout::flat(tl_tid, (tl_chunk3 + tl_v / 8) * 8)) % 64) + (tl_chunk3 + tl_v) % 8, 64)) Y[((int64_t(int(blockIdx.z)) * H + int(blockIdx.y)) * S + (s0 + ((tile_layout::flat(tl_tid, (tl_chunk3 + tl_v / 8) * 8)) / 64))) * 64 + (((tile_layout::flat(tl_tid, (tl_chunk3 + tl_v / 8) * 8)) % 64) + (tl_chunk3 + tl_v) % 8)] = tile[tl_chunk3 + tl_v];
+                if (tl::in_bounds(int(blockIdx.z), B) && tl::in_bounds(int(blockIdx.y), H) && tl::in_bounds(s0 + ((tile_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) / 64), S) && tl::in_bounds(((tile_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) % 64) + (tl_chunk3 + tl_v) % 8, 64)) Y[((int64_t(int(blockIdx.z)) * H + int(blockIdx.y)) * S + (s0 + ((tile_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) / 64))) * 64 + (((tile_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) % 64) + (tl_chunk3 + tl_v) % 8)] = tile[tl_chunk3 + tl_v];
             }
         }
     }

@@ -95,7 +95,7 @@ __global__ void __launch_bounds__(512) cross_entropy_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    x[tl_chunk14 + tl_v] = tl::convert<float>(xs[(t % 2) * 4104 + ((x_layout::flat(tl_tid, (tl_chunk14 + tl_v / 8) * 8)) + (tl_chunk14 + tl_v) % 8)]);
+                    x[tl_chunk14 + tl_v] = tl::convert<float>(xs[(t % 2) * 4104 + ((x_layout::flat(tl_tid, ((tl_chunk14 + tl_v) / 8) * 8)) + (tl_chunk14 + tl_v) % 8)]);
                 }
             }
         }
@@ -183,7 +183,7 @@ __global__ void __launch_bounds__(256) cross_entropy_backward_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) + (tl_chunk0 + tl_v) % 8), V) ? tl::convert<float>(X[int64_t(row) * V + (c0 + ((x_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) + (tl_chunk0 + tl_v) % 8))]) : 0.0f;
+                x[tl_chunk0 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) + (tl_chunk0 + tl_v) % 8), V) ? tl::convert<float>(X[int64_t(row) * V + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) + (tl_chunk0 + tl_v) % 8))]) : 0.0f;
             }
         }
     }
@@ -210,7 +210,7 @@ __global__ void __launch_bounds__(256) cross_entropy_backward_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk5 + tl_v / 8) * 8)) + (tl_chunk5 + tl_v) % 8), V)) DX[int64_t(row) * V + (c0 + ((x_layout::flat(tl_tid, (tl_chunk5 + tl_v / 8) * 8)) + (tl_chunk5 + tl_v) % 8))] = tl::convert<tl::bf16>(x[tl_chunk5 + tl_v]);
+                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk5 + tl_v) / 8) * 8)) + (tl_chunk5 + tl_v) % 8), V)) DX[int64_t(row) * V + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk5 + tl_v) / 8) * 8)) + (tl_chunk5 + tl_v) % 8))] = tl::convert<tl::bf16>(x[tl_chunk5 + tl_v]);
             }
         }
     }

@@ -34,7 +34,7 @@ __global__ void __launch_bounds__(256) embedding_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                e[tl_chunk0 + tl_v] = tl::in_bounds(tl::gather_index(Ids, t0 + ((e_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) / 512), NT), V) && tl::in_bounds(c0 + (((e_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) % 512) + (tl_chunk0 + tl_v) % 8), D) ? Table[int64_t(tl::gather_index(Ids, t0 + ((e_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) / 512), NT)) * D + (c0 + (((e_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) % 512) + (tl_chunk0 + tl_v) % 8))] : tl::convert<tl::f16>(0.0f);
+                e[tl_chunk0 + tl_v] = tl::in_bounds(tl::gather_index(Ids, t0 + ((e_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 512), NT), V) && tl::in_bounds(c0 + (((e_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 512) + (tl_chunk0 + tl_v) % 8), D) ? Table[int64_t(tl::gather_index(Ids, t0 + ((e_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 512), NT)) * D + (c0 + (((e_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 512) + (tl_chunk0 + tl_v) % 8))] : tl::convert<tl::f16>(0.0f);
             }
         }
     }
@@ -50,7 +50,7 @@ __global__ void __launch_bounds__(256) embedding_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                if (tl::in_bounds(t0 + ((e_layout::flat(tl_tid, (tl_chunk3 + tl_v / 8) * 8)) / 512), NT) && tl::in_bounds(c0 + (((e_layout::flat(tl_tid, (tl_chunk3 + tl_v / 8) * 8)) % 512) + (tl_chunk3 + tl_v) % 8), D)) Y[int64_t(t0 + ((e_layout::flat(tl_tid, (tl_chunk3 + tl_v / 8) * 8)) / 512)) * D + (c0 + (((e_layout::flat(tl_tid, (tl_chunk3 + tl_v / 8) * 8)) % 512) + (tl_chunk3 + tl_v) % 8))] = e[tl_chunk3 + tl_v];
+                if (tl::in_bounds(t0 + ((e_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) / 512), NT) && tl::in_bounds(c0 + (((e_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) % 512) + (tl_chunk3 + tl_v) % 8), D)) Y[int64_t(t0 + ((e_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) / 512)) * D + (c0 + (((e_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) % 512) + (tl_chunk3 + tl_v) % 8))] = e[tl_chunk3 + tl_v];
             }
         }
     }

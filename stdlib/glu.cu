@@ -54,7 +54,7 @@ __global__ void __launch_bounds__(128, 16) swiglu_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                g[tl_chunk0 + tl_v] = tl::in_bounds(r0 + ((g_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) / 1024), M) && tl::in_bounds(0, 2) && tl::in_bounds(c0 + (((g_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) % 1024) + (tl_chunk0 + tl_v) % 8), N) ? tl::convert<float>(Xg[(int64_t(r0 + ((g_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) / 1024)) * 2 + 0) * N + (c0 + (((g_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) % 1024) + (tl_chunk0 + tl_v) % 8))]) : 0.0f;
+                g[tl_chunk0 + tl_v] = tl::in_bounds(r0 + ((g_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 1024), M) && tl::in_bounds(0, 2) && tl::in_bounds(c0 + (((g_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 1024) + (tl_chunk0 + tl_v) % 8), N) ? tl::convert<float>(Xg[(int64_t(r0 + ((g_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 1024)) * 2 + 0) * N + (c0 + (((g_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 1024) + (tl_chunk0 + tl_v) % 8))]) : 0.0f;
             }
         }
     }
@@ -70,7 +70,7 @@ __global__ void __launch_bounds__(128, 16) swiglu_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                u[tl_chunk3 + tl_v] = tl::in_bounds(r0 + ((u_layout::flat(tl_tid, (tl_chunk3 + tl_v / 8) * 8)) / 1024), M) && tl::in_bounds(1, 2) && tl::in_bounds(c0 + (((u_layout::flat(tl_tid, (tl_chunk3 + tl_v / 8) * 8)) % 1024) + (tl_chunk3 + tl_v) % 8), N) ? tl::convert<float>(Xg[(int64_t(r0 + ((u_layout::flat(tl_tid, (tl_chunk3 + tl_v / 8) * 8)) / 1024)) * 2 + 1) * N + (c0 + (((u_layout::flat(tl_tid, (tl_chunk3 + tl_v / 8) * 8)) % 1024) + (tl_chunk3 + tl_v) % 8))]) : 0.0f;
+                u[tl_chunk3 + tl_v] = tl::in_bounds(r0 + ((u_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) / 1024), M) && tl::in_bounds(1, 2) && tl::in_bounds(c0 + (((u_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) % 1024) + (tl_chunk3 + tl_v) % 8), N) ? tl::convert<float>(Xg[(int64_t(r0 + ((u_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) / 1024)) * 2 + 1) * N + (c0 + (((u_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) % 1024) + (tl_chunk3 + tl_v) % 8))]) : 0.0f;
             }
         }
     }
@@ -94,7 +94,7 @@ __global__ void __launch_bounds__(128, 16) swiglu_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                if (tl::in_bounds(r0 + ((g_layout::flat(tl_tid, (tl_chunk7 + tl_v / 8) * 8)) / 1024), M) && tl::in_bounds(c0 + (((g_layout::flat(tl_tid, (tl_chunk7 + tl_v / 8) * 8)) % 1024) + (tl_chunk7 + tl_v) % 8), N)) Y[int64_t(r0 + ((g_layout::flat(tl_tid, (tl_chunk7 + tl_v / 8) * 8)) / 1024)) * N + (c0 + (((g_layout::flat(tl_tid, (tl_chunk7 + tl_v / 8) * 8)) % 1024) + (tl_chunk7 + tl_v) % 8))] = tl::convert<tl::f16>(g[tl_chunk7 + tl_v]);
+                if (tl::in_bounds(r0 + ((g_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8)) / 1024), M) && tl::in_bounds(c0 + (((g_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8)) % 1024) + (tl_chunk7 + tl_v) % 8), N)) Y[int64_t(r0 + ((g_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8)) / 1024)) * N + (c0 + (((g_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8)) % 1024) + (tl_chunk7 + tl_v) % 8))] = tl::convert<tl::f16>(g[tl_chunk7 + tl_v]);
             }
         }
     }
@@ -129,7 +129,7 @@ __global__ void __launch_bounds__(128, 16) geglu_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                g[tl_chunk0 + tl_v] = tl::in_bounds(r0 + ((g_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) / 1024), M) && tl::in_bounds(0, 2) && tl::in_bounds(c0 + (((g_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) % 1024) + (tl_chunk0 + tl_v) % 8), N) ? tl::convert<float>(Xg[(int64_t(r0 + ((g_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) / 1024)) * 2 + 0) * N + (c0 + (((g_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) % 1024) + (tl_chunk0 + tl_v) % 8))]) : 0.0f;
+                g[tl_chunk0 + tl_v] = tl::in_bounds(r0 + ((g_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 1024), M) && tl::in_bounds(0, 2) && tl::in_bounds(c0 + (((g_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 1024) + (tl_chunk0 + tl_v) % 8), N) ? tl::convert<float>(Xg[(int64_t(r0 + ((g_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 1024)) * 2 + 0) * N + (c0 + (((g_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 1024) + (tl_chunk0 + tl_v) % 8))]) : 0.0f;
             }
         }
     }
@@ -145,7 +145,7 @@ __global__ void __launch_bounds__(128, 16) geglu_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                u[tl_chunk3 + tl_v] = tl::in_bounds(r0 + ((u_layout::flat(tl_tid, (tl_chunk3 + tl_v / 8) * 8)) / 1024), M) && tl::in_bounds(1, 2) && tl::in_bounds(c0 + (((u_layout::flat(tl_tid, (tl_chunk3 + tl_v / 8) * 8)) % 1024) + (tl_chunk3 + tl_v) % 8), N) ? tl::convert<float>(Xg[(int64_t(r0 + ((u_layout::flat(tl_tid, (tl_chunk3 + tl_v / 8) * 8)) / 1024)) * 2 + 1) * N + (c0 + (((u_layout::flat(tl_tid, (tl_chunk3 + tl_v / 8) * 8)) % 1024) + (tl_chunk3 + tl_v) % 8))]) : 0.0f;
+                u[tl_chunk3 + tl_v] = tl::in_bounds(r0 + ((u_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) / 1024), M) && tl::in_bounds(1, 2) && tl::in_bounds(c0 + (((u_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) % 1024) + (tl_chunk3 + tl_v) % 8), N) ? tl::convert<float>(Xg[(int64_t(r0 + ((u_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) / 1024)) * 2 + 1) * N + (c0 + (((u_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) % 1024) + (tl_chunk3 + tl_v) % 8))]) : 0.0f;
             }
         }
     }
@@ -169,7 +169,7 @@ __global__ void __launch_bounds__(128, 16) geglu_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                if (tl::in_bounds(r0 + ((g_layout::flat(tl_tid, (tl_chunk7 + tl_v / 8) * 8)) / 1024), M) && tl::in_bounds(c0 + (((g_layout::flat(tl_tid, (tl_chunk7 + tl_v / 8) * 8)) % 1024) + (tl_chunk7 + tl_v) % 8), N)) Y[int64_t(r0 + ((g_layout::flat(tl_tid, (tl_chunk7 + tl_v / 8) * 8)) / 1024)) * N + (c0 + (((g_layout::flat(tl_tid, (tl_chunk7 + tl_v / 8) * 8)) % 1024) + (tl_chunk7 + tl_v) % 8))] = tl::convert<tl::f16>(g[tl_chunk7 + tl_v]);
+                if (tl::in_bounds(r0 + ((g_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8)) / 1024), M) && tl::in_bounds(c0 + (((g_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8)) % 1024) + (tl_chunk7 + tl_v) % 8), N)) Y[int64_t(r0 + ((g_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8)) / 1024)) * N + (c0 + (((g_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8)) % 1024) + (tl_chunk7 + tl_v) % 8))] = tl::convert<tl::f16>(g[tl_chunk7 + tl_v]);
             }
         }
     }

@@ -650,7 +650,7 @@ __global__ void __launch_bounds__(256) moe_count_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                    id[tl_chunk0 + tl_v] = tl::in_bounds((t * 2048) + ((id_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) + (tl_chunk0 + tl_v) % 8), M * K) ? ids[(t * 2048) + ((id_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) + (tl_chunk0 + tl_v) % 8)] : -1;
+                    id[tl_chunk0 + tl_v] = tl::in_bounds((t * 2048) + ((id_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) + (tl_chunk0 + tl_v) % 8), M * K) ? ids[(t * 2048) + ((id_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) + (tl_chunk0 + tl_v) % 8)] : -1;
                 }
             }
         }
@@ -732,7 +732,7 @@ __global__ void __launch_bounds__(256) moe_positions_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                counts[tl_chunk0 + tl_v] = tl::in_bounds((counts_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) + (tl_chunk0 + tl_v) % 8, E) ? Counts[(counts_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) + (tl_chunk0 + tl_v) % 8] : 0;
+                counts[tl_chunk0 + tl_v] = tl::in_bounds((counts_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) + (tl_chunk0 + tl_v) % 8, E) ? Counts[(counts_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) + (tl_chunk0 + tl_v) % 8] : 0;
             }
         }
     }
@@ -773,7 +773,7 @@ __global__ void __launch_bounds__(256) moe_positions_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                    id[tl_chunk6 + tl_v] = tl::in_bounds((t * 2048) + ((id_layout::flat(tl_tid, (tl_chunk6 + tl_v / 8) * 8)) + (tl_chunk6 + tl_v) % 8), M * K) ? ids[(t * 2048) + ((id_layout::flat(tl_tid, (tl_chunk6 + tl_v / 8) * 8)) + (tl_chunk6 + tl_v) % 8)] : 0;
+                    id[tl_chunk6 + tl_v] = tl::in_bounds((t * 2048) + ((id_layout::flat(tl_tid, ((tl_chunk6 + tl_v) / 8) * 8)) + (tl_chunk6 + tl_v) % 8), M * K) ? ids[(t * 2048) + ((id_layout::flat(tl_tid, ((tl_chunk6 + tl_v) / 8) * 8)) + (tl_chunk6 + tl_v) % 8)] : 0;
                 }
             }
         }
@@ -1037,7 +1037,7 @@ __global__ void __launch_bounds__(256) moe_tiles_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                before[tl_chunk0 + tl_v] = tl::in_bounds((before_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) + (tl_chunk0 + tl_v) % 8, EO) ? Offsets[(before_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) + (tl_chunk0 + tl_v) % 8] : 0;
+                before[tl_chunk0 + tl_v] = tl::in_bounds((before_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) + (tl_chunk0 + tl_v) % 8, EO) ? Offsets[(before_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) + (tl_chunk0 + tl_v) % 8] : 0;
             }
         }
     }
@@ -1054,7 +1054,7 @@ __global__ void __launch_bounds__(256) moe_tiles_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                tiles[tl_chunk3 + tl_v] = tl::in_bounds(1 + ((tiles_layout::flat(tl_tid, (tl_chunk3 + tl_v / 8) * 8)) + (tl_chunk3 + tl_v) % 8), EO) ? Offsets[1 + ((tiles_layout::flat(tl_tid, (tl_chunk3 + tl_v / 8) * 8)) + (tl_chunk3 + tl_v) % 8)] : 0;
+                tiles[tl_chunk3 + tl_v] = tl::in_bounds(1 + ((tiles_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) + (tl_chunk3 + tl_v) % 8), EO) ? Offsets[1 + ((tiles_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) + (tl_chunk3 + tl_v) % 8)] : 0;
             }
         }
     }

@@ -266,7 +266,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -301,7 +301,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 + tl_v / 8) * 8)) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 + tl_v / 8) * 8)) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -345,7 +345,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk45 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk45 + tl_v / 8) * 8)) + (tl_chunk45 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk45 + tl_v / 8) * 8)) + (tl_chunk45 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk45 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk45 + tl_v) / 8) * 8)) + (tl_chunk45 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk45 + tl_v) / 8) * 8)) + (tl_chunk45 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -361,7 +361,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk48 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk48 + tl_v / 8) * 8)) + (tl_chunk48 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, (tl_chunk48 + tl_v / 8) * 8)) + (tl_chunk48 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk48 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk48 + tl_v) / 8) * 8)) + (tl_chunk48 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk48 + tl_v) / 8) * 8)) + (tl_chunk48 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -377,7 +377,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk51 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk51 + tl_v / 8) * 8)) + (tl_chunk51 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk51 + tl_v / 8) * 8)) + (tl_chunk51 + tl_v) % 8)]) : 0.0f;
+                                b[tl_chunk51 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, ((tl_chunk51 + tl_v) / 8) * 8)) + (tl_chunk51 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, ((tl_chunk51 + tl_v) / 8) * 8)) + (tl_chunk51 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -400,7 +400,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk55 + tl_v / 8) * 8)) + (tl_chunk55 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk55 + tl_v / 8) * 8)) + (tl_chunk55 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) + (tl_chunk55 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) + (tl_chunk55 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
                             }
                         }
                     }
@@ -667,7 +667,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -702,7 +702,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 + tl_v / 8) * 8)) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 + tl_v / 8) * 8)) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -746,7 +746,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk45 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk45 + tl_v / 8) * 8)) + (tl_chunk45 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk45 + tl_v / 8) * 8)) + (tl_chunk45 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk45 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk45 + tl_v) / 8) * 8)) + (tl_chunk45 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk45 + tl_v) / 8) * 8)) + (tl_chunk45 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -762,7 +762,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk48 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk48 + tl_v / 8) * 8)) + (tl_chunk48 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, (tl_chunk48 + tl_v / 8) * 8)) + (tl_chunk48 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk48 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk48 + tl_v) / 8) * 8)) + (tl_chunk48 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk48 + tl_v) / 8) * 8)) + (tl_chunk48 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -778,7 +778,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk51 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk51 + tl_v / 8) * 8)) + (tl_chunk51 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk51 + tl_v / 8) * 8)) + (tl_chunk51 + tl_v) % 8)]) : 0.0f;
+                                b[tl_chunk51 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, ((tl_chunk51 + tl_v) / 8) * 8)) + (tl_chunk51 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, ((tl_chunk51 + tl_v) / 8) * 8)) + (tl_chunk51 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -801,7 +801,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk55 + tl_v / 8) * 8)) + (tl_chunk55 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk55 + tl_v / 8) * 8)) + (tl_chunk55 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) + (tl_chunk55 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) + (tl_chunk55 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
                             }
                         }
                     }
@@ -1068,7 +1068,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1103,7 +1103,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 + tl_v / 8) * 8)) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 + tl_v / 8) * 8)) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1147,7 +1147,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk45 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk45 + tl_v / 8) * 8)) + (tl_chunk45 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk45 + tl_v / 8) * 8)) + (tl_chunk45 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk45 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk45 + tl_v) / 8) * 8)) + (tl_chunk45 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk45 + tl_v) / 8) * 8)) + (tl_chunk45 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1163,7 +1163,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk48 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk48 + tl_v / 8) * 8)) + (tl_chunk48 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, (tl_chunk48 + tl_v / 8) * 8)) + (tl_chunk48 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk48 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk48 + tl_v) / 8) * 8)) + (tl_chunk48 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk48 + tl_v) / 8) * 8)) + (tl_chunk48 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -1179,7 +1179,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk51 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk51 + tl_v / 8) * 8)) + (tl_chunk51 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk51 + tl_v / 8) * 8)) + (tl_chunk51 + tl_v) % 8)]) : 0.0f;
+                                b[tl_chunk51 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, ((tl_chunk51 + tl_v) / 8) * 8)) + (tl_chunk51 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, ((tl_chunk51 + tl_v) / 8) * 8)) + (tl_chunk51 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -1202,7 +1202,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk55 + tl_v / 8) * 8)) + (tl_chunk55 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk55 + tl_v / 8) * 8)) + (tl_chunk55 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) + (tl_chunk55 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) + (tl_chunk55 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
                             }
                         }
                     }
@@ -1495,7 +1495,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1530,7 +1530,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 + tl_v / 8) * 8)) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 + tl_v / 8) * 8)) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1574,7 +1574,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk45 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk45 + tl_v / 8) * 8)) + (tl_chunk45 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk45 + tl_v / 8) * 8)) + (tl_chunk45 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk45 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk45 + tl_v) / 8) * 8)) + (tl_chunk45 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk45 + tl_v) / 8) * 8)) + (tl_chunk45 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1590,7 +1590,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk48 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk48 + tl_v / 8) * 8)) + (tl_chunk48 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, (tl_chunk48 + tl_v / 8) * 8)) + (tl_chunk48 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk48 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk48 + tl_v) / 8) * 8)) + (tl_chunk48 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk48 + tl_v) / 8) * 8)) + (tl_chunk48 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -1606,7 +1606,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk51 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk51 + tl_v / 8) * 8)) + (tl_chunk51 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk51 + tl_v / 8) * 8)) + (tl_chunk51 + tl_v) % 8)]) : 0.0f;
+                                b[tl_chunk51 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, ((tl_chunk51 + tl_v) / 8) * 8)) + (tl_chunk51 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, ((tl_chunk51 + tl_v) / 8) * 8)) + (tl_chunk51 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -1629,7 +1629,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk55 + tl_v / 8) * 8)) + (tl_chunk55 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk55 + tl_v / 8) * 8)) + (tl_chunk55 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) + (tl_chunk55 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) + (tl_chunk55 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
                             }
                         }
                     }
@@ -1920,7 +1920,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1955,7 +1955,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 + tl_v / 8) * 8)) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 + tl_v / 8) * 8)) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1999,7 +1999,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk45 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk45 + tl_v / 8) * 8)) + (tl_chunk45 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk45 + tl_v / 8) * 8)) + (tl_chunk45 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk45 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk45 + tl_v) / 8) * 8)) + (tl_chunk45 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk45 + tl_v) / 8) * 8)) + (tl_chunk45 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -2015,7 +2015,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk48 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk48 + tl_v / 8) * 8)) + (tl_chunk48 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, (tl_chunk48 + tl_v / 8) * 8)) + (tl_chunk48 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk48 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk48 + tl_v) / 8) * 8)) + (tl_chunk48 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk48 + tl_v) / 8) * 8)) + (tl_chunk48 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -2031,7 +2031,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk51 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk51 + tl_v / 8) * 8)) + (tl_chunk51 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk51 + tl_v / 8) * 8)) + (tl_chunk51 + tl_v) % 8)]) : 0.0f;
+                                b[tl_chunk51 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, ((tl_chunk51 + tl_v) / 8) * 8)) + (tl_chunk51 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, ((tl_chunk51 + tl_v) / 8) * 8)) + (tl_chunk51 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -2054,7 +2054,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk55 + tl_v / 8) * 8)) + (tl_chunk55 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk55 + tl_v / 8) * 8)) + (tl_chunk55 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) + (tl_chunk55 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) + (tl_chunk55 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
                             }
                         }
                     }
@@ -2347,7 +2347,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -2382,7 +2382,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 + tl_v / 8) * 8)) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 + tl_v / 8) * 8)) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -2426,7 +2426,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk45 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk45 + tl_v / 8) * 8)) + (tl_chunk45 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk45 + tl_v / 8) * 8)) + (tl_chunk45 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk45 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk45 + tl_v) / 8) * 8)) + (tl_chunk45 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk45 + tl_v) / 8) * 8)) + (tl_chunk45 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -2442,7 +2442,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk48 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk48 + tl_v / 8) * 8)) + (tl_chunk48 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, (tl_chunk48 + tl_v / 8) * 8)) + (tl_chunk48 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk48 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk48 + tl_v) / 8) * 8)) + (tl_chunk48 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk48 + tl_v) / 8) * 8)) + (tl_chunk48 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -2458,7 +2458,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk51 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk51 + tl_v / 8) * 8)) + (tl_chunk51 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk51 + tl_v / 8) * 8)) + (tl_chunk51 + tl_v) % 8)]) : 0.0f;
+                                b[tl_chunk51 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, ((tl_chunk51 + tl_v) / 8) * 8)) + (tl_chunk51 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, ((tl_chunk51 + tl_v) / 8) * 8)) + (tl_chunk51 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -2481,7 +2481,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk55 + tl_v / 8) * 8)) + (tl_chunk55 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk55 + tl_v / 8) * 8)) + (tl_chunk55 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) + (tl_chunk55 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) + (tl_chunk55 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
                             }
                         }
                     }
@@ -2776,7 +2776,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -2811,7 +2811,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk39 + tl_v / 8) * 8)) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk39 + tl_v / 8) * 8)) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -2855,7 +2855,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk45 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk45 + tl_v / 8) * 8)) + (tl_chunk45 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk45 + tl_v / 8) * 8)) + (tl_chunk45 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk45 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk45 + tl_v) / 8) * 8)) + (tl_chunk45 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk45 + tl_v) / 8) * 8)) + (tl_chunk45 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -2871,7 +2871,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk48 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk48 + tl_v / 8) * 8)) + (tl_chunk48 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, (tl_chunk48 + tl_v / 8) * 8)) + (tl_chunk48 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk48 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk48 + tl_v) / 8) * 8)) + (tl_chunk48 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk48 + tl_v) / 8) * 8)) + (tl_chunk48 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -2887,7 +2887,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk51 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk51 + tl_v / 8) * 8)) + (tl_chunk51 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk51 + tl_v / 8) * 8)) + (tl_chunk51 + tl_v) % 8)]) : 0.0f;
+                                b[tl_chunk51 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, ((tl_chunk51 + tl_v) / 8) * 8)) + (tl_chunk51 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, ((tl_chunk51 + tl_v) / 8) * 8)) + (tl_chunk51 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -2910,7 +2910,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk55 + tl_v / 8) * 8)) + (tl_chunk55 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk55 + tl_v / 8) * 8)) + (tl_chunk55 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) + (tl_chunk55 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) + (tl_chunk55 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
                             }
                         }
                     }
@@ -3125,7 +3125,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk29 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 + tl_v / 8) * 8)) + (tl_chunk29 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 + tl_v / 8) * 8)) + (tl_chunk29 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk29 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk29 + tl_v) / 8) * 8)) + (tl_chunk29 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk29 + tl_v) / 8) * 8)) + (tl_chunk29 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -3167,7 +3167,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk34 + tl_v / 8) * 8)) + (tl_chunk34 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk34 + tl_v / 8) * 8)) + (tl_chunk34 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) + (tl_chunk34 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) + (tl_chunk34 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -3183,7 +3183,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk37 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk37 + tl_v / 8) * 8)) + (tl_chunk37 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, (tl_chunk37 + tl_v / 8) * 8)) + (tl_chunk37 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk37 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk37 + tl_v) / 8) * 8)) + (tl_chunk37 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk37 + tl_v) / 8) * 8)) + (tl_chunk37 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -3206,7 +3206,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk41 + tl_v / 8) * 8)) + (tl_chunk41 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk41 + tl_v / 8) * 8)) + (tl_chunk41 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk41 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk41 + tl_v) / 8) * 8)) + (tl_chunk41 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk41 + tl_v) / 8) * 8)) + (tl_chunk41 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk41 + tl_v]);
                             }
                         }
                     }
@@ -3422,7 +3422,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk29 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 + tl_v / 8) * 8)) + (tl_chunk29 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 + tl_v / 8) * 8)) + (tl_chunk29 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk29 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk29 + tl_v) / 8) * 8)) + (tl_chunk29 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk29 + tl_v) / 8) * 8)) + (tl_chunk29 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -3464,7 +3464,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk34 + tl_v / 8) * 8)) + (tl_chunk34 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk34 + tl_v / 8) * 8)) + (tl_chunk34 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) + (tl_chunk34 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) + (tl_chunk34 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -3480,7 +3480,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk37 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk37 + tl_v / 8) * 8)) + (tl_chunk37 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, (tl_chunk37 + tl_v / 8) * 8)) + (tl_chunk37 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk37 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk37 + tl_v) / 8) * 8)) + (tl_chunk37 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk37 + tl_v) / 8) * 8)) + (tl_chunk37 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -3503,7 +3503,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk41 + tl_v / 8) * 8)) + (tl_chunk41 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk41 + tl_v / 8) * 8)) + (tl_chunk41 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk41 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk41 + tl_v) / 8) * 8)) + (tl_chunk41 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk41 + tl_v) / 8) * 8)) + (tl_chunk41 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk41 + tl_v]);
                             }
                         }
                     }
@@ -3719,7 +3719,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk29 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 + tl_v / 8) * 8)) + (tl_chunk29 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 + tl_v / 8) * 8)) + (tl_chunk29 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk29 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk29 + tl_v) / 8) * 8)) + (tl_chunk29 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk29 + tl_v) / 8) * 8)) + (tl_chunk29 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -3761,7 +3761,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk34 + tl_v / 8) * 8)) + (tl_chunk34 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk34 + tl_v / 8) * 8)) + (tl_chunk34 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) + (tl_chunk34 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) + (tl_chunk34 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -3777,7 +3777,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk37 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk37 + tl_v / 8) * 8)) + (tl_chunk37 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, (tl_chunk37 + tl_v / 8) * 8)) + (tl_chunk37 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk37 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk37 + tl_v) / 8) * 8)) + (tl_chunk37 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk37 + tl_v) / 8) * 8)) + (tl_chunk37 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -3800,7 +3800,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk41 + tl_v / 8) * 8)) + (tl_chunk41 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk41 + tl_v / 8) * 8)) + (tl_chunk41 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk41 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk41 + tl_v) / 8) * 8)) + (tl_chunk41 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk41 + tl_v) / 8) * 8)) + (tl_chunk41 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk41 + tl_v]);
                             }
                         }
                     }
@@ -4029,7 +4029,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk29 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 + tl_v / 8) * 8)) + (tl_chunk29 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 + tl_v / 8) * 8)) + (tl_chunk29 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk29 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk29 + tl_v) / 8) * 8)) + (tl_chunk29 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk29 + tl_v) / 8) * 8)) + (tl_chunk29 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -4071,7 +4071,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk34 + tl_v / 8) * 8)) + (tl_chunk34 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk34 + tl_v / 8) * 8)) + (tl_chunk34 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) + (tl_chunk34 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) + (tl_chunk34 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -4087,7 +4087,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk37 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk37 + tl_v / 8) * 8)) + (tl_chunk37 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, (tl_chunk37 + tl_v / 8) * 8)) + (tl_chunk37 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk37 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk37 + tl_v) / 8) * 8)) + (tl_chunk37 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk37 + tl_v) / 8) * 8)) + (tl_chunk37 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -4110,7 +4110,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk41 + tl_v / 8) * 8)) + (tl_chunk41 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk41 + tl_v / 8) * 8)) + (tl_chunk41 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk41 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk41 + tl_v) / 8) * 8)) + (tl_chunk41 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk41 + tl_v) / 8) * 8)) + (tl_chunk41 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk41 + tl_v]);
                             }
                         }
                     }
@@ -4338,7 +4338,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk29 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 + tl_v / 8) * 8)) + (tl_chunk29 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 + tl_v / 8) * 8)) + (tl_chunk29 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk29 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk29 + tl_v) / 8) * 8)) + (tl_chunk29 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk29 + tl_v) / 8) * 8)) + (tl_chunk29 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -4380,7 +4380,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk34 + tl_v / 8) * 8)) + (tl_chunk34 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk34 + tl_v / 8) * 8)) + (tl_chunk34 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) + (tl_chunk34 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) + (tl_chunk34 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -4396,7 +4396,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk37 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk37 + tl_v / 8) * 8)) + (tl_chunk37 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, (tl_chunk37 + tl_v / 8) * 8)) + (tl_chunk37 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk37 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk37 + tl_v) / 8) * 8)) + (tl_chunk37 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk37 + tl_v) / 8) * 8)) + (tl_chunk37 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -4419,7 +4419,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk41 + tl_v / 8) * 8)) + (tl_chunk41 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk41 + tl_v / 8) * 8)) + (tl_chunk41 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk41 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk41 + tl_v) / 8) * 8)) + (tl_chunk41 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk41 + tl_v) / 8) * 8)) + (tl_chunk41 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk41 + tl_v]);
                             }
                         }
                     }
@@ -4648,7 +4648,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk29 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 + tl_v / 8) * 8)) + (tl_chunk29 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 + tl_v / 8) * 8)) + (tl_chunk29 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk29 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk29 + tl_v) / 8) * 8)) + (tl_chunk29 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk29 + tl_v) / 8) * 8)) + (tl_chunk29 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -4690,7 +4690,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk34 + tl_v / 8) * 8)) + (tl_chunk34 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk34 + tl_v / 8) * 8)) + (tl_chunk34 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) + (tl_chunk34 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) + (tl_chunk34 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -4706,7 +4706,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk37 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk37 + tl_v / 8) * 8)) + (tl_chunk37 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, (tl_chunk37 + tl_v / 8) * 8)) + (tl_chunk37 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk37 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk37 + tl_v) / 8) * 8)) + (tl_chunk37 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk37 + tl_v) / 8) * 8)) + (tl_chunk37 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -4729,7 +4729,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk41 + tl_v / 8) * 8)) + (tl_chunk41 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk41 + tl_v / 8) * 8)) + (tl_chunk41 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk41 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk41 + tl_v) / 8) * 8)) + (tl_chunk41 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk41 + tl_v) / 8) * 8)) + (tl_chunk41 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk41 + tl_v]);
                             }
                         }
                     }
@@ -4959,7 +4959,7 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk29 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk29 + tl_v / 8) * 8)) + (tl_chunk29 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk29 + tl_v / 8) * 8)) + (tl_chunk29 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk29 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk29 + tl_v) / 8) * 8)) + (tl_chunk29 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk29 + tl_v) / 8) * 8)) + (tl_chunk29 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -5001,7 +5001,7 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk34 + tl_v / 8) * 8)) + (tl_chunk34 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk34 + tl_v / 8) * 8)) + (tl_chunk34 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) + (tl_chunk34 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) + (tl_chunk34 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -5017,7 +5017,7 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk37 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk37 + tl_v / 8) * 8)) + (tl_chunk37 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, (tl_chunk37 + tl_v / 8) * 8)) + (tl_chunk37 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk37 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk37 + tl_v) / 8) * 8)) + (tl_chunk37 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk37 + tl_v) / 8) * 8)) + (tl_chunk37 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -5040,7 +5040,7 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk41 + tl_v / 8) * 8)) + (tl_chunk41 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk41 + tl_v / 8) * 8)) + (tl_chunk41 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk41 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk41 + tl_v) / 8) * 8)) + (tl_chunk41 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk41 + tl_v) / 8) * 8)) + (tl_chunk41 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk41 + tl_v]);
                             }
                         }
                     }
@@ -5338,7 +5338,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk49 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 + tl_v / 8) * 8)) + (tl_chunk49 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 + tl_v / 8) * 8)) + (tl_chunk49 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk49 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk49 + tl_v) / 8) * 8)) + (tl_chunk49 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk49 + tl_v) / 8) * 8)) + (tl_chunk49 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -5355,7 +5355,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 + tl_v / 8) * 8)) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 + tl_v / 8) * 8)) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
+                                r[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((r_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 2048) + ((r_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -5398,7 +5398,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk57 + tl_v / 8) * 8)) + (tl_chunk57 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk57 + tl_v / 8) * 8)) + (tl_chunk57 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) + (tl_chunk57 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) + (tl_chunk57 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -5415,7 +5415,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk60 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk60 + tl_v / 8) * 8)) + (tl_chunk60 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk60 + tl_v / 8) * 8)) + (tl_chunk60 + tl_v) % 8))]) : 0.0f;
+                                r[tl_chunk60 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, ((tl_chunk60 + tl_v) / 8) * 8)) + (tl_chunk60 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, ((tl_chunk60 + tl_v) / 8) * 8)) + (tl_chunk60 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -5431,7 +5431,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk63 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk63 + tl_v / 8) * 8)) + (tl_chunk63 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, (tl_chunk63 + tl_v / 8) * 8)) + (tl_chunk63 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk63 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk63 + tl_v) / 8) * 8)) + (tl_chunk63 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk63 + tl_v) / 8) * 8)) + (tl_chunk63 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -5457,7 +5457,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk67 + tl_v / 8) * 8)) + (tl_chunk67 + tl_v) % 8), N)) R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk67 + tl_v / 8) * 8)) + (tl_chunk67 + tl_v) % 8))] = tl::convert<tl::f16>(r[tl_chunk67 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, ((tl_chunk67 + tl_v) / 8) * 8)) + (tl_chunk67 + tl_v) % 8), N)) R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, ((tl_chunk67 + tl_v) / 8) * 8)) + (tl_chunk67 + tl_v) % 8))] = tl::convert<tl::f16>(r[tl_chunk67 + tl_v]);
                             }
                         }
                     }
@@ -5473,7 +5473,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk70 + tl_v / 8) * 8)) + (tl_chunk70 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk70 + tl_v / 8) * 8)) + (tl_chunk70 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk70 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk70 + tl_v) / 8) * 8)) + (tl_chunk70 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk70 + tl_v) / 8) * 8)) + (tl_chunk70 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk70 + tl_v]);
                             }
                         }
                     }
@@ -5772,7 +5772,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk49 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 + tl_v / 8) * 8)) + (tl_chunk49 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 + tl_v / 8) * 8)) + (tl_chunk49 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk49 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk49 + tl_v) / 8) * 8)) + (tl_chunk49 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk49 + tl_v) / 8) * 8)) + (tl_chunk49 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -5789,7 +5789,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 + tl_v / 8) * 8)) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 + tl_v / 8) * 8)) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
+                                r[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((r_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 2048) + ((r_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -5832,7 +5832,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk57 + tl_v / 8) * 8)) + (tl_chunk57 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk57 + tl_v / 8) * 8)) + (tl_chunk57 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) + (tl_chunk57 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) + (tl_chunk57 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -5849,7 +5849,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk60 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk60 + tl_v / 8) * 8)) + (tl_chunk60 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk60 + tl_v / 8) * 8)) + (tl_chunk60 + tl_v) % 8))]) : 0.0f;
+                                r[tl_chunk60 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, ((tl_chunk60 + tl_v) / 8) * 8)) + (tl_chunk60 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, ((tl_chunk60 + tl_v) / 8) * 8)) + (tl_chunk60 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -5865,7 +5865,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk63 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk63 + tl_v / 8) * 8)) + (tl_chunk63 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, (tl_chunk63 + tl_v / 8) * 8)) + (tl_chunk63 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk63 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk63 + tl_v) / 8) * 8)) + (tl_chunk63 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk63 + tl_v) / 8) * 8)) + (tl_chunk63 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -5891,7 +5891,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk67 + tl_v / 8) * 8)) + (tl_chunk67 + tl_v) % 8), N)) R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk67 + tl_v / 8) * 8)) + (tl_chunk67 + tl_v) % 8))] = tl::convert<tl::f16>(r[tl_chunk67 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, ((tl_chunk67 + tl_v) / 8) * 8)) + (tl_chunk67 + tl_v) % 8), N)) R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, ((tl_chunk67 + tl_v) / 8) * 8)) + (tl_chunk67 + tl_v) % 8))] = tl::convert<tl::f16>(r[tl_chunk67 + tl_v]);
                             }
                         }
                     }
@@ -5907,7 +5907,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk70 + tl_v / 8) * 8)) + (tl_chunk70 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk70 + tl_v / 8) * 8)) + (tl_chunk70 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk70 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk70 + tl_v) / 8) * 8)) + (tl_chunk70 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk70 + tl_v) / 8) * 8)) + (tl_chunk70 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk70 + tl_v]);
                             }
                         }
                     }
@@ -6206,7 +6206,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk49 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 + tl_v / 8) * 8)) + (tl_chunk49 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 + tl_v / 8) * 8)) + (tl_chunk49 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk49 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk49 + tl_v) / 8) * 8)) + (tl_chunk49 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk49 + tl_v) / 8) * 8)) + (tl_chunk49 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -6223,7 +6223,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 + tl_v / 8) * 8)) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 + tl_v / 8) * 8)) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
+                                r[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((r_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 2048) + ((r_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -6266,7 +6266,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk57 + tl_v / 8) * 8)) + (tl_chunk57 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk57 + tl_v / 8) * 8)) + (tl_chunk57 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) + (tl_chunk57 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) + (tl_chunk57 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -6283,7 +6283,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk60 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk60 + tl_v / 8) * 8)) + (tl_chunk60 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk60 + tl_v / 8) * 8)) + (tl_chunk60 + tl_v) % 8))]) : 0.0f;
+                                r[tl_chunk60 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, ((tl_chunk60 + tl_v) / 8) * 8)) + (tl_chunk60 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, ((tl_chunk60 + tl_v) / 8) * 8)) + (tl_chunk60 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -6299,7 +6299,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk63 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk63 + tl_v / 8) * 8)) + (tl_chunk63 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, (tl_chunk63 + tl_v / 8) * 8)) + (tl_chunk63 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk63 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk63 + tl_v) / 8) * 8)) + (tl_chunk63 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk63 + tl_v) / 8) * 8)) + (tl_chunk63 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -6325,7 +6325,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk67 + tl_v / 8) * 8)) + (tl_chunk67 + tl_v) % 8), N)) R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk67 + tl_v / 8) * 8)) + (tl_chunk67 + tl_v) % 8))] = tl::convert<tl::f16>(r[tl_chunk67 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, ((tl_chunk67 + tl_v) / 8) * 8)) + (tl_chunk67 + tl_v) % 8), N)) R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, ((tl_chunk67 + tl_v) / 8) * 8)) + (tl_chunk67 + tl_v) % 8))] = tl::convert<tl::f16>(r[tl_chunk67 + tl_v]);
                             }
                         }
                     }
@@ -6341,7 +6341,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk70 + tl_v / 8) * 8)) + (tl_chunk70 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk70 + tl_v / 8) * 8)) + (tl_chunk70 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk70 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk70 + tl_v) / 8) * 8)) + (tl_chunk70 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk70 + tl_v) / 8) * 8)) + (tl_chunk70 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk70 + tl_v]);
                             }
                         }
                     }
@@ -6653,7 +6653,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk49 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 + tl_v / 8) * 8)) + (tl_chunk49 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 + tl_v / 8) * 8)) + (tl_chunk49 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk49 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk49 + tl_v) / 8) * 8)) + (tl_chunk49 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk49 + tl_v) / 8) * 8)) + (tl_chunk49 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -6670,7 +6670,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 + tl_v / 8) * 8)) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 + tl_v / 8) * 8)) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
+                                r[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((r_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 2048) + ((r_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -6713,7 +6713,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk57 + tl_v / 8) * 8)) + (tl_chunk57 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk57 + tl_v / 8) * 8)) + (tl_chunk57 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) + (tl_chunk57 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) + (tl_chunk57 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -6730,7 +6730,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk60 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk60 + tl_v / 8) * 8)) + (tl_chunk60 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk60 + tl_v / 8) * 8)) + (tl_chunk60 + tl_v) % 8))]) : 0.0f;
+                                r[tl_chunk60 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, ((tl_chunk60 + tl_v) / 8) * 8)) + (tl_chunk60 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, ((tl_chunk60 + tl_v) / 8) * 8)) + (tl_chunk60 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -6746,7 +6746,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk63 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk63 + tl_v / 8) * 8)) + (tl_chunk63 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, (tl_chunk63 + tl_v / 8) * 8)) + (tl_chunk63 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk63 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk63 + tl_v) / 8) * 8)) + (tl_chunk63 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk63 + tl_v) / 8) * 8)) + (tl_chunk63 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -6772,7 +6772,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk67 + tl_v / 8) * 8)) + (tl_chunk67 + tl_v) % 8), N)) R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk67 + tl_v / 8) * 8)) + (tl_chunk67 + tl_v) % 8))] = tl::convert<tl::f16>(r[tl_chunk67 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, ((tl_chunk67 + tl_v) / 8) * 8)) + (tl_chunk67 + tl_v) % 8), N)) R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, ((tl_chunk67 + tl_v) / 8) * 8)) + (tl_chunk67 + tl_v) % 8))] = tl::convert<tl::f16>(r[tl_chunk67 + tl_v]);
                             }
                         }
                     }
@@ -6788,7 +6788,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk70 + tl_v / 8) * 8)) + (tl_chunk70 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk70 + tl_v / 8) * 8)) + (tl_chunk70 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk70 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk70 + tl_v) / 8) * 8)) + (tl_chunk70 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk70 + tl_v) / 8) * 8)) + (tl_chunk70 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk70 + tl_v]);
                             }
                         }
                     }
@@ -7099,7 +7099,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk49 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 + tl_v / 8) * 8)) + (tl_chunk49 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 + tl_v / 8) * 8)) + (tl_chunk49 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk49 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk49 + tl_v) / 8) * 8)) + (tl_chunk49 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk49 + tl_v) / 8) * 8)) + (tl_chunk49 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -7116,7 +7116,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 + tl_v / 8) * 8)) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 + tl_v / 8) * 8)) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
+                                r[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((r_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 2048) + ((r_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -7159,7 +7159,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk57 + tl_v / 8) * 8)) + (tl_chunk57 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk57 + tl_v / 8) * 8)) + (tl_chunk57 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) + (tl_chunk57 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) + (tl_chunk57 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -7176,7 +7176,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk60 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk60 + tl_v / 8) * 8)) + (tl_chunk60 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk60 + tl_v / 8) * 8)) + (tl_chunk60 + tl_v) % 8))]) : 0.0f;
+                                r[tl_chunk60 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, ((tl_chunk60 + tl_v) / 8) * 8)) + (tl_chunk60 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, ((tl_chunk60 + tl_v) / 8) * 8)) + (tl_chunk60 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -7192,7 +7192,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk63 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk63 + tl_v / 8) * 8)) + (tl_chunk63 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, (tl_chunk63 + tl_v / 8) * 8)) + (tl_chunk63 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk63 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk63 + tl_v) / 8) * 8)) + (tl_chunk63 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk63 + tl_v) / 8) * 8)) + (tl_chunk63 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -7218,7 +7218,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk67 + tl_v / 8) * 8)) + (tl_chunk67 + tl_v) % 8), N)) R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk67 + tl_v / 8) * 8)) + (tl_chunk67 + tl_v) % 8))] = tl::convert<tl::f16>(r[tl_chunk67 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, ((tl_chunk67 + tl_v) / 8) * 8)) + (tl_chunk67 + tl_v) % 8), N)) R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, ((tl_chunk67 + tl_v) / 8) * 8)) + (tl_chunk67 + tl_v) % 8))] = tl::convert<tl::f16>(r[tl_chunk67 + tl_v]);
                             }
                         }
                     }
@@ -7234,7 +7234,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk70 + tl_v / 8) * 8)) + (tl_chunk70 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk70 + tl_v / 8) * 8)) + (tl_chunk70 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk70 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk70 + tl_v) / 8) * 8)) + (tl_chunk70 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk70 + tl_v) / 8) * 8)) + (tl_chunk70 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk70 + tl_v]);
                             }
                         }
                     }
@@ -7546,7 +7546,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk49 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 + tl_v / 8) * 8)) + (tl_chunk49 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 + tl_v / 8) * 8)) + (tl_chunk49 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk49 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk49 + tl_v) / 8) * 8)) + (tl_chunk49 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk49 + tl_v) / 8) * 8)) + (tl_chunk49 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -7563,7 +7563,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 + tl_v / 8) * 8)) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 + tl_v / 8) * 8)) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
+                                r[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((r_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 2048) + ((r_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -7606,7 +7606,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk57 + tl_v / 8) * 8)) + (tl_chunk57 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk57 + tl_v / 8) * 8)) + (tl_chunk57 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) + (tl_chunk57 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) + (tl_chunk57 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -7623,7 +7623,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk60 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk60 + tl_v / 8) * 8)) + (tl_chunk60 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk60 + tl_v / 8) * 8)) + (tl_chunk60 + tl_v) % 8))]) : 0.0f;
+                                r[tl_chunk60 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, ((tl_chunk60 + tl_v) / 8) * 8)) + (tl_chunk60 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, ((tl_chunk60 + tl_v) / 8) * 8)) + (tl_chunk60 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -7639,7 +7639,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk63 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk63 + tl_v / 8) * 8)) + (tl_chunk63 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, (tl_chunk63 + tl_v / 8) * 8)) + (tl_chunk63 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk63 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk63 + tl_v) / 8) * 8)) + (tl_chunk63 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk63 + tl_v) / 8) * 8)) + (tl_chunk63 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -7665,7 +7665,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk67 + tl_v / 8) * 8)) + (tl_chunk67 + tl_v) % 8), N)) R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk67 + tl_v / 8) * 8)) + (tl_chunk67 + tl_v) % 8))] = tl::convert<tl::f16>(r[tl_chunk67 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, ((tl_chunk67 + tl_v) / 8) * 8)) + (tl_chunk67 + tl_v) % 8), N)) R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, ((tl_chunk67 + tl_v) / 8) * 8)) + (tl_chunk67 + tl_v) % 8))] = tl::convert<tl::f16>(r[tl_chunk67 + tl_v]);
                             }
                         }
                     }
@@ -7681,7 +7681,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk70 + tl_v / 8) * 8)) + (tl_chunk70 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk70 + tl_v / 8) * 8)) + (tl_chunk70 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk70 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk70 + tl_v) / 8) * 8)) + (tl_chunk70 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk70 + tl_v) / 8) * 8)) + (tl_chunk70 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk70 + tl_v]);
                             }
                         }
                     }
@@ -7994,7 +7994,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk49 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk49 + tl_v / 8) * 8)) + (tl_chunk49 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk49 + tl_v / 8) * 8)) + (tl_chunk49 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk49 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk49 + tl_v) / 8) * 8)) + (tl_chunk49 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk49 + tl_v) / 8) * 8)) + (tl_chunk49 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -8011,7 +8011,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((r_layout::flat(tl_tid, (tl_chunk52 + tl_v / 8) * 8)) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 4096) + ((r_layout::flat(tl_tid, (tl_chunk52 + tl_v / 8) * 8)) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
+                                r[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((r_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 4096) + ((r_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -8054,7 +8054,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk57 + tl_v / 8) * 8)) + (tl_chunk57 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk57 + tl_v / 8) * 8)) + (tl_chunk57 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) + (tl_chunk57 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) + (tl_chunk57 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -8071,7 +8071,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk60 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk60 + tl_v / 8) * 8)) + (tl_chunk60 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk60 + tl_v / 8) * 8)) + (tl_chunk60 + tl_v) % 8))]) : 0.0f;
+                                r[tl_chunk60 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, ((tl_chunk60 + tl_v) / 8) * 8)) + (tl_chunk60 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, ((tl_chunk60 + tl_v) / 8) * 8)) + (tl_chunk60 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -8087,7 +8087,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk63 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk63 + tl_v / 8) * 8)) + (tl_chunk63 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, (tl_chunk63 + tl_v / 8) * 8)) + (tl_chunk63 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk63 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk63 + tl_v) / 8) * 8)) + (tl_chunk63 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk63 + tl_v) / 8) * 8)) + (tl_chunk63 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -8113,7 +8113,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk67 + tl_v / 8) * 8)) + (tl_chunk67 + tl_v) % 8), N)) R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk67 + tl_v / 8) * 8)) + (tl_chunk67 + tl_v) % 8))] = tl::convert<tl::f16>(r[tl_chunk67 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, ((tl_chunk67 + tl_v) / 8) * 8)) + (tl_chunk67 + tl_v) % 8), N)) R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, ((tl_chunk67 + tl_v) / 8) * 8)) + (tl_chunk67 + tl_v) % 8))] = tl::convert<tl::f16>(r[tl_chunk67 + tl_v]);
                             }
                         }
                     }
@@ -8129,7 +8129,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk70 + tl_v / 8) * 8)) + (tl_chunk70 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk70 + tl_v / 8) * 8)) + (tl_chunk70 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk70 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk70 + tl_v) / 8) * 8)) + (tl_chunk70 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk70 + tl_v) / 8) * 8)) + (tl_chunk70 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk70 + tl_v]);
                             }
                         }
                     }
@@ -8394,7 +8394,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -8429,7 +8429,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 + tl_v / 8) * 8)) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 + tl_v / 8) * 8)) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -8473,7 +8473,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk45 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk45 + tl_v / 8) * 8)) + (tl_chunk45 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk45 + tl_v / 8) * 8)) + (tl_chunk45 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk45 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk45 + tl_v) / 8) * 8)) + (tl_chunk45 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk45 + tl_v) / 8) * 8)) + (tl_chunk45 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -8489,7 +8489,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk48 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk48 + tl_v / 8) * 8)) + (tl_chunk48 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, (tl_chunk48 + tl_v / 8) * 8)) + (tl_chunk48 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk48 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk48 + tl_v) / 8) * 8)) + (tl_chunk48 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk48 + tl_v) / 8) * 8)) + (tl_chunk48 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -8505,7 +8505,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk51 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk51 + tl_v / 8) * 8)) + (tl_chunk51 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk51 + tl_v / 8) * 8)) + (tl_chunk51 + tl_v) % 8)]) : 0.0f;
+                                b[tl_chunk51 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, ((tl_chunk51 + tl_v) / 8) * 8)) + (tl_chunk51 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, ((tl_chunk51 + tl_v) / 8) * 8)) + (tl_chunk51 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -8528,7 +8528,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk55 + tl_v / 8) * 8)) + (tl_chunk55 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk55 + tl_v / 8) * 8)) + (tl_chunk55 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) + (tl_chunk55 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) + (tl_chunk55 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
                             }
                         }
                     }
@@ -8795,7 +8795,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -8830,7 +8830,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 + tl_v / 8) * 8)) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 + tl_v / 8) * 8)) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -8874,7 +8874,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk45 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk45 + tl_v / 8) * 8)) + (tl_chunk45 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk45 + tl_v / 8) * 8)) + (tl_chunk45 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk45 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk45 + tl_v) / 8) * 8)) + (tl_chunk45 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk45 + tl_v) / 8) * 8)) + (tl_chunk45 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -8890,7 +8890,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk48 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk48 + tl_v / 8) * 8)) + (tl_chunk48 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, (tl_chunk48 + tl_v / 8) * 8)) + (tl_chunk48 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk48 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk48 + tl_v) / 8) * 8)) + (tl_chunk48 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk48 + tl_v) / 8) * 8)) + (tl_chunk48 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -8906,7 +8906,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk51 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk51 + tl_v / 8) * 8)) + (tl_chunk51 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk51 + tl_v / 8) * 8)) + (tl_chunk51 + tl_v) % 8)]) : 0.0f;
+                                b[tl_chunk51 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, ((tl_chunk51 + tl_v) / 8) * 8)) + (tl_chunk51 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, ((tl_chunk51 + tl_v) / 8) * 8)) + (tl_chunk51 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -8929,7 +8929,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk55 + tl_v / 8) * 8)) + (tl_chunk55 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk55 + tl_v / 8) * 8)) + (tl_chunk55 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) + (tl_chunk55 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) + (tl_chunk55 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
                             }
                         }
                     }
@@ -9196,7 +9196,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -9231,7 +9231,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 + tl_v / 8) * 8)) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 + tl_v / 8) * 8)) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -9275,7 +9275,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk45 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk45 + tl_v / 8) * 8)) + (tl_chunk45 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk45 + tl_v / 8) * 8)) + (tl_chunk45 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk45 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk45 + tl_v) / 8) * 8)) + (tl_chunk45 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk45 + tl_v) / 8) * 8)) + (tl_chunk45 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -9291,7 +9291,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk48 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk48 + tl_v / 8) * 8)) + (tl_chunk48 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, (tl_chunk48 + tl_v / 8) * 8)) + (tl_chunk48 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk48 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk48 + tl_v) / 8) * 8)) + (tl_chunk48 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk48 + tl_v) / 8) * 8)) + (tl_chunk48 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -9307,7 +9307,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk51 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk51 + tl_v / 8) * 8)) + (tl_chunk51 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk51 + tl_v / 8) * 8)) + (tl_chunk51 + tl_v) % 8)]) : 0.0f;
+                                b[tl_chunk51 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, ((tl_chunk51 + tl_v) / 8) * 8)) + (tl_chunk51 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, ((tl_chunk51 + tl_v) / 8) * 8)) + (tl_chunk51 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -9330,7 +9330,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk55 + tl_v / 8) * 8)) + (tl_chunk55 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk55 + tl_v / 8) * 8)) + (tl_chunk55 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) + (tl_chunk55 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) + (tl_chunk55 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
                             }
                         }
                     }
@@ -9623,7 +9623,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -9658,7 +9658,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 + tl_v / 8) * 8)) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 + tl_v / 8) * 8)) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -9702,7 +9702,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk45 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk45 + tl_v / 8) * 8)) + (tl_chunk45 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk45 + tl_v / 8) * 8)) + (tl_chunk45 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk45 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk45 + tl_v) / 8) * 8)) + (tl_chunk45 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk45 + tl_v) / 8) * 8)) + (tl_chunk45 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -9718,7 +9718,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk48 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk48 + tl_v / 8) * 8)) + (tl_chunk48 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, (tl_chunk48 + tl_v / 8) * 8)) + (tl_chunk48 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk48 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk48 + tl_v) / 8) * 8)) + (tl_chunk48 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk48 + tl_v) / 8) * 8)) + (tl_chunk48 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -9734,7 +9734,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk51 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk51 + tl_v / 8) * 8)) + (tl_chunk51 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk51 + tl_v / 8) * 8)) + (tl_chunk51 + tl_v) % 8)]) : 0.0f;
+                                b[tl_chunk51 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, ((tl_chunk51 + tl_v) / 8) * 8)) + (tl_chunk51 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, ((tl_chunk51 + tl_v) / 8) * 8)) + (tl_chunk51 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -9757,7 +9757,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk55 + tl_v / 8) * 8)) + (tl_chunk55 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk55 + tl_v / 8) * 8)) + (tl_chunk55 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) + (tl_chunk55 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) + (tl_chunk55 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
                             }
                         }
                     }
@@ -10048,7 +10048,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -10083,7 +10083,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 + tl_v / 8) * 8)) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 + tl_v / 8) * 8)) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -10127,7 +10127,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk45 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk45 + tl_v / 8) * 8)) + (tl_chunk45 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk45 + tl_v / 8) * 8)) + (tl_chunk45 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk45 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk45 + tl_v) / 8) * 8)) + (tl_chunk45 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk45 + tl_v) / 8) * 8)) + (tl_chunk45 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -10143,7 +10143,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk48 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk48 + tl_v / 8) * 8)) + (tl_chunk48 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, (tl_chunk48 + tl_v / 8) * 8)) + (tl_chunk48 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk48 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk48 + tl_v) / 8) * 8)) + (tl_chunk48 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk48 + tl_v) / 8) * 8)) + (tl_chunk48 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -10159,7 +10159,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk51 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk51 + tl_v / 8) * 8)) + (tl_chunk51 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk51 + tl_v / 8) * 8)) + (tl_chunk51 + tl_v) % 8)]) : 0.0f;
+                                b[tl_chunk51 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, ((tl_chunk51 + tl_v) / 8) * 8)) + (tl_chunk51 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, ((tl_chunk51 + tl_v) / 8) * 8)) + (tl_chunk51 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -10182,7 +10182,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk55 + tl_v / 8) * 8)) + (tl_chunk55 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk55 + tl_v / 8) * 8)) + (tl_chunk55 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) + (tl_chunk55 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) + (tl_chunk55 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
                             }
                         }
                     }
@@ -10475,7 +10475,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -10510,7 +10510,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 + tl_v / 8) * 8)) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 + tl_v / 8) * 8)) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -10554,7 +10554,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk45 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk45 + tl_v / 8) * 8)) + (tl_chunk45 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk45 + tl_v / 8) * 8)) + (tl_chunk45 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk45 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk45 + tl_v) / 8) * 8)) + (tl_chunk45 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk45 + tl_v) / 8) * 8)) + (tl_chunk45 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -10570,7 +10570,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk48 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk48 + tl_v / 8) * 8)) + (tl_chunk48 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, (tl_chunk48 + tl_v / 8) * 8)) + (tl_chunk48 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk48 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk48 + tl_v) / 8) * 8)) + (tl_chunk48 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk48 + tl_v) / 8) * 8)) + (tl_chunk48 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -10586,7 +10586,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk51 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk51 + tl_v / 8) * 8)) + (tl_chunk51 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk51 + tl_v / 8) * 8)) + (tl_chunk51 + tl_v) % 8)]) : 0.0f;
+                                b[tl_chunk51 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, ((tl_chunk51 + tl_v) / 8) * 8)) + (tl_chunk51 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, ((tl_chunk51 + tl_v) / 8) * 8)) + (tl_chunk51 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -10609,7 +10609,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk55 + tl_v / 8) * 8)) + (tl_chunk55 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk55 + tl_v / 8) * 8)) + (tl_chunk55 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) + (tl_chunk55 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) + (tl_chunk55 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
                             }
                         }
                     }
@@ -10904,7 +10904,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -10939,7 +10939,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk39 + tl_v / 8) * 8)) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk39 + tl_v / 8) * 8)) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -10983,7 +10983,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk45 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk45 + tl_v / 8) * 8)) + (tl_chunk45 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk45 + tl_v / 8) * 8)) + (tl_chunk45 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk45 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk45 + tl_v) / 8) * 8)) + (tl_chunk45 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk45 + tl_v) / 8) * 8)) + (tl_chunk45 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -10999,7 +10999,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk48 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk48 + tl_v / 8) * 8)) + (tl_chunk48 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, (tl_chunk48 + tl_v / 8) * 8)) + (tl_chunk48 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk48 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk48 + tl_v) / 8) * 8)) + (tl_chunk48 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk48 + tl_v) / 8) * 8)) + (tl_chunk48 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -11015,7 +11015,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk51 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk51 + tl_v / 8) * 8)) + (tl_chunk51 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk51 + tl_v / 8) * 8)) + (tl_chunk51 + tl_v) % 8)]) : 0.0f;
+                                b[tl_chunk51 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, ((tl_chunk51 + tl_v) / 8) * 8)) + (tl_chunk51 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, ((tl_chunk51 + tl_v) / 8) * 8)) + (tl_chunk51 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -11038,7 +11038,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk55 + tl_v / 8) * 8)) + (tl_chunk55 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk55 + tl_v / 8) * 8)) + (tl_chunk55 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) + (tl_chunk55 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) + (tl_chunk55 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
                             }
                         }
                     }

@@ -9,7 +9,7 @@
 namespace {
 
 // kernel w4a16_partial<BM = 16, BN = 32, BK = 128, G = 128, STAGES = 4, T = f16>  (stdlib/qgemm.tl:24)
-// 128 threads per block, 36608 bytes of shared memory
+// 128 threads per block, 36736 bytes of shared memory
 __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
         const tl::f16* __restrict__ A,
         const uint32_t* __restrict__ Wq,
@@ -29,8 +29,8 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* a = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared a: f16[4, 16, 128], row pitch 136
     uint32_t* wq = reinterpret_cast<uint32_t*>(tl_smem + 17408);  // shared wq: u32[4, 32, 16], row pitch 20
-    tl::f16* sc = reinterpret_cast<tl::f16*>(tl_smem + 27648);  // shared sc: f16[4, 32, 1], row pitch 1
-    unsigned char* tl_scratch = tl_smem + 27904;  // 8704 bytes for reductions and staging
+    tl::f16* sc = reinterpret_cast<tl::f16*>(tl_smem + 27648);  // shared sc: f16[4, 1, 32], row pitch 40
+    unsigned char* tl_scratch = tl_smem + 28032;  // 8704 bytes for reductions and staging
     tl::f16 w[w_layout::kSlots];  // fragment w: f16[32, 128]
     float acc[acc_layout::kSlots];  // fragment acc: f32[16, 32]
     #pragma unroll
@@ -84,12 +84,30 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
                 }
             }
         }
-        // copy(Scales[col0 +: BN, kk / G +: BK / G], sc);  (qgemm.tl:45)
-        #pragma unroll
-        for (int tl_i15 = 0; tl_i15 < 1; ++tl_i15) {
-            const int tl_e14 = tl_tid + tl_i15 * 128;
-            if (tl_e14 < 32) {
-                sc[(0 * 32 + tl_e14) * 1 + (tl_e14 % 1)] = tl::in_bounds(col0 + tl_e14, N) && tl::in_bounds(((k0 + 0 * 128) / 128) + (tl_e14 % 1), KG) ? Scales[int64_t(col0 + tl_e14) * KG + (((k0 + 0 * 128) / 128) + (tl_e14 % 1))] : tl::convert<tl::f16>(0.0f);
+        // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:45)
+        if (tl::is_aligned(Scales, 16) && N % 8 == 0 && ((k0 + 0 * 128) / 128) >= 0 && ((k0 + 0 * 128) / 128) + 1 <= KG && col0 >= 0 && col0 + 32 <= N && col0 % 8 == 0) {
+            #pragma unroll
+            for (int tl_i15 = 0; tl_i15 < 1; ++tl_i15) {
+                const int tl_chunk14 = tl_tid + tl_i15 * 128;
+                if (tl_chunk14 < 4) {
+                    tl::cp_async_16(&sc[(0 * 1 + ((tl_chunk14 * 8) / 32)) * 40 + ((tl_chunk14 * 8) % 32)], &Scales[int64_t(((k0 + 0 * 128) / 128) + ((tl_chunk14 * 8) / 32)) * N + (col0 + ((tl_chunk14 * 8) % 32))]);
+                }
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i17 = 0; tl_i17 < 1; ++tl_i17) {
+                const int tl_chunk16 = tl_tid + tl_i17 * 128;
+                if (tl_chunk16 < 4) {
+                    const tl::f16* tl_src18 = &Scales[int64_t(((k0 + 0 * 128) / 128) + ((tl_chunk16 * 8) / 32)) * N + (col0 + ((tl_chunk16 * 8) % 32))];
+                    tl::f16* tl_dst19 = &sc[(0 * 1 + ((tl_chunk16 * 8) / 32)) * 40 + ((tl_chunk16 * 8) % 32)];
+                    const int tl_valid20 = !(tl::in_bounds(((k0 + 0 * 128) / 128) + ((tl_chunk16 * 8) / 32), KG)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk16 * 8) % 32))));
+                    if (tl_valid20 == 8 && col0 + ((tl_chunk16 * 8) % 32) >= 0 && tl::is_aligned(tl_src18, 16)) {
+                        tl::cp_async_16(tl_dst19, tl_src18);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst19[tl_v] = tl::in_bounds(((k0 + 0 * 128) / 128) + ((tl_chunk16 * 8) / 32), KG) && tl::in_bounds((col0 + ((tl_chunk16 * 8) % 32)) + tl_v, N) ? tl_src18[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
+                }
             }
         }
     }
@@ -98,53 +116,71 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
         // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:43)
         if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 16 <= M && (k0 + 1 * 128) >= 0 && (k0 + 1 * 128) + 128 <= K && (k0 + 1 * 128) % 8 == 0) {
             #pragma unroll
-            for (int tl_i17 = 0; tl_i17 < 2; ++tl_i17) {
-                const int tl_chunk16 = tl_tid + tl_i17 * 128;
-                tl::cp_async_16(&a[(1 * 16 + ((tl_chunk16 * 8) / 128)) * 136 + ((tl_chunk16 * 8) % 128)], &A[int64_t(row0 + ((tl_chunk16 * 8) / 128)) * K + ((k0 + 1 * 128) + ((tl_chunk16 * 8) % 128))]);
+            for (int tl_i22 = 0; tl_i22 < 2; ++tl_i22) {
+                const int tl_chunk21 = tl_tid + tl_i22 * 128;
+                tl::cp_async_16(&a[(1 * 16 + ((tl_chunk21 * 8) / 128)) * 136 + ((tl_chunk21 * 8) % 128)], &A[int64_t(row0 + ((tl_chunk21 * 8) / 128)) * K + ((k0 + 1 * 128) + ((tl_chunk21 * 8) % 128))]);
             }
         } else {
             #pragma unroll
-            for (int tl_i19 = 0; tl_i19 < 2; ++tl_i19) {
-                const int tl_chunk18 = tl_tid + tl_i19 * 128;
-                const tl::f16* tl_src20 = &A[int64_t(row0 + ((tl_chunk18 * 8) / 128)) * K + ((k0 + 1 * 128) + ((tl_chunk18 * 8) % 128))];
-                tl::f16* tl_dst21 = &a[(1 * 16 + ((tl_chunk18 * 8) / 128)) * 136 + ((tl_chunk18 * 8) % 128)];
-                const int tl_valid22 = !(tl::in_bounds(row0 + ((tl_chunk18 * 8) / 128), M)) ? 0 : max(0, min(8, K - ((k0 + 1 * 128) + ((tl_chunk18 * 8) % 128))));
-                if (tl_valid22 == 8 && (k0 + 1 * 128) + ((tl_chunk18 * 8) % 128) >= 0 && tl::is_aligned(tl_src20, 16)) {
-                    tl::cp_async_16(tl_dst21, tl_src20);
+            for (int tl_i24 = 0; tl_i24 < 2; ++tl_i24) {
+                const int tl_chunk23 = tl_tid + tl_i24 * 128;
+                const tl::f16* tl_src25 = &A[int64_t(row0 + ((tl_chunk23 * 8) / 128)) * K + ((k0 + 1 * 128) + ((tl_chunk23 * 8) % 128))];
+                tl::f16* tl_dst26 = &a[(1 * 16 + ((tl_chunk23 * 8) / 128)) * 136 + ((tl_chunk23 * 8) % 128)];
+                const int tl_valid27 = !(tl::in_bounds(row0 + ((tl_chunk23 * 8) / 128), M)) ? 0 : max(0, min(8, K - ((k0 + 1 * 128) + ((tl_chunk23 * 8) % 128))));
+                if (tl_valid27 == 8 && (k0 + 1 * 128) + ((tl_chunk23 * 8) % 128) >= 0 && tl::is_aligned(tl_src25, 16)) {
+                    tl::cp_async_16(tl_dst26, tl_src25);
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst21[tl_v] = tl::in_bounds(row0 + ((tl_chunk18 * 8) / 128), M) && tl::in_bounds(((k0 + 1 * 128) + ((tl_chunk18 * 8) % 128)) + tl_v, K) ? tl_src20[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst26[tl_v] = tl::in_bounds(row0 + ((tl_chunk23 * 8) / 128), M) && tl::in_bounds(((k0 + 1 * 128) + ((tl_chunk23 * 8) % 128)) + tl_v, K) ? tl_src25[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
         // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:44)
         if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 32 <= N && ((k0 + 1 * 128) / 8) >= 0 && ((k0 + 1 * 128) / 8) + 16 <= KW && ((k0 + 1 * 128) / 8) % 4 == 0) {
             #pragma unroll
-            for (int tl_i24 = 0; tl_i24 < 1; ++tl_i24) {
-                const int tl_chunk23 = tl_tid + tl_i24 * 128;
-                tl::cp_async_16(&wq[(1 * 32 + ((tl_chunk23 * 4) / 16)) * 20 + ((tl_chunk23 * 4) % 16)], &Wq[int64_t(col0 + ((tl_chunk23 * 4) / 16)) * KW + (((k0 + 1 * 128) / 8) + ((tl_chunk23 * 4) % 16))]);
+            for (int tl_i29 = 0; tl_i29 < 1; ++tl_i29) {
+                const int tl_chunk28 = tl_tid + tl_i29 * 128;
+                tl::cp_async_16(&wq[(1 * 32 + ((tl_chunk28 * 4) / 16)) * 20 + ((tl_chunk28 * 4) % 16)], &Wq[int64_t(col0 + ((tl_chunk28 * 4) / 16)) * KW + (((k0 + 1 * 128) / 8) + ((tl_chunk28 * 4) % 16))]);
             }
         } else {
             #pragma unroll
-            for (int tl_i26 = 0; tl_i26 < 1; ++tl_i26) {
-                const int tl_chunk25 = tl_tid + tl_i26 * 128;
-                const uint32_t* tl_src27 = &Wq[int64_t(col0 + ((tl_chunk25 * 4) / 16)) * KW + (((k0 + 1 * 128) / 8) + ((tl_chunk25 * 4) % 16))];
-                uint32_t* tl_dst28 = &wq[(1 * 32 + ((tl_chunk25 * 4) / 16)) * 20 + ((tl_chunk25 * 4) % 16)];
-                const int tl_valid29 = !(tl::in_bounds(col0 + ((tl_chunk25 * 4) / 16), N)) ? 0 : max(0, min(4, KW - (((k0 + 1 * 128) / 8) + ((tl_chunk25 * 4) % 16))));
-                if (tl_valid29 == 4 && ((k0 + 1 * 128) / 8) + ((tl_chunk25 * 4) % 16) >= 0 && tl::is_aligned(tl_src27, 16)) {
-                    tl::cp_async_16(tl_dst28, tl_src27);
+            for (int tl_i31 = 0; tl_i31 < 1; ++tl_i31) {
+                const int tl_chunk30 = tl_tid + tl_i31 * 128;
+                const uint32_t* tl_src32 = &Wq[int64_t(col0 + ((tl_chunk30 * 4) / 16)) * KW + (((k0 + 1 * 128) / 8) + ((tl_chunk30 * 4) % 16))];
+                uint32_t* tl_dst33 = &wq[(1 * 32 + ((tl_chunk30 * 4) / 16)) * 20 + ((tl_chunk30 * 4) % 16)];
+                const int tl_valid34 = !(tl::in_bounds(col0 + ((tl_chunk30 * 4) / 16), N)) ? 0 : max(0, min(4, KW - (((k0 + 1 * 128) / 8) + ((tl_chunk30 * 4) % 16))));
+                if (tl_valid34 == 4 && ((k0 + 1 * 128) / 8) + ((tl_chunk30 * 4) % 16) >= 0 && tl::is_aligned(tl_src32, 16)) {
+                    tl::cp_async_16(tl_dst33, tl_src32);
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst28[tl_v] = tl::in_bounds(col0 + ((tl_chunk25 * 4) / 16), N) && tl::in_bounds((((k0 + 1 * 128) / 8) + ((tl_chunk25 * 4) % 16)) + tl_v, KW) ? tl_src27[tl_v] : 0u;
+                    for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst33[tl_v] = tl::in_bounds(col0 + ((tl_chunk30 * 4) / 16), N) && tl::in_bounds((((k0 + 1 * 128) / 8) + ((tl_chunk30 * 4) % 16)) + tl_v, KW) ? tl_src32[tl_v] : 0u;
                 }
             }
         }
-        // copy(Scales[col0 +: BN, kk / G +: BK / G], sc);  (qgemm.tl:45)
-        #pragma unroll
-        for (int tl_i31 = 0; tl_i31 < 1; ++tl_i31) {
-            const int tl_e30 = tl_tid + tl_i31 * 128;
-            if (tl_e30 < 32) {
-                sc[(1 * 32 + tl_e30) * 1 + (tl_e30 % 1)] = tl::in_bounds(col0 + tl_e30, N) && tl::in_bounds(((k0 + 1 * 128) / 128) + (tl_e30 % 1), KG) ? Scales[int64_t(col0 + tl_e30) * KG + (((k0 + 1 * 128) / 128) + (tl_e30 % 1))] : tl::convert<tl::f16>(0.0f);
+        // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:45)
+        if (tl::is_aligned(Scales, 16) && N % 8 == 0 && ((k0 + 1 * 128) / 128) >= 0 && ((k0 + 1 * 128) / 128) + 1 <= KG && col0 >= 0 && col0 + 32 <= N && col0 % 8 == 0) {
+            #pragma unroll
+            for (int tl_i36 = 0; tl_i36 < 1; ++tl_i36) {
+                const int tl_chunk35 = tl_tid + tl_i36 * 128;
+                if (tl_chunk35 < 4) {
+                    tl::cp_async_16(&sc[(1 * 1 + ((tl_chunk35 * 8) / 32)) * 40 + ((tl_chunk35 * 8) % 32)], &Scales[int64_t(((k0 + 1 * 128) / 128) + ((tl_chunk35 * 8) / 32)) * N + (col0 + ((tl_chunk35 * 8) % 32))]);
+                }
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i38 = 0; tl_i38 < 1; ++tl_i38) {
+                const int tl_chunk37 = tl_tid + tl_i38 * 128;
+                if (tl_chunk37 < 4) {
+                    const tl::f16* tl_src39 = &Scales[int64_t(((k0 + 1 * 128) / 128) + ((tl_chunk37 * 8) / 32)) * N + (col0 + ((tl_chunk37 * 8) % 32))];
+                    tl::f16* tl_dst40 = &sc[(1 * 1 + ((tl_chunk37 * 8) / 32)) * 40 + ((tl_chunk37 * 8) % 32)];
+                    const int tl_valid41 = !(tl::in_bounds(((k0 + 1 * 128) / 128) + ((tl_chunk37 * 8) / 32), KG)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk37 * 8) % 32))));
+                    if (tl_valid41 == 8 && col0 + ((tl_chunk37 * 8) % 32) >= 0 && tl::is_aligned(tl_src39, 16)) {
+                        tl::cp_async_16(tl_dst40, tl_src39);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst40[tl_v] = tl::in_bounds(((k0 + 1 * 128) / 128) + ((tl_chunk37 * 8) / 32), KG) && tl::in_bounds((col0 + ((tl_chunk37 * 8) % 32)) + tl_v, N) ? tl_src39[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
+                }
             }
         }
     }
@@ -153,53 +189,71 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
         // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:43)
         if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 16 <= M && (k0 + 2 * 128) >= 0 && (k0 + 2 * 128) + 128 <= K && (k0 + 2 * 128) % 8 == 0) {
             #pragma unroll
-            for (int tl_i33 = 0; tl_i33 < 2; ++tl_i33) {
-                const int tl_chunk32 = tl_tid + tl_i33 * 128;
-                tl::cp_async_16(&a[(2 * 16 + ((tl_chunk32 * 8) / 128)) * 136 + ((tl_chunk32 * 8) % 128)], &A[int64_t(row0 + ((tl_chunk32 * 8) / 128)) * K + ((k0 + 2 * 128) + ((tl_chunk32 * 8) % 128))]);
+            for (int tl_i43 = 0; tl_i43 < 2; ++tl_i43) {
+                const int tl_chunk42 = tl_tid + tl_i43 * 128;
+                tl::cp_async_16(&a[(2 * 16 + ((tl_chunk42 * 8) / 128)) * 136 + ((tl_chunk42 * 8) % 128)], &A[int64_t(row0 + ((tl_chunk42 * 8) / 128)) * K + ((k0 + 2 * 128) + ((tl_chunk42 * 8) % 128))]);
             }
         } else {
             #pragma unroll
-            for (int tl_i35 = 0; tl_i35 < 2; ++tl_i35) {
-                const int tl_chunk34 = tl_tid + tl_i35 * 128;
-                const tl::f16* tl_src36 = &A[int64_t(row0 + ((tl_chunk34 * 8) / 128)) * K + ((k0 + 2 * 128) + ((tl_chunk34 * 8) % 128))];
-                tl::f16* tl_dst37 = &a[(2 * 16 + ((tl_chunk34 * 8) / 128)) * 136 + ((tl_chunk34 * 8) % 128)];
-                const int tl_valid38 = !(tl::in_bounds(row0 + ((tl_chunk34 * 8) / 128), M)) ? 0 : max(0, min(8, K - ((k0 + 2 * 128) + ((tl_chunk34 * 8) % 128))));
-                if (tl_valid38 == 8 && (k0 + 2 * 128) + ((tl_chunk34 * 8) % 128) >= 0 && tl::is_aligned(tl_src36, 16)) {
-                    tl::cp_async_16(tl_dst37, tl_src36);
+            for (int tl_i45 = 0; tl_i45 < 2; ++tl_i45) {
+                const int tl_chunk44 = tl_tid + tl_i45 * 128;
+                const tl::f16* tl_src46 = &A[int64_t(row0 + ((tl_chunk44 * 8) / 128)) * K + ((k0 + 2 * 128) + ((tl_chunk44 * 8) % 128))];
+                tl::f16* tl_dst47 = &a[(2 * 16 + ((tl_chunk44 * 8) / 128)) * 136 + ((tl_chunk44 * 8) % 128)];
+                const int tl_valid48 = !(tl::in_bounds(row0 + ((tl_chunk44 * 8) / 128), M)) ? 0 : max(0, min(8, K - ((k0 + 2 * 128) + ((tl_chunk44 * 8) % 128))));
+                if (tl_valid48 == 8 && (k0 + 2 * 128) + ((tl_chunk44 * 8) % 128) >= 0 && tl::is_aligned(tl_src46, 16)) {
+                    tl::cp_async_16(tl_dst47, tl_src46);
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst37[tl_v] = tl::in_bounds(row0 + ((tl_chunk34 * 8) / 128), M) && tl::in_bounds(((k0 + 2 * 128) + ((tl_chunk34 * 8) % 128)) + tl_v, K) ? tl_src36[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst47[tl_v] = tl::in_bounds(row0 + ((tl_chunk44 * 8) / 128), M) && tl::in_bounds(((k0 + 2 * 128) + ((tl_chunk44 * 8) % 128)) + tl_v, K) ? tl_src46[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
         // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:44)
         if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 32 <= N && ((k0 + 2 * 128) / 8) >= 0 && ((k0 + 2 * 128) / 8) + 16 <= KW && ((k0 + 2 * 128) / 8) % 4 == 0) {
             #pragma unroll
-            for (int tl_i40 = 0; tl_i40 < 1; ++tl_i40) {
-                const int tl_chunk39 = tl_tid + tl_i40 * 128;
-                tl::cp_async_16(&wq[(2 * 32 + ((tl_chunk39 * 4) / 16)) * 20 + ((tl_chunk39 * 4) % 16)], &Wq[int64_t(col0 + ((tl_chunk39 * 4) / 16)) * KW + (((k0 + 2 * 128) / 8) + ((tl_chunk39 * 4) % 16))]);
+            for (int tl_i50 = 0; tl_i50 < 1; ++tl_i50) {
+                const int tl_chunk49 = tl_tid + tl_i50 * 128;
+                tl::cp_async_16(&wq[(2 * 32 + ((tl_chunk49 * 4) / 16)) * 20 + ((tl_chunk49 * 4) % 16)], &Wq[int64_t(col0 + ((tl_chunk49 * 4) / 16)) * KW + (((k0 + 2 * 128) / 8) + ((tl_chunk49 * 4) % 16))]);
             }
         } else {
             #pragma unroll
-            for (int tl_i42 = 0; tl_i42 < 1; ++tl_i42) {
-                const int tl_chunk41 = tl_tid + tl_i42 * 128;
-                const uint32_t* tl_src43 = &Wq[int64_t(col0 + ((tl_chunk41 * 4) / 16)) * KW + (((k0 + 2 * 128) / 8) + ((tl_chunk41 * 4) % 16))];
-                uint32_t* tl_dst44 = &wq[(2 * 32 + ((tl_chunk41 * 4) / 16)) * 20 + ((tl_chunk41 * 4) % 16)];
-                const int tl_valid45 = !(tl::in_bounds(col0 + ((tl_chunk41 * 4) / 16), N)) ? 0 : max(0, min(4, KW - (((k0 + 2 * 128) / 8) + ((tl_chunk41 * 4) % 16))));
-                if (tl_valid45 == 4 && ((k0 + 2 * 128) / 8) + ((tl_chunk41 * 4) % 16) >= 0 && tl::is_aligned(tl_src43, 16)) {
-                    tl::cp_async_16(tl_dst44, tl_src43);
+            for (int tl_i52 = 0; tl_i52 < 1; ++tl_i52) {
+                const int tl_chunk51 = tl_tid + tl_i52 * 128;
+                const uint32_t* tl_src53 = &Wq[int64_t(col0 + ((tl_chunk51 * 4) / 16)) * KW + (((k0 + 2 * 128) / 8) + ((tl_chunk51 * 4) % 16))];
+                uint32_t* tl_dst54 = &wq[(2 * 32 + ((tl_chunk51 * 4) / 16)) * 20 + ((tl_chunk51 * 4) % 16)];
+                const int tl_valid55 = !(tl::in_bounds(col0 + ((tl_chunk51 * 4) / 16), N)) ? 0 : max(0, min(4, KW - (((k0 + 2 * 128) / 8) + ((tl_chunk51 * 4) % 16))));
+                if (tl_valid55 == 4 && ((k0 + 2 * 128) / 8) + ((tl_chunk51 * 4) % 16) >= 0 && tl::is_aligned(tl_src53, 16)) {
+                    tl::cp_async_16(tl_dst54, tl_src53);
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst44[tl_v] = tl::in_bounds(col0 + ((tl_chunk41 * 4) / 16), N) && tl::in_bounds((((k0 + 2 * 128) / 8) + ((tl_chunk41 * 4) % 16)) + tl_v, KW) ? tl_src43[tl_v] : 0u;
+                    for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst54[tl_v] = tl::in_bounds(col0 + ((tl_chunk51 * 4) / 16), N) && tl::in_bounds((((k0 + 2 * 128) / 8) + ((tl_chunk51 * 4) % 16)) + tl_v, KW) ? tl_src53[tl_v] : 0u;
                 }
             }
         }
-        // copy(Scales[col0 +: BN, kk / G +: BK / G], sc);  (qgemm.tl:45)
-        #pragma unroll
-        for (int tl_i47 = 0; tl_i47 < 1; ++tl_i47) {
-            const int tl_e46 = tl_tid + tl_i47 * 128;
-            if (tl_e46 < 32) {
-                sc[(2 * 32 + tl_e46) * 1 + (tl_e46 % 1)] = tl::in_bounds(col0 + tl_e46, N) && tl::in_bounds(((k0 + 2 * 128) / 128) + (tl_e46 % 1), KG) ? Scales[int64_t(col0 + tl_e46) * KG + (((k0 + 2 * 128) / 128) + (tl_e46 % 1))] : tl::convert<tl::f16>(0.0f);
+        // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:45)
+        if (tl::is_aligned(Scales, 16) && N % 8 == 0 && ((k0 + 2 * 128) / 128) >= 0 && ((k0 + 2 * 128) / 128) + 1 <= KG && col0 >= 0 && col0 + 32 <= N && col0 % 8 == 0) {
+            #pragma unroll
+            for (int tl_i57 = 0; tl_i57 < 1; ++tl_i57) {
+                const int tl_chunk56 = tl_tid + tl_i57 * 128;
+                if (tl_chunk56 < 4) {
+                    tl::cp_async_16(&sc[(2 * 1 + ((tl_chunk56 * 8) / 32)) * 40 + ((tl_chunk56 * 8) % 32)], &Scales[int64_t(((k0 + 2 * 128) / 128) + ((tl_chunk56 * 8) / 32)) * N + (col0 + ((tl_chunk56 * 8) % 32))]);
+                }
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i59 = 0; tl_i59 < 1; ++tl_i59) {
+                const int tl_chunk58 = tl_tid + tl_i59 * 128;
+                if (tl_chunk58 < 4) {
+                    const tl::f16* tl_src60 = &Scales[int64_t(((k0 + 2 * 128) / 128) + ((tl_chunk58 * 8) / 32)) * N + (col0 + ((tl_chunk58 * 8) % 32))];
+                    tl::f16* tl_dst61 = &sc[(2 * 1 + ((tl_chunk58 * 8) / 32)) * 40 + ((tl_chunk58 * 8) % 32)];
+                    const int tl_valid62 = !(tl::in_bounds(((k0 + 2 * 128) / 128) + ((tl_chunk58 * 8) / 32), KG)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk58 * 8) % 32))));
+                    if (tl_valid62 == 8 && col0 + ((tl_chunk58 * 8) % 32) >= 0 && tl::is_aligned(tl_src60, 16)) {
+                        tl::cp_async_16(tl_dst61, tl_src60);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst61[tl_v] = tl::in_bounds(((k0 + 2 * 128) / 128) + ((tl_chunk58 * 8) / 32), KG) && tl::in_bounds((col0 + ((tl_chunk58 * 8) % 32)) + tl_v, N) ? tl_src60[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
+                }
             }
         }
     }
@@ -212,53 +266,71 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
             // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:43)
             if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 16 <= M && (k0 + (k + 3) * 128) >= 0 && (k0 + (k + 3) * 128) + 128 <= K && (k0 + (k + 3) * 128) % 8 == 0) {
                 #pragma unroll
-                for (int tl_i49 = 0; tl_i49 < 2; ++tl_i49) {
-                    const int tl_chunk48 = tl_tid + tl_i49 * 128;
-                    tl::cp_async_16(&a[(((k + 3) % 4) * 16 + ((tl_chunk48 * 8) / 128)) * 136 + ((tl_chunk48 * 8) % 128)], &A[int64_t(row0 + ((tl_chunk48 * 8) / 128)) * K + ((k0 + (k + 3) * 128) + ((tl_chunk48 * 8) % 128))]);
+                for (int tl_i64 = 0; tl_i64 < 2; ++tl_i64) {
+                    const int tl_chunk63 = tl_tid + tl_i64 * 128;
+                    tl::cp_async_16(&a[(((k + 3) % 4) * 16 + ((tl_chunk63 * 8) / 128)) * 136 + ((tl_chunk63 * 8) % 128)], &A[int64_t(row0 + ((tl_chunk63 * 8) / 128)) * K + ((k0 + (k + 3) * 128) + ((tl_chunk63 * 8) % 128))]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i51 = 0; tl_i51 < 2; ++tl_i51) {
-                    const int tl_chunk50 = tl_tid + tl_i51 * 128;
-                    const tl::f16* tl_src52 = &A[int64_t(row0 + ((tl_chunk50 * 8) / 128)) * K + ((k0 + (k + 3) * 128) + ((tl_chunk50 * 8) % 128))];
-                    tl::f16* tl_dst53 = &a[(((k + 3) % 4) * 16 + ((tl_chunk50 * 8) / 128)) * 136 + ((tl_chunk50 * 8) % 128)];
-                    const int tl_valid54 = !(tl::in_bounds(row0 + ((tl_chunk50 * 8) / 128), M)) ? 0 : max(0, min(8, K - ((k0 + (k + 3) * 128) + ((tl_chunk50 * 8) % 128))));
-                    if (tl_valid54 == 8 && (k0 + (k + 3) * 128) + ((tl_chunk50 * 8) % 128) >= 0 && tl::is_aligned(tl_src52, 16)) {
-                        tl::cp_async_16(tl_dst53, tl_src52);
+                for (int tl_i66 = 0; tl_i66 < 2; ++tl_i66) {
+                    const int tl_chunk65 = tl_tid + tl_i66 * 128;
+                    const tl::f16* tl_src67 = &A[int64_t(row0 + ((tl_chunk65 * 8) / 128)) * K + ((k0 + (k + 3) * 128) + ((tl_chunk65 * 8) % 128))];
+                    tl::f16* tl_dst68 = &a[(((k + 3) % 4) * 16 + ((tl_chunk65 * 8) / 128)) * 136 + ((tl_chunk65 * 8) % 128)];
+                    const int tl_valid69 = !(tl::in_bounds(row0 + ((tl_chunk65 * 8) / 128), M)) ? 0 : max(0, min(8, K - ((k0 + (k + 3) * 128) + ((tl_chunk65 * 8) % 128))));
+                    if (tl_valid69 == 8 && (k0 + (k + 3) * 128) + ((tl_chunk65 * 8) % 128) >= 0 && tl::is_aligned(tl_src67, 16)) {
+                        tl::cp_async_16(tl_dst68, tl_src67);
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst53[tl_v] = tl::in_bounds(row0 + ((tl_chunk50 * 8) / 128), M) && tl::in_bounds(((k0 + (k + 3) * 128) + ((tl_chunk50 * 8) % 128)) + tl_v, K) ? tl_src52[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst68[tl_v] = tl::in_bounds(row0 + ((tl_chunk65 * 8) / 128), M) && tl::in_bounds(((k0 + (k + 3) * 128) + ((tl_chunk65 * 8) % 128)) + tl_v, K) ? tl_src67[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
             // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:44)
             if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 32 <= N && ((k0 + (k + 3) * 128) / 8) >= 0 && ((k0 + (k + 3) * 128) / 8) + 16 <= KW && ((k0 + (k + 3) * 128) / 8) % 4 == 0) {
                 #pragma unroll
-                for (int tl_i56 = 0; tl_i56 < 1; ++tl_i56) {
-                    const int tl_chunk55 = tl_tid + tl_i56 * 128;
-                    tl::cp_async_16(&wq[(((k + 3) % 4) * 32 + ((tl_chunk55 * 4) / 16)) * 20 + ((tl_chunk55 * 4) % 16)], &Wq[int64_t(col0 + ((tl_chunk55 * 4) / 16)) * KW + (((k0 + (k + 3) * 128) / 8) + ((tl_chunk55 * 4) % 16))]);
+                for (int tl_i71 = 0; tl_i71 < 1; ++tl_i71) {
+                    const int tl_chunk70 = tl_tid + tl_i71 * 128;
+                    tl::cp_async_16(&wq[(((k + 3) % 4) * 32 + ((tl_chunk70 * 4) / 16)) * 20 + ((tl_chunk70 * 4) % 16)], &Wq[int64_t(col0 + ((tl_chunk70 * 4) / 16)) * KW + (((k0 + (k + 3) * 128) / 8) + ((tl_chunk70 * 4) % 16))]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i58 = 0; tl_i58 < 1; ++tl_i58) {
-                    const int tl_chunk57 = tl_tid + tl_i58 * 128;
-                    const uint32_t* tl_src59 = &Wq[int64_t(col0 + ((tl_chunk57 * 4) / 16)) * KW + (((k0 + (k + 3) * 128) / 8) + ((tl_chunk57 * 4) % 16))];
-                    uint32_t* tl_dst60 = &wq[(((k + 3) % 4) * 32 + ((tl_chunk57 * 4) / 16)) * 20 + ((tl_chunk57 * 4) % 16)];
-                    const int tl_valid61 = !(tl::in_bounds(col0 + ((tl_chunk57 * 4) / 16), N)) ? 0 : max(0, min(4, KW - (((k0 + (k + 3) * 128) / 8) + ((tl_chunk57 * 4) % 16))));
-                    if (tl_valid61 == 4 && ((k0 + (k + 3) * 128) / 8) + ((tl_chunk57 * 4) % 16) >= 0 && tl::is_aligned(tl_src59, 16)) {
-                        tl::cp_async_16(tl_dst60, tl_src59);
+                for (int tl_i73 = 0; tl_i73 < 1; ++tl_i73) {
+                    const int tl_chunk72 = tl_tid + tl_i73 * 128;
+                    const uint32_t* tl_src74 = &Wq[int64_t(col0 + ((tl_chunk72 * 4) / 16)) * KW + (((k0 + (k + 3) * 128) / 8) + ((tl_chunk72 * 4) % 16))];
+                    uint32_t* tl_dst75 = &wq[(((k + 3) % 4) * 32 + ((tl_chunk72 * 4) / 16)) * 20 + ((tl_chunk72 * 4) % 16)];
+                    const int tl_valid76 = !(tl::in_bounds(col0 + ((tl_chunk72 * 4) / 16), N)) ? 0 : max(0, min(4, KW - (((k0 + (k + 3) * 128) / 8) + ((tl_chunk72 * 4) % 16))));
+                    if (tl_valid76 == 4 && ((k0 + (k + 3) * 128) / 8) + ((tl_chunk72 * 4) % 16) >= 0 && tl::is_aligned(tl_src74, 16)) {
+                        tl::cp_async_16(tl_dst75, tl_src74);
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst60[tl_v] = tl::in_bounds(col0 + ((tl_chunk57 * 4) / 16), N) && tl::in_bounds((((k0 + (k + 3) * 128) / 8) + ((tl_chunk57 * 4) % 16)) + tl_v, KW) ? tl_src59[tl_v] : 0u;
+                        for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst75[tl_v] = tl::in_bounds(col0 + ((tl_chunk72 * 4) / 16), N) && tl::in_bounds((((k0 + (k + 3) * 128) / 8) + ((tl_chunk72 * 4) % 16)) + tl_v, KW) ? tl_src74[tl_v] : 0u;
                     }
                 }
             }
-            // copy(Scales[col0 +: BN, kk / G +: BK / G], sc);  (qgemm.tl:45)
-            #pragma unroll
-            for (int tl_i63 = 0; tl_i63 < 1; ++tl_i63) {
-                const int tl_e62 = tl_tid + tl_i63 * 128;
-                if (tl_e62 < 32) {
-                    sc[(((k + 3) % 4) * 32 + tl_e62) * 1 + (tl_e62 % 1)] = tl::in_bounds(col0 + tl_e62, N) && tl::in_bounds(((k0 + (k + 3) * 128) / 128) + (tl_e62 % 1), KG) ? Scales[int64_t(col0 + tl_e62) * KG + (((k0 + (k + 3) * 128) / 128) + (tl_e62 % 1))] : tl::convert<tl::f16>(0.0f);
+            // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:45)
+            if (tl::is_aligned(Scales, 16) && N % 8 == 0 && ((k0 + (k + 3) * 128) / 128) >= 0 && ((k0 + (k + 3) * 128) / 128) + 1 <= KG && col0 >= 0 && col0 + 32 <= N && col0 % 8 == 0) {
+                #pragma unroll
+                for (int tl_i78 = 0; tl_i78 < 1; ++tl_i78) {
+                    const int tl_chunk77 = tl_tid + tl_i78 * 128;
+                    if (tl_chunk77 < 4) {
+                        tl::cp_async_16(&sc[(((k + 3) % 4) * 1 + ((tl_chunk77 * 8) / 32)) * 40 + ((tl_chunk77 * 8) % 32)], &Scales[int64_t(((k0 + (k + 3) * 128) / 128) + ((tl_chunk77 * 8) / 32)) * N + (col0 + ((tl_chunk77 * 8) % 32))]);
+                    }
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i80 = 0; tl_i80 < 1; ++tl_i80) {
+                    const int tl_chunk79 = tl_tid + tl_i80 * 128;
+                    if (tl_chunk79 < 4) {
+                        const tl::f16* tl_src81 = &Scales[int64_t(((k0 + (k + 3) * 128) / 128) + ((tl_chunk79 * 8) / 32)) * N + (col0 + ((tl_chunk79 * 8) % 32))];
+                        tl::f16* tl_dst82 = &sc[(((k + 3) % 4) * 1 + ((tl_chunk79 * 8) / 32)) * 40 + ((tl_chunk79 * 8) % 32)];
+                        const int tl_valid83 = !(tl::in_bounds(((k0 + (k + 3) * 128) / 128) + ((tl_chunk79 * 8) / 32), KG)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk79 * 8) % 32))));
+                        if (tl_valid83 == 8 && col0 + ((tl_chunk79 * 8) % 32) >= 0 && tl::is_aligned(tl_src81, 16)) {
+                            tl::cp_async_16(tl_dst82, tl_src81);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst82[tl_v] = tl::in_bounds(((k0 + (k + 3) * 128) / 128) + ((tl_chunk79 * 8) / 32), KG) && tl::in_bounds((col0 + ((tl_chunk79 * 8) % 32)) + tl_v, N) ? tl_src81[tl_v] : tl::convert<tl::f16>(0.0f);
+                        }
+                    }
                 }
             }
         }
@@ -266,47 +338,47 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
         // for n, j in parallel(BN, BK) {  (qgemm.tl:46)
         // for n, j in parallel(32, 128): each thread visits the elements of `w` it holds
         #pragma unroll
-        for (int tl_s64 = 0; tl_s64 < w_layout::kSlots; ++tl_s64) {
-            const int tl_c65 = (w_layout::flat(tl_tid, (tl_s64 / 8) * 8)) % 128;  // the chunk's first column
-            const int n = (w_layout::flat(tl_tid, (tl_s64 / 8) * 8)) / 128;
-            const int j = tl_c65 + tl_s64 % 8;
-            w[tl_s64] = tl::convert<tl::f16>(tlc_stdlib::s4_unpack(wq[((k % 4) * 32 + n) * 20 + (tl_c65 / 8 + (tl_s64 % 8) / 8)], static_cast<uint32_t>((tl_s64 % 8) % 8)) * tl::convert<float>(sc[((k % 4) * 32 + n) * 1 + (j / 128)]));
+        for (int tl_s84 = 0; tl_s84 < w_layout::kSlots; ++tl_s84) {
+            const int tl_c85 = (w_layout::flat(tl_tid, (tl_s84 / 8) * 8)) % 128;  // the chunk's first column
+            const int n = (w_layout::flat(tl_tid, (tl_s84 / 8) * 8)) / 128;
+            const int j = tl_c85 + tl_s84 % 8;
+            w[tl_s84] = tl::convert<tl::f16>(tlc_stdlib::s4_unpack(wq[((k % 4) * 32 + n) * 20 + (tl_c85 / 8 + (tl_s84 % 8) / 8)], static_cast<uint32_t>((tl_s84 % 8) % 8)) * tl::convert<float>(sc[((k % 4) * 1 + (j / 128)) * 40 + n]));
         }
         // gemm(a, w, acc, transpose_b = true);  (qgemm.tl:49)
         {
-            tl::f16* tl_staged66 = reinterpret_cast<tl::f16*>(tl_scratch + 0);  // 32 x 128, row pitch 136
+            tl::f16* tl_staged86 = reinterpret_cast<tl::f16*>(tl_scratch + 0);  // 32 x 128, row pitch 136
             __syncthreads();  // the staging buffer may still be read by a previous gemm
             #pragma unroll
-            for (int tl_s67 = 0; tl_s67 < w_layout::kSlots; ++tl_s67) {
-                tl_staged66[((w_layout::flat(tl_tid, (tl_s67 / 8) * 8)) / 128) * 136 + (((w_layout::flat(tl_tid, (tl_s67 / 8) * 8)) % 128) + tl_s67 % 8)] = w[tl_s67];
+            for (int tl_s87 = 0; tl_s87 < w_layout::kSlots; ++tl_s87) {
+                tl_staged86[((w_layout::flat(tl_tid, (tl_s87 / 8) * 8)) / 128) * 136 + (((w_layout::flat(tl_tid, (tl_s87 / 8) * 8)) % 128) + tl_s87 % 8)] = w[tl_s87];
             }
             __syncthreads();
             tl::warp_gemm_mma<16, 32, 128, 1, 4, tl::f16, false, true>(
                 acc, tl::SharedMatrix<tl::f16, false, 136>{&a[((k % 4) * 16 + 0) * 136 + 0]},
-                tl::SharedMatrix<tl::f16, true, 136>{tl_staged66}, tl_tid);
+                tl::SharedMatrix<tl::f16, true, 136>{tl_staged86}, tl_tid);
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     // copy(acc, Part[block.z, row0 +: BM, col0 +: BN]);  (qgemm.tl:51)
     #pragma unroll
-    for (int tl_chunk68 = 0; tl_chunk68 < acc_layout::kSlots; tl_chunk68 += 2) {
-        float* tl_ptr69 = &Part[(int64_t(int(blockIdx.z)) * M + (row0 + (acc_layout::row(tl_tid, tl_chunk68)))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk68)))];
-        if (tl::in_bounds(int(blockIdx.z), SPLITS) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk68)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk68)), N) && tl::in_bounds(int(blockIdx.z), SPLITS) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk68)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk68))) + 1, N) && tl::is_aligned(tl_ptr69, 8)) {
-            float tl_vec70[2];
+    for (int tl_chunk88 = 0; tl_chunk88 < acc_layout::kSlots; tl_chunk88 += 2) {
+        float* tl_ptr89 = &Part[(int64_t(int(blockIdx.z)) * M + (row0 + (acc_layout::row(tl_tid, tl_chunk88)))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk88)))];
+        if (tl::in_bounds(int(blockIdx.z), SPLITS) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk88)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk88)), N) && tl::in_bounds(int(blockIdx.z), SPLITS) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk88)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk88))) + 1, N) && tl::is_aligned(tl_ptr89, 8)) {
+            float tl_vec90[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec70[tl_v] = acc[tl_chunk68 + tl_v];
-            tl::store_vector<float, 2>(tl_ptr69, tl_vec70);
+            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec90[tl_v] = acc[tl_chunk88 + tl_v];
+            tl::store_vector<float, 2>(tl_ptr89, tl_vec90);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(int(blockIdx.z), SPLITS) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk68 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk68 + tl_v)), N)) Part[(int64_t(int(blockIdx.z)) * M + (row0 + (acc_layout::row(tl_tid, tl_chunk68 + tl_v)))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk68 + tl_v)))] = acc[tl_chunk68 + tl_v];
+                if (tl::in_bounds(int(blockIdx.z), SPLITS) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk88 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk88 + tl_v)), N)) Part[(int64_t(int(blockIdx.z)) * M + (row0 + (acc_layout::row(tl_tid, tl_chunk88 + tl_v)))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk88 + tl_v)))] = acc[tl_chunk88 + tl_v];
             }
         }
     }
 }
 
 // kernel w4a16_partial<BM = 64, BN = 128, BK = 128, G = 128, STAGES = 4, T = f16>  (stdlib/qgemm.tl:24)
-// 128 threads per block, 146432 bytes of shared memory
+// 128 threads per block, 146560 bytes of shared memory
 __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
         const tl::f16* __restrict__ A,
         const uint32_t* __restrict__ Wq,
@@ -326,8 +398,8 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* a = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared a: f16[4, 64, 128], row pitch 136
     uint32_t* wq = reinterpret_cast<uint32_t*>(tl_smem + 69632);  // shared wq: u32[4, 128, 16], row pitch 20
-    tl::f16* sc = reinterpret_cast<tl::f16*>(tl_smem + 110592);  // shared sc: f16[4, 128, 1], row pitch 1
-    unsigned char* tl_scratch = tl_smem + 111616;  // 34816 bytes for reductions and staging
+    tl::f16* sc = reinterpret_cast<tl::f16*>(tl_smem + 110592);  // shared sc: f16[4, 1, 128], row pitch 136
+    unsigned char* tl_scratch = tl_smem + 111744;  // 34816 bytes for reductions and staging
     tl::f16 w[w_layout::kSlots];  // fragment w: f16[128, 128]
     float acc[acc_layout::kSlots];  // fragment acc: f32[64, 128]
     #pragma unroll
@@ -381,11 +453,31 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
                 }
             }
         }
-        // copy(Scales[col0 +: BN, kk / G +: BK / G], sc);  (qgemm.tl:45)
-        #pragma unroll
-        for (int tl_i15 = 0; tl_i15 < 1; ++tl_i15) {
-            const int tl_e14 = tl_tid + tl_i15 * 128;
-            sc[(0 * 128 + tl_e14) * 1 + (tl_e14 % 1)] = tl::in_bounds(col0 + tl_e14, N) && tl::in_bounds(((k0 + 0 * 128) / 128) + (tl_e14 % 1), KG) ? Scales[int64_t(col0 + tl_e14) * KG + (((k0 + 0 * 128) / 128) + (tl_e14 % 1))] : tl::convert<tl::f16>(0.0f);
+        // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:45)
+        if (tl::is_aligned(Scales, 16) && N % 8 == 0 && ((k0 + 0 * 128) / 128) >= 0 && ((k0 + 0 * 128) / 128) + 1 <= KG && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
+            #pragma unroll
+            for (int tl_i15 = 0; tl_i15 < 1; ++tl_i15) {
+                const int tl_chunk14 = tl_tid + tl_i15 * 128;
+                if (tl_chunk14 < 16) {
+                    tl::cp_async_16(&sc[(0 * 1 + ((tl_chunk14 * 8) / 128)) * 136 + ((tl_chunk14 * 8) % 128)], &Scales[int64_t(((k0 + 0 * 128) / 128) + ((tl_chunk14 * 8) / 128)) * N + (col0 + ((tl_chunk14 * 8) % 128))]);
+                }
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i17 = 0; tl_i17 < 1; ++tl_i17) {
+                const int tl_chunk16 = tl_tid + tl_i17 * 128;
+                if (tl_chunk16 < 16) {
+                    const tl::f16* tl_src18 = &Scales[int64_t(((k0 + 0 * 128) / 128) + ((tl_chunk16 * 8) / 128)) * N + (col0 + ((tl_chunk16 * 8) % 128))];
+                    tl::f16* tl_dst19 = &sc[(0 * 1 + ((tl_chunk16 * 8) / 128)) * 136 + ((tl_chunk16 * 8) % 128)];
+                    const int tl_valid20 = !(tl::in_bounds(((k0 + 0 * 128) / 128) + ((tl_chunk16 * 8) / 128), KG)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk16 * 8) % 128))));
+                    if (tl_valid20 == 8 && col0 + ((tl_chunk16 * 8) % 128) >= 0 && tl::is_aligned(tl_src18, 16)) {
+                        tl::cp_async_16(tl_dst19, tl_src18);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst19[tl_v] = tl::in_bounds(((k0 + 0 * 128) / 128) + ((tl_chunk16 * 8) / 128), KG) && tl::in_bounds((col0 + ((tl_chunk16 * 8) % 128)) + tl_v, N) ? tl_src18[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
+                }
+            }
         }
     }
     tl::cp_async_commit();
@@ -393,52 +485,72 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
         // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:43)
         if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 64 <= M && (k0 + 1 * 128) >= 0 && (k0 + 1 * 128) + 128 <= K && (k0 + 1 * 128) % 8 == 0) {
             #pragma unroll
-            for (int tl_i17 = 0; tl_i17 < 8; ++tl_i17) {
-                const int tl_chunk16 = tl_tid + tl_i17 * 128;
-                tl::cp_async_16(&a[(1 * 64 + ((tl_chunk16 * 8) / 128)) * 136 + ((tl_chunk16 * 8) % 128)], &A[int64_t(row0 + ((tl_chunk16 * 8) / 128)) * K + ((k0 + 1 * 128) + ((tl_chunk16 * 8) % 128))]);
+            for (int tl_i22 = 0; tl_i22 < 8; ++tl_i22) {
+                const int tl_chunk21 = tl_tid + tl_i22 * 128;
+                tl::cp_async_16(&a[(1 * 64 + ((tl_chunk21 * 8) / 128)) * 136 + ((tl_chunk21 * 8) % 128)], &A[int64_t(row0 + ((tl_chunk21 * 8) / 128)) * K + ((k0 + 1 * 128) + ((tl_chunk21 * 8) % 128))]);
             }
         } else {
             #pragma unroll
-            for (int tl_i19 = 0; tl_i19 < 8; ++tl_i19) {
-                const int tl_chunk18 = tl_tid + tl_i19 * 128;
-                const tl::f16* tl_src20 = &A[int64_t(row0 + ((tl_chunk18 * 8) / 128)) * K + ((k0 + 1 * 128) + ((tl_chunk18 * 8) % 128))];
-                tl::f16* tl_dst21 = &a[(1 * 64 + ((tl_chunk18 * 8) / 128)) * 136 + ((tl_chunk18 * 8) % 128)];
-                const int tl_valid22 = !(tl::in_bounds(row0 + ((tl_chunk18 * 8) / 128), M)) ? 0 : max(0, min(8, K - ((k0 + 1 * 128) + ((tl_chunk18 * 8) % 128))));
-                if (tl_valid22 == 8 && (k0 + 1 * 128) + ((tl_chunk18 * 8) % 128) >= 0 && tl::is_aligned(tl_src20, 16)) {
-                    tl::cp_async_16(tl_dst21, tl_src20);
+            for (int tl_i24 = 0; tl_i24 < 8; ++tl_i24) {
+                const int tl_chunk23 = tl_tid + tl_i24 * 128;
+                const tl::f16* tl_src25 = &A[int64_t(row0 + ((tl_chunk23 * 8) / 128)) * K + ((k0 + 1 * 128) + ((tl_chunk23 * 8) % 128))];
+                tl::f16* tl_dst26 = &a[(1 * 64 + ((tl_chunk23 * 8) / 128)) * 136 + ((tl_chunk23 * 8) % 128)];
+                const int tl_valid27 = !(tl::in_bounds(row0 + ((tl_chunk23 * 8) / 128), M)) ? 0 : max(0, min(8, K - ((k0 + 1 * 128) + ((tl_chunk23 * 8) % 128))));
+                if (tl_valid27 == 8 && (k0 + 1 * 128) + ((tl_chunk23 * 8) % 128) >= 0 && tl::is_aligned(tl_src25, 16)) {
+                    tl::cp_async_16(tl_dst26, tl_src25);
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst21[tl_v] = tl::in_bounds(row0 + ((tl_chunk18 * 8) / 128), M) && tl::in_bounds(((k0 + 1 * 128) + ((tl_chunk18 * 8) % 128)) + tl_v, K) ? tl_src20[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst26[tl_v] = tl::in_bounds(row0 + ((tl_chunk23 * 8) / 128), M) && tl::in_bounds(((k0 + 1 * 128) + ((tl_chunk23 * 8) % 128)) + tl_v, K) ? tl_src25[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
         // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:44)
         if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 128 <= N && ((k0 + 1 * 128) / 8) >= 0 && ((k0 + 1 * 128) / 8) + 16 <= KW && ((k0 + 1 * 128) / 8) % 4 == 0) {
             #pragma unroll
-            for (int tl_i24 = 0; tl_i24 < 4; ++tl_i24) {
-                const int tl_chunk23 = tl_tid + tl_i24 * 128;
-                tl::cp_async_16(&wq[(1 * 128 + ((tl_chunk23 * 4) / 16)) * 20 + ((tl_chunk23 * 4) % 16)], &Wq[int64_t(col0 + ((tl_chunk23 * 4) / 16)) * KW + (((k0 + 1 * 128) / 8) + ((tl_chunk23 * 4) % 16))]);
+            for (int tl_i29 = 0; tl_i29 < 4; ++tl_i29) {
+                const int tl_chunk28 = tl_tid + tl_i29 * 128;
+                tl::cp_async_16(&wq[(1 * 128 + ((tl_chunk28 * 4) / 16)) * 20 + ((tl_chunk28 * 4) % 16)], &Wq[int64_t(col0 + ((tl_chunk28 * 4) / 16)) * KW + (((k0 + 1 * 128) / 8) + ((tl_chunk28 * 4) % 16))]);
             }
         } else {
             #pragma unroll
-            for (int tl_i26 = 0; tl_i26 < 4; ++tl_i26) {
-                const int tl_chunk25 = tl_tid + tl_i26 * 128;
-                const uint32_t* tl_src27 = &Wq[int64_t(col0 + ((tl_chunk25 * 4) / 16)) * KW + (((k0 + 1 * 128) / 8) + ((tl_chunk25 * 4) % 16))];
-                uint32_t* tl_dst28 = &wq[(1 * 128 + ((tl_chunk25 * 4) / 16)) * 20 + ((tl_chunk25 * 4) % 16)];
-                const int tl_valid29 = !(tl::in_bounds(col0 + ((tl_chunk25 * 4) / 16), N)) ? 0 : max(0, min(4, KW - (((k0 + 1 * 128) / 8) + ((tl_chunk25 * 4) % 16))));
-                if (tl_valid29 == 4 && ((k0 + 1 * 128) / 8) + ((tl_chunk25 * 4) % 16) >= 0 && tl::is_aligned(tl_src27, 16)) {
-                    tl::cp_async_16(tl_dst28, tl_src27);
+            for (int tl_i31 = 0; tl_i31 < 4; ++tl_i31) {
+                const int tl_chunk30 = tl_tid + tl_i31 * 128;
+                const uint32_t* tl_src32 = &Wq[int64_t(col0 + ((tl_chunk30 * 4) / 16)) * KW + (((k0 + 1 * 128) / 8) + ((tl_chunk30 * 4) % 16))];
+                uint32_t* tl_dst33 = &wq[(1 * 128 + ((tl_chunk30 * 4) / 16)) * 20 + ((tl_chunk30 * 4) % 16)];
+                const int tl_valid34 = !(tl::in_bounds(col0 + ((tl_chunk30 * 4) / 16), N)) ? 0 : max(0, min(4, KW - (((k0 + 1 * 128) / 8) + ((tl_chunk30 * 4) % 16))));
+                if (tl_valid34 == 4 && ((k0 + 1 * 128) / 8) + ((tl_chunk30 * 4) % 16) >= 0 && tl::is_aligned(tl_src32, 16)) {
+                    tl::cp_async_16(tl_dst33, tl_src32);
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst28[tl_v] = tl::in_bounds(col0 + ((tl_chunk25 * 4) / 16), N) && tl::in_bounds((((k0 + 1 * 128) / 8) + ((tl_chunk25 * 4) % 16)) + tl_v, KW) ? tl_src27[tl_v] : 0u;
+                    for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst33[tl_v] = tl::in_bounds(col0 + ((tl_chunk30 * 4) / 16), N) && tl::in_bounds((((k0 + 1 * 128) / 8) + ((tl_chunk30 * 4) % 16)) + tl_v, KW) ? tl_src32[tl_v] : 0u;
                 }
             }
         }
-        // copy(Scales[col0 +: BN, kk / G +: BK / G], sc);  (qgemm.tl:45)
-        #pragma unroll
-        for (int tl_i31 = 0; tl_i31 < 1; ++tl_i31) {
-            const int tl_e30 = tl_tid + tl_i31 * 128;
-            sc[(1 * 128 + tl_e30) * 1 + (tl_e30 % 1)] = tl::in_bounds(col0 + tl_e30, N) && tl::in_bounds(((k0 + 1 * 128) / 128) + (tl_e30 % 1), KG) ? Scales[int64_t(col0 + tl_e30) * KG + (((k0 + 1 * 128) / 128) + (tl_e30 % 1))] : tl::convert<tl::f16>(0.0f);
+        // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:45)
+        if (tl::is_aligned(Scales, 16) && N % 8 == 0 && ((k0 + 1 * 128) / 128) >= 0 && ((k0 + 1 * 128) / 128) + 1 <= KG && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
+            #pragma unroll
+            for (int tl_i36 = 0; tl_i36 < 1; ++tl_i36) {
+                const int tl_chunk35 = tl_tid + tl_i36 * 128;
+                if (tl_chunk35 < 16) {
+                    tl::cp_async_16(&sc[(1 * 1 + ((tl_chunk35 * 8) / 128)) * 136 + ((tl_chunk35 * 8) % 128)], &Scales[int64_t(((k0 + 1 * 128) / 128) + ((tl_chunk35 * 8) / 128)) * N + (col0 + ((tl_chunk35 * 8) % 128))]);
+                }
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i38 = 0; tl_i38 < 1; ++tl_i38) {
+                const int tl_chunk37 = tl_tid + tl_i38 * 128;
+                if (tl_chunk37 < 16) {
+                    const tl::f16* tl_src39 = &Scales[int64_t(((k0 + 1 * 128) / 128) + ((tl_chunk37 * 8) / 128)) * N + (col0 + ((tl_chunk37 * 8) % 128))];
+                    tl::f16* tl_dst40 = &sc[(1 * 1 + ((tl_chunk37 * 8) / 128)) * 136 + ((tl_chunk37 * 8) % 128)];
+                    const int tl_valid41 = !(tl::in_bounds(((k0 + 1 * 128) / 128) + ((tl_chunk37 * 8) / 128), KG)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk37 * 8) % 128))));
+                    if (tl_valid41 == 8 && col0 + ((tl_chunk37 * 8) % 128) >= 0 && tl::is_aligned(tl_src39, 16)) {
+                        tl::cp_async_16(tl_dst40, tl_src39);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst40[tl_v] = tl::in_bounds(((k0 + 1 * 128) / 128) + ((tl_chunk37 * 8) / 128), KG) && tl::in_bounds((col0 + ((tl_chunk37 * 8) % 128)) + tl_v, N) ? tl_src39[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
+                }
+            }
         }
     }
     tl::cp_async_commit();
@@ -446,52 +558,72 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
         // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:43)
         if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 64 <= M && (k0 + 2 * 128) >= 0 && (k0 + 2 * 128) + 128 <= K && (k0 + 2 * 128) % 8 == 0) {
             #pragma unroll
-            for (int tl_i33 = 0; tl_i33 < 8; ++tl_i33) {
-                const int tl_chunk32 = tl_tid + tl_i33 * 128;
-                tl::cp_async_16(&a[(2 * 64 + ((tl_chunk32 * 8) / 128)) * 136 + ((tl_chunk32 * 8) % 128)], &A[int64_t(row0 + ((tl_chunk32 * 8) / 128)) * K + ((k0 + 2 * 128) + ((tl_chunk32 * 8) % 128))]);
+            for (int tl_i43 = 0; tl_i43 < 8; ++tl_i43) {
+                const int tl_chunk42 = tl_tid + tl_i43 * 128;
+                tl::cp_async_16(&a[(2 * 64 + ((tl_chunk42 * 8) / 128)) * 136 + ((tl_chunk42 * 8) % 128)], &A[int64_t(row0 + ((tl_chunk42 * 8) / 128)) * K + ((k0 + 2 * 128) + ((tl_chunk42 * 8) % 128))]);
             }
         } else {
             #pragma unroll
-            for (int tl_i35 = 0; tl_i35 < 8; ++tl_i35) {
-                const int tl_chunk34 = tl_tid + tl_i35 * 128;
-                const tl::f16* tl_src36 = &A[int64_t(row0 + ((tl_chunk34 * 8) / 128)) * K + ((k0 + 2 * 128) + ((tl_chunk34 * 8) % 128))];
-                tl::f16* tl_dst37 = &a[(2 * 64 + ((tl_chunk34 * 8) / 128)) * 136 + ((tl_chunk34 * 8) % 128)];
-                const int tl_valid38 = !(tl::in_bounds(row0 + ((tl_chunk34 * 8) / 128), M)) ? 0 : max(0, min(8, K - ((k0 + 2 * 128) + ((tl_chunk34 * 8) % 128))));
-                if (tl_valid38 == 8 && (k0 + 2 * 128) + ((tl_chunk34 * 8) % 128) >= 0 && tl::is_aligned(tl_src36, 16)) {
-                    tl::cp_async_16(tl_dst37, tl_src36);
+            for (int tl_i45 = 0; tl_i45 < 8; ++tl_i45) {
+                const int tl_chunk44 = tl_tid + tl_i45 * 128;
+                const tl::f16* tl_src46 = &A[int64_t(row0 + ((tl_chunk44 * 8) / 128)) * K + ((k0 + 2 * 128) + ((tl_chunk44 * 8) % 128))];
+                tl::f16* tl_dst47 = &a[(2 * 64 + ((tl_chunk44 * 8) / 128)) * 136 + ((tl_chunk44 * 8) % 128)];
+                const int tl_valid48 = !(tl::in_bounds(row0 + ((tl_chunk44 * 8) / 128), M)) ? 0 : max(0, min(8, K - ((k0 + 2 * 128) + ((tl_chunk44 * 8) % 128))));
+                if (tl_valid48 == 8 && (k0 + 2 * 128) + ((tl_chunk44 * 8) % 128) >= 0 && tl::is_aligned(tl_src46, 16)) {
+                    tl::cp_async_16(tl_dst47, tl_src46);
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst37[tl_v] = tl::in_bounds(row0 + ((tl_chunk34 * 8) / 128), M) && tl::in_bounds(((k0 + 2 * 128) + ((tl_chunk34 * 8) % 128)) + tl_v, K) ? tl_src36[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst47[tl_v] = tl::in_bounds(row0 + ((tl_chunk44 * 8) / 128), M) && tl::in_bounds(((k0 + 2 * 128) + ((tl_chunk44 * 8) % 128)) + tl_v, K) ? tl_src46[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
         // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:44)
         if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 128 <= N && ((k0 + 2 * 128) / 8) >= 0 && ((k0 + 2 * 128) / 8) + 16 <= KW && ((k0 + 2 * 128) / 8) % 4 == 0) {
             #pragma unroll
-            for (int tl_i40 = 0; tl_i40 < 4; ++tl_i40) {
-                const int tl_chunk39 = tl_tid + tl_i40 * 128;
-                tl::cp_async_16(&wq[(2 * 128 + ((tl_chunk39 * 4) / 16)) * 20 + ((tl_chunk39 * 4) % 16)], &Wq[int64_t(col0 + ((tl_chunk39 * 4) / 16)) * KW + (((k0 + 2 * 128) / 8) + ((tl_chunk39 * 4) % 16))]);
+            for (int tl_i50 = 0; tl_i50 < 4; ++tl_i50) {
+                const int tl_chunk49 = tl_tid + tl_i50 * 128;
+                tl::cp_async_16(&wq[(2 * 128 + ((tl_chunk49 * 4) / 16)) * 20 + ((tl_chunk49 * 4) % 16)], &Wq[int64_t(col0 + ((tl_chunk49 * 4) / 16)) * KW + (((k0 + 2 * 128) / 8) + ((tl_chunk49 * 4) % 16))]);
             }
         } else {
             #pragma unroll
-            for (int tl_i42 = 0; tl_i42 < 4; ++tl_i42) {
-                const int tl_chunk41 = tl_tid + tl_i42 * 128;
-                const uint32_t* tl_src43 = &Wq[int64_t(col0 + ((tl_chunk41 * 4) / 16)) * KW + (((k0 + 2 * 128) / 8) + ((tl_chunk41 * 4) % 16))];
-                uint32_t* tl_dst44 = &wq[(2 * 128 + ((tl_chunk41 * 4) / 16)) * 20 + ((tl_chunk41 * 4) % 16)];
-                const int tl_valid45 = !(tl::in_bounds(col0 + ((tl_chunk41 * 4) / 16), N)) ? 0 : max(0, min(4, KW - (((k0 + 2 * 128) / 8) + ((tl_chunk41 * 4) % 16))));
-                if (tl_valid45 == 4 && ((k0 + 2 * 128) / 8) + ((tl_chunk41 * 4) % 16) >= 0 && tl::is_aligned(tl_src43, 16)) {
-                    tl::cp_async_16(tl_dst44, tl_src43);
+            for (int tl_i52 = 0; tl_i52 < 4; ++tl_i52) {
+                const int tl_chunk51 = tl_tid + tl_i52 * 128;
+                const uint32_t* tl_src53 = &Wq[int64_t(col0 + ((tl_chunk51 * 4) / 16)) * KW + (((k0 + 2 * 128) / 8) + ((tl_chunk51 * 4) % 16))];
+                uint32_t* tl_dst54 = &wq[(2 * 128 + ((tl_chunk51 * 4) / 16)) * 20 + ((tl_chunk51 * 4) % 16)];
+                const int tl_valid55 = !(tl::in_bounds(col0 + ((tl_chunk51 * 4) / 16), N)) ? 0 : max(0, min(4, KW - (((k0 + 2 * 128) / 8) + ((tl_chunk51 * 4) % 16))));
+                if (tl_valid55 == 4 && ((k0 + 2 * 128) / 8) + ((tl_chunk51 * 4) % 16) >= 0 && tl::is_aligned(tl_src53, 16)) {
+                    tl::cp_async_16(tl_dst54, tl_src53);
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst44[tl_v] = tl::in_bounds(col0 + ((tl_chunk41 * 4) / 16), N) && tl::in_bounds((((k0 + 2 * 128) / 8) + ((tl_chunk41 * 4) % 16)) + tl_v, KW) ? tl_src43[tl_v] : 0u;
+                    for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst54[tl_v] = tl::in_bounds(col0 + ((tl_chunk51 * 4) / 16), N) && tl::in_bounds((((k0 + 2 * 128) / 8) + ((tl_chunk51 * 4) % 16)) + tl_v, KW) ? tl_src53[tl_v] : 0u;
                 }
             }
         }
-        // copy(Scales[col0 +: BN, kk / G +: BK / G], sc);  (qgemm.tl:45)
-        #pragma unroll
-        for (int tl_i47 = 0; tl_i47 < 1; ++tl_i47) {
-            const int tl_e46 = tl_tid + tl_i47 * 128;
-            sc[(2 * 128 + tl_e46) * 1 + (tl_e46 % 1)] = tl::in_bounds(col0 + tl_e46, N) && tl::in_bounds(((k0 + 2 * 128) / 128) + (tl_e46 % 1), KG) ? Scales[int64_t(col0 + tl_e46) * KG + (((k0 + 2 * 128) / 128) + (tl_e46 % 1))] : tl::convert<tl::f16>(0.0f);
+        // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:45)
+        if (tl::is_aligned(Scales, 16) && N % 8 == 0 && ((k0 + 2 * 128) / 128) >= 0 && ((k0 + 2 * 128) / 128) + 1 <= KG && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
+            #pragma unroll
+            for (int tl_i57 = 0; tl_i57 < 1; ++tl_i57) {
+                const int tl_chunk56 = tl_tid + tl_i57 * 128;
+                if (tl_chunk56 < 16) {
+                    tl::cp_async_16(&sc[(2 * 1 + ((tl_chunk56 * 8) / 128)) * 136 + ((tl_chunk56 * 8) % 128)], &Scales[int64_t(((k0 + 2 * 128) / 128) + ((tl_chunk56 * 8) / 128)) * N + (col0 + ((tl_chunk56 * 8) % 128))]);
+                }
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i59 = 0; tl_i59 < 1; ++tl_i59) {
+                const int tl_chunk58 = tl_tid + tl_i59 * 128;
+                if (tl_chunk58 < 16) {
+                    const tl::f16* tl_src60 = &Scales[int64_t(((k0 + 2 * 128) / 128) + ((tl_chunk58 * 8) / 128)) * N + (col0 + ((tl_chunk58 * 8) % 128))];
+                    tl::f16* tl_dst61 = &sc[(2 * 1 + ((tl_chunk58 * 8) / 128)) * 136 + ((tl_chunk58 * 8) % 128)];
+                    const int tl_valid62 = !(tl::in_bounds(((k0 + 2 * 128) / 128) + ((tl_chunk58 * 8) / 128), KG)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk58 * 8) % 128))));
+                    if (tl_valid62 == 8 && col0 + ((tl_chunk58 * 8) % 128) >= 0 && tl::is_aligned(tl_src60, 16)) {
+                        tl::cp_async_16(tl_dst61, tl_src60);
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst61[tl_v] = tl::in_bounds(((k0 + 2 * 128) / 128) + ((tl_chunk58 * 8) / 128), KG) && tl::in_bounds((col0 + ((tl_chunk58 * 8) % 128)) + tl_v, N) ? tl_src60[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
+                }
+            }
         }
     }
     tl::cp_async_commit();
@@ -503,92 +635,112 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
             // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:43)
             if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 64 <= M && (k0 + (k + 3) * 128) >= 0 && (k0 + (k + 3) * 128) + 128 <= K && (k0 + (k + 3) * 128) % 8 == 0) {
                 #pragma unroll
-                for (int tl_i49 = 0; tl_i49 < 8; ++tl_i49) {
-                    const int tl_chunk48 = tl_tid + tl_i49 * 128;
-                    tl::cp_async_16(&a[(((k + 3) % 4) * 64 + ((tl_chunk48 * 8) / 128)) * 136 + ((tl_chunk48 * 8) % 128)], &A[int64_t(row0 + ((tl_chunk48 * 8) / 128)) * K + ((k0 + (k + 3) * 128) + ((tl_chunk48 * 8) % 128))]);
+                for (int tl_i64 = 0; tl_i64 < 8; ++tl_i64) {
+                    const int tl_chunk63 = tl_tid + tl_i64 * 128;
+                    tl::cp_async_16(&a[(((k + 3) % 4) * 64 + ((tl_chunk63 * 8) / 128)) * 136 + ((tl_chunk63 * 8) % 128)], &A[int64_t(row0 + ((tl_chunk63 * 8) / 128)) * K + ((k0 + (k + 3) * 128) + ((tl_chunk63 * 8) % 128))]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i51 = 0; tl_i51 < 8; ++tl_i51) {
-                    const int tl_chunk50 = tl_tid + tl_i51 * 128;
-                    const tl::f16* tl_src52 = &A[int64_t(row0 + ((tl_chunk50 * 8) / 128)) * K + ((k0 + (k + 3) * 128) + ((tl_chunk50 * 8) % 128))];
-                    tl::f16* tl_dst53 = &a[(((k + 3) % 4) * 64 + ((tl_chunk50 * 8) / 128)) * 136 + ((tl_chunk50 * 8) % 128)];
-                    const int tl_valid54 = !(tl::in_bounds(row0 + ((tl_chunk50 * 8) / 128), M)) ? 0 : max(0, min(8, K - ((k0 + (k + 3) * 128) + ((tl_chunk50 * 8) % 128))));
-                    if (tl_valid54 == 8 && (k0 + (k + 3) * 128) + ((tl_chunk50 * 8) % 128) >= 0 && tl::is_aligned(tl_src52, 16)) {
-                        tl::cp_async_16(tl_dst53, tl_src52);
+                for (int tl_i66 = 0; tl_i66 < 8; ++tl_i66) {
+                    const int tl_chunk65 = tl_tid + tl_i66 * 128;
+                    const tl::f16* tl_src67 = &A[int64_t(row0 + ((tl_chunk65 * 8) / 128)) * K + ((k0 + (k + 3) * 128) + ((tl_chunk65 * 8) % 128))];
+                    tl::f16* tl_dst68 = &a[(((k + 3) % 4) * 64 + ((tl_chunk65 * 8) / 128)) * 136 + ((tl_chunk65 * 8) % 128)];
+                    const int tl_valid69 = !(tl::in_bounds(row0 + ((tl_chunk65 * 8) / 128), M)) ? 0 : max(0, min(8, K - ((k0 + (k + 3) * 128) + ((tl_chunk65 * 8) % 128))));
+                    if (tl_valid69 == 8 && (k0 + (k + 3) * 128) + ((tl_chunk65 * 8) % 128) >= 0 && tl::is_aligned(tl_src67, 16)) {
+                        tl::cp_async_16(tl_dst68, tl_src67);
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst53[tl_v] = tl::in_bounds(row0 + ((tl_chunk50 * 8) / 128), M) && tl::in_bounds(((k0 + (k + 3) * 128) + ((tl_chunk50 * 8) % 128)) + tl_v, K) ? tl_src52[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst68[tl_v] = tl::in_bounds(row0 + ((tl_chunk65 * 8) / 128), M) && tl::in_bounds(((k0 + (k + 3) * 128) + ((tl_chunk65 * 8) % 128)) + tl_v, K) ? tl_src67[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
             // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:44)
             if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 128 <= N && ((k0 + (k + 3) * 128) / 8) >= 0 && ((k0 + (k + 3) * 128) / 8) + 16 <= KW && ((k0 + (k + 3) * 128) / 8) % 4 == 0) {
                 #pragma unroll
-                for (int tl_i56 = 0; tl_i56 < 4; ++tl_i56) {
-                    const int tl_chunk55 = tl_tid + tl_i56 * 128;
-                    tl::cp_async_16(&wq[(((k + 3) % 4) * 128 + ((tl_chunk55 * 4) / 16)) * 20 + ((tl_chunk55 * 4) % 16)], &Wq[int64_t(col0 + ((tl_chunk55 * 4) / 16)) * KW + (((k0 + (k + 3) * 128) / 8) + ((tl_chunk55 * 4) % 16))]);
+                for (int tl_i71 = 0; tl_i71 < 4; ++tl_i71) {
+                    const int tl_chunk70 = tl_tid + tl_i71 * 128;
+                    tl::cp_async_16(&wq[(((k + 3) % 4) * 128 + ((tl_chunk70 * 4) / 16)) * 20 + ((tl_chunk70 * 4) % 16)], &Wq[int64_t(col0 + ((tl_chunk70 * 4) / 16)) * KW + (((k0 + (k + 3) * 128) / 8) + ((tl_chunk70 * 4) % 16))]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i58 = 0; tl_i58 < 4; ++tl_i58) {
-                    const int tl_chunk57 = tl_tid + tl_i58 * 128;
-                    const uint32_t* tl_src59 = &Wq[int64_t(col0 + ((tl_chunk57 * 4) / 16)) * KW + (((k0 + (k + 3) * 128) / 8) + ((tl_chunk57 * 4) % 16))];
-                    uint32_t* tl_dst60 = &wq[(((k + 3) % 4) * 128 + ((tl_chunk57 * 4) / 16)) * 20 + ((tl_chunk57 * 4) % 16)];
-                    const int tl_valid61 = !(tl::in_bounds(col0 + ((tl_chunk57 * 4) / 16), N)) ? 0 : max(0, min(4, KW - (((k0 + (k + 3) * 128) / 8) + ((tl_chunk57 * 4) % 16))));
-                    if (tl_valid61 == 4 && ((k0 + (k + 3) * 128) / 8) + ((tl_chunk57 * 4) % 16) >= 0 && tl::is_aligned(tl_src59, 16)) {
-                        tl::cp_async_16(tl_dst60, tl_src59);
+                for (int tl_i73 = 0; tl_i73 < 4; ++tl_i73) {
+                    const int tl_chunk72 = tl_tid + tl_i73 * 128;
+                    const uint32_t* tl_src74 = &Wq[int64_t(col0 + ((tl_chunk72 * 4) / 16)) * KW + (((k0 + (k + 3) * 128) / 8) + ((tl_chunk72 * 4) % 16))];
+                    uint32_t* tl_dst75 = &wq[(((k + 3) % 4) * 128 + ((tl_chunk72 * 4) / 16)) * 20 + ((tl_chunk72 * 4) % 16)];
+                    const int tl_valid76 = !(tl::in_bounds(col0 + ((tl_chunk72 * 4) / 16), N)) ? 0 : max(0, min(4, KW - (((k0 + (k + 3) * 128) / 8) + ((tl_chunk72 * 4) % 16))));
+                    if (tl_valid76 == 4 && ((k0 + (k + 3) * 128) / 8) + ((tl_chunk72 * 4) % 16) >= 0 && tl::is_aligned(tl_src74, 16)) {
+                        tl::cp_async_16(tl_dst75, tl_src74);
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst60[tl_v] = tl::in_bounds(col0 + ((tl_chunk57 * 4) / 16), N) && tl::in_bounds((((k0 + (k + 3) * 128) / 8) + ((tl_chunk57 * 4) % 16)) + tl_v, KW) ? tl_src59[tl_v] : 0u;
+                        for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst75[tl_v] = tl::in_bounds(col0 + ((tl_chunk72 * 4) / 16), N) && tl::in_bounds((((k0 + (k + 3) * 128) / 8) + ((tl_chunk72 * 4) % 16)) + tl_v, KW) ? tl_src74[tl_v] : 0u;
                     }
                 }
             }
-            // copy(Scales[col0 +: BN, kk / G +: BK / G], sc);  (qgemm.tl:45)
-            #pragma unroll
-            for (int tl_i63 = 0; tl_i63 < 1; ++tl_i63) {
-                const int tl_e62 = tl_tid + tl_i63 * 128;
-                sc[(((k + 3) % 4) * 128 + tl_e62) * 1 + (tl_e62 % 1)] = tl::in_bounds(col0 + tl_e62, N) && tl::in_bounds(((k0 + (k + 3) * 128) / 128) + (tl_e62 % 1), KG) ? Scales[int64_t(col0 + tl_e62) * KG + (((k0 + (k + 3) * 128) / 128) + (tl_e62 % 1))] : tl::convert<tl::f16>(0.0f);
+            // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:45)
+            if (tl::is_aligned(Scales, 16) && N % 8 == 0 && ((k0 + (k + 3) * 128) / 128) >= 0 && ((k0 + (k + 3) * 128) / 128) + 1 <= KG && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
+                #pragma unroll
+                for (int tl_i78 = 0; tl_i78 < 1; ++tl_i78) {
+                    const int tl_chunk77 = tl_tid + tl_i78 * 128;
+                    if (tl_chunk77 < 16) {
+                        tl::cp_async_16(&sc[(((k + 3) % 4) * 1 + ((tl_chunk77 * 8) / 128)) * 136 + ((tl_chunk77 * 8) % 128)], &Scales[int64_t(((k0 + (k + 3) * 128) / 128) + ((tl_chunk77 * 8) / 128)) * N + (col0 + ((tl_chunk77 * 8) % 128))]);
+                    }
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i80 = 0; tl_i80 < 1; ++tl_i80) {
+                    const int tl_chunk79 = tl_tid + tl_i80 * 128;
+                    if (tl_chunk79 < 16) {
+                        const tl::f16* tl_src81 = &Scales[int64_t(((k0 + (k + 3) * 128) / 128) + ((tl_chunk79 * 8) / 128)) * N + (col0 + ((tl_chunk79 * 8) % 128))];
+                        tl::f16* tl_dst82 = &sc[(((k + 3) % 4) * 1 + ((tl_chunk79 * 8) / 128)) * 136 + ((tl_chunk79 * 8) % 128)];
+                        const int tl_valid83 = !(tl::in_bounds(((k0 + (k + 3) * 128) / 128) + ((tl_chunk79 * 8) / 128), KG)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk79 * 8) % 128))));
+                        if (tl_valid83 == 8 && col0 + ((tl_chunk79 * 8) % 128) >= 0 && tl::is_aligned(tl_src81, 16)) {
+                            tl::cp_async_16(tl_dst82, tl_src81);
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst82[tl_v] = tl::in_bounds(((k0 + (k + 3) * 128) / 128) + ((tl_chunk79 * 8) / 128), KG) && tl::in_bounds((col0 + ((tl_chunk79 * 8) % 128)) + tl_v, N) ? tl_src81[tl_v] : tl::convert<tl::f16>(0.0f);
+                        }
+                    }
+                }
             }
         }
         tl::cp_async_commit();
         // for n, j in parallel(BN, BK) {  (qgemm.tl:46)
         // for n, j in parallel(128, 128): each thread visits the elements of `w` it holds
         #pragma unroll
-        for (int tl_s64 = 0; tl_s64 < w_layout::kSlots; ++tl_s64) {
-            const int tl_c65 = (w_layout::flat(tl_tid, (tl_s64 / 8) * 8)) % 128;  // the chunk's first column
-            const int n = (w_layout::flat(tl_tid, (tl_s64 / 8) * 8)) / 128;
-            const int j = tl_c65 + tl_s64 % 8;
-            w[tl_s64] = tl::convert<tl::f16>(tlc_stdlib::s4_unpack(wq[((k % 4) * 128 + n) * 20 + (tl_c65 / 8 + (tl_s64 % 8) / 8)], static_cast<uint32_t>((tl_s64 % 8) % 8)) * tl::convert<float>(sc[((k % 4) * 128 + n) * 1 + (j / 128)]));
+        for (int tl_s84 = 0; tl_s84 < w_layout::kSlots; ++tl_s84) {
+            const int tl_c85 = (w_layout::flat(tl_tid, (tl_s84 / 8) * 8)) % 128;  // the chunk's first column
+            const int n = (w_layout::flat(tl_tid, (tl_s84 / 8) * 8)) / 128;
+            const int j = tl_c85 + tl_s84 % 8;
+            w[tl_s84] = tl::convert<tl::f16>(tlc_stdlib::s4_unpack(wq[((k % 4) * 128 + n) * 20 + (tl_c85 / 8 + (tl_s84 % 8) / 8)], static_cast<uint32_t>((tl_s84 % 8) % 8)) * tl::convert<float>(sc[((k % 4) * 1 + (j / 128)) * 136 + n]));
         }
         // gemm(a, w, acc, transpose_b = true);  (qgemm.tl:49)
         {
-            tl::f16* tl_staged66 = reinterpret_cast<tl::f16*>(tl_scratch + 0);  // 128 x 128, row pitch 136
+            tl::f16* tl_staged86 = reinterpret_cast<tl::f16*>(tl_scratch + 0);  // 128 x 128, row pitch 136
             __syncthreads();  // the staging buffer may still be read by a previous gemm
             #pragma unroll
-            for (int tl_s67 = 0; tl_s67 < w_layout::kSlots; ++tl_s67) {
-                tl_staged66[((w_layout::flat(tl_tid, (tl_s67 / 8) * 8)) / 128) * 136 + (((w_layout::flat(tl_tid, (tl_s67 / 8) * 8)) % 128) + tl_s67 % 8)] = w[tl_s67];
+            for (int tl_s87 = 0; tl_s87 < w_layout::kSlots; ++tl_s87) {
+                tl_staged86[((w_layout::flat(tl_tid, (tl_s87 / 8) * 8)) / 128) * 136 + (((w_layout::flat(tl_tid, (tl_s87 / 8) * 8)) % 128) + tl_s87 % 8)] = w[tl_s87];
             }
             __syncthreads();
             tl::warp_gemm_mma<64, 128, 128, 1, 4, tl::f16, false, true>(
                 acc, tl::SharedMatrix<tl::f16, false, 136>{&a[((k % 4) * 64 + 0) * 136 + 0]},
-                tl::SharedMatrix<tl::f16, true, 136>{tl_staged66}, tl_tid);
+                tl::SharedMatrix<tl::f16, true, 136>{tl_staged86}, tl_tid);
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     // copy(acc, Part[block.z, row0 +: BM, col0 +: BN]);  (qgemm.tl:51)
     #pragma unroll
-    for (int tl_chunk68 = 0; tl_chunk68 < acc_layout::kSlots; tl_chunk68 += 2) {
-        float* tl_ptr69 = &Part[(int64_t(int(blockIdx.z)) * M + (row0 + (acc_layout::row(tl_tid, tl_chunk68)))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk68)))];
-        if (tl::in_bounds(int(blockIdx.z), SPLITS) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk68)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk68)), N) && tl::in_bounds(int(blockIdx.z), SPLITS) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk68)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk68))) + 1, N) && tl::is_aligned(tl_ptr69, 8)) {
-            float tl_vec70[2];
+    for (int tl_chunk88 = 0; tl_chunk88 < acc_layout::kSlots; tl_chunk88 += 2) {
+        float* tl_ptr89 = &Part[(int64_t(int(blockIdx.z)) * M + (row0 + (acc_layout::row(tl_tid, tl_chunk88)))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk88)))];
+        if (tl::in_bounds(int(blockIdx.z), SPLITS) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk88)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk88)), N) && tl::in_bounds(int(blockIdx.z), SPLITS) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk88)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk88))) + 1, N) && tl::is_aligned(tl_ptr89, 8)) {
+            float tl_vec90[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec70[tl_v] = acc[tl_chunk68 + tl_v];
-            tl::store_vector<float, 2>(tl_ptr69, tl_vec70);
+            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec90[tl_v] = acc[tl_chunk88 + tl_v];
+            tl::store_vector<float, 2>(tl_ptr89, tl_vec90);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(int(blockIdx.z), SPLITS) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk68 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk68 + tl_v)), N)) Part[(int64_t(int(blockIdx.z)) * M + (row0 + (acc_layout::row(tl_tid, tl_chunk68 + tl_v)))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk68 + tl_v)))] = acc[tl_chunk68 + tl_v];
+                if (tl::in_bounds(int(blockIdx.z), SPLITS) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk88 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk88 + tl_v)), N)) Part[(int64_t(int(blockIdx.z)) * M + (row0 + (acc_layout::row(tl_tid, tl_chunk88 + tl_v)))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk88 + tl_v)))] = acc[tl_chunk88 + tl_v];
             }
         }
     }
@@ -625,7 +777,7 @@ __global__ void __launch_bounds__(128) w4a16_combine_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                    p[tl_chunk0 + tl_v] = tl::in_bounds(z, SPLITS) && tl::in_bounds(row, M) && tl::in_bounds(col0 + ((p_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) + (tl_chunk0 + tl_v) % 8), N) ? Part[(int64_t(z) * M + row) * N + (col0 + ((p_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) + (tl_chunk0 + tl_v) % 8))] : 0.0f;
+                    p[tl_chunk0 + tl_v] = tl::in_bounds(z, SPLITS) && tl::in_bounds(row, M) && tl::in_bounds(col0 + ((p_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) + (tl_chunk0 + tl_v) % 8), N) ? Part[(int64_t(z) * M + row) * N + (col0 + ((p_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) + (tl_chunk0 + tl_v) % 8))] : 0.0f;
                 }
             }
         }
@@ -649,7 +801,7 @@ __global__ void __launch_bounds__(128) w4a16_combine_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                if (tl::in_bounds(row, M) && tl::in_bounds(col0 + ((acc_layout::flat(tl_tid, (tl_chunk4 + tl_v / 8) * 8)) + (tl_chunk4 + tl_v) % 8), N)) C[int64_t(row) * N + (col0 + ((acc_layout::flat(tl_tid, (tl_chunk4 + tl_v / 8) * 8)) + (tl_chunk4 + tl_v) % 8))] = tl::convert<tl::f16>(acc[tl_chunk4 + tl_v]);
+                if (tl::in_bounds(row, M) && tl::in_bounds(col0 + ((acc_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) + (tl_chunk4 + tl_v) % 8), N)) C[int64_t(row) * N + (col0 + ((acc_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) + (tl_chunk4 + tl_v) % 8))] = tl::convert<tl::f16>(acc[tl_chunk4 + tl_v]);
             }
         }
     }
@@ -693,7 +845,7 @@ static cudaError_t w4a16_partial_variant0(const __half* A, const uint32_t* Wq, c
         return tl_err;
     }();
     if (tl_attributes_variant0 != cudaSuccess) return tl::host::record(tl_attributes_variant0, tl_name, "setting the shared-memory attributes");
-    ::w4a16_partial_kernel_variant0<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 36608, stream>>>(A, Wq, Scales, Part, k_len, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N), static_cast<int32_t>(KW), static_cast<int32_t>(KG), static_cast<int32_t>(SPLITS));
+    ::w4a16_partial_kernel_variant0<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 36736, stream>>>(A, Wq, Scales, Part, k_len, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N), static_cast<int32_t>(KW), static_cast<int32_t>(KG), static_cast<int32_t>(SPLITS));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -726,13 +878,13 @@ static cudaError_t w4a16_partial_variant1(const __half* A, const uint32_t* Wq, c
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
     static const cudaError_t tl_attributes_variant1 = [] {
         cudaError_t tl_err = cudaSuccess;
-        tl_err = cudaFuncSetAttribute(::w4a16_partial_kernel_variant1, cudaFuncAttributeMaxDynamicSharedMemorySize, 146432);
+        tl_err = cudaFuncSetAttribute(::w4a16_partial_kernel_variant1, cudaFuncAttributeMaxDynamicSharedMemorySize, 146560);
         if (tl_err == cudaSuccess)
             tl_err = cudaFuncSetAttribute(::w4a16_partial_kernel_variant1, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
         return tl_err;
     }();
     if (tl_attributes_variant1 != cudaSuccess) return tl::host::record(tl_attributes_variant1, tl_name, "setting the shared-memory attributes");
-    ::w4a16_partial_kernel_variant1<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 146432, stream>>>(A, Wq, Scales, Part, k_len, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N), static_cast<int32_t>(KW), static_cast<int32_t>(KG), static_cast<int32_t>(SPLITS));
+    ::w4a16_partial_kernel_variant1<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 146560, stream>>>(A, Wq, Scales, Part, k_len, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N), static_cast<int32_t>(KW), static_cast<int32_t>(KG), static_cast<int32_t>(SPLITS));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 

@@ -200,7 +200,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk24 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 + tl_v / 8) * 8)) + (tl_chunk24 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 + tl_v / 8) * 8)) + (tl_chunk24 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk24 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8)) + (tl_chunk24 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8)) + (tl_chunk24 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -235,7 +235,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk28 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 + tl_v / 8) * 8)) + (tl_chunk28 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 + tl_v / 8) * 8)) + (tl_chunk28 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk28 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8)) + (tl_chunk28 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8)) + (tl_chunk28 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -258,7 +258,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 + tl_v / 8) * 8)) + (tl_chunk32 + tl_v) % 8), N)) Q[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 + tl_v / 8) * 8)) + (tl_chunk32 + tl_v) % 8))] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8)) + (tl_chunk32 + tl_v) % 8), N)) Q[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8)) + (tl_chunk32 + tl_v) % 8))] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
                             }
                         }
                     }
@@ -460,7 +460,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk24 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 + tl_v / 8) * 8)) + (tl_chunk24 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 + tl_v / 8) * 8)) + (tl_chunk24 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk24 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8)) + (tl_chunk24 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8)) + (tl_chunk24 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -495,7 +495,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk28 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 + tl_v / 8) * 8)) + (tl_chunk28 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 + tl_v / 8) * 8)) + (tl_chunk28 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk28 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8)) + (tl_chunk28 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8)) + (tl_chunk28 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -518,7 +518,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 + tl_v / 8) * 8)) + (tl_chunk32 + tl_v) % 8), N)) Q[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 + tl_v / 8) * 8)) + (tl_chunk32 + tl_v) % 8))] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8)) + (tl_chunk32 + tl_v) % 8), N)) Q[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8)) + (tl_chunk32 + tl_v) % 8))] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
                             }
                         }
                     }
@@ -720,7 +720,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk24 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 + tl_v / 8) * 8)) + (tl_chunk24 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 + tl_v / 8) * 8)) + (tl_chunk24 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk24 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8)) + (tl_chunk24 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8)) + (tl_chunk24 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -755,7 +755,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk28 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 + tl_v / 8) * 8)) + (tl_chunk28 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 + tl_v / 8) * 8)) + (tl_chunk28 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk28 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8)) + (tl_chunk28 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8)) + (tl_chunk28 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -778,7 +778,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 + tl_v / 8) * 8)) + (tl_chunk32 + tl_v) % 8), N)) Q[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 + tl_v / 8) * 8)) + (tl_chunk32 + tl_v) % 8))] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8)) + (tl_chunk32 + tl_v) % 8), N)) Q[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8)) + (tl_chunk32 + tl_v) % 8))] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
                             }
                         }
                     }
@@ -993,7 +993,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk24 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 + tl_v / 8) * 8)) + (tl_chunk24 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 + tl_v / 8) * 8)) + (tl_chunk24 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk24 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8)) + (tl_chunk24 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8)) + (tl_chunk24 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1028,7 +1028,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk28 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 + tl_v / 8) * 8)) + (tl_chunk28 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 + tl_v / 8) * 8)) + (tl_chunk28 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk28 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8)) + (tl_chunk28 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8)) + (tl_chunk28 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1051,7 +1051,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 + tl_v / 8) * 8)) + (tl_chunk32 + tl_v) % 8), N)) Q[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 + tl_v / 8) * 8)) + (tl_chunk32 + tl_v) % 8))] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8)) + (tl_chunk32 + tl_v) % 8), N)) Q[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8)) + (tl_chunk32 + tl_v) % 8))] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
                             }
                         }
                     }
@@ -1267,7 +1267,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk24 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 + tl_v / 8) * 8)) + (tl_chunk24 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 + tl_v / 8) * 8)) + (tl_chunk24 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk24 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8)) + (tl_chunk24 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8)) + (tl_chunk24 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1302,7 +1302,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk28 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 + tl_v / 8) * 8)) + (tl_chunk28 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 + tl_v / 8) * 8)) + (tl_chunk28 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk28 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8)) + (tl_chunk28 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8)) + (tl_chunk28 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1325,7 +1325,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 + tl_v / 8) * 8)) + (tl_chunk32 + tl_v) % 8), N)) Q[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 + tl_v / 8) * 8)) + (tl_chunk32 + tl_v) % 8))] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8)) + (tl_chunk32 + tl_v) % 8), N)) Q[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8)) + (tl_chunk32 + tl_v) % 8))] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
                             }
                         }
                     }
@@ -1542,7 +1542,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk24 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 + tl_v / 8) * 8)) + (tl_chunk24 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 + tl_v / 8) * 8)) + (tl_chunk24 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk24 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8)) + (tl_chunk24 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8)) + (tl_chunk24 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1577,7 +1577,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk28 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 + tl_v / 8) * 8)) + (tl_chunk28 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 + tl_v / 8) * 8)) + (tl_chunk28 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk28 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8)) + (tl_chunk28 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8)) + (tl_chunk28 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1600,7 +1600,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 + tl_v / 8) * 8)) + (tl_chunk32 + tl_v) % 8), N)) Q[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 + tl_v / 8) * 8)) + (tl_chunk32 + tl_v) % 8))] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8)) + (tl_chunk32 + tl_v) % 8), N)) Q[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8)) + (tl_chunk32 + tl_v) % 8))] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
                             }
                         }
                     }
@@ -1818,7 +1818,7 @@ __global__ void __launch_bounds__(512, 2) fp8_per_token_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk24 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk24 + tl_v / 8) * 8)) + (tl_chunk24 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk24 + tl_v / 8) * 8)) + (tl_chunk24 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk24 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8)) + (tl_chunk24 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8)) + (tl_chunk24 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1853,7 +1853,7 @@ __global__ void __launch_bounds__(512, 2) fp8_per_token_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk28 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk28 + tl_v / 8) * 8)) + (tl_chunk28 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk28 + tl_v / 8) * 8)) + (tl_chunk28 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk28 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8)) + (tl_chunk28 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8)) + (tl_chunk28 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1876,7 +1876,7 @@ __global__ void __launch_bounds__(512, 2) fp8_per_token_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk32 + tl_v / 8) * 8)) + (tl_chunk32 + tl_v) % 8), N)) Q[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk32 + tl_v / 8) * 8)) + (tl_chunk32 + tl_v) % 8))] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8)) + (tl_chunk32 + tl_v) % 8), N)) Q[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8)) + (tl_chunk32 + tl_v) % 8))] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
                             }
                         }
                     }

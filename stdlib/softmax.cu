@@ -211,7 +211,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -268,7 +268,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -291,7 +291,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -507,7 +507,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -564,7 +564,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -587,7 +587,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -803,7 +803,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -860,7 +860,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -883,7 +883,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -1125,7 +1125,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -1182,7 +1182,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1205,7 +1205,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -1449,7 +1449,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -1506,7 +1506,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1529,7 +1529,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -1775,7 +1775,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -1832,7 +1832,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1855,7 +1855,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -2103,7 +2103,7 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -2160,7 +2160,7 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -2183,7 +2183,7 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -2399,7 +2399,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -2456,7 +2456,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -2479,7 +2479,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -2697,7 +2697,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -2754,7 +2754,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -2777,7 +2777,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -2995,7 +2995,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -3052,7 +3052,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -3075,7 +3075,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -3319,7 +3319,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -3376,7 +3376,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -3399,7 +3399,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -3645,7 +3645,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -3702,7 +3702,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -3725,7 +3725,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -3973,7 +3973,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -4030,7 +4030,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -4053,7 +4053,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -4303,7 +4303,7 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -4360,7 +4360,7 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -4383,7 +4383,7 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk35 + tl_v / 8) * 8)) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }

@@ -571,11 +571,11 @@ def w4a16(M, N, K, G, t, defines):
     q = [random.randrange(16) for _ in range(N * K)]
     KW, KG = K // 8, -(-K // G)
     Wq = [sum(q[n * K + w * 8 + i] << (4 * i) for i in range(8)) for n in range(N) for w in range(KW)]
-    S = rnd(N * KG, 0.01, 0.1)
+    S = rnd(KG * N, 0.01, 0.1)
     out = run("qgemm.tl", "w4a16_gemm", [f"T={t}", f"G={G}"] + defines,
-              {"A": (t, [M, K], A), "Wq": ("u32", [N, KW], Wq), "Scales": (t, [N, KG], S),
+              {"A": (t, [M, K], A), "Wq": ("u32", [N, KW], Wq), "Scales": (t, [KG, N], S),
                "C": (t, [M, N], [0.0] * (M * N))}, outputs=("C",))
-    ref = [sum(A[m * K + k] * (q[n * K + k] - 8) * S[n * KG + k // G] for k in range(K)) for m in range(M) for n in range(N)]
+    ref = [sum(A[m * K + k] * (q[n * K + k] - 8) * S[(k // G) * N + n] for k in range(K)) for m in range(M) for n in range(N)]
     return rel(out["C"], ref)
 
 

@@ -109,7 +109,7 @@ std::optional<BlockedChunk> KernelEmitter::blocked_chunk(const ir::Buffer& frag,
         frag.const_shape.back() % l->vector != 0)
         return std::nullopt;
     BlockedChunk c;
-    c.start_flat = fmt::format("{}::flat(tl_tid, ({} / {}) * {})", l->type_name, slot, l->vector, l->vector);
+    c.start_flat = fmt::format("{}::flat(tl_tid, ({} / {}) * {})", l->type_name, parenthesized(slot), l->vector, l->vector);
     c.start_last = fmt::format("{} % {}", parenthesized(c.start_flat), frag.const_shape.back());
     c.offset = fmt::format("{} % {}", parenthesized(slot), l->vector);
     c.width = l->vector;

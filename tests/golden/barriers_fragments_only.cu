@@ -32,7 +32,7 @@ __global__ void __launch_bounds__(128) axpy_rows_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds((int(blockIdx.x) * 16) + ((x_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) / 64), M) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) % 64) + (tl_chunk0 + tl_v) % 8, 64) ? X[int64_t((int(blockIdx.x) * 16) + ((x_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) / 64)) * 64 + (((x_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) % 64) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
+                x[tl_chunk0 + tl_v] = tl::in_bounds((int(blockIdx.x) * 16) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 64), M) && tl::in_bounds(((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 64) + (tl_chunk0 + tl_v) % 8, 64) ? X[int64_t((int(blockIdx.x) * 16) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 64)) * 64 + (((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 64) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
             }
         }
     }
@@ -48,7 +48,7 @@ __global__ void __launch_bounds__(128) axpy_rows_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                y[tl_chunk3 + tl_v] = tl::in_bounds((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, (tl_chunk3 + tl_v / 8) * 8)) / 64), M) && tl::in_bounds(((y_layout::flat(tl_tid, (tl_chunk3 + tl_v / 8) * 8)) % 64) + (tl_chunk3 + tl_v) % 8, 64) ? Y[int64_t((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, (tl_chunk3 + tl_v / 8) * 8)) / 64)) * 64 + (((y_layout::flat(tl_tid, (tl_chunk3 + tl_v / 8) * 8)) % 64) + (tl_chunk3 + tl_v) % 8)] : 0.0f;
+                y[tl_chunk3 + tl_v] = tl::in_bounds((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) / 64), M) && tl::in_bounds(((y_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) % 64) + (tl_chunk3 + tl_v) % 8, 64) ? Y[int64_t((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) / 64)) * 64 + (((y_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) % 64) + (tl_chunk3 + tl_v) % 8)] : 0.0f;
             }
         }
     }
@@ -73,7 +73,7 @@ __global__ void __launch_bounds__(128) axpy_rows_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, (tl_chunk7 + tl_v / 8) * 8)) / 64), M) && tl::in_bounds(((y_layout::flat(tl_tid, (tl_chunk7 + tl_v / 8) * 8)) % 64) + (tl_chunk7 + tl_v) % 8, 64)) Y[int64_t((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, (tl_chunk7 + tl_v / 8) * 8)) / 64)) * 64 + (((y_layout::flat(tl_tid, (tl_chunk7 + tl_v / 8) * 8)) % 64) + (tl_chunk7 + tl_v) % 8)] = y[tl_chunk7 + tl_v];
+                if (tl::in_bounds((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8)) / 64), M) && tl::in_bounds(((y_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8)) % 64) + (tl_chunk7 + tl_v) % 8, 64)) Y[int64_t((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8)) / 64)) * 64 + (((y_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8)) % 64) + (tl_chunk7 + tl_v) % 8)] = y[tl_chunk7 + tl_v];
             }
         }
     }

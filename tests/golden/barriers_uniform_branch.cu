@@ -68,7 +68,7 @@ __global__ void __launch_bounds__(128) scale_or_zero_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.x) * 16) + ((o_layout::flat(tl_tid, (tl_chunk9 + tl_v / 8) * 8)) / 64), M) && tl::in_bounds(((o_layout::flat(tl_tid, (tl_chunk9 + tl_v / 8) * 8)) % 64) + (tl_chunk9 + tl_v) % 8, 64)) Out[int64_t((int(blockIdx.x) * 16) + ((o_layout::flat(tl_tid, (tl_chunk9 + tl_v / 8) * 8)) / 64)) * 64 + (((o_layout::flat(tl_tid, (tl_chunk9 + tl_v / 8) * 8)) % 64) + (tl_chunk9 + tl_v) % 8)] = o[tl_chunk9 + tl_v];
+                if (tl::in_bounds((int(blockIdx.x) * 16) + ((o_layout::flat(tl_tid, ((tl_chunk9 + tl_v) / 8) * 8)) / 64), M) && tl::in_bounds(((o_layout::flat(tl_tid, ((tl_chunk9 + tl_v) / 8) * 8)) % 64) + (tl_chunk9 + tl_v) % 8, 64)) Out[int64_t((int(blockIdx.x) * 16) + ((o_layout::flat(tl_tid, ((tl_chunk9 + tl_v) / 8) * 8)) / 64)) * 64 + (((o_layout::flat(tl_tid, ((tl_chunk9 + tl_v) / 8) * 8)) % 64) + (tl_chunk9 + tl_v) % 8)] = o[tl_chunk9 + tl_v];
             }
         }
     }

@@ -67,7 +67,7 @@ __global__ void __launch_bounds__(128) col_sum_serial_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.x) * 64) + ((acc_layout::flat(tl_tid, (tl_chunk7 + tl_v / 8) * 8)) + (tl_chunk7 + tl_v) % 8), N)) Y[(int(blockIdx.x) * 64) + ((acc_layout::flat(tl_tid, (tl_chunk7 + tl_v / 8) * 8)) + (tl_chunk7 + tl_v) % 8)] = acc[tl_chunk7 + tl_v];
+                if (tl::in_bounds((int(blockIdx.x) * 64) + ((acc_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8)) + (tl_chunk7 + tl_v) % 8), N)) Y[(int(blockIdx.x) * 64) + ((acc_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8)) + (tl_chunk7 + tl_v) % 8)] = acc[tl_chunk7 + tl_v];
             }
         }
     }

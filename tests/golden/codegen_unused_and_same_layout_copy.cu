@@ -33,7 +33,7 @@ __global__ void __launch_bounds__(128) k_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                acc[tl_chunk0 + tl_v] = tl::in_bounds((acc_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) / 128, M) && tl::in_bounds(((acc_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) % 128) + (tl_chunk0 + tl_v) % 8, N) ? X[int64_t((acc_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) / 128) * N + (((acc_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) % 128) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
+                acc[tl_chunk0 + tl_v] = tl::in_bounds((acc_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 128, M) && tl::in_bounds(((acc_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 128) + (tl_chunk0 + tl_v) % 8, N) ? X[int64_t((acc_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 128) * N + (((acc_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 128) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
             }
         }
     }
@@ -52,7 +52,7 @@ __global__ void __launch_bounds__(128) k_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                if (tl::in_bounds((c_layout::flat(tl_tid, (tl_chunk3 + tl_v / 8) * 8)) / 128, M) && tl::in_bounds(((c_layout::flat(tl_tid, (tl_chunk3 + tl_v / 8) * 8)) % 128) + (tl_chunk3 + tl_v) % 8, N)) C[int64_t((c_layout::flat(tl_tid, (tl_chunk3 + tl_v / 8) * 8)) / 128) * N + (((c_layout::flat(tl_tid, (tl_chunk3 + tl_v / 8) * 8)) % 128) + (tl_chunk3 + tl_v) % 8)] = c[tl_chunk3 + tl_v];
+                if (tl::in_bounds((c_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) / 128, M) && tl::in_bounds(((c_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) % 128) + (tl_chunk3 + tl_v) % 8, N)) C[int64_t((c_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) / 128) * N + (((c_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) % 128) + (tl_chunk3 + tl_v) % 8)] = c[tl_chunk3 + tl_v];
             }
         }
     }

@@ -36,7 +36,7 @@ __global__ void __launch_bounds__(128) k_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                a[tl_chunk0 + tl_v] = tl::in_bounds((a_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) / 64, 64) && tl::in_bounds(((a_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) % 64) + (tl_chunk0 + tl_v) % 8, 64) ? A[int64_t((a_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) / 64) * 64 + (((a_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) % 64) + (tl_chunk0 + tl_v) % 8)] : tl::convert<tl::f16>(0.0f);
+                a[tl_chunk0 + tl_v] = tl::in_bounds((a_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 64, 64) && tl::in_bounds(((a_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 64) + (tl_chunk0 + tl_v) % 8, 64) ? A[int64_t((a_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 64) * 64 + (((a_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 64) + (tl_chunk0 + tl_v) % 8)] : tl::convert<tl::f16>(0.0f);
             }
         }
     }

@@ -229,7 +229,7 @@ __global__ void __launch_bounds__(128) layouts_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                z[tl_chunk30 + tl_v] = tl::in_bounds((int(blockIdx.y) * 64) + ((z_layout::flat(tl_tid, (tl_chunk30 + tl_v / 4) * 4)) / 20), M) && tl::in_bounds(((z_layout::flat(tl_tid, (tl_chunk30 + tl_v / 4) * 4)) % 20) + (tl_chunk30 + tl_v) % 4, N) ? Bias[int64_t((int(blockIdx.y) * 64) + ((z_layout::flat(tl_tid, (tl_chunk30 + tl_v / 4) * 4)) / 20)) * N + (((z_layout::flat(tl_tid, (tl_chunk30 + tl_v / 4) * 4)) % 20) + (tl_chunk30 + tl_v) % 4)] : 0.0f;
+                z[tl_chunk30 + tl_v] = tl::in_bounds((int(blockIdx.y) * 64) + ((z_layout::flat(tl_tid, ((tl_chunk30 + tl_v) / 4) * 4)) / 20), M) && tl::in_bounds(((z_layout::flat(tl_tid, ((tl_chunk30 + tl_v) / 4) * 4)) % 20) + (tl_chunk30 + tl_v) % 4, N) ? Bias[int64_t((int(blockIdx.y) * 64) + ((z_layout::flat(tl_tid, ((tl_chunk30 + tl_v) / 4) * 4)) / 20)) * N + (((z_layout::flat(tl_tid, ((tl_chunk30 + tl_v) / 4) * 4)) % 20) + (tl_chunk30 + tl_v) % 4)] : 0.0f;
             }
         }
     }
@@ -255,7 +255,7 @@ __global__ void __launch_bounds__(128) layouts_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.y) * 64) + ((z_layout::flat(tl_tid, (tl_chunk34 + tl_v / 4) * 4)) / 20), M) && tl::in_bounds(((z_layout::flat(tl_tid, (tl_chunk34 + tl_v / 4) * 4)) % 20) + (tl_chunk34 + tl_v) % 4, 64)) Y[int64_t((int(blockIdx.y) * 64) + ((z_layout::flat(tl_tid, (tl_chunk34 + tl_v / 4) * 4)) / 20)) * 64 + (((z_layout::flat(tl_tid, (tl_chunk34 + tl_v / 4) * 4)) % 20) + (tl_chunk34 + tl_v) % 4)] = z[tl_chunk34 + tl_v];
+                if (tl::in_bounds((int(blockIdx.y) * 64) + ((z_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 4) * 4)) / 20), M) && tl::in_bounds(((z_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 4) * 4)) % 20) + (tl_chunk34 + tl_v) % 4, 64)) Y[int64_t((int(blockIdx.y) * 64) + ((z_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 4) * 4)) / 20)) * 64 + (((z_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 4) * 4)) % 20) + (tl_chunk34 + tl_v) % 4)] = z[tl_chunk34 + tl_v];
             }
         }
     }

@@ -33,7 +33,7 @@ __global__ void __launch_bounds__(32) tl_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds((int(blockIdx.x) * 32) + ((x_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) + (tl_chunk0 + tl_v) % 8), N) ? X[(int(blockIdx.x) * 32) + ((x_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
+                x[tl_chunk0 + tl_v] = tl::in_bounds((int(blockIdx.x) * 32) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) + (tl_chunk0 + tl_v) % 8), N) ? X[(int(blockIdx.x) * 32) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
             }
         }
     }
@@ -59,7 +59,7 @@ __global__ void __launch_bounds__(32) tl_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.x) * 32) + ((x_layout::flat(tl_tid, (tl_chunk4 + tl_v / 8) * 8)) + (tl_chunk4 + tl_v) % 8), N)) X[(int(blockIdx.x) * 32) + ((x_layout::flat(tl_tid, (tl_chunk4 + tl_v / 8) * 8)) + (tl_chunk4 + tl_v) % 8)] = x[tl_chunk4 + tl_v];
+                if (tl::in_bounds((int(blockIdx.x) * 32) + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) + (tl_chunk4 + tl_v) % 8), N)) X[(int(blockIdx.x) * 32) + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) + (tl_chunk4 + tl_v) % 8)] = x[tl_chunk4 + tl_v];
             }
         }
     }

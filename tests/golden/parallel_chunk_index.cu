@@ -64,7 +64,7 @@ __global__ void __launch_bounds__(64) unpack_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds(row0 + ((y_layout::flat(tl_tid, (tl_chunk7 + tl_v / 8) * 8)) / 256), R) && tl::in_bounds(((y_layout::flat(tl_tid, (tl_chunk7 + tl_v / 8) * 8)) % 256) + (tl_chunk7 + tl_v) % 8, C)) Y[int64_t(row0 + ((y_layout::flat(tl_tid, (tl_chunk7 + tl_v / 8) * 8)) / 256)) * C + (((y_layout::flat(tl_tid, (tl_chunk7 + tl_v / 8) * 8)) % 256) + (tl_chunk7 + tl_v) % 8)] = y[tl_chunk7 + tl_v];
+                if (tl::in_bounds(row0 + ((y_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8)) / 256), R) && tl::in_bounds(((y_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8)) % 256) + (tl_chunk7 + tl_v) % 8, C)) Y[int64_t(row0 + ((y_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8)) / 256)) * C + (((y_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8)) % 256) + (tl_chunk7 + tl_v) % 8)] = y[tl_chunk7 + tl_v];
             }
         }
     }

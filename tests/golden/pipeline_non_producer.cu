@@ -135,7 +135,7 @@ __global__ void __launch_bounds__(128) scaled_row_sum_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, (tl_chunk22 + tl_v / 8) * 8)) + (tl_chunk22 + tl_v) % 8), M)) Y[(int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, (tl_chunk22 + tl_v / 8) * 8)) + (tl_chunk22 + tl_v) % 8)] = acc[tl_chunk22 + tl_v];
+                if (tl::in_bounds((int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, ((tl_chunk22 + tl_v) / 8) * 8)) + (tl_chunk22 + tl_v) % 8), M)) Y[(int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, ((tl_chunk22 + tl_v) / 8) * 8)) + (tl_chunk22 + tl_v) % 8)] = acc[tl_chunk22 + tl_v];
             }
         }
     }

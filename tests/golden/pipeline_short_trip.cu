@@ -149,7 +149,7 @@ __global__ void __launch_bounds__(128) short_trip_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, (tl_chunk30 + tl_v / 8) * 8)) / 32), M) && tl::in_bounds(((acc_layout::flat(tl_tid, (tl_chunk30 + tl_v / 8) * 8)) % 32) + (tl_chunk30 + tl_v) % 8, 32)) Y[int64_t((int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, (tl_chunk30 + tl_v / 8) * 8)) / 32)) * 32 + (((acc_layout::flat(tl_tid, (tl_chunk30 + tl_v / 8) * 8)) % 32) + (tl_chunk30 + tl_v) % 8)] = acc[tl_chunk30 + tl_v];
+                if (tl::in_bounds((int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, ((tl_chunk30 + tl_v) / 8) * 8)) / 32), M) && tl::in_bounds(((acc_layout::flat(tl_tid, ((tl_chunk30 + tl_v) / 8) * 8)) % 32) + (tl_chunk30 + tl_v) % 8, 32)) Y[int64_t((int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, ((tl_chunk30 + tl_v) / 8) * 8)) / 32)) * 32 + (((acc_layout::flat(tl_tid, ((tl_chunk30 + tl_v) / 8) * 8)) % 32) + (tl_chunk30 + tl_v) % 8)] = acc[tl_chunk30 + tl_v];
             }
         }
     }

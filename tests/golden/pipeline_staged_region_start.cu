@@ -61,7 +61,7 @@ __global__ void __launch_bounds__(64) gather_rows_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                    row[tl_chunk4 + tl_v] = tl::in_bounds(ids[(t % 2) * 1 + 0], V) && tl::in_bounds((row_layout::flat(tl_tid, (tl_chunk4 + tl_v / 8) * 8)) + (tl_chunk4 + tl_v) % 8, 64) ? Table[int64_t(ids[(t % 2) * 1 + 0]) * 64 + ((row_layout::flat(tl_tid, (tl_chunk4 + tl_v / 8) * 8)) + (tl_chunk4 + tl_v) % 8)] : 0.0f;
+                    row[tl_chunk4 + tl_v] = tl::in_bounds(ids[(t % 2) * 1 + 0], V) && tl::in_bounds((row_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) + (tl_chunk4 + tl_v) % 8, 64) ? Table[int64_t(ids[(t % 2) * 1 + 0]) * 64 + ((row_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) + (tl_chunk4 + tl_v) % 8)] : 0.0f;
                 }
             }
         }
@@ -78,7 +78,7 @@ __global__ void __launch_bounds__(64) gather_rows_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                    if (tl::in_bounds(t, N) && tl::in_bounds((row_layout::flat(tl_tid, (tl_chunk7 + tl_v / 8) * 8)) + (tl_chunk7 + tl_v) % 8, 64)) Out[int64_t(t) * 64 + ((row_layout::flat(tl_tid, (tl_chunk7 + tl_v / 8) * 8)) + (tl_chunk7 + tl_v) % 8)] = row[tl_chunk7 + tl_v];
+                    if (tl::in_bounds(t, N) && tl::in_bounds((row_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8)) + (tl_chunk7 + tl_v) % 8, 64)) Out[int64_t(t) * 64 + ((row_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8)) + (tl_chunk7 + tl_v) % 8)] = row[tl_chunk7 + tl_v];
                 }
             }
         }

@@ -172,7 +172,7 @@ __global__ void __launch_bounds__(128) two_passes_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 256) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 256) + ((x_layout::flat(tl_tid, (tl_chunk25 + tl_v / 8) * 8)) + (tl_chunk25 + tl_v) % 8))] = x[tl_chunk25 + tl_v];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 256) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 256) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8))] = x[tl_chunk25 + tl_v];
                 }
             }
         }

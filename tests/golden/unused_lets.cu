@@ -35,7 +35,7 @@ __global__ void __launch_bounds__(64) unused_lets_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds(start + ((x_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) + (tl_chunk0 + tl_v) % 8), N) ? X[start + ((x_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
+                x[tl_chunk0 + tl_v] = tl::in_bounds(start + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) + (tl_chunk0 + tl_v) % 8), N) ? X[start + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
             }
         }
     }
@@ -64,7 +64,7 @@ __global__ void __launch_bounds__(64) unused_lets_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                    if (tl::in_bounds(a + ((x_layout::flat(tl_tid, (tl_chunk4 + tl_v / 8) * 8)) + (tl_chunk4 + tl_v) % 8), N)) X[a + ((x_layout::flat(tl_tid, (tl_chunk4 + tl_v / 8) * 8)) + (tl_chunk4 + tl_v) % 8)] = x[tl_chunk4 + tl_v];
+                    if (tl::in_bounds(a + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) + (tl_chunk4 + tl_v) % 8), N)) X[a + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) + (tl_chunk4 + tl_v) % 8)] = x[tl_chunk4 + tl_v];
                 }
             }
         }

@@ -33,7 +33,7 @@ __global__ void __launch_bounds__(128) row_scale_kernel_variant0(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds(row0 + ((x_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) / 128), M) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) % 128) + (tl_chunk0 + tl_v) % 8, N) ? X[int64_t(row0 + ((x_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) / 128)) * N + (((x_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) % 128) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
+                x[tl_chunk0 + tl_v] = tl::in_bounds(row0 + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 128), M) && tl::in_bounds(((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 128) + (tl_chunk0 + tl_v) % 8, N) ? X[int64_t(row0 + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 128)) * N + (((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 128) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
             }
         }
     }
@@ -59,7 +59,7 @@ __global__ void __launch_bounds__(128) row_scale_kernel_variant0(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds(row0 + ((x_layout::flat(tl_tid, (tl_chunk4 + tl_v / 8) * 8)) / 128), M) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk4 + tl_v / 8) * 8)) % 128) + (tl_chunk4 + tl_v) % 8, N)) Y[int64_t(row0 + ((x_layout::flat(tl_tid, (tl_chunk4 + tl_v / 8) * 8)) / 128)) * N + (((x_layout::flat(tl_tid, (tl_chunk4 + tl_v / 8) * 8)) % 128) + (tl_chunk4 + tl_v) % 8)] = x[tl_chunk4 + tl_v];
+                if (tl::in_bounds(row0 + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) / 128), M) && tl::in_bounds(((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) % 128) + (tl_chunk4 + tl_v) % 8, N)) Y[int64_t(row0 + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) / 128)) * N + (((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) % 128) + (tl_chunk4 + tl_v) % 8)] = x[tl_chunk4 + tl_v];
             }
         }
     }
@@ -91,7 +91,7 @@ __global__ void __launch_bounds__(128) row_scale_kernel_variant1(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds(row0 + ((x_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) / 128), M) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) % 128) + (tl_chunk0 + tl_v) % 8, N) ? X[int64_t(row0 + ((x_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) / 128)) * N + (((x_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) % 128) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
+                x[tl_chunk0 + tl_v] = tl::in_bounds(row0 + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 128), M) && tl::in_bounds(((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 128) + (tl_chunk0 + tl_v) % 8, N) ? X[int64_t(row0 + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 128)) * N + (((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 128) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
             }
         }
     }
@@ -117,7 +117,7 @@ __global__ void __launch_bounds__(128) row_scale_kernel_variant1(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds(row0 + ((x_layout::flat(tl_tid, (tl_chunk4 + tl_v / 8) * 8)) / 128), M) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk4 + tl_v / 8) * 8)) % 128) + (tl_chunk4 + tl_v) % 8, N)) Y[int64_t(row0 + ((x_layout::flat(tl_tid, (tl_chunk4 + tl_v / 8) * 8)) / 128)) * N + (((x_layout::flat(tl_tid, (tl_chunk4 + tl_v / 8) * 8)) % 128) + (tl_chunk4 + tl_v) % 8)] = x[tl_chunk4 + tl_v];
+                if (tl::in_bounds(row0 + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) / 128), M) && tl::in_bounds(((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) % 128) + (tl_chunk4 + tl_v) % 8, N)) Y[int64_t(row0 + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) / 128)) * N + (((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) % 128) + (tl_chunk4 + tl_v) % 8)] = x[tl_chunk4 + tl_v];
             }
         }
     }
@@ -148,7 +148,7 @@ __global__ void __launch_bounds__(128) row_scale_kernel_variant2(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds(row0 + ((x_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) / 1024), M) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) % 1024) + (tl_chunk0 + tl_v) % 8, N) ? X[int64_t(row0 + ((x_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) / 1024)) * N + (((x_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) % 1024) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
+                x[tl_chunk0 + tl_v] = tl::in_bounds(row0 + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 1024), M) && tl::in_bounds(((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 1024) + (tl_chunk0 + tl_v) % 8, N) ? X[int64_t(row0 + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 1024)) * N + (((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 1024) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
             }
         }
     }
@@ -172,7 +172,7 @@ __global__ void __launch_bounds__(128) row_scale_kernel_variant2(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds(row0 + ((x_layout::flat(tl_tid, (tl_chunk4 + tl_v / 8) * 8)) / 1024), M) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk4 + tl_v / 8) * 8)) % 1024) + (tl_chunk4 + tl_v) % 8, N)) Y[int64_t(row0 + ((x_layout::flat(tl_tid, (tl_chunk4 + tl_v / 8) * 8)) / 1024)) * N + (((x_layout::flat(tl_tid, (tl_chunk4 + tl_v / 8) * 8)) % 1024) + (tl_chunk4 + tl_v) % 8)] = x[tl_chunk4 + tl_v];
+                if (tl::in_bounds(row0 + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) / 1024), M) && tl::in_bounds(((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) % 1024) + (tl_chunk4 + tl_v) % 8, N)) Y[int64_t(row0 + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) / 1024)) * N + (((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) % 1024) + (tl_chunk4 + tl_v) % 8)] = x[tl_chunk4 + tl_v];
             }
         }
     }
@@ -203,7 +203,7 @@ __global__ void __launch_bounds__(128) row_scale_kernel_variant3(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds(row0 + ((x_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) / 1024), M) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) % 1024) + (tl_chunk0 + tl_v) % 8, N) ? X[int64_t(row0 + ((x_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) / 1024)) * N + (((x_layout::flat(tl_tid, (tl_chunk0 + tl_v / 8) * 8)) % 1024) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
+                x[tl_chunk0 + tl_v] = tl::in_bounds(row0 + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 1024), M) && tl::in_bounds(((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 1024) + (tl_chunk0 + tl_v) % 8, N) ? X[int64_t(row0 + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 1024)) * N + (((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 1024) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
             }
         }
     }
@@ -227,7 +227,7 @@ __global__ void __launch_bounds__(128) row_scale_kernel_variant3(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds(row0 + ((x_layout::flat(tl_tid, (tl_chunk4 + tl_v / 8) * 8)) / 1024), M) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk4 + tl_v / 8) * 8)) % 1024) + (tl_chunk4 + tl_v) % 8, N)) Y[int64_t(row0 + ((x_layout::flat(tl_tid, (tl_chunk4 + tl_v / 8) * 8)) / 1024)) * N + (((x_layout::flat(tl_tid, (tl_chunk4 + tl_v / 8) * 8)) % 1024) + (tl_chunk4 + tl_v) % 8)] = x[tl_chunk4 + tl_v];
+                if (tl::in_bounds(row0 + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) / 1024), M) && tl::in_bounds(((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) % 1024) + (tl_chunk4 + tl_v) % 8, N)) Y[int64_t(row0 + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) / 1024)) * N + (((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) % 1024) + (tl_chunk4 + tl_v) % 8)] = x[tl_chunk4 + tl_v];
             }
         }
     }

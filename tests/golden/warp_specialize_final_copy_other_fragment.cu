@@ -165,7 +165,7 @@ __global__ void __launch_bounds__(128) k_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.y) * 64) + ((ones_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) / 64), M) && tl::in_bounds((int(blockIdx.x) * 64) + (((ones_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) % 64) + (tl_chunk31 + tl_v) % 8), N)) C[int64_t((int(blockIdx.y) * 64) + ((ones_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) / 64)) * N + ((int(blockIdx.x) * 64) + (((ones_layout::flat(tl_tid, (tl_chunk31 + tl_v / 8) * 8)) % 64) + (tl_chunk31 + tl_v) % 8))] = tl::convert<tl::f16>(ones[tl_chunk31 + tl_v]);
+                if (tl::in_bounds((int(blockIdx.y) * 64) + ((ones_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) / 64), M) && tl::in_bounds((int(blockIdx.x) * 64) + (((ones_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 64) + (tl_chunk31 + tl_v) % 8), N)) C[int64_t((int(blockIdx.y) * 64) + ((ones_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) / 64)) * N + ((int(blockIdx.x) * 64) + (((ones_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 64) + (tl_chunk31 + tl_v) % 8))] = tl::convert<tl::f16>(ones[tl_chunk31 + tl_v]);
             }
         }
     }
@@ -292,7 +292,7 @@ __global__ void __launch_bounds__(256, 1) k_kernel_sm90(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        if (tl::in_bounds((tl_block_y * 64) + ((ones_layout::flat(tl_tid, (tl_chunk4 + tl_v / 8) * 8)) / 64), M) && tl::in_bounds((tl_block_x * 64) + (((ones_layout::flat(tl_tid, (tl_chunk4 + tl_v / 8) * 8)) % 64) + (tl_chunk4 + tl_v) % 8), N)) C[int64_t((tl_block_y * 64) + ((ones_layout::flat(tl_tid, (tl_chunk4 + tl_v / 8) * 8)) / 64)) * N + ((tl_block_x * 64) + (((ones_layout::flat(tl_tid, (tl_chunk4 + tl_v / 8) * 8)) % 64) + (tl_chunk4 + tl_v) % 8))] = tl::convert<tl::f16>(ones[tl_chunk4 + tl_v]);
+                        if (tl::in_bounds((tl_block_y * 64) + ((ones_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) / 64), M) && tl::in_bounds((tl_block_x * 64) + (((ones_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) % 64) + (tl_chunk4 + tl_v) % 8), N)) C[int64_t((tl_block_y * 64) + ((ones_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) / 64)) * N + ((tl_block_x * 64) + (((ones_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) % 64) + (tl_chunk4 + tl_v) % 8))] = tl::convert<tl::f16>(ones[tl_chunk4 + tl_v]);
                     }
                 }
             }

@@ -96,7 +96,7 @@ __global__ void __launch_bounds__(128) gemm_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    b[tl_chunk14 + tl_v] = tl::in_bounds((k * 64) + ((b_layout::flat(tl_tid, (tl_chunk14 + tl_v / 8) * 8)) / 64), K) && tl::in_bounds(col0 + (((b_layout::flat(tl_tid, (tl_chunk14 + tl_v / 8) * 8)) % 64) + (tl_chunk14 + tl_v) % 8), N) ? B[int64_t((k * 64) + ((b_layout::flat(tl_tid, (tl_chunk14 + tl_v / 8) * 8)) / 64)) * N + (col0 + (((b_layout::flat(tl_tid, (tl_chunk14 + tl_v / 8) * 8)) % 64) + (tl_chunk14 + tl_v) % 8))] : tl::convert<tl::f16>(0.0f);
+                    b[tl_chunk14 + tl_v] = tl::in_bounds((k * 64) + ((b_layout::flat(tl_tid, ((tl_chunk14 + tl_v) / 8) * 8)) / 64), K) && tl::in_bounds(col0 + (((b_layout::flat(tl_tid, ((tl_chunk14 + tl_v) / 8) * 8)) % 64) + (tl_chunk14 + tl_v) % 8), N) ? B[int64_t((k * 64) + ((b_layout::flat(tl_tid, ((tl_chunk14 + tl_v) / 8) * 8)) / 64)) * N + (col0 + (((b_layout::flat(tl_tid, ((tl_chunk14 + tl_v) / 8) * 8)) % 64) + (tl_chunk14 + tl_v) % 8))] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }

@@ -168,7 +168,7 @@ __global__ void __launch_bounds__(128) gemm_tn_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds(row0 + ((acc_layout::flat(tl_tid, (tl_chunk29 + tl_v / 8) * 8)) / 64), M) && tl::in_bounds(col0 + (((acc_layout::flat(tl_tid, (tl_chunk29 + tl_v / 8) * 8)) % 64) + (tl_chunk29 + tl_v) % 8), N)) C[int64_t(row0 + ((acc_layout::flat(tl_tid, (tl_chunk29 + tl_v / 8) * 8)) / 64)) * N + (col0 + (((acc_layout::flat(tl_tid, (tl_chunk29 + tl_v / 8) * 8)) % 64) + (tl_chunk29 + tl_v) % 8))] = acc[tl_chunk29 + tl_v];
+                if (tl::in_bounds(row0 + ((acc_layout::flat(tl_tid, ((tl_chunk29 + tl_v) / 8) * 8)) / 64), M) && tl::in_bounds(col0 + (((acc_layout::flat(tl_tid, ((tl_chunk29 + tl_v) / 8) * 8)) % 64) + (tl_chunk29 + tl_v) % 8), N)) C[int64_t(row0 + ((acc_layout::flat(tl_tid, ((tl_chunk29 + tl_v) / 8) * 8)) / 64)) * N + (col0 + (((acc_layout::flat(tl_tid, ((tl_chunk29 + tl_v) / 8) * 8)) % 64) + (tl_chunk29 + tl_v) % 8))] = acc[tl_chunk29 + tl_v];
             }
         }
     }

@@ -91,7 +91,7 @@ __global__ void __launch_bounds__(128) reload_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.x) * 64) + ((acc_layout::flat(tl_tid, (tl_chunk14 + tl_v / 8) * 8)) / 64), M) && tl::in_bounds(((acc_layout::flat(tl_tid, (tl_chunk14 + tl_v / 8) * 8)) % 64) + (tl_chunk14 + tl_v) % 8, 64)) C[int64_t((int(blockIdx.x) * 64) + ((acc_layout::flat(tl_tid, (tl_chunk14 + tl_v / 8) * 8)) / 64)) * 64 + (((acc_layout::flat(tl_tid, (tl_chunk14 + tl_v / 8) * 8)) % 64) + (tl_chunk14 + tl_v) % 8)] = acc[tl_chunk14 + tl_v];
+                if (tl::in_bounds((int(blockIdx.x) * 64) + ((acc_layout::flat(tl_tid, ((tl_chunk14 + tl_v) / 8) * 8)) / 64), M) && tl::in_bounds(((acc_layout::flat(tl_tid, ((tl_chunk14 + tl_v) / 8) * 8)) % 64) + (tl_chunk14 + tl_v) % 8, 64)) C[int64_t((int(blockIdx.x) * 64) + ((acc_layout::flat(tl_tid, ((tl_chunk14 + tl_v) / 8) * 8)) / 64)) * 64 + (((acc_layout::flat(tl_tid, ((tl_chunk14 + tl_v) / 8) * 8)) % 64) + (tl_chunk14 + tl_v) % 8)] = acc[tl_chunk14 + tl_v];
             }
         }
     }

@@ -1,6 +1,6 @@
 // stdlib_qgemm_test.cu — w4a16_gemm of stdlib/qgemm.tl against float64: C = A · dequant(Wq)ᵀ with
 // 4-bit weights packed eight to a u32 (nibble i of Wq[n, w] is element 8w + i, value q − 8) and a
-// scale per row and group of 128 (G); T = f16 by default (-DTLC_T=<type> for -D T=bf16).
+// scale per group of 128 k (G) and row, Scales[k / G, n]; T = f16 by default (-DTLC_T=<type> for -D T=bf16).
 // Decoding shapes (M <= 16: the 16-row variant) and larger M (the 64-row one); N not a multiple of
 // the weight tile, K not a multiple of the k step or of G, unaligned bases, K cut into slices whose
 // partial products a second kernel sums (the program's workspace, or the caller's); wrong KW or KG
@@ -30,7 +30,7 @@ struct Shape {
 th::Outcome check(const Shape& s, uint64_t seed) {
     const int64_t KW = s.K / 8, KG = (s.K + kGroup - 1) / kGroup;
     const auto a = th::random_vector<T>(th::numel({s.M, s.K}), seed);
-    const auto scales = th::random_vector<T>(th::numel({s.N, KG}), seed + 1, 0.002, 0.02);
+    const auto scales = th::random_vector<T>(th::numel({KG, s.N}), seed + 1, 0.002, 0.02);  // [KG, N]
     th::Rng rng(seed + 2);
     std::vector<uint32_t> wq(th::numel({s.N, KW}));
     for (auto& w : wq) w = static_cast<uint32_t>(rng.next());
@@ -52,7 +52,7 @@ th::Outcome check(const Shape& s, uint64_t seed) {
     for (int64_t n = 0; n < s.N; ++n)
         for (int64_t k = 0; k < s.K; ++k) {
             const int q = static_cast<int>((wq[n * KW + k / 8] >> (4 * (k % 8))) & 15u) - 8;
-            w[n * s.K + k] = q * th::to_f64(scales[n * KG + k / kGroup]);
+            w[n * s.K + k] = q * th::to_f64(scales[(k / kGroup) * s.N + n]);
         }
     const std::vector<double> af = th::to_f64(a);
     std::vector<double> ref(th::numel({s.M, s.N}));
