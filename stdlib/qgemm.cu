@@ -746,8 +746,8 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
     }
 }
 
-// kernel w4a16_combine<BC = 1024, T = f16>  (stdlib/qgemm.tl:55)
-// 128 threads per block, 0 bytes of shared memory
+// kernel w4a16_combine<SC = 8, BC = 256, T = f16>  (stdlib/qgemm.tl:56)
+// 128 threads per block, 4096 bytes of shared memory
 __global__ void __launch_bounds__(128) w4a16_combine_kernel(
         const float* __restrict__ Part,
         tl::f16* __restrict__ C,
@@ -755,21 +755,25 @@ __global__ void __launch_bounds__(128) w4a16_combine_kernel(
         int32_t M,
         int32_t N)
 {
-    using p_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment p: f32[1024]
-    using acc_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment acc: f32[1024]
+    // fragment p: f32[8, 256], blocked per axis, vector 8: [8, 256] over 128 threads: (4:t32 2:r8, 8:r1 32:t1) 16 registers
+    // fragment part: f32[256], slice of `p` (reduce over axis 0): [256] over 128 threads: (8:r1 32:t1) 8 registers, 4 replicas
+    // fragment acc: f32[256], slice of `p` (reduce over axis 0): [256] over 128 threads: (8:r1 32:t1) 8 registers, 4 replicas
     const int tl_tid = tl::thread_index<128>();
-    float p[p_layout::kSlots];  // fragment p: f32[1024]
-    float acc[acc_layout::kSlots];  // fragment acc: f32[1024]
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    unsigned char* tl_scratch = tl_smem + 0;  // 4096 bytes for reductions and staging
+    float p[16];  // fragment p: f32[8, 256]
+    float part[8];  // fragment part: f32[256]
+    float acc[8];  // fragment acc: f32[256]
     #pragma unroll
-    for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
+    for (int tl_i = 0; tl_i < 8; ++tl_i) acc[tl_i] = 0.0f;
     const int32_t row = int(blockIdx.y);
-    const int32_t col0 = int(blockIdx.x) * 1024;
-    for (int z = 0; z < SPLITS; ++z) {
-        // copy(Part[z, row, col0 +: BC], p);  (qgemm.tl:63)
+    const int32_t col0 = int(blockIdx.x) * 256;
+    for (int c = 0; c < tl::cdiv(SPLITS, 8); ++c) {
+        // copy(Part[c * SC +: SC, row, col0 +: BC], p);      // past SPLITS: zeros  (qgemm.tl:65)
         #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < p_layout::kSlots; tl_chunk0 += 4) {
-            const float* tl_ptr1 = &Part[(int64_t(z) * M + row) * N + (col0 + ((p_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) + tl_chunk0 % 8))];
-            if (tl::in_bounds(z, SPLITS) && tl::in_bounds(row, M) && tl::in_bounds(col0 + ((p_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) + tl_chunk0 % 8), N) && tl::in_bounds(z, SPLITS) && tl::in_bounds(row, M) && tl::in_bounds((col0 + ((p_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) + tl_chunk0 % 8)) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
+        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 4) {
+            const float* tl_ptr1 = &Part[(int64_t((c * 8) + ((tl_tid / 32) + (tl_chunk0 / 8) * 4)) * M + row) * N + (col0 + ((tl_chunk0 % 8) + (tl_tid % 32) * 8))];
+            if (tl::in_bounds((c * 8) + ((tl_tid / 32) + (tl_chunk0 / 8) * 4), SPLITS) && tl::in_bounds(row, M) && tl::in_bounds(col0 + ((tl_chunk0 % 8) + (tl_tid % 32) * 8), N) && tl::in_bounds((c * 8) + ((tl_tid / 32) + (tl_chunk0 / 8) * 4), SPLITS) && tl::in_bounds(row, M) && tl::in_bounds((col0 + ((tl_chunk0 % 8) + (tl_tid % 32) * 8)) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
                 float tl_vec2[4];
                 tl::load_vector<float, 4>(tl_vec2, tl_ptr1);
                 #pragma unroll
@@ -777,31 +781,62 @@ __global__ void __launch_bounds__(128) w4a16_combine_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                    p[tl_chunk0 + tl_v] = tl::in_bounds(z, SPLITS) && tl::in_bounds(row, M) && tl::in_bounds(col0 + ((p_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) + (tl_chunk0 + tl_v) % 8), N) ? Part[(int64_t(z) * M + row) * N + (col0 + ((p_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) + (tl_chunk0 + tl_v) % 8))] : 0.0f;
+                    p[tl_chunk0 + tl_v] = tl::in_bounds((c * 8) + ((tl_tid / 32) + ((tl_chunk0 + tl_v) / 8) * 4), SPLITS) && tl::in_bounds(row, M) && tl::in_bounds(col0 + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 32) * 8), N) ? Part[(int64_t((c * 8) + ((tl_tid / 32) + ((tl_chunk0 + tl_v) / 8) * 4)) * M + row) * N + (col0 + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 32) * 8))] : 0.0f;
                 }
             }
         }
-        // for i in parallel(BC) {  (qgemm.tl:64)
-        // for i in parallel(1024): each thread visits the elements of `acc` it holds
+        // reduce(sum, p, part, axis = 0);  (qgemm.tl:66)
+        // each thread folds its 2 values of each of its 8 results; then across the 4 warps that do
+        {
+            float tl_part[8];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 8; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            #pragma unroll
+            for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
+                tl_part[(tl_s3 % 8)] = tl::SumOp::combine(tl_part[(tl_s3 % 8)], tl::SumOp::element(p[tl_s3]));
+            }
+            if (true) {
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 8; ++tl_i) {
+                    reinterpret_cast<float*>(tl_scratch)[(((tl_i) + (tl_tid % 32) * 8)) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
+                }
+            }
+            __syncthreads();
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 8; ++tl_i) {
+                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(((tl_i) + (tl_tid % 32) * 8)) * 4];
+                #pragma unroll
+                for (int tl_w = 1; tl_w < 4; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(((tl_i) + (tl_tid % 32) * 8)) * 4 + tl_w]);
+            }
+            __syncthreads();  // the scratch is free again
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 8; ++tl_i) {
+                part[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i in parallel(BC) {  (qgemm.tl:67)
+        // for i in parallel(256): each thread visits the elements of `acc` it holds
         #pragma unroll
-        for (int tl_s3 = 0; tl_s3 < acc_layout::kSlots; ++tl_s3) {
-            [[maybe_unused]] const int i = (acc_layout::flat(tl_tid, (tl_s3 / 8) * 8)) + tl_s3 % 8;
-            acc[tl_s3] = acc[tl_s3] + p[tl_s3];
+        for (int tl_s4 = 0; tl_s4 < 8; ++tl_s4) {
+            [[maybe_unused]] const int i = ((tl_s4) + (tl_tid % 32) * 8);
+            acc[tl_s4] = acc[tl_s4] + part[tl_s4];
         }
     }
-    // copy(acc, C[row, col0 +: BC]);  (qgemm.tl:68)
-    #pragma unroll
-    for (int tl_chunk4 = 0; tl_chunk4 < acc_layout::kSlots; tl_chunk4 += 8) {
-        tl::f16* tl_ptr5 = &C[int64_t(row) * N + (col0 + ((acc_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) + tl_chunk4 % 8))];
-        if (tl::in_bounds(row, M) && tl::in_bounds(col0 + ((acc_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) + tl_chunk4 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((col0 + ((acc_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) + tl_chunk4 % 8)) + 7, N) && tl::is_aligned(tl_ptr5, 16)) {
-            tl::f16 tl_vec6[8];
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec6[tl_v] = tl::convert<tl::f16>(acc[tl_chunk4 + tl_v]);
-            tl::store_vector<tl::f16, 8>(tl_ptr5, tl_vec6);
-        } else {
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                if (tl::in_bounds(row, M) && tl::in_bounds(col0 + ((acc_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) + (tl_chunk4 + tl_v) % 8), N)) C[int64_t(row) * N + (col0 + ((acc_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) + (tl_chunk4 + tl_v) % 8))] = tl::convert<tl::f16>(acc[tl_chunk4 + tl_v]);
+    // copy(acc, C[row, col0 +: BC]);  (qgemm.tl:71)
+    if ((tl_tid / 32) == 0) {  // one copy of each replicated element is stored
+        #pragma unroll
+        for (int tl_chunk5 = 0; tl_chunk5 < 8; tl_chunk5 += 8) {
+            tl::f16* tl_ptr6 = &C[int64_t(row) * N + (col0 + ((tl_chunk5) + (tl_tid % 32) * 8))];
+            if (tl::in_bounds(row, M) && tl::in_bounds(col0 + ((tl_chunk5) + (tl_tid % 32) * 8), N) && tl::in_bounds(row, M) && tl::in_bounds((col0 + ((tl_chunk5) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr6, 16)) {
+                tl::f16 tl_vec7[8];
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec7[tl_v] = tl::convert<tl::f16>(acc[tl_chunk5 + tl_v]);
+                tl::store_vector<tl::f16, 8>(tl_ptr6, tl_vec7);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    if (tl::in_bounds(row, M) && tl::in_bounds(col0 + (((tl_chunk5 + tl_v)) + (tl_tid % 32) * 8), N)) C[int64_t(row) * N + (col0 + (((tl_chunk5 + tl_v)) + (tl_tid % 32) * 8))] = tl::convert<tl::f16>(acc[tl_chunk5 + tl_v]);
+                }
             }
         }
     }
@@ -902,11 +937,18 @@ cudaError_t w4a16_combine(const float* Part, __half* C, int64_t SPLITS, int64_t 
     if (cudaError_t tl_err = tl::host::check_dim(SPLITS, tl_name, "SPLITS"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(N, 1024)), tl_grid_y = int64_t(M), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::cdiv(N, 256)), tl_grid_y = int64_t(M), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
-    ::w4a16_combine_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 0, stream>>>(Part, C, static_cast<int32_t>(SPLITS), static_cast<int32_t>(M), static_cast<int32_t>(N));
+    static const cudaError_t tl_attributes = [] {
+        cudaError_t tl_err = cudaSuccess;
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::w4a16_combine_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
+    ::w4a16_combine_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 4096, stream>>>(Part, C, static_cast<int32_t>(SPLITS), static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
