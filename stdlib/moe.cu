@@ -690,7 +690,7 @@ __global__ void __launch_bounds__(256) moe_count_kernel(
 }
 
 // kernel moe_positions<BS = 2048, EB = 1024>  (stdlib/moe.tl:218)
-// 256 threads per block, 8192 bytes of shared memory
+// 256 threads per block, 9216 bytes of shared memory
 __global__ void __launch_bounds__(256) moe_positions_kernel(
         const int32_t* __restrict__ Ids,
         const int32_t* __restrict__ Counts,
@@ -710,7 +710,7 @@ __global__ void __launch_bounds__(256) moe_positions_kernel(
     const int32_t* const ids = Ids;  // view ids: i32[(M * K)] of Ids
     const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    unsigned char* tl_scratch = tl_smem + 0;  // 8192 bytes for reductions and staging
+    unsigned char* tl_scratch = tl_smem + 0;  // 9216 bytes for reductions and staging
     int32_t counts[counts_layout::kSlots];  // fragment counts: i32[1024]
     int32_t id[id_layout::kSlots];  // fragment id: i32[2048]
     int32_t hit[hit_layout::kSlots];  // fragment hit: i32[2048]
@@ -794,11 +794,32 @@ __global__ void __launch_bounds__(256) moe_positions_kernel(
                 reinterpret_cast<int32_t*>(tl_scratch)[(hit_layout::flat(tl_tid, (tl_s11 / 8) * 8)) + tl_s11 % 8] = hit[tl_s11];
             }
             __syncthreads();
+            // cumsum: 1 line(s) of 2048, 256 thread(s) per line, segments of 8
+            const int tl_part = tl_tid % 256;  // this thread's segment of its line
+            for (int tl_g = 0; tl_g < 1; ++tl_g) {
+                const int tl_line = tl_g * 1 + tl_tid / 256;
+                if (tl_line < 1 && tl_tid < 256) {
+                    int32_t tl_sum = 0;
+                    for (int tl_k = tl_part * 8; tl_k < min(2048, tl_part * 8 + 8); ++tl_k) tl_sum += reinterpret_cast<int32_t*>(tl_scratch)[tl_line * 2048 + tl_k];
+                    (reinterpret_cast<int32_t*>(tl_scratch) + 2048)[tl_tid] = tl_sum;
+                }
+            }
+            __syncthreads();
+            for (int tl_g = 0; tl_g < 1; ++tl_g) {
+                const int tl_line = tl_g * 1 + tl_tid / 256;
+                if (tl_line < 1 && tl_tid < 256) {
+                    int32_t tl_sum = 0;
+                    for (int tl_q = tl_tid - tl_part; tl_q < tl_tid; ++tl_q) tl_sum += (reinterpret_cast<int32_t*>(tl_scratch) + 2048)[tl_q];
+                    for (int tl_k = tl_part * 8; tl_k < min(2048, tl_part * 8 + 8); ++tl_k) {
+                        tl_sum += reinterpret_cast<int32_t*>(tl_scratch)[tl_line * 2048 + tl_k];
+                        reinterpret_cast<int32_t*>(tl_scratch)[tl_line * 2048 + tl_k] = tl_sum;
+                    }
+                }
+            }
+            __syncthreads();
             #pragma unroll
             for (int tl_s12 = 0; tl_s12 < rank_layout::kSlots; ++tl_s12) {
-                int32_t tl_sum = 0;
-                for (int tl_k = 0; tl_k <= (rank_layout::flat(tl_tid, (tl_s12 / 8) * 8)) + tl_s12 % 8; ++tl_k) tl_sum += reinterpret_cast<int32_t*>(tl_scratch)[tl_k];
-                rank[tl_s12] = tl_sum;
+                rank[tl_s12] = reinterpret_cast<int32_t*>(tl_scratch)[(rank_layout::flat(tl_tid, (tl_s12 / 8) * 8)) + tl_s12 % 8];
             }
             __syncthreads();
         }
@@ -1385,7 +1406,7 @@ cudaError_t moe_positions(const int32_t* Ids, const int32_t* Counts, int32_t* Of
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
-    ::moe_positions_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 8192, stream>>>(Ids, Counts, Offsets, Src, PosT, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(E), static_cast<int32_t>(EO), static_cast<int32_t>(MK));
+    ::moe_positions_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 9216, stream>>>(Ids, Counts, Offsets, Src, PosT, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(E), static_cast<int32_t>(EO), static_cast<int32_t>(MK));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 

@@ -193,6 +193,63 @@ void KernelEmitter::emit_reduce(const ir::Reduce& r) {
     });
 }
 
+// Scans the staged tile `tile` (row-major `shape`) in place along `axis`, with every thread: each
+// line along the axis is cut into segments of consecutive elements, P threads per line (the
+// threads divided among the lines, at most one per element); a thread sums its segment, the
+// segment sums go to the scratch after the tile, and each thread rescans its segment from the sum
+// of the segments before it. O(n / threads + P) steps per thread and three barriers, where the
+// direct form (every element summing its prefix) costs O(n) per element.
+void KernelEmitter::emit_segmented_scan(const std::vector<int64_t>& shape, int axis, bool reverse, const std::string& tile,
+                                        const std::string& acc_type) {
+    const int64_t n = shape[static_cast<size_t>(axis)];
+    const int64_t lines = ir::element_count(shape) / std::max<int64_t>(n, 1);
+    int64_t inner = 1;  // the stride of the axis in the flattened tile
+    for (size_t d = static_cast<size_t>(axis) + 1; d < shape.size(); ++d) inner *= shape[d];
+    const int64_t threads = kernel_.threads;
+    const int64_t per_line = std::max<int64_t>(1, std::min(n, threads / std::max<int64_t>(lines, 1)));
+    const int64_t seg = (n + per_line - 1) / per_line;
+    const int64_t line_groups = (lines + threads / per_line - 1) / (threads / per_line);  // lines per thread, rounds
+    std::string partials = fmt::format("({} + {})", tile, ir::element_count(shape));
+    // Element `k` of line `l` in the flattened tile.
+    auto at = [&](const std::string& l, const std::string& k) {
+        std::string k_text = reverse ? fmt::format("({} - 1 - {})", n, k) : k;
+        if (inner == 1) return fmt::format("{}[{} * {} + {}]", tile, l, n, k_text);
+        return fmt::format("{}[({} / {}) * {} + {} * {} + {} % {}]", tile, l, inner, n * inner, k_text, inner, l, inner);
+    };
+    out_.line(fmt::format("// cumsum: {} line(s) of {}, {} thread(s) per line, segments of {}", lines, n, per_line, seg));
+    if (per_line > 1) out_.line(fmt::format("const int tl_part = tl_tid % {};  // this thread's segment of its line", per_line));
+    auto for_lines = [&](const std::function<void()>& body) {
+        out_.block(fmt::format("for (int tl_g = 0; tl_g < {}; ++tl_g)", line_groups), [&] {
+            out_.line(fmt::format("const int tl_line = tl_g * {} + tl_tid / {};", threads / per_line, per_line));
+            out_.block(fmt::format("if (tl_line < {} && tl_tid < {})", lines, (threads / per_line) * per_line), body);
+        });
+    };
+    const std::string lo = fmt::format("tl_part * {}", seg), hi = fmt::format("min({}, tl_part * {} + {})", n, seg, seg);
+    if (line_groups == 1) {
+        // Segment sums (only when a line has several threads).
+        if (per_line > 1) {
+            for_lines([&] {
+                out_.line(fmt::format("{} tl_sum = 0;", acc_type));
+                out_.line(fmt::format("for (int tl_k = {}; tl_k < {}; ++tl_k) tl_sum += {};", lo, hi, at("tl_line", "tl_k")));
+                out_.line(fmt::format("{}[tl_tid] = tl_sum;", partials));
+            });
+            out_.line(block_sync() + ";");
+        }
+    }
+    for_lines([&] {
+        out_.line(fmt::format("{} tl_sum = 0;", acc_type));
+        if (per_line > 1 && line_groups == 1)
+            out_.line(fmt::format("for (int tl_q = tl_tid - tl_part; tl_q < tl_tid; ++tl_q) tl_sum += {}[tl_q];", partials));
+        const std::string from = per_line > 1 && line_groups == 1 ? lo : "0";
+        const std::string to = per_line > 1 && line_groups == 1 ? hi : std::to_string(n);
+        out_.block(fmt::format("for (int tl_k = {}; tl_k < {}; ++tl_k)", from, to), [&] {
+            out_.line(fmt::format("tl_sum += {};", at("tl_line", "tl_k")));
+            out_.line(fmt::format("{} = tl_sum;", at("tl_line", "tl_k")));
+        });
+    });
+    out_.line(block_sync() + ";");
+}
+
 void KernelEmitter::emit_cumsum(const ir::Cumsum& c) {
     const ir::Buffer &src = *c.src.buffer, &dst = *c.dst.buffer;
     auto shape = c.src.tile_shape();
@@ -236,14 +293,10 @@ void KernelEmitter::emit_cumsum(const ir::Cumsum& c) {
             });
         }
         out_.line(block_sync() + ";");
+        emit_segmented_scan(shape, c.axis, c.reverse, tile, acc_type);
+        // The staged tile now holds the scan: each thread reads the elements it writes.
         auto scan = [&](const std::vector<std::string>& coords, const std::string& target) {
-            std::vector<std::string> k = coords;
-            k[c.axis] = "tl_k";
-            std::string range = c.reverse ? fmt::format("int tl_k = {}; tl_k < {}; ++tl_k", coords[c.axis], shape[c.axis])
-                                          : fmt::format("int tl_k = 0; tl_k <= {}; ++tl_k", coords[c.axis]);
-            out_.line(fmt::format("{} tl_sum = 0;", acc_type));
-            out_.line(fmt::format("for ({}) tl_sum += {}[{}];", range, tile, flatten(k, shape)));
-            out_.line(fmt::format("{} = {};", target, cast_to("tl_sum", acc, dst.dtype)));
+            out_.line(fmt::format("{} = {};", target, cast_to(fmt::format("{}[{}]", tile, flatten(coords, shape)), acc, dst.dtype)));
         };
         if (is_distributed(dst)) {
             for_each_owned(dst, Holders::Every, [&](const std::vector<std::string>& coords, const std::string& slot) {

@@ -134,6 +134,8 @@ private:
     void emit_stage_to_scratch(const ir::Region& r, const std::string& dst_ptr, int64_t pitch);
     void emit_reduce(const ir::Reduce& r);
     void emit_cumsum(const ir::Cumsum& c);
+    void emit_segmented_scan(const std::vector<int64_t>& shape, int axis, bool reverse, const std::string& tile,
+                             const std::string& acc_type);
     void emit_atomic_add(const ir::AtomicAdd& a);
     void emit_parallel(const ir::For& f);
     // Iterates every element of a tile spread over the threads (or by each thread when

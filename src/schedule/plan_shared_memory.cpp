@@ -48,9 +48,10 @@ std::optional<ir::ScratchUse> scratch_use(const ir::Stmt& s, int threads, const 
                               outputs * warps * dtype_bytes(reduce_partial_dtype(r->dst.buffer->dtype)), {}, {}};
     }
     if (auto* c = s.as<ir::Cumsum>(); c && !ir::is_per_thread(*c)) {
+        // The tile, then one partial sum per thread (the segments of the scan, codegen/emit_reduce.cpp).
         int64_t n = ir::element_count(c->src.tile_shape());
         return ir::ScratchUse{fmt::format("cumsum of `{}`", c->src.buffer->name),
-                              n * dtype_bytes(cumsum_partial_dtype(c->dst.buffer->dtype)), {}, {}};
+                              (n + threads) * dtype_bytes(cumsum_partial_dtype(c->dst.buffer->dtype)), {}, {}};
     }
     if (auto* c = s.as<ir::Copy>(); c && c->src.buffer->scope == ir::Scope::Fragment &&
                                       c->dst.buffer->scope == ir::Scope::Fragment &&

@@ -5,7 +5,7 @@
 // Stubs: fragment_operand(A, B, C), accumulate_thrice(A, B, C), pipelined_fragment_b(A, B, C, M, K, N),
 // per_thread_copy(X, Y, N), per_thread_prefix(X, Y, Sums, N), fragment_to_local(X, Y, N),
 // min_max_launch(X, N), int_reduce(X, Y, N), tl_scale(X, alpha, N) (and tlc_tl_scale),
-// hgemm(A, B, C, M, K, N), extern_rotate(X, Y, N), view_rows(X, Y, N, M).
+// hgemm(A, B, C, M, K, N), extern_rotate(X, Y, N), view_rows(X, Y, N, M), block_scans(X, Y1, Y2, Y3, N).
 #include "regressions.h"
 #include "harness.h"
 
@@ -274,5 +274,27 @@ int main() {
     suite.run("gather_rows/M=1,N=1,R=1", [&] { return check_gather_rows(1, 1, 1, 1300); });
     for (int64_t n : {1000, 129, 1})
         suite.run("fast_math/N=" + std::to_string(n), [&] { return check_fast_math(n, 1400 + n); });
+    suite.run("block_scans/1000_and_6x100", [] {
+        const int64_t N = 1000;
+        const auto x = th::random_vector<float>(static_cast<size_t>(N), 900);
+        th::DeviceBuffer<float> X(x), Y1(static_cast<size_t>(N)), Y2(static_cast<size_t>(N)), Y3(static_cast<size_t>(N));
+        Y1.poison();
+        th::check_launch(tlc::block_scans(X.get(), Y1.get(), Y2.get(), Y3.get(), N), "block_scans");
+        std::vector<double> r1(1000), r2(600), r3(600);
+        double run = 0.0;
+        for (int i = 0; i < 1000; ++i) r1[size_t(i)] = run += x[size_t(i)];
+        for (int r = 0; r < 6; ++r) {
+            run = 0.0;
+            for (int c = 99; c >= 0; --c) r2[size_t(r * 100 + c)] = run += x[size_t(r * 100 + c)];
+        }
+        for (int c = 0; c < 100; ++c) {
+            run = 0.0;
+            for (int r = 0; r < 6; ++r) r3[size_t(r * 100 + c)] = run += x[size_t(r * 100 + c)];
+        }
+        auto y2 = Y2.download(), y3 = Y3.download();
+        y2.resize(600), y3.resize(600);
+        const double err = std::max({th::rel_err(Y1.download(), r1), th::rel_err(y2, r2), th::rel_err(y3, r3)});
+        return th::numeric(err, 1e-5, X.guards_intact() && Y1.guards_intact() && Y2.guards_intact() && Y3.guards_intact());
+    });
     return suite.finish();
 }
