@@ -5,7 +5,7 @@
 // Stubs: fragment_operand(A, B, C), accumulate_thrice(A, B, C), pipelined_fragment_b(A, B, C, M, K, N),
 // per_thread_copy(X, Y, N), per_thread_prefix(X, Y, Sums, N), fragment_to_local(X, Y, N),
 // min_max_launch(X, N), int_reduce(X, Y, N), tl_scale(X, alpha, N) (and tlc_tl_scale),
-// hgemm(A, B, C, M, K, N), extern_rotate(X, Y, N), view_rows(X, Y, N, M), block_scans(X, Y1, Y2, Y3, N).
+// hgemm(A, B, C, M, K, N), extern_rotate(X, Y, N), view_rows(X, Y, N, M), block_scans(X, X2, Y1, Y2, Y3, N, R, C).
 #include "regressions.h"
 #include "harness.h"
 
@@ -279,7 +279,8 @@ int main() {
         const auto x = th::random_vector<float>(static_cast<size_t>(N), 900);
         th::DeviceBuffer<float> X(x), Y1(static_cast<size_t>(N)), Y2(static_cast<size_t>(N)), Y3(static_cast<size_t>(N));
         Y1.poison();
-        th::check_launch(tlc::block_scans(X.get(), Y1.get(), Y2.get(), Y3.get(), N), "block_scans");
+        th::DeviceBuffer<float> X2(std::vector<float>(x.begin(), x.begin() + 600));  // [6, 100]
+        th::check_launch(tlc::block_scans(X.get(), X2.get(), Y1.get(), Y2.get(), Y3.get(), N, 6, 100), "block_scans");
         std::vector<double> r1(1000), r2(600), r3(600);
         double run = 0.0;
         for (int i = 0; i < 1000; ++i) r1[size_t(i)] = run += x[size_t(i)];
