@@ -159,6 +159,14 @@ class ProgramBindingTest(unittest.TestCase):
         self.assertEqual(self.b.plan()["launch"][-2:], [("zero", None), ("zero", None)])
 
 
+# A kernel that calls `twice`, which each test defines its own way (an import, an extern fn).
+DOUBLE_IT = ("kernel double_it<BN = 128>(X: global f32[N], Y: global mut f32[N])\n"
+             "    grid(cdiv(N, BN)) threads(128)\n{\n"
+             "    fragment x: f32[BN];\n    copy(X[block.x * BN +: BN], x);\n"
+             "    for i in parallel(BN) { x[i] = twice(x[i]); }\n"
+             "    copy(x, Y[block.x * BN +: BN]);\n}\n")
+
+
 @unittest.skipUnless(tlc_build.shutil.which("nvcc") or os.path.exists("/usr/local/cuda/bin/nvcc"), "needs nvcc")
 class BuildTest(unittest.TestCase):
     def test_build_caches_and_rebuilds_on_import_change(self):
@@ -167,11 +175,7 @@ class BuildTest(unittest.TestCase):
             (Path(tmp) / "scale.tl").write_text("fn twice(x: f32) -> f32 { return x * 2.0; }\n")
             src = Path(tmp) / "k.tl"
             src.write_text('import "scale.tl";\n'
-                           "kernel double_it<BN = 128>(X: global f32[N], Y: global mut f32[N])\n"
-                           "    grid(cdiv(N, BN)) threads(128)\n{\n"
-                           "    fragment x: f32[BN];\n    copy(X[block.x * BN +: BN], x);\n"
-                           "    for i in parallel(BN) { x[i] = twice(x[i]); }\n"
-                           "    copy(x, Y[block.x * BN +: BN]);\n}\n")
+                           + DOUBLE_IT)
             lib, manifest = tlc_build.build(src, arch="sm_80", tlc=TLC)
             self.assertTrue(lib.exists())
             self.assertEqual([k["name"] for k in manifest["kernels"]], ["double_it"])
@@ -193,11 +197,7 @@ class BuildTest(unittest.TestCase):
             (Path(tmp) / "ops.cuh").write_text("namespace ops { __device__ inline float twice(float x) { return 2 * x; } }\n")
             src = Path(tmp) / "k.tl"
             src.write_text('extern fn twice(x: f32) -> f32 = "ops::twice" in "ops.cuh";\n'
-                           "kernel double_it<BN = 128>(X: global f32[N], Y: global mut f32[N])\n"
-                           "    grid(cdiv(N, BN)) threads(128)\n{\n"
-                           "    fragment x: f32[BN];\n    copy(X[block.x * BN +: BN], x);\n"
-                           "    for i in parallel(BN) { x[i] = twice(x[i]); }\n"
-                           "    copy(x, Y[block.x * BN +: BN]);\n}\n")
+                           + DOUBLE_IT)
             lib, _ = tlc_build.build(src, arch="sm_80", tlc=TLC)
             self.assertTrue(lib.exists())
             (Path(tmp) / "ops.cuh").write_text("namespace ops { __device__ inline float twice(float x) { return x + x; } }\n")
