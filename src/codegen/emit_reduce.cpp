@@ -208,7 +208,10 @@ void KernelEmitter::emit_segmented_scan(const std::vector<int64_t>& shape, int a
     const int64_t threads = kernel_.threads;
     const int64_t per_line = std::max<int64_t>(1, std::min(n, threads / std::max<int64_t>(lines, 1)));
     const int64_t seg = (n + per_line - 1) / per_line;
-    const int64_t line_groups = (lines + threads / per_line - 1) / (threads / per_line);  // lines per thread, rounds
+    // Rounds of lines per thread: more than one only when there are more lines than threads, and then
+    // each line has one thread (split == false).
+    const int64_t line_groups = (lines + threads / per_line - 1) / (threads / per_line);
+    const bool split = per_line > 1;
     std::string partials = fmt::format("({} + {})", tile, ir::element_count(shape));
     // Element `k` of line `l` in the flattened tile.
     auto at = [&](const std::string& l, const std::string& k) {
@@ -217,7 +220,7 @@ void KernelEmitter::emit_segmented_scan(const std::vector<int64_t>& shape, int a
         return fmt::format("{}[({} / {}) * {} + {} * {} + {} % {}]", tile, l, inner, n * inner, k_text, inner, l, inner);
     };
     out_.line(fmt::format("// cumsum: {} line(s) of {}, {} thread(s) per line, segments of {}", lines, n, per_line, seg));
-    if (per_line > 1) out_.line(fmt::format("const int tl_part = tl_tid % {};  // this thread's segment of its line", per_line));
+    if (split) out_.line(fmt::format("const int tl_part = tl_tid % {};  // this thread's segment of its line", per_line));
     auto for_lines = [&](const std::function<void()>& body) {
         out_.block(fmt::format("for (int tl_g = 0; tl_g < {}; ++tl_g)", line_groups), [&] {
             out_.line(fmt::format("const int tl_line = tl_g * {} + tl_tid / {};", threads / per_line, per_line));
@@ -225,23 +228,21 @@ void KernelEmitter::emit_segmented_scan(const std::vector<int64_t>& shape, int a
         });
     };
     const std::string lo = fmt::format("tl_part * {}", seg), hi = fmt::format("min({}, tl_part * {} + {})", n, seg, seg);
-    if (line_groups == 1) {
-        // Segment sums (only when a line has several threads).
-        if (per_line > 1) {
-            for_lines([&] {
-                out_.line(fmt::format("{} tl_sum = 0;", acc_type));
-                out_.line(fmt::format("for (int tl_k = {}; tl_k < {}; ++tl_k) tl_sum += {};", lo, hi, at("tl_line", "tl_k")));
-                out_.line(fmt::format("{}[tl_tid] = tl_sum;", partials));
-            });
-            out_.line(block_sync() + ";");
-        }
+    if (split) {
+        // Segment sums, when a line has several threads.
+        for_lines([&] {
+            out_.line(fmt::format("{} tl_sum = 0;", acc_type));
+            out_.line(fmt::format("for (int tl_k = {}; tl_k < {}; ++tl_k) tl_sum += {};", lo, hi, at("tl_line", "tl_k")));
+            out_.line(fmt::format("{}[tl_tid] = tl_sum;", partials));
+        });
+        out_.line(block_sync() + ";");
     }
     for_lines([&] {
         out_.line(fmt::format("{} tl_sum = 0;", acc_type));
-        if (per_line > 1 && line_groups == 1)
+        if (split)
             out_.line(fmt::format("for (int tl_q = tl_tid - tl_part; tl_q < tl_tid; ++tl_q) tl_sum += {}[tl_q];", partials));
-        const std::string from = per_line > 1 && line_groups == 1 ? lo : "0";
-        const std::string to = per_line > 1 && line_groups == 1 ? hi : std::to_string(n);
+        const std::string from = split ? lo : "0";
+        const std::string to = split ? hi : std::to_string(n);
         out_.block(fmt::format("for (int tl_k = {}; tl_k < {}; ++tl_k)", from, to), [&] {
             out_.line(fmt::format("tl_sum += {};", at("tl_line", "tl_k")));
             out_.line(fmt::format("{} = tl_sum;", at("tl_line", "tl_k")));

@@ -24,8 +24,6 @@ using ir::GemmPlan;
 using ir::KernelLayouts;
 using ir::LayoutKind;
 
-// Inside a parallel loop anchored on a distributed layout, fragments of that layout are indexed by
-// the slot variable instead of coordinates.
 // A chunk of a blocked fragment's slots (KernelEmitter::blocked_chunk).
 struct BlockedChunk {
     std::string start_flat; // row-major flat index of the chunk's first element
@@ -34,6 +32,8 @@ struct BlockedChunk {
     int64_t width = 1;
 };
 
+// Inside a parallel loop anchored on a distributed layout, fragments of that layout are indexed by
+// the slot variable instead of coordinates.
 struct ElementContext {
     const FragmentLayout* layout = nullptr; // anchor layout, or null
     std::string slot;                       // the slot variable
