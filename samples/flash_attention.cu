@@ -281,7 +281,7 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
         if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk41)), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk41), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk41)), S) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk41)) + 1, 64) && tl::is_aligned(tl_ptr42, 4)) {
             tl::f16 tl_vec43[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec43[tl_v] = tl::convert<tl::f16>(o[tl_chunk41 + tl_v]);
+            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec43[tl_v], o[tl_chunk41 + tl_v], o[tl_chunk41 + tl_v + 1]);
             tl::store_vector<tl::f16, 2>(tl_ptr42, tl_vec43);
         } else {
             #pragma unroll

@@ -188,7 +188,7 @@ __global__ void __launch_bounds__(256) gemm_kernel(
         if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk42)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk42)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk42)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk42))) + 1, N) && tl::is_aligned(tl_ptr43, 4)) {
             tl::f16 tl_vec44[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec44[tl_v] = tl::convert<tl::f16>(acc[tl_chunk42 + tl_v]);
+            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec44[tl_v], acc[tl_chunk42 + tl_v], acc[tl_chunk42 + tl_v + 1]);
             tl::store_vector<tl::f16, 2>(tl_ptr43, tl_vec44);
         } else {
             #pragma unroll

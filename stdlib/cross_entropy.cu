@@ -86,7 +86,7 @@ __global__ void __launch_bounds__(512) cross_entropy_kernel(
         // copy(xs, x);  (cross_entropy.tl:28)
         #pragma unroll
         for (int tl_chunk14 = 0; tl_chunk14 < x_layout::kSlots; tl_chunk14 += 8) {
-            const tl::bf16* tl_ptr15 = &xs[(t % 2) * 4104 + ((x_layout::flat(tl_tid, (tl_chunk14 / 8) * 8)) + tl_chunk14 % 8)];
+            const tl::bf16* tl_ptr15 = &xs[(t % 2) * 4104 + (((x_layout::flat(tl_tid, (tl_chunk14 / 8) * 8)) % 4096) + tl_chunk14 % 8)];
             if (tl::is_aligned(tl_ptr15, 16)) {
                 tl::bf16 tl_vec16[8];
                 tl::load_vector<tl::bf16, 8>(tl_vec16, tl_ptr15);
@@ -95,7 +95,7 @@ __global__ void __launch_bounds__(512) cross_entropy_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    x[tl_chunk14 + tl_v] = tl::convert<float>(xs[(t % 2) * 4104 + ((x_layout::flat(tl_tid, ((tl_chunk14 + tl_v) / 8) * 8)) + (tl_chunk14 + tl_v) % 8)]);
+                    x[tl_chunk14 + tl_v] = tl::convert<float>(xs[(t % 2) * 4104 + (((x_layout::flat(tl_tid, ((tl_chunk14 + tl_v) / 8) * 8)) % 4096) + (tl_chunk14 + tl_v) % 8)]);
                 }
             }
         }
@@ -118,8 +118,8 @@ __global__ void __launch_bounds__(512) cross_entropy_kernel(
         // for j in parallel(4096): each thread visits the elements of `x` it holds
         #pragma unroll
         for (int tl_s18 = 0; tl_s18 < x_layout::kSlots; ++tl_s18) {
-            [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s18 / 8) * 8)) + tl_s18 % 8;
-            x[tl_s18] = tl::fast::exp(x[tl_s18] - m_new);
+            [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s18 / 8) * 8)) % 4096) + tl_s18 % 8;
+            x[tl_s18] = tl::fast::exp_sub(x[tl_s18], m_new);
         }
         // reduce(sum, x, tile_sum);  (cross_entropy.tl:34)
         {
@@ -135,7 +135,7 @@ __global__ void __launch_bounds__(512) cross_entropy_kernel(
                 tile_sum = tl_part[0];
             }
         }
-        l = l * tl::fast::exp(m - m_new) + tile_sum;
+        l = l * tl::fast::exp_sub(m, m_new) + tile_sum;
         m = m_new;
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
@@ -174,8 +174,8 @@ __global__ void __launch_bounds__(256) cross_entropy_backward_kernel(
     // copy(X[row, c0 +: BN], x);  (cross_entropy.tl:57)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 8) {
-        const tl::bf16* tl_ptr1 = &X[int64_t(row) * V + (c0 + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) + tl_chunk0 % 8))];
-        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) + tl_chunk0 % 8), V) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) + tl_chunk0 % 8)) + 7, V) && tl::is_aligned(tl_ptr1, 16)) {
+        const tl::bf16* tl_ptr1 = &X[int64_t(row) * V + (c0 + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 2048) + tl_chunk0 % 8))];
+        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 2048) + tl_chunk0 % 8), V) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 2048) + tl_chunk0 % 8)) + 7, V) && tl::is_aligned(tl_ptr1, 16)) {
             tl::bf16 tl_vec2[8];
             tl::load_vector<tl::bf16, 8>(tl_vec2, tl_ptr1);
             #pragma unroll
@@ -183,7 +183,7 @@ __global__ void __launch_bounds__(256) cross_entropy_backward_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) + (tl_chunk0 + tl_v) % 8), V) ? tl::convert<float>(X[int64_t(row) * V + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) + (tl_chunk0 + tl_v) % 8))]) : 0.0f;
+                x[tl_chunk0 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 2048) + (tl_chunk0 + tl_v) % 8), V) ? tl::convert<float>(X[int64_t(row) * V + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 2048) + (tl_chunk0 + tl_v) % 8))]) : 0.0f;
             }
         }
     }
@@ -195,22 +195,22 @@ __global__ void __launch_bounds__(256) cross_entropy_backward_kernel(
         const int j = tl_c4 + tl_s3 % 8;
         const int32_t target = Target[row];
         const float g = target >= 0 && target < V ? DLoss[row] : 0.0f;
-        const float p = tl::fast::exp(x[tl_s3] - Lse[row]);
+        const float p = tl::fast::exp_sub(x[tl_s3], Lse[row]);
         x[tl_s3] = (c0 + j == target ? p - 1.0f : p) * g;
     }
     // copy(x, DX[row, c0 +: BN]);  (cross_entropy.tl:64)
     #pragma unroll
     for (int tl_chunk5 = 0; tl_chunk5 < x_layout::kSlots; tl_chunk5 += 8) {
-        tl::bf16* tl_ptr6 = &DX[int64_t(row) * V + (c0 + ((x_layout::flat(tl_tid, (tl_chunk5 / 8) * 8)) + tl_chunk5 % 8))];
-        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk5 / 8) * 8)) + tl_chunk5 % 8), V) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk5 / 8) * 8)) + tl_chunk5 % 8)) + 7, V) && tl::is_aligned(tl_ptr6, 16)) {
+        tl::bf16* tl_ptr6 = &DX[int64_t(row) * V + (c0 + (((x_layout::flat(tl_tid, (tl_chunk5 / 8) * 8)) % 2048) + tl_chunk5 % 8))];
+        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk5 / 8) * 8)) % 2048) + tl_chunk5 % 8), V) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk5 / 8) * 8)) % 2048) + tl_chunk5 % 8)) + 7, V) && tl::is_aligned(tl_ptr6, 16)) {
             tl::bf16 tl_vec7[8];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec7[tl_v] = tl::convert<tl::bf16>(x[tl_chunk5 + tl_v]);
+            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec7[tl_v], x[tl_chunk5 + tl_v], x[tl_chunk5 + tl_v + 1]);
             tl::store_vector<tl::bf16, 8>(tl_ptr6, tl_vec7);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk5 + tl_v) / 8) * 8)) + (tl_chunk5 + tl_v) % 8), V)) DX[int64_t(row) * V + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk5 + tl_v) / 8) * 8)) + (tl_chunk5 + tl_v) % 8))] = tl::convert<tl::bf16>(x[tl_chunk5 + tl_v]);
+                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk5 + tl_v) / 8) * 8)) % 2048) + (tl_chunk5 + tl_v) % 8), V)) DX[int64_t(row) * V + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk5 + tl_v) / 8) * 8)) % 2048) + (tl_chunk5 + tl_v) % 8))] = tl::convert<tl::bf16>(x[tl_chunk5 + tl_v]);
             }
         }
     }

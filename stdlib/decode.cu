@@ -860,7 +860,7 @@ __global__ void __launch_bounds__(128) flash_decode_combine_kernel(
             if (tl::in_bounds(b, B) && tl::in_bounds(row, HNQ) && tl::in_bounds(((tl_chunk11) + (tl_tid % 16) * 8), 128) && tl::in_bounds(b, B) && tl::in_bounds(row, HNQ) && tl::in_bounds((((tl_chunk11) + (tl_tid % 16) * 8)) + 7, 128) && tl::is_aligned(tl_ptr12, 16)) {
                 tl::f16 tl_vec13[8];
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec13[tl_v] = tl::convert<tl::f16>(acc[tl_chunk11 + tl_v]);
+                for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec13[tl_v], acc[tl_chunk11 + tl_v], acc[tl_chunk11 + tl_v + 1]);
                 tl::store_vector<tl::f16, 8>(tl_ptr12, tl_vec13);
             } else {
                 #pragma unroll

@@ -89,7 +89,7 @@ __global__ void __launch_bounds__(128, 16) swiglu_kernel(
         if (tl::in_bounds(r0 + ((g_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) / 1024), M) && tl::in_bounds(c0 + (((g_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) % 1024) + tl_chunk7 % 8), N) && tl::in_bounds(r0 + ((g_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) / 1024), M) && tl::in_bounds((c0 + (((g_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) % 1024) + tl_chunk7 % 8)) + 7, N) && tl::is_aligned(tl_ptr8, 16)) {
             tl::f16 tl_vec9[8];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec9[tl_v] = tl::convert<tl::f16>(g[tl_chunk7 + tl_v]);
+            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec9[tl_v], g[tl_chunk7 + tl_v], g[tl_chunk7 + tl_v + 1]);
             tl::store_vector<tl::f16, 8>(tl_ptr8, tl_vec9);
         } else {
             #pragma unroll
@@ -164,7 +164,7 @@ __global__ void __launch_bounds__(128, 16) geglu_kernel(
         if (tl::in_bounds(r0 + ((g_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) / 1024), M) && tl::in_bounds(c0 + (((g_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) % 1024) + tl_chunk7 % 8), N) && tl::in_bounds(r0 + ((g_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) / 1024), M) && tl::in_bounds((c0 + (((g_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) % 1024) + tl_chunk7 % 8)) + 7, N) && tl::is_aligned(tl_ptr8, 16)) {
             tl::f16 tl_vec9[8];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec9[tl_v] = tl::convert<tl::f16>(g[tl_chunk7 + tl_v]);
+            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec9[tl_v], g[tl_chunk7 + tl_v], g[tl_chunk7 + tl_v + 1]);
             tl::store_vector<tl::f16, 8>(tl_ptr8, tl_vec9);
         } else {
             #pragma unroll

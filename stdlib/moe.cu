@@ -72,7 +72,7 @@ __global__ void __launch_bounds__(256) topk_gating_kernel(
     for (int tl_s4 = 0; tl_s4 < 8; ++tl_s4) {
         [[maybe_unused]] const int i = (tl_tid / 8 % 8);
         [[maybe_unused]] const int j = ((tl_s4) + (tl_tid % 8) * 8);
-        s0[tl_s4] = tl::fast::exp(s0[tl_s4] - best[0]);
+        s0[tl_s4] = tl::fast::exp_sub(s0[tl_s4], best[0]);
     }
     // reduce(sum, s0, scale, axis = 1);  (moe.tl:31)
     // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2, 4 among the lanes that share one
@@ -155,8 +155,9 @@ __global__ void __launch_bounds__(256) topk_gating_kernel(
             // for i, j in parallel(8, 64): each thread visits the elements of `idx` it holds
             #pragma unroll
             for (int tl_s11 = 0; tl_s11 < 8; ++tl_s11) {
+                const int tl_c12 = (((tl_s11 / 8 * 8)) + (tl_tid % 8) * 8);  // the chunk's first column
                 [[maybe_unused]] const int i = (tl_tid / 8 % 8);
-                const int j = ((tl_s11) + (tl_tid % 8) * 8);
+                const int j = tl_c12 + tl_s11 % 8;
                 idx[tl_s11] = s[tl_s11] == best[0] ? static_cast<float>(j) : 64.0f;
             }
             // reduce(min, idx, at, axis = 1);  (moe.tl:54)
@@ -166,8 +167,8 @@ __global__ void __launch_bounds__(256) topk_gating_kernel(
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MinOp::identity<float>();
                 #pragma unroll
-                for (int tl_s12 = 0; tl_s12 < 8; ++tl_s12) {
-                    tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(idx[tl_s12]));
+                for (int tl_s13 = 0; tl_s13 < 8; ++tl_s13) {
+                    tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(idx[tl_s13]));
                 }
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
@@ -183,25 +184,26 @@ __global__ void __launch_bounds__(256) topk_gating_kernel(
             // for i, j in parallel(RB, E) {  (moe.tl:55)
             // for i, j in parallel(8, 64): each thread visits the elements of `s` it holds
             #pragma unroll
-            for (int tl_s13 = 0; tl_s13 < 8; ++tl_s13) {
+            for (int tl_s14 = 0; tl_s14 < 8; ++tl_s14) {
+                const int tl_c15 = (((tl_s14 / 8 * 8)) + (tl_tid % 8) * 8);  // the chunk's first column
                 [[maybe_unused]] const int i = (tl_tid / 8 % 8);
-                const int j = ((tl_s13) + (tl_tid % 8) * 8);
+                const int j = tl_c15 + tl_s14 % 8;
                 if (static_cast<float>(j) == at[0]) {
-                    s[tl_s13] = -1.0f;
+                    s[tl_s14] = -1.0f;
                 }
             }
             // for i in parallel(RB) {  (moe.tl:60)
             // for i in parallel(8): each thread visits the elements of `best` it holds
             #pragma unroll
-            for (int tl_s14 = 0; tl_s14 < 1; ++tl_s14) {
+            for (int tl_s16 = 0; tl_s16 < 1; ++tl_s16) {
                 const int i = (tl_tid / 8 % 8);
                 if (last) {
                     if (row0 + i < M) {
-                        if ((tl_tid % 8) == 0 && (tl_tid / 64) == 0) Weights[int64_t(row0 + i) * 8 + k] = best[tl_s14] * scale[tl_s14];
-                        if ((tl_tid % 8) == 0 && (tl_tid / 64) == 0) Ids[int64_t(row0 + i) * 8 + k] = static_cast<int32_t>(at[tl_s14]);
+                        if ((tl_tid % 8) == 0 && (tl_tid / 64) == 0) Weights[int64_t(row0 + i) * 8 + k] = best[tl_s16] * scale[tl_s16];
+                        if ((tl_tid % 8) == 0 && (tl_tid / 64) == 0) Ids[int64_t(row0 + i) * 8 + k] = static_cast<int32_t>(at[tl_s16]);
                     }
                 } else {
-                    scale[tl_s14] = scale[tl_s14] + best[tl_s14];
+                    scale[tl_s16] = scale[tl_s16] + best[tl_s16];
                 }
             }
         }
@@ -265,9 +267,10 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
     // for i, g, e in parallel(4, 8, 32): each thread visits the elements of `score` it holds
     #pragma unroll
     for (int tl_s3 = 0; tl_s3 < 8; ++tl_s3) {
+        const int tl_c4 = (((tl_s3 / 8 * 8)) + (tl_tid % 4) * 8);  // the chunk's first column
         [[maybe_unused]] const int i = (tl_tid / 32 % 4);
         const int g = (tl_tid / 4 % 8);
-        const int e = ((tl_s3) + (tl_tid % 4) * 8);
+        const int e = tl_c4 + tl_s3 % 8;
         score[tl_s3] = tl::fast::sigmoid(score[tl_s3]);
         choice[tl_s3] = score[tl_s3] + Bias[g * 32 + e];
     }
@@ -278,8 +281,8 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
         #pragma unroll
-        for (int tl_s4 = 0; tl_s4 < 8; ++tl_s4) {
-            tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(choice[tl_s4]));
+        for (int tl_s5 = 0; tl_s5 < 8; ++tl_s5) {
+            tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(choice[tl_s5]));
         }
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) {
@@ -294,11 +297,12 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
     // for i, g, e in parallel(RB, NG, GS) {  (moe.tl:111)
     // for i, g, e in parallel(4, 8, 32): each thread visits the elements of `idx` it holds
     #pragma unroll
-    for (int tl_s5 = 0; tl_s5 < 8; ++tl_s5) {
+    for (int tl_s6 = 0; tl_s6 < 8; ++tl_s6) {
+        const int tl_c7 = (((tl_s6 / 8 * 8)) + (tl_tid % 4) * 8);  // the chunk's first column
         [[maybe_unused]] const int i = (tl_tid / 32 % 4);
         [[maybe_unused]] const int g = (tl_tid / 4 % 8);
-        const int e = ((tl_s5) + (tl_tid % 4) * 8);
-        idx[tl_s5] = choice[tl_s5] == first[0] ? static_cast<float>(e) : 32.0f;
+        const int e = tl_c7 + tl_s6 % 8;
+        idx[tl_s6] = choice[tl_s6] == first[0] ? static_cast<float>(e) : 32.0f;
     }
     // reduce(min, idx, part, axis = 2);  (moe.tl:114)
     // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2 among the lanes that share one
@@ -307,8 +311,8 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MinOp::identity<float>();
         #pragma unroll
-        for (int tl_s6 = 0; tl_s6 < 8; ++tl_s6) {
-            tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(idx[tl_s6]));
+        for (int tl_s8 = 0; tl_s8 < 8; ++tl_s8) {
+            tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(idx[tl_s8]));
         }
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) {
@@ -323,11 +327,12 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
     // for i, g, e in parallel(RB, NG, GS) {  (moe.tl:115)
     // for i, g, e in parallel(4, 8, 32): each thread visits the elements of `idx` it holds
     #pragma unroll
-    for (int tl_s7 = 0; tl_s7 < 8; ++tl_s7) {
+    for (int tl_s9 = 0; tl_s9 < 8; ++tl_s9) {
+        const int tl_c10 = (((tl_s9 / 8 * 8)) + (tl_tid % 4) * 8);  // the chunk's first column
         [[maybe_unused]] const int i = (tl_tid / 32 % 4);
         [[maybe_unused]] const int g = (tl_tid / 4 % 8);
-        const int e = ((tl_s7) + (tl_tid % 4) * 8);
-        idx[tl_s7] = static_cast<float>(e) == part[0] ? -tl::inf<float>() : choice[tl_s7];
+        const int e = tl_c10 + tl_s9 % 8;
+        idx[tl_s9] = static_cast<float>(e) == part[0] ? -tl::inf<float>() : choice[tl_s9];
     }
     // reduce(max, idx, group, axis = 2);  (moe.tl:118)
     // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2 among the lanes that share one
@@ -336,8 +341,8 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
         #pragma unroll
-        for (int tl_s8 = 0; tl_s8 < 8; ++tl_s8) {
-            tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(idx[tl_s8]));
+        for (int tl_s11 = 0; tl_s11 < 8; ++tl_s11) {
+            tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(idx[tl_s11]));
         }
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) {
@@ -352,11 +357,11 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
     // for i, g in parallel(RB, NG) {  (moe.tl:119)
     // for i, g in parallel(4, 8): each thread visits the elements of `group` it holds
     #pragma unroll
-    for (int tl_s9 = 0; tl_s9 < 1; ++tl_s9) {
+    for (int tl_s12 = 0; tl_s12 < 1; ++tl_s12) {
         [[maybe_unused]] const int i = (tl_tid / 32 % 4);
         [[maybe_unused]] const int g = (tl_tid / 4 % 8);
-        group[tl_s9] = first[tl_s9] + group[tl_s9];
-        kept[tl_s9] = 0.0f;
+        group[tl_s12] = first[tl_s12] + group[tl_s12];
+        kept[tl_s12] = 0.0f;
     }
     for (int _round = 0; _round < 4; ++_round) {
         // reduce(max, group, best, axis = 1);  (moe.tl:125)
@@ -366,8 +371,8 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
             #pragma unroll
             for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
             #pragma unroll
-            for (int tl_s10 = 0; tl_s10 < 1; ++tl_s10) {
-                tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(group[tl_s10]));
+            for (int tl_s13 = 0; tl_s13 < 1; ++tl_s13) {
+                tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(group[tl_s13]));
             }
             #pragma unroll
             for (int tl_i = 0; tl_i < 1; ++tl_i) {
@@ -383,10 +388,10 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
         // for i, g in parallel(RB, NG) {  (moe.tl:126)
         // for i, g in parallel(4, 8): each thread visits the elements of `part` it holds
         #pragma unroll
-        for (int tl_s11 = 0; tl_s11 < 1; ++tl_s11) {
+        for (int tl_s14 = 0; tl_s14 < 1; ++tl_s14) {
             [[maybe_unused]] const int i = (tl_tid / 32 % 4);
             const int g = (tl_tid / 4 % 8);
-            part[tl_s11] = group[tl_s11] == best[0] ? static_cast<float>(g) : 8.0f;
+            part[tl_s14] = group[tl_s14] == best[0] ? static_cast<float>(g) : 8.0f;
         }
         // reduce(min, part, at, axis = 1);  (moe.tl:129)
         // each thread folds its 1 values of each of its 1 results; xor shuffles 4, 8, 16 among the lanes that share one
@@ -395,8 +400,8 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
             #pragma unroll
             for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MinOp::identity<float>();
             #pragma unroll
-            for (int tl_s12 = 0; tl_s12 < 1; ++tl_s12) {
-                tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(part[tl_s12]));
+            for (int tl_s15 = 0; tl_s15 < 1; ++tl_s15) {
+                tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(part[tl_s15]));
             }
             #pragma unroll
             for (int tl_i = 0; tl_i < 1; ++tl_i) {
@@ -412,48 +417,48 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
         // for i, g in parallel(RB, NG) {  (moe.tl:130)
         // for i, g in parallel(4, 8): each thread visits the elements of `kept` it holds
         #pragma unroll
-        for (int tl_s13 = 0; tl_s13 < 1; ++tl_s13) {
+        for (int tl_s16 = 0; tl_s16 < 1; ++tl_s16) {
             [[maybe_unused]] const int i = (tl_tid / 32 % 4);
             const int g = (tl_tid / 4 % 8);
             if (static_cast<float>(g) == at[0]) {
-                kept[tl_s13] = 1.0f;
-                group[tl_s13] = -tl::inf<float>();
+                kept[tl_s16] = 1.0f;
+                group[tl_s16] = -tl::inf<float>();
             }
         }
     }
     // for i, g, e in parallel(RB, NG, GS) {  (moe.tl:137)
     // for i, g, e in parallel(4, 8, 32): each thread visits the elements of `masked` it holds
     #pragma unroll
-    for (int tl_s14 = 0; tl_s14 < 8; ++tl_s14) {
+    for (int tl_s17 = 0; tl_s17 < 8; ++tl_s17) {
         [[maybe_unused]] const int i = (tl_tid / 32 % 4);
         [[maybe_unused]] const int g = (tl_tid / 4 % 8);
-        [[maybe_unused]] const int e = ((tl_s14) + (tl_tid % 4) * 8);
-        masked[tl_s14] = kept[0] > 0.0f ? choice[tl_s14] : -tl::inf<float>();
+        [[maybe_unused]] const int e = ((tl_s17) + (tl_tid % 4) * 8);
+        masked[tl_s17] = kept[0] > 0.0f ? choice[tl_s17] : -tl::inf<float>();
     }
     // for i in parallel(RB) {  (moe.tl:142)
     // for i in parallel(4): each thread visits the elements of `total` it holds
     #pragma unroll
-    for (int tl_s15 = 0; tl_s15 < 1; ++tl_s15) {
+    for (int tl_s18 = 0; tl_s18 < 1; ++tl_s18) {
         [[maybe_unused]] const int i = (tl_tid / 32 % 4);
-        total[tl_s15] = 0.0f;
+        total[tl_s18] = 0.0f;
     }
     for (int pass = 0; pass < 2; ++pass) {
         const bool last = pass == 1;
         // for i, g, e in parallel(RB, NG, GS) {  (moe.tl:147)
         // for i, g, e in parallel(4, 8, 32): each thread visits the elements of `choice` it holds
         #pragma unroll
-        for (int tl_s16 = 0; tl_s16 < 8; ++tl_s16) {
+        for (int tl_s19 = 0; tl_s19 < 8; ++tl_s19) {
             [[maybe_unused]] const int i = (tl_tid / 32 % 4);
             [[maybe_unused]] const int g = (tl_tid / 4 % 8);
-            [[maybe_unused]] const int e = ((tl_s16) + (tl_tid % 4) * 8);
-            choice[tl_s16] = masked[tl_s16];
+            [[maybe_unused]] const int e = ((tl_s19) + (tl_tid % 4) * 8);
+            choice[tl_s19] = masked[tl_s19];
         }
         // for i in parallel(RB) {  (moe.tl:150)
         // for i in parallel(4): each thread visits the elements of `scale` it holds
         #pragma unroll
-        for (int tl_s17 = 0; tl_s17 < 1; ++tl_s17) {
+        for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
             [[maybe_unused]] const int i = (tl_tid / 32 % 4);
-            scale[tl_s17] = tl::fast::div(scaling, total[tl_s17]);
+            scale[tl_s20] = tl::fast::div(scaling, total[tl_s20]);
         }
         for (int k = 0; k < 8; ++k) {
             // reduce(max, choice, part, axis = 2);  (moe.tl:154)
@@ -463,8 +468,8 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
                 #pragma unroll
-                for (int tl_s18 = 0; tl_s18 < 8; ++tl_s18) {
-                    tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(choice[tl_s18]));
+                for (int tl_s21 = 0; tl_s21 < 8; ++tl_s21) {
+                    tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(choice[tl_s21]));
                 }
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
@@ -483,8 +488,8 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
                 #pragma unroll
-                for (int tl_s19 = 0; tl_s19 < 1; ++tl_s19) {
-                    tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(part[tl_s19]));
+                for (int tl_s22 = 0; tl_s22 < 1; ++tl_s22) {
+                    tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(part[tl_s22]));
                 }
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
@@ -500,11 +505,12 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
             // for i, g, e in parallel(RB, NG, GS) {  (moe.tl:156)
             // for i, g, e in parallel(4, 8, 32): each thread visits the elements of `idx` it holds
             #pragma unroll
-            for (int tl_s20 = 0; tl_s20 < 8; ++tl_s20) {
+            for (int tl_s23 = 0; tl_s23 < 8; ++tl_s23) {
+                const int tl_c24 = (((tl_s23 / 8 * 8)) + (tl_tid % 4) * 8);  // the chunk's first column
                 [[maybe_unused]] const int i = (tl_tid / 32 % 4);
                 const int g = (tl_tid / 4 % 8);
-                const int e = ((tl_s20) + (tl_tid % 4) * 8);
-                idx[tl_s20] = choice[tl_s20] == best[0] ? static_cast<float>(g * 32 + e) : 256.0f;
+                const int e = tl_c24 + tl_s23 % 8;
+                idx[tl_s23] = choice[tl_s23] == best[0] ? static_cast<float>(g * 32 + e) : 256.0f;
             }
             // reduce(min, idx, part, axis = 2);  (moe.tl:159)
             // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2 among the lanes that share one
@@ -513,8 +519,8 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MinOp::identity<float>();
                 #pragma unroll
-                for (int tl_s21 = 0; tl_s21 < 8; ++tl_s21) {
-                    tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(idx[tl_s21]));
+                for (int tl_s25 = 0; tl_s25 < 8; ++tl_s25) {
+                    tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(idx[tl_s25]));
                 }
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
@@ -533,8 +539,8 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MinOp::identity<float>();
                 #pragma unroll
-                for (int tl_s22 = 0; tl_s22 < 1; ++tl_s22) {
-                    tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(part[tl_s22]));
+                for (int tl_s26 = 0; tl_s26 < 1; ++tl_s26) {
+                    tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(part[tl_s26]));
                 }
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
@@ -550,13 +556,14 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
             // for i, g, e in parallel(RB, NG, GS) {  (moe.tl:162)
             // for i, g, e in parallel(4, 8, 32): each thread visits the elements of `idx` it holds
             #pragma unroll
-            for (int tl_s23 = 0; tl_s23 < 8; ++tl_s23) {
+            for (int tl_s27 = 0; tl_s27 < 8; ++tl_s27) {
+                const int tl_c28 = (((tl_s27 / 8 * 8)) + (tl_tid % 4) * 8);  // the chunk's first column
                 [[maybe_unused]] const int i = (tl_tid / 32 % 4);
                 const int g = (tl_tid / 4 % 8);
-                const int e = ((tl_s23) + (tl_tid % 4) * 8);
+                const int e = tl_c28 + tl_s27 % 8;
                 const bool chosen = static_cast<float>(g * 32 + e) == at[0];
-                idx[tl_s23] = chosen ? score[tl_s23] : 0.0f;
-                choice[tl_s23] = chosen ? -tl::inf<float>() : choice[tl_s23];
+                idx[tl_s27] = chosen ? score[tl_s27] : 0.0f;
+                choice[tl_s27] = chosen ? -tl::inf<float>() : choice[tl_s27];
             }
             // reduce(sum, idx, part, axis = 2);  (moe.tl:167)
             // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2 among the lanes that share one
@@ -565,8 +572,8 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                 #pragma unroll
-                for (int tl_s24 = 0; tl_s24 < 8; ++tl_s24) {
-                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(idx[tl_s24]));
+                for (int tl_s29 = 0; tl_s29 < 8; ++tl_s29) {
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(idx[tl_s29]));
                 }
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
@@ -585,8 +592,8 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                 #pragma unroll
-                for (int tl_s25 = 0; tl_s25 < 1; ++tl_s25) {
-                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(part[tl_s25]));
+                for (int tl_s30 = 0; tl_s30 < 1; ++tl_s30) {
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(part[tl_s30]));
                 }
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
@@ -602,15 +609,15 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
             // for i in parallel(RB) {  (moe.tl:169)
             // for i in parallel(4): each thread visits the elements of `best` it holds
             #pragma unroll
-            for (int tl_s26 = 0; tl_s26 < 1; ++tl_s26) {
+            for (int tl_s31 = 0; tl_s31 < 1; ++tl_s31) {
                 const int i = (tl_tid / 32 % 4);
                 if (last) {
                     if (row0 + i < M) {
-                        if ((tl_tid % 32) == 0 && (tl_tid / 128) == 0) Weights[int64_t(row0 + i) * 8 + k] = best[tl_s26] * scale[tl_s26];
-                        if ((tl_tid % 32) == 0 && (tl_tid / 128) == 0) Ids[int64_t(row0 + i) * 8 + k] = static_cast<int32_t>(at[tl_s26]);
+                        if ((tl_tid % 32) == 0 && (tl_tid / 128) == 0) Weights[int64_t(row0 + i) * 8 + k] = best[tl_s31] * scale[tl_s31];
+                        if ((tl_tid % 32) == 0 && (tl_tid / 128) == 0) Ids[int64_t(row0 + i) * 8 + k] = static_cast<int32_t>(at[tl_s31]);
                     }
                 } else {
-                    total[tl_s26] = total[tl_s26] + best[tl_s26];
+                    total[tl_s31] = total[tl_s31] + best[tl_s31];
                 }
             }
         }
@@ -641,8 +648,8 @@ __global__ void __launch_bounds__(256) moe_count_kernel(
         // copy(ids[t * BS +: BS], id, pad = -1);  (moe.tl:204)
         #pragma unroll
         for (int tl_chunk0 = 0; tl_chunk0 < id_layout::kSlots; tl_chunk0 += 4) {
-            const int32_t* tl_ptr1 = &ids[(t * 2048) + ((id_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) + tl_chunk0 % 8)];
-            if (tl::in_bounds((t * 2048) + ((id_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) + tl_chunk0 % 8), M * K) && tl::in_bounds(((t * 2048) + ((id_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) + tl_chunk0 % 8)) + 3, M * K) && tl::is_aligned(tl_ptr1, 16)) {
+            const int32_t* tl_ptr1 = &ids[(t * 2048) + (((id_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 2048) + tl_chunk0 % 8)];
+            if (tl::in_bounds((t * 2048) + (((id_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 2048) + tl_chunk0 % 8), M * K) && tl::in_bounds(((t * 2048) + (((id_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 2048) + tl_chunk0 % 8)) + 3, M * K) && tl::is_aligned(tl_ptr1, 16)) {
                 int32_t tl_vec2[4];
                 tl::load_vector<int32_t, 4>(tl_vec2, tl_ptr1);
                 #pragma unroll
@@ -650,7 +657,7 @@ __global__ void __launch_bounds__(256) moe_count_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                    id[tl_chunk0 + tl_v] = tl::in_bounds((t * 2048) + ((id_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) + (tl_chunk0 + tl_v) % 8), M * K) ? ids[(t * 2048) + ((id_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) + (tl_chunk0 + tl_v) % 8)] : -1;
+                    id[tl_chunk0 + tl_v] = tl::in_bounds((t * 2048) + (((id_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 2048) + (tl_chunk0 + tl_v) % 8), M * K) ? ids[(t * 2048) + (((id_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 2048) + (tl_chunk0 + tl_v) % 8)] : -1;
                 }
             }
         }
@@ -658,7 +665,7 @@ __global__ void __launch_bounds__(256) moe_count_kernel(
         // for i in parallel(2048): each thread visits the elements of `hit` it holds
         #pragma unroll
         for (int tl_s3 = 0; tl_s3 < hit_layout::kSlots; ++tl_s3) {
-            [[maybe_unused]] const int i = (hit_layout::flat(tl_tid, (tl_s3 / 8) * 8)) + tl_s3 % 8;
+            [[maybe_unused]] const int i = ((hit_layout::flat(tl_tid, (tl_s3 / 8) * 8)) % 2048) + tl_s3 % 8;
             hit[tl_s3] = id[tl_s3] == int(blockIdx.x) ? 1 : 0;
         }
         // reduce(sum, hit, part);  (moe.tl:208)
@@ -723,8 +730,8 @@ __global__ void __launch_bounds__(256) moe_positions_kernel(
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < counts_layout::kSlots; tl_chunk0 += 4) {
         if (!(counts_layout::valid(tl_tid, tl_chunk0))) continue;
-        const int32_t* tl_ptr1 = &Counts[(counts_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) + tl_chunk0 % 8];
-        if (tl::in_bounds((counts_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) + tl_chunk0 % 8, E) && tl::in_bounds(((counts_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) + tl_chunk0 % 8) + 3, E) && tl::is_aligned(tl_ptr1, 16)) {
+        const int32_t* tl_ptr1 = &Counts[((counts_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 1024) + tl_chunk0 % 8];
+        if (tl::in_bounds(((counts_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 1024) + tl_chunk0 % 8, E) && tl::in_bounds((((counts_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 1024) + tl_chunk0 % 8) + 3, E) && tl::is_aligned(tl_ptr1, 16)) {
             int32_t tl_vec2[4];
             tl::load_vector<int32_t, 4>(tl_vec2, tl_ptr1);
             #pragma unroll
@@ -732,7 +739,7 @@ __global__ void __launch_bounds__(256) moe_positions_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                counts[tl_chunk0 + tl_v] = tl::in_bounds((counts_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) + (tl_chunk0 + tl_v) % 8, E) ? Counts[(counts_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) + (tl_chunk0 + tl_v) % 8] : 0;
+                counts[tl_chunk0 + tl_v] = tl::in_bounds(((counts_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 1024) + (tl_chunk0 + tl_v) % 8, E) ? Counts[((counts_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 1024) + (tl_chunk0 + tl_v) % 8] : 0;
             }
         }
     }
@@ -764,8 +771,8 @@ __global__ void __launch_bounds__(256) moe_positions_kernel(
         // copy(ids[t * BS +: BS], id, pad = 0);  (moe.tl:239)
         #pragma unroll
         for (int tl_chunk6 = 0; tl_chunk6 < id_layout::kSlots; tl_chunk6 += 4) {
-            const int32_t* tl_ptr7 = &ids[(t * 2048) + ((id_layout::flat(tl_tid, (tl_chunk6 / 8) * 8)) + tl_chunk6 % 8)];
-            if (tl::in_bounds((t * 2048) + ((id_layout::flat(tl_tid, (tl_chunk6 / 8) * 8)) + tl_chunk6 % 8), M * K) && tl::in_bounds(((t * 2048) + ((id_layout::flat(tl_tid, (tl_chunk6 / 8) * 8)) + tl_chunk6 % 8)) + 3, M * K) && tl::is_aligned(tl_ptr7, 16)) {
+            const int32_t* tl_ptr7 = &ids[(t * 2048) + (((id_layout::flat(tl_tid, (tl_chunk6 / 8) * 8)) % 2048) + tl_chunk6 % 8)];
+            if (tl::in_bounds((t * 2048) + (((id_layout::flat(tl_tid, (tl_chunk6 / 8) * 8)) % 2048) + tl_chunk6 % 8), M * K) && tl::in_bounds(((t * 2048) + (((id_layout::flat(tl_tid, (tl_chunk6 / 8) * 8)) % 2048) + tl_chunk6 % 8)) + 3, M * K) && tl::is_aligned(tl_ptr7, 16)) {
                 int32_t tl_vec8[4];
                 tl::load_vector<int32_t, 4>(tl_vec8, tl_ptr7);
                 #pragma unroll
@@ -773,7 +780,7 @@ __global__ void __launch_bounds__(256) moe_positions_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                    id[tl_chunk6 + tl_v] = tl::in_bounds((t * 2048) + ((id_layout::flat(tl_tid, ((tl_chunk6 + tl_v) / 8) * 8)) + (tl_chunk6 + tl_v) % 8), M * K) ? ids[(t * 2048) + ((id_layout::flat(tl_tid, ((tl_chunk6 + tl_v) / 8) * 8)) + (tl_chunk6 + tl_v) % 8)] : 0;
+                    id[tl_chunk6 + tl_v] = tl::in_bounds((t * 2048) + (((id_layout::flat(tl_tid, ((tl_chunk6 + tl_v) / 8) * 8)) % 2048) + (tl_chunk6 + tl_v) % 8), M * K) ? ids[(t * 2048) + (((id_layout::flat(tl_tid, ((tl_chunk6 + tl_v) / 8) * 8)) % 2048) + (tl_chunk6 + tl_v) % 8)] : 0;
                 }
             }
         }
@@ -791,7 +798,7 @@ __global__ void __launch_bounds__(256) moe_positions_kernel(
             __syncthreads();
             #pragma unroll
             for (int tl_s11 = 0; tl_s11 < hit_layout::kSlots; ++tl_s11) {
-                reinterpret_cast<int32_t*>(tl_scratch)[(hit_layout::flat(tl_tid, (tl_s11 / 8) * 8)) + tl_s11 % 8] = hit[tl_s11];
+                reinterpret_cast<int32_t*>(tl_scratch)[((hit_layout::flat(tl_tid, (tl_s11 / 8) * 8)) % 2048) + tl_s11 % 8] = hit[tl_s11];
             }
             __syncthreads();
             // cumsum: 1 line(s) of 2048, 256 thread(s) per line, segments of 8
@@ -819,7 +826,7 @@ __global__ void __launch_bounds__(256) moe_positions_kernel(
             __syncthreads();
             #pragma unroll
             for (int tl_s12 = 0; tl_s12 < rank_layout::kSlots; ++tl_s12) {
-                rank[tl_s12] = reinterpret_cast<int32_t*>(tl_scratch)[(rank_layout::flat(tl_tid, (tl_s12 / 8) * 8)) + tl_s12 % 8];
+                rank[tl_s12] = reinterpret_cast<int32_t*>(tl_scratch)[((rank_layout::flat(tl_tid, (tl_s12 / 8) * 8)) % 2048) + tl_s12 % 8];
             }
             __syncthreads();
         }
@@ -1014,7 +1021,7 @@ __global__ void __launch_bounds__(128) moe_unpermute_kernel(
         if (tl::in_bounds(t0 + ((tl_tid / 32) + (tl_chunk5 / 16) * 4), M) && tl::in_bounds(d0 + ((tl_chunk5 % 8) + (tl_tid % 32) * 8 + (tl_chunk5 / 8 % 2) * 256), D) && tl::in_bounds(t0 + ((tl_tid / 32) + (tl_chunk5 / 16) * 4), M) && tl::in_bounds((d0 + ((tl_chunk5 % 8) + (tl_tid % 32) * 8 + (tl_chunk5 / 8 % 2) * 256)) + 7, D) && tl::is_aligned(tl_ptr6, 16)) {
             tl::bf16 tl_vec7[8];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec7[tl_v] = tl::convert<tl::bf16>(acc[tl_chunk5 + tl_v]);
+            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec7[tl_v], acc[tl_chunk5 + tl_v], acc[tl_chunk5 + tl_v + 1]);
             tl::store_vector<tl::bf16, 8>(tl_ptr6, tl_vec7);
         } else {
             #pragma unroll
@@ -1049,8 +1056,8 @@ __global__ void __launch_bounds__(256) moe_tiles_kernel(
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < before_layout::kSlots; tl_chunk0 += 4) {
         if (!(before_layout::valid(tl_tid, tl_chunk0))) continue;
-        const int32_t* tl_ptr1 = &Offsets[(before_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) + tl_chunk0 % 8];
-        if (tl::in_bounds((before_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) + tl_chunk0 % 8, EO) && tl::in_bounds(((before_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) + tl_chunk0 % 8) + 3, EO) && tl::is_aligned(tl_ptr1, 16)) {
+        const int32_t* tl_ptr1 = &Offsets[((before_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 1024) + tl_chunk0 % 8];
+        if (tl::in_bounds(((before_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 1024) + tl_chunk0 % 8, EO) && tl::in_bounds((((before_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 1024) + tl_chunk0 % 8) + 3, EO) && tl::is_aligned(tl_ptr1, 16)) {
             int32_t tl_vec2[4];
             tl::load_vector<int32_t, 4>(tl_vec2, tl_ptr1);
             #pragma unroll
@@ -1058,7 +1065,7 @@ __global__ void __launch_bounds__(256) moe_tiles_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                before[tl_chunk0 + tl_v] = tl::in_bounds((before_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) + (tl_chunk0 + tl_v) % 8, EO) ? Offsets[(before_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) + (tl_chunk0 + tl_v) % 8] : 0;
+                before[tl_chunk0 + tl_v] = tl::in_bounds(((before_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 1024) + (tl_chunk0 + tl_v) % 8, EO) ? Offsets[((before_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 1024) + (tl_chunk0 + tl_v) % 8] : 0;
             }
         }
     }
@@ -1066,8 +1073,8 @@ __global__ void __launch_bounds__(256) moe_tiles_kernel(
     #pragma unroll
     for (int tl_chunk3 = 0; tl_chunk3 < tiles_layout::kSlots; tl_chunk3 += 4) {
         if (!(tiles_layout::valid(tl_tid, tl_chunk3))) continue;
-        const int32_t* tl_ptr4 = &Offsets[1 + ((tiles_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) + tl_chunk3 % 8)];
-        if (tl::in_bounds(1 + ((tiles_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) + tl_chunk3 % 8), EO) && tl::in_bounds((1 + ((tiles_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) + tl_chunk3 % 8)) + 3, EO) && tl::is_aligned(tl_ptr4, 16)) {
+        const int32_t* tl_ptr4 = &Offsets[1 + (((tiles_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 1024) + tl_chunk3 % 8)];
+        if (tl::in_bounds(1 + (((tiles_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 1024) + tl_chunk3 % 8), EO) && tl::in_bounds((1 + (((tiles_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 1024) + tl_chunk3 % 8)) + 3, EO) && tl::is_aligned(tl_ptr4, 16)) {
             int32_t tl_vec5[4];
             tl::load_vector<int32_t, 4>(tl_vec5, tl_ptr4);
             #pragma unroll
@@ -1075,7 +1082,7 @@ __global__ void __launch_bounds__(256) moe_tiles_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                tiles[tl_chunk3 + tl_v] = tl::in_bounds(1 + ((tiles_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) + (tl_chunk3 + tl_v) % 8), EO) ? Offsets[1 + ((tiles_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) + (tl_chunk3 + tl_v) % 8)] : 0;
+                tiles[tl_chunk3 + tl_v] = tl::in_bounds(1 + (((tiles_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) % 1024) + (tl_chunk3 + tl_v) % 8), EO) ? Offsets[1 + (((tiles_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) % 1024) + (tl_chunk3 + tl_v) % 8)] : 0;
             }
         }
     }

@@ -185,8 +185,9 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
             // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
+                const int tl_c29 = (((tl_s28 / 8 * 8) % 8) + (tl_tid % 16) * 8);  // the chunk's first column
                 [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s28 / 8) * 16);
-                const int j = ((tl_s28 % 8) + (tl_tid % 16) * 8);
+                const int j = tl_c29 + tl_s28 % 8;
                 const float d = s[tl_s28] - s_mean[(tl_s28 / 8)] * inv_n;
                 s[tl_s28] = d;
                 sd[tl_s28] = j < N ? d * d : 0.0f;
@@ -198,8 +199,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                 #pragma unroll
-                for (int tl_s29 = 0; tl_s29 < 16; ++tl_s29) {
-                    tl_part[(tl_s29 / 8)] = tl::SumOp::combine(tl_part[(tl_s29 / 8)], tl::SumOp::element(sd[tl_s29]));
+                for (int tl_s30 = 0; tl_s30 < 16; ++tl_s30) {
+                    tl_part[(tl_s30 / 8)] = tl::SumOp::combine(tl_part[(tl_s30 / 8)], tl::SumOp::element(sd[tl_s30]));
                 }
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 2; ++tl_i) {
@@ -216,31 +217,40 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
             // for i in parallel(RB) {  (norms.tl:57)
             // for i in parallel(32): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
-            for (int tl_s30 = 0; tl_s30 < 2; ++tl_s30) {
-                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s30) * 16);
-                s_rstd[tl_s30] = tl::rsqrt(s_rstd[tl_s30] * inv_n + eps);
+            for (int tl_s31 = 0; tl_s31 < 2; ++tl_s31) {
+                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s31) * 16);
+                s_rstd[tl_s31] = tl::rsqrt(s_rstd[tl_s31] * inv_n + eps);
             }
             // for i, j in parallel(RB, ROW) {  (norms.tl:60)
             // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
             #pragma unroll
-            for (int tl_s31 = 0; tl_s31 < 16; ++tl_s31) {
-                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s31 / 8) * 16);
-                const int j = ((tl_s31 % 8) + (tl_tid % 16) * 8);
-                s[tl_s31] = s[tl_s31] * s_rstd[(tl_s31 / 8)] * tl::convert<float>(ws[j]) + tl::convert<float>(bs[j]);
+            for (int tl_k33 = 0; tl_k33 < 16; tl_k33 += 8) {
+                const int tl_c34 = ((tl_k33 % 8) + (tl_tid % 16) * 8);  // the chunk's first column
+                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_k33 / 8) * 16);
+                tl::f16 tl_chunk36[8];
+                tl::load_chunk<tl::f16, 8>(tl_chunk36, &ws[tl_c34]);
+                tl::f16 tl_chunk37[8];
+                tl::load_chunk<tl::f16, 8>(tl_chunk37, &bs[tl_c34]);
+                #pragma unroll
+                for (int tl_o35 = 0; tl_o35 < 8; ++tl_o35) {
+                    const int tl_s38 = tl_k33 + tl_o35;
+                    [[maybe_unused]] const int j = tl_c34 + tl_o35;
+                    s[tl_s38] = s[tl_s38] * s_rstd[(tl_s38 / 8)] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]);
+                }
             }
             // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:63)
             #pragma unroll
-            for (int tl_chunk32 = 0; tl_chunk32 < 16; tl_chunk32 += 8) {
-                tl::f16* tl_ptr33 = &Y[int64_t(row0 + ((tl_tid / 16) + (tl_chunk32 / 8) * 16)) * N + ((tl_chunk32 % 8) + (tl_tid % 16) * 8)];
-                if (tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk32 / 8) * 16), M) && tl::in_bounds(((tl_chunk32 % 8) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk32 / 8) * 16), M) && tl::in_bounds((((tl_chunk32 % 8) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr33, 16)) {
-                    tl::f16 tl_vec34[8];
+            for (int tl_chunk39 = 0; tl_chunk39 < 16; tl_chunk39 += 8) {
+                tl::f16* tl_ptr40 = &Y[int64_t(row0 + ((tl_tid / 16) + (tl_chunk39 / 8) * 16)) * N + ((tl_chunk39 % 8) + (tl_tid % 16) * 8)];
+                if (tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk39 / 8) * 16), M) && tl::in_bounds(((tl_chunk39 % 8) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk39 / 8) * 16), M) && tl::in_bounds((((tl_chunk39 % 8) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                    tl::f16 tl_vec41[8];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec34[tl_v] = tl::convert<tl::f16>(s[tl_chunk32 + tl_v]);
-                    tl::store_vector<tl::f16, 8>(tl_ptr33, tl_vec34);
+                    for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec41[tl_v], s[tl_chunk39 + tl_v], s[tl_chunk39 + tl_v + 1]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr40, tl_vec41);
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        if (tl::in_bounds(row0 + ((tl_tid / 16) + ((tl_chunk32 + tl_v) / 8) * 16), M) && tl::in_bounds((((tl_chunk32 + tl_v) % 8) + (tl_tid % 16) * 8), N)) Y[int64_t(row0 + ((tl_tid / 16) + ((tl_chunk32 + tl_v) / 8) * 16)) * N + (((tl_chunk32 + tl_v) % 8) + (tl_tid % 16) * 8)] = tl::convert<tl::f16>(s[tl_chunk32 + tl_v]);
+                        if (tl::in_bounds(row0 + ((tl_tid / 16) + ((tl_chunk39 + tl_v) / 8) * 16), M) && tl::in_bounds((((tl_chunk39 + tl_v) % 8) + (tl_tid % 16) * 8), N)) Y[int64_t(row0 + ((tl_tid / 16) + ((tl_chunk39 + tl_v) / 8) * 16)) * N + (((tl_chunk39 + tl_v) % 8) + (tl_tid % 16) * 8)] = tl::convert<tl::f16>(s[tl_chunk39 + tl_v]);
                     }
                 }
             }
@@ -256,17 +266,17 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
                 for (int t = 0; t < n_tiles; ++t) {
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:73)
                     #pragma unroll
-                    for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        const tl::f16* tl_ptr36 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
-                            tl::f16 tl_vec37[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec37, tl_ptr36);
+                    for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
+                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
+                            tl::f16 tl_vec44[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk35 + tl_v] = tl::convert<float>(tl_vec37[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk42 + tl_v] = tl::convert<float>(tl_vec44[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -276,8 +286,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s38 = 0; tl_s38 < x_layout::kSlots; ++tl_s38) {
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s38]));
+                        for (int tl_s45 = 0; tl_s45 < x_layout::kSlots; ++tl_s45) {
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s45]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
@@ -291,28 +301,28 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
                 for (int t = 0; t < n_tiles; ++t) {
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:80)
                     #pragma unroll
-                    for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
-                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
-                            tl::f16 tl_vec41[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec41, tl_ptr40);
+                    for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
+                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
+                            tl::f16 tl_vec48[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec48, tl_ptr47);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk39 + tl_v] = tl::convert<float>(tl_vec41[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk46 + tl_v] = tl::convert<float>(tl_vec48[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:81)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s42 = 0; tl_s42 < x_layout::kSlots; ++tl_s42) {
-                        const int tl_c43 = (x_layout::flat(tl_tid, (tl_s42 / 8) * 8)) % 2048;  // the chunk's first column
-                        const int j = tl_c43 + tl_s42 % 8;
-                        const float d = x[tl_s42] - mean;
-                        x[tl_s42] = t * 2048 + j < N ? d * d : 0.0f;
+                    for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
+                        const int tl_c50 = (x_layout::flat(tl_tid, (tl_s49 / 8) * 8)) % 2048;  // the chunk's first column
+                        const int j = tl_c50 + tl_s49 % 8;
+                        const float d = x[tl_s49] - mean;
+                        x[tl_s49] = t * 2048 + j < N ? d * d : 0.0f;
                     }
                     // reduce(sum, x, part);  (norms.tl:85)
                     {
@@ -320,8 +330,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s44 = 0; tl_s44 < x_layout::kSlots; ++tl_s44) {
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s44]));
+                        for (int tl_s51 = 0; tl_s51 < x_layout::kSlots; ++tl_s51) {
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s51]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
@@ -335,72 +345,72 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
                     const int32_t c0 = t * 2048;
                     // copy(X[row, c0 +: BN], x);  (norms.tl:91)
                     #pragma unroll
-                    for (int tl_chunk45 = 0; tl_chunk45 < x_layout::kSlots; tl_chunk45 += 8) {
-                        const tl::f16* tl_ptr46 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8)) + 7, N) && tl::is_aligned(tl_ptr46, 16)) {
-                            tl::f16 tl_vec47[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec47, tl_ptr46);
+                    for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
+                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
+                            tl::f16 tl_vec54[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec54, tl_ptr53);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk45 + tl_v] = tl::convert<float>(tl_vec47[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk52 + tl_v] = tl::convert<float>(tl_vec54[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk45 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk45 + tl_v) / 8) * 8)) + (tl_chunk45 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk45 + tl_v) / 8) * 8)) + (tl_chunk45 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 2048) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 2048) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:92)
                     #pragma unroll
-                    for (int tl_chunk48 = 0; tl_chunk48 < w_layout::kSlots; tl_chunk48 += 8) {
-                        const tl::f16* tl_ptr49 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8)];
-                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8)) + 7, N) && tl::is_aligned(tl_ptr49, 16)) {
-                            tl::f16 tl_vec50[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec50, tl_ptr49);
+                    for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
+                        const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8)];
+                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
+                            tl::f16 tl_vec57[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec57, tl_ptr56);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk48 + tl_v] = tl::convert<float>(tl_vec50[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk55 + tl_v] = tl::convert<float>(tl_vec57[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk48 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk48 + tl_v) / 8) * 8)) + (tl_chunk48 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk48 + tl_v) / 8) * 8)) + (tl_chunk48 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 2048) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 2048) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // copy(Bias[c0 +: BN], b);  (norms.tl:93)
                     #pragma unroll
-                    for (int tl_chunk51 = 0; tl_chunk51 < b_layout::kSlots; tl_chunk51 += 8) {
-                        const tl::f16* tl_ptr52 = &Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8)];
-                        if (tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8), N) && tl::in_bounds((c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8)) + 7, N) && tl::is_aligned(tl_ptr52, 16)) {
-                            tl::f16 tl_vec53[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec53, tl_ptr52);
+                    for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
+                        const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8)];
+                        if (tl::in_bounds(c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
+                            tl::f16 tl_vec60[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec60, tl_ptr59);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk51 + tl_v] = tl::convert<float>(tl_vec53[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk58 + tl_v] = tl::convert<float>(tl_vec60[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk51 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, ((tl_chunk51 + tl_v) / 8) * 8)) + (tl_chunk51 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, ((tl_chunk51 + tl_v) / 8) * 8)) + (tl_chunk51 + tl_v) % 8)]) : 0.0f;
+                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 2048) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 2048) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:94)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s54 = 0; tl_s54 < x_layout::kSlots; ++tl_s54) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s54 / 8) * 8)) + tl_s54 % 8;
-                        x[tl_s54] = (x[tl_s54] - mean) * rstd * w[tl_s54] + b[tl_s54];
+                    for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 2048) + tl_s61 % 8;
+                        x[tl_s61] = (x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61];
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:97)
                     #pragma unroll
-                    for (int tl_chunk55 = 0; tl_chunk55 < x_layout::kSlots; tl_chunk55 += 8) {
-                        tl::f16* tl_ptr56 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
-                            tl::f16 tl_vec57[8];
+                    for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
+                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
+                            tl::f16 tl_vec64[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec57[tl_v] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
-                            tl::store_vector<tl::f16, 8>(tl_ptr56, tl_vec57);
+                            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec64[tl_v], x[tl_chunk62 + tl_v], x[tl_chunk62 + tl_v + 1]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr63, tl_vec64);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) + (tl_chunk55 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) + (tl_chunk55 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
                             }
                         }
                     }
@@ -585,8 +595,9 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
             // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
+                const int tl_c29 = (((tl_s28 / 8 * 8) % 8) + (tl_tid % 32) * 8);  // the chunk's first column
                 [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s28 / 8) * 8);
-                const int j = ((tl_s28 % 8) + (tl_tid % 32) * 8);
+                const int j = tl_c29 + tl_s28 % 8;
                 const float d = s[tl_s28] - s_mean[(tl_s28 / 8)] * inv_n;
                 s[tl_s28] = d;
                 sd[tl_s28] = j < N ? d * d : 0.0f;
@@ -598,8 +609,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                 #pragma unroll
-                for (int tl_s29 = 0; tl_s29 < 16; ++tl_s29) {
-                    tl_part[(tl_s29 / 8)] = tl::SumOp::combine(tl_part[(tl_s29 / 8)], tl::SumOp::element(sd[tl_s29]));
+                for (int tl_s30 = 0; tl_s30 < 16; ++tl_s30) {
+                    tl_part[(tl_s30 / 8)] = tl::SumOp::combine(tl_part[(tl_s30 / 8)], tl::SumOp::element(sd[tl_s30]));
                 }
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 2; ++tl_i) {
@@ -617,31 +628,40 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
             // for i in parallel(RB) {  (norms.tl:57)
             // for i in parallel(16): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
-            for (int tl_s30 = 0; tl_s30 < 2; ++tl_s30) {
-                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s30) * 8);
-                s_rstd[tl_s30] = tl::rsqrt(s_rstd[tl_s30] * inv_n + eps);
+            for (int tl_s31 = 0; tl_s31 < 2; ++tl_s31) {
+                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s31) * 8);
+                s_rstd[tl_s31] = tl::rsqrt(s_rstd[tl_s31] * inv_n + eps);
             }
             // for i, j in parallel(RB, ROW) {  (norms.tl:60)
             // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
             #pragma unroll
-            for (int tl_s31 = 0; tl_s31 < 16; ++tl_s31) {
-                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s31 / 8) * 8);
-                const int j = ((tl_s31 % 8) + (tl_tid % 32) * 8);
-                s[tl_s31] = s[tl_s31] * s_rstd[(tl_s31 / 8)] * tl::convert<float>(ws[j]) + tl::convert<float>(bs[j]);
+            for (int tl_k33 = 0; tl_k33 < 16; tl_k33 += 8) {
+                const int tl_c34 = ((tl_k33 % 8) + (tl_tid % 32) * 8);  // the chunk's first column
+                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_k33 / 8) * 8);
+                tl::f16 tl_chunk36[8];
+                tl::load_chunk<tl::f16, 8>(tl_chunk36, &ws[tl_c34]);
+                tl::f16 tl_chunk37[8];
+                tl::load_chunk<tl::f16, 8>(tl_chunk37, &bs[tl_c34]);
+                #pragma unroll
+                for (int tl_o35 = 0; tl_o35 < 8; ++tl_o35) {
+                    const int tl_s38 = tl_k33 + tl_o35;
+                    [[maybe_unused]] const int j = tl_c34 + tl_o35;
+                    s[tl_s38] = s[tl_s38] * s_rstd[(tl_s38 / 8)] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]);
+                }
             }
             // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:63)
             #pragma unroll
-            for (int tl_chunk32 = 0; tl_chunk32 < 16; tl_chunk32 += 8) {
-                tl::f16* tl_ptr33 = &Y[int64_t(row0 + ((tl_tid / 32) + (tl_chunk32 / 8) * 8)) * N + ((tl_chunk32 % 8) + (tl_tid % 32) * 8)];
-                if (tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk32 / 8) * 8), M) && tl::in_bounds(((tl_chunk32 % 8) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk32 / 8) * 8), M) && tl::in_bounds((((tl_chunk32 % 8) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr33, 16)) {
-                    tl::f16 tl_vec34[8];
+            for (int tl_chunk39 = 0; tl_chunk39 < 16; tl_chunk39 += 8) {
+                tl::f16* tl_ptr40 = &Y[int64_t(row0 + ((tl_tid / 32) + (tl_chunk39 / 8) * 8)) * N + ((tl_chunk39 % 8) + (tl_tid % 32) * 8)];
+                if (tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk39 / 8) * 8), M) && tl::in_bounds(((tl_chunk39 % 8) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk39 / 8) * 8), M) && tl::in_bounds((((tl_chunk39 % 8) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                    tl::f16 tl_vec41[8];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec34[tl_v] = tl::convert<tl::f16>(s[tl_chunk32 + tl_v]);
-                    tl::store_vector<tl::f16, 8>(tl_ptr33, tl_vec34);
+                    for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec41[tl_v], s[tl_chunk39 + tl_v], s[tl_chunk39 + tl_v + 1]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr40, tl_vec41);
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        if (tl::in_bounds(row0 + ((tl_tid / 32) + ((tl_chunk32 + tl_v) / 8) * 8), M) && tl::in_bounds((((tl_chunk32 + tl_v) % 8) + (tl_tid % 32) * 8), N)) Y[int64_t(row0 + ((tl_tid / 32) + ((tl_chunk32 + tl_v) / 8) * 8)) * N + (((tl_chunk32 + tl_v) % 8) + (tl_tid % 32) * 8)] = tl::convert<tl::f16>(s[tl_chunk32 + tl_v]);
+                        if (tl::in_bounds(row0 + ((tl_tid / 32) + ((tl_chunk39 + tl_v) / 8) * 8), M) && tl::in_bounds((((tl_chunk39 + tl_v) % 8) + (tl_tid % 32) * 8), N)) Y[int64_t(row0 + ((tl_tid / 32) + ((tl_chunk39 + tl_v) / 8) * 8)) * N + (((tl_chunk39 + tl_v) % 8) + (tl_tid % 32) * 8)] = tl::convert<tl::f16>(s[tl_chunk39 + tl_v]);
                     }
                 }
             }
@@ -657,17 +677,17 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
                 for (int t = 0; t < n_tiles; ++t) {
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:73)
                     #pragma unroll
-                    for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        const tl::f16* tl_ptr36 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
-                            tl::f16 tl_vec37[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec37, tl_ptr36);
+                    for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
+                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
+                            tl::f16 tl_vec44[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk35 + tl_v] = tl::convert<float>(tl_vec37[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk42 + tl_v] = tl::convert<float>(tl_vec44[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -677,8 +697,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s38 = 0; tl_s38 < x_layout::kSlots; ++tl_s38) {
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s38]));
+                        for (int tl_s45 = 0; tl_s45 < x_layout::kSlots; ++tl_s45) {
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s45]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
@@ -692,28 +712,28 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
                 for (int t = 0; t < n_tiles; ++t) {
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:80)
                     #pragma unroll
-                    for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
-                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
-                            tl::f16 tl_vec41[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec41, tl_ptr40);
+                    for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
+                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
+                            tl::f16 tl_vec48[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec48, tl_ptr47);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk39 + tl_v] = tl::convert<float>(tl_vec41[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk46 + tl_v] = tl::convert<float>(tl_vec48[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:81)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s42 = 0; tl_s42 < x_layout::kSlots; ++tl_s42) {
-                        const int tl_c43 = (x_layout::flat(tl_tid, (tl_s42 / 8) * 8)) % 2048;  // the chunk's first column
-                        const int j = tl_c43 + tl_s42 % 8;
-                        const float d = x[tl_s42] - mean;
-                        x[tl_s42] = t * 2048 + j < N ? d * d : 0.0f;
+                    for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
+                        const int tl_c50 = (x_layout::flat(tl_tid, (tl_s49 / 8) * 8)) % 2048;  // the chunk's first column
+                        const int j = tl_c50 + tl_s49 % 8;
+                        const float d = x[tl_s49] - mean;
+                        x[tl_s49] = t * 2048 + j < N ? d * d : 0.0f;
                     }
                     // reduce(sum, x, part);  (norms.tl:85)
                     {
@@ -721,8 +741,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s44 = 0; tl_s44 < x_layout::kSlots; ++tl_s44) {
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s44]));
+                        for (int tl_s51 = 0; tl_s51 < x_layout::kSlots; ++tl_s51) {
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s51]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
@@ -736,72 +756,72 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
                     const int32_t c0 = t * 2048;
                     // copy(X[row, c0 +: BN], x);  (norms.tl:91)
                     #pragma unroll
-                    for (int tl_chunk45 = 0; tl_chunk45 < x_layout::kSlots; tl_chunk45 += 8) {
-                        const tl::f16* tl_ptr46 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8)) + 7, N) && tl::is_aligned(tl_ptr46, 16)) {
-                            tl::f16 tl_vec47[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec47, tl_ptr46);
+                    for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
+                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
+                            tl::f16 tl_vec54[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec54, tl_ptr53);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk45 + tl_v] = tl::convert<float>(tl_vec47[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk52 + tl_v] = tl::convert<float>(tl_vec54[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk45 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk45 + tl_v) / 8) * 8)) + (tl_chunk45 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk45 + tl_v) / 8) * 8)) + (tl_chunk45 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 2048) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 2048) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:92)
                     #pragma unroll
-                    for (int tl_chunk48 = 0; tl_chunk48 < w_layout::kSlots; tl_chunk48 += 8) {
-                        const tl::f16* tl_ptr49 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8)];
-                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8)) + 7, N) && tl::is_aligned(tl_ptr49, 16)) {
-                            tl::f16 tl_vec50[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec50, tl_ptr49);
+                    for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
+                        const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8)];
+                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
+                            tl::f16 tl_vec57[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec57, tl_ptr56);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk48 + tl_v] = tl::convert<float>(tl_vec50[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk55 + tl_v] = tl::convert<float>(tl_vec57[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk48 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk48 + tl_v) / 8) * 8)) + (tl_chunk48 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk48 + tl_v) / 8) * 8)) + (tl_chunk48 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 2048) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 2048) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // copy(Bias[c0 +: BN], b);  (norms.tl:93)
                     #pragma unroll
-                    for (int tl_chunk51 = 0; tl_chunk51 < b_layout::kSlots; tl_chunk51 += 8) {
-                        const tl::f16* tl_ptr52 = &Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8)];
-                        if (tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8), N) && tl::in_bounds((c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8)) + 7, N) && tl::is_aligned(tl_ptr52, 16)) {
-                            tl::f16 tl_vec53[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec53, tl_ptr52);
+                    for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
+                        const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8)];
+                        if (tl::in_bounds(c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
+                            tl::f16 tl_vec60[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec60, tl_ptr59);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk51 + tl_v] = tl::convert<float>(tl_vec53[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk58 + tl_v] = tl::convert<float>(tl_vec60[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk51 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, ((tl_chunk51 + tl_v) / 8) * 8)) + (tl_chunk51 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, ((tl_chunk51 + tl_v) / 8) * 8)) + (tl_chunk51 + tl_v) % 8)]) : 0.0f;
+                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 2048) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 2048) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:94)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s54 = 0; tl_s54 < x_layout::kSlots; ++tl_s54) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s54 / 8) * 8)) + tl_s54 % 8;
-                        x[tl_s54] = (x[tl_s54] - mean) * rstd * w[tl_s54] + b[tl_s54];
+                    for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 2048) + tl_s61 % 8;
+                        x[tl_s61] = (x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61];
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:97)
                     #pragma unroll
-                    for (int tl_chunk55 = 0; tl_chunk55 < x_layout::kSlots; tl_chunk55 += 8) {
-                        tl::f16* tl_ptr56 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
-                            tl::f16 tl_vec57[8];
+                    for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
+                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
+                            tl::f16 tl_vec64[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec57[tl_v] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
-                            tl::store_vector<tl::f16, 8>(tl_ptr56, tl_vec57);
+                            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec64[tl_v], x[tl_chunk62 + tl_v], x[tl_chunk62 + tl_v + 1]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr63, tl_vec64);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) + (tl_chunk55 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) + (tl_chunk55 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
                             }
                         }
                     }
@@ -986,8 +1006,9 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
             // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
+                const int tl_c29 = (((tl_s28 / 8 * 8) % 8) + (tl_tid % 32) * 8 + ((tl_s28 / 8 * 8) / 8) * 256);  // the chunk's first column
                 [[maybe_unused]] const int i = (tl_tid / 32);
-                const int j = ((tl_s28 % 8) + (tl_tid % 32) * 8 + (tl_s28 / 8) * 256);
+                const int j = tl_c29 + tl_s28 % 8;
                 const float d = s[tl_s28] - s_mean[0] * inv_n;
                 s[tl_s28] = d;
                 sd[tl_s28] = j < N ? d * d : 0.0f;
@@ -999,8 +1020,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                 #pragma unroll
-                for (int tl_s29 = 0; tl_s29 < 16; ++tl_s29) {
-                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sd[tl_s29]));
+                for (int tl_s30 = 0; tl_s30 < 16; ++tl_s30) {
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sd[tl_s30]));
                 }
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
@@ -1018,31 +1039,40 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
             // for i in parallel(RB) {  (norms.tl:57)
             // for i in parallel(8): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
-            for (int tl_s30 = 0; tl_s30 < 1; ++tl_s30) {
+            for (int tl_s31 = 0; tl_s31 < 1; ++tl_s31) {
                 [[maybe_unused]] const int i = (tl_tid / 32);
-                s_rstd[tl_s30] = tl::rsqrt(s_rstd[tl_s30] * inv_n + eps);
+                s_rstd[tl_s31] = tl::rsqrt(s_rstd[tl_s31] * inv_n + eps);
             }
             // for i, j in parallel(RB, ROW) {  (norms.tl:60)
             // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
             #pragma unroll
-            for (int tl_s31 = 0; tl_s31 < 16; ++tl_s31) {
+            for (int tl_k33 = 0; tl_k33 < 16; tl_k33 += 8) {
+                const int tl_c34 = ((tl_k33 % 8) + (tl_tid % 32) * 8 + (tl_k33 / 8) * 256);  // the chunk's first column
                 [[maybe_unused]] const int i = (tl_tid / 32);
-                const int j = ((tl_s31 % 8) + (tl_tid % 32) * 8 + (tl_s31 / 8) * 256);
-                s[tl_s31] = s[tl_s31] * s_rstd[0] * tl::convert<float>(ws[j]) + tl::convert<float>(bs[j]);
+                tl::f16 tl_chunk36[8];
+                tl::load_chunk<tl::f16, 8>(tl_chunk36, &ws[tl_c34]);
+                tl::f16 tl_chunk37[8];
+                tl::load_chunk<tl::f16, 8>(tl_chunk37, &bs[tl_c34]);
+                #pragma unroll
+                for (int tl_o35 = 0; tl_o35 < 8; ++tl_o35) {
+                    const int tl_s38 = tl_k33 + tl_o35;
+                    [[maybe_unused]] const int j = tl_c34 + tl_o35;
+                    s[tl_s38] = s[tl_s38] * s_rstd[0] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]);
+                }
             }
             // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:63)
             #pragma unroll
-            for (int tl_chunk32 = 0; tl_chunk32 < 16; tl_chunk32 += 8) {
-                tl::f16* tl_ptr33 = &Y[int64_t(row0 + (tl_tid / 32)) * N + ((tl_chunk32 % 8) + (tl_tid % 32) * 8 + (tl_chunk32 / 8) * 256)];
-                if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds(((tl_chunk32 % 8) + (tl_tid % 32) * 8 + (tl_chunk32 / 8) * 256), N) && tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk32 % 8) + (tl_tid % 32) * 8 + (tl_chunk32 / 8) * 256)) + 7, N) && tl::is_aligned(tl_ptr33, 16)) {
-                    tl::f16 tl_vec34[8];
+            for (int tl_chunk39 = 0; tl_chunk39 < 16; tl_chunk39 += 8) {
+                tl::f16* tl_ptr40 = &Y[int64_t(row0 + (tl_tid / 32)) * N + ((tl_chunk39 % 8) + (tl_tid % 32) * 8 + (tl_chunk39 / 8) * 256)];
+                if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds(((tl_chunk39 % 8) + (tl_tid % 32) * 8 + (tl_chunk39 / 8) * 256), N) && tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk39 % 8) + (tl_tid % 32) * 8 + (tl_chunk39 / 8) * 256)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                    tl::f16 tl_vec41[8];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec34[tl_v] = tl::convert<tl::f16>(s[tl_chunk32 + tl_v]);
-                    tl::store_vector<tl::f16, 8>(tl_ptr33, tl_vec34);
+                    for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec41[tl_v], s[tl_chunk39 + tl_v], s[tl_chunk39 + tl_v + 1]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr40, tl_vec41);
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk32 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk32 + tl_v) / 8) * 256), N)) Y[int64_t(row0 + (tl_tid / 32)) * N + (((tl_chunk32 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk32 + tl_v) / 8) * 256)] = tl::convert<tl::f16>(s[tl_chunk32 + tl_v]);
+                        if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk39 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk39 + tl_v) / 8) * 256), N)) Y[int64_t(row0 + (tl_tid / 32)) * N + (((tl_chunk39 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk39 + tl_v) / 8) * 256)] = tl::convert<tl::f16>(s[tl_chunk39 + tl_v]);
                     }
                 }
             }
@@ -1058,17 +1088,17 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
                 for (int t = 0; t < n_tiles; ++t) {
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:73)
                     #pragma unroll
-                    for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        const tl::f16* tl_ptr36 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
-                            tl::f16 tl_vec37[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec37, tl_ptr36);
+                    for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
+                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
+                            tl::f16 tl_vec44[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk35 + tl_v] = tl::convert<float>(tl_vec37[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk42 + tl_v] = tl::convert<float>(tl_vec44[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1078,8 +1108,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s38 = 0; tl_s38 < x_layout::kSlots; ++tl_s38) {
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s38]));
+                        for (int tl_s45 = 0; tl_s45 < x_layout::kSlots; ++tl_s45) {
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s45]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
@@ -1093,28 +1123,28 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
                 for (int t = 0; t < n_tiles; ++t) {
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:80)
                     #pragma unroll
-                    for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
-                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
-                            tl::f16 tl_vec41[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec41, tl_ptr40);
+                    for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
+                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
+                            tl::f16 tl_vec48[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec48, tl_ptr47);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk39 + tl_v] = tl::convert<float>(tl_vec41[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk46 + tl_v] = tl::convert<float>(tl_vec48[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:81)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s42 = 0; tl_s42 < x_layout::kSlots; ++tl_s42) {
-                        const int tl_c43 = (x_layout::flat(tl_tid, (tl_s42 / 8) * 8)) % 2048;  // the chunk's first column
-                        const int j = tl_c43 + tl_s42 % 8;
-                        const float d = x[tl_s42] - mean;
-                        x[tl_s42] = t * 2048 + j < N ? d * d : 0.0f;
+                    for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
+                        const int tl_c50 = (x_layout::flat(tl_tid, (tl_s49 / 8) * 8)) % 2048;  // the chunk's first column
+                        const int j = tl_c50 + tl_s49 % 8;
+                        const float d = x[tl_s49] - mean;
+                        x[tl_s49] = t * 2048 + j < N ? d * d : 0.0f;
                     }
                     // reduce(sum, x, part);  (norms.tl:85)
                     {
@@ -1122,8 +1152,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s44 = 0; tl_s44 < x_layout::kSlots; ++tl_s44) {
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s44]));
+                        for (int tl_s51 = 0; tl_s51 < x_layout::kSlots; ++tl_s51) {
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s51]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
@@ -1137,72 +1167,72 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
                     const int32_t c0 = t * 2048;
                     // copy(X[row, c0 +: BN], x);  (norms.tl:91)
                     #pragma unroll
-                    for (int tl_chunk45 = 0; tl_chunk45 < x_layout::kSlots; tl_chunk45 += 8) {
-                        const tl::f16* tl_ptr46 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8)) + 7, N) && tl::is_aligned(tl_ptr46, 16)) {
-                            tl::f16 tl_vec47[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec47, tl_ptr46);
+                    for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
+                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
+                            tl::f16 tl_vec54[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec54, tl_ptr53);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk45 + tl_v] = tl::convert<float>(tl_vec47[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk52 + tl_v] = tl::convert<float>(tl_vec54[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk45 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk45 + tl_v) / 8) * 8)) + (tl_chunk45 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk45 + tl_v) / 8) * 8)) + (tl_chunk45 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 2048) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 2048) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:92)
                     #pragma unroll
-                    for (int tl_chunk48 = 0; tl_chunk48 < w_layout::kSlots; tl_chunk48 += 8) {
-                        const tl::f16* tl_ptr49 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8)];
-                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8)) + 7, N) && tl::is_aligned(tl_ptr49, 16)) {
-                            tl::f16 tl_vec50[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec50, tl_ptr49);
+                    for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
+                        const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8)];
+                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
+                            tl::f16 tl_vec57[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec57, tl_ptr56);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk48 + tl_v] = tl::convert<float>(tl_vec50[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk55 + tl_v] = tl::convert<float>(tl_vec57[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk48 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk48 + tl_v) / 8) * 8)) + (tl_chunk48 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk48 + tl_v) / 8) * 8)) + (tl_chunk48 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 2048) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 2048) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // copy(Bias[c0 +: BN], b);  (norms.tl:93)
                     #pragma unroll
-                    for (int tl_chunk51 = 0; tl_chunk51 < b_layout::kSlots; tl_chunk51 += 8) {
-                        const tl::f16* tl_ptr52 = &Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8)];
-                        if (tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8), N) && tl::in_bounds((c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8)) + 7, N) && tl::is_aligned(tl_ptr52, 16)) {
-                            tl::f16 tl_vec53[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec53, tl_ptr52);
+                    for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
+                        const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8)];
+                        if (tl::in_bounds(c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
+                            tl::f16 tl_vec60[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec60, tl_ptr59);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk51 + tl_v] = tl::convert<float>(tl_vec53[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk58 + tl_v] = tl::convert<float>(tl_vec60[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk51 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, ((tl_chunk51 + tl_v) / 8) * 8)) + (tl_chunk51 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, ((tl_chunk51 + tl_v) / 8) * 8)) + (tl_chunk51 + tl_v) % 8)]) : 0.0f;
+                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 2048) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 2048) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:94)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s54 = 0; tl_s54 < x_layout::kSlots; ++tl_s54) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s54 / 8) * 8)) + tl_s54 % 8;
-                        x[tl_s54] = (x[tl_s54] - mean) * rstd * w[tl_s54] + b[tl_s54];
+                    for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 2048) + tl_s61 % 8;
+                        x[tl_s61] = (x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61];
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:97)
                     #pragma unroll
-                    for (int tl_chunk55 = 0; tl_chunk55 < x_layout::kSlots; tl_chunk55 += 8) {
-                        tl::f16* tl_ptr56 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
-                            tl::f16 tl_vec57[8];
+                    for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
+                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
+                            tl::f16 tl_vec64[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec57[tl_v] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
-                            tl::store_vector<tl::f16, 8>(tl_ptr56, tl_vec57);
+                            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec64[tl_v], x[tl_chunk62 + tl_v], x[tl_chunk62 + tl_v + 1]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr63, tl_vec64);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) + (tl_chunk55 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) + (tl_chunk55 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
                             }
                         }
                     }
@@ -1400,8 +1430,9 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
             // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
+                const int tl_c29 = (((tl_s28 / 8 * 8) % 8) + (tl_tid % 64) * 8 + ((tl_s28 / 8 * 8) / 8) * 512);  // the chunk's first column
                 [[maybe_unused]] const int i = (tl_tid / 64);
-                const int j = ((tl_s28 % 8) + (tl_tid % 64) * 8 + (tl_s28 / 8) * 512);
+                const int j = tl_c29 + tl_s28 % 8;
                 const float d = s[tl_s28] - s_mean[0] * inv_n;
                 s[tl_s28] = d;
                 sd[tl_s28] = j < N ? d * d : 0.0f;
@@ -1413,8 +1444,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                 #pragma unroll
-                for (int tl_s29 = 0; tl_s29 < 16; ++tl_s29) {
-                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sd[tl_s29]));
+                for (int tl_s30 = 0; tl_s30 < 16; ++tl_s30) {
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sd[tl_s30]));
                 }
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
@@ -1445,31 +1476,40 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
             // for i in parallel(RB) {  (norms.tl:57)
             // for i in parallel(4): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
-            for (int tl_s30 = 0; tl_s30 < 1; ++tl_s30) {
+            for (int tl_s31 = 0; tl_s31 < 1; ++tl_s31) {
                 [[maybe_unused]] const int i = (tl_tid / 64);
-                s_rstd[tl_s30] = tl::rsqrt(s_rstd[tl_s30] * inv_n + eps);
+                s_rstd[tl_s31] = tl::rsqrt(s_rstd[tl_s31] * inv_n + eps);
             }
             // for i, j in parallel(RB, ROW) {  (norms.tl:60)
             // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
             #pragma unroll
-            for (int tl_s31 = 0; tl_s31 < 16; ++tl_s31) {
+            for (int tl_k33 = 0; tl_k33 < 16; tl_k33 += 8) {
+                const int tl_c34 = ((tl_k33 % 8) + (tl_tid % 64) * 8 + (tl_k33 / 8) * 512);  // the chunk's first column
                 [[maybe_unused]] const int i = (tl_tid / 64);
-                const int j = ((tl_s31 % 8) + (tl_tid % 64) * 8 + (tl_s31 / 8) * 512);
-                s[tl_s31] = s[tl_s31] * s_rstd[0] * tl::convert<float>(ws[j]) + tl::convert<float>(bs[j]);
+                tl::f16 tl_chunk36[8];
+                tl::load_chunk<tl::f16, 8>(tl_chunk36, &ws[tl_c34]);
+                tl::f16 tl_chunk37[8];
+                tl::load_chunk<tl::f16, 8>(tl_chunk37, &bs[tl_c34]);
+                #pragma unroll
+                for (int tl_o35 = 0; tl_o35 < 8; ++tl_o35) {
+                    const int tl_s38 = tl_k33 + tl_o35;
+                    [[maybe_unused]] const int j = tl_c34 + tl_o35;
+                    s[tl_s38] = s[tl_s38] * s_rstd[0] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]);
+                }
             }
             // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:63)
             #pragma unroll
-            for (int tl_chunk32 = 0; tl_chunk32 < 16; tl_chunk32 += 8) {
-                tl::f16* tl_ptr33 = &Y[int64_t(row0 + (tl_tid / 64)) * N + ((tl_chunk32 % 8) + (tl_tid % 64) * 8 + (tl_chunk32 / 8) * 512)];
-                if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds(((tl_chunk32 % 8) + (tl_tid % 64) * 8 + (tl_chunk32 / 8) * 512), N) && tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk32 % 8) + (tl_tid % 64) * 8 + (tl_chunk32 / 8) * 512)) + 7, N) && tl::is_aligned(tl_ptr33, 16)) {
-                    tl::f16 tl_vec34[8];
+            for (int tl_chunk39 = 0; tl_chunk39 < 16; tl_chunk39 += 8) {
+                tl::f16* tl_ptr40 = &Y[int64_t(row0 + (tl_tid / 64)) * N + ((tl_chunk39 % 8) + (tl_tid % 64) * 8 + (tl_chunk39 / 8) * 512)];
+                if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds(((tl_chunk39 % 8) + (tl_tid % 64) * 8 + (tl_chunk39 / 8) * 512), N) && tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk39 % 8) + (tl_tid % 64) * 8 + (tl_chunk39 / 8) * 512)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                    tl::f16 tl_vec41[8];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec34[tl_v] = tl::convert<tl::f16>(s[tl_chunk32 + tl_v]);
-                    tl::store_vector<tl::f16, 8>(tl_ptr33, tl_vec34);
+                    for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec41[tl_v], s[tl_chunk39 + tl_v], s[tl_chunk39 + tl_v + 1]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr40, tl_vec41);
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk32 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk32 + tl_v) / 8) * 512), N)) Y[int64_t(row0 + (tl_tid / 64)) * N + (((tl_chunk32 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk32 + tl_v) / 8) * 512)] = tl::convert<tl::f16>(s[tl_chunk32 + tl_v]);
+                        if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk39 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk39 + tl_v) / 8) * 512), N)) Y[int64_t(row0 + (tl_tid / 64)) * N + (((tl_chunk39 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk39 + tl_v) / 8) * 512)] = tl::convert<tl::f16>(s[tl_chunk39 + tl_v]);
                     }
                 }
             }
@@ -1485,17 +1525,17 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
                 for (int t = 0; t < n_tiles; ++t) {
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:73)
                     #pragma unroll
-                    for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        const tl::f16* tl_ptr36 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
-                            tl::f16 tl_vec37[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec37, tl_ptr36);
+                    for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
+                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
+                            tl::f16 tl_vec44[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk35 + tl_v] = tl::convert<float>(tl_vec37[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk42 + tl_v] = tl::convert<float>(tl_vec44[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1505,8 +1545,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s38 = 0; tl_s38 < x_layout::kSlots; ++tl_s38) {
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s38]));
+                        for (int tl_s45 = 0; tl_s45 < x_layout::kSlots; ++tl_s45) {
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s45]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
@@ -1520,28 +1560,28 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
                 for (int t = 0; t < n_tiles; ++t) {
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:80)
                     #pragma unroll
-                    for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
-                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
-                            tl::f16 tl_vec41[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec41, tl_ptr40);
+                    for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
+                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
+                            tl::f16 tl_vec48[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec48, tl_ptr47);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk39 + tl_v] = tl::convert<float>(tl_vec41[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk46 + tl_v] = tl::convert<float>(tl_vec48[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:81)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s42 = 0; tl_s42 < x_layout::kSlots; ++tl_s42) {
-                        const int tl_c43 = (x_layout::flat(tl_tid, (tl_s42 / 8) * 8)) % 2048;  // the chunk's first column
-                        const int j = tl_c43 + tl_s42 % 8;
-                        const float d = x[tl_s42] - mean;
-                        x[tl_s42] = t * 2048 + j < N ? d * d : 0.0f;
+                    for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
+                        const int tl_c50 = (x_layout::flat(tl_tid, (tl_s49 / 8) * 8)) % 2048;  // the chunk's first column
+                        const int j = tl_c50 + tl_s49 % 8;
+                        const float d = x[tl_s49] - mean;
+                        x[tl_s49] = t * 2048 + j < N ? d * d : 0.0f;
                     }
                     // reduce(sum, x, part);  (norms.tl:85)
                     {
@@ -1549,8 +1589,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s44 = 0; tl_s44 < x_layout::kSlots; ++tl_s44) {
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s44]));
+                        for (int tl_s51 = 0; tl_s51 < x_layout::kSlots; ++tl_s51) {
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s51]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
@@ -1564,72 +1604,72 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
                     const int32_t c0 = t * 2048;
                     // copy(X[row, c0 +: BN], x);  (norms.tl:91)
                     #pragma unroll
-                    for (int tl_chunk45 = 0; tl_chunk45 < x_layout::kSlots; tl_chunk45 += 8) {
-                        const tl::f16* tl_ptr46 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8)) + 7, N) && tl::is_aligned(tl_ptr46, 16)) {
-                            tl::f16 tl_vec47[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec47, tl_ptr46);
+                    for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
+                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
+                            tl::f16 tl_vec54[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec54, tl_ptr53);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk45 + tl_v] = tl::convert<float>(tl_vec47[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk52 + tl_v] = tl::convert<float>(tl_vec54[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk45 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk45 + tl_v) / 8) * 8)) + (tl_chunk45 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk45 + tl_v) / 8) * 8)) + (tl_chunk45 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 2048) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 2048) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:92)
                     #pragma unroll
-                    for (int tl_chunk48 = 0; tl_chunk48 < w_layout::kSlots; tl_chunk48 += 8) {
-                        const tl::f16* tl_ptr49 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8)];
-                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8)) + 7, N) && tl::is_aligned(tl_ptr49, 16)) {
-                            tl::f16 tl_vec50[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec50, tl_ptr49);
+                    for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
+                        const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8)];
+                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
+                            tl::f16 tl_vec57[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec57, tl_ptr56);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk48 + tl_v] = tl::convert<float>(tl_vec50[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk55 + tl_v] = tl::convert<float>(tl_vec57[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk48 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk48 + tl_v) / 8) * 8)) + (tl_chunk48 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk48 + tl_v) / 8) * 8)) + (tl_chunk48 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 2048) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 2048) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // copy(Bias[c0 +: BN], b);  (norms.tl:93)
                     #pragma unroll
-                    for (int tl_chunk51 = 0; tl_chunk51 < b_layout::kSlots; tl_chunk51 += 8) {
-                        const tl::f16* tl_ptr52 = &Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8)];
-                        if (tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8), N) && tl::in_bounds((c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8)) + 7, N) && tl::is_aligned(tl_ptr52, 16)) {
-                            tl::f16 tl_vec53[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec53, tl_ptr52);
+                    for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
+                        const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8)];
+                        if (tl::in_bounds(c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
+                            tl::f16 tl_vec60[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec60, tl_ptr59);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk51 + tl_v] = tl::convert<float>(tl_vec53[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk58 + tl_v] = tl::convert<float>(tl_vec60[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk51 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, ((tl_chunk51 + tl_v) / 8) * 8)) + (tl_chunk51 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, ((tl_chunk51 + tl_v) / 8) * 8)) + (tl_chunk51 + tl_v) % 8)]) : 0.0f;
+                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 2048) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 2048) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:94)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s54 = 0; tl_s54 < x_layout::kSlots; ++tl_s54) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s54 / 8) * 8)) + tl_s54 % 8;
-                        x[tl_s54] = (x[tl_s54] - mean) * rstd * w[tl_s54] + b[tl_s54];
+                    for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 2048) + tl_s61 % 8;
+                        x[tl_s61] = (x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61];
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:97)
                     #pragma unroll
-                    for (int tl_chunk55 = 0; tl_chunk55 < x_layout::kSlots; tl_chunk55 += 8) {
-                        tl::f16* tl_ptr56 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
-                            tl::f16 tl_vec57[8];
+                    for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
+                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
+                            tl::f16 tl_vec64[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec57[tl_v] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
-                            tl::store_vector<tl::f16, 8>(tl_ptr56, tl_vec57);
+                            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec64[tl_v], x[tl_chunk62 + tl_v], x[tl_chunk62 + tl_v + 1]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr63, tl_vec64);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) + (tl_chunk55 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) + (tl_chunk55 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
                             }
                         }
                     }
@@ -1824,8 +1864,9 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
             // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
+                const int tl_c29 = (((tl_s28 / 8 * 8) % 8) + (tl_tid % 128) * 8 + ((tl_s28 / 8 * 8) / 8) * 1024);  // the chunk's first column
                 [[maybe_unused]] const int i = (tl_tid / 128);
-                const int j = ((tl_s28 % 8) + (tl_tid % 128) * 8 + (tl_s28 / 8) * 1024);
+                const int j = tl_c29 + tl_s28 % 8;
                 const float d = s[tl_s28] - s_mean[0] * inv_n;
                 s[tl_s28] = d;
                 sd[tl_s28] = j < N ? d * d : 0.0f;
@@ -1837,8 +1878,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                 #pragma unroll
-                for (int tl_s29 = 0; tl_s29 < 16; ++tl_s29) {
-                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sd[tl_s29]));
+                for (int tl_s30 = 0; tl_s30 < 16; ++tl_s30) {
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sd[tl_s30]));
                 }
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
@@ -1870,31 +1911,40 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
             // for i in parallel(RB) {  (norms.tl:57)
             // for i in parallel(2): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
-            for (int tl_s30 = 0; tl_s30 < 1; ++tl_s30) {
+            for (int tl_s31 = 0; tl_s31 < 1; ++tl_s31) {
                 [[maybe_unused]] const int i = (tl_tid / 128);
-                s_rstd[tl_s30] = tl::rsqrt(s_rstd[tl_s30] * inv_n + eps);
+                s_rstd[tl_s31] = tl::rsqrt(s_rstd[tl_s31] * inv_n + eps);
             }
             // for i, j in parallel(RB, ROW) {  (norms.tl:60)
             // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
             #pragma unroll
-            for (int tl_s31 = 0; tl_s31 < 16; ++tl_s31) {
+            for (int tl_k33 = 0; tl_k33 < 16; tl_k33 += 8) {
+                const int tl_c34 = ((tl_k33 % 8) + (tl_tid % 128) * 8 + (tl_k33 / 8) * 1024);  // the chunk's first column
                 [[maybe_unused]] const int i = (tl_tid / 128);
-                const int j = ((tl_s31 % 8) + (tl_tid % 128) * 8 + (tl_s31 / 8) * 1024);
-                s[tl_s31] = s[tl_s31] * s_rstd[0] * tl::convert<float>(ws[j]) + tl::convert<float>(bs[j]);
+                tl::f16 tl_chunk36[8];
+                tl::load_chunk<tl::f16, 8>(tl_chunk36, &ws[tl_c34]);
+                tl::f16 tl_chunk37[8];
+                tl::load_chunk<tl::f16, 8>(tl_chunk37, &bs[tl_c34]);
+                #pragma unroll
+                for (int tl_o35 = 0; tl_o35 < 8; ++tl_o35) {
+                    const int tl_s38 = tl_k33 + tl_o35;
+                    [[maybe_unused]] const int j = tl_c34 + tl_o35;
+                    s[tl_s38] = s[tl_s38] * s_rstd[0] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]);
+                }
             }
             // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:63)
             #pragma unroll
-            for (int tl_chunk32 = 0; tl_chunk32 < 16; tl_chunk32 += 8) {
-                tl::f16* tl_ptr33 = &Y[int64_t(row0 + (tl_tid / 128)) * N + ((tl_chunk32 % 8) + (tl_tid % 128) * 8 + (tl_chunk32 / 8) * 1024)];
-                if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds(((tl_chunk32 % 8) + (tl_tid % 128) * 8 + (tl_chunk32 / 8) * 1024), N) && tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk32 % 8) + (tl_tid % 128) * 8 + (tl_chunk32 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr33, 16)) {
-                    tl::f16 tl_vec34[8];
+            for (int tl_chunk39 = 0; tl_chunk39 < 16; tl_chunk39 += 8) {
+                tl::f16* tl_ptr40 = &Y[int64_t(row0 + (tl_tid / 128)) * N + ((tl_chunk39 % 8) + (tl_tid % 128) * 8 + (tl_chunk39 / 8) * 1024)];
+                if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds(((tl_chunk39 % 8) + (tl_tid % 128) * 8 + (tl_chunk39 / 8) * 1024), N) && tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk39 % 8) + (tl_tid % 128) * 8 + (tl_chunk39 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                    tl::f16 tl_vec41[8];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec34[tl_v] = tl::convert<tl::f16>(s[tl_chunk32 + tl_v]);
-                    tl::store_vector<tl::f16, 8>(tl_ptr33, tl_vec34);
+                    for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec41[tl_v], s[tl_chunk39 + tl_v], s[tl_chunk39 + tl_v + 1]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr40, tl_vec41);
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk32 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk32 + tl_v) / 8) * 1024), N)) Y[int64_t(row0 + (tl_tid / 128)) * N + (((tl_chunk32 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk32 + tl_v) / 8) * 1024)] = tl::convert<tl::f16>(s[tl_chunk32 + tl_v]);
+                        if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk39 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk39 + tl_v) / 8) * 1024), N)) Y[int64_t(row0 + (tl_tid / 128)) * N + (((tl_chunk39 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk39 + tl_v) / 8) * 1024)] = tl::convert<tl::f16>(s[tl_chunk39 + tl_v]);
                     }
                 }
             }
@@ -1910,17 +1960,17 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
                 for (int t = 0; t < n_tiles; ++t) {
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:73)
                     #pragma unroll
-                    for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        const tl::f16* tl_ptr36 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
-                            tl::f16 tl_vec37[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec37, tl_ptr36);
+                    for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
+                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
+                            tl::f16 tl_vec44[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk35 + tl_v] = tl::convert<float>(tl_vec37[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk42 + tl_v] = tl::convert<float>(tl_vec44[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1930,8 +1980,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s38 = 0; tl_s38 < x_layout::kSlots; ++tl_s38) {
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s38]));
+                        for (int tl_s45 = 0; tl_s45 < x_layout::kSlots; ++tl_s45) {
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s45]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
@@ -1945,28 +1995,28 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
                 for (int t = 0; t < n_tiles; ++t) {
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:80)
                     #pragma unroll
-                    for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
-                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
-                            tl::f16 tl_vec41[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec41, tl_ptr40);
+                    for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
+                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
+                            tl::f16 tl_vec48[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec48, tl_ptr47);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk39 + tl_v] = tl::convert<float>(tl_vec41[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk46 + tl_v] = tl::convert<float>(tl_vec48[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:81)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s42 = 0; tl_s42 < x_layout::kSlots; ++tl_s42) {
-                        const int tl_c43 = (x_layout::flat(tl_tid, (tl_s42 / 8) * 8)) % 2048;  // the chunk's first column
-                        const int j = tl_c43 + tl_s42 % 8;
-                        const float d = x[tl_s42] - mean;
-                        x[tl_s42] = t * 2048 + j < N ? d * d : 0.0f;
+                    for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
+                        const int tl_c50 = (x_layout::flat(tl_tid, (tl_s49 / 8) * 8)) % 2048;  // the chunk's first column
+                        const int j = tl_c50 + tl_s49 % 8;
+                        const float d = x[tl_s49] - mean;
+                        x[tl_s49] = t * 2048 + j < N ? d * d : 0.0f;
                     }
                     // reduce(sum, x, part);  (norms.tl:85)
                     {
@@ -1974,8 +2024,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s44 = 0; tl_s44 < x_layout::kSlots; ++tl_s44) {
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s44]));
+                        for (int tl_s51 = 0; tl_s51 < x_layout::kSlots; ++tl_s51) {
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s51]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
@@ -1989,72 +2039,72 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
                     const int32_t c0 = t * 2048;
                     // copy(X[row, c0 +: BN], x);  (norms.tl:91)
                     #pragma unroll
-                    for (int tl_chunk45 = 0; tl_chunk45 < x_layout::kSlots; tl_chunk45 += 8) {
-                        const tl::f16* tl_ptr46 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8)) + 7, N) && tl::is_aligned(tl_ptr46, 16)) {
-                            tl::f16 tl_vec47[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec47, tl_ptr46);
+                    for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
+                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
+                            tl::f16 tl_vec54[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec54, tl_ptr53);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk45 + tl_v] = tl::convert<float>(tl_vec47[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk52 + tl_v] = tl::convert<float>(tl_vec54[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk45 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk45 + tl_v) / 8) * 8)) + (tl_chunk45 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk45 + tl_v) / 8) * 8)) + (tl_chunk45 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 2048) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 2048) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:92)
                     #pragma unroll
-                    for (int tl_chunk48 = 0; tl_chunk48 < w_layout::kSlots; tl_chunk48 += 8) {
-                        const tl::f16* tl_ptr49 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8)];
-                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8)) + 7, N) && tl::is_aligned(tl_ptr49, 16)) {
-                            tl::f16 tl_vec50[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec50, tl_ptr49);
+                    for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
+                        const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8)];
+                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
+                            tl::f16 tl_vec57[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec57, tl_ptr56);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk48 + tl_v] = tl::convert<float>(tl_vec50[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk55 + tl_v] = tl::convert<float>(tl_vec57[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk48 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk48 + tl_v) / 8) * 8)) + (tl_chunk48 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk48 + tl_v) / 8) * 8)) + (tl_chunk48 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 2048) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 2048) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // copy(Bias[c0 +: BN], b);  (norms.tl:93)
                     #pragma unroll
-                    for (int tl_chunk51 = 0; tl_chunk51 < b_layout::kSlots; tl_chunk51 += 8) {
-                        const tl::f16* tl_ptr52 = &Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8)];
-                        if (tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8), N) && tl::in_bounds((c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8)) + 7, N) && tl::is_aligned(tl_ptr52, 16)) {
-                            tl::f16 tl_vec53[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec53, tl_ptr52);
+                    for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
+                        const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8)];
+                        if (tl::in_bounds(c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
+                            tl::f16 tl_vec60[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec60, tl_ptr59);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk51 + tl_v] = tl::convert<float>(tl_vec53[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk58 + tl_v] = tl::convert<float>(tl_vec60[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk51 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, ((tl_chunk51 + tl_v) / 8) * 8)) + (tl_chunk51 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, ((tl_chunk51 + tl_v) / 8) * 8)) + (tl_chunk51 + tl_v) % 8)]) : 0.0f;
+                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 2048) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 2048) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:94)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s54 = 0; tl_s54 < x_layout::kSlots; ++tl_s54) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s54 / 8) * 8)) + tl_s54 % 8;
-                        x[tl_s54] = (x[tl_s54] - mean) * rstd * w[tl_s54] + b[tl_s54];
+                    for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 2048) + tl_s61 % 8;
+                        x[tl_s61] = (x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61];
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:97)
                     #pragma unroll
-                    for (int tl_chunk55 = 0; tl_chunk55 < x_layout::kSlots; tl_chunk55 += 8) {
-                        tl::f16* tl_ptr56 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
-                            tl::f16 tl_vec57[8];
+                    for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
+                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
+                            tl::f16 tl_vec64[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec57[tl_v] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
-                            tl::store_vector<tl::f16, 8>(tl_ptr56, tl_vec57);
+                            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec64[tl_v], x[tl_chunk62 + tl_v], x[tl_chunk62 + tl_v + 1]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr63, tl_vec64);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) + (tl_chunk55 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) + (tl_chunk55 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
                             }
                         }
                     }
@@ -2250,8 +2300,9 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
             // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
+                const int tl_c29 = (((tl_s28 / 8 * 8) % 8) + (tl_tid) * 8 + ((tl_s28 / 8 * 8) / 8) * 2048);  // the chunk's first column
                 [[maybe_unused]] const int i = 0;
-                const int j = ((tl_s28 % 8) + (tl_tid) * 8 + (tl_s28 / 8) * 2048);
+                const int j = tl_c29 + tl_s28 % 8;
                 const float d = s[tl_s28] - s_mean[0] * inv_n;
                 s[tl_s28] = d;
                 sd[tl_s28] = j < N ? d * d : 0.0f;
@@ -2263,8 +2314,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                 #pragma unroll
-                for (int tl_s29 = 0; tl_s29 < 16; ++tl_s29) {
-                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sd[tl_s29]));
+                for (int tl_s30 = 0; tl_s30 < 16; ++tl_s30) {
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sd[tl_s30]));
                 }
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
@@ -2297,31 +2348,40 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
             // for i in parallel(RB) {  (norms.tl:57)
             // for i in parallel(1): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
-            for (int tl_s30 = 0; tl_s30 < 1; ++tl_s30) {
+            for (int tl_s31 = 0; tl_s31 < 1; ++tl_s31) {
                 [[maybe_unused]] const int i = 0;
-                s_rstd[tl_s30] = tl::rsqrt(s_rstd[tl_s30] * inv_n + eps);
+                s_rstd[tl_s31] = tl::rsqrt(s_rstd[tl_s31] * inv_n + eps);
             }
             // for i, j in parallel(RB, ROW) {  (norms.tl:60)
             // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
             #pragma unroll
-            for (int tl_s31 = 0; tl_s31 < 16; ++tl_s31) {
+            for (int tl_k33 = 0; tl_k33 < 16; tl_k33 += 8) {
+                const int tl_c34 = ((tl_k33 % 8) + (tl_tid) * 8 + (tl_k33 / 8) * 2048);  // the chunk's first column
                 [[maybe_unused]] const int i = 0;
-                const int j = ((tl_s31 % 8) + (tl_tid) * 8 + (tl_s31 / 8) * 2048);
-                s[tl_s31] = s[tl_s31] * s_rstd[0] * tl::convert<float>(ws[j]) + tl::convert<float>(bs[j]);
+                tl::f16 tl_chunk36[8];
+                tl::load_chunk<tl::f16, 8>(tl_chunk36, &ws[tl_c34]);
+                tl::f16 tl_chunk37[8];
+                tl::load_chunk<tl::f16, 8>(tl_chunk37, &bs[tl_c34]);
+                #pragma unroll
+                for (int tl_o35 = 0; tl_o35 < 8; ++tl_o35) {
+                    const int tl_s38 = tl_k33 + tl_o35;
+                    [[maybe_unused]] const int j = tl_c34 + tl_o35;
+                    s[tl_s38] = s[tl_s38] * s_rstd[0] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]);
+                }
             }
             // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:63)
             #pragma unroll
-            for (int tl_chunk32 = 0; tl_chunk32 < 16; tl_chunk32 += 8) {
-                tl::f16* tl_ptr33 = &Y[int64_t(row0 + 0) * N + ((tl_chunk32 % 8) + (tl_tid) * 8 + (tl_chunk32 / 8) * 2048)];
-                if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk32 % 8) + (tl_tid) * 8 + (tl_chunk32 / 8) * 2048), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk32 % 8) + (tl_tid) * 8 + (tl_chunk32 / 8) * 2048)) + 7, N) && tl::is_aligned(tl_ptr33, 16)) {
-                    tl::f16 tl_vec34[8];
+            for (int tl_chunk39 = 0; tl_chunk39 < 16; tl_chunk39 += 8) {
+                tl::f16* tl_ptr40 = &Y[int64_t(row0 + 0) * N + ((tl_chunk39 % 8) + (tl_tid) * 8 + (tl_chunk39 / 8) * 2048)];
+                if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk39 % 8) + (tl_tid) * 8 + (tl_chunk39 / 8) * 2048), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk39 % 8) + (tl_tid) * 8 + (tl_chunk39 / 8) * 2048)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                    tl::f16 tl_vec41[8];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec34[tl_v] = tl::convert<tl::f16>(s[tl_chunk32 + tl_v]);
-                    tl::store_vector<tl::f16, 8>(tl_ptr33, tl_vec34);
+                    for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec41[tl_v], s[tl_chunk39 + tl_v], s[tl_chunk39 + tl_v + 1]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr40, tl_vec41);
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        if (tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk32 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk32 + tl_v) / 8) * 2048), N)) Y[int64_t(row0 + 0) * N + (((tl_chunk32 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk32 + tl_v) / 8) * 2048)] = tl::convert<tl::f16>(s[tl_chunk32 + tl_v]);
+                        if (tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk39 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk39 + tl_v) / 8) * 2048), N)) Y[int64_t(row0 + 0) * N + (((tl_chunk39 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk39 + tl_v) / 8) * 2048)] = tl::convert<tl::f16>(s[tl_chunk39 + tl_v]);
                     }
                 }
             }
@@ -2337,17 +2397,17 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                 for (int t = 0; t < n_tiles; ++t) {
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:73)
                     #pragma unroll
-                    for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        const tl::f16* tl_ptr36 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
-                            tl::f16 tl_vec37[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec37, tl_ptr36);
+                    for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
+                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
+                            tl::f16 tl_vec44[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk35 + tl_v] = tl::convert<float>(tl_vec37[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk42 + tl_v] = tl::convert<float>(tl_vec44[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -2357,8 +2417,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s38 = 0; tl_s38 < x_layout::kSlots; ++tl_s38) {
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s38]));
+                        for (int tl_s45 = 0; tl_s45 < x_layout::kSlots; ++tl_s45) {
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s45]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
@@ -2372,28 +2432,28 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                 for (int t = 0; t < n_tiles; ++t) {
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:80)
                     #pragma unroll
-                    for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
-                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
-                            tl::f16 tl_vec41[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec41, tl_ptr40);
+                    for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
+                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
+                            tl::f16 tl_vec48[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec48, tl_ptr47);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk39 + tl_v] = tl::convert<float>(tl_vec41[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk46 + tl_v] = tl::convert<float>(tl_vec48[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:81)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s42 = 0; tl_s42 < x_layout::kSlots; ++tl_s42) {
-                        const int tl_c43 = (x_layout::flat(tl_tid, (tl_s42 / 8) * 8)) % 2048;  // the chunk's first column
-                        const int j = tl_c43 + tl_s42 % 8;
-                        const float d = x[tl_s42] - mean;
-                        x[tl_s42] = t * 2048 + j < N ? d * d : 0.0f;
+                    for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
+                        const int tl_c50 = (x_layout::flat(tl_tid, (tl_s49 / 8) * 8)) % 2048;  // the chunk's first column
+                        const int j = tl_c50 + tl_s49 % 8;
+                        const float d = x[tl_s49] - mean;
+                        x[tl_s49] = t * 2048 + j < N ? d * d : 0.0f;
                     }
                     // reduce(sum, x, part);  (norms.tl:85)
                     {
@@ -2401,8 +2461,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s44 = 0; tl_s44 < x_layout::kSlots; ++tl_s44) {
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s44]));
+                        for (int tl_s51 = 0; tl_s51 < x_layout::kSlots; ++tl_s51) {
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s51]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
@@ -2416,72 +2476,72 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                     const int32_t c0 = t * 2048;
                     // copy(X[row, c0 +: BN], x);  (norms.tl:91)
                     #pragma unroll
-                    for (int tl_chunk45 = 0; tl_chunk45 < x_layout::kSlots; tl_chunk45 += 8) {
-                        const tl::f16* tl_ptr46 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8)) + 7, N) && tl::is_aligned(tl_ptr46, 16)) {
-                            tl::f16 tl_vec47[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec47, tl_ptr46);
+                    for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
+                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
+                            tl::f16 tl_vec54[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec54, tl_ptr53);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk45 + tl_v] = tl::convert<float>(tl_vec47[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk52 + tl_v] = tl::convert<float>(tl_vec54[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk45 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk45 + tl_v) / 8) * 8)) + (tl_chunk45 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk45 + tl_v) / 8) * 8)) + (tl_chunk45 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 2048) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 2048) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:92)
                     #pragma unroll
-                    for (int tl_chunk48 = 0; tl_chunk48 < w_layout::kSlots; tl_chunk48 += 8) {
-                        const tl::f16* tl_ptr49 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8)];
-                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8)) + 7, N) && tl::is_aligned(tl_ptr49, 16)) {
-                            tl::f16 tl_vec50[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec50, tl_ptr49);
+                    for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
+                        const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8)];
+                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
+                            tl::f16 tl_vec57[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec57, tl_ptr56);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk48 + tl_v] = tl::convert<float>(tl_vec50[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk55 + tl_v] = tl::convert<float>(tl_vec57[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk48 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk48 + tl_v) / 8) * 8)) + (tl_chunk48 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk48 + tl_v) / 8) * 8)) + (tl_chunk48 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 2048) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 2048) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // copy(Bias[c0 +: BN], b);  (norms.tl:93)
                     #pragma unroll
-                    for (int tl_chunk51 = 0; tl_chunk51 < b_layout::kSlots; tl_chunk51 += 8) {
-                        const tl::f16* tl_ptr52 = &Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8)];
-                        if (tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8), N) && tl::in_bounds((c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8)) + 7, N) && tl::is_aligned(tl_ptr52, 16)) {
-                            tl::f16 tl_vec53[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec53, tl_ptr52);
+                    for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
+                        const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8)];
+                        if (tl::in_bounds(c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
+                            tl::f16 tl_vec60[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec60, tl_ptr59);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk51 + tl_v] = tl::convert<float>(tl_vec53[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk58 + tl_v] = tl::convert<float>(tl_vec60[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk51 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, ((tl_chunk51 + tl_v) / 8) * 8)) + (tl_chunk51 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, ((tl_chunk51 + tl_v) / 8) * 8)) + (tl_chunk51 + tl_v) % 8)]) : 0.0f;
+                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 2048) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 2048) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:94)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s54 = 0; tl_s54 < x_layout::kSlots; ++tl_s54) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s54 / 8) * 8)) + tl_s54 % 8;
-                        x[tl_s54] = (x[tl_s54] - mean) * rstd * w[tl_s54] + b[tl_s54];
+                    for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 2048) + tl_s61 % 8;
+                        x[tl_s61] = (x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61];
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:97)
                     #pragma unroll
-                    for (int tl_chunk55 = 0; tl_chunk55 < x_layout::kSlots; tl_chunk55 += 8) {
-                        tl::f16* tl_ptr56 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
-                            tl::f16 tl_vec57[8];
+                    for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
+                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
+                            tl::f16 tl_vec64[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec57[tl_v] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
-                            tl::store_vector<tl::f16, 8>(tl_ptr56, tl_vec57);
+                            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec64[tl_v], x[tl_chunk62 + tl_v], x[tl_chunk62 + tl_v + 1]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr63, tl_vec64);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) + (tl_chunk55 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) + (tl_chunk55 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
                             }
                         }
                     }
@@ -2678,8 +2738,9 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
             // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
+                const int tl_c29 = (((tl_s28 / 8 * 8) % 8) + (tl_tid) * 8 + ((tl_s28 / 8 * 8) / 8) * 4096);  // the chunk's first column
                 [[maybe_unused]] const int i = 0;
-                const int j = ((tl_s28 % 8) + (tl_tid) * 8 + (tl_s28 / 8) * 4096);
+                const int j = tl_c29 + tl_s28 % 8;
                 const float d = s[tl_s28] - s_mean[0] * inv_n;
                 s[tl_s28] = d;
                 sd[tl_s28] = j < N ? d * d : 0.0f;
@@ -2691,8 +2752,8 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                 #pragma unroll
-                for (int tl_s29 = 0; tl_s29 < 16; ++tl_s29) {
-                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sd[tl_s29]));
+                for (int tl_s30 = 0; tl_s30 < 16; ++tl_s30) {
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sd[tl_s30]));
                 }
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
@@ -2726,31 +2787,40 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
             // for i in parallel(RB) {  (norms.tl:57)
             // for i in parallel(1): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
-            for (int tl_s30 = 0; tl_s30 < 1; ++tl_s30) {
+            for (int tl_s31 = 0; tl_s31 < 1; ++tl_s31) {
                 [[maybe_unused]] const int i = 0;
-                s_rstd[tl_s30] = tl::rsqrt(s_rstd[tl_s30] * inv_n + eps);
+                s_rstd[tl_s31] = tl::rsqrt(s_rstd[tl_s31] * inv_n + eps);
             }
             // for i, j in parallel(RB, ROW) {  (norms.tl:60)
             // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
             #pragma unroll
-            for (int tl_s31 = 0; tl_s31 < 16; ++tl_s31) {
+            for (int tl_k33 = 0; tl_k33 < 16; tl_k33 += 8) {
+                const int tl_c34 = ((tl_k33 % 8) + (tl_tid) * 8 + (tl_k33 / 8) * 4096);  // the chunk's first column
                 [[maybe_unused]] const int i = 0;
-                const int j = ((tl_s31 % 8) + (tl_tid) * 8 + (tl_s31 / 8) * 4096);
-                s[tl_s31] = s[tl_s31] * s_rstd[0] * tl::convert<float>(ws[j]) + tl::convert<float>(bs[j]);
+                tl::f16 tl_chunk36[8];
+                tl::load_chunk<tl::f16, 8>(tl_chunk36, &ws[tl_c34]);
+                tl::f16 tl_chunk37[8];
+                tl::load_chunk<tl::f16, 8>(tl_chunk37, &bs[tl_c34]);
+                #pragma unroll
+                for (int tl_o35 = 0; tl_o35 < 8; ++tl_o35) {
+                    const int tl_s38 = tl_k33 + tl_o35;
+                    [[maybe_unused]] const int j = tl_c34 + tl_o35;
+                    s[tl_s38] = s[tl_s38] * s_rstd[0] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]);
+                }
             }
             // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:63)
             #pragma unroll
-            for (int tl_chunk32 = 0; tl_chunk32 < 16; tl_chunk32 += 8) {
-                tl::f16* tl_ptr33 = &Y[int64_t(row0 + 0) * N + ((tl_chunk32 % 8) + (tl_tid) * 8 + (tl_chunk32 / 8) * 4096)];
-                if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk32 % 8) + (tl_tid) * 8 + (tl_chunk32 / 8) * 4096), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk32 % 8) + (tl_tid) * 8 + (tl_chunk32 / 8) * 4096)) + 7, N) && tl::is_aligned(tl_ptr33, 16)) {
-                    tl::f16 tl_vec34[8];
+            for (int tl_chunk39 = 0; tl_chunk39 < 16; tl_chunk39 += 8) {
+                tl::f16* tl_ptr40 = &Y[int64_t(row0 + 0) * N + ((tl_chunk39 % 8) + (tl_tid) * 8 + (tl_chunk39 / 8) * 4096)];
+                if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk39 % 8) + (tl_tid) * 8 + (tl_chunk39 / 8) * 4096), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk39 % 8) + (tl_tid) * 8 + (tl_chunk39 / 8) * 4096)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                    tl::f16 tl_vec41[8];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec34[tl_v] = tl::convert<tl::f16>(s[tl_chunk32 + tl_v]);
-                    tl::store_vector<tl::f16, 8>(tl_ptr33, tl_vec34);
+                    for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec41[tl_v], s[tl_chunk39 + tl_v], s[tl_chunk39 + tl_v + 1]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr40, tl_vec41);
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        if (tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk32 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk32 + tl_v) / 8) * 4096), N)) Y[int64_t(row0 + 0) * N + (((tl_chunk32 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk32 + tl_v) / 8) * 4096)] = tl::convert<tl::f16>(s[tl_chunk32 + tl_v]);
+                        if (tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk39 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk39 + tl_v) / 8) * 4096), N)) Y[int64_t(row0 + 0) * N + (((tl_chunk39 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk39 + tl_v) / 8) * 4096)] = tl::convert<tl::f16>(s[tl_chunk39 + tl_v]);
                     }
                 }
             }
@@ -2766,17 +2836,17 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                 for (int t = 0; t < n_tiles; ++t) {
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:73)
                     #pragma unroll
-                    for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        const tl::f16* tl_ptr36 = &X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
-                            tl::f16 tl_vec37[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec37, tl_ptr36);
+                    for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
+                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 4096) + tl_chunk42 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 4096) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 4096) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
+                            tl::f16 tl_vec44[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk35 + tl_v] = tl::convert<float>(tl_vec37[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk42 + tl_v] = tl::convert<float>(tl_vec44[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 4096) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 4096) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -2786,8 +2856,8 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s38 = 0; tl_s38 < x_layout::kSlots; ++tl_s38) {
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s38]));
+                        for (int tl_s45 = 0; tl_s45 < x_layout::kSlots; ++tl_s45) {
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s45]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 512>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
@@ -2801,28 +2871,28 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                 for (int t = 0; t < n_tiles; ++t) {
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:80)
                     #pragma unroll
-                    for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
-                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
-                            tl::f16 tl_vec41[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec41, tl_ptr40);
+                    for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
+                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 4096) + tl_chunk46 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 4096) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 4096) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
+                            tl::f16 tl_vec48[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec48, tl_ptr47);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk39 + tl_v] = tl::convert<float>(tl_vec41[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk46 + tl_v] = tl::convert<float>(tl_vec48[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 4096) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 4096) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:81)
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s42 = 0; tl_s42 < x_layout::kSlots; ++tl_s42) {
-                        const int tl_c43 = (x_layout::flat(tl_tid, (tl_s42 / 8) * 8)) % 4096;  // the chunk's first column
-                        const int j = tl_c43 + tl_s42 % 8;
-                        const float d = x[tl_s42] - mean;
-                        x[tl_s42] = t * 4096 + j < N ? d * d : 0.0f;
+                    for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
+                        const int tl_c50 = (x_layout::flat(tl_tid, (tl_s49 / 8) * 8)) % 4096;  // the chunk's first column
+                        const int j = tl_c50 + tl_s49 % 8;
+                        const float d = x[tl_s49] - mean;
+                        x[tl_s49] = t * 4096 + j < N ? d * d : 0.0f;
                     }
                     // reduce(sum, x, part);  (norms.tl:85)
                     {
@@ -2830,8 +2900,8 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s44 = 0; tl_s44 < x_layout::kSlots; ++tl_s44) {
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s44]));
+                        for (int tl_s51 = 0; tl_s51 < x_layout::kSlots; ++tl_s51) {
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s51]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 512>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
@@ -2845,72 +2915,72 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                     const int32_t c0 = t * 4096;
                     // copy(X[row, c0 +: BN], x);  (norms.tl:91)
                     #pragma unroll
-                    for (int tl_chunk45 = 0; tl_chunk45 < x_layout::kSlots; tl_chunk45 += 8) {
-                        const tl::f16* tl_ptr46 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8)) + 7, N) && tl::is_aligned(tl_ptr46, 16)) {
-                            tl::f16 tl_vec47[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec47, tl_ptr46);
+                    for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
+                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 4096) + tl_chunk52 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 4096) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 4096) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
+                            tl::f16 tl_vec54[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec54, tl_ptr53);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk45 + tl_v] = tl::convert<float>(tl_vec47[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk52 + tl_v] = tl::convert<float>(tl_vec54[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk45 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk45 + tl_v) / 8) * 8)) + (tl_chunk45 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk45 + tl_v) / 8) * 8)) + (tl_chunk45 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 4096) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 4096) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:92)
                     #pragma unroll
-                    for (int tl_chunk48 = 0; tl_chunk48 < w_layout::kSlots; tl_chunk48 += 8) {
-                        const tl::f16* tl_ptr49 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8)];
-                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8)) + 7, N) && tl::is_aligned(tl_ptr49, 16)) {
-                            tl::f16 tl_vec50[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec50, tl_ptr49);
+                    for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
+                        const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 4096) + tl_chunk55 % 8)];
+                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 4096) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 4096) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
+                            tl::f16 tl_vec57[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec57, tl_ptr56);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk48 + tl_v] = tl::convert<float>(tl_vec50[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk55 + tl_v] = tl::convert<float>(tl_vec57[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk48 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk48 + tl_v) / 8) * 8)) + (tl_chunk48 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk48 + tl_v) / 8) * 8)) + (tl_chunk48 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 4096) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 4096) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // copy(Bias[c0 +: BN], b);  (norms.tl:93)
                     #pragma unroll
-                    for (int tl_chunk51 = 0; tl_chunk51 < b_layout::kSlots; tl_chunk51 += 8) {
-                        const tl::f16* tl_ptr52 = &Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8)];
-                        if (tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8), N) && tl::in_bounds((c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8)) + 7, N) && tl::is_aligned(tl_ptr52, 16)) {
-                            tl::f16 tl_vec53[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec53, tl_ptr52);
+                    for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
+                        const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 4096) + tl_chunk58 % 8)];
+                        if (tl::in_bounds(c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 4096) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 4096) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
+                            tl::f16 tl_vec60[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec60, tl_ptr59);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk51 + tl_v] = tl::convert<float>(tl_vec53[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk58 + tl_v] = tl::convert<float>(tl_vec60[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk51 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, ((tl_chunk51 + tl_v) / 8) * 8)) + (tl_chunk51 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, ((tl_chunk51 + tl_v) / 8) * 8)) + (tl_chunk51 + tl_v) % 8)]) : 0.0f;
+                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 4096) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 4096) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:94)
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s54 = 0; tl_s54 < x_layout::kSlots; ++tl_s54) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s54 / 8) * 8)) + tl_s54 % 8;
-                        x[tl_s54] = (x[tl_s54] - mean) * rstd * w[tl_s54] + b[tl_s54];
+                    for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 4096) + tl_s61 % 8;
+                        x[tl_s61] = (x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61];
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:97)
                     #pragma unroll
-                    for (int tl_chunk55 = 0; tl_chunk55 < x_layout::kSlots; tl_chunk55 += 8) {
-                        tl::f16* tl_ptr56 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
-                            tl::f16 tl_vec57[8];
+                    for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
+                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 4096) + tl_chunk62 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 4096) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 4096) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
+                            tl::f16 tl_vec64[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec57[tl_v] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
-                            tl::store_vector<tl::f16, 8>(tl_ptr56, tl_vec57);
+                            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec64[tl_v], x[tl_chunk62 + tl_v], x[tl_chunk62 + tl_v + 1]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr63, tl_vec64);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) + (tl_chunk55 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) + (tl_chunk55 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 4096) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 4096) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
                             }
                         }
                     }
@@ -3082,24 +3152,31 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant0(
             // for i, j in parallel(RB, ROW) {  (norms.tl:139)
             // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
             #pragma unroll
-            for (int tl_s25 = 0; tl_s25 < 16; ++tl_s25) {
-                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s25 / 8) * 16);
-                const int j = ((tl_s25 % 8) + (tl_tid % 16) * 8);
-                s[tl_s25] = s[tl_s25] * s_rrms[(tl_s25 / 8)] * tl::convert<float>(ws[j]);
+            for (int tl_k26 = 0; tl_k26 < 16; tl_k26 += 8) {
+                const int tl_c27 = ((tl_k26 % 8) + (tl_tid % 16) * 8);  // the chunk's first column
+                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_k26 / 8) * 16);
+                tl::f16 tl_chunk29[8];
+                tl::load_chunk<tl::f16, 8>(tl_chunk29, &ws[tl_c27]);
+                #pragma unroll
+                for (int tl_o28 = 0; tl_o28 < 8; ++tl_o28) {
+                    const int tl_s30 = tl_k26 + tl_o28;
+                    [[maybe_unused]] const int j = tl_c27 + tl_o28;
+                    s[tl_s30] = s[tl_s30] * s_rrms[(tl_s30 / 8)] * tl::convert<float>(tl_chunk29[tl_o28]);
+                }
             }
             // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:142)
             #pragma unroll
-            for (int tl_chunk26 = 0; tl_chunk26 < 16; tl_chunk26 += 8) {
-                tl::f16* tl_ptr27 = &Y[int64_t(row0 + ((tl_tid / 16) + (tl_chunk26 / 8) * 16)) * N + ((tl_chunk26 % 8) + (tl_tid % 16) * 8)];
-                if (tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk26 / 8) * 16), M) && tl::in_bounds(((tl_chunk26 % 8) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk26 / 8) * 16), M) && tl::in_bounds((((tl_chunk26 % 8) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr27, 16)) {
-                    tl::f16 tl_vec28[8];
+            for (int tl_chunk31 = 0; tl_chunk31 < 16; tl_chunk31 += 8) {
+                tl::f16* tl_ptr32 = &Y[int64_t(row0 + ((tl_tid / 16) + (tl_chunk31 / 8) * 16)) * N + ((tl_chunk31 % 8) + (tl_tid % 16) * 8)];
+                if (tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk31 / 8) * 16), M) && tl::in_bounds(((tl_chunk31 % 8) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk31 / 8) * 16), M) && tl::in_bounds((((tl_chunk31 % 8) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                    tl::f16 tl_vec33[8];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec28[tl_v] = tl::convert<tl::f16>(s[tl_chunk26 + tl_v]);
-                    tl::store_vector<tl::f16, 8>(tl_ptr27, tl_vec28);
+                    for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec33[tl_v], s[tl_chunk31 + tl_v], s[tl_chunk31 + tl_v + 1]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr32, tl_vec33);
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        if (tl::in_bounds(row0 + ((tl_tid / 16) + ((tl_chunk26 + tl_v) / 8) * 16), M) && tl::in_bounds((((tl_chunk26 + tl_v) % 8) + (tl_tid % 16) * 8), N)) Y[int64_t(row0 + ((tl_tid / 16) + ((tl_chunk26 + tl_v) / 8) * 16)) * N + (((tl_chunk26 + tl_v) % 8) + (tl_tid % 16) * 8)] = tl::convert<tl::f16>(s[tl_chunk26 + tl_v]);
+                        if (tl::in_bounds(row0 + ((tl_tid / 16) + ((tl_chunk31 + tl_v) / 8) * 16), M) && tl::in_bounds((((tl_chunk31 + tl_v) % 8) + (tl_tid % 16) * 8), N)) Y[int64_t(row0 + ((tl_tid / 16) + ((tl_chunk31 + tl_v) / 8) * 16)) * N + (((tl_chunk31 + tl_v) % 8) + (tl_tid % 16) * 8)] = tl::convert<tl::f16>(s[tl_chunk31 + tl_v]);
                     }
                 }
             }
@@ -3115,26 +3192,26 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant0(
                 for (int t = 0; t < n_tiles; ++t) {
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:152)
                     #pragma unroll
-                    for (int tl_chunk29 = 0; tl_chunk29 < x_layout::kSlots; tl_chunk29 += 8) {
-                        const tl::f16* tl_ptr30 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 / 8) * 8)) + tl_chunk29 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 / 8) * 8)) + tl_chunk29 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 / 8) * 8)) + tl_chunk29 % 8)) + 7, N) && tl::is_aligned(tl_ptr30, 16)) {
-                            tl::f16 tl_vec31[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec31, tl_ptr30);
+                    for (int tl_chunk34 = 0; tl_chunk34 < x_layout::kSlots; tl_chunk34 += 8) {
+                        const tl::f16* tl_ptr35 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 2048) + tl_chunk34 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 2048) + tl_chunk34 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 2048) + tl_chunk34 % 8)) + 7, N) && tl::is_aligned(tl_ptr35, 16)) {
+                            tl::f16 tl_vec36[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec36, tl_ptr35);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk29 + tl_v] = tl::convert<float>(tl_vec31[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk34 + tl_v] = tl::convert<float>(tl_vec36[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk29 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk29 + tl_v) / 8) * 8)) + (tl_chunk29 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk29 + tl_v) / 8) * 8)) + (tl_chunk29 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) % 2048) + (tl_chunk34 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) % 2048) + (tl_chunk34 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:153)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s32 = 0; tl_s32 < x_layout::kSlots; ++tl_s32) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s32 / 8) * 8)) + tl_s32 % 8;
-                        x[tl_s32] = x[tl_s32] * x[tl_s32];
+                    for (int tl_s37 = 0; tl_s37 < x_layout::kSlots; ++tl_s37) {
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s37 / 8) * 8)) % 2048) + tl_s37 % 8;
+                        x[tl_s37] = x[tl_s37] * x[tl_s37];
                     }
                     // reduce(sum, x, part);  (norms.tl:156)
                     {
@@ -3142,8 +3219,8 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant0(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s33 = 0; tl_s33 < x_layout::kSlots; ++tl_s33) {
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s33]));
+                        for (int tl_s38 = 0; tl_s38 < x_layout::kSlots; ++tl_s38) {
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s38]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
@@ -3157,56 +3234,56 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant0(
                     const int32_t c0 = t * 2048;
                     // copy(X[row, c0 +: BN], x);  (norms.tl:162)
                     #pragma unroll
-                    for (int tl_chunk34 = 0; tl_chunk34 < x_layout::kSlots; tl_chunk34 += 8) {
-                        const tl::f16* tl_ptr35 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) + tl_chunk34 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) + tl_chunk34 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) + tl_chunk34 % 8)) + 7, N) && tl::is_aligned(tl_ptr35, 16)) {
-                            tl::f16 tl_vec36[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec36, tl_ptr35);
+                    for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
+                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 2048) + tl_chunk39 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 2048) + tl_chunk39 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 2048) + tl_chunk39 % 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                            tl::f16 tl_vec41[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec41, tl_ptr40);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk34 + tl_v] = tl::convert<float>(tl_vec36[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk39 + tl_v] = tl::convert<float>(tl_vec41[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) + (tl_chunk34 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) + (tl_chunk34 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) % 2048) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) % 2048) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:163)
                     #pragma unroll
-                    for (int tl_chunk37 = 0; tl_chunk37 < w_layout::kSlots; tl_chunk37 += 8) {
-                        const tl::f16* tl_ptr38 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk37 / 8) * 8)) + tl_chunk37 % 8)];
-                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk37 / 8) * 8)) + tl_chunk37 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk37 / 8) * 8)) + tl_chunk37 % 8)) + 7, N) && tl::is_aligned(tl_ptr38, 16)) {
-                            tl::f16 tl_vec39[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec39, tl_ptr38);
+                    for (int tl_chunk42 = 0; tl_chunk42 < w_layout::kSlots; tl_chunk42 += 8) {
+                        const tl::f16* tl_ptr43 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8)];
+                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
+                            tl::f16 tl_vec44[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk37 + tl_v] = tl::convert<float>(tl_vec39[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk42 + tl_v] = tl::convert<float>(tl_vec44[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk37 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk37 + tl_v) / 8) * 8)) + (tl_chunk37 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk37 + tl_v) / 8) * 8)) + (tl_chunk37 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk42 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:164)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s40 = 0; tl_s40 < x_layout::kSlots; ++tl_s40) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s40 / 8) * 8)) + tl_s40 % 8;
-                        x[tl_s40] = x[tl_s40] * rrms * w[tl_s40];
+                    for (int tl_s45 = 0; tl_s45 < x_layout::kSlots; ++tl_s45) {
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s45 / 8) * 8)) % 2048) + tl_s45 % 8;
+                        x[tl_s45] = x[tl_s45] * rrms * w[tl_s45];
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:167)
                     #pragma unroll
-                    for (int tl_chunk41 = 0; tl_chunk41 < x_layout::kSlots; tl_chunk41 += 8) {
-                        tl::f16* tl_ptr42 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk41 / 8) * 8)) + tl_chunk41 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk41 / 8) * 8)) + tl_chunk41 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk41 / 8) * 8)) + tl_chunk41 % 8)) + 7, N) && tl::is_aligned(tl_ptr42, 16)) {
-                            tl::f16 tl_vec43[8];
+                    for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
+                        tl::f16* tl_ptr47 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
+                            tl::f16 tl_vec48[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec43[tl_v] = tl::convert<tl::f16>(x[tl_chunk41 + tl_v]);
-                            tl::store_vector<tl::f16, 8>(tl_ptr42, tl_vec43);
+                            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec48[tl_v], x[tl_chunk46 + tl_v], x[tl_chunk46 + tl_v + 1]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr47, tl_vec48);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk41 + tl_v) / 8) * 8)) + (tl_chunk41 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk41 + tl_v) / 8) * 8)) + (tl_chunk41 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk41 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk46 + tl_v]);
                             }
                         }
                     }
@@ -3379,24 +3456,31 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant1(
             // for i, j in parallel(RB, ROW) {  (norms.tl:139)
             // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
             #pragma unroll
-            for (int tl_s25 = 0; tl_s25 < 16; ++tl_s25) {
-                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s25 / 8) * 8);
-                const int j = ((tl_s25 % 8) + (tl_tid % 32) * 8);
-                s[tl_s25] = s[tl_s25] * s_rrms[(tl_s25 / 8)] * tl::convert<float>(ws[j]);
+            for (int tl_k26 = 0; tl_k26 < 16; tl_k26 += 8) {
+                const int tl_c27 = ((tl_k26 % 8) + (tl_tid % 32) * 8);  // the chunk's first column
+                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_k26 / 8) * 8);
+                tl::f16 tl_chunk29[8];
+                tl::load_chunk<tl::f16, 8>(tl_chunk29, &ws[tl_c27]);
+                #pragma unroll
+                for (int tl_o28 = 0; tl_o28 < 8; ++tl_o28) {
+                    const int tl_s30 = tl_k26 + tl_o28;
+                    [[maybe_unused]] const int j = tl_c27 + tl_o28;
+                    s[tl_s30] = s[tl_s30] * s_rrms[(tl_s30 / 8)] * tl::convert<float>(tl_chunk29[tl_o28]);
+                }
             }
             // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:142)
             #pragma unroll
-            for (int tl_chunk26 = 0; tl_chunk26 < 16; tl_chunk26 += 8) {
-                tl::f16* tl_ptr27 = &Y[int64_t(row0 + ((tl_tid / 32) + (tl_chunk26 / 8) * 8)) * N + ((tl_chunk26 % 8) + (tl_tid % 32) * 8)];
-                if (tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk26 / 8) * 8), M) && tl::in_bounds(((tl_chunk26 % 8) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk26 / 8) * 8), M) && tl::in_bounds((((tl_chunk26 % 8) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr27, 16)) {
-                    tl::f16 tl_vec28[8];
+            for (int tl_chunk31 = 0; tl_chunk31 < 16; tl_chunk31 += 8) {
+                tl::f16* tl_ptr32 = &Y[int64_t(row0 + ((tl_tid / 32) + (tl_chunk31 / 8) * 8)) * N + ((tl_chunk31 % 8) + (tl_tid % 32) * 8)];
+                if (tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk31 / 8) * 8), M) && tl::in_bounds(((tl_chunk31 % 8) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk31 / 8) * 8), M) && tl::in_bounds((((tl_chunk31 % 8) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                    tl::f16 tl_vec33[8];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec28[tl_v] = tl::convert<tl::f16>(s[tl_chunk26 + tl_v]);
-                    tl::store_vector<tl::f16, 8>(tl_ptr27, tl_vec28);
+                    for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec33[tl_v], s[tl_chunk31 + tl_v], s[tl_chunk31 + tl_v + 1]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr32, tl_vec33);
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        if (tl::in_bounds(row0 + ((tl_tid / 32) + ((tl_chunk26 + tl_v) / 8) * 8), M) && tl::in_bounds((((tl_chunk26 + tl_v) % 8) + (tl_tid % 32) * 8), N)) Y[int64_t(row0 + ((tl_tid / 32) + ((tl_chunk26 + tl_v) / 8) * 8)) * N + (((tl_chunk26 + tl_v) % 8) + (tl_tid % 32) * 8)] = tl::convert<tl::f16>(s[tl_chunk26 + tl_v]);
+                        if (tl::in_bounds(row0 + ((tl_tid / 32) + ((tl_chunk31 + tl_v) / 8) * 8), M) && tl::in_bounds((((tl_chunk31 + tl_v) % 8) + (tl_tid % 32) * 8), N)) Y[int64_t(row0 + ((tl_tid / 32) + ((tl_chunk31 + tl_v) / 8) * 8)) * N + (((tl_chunk31 + tl_v) % 8) + (tl_tid % 32) * 8)] = tl::convert<tl::f16>(s[tl_chunk31 + tl_v]);
                     }
                 }
             }
@@ -3412,26 +3496,26 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant1(
                 for (int t = 0; t < n_tiles; ++t) {
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:152)
                     #pragma unroll
-                    for (int tl_chunk29 = 0; tl_chunk29 < x_layout::kSlots; tl_chunk29 += 8) {
-                        const tl::f16* tl_ptr30 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 / 8) * 8)) + tl_chunk29 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 / 8) * 8)) + tl_chunk29 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 / 8) * 8)) + tl_chunk29 % 8)) + 7, N) && tl::is_aligned(tl_ptr30, 16)) {
-                            tl::f16 tl_vec31[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec31, tl_ptr30);
+                    for (int tl_chunk34 = 0; tl_chunk34 < x_layout::kSlots; tl_chunk34 += 8) {
+                        const tl::f16* tl_ptr35 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 2048) + tl_chunk34 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 2048) + tl_chunk34 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 2048) + tl_chunk34 % 8)) + 7, N) && tl::is_aligned(tl_ptr35, 16)) {
+                            tl::f16 tl_vec36[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec36, tl_ptr35);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk29 + tl_v] = tl::convert<float>(tl_vec31[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk34 + tl_v] = tl::convert<float>(tl_vec36[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk29 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk29 + tl_v) / 8) * 8)) + (tl_chunk29 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk29 + tl_v) / 8) * 8)) + (tl_chunk29 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) % 2048) + (tl_chunk34 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) % 2048) + (tl_chunk34 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:153)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s32 = 0; tl_s32 < x_layout::kSlots; ++tl_s32) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s32 / 8) * 8)) + tl_s32 % 8;
-                        x[tl_s32] = x[tl_s32] * x[tl_s32];
+                    for (int tl_s37 = 0; tl_s37 < x_layout::kSlots; ++tl_s37) {
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s37 / 8) * 8)) % 2048) + tl_s37 % 8;
+                        x[tl_s37] = x[tl_s37] * x[tl_s37];
                     }
                     // reduce(sum, x, part);  (norms.tl:156)
                     {
@@ -3439,8 +3523,8 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant1(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s33 = 0; tl_s33 < x_layout::kSlots; ++tl_s33) {
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s33]));
+                        for (int tl_s38 = 0; tl_s38 < x_layout::kSlots; ++tl_s38) {
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s38]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
@@ -3454,56 +3538,56 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant1(
                     const int32_t c0 = t * 2048;
                     // copy(X[row, c0 +: BN], x);  (norms.tl:162)
                     #pragma unroll
-                    for (int tl_chunk34 = 0; tl_chunk34 < x_layout::kSlots; tl_chunk34 += 8) {
-                        const tl::f16* tl_ptr35 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) + tl_chunk34 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) + tl_chunk34 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) + tl_chunk34 % 8)) + 7, N) && tl::is_aligned(tl_ptr35, 16)) {
-                            tl::f16 tl_vec36[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec36, tl_ptr35);
+                    for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
+                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 2048) + tl_chunk39 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 2048) + tl_chunk39 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 2048) + tl_chunk39 % 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                            tl::f16 tl_vec41[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec41, tl_ptr40);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk34 + tl_v] = tl::convert<float>(tl_vec36[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk39 + tl_v] = tl::convert<float>(tl_vec41[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) + (tl_chunk34 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) + (tl_chunk34 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) % 2048) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) % 2048) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:163)
                     #pragma unroll
-                    for (int tl_chunk37 = 0; tl_chunk37 < w_layout::kSlots; tl_chunk37 += 8) {
-                        const tl::f16* tl_ptr38 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk37 / 8) * 8)) + tl_chunk37 % 8)];
-                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk37 / 8) * 8)) + tl_chunk37 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk37 / 8) * 8)) + tl_chunk37 % 8)) + 7, N) && tl::is_aligned(tl_ptr38, 16)) {
-                            tl::f16 tl_vec39[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec39, tl_ptr38);
+                    for (int tl_chunk42 = 0; tl_chunk42 < w_layout::kSlots; tl_chunk42 += 8) {
+                        const tl::f16* tl_ptr43 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8)];
+                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
+                            tl::f16 tl_vec44[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk37 + tl_v] = tl::convert<float>(tl_vec39[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk42 + tl_v] = tl::convert<float>(tl_vec44[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk37 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk37 + tl_v) / 8) * 8)) + (tl_chunk37 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk37 + tl_v) / 8) * 8)) + (tl_chunk37 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk42 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:164)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s40 = 0; tl_s40 < x_layout::kSlots; ++tl_s40) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s40 / 8) * 8)) + tl_s40 % 8;
-                        x[tl_s40] = x[tl_s40] * rrms * w[tl_s40];
+                    for (int tl_s45 = 0; tl_s45 < x_layout::kSlots; ++tl_s45) {
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s45 / 8) * 8)) % 2048) + tl_s45 % 8;
+                        x[tl_s45] = x[tl_s45] * rrms * w[tl_s45];
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:167)
                     #pragma unroll
-                    for (int tl_chunk41 = 0; tl_chunk41 < x_layout::kSlots; tl_chunk41 += 8) {
-                        tl::f16* tl_ptr42 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk41 / 8) * 8)) + tl_chunk41 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk41 / 8) * 8)) + tl_chunk41 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk41 / 8) * 8)) + tl_chunk41 % 8)) + 7, N) && tl::is_aligned(tl_ptr42, 16)) {
-                            tl::f16 tl_vec43[8];
+                    for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
+                        tl::f16* tl_ptr47 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
+                            tl::f16 tl_vec48[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec43[tl_v] = tl::convert<tl::f16>(x[tl_chunk41 + tl_v]);
-                            tl::store_vector<tl::f16, 8>(tl_ptr42, tl_vec43);
+                            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec48[tl_v], x[tl_chunk46 + tl_v], x[tl_chunk46 + tl_v + 1]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr47, tl_vec48);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk41 + tl_v) / 8) * 8)) + (tl_chunk41 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk41 + tl_v) / 8) * 8)) + (tl_chunk41 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk41 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk46 + tl_v]);
                             }
                         }
                     }
@@ -3676,24 +3760,31 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant2(
             // for i, j in parallel(RB, ROW) {  (norms.tl:139)
             // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
             #pragma unroll
-            for (int tl_s25 = 0; tl_s25 < 16; ++tl_s25) {
+            for (int tl_k26 = 0; tl_k26 < 16; tl_k26 += 8) {
+                const int tl_c27 = ((tl_k26 % 8) + (tl_tid % 32) * 8 + (tl_k26 / 8) * 256);  // the chunk's first column
                 [[maybe_unused]] const int i = (tl_tid / 32);
-                const int j = ((tl_s25 % 8) + (tl_tid % 32) * 8 + (tl_s25 / 8) * 256);
-                s[tl_s25] = s[tl_s25] * s_rrms[0] * tl::convert<float>(ws[j]);
+                tl::f16 tl_chunk29[8];
+                tl::load_chunk<tl::f16, 8>(tl_chunk29, &ws[tl_c27]);
+                #pragma unroll
+                for (int tl_o28 = 0; tl_o28 < 8; ++tl_o28) {
+                    const int tl_s30 = tl_k26 + tl_o28;
+                    [[maybe_unused]] const int j = tl_c27 + tl_o28;
+                    s[tl_s30] = s[tl_s30] * s_rrms[0] * tl::convert<float>(tl_chunk29[tl_o28]);
+                }
             }
             // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:142)
             #pragma unroll
-            for (int tl_chunk26 = 0; tl_chunk26 < 16; tl_chunk26 += 8) {
-                tl::f16* tl_ptr27 = &Y[int64_t(row0 + (tl_tid / 32)) * N + ((tl_chunk26 % 8) + (tl_tid % 32) * 8 + (tl_chunk26 / 8) * 256)];
-                if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds(((tl_chunk26 % 8) + (tl_tid % 32) * 8 + (tl_chunk26 / 8) * 256), N) && tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk26 % 8) + (tl_tid % 32) * 8 + (tl_chunk26 / 8) * 256)) + 7, N) && tl::is_aligned(tl_ptr27, 16)) {
-                    tl::f16 tl_vec28[8];
+            for (int tl_chunk31 = 0; tl_chunk31 < 16; tl_chunk31 += 8) {
+                tl::f16* tl_ptr32 = &Y[int64_t(row0 + (tl_tid / 32)) * N + ((tl_chunk31 % 8) + (tl_tid % 32) * 8 + (tl_chunk31 / 8) * 256)];
+                if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds(((tl_chunk31 % 8) + (tl_tid % 32) * 8 + (tl_chunk31 / 8) * 256), N) && tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk31 % 8) + (tl_tid % 32) * 8 + (tl_chunk31 / 8) * 256)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                    tl::f16 tl_vec33[8];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec28[tl_v] = tl::convert<tl::f16>(s[tl_chunk26 + tl_v]);
-                    tl::store_vector<tl::f16, 8>(tl_ptr27, tl_vec28);
+                    for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec33[tl_v], s[tl_chunk31 + tl_v], s[tl_chunk31 + tl_v + 1]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr32, tl_vec33);
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk26 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk26 + tl_v) / 8) * 256), N)) Y[int64_t(row0 + (tl_tid / 32)) * N + (((tl_chunk26 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk26 + tl_v) / 8) * 256)] = tl::convert<tl::f16>(s[tl_chunk26 + tl_v]);
+                        if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk31 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk31 + tl_v) / 8) * 256), N)) Y[int64_t(row0 + (tl_tid / 32)) * N + (((tl_chunk31 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk31 + tl_v) / 8) * 256)] = tl::convert<tl::f16>(s[tl_chunk31 + tl_v]);
                     }
                 }
             }
@@ -3709,26 +3800,26 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant2(
                 for (int t = 0; t < n_tiles; ++t) {
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:152)
                     #pragma unroll
-                    for (int tl_chunk29 = 0; tl_chunk29 < x_layout::kSlots; tl_chunk29 += 8) {
-                        const tl::f16* tl_ptr30 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 / 8) * 8)) + tl_chunk29 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 / 8) * 8)) + tl_chunk29 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 / 8) * 8)) + tl_chunk29 % 8)) + 7, N) && tl::is_aligned(tl_ptr30, 16)) {
-                            tl::f16 tl_vec31[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec31, tl_ptr30);
+                    for (int tl_chunk34 = 0; tl_chunk34 < x_layout::kSlots; tl_chunk34 += 8) {
+                        const tl::f16* tl_ptr35 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 2048) + tl_chunk34 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 2048) + tl_chunk34 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 2048) + tl_chunk34 % 8)) + 7, N) && tl::is_aligned(tl_ptr35, 16)) {
+                            tl::f16 tl_vec36[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec36, tl_ptr35);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk29 + tl_v] = tl::convert<float>(tl_vec31[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk34 + tl_v] = tl::convert<float>(tl_vec36[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk29 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk29 + tl_v) / 8) * 8)) + (tl_chunk29 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk29 + tl_v) / 8) * 8)) + (tl_chunk29 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) % 2048) + (tl_chunk34 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) % 2048) + (tl_chunk34 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:153)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s32 = 0; tl_s32 < x_layout::kSlots; ++tl_s32) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s32 / 8) * 8)) + tl_s32 % 8;
-                        x[tl_s32] = x[tl_s32] * x[tl_s32];
+                    for (int tl_s37 = 0; tl_s37 < x_layout::kSlots; ++tl_s37) {
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s37 / 8) * 8)) % 2048) + tl_s37 % 8;
+                        x[tl_s37] = x[tl_s37] * x[tl_s37];
                     }
                     // reduce(sum, x, part);  (norms.tl:156)
                     {
@@ -3736,8 +3827,8 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant2(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s33 = 0; tl_s33 < x_layout::kSlots; ++tl_s33) {
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s33]));
+                        for (int tl_s38 = 0; tl_s38 < x_layout::kSlots; ++tl_s38) {
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s38]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
@@ -3751,56 +3842,56 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant2(
                     const int32_t c0 = t * 2048;
                     // copy(X[row, c0 +: BN], x);  (norms.tl:162)
                     #pragma unroll
-                    for (int tl_chunk34 = 0; tl_chunk34 < x_layout::kSlots; tl_chunk34 += 8) {
-                        const tl::f16* tl_ptr35 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) + tl_chunk34 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) + tl_chunk34 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) + tl_chunk34 % 8)) + 7, N) && tl::is_aligned(tl_ptr35, 16)) {
-                            tl::f16 tl_vec36[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec36, tl_ptr35);
+                    for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
+                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 2048) + tl_chunk39 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 2048) + tl_chunk39 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 2048) + tl_chunk39 % 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                            tl::f16 tl_vec41[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec41, tl_ptr40);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk34 + tl_v] = tl::convert<float>(tl_vec36[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk39 + tl_v] = tl::convert<float>(tl_vec41[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) + (tl_chunk34 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) + (tl_chunk34 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) % 2048) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) % 2048) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:163)
                     #pragma unroll
-                    for (int tl_chunk37 = 0; tl_chunk37 < w_layout::kSlots; tl_chunk37 += 8) {
-                        const tl::f16* tl_ptr38 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk37 / 8) * 8)) + tl_chunk37 % 8)];
-                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk37 / 8) * 8)) + tl_chunk37 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk37 / 8) * 8)) + tl_chunk37 % 8)) + 7, N) && tl::is_aligned(tl_ptr38, 16)) {
-                            tl::f16 tl_vec39[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec39, tl_ptr38);
+                    for (int tl_chunk42 = 0; tl_chunk42 < w_layout::kSlots; tl_chunk42 += 8) {
+                        const tl::f16* tl_ptr43 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8)];
+                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
+                            tl::f16 tl_vec44[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk37 + tl_v] = tl::convert<float>(tl_vec39[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk42 + tl_v] = tl::convert<float>(tl_vec44[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk37 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk37 + tl_v) / 8) * 8)) + (tl_chunk37 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk37 + tl_v) / 8) * 8)) + (tl_chunk37 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk42 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:164)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s40 = 0; tl_s40 < x_layout::kSlots; ++tl_s40) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s40 / 8) * 8)) + tl_s40 % 8;
-                        x[tl_s40] = x[tl_s40] * rrms * w[tl_s40];
+                    for (int tl_s45 = 0; tl_s45 < x_layout::kSlots; ++tl_s45) {
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s45 / 8) * 8)) % 2048) + tl_s45 % 8;
+                        x[tl_s45] = x[tl_s45] * rrms * w[tl_s45];
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:167)
                     #pragma unroll
-                    for (int tl_chunk41 = 0; tl_chunk41 < x_layout::kSlots; tl_chunk41 += 8) {
-                        tl::f16* tl_ptr42 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk41 / 8) * 8)) + tl_chunk41 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk41 / 8) * 8)) + tl_chunk41 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk41 / 8) * 8)) + tl_chunk41 % 8)) + 7, N) && tl::is_aligned(tl_ptr42, 16)) {
-                            tl::f16 tl_vec43[8];
+                    for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
+                        tl::f16* tl_ptr47 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
+                            tl::f16 tl_vec48[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec43[tl_v] = tl::convert<tl::f16>(x[tl_chunk41 + tl_v]);
-                            tl::store_vector<tl::f16, 8>(tl_ptr42, tl_vec43);
+                            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec48[tl_v], x[tl_chunk46 + tl_v], x[tl_chunk46 + tl_v + 1]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr47, tl_vec48);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk41 + tl_v) / 8) * 8)) + (tl_chunk41 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk41 + tl_v) / 8) * 8)) + (tl_chunk41 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk41 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk46 + tl_v]);
                             }
                         }
                     }
@@ -3986,24 +4077,31 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant3(
             // for i, j in parallel(RB, ROW) {  (norms.tl:139)
             // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
             #pragma unroll
-            for (int tl_s25 = 0; tl_s25 < 16; ++tl_s25) {
+            for (int tl_k26 = 0; tl_k26 < 16; tl_k26 += 8) {
+                const int tl_c27 = ((tl_k26 % 8) + (tl_tid % 64) * 8 + (tl_k26 / 8) * 512);  // the chunk's first column
                 [[maybe_unused]] const int i = (tl_tid / 64);
-                const int j = ((tl_s25 % 8) + (tl_tid % 64) * 8 + (tl_s25 / 8) * 512);
-                s[tl_s25] = s[tl_s25] * s_rrms[0] * tl::convert<float>(ws[j]);
+                tl::f16 tl_chunk29[8];
+                tl::load_chunk<tl::f16, 8>(tl_chunk29, &ws[tl_c27]);
+                #pragma unroll
+                for (int tl_o28 = 0; tl_o28 < 8; ++tl_o28) {
+                    const int tl_s30 = tl_k26 + tl_o28;
+                    [[maybe_unused]] const int j = tl_c27 + tl_o28;
+                    s[tl_s30] = s[tl_s30] * s_rrms[0] * tl::convert<float>(tl_chunk29[tl_o28]);
+                }
             }
             // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:142)
             #pragma unroll
-            for (int tl_chunk26 = 0; tl_chunk26 < 16; tl_chunk26 += 8) {
-                tl::f16* tl_ptr27 = &Y[int64_t(row0 + (tl_tid / 64)) * N + ((tl_chunk26 % 8) + (tl_tid % 64) * 8 + (tl_chunk26 / 8) * 512)];
-                if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds(((tl_chunk26 % 8) + (tl_tid % 64) * 8 + (tl_chunk26 / 8) * 512), N) && tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk26 % 8) + (tl_tid % 64) * 8 + (tl_chunk26 / 8) * 512)) + 7, N) && tl::is_aligned(tl_ptr27, 16)) {
-                    tl::f16 tl_vec28[8];
+            for (int tl_chunk31 = 0; tl_chunk31 < 16; tl_chunk31 += 8) {
+                tl::f16* tl_ptr32 = &Y[int64_t(row0 + (tl_tid / 64)) * N + ((tl_chunk31 % 8) + (tl_tid % 64) * 8 + (tl_chunk31 / 8) * 512)];
+                if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds(((tl_chunk31 % 8) + (tl_tid % 64) * 8 + (tl_chunk31 / 8) * 512), N) && tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk31 % 8) + (tl_tid % 64) * 8 + (tl_chunk31 / 8) * 512)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                    tl::f16 tl_vec33[8];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec28[tl_v] = tl::convert<tl::f16>(s[tl_chunk26 + tl_v]);
-                    tl::store_vector<tl::f16, 8>(tl_ptr27, tl_vec28);
+                    for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec33[tl_v], s[tl_chunk31 + tl_v], s[tl_chunk31 + tl_v + 1]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr32, tl_vec33);
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk26 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk26 + tl_v) / 8) * 512), N)) Y[int64_t(row0 + (tl_tid / 64)) * N + (((tl_chunk26 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk26 + tl_v) / 8) * 512)] = tl::convert<tl::f16>(s[tl_chunk26 + tl_v]);
+                        if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk31 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk31 + tl_v) / 8) * 512), N)) Y[int64_t(row0 + (tl_tid / 64)) * N + (((tl_chunk31 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk31 + tl_v) / 8) * 512)] = tl::convert<tl::f16>(s[tl_chunk31 + tl_v]);
                     }
                 }
             }
@@ -4019,26 +4117,26 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant3(
                 for (int t = 0; t < n_tiles; ++t) {
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:152)
                     #pragma unroll
-                    for (int tl_chunk29 = 0; tl_chunk29 < x_layout::kSlots; tl_chunk29 += 8) {
-                        const tl::f16* tl_ptr30 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 / 8) * 8)) + tl_chunk29 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 / 8) * 8)) + tl_chunk29 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 / 8) * 8)) + tl_chunk29 % 8)) + 7, N) && tl::is_aligned(tl_ptr30, 16)) {
-                            tl::f16 tl_vec31[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec31, tl_ptr30);
+                    for (int tl_chunk34 = 0; tl_chunk34 < x_layout::kSlots; tl_chunk34 += 8) {
+                        const tl::f16* tl_ptr35 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 2048) + tl_chunk34 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 2048) + tl_chunk34 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 2048) + tl_chunk34 % 8)) + 7, N) && tl::is_aligned(tl_ptr35, 16)) {
+                            tl::f16 tl_vec36[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec36, tl_ptr35);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk29 + tl_v] = tl::convert<float>(tl_vec31[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk34 + tl_v] = tl::convert<float>(tl_vec36[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk29 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk29 + tl_v) / 8) * 8)) + (tl_chunk29 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk29 + tl_v) / 8) * 8)) + (tl_chunk29 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) % 2048) + (tl_chunk34 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) % 2048) + (tl_chunk34 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:153)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s32 = 0; tl_s32 < x_layout::kSlots; ++tl_s32) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s32 / 8) * 8)) + tl_s32 % 8;
-                        x[tl_s32] = x[tl_s32] * x[tl_s32];
+                    for (int tl_s37 = 0; tl_s37 < x_layout::kSlots; ++tl_s37) {
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s37 / 8) * 8)) % 2048) + tl_s37 % 8;
+                        x[tl_s37] = x[tl_s37] * x[tl_s37];
                     }
                     // reduce(sum, x, part);  (norms.tl:156)
                     {
@@ -4046,8 +4144,8 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant3(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s33 = 0; tl_s33 < x_layout::kSlots; ++tl_s33) {
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s33]));
+                        for (int tl_s38 = 0; tl_s38 < x_layout::kSlots; ++tl_s38) {
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s38]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
@@ -4061,56 +4159,56 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant3(
                     const int32_t c0 = t * 2048;
                     // copy(X[row, c0 +: BN], x);  (norms.tl:162)
                     #pragma unroll
-                    for (int tl_chunk34 = 0; tl_chunk34 < x_layout::kSlots; tl_chunk34 += 8) {
-                        const tl::f16* tl_ptr35 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) + tl_chunk34 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) + tl_chunk34 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) + tl_chunk34 % 8)) + 7, N) && tl::is_aligned(tl_ptr35, 16)) {
-                            tl::f16 tl_vec36[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec36, tl_ptr35);
+                    for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
+                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 2048) + tl_chunk39 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 2048) + tl_chunk39 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 2048) + tl_chunk39 % 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                            tl::f16 tl_vec41[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec41, tl_ptr40);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk34 + tl_v] = tl::convert<float>(tl_vec36[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk39 + tl_v] = tl::convert<float>(tl_vec41[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) + (tl_chunk34 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) + (tl_chunk34 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) % 2048) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) % 2048) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:163)
                     #pragma unroll
-                    for (int tl_chunk37 = 0; tl_chunk37 < w_layout::kSlots; tl_chunk37 += 8) {
-                        const tl::f16* tl_ptr38 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk37 / 8) * 8)) + tl_chunk37 % 8)];
-                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk37 / 8) * 8)) + tl_chunk37 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk37 / 8) * 8)) + tl_chunk37 % 8)) + 7, N) && tl::is_aligned(tl_ptr38, 16)) {
-                            tl::f16 tl_vec39[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec39, tl_ptr38);
+                    for (int tl_chunk42 = 0; tl_chunk42 < w_layout::kSlots; tl_chunk42 += 8) {
+                        const tl::f16* tl_ptr43 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8)];
+                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
+                            tl::f16 tl_vec44[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk37 + tl_v] = tl::convert<float>(tl_vec39[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk42 + tl_v] = tl::convert<float>(tl_vec44[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk37 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk37 + tl_v) / 8) * 8)) + (tl_chunk37 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk37 + tl_v) / 8) * 8)) + (tl_chunk37 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk42 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:164)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s40 = 0; tl_s40 < x_layout::kSlots; ++tl_s40) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s40 / 8) * 8)) + tl_s40 % 8;
-                        x[tl_s40] = x[tl_s40] * rrms * w[tl_s40];
+                    for (int tl_s45 = 0; tl_s45 < x_layout::kSlots; ++tl_s45) {
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s45 / 8) * 8)) % 2048) + tl_s45 % 8;
+                        x[tl_s45] = x[tl_s45] * rrms * w[tl_s45];
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:167)
                     #pragma unroll
-                    for (int tl_chunk41 = 0; tl_chunk41 < x_layout::kSlots; tl_chunk41 += 8) {
-                        tl::f16* tl_ptr42 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk41 / 8) * 8)) + tl_chunk41 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk41 / 8) * 8)) + tl_chunk41 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk41 / 8) * 8)) + tl_chunk41 % 8)) + 7, N) && tl::is_aligned(tl_ptr42, 16)) {
-                            tl::f16 tl_vec43[8];
+                    for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
+                        tl::f16* tl_ptr47 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
+                            tl::f16 tl_vec48[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec43[tl_v] = tl::convert<tl::f16>(x[tl_chunk41 + tl_v]);
-                            tl::store_vector<tl::f16, 8>(tl_ptr42, tl_vec43);
+                            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec48[tl_v], x[tl_chunk46 + tl_v], x[tl_chunk46 + tl_v + 1]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr47, tl_vec48);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk41 + tl_v) / 8) * 8)) + (tl_chunk41 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk41 + tl_v) / 8) * 8)) + (tl_chunk41 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk41 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk46 + tl_v]);
                             }
                         }
                     }
@@ -4295,24 +4393,31 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant4(
             // for i, j in parallel(RB, ROW) {  (norms.tl:139)
             // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
             #pragma unroll
-            for (int tl_s25 = 0; tl_s25 < 16; ++tl_s25) {
+            for (int tl_k26 = 0; tl_k26 < 16; tl_k26 += 8) {
+                const int tl_c27 = ((tl_k26 % 8) + (tl_tid % 128) * 8 + (tl_k26 / 8) * 1024);  // the chunk's first column
                 [[maybe_unused]] const int i = (tl_tid / 128);
-                const int j = ((tl_s25 % 8) + (tl_tid % 128) * 8 + (tl_s25 / 8) * 1024);
-                s[tl_s25] = s[tl_s25] * s_rrms[0] * tl::convert<float>(ws[j]);
+                tl::f16 tl_chunk29[8];
+                tl::load_chunk<tl::f16, 8>(tl_chunk29, &ws[tl_c27]);
+                #pragma unroll
+                for (int tl_o28 = 0; tl_o28 < 8; ++tl_o28) {
+                    const int tl_s30 = tl_k26 + tl_o28;
+                    [[maybe_unused]] const int j = tl_c27 + tl_o28;
+                    s[tl_s30] = s[tl_s30] * s_rrms[0] * tl::convert<float>(tl_chunk29[tl_o28]);
+                }
             }
             // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:142)
             #pragma unroll
-            for (int tl_chunk26 = 0; tl_chunk26 < 16; tl_chunk26 += 8) {
-                tl::f16* tl_ptr27 = &Y[int64_t(row0 + (tl_tid / 128)) * N + ((tl_chunk26 % 8) + (tl_tid % 128) * 8 + (tl_chunk26 / 8) * 1024)];
-                if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds(((tl_chunk26 % 8) + (tl_tid % 128) * 8 + (tl_chunk26 / 8) * 1024), N) && tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk26 % 8) + (tl_tid % 128) * 8 + (tl_chunk26 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr27, 16)) {
-                    tl::f16 tl_vec28[8];
+            for (int tl_chunk31 = 0; tl_chunk31 < 16; tl_chunk31 += 8) {
+                tl::f16* tl_ptr32 = &Y[int64_t(row0 + (tl_tid / 128)) * N + ((tl_chunk31 % 8) + (tl_tid % 128) * 8 + (tl_chunk31 / 8) * 1024)];
+                if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds(((tl_chunk31 % 8) + (tl_tid % 128) * 8 + (tl_chunk31 / 8) * 1024), N) && tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk31 % 8) + (tl_tid % 128) * 8 + (tl_chunk31 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                    tl::f16 tl_vec33[8];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec28[tl_v] = tl::convert<tl::f16>(s[tl_chunk26 + tl_v]);
-                    tl::store_vector<tl::f16, 8>(tl_ptr27, tl_vec28);
+                    for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec33[tl_v], s[tl_chunk31 + tl_v], s[tl_chunk31 + tl_v + 1]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr32, tl_vec33);
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk26 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk26 + tl_v) / 8) * 1024), N)) Y[int64_t(row0 + (tl_tid / 128)) * N + (((tl_chunk26 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk26 + tl_v) / 8) * 1024)] = tl::convert<tl::f16>(s[tl_chunk26 + tl_v]);
+                        if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk31 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk31 + tl_v) / 8) * 1024), N)) Y[int64_t(row0 + (tl_tid / 128)) * N + (((tl_chunk31 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk31 + tl_v) / 8) * 1024)] = tl::convert<tl::f16>(s[tl_chunk31 + tl_v]);
                     }
                 }
             }
@@ -4328,26 +4433,26 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant4(
                 for (int t = 0; t < n_tiles; ++t) {
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:152)
                     #pragma unroll
-                    for (int tl_chunk29 = 0; tl_chunk29 < x_layout::kSlots; tl_chunk29 += 8) {
-                        const tl::f16* tl_ptr30 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 / 8) * 8)) + tl_chunk29 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 / 8) * 8)) + tl_chunk29 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 / 8) * 8)) + tl_chunk29 % 8)) + 7, N) && tl::is_aligned(tl_ptr30, 16)) {
-                            tl::f16 tl_vec31[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec31, tl_ptr30);
+                    for (int tl_chunk34 = 0; tl_chunk34 < x_layout::kSlots; tl_chunk34 += 8) {
+                        const tl::f16* tl_ptr35 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 2048) + tl_chunk34 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 2048) + tl_chunk34 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 2048) + tl_chunk34 % 8)) + 7, N) && tl::is_aligned(tl_ptr35, 16)) {
+                            tl::f16 tl_vec36[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec36, tl_ptr35);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk29 + tl_v] = tl::convert<float>(tl_vec31[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk34 + tl_v] = tl::convert<float>(tl_vec36[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk29 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk29 + tl_v) / 8) * 8)) + (tl_chunk29 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk29 + tl_v) / 8) * 8)) + (tl_chunk29 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) % 2048) + (tl_chunk34 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) % 2048) + (tl_chunk34 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:153)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s32 = 0; tl_s32 < x_layout::kSlots; ++tl_s32) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s32 / 8) * 8)) + tl_s32 % 8;
-                        x[tl_s32] = x[tl_s32] * x[tl_s32];
+                    for (int tl_s37 = 0; tl_s37 < x_layout::kSlots; ++tl_s37) {
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s37 / 8) * 8)) % 2048) + tl_s37 % 8;
+                        x[tl_s37] = x[tl_s37] * x[tl_s37];
                     }
                     // reduce(sum, x, part);  (norms.tl:156)
                     {
@@ -4355,8 +4460,8 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant4(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s33 = 0; tl_s33 < x_layout::kSlots; ++tl_s33) {
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s33]));
+                        for (int tl_s38 = 0; tl_s38 < x_layout::kSlots; ++tl_s38) {
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s38]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
@@ -4370,56 +4475,56 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant4(
                     const int32_t c0 = t * 2048;
                     // copy(X[row, c0 +: BN], x);  (norms.tl:162)
                     #pragma unroll
-                    for (int tl_chunk34 = 0; tl_chunk34 < x_layout::kSlots; tl_chunk34 += 8) {
-                        const tl::f16* tl_ptr35 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) + tl_chunk34 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) + tl_chunk34 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) + tl_chunk34 % 8)) + 7, N) && tl::is_aligned(tl_ptr35, 16)) {
-                            tl::f16 tl_vec36[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec36, tl_ptr35);
+                    for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
+                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 2048) + tl_chunk39 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 2048) + tl_chunk39 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 2048) + tl_chunk39 % 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                            tl::f16 tl_vec41[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec41, tl_ptr40);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk34 + tl_v] = tl::convert<float>(tl_vec36[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk39 + tl_v] = tl::convert<float>(tl_vec41[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) + (tl_chunk34 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) + (tl_chunk34 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) % 2048) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) % 2048) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:163)
                     #pragma unroll
-                    for (int tl_chunk37 = 0; tl_chunk37 < w_layout::kSlots; tl_chunk37 += 8) {
-                        const tl::f16* tl_ptr38 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk37 / 8) * 8)) + tl_chunk37 % 8)];
-                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk37 / 8) * 8)) + tl_chunk37 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk37 / 8) * 8)) + tl_chunk37 % 8)) + 7, N) && tl::is_aligned(tl_ptr38, 16)) {
-                            tl::f16 tl_vec39[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec39, tl_ptr38);
+                    for (int tl_chunk42 = 0; tl_chunk42 < w_layout::kSlots; tl_chunk42 += 8) {
+                        const tl::f16* tl_ptr43 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8)];
+                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
+                            tl::f16 tl_vec44[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk37 + tl_v] = tl::convert<float>(tl_vec39[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk42 + tl_v] = tl::convert<float>(tl_vec44[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk37 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk37 + tl_v) / 8) * 8)) + (tl_chunk37 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk37 + tl_v) / 8) * 8)) + (tl_chunk37 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk42 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:164)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s40 = 0; tl_s40 < x_layout::kSlots; ++tl_s40) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s40 / 8) * 8)) + tl_s40 % 8;
-                        x[tl_s40] = x[tl_s40] * rrms * w[tl_s40];
+                    for (int tl_s45 = 0; tl_s45 < x_layout::kSlots; ++tl_s45) {
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s45 / 8) * 8)) % 2048) + tl_s45 % 8;
+                        x[tl_s45] = x[tl_s45] * rrms * w[tl_s45];
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:167)
                     #pragma unroll
-                    for (int tl_chunk41 = 0; tl_chunk41 < x_layout::kSlots; tl_chunk41 += 8) {
-                        tl::f16* tl_ptr42 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk41 / 8) * 8)) + tl_chunk41 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk41 / 8) * 8)) + tl_chunk41 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk41 / 8) * 8)) + tl_chunk41 % 8)) + 7, N) && tl::is_aligned(tl_ptr42, 16)) {
-                            tl::f16 tl_vec43[8];
+                    for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
+                        tl::f16* tl_ptr47 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
+                            tl::f16 tl_vec48[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec43[tl_v] = tl::convert<tl::f16>(x[tl_chunk41 + tl_v]);
-                            tl::store_vector<tl::f16, 8>(tl_ptr42, tl_vec43);
+                            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec48[tl_v], x[tl_chunk46 + tl_v], x[tl_chunk46 + tl_v + 1]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr47, tl_vec48);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk41 + tl_v) / 8) * 8)) + (tl_chunk41 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk41 + tl_v) / 8) * 8)) + (tl_chunk41 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk41 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk46 + tl_v]);
                             }
                         }
                     }
@@ -4605,24 +4710,31 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
             // for i, j in parallel(RB, ROW) {  (norms.tl:139)
             // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
             #pragma unroll
-            for (int tl_s25 = 0; tl_s25 < 16; ++tl_s25) {
+            for (int tl_k26 = 0; tl_k26 < 16; tl_k26 += 8) {
+                const int tl_c27 = ((tl_k26 % 8) + (tl_tid) * 8 + (tl_k26 / 8) * 2048);  // the chunk's first column
                 [[maybe_unused]] const int i = 0;
-                const int j = ((tl_s25 % 8) + (tl_tid) * 8 + (tl_s25 / 8) * 2048);
-                s[tl_s25] = s[tl_s25] * s_rrms[0] * tl::convert<float>(ws[j]);
+                tl::f16 tl_chunk29[8];
+                tl::load_chunk<tl::f16, 8>(tl_chunk29, &ws[tl_c27]);
+                #pragma unroll
+                for (int tl_o28 = 0; tl_o28 < 8; ++tl_o28) {
+                    const int tl_s30 = tl_k26 + tl_o28;
+                    [[maybe_unused]] const int j = tl_c27 + tl_o28;
+                    s[tl_s30] = s[tl_s30] * s_rrms[0] * tl::convert<float>(tl_chunk29[tl_o28]);
+                }
             }
             // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:142)
             #pragma unroll
-            for (int tl_chunk26 = 0; tl_chunk26 < 16; tl_chunk26 += 8) {
-                tl::f16* tl_ptr27 = &Y[int64_t(row0 + 0) * N + ((tl_chunk26 % 8) + (tl_tid) * 8 + (tl_chunk26 / 8) * 2048)];
-                if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk26 % 8) + (tl_tid) * 8 + (tl_chunk26 / 8) * 2048), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk26 % 8) + (tl_tid) * 8 + (tl_chunk26 / 8) * 2048)) + 7, N) && tl::is_aligned(tl_ptr27, 16)) {
-                    tl::f16 tl_vec28[8];
+            for (int tl_chunk31 = 0; tl_chunk31 < 16; tl_chunk31 += 8) {
+                tl::f16* tl_ptr32 = &Y[int64_t(row0 + 0) * N + ((tl_chunk31 % 8) + (tl_tid) * 8 + (tl_chunk31 / 8) * 2048)];
+                if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk31 % 8) + (tl_tid) * 8 + (tl_chunk31 / 8) * 2048), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk31 % 8) + (tl_tid) * 8 + (tl_chunk31 / 8) * 2048)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                    tl::f16 tl_vec33[8];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec28[tl_v] = tl::convert<tl::f16>(s[tl_chunk26 + tl_v]);
-                    tl::store_vector<tl::f16, 8>(tl_ptr27, tl_vec28);
+                    for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec33[tl_v], s[tl_chunk31 + tl_v], s[tl_chunk31 + tl_v + 1]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr32, tl_vec33);
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        if (tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk26 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk26 + tl_v) / 8) * 2048), N)) Y[int64_t(row0 + 0) * N + (((tl_chunk26 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk26 + tl_v) / 8) * 2048)] = tl::convert<tl::f16>(s[tl_chunk26 + tl_v]);
+                        if (tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk31 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk31 + tl_v) / 8) * 2048), N)) Y[int64_t(row0 + 0) * N + (((tl_chunk31 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk31 + tl_v) / 8) * 2048)] = tl::convert<tl::f16>(s[tl_chunk31 + tl_v]);
                     }
                 }
             }
@@ -4638,26 +4750,26 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                 for (int t = 0; t < n_tiles; ++t) {
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:152)
                     #pragma unroll
-                    for (int tl_chunk29 = 0; tl_chunk29 < x_layout::kSlots; tl_chunk29 += 8) {
-                        const tl::f16* tl_ptr30 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 / 8) * 8)) + tl_chunk29 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 / 8) * 8)) + tl_chunk29 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk29 / 8) * 8)) + tl_chunk29 % 8)) + 7, N) && tl::is_aligned(tl_ptr30, 16)) {
-                            tl::f16 tl_vec31[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec31, tl_ptr30);
+                    for (int tl_chunk34 = 0; tl_chunk34 < x_layout::kSlots; tl_chunk34 += 8) {
+                        const tl::f16* tl_ptr35 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 2048) + tl_chunk34 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 2048) + tl_chunk34 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 2048) + tl_chunk34 % 8)) + 7, N) && tl::is_aligned(tl_ptr35, 16)) {
+                            tl::f16 tl_vec36[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec36, tl_ptr35);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk29 + tl_v] = tl::convert<float>(tl_vec31[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk34 + tl_v] = tl::convert<float>(tl_vec36[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk29 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk29 + tl_v) / 8) * 8)) + (tl_chunk29 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk29 + tl_v) / 8) * 8)) + (tl_chunk29 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) % 2048) + (tl_chunk34 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) % 2048) + (tl_chunk34 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:153)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s32 = 0; tl_s32 < x_layout::kSlots; ++tl_s32) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s32 / 8) * 8)) + tl_s32 % 8;
-                        x[tl_s32] = x[tl_s32] * x[tl_s32];
+                    for (int tl_s37 = 0; tl_s37 < x_layout::kSlots; ++tl_s37) {
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s37 / 8) * 8)) % 2048) + tl_s37 % 8;
+                        x[tl_s37] = x[tl_s37] * x[tl_s37];
                     }
                     // reduce(sum, x, part);  (norms.tl:156)
                     {
@@ -4665,8 +4777,8 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s33 = 0; tl_s33 < x_layout::kSlots; ++tl_s33) {
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s33]));
+                        for (int tl_s38 = 0; tl_s38 < x_layout::kSlots; ++tl_s38) {
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s38]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
@@ -4680,56 +4792,56 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                     const int32_t c0 = t * 2048;
                     // copy(X[row, c0 +: BN], x);  (norms.tl:162)
                     #pragma unroll
-                    for (int tl_chunk34 = 0; tl_chunk34 < x_layout::kSlots; tl_chunk34 += 8) {
-                        const tl::f16* tl_ptr35 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) + tl_chunk34 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) + tl_chunk34 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) + tl_chunk34 % 8)) + 7, N) && tl::is_aligned(tl_ptr35, 16)) {
-                            tl::f16 tl_vec36[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec36, tl_ptr35);
+                    for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
+                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 2048) + tl_chunk39 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 2048) + tl_chunk39 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 2048) + tl_chunk39 % 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                            tl::f16 tl_vec41[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec41, tl_ptr40);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk34 + tl_v] = tl::convert<float>(tl_vec36[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk39 + tl_v] = tl::convert<float>(tl_vec41[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) + (tl_chunk34 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) + (tl_chunk34 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) % 2048) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) % 2048) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:163)
                     #pragma unroll
-                    for (int tl_chunk37 = 0; tl_chunk37 < w_layout::kSlots; tl_chunk37 += 8) {
-                        const tl::f16* tl_ptr38 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk37 / 8) * 8)) + tl_chunk37 % 8)];
-                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk37 / 8) * 8)) + tl_chunk37 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk37 / 8) * 8)) + tl_chunk37 % 8)) + 7, N) && tl::is_aligned(tl_ptr38, 16)) {
-                            tl::f16 tl_vec39[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec39, tl_ptr38);
+                    for (int tl_chunk42 = 0; tl_chunk42 < w_layout::kSlots; tl_chunk42 += 8) {
+                        const tl::f16* tl_ptr43 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8)];
+                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
+                            tl::f16 tl_vec44[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk37 + tl_v] = tl::convert<float>(tl_vec39[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk42 + tl_v] = tl::convert<float>(tl_vec44[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk37 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk37 + tl_v) / 8) * 8)) + (tl_chunk37 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk37 + tl_v) / 8) * 8)) + (tl_chunk37 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk42 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:164)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s40 = 0; tl_s40 < x_layout::kSlots; ++tl_s40) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s40 / 8) * 8)) + tl_s40 % 8;
-                        x[tl_s40] = x[tl_s40] * rrms * w[tl_s40];
+                    for (int tl_s45 = 0; tl_s45 < x_layout::kSlots; ++tl_s45) {
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s45 / 8) * 8)) % 2048) + tl_s45 % 8;
+                        x[tl_s45] = x[tl_s45] * rrms * w[tl_s45];
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:167)
                     #pragma unroll
-                    for (int tl_chunk41 = 0; tl_chunk41 < x_layout::kSlots; tl_chunk41 += 8) {
-                        tl::f16* tl_ptr42 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk41 / 8) * 8)) + tl_chunk41 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk41 / 8) * 8)) + tl_chunk41 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk41 / 8) * 8)) + tl_chunk41 % 8)) + 7, N) && tl::is_aligned(tl_ptr42, 16)) {
-                            tl::f16 tl_vec43[8];
+                    for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
+                        tl::f16* tl_ptr47 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
+                            tl::f16 tl_vec48[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec43[tl_v] = tl::convert<tl::f16>(x[tl_chunk41 + tl_v]);
-                            tl::store_vector<tl::f16, 8>(tl_ptr42, tl_vec43);
+                            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec48[tl_v], x[tl_chunk46 + tl_v], x[tl_chunk46 + tl_v + 1]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr47, tl_vec48);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk41 + tl_v) / 8) * 8)) + (tl_chunk41 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk41 + tl_v) / 8) * 8)) + (tl_chunk41 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk41 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk46 + tl_v]);
                             }
                         }
                     }
@@ -4916,24 +5028,31 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
             // for i, j in parallel(RB, ROW) {  (norms.tl:139)
             // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
             #pragma unroll
-            for (int tl_s25 = 0; tl_s25 < 16; ++tl_s25) {
+            for (int tl_k26 = 0; tl_k26 < 16; tl_k26 += 8) {
+                const int tl_c27 = ((tl_k26 % 8) + (tl_tid) * 8 + (tl_k26 / 8) * 4096);  // the chunk's first column
                 [[maybe_unused]] const int i = 0;
-                const int j = ((tl_s25 % 8) + (tl_tid) * 8 + (tl_s25 / 8) * 4096);
-                s[tl_s25] = s[tl_s25] * s_rrms[0] * tl::convert<float>(ws[j]);
+                tl::f16 tl_chunk29[8];
+                tl::load_chunk<tl::f16, 8>(tl_chunk29, &ws[tl_c27]);
+                #pragma unroll
+                for (int tl_o28 = 0; tl_o28 < 8; ++tl_o28) {
+                    const int tl_s30 = tl_k26 + tl_o28;
+                    [[maybe_unused]] const int j = tl_c27 + tl_o28;
+                    s[tl_s30] = s[tl_s30] * s_rrms[0] * tl::convert<float>(tl_chunk29[tl_o28]);
+                }
             }
             // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:142)
             #pragma unroll
-            for (int tl_chunk26 = 0; tl_chunk26 < 16; tl_chunk26 += 8) {
-                tl::f16* tl_ptr27 = &Y[int64_t(row0 + 0) * N + ((tl_chunk26 % 8) + (tl_tid) * 8 + (tl_chunk26 / 8) * 4096)];
-                if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk26 % 8) + (tl_tid) * 8 + (tl_chunk26 / 8) * 4096), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk26 % 8) + (tl_tid) * 8 + (tl_chunk26 / 8) * 4096)) + 7, N) && tl::is_aligned(tl_ptr27, 16)) {
-                    tl::f16 tl_vec28[8];
+            for (int tl_chunk31 = 0; tl_chunk31 < 16; tl_chunk31 += 8) {
+                tl::f16* tl_ptr32 = &Y[int64_t(row0 + 0) * N + ((tl_chunk31 % 8) + (tl_tid) * 8 + (tl_chunk31 / 8) * 4096)];
+                if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk31 % 8) + (tl_tid) * 8 + (tl_chunk31 / 8) * 4096), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk31 % 8) + (tl_tid) * 8 + (tl_chunk31 / 8) * 4096)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                    tl::f16 tl_vec33[8];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec28[tl_v] = tl::convert<tl::f16>(s[tl_chunk26 + tl_v]);
-                    tl::store_vector<tl::f16, 8>(tl_ptr27, tl_vec28);
+                    for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec33[tl_v], s[tl_chunk31 + tl_v], s[tl_chunk31 + tl_v + 1]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr32, tl_vec33);
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        if (tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk26 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk26 + tl_v) / 8) * 4096), N)) Y[int64_t(row0 + 0) * N + (((tl_chunk26 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk26 + tl_v) / 8) * 4096)] = tl::convert<tl::f16>(s[tl_chunk26 + tl_v]);
+                        if (tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk31 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk31 + tl_v) / 8) * 4096), N)) Y[int64_t(row0 + 0) * N + (((tl_chunk31 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk31 + tl_v) / 8) * 4096)] = tl::convert<tl::f16>(s[tl_chunk31 + tl_v]);
                     }
                 }
             }
@@ -4949,26 +5068,26 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                 for (int t = 0; t < n_tiles; ++t) {
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:152)
                     #pragma unroll
-                    for (int tl_chunk29 = 0; tl_chunk29 < x_layout::kSlots; tl_chunk29 += 8) {
-                        const tl::f16* tl_ptr30 = &X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk29 / 8) * 8)) + tl_chunk29 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk29 / 8) * 8)) + tl_chunk29 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk29 / 8) * 8)) + tl_chunk29 % 8)) + 7, N) && tl::is_aligned(tl_ptr30, 16)) {
-                            tl::f16 tl_vec31[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec31, tl_ptr30);
+                    for (int tl_chunk34 = 0; tl_chunk34 < x_layout::kSlots; tl_chunk34 += 8) {
+                        const tl::f16* tl_ptr35 = &X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 4096) + tl_chunk34 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 4096) + tl_chunk34 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 4096) + tl_chunk34 % 8)) + 7, N) && tl::is_aligned(tl_ptr35, 16)) {
+                            tl::f16 tl_vec36[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec36, tl_ptr35);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk29 + tl_v] = tl::convert<float>(tl_vec31[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk34 + tl_v] = tl::convert<float>(tl_vec36[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk29 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk29 + tl_v) / 8) * 8)) + (tl_chunk29 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk29 + tl_v) / 8) * 8)) + (tl_chunk29 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) % 4096) + (tl_chunk34 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) % 4096) + (tl_chunk34 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:153)
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s32 = 0; tl_s32 < x_layout::kSlots; ++tl_s32) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s32 / 8) * 8)) + tl_s32 % 8;
-                        x[tl_s32] = x[tl_s32] * x[tl_s32];
+                    for (int tl_s37 = 0; tl_s37 < x_layout::kSlots; ++tl_s37) {
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s37 / 8) * 8)) % 4096) + tl_s37 % 8;
+                        x[tl_s37] = x[tl_s37] * x[tl_s37];
                     }
                     // reduce(sum, x, part);  (norms.tl:156)
                     {
@@ -4976,8 +5095,8 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s33 = 0; tl_s33 < x_layout::kSlots; ++tl_s33) {
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s33]));
+                        for (int tl_s38 = 0; tl_s38 < x_layout::kSlots; ++tl_s38) {
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s38]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 512>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
@@ -4991,56 +5110,56 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                     const int32_t c0 = t * 4096;
                     // copy(X[row, c0 +: BN], x);  (norms.tl:162)
                     #pragma unroll
-                    for (int tl_chunk34 = 0; tl_chunk34 < x_layout::kSlots; tl_chunk34 += 8) {
-                        const tl::f16* tl_ptr35 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) + tl_chunk34 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) + tl_chunk34 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) + tl_chunk34 % 8)) + 7, N) && tl::is_aligned(tl_ptr35, 16)) {
-                            tl::f16 tl_vec36[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec36, tl_ptr35);
+                    for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
+                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 4096) + tl_chunk39 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 4096) + tl_chunk39 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 4096) + tl_chunk39 % 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                            tl::f16 tl_vec41[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec41, tl_ptr40);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk34 + tl_v] = tl::convert<float>(tl_vec36[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk39 + tl_v] = tl::convert<float>(tl_vec41[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) + (tl_chunk34 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) + (tl_chunk34 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) % 4096) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) % 4096) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:163)
                     #pragma unroll
-                    for (int tl_chunk37 = 0; tl_chunk37 < w_layout::kSlots; tl_chunk37 += 8) {
-                        const tl::f16* tl_ptr38 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk37 / 8) * 8)) + tl_chunk37 % 8)];
-                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk37 / 8) * 8)) + tl_chunk37 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk37 / 8) * 8)) + tl_chunk37 % 8)) + 7, N) && tl::is_aligned(tl_ptr38, 16)) {
-                            tl::f16 tl_vec39[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec39, tl_ptr38);
+                    for (int tl_chunk42 = 0; tl_chunk42 < w_layout::kSlots; tl_chunk42 += 8) {
+                        const tl::f16* tl_ptr43 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 4096) + tl_chunk42 % 8)];
+                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 4096) + tl_chunk42 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 4096) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
+                            tl::f16 tl_vec44[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk37 + tl_v] = tl::convert<float>(tl_vec39[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk42 + tl_v] = tl::convert<float>(tl_vec44[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk37 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk37 + tl_v) / 8) * 8)) + (tl_chunk37 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk37 + tl_v) / 8) * 8)) + (tl_chunk37 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk42 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 4096) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 4096) + (tl_chunk42 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:164)
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s40 = 0; tl_s40 < x_layout::kSlots; ++tl_s40) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s40 / 8) * 8)) + tl_s40 % 8;
-                        x[tl_s40] = x[tl_s40] * rrms * w[tl_s40];
+                    for (int tl_s45 = 0; tl_s45 < x_layout::kSlots; ++tl_s45) {
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s45 / 8) * 8)) % 4096) + tl_s45 % 8;
+                        x[tl_s45] = x[tl_s45] * rrms * w[tl_s45];
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:167)
                     #pragma unroll
-                    for (int tl_chunk41 = 0; tl_chunk41 < x_layout::kSlots; tl_chunk41 += 8) {
-                        tl::f16* tl_ptr42 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk41 / 8) * 8)) + tl_chunk41 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk41 / 8) * 8)) + tl_chunk41 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk41 / 8) * 8)) + tl_chunk41 % 8)) + 7, N) && tl::is_aligned(tl_ptr42, 16)) {
-                            tl::f16 tl_vec43[8];
+                    for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
+                        tl::f16* tl_ptr47 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 4096) + tl_chunk46 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 4096) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 4096) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
+                            tl::f16 tl_vec48[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec43[tl_v] = tl::convert<tl::f16>(x[tl_chunk41 + tl_v]);
-                            tl::store_vector<tl::f16, 8>(tl_ptr42, tl_vec43);
+                            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec48[tl_v], x[tl_chunk46 + tl_v], x[tl_chunk46 + tl_v + 1]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr47, tl_vec48);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk41 + tl_v) / 8) * 8)) + (tl_chunk41 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk41 + tl_v) / 8) * 8)) + (tl_chunk41 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk41 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 4096) + (tl_chunk46 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 4096) + (tl_chunk46 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk46 + tl_v]);
                             }
                         }
                     }
@@ -5254,7 +5373,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant0(
                 if (tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk40 / 8) * 16), M) && tl::in_bounds(((tl_chunk40 % 8) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk40 / 8) * 16), M) && tl::in_bounds((((tl_chunk40 % 8) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr41, 16)) {
                     tl::f16 tl_vec42[8];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec42[tl_v] = tl::convert<tl::f16>(s[tl_chunk40 + tl_v]);
+                    for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec42[tl_v], s[tl_chunk40 + tl_v], s[tl_chunk40 + tl_v + 1]);
                     tl::store_vector<tl::f16, 8>(tl_ptr41, tl_vec42);
                 } else {
                     #pragma unroll
@@ -5295,24 +5414,31 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant0(
             // for i, j in parallel(RB, ROW) {  (norms.tl:216)
             // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
             #pragma unroll
-            for (int tl_s45 = 0; tl_s45 < 16; ++tl_s45) {
-                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s45 / 8) * 16);
-                const int j = ((tl_s45 % 8) + (tl_tid % 16) * 8);
-                s[tl_s45] = s[tl_s45] * s_rrms[(tl_s45 / 8)] * tl::convert<float>(ws[j]);
+            for (int tl_k46 = 0; tl_k46 < 16; tl_k46 += 8) {
+                const int tl_c47 = ((tl_k46 % 8) + (tl_tid % 16) * 8);  // the chunk's first column
+                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_k46 / 8) * 16);
+                tl::f16 tl_chunk49[8];
+                tl::load_chunk<tl::f16, 8>(tl_chunk49, &ws[tl_c47]);
+                #pragma unroll
+                for (int tl_o48 = 0; tl_o48 < 8; ++tl_o48) {
+                    const int tl_s50 = tl_k46 + tl_o48;
+                    [[maybe_unused]] const int j = tl_c47 + tl_o48;
+                    s[tl_s50] = s[tl_s50] * s_rrms[(tl_s50 / 8)] * tl::convert<float>(tl_chunk49[tl_o48]);
+                }
             }
             // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:219)
             #pragma unroll
-            for (int tl_chunk46 = 0; tl_chunk46 < 16; tl_chunk46 += 8) {
-                tl::f16* tl_ptr47 = &Y[int64_t(row0 + ((tl_tid / 16) + (tl_chunk46 / 8) * 16)) * N + ((tl_chunk46 % 8) + (tl_tid % 16) * 8)];
-                if (tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk46 / 8) * 16), M) && tl::in_bounds(((tl_chunk46 % 8) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk46 / 8) * 16), M) && tl::in_bounds((((tl_chunk46 % 8) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
-                    tl::f16 tl_vec48[8];
+            for (int tl_chunk51 = 0; tl_chunk51 < 16; tl_chunk51 += 8) {
+                tl::f16* tl_ptr52 = &Y[int64_t(row0 + ((tl_tid / 16) + (tl_chunk51 / 8) * 16)) * N + ((tl_chunk51 % 8) + (tl_tid % 16) * 8)];
+                if (tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk51 / 8) * 16), M) && tl::in_bounds(((tl_chunk51 % 8) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk51 / 8) * 16), M) && tl::in_bounds((((tl_chunk51 % 8) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr52, 16)) {
+                    tl::f16 tl_vec53[8];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec48[tl_v] = tl::convert<tl::f16>(s[tl_chunk46 + tl_v]);
-                    tl::store_vector<tl::f16, 8>(tl_ptr47, tl_vec48);
+                    for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec53[tl_v], s[tl_chunk51 + tl_v], s[tl_chunk51 + tl_v + 1]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr52, tl_vec53);
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        if (tl::in_bounds(row0 + ((tl_tid / 16) + ((tl_chunk46 + tl_v) / 8) * 16), M) && tl::in_bounds((((tl_chunk46 + tl_v) % 8) + (tl_tid % 16) * 8), N)) Y[int64_t(row0 + ((tl_tid / 16) + ((tl_chunk46 + tl_v) / 8) * 16)) * N + (((tl_chunk46 + tl_v) % 8) + (tl_tid % 16) * 8)] = tl::convert<tl::f16>(s[tl_chunk46 + tl_v]);
+                        if (tl::in_bounds(row0 + ((tl_tid / 16) + ((tl_chunk51 + tl_v) / 8) * 16), M) && tl::in_bounds((((tl_chunk51 + tl_v) % 8) + (tl_tid % 16) * 8), N)) Y[int64_t(row0 + ((tl_tid / 16) + ((tl_chunk51 + tl_v) / 8) * 16)) * N + (((tl_chunk51 + tl_v) % 8) + (tl_tid % 16) * 8)] = tl::convert<tl::f16>(s[tl_chunk51 + tl_v]);
                     }
                 }
             }
@@ -5328,44 +5454,44 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant0(
                 for (int t = 0; t < n_tiles; ++t) {
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:229)
                     #pragma unroll
-                    for (int tl_chunk49 = 0; tl_chunk49 < x_layout::kSlots; tl_chunk49 += 8) {
-                        const tl::f16* tl_ptr50 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 / 8) * 8)) + tl_chunk49 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 / 8) * 8)) + tl_chunk49 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 / 8) * 8)) + tl_chunk49 % 8)) + 7, N) && tl::is_aligned(tl_ptr50, 16)) {
-                            tl::f16 tl_vec51[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec51, tl_ptr50);
+                    for (int tl_chunk54 = 0; tl_chunk54 < x_layout::kSlots; tl_chunk54 += 8) {
+                        const tl::f16* tl_ptr55 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 2048) + tl_chunk54 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 2048) + tl_chunk54 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 2048) + tl_chunk54 % 8)) + 7, N) && tl::is_aligned(tl_ptr55, 16)) {
+                            tl::f16 tl_vec56[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec56, tl_ptr55);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk49 + tl_v] = tl::convert<float>(tl_vec51[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk54 + tl_v] = tl::convert<float>(tl_vec56[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk49 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk49 + tl_v) / 8) * 8)) + (tl_chunk49 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk49 + tl_v) / 8) * 8)) + (tl_chunk49 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk54 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8)) % 2048) + (tl_chunk54 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8)) % 2048) + (tl_chunk54 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     __syncthreads();  // RAW on `R`
                     // copy(R[row, t * BN +: BN], r);  (norms.tl:230)
                     #pragma unroll
-                    for (int tl_chunk52 = 0; tl_chunk52 < r_layout::kSlots; tl_chunk52 += 8) {
-                        const tl::f16* tl_ptr53 = &R[int64_t(row) * N + ((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) + tl_chunk52 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
-                            tl::f16 tl_vec54[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec54, tl_ptr53);
+                    for (int tl_chunk57 = 0; tl_chunk57 < r_layout::kSlots; tl_chunk57 += 8) {
+                        const tl::f16* tl_ptr58 = &R[int64_t(row) * N + ((t * 2048) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 2048) + tl_chunk57 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 2048) + tl_chunk57 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 2048) + tl_chunk57 % 8)) + 7, N) && tl::is_aligned(tl_ptr58, 16)) {
+                            tl::f16 tl_vec59[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec59, tl_ptr58);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk52 + tl_v] = tl::convert<float>(tl_vec54[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk57 + tl_v] = tl::convert<float>(tl_vec59[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((r_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 2048) + ((r_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
+                                r[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) % 2048) + (tl_chunk57 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 2048) + (((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) % 2048) + (tl_chunk57 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:231)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s55 = 0; tl_s55 < x_layout::kSlots; ++tl_s55) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s55 / 8) * 8)) + tl_s55 % 8;
-                        const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s55] + r[tl_s55]));
-                        x[tl_s55] = h * h;
+                    for (int tl_s60 = 0; tl_s60 < x_layout::kSlots; ++tl_s60) {
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s60 / 8) * 8)) % 2048) + tl_s60 % 8;
+                        const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s60] + r[tl_s60]));
+                        x[tl_s60] = h * h;
                     }
                     // reduce(sum, x, part);  (norms.tl:235)
                     {
@@ -5373,8 +5499,8 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant0(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s56 = 0; tl_s56 < x_layout::kSlots; ++tl_s56) {
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s56]));
+                        for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s61]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
@@ -5388,92 +5514,92 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant0(
                     const int32_t c0 = t * 2048;
                     // copy(X[row, c0 +: BN], x);  (norms.tl:241)
                     #pragma unroll
-                    for (int tl_chunk57 = 0; tl_chunk57 < x_layout::kSlots; tl_chunk57 += 8) {
-                        const tl::f16* tl_ptr58 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) + tl_chunk57 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) + tl_chunk57 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) + tl_chunk57 % 8)) + 7, N) && tl::is_aligned(tl_ptr58, 16)) {
-                            tl::f16 tl_vec59[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec59, tl_ptr58);
+                    for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
+                        const tl::f16* tl_ptr63 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
+                            tl::f16 tl_vec64[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec64, tl_ptr63);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk57 + tl_v] = tl::convert<float>(tl_vec59[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk62 + tl_v] = tl::convert<float>(tl_vec64[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) + (tl_chunk57 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) + (tl_chunk57 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk62 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     __syncthreads();  // RAW on `R`
                     // copy(R[row, c0 +: BN], r);  (norms.tl:242)
                     #pragma unroll
-                    for (int tl_chunk60 = 0; tl_chunk60 < r_layout::kSlots; tl_chunk60 += 8) {
-                        const tl::f16* tl_ptr61 = &R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk60 / 8) * 8)) + tl_chunk60 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk60 / 8) * 8)) + tl_chunk60 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((r_layout::flat(tl_tid, (tl_chunk60 / 8) * 8)) + tl_chunk60 % 8)) + 7, N) && tl::is_aligned(tl_ptr61, 16)) {
-                            tl::f16 tl_vec62[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec62, tl_ptr61);
+                    for (int tl_chunk65 = 0; tl_chunk65 < r_layout::kSlots; tl_chunk65 += 8) {
+                        const tl::f16* tl_ptr66 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 2048) + tl_chunk65 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 2048) + tl_chunk65 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 2048) + tl_chunk65 % 8)) + 7, N) && tl::is_aligned(tl_ptr66, 16)) {
+                            tl::f16 tl_vec67[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec67, tl_ptr66);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk60 + tl_v] = tl::convert<float>(tl_vec62[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk65 + tl_v] = tl::convert<float>(tl_vec67[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk60 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, ((tl_chunk60 + tl_v) / 8) * 8)) + (tl_chunk60 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, ((tl_chunk60 + tl_v) / 8) * 8)) + (tl_chunk60 + tl_v) % 8))]) : 0.0f;
+                                r[tl_chunk65 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8)) % 2048) + (tl_chunk65 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8)) % 2048) + (tl_chunk65 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:243)
                     #pragma unroll
-                    for (int tl_chunk63 = 0; tl_chunk63 < w_layout::kSlots; tl_chunk63 += 8) {
-                        const tl::f16* tl_ptr64 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk63 / 8) * 8)) + tl_chunk63 % 8)];
-                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk63 / 8) * 8)) + tl_chunk63 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk63 / 8) * 8)) + tl_chunk63 % 8)) + 7, N) && tl::is_aligned(tl_ptr64, 16)) {
-                            tl::f16 tl_vec65[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec65, tl_ptr64);
+                    for (int tl_chunk68 = 0; tl_chunk68 < w_layout::kSlots; tl_chunk68 += 8) {
+                        const tl::f16* tl_ptr69 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 2048) + tl_chunk68 % 8)];
+                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 2048) + tl_chunk68 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 2048) + tl_chunk68 % 8)) + 7, N) && tl::is_aligned(tl_ptr69, 16)) {
+                            tl::f16 tl_vec70[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec70, tl_ptr69);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk63 + tl_v] = tl::convert<float>(tl_vec65[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk68 + tl_v] = tl::convert<float>(tl_vec70[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk63 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk63 + tl_v) / 8) * 8)) + (tl_chunk63 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk63 + tl_v) / 8) * 8)) + (tl_chunk63 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk68 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8)) % 2048) + (tl_chunk68 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8)) % 2048) + (tl_chunk68 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:244)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s66 = 0; tl_s66 < x_layout::kSlots; ++tl_s66) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s66 / 8) * 8)) + tl_s66 % 8;
-                        const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s66] + r[tl_s66]));
-                        r[tl_s66] = h;
-                        x[tl_s66] = h * rrms * w[tl_s66];
+                    for (int tl_s71 = 0; tl_s71 < x_layout::kSlots; ++tl_s71) {
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s71 / 8) * 8)) % 2048) + tl_s71 % 8;
+                        const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s71] + r[tl_s71]));
+                        r[tl_s71] = h;
+                        x[tl_s71] = h * rrms * w[tl_s71];
                     }
                     __syncthreads();  // WAR on `R`
                     // copy(r, R[row, c0 +: BN]);  (norms.tl:249)
                     #pragma unroll
-                    for (int tl_chunk67 = 0; tl_chunk67 < r_layout::kSlots; tl_chunk67 += 8) {
-                        tl::f16* tl_ptr68 = &R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk67 / 8) * 8)) + tl_chunk67 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk67 / 8) * 8)) + tl_chunk67 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((r_layout::flat(tl_tid, (tl_chunk67 / 8) * 8)) + tl_chunk67 % 8)) + 7, N) && tl::is_aligned(tl_ptr68, 16)) {
-                            tl::f16 tl_vec69[8];
+                    for (int tl_chunk72 = 0; tl_chunk72 < r_layout::kSlots; tl_chunk72 += 8) {
+                        tl::f16* tl_ptr73 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 2048) + tl_chunk72 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 2048) + tl_chunk72 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 2048) + tl_chunk72 % 8)) + 7, N) && tl::is_aligned(tl_ptr73, 16)) {
+                            tl::f16 tl_vec74[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec69[tl_v] = tl::convert<tl::f16>(r[tl_chunk67 + tl_v]);
-                            tl::store_vector<tl::f16, 8>(tl_ptr68, tl_vec69);
+                            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec74[tl_v], r[tl_chunk72 + tl_v], r[tl_chunk72 + tl_v + 1]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr73, tl_vec74);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, ((tl_chunk67 + tl_v) / 8) * 8)) + (tl_chunk67 + tl_v) % 8), N)) R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, ((tl_chunk67 + tl_v) / 8) * 8)) + (tl_chunk67 + tl_v) % 8))] = tl::convert<tl::f16>(r[tl_chunk67 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8)) % 2048) + (tl_chunk72 + tl_v) % 8), N)) R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8)) % 2048) + (tl_chunk72 + tl_v) % 8))] = tl::convert<tl::f16>(r[tl_chunk72 + tl_v]);
                             }
                         }
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:250)
                     #pragma unroll
-                    for (int tl_chunk70 = 0; tl_chunk70 < x_layout::kSlots; tl_chunk70 += 8) {
-                        tl::f16* tl_ptr71 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk70 / 8) * 8)) + tl_chunk70 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk70 / 8) * 8)) + tl_chunk70 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk70 / 8) * 8)) + tl_chunk70 % 8)) + 7, N) && tl::is_aligned(tl_ptr71, 16)) {
-                            tl::f16 tl_vec72[8];
+                    for (int tl_chunk75 = 0; tl_chunk75 < x_layout::kSlots; tl_chunk75 += 8) {
+                        tl::f16* tl_ptr76 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 2048) + tl_chunk75 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 2048) + tl_chunk75 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 2048) + tl_chunk75 % 8)) + 7, N) && tl::is_aligned(tl_ptr76, 16)) {
+                            tl::f16 tl_vec77[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec72[tl_v] = tl::convert<tl::f16>(x[tl_chunk70 + tl_v]);
-                            tl::store_vector<tl::f16, 8>(tl_ptr71, tl_vec72);
+                            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec77[tl_v], x[tl_chunk75 + tl_v], x[tl_chunk75 + tl_v + 1]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr76, tl_vec77);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk70 + tl_v) / 8) * 8)) + (tl_chunk70 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk70 + tl_v) / 8) * 8)) + (tl_chunk70 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk70 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8)) % 2048) + (tl_chunk75 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8)) % 2048) + (tl_chunk75 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk75 + tl_v]);
                             }
                         }
                     }
@@ -5687,7 +5813,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant1(
                 if (tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk40 / 8) * 8), M) && tl::in_bounds(((tl_chunk40 % 8) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk40 / 8) * 8), M) && tl::in_bounds((((tl_chunk40 % 8) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr41, 16)) {
                     tl::f16 tl_vec42[8];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec42[tl_v] = tl::convert<tl::f16>(s[tl_chunk40 + tl_v]);
+                    for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec42[tl_v], s[tl_chunk40 + tl_v], s[tl_chunk40 + tl_v + 1]);
                     tl::store_vector<tl::f16, 8>(tl_ptr41, tl_vec42);
                 } else {
                     #pragma unroll
@@ -5729,24 +5855,31 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant1(
             // for i, j in parallel(RB, ROW) {  (norms.tl:216)
             // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
             #pragma unroll
-            for (int tl_s45 = 0; tl_s45 < 16; ++tl_s45) {
-                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s45 / 8) * 8);
-                const int j = ((tl_s45 % 8) + (tl_tid % 32) * 8);
-                s[tl_s45] = s[tl_s45] * s_rrms[(tl_s45 / 8)] * tl::convert<float>(ws[j]);
+            for (int tl_k46 = 0; tl_k46 < 16; tl_k46 += 8) {
+                const int tl_c47 = ((tl_k46 % 8) + (tl_tid % 32) * 8);  // the chunk's first column
+                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_k46 / 8) * 8);
+                tl::f16 tl_chunk49[8];
+                tl::load_chunk<tl::f16, 8>(tl_chunk49, &ws[tl_c47]);
+                #pragma unroll
+                for (int tl_o48 = 0; tl_o48 < 8; ++tl_o48) {
+                    const int tl_s50 = tl_k46 + tl_o48;
+                    [[maybe_unused]] const int j = tl_c47 + tl_o48;
+                    s[tl_s50] = s[tl_s50] * s_rrms[(tl_s50 / 8)] * tl::convert<float>(tl_chunk49[tl_o48]);
+                }
             }
             // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:219)
             #pragma unroll
-            for (int tl_chunk46 = 0; tl_chunk46 < 16; tl_chunk46 += 8) {
-                tl::f16* tl_ptr47 = &Y[int64_t(row0 + ((tl_tid / 32) + (tl_chunk46 / 8) * 8)) * N + ((tl_chunk46 % 8) + (tl_tid % 32) * 8)];
-                if (tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk46 / 8) * 8), M) && tl::in_bounds(((tl_chunk46 % 8) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk46 / 8) * 8), M) && tl::in_bounds((((tl_chunk46 % 8) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
-                    tl::f16 tl_vec48[8];
+            for (int tl_chunk51 = 0; tl_chunk51 < 16; tl_chunk51 += 8) {
+                tl::f16* tl_ptr52 = &Y[int64_t(row0 + ((tl_tid / 32) + (tl_chunk51 / 8) * 8)) * N + ((tl_chunk51 % 8) + (tl_tid % 32) * 8)];
+                if (tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk51 / 8) * 8), M) && tl::in_bounds(((tl_chunk51 % 8) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk51 / 8) * 8), M) && tl::in_bounds((((tl_chunk51 % 8) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr52, 16)) {
+                    tl::f16 tl_vec53[8];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec48[tl_v] = tl::convert<tl::f16>(s[tl_chunk46 + tl_v]);
-                    tl::store_vector<tl::f16, 8>(tl_ptr47, tl_vec48);
+                    for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec53[tl_v], s[tl_chunk51 + tl_v], s[tl_chunk51 + tl_v + 1]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr52, tl_vec53);
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        if (tl::in_bounds(row0 + ((tl_tid / 32) + ((tl_chunk46 + tl_v) / 8) * 8), M) && tl::in_bounds((((tl_chunk46 + tl_v) % 8) + (tl_tid % 32) * 8), N)) Y[int64_t(row0 + ((tl_tid / 32) + ((tl_chunk46 + tl_v) / 8) * 8)) * N + (((tl_chunk46 + tl_v) % 8) + (tl_tid % 32) * 8)] = tl::convert<tl::f16>(s[tl_chunk46 + tl_v]);
+                        if (tl::in_bounds(row0 + ((tl_tid / 32) + ((tl_chunk51 + tl_v) / 8) * 8), M) && tl::in_bounds((((tl_chunk51 + tl_v) % 8) + (tl_tid % 32) * 8), N)) Y[int64_t(row0 + ((tl_tid / 32) + ((tl_chunk51 + tl_v) / 8) * 8)) * N + (((tl_chunk51 + tl_v) % 8) + (tl_tid % 32) * 8)] = tl::convert<tl::f16>(s[tl_chunk51 + tl_v]);
                     }
                 }
             }
@@ -5762,44 +5895,44 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant1(
                 for (int t = 0; t < n_tiles; ++t) {
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:229)
                     #pragma unroll
-                    for (int tl_chunk49 = 0; tl_chunk49 < x_layout::kSlots; tl_chunk49 += 8) {
-                        const tl::f16* tl_ptr50 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 / 8) * 8)) + tl_chunk49 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 / 8) * 8)) + tl_chunk49 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 / 8) * 8)) + tl_chunk49 % 8)) + 7, N) && tl::is_aligned(tl_ptr50, 16)) {
-                            tl::f16 tl_vec51[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec51, tl_ptr50);
+                    for (int tl_chunk54 = 0; tl_chunk54 < x_layout::kSlots; tl_chunk54 += 8) {
+                        const tl::f16* tl_ptr55 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 2048) + tl_chunk54 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 2048) + tl_chunk54 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 2048) + tl_chunk54 % 8)) + 7, N) && tl::is_aligned(tl_ptr55, 16)) {
+                            tl::f16 tl_vec56[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec56, tl_ptr55);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk49 + tl_v] = tl::convert<float>(tl_vec51[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk54 + tl_v] = tl::convert<float>(tl_vec56[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk49 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk49 + tl_v) / 8) * 8)) + (tl_chunk49 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk49 + tl_v) / 8) * 8)) + (tl_chunk49 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk54 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8)) % 2048) + (tl_chunk54 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8)) % 2048) + (tl_chunk54 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     __syncthreads();  // RAW on `R`
                     // copy(R[row, t * BN +: BN], r);  (norms.tl:230)
                     #pragma unroll
-                    for (int tl_chunk52 = 0; tl_chunk52 < r_layout::kSlots; tl_chunk52 += 8) {
-                        const tl::f16* tl_ptr53 = &R[int64_t(row) * N + ((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) + tl_chunk52 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
-                            tl::f16 tl_vec54[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec54, tl_ptr53);
+                    for (int tl_chunk57 = 0; tl_chunk57 < r_layout::kSlots; tl_chunk57 += 8) {
+                        const tl::f16* tl_ptr58 = &R[int64_t(row) * N + ((t * 2048) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 2048) + tl_chunk57 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 2048) + tl_chunk57 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 2048) + tl_chunk57 % 8)) + 7, N) && tl::is_aligned(tl_ptr58, 16)) {
+                            tl::f16 tl_vec59[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec59, tl_ptr58);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk52 + tl_v] = tl::convert<float>(tl_vec54[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk57 + tl_v] = tl::convert<float>(tl_vec59[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((r_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 2048) + ((r_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
+                                r[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) % 2048) + (tl_chunk57 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 2048) + (((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) % 2048) + (tl_chunk57 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:231)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s55 = 0; tl_s55 < x_layout::kSlots; ++tl_s55) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s55 / 8) * 8)) + tl_s55 % 8;
-                        const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s55] + r[tl_s55]));
-                        x[tl_s55] = h * h;
+                    for (int tl_s60 = 0; tl_s60 < x_layout::kSlots; ++tl_s60) {
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s60 / 8) * 8)) % 2048) + tl_s60 % 8;
+                        const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s60] + r[tl_s60]));
+                        x[tl_s60] = h * h;
                     }
                     // reduce(sum, x, part);  (norms.tl:235)
                     {
@@ -5807,8 +5940,8 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant1(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s56 = 0; tl_s56 < x_layout::kSlots; ++tl_s56) {
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s56]));
+                        for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s61]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
@@ -5822,92 +5955,92 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant1(
                     const int32_t c0 = t * 2048;
                     // copy(X[row, c0 +: BN], x);  (norms.tl:241)
                     #pragma unroll
-                    for (int tl_chunk57 = 0; tl_chunk57 < x_layout::kSlots; tl_chunk57 += 8) {
-                        const tl::f16* tl_ptr58 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) + tl_chunk57 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) + tl_chunk57 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) + tl_chunk57 % 8)) + 7, N) && tl::is_aligned(tl_ptr58, 16)) {
-                            tl::f16 tl_vec59[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec59, tl_ptr58);
+                    for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
+                        const tl::f16* tl_ptr63 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
+                            tl::f16 tl_vec64[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec64, tl_ptr63);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk57 + tl_v] = tl::convert<float>(tl_vec59[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk62 + tl_v] = tl::convert<float>(tl_vec64[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) + (tl_chunk57 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) + (tl_chunk57 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk62 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     __syncthreads();  // RAW on `R`
                     // copy(R[row, c0 +: BN], r);  (norms.tl:242)
                     #pragma unroll
-                    for (int tl_chunk60 = 0; tl_chunk60 < r_layout::kSlots; tl_chunk60 += 8) {
-                        const tl::f16* tl_ptr61 = &R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk60 / 8) * 8)) + tl_chunk60 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk60 / 8) * 8)) + tl_chunk60 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((r_layout::flat(tl_tid, (tl_chunk60 / 8) * 8)) + tl_chunk60 % 8)) + 7, N) && tl::is_aligned(tl_ptr61, 16)) {
-                            tl::f16 tl_vec62[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec62, tl_ptr61);
+                    for (int tl_chunk65 = 0; tl_chunk65 < r_layout::kSlots; tl_chunk65 += 8) {
+                        const tl::f16* tl_ptr66 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 2048) + tl_chunk65 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 2048) + tl_chunk65 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 2048) + tl_chunk65 % 8)) + 7, N) && tl::is_aligned(tl_ptr66, 16)) {
+                            tl::f16 tl_vec67[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec67, tl_ptr66);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk60 + tl_v] = tl::convert<float>(tl_vec62[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk65 + tl_v] = tl::convert<float>(tl_vec67[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk60 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, ((tl_chunk60 + tl_v) / 8) * 8)) + (tl_chunk60 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, ((tl_chunk60 + tl_v) / 8) * 8)) + (tl_chunk60 + tl_v) % 8))]) : 0.0f;
+                                r[tl_chunk65 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8)) % 2048) + (tl_chunk65 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8)) % 2048) + (tl_chunk65 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:243)
                     #pragma unroll
-                    for (int tl_chunk63 = 0; tl_chunk63 < w_layout::kSlots; tl_chunk63 += 8) {
-                        const tl::f16* tl_ptr64 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk63 / 8) * 8)) + tl_chunk63 % 8)];
-                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk63 / 8) * 8)) + tl_chunk63 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk63 / 8) * 8)) + tl_chunk63 % 8)) + 7, N) && tl::is_aligned(tl_ptr64, 16)) {
-                            tl::f16 tl_vec65[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec65, tl_ptr64);
+                    for (int tl_chunk68 = 0; tl_chunk68 < w_layout::kSlots; tl_chunk68 += 8) {
+                        const tl::f16* tl_ptr69 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 2048) + tl_chunk68 % 8)];
+                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 2048) + tl_chunk68 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 2048) + tl_chunk68 % 8)) + 7, N) && tl::is_aligned(tl_ptr69, 16)) {
+                            tl::f16 tl_vec70[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec70, tl_ptr69);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk63 + tl_v] = tl::convert<float>(tl_vec65[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk68 + tl_v] = tl::convert<float>(tl_vec70[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk63 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk63 + tl_v) / 8) * 8)) + (tl_chunk63 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk63 + tl_v) / 8) * 8)) + (tl_chunk63 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk68 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8)) % 2048) + (tl_chunk68 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8)) % 2048) + (tl_chunk68 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:244)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s66 = 0; tl_s66 < x_layout::kSlots; ++tl_s66) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s66 / 8) * 8)) + tl_s66 % 8;
-                        const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s66] + r[tl_s66]));
-                        r[tl_s66] = h;
-                        x[tl_s66] = h * rrms * w[tl_s66];
+                    for (int tl_s71 = 0; tl_s71 < x_layout::kSlots; ++tl_s71) {
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s71 / 8) * 8)) % 2048) + tl_s71 % 8;
+                        const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s71] + r[tl_s71]));
+                        r[tl_s71] = h;
+                        x[tl_s71] = h * rrms * w[tl_s71];
                     }
                     __syncthreads();  // WAR on `R`
                     // copy(r, R[row, c0 +: BN]);  (norms.tl:249)
                     #pragma unroll
-                    for (int tl_chunk67 = 0; tl_chunk67 < r_layout::kSlots; tl_chunk67 += 8) {
-                        tl::f16* tl_ptr68 = &R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk67 / 8) * 8)) + tl_chunk67 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk67 / 8) * 8)) + tl_chunk67 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((r_layout::flat(tl_tid, (tl_chunk67 / 8) * 8)) + tl_chunk67 % 8)) + 7, N) && tl::is_aligned(tl_ptr68, 16)) {
-                            tl::f16 tl_vec69[8];
+                    for (int tl_chunk72 = 0; tl_chunk72 < r_layout::kSlots; tl_chunk72 += 8) {
+                        tl::f16* tl_ptr73 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 2048) + tl_chunk72 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 2048) + tl_chunk72 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 2048) + tl_chunk72 % 8)) + 7, N) && tl::is_aligned(tl_ptr73, 16)) {
+                            tl::f16 tl_vec74[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec69[tl_v] = tl::convert<tl::f16>(r[tl_chunk67 + tl_v]);
-                            tl::store_vector<tl::f16, 8>(tl_ptr68, tl_vec69);
+                            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec74[tl_v], r[tl_chunk72 + tl_v], r[tl_chunk72 + tl_v + 1]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr73, tl_vec74);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, ((tl_chunk67 + tl_v) / 8) * 8)) + (tl_chunk67 + tl_v) % 8), N)) R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, ((tl_chunk67 + tl_v) / 8) * 8)) + (tl_chunk67 + tl_v) % 8))] = tl::convert<tl::f16>(r[tl_chunk67 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8)) % 2048) + (tl_chunk72 + tl_v) % 8), N)) R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8)) % 2048) + (tl_chunk72 + tl_v) % 8))] = tl::convert<tl::f16>(r[tl_chunk72 + tl_v]);
                             }
                         }
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:250)
                     #pragma unroll
-                    for (int tl_chunk70 = 0; tl_chunk70 < x_layout::kSlots; tl_chunk70 += 8) {
-                        tl::f16* tl_ptr71 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk70 / 8) * 8)) + tl_chunk70 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk70 / 8) * 8)) + tl_chunk70 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk70 / 8) * 8)) + tl_chunk70 % 8)) + 7, N) && tl::is_aligned(tl_ptr71, 16)) {
-                            tl::f16 tl_vec72[8];
+                    for (int tl_chunk75 = 0; tl_chunk75 < x_layout::kSlots; tl_chunk75 += 8) {
+                        tl::f16* tl_ptr76 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 2048) + tl_chunk75 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 2048) + tl_chunk75 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 2048) + tl_chunk75 % 8)) + 7, N) && tl::is_aligned(tl_ptr76, 16)) {
+                            tl::f16 tl_vec77[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec72[tl_v] = tl::convert<tl::f16>(x[tl_chunk70 + tl_v]);
-                            tl::store_vector<tl::f16, 8>(tl_ptr71, tl_vec72);
+                            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec77[tl_v], x[tl_chunk75 + tl_v], x[tl_chunk75 + tl_v + 1]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr76, tl_vec77);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk70 + tl_v) / 8) * 8)) + (tl_chunk70 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk70 + tl_v) / 8) * 8)) + (tl_chunk70 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk70 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8)) % 2048) + (tl_chunk75 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8)) % 2048) + (tl_chunk75 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk75 + tl_v]);
                             }
                         }
                     }
@@ -6121,7 +6254,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant2(
                 if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds(((tl_chunk40 % 8) + (tl_tid % 32) * 8 + (tl_chunk40 / 8) * 256), N) && tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk40 % 8) + (tl_tid % 32) * 8 + (tl_chunk40 / 8) * 256)) + 7, N) && tl::is_aligned(tl_ptr41, 16)) {
                     tl::f16 tl_vec42[8];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec42[tl_v] = tl::convert<tl::f16>(s[tl_chunk40 + tl_v]);
+                    for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec42[tl_v], s[tl_chunk40 + tl_v], s[tl_chunk40 + tl_v + 1]);
                     tl::store_vector<tl::f16, 8>(tl_ptr41, tl_vec42);
                 } else {
                     #pragma unroll
@@ -6163,24 +6296,31 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant2(
             // for i, j in parallel(RB, ROW) {  (norms.tl:216)
             // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
             #pragma unroll
-            for (int tl_s45 = 0; tl_s45 < 16; ++tl_s45) {
+            for (int tl_k46 = 0; tl_k46 < 16; tl_k46 += 8) {
+                const int tl_c47 = ((tl_k46 % 8) + (tl_tid % 32) * 8 + (tl_k46 / 8) * 256);  // the chunk's first column
                 [[maybe_unused]] const int i = (tl_tid / 32);
-                const int j = ((tl_s45 % 8) + (tl_tid % 32) * 8 + (tl_s45 / 8) * 256);
-                s[tl_s45] = s[tl_s45] * s_rrms[0] * tl::convert<float>(ws[j]);
+                tl::f16 tl_chunk49[8];
+                tl::load_chunk<tl::f16, 8>(tl_chunk49, &ws[tl_c47]);
+                #pragma unroll
+                for (int tl_o48 = 0; tl_o48 < 8; ++tl_o48) {
+                    const int tl_s50 = tl_k46 + tl_o48;
+                    [[maybe_unused]] const int j = tl_c47 + tl_o48;
+                    s[tl_s50] = s[tl_s50] * s_rrms[0] * tl::convert<float>(tl_chunk49[tl_o48]);
+                }
             }
             // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:219)
             #pragma unroll
-            for (int tl_chunk46 = 0; tl_chunk46 < 16; tl_chunk46 += 8) {
-                tl::f16* tl_ptr47 = &Y[int64_t(row0 + (tl_tid / 32)) * N + ((tl_chunk46 % 8) + (tl_tid % 32) * 8 + (tl_chunk46 / 8) * 256)];
-                if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds(((tl_chunk46 % 8) + (tl_tid % 32) * 8 + (tl_chunk46 / 8) * 256), N) && tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk46 % 8) + (tl_tid % 32) * 8 + (tl_chunk46 / 8) * 256)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
-                    tl::f16 tl_vec48[8];
+            for (int tl_chunk51 = 0; tl_chunk51 < 16; tl_chunk51 += 8) {
+                tl::f16* tl_ptr52 = &Y[int64_t(row0 + (tl_tid / 32)) * N + ((tl_chunk51 % 8) + (tl_tid % 32) * 8 + (tl_chunk51 / 8) * 256)];
+                if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds(((tl_chunk51 % 8) + (tl_tid % 32) * 8 + (tl_chunk51 / 8) * 256), N) && tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk51 % 8) + (tl_tid % 32) * 8 + (tl_chunk51 / 8) * 256)) + 7, N) && tl::is_aligned(tl_ptr52, 16)) {
+                    tl::f16 tl_vec53[8];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec48[tl_v] = tl::convert<tl::f16>(s[tl_chunk46 + tl_v]);
-                    tl::store_vector<tl::f16, 8>(tl_ptr47, tl_vec48);
+                    for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec53[tl_v], s[tl_chunk51 + tl_v], s[tl_chunk51 + tl_v + 1]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr52, tl_vec53);
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk46 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk46 + tl_v) / 8) * 256), N)) Y[int64_t(row0 + (tl_tid / 32)) * N + (((tl_chunk46 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk46 + tl_v) / 8) * 256)] = tl::convert<tl::f16>(s[tl_chunk46 + tl_v]);
+                        if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk51 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk51 + tl_v) / 8) * 256), N)) Y[int64_t(row0 + (tl_tid / 32)) * N + (((tl_chunk51 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk51 + tl_v) / 8) * 256)] = tl::convert<tl::f16>(s[tl_chunk51 + tl_v]);
                     }
                 }
             }
@@ -6196,44 +6336,44 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant2(
                 for (int t = 0; t < n_tiles; ++t) {
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:229)
                     #pragma unroll
-                    for (int tl_chunk49 = 0; tl_chunk49 < x_layout::kSlots; tl_chunk49 += 8) {
-                        const tl::f16* tl_ptr50 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 / 8) * 8)) + tl_chunk49 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 / 8) * 8)) + tl_chunk49 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 / 8) * 8)) + tl_chunk49 % 8)) + 7, N) && tl::is_aligned(tl_ptr50, 16)) {
-                            tl::f16 tl_vec51[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec51, tl_ptr50);
+                    for (int tl_chunk54 = 0; tl_chunk54 < x_layout::kSlots; tl_chunk54 += 8) {
+                        const tl::f16* tl_ptr55 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 2048) + tl_chunk54 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 2048) + tl_chunk54 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 2048) + tl_chunk54 % 8)) + 7, N) && tl::is_aligned(tl_ptr55, 16)) {
+                            tl::f16 tl_vec56[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec56, tl_ptr55);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk49 + tl_v] = tl::convert<float>(tl_vec51[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk54 + tl_v] = tl::convert<float>(tl_vec56[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk49 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk49 + tl_v) / 8) * 8)) + (tl_chunk49 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk49 + tl_v) / 8) * 8)) + (tl_chunk49 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk54 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8)) % 2048) + (tl_chunk54 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8)) % 2048) + (tl_chunk54 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     __syncthreads();  // RAW on `R`
                     // copy(R[row, t * BN +: BN], r);  (norms.tl:230)
                     #pragma unroll
-                    for (int tl_chunk52 = 0; tl_chunk52 < r_layout::kSlots; tl_chunk52 += 8) {
-                        const tl::f16* tl_ptr53 = &R[int64_t(row) * N + ((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) + tl_chunk52 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
-                            tl::f16 tl_vec54[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec54, tl_ptr53);
+                    for (int tl_chunk57 = 0; tl_chunk57 < r_layout::kSlots; tl_chunk57 += 8) {
+                        const tl::f16* tl_ptr58 = &R[int64_t(row) * N + ((t * 2048) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 2048) + tl_chunk57 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 2048) + tl_chunk57 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 2048) + tl_chunk57 % 8)) + 7, N) && tl::is_aligned(tl_ptr58, 16)) {
+                            tl::f16 tl_vec59[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec59, tl_ptr58);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk52 + tl_v] = tl::convert<float>(tl_vec54[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk57 + tl_v] = tl::convert<float>(tl_vec59[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((r_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 2048) + ((r_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
+                                r[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) % 2048) + (tl_chunk57 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 2048) + (((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) % 2048) + (tl_chunk57 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:231)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s55 = 0; tl_s55 < x_layout::kSlots; ++tl_s55) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s55 / 8) * 8)) + tl_s55 % 8;
-                        const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s55] + r[tl_s55]));
-                        x[tl_s55] = h * h;
+                    for (int tl_s60 = 0; tl_s60 < x_layout::kSlots; ++tl_s60) {
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s60 / 8) * 8)) % 2048) + tl_s60 % 8;
+                        const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s60] + r[tl_s60]));
+                        x[tl_s60] = h * h;
                     }
                     // reduce(sum, x, part);  (norms.tl:235)
                     {
@@ -6241,8 +6381,8 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant2(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s56 = 0; tl_s56 < x_layout::kSlots; ++tl_s56) {
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s56]));
+                        for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s61]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
@@ -6256,92 +6396,92 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant2(
                     const int32_t c0 = t * 2048;
                     // copy(X[row, c0 +: BN], x);  (norms.tl:241)
                     #pragma unroll
-                    for (int tl_chunk57 = 0; tl_chunk57 < x_layout::kSlots; tl_chunk57 += 8) {
-                        const tl::f16* tl_ptr58 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) + tl_chunk57 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) + tl_chunk57 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) + tl_chunk57 % 8)) + 7, N) && tl::is_aligned(tl_ptr58, 16)) {
-                            tl::f16 tl_vec59[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec59, tl_ptr58);
+                    for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
+                        const tl::f16* tl_ptr63 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
+                            tl::f16 tl_vec64[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec64, tl_ptr63);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk57 + tl_v] = tl::convert<float>(tl_vec59[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk62 + tl_v] = tl::convert<float>(tl_vec64[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) + (tl_chunk57 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) + (tl_chunk57 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk62 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     __syncthreads();  // RAW on `R`
                     // copy(R[row, c0 +: BN], r);  (norms.tl:242)
                     #pragma unroll
-                    for (int tl_chunk60 = 0; tl_chunk60 < r_layout::kSlots; tl_chunk60 += 8) {
-                        const tl::f16* tl_ptr61 = &R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk60 / 8) * 8)) + tl_chunk60 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk60 / 8) * 8)) + tl_chunk60 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((r_layout::flat(tl_tid, (tl_chunk60 / 8) * 8)) + tl_chunk60 % 8)) + 7, N) && tl::is_aligned(tl_ptr61, 16)) {
-                            tl::f16 tl_vec62[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec62, tl_ptr61);
+                    for (int tl_chunk65 = 0; tl_chunk65 < r_layout::kSlots; tl_chunk65 += 8) {
+                        const tl::f16* tl_ptr66 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 2048) + tl_chunk65 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 2048) + tl_chunk65 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 2048) + tl_chunk65 % 8)) + 7, N) && tl::is_aligned(tl_ptr66, 16)) {
+                            tl::f16 tl_vec67[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec67, tl_ptr66);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk60 + tl_v] = tl::convert<float>(tl_vec62[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk65 + tl_v] = tl::convert<float>(tl_vec67[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk60 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, ((tl_chunk60 + tl_v) / 8) * 8)) + (tl_chunk60 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, ((tl_chunk60 + tl_v) / 8) * 8)) + (tl_chunk60 + tl_v) % 8))]) : 0.0f;
+                                r[tl_chunk65 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8)) % 2048) + (tl_chunk65 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8)) % 2048) + (tl_chunk65 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:243)
                     #pragma unroll
-                    for (int tl_chunk63 = 0; tl_chunk63 < w_layout::kSlots; tl_chunk63 += 8) {
-                        const tl::f16* tl_ptr64 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk63 / 8) * 8)) + tl_chunk63 % 8)];
-                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk63 / 8) * 8)) + tl_chunk63 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk63 / 8) * 8)) + tl_chunk63 % 8)) + 7, N) && tl::is_aligned(tl_ptr64, 16)) {
-                            tl::f16 tl_vec65[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec65, tl_ptr64);
+                    for (int tl_chunk68 = 0; tl_chunk68 < w_layout::kSlots; tl_chunk68 += 8) {
+                        const tl::f16* tl_ptr69 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 2048) + tl_chunk68 % 8)];
+                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 2048) + tl_chunk68 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 2048) + tl_chunk68 % 8)) + 7, N) && tl::is_aligned(tl_ptr69, 16)) {
+                            tl::f16 tl_vec70[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec70, tl_ptr69);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk63 + tl_v] = tl::convert<float>(tl_vec65[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk68 + tl_v] = tl::convert<float>(tl_vec70[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk63 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk63 + tl_v) / 8) * 8)) + (tl_chunk63 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk63 + tl_v) / 8) * 8)) + (tl_chunk63 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk68 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8)) % 2048) + (tl_chunk68 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8)) % 2048) + (tl_chunk68 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:244)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s66 = 0; tl_s66 < x_layout::kSlots; ++tl_s66) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s66 / 8) * 8)) + tl_s66 % 8;
-                        const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s66] + r[tl_s66]));
-                        r[tl_s66] = h;
-                        x[tl_s66] = h * rrms * w[tl_s66];
+                    for (int tl_s71 = 0; tl_s71 < x_layout::kSlots; ++tl_s71) {
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s71 / 8) * 8)) % 2048) + tl_s71 % 8;
+                        const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s71] + r[tl_s71]));
+                        r[tl_s71] = h;
+                        x[tl_s71] = h * rrms * w[tl_s71];
                     }
                     __syncthreads();  // WAR on `R`
                     // copy(r, R[row, c0 +: BN]);  (norms.tl:249)
                     #pragma unroll
-                    for (int tl_chunk67 = 0; tl_chunk67 < r_layout::kSlots; tl_chunk67 += 8) {
-                        tl::f16* tl_ptr68 = &R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk67 / 8) * 8)) + tl_chunk67 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk67 / 8) * 8)) + tl_chunk67 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((r_layout::flat(tl_tid, (tl_chunk67 / 8) * 8)) + tl_chunk67 % 8)) + 7, N) && tl::is_aligned(tl_ptr68, 16)) {
-                            tl::f16 tl_vec69[8];
+                    for (int tl_chunk72 = 0; tl_chunk72 < r_layout::kSlots; tl_chunk72 += 8) {
+                        tl::f16* tl_ptr73 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 2048) + tl_chunk72 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 2048) + tl_chunk72 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 2048) + tl_chunk72 % 8)) + 7, N) && tl::is_aligned(tl_ptr73, 16)) {
+                            tl::f16 tl_vec74[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec69[tl_v] = tl::convert<tl::f16>(r[tl_chunk67 + tl_v]);
-                            tl::store_vector<tl::f16, 8>(tl_ptr68, tl_vec69);
+                            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec74[tl_v], r[tl_chunk72 + tl_v], r[tl_chunk72 + tl_v + 1]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr73, tl_vec74);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, ((tl_chunk67 + tl_v) / 8) * 8)) + (tl_chunk67 + tl_v) % 8), N)) R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, ((tl_chunk67 + tl_v) / 8) * 8)) + (tl_chunk67 + tl_v) % 8))] = tl::convert<tl::f16>(r[tl_chunk67 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8)) % 2048) + (tl_chunk72 + tl_v) % 8), N)) R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8)) % 2048) + (tl_chunk72 + tl_v) % 8))] = tl::convert<tl::f16>(r[tl_chunk72 + tl_v]);
                             }
                         }
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:250)
                     #pragma unroll
-                    for (int tl_chunk70 = 0; tl_chunk70 < x_layout::kSlots; tl_chunk70 += 8) {
-                        tl::f16* tl_ptr71 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk70 / 8) * 8)) + tl_chunk70 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk70 / 8) * 8)) + tl_chunk70 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk70 / 8) * 8)) + tl_chunk70 % 8)) + 7, N) && tl::is_aligned(tl_ptr71, 16)) {
-                            tl::f16 tl_vec72[8];
+                    for (int tl_chunk75 = 0; tl_chunk75 < x_layout::kSlots; tl_chunk75 += 8) {
+                        tl::f16* tl_ptr76 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 2048) + tl_chunk75 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 2048) + tl_chunk75 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 2048) + tl_chunk75 % 8)) + 7, N) && tl::is_aligned(tl_ptr76, 16)) {
+                            tl::f16 tl_vec77[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec72[tl_v] = tl::convert<tl::f16>(x[tl_chunk70 + tl_v]);
-                            tl::store_vector<tl::f16, 8>(tl_ptr71, tl_vec72);
+                            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec77[tl_v], x[tl_chunk75 + tl_v], x[tl_chunk75 + tl_v + 1]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr76, tl_vec77);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk70 + tl_v) / 8) * 8)) + (tl_chunk70 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk70 + tl_v) / 8) * 8)) + (tl_chunk70 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk70 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8)) % 2048) + (tl_chunk75 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8)) % 2048) + (tl_chunk75 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk75 + tl_v]);
                             }
                         }
                     }
@@ -6555,7 +6695,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant3(
                 if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds(((tl_chunk40 % 8) + (tl_tid % 64) * 8 + (tl_chunk40 / 8) * 512), N) && tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk40 % 8) + (tl_tid % 64) * 8 + (tl_chunk40 / 8) * 512)) + 7, N) && tl::is_aligned(tl_ptr41, 16)) {
                     tl::f16 tl_vec42[8];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec42[tl_v] = tl::convert<tl::f16>(s[tl_chunk40 + tl_v]);
+                    for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec42[tl_v], s[tl_chunk40 + tl_v], s[tl_chunk40 + tl_v + 1]);
                     tl::store_vector<tl::f16, 8>(tl_ptr41, tl_vec42);
                 } else {
                     #pragma unroll
@@ -6610,24 +6750,31 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant3(
             // for i, j in parallel(RB, ROW) {  (norms.tl:216)
             // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
             #pragma unroll
-            for (int tl_s45 = 0; tl_s45 < 16; ++tl_s45) {
+            for (int tl_k46 = 0; tl_k46 < 16; tl_k46 += 8) {
+                const int tl_c47 = ((tl_k46 % 8) + (tl_tid % 64) * 8 + (tl_k46 / 8) * 512);  // the chunk's first column
                 [[maybe_unused]] const int i = (tl_tid / 64);
-                const int j = ((tl_s45 % 8) + (tl_tid % 64) * 8 + (tl_s45 / 8) * 512);
-                s[tl_s45] = s[tl_s45] * s_rrms[0] * tl::convert<float>(ws[j]);
+                tl::f16 tl_chunk49[8];
+                tl::load_chunk<tl::f16, 8>(tl_chunk49, &ws[tl_c47]);
+                #pragma unroll
+                for (int tl_o48 = 0; tl_o48 < 8; ++tl_o48) {
+                    const int tl_s50 = tl_k46 + tl_o48;
+                    [[maybe_unused]] const int j = tl_c47 + tl_o48;
+                    s[tl_s50] = s[tl_s50] * s_rrms[0] * tl::convert<float>(tl_chunk49[tl_o48]);
+                }
             }
             // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:219)
             #pragma unroll
-            for (int tl_chunk46 = 0; tl_chunk46 < 16; tl_chunk46 += 8) {
-                tl::f16* tl_ptr47 = &Y[int64_t(row0 + (tl_tid / 64)) * N + ((tl_chunk46 % 8) + (tl_tid % 64) * 8 + (tl_chunk46 / 8) * 512)];
-                if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds(((tl_chunk46 % 8) + (tl_tid % 64) * 8 + (tl_chunk46 / 8) * 512), N) && tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk46 % 8) + (tl_tid % 64) * 8 + (tl_chunk46 / 8) * 512)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
-                    tl::f16 tl_vec48[8];
+            for (int tl_chunk51 = 0; tl_chunk51 < 16; tl_chunk51 += 8) {
+                tl::f16* tl_ptr52 = &Y[int64_t(row0 + (tl_tid / 64)) * N + ((tl_chunk51 % 8) + (tl_tid % 64) * 8 + (tl_chunk51 / 8) * 512)];
+                if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds(((tl_chunk51 % 8) + (tl_tid % 64) * 8 + (tl_chunk51 / 8) * 512), N) && tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk51 % 8) + (tl_tid % 64) * 8 + (tl_chunk51 / 8) * 512)) + 7, N) && tl::is_aligned(tl_ptr52, 16)) {
+                    tl::f16 tl_vec53[8];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec48[tl_v] = tl::convert<tl::f16>(s[tl_chunk46 + tl_v]);
-                    tl::store_vector<tl::f16, 8>(tl_ptr47, tl_vec48);
+                    for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec53[tl_v], s[tl_chunk51 + tl_v], s[tl_chunk51 + tl_v + 1]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr52, tl_vec53);
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk46 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk46 + tl_v) / 8) * 512), N)) Y[int64_t(row0 + (tl_tid / 64)) * N + (((tl_chunk46 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk46 + tl_v) / 8) * 512)] = tl::convert<tl::f16>(s[tl_chunk46 + tl_v]);
+                        if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk51 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk51 + tl_v) / 8) * 512), N)) Y[int64_t(row0 + (tl_tid / 64)) * N + (((tl_chunk51 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk51 + tl_v) / 8) * 512)] = tl::convert<tl::f16>(s[tl_chunk51 + tl_v]);
                     }
                 }
             }
@@ -6643,44 +6790,44 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant3(
                 for (int t = 0; t < n_tiles; ++t) {
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:229)
                     #pragma unroll
-                    for (int tl_chunk49 = 0; tl_chunk49 < x_layout::kSlots; tl_chunk49 += 8) {
-                        const tl::f16* tl_ptr50 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 / 8) * 8)) + tl_chunk49 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 / 8) * 8)) + tl_chunk49 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 / 8) * 8)) + tl_chunk49 % 8)) + 7, N) && tl::is_aligned(tl_ptr50, 16)) {
-                            tl::f16 tl_vec51[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec51, tl_ptr50);
+                    for (int tl_chunk54 = 0; tl_chunk54 < x_layout::kSlots; tl_chunk54 += 8) {
+                        const tl::f16* tl_ptr55 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 2048) + tl_chunk54 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 2048) + tl_chunk54 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 2048) + tl_chunk54 % 8)) + 7, N) && tl::is_aligned(tl_ptr55, 16)) {
+                            tl::f16 tl_vec56[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec56, tl_ptr55);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk49 + tl_v] = tl::convert<float>(tl_vec51[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk54 + tl_v] = tl::convert<float>(tl_vec56[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk49 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk49 + tl_v) / 8) * 8)) + (tl_chunk49 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk49 + tl_v) / 8) * 8)) + (tl_chunk49 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk54 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8)) % 2048) + (tl_chunk54 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8)) % 2048) + (tl_chunk54 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     __syncthreads();  // RAW on `R`
                     // copy(R[row, t * BN +: BN], r);  (norms.tl:230)
                     #pragma unroll
-                    for (int tl_chunk52 = 0; tl_chunk52 < r_layout::kSlots; tl_chunk52 += 8) {
-                        const tl::f16* tl_ptr53 = &R[int64_t(row) * N + ((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) + tl_chunk52 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
-                            tl::f16 tl_vec54[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec54, tl_ptr53);
+                    for (int tl_chunk57 = 0; tl_chunk57 < r_layout::kSlots; tl_chunk57 += 8) {
+                        const tl::f16* tl_ptr58 = &R[int64_t(row) * N + ((t * 2048) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 2048) + tl_chunk57 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 2048) + tl_chunk57 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 2048) + tl_chunk57 % 8)) + 7, N) && tl::is_aligned(tl_ptr58, 16)) {
+                            tl::f16 tl_vec59[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec59, tl_ptr58);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk52 + tl_v] = tl::convert<float>(tl_vec54[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk57 + tl_v] = tl::convert<float>(tl_vec59[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((r_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 2048) + ((r_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
+                                r[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) % 2048) + (tl_chunk57 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 2048) + (((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) % 2048) + (tl_chunk57 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:231)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s55 = 0; tl_s55 < x_layout::kSlots; ++tl_s55) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s55 / 8) * 8)) + tl_s55 % 8;
-                        const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s55] + r[tl_s55]));
-                        x[tl_s55] = h * h;
+                    for (int tl_s60 = 0; tl_s60 < x_layout::kSlots; ++tl_s60) {
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s60 / 8) * 8)) % 2048) + tl_s60 % 8;
+                        const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s60] + r[tl_s60]));
+                        x[tl_s60] = h * h;
                     }
                     // reduce(sum, x, part);  (norms.tl:235)
                     {
@@ -6688,8 +6835,8 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant3(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s56 = 0; tl_s56 < x_layout::kSlots; ++tl_s56) {
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s56]));
+                        for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s61]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
@@ -6703,92 +6850,92 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant3(
                     const int32_t c0 = t * 2048;
                     // copy(X[row, c0 +: BN], x);  (norms.tl:241)
                     #pragma unroll
-                    for (int tl_chunk57 = 0; tl_chunk57 < x_layout::kSlots; tl_chunk57 += 8) {
-                        const tl::f16* tl_ptr58 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) + tl_chunk57 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) + tl_chunk57 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) + tl_chunk57 % 8)) + 7, N) && tl::is_aligned(tl_ptr58, 16)) {
-                            tl::f16 tl_vec59[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec59, tl_ptr58);
+                    for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
+                        const tl::f16* tl_ptr63 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
+                            tl::f16 tl_vec64[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec64, tl_ptr63);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk57 + tl_v] = tl::convert<float>(tl_vec59[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk62 + tl_v] = tl::convert<float>(tl_vec64[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) + (tl_chunk57 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) + (tl_chunk57 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk62 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     __syncthreads();  // RAW on `R`
                     // copy(R[row, c0 +: BN], r);  (norms.tl:242)
                     #pragma unroll
-                    for (int tl_chunk60 = 0; tl_chunk60 < r_layout::kSlots; tl_chunk60 += 8) {
-                        const tl::f16* tl_ptr61 = &R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk60 / 8) * 8)) + tl_chunk60 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk60 / 8) * 8)) + tl_chunk60 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((r_layout::flat(tl_tid, (tl_chunk60 / 8) * 8)) + tl_chunk60 % 8)) + 7, N) && tl::is_aligned(tl_ptr61, 16)) {
-                            tl::f16 tl_vec62[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec62, tl_ptr61);
+                    for (int tl_chunk65 = 0; tl_chunk65 < r_layout::kSlots; tl_chunk65 += 8) {
+                        const tl::f16* tl_ptr66 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 2048) + tl_chunk65 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 2048) + tl_chunk65 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 2048) + tl_chunk65 % 8)) + 7, N) && tl::is_aligned(tl_ptr66, 16)) {
+                            tl::f16 tl_vec67[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec67, tl_ptr66);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk60 + tl_v] = tl::convert<float>(tl_vec62[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk65 + tl_v] = tl::convert<float>(tl_vec67[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk60 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, ((tl_chunk60 + tl_v) / 8) * 8)) + (tl_chunk60 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, ((tl_chunk60 + tl_v) / 8) * 8)) + (tl_chunk60 + tl_v) % 8))]) : 0.0f;
+                                r[tl_chunk65 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8)) % 2048) + (tl_chunk65 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8)) % 2048) + (tl_chunk65 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:243)
                     #pragma unroll
-                    for (int tl_chunk63 = 0; tl_chunk63 < w_layout::kSlots; tl_chunk63 += 8) {
-                        const tl::f16* tl_ptr64 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk63 / 8) * 8)) + tl_chunk63 % 8)];
-                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk63 / 8) * 8)) + tl_chunk63 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk63 / 8) * 8)) + tl_chunk63 % 8)) + 7, N) && tl::is_aligned(tl_ptr64, 16)) {
-                            tl::f16 tl_vec65[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec65, tl_ptr64);
+                    for (int tl_chunk68 = 0; tl_chunk68 < w_layout::kSlots; tl_chunk68 += 8) {
+                        const tl::f16* tl_ptr69 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 2048) + tl_chunk68 % 8)];
+                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 2048) + tl_chunk68 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 2048) + tl_chunk68 % 8)) + 7, N) && tl::is_aligned(tl_ptr69, 16)) {
+                            tl::f16 tl_vec70[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec70, tl_ptr69);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk63 + tl_v] = tl::convert<float>(tl_vec65[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk68 + tl_v] = tl::convert<float>(tl_vec70[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk63 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk63 + tl_v) / 8) * 8)) + (tl_chunk63 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk63 + tl_v) / 8) * 8)) + (tl_chunk63 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk68 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8)) % 2048) + (tl_chunk68 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8)) % 2048) + (tl_chunk68 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:244)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s66 = 0; tl_s66 < x_layout::kSlots; ++tl_s66) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s66 / 8) * 8)) + tl_s66 % 8;
-                        const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s66] + r[tl_s66]));
-                        r[tl_s66] = h;
-                        x[tl_s66] = h * rrms * w[tl_s66];
+                    for (int tl_s71 = 0; tl_s71 < x_layout::kSlots; ++tl_s71) {
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s71 / 8) * 8)) % 2048) + tl_s71 % 8;
+                        const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s71] + r[tl_s71]));
+                        r[tl_s71] = h;
+                        x[tl_s71] = h * rrms * w[tl_s71];
                     }
                     __syncthreads();  // WAR on `R`
                     // copy(r, R[row, c0 +: BN]);  (norms.tl:249)
                     #pragma unroll
-                    for (int tl_chunk67 = 0; tl_chunk67 < r_layout::kSlots; tl_chunk67 += 8) {
-                        tl::f16* tl_ptr68 = &R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk67 / 8) * 8)) + tl_chunk67 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk67 / 8) * 8)) + tl_chunk67 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((r_layout::flat(tl_tid, (tl_chunk67 / 8) * 8)) + tl_chunk67 % 8)) + 7, N) && tl::is_aligned(tl_ptr68, 16)) {
-                            tl::f16 tl_vec69[8];
+                    for (int tl_chunk72 = 0; tl_chunk72 < r_layout::kSlots; tl_chunk72 += 8) {
+                        tl::f16* tl_ptr73 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 2048) + tl_chunk72 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 2048) + tl_chunk72 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 2048) + tl_chunk72 % 8)) + 7, N) && tl::is_aligned(tl_ptr73, 16)) {
+                            tl::f16 tl_vec74[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec69[tl_v] = tl::convert<tl::f16>(r[tl_chunk67 + tl_v]);
-                            tl::store_vector<tl::f16, 8>(tl_ptr68, tl_vec69);
+                            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec74[tl_v], r[tl_chunk72 + tl_v], r[tl_chunk72 + tl_v + 1]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr73, tl_vec74);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, ((tl_chunk67 + tl_v) / 8) * 8)) + (tl_chunk67 + tl_v) % 8), N)) R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, ((tl_chunk67 + tl_v) / 8) * 8)) + (tl_chunk67 + tl_v) % 8))] = tl::convert<tl::f16>(r[tl_chunk67 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8)) % 2048) + (tl_chunk72 + tl_v) % 8), N)) R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8)) % 2048) + (tl_chunk72 + tl_v) % 8))] = tl::convert<tl::f16>(r[tl_chunk72 + tl_v]);
                             }
                         }
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:250)
                     #pragma unroll
-                    for (int tl_chunk70 = 0; tl_chunk70 < x_layout::kSlots; tl_chunk70 += 8) {
-                        tl::f16* tl_ptr71 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk70 / 8) * 8)) + tl_chunk70 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk70 / 8) * 8)) + tl_chunk70 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk70 / 8) * 8)) + tl_chunk70 % 8)) + 7, N) && tl::is_aligned(tl_ptr71, 16)) {
-                            tl::f16 tl_vec72[8];
+                    for (int tl_chunk75 = 0; tl_chunk75 < x_layout::kSlots; tl_chunk75 += 8) {
+                        tl::f16* tl_ptr76 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 2048) + tl_chunk75 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 2048) + tl_chunk75 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 2048) + tl_chunk75 % 8)) + 7, N) && tl::is_aligned(tl_ptr76, 16)) {
+                            tl::f16 tl_vec77[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec72[tl_v] = tl::convert<tl::f16>(x[tl_chunk70 + tl_v]);
-                            tl::store_vector<tl::f16, 8>(tl_ptr71, tl_vec72);
+                            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec77[tl_v], x[tl_chunk75 + tl_v], x[tl_chunk75 + tl_v + 1]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr76, tl_vec77);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk70 + tl_v) / 8) * 8)) + (tl_chunk70 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk70 + tl_v) / 8) * 8)) + (tl_chunk70 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk70 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8)) % 2048) + (tl_chunk75 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8)) % 2048) + (tl_chunk75 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk75 + tl_v]);
                             }
                         }
                     }
@@ -7000,7 +7147,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant4(
                 if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds(((tl_chunk40 % 8) + (tl_tid % 128) * 8 + (tl_chunk40 / 8) * 1024), N) && tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk40 % 8) + (tl_tid % 128) * 8 + (tl_chunk40 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr41, 16)) {
                     tl::f16 tl_vec42[8];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec42[tl_v] = tl::convert<tl::f16>(s[tl_chunk40 + tl_v]);
+                    for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec42[tl_v], s[tl_chunk40 + tl_v], s[tl_chunk40 + tl_v + 1]);
                     tl::store_vector<tl::f16, 8>(tl_ptr41, tl_vec42);
                 } else {
                     #pragma unroll
@@ -7056,24 +7203,31 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant4(
             // for i, j in parallel(RB, ROW) {  (norms.tl:216)
             // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
             #pragma unroll
-            for (int tl_s45 = 0; tl_s45 < 16; ++tl_s45) {
+            for (int tl_k46 = 0; tl_k46 < 16; tl_k46 += 8) {
+                const int tl_c47 = ((tl_k46 % 8) + (tl_tid % 128) * 8 + (tl_k46 / 8) * 1024);  // the chunk's first column
                 [[maybe_unused]] const int i = (tl_tid / 128);
-                const int j = ((tl_s45 % 8) + (tl_tid % 128) * 8 + (tl_s45 / 8) * 1024);
-                s[tl_s45] = s[tl_s45] * s_rrms[0] * tl::convert<float>(ws[j]);
+                tl::f16 tl_chunk49[8];
+                tl::load_chunk<tl::f16, 8>(tl_chunk49, &ws[tl_c47]);
+                #pragma unroll
+                for (int tl_o48 = 0; tl_o48 < 8; ++tl_o48) {
+                    const int tl_s50 = tl_k46 + tl_o48;
+                    [[maybe_unused]] const int j = tl_c47 + tl_o48;
+                    s[tl_s50] = s[tl_s50] * s_rrms[0] * tl::convert<float>(tl_chunk49[tl_o48]);
+                }
             }
             // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:219)
             #pragma unroll
-            for (int tl_chunk46 = 0; tl_chunk46 < 16; tl_chunk46 += 8) {
-                tl::f16* tl_ptr47 = &Y[int64_t(row0 + (tl_tid / 128)) * N + ((tl_chunk46 % 8) + (tl_tid % 128) * 8 + (tl_chunk46 / 8) * 1024)];
-                if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds(((tl_chunk46 % 8) + (tl_tid % 128) * 8 + (tl_chunk46 / 8) * 1024), N) && tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk46 % 8) + (tl_tid % 128) * 8 + (tl_chunk46 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
-                    tl::f16 tl_vec48[8];
+            for (int tl_chunk51 = 0; tl_chunk51 < 16; tl_chunk51 += 8) {
+                tl::f16* tl_ptr52 = &Y[int64_t(row0 + (tl_tid / 128)) * N + ((tl_chunk51 % 8) + (tl_tid % 128) * 8 + (tl_chunk51 / 8) * 1024)];
+                if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds(((tl_chunk51 % 8) + (tl_tid % 128) * 8 + (tl_chunk51 / 8) * 1024), N) && tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk51 % 8) + (tl_tid % 128) * 8 + (tl_chunk51 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr52, 16)) {
+                    tl::f16 tl_vec53[8];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec48[tl_v] = tl::convert<tl::f16>(s[tl_chunk46 + tl_v]);
-                    tl::store_vector<tl::f16, 8>(tl_ptr47, tl_vec48);
+                    for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec53[tl_v], s[tl_chunk51 + tl_v], s[tl_chunk51 + tl_v + 1]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr52, tl_vec53);
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk46 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk46 + tl_v) / 8) * 1024), N)) Y[int64_t(row0 + (tl_tid / 128)) * N + (((tl_chunk46 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk46 + tl_v) / 8) * 1024)] = tl::convert<tl::f16>(s[tl_chunk46 + tl_v]);
+                        if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk51 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk51 + tl_v) / 8) * 1024), N)) Y[int64_t(row0 + (tl_tid / 128)) * N + (((tl_chunk51 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk51 + tl_v) / 8) * 1024)] = tl::convert<tl::f16>(s[tl_chunk51 + tl_v]);
                     }
                 }
             }
@@ -7089,44 +7243,44 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant4(
                 for (int t = 0; t < n_tiles; ++t) {
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:229)
                     #pragma unroll
-                    for (int tl_chunk49 = 0; tl_chunk49 < x_layout::kSlots; tl_chunk49 += 8) {
-                        const tl::f16* tl_ptr50 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 / 8) * 8)) + tl_chunk49 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 / 8) * 8)) + tl_chunk49 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 / 8) * 8)) + tl_chunk49 % 8)) + 7, N) && tl::is_aligned(tl_ptr50, 16)) {
-                            tl::f16 tl_vec51[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec51, tl_ptr50);
+                    for (int tl_chunk54 = 0; tl_chunk54 < x_layout::kSlots; tl_chunk54 += 8) {
+                        const tl::f16* tl_ptr55 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 2048) + tl_chunk54 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 2048) + tl_chunk54 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 2048) + tl_chunk54 % 8)) + 7, N) && tl::is_aligned(tl_ptr55, 16)) {
+                            tl::f16 tl_vec56[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec56, tl_ptr55);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk49 + tl_v] = tl::convert<float>(tl_vec51[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk54 + tl_v] = tl::convert<float>(tl_vec56[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk49 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk49 + tl_v) / 8) * 8)) + (tl_chunk49 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk49 + tl_v) / 8) * 8)) + (tl_chunk49 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk54 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8)) % 2048) + (tl_chunk54 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8)) % 2048) + (tl_chunk54 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     __syncthreads();  // RAW on `R`
                     // copy(R[row, t * BN +: BN], r);  (norms.tl:230)
                     #pragma unroll
-                    for (int tl_chunk52 = 0; tl_chunk52 < r_layout::kSlots; tl_chunk52 += 8) {
-                        const tl::f16* tl_ptr53 = &R[int64_t(row) * N + ((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) + tl_chunk52 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
-                            tl::f16 tl_vec54[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec54, tl_ptr53);
+                    for (int tl_chunk57 = 0; tl_chunk57 < r_layout::kSlots; tl_chunk57 += 8) {
+                        const tl::f16* tl_ptr58 = &R[int64_t(row) * N + ((t * 2048) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 2048) + tl_chunk57 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 2048) + tl_chunk57 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 2048) + tl_chunk57 % 8)) + 7, N) && tl::is_aligned(tl_ptr58, 16)) {
+                            tl::f16 tl_vec59[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec59, tl_ptr58);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk52 + tl_v] = tl::convert<float>(tl_vec54[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk57 + tl_v] = tl::convert<float>(tl_vec59[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((r_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 2048) + ((r_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
+                                r[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) % 2048) + (tl_chunk57 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 2048) + (((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) % 2048) + (tl_chunk57 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:231)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s55 = 0; tl_s55 < x_layout::kSlots; ++tl_s55) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s55 / 8) * 8)) + tl_s55 % 8;
-                        const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s55] + r[tl_s55]));
-                        x[tl_s55] = h * h;
+                    for (int tl_s60 = 0; tl_s60 < x_layout::kSlots; ++tl_s60) {
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s60 / 8) * 8)) % 2048) + tl_s60 % 8;
+                        const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s60] + r[tl_s60]));
+                        x[tl_s60] = h * h;
                     }
                     // reduce(sum, x, part);  (norms.tl:235)
                     {
@@ -7134,8 +7288,8 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant4(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s56 = 0; tl_s56 < x_layout::kSlots; ++tl_s56) {
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s56]));
+                        for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s61]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
@@ -7149,92 +7303,92 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant4(
                     const int32_t c0 = t * 2048;
                     // copy(X[row, c0 +: BN], x);  (norms.tl:241)
                     #pragma unroll
-                    for (int tl_chunk57 = 0; tl_chunk57 < x_layout::kSlots; tl_chunk57 += 8) {
-                        const tl::f16* tl_ptr58 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) + tl_chunk57 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) + tl_chunk57 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) + tl_chunk57 % 8)) + 7, N) && tl::is_aligned(tl_ptr58, 16)) {
-                            tl::f16 tl_vec59[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec59, tl_ptr58);
+                    for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
+                        const tl::f16* tl_ptr63 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
+                            tl::f16 tl_vec64[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec64, tl_ptr63);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk57 + tl_v] = tl::convert<float>(tl_vec59[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk62 + tl_v] = tl::convert<float>(tl_vec64[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) + (tl_chunk57 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) + (tl_chunk57 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk62 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     __syncthreads();  // RAW on `R`
                     // copy(R[row, c0 +: BN], r);  (norms.tl:242)
                     #pragma unroll
-                    for (int tl_chunk60 = 0; tl_chunk60 < r_layout::kSlots; tl_chunk60 += 8) {
-                        const tl::f16* tl_ptr61 = &R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk60 / 8) * 8)) + tl_chunk60 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk60 / 8) * 8)) + tl_chunk60 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((r_layout::flat(tl_tid, (tl_chunk60 / 8) * 8)) + tl_chunk60 % 8)) + 7, N) && tl::is_aligned(tl_ptr61, 16)) {
-                            tl::f16 tl_vec62[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec62, tl_ptr61);
+                    for (int tl_chunk65 = 0; tl_chunk65 < r_layout::kSlots; tl_chunk65 += 8) {
+                        const tl::f16* tl_ptr66 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 2048) + tl_chunk65 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 2048) + tl_chunk65 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 2048) + tl_chunk65 % 8)) + 7, N) && tl::is_aligned(tl_ptr66, 16)) {
+                            tl::f16 tl_vec67[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec67, tl_ptr66);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk60 + tl_v] = tl::convert<float>(tl_vec62[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk65 + tl_v] = tl::convert<float>(tl_vec67[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk60 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, ((tl_chunk60 + tl_v) / 8) * 8)) + (tl_chunk60 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, ((tl_chunk60 + tl_v) / 8) * 8)) + (tl_chunk60 + tl_v) % 8))]) : 0.0f;
+                                r[tl_chunk65 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8)) % 2048) + (tl_chunk65 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8)) % 2048) + (tl_chunk65 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:243)
                     #pragma unroll
-                    for (int tl_chunk63 = 0; tl_chunk63 < w_layout::kSlots; tl_chunk63 += 8) {
-                        const tl::f16* tl_ptr64 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk63 / 8) * 8)) + tl_chunk63 % 8)];
-                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk63 / 8) * 8)) + tl_chunk63 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk63 / 8) * 8)) + tl_chunk63 % 8)) + 7, N) && tl::is_aligned(tl_ptr64, 16)) {
-                            tl::f16 tl_vec65[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec65, tl_ptr64);
+                    for (int tl_chunk68 = 0; tl_chunk68 < w_layout::kSlots; tl_chunk68 += 8) {
+                        const tl::f16* tl_ptr69 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 2048) + tl_chunk68 % 8)];
+                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 2048) + tl_chunk68 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 2048) + tl_chunk68 % 8)) + 7, N) && tl::is_aligned(tl_ptr69, 16)) {
+                            tl::f16 tl_vec70[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec70, tl_ptr69);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk63 + tl_v] = tl::convert<float>(tl_vec65[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk68 + tl_v] = tl::convert<float>(tl_vec70[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk63 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk63 + tl_v) / 8) * 8)) + (tl_chunk63 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk63 + tl_v) / 8) * 8)) + (tl_chunk63 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk68 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8)) % 2048) + (tl_chunk68 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8)) % 2048) + (tl_chunk68 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:244)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s66 = 0; tl_s66 < x_layout::kSlots; ++tl_s66) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s66 / 8) * 8)) + tl_s66 % 8;
-                        const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s66] + r[tl_s66]));
-                        r[tl_s66] = h;
-                        x[tl_s66] = h * rrms * w[tl_s66];
+                    for (int tl_s71 = 0; tl_s71 < x_layout::kSlots; ++tl_s71) {
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s71 / 8) * 8)) % 2048) + tl_s71 % 8;
+                        const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s71] + r[tl_s71]));
+                        r[tl_s71] = h;
+                        x[tl_s71] = h * rrms * w[tl_s71];
                     }
                     __syncthreads();  // WAR on `R`
                     // copy(r, R[row, c0 +: BN]);  (norms.tl:249)
                     #pragma unroll
-                    for (int tl_chunk67 = 0; tl_chunk67 < r_layout::kSlots; tl_chunk67 += 8) {
-                        tl::f16* tl_ptr68 = &R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk67 / 8) * 8)) + tl_chunk67 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk67 / 8) * 8)) + tl_chunk67 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((r_layout::flat(tl_tid, (tl_chunk67 / 8) * 8)) + tl_chunk67 % 8)) + 7, N) && tl::is_aligned(tl_ptr68, 16)) {
-                            tl::f16 tl_vec69[8];
+                    for (int tl_chunk72 = 0; tl_chunk72 < r_layout::kSlots; tl_chunk72 += 8) {
+                        tl::f16* tl_ptr73 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 2048) + tl_chunk72 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 2048) + tl_chunk72 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 2048) + tl_chunk72 % 8)) + 7, N) && tl::is_aligned(tl_ptr73, 16)) {
+                            tl::f16 tl_vec74[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec69[tl_v] = tl::convert<tl::f16>(r[tl_chunk67 + tl_v]);
-                            tl::store_vector<tl::f16, 8>(tl_ptr68, tl_vec69);
+                            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec74[tl_v], r[tl_chunk72 + tl_v], r[tl_chunk72 + tl_v + 1]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr73, tl_vec74);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, ((tl_chunk67 + tl_v) / 8) * 8)) + (tl_chunk67 + tl_v) % 8), N)) R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, ((tl_chunk67 + tl_v) / 8) * 8)) + (tl_chunk67 + tl_v) % 8))] = tl::convert<tl::f16>(r[tl_chunk67 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8)) % 2048) + (tl_chunk72 + tl_v) % 8), N)) R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8)) % 2048) + (tl_chunk72 + tl_v) % 8))] = tl::convert<tl::f16>(r[tl_chunk72 + tl_v]);
                             }
                         }
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:250)
                     #pragma unroll
-                    for (int tl_chunk70 = 0; tl_chunk70 < x_layout::kSlots; tl_chunk70 += 8) {
-                        tl::f16* tl_ptr71 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk70 / 8) * 8)) + tl_chunk70 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk70 / 8) * 8)) + tl_chunk70 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk70 / 8) * 8)) + tl_chunk70 % 8)) + 7, N) && tl::is_aligned(tl_ptr71, 16)) {
-                            tl::f16 tl_vec72[8];
+                    for (int tl_chunk75 = 0; tl_chunk75 < x_layout::kSlots; tl_chunk75 += 8) {
+                        tl::f16* tl_ptr76 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 2048) + tl_chunk75 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 2048) + tl_chunk75 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 2048) + tl_chunk75 % 8)) + 7, N) && tl::is_aligned(tl_ptr76, 16)) {
+                            tl::f16 tl_vec77[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec72[tl_v] = tl::convert<tl::f16>(x[tl_chunk70 + tl_v]);
-                            tl::store_vector<tl::f16, 8>(tl_ptr71, tl_vec72);
+                            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec77[tl_v], x[tl_chunk75 + tl_v], x[tl_chunk75 + tl_v + 1]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr76, tl_vec77);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk70 + tl_v) / 8) * 8)) + (tl_chunk70 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk70 + tl_v) / 8) * 8)) + (tl_chunk70 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk70 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8)) % 2048) + (tl_chunk75 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8)) % 2048) + (tl_chunk75 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk75 + tl_v]);
                             }
                         }
                     }
@@ -7446,7 +7600,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                 if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk40 % 8) + (tl_tid) * 8 + (tl_chunk40 / 8) * 2048), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk40 % 8) + (tl_tid) * 8 + (tl_chunk40 / 8) * 2048)) + 7, N) && tl::is_aligned(tl_ptr41, 16)) {
                     tl::f16 tl_vec42[8];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec42[tl_v] = tl::convert<tl::f16>(s[tl_chunk40 + tl_v]);
+                    for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec42[tl_v], s[tl_chunk40 + tl_v], s[tl_chunk40 + tl_v + 1]);
                     tl::store_vector<tl::f16, 8>(tl_ptr41, tl_vec42);
                 } else {
                     #pragma unroll
@@ -7503,24 +7657,31 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
             // for i, j in parallel(RB, ROW) {  (norms.tl:216)
             // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
             #pragma unroll
-            for (int tl_s45 = 0; tl_s45 < 16; ++tl_s45) {
+            for (int tl_k46 = 0; tl_k46 < 16; tl_k46 += 8) {
+                const int tl_c47 = ((tl_k46 % 8) + (tl_tid) * 8 + (tl_k46 / 8) * 2048);  // the chunk's first column
                 [[maybe_unused]] const int i = 0;
-                const int j = ((tl_s45 % 8) + (tl_tid) * 8 + (tl_s45 / 8) * 2048);
-                s[tl_s45] = s[tl_s45] * s_rrms[0] * tl::convert<float>(ws[j]);
+                tl::f16 tl_chunk49[8];
+                tl::load_chunk<tl::f16, 8>(tl_chunk49, &ws[tl_c47]);
+                #pragma unroll
+                for (int tl_o48 = 0; tl_o48 < 8; ++tl_o48) {
+                    const int tl_s50 = tl_k46 + tl_o48;
+                    [[maybe_unused]] const int j = tl_c47 + tl_o48;
+                    s[tl_s50] = s[tl_s50] * s_rrms[0] * tl::convert<float>(tl_chunk49[tl_o48]);
+                }
             }
             // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:219)
             #pragma unroll
-            for (int tl_chunk46 = 0; tl_chunk46 < 16; tl_chunk46 += 8) {
-                tl::f16* tl_ptr47 = &Y[int64_t(row0 + 0) * N + ((tl_chunk46 % 8) + (tl_tid) * 8 + (tl_chunk46 / 8) * 2048)];
-                if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk46 % 8) + (tl_tid) * 8 + (tl_chunk46 / 8) * 2048), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk46 % 8) + (tl_tid) * 8 + (tl_chunk46 / 8) * 2048)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
-                    tl::f16 tl_vec48[8];
+            for (int tl_chunk51 = 0; tl_chunk51 < 16; tl_chunk51 += 8) {
+                tl::f16* tl_ptr52 = &Y[int64_t(row0 + 0) * N + ((tl_chunk51 % 8) + (tl_tid) * 8 + (tl_chunk51 / 8) * 2048)];
+                if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk51 % 8) + (tl_tid) * 8 + (tl_chunk51 / 8) * 2048), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk51 % 8) + (tl_tid) * 8 + (tl_chunk51 / 8) * 2048)) + 7, N) && tl::is_aligned(tl_ptr52, 16)) {
+                    tl::f16 tl_vec53[8];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec48[tl_v] = tl::convert<tl::f16>(s[tl_chunk46 + tl_v]);
-                    tl::store_vector<tl::f16, 8>(tl_ptr47, tl_vec48);
+                    for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec53[tl_v], s[tl_chunk51 + tl_v], s[tl_chunk51 + tl_v + 1]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr52, tl_vec53);
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        if (tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk46 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk46 + tl_v) / 8) * 2048), N)) Y[int64_t(row0 + 0) * N + (((tl_chunk46 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk46 + tl_v) / 8) * 2048)] = tl::convert<tl::f16>(s[tl_chunk46 + tl_v]);
+                        if (tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk51 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk51 + tl_v) / 8) * 2048), N)) Y[int64_t(row0 + 0) * N + (((tl_chunk51 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk51 + tl_v) / 8) * 2048)] = tl::convert<tl::f16>(s[tl_chunk51 + tl_v]);
                     }
                 }
             }
@@ -7536,44 +7697,44 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                 for (int t = 0; t < n_tiles; ++t) {
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:229)
                     #pragma unroll
-                    for (int tl_chunk49 = 0; tl_chunk49 < x_layout::kSlots; tl_chunk49 += 8) {
-                        const tl::f16* tl_ptr50 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 / 8) * 8)) + tl_chunk49 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 / 8) * 8)) + tl_chunk49 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk49 / 8) * 8)) + tl_chunk49 % 8)) + 7, N) && tl::is_aligned(tl_ptr50, 16)) {
-                            tl::f16 tl_vec51[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec51, tl_ptr50);
+                    for (int tl_chunk54 = 0; tl_chunk54 < x_layout::kSlots; tl_chunk54 += 8) {
+                        const tl::f16* tl_ptr55 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 2048) + tl_chunk54 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 2048) + tl_chunk54 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 2048) + tl_chunk54 % 8)) + 7, N) && tl::is_aligned(tl_ptr55, 16)) {
+                            tl::f16 tl_vec56[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec56, tl_ptr55);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk49 + tl_v] = tl::convert<float>(tl_vec51[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk54 + tl_v] = tl::convert<float>(tl_vec56[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk49 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk49 + tl_v) / 8) * 8)) + (tl_chunk49 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk49 + tl_v) / 8) * 8)) + (tl_chunk49 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk54 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8)) % 2048) + (tl_chunk54 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8)) % 2048) + (tl_chunk54 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     __syncthreads();  // RAW on `R`
                     // copy(R[row, t * BN +: BN], r);  (norms.tl:230)
                     #pragma unroll
-                    for (int tl_chunk52 = 0; tl_chunk52 < r_layout::kSlots; tl_chunk52 += 8) {
-                        const tl::f16* tl_ptr53 = &R[int64_t(row) * N + ((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) + tl_chunk52 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
-                            tl::f16 tl_vec54[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec54, tl_ptr53);
+                    for (int tl_chunk57 = 0; tl_chunk57 < r_layout::kSlots; tl_chunk57 += 8) {
+                        const tl::f16* tl_ptr58 = &R[int64_t(row) * N + ((t * 2048) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 2048) + tl_chunk57 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 2048) + tl_chunk57 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 2048) + tl_chunk57 % 8)) + 7, N) && tl::is_aligned(tl_ptr58, 16)) {
+                            tl::f16 tl_vec59[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec59, tl_ptr58);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk52 + tl_v] = tl::convert<float>(tl_vec54[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk57 + tl_v] = tl::convert<float>(tl_vec59[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((r_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 2048) + ((r_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
+                                r[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) % 2048) + (tl_chunk57 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 2048) + (((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) % 2048) + (tl_chunk57 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:231)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s55 = 0; tl_s55 < x_layout::kSlots; ++tl_s55) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s55 / 8) * 8)) + tl_s55 % 8;
-                        const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s55] + r[tl_s55]));
-                        x[tl_s55] = h * h;
+                    for (int tl_s60 = 0; tl_s60 < x_layout::kSlots; ++tl_s60) {
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s60 / 8) * 8)) % 2048) + tl_s60 % 8;
+                        const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s60] + r[tl_s60]));
+                        x[tl_s60] = h * h;
                     }
                     // reduce(sum, x, part);  (norms.tl:235)
                     {
@@ -7581,8 +7742,8 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s56 = 0; tl_s56 < x_layout::kSlots; ++tl_s56) {
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s56]));
+                        for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s61]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
@@ -7596,92 +7757,92 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                     const int32_t c0 = t * 2048;
                     // copy(X[row, c0 +: BN], x);  (norms.tl:241)
                     #pragma unroll
-                    for (int tl_chunk57 = 0; tl_chunk57 < x_layout::kSlots; tl_chunk57 += 8) {
-                        const tl::f16* tl_ptr58 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) + tl_chunk57 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) + tl_chunk57 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) + tl_chunk57 % 8)) + 7, N) && tl::is_aligned(tl_ptr58, 16)) {
-                            tl::f16 tl_vec59[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec59, tl_ptr58);
+                    for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
+                        const tl::f16* tl_ptr63 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
+                            tl::f16 tl_vec64[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec64, tl_ptr63);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk57 + tl_v] = tl::convert<float>(tl_vec59[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk62 + tl_v] = tl::convert<float>(tl_vec64[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) + (tl_chunk57 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) + (tl_chunk57 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk62 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     __syncthreads();  // RAW on `R`
                     // copy(R[row, c0 +: BN], r);  (norms.tl:242)
                     #pragma unroll
-                    for (int tl_chunk60 = 0; tl_chunk60 < r_layout::kSlots; tl_chunk60 += 8) {
-                        const tl::f16* tl_ptr61 = &R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk60 / 8) * 8)) + tl_chunk60 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk60 / 8) * 8)) + tl_chunk60 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((r_layout::flat(tl_tid, (tl_chunk60 / 8) * 8)) + tl_chunk60 % 8)) + 7, N) && tl::is_aligned(tl_ptr61, 16)) {
-                            tl::f16 tl_vec62[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec62, tl_ptr61);
+                    for (int tl_chunk65 = 0; tl_chunk65 < r_layout::kSlots; tl_chunk65 += 8) {
+                        const tl::f16* tl_ptr66 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 2048) + tl_chunk65 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 2048) + tl_chunk65 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 2048) + tl_chunk65 % 8)) + 7, N) && tl::is_aligned(tl_ptr66, 16)) {
+                            tl::f16 tl_vec67[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec67, tl_ptr66);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk60 + tl_v] = tl::convert<float>(tl_vec62[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk65 + tl_v] = tl::convert<float>(tl_vec67[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk60 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, ((tl_chunk60 + tl_v) / 8) * 8)) + (tl_chunk60 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, ((tl_chunk60 + tl_v) / 8) * 8)) + (tl_chunk60 + tl_v) % 8))]) : 0.0f;
+                                r[tl_chunk65 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8)) % 2048) + (tl_chunk65 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8)) % 2048) + (tl_chunk65 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:243)
                     #pragma unroll
-                    for (int tl_chunk63 = 0; tl_chunk63 < w_layout::kSlots; tl_chunk63 += 8) {
-                        const tl::f16* tl_ptr64 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk63 / 8) * 8)) + tl_chunk63 % 8)];
-                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk63 / 8) * 8)) + tl_chunk63 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk63 / 8) * 8)) + tl_chunk63 % 8)) + 7, N) && tl::is_aligned(tl_ptr64, 16)) {
-                            tl::f16 tl_vec65[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec65, tl_ptr64);
+                    for (int tl_chunk68 = 0; tl_chunk68 < w_layout::kSlots; tl_chunk68 += 8) {
+                        const tl::f16* tl_ptr69 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 2048) + tl_chunk68 % 8)];
+                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 2048) + tl_chunk68 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 2048) + tl_chunk68 % 8)) + 7, N) && tl::is_aligned(tl_ptr69, 16)) {
+                            tl::f16 tl_vec70[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec70, tl_ptr69);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk63 + tl_v] = tl::convert<float>(tl_vec65[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk68 + tl_v] = tl::convert<float>(tl_vec70[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk63 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk63 + tl_v) / 8) * 8)) + (tl_chunk63 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk63 + tl_v) / 8) * 8)) + (tl_chunk63 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk68 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8)) % 2048) + (tl_chunk68 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8)) % 2048) + (tl_chunk68 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:244)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s66 = 0; tl_s66 < x_layout::kSlots; ++tl_s66) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s66 / 8) * 8)) + tl_s66 % 8;
-                        const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s66] + r[tl_s66]));
-                        r[tl_s66] = h;
-                        x[tl_s66] = h * rrms * w[tl_s66];
+                    for (int tl_s71 = 0; tl_s71 < x_layout::kSlots; ++tl_s71) {
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s71 / 8) * 8)) % 2048) + tl_s71 % 8;
+                        const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s71] + r[tl_s71]));
+                        r[tl_s71] = h;
+                        x[tl_s71] = h * rrms * w[tl_s71];
                     }
                     __syncthreads();  // WAR on `R`
                     // copy(r, R[row, c0 +: BN]);  (norms.tl:249)
                     #pragma unroll
-                    for (int tl_chunk67 = 0; tl_chunk67 < r_layout::kSlots; tl_chunk67 += 8) {
-                        tl::f16* tl_ptr68 = &R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk67 / 8) * 8)) + tl_chunk67 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk67 / 8) * 8)) + tl_chunk67 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((r_layout::flat(tl_tid, (tl_chunk67 / 8) * 8)) + tl_chunk67 % 8)) + 7, N) && tl::is_aligned(tl_ptr68, 16)) {
-                            tl::f16 tl_vec69[8];
+                    for (int tl_chunk72 = 0; tl_chunk72 < r_layout::kSlots; tl_chunk72 += 8) {
+                        tl::f16* tl_ptr73 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 2048) + tl_chunk72 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 2048) + tl_chunk72 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 2048) + tl_chunk72 % 8)) + 7, N) && tl::is_aligned(tl_ptr73, 16)) {
+                            tl::f16 tl_vec74[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec69[tl_v] = tl::convert<tl::f16>(r[tl_chunk67 + tl_v]);
-                            tl::store_vector<tl::f16, 8>(tl_ptr68, tl_vec69);
+                            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec74[tl_v], r[tl_chunk72 + tl_v], r[tl_chunk72 + tl_v + 1]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr73, tl_vec74);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, ((tl_chunk67 + tl_v) / 8) * 8)) + (tl_chunk67 + tl_v) % 8), N)) R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, ((tl_chunk67 + tl_v) / 8) * 8)) + (tl_chunk67 + tl_v) % 8))] = tl::convert<tl::f16>(r[tl_chunk67 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8)) % 2048) + (tl_chunk72 + tl_v) % 8), N)) R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8)) % 2048) + (tl_chunk72 + tl_v) % 8))] = tl::convert<tl::f16>(r[tl_chunk72 + tl_v]);
                             }
                         }
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:250)
                     #pragma unroll
-                    for (int tl_chunk70 = 0; tl_chunk70 < x_layout::kSlots; tl_chunk70 += 8) {
-                        tl::f16* tl_ptr71 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk70 / 8) * 8)) + tl_chunk70 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk70 / 8) * 8)) + tl_chunk70 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk70 / 8) * 8)) + tl_chunk70 % 8)) + 7, N) && tl::is_aligned(tl_ptr71, 16)) {
-                            tl::f16 tl_vec72[8];
+                    for (int tl_chunk75 = 0; tl_chunk75 < x_layout::kSlots; tl_chunk75 += 8) {
+                        tl::f16* tl_ptr76 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 2048) + tl_chunk75 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 2048) + tl_chunk75 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 2048) + tl_chunk75 % 8)) + 7, N) && tl::is_aligned(tl_ptr76, 16)) {
+                            tl::f16 tl_vec77[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec72[tl_v] = tl::convert<tl::f16>(x[tl_chunk70 + tl_v]);
-                            tl::store_vector<tl::f16, 8>(tl_ptr71, tl_vec72);
+                            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec77[tl_v], x[tl_chunk75 + tl_v], x[tl_chunk75 + tl_v + 1]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr76, tl_vec77);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk70 + tl_v) / 8) * 8)) + (tl_chunk70 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk70 + tl_v) / 8) * 8)) + (tl_chunk70 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk70 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8)) % 2048) + (tl_chunk75 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8)) % 2048) + (tl_chunk75 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk75 + tl_v]);
                             }
                         }
                     }
@@ -7893,7 +8054,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                 if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk40 % 8) + (tl_tid) * 8 + (tl_chunk40 / 8) * 4096), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk40 % 8) + (tl_tid) * 8 + (tl_chunk40 / 8) * 4096)) + 7, N) && tl::is_aligned(tl_ptr41, 16)) {
                     tl::f16 tl_vec42[8];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec42[tl_v] = tl::convert<tl::f16>(s[tl_chunk40 + tl_v]);
+                    for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec42[tl_v], s[tl_chunk40 + tl_v], s[tl_chunk40 + tl_v + 1]);
                     tl::store_vector<tl::f16, 8>(tl_ptr41, tl_vec42);
                 } else {
                     #pragma unroll
@@ -7951,24 +8112,31 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
             // for i, j in parallel(RB, ROW) {  (norms.tl:216)
             // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
             #pragma unroll
-            for (int tl_s45 = 0; tl_s45 < 16; ++tl_s45) {
+            for (int tl_k46 = 0; tl_k46 < 16; tl_k46 += 8) {
+                const int tl_c47 = ((tl_k46 % 8) + (tl_tid) * 8 + (tl_k46 / 8) * 4096);  // the chunk's first column
                 [[maybe_unused]] const int i = 0;
-                const int j = ((tl_s45 % 8) + (tl_tid) * 8 + (tl_s45 / 8) * 4096);
-                s[tl_s45] = s[tl_s45] * s_rrms[0] * tl::convert<float>(ws[j]);
+                tl::f16 tl_chunk49[8];
+                tl::load_chunk<tl::f16, 8>(tl_chunk49, &ws[tl_c47]);
+                #pragma unroll
+                for (int tl_o48 = 0; tl_o48 < 8; ++tl_o48) {
+                    const int tl_s50 = tl_k46 + tl_o48;
+                    [[maybe_unused]] const int j = tl_c47 + tl_o48;
+                    s[tl_s50] = s[tl_s50] * s_rrms[0] * tl::convert<float>(tl_chunk49[tl_o48]);
+                }
             }
             // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:219)
             #pragma unroll
-            for (int tl_chunk46 = 0; tl_chunk46 < 16; tl_chunk46 += 8) {
-                tl::f16* tl_ptr47 = &Y[int64_t(row0 + 0) * N + ((tl_chunk46 % 8) + (tl_tid) * 8 + (tl_chunk46 / 8) * 4096)];
-                if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk46 % 8) + (tl_tid) * 8 + (tl_chunk46 / 8) * 4096), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk46 % 8) + (tl_tid) * 8 + (tl_chunk46 / 8) * 4096)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
-                    tl::f16 tl_vec48[8];
+            for (int tl_chunk51 = 0; tl_chunk51 < 16; tl_chunk51 += 8) {
+                tl::f16* tl_ptr52 = &Y[int64_t(row0 + 0) * N + ((tl_chunk51 % 8) + (tl_tid) * 8 + (tl_chunk51 / 8) * 4096)];
+                if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk51 % 8) + (tl_tid) * 8 + (tl_chunk51 / 8) * 4096), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk51 % 8) + (tl_tid) * 8 + (tl_chunk51 / 8) * 4096)) + 7, N) && tl::is_aligned(tl_ptr52, 16)) {
+                    tl::f16 tl_vec53[8];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec48[tl_v] = tl::convert<tl::f16>(s[tl_chunk46 + tl_v]);
-                    tl::store_vector<tl::f16, 8>(tl_ptr47, tl_vec48);
+                    for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec53[tl_v], s[tl_chunk51 + tl_v], s[tl_chunk51 + tl_v + 1]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr52, tl_vec53);
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        if (tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk46 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk46 + tl_v) / 8) * 4096), N)) Y[int64_t(row0 + 0) * N + (((tl_chunk46 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk46 + tl_v) / 8) * 4096)] = tl::convert<tl::f16>(s[tl_chunk46 + tl_v]);
+                        if (tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk51 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk51 + tl_v) / 8) * 4096), N)) Y[int64_t(row0 + 0) * N + (((tl_chunk51 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk51 + tl_v) / 8) * 4096)] = tl::convert<tl::f16>(s[tl_chunk51 + tl_v]);
                     }
                 }
             }
@@ -7984,44 +8152,44 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                 for (int t = 0; t < n_tiles; ++t) {
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:229)
                     #pragma unroll
-                    for (int tl_chunk49 = 0; tl_chunk49 < x_layout::kSlots; tl_chunk49 += 8) {
-                        const tl::f16* tl_ptr50 = &X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk49 / 8) * 8)) + tl_chunk49 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk49 / 8) * 8)) + tl_chunk49 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk49 / 8) * 8)) + tl_chunk49 % 8)) + 7, N) && tl::is_aligned(tl_ptr50, 16)) {
-                            tl::f16 tl_vec51[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec51, tl_ptr50);
+                    for (int tl_chunk54 = 0; tl_chunk54 < x_layout::kSlots; tl_chunk54 += 8) {
+                        const tl::f16* tl_ptr55 = &X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 4096) + tl_chunk54 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 4096) + tl_chunk54 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 4096) + tl_chunk54 % 8)) + 7, N) && tl::is_aligned(tl_ptr55, 16)) {
+                            tl::f16 tl_vec56[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec56, tl_ptr55);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk49 + tl_v] = tl::convert<float>(tl_vec51[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk54 + tl_v] = tl::convert<float>(tl_vec56[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk49 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk49 + tl_v) / 8) * 8)) + (tl_chunk49 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk49 + tl_v) / 8) * 8)) + (tl_chunk49 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk54 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8)) % 4096) + (tl_chunk54 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8)) % 4096) + (tl_chunk54 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     __syncthreads();  // RAW on `R`
                     // copy(R[row, t * BN +: BN], r);  (norms.tl:230)
                     #pragma unroll
-                    for (int tl_chunk52 = 0; tl_chunk52 < r_layout::kSlots; tl_chunk52 += 8) {
-                        const tl::f16* tl_ptr53 = &R[int64_t(row) * N + ((t * 4096) + ((r_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) + tl_chunk52 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((r_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + ((r_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
-                            tl::f16 tl_vec54[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec54, tl_ptr53);
+                    for (int tl_chunk57 = 0; tl_chunk57 < r_layout::kSlots; tl_chunk57 += 8) {
+                        const tl::f16* tl_ptr58 = &R[int64_t(row) * N + ((t * 4096) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 4096) + tl_chunk57 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 4096) + tl_chunk57 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 4096) + tl_chunk57 % 8)) + 7, N) && tl::is_aligned(tl_ptr58, 16)) {
+                            tl::f16 tl_vec59[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec59, tl_ptr58);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk52 + tl_v] = tl::convert<float>(tl_vec54[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk57 + tl_v] = tl::convert<float>(tl_vec59[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((r_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 4096) + ((r_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
+                                r[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) % 4096) + (tl_chunk57 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 4096) + (((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) % 4096) + (tl_chunk57 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:231)
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s55 = 0; tl_s55 < x_layout::kSlots; ++tl_s55) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s55 / 8) * 8)) + tl_s55 % 8;
-                        const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s55] + r[tl_s55]));
-                        x[tl_s55] = h * h;
+                    for (int tl_s60 = 0; tl_s60 < x_layout::kSlots; ++tl_s60) {
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s60 / 8) * 8)) % 4096) + tl_s60 % 8;
+                        const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s60] + r[tl_s60]));
+                        x[tl_s60] = h * h;
                     }
                     // reduce(sum, x, part);  (norms.tl:235)
                     {
@@ -8029,8 +8197,8 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s56 = 0; tl_s56 < x_layout::kSlots; ++tl_s56) {
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s56]));
+                        for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s61]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 512>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
@@ -8044,92 +8212,92 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                     const int32_t c0 = t * 4096;
                     // copy(X[row, c0 +: BN], x);  (norms.tl:241)
                     #pragma unroll
-                    for (int tl_chunk57 = 0; tl_chunk57 < x_layout::kSlots; tl_chunk57 += 8) {
-                        const tl::f16* tl_ptr58 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) + tl_chunk57 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) + tl_chunk57 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) + tl_chunk57 % 8)) + 7, N) && tl::is_aligned(tl_ptr58, 16)) {
-                            tl::f16 tl_vec59[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec59, tl_ptr58);
+                    for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
+                        const tl::f16* tl_ptr63 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 4096) + tl_chunk62 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 4096) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 4096) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
+                            tl::f16 tl_vec64[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec64, tl_ptr63);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk57 + tl_v] = tl::convert<float>(tl_vec59[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk62 + tl_v] = tl::convert<float>(tl_vec64[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) + (tl_chunk57 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) + (tl_chunk57 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk62 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 4096) + (tl_chunk62 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 4096) + (tl_chunk62 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     __syncthreads();  // RAW on `R`
                     // copy(R[row, c0 +: BN], r);  (norms.tl:242)
                     #pragma unroll
-                    for (int tl_chunk60 = 0; tl_chunk60 < r_layout::kSlots; tl_chunk60 += 8) {
-                        const tl::f16* tl_ptr61 = &R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk60 / 8) * 8)) + tl_chunk60 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk60 / 8) * 8)) + tl_chunk60 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((r_layout::flat(tl_tid, (tl_chunk60 / 8) * 8)) + tl_chunk60 % 8)) + 7, N) && tl::is_aligned(tl_ptr61, 16)) {
-                            tl::f16 tl_vec62[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec62, tl_ptr61);
+                    for (int tl_chunk65 = 0; tl_chunk65 < r_layout::kSlots; tl_chunk65 += 8) {
+                        const tl::f16* tl_ptr66 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 4096) + tl_chunk65 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 4096) + tl_chunk65 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 4096) + tl_chunk65 % 8)) + 7, N) && tl::is_aligned(tl_ptr66, 16)) {
+                            tl::f16 tl_vec67[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec67, tl_ptr66);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk60 + tl_v] = tl::convert<float>(tl_vec62[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) r[tl_chunk65 + tl_v] = tl::convert<float>(tl_vec67[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk60 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, ((tl_chunk60 + tl_v) / 8) * 8)) + (tl_chunk60 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, ((tl_chunk60 + tl_v) / 8) * 8)) + (tl_chunk60 + tl_v) % 8))]) : 0.0f;
+                                r[tl_chunk65 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8)) % 4096) + (tl_chunk65 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8)) % 4096) + (tl_chunk65 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:243)
                     #pragma unroll
-                    for (int tl_chunk63 = 0; tl_chunk63 < w_layout::kSlots; tl_chunk63 += 8) {
-                        const tl::f16* tl_ptr64 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk63 / 8) * 8)) + tl_chunk63 % 8)];
-                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk63 / 8) * 8)) + tl_chunk63 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk63 / 8) * 8)) + tl_chunk63 % 8)) + 7, N) && tl::is_aligned(tl_ptr64, 16)) {
-                            tl::f16 tl_vec65[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec65, tl_ptr64);
+                    for (int tl_chunk68 = 0; tl_chunk68 < w_layout::kSlots; tl_chunk68 += 8) {
+                        const tl::f16* tl_ptr69 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 4096) + tl_chunk68 % 8)];
+                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 4096) + tl_chunk68 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 4096) + tl_chunk68 % 8)) + 7, N) && tl::is_aligned(tl_ptr69, 16)) {
+                            tl::f16 tl_vec70[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec70, tl_ptr69);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk63 + tl_v] = tl::convert<float>(tl_vec65[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk68 + tl_v] = tl::convert<float>(tl_vec70[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk63 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk63 + tl_v) / 8) * 8)) + (tl_chunk63 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk63 + tl_v) / 8) * 8)) + (tl_chunk63 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk68 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8)) % 4096) + (tl_chunk68 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8)) % 4096) + (tl_chunk68 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:244)
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s66 = 0; tl_s66 < x_layout::kSlots; ++tl_s66) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s66 / 8) * 8)) + tl_s66 % 8;
-                        const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s66] + r[tl_s66]));
-                        r[tl_s66] = h;
-                        x[tl_s66] = h * rrms * w[tl_s66];
+                    for (int tl_s71 = 0; tl_s71 < x_layout::kSlots; ++tl_s71) {
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s71 / 8) * 8)) % 4096) + tl_s71 % 8;
+                        const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s71] + r[tl_s71]));
+                        r[tl_s71] = h;
+                        x[tl_s71] = h * rrms * w[tl_s71];
                     }
                     __syncthreads();  // WAR on `R`
                     // copy(r, R[row, c0 +: BN]);  (norms.tl:249)
                     #pragma unroll
-                    for (int tl_chunk67 = 0; tl_chunk67 < r_layout::kSlots; tl_chunk67 += 8) {
-                        tl::f16* tl_ptr68 = &R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk67 / 8) * 8)) + tl_chunk67 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk67 / 8) * 8)) + tl_chunk67 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((r_layout::flat(tl_tid, (tl_chunk67 / 8) * 8)) + tl_chunk67 % 8)) + 7, N) && tl::is_aligned(tl_ptr68, 16)) {
-                            tl::f16 tl_vec69[8];
+                    for (int tl_chunk72 = 0; tl_chunk72 < r_layout::kSlots; tl_chunk72 += 8) {
+                        tl::f16* tl_ptr73 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 4096) + tl_chunk72 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 4096) + tl_chunk72 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 4096) + tl_chunk72 % 8)) + 7, N) && tl::is_aligned(tl_ptr73, 16)) {
+                            tl::f16 tl_vec74[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec69[tl_v] = tl::convert<tl::f16>(r[tl_chunk67 + tl_v]);
-                            tl::store_vector<tl::f16, 8>(tl_ptr68, tl_vec69);
+                            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec74[tl_v], r[tl_chunk72 + tl_v], r[tl_chunk72 + tl_v + 1]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr73, tl_vec74);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, ((tl_chunk67 + tl_v) / 8) * 8)) + (tl_chunk67 + tl_v) % 8), N)) R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, ((tl_chunk67 + tl_v) / 8) * 8)) + (tl_chunk67 + tl_v) % 8))] = tl::convert<tl::f16>(r[tl_chunk67 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8)) % 4096) + (tl_chunk72 + tl_v) % 8), N)) R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8)) % 4096) + (tl_chunk72 + tl_v) % 8))] = tl::convert<tl::f16>(r[tl_chunk72 + tl_v]);
                             }
                         }
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:250)
                     #pragma unroll
-                    for (int tl_chunk70 = 0; tl_chunk70 < x_layout::kSlots; tl_chunk70 += 8) {
-                        tl::f16* tl_ptr71 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk70 / 8) * 8)) + tl_chunk70 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk70 / 8) * 8)) + tl_chunk70 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk70 / 8) * 8)) + tl_chunk70 % 8)) + 7, N) && tl::is_aligned(tl_ptr71, 16)) {
-                            tl::f16 tl_vec72[8];
+                    for (int tl_chunk75 = 0; tl_chunk75 < x_layout::kSlots; tl_chunk75 += 8) {
+                        tl::f16* tl_ptr76 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 4096) + tl_chunk75 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 4096) + tl_chunk75 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 4096) + tl_chunk75 % 8)) + 7, N) && tl::is_aligned(tl_ptr76, 16)) {
+                            tl::f16 tl_vec77[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec72[tl_v] = tl::convert<tl::f16>(x[tl_chunk70 + tl_v]);
-                            tl::store_vector<tl::f16, 8>(tl_ptr71, tl_vec72);
+                            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec77[tl_v], x[tl_chunk75 + tl_v], x[tl_chunk75 + tl_v + 1]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr76, tl_vec77);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk70 + tl_v) / 8) * 8)) + (tl_chunk70 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk70 + tl_v) / 8) * 8)) + (tl_chunk70 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk70 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8)) % 4096) + (tl_chunk75 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8)) % 4096) + (tl_chunk75 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk75 + tl_v]);
                             }
                         }
                     }
@@ -8313,8 +8481,9 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
             // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
+                const int tl_c29 = (((tl_s28 / 8 * 8) % 8) + (tl_tid % 16) * 8);  // the chunk's first column
                 [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s28 / 8) * 16);
-                const int j = ((tl_s28 % 8) + (tl_tid % 16) * 8);
+                const int j = tl_c29 + tl_s28 % 8;
                 const float d = s[tl_s28] - s_mean[(tl_s28 / 8)] * inv_n;
                 s[tl_s28] = d;
                 sd[tl_s28] = j < N ? d * d : 0.0f;
@@ -8326,8 +8495,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                 #pragma unroll
-                for (int tl_s29 = 0; tl_s29 < 16; ++tl_s29) {
-                    tl_part[(tl_s29 / 8)] = tl::SumOp::combine(tl_part[(tl_s29 / 8)], tl::SumOp::element(sd[tl_s29]));
+                for (int tl_s30 = 0; tl_s30 < 16; ++tl_s30) {
+                    tl_part[(tl_s30 / 8)] = tl::SumOp::combine(tl_part[(tl_s30 / 8)], tl::SumOp::element(sd[tl_s30]));
                 }
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 2; ++tl_i) {
@@ -8344,31 +8513,40 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
             // for i in parallel(RB) {  (norms.tl:297)
             // for i in parallel(32): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
-            for (int tl_s30 = 0; tl_s30 < 2; ++tl_s30) {
-                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s30) * 16);
-                s_rstd[tl_s30] = tl::rsqrt(s_rstd[tl_s30] * inv_n + eps);
+            for (int tl_s31 = 0; tl_s31 < 2; ++tl_s31) {
+                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s31) * 16);
+                s_rstd[tl_s31] = tl::rsqrt(s_rstd[tl_s31] * inv_n + eps);
             }
             // for i, j in parallel(RB, ROW) {  (norms.tl:300)
             // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
             #pragma unroll
-            for (int tl_s31 = 0; tl_s31 < 16; ++tl_s31) {
-                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s31 / 8) * 16);
-                const int j = ((tl_s31 % 8) + (tl_tid % 16) * 8);
-                s[tl_s31] = gelu(s[tl_s31] * s_rstd[(tl_s31 / 8)] * tl::convert<float>(ws[j]) + tl::convert<float>(bs[j]));
+            for (int tl_k33 = 0; tl_k33 < 16; tl_k33 += 8) {
+                const int tl_c34 = ((tl_k33 % 8) + (tl_tid % 16) * 8);  // the chunk's first column
+                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_k33 / 8) * 16);
+                tl::f16 tl_chunk36[8];
+                tl::load_chunk<tl::f16, 8>(tl_chunk36, &ws[tl_c34]);
+                tl::f16 tl_chunk37[8];
+                tl::load_chunk<tl::f16, 8>(tl_chunk37, &bs[tl_c34]);
+                #pragma unroll
+                for (int tl_o35 = 0; tl_o35 < 8; ++tl_o35) {
+                    const int tl_s38 = tl_k33 + tl_o35;
+                    [[maybe_unused]] const int j = tl_c34 + tl_o35;
+                    s[tl_s38] = gelu(s[tl_s38] * s_rstd[(tl_s38 / 8)] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]));
+                }
             }
             // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:303)
             #pragma unroll
-            for (int tl_chunk32 = 0; tl_chunk32 < 16; tl_chunk32 += 8) {
-                tl::f16* tl_ptr33 = &Y[int64_t(row0 + ((tl_tid / 16) + (tl_chunk32 / 8) * 16)) * N + ((tl_chunk32 % 8) + (tl_tid % 16) * 8)];
-                if (tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk32 / 8) * 16), M) && tl::in_bounds(((tl_chunk32 % 8) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk32 / 8) * 16), M) && tl::in_bounds((((tl_chunk32 % 8) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr33, 16)) {
-                    tl::f16 tl_vec34[8];
+            for (int tl_chunk39 = 0; tl_chunk39 < 16; tl_chunk39 += 8) {
+                tl::f16* tl_ptr40 = &Y[int64_t(row0 + ((tl_tid / 16) + (tl_chunk39 / 8) * 16)) * N + ((tl_chunk39 % 8) + (tl_tid % 16) * 8)];
+                if (tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk39 / 8) * 16), M) && tl::in_bounds(((tl_chunk39 % 8) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk39 / 8) * 16), M) && tl::in_bounds((((tl_chunk39 % 8) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                    tl::f16 tl_vec41[8];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec34[tl_v] = tl::convert<tl::f16>(s[tl_chunk32 + tl_v]);
-                    tl::store_vector<tl::f16, 8>(tl_ptr33, tl_vec34);
+                    for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec41[tl_v], s[tl_chunk39 + tl_v], s[tl_chunk39 + tl_v + 1]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr40, tl_vec41);
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        if (tl::in_bounds(row0 + ((tl_tid / 16) + ((tl_chunk32 + tl_v) / 8) * 16), M) && tl::in_bounds((((tl_chunk32 + tl_v) % 8) + (tl_tid % 16) * 8), N)) Y[int64_t(row0 + ((tl_tid / 16) + ((tl_chunk32 + tl_v) / 8) * 16)) * N + (((tl_chunk32 + tl_v) % 8) + (tl_tid % 16) * 8)] = tl::convert<tl::f16>(s[tl_chunk32 + tl_v]);
+                        if (tl::in_bounds(row0 + ((tl_tid / 16) + ((tl_chunk39 + tl_v) / 8) * 16), M) && tl::in_bounds((((tl_chunk39 + tl_v) % 8) + (tl_tid % 16) * 8), N)) Y[int64_t(row0 + ((tl_tid / 16) + ((tl_chunk39 + tl_v) / 8) * 16)) * N + (((tl_chunk39 + tl_v) % 8) + (tl_tid % 16) * 8)] = tl::convert<tl::f16>(s[tl_chunk39 + tl_v]);
                     }
                 }
             }
@@ -8384,17 +8562,17 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
                 for (int t = 0; t < n_tiles; ++t) {
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:313)
                     #pragma unroll
-                    for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        const tl::f16* tl_ptr36 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
-                            tl::f16 tl_vec37[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec37, tl_ptr36);
+                    for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
+                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
+                            tl::f16 tl_vec44[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk35 + tl_v] = tl::convert<float>(tl_vec37[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk42 + tl_v] = tl::convert<float>(tl_vec44[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -8404,8 +8582,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s38 = 0; tl_s38 < x_layout::kSlots; ++tl_s38) {
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s38]));
+                        for (int tl_s45 = 0; tl_s45 < x_layout::kSlots; ++tl_s45) {
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s45]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
@@ -8419,28 +8597,28 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
                 for (int t = 0; t < n_tiles; ++t) {
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:320)
                     #pragma unroll
-                    for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
-                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
-                            tl::f16 tl_vec41[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec41, tl_ptr40);
+                    for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
+                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
+                            tl::f16 tl_vec48[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec48, tl_ptr47);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk39 + tl_v] = tl::convert<float>(tl_vec41[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk46 + tl_v] = tl::convert<float>(tl_vec48[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:321)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s42 = 0; tl_s42 < x_layout::kSlots; ++tl_s42) {
-                        const int tl_c43 = (x_layout::flat(tl_tid, (tl_s42 / 8) * 8)) % 2048;  // the chunk's first column
-                        const int j = tl_c43 + tl_s42 % 8;
-                        const float d = x[tl_s42] - mean;
-                        x[tl_s42] = t * 2048 + j < N ? d * d : 0.0f;
+                    for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
+                        const int tl_c50 = (x_layout::flat(tl_tid, (tl_s49 / 8) * 8)) % 2048;  // the chunk's first column
+                        const int j = tl_c50 + tl_s49 % 8;
+                        const float d = x[tl_s49] - mean;
+                        x[tl_s49] = t * 2048 + j < N ? d * d : 0.0f;
                     }
                     // reduce(sum, x, part);  (norms.tl:325)
                     {
@@ -8448,8 +8626,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s44 = 0; tl_s44 < x_layout::kSlots; ++tl_s44) {
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s44]));
+                        for (int tl_s51 = 0; tl_s51 < x_layout::kSlots; ++tl_s51) {
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s51]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
@@ -8463,72 +8641,72 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
                     const int32_t c0 = t * 2048;
                     // copy(X[row, c0 +: BN], x);  (norms.tl:331)
                     #pragma unroll
-                    for (int tl_chunk45 = 0; tl_chunk45 < x_layout::kSlots; tl_chunk45 += 8) {
-                        const tl::f16* tl_ptr46 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8)) + 7, N) && tl::is_aligned(tl_ptr46, 16)) {
-                            tl::f16 tl_vec47[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec47, tl_ptr46);
+                    for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
+                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
+                            tl::f16 tl_vec54[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec54, tl_ptr53);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk45 + tl_v] = tl::convert<float>(tl_vec47[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk52 + tl_v] = tl::convert<float>(tl_vec54[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk45 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk45 + tl_v) / 8) * 8)) + (tl_chunk45 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk45 + tl_v) / 8) * 8)) + (tl_chunk45 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 2048) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 2048) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:332)
                     #pragma unroll
-                    for (int tl_chunk48 = 0; tl_chunk48 < w_layout::kSlots; tl_chunk48 += 8) {
-                        const tl::f16* tl_ptr49 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8)];
-                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8)) + 7, N) && tl::is_aligned(tl_ptr49, 16)) {
-                            tl::f16 tl_vec50[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec50, tl_ptr49);
+                    for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
+                        const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8)];
+                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
+                            tl::f16 tl_vec57[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec57, tl_ptr56);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk48 + tl_v] = tl::convert<float>(tl_vec50[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk55 + tl_v] = tl::convert<float>(tl_vec57[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk48 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk48 + tl_v) / 8) * 8)) + (tl_chunk48 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk48 + tl_v) / 8) * 8)) + (tl_chunk48 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 2048) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 2048) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // copy(Bias[c0 +: BN], b);  (norms.tl:333)
                     #pragma unroll
-                    for (int tl_chunk51 = 0; tl_chunk51 < b_layout::kSlots; tl_chunk51 += 8) {
-                        const tl::f16* tl_ptr52 = &Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8)];
-                        if (tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8), N) && tl::in_bounds((c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8)) + 7, N) && tl::is_aligned(tl_ptr52, 16)) {
-                            tl::f16 tl_vec53[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec53, tl_ptr52);
+                    for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
+                        const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8)];
+                        if (tl::in_bounds(c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
+                            tl::f16 tl_vec60[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec60, tl_ptr59);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk51 + tl_v] = tl::convert<float>(tl_vec53[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk58 + tl_v] = tl::convert<float>(tl_vec60[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk51 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, ((tl_chunk51 + tl_v) / 8) * 8)) + (tl_chunk51 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, ((tl_chunk51 + tl_v) / 8) * 8)) + (tl_chunk51 + tl_v) % 8)]) : 0.0f;
+                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 2048) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 2048) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:334)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s54 = 0; tl_s54 < x_layout::kSlots; ++tl_s54) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s54 / 8) * 8)) + tl_s54 % 8;
-                        x[tl_s54] = gelu((x[tl_s54] - mean) * rstd * w[tl_s54] + b[tl_s54]);
+                    for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 2048) + tl_s61 % 8;
+                        x[tl_s61] = gelu((x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61]);
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:337)
                     #pragma unroll
-                    for (int tl_chunk55 = 0; tl_chunk55 < x_layout::kSlots; tl_chunk55 += 8) {
-                        tl::f16* tl_ptr56 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
-                            tl::f16 tl_vec57[8];
+                    for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
+                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
+                            tl::f16 tl_vec64[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec57[tl_v] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
-                            tl::store_vector<tl::f16, 8>(tl_ptr56, tl_vec57);
+                            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec64[tl_v], x[tl_chunk62 + tl_v], x[tl_chunk62 + tl_v + 1]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr63, tl_vec64);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) + (tl_chunk55 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) + (tl_chunk55 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
                             }
                         }
                     }
@@ -8713,8 +8891,9 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
             // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
+                const int tl_c29 = (((tl_s28 / 8 * 8) % 8) + (tl_tid % 32) * 8);  // the chunk's first column
                 [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s28 / 8) * 8);
-                const int j = ((tl_s28 % 8) + (tl_tid % 32) * 8);
+                const int j = tl_c29 + tl_s28 % 8;
                 const float d = s[tl_s28] - s_mean[(tl_s28 / 8)] * inv_n;
                 s[tl_s28] = d;
                 sd[tl_s28] = j < N ? d * d : 0.0f;
@@ -8726,8 +8905,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                 #pragma unroll
-                for (int tl_s29 = 0; tl_s29 < 16; ++tl_s29) {
-                    tl_part[(tl_s29 / 8)] = tl::SumOp::combine(tl_part[(tl_s29 / 8)], tl::SumOp::element(sd[tl_s29]));
+                for (int tl_s30 = 0; tl_s30 < 16; ++tl_s30) {
+                    tl_part[(tl_s30 / 8)] = tl::SumOp::combine(tl_part[(tl_s30 / 8)], tl::SumOp::element(sd[tl_s30]));
                 }
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 2; ++tl_i) {
@@ -8745,31 +8924,40 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
             // for i in parallel(RB) {  (norms.tl:297)
             // for i in parallel(16): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
-            for (int tl_s30 = 0; tl_s30 < 2; ++tl_s30) {
-                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s30) * 8);
-                s_rstd[tl_s30] = tl::rsqrt(s_rstd[tl_s30] * inv_n + eps);
+            for (int tl_s31 = 0; tl_s31 < 2; ++tl_s31) {
+                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s31) * 8);
+                s_rstd[tl_s31] = tl::rsqrt(s_rstd[tl_s31] * inv_n + eps);
             }
             // for i, j in parallel(RB, ROW) {  (norms.tl:300)
             // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
             #pragma unroll
-            for (int tl_s31 = 0; tl_s31 < 16; ++tl_s31) {
-                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s31 / 8) * 8);
-                const int j = ((tl_s31 % 8) + (tl_tid % 32) * 8);
-                s[tl_s31] = gelu(s[tl_s31] * s_rstd[(tl_s31 / 8)] * tl::convert<float>(ws[j]) + tl::convert<float>(bs[j]));
+            for (int tl_k33 = 0; tl_k33 < 16; tl_k33 += 8) {
+                const int tl_c34 = ((tl_k33 % 8) + (tl_tid % 32) * 8);  // the chunk's first column
+                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_k33 / 8) * 8);
+                tl::f16 tl_chunk36[8];
+                tl::load_chunk<tl::f16, 8>(tl_chunk36, &ws[tl_c34]);
+                tl::f16 tl_chunk37[8];
+                tl::load_chunk<tl::f16, 8>(tl_chunk37, &bs[tl_c34]);
+                #pragma unroll
+                for (int tl_o35 = 0; tl_o35 < 8; ++tl_o35) {
+                    const int tl_s38 = tl_k33 + tl_o35;
+                    [[maybe_unused]] const int j = tl_c34 + tl_o35;
+                    s[tl_s38] = gelu(s[tl_s38] * s_rstd[(tl_s38 / 8)] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]));
+                }
             }
             // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:303)
             #pragma unroll
-            for (int tl_chunk32 = 0; tl_chunk32 < 16; tl_chunk32 += 8) {
-                tl::f16* tl_ptr33 = &Y[int64_t(row0 + ((tl_tid / 32) + (tl_chunk32 / 8) * 8)) * N + ((tl_chunk32 % 8) + (tl_tid % 32) * 8)];
-                if (tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk32 / 8) * 8), M) && tl::in_bounds(((tl_chunk32 % 8) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk32 / 8) * 8), M) && tl::in_bounds((((tl_chunk32 % 8) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr33, 16)) {
-                    tl::f16 tl_vec34[8];
+            for (int tl_chunk39 = 0; tl_chunk39 < 16; tl_chunk39 += 8) {
+                tl::f16* tl_ptr40 = &Y[int64_t(row0 + ((tl_tid / 32) + (tl_chunk39 / 8) * 8)) * N + ((tl_chunk39 % 8) + (tl_tid % 32) * 8)];
+                if (tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk39 / 8) * 8), M) && tl::in_bounds(((tl_chunk39 % 8) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk39 / 8) * 8), M) && tl::in_bounds((((tl_chunk39 % 8) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                    tl::f16 tl_vec41[8];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec34[tl_v] = tl::convert<tl::f16>(s[tl_chunk32 + tl_v]);
-                    tl::store_vector<tl::f16, 8>(tl_ptr33, tl_vec34);
+                    for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec41[tl_v], s[tl_chunk39 + tl_v], s[tl_chunk39 + tl_v + 1]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr40, tl_vec41);
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        if (tl::in_bounds(row0 + ((tl_tid / 32) + ((tl_chunk32 + tl_v) / 8) * 8), M) && tl::in_bounds((((tl_chunk32 + tl_v) % 8) + (tl_tid % 32) * 8), N)) Y[int64_t(row0 + ((tl_tid / 32) + ((tl_chunk32 + tl_v) / 8) * 8)) * N + (((tl_chunk32 + tl_v) % 8) + (tl_tid % 32) * 8)] = tl::convert<tl::f16>(s[tl_chunk32 + tl_v]);
+                        if (tl::in_bounds(row0 + ((tl_tid / 32) + ((tl_chunk39 + tl_v) / 8) * 8), M) && tl::in_bounds((((tl_chunk39 + tl_v) % 8) + (tl_tid % 32) * 8), N)) Y[int64_t(row0 + ((tl_tid / 32) + ((tl_chunk39 + tl_v) / 8) * 8)) * N + (((tl_chunk39 + tl_v) % 8) + (tl_tid % 32) * 8)] = tl::convert<tl::f16>(s[tl_chunk39 + tl_v]);
                     }
                 }
             }
@@ -8785,17 +8973,17 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
                 for (int t = 0; t < n_tiles; ++t) {
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:313)
                     #pragma unroll
-                    for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        const tl::f16* tl_ptr36 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
-                            tl::f16 tl_vec37[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec37, tl_ptr36);
+                    for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
+                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
+                            tl::f16 tl_vec44[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk35 + tl_v] = tl::convert<float>(tl_vec37[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk42 + tl_v] = tl::convert<float>(tl_vec44[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -8805,8 +8993,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s38 = 0; tl_s38 < x_layout::kSlots; ++tl_s38) {
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s38]));
+                        for (int tl_s45 = 0; tl_s45 < x_layout::kSlots; ++tl_s45) {
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s45]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
@@ -8820,28 +9008,28 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
                 for (int t = 0; t < n_tiles; ++t) {
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:320)
                     #pragma unroll
-                    for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
-                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
-                            tl::f16 tl_vec41[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec41, tl_ptr40);
+                    for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
+                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
+                            tl::f16 tl_vec48[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec48, tl_ptr47);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk39 + tl_v] = tl::convert<float>(tl_vec41[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk46 + tl_v] = tl::convert<float>(tl_vec48[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:321)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s42 = 0; tl_s42 < x_layout::kSlots; ++tl_s42) {
-                        const int tl_c43 = (x_layout::flat(tl_tid, (tl_s42 / 8) * 8)) % 2048;  // the chunk's first column
-                        const int j = tl_c43 + tl_s42 % 8;
-                        const float d = x[tl_s42] - mean;
-                        x[tl_s42] = t * 2048 + j < N ? d * d : 0.0f;
+                    for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
+                        const int tl_c50 = (x_layout::flat(tl_tid, (tl_s49 / 8) * 8)) % 2048;  // the chunk's first column
+                        const int j = tl_c50 + tl_s49 % 8;
+                        const float d = x[tl_s49] - mean;
+                        x[tl_s49] = t * 2048 + j < N ? d * d : 0.0f;
                     }
                     // reduce(sum, x, part);  (norms.tl:325)
                     {
@@ -8849,8 +9037,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s44 = 0; tl_s44 < x_layout::kSlots; ++tl_s44) {
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s44]));
+                        for (int tl_s51 = 0; tl_s51 < x_layout::kSlots; ++tl_s51) {
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s51]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
@@ -8864,72 +9052,72 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
                     const int32_t c0 = t * 2048;
                     // copy(X[row, c0 +: BN], x);  (norms.tl:331)
                     #pragma unroll
-                    for (int tl_chunk45 = 0; tl_chunk45 < x_layout::kSlots; tl_chunk45 += 8) {
-                        const tl::f16* tl_ptr46 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8)) + 7, N) && tl::is_aligned(tl_ptr46, 16)) {
-                            tl::f16 tl_vec47[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec47, tl_ptr46);
+                    for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
+                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
+                            tl::f16 tl_vec54[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec54, tl_ptr53);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk45 + tl_v] = tl::convert<float>(tl_vec47[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk52 + tl_v] = tl::convert<float>(tl_vec54[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk45 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk45 + tl_v) / 8) * 8)) + (tl_chunk45 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk45 + tl_v) / 8) * 8)) + (tl_chunk45 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 2048) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 2048) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:332)
                     #pragma unroll
-                    for (int tl_chunk48 = 0; tl_chunk48 < w_layout::kSlots; tl_chunk48 += 8) {
-                        const tl::f16* tl_ptr49 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8)];
-                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8)) + 7, N) && tl::is_aligned(tl_ptr49, 16)) {
-                            tl::f16 tl_vec50[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec50, tl_ptr49);
+                    for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
+                        const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8)];
+                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
+                            tl::f16 tl_vec57[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec57, tl_ptr56);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk48 + tl_v] = tl::convert<float>(tl_vec50[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk55 + tl_v] = tl::convert<float>(tl_vec57[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk48 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk48 + tl_v) / 8) * 8)) + (tl_chunk48 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk48 + tl_v) / 8) * 8)) + (tl_chunk48 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 2048) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 2048) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // copy(Bias[c0 +: BN], b);  (norms.tl:333)
                     #pragma unroll
-                    for (int tl_chunk51 = 0; tl_chunk51 < b_layout::kSlots; tl_chunk51 += 8) {
-                        const tl::f16* tl_ptr52 = &Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8)];
-                        if (tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8), N) && tl::in_bounds((c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8)) + 7, N) && tl::is_aligned(tl_ptr52, 16)) {
-                            tl::f16 tl_vec53[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec53, tl_ptr52);
+                    for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
+                        const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8)];
+                        if (tl::in_bounds(c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
+                            tl::f16 tl_vec60[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec60, tl_ptr59);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk51 + tl_v] = tl::convert<float>(tl_vec53[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk58 + tl_v] = tl::convert<float>(tl_vec60[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk51 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, ((tl_chunk51 + tl_v) / 8) * 8)) + (tl_chunk51 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, ((tl_chunk51 + tl_v) / 8) * 8)) + (tl_chunk51 + tl_v) % 8)]) : 0.0f;
+                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 2048) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 2048) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:334)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s54 = 0; tl_s54 < x_layout::kSlots; ++tl_s54) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s54 / 8) * 8)) + tl_s54 % 8;
-                        x[tl_s54] = gelu((x[tl_s54] - mean) * rstd * w[tl_s54] + b[tl_s54]);
+                    for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 2048) + tl_s61 % 8;
+                        x[tl_s61] = gelu((x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61]);
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:337)
                     #pragma unroll
-                    for (int tl_chunk55 = 0; tl_chunk55 < x_layout::kSlots; tl_chunk55 += 8) {
-                        tl::f16* tl_ptr56 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
-                            tl::f16 tl_vec57[8];
+                    for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
+                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
+                            tl::f16 tl_vec64[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec57[tl_v] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
-                            tl::store_vector<tl::f16, 8>(tl_ptr56, tl_vec57);
+                            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec64[tl_v], x[tl_chunk62 + tl_v], x[tl_chunk62 + tl_v + 1]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr63, tl_vec64);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) + (tl_chunk55 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) + (tl_chunk55 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
                             }
                         }
                     }
@@ -9114,8 +9302,9 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
             // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
+                const int tl_c29 = (((tl_s28 / 8 * 8) % 8) + (tl_tid % 32) * 8 + ((tl_s28 / 8 * 8) / 8) * 256);  // the chunk's first column
                 [[maybe_unused]] const int i = (tl_tid / 32);
-                const int j = ((tl_s28 % 8) + (tl_tid % 32) * 8 + (tl_s28 / 8) * 256);
+                const int j = tl_c29 + tl_s28 % 8;
                 const float d = s[tl_s28] - s_mean[0] * inv_n;
                 s[tl_s28] = d;
                 sd[tl_s28] = j < N ? d * d : 0.0f;
@@ -9127,8 +9316,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                 #pragma unroll
-                for (int tl_s29 = 0; tl_s29 < 16; ++tl_s29) {
-                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sd[tl_s29]));
+                for (int tl_s30 = 0; tl_s30 < 16; ++tl_s30) {
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sd[tl_s30]));
                 }
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
@@ -9146,31 +9335,40 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
             // for i in parallel(RB) {  (norms.tl:297)
             // for i in parallel(8): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
-            for (int tl_s30 = 0; tl_s30 < 1; ++tl_s30) {
+            for (int tl_s31 = 0; tl_s31 < 1; ++tl_s31) {
                 [[maybe_unused]] const int i = (tl_tid / 32);
-                s_rstd[tl_s30] = tl::rsqrt(s_rstd[tl_s30] * inv_n + eps);
+                s_rstd[tl_s31] = tl::rsqrt(s_rstd[tl_s31] * inv_n + eps);
             }
             // for i, j in parallel(RB, ROW) {  (norms.tl:300)
             // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
             #pragma unroll
-            for (int tl_s31 = 0; tl_s31 < 16; ++tl_s31) {
+            for (int tl_k33 = 0; tl_k33 < 16; tl_k33 += 8) {
+                const int tl_c34 = ((tl_k33 % 8) + (tl_tid % 32) * 8 + (tl_k33 / 8) * 256);  // the chunk's first column
                 [[maybe_unused]] const int i = (tl_tid / 32);
-                const int j = ((tl_s31 % 8) + (tl_tid % 32) * 8 + (tl_s31 / 8) * 256);
-                s[tl_s31] = gelu(s[tl_s31] * s_rstd[0] * tl::convert<float>(ws[j]) + tl::convert<float>(bs[j]));
+                tl::f16 tl_chunk36[8];
+                tl::load_chunk<tl::f16, 8>(tl_chunk36, &ws[tl_c34]);
+                tl::f16 tl_chunk37[8];
+                tl::load_chunk<tl::f16, 8>(tl_chunk37, &bs[tl_c34]);
+                #pragma unroll
+                for (int tl_o35 = 0; tl_o35 < 8; ++tl_o35) {
+                    const int tl_s38 = tl_k33 + tl_o35;
+                    [[maybe_unused]] const int j = tl_c34 + tl_o35;
+                    s[tl_s38] = gelu(s[tl_s38] * s_rstd[0] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]));
+                }
             }
             // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:303)
             #pragma unroll
-            for (int tl_chunk32 = 0; tl_chunk32 < 16; tl_chunk32 += 8) {
-                tl::f16* tl_ptr33 = &Y[int64_t(row0 + (tl_tid / 32)) * N + ((tl_chunk32 % 8) + (tl_tid % 32) * 8 + (tl_chunk32 / 8) * 256)];
-                if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds(((tl_chunk32 % 8) + (tl_tid % 32) * 8 + (tl_chunk32 / 8) * 256), N) && tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk32 % 8) + (tl_tid % 32) * 8 + (tl_chunk32 / 8) * 256)) + 7, N) && tl::is_aligned(tl_ptr33, 16)) {
-                    tl::f16 tl_vec34[8];
+            for (int tl_chunk39 = 0; tl_chunk39 < 16; tl_chunk39 += 8) {
+                tl::f16* tl_ptr40 = &Y[int64_t(row0 + (tl_tid / 32)) * N + ((tl_chunk39 % 8) + (tl_tid % 32) * 8 + (tl_chunk39 / 8) * 256)];
+                if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds(((tl_chunk39 % 8) + (tl_tid % 32) * 8 + (tl_chunk39 / 8) * 256), N) && tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk39 % 8) + (tl_tid % 32) * 8 + (tl_chunk39 / 8) * 256)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                    tl::f16 tl_vec41[8];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec34[tl_v] = tl::convert<tl::f16>(s[tl_chunk32 + tl_v]);
-                    tl::store_vector<tl::f16, 8>(tl_ptr33, tl_vec34);
+                    for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec41[tl_v], s[tl_chunk39 + tl_v], s[tl_chunk39 + tl_v + 1]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr40, tl_vec41);
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk32 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk32 + tl_v) / 8) * 256), N)) Y[int64_t(row0 + (tl_tid / 32)) * N + (((tl_chunk32 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk32 + tl_v) / 8) * 256)] = tl::convert<tl::f16>(s[tl_chunk32 + tl_v]);
+                        if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk39 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk39 + tl_v) / 8) * 256), N)) Y[int64_t(row0 + (tl_tid / 32)) * N + (((tl_chunk39 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk39 + tl_v) / 8) * 256)] = tl::convert<tl::f16>(s[tl_chunk39 + tl_v]);
                     }
                 }
             }
@@ -9186,17 +9384,17 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
                 for (int t = 0; t < n_tiles; ++t) {
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:313)
                     #pragma unroll
-                    for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        const tl::f16* tl_ptr36 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
-                            tl::f16 tl_vec37[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec37, tl_ptr36);
+                    for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
+                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
+                            tl::f16 tl_vec44[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk35 + tl_v] = tl::convert<float>(tl_vec37[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk42 + tl_v] = tl::convert<float>(tl_vec44[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -9206,8 +9404,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s38 = 0; tl_s38 < x_layout::kSlots; ++tl_s38) {
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s38]));
+                        for (int tl_s45 = 0; tl_s45 < x_layout::kSlots; ++tl_s45) {
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s45]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
@@ -9221,28 +9419,28 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
                 for (int t = 0; t < n_tiles; ++t) {
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:320)
                     #pragma unroll
-                    for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
-                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
-                            tl::f16 tl_vec41[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec41, tl_ptr40);
+                    for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
+                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
+                            tl::f16 tl_vec48[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec48, tl_ptr47);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk39 + tl_v] = tl::convert<float>(tl_vec41[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk46 + tl_v] = tl::convert<float>(tl_vec48[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:321)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s42 = 0; tl_s42 < x_layout::kSlots; ++tl_s42) {
-                        const int tl_c43 = (x_layout::flat(tl_tid, (tl_s42 / 8) * 8)) % 2048;  // the chunk's first column
-                        const int j = tl_c43 + tl_s42 % 8;
-                        const float d = x[tl_s42] - mean;
-                        x[tl_s42] = t * 2048 + j < N ? d * d : 0.0f;
+                    for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
+                        const int tl_c50 = (x_layout::flat(tl_tid, (tl_s49 / 8) * 8)) % 2048;  // the chunk's first column
+                        const int j = tl_c50 + tl_s49 % 8;
+                        const float d = x[tl_s49] - mean;
+                        x[tl_s49] = t * 2048 + j < N ? d * d : 0.0f;
                     }
                     // reduce(sum, x, part);  (norms.tl:325)
                     {
@@ -9250,8 +9448,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s44 = 0; tl_s44 < x_layout::kSlots; ++tl_s44) {
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s44]));
+                        for (int tl_s51 = 0; tl_s51 < x_layout::kSlots; ++tl_s51) {
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s51]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
@@ -9265,72 +9463,72 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
                     const int32_t c0 = t * 2048;
                     // copy(X[row, c0 +: BN], x);  (norms.tl:331)
                     #pragma unroll
-                    for (int tl_chunk45 = 0; tl_chunk45 < x_layout::kSlots; tl_chunk45 += 8) {
-                        const tl::f16* tl_ptr46 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8)) + 7, N) && tl::is_aligned(tl_ptr46, 16)) {
-                            tl::f16 tl_vec47[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec47, tl_ptr46);
+                    for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
+                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
+                            tl::f16 tl_vec54[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec54, tl_ptr53);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk45 + tl_v] = tl::convert<float>(tl_vec47[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk52 + tl_v] = tl::convert<float>(tl_vec54[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk45 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk45 + tl_v) / 8) * 8)) + (tl_chunk45 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk45 + tl_v) / 8) * 8)) + (tl_chunk45 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 2048) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 2048) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:332)
                     #pragma unroll
-                    for (int tl_chunk48 = 0; tl_chunk48 < w_layout::kSlots; tl_chunk48 += 8) {
-                        const tl::f16* tl_ptr49 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8)];
-                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8)) + 7, N) && tl::is_aligned(tl_ptr49, 16)) {
-                            tl::f16 tl_vec50[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec50, tl_ptr49);
+                    for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
+                        const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8)];
+                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
+                            tl::f16 tl_vec57[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec57, tl_ptr56);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk48 + tl_v] = tl::convert<float>(tl_vec50[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk55 + tl_v] = tl::convert<float>(tl_vec57[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk48 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk48 + tl_v) / 8) * 8)) + (tl_chunk48 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk48 + tl_v) / 8) * 8)) + (tl_chunk48 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 2048) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 2048) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // copy(Bias[c0 +: BN], b);  (norms.tl:333)
                     #pragma unroll
-                    for (int tl_chunk51 = 0; tl_chunk51 < b_layout::kSlots; tl_chunk51 += 8) {
-                        const tl::f16* tl_ptr52 = &Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8)];
-                        if (tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8), N) && tl::in_bounds((c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8)) + 7, N) && tl::is_aligned(tl_ptr52, 16)) {
-                            tl::f16 tl_vec53[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec53, tl_ptr52);
+                    for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
+                        const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8)];
+                        if (tl::in_bounds(c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
+                            tl::f16 tl_vec60[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec60, tl_ptr59);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk51 + tl_v] = tl::convert<float>(tl_vec53[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk58 + tl_v] = tl::convert<float>(tl_vec60[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk51 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, ((tl_chunk51 + tl_v) / 8) * 8)) + (tl_chunk51 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, ((tl_chunk51 + tl_v) / 8) * 8)) + (tl_chunk51 + tl_v) % 8)]) : 0.0f;
+                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 2048) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 2048) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:334)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s54 = 0; tl_s54 < x_layout::kSlots; ++tl_s54) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s54 / 8) * 8)) + tl_s54 % 8;
-                        x[tl_s54] = gelu((x[tl_s54] - mean) * rstd * w[tl_s54] + b[tl_s54]);
+                    for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 2048) + tl_s61 % 8;
+                        x[tl_s61] = gelu((x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61]);
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:337)
                     #pragma unroll
-                    for (int tl_chunk55 = 0; tl_chunk55 < x_layout::kSlots; tl_chunk55 += 8) {
-                        tl::f16* tl_ptr56 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
-                            tl::f16 tl_vec57[8];
+                    for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
+                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
+                            tl::f16 tl_vec64[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec57[tl_v] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
-                            tl::store_vector<tl::f16, 8>(tl_ptr56, tl_vec57);
+                            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec64[tl_v], x[tl_chunk62 + tl_v], x[tl_chunk62 + tl_v + 1]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr63, tl_vec64);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) + (tl_chunk55 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) + (tl_chunk55 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
                             }
                         }
                     }
@@ -9528,8 +9726,9 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
             // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
+                const int tl_c29 = (((tl_s28 / 8 * 8) % 8) + (tl_tid % 64) * 8 + ((tl_s28 / 8 * 8) / 8) * 512);  // the chunk's first column
                 [[maybe_unused]] const int i = (tl_tid / 64);
-                const int j = ((tl_s28 % 8) + (tl_tid % 64) * 8 + (tl_s28 / 8) * 512);
+                const int j = tl_c29 + tl_s28 % 8;
                 const float d = s[tl_s28] - s_mean[0] * inv_n;
                 s[tl_s28] = d;
                 sd[tl_s28] = j < N ? d * d : 0.0f;
@@ -9541,8 +9740,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                 #pragma unroll
-                for (int tl_s29 = 0; tl_s29 < 16; ++tl_s29) {
-                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sd[tl_s29]));
+                for (int tl_s30 = 0; tl_s30 < 16; ++tl_s30) {
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sd[tl_s30]));
                 }
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
@@ -9573,31 +9772,40 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
             // for i in parallel(RB) {  (norms.tl:297)
             // for i in parallel(4): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
-            for (int tl_s30 = 0; tl_s30 < 1; ++tl_s30) {
+            for (int tl_s31 = 0; tl_s31 < 1; ++tl_s31) {
                 [[maybe_unused]] const int i = (tl_tid / 64);
-                s_rstd[tl_s30] = tl::rsqrt(s_rstd[tl_s30] * inv_n + eps);
+                s_rstd[tl_s31] = tl::rsqrt(s_rstd[tl_s31] * inv_n + eps);
             }
             // for i, j in parallel(RB, ROW) {  (norms.tl:300)
             // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
             #pragma unroll
-            for (int tl_s31 = 0; tl_s31 < 16; ++tl_s31) {
+            for (int tl_k33 = 0; tl_k33 < 16; tl_k33 += 8) {
+                const int tl_c34 = ((tl_k33 % 8) + (tl_tid % 64) * 8 + (tl_k33 / 8) * 512);  // the chunk's first column
                 [[maybe_unused]] const int i = (tl_tid / 64);
-                const int j = ((tl_s31 % 8) + (tl_tid % 64) * 8 + (tl_s31 / 8) * 512);
-                s[tl_s31] = gelu(s[tl_s31] * s_rstd[0] * tl::convert<float>(ws[j]) + tl::convert<float>(bs[j]));
+                tl::f16 tl_chunk36[8];
+                tl::load_chunk<tl::f16, 8>(tl_chunk36, &ws[tl_c34]);
+                tl::f16 tl_chunk37[8];
+                tl::load_chunk<tl::f16, 8>(tl_chunk37, &bs[tl_c34]);
+                #pragma unroll
+                for (int tl_o35 = 0; tl_o35 < 8; ++tl_o35) {
+                    const int tl_s38 = tl_k33 + tl_o35;
+                    [[maybe_unused]] const int j = tl_c34 + tl_o35;
+                    s[tl_s38] = gelu(s[tl_s38] * s_rstd[0] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]));
+                }
             }
             // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:303)
             #pragma unroll
-            for (int tl_chunk32 = 0; tl_chunk32 < 16; tl_chunk32 += 8) {
-                tl::f16* tl_ptr33 = &Y[int64_t(row0 + (tl_tid / 64)) * N + ((tl_chunk32 % 8) + (tl_tid % 64) * 8 + (tl_chunk32 / 8) * 512)];
-                if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds(((tl_chunk32 % 8) + (tl_tid % 64) * 8 + (tl_chunk32 / 8) * 512), N) && tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk32 % 8) + (tl_tid % 64) * 8 + (tl_chunk32 / 8) * 512)) + 7, N) && tl::is_aligned(tl_ptr33, 16)) {
-                    tl::f16 tl_vec34[8];
+            for (int tl_chunk39 = 0; tl_chunk39 < 16; tl_chunk39 += 8) {
+                tl::f16* tl_ptr40 = &Y[int64_t(row0 + (tl_tid / 64)) * N + ((tl_chunk39 % 8) + (tl_tid % 64) * 8 + (tl_chunk39 / 8) * 512)];
+                if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds(((tl_chunk39 % 8) + (tl_tid % 64) * 8 + (tl_chunk39 / 8) * 512), N) && tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk39 % 8) + (tl_tid % 64) * 8 + (tl_chunk39 / 8) * 512)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                    tl::f16 tl_vec41[8];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec34[tl_v] = tl::convert<tl::f16>(s[tl_chunk32 + tl_v]);
-                    tl::store_vector<tl::f16, 8>(tl_ptr33, tl_vec34);
+                    for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec41[tl_v], s[tl_chunk39 + tl_v], s[tl_chunk39 + tl_v + 1]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr40, tl_vec41);
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk32 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk32 + tl_v) / 8) * 512), N)) Y[int64_t(row0 + (tl_tid / 64)) * N + (((tl_chunk32 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk32 + tl_v) / 8) * 512)] = tl::convert<tl::f16>(s[tl_chunk32 + tl_v]);
+                        if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk39 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk39 + tl_v) / 8) * 512), N)) Y[int64_t(row0 + (tl_tid / 64)) * N + (((tl_chunk39 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk39 + tl_v) / 8) * 512)] = tl::convert<tl::f16>(s[tl_chunk39 + tl_v]);
                     }
                 }
             }
@@ -9613,17 +9821,17 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
                 for (int t = 0; t < n_tiles; ++t) {
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:313)
                     #pragma unroll
-                    for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        const tl::f16* tl_ptr36 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
-                            tl::f16 tl_vec37[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec37, tl_ptr36);
+                    for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
+                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
+                            tl::f16 tl_vec44[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk35 + tl_v] = tl::convert<float>(tl_vec37[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk42 + tl_v] = tl::convert<float>(tl_vec44[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -9633,8 +9841,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s38 = 0; tl_s38 < x_layout::kSlots; ++tl_s38) {
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s38]));
+                        for (int tl_s45 = 0; tl_s45 < x_layout::kSlots; ++tl_s45) {
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s45]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
@@ -9648,28 +9856,28 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
                 for (int t = 0; t < n_tiles; ++t) {
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:320)
                     #pragma unroll
-                    for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
-                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
-                            tl::f16 tl_vec41[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec41, tl_ptr40);
+                    for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
+                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
+                            tl::f16 tl_vec48[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec48, tl_ptr47);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk39 + tl_v] = tl::convert<float>(tl_vec41[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk46 + tl_v] = tl::convert<float>(tl_vec48[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:321)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s42 = 0; tl_s42 < x_layout::kSlots; ++tl_s42) {
-                        const int tl_c43 = (x_layout::flat(tl_tid, (tl_s42 / 8) * 8)) % 2048;  // the chunk's first column
-                        const int j = tl_c43 + tl_s42 % 8;
-                        const float d = x[tl_s42] - mean;
-                        x[tl_s42] = t * 2048 + j < N ? d * d : 0.0f;
+                    for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
+                        const int tl_c50 = (x_layout::flat(tl_tid, (tl_s49 / 8) * 8)) % 2048;  // the chunk's first column
+                        const int j = tl_c50 + tl_s49 % 8;
+                        const float d = x[tl_s49] - mean;
+                        x[tl_s49] = t * 2048 + j < N ? d * d : 0.0f;
                     }
                     // reduce(sum, x, part);  (norms.tl:325)
                     {
@@ -9677,8 +9885,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s44 = 0; tl_s44 < x_layout::kSlots; ++tl_s44) {
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s44]));
+                        for (int tl_s51 = 0; tl_s51 < x_layout::kSlots; ++tl_s51) {
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s51]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
@@ -9692,72 +9900,72 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
                     const int32_t c0 = t * 2048;
                     // copy(X[row, c0 +: BN], x);  (norms.tl:331)
                     #pragma unroll
-                    for (int tl_chunk45 = 0; tl_chunk45 < x_layout::kSlots; tl_chunk45 += 8) {
-                        const tl::f16* tl_ptr46 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8)) + 7, N) && tl::is_aligned(tl_ptr46, 16)) {
-                            tl::f16 tl_vec47[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec47, tl_ptr46);
+                    for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
+                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
+                            tl::f16 tl_vec54[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec54, tl_ptr53);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk45 + tl_v] = tl::convert<float>(tl_vec47[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk52 + tl_v] = tl::convert<float>(tl_vec54[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk45 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk45 + tl_v) / 8) * 8)) + (tl_chunk45 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk45 + tl_v) / 8) * 8)) + (tl_chunk45 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 2048) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 2048) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:332)
                     #pragma unroll
-                    for (int tl_chunk48 = 0; tl_chunk48 < w_layout::kSlots; tl_chunk48 += 8) {
-                        const tl::f16* tl_ptr49 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8)];
-                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8)) + 7, N) && tl::is_aligned(tl_ptr49, 16)) {
-                            tl::f16 tl_vec50[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec50, tl_ptr49);
+                    for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
+                        const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8)];
+                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
+                            tl::f16 tl_vec57[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec57, tl_ptr56);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk48 + tl_v] = tl::convert<float>(tl_vec50[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk55 + tl_v] = tl::convert<float>(tl_vec57[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk48 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk48 + tl_v) / 8) * 8)) + (tl_chunk48 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk48 + tl_v) / 8) * 8)) + (tl_chunk48 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 2048) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 2048) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // copy(Bias[c0 +: BN], b);  (norms.tl:333)
                     #pragma unroll
-                    for (int tl_chunk51 = 0; tl_chunk51 < b_layout::kSlots; tl_chunk51 += 8) {
-                        const tl::f16* tl_ptr52 = &Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8)];
-                        if (tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8), N) && tl::in_bounds((c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8)) + 7, N) && tl::is_aligned(tl_ptr52, 16)) {
-                            tl::f16 tl_vec53[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec53, tl_ptr52);
+                    for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
+                        const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8)];
+                        if (tl::in_bounds(c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
+                            tl::f16 tl_vec60[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec60, tl_ptr59);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk51 + tl_v] = tl::convert<float>(tl_vec53[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk58 + tl_v] = tl::convert<float>(tl_vec60[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk51 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, ((tl_chunk51 + tl_v) / 8) * 8)) + (tl_chunk51 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, ((tl_chunk51 + tl_v) / 8) * 8)) + (tl_chunk51 + tl_v) % 8)]) : 0.0f;
+                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 2048) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 2048) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:334)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s54 = 0; tl_s54 < x_layout::kSlots; ++tl_s54) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s54 / 8) * 8)) + tl_s54 % 8;
-                        x[tl_s54] = gelu((x[tl_s54] - mean) * rstd * w[tl_s54] + b[tl_s54]);
+                    for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 2048) + tl_s61 % 8;
+                        x[tl_s61] = gelu((x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61]);
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:337)
                     #pragma unroll
-                    for (int tl_chunk55 = 0; tl_chunk55 < x_layout::kSlots; tl_chunk55 += 8) {
-                        tl::f16* tl_ptr56 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
-                            tl::f16 tl_vec57[8];
+                    for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
+                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
+                            tl::f16 tl_vec64[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec57[tl_v] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
-                            tl::store_vector<tl::f16, 8>(tl_ptr56, tl_vec57);
+                            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec64[tl_v], x[tl_chunk62 + tl_v], x[tl_chunk62 + tl_v + 1]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr63, tl_vec64);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) + (tl_chunk55 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) + (tl_chunk55 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
                             }
                         }
                     }
@@ -9952,8 +10160,9 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
             // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
+                const int tl_c29 = (((tl_s28 / 8 * 8) % 8) + (tl_tid % 128) * 8 + ((tl_s28 / 8 * 8) / 8) * 1024);  // the chunk's first column
                 [[maybe_unused]] const int i = (tl_tid / 128);
-                const int j = ((tl_s28 % 8) + (tl_tid % 128) * 8 + (tl_s28 / 8) * 1024);
+                const int j = tl_c29 + tl_s28 % 8;
                 const float d = s[tl_s28] - s_mean[0] * inv_n;
                 s[tl_s28] = d;
                 sd[tl_s28] = j < N ? d * d : 0.0f;
@@ -9965,8 +10174,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                 #pragma unroll
-                for (int tl_s29 = 0; tl_s29 < 16; ++tl_s29) {
-                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sd[tl_s29]));
+                for (int tl_s30 = 0; tl_s30 < 16; ++tl_s30) {
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sd[tl_s30]));
                 }
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
@@ -9998,31 +10207,40 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
             // for i in parallel(RB) {  (norms.tl:297)
             // for i in parallel(2): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
-            for (int tl_s30 = 0; tl_s30 < 1; ++tl_s30) {
+            for (int tl_s31 = 0; tl_s31 < 1; ++tl_s31) {
                 [[maybe_unused]] const int i = (tl_tid / 128);
-                s_rstd[tl_s30] = tl::rsqrt(s_rstd[tl_s30] * inv_n + eps);
+                s_rstd[tl_s31] = tl::rsqrt(s_rstd[tl_s31] * inv_n + eps);
             }
             // for i, j in parallel(RB, ROW) {  (norms.tl:300)
             // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
             #pragma unroll
-            for (int tl_s31 = 0; tl_s31 < 16; ++tl_s31) {
+            for (int tl_k33 = 0; tl_k33 < 16; tl_k33 += 8) {
+                const int tl_c34 = ((tl_k33 % 8) + (tl_tid % 128) * 8 + (tl_k33 / 8) * 1024);  // the chunk's first column
                 [[maybe_unused]] const int i = (tl_tid / 128);
-                const int j = ((tl_s31 % 8) + (tl_tid % 128) * 8 + (tl_s31 / 8) * 1024);
-                s[tl_s31] = gelu(s[tl_s31] * s_rstd[0] * tl::convert<float>(ws[j]) + tl::convert<float>(bs[j]));
+                tl::f16 tl_chunk36[8];
+                tl::load_chunk<tl::f16, 8>(tl_chunk36, &ws[tl_c34]);
+                tl::f16 tl_chunk37[8];
+                tl::load_chunk<tl::f16, 8>(tl_chunk37, &bs[tl_c34]);
+                #pragma unroll
+                for (int tl_o35 = 0; tl_o35 < 8; ++tl_o35) {
+                    const int tl_s38 = tl_k33 + tl_o35;
+                    [[maybe_unused]] const int j = tl_c34 + tl_o35;
+                    s[tl_s38] = gelu(s[tl_s38] * s_rstd[0] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]));
+                }
             }
             // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:303)
             #pragma unroll
-            for (int tl_chunk32 = 0; tl_chunk32 < 16; tl_chunk32 += 8) {
-                tl::f16* tl_ptr33 = &Y[int64_t(row0 + (tl_tid / 128)) * N + ((tl_chunk32 % 8) + (tl_tid % 128) * 8 + (tl_chunk32 / 8) * 1024)];
-                if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds(((tl_chunk32 % 8) + (tl_tid % 128) * 8 + (tl_chunk32 / 8) * 1024), N) && tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk32 % 8) + (tl_tid % 128) * 8 + (tl_chunk32 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr33, 16)) {
-                    tl::f16 tl_vec34[8];
+            for (int tl_chunk39 = 0; tl_chunk39 < 16; tl_chunk39 += 8) {
+                tl::f16* tl_ptr40 = &Y[int64_t(row0 + (tl_tid / 128)) * N + ((tl_chunk39 % 8) + (tl_tid % 128) * 8 + (tl_chunk39 / 8) * 1024)];
+                if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds(((tl_chunk39 % 8) + (tl_tid % 128) * 8 + (tl_chunk39 / 8) * 1024), N) && tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk39 % 8) + (tl_tid % 128) * 8 + (tl_chunk39 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                    tl::f16 tl_vec41[8];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec34[tl_v] = tl::convert<tl::f16>(s[tl_chunk32 + tl_v]);
-                    tl::store_vector<tl::f16, 8>(tl_ptr33, tl_vec34);
+                    for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec41[tl_v], s[tl_chunk39 + tl_v], s[tl_chunk39 + tl_v + 1]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr40, tl_vec41);
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk32 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk32 + tl_v) / 8) * 1024), N)) Y[int64_t(row0 + (tl_tid / 128)) * N + (((tl_chunk32 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk32 + tl_v) / 8) * 1024)] = tl::convert<tl::f16>(s[tl_chunk32 + tl_v]);
+                        if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk39 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk39 + tl_v) / 8) * 1024), N)) Y[int64_t(row0 + (tl_tid / 128)) * N + (((tl_chunk39 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk39 + tl_v) / 8) * 1024)] = tl::convert<tl::f16>(s[tl_chunk39 + tl_v]);
                     }
                 }
             }
@@ -10038,17 +10256,17 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
                 for (int t = 0; t < n_tiles; ++t) {
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:313)
                     #pragma unroll
-                    for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        const tl::f16* tl_ptr36 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
-                            tl::f16 tl_vec37[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec37, tl_ptr36);
+                    for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
+                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
+                            tl::f16 tl_vec44[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk35 + tl_v] = tl::convert<float>(tl_vec37[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk42 + tl_v] = tl::convert<float>(tl_vec44[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -10058,8 +10276,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s38 = 0; tl_s38 < x_layout::kSlots; ++tl_s38) {
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s38]));
+                        for (int tl_s45 = 0; tl_s45 < x_layout::kSlots; ++tl_s45) {
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s45]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
@@ -10073,28 +10291,28 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
                 for (int t = 0; t < n_tiles; ++t) {
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:320)
                     #pragma unroll
-                    for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
-                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
-                            tl::f16 tl_vec41[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec41, tl_ptr40);
+                    for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
+                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
+                            tl::f16 tl_vec48[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec48, tl_ptr47);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk39 + tl_v] = tl::convert<float>(tl_vec41[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk46 + tl_v] = tl::convert<float>(tl_vec48[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:321)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s42 = 0; tl_s42 < x_layout::kSlots; ++tl_s42) {
-                        const int tl_c43 = (x_layout::flat(tl_tid, (tl_s42 / 8) * 8)) % 2048;  // the chunk's first column
-                        const int j = tl_c43 + tl_s42 % 8;
-                        const float d = x[tl_s42] - mean;
-                        x[tl_s42] = t * 2048 + j < N ? d * d : 0.0f;
+                    for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
+                        const int tl_c50 = (x_layout::flat(tl_tid, (tl_s49 / 8) * 8)) % 2048;  // the chunk's first column
+                        const int j = tl_c50 + tl_s49 % 8;
+                        const float d = x[tl_s49] - mean;
+                        x[tl_s49] = t * 2048 + j < N ? d * d : 0.0f;
                     }
                     // reduce(sum, x, part);  (norms.tl:325)
                     {
@@ -10102,8 +10320,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s44 = 0; tl_s44 < x_layout::kSlots; ++tl_s44) {
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s44]));
+                        for (int tl_s51 = 0; tl_s51 < x_layout::kSlots; ++tl_s51) {
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s51]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
@@ -10117,72 +10335,72 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
                     const int32_t c0 = t * 2048;
                     // copy(X[row, c0 +: BN], x);  (norms.tl:331)
                     #pragma unroll
-                    for (int tl_chunk45 = 0; tl_chunk45 < x_layout::kSlots; tl_chunk45 += 8) {
-                        const tl::f16* tl_ptr46 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8)) + 7, N) && tl::is_aligned(tl_ptr46, 16)) {
-                            tl::f16 tl_vec47[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec47, tl_ptr46);
+                    for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
+                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
+                            tl::f16 tl_vec54[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec54, tl_ptr53);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk45 + tl_v] = tl::convert<float>(tl_vec47[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk52 + tl_v] = tl::convert<float>(tl_vec54[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk45 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk45 + tl_v) / 8) * 8)) + (tl_chunk45 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk45 + tl_v) / 8) * 8)) + (tl_chunk45 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 2048) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 2048) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:332)
                     #pragma unroll
-                    for (int tl_chunk48 = 0; tl_chunk48 < w_layout::kSlots; tl_chunk48 += 8) {
-                        const tl::f16* tl_ptr49 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8)];
-                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8)) + 7, N) && tl::is_aligned(tl_ptr49, 16)) {
-                            tl::f16 tl_vec50[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec50, tl_ptr49);
+                    for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
+                        const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8)];
+                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
+                            tl::f16 tl_vec57[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec57, tl_ptr56);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk48 + tl_v] = tl::convert<float>(tl_vec50[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk55 + tl_v] = tl::convert<float>(tl_vec57[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk48 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk48 + tl_v) / 8) * 8)) + (tl_chunk48 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk48 + tl_v) / 8) * 8)) + (tl_chunk48 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 2048) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 2048) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // copy(Bias[c0 +: BN], b);  (norms.tl:333)
                     #pragma unroll
-                    for (int tl_chunk51 = 0; tl_chunk51 < b_layout::kSlots; tl_chunk51 += 8) {
-                        const tl::f16* tl_ptr52 = &Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8)];
-                        if (tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8), N) && tl::in_bounds((c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8)) + 7, N) && tl::is_aligned(tl_ptr52, 16)) {
-                            tl::f16 tl_vec53[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec53, tl_ptr52);
+                    for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
+                        const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8)];
+                        if (tl::in_bounds(c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
+                            tl::f16 tl_vec60[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec60, tl_ptr59);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk51 + tl_v] = tl::convert<float>(tl_vec53[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk58 + tl_v] = tl::convert<float>(tl_vec60[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk51 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, ((tl_chunk51 + tl_v) / 8) * 8)) + (tl_chunk51 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, ((tl_chunk51 + tl_v) / 8) * 8)) + (tl_chunk51 + tl_v) % 8)]) : 0.0f;
+                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 2048) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 2048) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:334)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s54 = 0; tl_s54 < x_layout::kSlots; ++tl_s54) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s54 / 8) * 8)) + tl_s54 % 8;
-                        x[tl_s54] = gelu((x[tl_s54] - mean) * rstd * w[tl_s54] + b[tl_s54]);
+                    for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 2048) + tl_s61 % 8;
+                        x[tl_s61] = gelu((x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61]);
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:337)
                     #pragma unroll
-                    for (int tl_chunk55 = 0; tl_chunk55 < x_layout::kSlots; tl_chunk55 += 8) {
-                        tl::f16* tl_ptr56 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
-                            tl::f16 tl_vec57[8];
+                    for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
+                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
+                            tl::f16 tl_vec64[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec57[tl_v] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
-                            tl::store_vector<tl::f16, 8>(tl_ptr56, tl_vec57);
+                            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec64[tl_v], x[tl_chunk62 + tl_v], x[tl_chunk62 + tl_v + 1]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr63, tl_vec64);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) + (tl_chunk55 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) + (tl_chunk55 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
                             }
                         }
                     }
@@ -10378,8 +10596,9 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
             // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
+                const int tl_c29 = (((tl_s28 / 8 * 8) % 8) + (tl_tid) * 8 + ((tl_s28 / 8 * 8) / 8) * 2048);  // the chunk's first column
                 [[maybe_unused]] const int i = 0;
-                const int j = ((tl_s28 % 8) + (tl_tid) * 8 + (tl_s28 / 8) * 2048);
+                const int j = tl_c29 + tl_s28 % 8;
                 const float d = s[tl_s28] - s_mean[0] * inv_n;
                 s[tl_s28] = d;
                 sd[tl_s28] = j < N ? d * d : 0.0f;
@@ -10391,8 +10610,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                 #pragma unroll
-                for (int tl_s29 = 0; tl_s29 < 16; ++tl_s29) {
-                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sd[tl_s29]));
+                for (int tl_s30 = 0; tl_s30 < 16; ++tl_s30) {
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sd[tl_s30]));
                 }
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
@@ -10425,31 +10644,40 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
             // for i in parallel(RB) {  (norms.tl:297)
             // for i in parallel(1): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
-            for (int tl_s30 = 0; tl_s30 < 1; ++tl_s30) {
+            for (int tl_s31 = 0; tl_s31 < 1; ++tl_s31) {
                 [[maybe_unused]] const int i = 0;
-                s_rstd[tl_s30] = tl::rsqrt(s_rstd[tl_s30] * inv_n + eps);
+                s_rstd[tl_s31] = tl::rsqrt(s_rstd[tl_s31] * inv_n + eps);
             }
             // for i, j in parallel(RB, ROW) {  (norms.tl:300)
             // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
             #pragma unroll
-            for (int tl_s31 = 0; tl_s31 < 16; ++tl_s31) {
+            for (int tl_k33 = 0; tl_k33 < 16; tl_k33 += 8) {
+                const int tl_c34 = ((tl_k33 % 8) + (tl_tid) * 8 + (tl_k33 / 8) * 2048);  // the chunk's first column
                 [[maybe_unused]] const int i = 0;
-                const int j = ((tl_s31 % 8) + (tl_tid) * 8 + (tl_s31 / 8) * 2048);
-                s[tl_s31] = gelu(s[tl_s31] * s_rstd[0] * tl::convert<float>(ws[j]) + tl::convert<float>(bs[j]));
+                tl::f16 tl_chunk36[8];
+                tl::load_chunk<tl::f16, 8>(tl_chunk36, &ws[tl_c34]);
+                tl::f16 tl_chunk37[8];
+                tl::load_chunk<tl::f16, 8>(tl_chunk37, &bs[tl_c34]);
+                #pragma unroll
+                for (int tl_o35 = 0; tl_o35 < 8; ++tl_o35) {
+                    const int tl_s38 = tl_k33 + tl_o35;
+                    [[maybe_unused]] const int j = tl_c34 + tl_o35;
+                    s[tl_s38] = gelu(s[tl_s38] * s_rstd[0] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]));
+                }
             }
             // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:303)
             #pragma unroll
-            for (int tl_chunk32 = 0; tl_chunk32 < 16; tl_chunk32 += 8) {
-                tl::f16* tl_ptr33 = &Y[int64_t(row0 + 0) * N + ((tl_chunk32 % 8) + (tl_tid) * 8 + (tl_chunk32 / 8) * 2048)];
-                if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk32 % 8) + (tl_tid) * 8 + (tl_chunk32 / 8) * 2048), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk32 % 8) + (tl_tid) * 8 + (tl_chunk32 / 8) * 2048)) + 7, N) && tl::is_aligned(tl_ptr33, 16)) {
-                    tl::f16 tl_vec34[8];
+            for (int tl_chunk39 = 0; tl_chunk39 < 16; tl_chunk39 += 8) {
+                tl::f16* tl_ptr40 = &Y[int64_t(row0 + 0) * N + ((tl_chunk39 % 8) + (tl_tid) * 8 + (tl_chunk39 / 8) * 2048)];
+                if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk39 % 8) + (tl_tid) * 8 + (tl_chunk39 / 8) * 2048), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk39 % 8) + (tl_tid) * 8 + (tl_chunk39 / 8) * 2048)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                    tl::f16 tl_vec41[8];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec34[tl_v] = tl::convert<tl::f16>(s[tl_chunk32 + tl_v]);
-                    tl::store_vector<tl::f16, 8>(tl_ptr33, tl_vec34);
+                    for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec41[tl_v], s[tl_chunk39 + tl_v], s[tl_chunk39 + tl_v + 1]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr40, tl_vec41);
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        if (tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk32 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk32 + tl_v) / 8) * 2048), N)) Y[int64_t(row0 + 0) * N + (((tl_chunk32 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk32 + tl_v) / 8) * 2048)] = tl::convert<tl::f16>(s[tl_chunk32 + tl_v]);
+                        if (tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk39 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk39 + tl_v) / 8) * 2048), N)) Y[int64_t(row0 + 0) * N + (((tl_chunk39 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk39 + tl_v) / 8) * 2048)] = tl::convert<tl::f16>(s[tl_chunk39 + tl_v]);
                     }
                 }
             }
@@ -10465,17 +10693,17 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                 for (int t = 0; t < n_tiles; ++t) {
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:313)
                     #pragma unroll
-                    for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        const tl::f16* tl_ptr36 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
-                            tl::f16 tl_vec37[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec37, tl_ptr36);
+                    for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
+                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
+                            tl::f16 tl_vec44[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk35 + tl_v] = tl::convert<float>(tl_vec37[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk42 + tl_v] = tl::convert<float>(tl_vec44[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -10485,8 +10713,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s38 = 0; tl_s38 < x_layout::kSlots; ++tl_s38) {
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s38]));
+                        for (int tl_s45 = 0; tl_s45 < x_layout::kSlots; ++tl_s45) {
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s45]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
@@ -10500,28 +10728,28 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                 for (int t = 0; t < n_tiles; ++t) {
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:320)
                     #pragma unroll
-                    for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
-                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
-                            tl::f16 tl_vec41[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec41, tl_ptr40);
+                    for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
+                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
+                            tl::f16 tl_vec48[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec48, tl_ptr47);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk39 + tl_v] = tl::convert<float>(tl_vec41[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk46 + tl_v] = tl::convert<float>(tl_vec48[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:321)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s42 = 0; tl_s42 < x_layout::kSlots; ++tl_s42) {
-                        const int tl_c43 = (x_layout::flat(tl_tid, (tl_s42 / 8) * 8)) % 2048;  // the chunk's first column
-                        const int j = tl_c43 + tl_s42 % 8;
-                        const float d = x[tl_s42] - mean;
-                        x[tl_s42] = t * 2048 + j < N ? d * d : 0.0f;
+                    for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
+                        const int tl_c50 = (x_layout::flat(tl_tid, (tl_s49 / 8) * 8)) % 2048;  // the chunk's first column
+                        const int j = tl_c50 + tl_s49 % 8;
+                        const float d = x[tl_s49] - mean;
+                        x[tl_s49] = t * 2048 + j < N ? d * d : 0.0f;
                     }
                     // reduce(sum, x, part);  (norms.tl:325)
                     {
@@ -10529,8 +10757,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s44 = 0; tl_s44 < x_layout::kSlots; ++tl_s44) {
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s44]));
+                        for (int tl_s51 = 0; tl_s51 < x_layout::kSlots; ++tl_s51) {
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s51]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
@@ -10544,72 +10772,72 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                     const int32_t c0 = t * 2048;
                     // copy(X[row, c0 +: BN], x);  (norms.tl:331)
                     #pragma unroll
-                    for (int tl_chunk45 = 0; tl_chunk45 < x_layout::kSlots; tl_chunk45 += 8) {
-                        const tl::f16* tl_ptr46 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8)) + 7, N) && tl::is_aligned(tl_ptr46, 16)) {
-                            tl::f16 tl_vec47[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec47, tl_ptr46);
+                    for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
+                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
+                            tl::f16 tl_vec54[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec54, tl_ptr53);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk45 + tl_v] = tl::convert<float>(tl_vec47[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk52 + tl_v] = tl::convert<float>(tl_vec54[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk45 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk45 + tl_v) / 8) * 8)) + (tl_chunk45 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk45 + tl_v) / 8) * 8)) + (tl_chunk45 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 2048) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 2048) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:332)
                     #pragma unroll
-                    for (int tl_chunk48 = 0; tl_chunk48 < w_layout::kSlots; tl_chunk48 += 8) {
-                        const tl::f16* tl_ptr49 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8)];
-                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8)) + 7, N) && tl::is_aligned(tl_ptr49, 16)) {
-                            tl::f16 tl_vec50[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec50, tl_ptr49);
+                    for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
+                        const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8)];
+                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
+                            tl::f16 tl_vec57[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec57, tl_ptr56);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk48 + tl_v] = tl::convert<float>(tl_vec50[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk55 + tl_v] = tl::convert<float>(tl_vec57[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk48 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk48 + tl_v) / 8) * 8)) + (tl_chunk48 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk48 + tl_v) / 8) * 8)) + (tl_chunk48 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 2048) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 2048) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // copy(Bias[c0 +: BN], b);  (norms.tl:333)
                     #pragma unroll
-                    for (int tl_chunk51 = 0; tl_chunk51 < b_layout::kSlots; tl_chunk51 += 8) {
-                        const tl::f16* tl_ptr52 = &Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8)];
-                        if (tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8), N) && tl::in_bounds((c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8)) + 7, N) && tl::is_aligned(tl_ptr52, 16)) {
-                            tl::f16 tl_vec53[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec53, tl_ptr52);
+                    for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
+                        const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8)];
+                        if (tl::in_bounds(c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
+                            tl::f16 tl_vec60[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec60, tl_ptr59);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk51 + tl_v] = tl::convert<float>(tl_vec53[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk58 + tl_v] = tl::convert<float>(tl_vec60[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk51 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, ((tl_chunk51 + tl_v) / 8) * 8)) + (tl_chunk51 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, ((tl_chunk51 + tl_v) / 8) * 8)) + (tl_chunk51 + tl_v) % 8)]) : 0.0f;
+                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 2048) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 2048) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:334)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s54 = 0; tl_s54 < x_layout::kSlots; ++tl_s54) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s54 / 8) * 8)) + tl_s54 % 8;
-                        x[tl_s54] = gelu((x[tl_s54] - mean) * rstd * w[tl_s54] + b[tl_s54]);
+                    for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 2048) + tl_s61 % 8;
+                        x[tl_s61] = gelu((x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61]);
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:337)
                     #pragma unroll
-                    for (int tl_chunk55 = 0; tl_chunk55 < x_layout::kSlots; tl_chunk55 += 8) {
-                        tl::f16* tl_ptr56 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
-                            tl::f16 tl_vec57[8];
+                    for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
+                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
+                            tl::f16 tl_vec64[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec57[tl_v] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
-                            tl::store_vector<tl::f16, 8>(tl_ptr56, tl_vec57);
+                            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec64[tl_v], x[tl_chunk62 + tl_v], x[tl_chunk62 + tl_v + 1]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr63, tl_vec64);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) + (tl_chunk55 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) + (tl_chunk55 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
                             }
                         }
                     }
@@ -10806,8 +11034,9 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
             // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
+                const int tl_c29 = (((tl_s28 / 8 * 8) % 8) + (tl_tid) * 8 + ((tl_s28 / 8 * 8) / 8) * 4096);  // the chunk's first column
                 [[maybe_unused]] const int i = 0;
-                const int j = ((tl_s28 % 8) + (tl_tid) * 8 + (tl_s28 / 8) * 4096);
+                const int j = tl_c29 + tl_s28 % 8;
                 const float d = s[tl_s28] - s_mean[0] * inv_n;
                 s[tl_s28] = d;
                 sd[tl_s28] = j < N ? d * d : 0.0f;
@@ -10819,8 +11048,8 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                 #pragma unroll
-                for (int tl_s29 = 0; tl_s29 < 16; ++tl_s29) {
-                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sd[tl_s29]));
+                for (int tl_s30 = 0; tl_s30 < 16; ++tl_s30) {
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(sd[tl_s30]));
                 }
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
@@ -10854,31 +11083,40 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
             // for i in parallel(RB) {  (norms.tl:297)
             // for i in parallel(1): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
-            for (int tl_s30 = 0; tl_s30 < 1; ++tl_s30) {
+            for (int tl_s31 = 0; tl_s31 < 1; ++tl_s31) {
                 [[maybe_unused]] const int i = 0;
-                s_rstd[tl_s30] = tl::rsqrt(s_rstd[tl_s30] * inv_n + eps);
+                s_rstd[tl_s31] = tl::rsqrt(s_rstd[tl_s31] * inv_n + eps);
             }
             // for i, j in parallel(RB, ROW) {  (norms.tl:300)
             // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
             #pragma unroll
-            for (int tl_s31 = 0; tl_s31 < 16; ++tl_s31) {
+            for (int tl_k33 = 0; tl_k33 < 16; tl_k33 += 8) {
+                const int tl_c34 = ((tl_k33 % 8) + (tl_tid) * 8 + (tl_k33 / 8) * 4096);  // the chunk's first column
                 [[maybe_unused]] const int i = 0;
-                const int j = ((tl_s31 % 8) + (tl_tid) * 8 + (tl_s31 / 8) * 4096);
-                s[tl_s31] = gelu(s[tl_s31] * s_rstd[0] * tl::convert<float>(ws[j]) + tl::convert<float>(bs[j]));
+                tl::f16 tl_chunk36[8];
+                tl::load_chunk<tl::f16, 8>(tl_chunk36, &ws[tl_c34]);
+                tl::f16 tl_chunk37[8];
+                tl::load_chunk<tl::f16, 8>(tl_chunk37, &bs[tl_c34]);
+                #pragma unroll
+                for (int tl_o35 = 0; tl_o35 < 8; ++tl_o35) {
+                    const int tl_s38 = tl_k33 + tl_o35;
+                    [[maybe_unused]] const int j = tl_c34 + tl_o35;
+                    s[tl_s38] = gelu(s[tl_s38] * s_rstd[0] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]));
+                }
             }
             // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:303)
             #pragma unroll
-            for (int tl_chunk32 = 0; tl_chunk32 < 16; tl_chunk32 += 8) {
-                tl::f16* tl_ptr33 = &Y[int64_t(row0 + 0) * N + ((tl_chunk32 % 8) + (tl_tid) * 8 + (tl_chunk32 / 8) * 4096)];
-                if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk32 % 8) + (tl_tid) * 8 + (tl_chunk32 / 8) * 4096), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk32 % 8) + (tl_tid) * 8 + (tl_chunk32 / 8) * 4096)) + 7, N) && tl::is_aligned(tl_ptr33, 16)) {
-                    tl::f16 tl_vec34[8];
+            for (int tl_chunk39 = 0; tl_chunk39 < 16; tl_chunk39 += 8) {
+                tl::f16* tl_ptr40 = &Y[int64_t(row0 + 0) * N + ((tl_chunk39 % 8) + (tl_tid) * 8 + (tl_chunk39 / 8) * 4096)];
+                if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk39 % 8) + (tl_tid) * 8 + (tl_chunk39 / 8) * 4096), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk39 % 8) + (tl_tid) * 8 + (tl_chunk39 / 8) * 4096)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                    tl::f16 tl_vec41[8];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec34[tl_v] = tl::convert<tl::f16>(s[tl_chunk32 + tl_v]);
-                    tl::store_vector<tl::f16, 8>(tl_ptr33, tl_vec34);
+                    for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec41[tl_v], s[tl_chunk39 + tl_v], s[tl_chunk39 + tl_v + 1]);
+                    tl::store_vector<tl::f16, 8>(tl_ptr40, tl_vec41);
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        if (tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk32 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk32 + tl_v) / 8) * 4096), N)) Y[int64_t(row0 + 0) * N + (((tl_chunk32 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk32 + tl_v) / 8) * 4096)] = tl::convert<tl::f16>(s[tl_chunk32 + tl_v]);
+                        if (tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk39 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk39 + tl_v) / 8) * 4096), N)) Y[int64_t(row0 + 0) * N + (((tl_chunk39 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk39 + tl_v) / 8) * 4096)] = tl::convert<tl::f16>(s[tl_chunk39 + tl_v]);
                     }
                 }
             }
@@ -10894,17 +11132,17 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                 for (int t = 0; t < n_tiles; ++t) {
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:313)
                     #pragma unroll
-                    for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        const tl::f16* tl_ptr36 = &X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
-                            tl::f16 tl_vec37[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec37, tl_ptr36);
+                    for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
+                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 4096) + tl_chunk42 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 4096) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 4096) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
+                            tl::f16 tl_vec44[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk35 + tl_v] = tl::convert<float>(tl_vec37[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk42 + tl_v] = tl::convert<float>(tl_vec44[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk35 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 4096) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 4096) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -10914,8 +11152,8 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s38 = 0; tl_s38 < x_layout::kSlots; ++tl_s38) {
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s38]));
+                        for (int tl_s45 = 0; tl_s45 < x_layout::kSlots; ++tl_s45) {
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s45]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 512>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
@@ -10929,28 +11167,28 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                 for (int t = 0; t < n_tiles; ++t) {
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:320)
                     #pragma unroll
-                    for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
-                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) + tl_chunk39 % 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
-                            tl::f16 tl_vec41[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec41, tl_ptr40);
+                    for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
+                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 4096) + tl_chunk46 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 4096) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 4096) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
+                            tl::f16 tl_vec48[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec48, tl_ptr47);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk39 + tl_v] = tl::convert<float>(tl_vec41[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk46 + tl_v] = tl::convert<float>(tl_vec48[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 4096) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 4096) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:321)
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s42 = 0; tl_s42 < x_layout::kSlots; ++tl_s42) {
-                        const int tl_c43 = (x_layout::flat(tl_tid, (tl_s42 / 8) * 8)) % 4096;  // the chunk's first column
-                        const int j = tl_c43 + tl_s42 % 8;
-                        const float d = x[tl_s42] - mean;
-                        x[tl_s42] = t * 4096 + j < N ? d * d : 0.0f;
+                    for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
+                        const int tl_c50 = (x_layout::flat(tl_tid, (tl_s49 / 8) * 8)) % 4096;  // the chunk's first column
+                        const int j = tl_c50 + tl_s49 % 8;
+                        const float d = x[tl_s49] - mean;
+                        x[tl_s49] = t * 4096 + j < N ? d * d : 0.0f;
                     }
                     // reduce(sum, x, part);  (norms.tl:325)
                     {
@@ -10958,8 +11196,8 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s44 = 0; tl_s44 < x_layout::kSlots; ++tl_s44) {
-                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s44]));
+                        for (int tl_s51 = 0; tl_s51 < x_layout::kSlots; ++tl_s51) {
+                            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s51]));
                         }
                         tl::block_allreduce<tl::SumOp, 1, 512>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
@@ -10973,72 +11211,72 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                     const int32_t c0 = t * 4096;
                     // copy(X[row, c0 +: BN], x);  (norms.tl:331)
                     #pragma unroll
-                    for (int tl_chunk45 = 0; tl_chunk45 < x_layout::kSlots; tl_chunk45 += 8) {
-                        const tl::f16* tl_ptr46 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk45 / 8) * 8)) + tl_chunk45 % 8)) + 7, N) && tl::is_aligned(tl_ptr46, 16)) {
-                            tl::f16 tl_vec47[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec47, tl_ptr46);
+                    for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
+                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 4096) + tl_chunk52 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 4096) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 4096) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
+                            tl::f16 tl_vec54[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec54, tl_ptr53);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk45 + tl_v] = tl::convert<float>(tl_vec47[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk52 + tl_v] = tl::convert<float>(tl_vec54[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk45 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk45 + tl_v) / 8) * 8)) + (tl_chunk45 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk45 + tl_v) / 8) * 8)) + (tl_chunk45 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 4096) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 4096) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:332)
                     #pragma unroll
-                    for (int tl_chunk48 = 0; tl_chunk48 < w_layout::kSlots; tl_chunk48 += 8) {
-                        const tl::f16* tl_ptr49 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8)];
-                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk48 / 8) * 8)) + tl_chunk48 % 8)) + 7, N) && tl::is_aligned(tl_ptr49, 16)) {
-                            tl::f16 tl_vec50[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec50, tl_ptr49);
+                    for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
+                        const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 4096) + tl_chunk55 % 8)];
+                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 4096) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 4096) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
+                            tl::f16 tl_vec57[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec57, tl_ptr56);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk48 + tl_v] = tl::convert<float>(tl_vec50[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk55 + tl_v] = tl::convert<float>(tl_vec57[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk48 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk48 + tl_v) / 8) * 8)) + (tl_chunk48 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk48 + tl_v) / 8) * 8)) + (tl_chunk48 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 4096) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 4096) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // copy(Bias[c0 +: BN], b);  (norms.tl:333)
                     #pragma unroll
-                    for (int tl_chunk51 = 0; tl_chunk51 < b_layout::kSlots; tl_chunk51 += 8) {
-                        const tl::f16* tl_ptr52 = &Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8)];
-                        if (tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8), N) && tl::in_bounds((c0 + ((b_layout::flat(tl_tid, (tl_chunk51 / 8) * 8)) + tl_chunk51 % 8)) + 7, N) && tl::is_aligned(tl_ptr52, 16)) {
-                            tl::f16 tl_vec53[8];
-                            tl::load_vector<tl::f16, 8>(tl_vec53, tl_ptr52);
+                    for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
+                        const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 4096) + tl_chunk58 % 8)];
+                        if (tl::in_bounds(c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 4096) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 4096) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
+                            tl::f16 tl_vec60[8];
+                            tl::load_vector<tl::f16, 8>(tl_vec60, tl_ptr59);
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk51 + tl_v] = tl::convert<float>(tl_vec53[tl_v]);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk58 + tl_v] = tl::convert<float>(tl_vec60[tl_v]);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk51 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, ((tl_chunk51 + tl_v) / 8) * 8)) + (tl_chunk51 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, ((tl_chunk51 + tl_v) / 8) * 8)) + (tl_chunk51 + tl_v) % 8)]) : 0.0f;
+                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 4096) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 4096) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (norms.tl:334)
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
-                    for (int tl_s54 = 0; tl_s54 < x_layout::kSlots; ++tl_s54) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s54 / 8) * 8)) + tl_s54 % 8;
-                        x[tl_s54] = gelu((x[tl_s54] - mean) * rstd * w[tl_s54] + b[tl_s54]);
+                    for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 4096) + tl_s61 % 8;
+                        x[tl_s61] = gelu((x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61]);
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:337)
                     #pragma unroll
-                    for (int tl_chunk55 = 0; tl_chunk55 < x_layout::kSlots; tl_chunk55 += 8) {
-                        tl::f16* tl_ptr56 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
-                            tl::f16 tl_vec57[8];
+                    for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
+                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 4096) + tl_chunk62 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 4096) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 4096) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
+                            tl::f16 tl_vec64[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec57[tl_v] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
-                            tl::store_vector<tl::f16, 8>(tl_ptr56, tl_vec57);
+                            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec64[tl_v], x[tl_chunk62 + tl_v], x[tl_chunk62 + tl_v + 1]);
+                            tl::store_vector<tl::f16, 8>(tl_ptr63, tl_vec64);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) + (tl_chunk55 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) + (tl_chunk55 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk55 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 4096) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 4096) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
                             }
                         }
                     }

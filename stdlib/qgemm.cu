@@ -830,7 +830,7 @@ __global__ void __launch_bounds__(128) w4a16_combine_kernel(
             if (tl::in_bounds(row, M) && tl::in_bounds(col0 + ((tl_chunk5) + (tl_tid % 32) * 8), N) && tl::in_bounds(row, M) && tl::in_bounds((col0 + ((tl_chunk5) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr6, 16)) {
                 tl::f16 tl_vec7[8];
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec7[tl_v] = tl::convert<tl::f16>(acc[tl_chunk5 + tl_v]);
+                for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec7[tl_v], acc[tl_chunk5 + tl_v], acc[tl_chunk5 + tl_v + 1]);
                 tl::store_vector<tl::f16, 8>(tl_ptr6, tl_vec7);
             } else {
                 #pragma unroll

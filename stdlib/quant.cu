@@ -191,8 +191,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant0(
                     // copy(X[row, t * BN +: BN], x);  (quant.tl:55)
                     #pragma unroll
                     for (int tl_chunk24 = 0; tl_chunk24 < x_layout::kSlots; tl_chunk24 += 8) {
-                        const tl::bf16* tl_ptr25 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) + tl_chunk24 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) + tl_chunk24 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) + tl_chunk24 % 8)) + 7, N) && tl::is_aligned(tl_ptr25, 16)) {
+                        const tl::bf16* tl_ptr25 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) % 2048) + tl_chunk24 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) % 2048) + tl_chunk24 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) % 2048) + tl_chunk24 % 8)) + 7, N) && tl::is_aligned(tl_ptr25, 16)) {
                             tl::bf16 tl_vec26[8];
                             tl::load_vector<tl::bf16, 8>(tl_vec26, tl_ptr25);
                             #pragma unroll
@@ -200,7 +200,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk24 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8)) + (tl_chunk24 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8)) + (tl_chunk24 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk24 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8)) % 2048) + (tl_chunk24 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8)) % 2048) + (tl_chunk24 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -226,8 +226,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant0(
                     // copy(X[row, t * BN +: BN], x);  (quant.tl:62)
                     #pragma unroll
                     for (int tl_chunk28 = 0; tl_chunk28 < x_layout::kSlots; tl_chunk28 += 8) {
-                        const tl::bf16* tl_ptr29 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) + tl_chunk28 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) + tl_chunk28 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) + tl_chunk28 % 8)) + 7, N) && tl::is_aligned(tl_ptr29, 16)) {
+                        const tl::bf16* tl_ptr29 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) % 2048) + tl_chunk28 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) % 2048) + tl_chunk28 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) % 2048) + tl_chunk28 % 8)) + 7, N) && tl::is_aligned(tl_ptr29, 16)) {
                             tl::bf16 tl_vec30[8];
                             tl::load_vector<tl::bf16, 8>(tl_vec30, tl_ptr29);
                             #pragma unroll
@@ -235,7 +235,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk28 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8)) + (tl_chunk28 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8)) + (tl_chunk28 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk28 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8)) % 2048) + (tl_chunk28 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8)) % 2048) + (tl_chunk28 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -243,14 +243,14 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant0(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s31 = 0; tl_s31 < x_layout::kSlots; ++tl_s31) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s31 / 8) * 8)) + tl_s31 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s31 / 8) * 8)) % 2048) + tl_s31 % 8;
                         x[tl_s31] = x[tl_s31] * inv;
                     }
                     // copy(x, Q[row, t * BN +: BN]);  (quant.tl:66)
                     #pragma unroll
                     for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
-                        tl::f8e4m3* tl_ptr33 = &Q[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) + tl_chunk32 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) + tl_chunk32 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) + tl_chunk32 % 8)) + 7, N) && tl::is_aligned(tl_ptr33, 8)) {
+                        tl::f8e4m3* tl_ptr33 = &Q[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) % 2048) + tl_chunk32 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) % 2048) + tl_chunk32 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) % 2048) + tl_chunk32 % 8)) + 7, N) && tl::is_aligned(tl_ptr33, 8)) {
                             tl::f8e4m3 tl_vec34[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec34[tl_v] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
@@ -258,7 +258,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8)) + (tl_chunk32 + tl_v) % 8), N)) Q[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8)) + (tl_chunk32 + tl_v) % 8))] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8)) % 2048) + (tl_chunk32 + tl_v) % 8), N)) Q[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8)) % 2048) + (tl_chunk32 + tl_v) % 8))] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
                             }
                         }
                     }
@@ -451,8 +451,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant1(
                     // copy(X[row, t * BN +: BN], x);  (quant.tl:55)
                     #pragma unroll
                     for (int tl_chunk24 = 0; tl_chunk24 < x_layout::kSlots; tl_chunk24 += 8) {
-                        const tl::bf16* tl_ptr25 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) + tl_chunk24 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) + tl_chunk24 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) + tl_chunk24 % 8)) + 7, N) && tl::is_aligned(tl_ptr25, 16)) {
+                        const tl::bf16* tl_ptr25 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) % 2048) + tl_chunk24 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) % 2048) + tl_chunk24 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) % 2048) + tl_chunk24 % 8)) + 7, N) && tl::is_aligned(tl_ptr25, 16)) {
                             tl::bf16 tl_vec26[8];
                             tl::load_vector<tl::bf16, 8>(tl_vec26, tl_ptr25);
                             #pragma unroll
@@ -460,7 +460,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk24 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8)) + (tl_chunk24 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8)) + (tl_chunk24 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk24 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8)) % 2048) + (tl_chunk24 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8)) % 2048) + (tl_chunk24 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -486,8 +486,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant1(
                     // copy(X[row, t * BN +: BN], x);  (quant.tl:62)
                     #pragma unroll
                     for (int tl_chunk28 = 0; tl_chunk28 < x_layout::kSlots; tl_chunk28 += 8) {
-                        const tl::bf16* tl_ptr29 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) + tl_chunk28 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) + tl_chunk28 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) + tl_chunk28 % 8)) + 7, N) && tl::is_aligned(tl_ptr29, 16)) {
+                        const tl::bf16* tl_ptr29 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) % 2048) + tl_chunk28 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) % 2048) + tl_chunk28 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) % 2048) + tl_chunk28 % 8)) + 7, N) && tl::is_aligned(tl_ptr29, 16)) {
                             tl::bf16 tl_vec30[8];
                             tl::load_vector<tl::bf16, 8>(tl_vec30, tl_ptr29);
                             #pragma unroll
@@ -495,7 +495,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk28 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8)) + (tl_chunk28 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8)) + (tl_chunk28 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk28 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8)) % 2048) + (tl_chunk28 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8)) % 2048) + (tl_chunk28 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -503,14 +503,14 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant1(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s31 = 0; tl_s31 < x_layout::kSlots; ++tl_s31) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s31 / 8) * 8)) + tl_s31 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s31 / 8) * 8)) % 2048) + tl_s31 % 8;
                         x[tl_s31] = x[tl_s31] * inv;
                     }
                     // copy(x, Q[row, t * BN +: BN]);  (quant.tl:66)
                     #pragma unroll
                     for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
-                        tl::f8e4m3* tl_ptr33 = &Q[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) + tl_chunk32 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) + tl_chunk32 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) + tl_chunk32 % 8)) + 7, N) && tl::is_aligned(tl_ptr33, 8)) {
+                        tl::f8e4m3* tl_ptr33 = &Q[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) % 2048) + tl_chunk32 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) % 2048) + tl_chunk32 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) % 2048) + tl_chunk32 % 8)) + 7, N) && tl::is_aligned(tl_ptr33, 8)) {
                             tl::f8e4m3 tl_vec34[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec34[tl_v] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
@@ -518,7 +518,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8)) + (tl_chunk32 + tl_v) % 8), N)) Q[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8)) + (tl_chunk32 + tl_v) % 8))] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8)) % 2048) + (tl_chunk32 + tl_v) % 8), N)) Q[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8)) % 2048) + (tl_chunk32 + tl_v) % 8))] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
                             }
                         }
                     }
@@ -711,8 +711,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant2(
                     // copy(X[row, t * BN +: BN], x);  (quant.tl:55)
                     #pragma unroll
                     for (int tl_chunk24 = 0; tl_chunk24 < x_layout::kSlots; tl_chunk24 += 8) {
-                        const tl::bf16* tl_ptr25 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) + tl_chunk24 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) + tl_chunk24 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) + tl_chunk24 % 8)) + 7, N) && tl::is_aligned(tl_ptr25, 16)) {
+                        const tl::bf16* tl_ptr25 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) % 2048) + tl_chunk24 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) % 2048) + tl_chunk24 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) % 2048) + tl_chunk24 % 8)) + 7, N) && tl::is_aligned(tl_ptr25, 16)) {
                             tl::bf16 tl_vec26[8];
                             tl::load_vector<tl::bf16, 8>(tl_vec26, tl_ptr25);
                             #pragma unroll
@@ -720,7 +720,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk24 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8)) + (tl_chunk24 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8)) + (tl_chunk24 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk24 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8)) % 2048) + (tl_chunk24 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8)) % 2048) + (tl_chunk24 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -746,8 +746,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant2(
                     // copy(X[row, t * BN +: BN], x);  (quant.tl:62)
                     #pragma unroll
                     for (int tl_chunk28 = 0; tl_chunk28 < x_layout::kSlots; tl_chunk28 += 8) {
-                        const tl::bf16* tl_ptr29 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) + tl_chunk28 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) + tl_chunk28 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) + tl_chunk28 % 8)) + 7, N) && tl::is_aligned(tl_ptr29, 16)) {
+                        const tl::bf16* tl_ptr29 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) % 2048) + tl_chunk28 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) % 2048) + tl_chunk28 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) % 2048) + tl_chunk28 % 8)) + 7, N) && tl::is_aligned(tl_ptr29, 16)) {
                             tl::bf16 tl_vec30[8];
                             tl::load_vector<tl::bf16, 8>(tl_vec30, tl_ptr29);
                             #pragma unroll
@@ -755,7 +755,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk28 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8)) + (tl_chunk28 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8)) + (tl_chunk28 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk28 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8)) % 2048) + (tl_chunk28 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8)) % 2048) + (tl_chunk28 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -763,14 +763,14 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant2(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s31 = 0; tl_s31 < x_layout::kSlots; ++tl_s31) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s31 / 8) * 8)) + tl_s31 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s31 / 8) * 8)) % 2048) + tl_s31 % 8;
                         x[tl_s31] = x[tl_s31] * inv;
                     }
                     // copy(x, Q[row, t * BN +: BN]);  (quant.tl:66)
                     #pragma unroll
                     for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
-                        tl::f8e4m3* tl_ptr33 = &Q[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) + tl_chunk32 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) + tl_chunk32 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) + tl_chunk32 % 8)) + 7, N) && tl::is_aligned(tl_ptr33, 8)) {
+                        tl::f8e4m3* tl_ptr33 = &Q[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) % 2048) + tl_chunk32 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) % 2048) + tl_chunk32 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) % 2048) + tl_chunk32 % 8)) + 7, N) && tl::is_aligned(tl_ptr33, 8)) {
                             tl::f8e4m3 tl_vec34[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec34[tl_v] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
@@ -778,7 +778,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8)) + (tl_chunk32 + tl_v) % 8), N)) Q[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8)) + (tl_chunk32 + tl_v) % 8))] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8)) % 2048) + (tl_chunk32 + tl_v) % 8), N)) Q[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8)) % 2048) + (tl_chunk32 + tl_v) % 8))] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
                             }
                         }
                     }
@@ -984,8 +984,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant3(
                     // copy(X[row, t * BN +: BN], x);  (quant.tl:55)
                     #pragma unroll
                     for (int tl_chunk24 = 0; tl_chunk24 < x_layout::kSlots; tl_chunk24 += 8) {
-                        const tl::bf16* tl_ptr25 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) + tl_chunk24 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) + tl_chunk24 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) + tl_chunk24 % 8)) + 7, N) && tl::is_aligned(tl_ptr25, 16)) {
+                        const tl::bf16* tl_ptr25 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) % 2048) + tl_chunk24 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) % 2048) + tl_chunk24 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) % 2048) + tl_chunk24 % 8)) + 7, N) && tl::is_aligned(tl_ptr25, 16)) {
                             tl::bf16 tl_vec26[8];
                             tl::load_vector<tl::bf16, 8>(tl_vec26, tl_ptr25);
                             #pragma unroll
@@ -993,7 +993,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk24 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8)) + (tl_chunk24 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8)) + (tl_chunk24 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk24 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8)) % 2048) + (tl_chunk24 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8)) % 2048) + (tl_chunk24 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1019,8 +1019,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant3(
                     // copy(X[row, t * BN +: BN], x);  (quant.tl:62)
                     #pragma unroll
                     for (int tl_chunk28 = 0; tl_chunk28 < x_layout::kSlots; tl_chunk28 += 8) {
-                        const tl::bf16* tl_ptr29 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) + tl_chunk28 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) + tl_chunk28 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) + tl_chunk28 % 8)) + 7, N) && tl::is_aligned(tl_ptr29, 16)) {
+                        const tl::bf16* tl_ptr29 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) % 2048) + tl_chunk28 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) % 2048) + tl_chunk28 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) % 2048) + tl_chunk28 % 8)) + 7, N) && tl::is_aligned(tl_ptr29, 16)) {
                             tl::bf16 tl_vec30[8];
                             tl::load_vector<tl::bf16, 8>(tl_vec30, tl_ptr29);
                             #pragma unroll
@@ -1028,7 +1028,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk28 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8)) + (tl_chunk28 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8)) + (tl_chunk28 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk28 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8)) % 2048) + (tl_chunk28 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8)) % 2048) + (tl_chunk28 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1036,14 +1036,14 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant3(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s31 = 0; tl_s31 < x_layout::kSlots; ++tl_s31) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s31 / 8) * 8)) + tl_s31 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s31 / 8) * 8)) % 2048) + tl_s31 % 8;
                         x[tl_s31] = x[tl_s31] * inv;
                     }
                     // copy(x, Q[row, t * BN +: BN]);  (quant.tl:66)
                     #pragma unroll
                     for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
-                        tl::f8e4m3* tl_ptr33 = &Q[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) + tl_chunk32 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) + tl_chunk32 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) + tl_chunk32 % 8)) + 7, N) && tl::is_aligned(tl_ptr33, 8)) {
+                        tl::f8e4m3* tl_ptr33 = &Q[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) % 2048) + tl_chunk32 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) % 2048) + tl_chunk32 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) % 2048) + tl_chunk32 % 8)) + 7, N) && tl::is_aligned(tl_ptr33, 8)) {
                             tl::f8e4m3 tl_vec34[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec34[tl_v] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
@@ -1051,7 +1051,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8)) + (tl_chunk32 + tl_v) % 8), N)) Q[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8)) + (tl_chunk32 + tl_v) % 8))] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8)) % 2048) + (tl_chunk32 + tl_v) % 8), N)) Q[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8)) % 2048) + (tl_chunk32 + tl_v) % 8))] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
                             }
                         }
                     }
@@ -1258,8 +1258,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant4(
                     // copy(X[row, t * BN +: BN], x);  (quant.tl:55)
                     #pragma unroll
                     for (int tl_chunk24 = 0; tl_chunk24 < x_layout::kSlots; tl_chunk24 += 8) {
-                        const tl::bf16* tl_ptr25 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) + tl_chunk24 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) + tl_chunk24 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) + tl_chunk24 % 8)) + 7, N) && tl::is_aligned(tl_ptr25, 16)) {
+                        const tl::bf16* tl_ptr25 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) % 2048) + tl_chunk24 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) % 2048) + tl_chunk24 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) % 2048) + tl_chunk24 % 8)) + 7, N) && tl::is_aligned(tl_ptr25, 16)) {
                             tl::bf16 tl_vec26[8];
                             tl::load_vector<tl::bf16, 8>(tl_vec26, tl_ptr25);
                             #pragma unroll
@@ -1267,7 +1267,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk24 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8)) + (tl_chunk24 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8)) + (tl_chunk24 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk24 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8)) % 2048) + (tl_chunk24 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8)) % 2048) + (tl_chunk24 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1293,8 +1293,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant4(
                     // copy(X[row, t * BN +: BN], x);  (quant.tl:62)
                     #pragma unroll
                     for (int tl_chunk28 = 0; tl_chunk28 < x_layout::kSlots; tl_chunk28 += 8) {
-                        const tl::bf16* tl_ptr29 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) + tl_chunk28 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) + tl_chunk28 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) + tl_chunk28 % 8)) + 7, N) && tl::is_aligned(tl_ptr29, 16)) {
+                        const tl::bf16* tl_ptr29 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) % 2048) + tl_chunk28 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) % 2048) + tl_chunk28 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) % 2048) + tl_chunk28 % 8)) + 7, N) && tl::is_aligned(tl_ptr29, 16)) {
                             tl::bf16 tl_vec30[8];
                             tl::load_vector<tl::bf16, 8>(tl_vec30, tl_ptr29);
                             #pragma unroll
@@ -1302,7 +1302,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk28 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8)) + (tl_chunk28 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8)) + (tl_chunk28 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk28 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8)) % 2048) + (tl_chunk28 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8)) % 2048) + (tl_chunk28 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1310,14 +1310,14 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant4(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s31 = 0; tl_s31 < x_layout::kSlots; ++tl_s31) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s31 / 8) * 8)) + tl_s31 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s31 / 8) * 8)) % 2048) + tl_s31 % 8;
                         x[tl_s31] = x[tl_s31] * inv;
                     }
                     // copy(x, Q[row, t * BN +: BN]);  (quant.tl:66)
                     #pragma unroll
                     for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
-                        tl::f8e4m3* tl_ptr33 = &Q[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) + tl_chunk32 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) + tl_chunk32 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) + tl_chunk32 % 8)) + 7, N) && tl::is_aligned(tl_ptr33, 8)) {
+                        tl::f8e4m3* tl_ptr33 = &Q[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) % 2048) + tl_chunk32 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) % 2048) + tl_chunk32 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) % 2048) + tl_chunk32 % 8)) + 7, N) && tl::is_aligned(tl_ptr33, 8)) {
                             tl::f8e4m3 tl_vec34[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec34[tl_v] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
@@ -1325,7 +1325,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8)) + (tl_chunk32 + tl_v) % 8), N)) Q[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8)) + (tl_chunk32 + tl_v) % 8))] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8)) % 2048) + (tl_chunk32 + tl_v) % 8), N)) Q[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8)) % 2048) + (tl_chunk32 + tl_v) % 8))] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
                             }
                         }
                     }
@@ -1533,8 +1533,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant5(
                     // copy(X[row, t * BN +: BN], x);  (quant.tl:55)
                     #pragma unroll
                     for (int tl_chunk24 = 0; tl_chunk24 < x_layout::kSlots; tl_chunk24 += 8) {
-                        const tl::bf16* tl_ptr25 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) + tl_chunk24 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) + tl_chunk24 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) + tl_chunk24 % 8)) + 7, N) && tl::is_aligned(tl_ptr25, 16)) {
+                        const tl::bf16* tl_ptr25 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) % 2048) + tl_chunk24 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) % 2048) + tl_chunk24 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) % 2048) + tl_chunk24 % 8)) + 7, N) && tl::is_aligned(tl_ptr25, 16)) {
                             tl::bf16 tl_vec26[8];
                             tl::load_vector<tl::bf16, 8>(tl_vec26, tl_ptr25);
                             #pragma unroll
@@ -1542,7 +1542,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk24 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8)) + (tl_chunk24 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8)) + (tl_chunk24 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk24 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8)) % 2048) + (tl_chunk24 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8)) % 2048) + (tl_chunk24 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1568,8 +1568,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant5(
                     // copy(X[row, t * BN +: BN], x);  (quant.tl:62)
                     #pragma unroll
                     for (int tl_chunk28 = 0; tl_chunk28 < x_layout::kSlots; tl_chunk28 += 8) {
-                        const tl::bf16* tl_ptr29 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) + tl_chunk28 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) + tl_chunk28 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) + tl_chunk28 % 8)) + 7, N) && tl::is_aligned(tl_ptr29, 16)) {
+                        const tl::bf16* tl_ptr29 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) % 2048) + tl_chunk28 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) % 2048) + tl_chunk28 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) % 2048) + tl_chunk28 % 8)) + 7, N) && tl::is_aligned(tl_ptr29, 16)) {
                             tl::bf16 tl_vec30[8];
                             tl::load_vector<tl::bf16, 8>(tl_vec30, tl_ptr29);
                             #pragma unroll
@@ -1577,7 +1577,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk28 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8)) + (tl_chunk28 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8)) + (tl_chunk28 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk28 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8)) % 2048) + (tl_chunk28 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8)) % 2048) + (tl_chunk28 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1585,14 +1585,14 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant5(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s31 = 0; tl_s31 < x_layout::kSlots; ++tl_s31) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s31 / 8) * 8)) + tl_s31 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s31 / 8) * 8)) % 2048) + tl_s31 % 8;
                         x[tl_s31] = x[tl_s31] * inv;
                     }
                     // copy(x, Q[row, t * BN +: BN]);  (quant.tl:66)
                     #pragma unroll
                     for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
-                        tl::f8e4m3* tl_ptr33 = &Q[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) + tl_chunk32 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) + tl_chunk32 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) + tl_chunk32 % 8)) + 7, N) && tl::is_aligned(tl_ptr33, 8)) {
+                        tl::f8e4m3* tl_ptr33 = &Q[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) % 2048) + tl_chunk32 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) % 2048) + tl_chunk32 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) % 2048) + tl_chunk32 % 8)) + 7, N) && tl::is_aligned(tl_ptr33, 8)) {
                             tl::f8e4m3 tl_vec34[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec34[tl_v] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
@@ -1600,7 +1600,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8)) + (tl_chunk32 + tl_v) % 8), N)) Q[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8)) + (tl_chunk32 + tl_v) % 8))] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8)) % 2048) + (tl_chunk32 + tl_v) % 8), N)) Q[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8)) % 2048) + (tl_chunk32 + tl_v) % 8))] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
                             }
                         }
                     }
@@ -1809,8 +1809,8 @@ __global__ void __launch_bounds__(512, 2) fp8_per_token_kernel_variant6(
                     // copy(X[row, t * BN +: BN], x);  (quant.tl:55)
                     #pragma unroll
                     for (int tl_chunk24 = 0; tl_chunk24 < x_layout::kSlots; tl_chunk24 += 8) {
-                        const tl::bf16* tl_ptr25 = &X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) + tl_chunk24 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) + tl_chunk24 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) + tl_chunk24 % 8)) + 7, N) && tl::is_aligned(tl_ptr25, 16)) {
+                        const tl::bf16* tl_ptr25 = &X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) % 4096) + tl_chunk24 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) % 4096) + tl_chunk24 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) % 4096) + tl_chunk24 % 8)) + 7, N) && tl::is_aligned(tl_ptr25, 16)) {
                             tl::bf16 tl_vec26[8];
                             tl::load_vector<tl::bf16, 8>(tl_vec26, tl_ptr25);
                             #pragma unroll
@@ -1818,7 +1818,7 @@ __global__ void __launch_bounds__(512, 2) fp8_per_token_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk24 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8)) + (tl_chunk24 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8)) + (tl_chunk24 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk24 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8)) % 4096) + (tl_chunk24 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8)) % 4096) + (tl_chunk24 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1844,8 +1844,8 @@ __global__ void __launch_bounds__(512, 2) fp8_per_token_kernel_variant6(
                     // copy(X[row, t * BN +: BN], x);  (quant.tl:62)
                     #pragma unroll
                     for (int tl_chunk28 = 0; tl_chunk28 < x_layout::kSlots; tl_chunk28 += 8) {
-                        const tl::bf16* tl_ptr29 = &X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) + tl_chunk28 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) + tl_chunk28 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) + tl_chunk28 % 8)) + 7, N) && tl::is_aligned(tl_ptr29, 16)) {
+                        const tl::bf16* tl_ptr29 = &X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) % 4096) + tl_chunk28 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) % 4096) + tl_chunk28 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) % 4096) + tl_chunk28 % 8)) + 7, N) && tl::is_aligned(tl_ptr29, 16)) {
                             tl::bf16 tl_vec30[8];
                             tl::load_vector<tl::bf16, 8>(tl_vec30, tl_ptr29);
                             #pragma unroll
@@ -1853,7 +1853,7 @@ __global__ void __launch_bounds__(512, 2) fp8_per_token_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk28 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8)) + (tl_chunk28 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8)) + (tl_chunk28 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk28 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8)) % 4096) + (tl_chunk28 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8)) % 4096) + (tl_chunk28 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1861,14 +1861,14 @@ __global__ void __launch_bounds__(512, 2) fp8_per_token_kernel_variant6(
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s31 = 0; tl_s31 < x_layout::kSlots; ++tl_s31) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s31 / 8) * 8)) + tl_s31 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s31 / 8) * 8)) % 4096) + tl_s31 % 8;
                         x[tl_s31] = x[tl_s31] * inv;
                     }
                     // copy(x, Q[row, t * BN +: BN]);  (quant.tl:66)
                     #pragma unroll
                     for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
-                        tl::f8e4m3* tl_ptr33 = &Q[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) + tl_chunk32 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) + tl_chunk32 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) + tl_chunk32 % 8)) + 7, N) && tl::is_aligned(tl_ptr33, 8)) {
+                        tl::f8e4m3* tl_ptr33 = &Q[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) % 4096) + tl_chunk32 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) % 4096) + tl_chunk32 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) % 4096) + tl_chunk32 % 8)) + 7, N) && tl::is_aligned(tl_ptr33, 8)) {
                             tl::f8e4m3 tl_vec34[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec34[tl_v] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
@@ -1876,7 +1876,7 @@ __global__ void __launch_bounds__(512, 2) fp8_per_token_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8)) + (tl_chunk32 + tl_v) % 8), N)) Q[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8)) + (tl_chunk32 + tl_v) % 8))] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8)) % 4096) + (tl_chunk32 + tl_v) % 8), N)) Q[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8)) % 4096) + (tl_chunk32 + tl_v) % 8))] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
                             }
                         }
                     }

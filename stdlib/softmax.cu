@@ -133,7 +133,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
                 [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s18 / 8) * 16);
                 [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid % 16) * 8);
-                s[tl_s18] = tl::fast::exp(s[tl_s18] - s_max[(tl_s18 / 8)]);
+                s[tl_s18] = tl::fast::exp_sub(s[tl_s18], s_max[(tl_s18 / 8)]);
             }
             // reduce(sum, s, s_sum, axis = 1);  (softmax.tl:42)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
@@ -179,7 +179,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
                 if (tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk22 / 8) * 16), M) && tl::in_bounds(((tl_chunk22 % 8) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk22 / 8) * 16), M) && tl::in_bounds((((tl_chunk22 % 8) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
                     tl::f16 tl_vec24[8];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec24[tl_v] = tl::convert<tl::f16>(s[tl_chunk22 + tl_v]);
+                    for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec24[tl_v], s[tl_chunk22 + tl_v], s[tl_chunk22 + tl_v + 1]);
                     tl::store_vector<tl::f16, 8>(tl_ptr23, tl_vec24);
                 } else {
                     #pragma unroll
@@ -202,8 +202,8 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
                     // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:62)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
                             tl::f16 tl_vec27[8];
                             tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
                             #pragma unroll
@@ -211,7 +211,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 2048) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 2048) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -234,8 +234,8 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) + tl_s29 % 8;
-                        x[tl_s29] = tl::fast::exp(x[tl_s29] - m_new);
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 2048) + tl_s29 % 8;
+                        x[tl_s29] = tl::fast::exp_sub(x[tl_s29], m_new);
                     }
                     // reduce(sum, x, tile_sum);  (softmax.tl:68)
                     {
@@ -251,7 +251,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
                             tile_sum = tl_part[0];
                         }
                     }
-                    l = l * tl::fast::exp(m - m_new) + tile_sum;
+                    l = l * tl::fast::exp_sub(m, m_new) + tile_sum;
                     m = m_new;
                 }
                 const float inv_l = tl::fast::div(1.0f, l);
@@ -259,8 +259,8 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
                     // copy(X[row, t * BN +: BN], x);  (softmax.tl:74)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
-                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
                             tl::f16 tl_vec33[8];
                             tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
                             #pragma unroll
@@ -268,7 +268,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 2048) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 2048) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -276,22 +276,22 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) + tl_s34 % 8;
-                        x[tl_s34] = tl::fast::exp(x[tl_s34] - m) * inv_l;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 2048) + tl_s34 % 8;
+                        x[tl_s34] = tl::fast::exp_sub(x[tl_s34], m) * inv_l;
                     }
                     // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:78)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec37[tl_v] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec37[tl_v], x[tl_chunk35 + tl_v], x[tl_chunk35 + tl_v + 1]);
                             tl::store_vector<tl::f16, 8>(tl_ptr36, tl_vec37);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 2048) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 2048) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -428,7 +428,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
                 [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s18 / 8) * 8);
                 [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid % 32) * 8);
-                s[tl_s18] = tl::fast::exp(s[tl_s18] - s_max[(tl_s18 / 8)]);
+                s[tl_s18] = tl::fast::exp_sub(s[tl_s18], s_max[(tl_s18 / 8)]);
             }
             // reduce(sum, s, s_sum, axis = 1);  (softmax.tl:42)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
@@ -475,7 +475,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
                 if (tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk22 / 8) * 8), M) && tl::in_bounds(((tl_chunk22 % 8) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk22 / 8) * 8), M) && tl::in_bounds((((tl_chunk22 % 8) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
                     tl::f16 tl_vec24[8];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec24[tl_v] = tl::convert<tl::f16>(s[tl_chunk22 + tl_v]);
+                    for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec24[tl_v], s[tl_chunk22 + tl_v], s[tl_chunk22 + tl_v + 1]);
                     tl::store_vector<tl::f16, 8>(tl_ptr23, tl_vec24);
                 } else {
                     #pragma unroll
@@ -498,8 +498,8 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
                     // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:62)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
                             tl::f16 tl_vec27[8];
                             tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
                             #pragma unroll
@@ -507,7 +507,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 2048) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 2048) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -530,8 +530,8 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) + tl_s29 % 8;
-                        x[tl_s29] = tl::fast::exp(x[tl_s29] - m_new);
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 2048) + tl_s29 % 8;
+                        x[tl_s29] = tl::fast::exp_sub(x[tl_s29], m_new);
                     }
                     // reduce(sum, x, tile_sum);  (softmax.tl:68)
                     {
@@ -547,7 +547,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
                             tile_sum = tl_part[0];
                         }
                     }
-                    l = l * tl::fast::exp(m - m_new) + tile_sum;
+                    l = l * tl::fast::exp_sub(m, m_new) + tile_sum;
                     m = m_new;
                 }
                 const float inv_l = tl::fast::div(1.0f, l);
@@ -555,8 +555,8 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
                     // copy(X[row, t * BN +: BN], x);  (softmax.tl:74)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
-                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
                             tl::f16 tl_vec33[8];
                             tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
                             #pragma unroll
@@ -564,7 +564,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 2048) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 2048) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -572,22 +572,22 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) + tl_s34 % 8;
-                        x[tl_s34] = tl::fast::exp(x[tl_s34] - m) * inv_l;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 2048) + tl_s34 % 8;
+                        x[tl_s34] = tl::fast::exp_sub(x[tl_s34], m) * inv_l;
                     }
                     // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:78)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec37[tl_v] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec37[tl_v], x[tl_chunk35 + tl_v], x[tl_chunk35 + tl_v + 1]);
                             tl::store_vector<tl::f16, 8>(tl_ptr36, tl_vec37);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 2048) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 2048) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -724,7 +724,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
                 [[maybe_unused]] const int i = (tl_tid / 32);
                 [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid % 32) * 8 + (tl_s18 / 8) * 256);
-                s[tl_s18] = tl::fast::exp(s[tl_s18] - s_max[0]);
+                s[tl_s18] = tl::fast::exp_sub(s[tl_s18], s_max[0]);
             }
             // reduce(sum, s, s_sum, axis = 1);  (softmax.tl:42)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
@@ -771,7 +771,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
                 if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds(((tl_chunk22 % 8) + (tl_tid % 32) * 8 + (tl_chunk22 / 8) * 256), N) && tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk22 % 8) + (tl_tid % 32) * 8 + (tl_chunk22 / 8) * 256)) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
                     tl::f16 tl_vec24[8];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec24[tl_v] = tl::convert<tl::f16>(s[tl_chunk22 + tl_v]);
+                    for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec24[tl_v], s[tl_chunk22 + tl_v], s[tl_chunk22 + tl_v + 1]);
                     tl::store_vector<tl::f16, 8>(tl_ptr23, tl_vec24);
                 } else {
                     #pragma unroll
@@ -794,8 +794,8 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
                     // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:62)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
                             tl::f16 tl_vec27[8];
                             tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
                             #pragma unroll
@@ -803,7 +803,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 2048) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 2048) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -826,8 +826,8 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) + tl_s29 % 8;
-                        x[tl_s29] = tl::fast::exp(x[tl_s29] - m_new);
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 2048) + tl_s29 % 8;
+                        x[tl_s29] = tl::fast::exp_sub(x[tl_s29], m_new);
                     }
                     // reduce(sum, x, tile_sum);  (softmax.tl:68)
                     {
@@ -843,7 +843,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
                             tile_sum = tl_part[0];
                         }
                     }
-                    l = l * tl::fast::exp(m - m_new) + tile_sum;
+                    l = l * tl::fast::exp_sub(m, m_new) + tile_sum;
                     m = m_new;
                 }
                 const float inv_l = tl::fast::div(1.0f, l);
@@ -851,8 +851,8 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
                     // copy(X[row, t * BN +: BN], x);  (softmax.tl:74)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
-                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
                             tl::f16 tl_vec33[8];
                             tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
                             #pragma unroll
@@ -860,7 +860,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 2048) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 2048) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -868,22 +868,22 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) + tl_s34 % 8;
-                        x[tl_s34] = tl::fast::exp(x[tl_s34] - m) * inv_l;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 2048) + tl_s34 % 8;
+                        x[tl_s34] = tl::fast::exp_sub(x[tl_s34], m) * inv_l;
                     }
                     // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:78)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec37[tl_v] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec37[tl_v], x[tl_chunk35 + tl_v], x[tl_chunk35 + tl_v + 1]);
                             tl::store_vector<tl::f16, 8>(tl_ptr36, tl_vec37);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 2048) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 2048) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -1033,7 +1033,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant3(
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
                 [[maybe_unused]] const int i = (tl_tid / 64);
                 [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid % 64) * 8 + (tl_s18 / 8) * 512);
-                s[tl_s18] = tl::fast::exp(s[tl_s18] - s_max[0]);
+                s[tl_s18] = tl::fast::exp_sub(s[tl_s18], s_max[0]);
             }
             // reduce(sum, s, s_sum, axis = 1);  (softmax.tl:42)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
@@ -1093,7 +1093,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant3(
                 if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds(((tl_chunk22 % 8) + (tl_tid % 64) * 8 + (tl_chunk22 / 8) * 512), N) && tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk22 % 8) + (tl_tid % 64) * 8 + (tl_chunk22 / 8) * 512)) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
                     tl::f16 tl_vec24[8];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec24[tl_v] = tl::convert<tl::f16>(s[tl_chunk22 + tl_v]);
+                    for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec24[tl_v], s[tl_chunk22 + tl_v], s[tl_chunk22 + tl_v + 1]);
                     tl::store_vector<tl::f16, 8>(tl_ptr23, tl_vec24);
                 } else {
                     #pragma unroll
@@ -1116,8 +1116,8 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant3(
                     // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:62)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
                             tl::f16 tl_vec27[8];
                             tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
                             #pragma unroll
@@ -1125,7 +1125,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 2048) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 2048) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -1148,8 +1148,8 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant3(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) + tl_s29 % 8;
-                        x[tl_s29] = tl::fast::exp(x[tl_s29] - m_new);
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 2048) + tl_s29 % 8;
+                        x[tl_s29] = tl::fast::exp_sub(x[tl_s29], m_new);
                     }
                     // reduce(sum, x, tile_sum);  (softmax.tl:68)
                     {
@@ -1165,7 +1165,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant3(
                             tile_sum = tl_part[0];
                         }
                     }
-                    l = l * tl::fast::exp(m - m_new) + tile_sum;
+                    l = l * tl::fast::exp_sub(m, m_new) + tile_sum;
                     m = m_new;
                 }
                 const float inv_l = tl::fast::div(1.0f, l);
@@ -1173,8 +1173,8 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant3(
                     // copy(X[row, t * BN +: BN], x);  (softmax.tl:74)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
-                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
                             tl::f16 tl_vec33[8];
                             tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
                             #pragma unroll
@@ -1182,7 +1182,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 2048) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 2048) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1190,22 +1190,22 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant3(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) + tl_s34 % 8;
-                        x[tl_s34] = tl::fast::exp(x[tl_s34] - m) * inv_l;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 2048) + tl_s34 % 8;
+                        x[tl_s34] = tl::fast::exp_sub(x[tl_s34], m) * inv_l;
                     }
                     // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:78)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec37[tl_v] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec37[tl_v], x[tl_chunk35 + tl_v], x[tl_chunk35 + tl_v + 1]);
                             tl::store_vector<tl::f16, 8>(tl_ptr36, tl_vec37);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 2048) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 2048) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -1356,7 +1356,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant4(
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
                 [[maybe_unused]] const int i = (tl_tid / 128);
                 [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid % 128) * 8 + (tl_s18 / 8) * 1024);
-                s[tl_s18] = tl::fast::exp(s[tl_s18] - s_max[0]);
+                s[tl_s18] = tl::fast::exp_sub(s[tl_s18], s_max[0]);
             }
             // reduce(sum, s, s_sum, axis = 1);  (softmax.tl:42)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
@@ -1417,7 +1417,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant4(
                 if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds(((tl_chunk22 % 8) + (tl_tid % 128) * 8 + (tl_chunk22 / 8) * 1024), N) && tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk22 % 8) + (tl_tid % 128) * 8 + (tl_chunk22 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
                     tl::f16 tl_vec24[8];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec24[tl_v] = tl::convert<tl::f16>(s[tl_chunk22 + tl_v]);
+                    for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec24[tl_v], s[tl_chunk22 + tl_v], s[tl_chunk22 + tl_v + 1]);
                     tl::store_vector<tl::f16, 8>(tl_ptr23, tl_vec24);
                 } else {
                     #pragma unroll
@@ -1440,8 +1440,8 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant4(
                     // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:62)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
                             tl::f16 tl_vec27[8];
                             tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
                             #pragma unroll
@@ -1449,7 +1449,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 2048) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 2048) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -1472,8 +1472,8 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant4(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) + tl_s29 % 8;
-                        x[tl_s29] = tl::fast::exp(x[tl_s29] - m_new);
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 2048) + tl_s29 % 8;
+                        x[tl_s29] = tl::fast::exp_sub(x[tl_s29], m_new);
                     }
                     // reduce(sum, x, tile_sum);  (softmax.tl:68)
                     {
@@ -1489,7 +1489,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant4(
                             tile_sum = tl_part[0];
                         }
                     }
-                    l = l * tl::fast::exp(m - m_new) + tile_sum;
+                    l = l * tl::fast::exp_sub(m, m_new) + tile_sum;
                     m = m_new;
                 }
                 const float inv_l = tl::fast::div(1.0f, l);
@@ -1497,8 +1497,8 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant4(
                     // copy(X[row, t * BN +: BN], x);  (softmax.tl:74)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
-                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
                             tl::f16 tl_vec33[8];
                             tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
                             #pragma unroll
@@ -1506,7 +1506,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 2048) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 2048) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1514,22 +1514,22 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant4(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) + tl_s34 % 8;
-                        x[tl_s34] = tl::fast::exp(x[tl_s34] - m) * inv_l;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 2048) + tl_s34 % 8;
+                        x[tl_s34] = tl::fast::exp_sub(x[tl_s34], m) * inv_l;
                     }
                     // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:78)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec37[tl_v] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec37[tl_v], x[tl_chunk35 + tl_v], x[tl_chunk35 + tl_v + 1]);
                             tl::store_vector<tl::f16, 8>(tl_ptr36, tl_vec37);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 2048) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 2048) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -1681,7 +1681,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
                 [[maybe_unused]] const int i = 0;
                 [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid) * 8 + (tl_s18 / 8) * 2048);
-                s[tl_s18] = tl::fast::exp(s[tl_s18] - s_max[0]);
+                s[tl_s18] = tl::fast::exp_sub(s[tl_s18], s_max[0]);
             }
             // reduce(sum, s, s_sum, axis = 1);  (softmax.tl:42)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
@@ -1743,7 +1743,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
                 if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk22 % 8) + (tl_tid) * 8 + (tl_chunk22 / 8) * 2048), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk22 % 8) + (tl_tid) * 8 + (tl_chunk22 / 8) * 2048)) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
                     tl::f16 tl_vec24[8];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec24[tl_v] = tl::convert<tl::f16>(s[tl_chunk22 + tl_v]);
+                    for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec24[tl_v], s[tl_chunk22 + tl_v], s[tl_chunk22 + tl_v + 1]);
                     tl::store_vector<tl::f16, 8>(tl_ptr23, tl_vec24);
                 } else {
                     #pragma unroll
@@ -1766,8 +1766,8 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
                     // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:62)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
                             tl::f16 tl_vec27[8];
                             tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
                             #pragma unroll
@@ -1775,7 +1775,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 2048) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 2048) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -1798,8 +1798,8 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) + tl_s29 % 8;
-                        x[tl_s29] = tl::fast::exp(x[tl_s29] - m_new);
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 2048) + tl_s29 % 8;
+                        x[tl_s29] = tl::fast::exp_sub(x[tl_s29], m_new);
                     }
                     // reduce(sum, x, tile_sum);  (softmax.tl:68)
                     {
@@ -1815,7 +1815,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
                             tile_sum = tl_part[0];
                         }
                     }
-                    l = l * tl::fast::exp(m - m_new) + tile_sum;
+                    l = l * tl::fast::exp_sub(m, m_new) + tile_sum;
                     m = m_new;
                 }
                 const float inv_l = tl::fast::div(1.0f, l);
@@ -1823,8 +1823,8 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
                     // copy(X[row, t * BN +: BN], x);  (softmax.tl:74)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
-                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
                             tl::f16 tl_vec33[8];
                             tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
                             #pragma unroll
@@ -1832,7 +1832,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 2048) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 2048) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1840,22 +1840,22 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) + tl_s34 % 8;
-                        x[tl_s34] = tl::fast::exp(x[tl_s34] - m) * inv_l;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 2048) + tl_s34 % 8;
+                        x[tl_s34] = tl::fast::exp_sub(x[tl_s34], m) * inv_l;
                     }
                     // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:78)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec37[tl_v] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec37[tl_v], x[tl_chunk35 + tl_v], x[tl_chunk35 + tl_v + 1]);
                             tl::store_vector<tl::f16, 8>(tl_ptr36, tl_vec37);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 2048) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 2048) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -2008,7 +2008,7 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
                 [[maybe_unused]] const int i = 0;
                 [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid) * 8 + (tl_s18 / 8) * 4096);
-                s[tl_s18] = tl::fast::exp(s[tl_s18] - s_max[0]);
+                s[tl_s18] = tl::fast::exp_sub(s[tl_s18], s_max[0]);
             }
             // reduce(sum, s, s_sum, axis = 1);  (softmax.tl:42)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
@@ -2071,7 +2071,7 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
                 if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk22 % 8) + (tl_tid) * 8 + (tl_chunk22 / 8) * 4096), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk22 % 8) + (tl_tid) * 8 + (tl_chunk22 / 8) * 4096)) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
                     tl::f16 tl_vec24[8];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec24[tl_v] = tl::convert<tl::f16>(s[tl_chunk22 + tl_v]);
+                    for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec24[tl_v], s[tl_chunk22 + tl_v], s[tl_chunk22 + tl_v + 1]);
                     tl::store_vector<tl::f16, 8>(tl_ptr23, tl_vec24);
                 } else {
                     #pragma unroll
@@ -2094,8 +2094,8 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
                     // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:62)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 4096) + tl_chunk25 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 4096) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 4096) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
                             tl::f16 tl_vec27[8];
                             tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
                             #pragma unroll
@@ -2103,7 +2103,7 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 4096) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 4096) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -2126,8 +2126,8 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) + tl_s29 % 8;
-                        x[tl_s29] = tl::fast::exp(x[tl_s29] - m_new);
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 4096) + tl_s29 % 8;
+                        x[tl_s29] = tl::fast::exp_sub(x[tl_s29], m_new);
                     }
                     // reduce(sum, x, tile_sum);  (softmax.tl:68)
                     {
@@ -2143,7 +2143,7 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
                             tile_sum = tl_part[0];
                         }
                     }
-                    l = l * tl::fast::exp(m - m_new) + tile_sum;
+                    l = l * tl::fast::exp_sub(m, m_new) + tile_sum;
                     m = m_new;
                 }
                 const float inv_l = tl::fast::div(1.0f, l);
@@ -2151,8 +2151,8 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
                     // copy(X[row, t * BN +: BN], x);  (softmax.tl:74)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
-                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 4096) + tl_chunk31 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 4096) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 4096) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
                             tl::f16 tl_vec33[8];
                             tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
                             #pragma unroll
@@ -2160,7 +2160,7 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 4096) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 4096) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -2168,22 +2168,22 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) + tl_s34 % 8;
-                        x[tl_s34] = tl::fast::exp(x[tl_s34] - m) * inv_l;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 4096) + tl_s34 % 8;
+                        x[tl_s34] = tl::fast::exp_sub(x[tl_s34], m) * inv_l;
                     }
                     // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:78)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 4096) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 4096) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 4096) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec37[tl_v] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec37[tl_v], x[tl_chunk35 + tl_v], x[tl_chunk35 + tl_v + 1]);
                             tl::store_vector<tl::f16, 8>(tl_ptr36, tl_vec37);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 4096) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 4096) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -2321,7 +2321,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant0(
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
                 [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s18 / 8) * 16);
                 [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid % 16) * 8);
-                se[tl_s18] = tl::fast::exp(s[tl_s18] - s_max[(tl_s18 / 8)]);
+                se[tl_s18] = tl::fast::exp_sub(s[tl_s18], s_max[(tl_s18 / 8)]);
             }
             // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:115)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
@@ -2367,7 +2367,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant0(
                 if (tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk22 / 8) * 16), M) && tl::in_bounds(((tl_chunk22 % 8) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk22 / 8) * 16), M) && tl::in_bounds((((tl_chunk22 % 8) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
                     tl::f16 tl_vec24[8];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec24[tl_v] = tl::convert<tl::f16>(s[tl_chunk22 + tl_v]);
+                    for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec24[tl_v], s[tl_chunk22 + tl_v], s[tl_chunk22 + tl_v + 1]);
                     tl::store_vector<tl::f16, 8>(tl_ptr23, tl_vec24);
                 } else {
                     #pragma unroll
@@ -2390,8 +2390,8 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant0(
                     // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:133)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
                             tl::f16 tl_vec27[8];
                             tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
                             #pragma unroll
@@ -2399,7 +2399,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 2048) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 2048) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -2422,8 +2422,8 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant0(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) + tl_s29 % 8;
-                        x[tl_s29] = tl::fast::exp(x[tl_s29] - m_new);
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 2048) + tl_s29 % 8;
+                        x[tl_s29] = tl::fast::exp_sub(x[tl_s29], m_new);
                     }
                     // reduce(sum, x, tile_sum);  (softmax.tl:139)
                     {
@@ -2439,7 +2439,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant0(
                             tile_sum = tl_part[0];
                         }
                     }
-                    l = l * tl::fast::exp(m - m_new) + tile_sum;
+                    l = l * tl::fast::exp_sub(m, m_new) + tile_sum;
                     m = m_new;
                 }
                 const float shift = m + tl::fast::log(l);
@@ -2447,8 +2447,8 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant0(
                     // copy(X[row, t * BN +: BN], x);  (softmax.tl:145)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
-                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
                             tl::f16 tl_vec33[8];
                             tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
                             #pragma unroll
@@ -2456,7 +2456,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 2048) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 2048) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -2464,22 +2464,22 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant0(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) + tl_s34 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 2048) + tl_s34 % 8;
                         x[tl_s34] = x[tl_s34] - shift;
                     }
                     // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:149)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec37[tl_v] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec37[tl_v], x[tl_chunk35 + tl_v], x[tl_chunk35 + tl_v + 1]);
                             tl::store_vector<tl::f16, 8>(tl_ptr36, tl_vec37);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 2048) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 2048) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -2618,7 +2618,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
                 [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s18 / 8) * 8);
                 [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid % 32) * 8);
-                se[tl_s18] = tl::fast::exp(s[tl_s18] - s_max[(tl_s18 / 8)]);
+                se[tl_s18] = tl::fast::exp_sub(s[tl_s18], s_max[(tl_s18 / 8)]);
             }
             // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:115)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
@@ -2665,7 +2665,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
                 if (tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk22 / 8) * 8), M) && tl::in_bounds(((tl_chunk22 % 8) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk22 / 8) * 8), M) && tl::in_bounds((((tl_chunk22 % 8) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
                     tl::f16 tl_vec24[8];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec24[tl_v] = tl::convert<tl::f16>(s[tl_chunk22 + tl_v]);
+                    for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec24[tl_v], s[tl_chunk22 + tl_v], s[tl_chunk22 + tl_v + 1]);
                     tl::store_vector<tl::f16, 8>(tl_ptr23, tl_vec24);
                 } else {
                     #pragma unroll
@@ -2688,8 +2688,8 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
                     // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:133)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
                             tl::f16 tl_vec27[8];
                             tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
                             #pragma unroll
@@ -2697,7 +2697,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 2048) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 2048) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -2720,8 +2720,8 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) + tl_s29 % 8;
-                        x[tl_s29] = tl::fast::exp(x[tl_s29] - m_new);
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 2048) + tl_s29 % 8;
+                        x[tl_s29] = tl::fast::exp_sub(x[tl_s29], m_new);
                     }
                     // reduce(sum, x, tile_sum);  (softmax.tl:139)
                     {
@@ -2737,7 +2737,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
                             tile_sum = tl_part[0];
                         }
                     }
-                    l = l * tl::fast::exp(m - m_new) + tile_sum;
+                    l = l * tl::fast::exp_sub(m, m_new) + tile_sum;
                     m = m_new;
                 }
                 const float shift = m + tl::fast::log(l);
@@ -2745,8 +2745,8 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
                     // copy(X[row, t * BN +: BN], x);  (softmax.tl:145)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
-                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
                             tl::f16 tl_vec33[8];
                             tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
                             #pragma unroll
@@ -2754,7 +2754,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 2048) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 2048) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -2762,22 +2762,22 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) + tl_s34 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 2048) + tl_s34 % 8;
                         x[tl_s34] = x[tl_s34] - shift;
                     }
                     // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:149)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec37[tl_v] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec37[tl_v], x[tl_chunk35 + tl_v], x[tl_chunk35 + tl_v + 1]);
                             tl::store_vector<tl::f16, 8>(tl_ptr36, tl_vec37);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 2048) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 2048) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -2916,7 +2916,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
                 [[maybe_unused]] const int i = (tl_tid / 32);
                 [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid % 32) * 8 + (tl_s18 / 8) * 256);
-                se[tl_s18] = tl::fast::exp(s[tl_s18] - s_max[0]);
+                se[tl_s18] = tl::fast::exp_sub(s[tl_s18], s_max[0]);
             }
             // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:115)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
@@ -2963,7 +2963,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
                 if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds(((tl_chunk22 % 8) + (tl_tid % 32) * 8 + (tl_chunk22 / 8) * 256), N) && tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk22 % 8) + (tl_tid % 32) * 8 + (tl_chunk22 / 8) * 256)) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
                     tl::f16 tl_vec24[8];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec24[tl_v] = tl::convert<tl::f16>(s[tl_chunk22 + tl_v]);
+                    for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec24[tl_v], s[tl_chunk22 + tl_v], s[tl_chunk22 + tl_v + 1]);
                     tl::store_vector<tl::f16, 8>(tl_ptr23, tl_vec24);
                 } else {
                     #pragma unroll
@@ -2986,8 +2986,8 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
                     // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:133)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
                             tl::f16 tl_vec27[8];
                             tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
                             #pragma unroll
@@ -2995,7 +2995,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 2048) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 2048) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -3018,8 +3018,8 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) + tl_s29 % 8;
-                        x[tl_s29] = tl::fast::exp(x[tl_s29] - m_new);
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 2048) + tl_s29 % 8;
+                        x[tl_s29] = tl::fast::exp_sub(x[tl_s29], m_new);
                     }
                     // reduce(sum, x, tile_sum);  (softmax.tl:139)
                     {
@@ -3035,7 +3035,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
                             tile_sum = tl_part[0];
                         }
                     }
-                    l = l * tl::fast::exp(m - m_new) + tile_sum;
+                    l = l * tl::fast::exp_sub(m, m_new) + tile_sum;
                     m = m_new;
                 }
                 const float shift = m + tl::fast::log(l);
@@ -3043,8 +3043,8 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
                     // copy(X[row, t * BN +: BN], x);  (softmax.tl:145)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
-                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
                             tl::f16 tl_vec33[8];
                             tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
                             #pragma unroll
@@ -3052,7 +3052,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 2048) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 2048) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -3060,22 +3060,22 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) + tl_s34 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 2048) + tl_s34 % 8;
                         x[tl_s34] = x[tl_s34] - shift;
                     }
                     // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:149)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec37[tl_v] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec37[tl_v], x[tl_chunk35 + tl_v], x[tl_chunk35 + tl_v + 1]);
                             tl::store_vector<tl::f16, 8>(tl_ptr36, tl_vec37);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 2048) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 2048) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -3227,7 +3227,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant3(
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
                 [[maybe_unused]] const int i = (tl_tid / 64);
                 [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid % 64) * 8 + (tl_s18 / 8) * 512);
-                se[tl_s18] = tl::fast::exp(s[tl_s18] - s_max[0]);
+                se[tl_s18] = tl::fast::exp_sub(s[tl_s18], s_max[0]);
             }
             // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:115)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
@@ -3287,7 +3287,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant3(
                 if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds(((tl_chunk22 % 8) + (tl_tid % 64) * 8 + (tl_chunk22 / 8) * 512), N) && tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk22 % 8) + (tl_tid % 64) * 8 + (tl_chunk22 / 8) * 512)) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
                     tl::f16 tl_vec24[8];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec24[tl_v] = tl::convert<tl::f16>(s[tl_chunk22 + tl_v]);
+                    for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec24[tl_v], s[tl_chunk22 + tl_v], s[tl_chunk22 + tl_v + 1]);
                     tl::store_vector<tl::f16, 8>(tl_ptr23, tl_vec24);
                 } else {
                     #pragma unroll
@@ -3310,8 +3310,8 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant3(
                     // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:133)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
                             tl::f16 tl_vec27[8];
                             tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
                             #pragma unroll
@@ -3319,7 +3319,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 2048) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 2048) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -3342,8 +3342,8 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant3(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) + tl_s29 % 8;
-                        x[tl_s29] = tl::fast::exp(x[tl_s29] - m_new);
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 2048) + tl_s29 % 8;
+                        x[tl_s29] = tl::fast::exp_sub(x[tl_s29], m_new);
                     }
                     // reduce(sum, x, tile_sum);  (softmax.tl:139)
                     {
@@ -3359,7 +3359,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant3(
                             tile_sum = tl_part[0];
                         }
                     }
-                    l = l * tl::fast::exp(m - m_new) + tile_sum;
+                    l = l * tl::fast::exp_sub(m, m_new) + tile_sum;
                     m = m_new;
                 }
                 const float shift = m + tl::fast::log(l);
@@ -3367,8 +3367,8 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant3(
                     // copy(X[row, t * BN +: BN], x);  (softmax.tl:145)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
-                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
                             tl::f16 tl_vec33[8];
                             tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
                             #pragma unroll
@@ -3376,7 +3376,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 2048) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 2048) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -3384,22 +3384,22 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant3(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) + tl_s34 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 2048) + tl_s34 % 8;
                         x[tl_s34] = x[tl_s34] - shift;
                     }
                     // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:149)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec37[tl_v] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec37[tl_v], x[tl_chunk35 + tl_v], x[tl_chunk35 + tl_v + 1]);
                             tl::store_vector<tl::f16, 8>(tl_ptr36, tl_vec37);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 2048) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 2048) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -3552,7 +3552,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant4(
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
                 [[maybe_unused]] const int i = (tl_tid / 128);
                 [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid % 128) * 8 + (tl_s18 / 8) * 1024);
-                se[tl_s18] = tl::fast::exp(s[tl_s18] - s_max[0]);
+                se[tl_s18] = tl::fast::exp_sub(s[tl_s18], s_max[0]);
             }
             // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:115)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
@@ -3613,7 +3613,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant4(
                 if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds(((tl_chunk22 % 8) + (tl_tid % 128) * 8 + (tl_chunk22 / 8) * 1024), N) && tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk22 % 8) + (tl_tid % 128) * 8 + (tl_chunk22 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
                     tl::f16 tl_vec24[8];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec24[tl_v] = tl::convert<tl::f16>(s[tl_chunk22 + tl_v]);
+                    for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec24[tl_v], s[tl_chunk22 + tl_v], s[tl_chunk22 + tl_v + 1]);
                     tl::store_vector<tl::f16, 8>(tl_ptr23, tl_vec24);
                 } else {
                     #pragma unroll
@@ -3636,8 +3636,8 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant4(
                     // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:133)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
                             tl::f16 tl_vec27[8];
                             tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
                             #pragma unroll
@@ -3645,7 +3645,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 2048) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 2048) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -3668,8 +3668,8 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant4(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) + tl_s29 % 8;
-                        x[tl_s29] = tl::fast::exp(x[tl_s29] - m_new);
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 2048) + tl_s29 % 8;
+                        x[tl_s29] = tl::fast::exp_sub(x[tl_s29], m_new);
                     }
                     // reduce(sum, x, tile_sum);  (softmax.tl:139)
                     {
@@ -3685,7 +3685,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant4(
                             tile_sum = tl_part[0];
                         }
                     }
-                    l = l * tl::fast::exp(m - m_new) + tile_sum;
+                    l = l * tl::fast::exp_sub(m, m_new) + tile_sum;
                     m = m_new;
                 }
                 const float shift = m + tl::fast::log(l);
@@ -3693,8 +3693,8 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant4(
                     // copy(X[row, t * BN +: BN], x);  (softmax.tl:145)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
-                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
                             tl::f16 tl_vec33[8];
                             tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
                             #pragma unroll
@@ -3702,7 +3702,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 2048) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 2048) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -3710,22 +3710,22 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant4(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) + tl_s34 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 2048) + tl_s34 % 8;
                         x[tl_s34] = x[tl_s34] - shift;
                     }
                     // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:149)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec37[tl_v] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec37[tl_v], x[tl_chunk35 + tl_v], x[tl_chunk35 + tl_v + 1]);
                             tl::store_vector<tl::f16, 8>(tl_ptr36, tl_vec37);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 2048) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 2048) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -3879,7 +3879,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
                 [[maybe_unused]] const int i = 0;
                 [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid) * 8 + (tl_s18 / 8) * 2048);
-                se[tl_s18] = tl::fast::exp(s[tl_s18] - s_max[0]);
+                se[tl_s18] = tl::fast::exp_sub(s[tl_s18], s_max[0]);
             }
             // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:115)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
@@ -3941,7 +3941,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
                 if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk22 % 8) + (tl_tid) * 8 + (tl_chunk22 / 8) * 2048), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk22 % 8) + (tl_tid) * 8 + (tl_chunk22 / 8) * 2048)) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
                     tl::f16 tl_vec24[8];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec24[tl_v] = tl::convert<tl::f16>(s[tl_chunk22 + tl_v]);
+                    for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec24[tl_v], s[tl_chunk22 + tl_v], s[tl_chunk22 + tl_v + 1]);
                     tl::store_vector<tl::f16, 8>(tl_ptr23, tl_vec24);
                 } else {
                     #pragma unroll
@@ -3964,8 +3964,8 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
                     // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:133)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
                             tl::f16 tl_vec27[8];
                             tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
                             #pragma unroll
@@ -3973,7 +3973,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 2048) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 2048) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -3996,8 +3996,8 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) + tl_s29 % 8;
-                        x[tl_s29] = tl::fast::exp(x[tl_s29] - m_new);
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 2048) + tl_s29 % 8;
+                        x[tl_s29] = tl::fast::exp_sub(x[tl_s29], m_new);
                     }
                     // reduce(sum, x, tile_sum);  (softmax.tl:139)
                     {
@@ -4013,7 +4013,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
                             tile_sum = tl_part[0];
                         }
                     }
-                    l = l * tl::fast::exp(m - m_new) + tile_sum;
+                    l = l * tl::fast::exp_sub(m, m_new) + tile_sum;
                     m = m_new;
                 }
                 const float shift = m + tl::fast::log(l);
@@ -4021,8 +4021,8 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
                     // copy(X[row, t * BN +: BN], x);  (softmax.tl:145)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
-                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
                             tl::f16 tl_vec33[8];
                             tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
                             #pragma unroll
@@ -4030,7 +4030,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 2048) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 2048) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -4038,22 +4038,22 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) + tl_s34 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 2048) + tl_s34 % 8;
                         x[tl_s34] = x[tl_s34] - shift;
                     }
                     // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:149)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec37[tl_v] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec37[tl_v], x[tl_chunk35 + tl_v], x[tl_chunk35 + tl_v + 1]);
                             tl::store_vector<tl::f16, 8>(tl_ptr36, tl_vec37);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 2048) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 2048) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -4208,7 +4208,7 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
                 [[maybe_unused]] const int i = 0;
                 [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid) * 8 + (tl_s18 / 8) * 4096);
-                se[tl_s18] = tl::fast::exp(s[tl_s18] - s_max[0]);
+                se[tl_s18] = tl::fast::exp_sub(s[tl_s18], s_max[0]);
             }
             // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:115)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
@@ -4271,7 +4271,7 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
                 if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk22 % 8) + (tl_tid) * 8 + (tl_chunk22 / 8) * 4096), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk22 % 8) + (tl_tid) * 8 + (tl_chunk22 / 8) * 4096)) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
                     tl::f16 tl_vec24[8];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec24[tl_v] = tl::convert<tl::f16>(s[tl_chunk22 + tl_v]);
+                    for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec24[tl_v], s[tl_chunk22 + tl_v], s[tl_chunk22 + tl_v + 1]);
                     tl::store_vector<tl::f16, 8>(tl_ptr23, tl_vec24);
                 } else {
                     #pragma unroll
@@ -4294,8 +4294,8 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
                     // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:133)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 4096) + tl_chunk25 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 4096) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 4096) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
                             tl::f16 tl_vec27[8];
                             tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
                             #pragma unroll
@@ -4303,7 +4303,7 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 4096) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 4096) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -4326,8 +4326,8 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) + tl_s29 % 8;
-                        x[tl_s29] = tl::fast::exp(x[tl_s29] - m_new);
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 4096) + tl_s29 % 8;
+                        x[tl_s29] = tl::fast::exp_sub(x[tl_s29], m_new);
                     }
                     // reduce(sum, x, tile_sum);  (softmax.tl:139)
                     {
@@ -4343,7 +4343,7 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
                             tile_sum = tl_part[0];
                         }
                     }
-                    l = l * tl::fast::exp(m - m_new) + tile_sum;
+                    l = l * tl::fast::exp_sub(m, m_new) + tile_sum;
                     m = m_new;
                 }
                 const float shift = m + tl::fast::log(l);
@@ -4351,8 +4351,8 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
                     // copy(X[row, t * BN +: BN], x);  (softmax.tl:145)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
-                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 4096) + tl_chunk31 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 4096) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 4096) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
                             tl::f16 tl_vec33[8];
                             tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
                             #pragma unroll
@@ -4360,7 +4360,7 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 4096) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 4096) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -4368,22 +4368,22 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
-                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) + tl_s34 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 4096) + tl_s34 % 8;
                         x[tl_s34] = x[tl_s34] - shift;
                     }
                     // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:149)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 4096) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 4096) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 4096) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec37[tl_v] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec37[tl_v], x[tl_chunk35 + tl_v], x[tl_chunk35 + tl_v + 1]);
                             tl::store_vector<tl::f16, 8>(tl_ptr36, tl_vec37);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 4096) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 4096) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -4466,7 +4466,7 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
         for (int tl_s4 = 0; tl_s4 < 1; ++tl_s4) {
             [[maybe_unused]] const int i = (tl_tid / 32);
             const float m_new = tl::max(m[tl_s4], m_tile[tl_s4]);
-            alpha[tl_s4] = tl::fast::exp(m[tl_s4] - m_new);
+            alpha[tl_s4] = tl::fast::exp_sub(m[tl_s4], m_new);
             m[tl_s4] = m_new;
         }
         // for i, j in parallel(BM, BN) {  (softmax.tl:179)
@@ -4475,7 +4475,7 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
         for (int tl_s5 = 0; tl_s5 < 8; ++tl_s5) {
             [[maybe_unused]] const int i = (tl_tid / 32);
             [[maybe_unused]] const int j = ((tl_s5) + (tl_tid % 32) * 8);
-            x[tl_s5] = tl::fast::exp(x[tl_s5] - m[0]);
+            x[tl_s5] = tl::fast::exp_sub(x[tl_s5], m[0]);
         }
         // reduce(sum, x, l_tile, axis = 1);  (softmax.tl:182)
         // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
@@ -4531,7 +4531,7 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
         for (int tl_s11 = 0; tl_s11 < 8; ++tl_s11) {
             [[maybe_unused]] const int i = (tl_tid / 32);
             [[maybe_unused]] const int j = ((tl_s11) + (tl_tid % 32) * 8);
-            x[tl_s11] = tl::fast::div(tl::fast::exp(x[tl_s11] - m[0]), l[0]);
+            x[tl_s11] = tl::fast::div(tl::fast::exp_sub(x[tl_s11], m[0]), l[0]);
         }
         // copy(x, Y[row0 +: BM, t * BN +: BN]);  (softmax.tl:193)
         #pragma unroll
@@ -4540,7 +4540,7 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
             if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((t * 256) + ((tl_chunk12) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds(((t * 256) + ((tl_chunk12) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr13, 16)) {
                 tl::f16 tl_vec14[8];
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec14[tl_v] = tl::convert<tl::f16>(x[tl_chunk12 + tl_v]);
+                for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec14[tl_v], x[tl_chunk12 + tl_v], x[tl_chunk12 + tl_v + 1]);
                 tl::store_vector<tl::f16, 8>(tl_ptr13, tl_vec14);
             } else {
                 #pragma unroll

@@ -43,4 +43,21 @@ template <typename To, typename From> __host__ __device__ __forceinline__ To con
     }
 }
 
+// Two conversions at once, dst[0] = a and dst[1] = b: f32 pairs to f16 or bf16 in one packed
+// instruction (cvt.rn.f16x2.f32 / cvt.rn.bf16x2.f32), the other pairs one by one.
+template <typename To, typename From> __host__ __device__ __forceinline__ void convert_pair(To* dst, From a, From b) {
+    if constexpr (std::is_same_v<From, float> && std::is_same_v<To, f16>) {
+        const __half2 packed = __floats2half2_rn(a, b);
+        dst[0] = __low2half(packed);
+        dst[1] = __high2half(packed);
+    } else if constexpr (std::is_same_v<From, float> && std::is_same_v<To, bf16>) {
+        const __nv_bfloat162 packed = __floats2bfloat162_rn(a, b);
+        dst[0] = __low2bfloat16(packed);
+        dst[1] = __high2bfloat16(packed);
+    } else {
+        dst[0] = convert<To>(a);
+        dst[1] = convert<To>(b);
+    }
+}
+
 } // namespace tl

@@ -98,21 +98,32 @@ std::vector<std::string> KernelEmitter::region_indices(const ir::Region& r, cons
     return out;
 }
 
-std::optional<BlockedChunk> KernelEmitter::blocked_chunk(const ir::Buffer& frag, const std::string& slot) const {
-    // A chunk of `vector` elements along the last axis (when the chunks tile it) starts at a
+std::optional<SlotChunk> KernelEmitter::slot_chunk(const ir::Buffer& frag, const std::string& slot, bool first_of_chunk) const {
+    // A chunk of `width` elements along the last axis (when the chunks tile it) starts at a
     // multiple of the width: the last coordinate is the chunk's start plus the slot's offset in it,
     // a constant once the slot loop is unrolled. Written that way, nvcc sees that the slots of a
     // chunk share every index taken at a coarser grain (`j / 8` for a packed word), and stores of
-    // a chunk to consecutive addresses.
+    // a chunk to consecutive addresses. A blocked layout's chunks are its vectors; a general
+    // layout's, the run of consecutive registers that hold consecutive columns (vector_width).
     const FragmentLayout* l = layout_of(frag);
-    if (!l || l->kind != LayoutKind::Blocked || l->vector <= 1 || frag.const_shape.empty() ||
-        frag.const_shape.back() % l->vector != 0)
+    if (!l || frag.const_shape.empty()) return std::nullopt;
+    SlotChunk c;
+    if (l->kind == LayoutKind::Blocked) {
+        if (l->vector <= 1 || frag.const_shape.back() % l->vector != 0) return std::nullopt;
+        std::string first = first_of_chunk ? slot : fmt::format("({} / {}) * {}", parenthesized(slot), l->vector, l->vector);
+        std::string flat = fmt::format("{}::flat(tl_tid, {})", l->type_name, first);
+        c.start = unflatten(flat, frag.const_shape);
+        c.start.back() = fmt::format("{} % {}", parenthesized(flat), frag.const_shape.back());
+        c.width = l->vector;
+    } else if (l->kind == LayoutKind::General) {
+        int64_t width = l->layout.vector_width();
+        if (width <= 1 || l->layout.modes.back().axes != 1 || frag.const_shape.back() % width != 0) return std::nullopt;
+        c.start = layout_coordinates(l->layout, first_of_chunk ? slot : fmt::format("{} / {} * {}", parenthesized(slot), width, width));
+        c.width = width;
+    } else {
         return std::nullopt;
-    BlockedChunk c;
-    c.start_flat = fmt::format("{}::flat(tl_tid, ({} / {}) * {})", l->type_name, parenthesized(slot), l->vector, l->vector);
-    c.start_last = fmt::format("{} % {}", parenthesized(c.start_flat), frag.const_shape.back());
-    c.offset = fmt::format("{} % {}", parenthesized(slot), l->vector);
-    c.width = l->vector;
+    }
+    c.offset = fmt::format("{} % {}", parenthesized(slot), c.width);
     return c;
 }
 
@@ -122,8 +133,8 @@ std::vector<std::string> KernelEmitter::slot_coords(const ir::Buffer& frag, cons
     if (l->kind == LayoutKind::General) return layout_coordinates(l->layout, slot);
     if (l->kind == LayoutKind::MmaAcc)
         return {fmt::format("{}::row(tl_tid, {})", l->type_name, slot), fmt::format("{}::col(tl_tid, {})", l->type_name, slot)};
-    if (auto chunk = blocked_chunk(frag, slot)) {
-        std::vector<std::string> coords = unflatten(chunk->start_flat, frag.const_shape);
+    if (auto chunk = slot_chunk(frag, slot); chunk && l->kind == LayoutKind::Blocked) {
+        std::vector<std::string> coords = chunk->start;
         coords.back() = fmt::format("{} + {}", parenthesized(coords.back()), chunk->offset);
         return coords;
     }

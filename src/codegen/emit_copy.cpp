@@ -11,6 +11,9 @@ namespace tlc::codegen {
 
 namespace {
 
+// f32 to f16 or bf16: the runtime converts two values with one packed instruction (tl::convert_pair).
+bool packed_conversion(Dtype from, Dtype to) { return from == Dtype::F32 && (to == Dtype::F16 || to == Dtype::BF16); }
+
 // Per-thread storage: every thread needs every element.
 bool per_thread(const ir::Buffer& b, const FragmentLayout* l) {
     return b.scope == ir::Scope::Local || (b.scope == ir::Scope::Fragment && (!l || !l->distributed()));
@@ -245,8 +248,12 @@ void KernelEmitter::emit_copy_with_fragment(const ir::Copy& c, bool fragment_is_
         out_.line(fmt::format("{} {}[{}];", cuda_type(o.dtype), vec, width));
         if (fragment_is_src) {
             out_.line("#pragma unroll");
-            out_.line(fmt::format("for (int tl_v = 0; tl_v < {}; ++tl_v) {}[tl_v] = {};", width, vec,
-                                  cast_to(fname + "[" + ch + " + tl_v]", from, to)));
+            if (packed_conversion(from, to) && width % 2 == 0)  // f32 pairs to f16/bf16 in one instruction
+                out_.line(fmt::format("for (int tl_v = 0; tl_v < {0}; tl_v += 2) tl::convert_pair(&{1}[tl_v], {2}[{3} + tl_v], {2}[{3} + tl_v + 1]);",
+                                      width, vec, fname, ch));
+            else
+                out_.line(fmt::format("for (int tl_v = 0; tl_v < {}; ++tl_v) {}[tl_v] = {};", width, vec,
+                                      cast_to(fname + "[" + ch + " + tl_v]", from, to)));
             out_.line(fmt::format("tl::store_vector<{}, {}>({}, {});", cuda_type(o.dtype), width, ptr, vec));
         } else {
             out_.line(fmt::format("tl::load_vector<{}, {}>({}, {});", cuda_type(o.dtype), width, vec, ptr));

@@ -163,6 +163,7 @@ public:
         }
         case ir::ExprKind::Call: {
             auto* c = e->as<ir::Call>();
+            if (print_fast_exp_sub(out, *c)) return 16;
             out += !c->function                      ? intrinsic_function(c->intrinsic)
                    : !c->function->cuda_name.empty() ? c->function->cuda_name // an extern fn: the CUDA function
                    : k_.fast_math() ? fmt::format("{}::{}", kFastFunctionNamespace, function_identifier(c->function->name))
@@ -197,6 +198,20 @@ private:
         return precedence(ir::BinaryOp::Add);
     }
 
+    // Under @fast_math, exp(a - b) of f32 is 2^(a·log2 e - b·log2 e): one FMA before the ex2
+    // instead of a subtraction and a multiplication (b·log2 e is shared by the elements of a row).
+    bool print_fast_exp_sub(std::string& out, const ir::Call& c) {
+        if (!k_.fast_math() || c.function || c.intrinsic != ir::Intrinsic::Exp || c.args.size() != 1) return false;
+        auto* sub = c.args[0]->as<ir::Binary>();
+        if (!sub || sub->op != ir::BinaryOp::Sub || c.args[0]->dtype != Dtype::F32) return false;
+        out += "tl::fast::exp_sub(";
+        print(out, sub->lhs);
+        out += ", ";
+        print(out, sub->rhs);
+        out += ")";
+        return true;
+    }
+
     // The runtime function of an intrinsic: under @fast_math, the approximations of tl::fast for
     // those that have one.
     std::string intrinsic_function(ir::Intrinsic i) const {
@@ -227,6 +242,7 @@ std::string KernelEmitter::cast_to(const std::string& value, Dtype from, Dtype t
 
 std::string KernelEmitter::expr(const ir::ExprPtr& e, const ElementContext& ctx) {
     std::function<std::string(const ir::Load&)> load = [&](const ir::Load& l) {
+        if (auto read = ctx.chunk_reads.find(&l); read != ctx.chunk_reads.end()) return read->second;
         if (ctx.layout && is_distributed(*l.buffer)) {
             // Indexed by the loop's variables: the anchor's slot; by some of them (a broadcast
             // read, the fragment a slice of the anchor's layout): the slice's register for it.

@@ -22,6 +22,53 @@ struct BodyUses {
     const ir::Buffer* replicated_write = nullptr;
 };
 
+// Reads of shared memory in an anchored loop over a layout whose chunks tile the last axis
+// that can be loaded a chunk at a time (16-byte accesses instead of one per element): indexed by
+// the loop's last variable on the buffer's last axis and, on every other axis, by a constant or
+// another loop variable within the axis's extent (so the chunk's slots share them and every
+// element the chunk loads is one its slots read), the buffer not written in the loop.
+std::vector<const ir::Load*> chunk_reads(const ir::For& f, const std::vector<int64_t>& extents) {
+    std::vector<const ir::Load*> reads;
+    std::set<const ir::Buffer*> written;
+    std::function<void(const ir::ExprPtr&)> scan = [&](const ir::ExprPtr& e) {
+        if (!e) return;
+        if (auto* l = e->as<ir::Load>(); l && l->buffer->scope == ir::Scope::Shared) reads.push_back(l);
+        ir::for_each_operand(*e, scan);
+    };
+    std::function<void(const ir::StmtPtr&)> walk = [&](const ir::StmtPtr& s) {
+        if (!s) return;
+        if (auto* st = s->as<ir::Store>()) written.insert(st->buffer.get());
+        ir::for_each_child(*s, {.expr = scan,
+                                .region = [&](const ir::Region& r, ir::Access) { ir::for_each_region_expr(r, scan); },
+                                .store = {},
+                                .stmt = walk});
+        if (auto* st = s->as<ir::Store>()) {
+            for (auto& i : st->indices) scan(i);
+            scan(st->value);
+        }
+    };
+    walk(f.body);
+    auto fits = [&](const ir::Load& l) {
+        const ir::Buffer& b = *l.buffer;
+        if (written.count(&b) || b.const_shape.size() != l.indices.size() || l.indices.empty()) return false;
+        for (size_t d = 0; d < l.indices.size(); ++d) {
+            bool last = d + 1 == l.indices.size();
+            if (auto c = ir::const_int(l.indices[d])) {
+                if (last || *c < 0 || *c >= b.const_shape[d]) return false;
+                continue;
+            }
+            auto* v = l.indices[d]->as<ir::VarRef>();
+            if (!v) return false;
+            auto at = std::find_if(f.vars.begin(), f.vars.end(), [&](const ir::VarPtr& fv) { return fv == v->var; });
+            if (at == f.vars.end() || (at + 1 == f.vars.end()) != last) return false;
+            if (extents[at - f.vars.begin()] > b.const_shape[d]) return false;
+        }
+        return true;
+    };
+    std::erase_if(reads, [&](const ir::Load* l) { return !fits(*l); });
+    return reads;
+}
+
 } // namespace
 
 void KernelEmitter::emit_parallel(const ir::For& f) {
@@ -110,7 +157,7 @@ void KernelEmitter::emit_parallel(const ir::For& f) {
         return used;
     };
     auto bind_vars = [&](const std::vector<std::string>& coords) {
-        for (size_t i = 0; i < f.vars.size(); ++i)
+        for (size_t i = 0; i < coords.size(); ++i)
             out_.line(fmt::format("{}const int {} = {};", used_beyond_slots(f.vars[i].get()) ? "" : "[[maybe_unused]] ",
                                   var_name(*f.vars[i]), coords[i]));
     };
@@ -132,14 +179,15 @@ void KernelEmitter::emit_parallel(const ir::For& f) {
         ctx.slot = slot;
         // Threads holding the same elements all run their iterations; one of them stores to memory.
         ctx.store_guard = first_replica_condition(l->layout);
+        if (emit_chunked_parallel(f, *uses.distributed, chunk_reads(f, extents), ctx, bind_vars)) return;
         out_.line("#pragma unroll");
         out_.block(fmt::format("for (int {0} = 0; {0} < {1}; ++{0})", slot, slot_count(*l)), [&] {
             if (std::string valid = slot_valid(*l, slot); !valid.empty()) out_.line(fmt::format("if (!({})) continue;", valid));
             std::vector<std::string> coords = slot_coords(*uses.distributed, slot);
-            auto chunk = blocked_chunk(*uses.distributed, slot);
+            auto chunk = slot_chunk(*uses.distributed, slot);
             if (chunk && used_beyond_slots(f.vars.back().get())) {
                 std::string start = fresh("c");
-                out_.line(fmt::format("const int {} = {};  // the chunk's first column", start, chunk->start_last));
+                out_.line(fmt::format("const int {} = {};  // the chunk's first column", start, chunk->start.back()));
                 coords.back() = fmt::format("{} + {}", start, chunk->offset);
                 ctx.chunked_var = f.vars.back().get();
                 ctx.chunk_start = start;
@@ -168,6 +216,54 @@ void KernelEmitter::emit_parallel(const ir::For& f) {
         out_.block(fmt::format("for (int {0} = 0; {0} < {1}; ++{0})", e, n), body);
     else
         spread_loop(e, n, body);
+}
+
+// An anchored loop over a layout with chunks (slot_chunk) whose body reads shared memory along the chunks (see
+// chunk_reads): an outer loop over the thread's chunks loads each read once per chunk, with
+// 16-byte accesses where aligned, and an inner loop runs the chunk's slots from registers. The
+// coordinates other than the last are the chunk's (its slots share them). Returns false, emitting
+// nothing, when the loop is not of that kind.
+bool KernelEmitter::emit_chunked_parallel(const ir::For& f, const ir::Buffer& anchor, const std::vector<const ir::Load*>& reads,
+                                          ElementContext& ctx, const std::function<void(const std::vector<std::string>&)>& bind_vars) {
+    const FragmentLayout& l = *layout_of(anchor);
+    if (reads.empty() || !slot_valid(l, "0").empty()) return false;
+    std::string k = fresh("k");
+    auto chunk = slot_chunk(anchor, k, /*first_of_chunk=*/true);
+    if (!chunk) return false;
+    out_.line("#pragma unroll");
+    out_.block(fmt::format("for (int {0} = 0; {0} < {1}; {0} += {2})", k, slot_count(l), chunk->width), [&] {
+        std::string start = fresh("c");
+        out_.line(fmt::format("const int {} = {};  // the chunk's first column", start, chunk->start.back()));
+        bind_vars(std::vector<std::string>(chunk->start.begin(), chunk->start.end() - 1));
+        std::string offset = fresh("o");
+        std::map<std::string, std::string> loaded;  // the element expression of a read -> its registers
+        for (const ir::Load* read : reads) {
+            std::vector<std::string> idx;
+            for (size_t d = 0; d + 1 < read->indices.size(); ++d) idx.push_back(expr(read->indices[d], ctx));
+            idx.push_back(start);
+            std::string first = element(*read->buffer, idx);
+            auto [at, fresh_read] = loaded.emplace(first, "");
+            if (fresh_read) {
+                at->second = fresh("chunk");
+                std::string type = cuda_type(read->buffer->dtype);
+                out_.line(fmt::format("{} {}[{}];", type, at->second, chunk->width));
+                out_.line(fmt::format("tl::load_chunk<{}, {}>({}, &{});", type, chunk->width, at->second, first));
+            }
+            ctx.chunk_reads[read] = at->second + "[" + offset + "]";
+        }
+        ctx.slot = fresh("s");
+        ctx.chunked_var = f.vars.back().get();
+        ctx.chunk_start = start;
+        ctx.chunk_offset = offset;
+        ctx.chunk_width = chunk->width;
+        out_.line("#pragma unroll");
+        out_.block(fmt::format("for (int {0} = 0; {0} < {1}; ++{0})", offset, chunk->width), [&] {
+            out_.line(fmt::format("const int {} = {} + {};", ctx.slot, k, offset));
+            out_.line(fmt::format("[[maybe_unused]] const int {} = {} + {};", var_name(*f.vars.back()), start, offset));
+            stmt(f.body, ctx);
+        });
+    });
+    return true;
 }
 
 } // namespace tlc::codegen

@@ -24,11 +24,11 @@ using ir::GemmPlan;
 using ir::KernelLayouts;
 using ir::LayoutKind;
 
-// A chunk of a blocked fragment's slots (KernelEmitter::blocked_chunk).
-struct BlockedChunk {
-    std::string start_flat; // row-major flat index of the chunk's first element
-    std::string start_last; // its coordinate on the last axis, a multiple of the width
-    std::string offset;     // the slot's position in the chunk
+// A chunk of a fragment's slots: consecutive registers of one thread that hold consecutive columns
+// (KernelEmitter::slot_chunk).
+struct SlotChunk {
+    std::vector<std::string> start; // the coordinates of the chunk's first element; the last a multiple of the width
+    std::string offset;             // the slot's position in the chunk
     int64_t width = 1;
 };
 
@@ -46,6 +46,9 @@ struct ElementContext {
     const ir::Var* chunked_var = nullptr;
     std::string chunk_start, chunk_offset;
     int64_t chunk_width = 1;
+    // Shared-memory reads loaded a chunk at a time before the chunk's slots (emit_parallel): the
+    // register that holds each one's element for this slot.
+    std::map<const ir::Load*, std::string> chunk_reads;
 };
 
 // A TMA descriptor parameter of a warp-specialized kernel: one per (global tensor, box height),
@@ -110,8 +113,11 @@ private:
     std::string flatten(const std::vector<std::string>& idx, const std::vector<int64_t>& shape) const;
     std::string shared_pointer(const ir::Buffer& b) const;
     // Tile coordinates of slot `slot` of a distributed fragment.
-    // The chunk slot `slot` of a blocked fragment falls in, when its chunks tile the last axis.
-    std::optional<BlockedChunk> blocked_chunk(const ir::Buffer& frag, const std::string& slot) const;
+    // The chunk slot `slot` of a fragment falls in, when its chunks tile the last axis
+    // (`first_of_chunk`: the caller's slot is a chunk's first, a multiple of the width).
+    std::optional<SlotChunk> slot_chunk(const ir::Buffer& frag, const std::string& slot, bool first_of_chunk = false) const;
+    bool emit_chunked_parallel(const ir::For& f, const ir::Buffer& anchor, const std::vector<const ir::Load*>& reads,
+                               ElementContext& ctx, const std::function<void(const std::vector<std::string>&)>& bind_vars);
     std::vector<std::string> slot_coords(const ir::Buffer& frag, const std::string& slot) const;
 
     // ---- fragment layouts (emit_layout.cpp)

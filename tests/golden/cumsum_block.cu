@@ -29,8 +29,8 @@ __global__ void __launch_bounds__(128) scans_kernel(
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
         if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
-        const float* tl_ptr1 = &X[(x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) + tl_chunk0 % 8];
-        if (tl::in_bounds((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) + tl_chunk0 % 8, N) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) + tl_chunk0 % 8) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
+        const float* tl_ptr1 = &X[((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 1000) + tl_chunk0 % 8];
+        if (tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 1000) + tl_chunk0 % 8, N) && tl::in_bounds((((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 1000) + tl_chunk0 % 8) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
             float tl_vec2[4];
             tl::load_vector<float, 4>(tl_vec2, tl_ptr1);
             #pragma unroll
@@ -38,7 +38,7 @@ __global__ void __launch_bounds__(128) scans_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) + (tl_chunk0 + tl_v) % 8, N) ? X[(x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) + (tl_chunk0 + tl_v) % 8] : 0.0f;
+                x[tl_chunk0 + tl_v] = tl::in_bounds(((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 1000) + (tl_chunk0 + tl_v) % 8, N) ? X[((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 1000) + (tl_chunk0 + tl_v) % 8] : 0.0f;
             }
         }
     }
@@ -48,7 +48,7 @@ __global__ void __launch_bounds__(128) scans_kernel(
         #pragma unroll
         for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
             if (!(x_layout::valid(tl_tid, tl_s3))) continue;
-            reinterpret_cast<float*>(tl_scratch)[(x_layout::flat(tl_tid, (tl_s3 / 8) * 8)) + tl_s3 % 8] = x[tl_s3];
+            reinterpret_cast<float*>(tl_scratch)[((x_layout::flat(tl_tid, (tl_s3 / 8) * 8)) % 1000) + tl_s3 % 8] = x[tl_s3];
         }
         __syncthreads();
         // cumsum: 1 line(s) of 1000, 128 thread(s) per line, segments of 8
@@ -77,7 +77,7 @@ __global__ void __launch_bounds__(128) scans_kernel(
         #pragma unroll
         for (int tl_s4 = 0; tl_s4 < x_layout::kSlots; ++tl_s4) {
             if (!(x_layout::valid(tl_tid, tl_s4))) continue;
-            x[tl_s4] = reinterpret_cast<float*>(tl_scratch)[(x_layout::flat(tl_tid, (tl_s4 / 8) * 8)) + tl_s4 % 8];
+            x[tl_s4] = reinterpret_cast<float*>(tl_scratch)[((x_layout::flat(tl_tid, (tl_s4 / 8) * 8)) % 1000) + tl_s4 % 8];
         }
         __syncthreads();
     }
@@ -85,8 +85,8 @@ __global__ void __launch_bounds__(128) scans_kernel(
     #pragma unroll
     for (int tl_chunk5 = 0; tl_chunk5 < x_layout::kSlots; tl_chunk5 += 4) {
         if (!(x_layout::valid(tl_tid, tl_chunk5))) continue;
-        float* tl_ptr6 = &Y1[(x_layout::flat(tl_tid, (tl_chunk5 / 8) * 8)) + tl_chunk5 % 8];
-        if (tl::in_bounds((x_layout::flat(tl_tid, (tl_chunk5 / 8) * 8)) + tl_chunk5 % 8, N) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk5 / 8) * 8)) + tl_chunk5 % 8) + 3, N) && tl::is_aligned(tl_ptr6, 16)) {
+        float* tl_ptr6 = &Y1[((x_layout::flat(tl_tid, (tl_chunk5 / 8) * 8)) % 1000) + tl_chunk5 % 8];
+        if (tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk5 / 8) * 8)) % 1000) + tl_chunk5 % 8, N) && tl::in_bounds((((x_layout::flat(tl_tid, (tl_chunk5 / 8) * 8)) % 1000) + tl_chunk5 % 8) + 3, N) && tl::is_aligned(tl_ptr6, 16)) {
             float tl_vec7[4];
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec7[tl_v] = x[tl_chunk5 + tl_v];
@@ -94,7 +94,7 @@ __global__ void __launch_bounds__(128) scans_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds((x_layout::flat(tl_tid, ((tl_chunk5 + tl_v) / 8) * 8)) + (tl_chunk5 + tl_v) % 8, N)) Y1[(x_layout::flat(tl_tid, ((tl_chunk5 + tl_v) / 8) * 8)) + (tl_chunk5 + tl_v) % 8] = x[tl_chunk5 + tl_v];
+                if (tl::in_bounds(((x_layout::flat(tl_tid, ((tl_chunk5 + tl_v) / 8) * 8)) % 1000) + (tl_chunk5 + tl_v) % 8, N)) Y1[((x_layout::flat(tl_tid, ((tl_chunk5 + tl_v) / 8) * 8)) % 1000) + (tl_chunk5 + tl_v) % 8] = x[tl_chunk5 + tl_v];
             }
         }
     }

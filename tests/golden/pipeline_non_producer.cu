@@ -126,8 +126,8 @@ __global__ void __launch_bounds__(128) scaled_row_sum_kernel(
     #pragma unroll
     for (int tl_chunk22 = 0; tl_chunk22 < acc_layout::kSlots; tl_chunk22 += 4) {
         if (!(acc_layout::valid(tl_tid, tl_chunk22))) continue;
-        float* tl_ptr23 = &Y[(int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, (tl_chunk22 / 8) * 8)) + tl_chunk22 % 8)];
-        if (tl::in_bounds((int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, (tl_chunk22 / 8) * 8)) + tl_chunk22 % 8), M) && tl::in_bounds(((int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, (tl_chunk22 / 8) * 8)) + tl_chunk22 % 8)) + 3, M) && tl::is_aligned(tl_ptr23, 16)) {
+        float* tl_ptr23 = &Y[(int(blockIdx.x) * 32) + (((acc_layout::flat(tl_tid, (tl_chunk22 / 8) * 8)) % 32) + tl_chunk22 % 8)];
+        if (tl::in_bounds((int(blockIdx.x) * 32) + (((acc_layout::flat(tl_tid, (tl_chunk22 / 8) * 8)) % 32) + tl_chunk22 % 8), M) && tl::in_bounds(((int(blockIdx.x) * 32) + (((acc_layout::flat(tl_tid, (tl_chunk22 / 8) * 8)) % 32) + tl_chunk22 % 8)) + 3, M) && tl::is_aligned(tl_ptr23, 16)) {
             float tl_vec24[4];
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec24[tl_v] = acc[tl_chunk22 + tl_v];
@@ -135,7 +135,7 @@ __global__ void __launch_bounds__(128) scaled_row_sum_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, ((tl_chunk22 + tl_v) / 8) * 8)) + (tl_chunk22 + tl_v) % 8), M)) Y[(int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, ((tl_chunk22 + tl_v) / 8) * 8)) + (tl_chunk22 + tl_v) % 8)] = acc[tl_chunk22 + tl_v];
+                if (tl::in_bounds((int(blockIdx.x) * 32) + (((acc_layout::flat(tl_tid, ((tl_chunk22 + tl_v) / 8) * 8)) % 32) + (tl_chunk22 + tl_v) % 8), M)) Y[(int(blockIdx.x) * 32) + (((acc_layout::flat(tl_tid, ((tl_chunk22 + tl_v) / 8) * 8)) % 32) + (tl_chunk22 + tl_v) % 8)] = acc[tl_chunk22 + tl_v];
             }
         }
     }

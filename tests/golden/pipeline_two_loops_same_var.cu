@@ -163,8 +163,8 @@ __global__ void __launch_bounds__(128) two_passes_kernel(
         #pragma unroll
         for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 4) {
             if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
-            float* tl_ptr26 = &Y[int64_t(row) * N + ((t * 256) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8))];
-            if (tl::in_bounds(row, M) && tl::in_bounds((t * 256) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 256) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) + tl_chunk25 % 8)) + 3, N) && tl::is_aligned(tl_ptr26, 16)) {
+            float* tl_ptr26 = &Y[int64_t(row) * N + ((t * 256) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 256) + tl_chunk25 % 8))];
+            if (tl::in_bounds(row, M) && tl::in_bounds((t * 256) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 256) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 256) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 256) + tl_chunk25 % 8)) + 3, N) && tl::is_aligned(tl_ptr26, 16)) {
                 float tl_vec27[4];
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec27[tl_v] = x[tl_chunk25 + tl_v];
@@ -172,7 +172,7 @@ __global__ void __launch_bounds__(128) two_passes_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 256) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 256) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) + (tl_chunk25 + tl_v) % 8))] = x[tl_chunk25 + tl_v];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 256) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 256) + (tl_chunk25 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 256) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 256) + (tl_chunk25 + tl_v) % 8))] = x[tl_chunk25 + tl_v];
                 }
             }
         }

@@ -160,7 +160,7 @@ __global__ void __launch_bounds__(128) k_kernel(
         if (tl::in_bounds((int(blockIdx.y) * 64) + ((ones_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) / 64), M) && tl::in_bounds((int(blockIdx.x) * 64) + (((ones_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 64) + tl_chunk31 % 8), N) && tl::in_bounds((int(blockIdx.y) * 64) + ((ones_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) / 64), M) && tl::in_bounds(((int(blockIdx.x) * 64) + (((ones_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 64) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
             tl::f16 tl_vec33[8];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec33[tl_v] = tl::convert<tl::f16>(ones[tl_chunk31 + tl_v]);
+            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec33[tl_v], ones[tl_chunk31 + tl_v], ones[tl_chunk31 + tl_v + 1]);
             tl::store_vector<tl::f16, 8>(tl_ptr32, tl_vec33);
         } else {
             #pragma unroll
@@ -287,7 +287,7 @@ __global__ void __launch_bounds__(256, 1) k_kernel_sm90(
                 if (tl::in_bounds((tl_block_y * 64) + ((ones_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) / 64), M) && tl::in_bounds((tl_block_x * 64) + (((ones_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 64) + tl_chunk4 % 8), N) && tl::in_bounds((tl_block_y * 64) + ((ones_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) / 64), M) && tl::in_bounds(((tl_block_x * 64) + (((ones_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 64) + tl_chunk4 % 8)) + 7, N) && tl::is_aligned(tl_ptr5, 16)) {
                     tl::f16 tl_vec6[8];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec6[tl_v] = tl::convert<tl::f16>(ones[tl_chunk4 + tl_v]);
+                    for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec6[tl_v], ones[tl_chunk4 + tl_v], ones[tl_chunk4 + tl_v + 1]);
                     tl::store_vector<tl::f16, 8>(tl_ptr5, tl_vec6);
                 } else {
                     #pragma unroll

@@ -140,7 +140,7 @@ __global__ void __launch_bounds__(128) gemm_kernel(
         if (tl::is_aligned(tl_ptr29, 4)) {
             tl::f16 tl_vec30[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec30[tl_v] = tl::convert<tl::f16>(acc[tl_chunk28 + tl_v]);
+            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec30[tl_v], acc[tl_chunk28 + tl_v], acc[tl_chunk28 + tl_v + 1]);
             tl::store_vector<tl::f16, 2>(tl_ptr29, tl_vec30);
         } else {
             #pragma unroll
@@ -265,7 +265,7 @@ __global__ void __launch_bounds__(256, 1) gemm_kernel_sm90(
                 if (tl::is_aligned(tl_ptr2, 4)) {
                     tl::f16 tl_vec3[2];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec3[tl_v] = tl::convert<tl::f16>(acc[tl_chunk1 + tl_v]);
+                    for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec3[tl_v], acc[tl_chunk1 + tl_v], acc[tl_chunk1 + tl_v + 1]);
                     tl::store_vector<tl::f16, 2>(tl_ptr2, tl_vec3);
                 } else {
                     #pragma unroll

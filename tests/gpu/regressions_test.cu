@@ -5,7 +5,8 @@
 // Stubs: fragment_operand(A, B, C), accumulate_thrice(A, B, C), pipelined_fragment_b(A, B, C, M, K, N),
 // per_thread_copy(X, Y, N), per_thread_prefix(X, Y, Sums, N), fragment_to_local(X, Y, N),
 // min_max_launch(X, N), int_reduce(X, Y, N), tl_scale(X, alpha, N) (and tlc_tl_scale),
-// hgemm(A, B, C, M, K, N), extern_rotate(X, Y, N), view_rows(X, Y, N, M), block_scans(X, X2, Y1, Y2, Y3, N, R, C).
+// hgemm(A, B, C, M, K, N), extern_rotate(X, Y, N), view_rows(X, Y, N, M), block_scans(X, X2, Y1, Y2, Y3, N, R, C),
+// chunk_reads(X, W, Y, R).
 #include "regressions.h"
 #include "harness.h"
 
@@ -297,5 +298,20 @@ int main() {
         const double err = std::max({th::rel_err(Y1.download(), r1), th::rel_err(y2, r2), th::rel_err(y3, r3)});
         return th::numeric(err, 1e-5, X.guards_intact() && Y1.guards_intact() && Y2.guards_intact() && Y3.guards_intact());
     });
+    for (int64_t rows : {5, 8})
+        suite.run("chunk_reads/R=" + std::to_string(rows), [rows] {
+            const auto x = th::random_vector<__half>(th::numel({rows, 512}), 950 + rows);
+            const auto w = th::random_vector<__half>(512, 960);
+            th::DeviceBuffer<__half> X(x), W(w);
+            th::DeviceBuffer<float> Y(th::numel({rows, 512}));
+            Y.poison();
+            th::check_launch(tlc::chunk_reads(X.get(), W.get(), Y.get(), rows), "chunk_reads");
+            std::vector<double> ref(th::numel({rows, 512}));
+            for (int64_t r = 0; r < rows; ++r)
+                for (int64_t j = 0; j < 512; ++j)
+                    ref[size_t(r * 512 + j)] = double(__half2float(w[size_t(j)])) * double(__half2float(x[size_t(r * 512 + j)])) +
+                                               double(__half2float(x[size_t(r * 512 + 511 - j)]));
+            return th::numeric(th::rel_err(Y.download(), ref), 1e-5, X.guards_intact() && W.guards_intact() && Y.guards_intact());
+        });
     return suite.finish();
 }

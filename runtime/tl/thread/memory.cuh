@@ -50,6 +50,26 @@ template <typename T> __device__ __forceinline__ bool is_aligned(const T* p, int
     return (reinterpret_cast<uintptr_t>(p) & (bytes - 1)) == 0;
 }
 
+// Loads N consecutive elements (a chunk of a blocked fragment's row) in accesses of up to 16 bytes
+// when `src` is aligned to them, one element at a time when it is not.
+template <typename T, int N> __device__ __forceinline__ void load_chunk(T (&dst)[N], const T* src) {
+    constexpr int kBytes = N * sizeof(T) < 16 ? N * sizeof(T) : 16;
+    constexpr int kPiece = kBytes / sizeof(T);
+    if constexpr ((kBytes & (kBytes - 1)) == 0 && N % kPiece == 0) {
+        if (is_aligned(src, kBytes)) {
+            using Raw = typename RawVector<kBytes>::type;
+#pragma unroll
+            for (int p = 0; p < N; p += kPiece) {
+                const Raw raw = *reinterpret_cast<const Raw*>(src + p);
+                __builtin_memcpy(dst + p, &raw, sizeof(Raw));
+            }
+            return;
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < N; ++i) dst[i] = src[i];
+}
+
 template <typename T> __device__ __forceinline__ void atomic_add(T* dst, T value) {
     if constexpr (std::is_same_v<T, f16> || std::is_same_v<T, bf16> || std::is_same_v<T, float> ||
                   std::is_same_v<T, double> || std::is_same_v<T, int32_t> || std::is_same_v<T, uint32_t>) {
