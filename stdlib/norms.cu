@@ -11,9 +11,9 @@ __device__ __forceinline__ float gelu(float x) {
     return 0.5f * x * (1.0f + tl::erf(x * 0.7071067690849304f));
 }
 
-// kernel layernorm<ROW = 128, THREADS = 256, RB = 32, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:19)
-// 256 threads per block, 17952 bytes of shared memory
-__global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
+// kernel layernorm<ROW = 128, THREADS = 128, RB = 16, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:20)
+// 128 threads per block, 9232 bytes of shared memory
+__global__ void __launch_bounds__(128, 8) layernorm_kernel_variant0(
         const tl::f16* __restrict__ X,
         const tl::f16* __restrict__ W,
         const tl::f16* __restrict__ Bias,
@@ -22,37 +22,37 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
         int32_t M,
         int32_t N)
 {
-    // fragment s: f32[32, 128], blocked per axis, vector 8: [32, 128] over 256 threads: (16:t16 2:r8, 8:r1 16:t1) 16 registers
-    // fragment sd: f32[32, 128], blocked per axis, vector 8: [32, 128] over 256 threads: (16:t16 2:r8, 8:r1 16:t1) 16 registers
-    // fragment s_mean: f32[32], slice of `s` (reduce over axis 1): [32] over 256 threads: (16:t16 2:r1) 2 registers, 16 replicas
-    // fragment s_rstd: f32[32], slice of `sd` (reduce over axis 1): [32] over 256 threads: (16:t16 2:r1) 2 registers, 16 replicas
-    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
-    using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
-    using b_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment b: f32[2048]
-    const int tl_tid = tl::thread_index<256>();
+    // fragment s: f32[16, 128], blocked per axis, vector 8: [16, 128] over 128 threads: (8:t16 2:r8, 8:r1 16:t1) 16 registers
+    // fragment sd: f32[16, 128], blocked per axis, vector 8: [16, 128] over 128 threads: (8:t16 2:r8, 8:r1 16:t1) 16 registers
+    // fragment s_mean: f32[16], slice of `s` (reduce over axis 1): [16] over 128 threads: (8:t16 2:r1) 2 registers, 16 replicas
+    // fragment s_rstd: f32[16], slice of `sd` (reduce over axis 1): [16] over 128 threads: (8:t16 2:r1) 2 registers, 16 replicas
+    using x_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment x: f32[1024]
+    using w_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment w: f32[1024]
+    using b_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment b: f32[1024]
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 32, 128], row pitch 136
-    tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 17408);  // shared ws: f16[128], row pitch 128
-    tl::f16* bs = reinterpret_cast<tl::f16*>(tl_smem + 17664);  // shared bs: f16[128], row pitch 128
-    unsigned char* tl_scratch = tl_smem + 17920;  // 32 bytes for reductions and staging
-    float s[16];  // fragment s: f32[32, 128]
-    float sd[16];  // fragment sd: f32[32, 128]
-    float s_mean[2];  // fragment s_mean: f32[32]
-    float s_rstd[2];  // fragment s_rstd: f32[32]
-    float x[x_layout::kSlots];  // fragment x: f32[2048]
-    float w[w_layout::kSlots];  // fragment w: f32[2048]
-    float b[b_layout::kSlots];  // fragment b: f32[2048]
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 16, 128], row pitch 136
+    tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 8704);  // shared ws: f16[128], row pitch 128
+    tl::f16* bs = reinterpret_cast<tl::f16*>(tl_smem + 8960);  // shared bs: f16[128], row pitch 128
+    unsigned char* tl_scratch = tl_smem + 9216;  // 16 bytes for reductions and staging
+    float s[16];  // fragment s: f32[16, 128]
+    float sd[16];  // fragment sd: f32[16, 128]
+    float s_mean[2];  // fragment s_mean: f32[16]
+    float s_rstd[2];  // fragment s_rstd: f32[16]
+    float x[x_layout::kSlots];  // fragment x: f32[1024]
+    float w[w_layout::kSlots];  // fragment w: f32[1024]
+    float b[b_layout::kSlots];  // fragment b: f32[1024]
     float sum_x;
     float sum_d2;
     float part;
-    const int32_t groups = tl::cdiv(tl::cdiv(M, 32) - int(blockIdx.x), int(gridDim.x));
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 16) - int(blockIdx.x), int(gridDim.x));
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 128) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:44)
+        // copy(W[0 +: ROW], ws);  (norms.tl:45)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
-            const int tl_chunk0 = tl_tid + tl_i1 * 256;
+            const int tl_chunk0 = tl_tid + tl_i1 * 128;
             if (tl_chunk0 < 16) {
                 const tl::f16* tl_src2 = &W[tl_chunk0 * 8];
                 tl::f16* tl_dst3 = &ws[tl_chunk0 * 8];
@@ -68,10 +68,10 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
                 }
             }
         }
-        // copy(Bias[0 +: ROW], bs);  (norms.tl:45)
+        // copy(Bias[0 +: ROW], bs);  (norms.tl:46)
         #pragma unroll
         for (int tl_i6 = 0; tl_i6 < 1; ++tl_i6) {
-            const int tl_chunk5 = tl_tid + tl_i6 * 256;
+            const int tl_chunk5 = tl_tid + tl_i6 * 128;
             if (tl_chunk5 < 16) {
                 const tl::f16* tl_src7 = &Bias[tl_chunk5 * 8];
                 tl::f16* tl_dst8 = &bs[tl_chunk5 * 8];
@@ -89,64 +89,64 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:48)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + 32 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:49)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i11 = 0; tl_i11 < 2; ++tl_i11) {
-                    const int tl_chunk10 = tl_tid + tl_i11 * 256;
-                    tl::cp_async_16(&xs[(0 * 32 + ((tl_chunk10 * 8) / 128)) * 136 + ((tl_chunk10 * 8) % 128)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk10 * 8) / 128)) * N + ((tl_chunk10 * 8) % 128)]);
+                    const int tl_chunk10 = tl_tid + tl_i11 * 128;
+                    tl::cp_async_16(&xs[(0 * 16 + ((tl_chunk10 * 8) / 128)) * 136 + ((tl_chunk10 * 8) % 128)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk10 * 8) / 128)) * N + ((tl_chunk10 * 8) % 128)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
-                    const int tl_chunk12 = tl_tid + tl_i13 * 256;
-                    const tl::f16* tl_src14 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk12 * 8) / 128)) * N + ((tl_chunk12 * 8) % 128)];
-                    tl::f16* tl_dst15 = &xs[(0 * 32 + ((tl_chunk12 * 8) / 128)) * 136 + ((tl_chunk12 * 8) % 128)];
-                    const int tl_valid16 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk12 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 128)));
+                    const int tl_chunk12 = tl_tid + tl_i13 * 128;
+                    const tl::f16* tl_src14 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk12 * 8) / 128)) * N + ((tl_chunk12 * 8) % 128)];
+                    tl::f16* tl_dst15 = &xs[(0 * 16 + ((tl_chunk12 * 8) / 128)) * 136 + ((tl_chunk12 * 8) % 128)];
+                    const int tl_valid16 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk12 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 128)));
                     if (tl_valid16 == 8 && (tl_chunk12 * 8) % 128 >= 0 && tl::is_aligned(tl_src14, 16)) {
                         tl::cp_async_16(tl_dst15, tl_src14);
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk12 * 8) / 128), M) && tl::in_bounds(((tl_chunk12 * 8) % 128) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk12 * 8) / 128), M) && tl::in_bounds(((tl_chunk12 * 8) % 128) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:46)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:47)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:48)
-                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + 32 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:49)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i18 = 0; tl_i18 < 2; ++tl_i18) {
-                        const int tl_chunk17 = tl_tid + tl_i18 * 256;
-                        tl::cp_async_16(&xs[(((g + 1) % 2) * 32 + ((tl_chunk17 * 8) / 128)) * 136 + ((tl_chunk17 * 8) % 128)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk17 * 8) / 128)) * N + ((tl_chunk17 * 8) % 128)]);
+                        const int tl_chunk17 = tl_tid + tl_i18 * 128;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 16 + ((tl_chunk17 * 8) / 128)) * 136 + ((tl_chunk17 * 8) % 128)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk17 * 8) / 128)) * N + ((tl_chunk17 * 8) % 128)]);
                     }
                 } else {
                     #pragma unroll
                     for (int tl_i20 = 0; tl_i20 < 2; ++tl_i20) {
-                        const int tl_chunk19 = tl_tid + tl_i20 * 256;
-                        const tl::f16* tl_src21 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk19 * 8) / 128)) * N + ((tl_chunk19 * 8) % 128)];
-                        tl::f16* tl_dst22 = &xs[(((g + 1) % 2) * 32 + ((tl_chunk19 * 8) / 128)) * 136 + ((tl_chunk19 * 8) % 128)];
-                        const int tl_valid23 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk19 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 128)));
+                        const int tl_chunk19 = tl_tid + tl_i20 * 128;
+                        const tl::f16* tl_src21 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk19 * 8) / 128)) * N + ((tl_chunk19 * 8) % 128)];
+                        tl::f16* tl_dst22 = &xs[(((g + 1) % 2) * 16 + ((tl_chunk19 * 8) / 128)) * 136 + ((tl_chunk19 * 8) % 128)];
+                        const int tl_valid23 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk19 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 128)));
                         if (tl_valid23 == 8 && (tl_chunk19 * 8) % 128 >= 0 && tl::is_aligned(tl_src21, 16)) {
                             tl::cp_async_16(tl_dst22, tl_src21);
                         } else {
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk19 * 8) / 128), M) && tl::in_bounds(((tl_chunk19 * 8) % 128) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk19 * 8) / 128), M) && tl::in_bounds(((tl_chunk19 * 8) % 128) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
                         }
                     }
                 }
             }
             tl::cp_async_commit();
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 32;
-            // copy(xs, s);  (norms.tl:49)
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 16;
+            // copy(xs, s);  (norms.tl:50)
             #pragma unroll
             for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
-                const tl::f16* tl_ptr25 = &xs[((g % 2) * 32 + ((tl_tid / 16) + (tl_chunk24 / 8) * 16)) * 136 + ((tl_chunk24 % 8) + (tl_tid % 16) * 8)];
+                const tl::f16* tl_ptr25 = &xs[((g % 2) * 16 + ((tl_tid / 16) + (tl_chunk24 / 8) * 8)) * 136 + ((tl_chunk24 % 8) + (tl_tid % 16) * 8)];
                 if (tl::is_aligned(tl_ptr25, 16)) {
                     tl::f16 tl_vec26[8];
                     tl::load_vector<tl::f16, 8>(tl_vec26, tl_ptr25);
@@ -155,11 +155,11 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        s[tl_chunk24 + tl_v] = tl::convert<float>(xs[((g % 2) * 32 + ((tl_tid / 16) + ((tl_chunk24 + tl_v) / 8) * 16)) * 136 + (((tl_chunk24 + tl_v) % 8) + (tl_tid % 16) * 8)]);
+                        s[tl_chunk24 + tl_v] = tl::convert<float>(xs[((g % 2) * 16 + ((tl_tid / 16) + ((tl_chunk24 + tl_v) / 8) * 8)) * 136 + (((tl_chunk24 + tl_v) % 8) + (tl_tid % 16) * 8)]);
                     }
                 }
             }
-            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:50)
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:51)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
             {
                 float tl_part[2];
@@ -181,18 +181,18 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
                     s_mean[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:51)
-            // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
+            // for i, j in parallel(RB, ROW) {  (norms.tl:52)
+            // for i, j in parallel(16, 128): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
                 const int tl_c29 = (((tl_s28 / 8 * 8) % 8) + (tl_tid % 16) * 8);  // the chunk's first column
-                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s28 / 8) * 16);
+                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s28 / 8) * 8);
                 const int j = tl_c29 + tl_s28 % 8;
                 const float d = s[tl_s28] - s_mean[(tl_s28 / 8)] * inv_n;
                 s[tl_s28] = d;
                 sd[tl_s28] = j < N ? d * d : 0.0f;
             }
-            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:56)
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:57)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
             {
                 float tl_part[2];
@@ -214,19 +214,19 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
                     s_rstd[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:57)
-            // for i in parallel(32): each thread visits the elements of `s_rstd` it holds
+            // for i in parallel(RB) {  (norms.tl:58)
+            // for i in parallel(16): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
             for (int tl_s31 = 0; tl_s31 < 2; ++tl_s31) {
-                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s31) * 16);
+                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s31) * 8);
                 s_rstd[tl_s31] = tl::rsqrt(s_rstd[tl_s31] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:60)
-            // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
+            // for i, j in parallel(RB, ROW) {  (norms.tl:61)
+            // for i, j in parallel(16, 128): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k33 = 0; tl_k33 < 16; tl_k33 += 8) {
                 const int tl_c34 = ((tl_k33 % 8) + (tl_tid % 16) * 8);  // the chunk's first column
-                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_k33 / 8) * 16);
+                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_k33 / 8) * 8);
                 tl::f16 tl_chunk36[8];
                 tl::load_chunk<tl::f16, 8>(tl_chunk36, &ws[tl_c34]);
                 tl::f16 tl_chunk37[8];
@@ -238,11 +238,11 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
                     s[tl_s38] = s[tl_s38] * s_rstd[(tl_s38 / 8)] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]);
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:63)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:64)
             #pragma unroll
             for (int tl_chunk39 = 0; tl_chunk39 < 16; tl_chunk39 += 8) {
-                tl::f16* tl_ptr40 = &Y[int64_t(row0 + ((tl_tid / 16) + (tl_chunk39 / 8) * 16)) * N + ((tl_chunk39 % 8) + (tl_tid % 16) * 8)];
-                if (tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk39 / 8) * 16), M) && tl::in_bounds(((tl_chunk39 % 8) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk39 / 8) * 16), M) && tl::in_bounds((((tl_chunk39 % 8) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                tl::f16* tl_ptr40 = &Y[int64_t(row0 + ((tl_tid / 16) + (tl_chunk39 / 8) * 8)) * N + ((tl_chunk39 % 8) + (tl_tid % 16) * 8)];
+                if (tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk39 / 8) * 8), M) && tl::in_bounds(((tl_chunk39 % 8) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk39 / 8) * 8), M) && tl::in_bounds((((tl_chunk39 % 8) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
                     tl::f16 tl_vec41[8];
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec41[tl_v], s[tl_chunk39 + tl_v], s[tl_chunk39 + tl_v + 1]);
@@ -250,25 +250,25 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        if (tl::in_bounds(row0 + ((tl_tid / 16) + ((tl_chunk39 + tl_v) / 8) * 16), M) && tl::in_bounds((((tl_chunk39 + tl_v) % 8) + (tl_tid % 16) * 8), N)) Y[int64_t(row0 + ((tl_tid / 16) + ((tl_chunk39 + tl_v) / 8) * 16)) * N + (((tl_chunk39 + tl_v) % 8) + (tl_tid % 16) * 8)] = tl::convert<tl::f16>(s[tl_chunk39 + tl_v]);
+                        if (tl::in_bounds(row0 + ((tl_tid / 16) + ((tl_chunk39 + tl_v) / 8) * 8), M) && tl::in_bounds((((tl_chunk39 + tl_v) % 8) + (tl_tid % 16) * 8), N)) Y[int64_t(row0 + ((tl_tid / 16) + ((tl_chunk39 + tl_v) / 8) * 8)) * N + (((tl_chunk39 + tl_v) % 8) + (tl_tid % 16) * 8)] = tl::convert<tl::f16>(s[tl_chunk39 + tl_v]);
                     }
                 }
             }
         }
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
-        const int32_t n_tiles = tl::cdiv(N, 2048);
+        const int32_t n_tiles = tl::cdiv(N, 1024);
         for (int g = 0; g < groups; ++g) {
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 32;
-            for (int rr = 0; rr < tl::min(32, M - row0); ++rr) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 16;
+            for (int rr = 0; rr < tl::min(16, M - row0); ++rr) {
                 const int32_t row = row0 + rr;
                 sum_x = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:73)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:74)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
-                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
+                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
                             tl::f16 tl_vec44[8];
                             tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
                             #pragma unroll
@@ -276,11 +276,11 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
-                    // reduce(sum, x, part);  (norms.tl:74)
+                    // reduce(sum, x, part);  (norms.tl:75)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -289,7 +289,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
                         for (int tl_s45 = 0; tl_s45 < x_layout::kSlots; ++tl_s45) {
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s45]));
                         }
-                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        tl::block_allreduce<tl::SumOp, 1, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
                             part = tl_part[0];
                         }
@@ -299,11 +299,11 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
                 const float mean = sum_x * inv_n;
                 sum_d2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:80)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:81)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
-                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
+                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
                             tl::f16 tl_vec48[8];
                             tl::load_vector<tl::f16, 8>(tl_vec48, tl_ptr47);
                             #pragma unroll
@@ -311,20 +311,20 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:81)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(BN) {  (norms.tl:82)
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
-                        const int tl_c50 = (x_layout::flat(tl_tid, (tl_s49 / 8) * 8)) % 2048;  // the chunk's first column
+                        const int tl_c50 = (x_layout::flat(tl_tid, (tl_s49 / 8) * 8)) % 1024;  // the chunk's first column
                         const int j = tl_c50 + tl_s49 % 8;
                         const float d = x[tl_s49] - mean;
-                        x[tl_s49] = t * 2048 + j < N ? d * d : 0.0f;
+                        x[tl_s49] = t * 1024 + j < N ? d * d : 0.0f;
                     }
-                    // reduce(sum, x, part);  (norms.tl:85)
+                    // reduce(sum, x, part);  (norms.tl:86)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -333,7 +333,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
                         for (int tl_s51 = 0; tl_s51 < x_layout::kSlots; ++tl_s51) {
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s51]));
                         }
-                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        tl::block_allreduce<tl::SumOp, 1, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
                             part = tl_part[0];
                         }
@@ -342,12 +342,12 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
                 }
                 const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
-                    const int32_t c0 = t * 2048;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:91)
+                    const int32_t c0 = t * 1024;
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:92)
                     #pragma unroll
                     for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
-                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
+                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
                             tl::f16 tl_vec54[8];
                             tl::load_vector<tl::f16, 8>(tl_vec54, tl_ptr53);
                             #pragma unroll
@@ -355,15 +355,15 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 2048) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 2048) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 1024) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 1024) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:92)
+                    // copy(W[c0 +: BN], w);  (norms.tl:93)
                     #pragma unroll
                     for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
-                        const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8)];
-                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
+                        const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8)];
+                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
                             tl::f16 tl_vec57[8];
                             tl::load_vector<tl::f16, 8>(tl_vec57, tl_ptr56);
                             #pragma unroll
@@ -371,15 +371,15 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 2048) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 2048) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 1024) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 1024) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
-                    // copy(Bias[c0 +: BN], b);  (norms.tl:93)
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:94)
                     #pragma unroll
                     for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
-                        const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8)];
-                        if (tl::in_bounds(c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
+                        const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8)];
+                        if (tl::in_bounds(c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
                             tl::f16 tl_vec60[8];
                             tl::load_vector<tl::f16, 8>(tl_vec60, tl_ptr59);
                             #pragma unroll
@@ -387,22 +387,22 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 2048) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 2048) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
+                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 1024) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 1024) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:94)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(BN) {  (norms.tl:95)
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 2048) + tl_s61 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 1024) + tl_s61 % 8;
                         x[tl_s61] = (x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61];
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:97)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:98)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
-                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
+                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
                             tl::f16 tl_vec64[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec64[tl_v], x[tl_chunk62 + tl_v], x[tl_chunk62 + tl_v + 1]);
@@ -410,7 +410,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
                             }
                         }
                     }
@@ -420,9 +420,9 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant0(
     }
 }
 
-// kernel layernorm<ROW = 256, THREADS = 256, RB = 16, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:19)
-// 256 threads per block, 17952 bytes of shared memory
-__global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
+// kernel layernorm<ROW = 256, THREADS = 128, RB = 8, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:20)
+// 128 threads per block, 9488 bytes of shared memory
+__global__ void __launch_bounds__(128, 8) layernorm_kernel_variant1(
         const tl::f16* __restrict__ X,
         const tl::f16* __restrict__ W,
         const tl::f16* __restrict__ Bias,
@@ -431,37 +431,37 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
         int32_t M,
         int32_t N)
 {
-    // fragment s: f32[16, 256], blocked per axis, vector 8: [16, 256] over 256 threads: (8:t32 2:r8, 8:r1 32:t1) 16 registers
-    // fragment sd: f32[16, 256], blocked per axis, vector 8: [16, 256] over 256 threads: (8:t32 2:r8, 8:r1 32:t1) 16 registers
-    // fragment s_mean: f32[16], slice of `s` (reduce over axis 1): [16] over 256 threads: (8:t32 2:r1) 2 registers, 32 replicas
-    // fragment s_rstd: f32[16], slice of `sd` (reduce over axis 1): [16] over 256 threads: (8:t32 2:r1) 2 registers, 32 replicas
-    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
-    using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
-    using b_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment b: f32[2048]
-    const int tl_tid = tl::thread_index<256>();
+    // fragment s: f32[8, 256], blocked per axis, vector 8: [8, 256] over 128 threads: (4:t32 2:r8, 8:r1 32:t1) 16 registers
+    // fragment sd: f32[8, 256], blocked per axis, vector 8: [8, 256] over 128 threads: (4:t32 2:r8, 8:r1 32:t1) 16 registers
+    // fragment s_mean: f32[8], slice of `s` (reduce over axis 1): [8] over 128 threads: (4:t32 2:r1) 2 registers, 32 replicas
+    // fragment s_rstd: f32[8], slice of `sd` (reduce over axis 1): [8] over 128 threads: (4:t32 2:r1) 2 registers, 32 replicas
+    using x_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment x: f32[1024]
+    using w_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment w: f32[1024]
+    using b_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment b: f32[1024]
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 16, 256], row pitch 264
-    tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 16896);  // shared ws: f16[256], row pitch 256
-    tl::f16* bs = reinterpret_cast<tl::f16*>(tl_smem + 17408);  // shared bs: f16[256], row pitch 256
-    unsigned char* tl_scratch = tl_smem + 17920;  // 32 bytes for reductions and staging
-    float s[16];  // fragment s: f32[16, 256]
-    float sd[16];  // fragment sd: f32[16, 256]
-    float s_mean[2];  // fragment s_mean: f32[16]
-    float s_rstd[2];  // fragment s_rstd: f32[16]
-    float x[x_layout::kSlots];  // fragment x: f32[2048]
-    float w[w_layout::kSlots];  // fragment w: f32[2048]
-    float b[b_layout::kSlots];  // fragment b: f32[2048]
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 8, 256], row pitch 264
+    tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 8448);  // shared ws: f16[256], row pitch 256
+    tl::f16* bs = reinterpret_cast<tl::f16*>(tl_smem + 8960);  // shared bs: f16[256], row pitch 256
+    unsigned char* tl_scratch = tl_smem + 9472;  // 16 bytes for reductions and staging
+    float s[16];  // fragment s: f32[8, 256]
+    float sd[16];  // fragment sd: f32[8, 256]
+    float s_mean[2];  // fragment s_mean: f32[8]
+    float s_rstd[2];  // fragment s_rstd: f32[8]
+    float x[x_layout::kSlots];  // fragment x: f32[1024]
+    float w[w_layout::kSlots];  // fragment w: f32[1024]
+    float b[b_layout::kSlots];  // fragment b: f32[1024]
     float sum_x;
     float sum_d2;
     float part;
-    const int32_t groups = tl::cdiv(tl::cdiv(M, 16) - int(blockIdx.x), int(gridDim.x));
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 8) - int(blockIdx.x), int(gridDim.x));
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 256) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:44)
+        // copy(W[0 +: ROW], ws);  (norms.tl:45)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
-            const int tl_chunk0 = tl_tid + tl_i1 * 256;
+            const int tl_chunk0 = tl_tid + tl_i1 * 128;
             if (tl_chunk0 < 32) {
                 const tl::f16* tl_src2 = &W[tl_chunk0 * 8];
                 tl::f16* tl_dst3 = &ws[tl_chunk0 * 8];
@@ -477,10 +477,10 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
                 }
             }
         }
-        // copy(Bias[0 +: ROW], bs);  (norms.tl:45)
+        // copy(Bias[0 +: ROW], bs);  (norms.tl:46)
         #pragma unroll
         for (int tl_i6 = 0; tl_i6 < 1; ++tl_i6) {
-            const int tl_chunk5 = tl_tid + tl_i6 * 256;
+            const int tl_chunk5 = tl_tid + tl_i6 * 128;
             if (tl_chunk5 < 32) {
                 const tl::f16* tl_src7 = &Bias[tl_chunk5 * 8];
                 tl::f16* tl_dst8 = &bs[tl_chunk5 * 8];
@@ -498,64 +498,64 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:48)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:49)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i11 = 0; tl_i11 < 2; ++tl_i11) {
-                    const int tl_chunk10 = tl_tid + tl_i11 * 256;
-                    tl::cp_async_16(&xs[(0 * 16 + ((tl_chunk10 * 8) / 256)) * 264 + ((tl_chunk10 * 8) % 256)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk10 * 8) / 256)) * N + ((tl_chunk10 * 8) % 256)]);
+                    const int tl_chunk10 = tl_tid + tl_i11 * 128;
+                    tl::cp_async_16(&xs[(0 * 8 + ((tl_chunk10 * 8) / 256)) * 264 + ((tl_chunk10 * 8) % 256)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk10 * 8) / 256)) * N + ((tl_chunk10 * 8) % 256)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
-                    const int tl_chunk12 = tl_tid + tl_i13 * 256;
-                    const tl::f16* tl_src14 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk12 * 8) / 256)) * N + ((tl_chunk12 * 8) % 256)];
-                    tl::f16* tl_dst15 = &xs[(0 * 16 + ((tl_chunk12 * 8) / 256)) * 264 + ((tl_chunk12 * 8) % 256)];
-                    const int tl_valid16 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk12 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 256)));
+                    const int tl_chunk12 = tl_tid + tl_i13 * 128;
+                    const tl::f16* tl_src14 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk12 * 8) / 256)) * N + ((tl_chunk12 * 8) % 256)];
+                    tl::f16* tl_dst15 = &xs[(0 * 8 + ((tl_chunk12 * 8) / 256)) * 264 + ((tl_chunk12 * 8) % 256)];
+                    const int tl_valid16 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk12 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 256)));
                     if (tl_valid16 == 8 && (tl_chunk12 * 8) % 256 >= 0 && tl::is_aligned(tl_src14, 16)) {
                         tl::cp_async_16(tl_dst15, tl_src14);
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk12 * 8) / 256), M) && tl::in_bounds(((tl_chunk12 * 8) % 256) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk12 * 8) / 256), M) && tl::in_bounds(((tl_chunk12 * 8) % 256) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:46)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:47)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:48)
-                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:49)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i18 = 0; tl_i18 < 2; ++tl_i18) {
-                        const int tl_chunk17 = tl_tid + tl_i18 * 256;
-                        tl::cp_async_16(&xs[(((g + 1) % 2) * 16 + ((tl_chunk17 * 8) / 256)) * 264 + ((tl_chunk17 * 8) % 256)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk17 * 8) / 256)) * N + ((tl_chunk17 * 8) % 256)]);
+                        const int tl_chunk17 = tl_tid + tl_i18 * 128;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 8 + ((tl_chunk17 * 8) / 256)) * 264 + ((tl_chunk17 * 8) % 256)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk17 * 8) / 256)) * N + ((tl_chunk17 * 8) % 256)]);
                     }
                 } else {
                     #pragma unroll
                     for (int tl_i20 = 0; tl_i20 < 2; ++tl_i20) {
-                        const int tl_chunk19 = tl_tid + tl_i20 * 256;
-                        const tl::f16* tl_src21 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk19 * 8) / 256)) * N + ((tl_chunk19 * 8) % 256)];
-                        tl::f16* tl_dst22 = &xs[(((g + 1) % 2) * 16 + ((tl_chunk19 * 8) / 256)) * 264 + ((tl_chunk19 * 8) % 256)];
-                        const int tl_valid23 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk19 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 256)));
+                        const int tl_chunk19 = tl_tid + tl_i20 * 128;
+                        const tl::f16* tl_src21 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk19 * 8) / 256)) * N + ((tl_chunk19 * 8) % 256)];
+                        tl::f16* tl_dst22 = &xs[(((g + 1) % 2) * 8 + ((tl_chunk19 * 8) / 256)) * 264 + ((tl_chunk19 * 8) % 256)];
+                        const int tl_valid23 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk19 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 256)));
                         if (tl_valid23 == 8 && (tl_chunk19 * 8) % 256 >= 0 && tl::is_aligned(tl_src21, 16)) {
                             tl::cp_async_16(tl_dst22, tl_src21);
                         } else {
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk19 * 8) / 256), M) && tl::in_bounds(((tl_chunk19 * 8) % 256) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk19 * 8) / 256), M) && tl::in_bounds(((tl_chunk19 * 8) % 256) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
                         }
                     }
                 }
             }
             tl::cp_async_commit();
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 16;
-            // copy(xs, s);  (norms.tl:49)
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 8;
+            // copy(xs, s);  (norms.tl:50)
             #pragma unroll
             for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
-                const tl::f16* tl_ptr25 = &xs[((g % 2) * 16 + ((tl_tid / 32) + (tl_chunk24 / 8) * 8)) * 264 + ((tl_chunk24 % 8) + (tl_tid % 32) * 8)];
+                const tl::f16* tl_ptr25 = &xs[((g % 2) * 8 + ((tl_tid / 32) + (tl_chunk24 / 8) * 4)) * 264 + ((tl_chunk24 % 8) + (tl_tid % 32) * 8)];
                 if (tl::is_aligned(tl_ptr25, 16)) {
                     tl::f16 tl_vec26[8];
                     tl::load_vector<tl::f16, 8>(tl_vec26, tl_ptr25);
@@ -564,11 +564,11 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        s[tl_chunk24 + tl_v] = tl::convert<float>(xs[((g % 2) * 16 + ((tl_tid / 32) + ((tl_chunk24 + tl_v) / 8) * 8)) * 264 + (((tl_chunk24 + tl_v) % 8) + (tl_tid % 32) * 8)]);
+                        s[tl_chunk24 + tl_v] = tl::convert<float>(xs[((g % 2) * 8 + ((tl_tid / 32) + ((tl_chunk24 + tl_v) / 8) * 4)) * 264 + (((tl_chunk24 + tl_v) % 8) + (tl_tid % 32) * 8)]);
                     }
                 }
             }
-            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:50)
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:51)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[2];
@@ -591,18 +591,18 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
                     s_mean[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:51)
-            // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
+            // for i, j in parallel(RB, ROW) {  (norms.tl:52)
+            // for i, j in parallel(8, 256): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
                 const int tl_c29 = (((tl_s28 / 8 * 8) % 8) + (tl_tid % 32) * 8);  // the chunk's first column
-                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s28 / 8) * 8);
+                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s28 / 8) * 4);
                 const int j = tl_c29 + tl_s28 % 8;
                 const float d = s[tl_s28] - s_mean[(tl_s28 / 8)] * inv_n;
                 s[tl_s28] = d;
                 sd[tl_s28] = j < N ? d * d : 0.0f;
             }
-            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:56)
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:57)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[2];
@@ -625,19 +625,19 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
                     s_rstd[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:57)
-            // for i in parallel(16): each thread visits the elements of `s_rstd` it holds
+            // for i in parallel(RB) {  (norms.tl:58)
+            // for i in parallel(8): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
             for (int tl_s31 = 0; tl_s31 < 2; ++tl_s31) {
-                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s31) * 8);
+                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s31) * 4);
                 s_rstd[tl_s31] = tl::rsqrt(s_rstd[tl_s31] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:60)
-            // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
+            // for i, j in parallel(RB, ROW) {  (norms.tl:61)
+            // for i, j in parallel(8, 256): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k33 = 0; tl_k33 < 16; tl_k33 += 8) {
                 const int tl_c34 = ((tl_k33 % 8) + (tl_tid % 32) * 8);  // the chunk's first column
-                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_k33 / 8) * 8);
+                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_k33 / 8) * 4);
                 tl::f16 tl_chunk36[8];
                 tl::load_chunk<tl::f16, 8>(tl_chunk36, &ws[tl_c34]);
                 tl::f16 tl_chunk37[8];
@@ -649,11 +649,11 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
                     s[tl_s38] = s[tl_s38] * s_rstd[(tl_s38 / 8)] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]);
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:63)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:64)
             #pragma unroll
             for (int tl_chunk39 = 0; tl_chunk39 < 16; tl_chunk39 += 8) {
-                tl::f16* tl_ptr40 = &Y[int64_t(row0 + ((tl_tid / 32) + (tl_chunk39 / 8) * 8)) * N + ((tl_chunk39 % 8) + (tl_tid % 32) * 8)];
-                if (tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk39 / 8) * 8), M) && tl::in_bounds(((tl_chunk39 % 8) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk39 / 8) * 8), M) && tl::in_bounds((((tl_chunk39 % 8) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                tl::f16* tl_ptr40 = &Y[int64_t(row0 + ((tl_tid / 32) + (tl_chunk39 / 8) * 4)) * N + ((tl_chunk39 % 8) + (tl_tid % 32) * 8)];
+                if (tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk39 / 8) * 4), M) && tl::in_bounds(((tl_chunk39 % 8) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk39 / 8) * 4), M) && tl::in_bounds((((tl_chunk39 % 8) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
                     tl::f16 tl_vec41[8];
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec41[tl_v], s[tl_chunk39 + tl_v], s[tl_chunk39 + tl_v + 1]);
@@ -661,25 +661,25 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        if (tl::in_bounds(row0 + ((tl_tid / 32) + ((tl_chunk39 + tl_v) / 8) * 8), M) && tl::in_bounds((((tl_chunk39 + tl_v) % 8) + (tl_tid % 32) * 8), N)) Y[int64_t(row0 + ((tl_tid / 32) + ((tl_chunk39 + tl_v) / 8) * 8)) * N + (((tl_chunk39 + tl_v) % 8) + (tl_tid % 32) * 8)] = tl::convert<tl::f16>(s[tl_chunk39 + tl_v]);
+                        if (tl::in_bounds(row0 + ((tl_tid / 32) + ((tl_chunk39 + tl_v) / 8) * 4), M) && tl::in_bounds((((tl_chunk39 + tl_v) % 8) + (tl_tid % 32) * 8), N)) Y[int64_t(row0 + ((tl_tid / 32) + ((tl_chunk39 + tl_v) / 8) * 4)) * N + (((tl_chunk39 + tl_v) % 8) + (tl_tid % 32) * 8)] = tl::convert<tl::f16>(s[tl_chunk39 + tl_v]);
                     }
                 }
             }
         }
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
-        const int32_t n_tiles = tl::cdiv(N, 2048);
+        const int32_t n_tiles = tl::cdiv(N, 1024);
         for (int g = 0; g < groups; ++g) {
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 16;
-            for (int rr = 0; rr < tl::min(16, M - row0); ++rr) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 8;
+            for (int rr = 0; rr < tl::min(8, M - row0); ++rr) {
                 const int32_t row = row0 + rr;
                 sum_x = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:73)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:74)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
-                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
+                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
                             tl::f16 tl_vec44[8];
                             tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
                             #pragma unroll
@@ -687,11 +687,11 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
-                    // reduce(sum, x, part);  (norms.tl:74)
+                    // reduce(sum, x, part);  (norms.tl:75)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -700,7 +700,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
                         for (int tl_s45 = 0; tl_s45 < x_layout::kSlots; ++tl_s45) {
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s45]));
                         }
-                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        tl::block_allreduce<tl::SumOp, 1, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
                             part = tl_part[0];
                         }
@@ -710,11 +710,11 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
                 const float mean = sum_x * inv_n;
                 sum_d2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:80)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:81)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
-                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
+                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
                             tl::f16 tl_vec48[8];
                             tl::load_vector<tl::f16, 8>(tl_vec48, tl_ptr47);
                             #pragma unroll
@@ -722,20 +722,20 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:81)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(BN) {  (norms.tl:82)
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
-                        const int tl_c50 = (x_layout::flat(tl_tid, (tl_s49 / 8) * 8)) % 2048;  // the chunk's first column
+                        const int tl_c50 = (x_layout::flat(tl_tid, (tl_s49 / 8) * 8)) % 1024;  // the chunk's first column
                         const int j = tl_c50 + tl_s49 % 8;
                         const float d = x[tl_s49] - mean;
-                        x[tl_s49] = t * 2048 + j < N ? d * d : 0.0f;
+                        x[tl_s49] = t * 1024 + j < N ? d * d : 0.0f;
                     }
-                    // reduce(sum, x, part);  (norms.tl:85)
+                    // reduce(sum, x, part);  (norms.tl:86)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -744,7 +744,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
                         for (int tl_s51 = 0; tl_s51 < x_layout::kSlots; ++tl_s51) {
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s51]));
                         }
-                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        tl::block_allreduce<tl::SumOp, 1, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
                             part = tl_part[0];
                         }
@@ -753,12 +753,12 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
                 }
                 const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
-                    const int32_t c0 = t * 2048;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:91)
+                    const int32_t c0 = t * 1024;
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:92)
                     #pragma unroll
                     for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
-                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
+                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
                             tl::f16 tl_vec54[8];
                             tl::load_vector<tl::f16, 8>(tl_vec54, tl_ptr53);
                             #pragma unroll
@@ -766,15 +766,15 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 2048) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 2048) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 1024) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 1024) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:92)
+                    // copy(W[c0 +: BN], w);  (norms.tl:93)
                     #pragma unroll
                     for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
-                        const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8)];
-                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
+                        const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8)];
+                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
                             tl::f16 tl_vec57[8];
                             tl::load_vector<tl::f16, 8>(tl_vec57, tl_ptr56);
                             #pragma unroll
@@ -782,15 +782,15 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 2048) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 2048) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 1024) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 1024) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
-                    // copy(Bias[c0 +: BN], b);  (norms.tl:93)
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:94)
                     #pragma unroll
                     for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
-                        const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8)];
-                        if (tl::in_bounds(c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
+                        const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8)];
+                        if (tl::in_bounds(c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
                             tl::f16 tl_vec60[8];
                             tl::load_vector<tl::f16, 8>(tl_vec60, tl_ptr59);
                             #pragma unroll
@@ -798,22 +798,22 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 2048) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 2048) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
+                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 1024) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 1024) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:94)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(BN) {  (norms.tl:95)
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 2048) + tl_s61 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 1024) + tl_s61 % 8;
                         x[tl_s61] = (x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61];
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:97)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:98)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
-                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
+                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
                             tl::f16 tl_vec64[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec64[tl_v], x[tl_chunk62 + tl_v], x[tl_chunk62 + tl_v + 1]);
@@ -821,7 +821,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
                             }
                         }
                     }
@@ -831,9 +831,9 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant1(
     }
 }
 
-// kernel layernorm<ROW = 512, THREADS = 256, RB = 8, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:19)
-// 256 threads per block, 18720 bytes of shared memory
-__global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
+// kernel layernorm<ROW = 512, THREADS = 128, RB = 4, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:20)
+// 128 threads per block, 10384 bytes of shared memory
+__global__ void __launch_bounds__(128, 8) layernorm_kernel_variant2(
         const tl::f16* __restrict__ X,
         const tl::f16* __restrict__ W,
         const tl::f16* __restrict__ Bias,
@@ -842,37 +842,37 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
         int32_t M,
         int32_t N)
 {
-    // fragment s: f32[8, 512], blocked per axis, vector 8: [8, 512] over 256 threads: (8:t32, 8:r1 32:t1 2:r8) 16 registers
-    // fragment sd: f32[8, 512], blocked per axis, vector 8: [8, 512] over 256 threads: (8:t32, 8:r1 32:t1 2:r8) 16 registers
-    // fragment s_mean: f32[8], slice of `s` (reduce over axis 1): [8] over 256 threads: (8:t32) 1 registers, 32 replicas
-    // fragment s_rstd: f32[8], slice of `sd` (reduce over axis 1): [8] over 256 threads: (8:t32) 1 registers, 32 replicas
-    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
-    using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
-    using b_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment b: f32[2048]
-    const int tl_tid = tl::thread_index<256>();
+    // fragment s: f32[4, 512], blocked per axis, vector 8: [4, 512] over 128 threads: (4:t32, 8:r1 32:t1 2:r8) 16 registers
+    // fragment sd: f32[4, 512], blocked per axis, vector 8: [4, 512] over 128 threads: (4:t32, 8:r1 32:t1 2:r8) 16 registers
+    // fragment s_mean: f32[4], slice of `s` (reduce over axis 1): [4] over 128 threads: (4:t32) 1 registers, 32 replicas
+    // fragment s_rstd: f32[4], slice of `sd` (reduce over axis 1): [4] over 128 threads: (4:t32) 1 registers, 32 replicas
+    using x_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment x: f32[1024]
+    using w_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment w: f32[1024]
+    using b_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment b: f32[1024]
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 8, 512], row pitch 520
-    tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 16640);  // shared ws: f16[512], row pitch 512
-    tl::f16* bs = reinterpret_cast<tl::f16*>(tl_smem + 17664);  // shared bs: f16[512], row pitch 512
-    unsigned char* tl_scratch = tl_smem + 18688;  // 32 bytes for reductions and staging
-    float s[16];  // fragment s: f32[8, 512]
-    float sd[16];  // fragment sd: f32[8, 512]
-    float s_mean[1];  // fragment s_mean: f32[8]
-    float s_rstd[1];  // fragment s_rstd: f32[8]
-    float x[x_layout::kSlots];  // fragment x: f32[2048]
-    float w[w_layout::kSlots];  // fragment w: f32[2048]
-    float b[b_layout::kSlots];  // fragment b: f32[2048]
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 4, 512], row pitch 520
+    tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 8320);  // shared ws: f16[512], row pitch 512
+    tl::f16* bs = reinterpret_cast<tl::f16*>(tl_smem + 9344);  // shared bs: f16[512], row pitch 512
+    unsigned char* tl_scratch = tl_smem + 10368;  // 16 bytes for reductions and staging
+    float s[16];  // fragment s: f32[4, 512]
+    float sd[16];  // fragment sd: f32[4, 512]
+    float s_mean[1];  // fragment s_mean: f32[4]
+    float s_rstd[1];  // fragment s_rstd: f32[4]
+    float x[x_layout::kSlots];  // fragment x: f32[1024]
+    float w[w_layout::kSlots];  // fragment w: f32[1024]
+    float b[b_layout::kSlots];  // fragment b: f32[1024]
     float sum_x;
     float sum_d2;
     float part;
-    const int32_t groups = tl::cdiv(tl::cdiv(M, 8) - int(blockIdx.x), int(gridDim.x));
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 4) - int(blockIdx.x), int(gridDim.x));
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 512) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:44)
+        // copy(W[0 +: ROW], ws);  (norms.tl:45)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
-            const int tl_chunk0 = tl_tid + tl_i1 * 256;
+            const int tl_chunk0 = tl_tid + tl_i1 * 128;
             if (tl_chunk0 < 64) {
                 const tl::f16* tl_src2 = &W[tl_chunk0 * 8];
                 tl::f16* tl_dst3 = &ws[tl_chunk0 * 8];
@@ -888,10 +888,10 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
                 }
             }
         }
-        // copy(Bias[0 +: ROW], bs);  (norms.tl:45)
+        // copy(Bias[0 +: ROW], bs);  (norms.tl:46)
         #pragma unroll
         for (int tl_i6 = 0; tl_i6 < 1; ++tl_i6) {
-            const int tl_chunk5 = tl_tid + tl_i6 * 256;
+            const int tl_chunk5 = tl_tid + tl_i6 * 128;
             if (tl_chunk5 < 64) {
                 const tl::f16* tl_src7 = &Bias[tl_chunk5 * 8];
                 tl::f16* tl_dst8 = &bs[tl_chunk5 * 8];
@@ -909,64 +909,64 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:48)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:49)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i11 = 0; tl_i11 < 2; ++tl_i11) {
-                    const int tl_chunk10 = tl_tid + tl_i11 * 256;
-                    tl::cp_async_16(&xs[(0 * 8 + ((tl_chunk10 * 8) / 512)) * 520 + ((tl_chunk10 * 8) % 512)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk10 * 8) / 512)) * N + ((tl_chunk10 * 8) % 512)]);
+                    const int tl_chunk10 = tl_tid + tl_i11 * 128;
+                    tl::cp_async_16(&xs[(0 * 4 + ((tl_chunk10 * 8) / 512)) * 520 + ((tl_chunk10 * 8) % 512)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk10 * 8) / 512)) * N + ((tl_chunk10 * 8) % 512)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
-                    const int tl_chunk12 = tl_tid + tl_i13 * 256;
-                    const tl::f16* tl_src14 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk12 * 8) / 512)) * N + ((tl_chunk12 * 8) % 512)];
-                    tl::f16* tl_dst15 = &xs[(0 * 8 + ((tl_chunk12 * 8) / 512)) * 520 + ((tl_chunk12 * 8) % 512)];
-                    const int tl_valid16 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk12 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 512)));
+                    const int tl_chunk12 = tl_tid + tl_i13 * 128;
+                    const tl::f16* tl_src14 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk12 * 8) / 512)) * N + ((tl_chunk12 * 8) % 512)];
+                    tl::f16* tl_dst15 = &xs[(0 * 4 + ((tl_chunk12 * 8) / 512)) * 520 + ((tl_chunk12 * 8) % 512)];
+                    const int tl_valid16 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk12 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 512)));
                     if (tl_valid16 == 8 && (tl_chunk12 * 8) % 512 >= 0 && tl::is_aligned(tl_src14, 16)) {
                         tl::cp_async_16(tl_dst15, tl_src14);
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk12 * 8) / 512), M) && tl::in_bounds(((tl_chunk12 * 8) % 512) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk12 * 8) / 512), M) && tl::in_bounds(((tl_chunk12 * 8) % 512) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:46)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:47)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:48)
-                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:49)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i18 = 0; tl_i18 < 2; ++tl_i18) {
-                        const int tl_chunk17 = tl_tid + tl_i18 * 256;
-                        tl::cp_async_16(&xs[(((g + 1) % 2) * 8 + ((tl_chunk17 * 8) / 512)) * 520 + ((tl_chunk17 * 8) % 512)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk17 * 8) / 512)) * N + ((tl_chunk17 * 8) % 512)]);
+                        const int tl_chunk17 = tl_tid + tl_i18 * 128;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 4 + ((tl_chunk17 * 8) / 512)) * 520 + ((tl_chunk17 * 8) % 512)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk17 * 8) / 512)) * N + ((tl_chunk17 * 8) % 512)]);
                     }
                 } else {
                     #pragma unroll
                     for (int tl_i20 = 0; tl_i20 < 2; ++tl_i20) {
-                        const int tl_chunk19 = tl_tid + tl_i20 * 256;
-                        const tl::f16* tl_src21 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk19 * 8) / 512)) * N + ((tl_chunk19 * 8) % 512)];
-                        tl::f16* tl_dst22 = &xs[(((g + 1) % 2) * 8 + ((tl_chunk19 * 8) / 512)) * 520 + ((tl_chunk19 * 8) % 512)];
-                        const int tl_valid23 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk19 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 512)));
+                        const int tl_chunk19 = tl_tid + tl_i20 * 128;
+                        const tl::f16* tl_src21 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk19 * 8) / 512)) * N + ((tl_chunk19 * 8) % 512)];
+                        tl::f16* tl_dst22 = &xs[(((g + 1) % 2) * 4 + ((tl_chunk19 * 8) / 512)) * 520 + ((tl_chunk19 * 8) % 512)];
+                        const int tl_valid23 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk19 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 512)));
                         if (tl_valid23 == 8 && (tl_chunk19 * 8) % 512 >= 0 && tl::is_aligned(tl_src21, 16)) {
                             tl::cp_async_16(tl_dst22, tl_src21);
                         } else {
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk19 * 8) / 512), M) && tl::in_bounds(((tl_chunk19 * 8) % 512) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk19 * 8) / 512), M) && tl::in_bounds(((tl_chunk19 * 8) % 512) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
                         }
                     }
                 }
             }
             tl::cp_async_commit();
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 8;
-            // copy(xs, s);  (norms.tl:49)
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 4;
+            // copy(xs, s);  (norms.tl:50)
             #pragma unroll
             for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
-                const tl::f16* tl_ptr25 = &xs[((g % 2) * 8 + (tl_tid / 32)) * 520 + ((tl_chunk24 % 8) + (tl_tid % 32) * 8 + (tl_chunk24 / 8) * 256)];
+                const tl::f16* tl_ptr25 = &xs[((g % 2) * 4 + (tl_tid / 32)) * 520 + ((tl_chunk24 % 8) + (tl_tid % 32) * 8 + (tl_chunk24 / 8) * 256)];
                 if (tl::is_aligned(tl_ptr25, 16)) {
                     tl::f16 tl_vec26[8];
                     tl::load_vector<tl::f16, 8>(tl_vec26, tl_ptr25);
@@ -975,11 +975,11 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        s[tl_chunk24 + tl_v] = tl::convert<float>(xs[((g % 2) * 8 + (tl_tid / 32)) * 520 + (((tl_chunk24 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk24 + tl_v) / 8) * 256)]);
+                        s[tl_chunk24 + tl_v] = tl::convert<float>(xs[((g % 2) * 4 + (tl_tid / 32)) * 520 + (((tl_chunk24 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk24 + tl_v) / 8) * 256)]);
                     }
                 }
             }
-            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:50)
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:51)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[1];
@@ -1002,8 +1002,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
                     s_mean[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:51)
-            // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
+            // for i, j in parallel(RB, ROW) {  (norms.tl:52)
+            // for i, j in parallel(4, 512): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
                 const int tl_c29 = (((tl_s28 / 8 * 8) % 8) + (tl_tid % 32) * 8 + ((tl_s28 / 8 * 8) / 8) * 256);  // the chunk's first column
@@ -1013,7 +1013,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
                 s[tl_s28] = d;
                 sd[tl_s28] = j < N ? d * d : 0.0f;
             }
-            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:56)
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:57)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[1];
@@ -1036,15 +1036,15 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
                     s_rstd[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:57)
-            // for i in parallel(8): each thread visits the elements of `s_rstd` it holds
+            // for i in parallel(RB) {  (norms.tl:58)
+            // for i in parallel(4): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
             for (int tl_s31 = 0; tl_s31 < 1; ++tl_s31) {
                 [[maybe_unused]] const int i = (tl_tid / 32);
                 s_rstd[tl_s31] = tl::rsqrt(s_rstd[tl_s31] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:60)
-            // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
+            // for i, j in parallel(RB, ROW) {  (norms.tl:61)
+            // for i, j in parallel(4, 512): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k33 = 0; tl_k33 < 16; tl_k33 += 8) {
                 const int tl_c34 = ((tl_k33 % 8) + (tl_tid % 32) * 8 + (tl_k33 / 8) * 256);  // the chunk's first column
@@ -1060,7 +1060,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
                     s[tl_s38] = s[tl_s38] * s_rstd[0] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]);
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:63)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:64)
             #pragma unroll
             for (int tl_chunk39 = 0; tl_chunk39 < 16; tl_chunk39 += 8) {
                 tl::f16* tl_ptr40 = &Y[int64_t(row0 + (tl_tid / 32)) * N + ((tl_chunk39 % 8) + (tl_tid % 32) * 8 + (tl_chunk39 / 8) * 256)];
@@ -1079,18 +1079,18 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
         }
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
-        const int32_t n_tiles = tl::cdiv(N, 2048);
+        const int32_t n_tiles = tl::cdiv(N, 1024);
         for (int g = 0; g < groups; ++g) {
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 8;
-            for (int rr = 0; rr < tl::min(8, M - row0); ++rr) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 4;
+            for (int rr = 0; rr < tl::min(4, M - row0); ++rr) {
                 const int32_t row = row0 + rr;
                 sum_x = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:73)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:74)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
-                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
+                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
                             tl::f16 tl_vec44[8];
                             tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
                             #pragma unroll
@@ -1098,11 +1098,11 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
-                    // reduce(sum, x, part);  (norms.tl:74)
+                    // reduce(sum, x, part);  (norms.tl:75)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -1111,7 +1111,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
                         for (int tl_s45 = 0; tl_s45 < x_layout::kSlots; ++tl_s45) {
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s45]));
                         }
-                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        tl::block_allreduce<tl::SumOp, 1, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
                             part = tl_part[0];
                         }
@@ -1121,11 +1121,11 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
                 const float mean = sum_x * inv_n;
                 sum_d2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:80)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:81)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
-                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
+                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
                             tl::f16 tl_vec48[8];
                             tl::load_vector<tl::f16, 8>(tl_vec48, tl_ptr47);
                             #pragma unroll
@@ -1133,20 +1133,20 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:81)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(BN) {  (norms.tl:82)
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
-                        const int tl_c50 = (x_layout::flat(tl_tid, (tl_s49 / 8) * 8)) % 2048;  // the chunk's first column
+                        const int tl_c50 = (x_layout::flat(tl_tid, (tl_s49 / 8) * 8)) % 1024;  // the chunk's first column
                         const int j = tl_c50 + tl_s49 % 8;
                         const float d = x[tl_s49] - mean;
-                        x[tl_s49] = t * 2048 + j < N ? d * d : 0.0f;
+                        x[tl_s49] = t * 1024 + j < N ? d * d : 0.0f;
                     }
-                    // reduce(sum, x, part);  (norms.tl:85)
+                    // reduce(sum, x, part);  (norms.tl:86)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -1155,7 +1155,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
                         for (int tl_s51 = 0; tl_s51 < x_layout::kSlots; ++tl_s51) {
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s51]));
                         }
-                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        tl::block_allreduce<tl::SumOp, 1, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
                             part = tl_part[0];
                         }
@@ -1164,12 +1164,12 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
                 }
                 const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
-                    const int32_t c0 = t * 2048;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:91)
+                    const int32_t c0 = t * 1024;
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:92)
                     #pragma unroll
                     for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
-                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
+                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
                             tl::f16 tl_vec54[8];
                             tl::load_vector<tl::f16, 8>(tl_vec54, tl_ptr53);
                             #pragma unroll
@@ -1177,15 +1177,15 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 2048) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 2048) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 1024) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 1024) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:92)
+                    // copy(W[c0 +: BN], w);  (norms.tl:93)
                     #pragma unroll
                     for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
-                        const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8)];
-                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
+                        const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8)];
+                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
                             tl::f16 tl_vec57[8];
                             tl::load_vector<tl::f16, 8>(tl_vec57, tl_ptr56);
                             #pragma unroll
@@ -1193,15 +1193,15 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 2048) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 2048) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 1024) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 1024) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
-                    // copy(Bias[c0 +: BN], b);  (norms.tl:93)
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:94)
                     #pragma unroll
                     for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
-                        const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8)];
-                        if (tl::in_bounds(c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
+                        const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8)];
+                        if (tl::in_bounds(c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
                             tl::f16 tl_vec60[8];
                             tl::load_vector<tl::f16, 8>(tl_vec60, tl_ptr59);
                             #pragma unroll
@@ -1209,22 +1209,22 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 2048) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 2048) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
+                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 1024) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 1024) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:94)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(BN) {  (norms.tl:95)
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 2048) + tl_s61 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 1024) + tl_s61 % 8;
                         x[tl_s61] = (x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61];
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:97)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:98)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
-                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
+                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
                             tl::f16 tl_vec64[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec64[tl_v], x[tl_chunk62 + tl_v], x[tl_chunk62 + tl_v + 1]);
@@ -1232,7 +1232,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
                             }
                         }
                     }
@@ -1242,9 +1242,9 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant2(
     }
 }
 
-// kernel layernorm<ROW = 1024, THREADS = 256, RB = 4, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:19)
-// 256 threads per block, 20640 bytes of shared memory
-__global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
+// kernel layernorm<ROW = 1024, THREADS = 128, RB = 2, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:20)
+// 128 threads per block, 12432 bytes of shared memory
+__global__ void __launch_bounds__(128, 8) layernorm_kernel_variant3(
         const tl::f16* __restrict__ X,
         const tl::f16* __restrict__ W,
         const tl::f16* __restrict__ Bias,
@@ -1253,131 +1253,127 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
         int32_t M,
         int32_t N)
 {
-    // fragment s: f32[4, 1024], blocked per axis, vector 8: [4, 1024] over 256 threads: (4:t64, 8:r1 64:t1 2:r8) 16 registers
-    // fragment sd: f32[4, 1024], blocked per axis, vector 8: [4, 1024] over 256 threads: (4:t64, 8:r1 64:t1 2:r8) 16 registers
-    // fragment s_mean: f32[4], slice of `s` (reduce over axis 1): [4] over 256 threads: (4:t64) 1 registers, 64 replicas
-    // fragment s_rstd: f32[4], slice of `sd` (reduce over axis 1): [4] over 256 threads: (4:t64) 1 registers, 64 replicas
-    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
-    using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
-    using b_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment b: f32[2048]
-    const int tl_tid = tl::thread_index<256>();
+    // fragment s: f32[2, 1024], blocked per axis, vector 8: [2, 1024] over 128 threads: (2:t64, 8:r1 64:t1 2:r8) 16 registers
+    // fragment sd: f32[2, 1024], blocked per axis, vector 8: [2, 1024] over 128 threads: (2:t64, 8:r1 64:t1 2:r8) 16 registers
+    // fragment s_mean: f32[2], slice of `s` (reduce over axis 1): [2] over 128 threads: (2:t64) 1 registers, 64 replicas
+    // fragment s_rstd: f32[2], slice of `sd` (reduce over axis 1): [2] over 128 threads: (2:t64) 1 registers, 64 replicas
+    using x_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment x: f32[1024]
+    using w_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment w: f32[1024]
+    using b_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment b: f32[1024]
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 4, 1024], row pitch 1032
-    tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 16512);  // shared ws: f16[1024], row pitch 1024
-    tl::f16* bs = reinterpret_cast<tl::f16*>(tl_smem + 18560);  // shared bs: f16[1024], row pitch 1024
-    unsigned char* tl_scratch = tl_smem + 20608;  // 32 bytes for reductions and staging
-    float s[16];  // fragment s: f32[4, 1024]
-    float sd[16];  // fragment sd: f32[4, 1024]
-    float s_mean[1];  // fragment s_mean: f32[4]
-    float s_rstd[1];  // fragment s_rstd: f32[4]
-    float x[x_layout::kSlots];  // fragment x: f32[2048]
-    float w[w_layout::kSlots];  // fragment w: f32[2048]
-    float b[b_layout::kSlots];  // fragment b: f32[2048]
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 2, 1024], row pitch 1032
+    tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 8320);  // shared ws: f16[1024], row pitch 1024
+    tl::f16* bs = reinterpret_cast<tl::f16*>(tl_smem + 10368);  // shared bs: f16[1024], row pitch 1024
+    unsigned char* tl_scratch = tl_smem + 12416;  // 16 bytes for reductions and staging
+    float s[16];  // fragment s: f32[2, 1024]
+    float sd[16];  // fragment sd: f32[2, 1024]
+    float s_mean[1];  // fragment s_mean: f32[2]
+    float s_rstd[1];  // fragment s_rstd: f32[2]
+    float x[x_layout::kSlots];  // fragment x: f32[1024]
+    float w[w_layout::kSlots];  // fragment w: f32[1024]
+    float b[b_layout::kSlots];  // fragment b: f32[1024]
     float sum_x;
     float sum_d2;
     float part;
-    const int32_t groups = tl::cdiv(tl::cdiv(M, 4) - int(blockIdx.x), int(gridDim.x));
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 2) - int(blockIdx.x), int(gridDim.x));
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 1024) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:44)
+        // copy(W[0 +: ROW], ws);  (norms.tl:45)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
-            const int tl_chunk0 = tl_tid + tl_i1 * 256;
-            if (tl_chunk0 < 128) {
-                const tl::f16* tl_src2 = &W[tl_chunk0 * 8];
-                tl::f16* tl_dst3 = &ws[tl_chunk0 * 8];
-                if (tl::in_bounds(tl_chunk0 * 8, N) && tl::in_bounds((tl_chunk0 * 8) + 7, N) && tl::is_aligned(tl_src2, 16) && tl::is_aligned(tl_dst3, 16)) {
-                    tl::f16 tl_vec4[8];
-                    tl::load_vector<tl::f16, 8>(tl_vec4, tl_src2);
-                    tl::store_vector<tl::f16, 8>(tl_dst3, tl_vec4);
-                } else {
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        ws[tl_chunk0 * 8 + tl_v] = tl::in_bounds(tl_chunk0 * 8 + tl_v, N) ? W[tl_chunk0 * 8 + tl_v] : tl::convert<tl::f16>(0.0f);
-                    }
+            const int tl_chunk0 = tl_tid + tl_i1 * 128;
+            const tl::f16* tl_src2 = &W[tl_chunk0 * 8];
+            tl::f16* tl_dst3 = &ws[tl_chunk0 * 8];
+            if (tl::in_bounds(tl_chunk0 * 8, N) && tl::in_bounds((tl_chunk0 * 8) + 7, N) && tl::is_aligned(tl_src2, 16) && tl::is_aligned(tl_dst3, 16)) {
+                tl::f16 tl_vec4[8];
+                tl::load_vector<tl::f16, 8>(tl_vec4, tl_src2);
+                tl::store_vector<tl::f16, 8>(tl_dst3, tl_vec4);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    ws[tl_chunk0 * 8 + tl_v] = tl::in_bounds(tl_chunk0 * 8 + tl_v, N) ? W[tl_chunk0 * 8 + tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
-        // copy(Bias[0 +: ROW], bs);  (norms.tl:45)
+        // copy(Bias[0 +: ROW], bs);  (norms.tl:46)
         #pragma unroll
         for (int tl_i6 = 0; tl_i6 < 1; ++tl_i6) {
-            const int tl_chunk5 = tl_tid + tl_i6 * 256;
-            if (tl_chunk5 < 128) {
-                const tl::f16* tl_src7 = &Bias[tl_chunk5 * 8];
-                tl::f16* tl_dst8 = &bs[tl_chunk5 * 8];
-                if (tl::in_bounds(tl_chunk5 * 8, N) && tl::in_bounds((tl_chunk5 * 8) + 7, N) && tl::is_aligned(tl_src7, 16) && tl::is_aligned(tl_dst8, 16)) {
-                    tl::f16 tl_vec9[8];
-                    tl::load_vector<tl::f16, 8>(tl_vec9, tl_src7);
-                    tl::store_vector<tl::f16, 8>(tl_dst8, tl_vec9);
-                } else {
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        bs[tl_chunk5 * 8 + tl_v] = tl::in_bounds(tl_chunk5 * 8 + tl_v, N) ? Bias[tl_chunk5 * 8 + tl_v] : tl::convert<tl::f16>(0.0f);
-                    }
+            const int tl_chunk5 = tl_tid + tl_i6 * 128;
+            const tl::f16* tl_src7 = &Bias[tl_chunk5 * 8];
+            tl::f16* tl_dst8 = &bs[tl_chunk5 * 8];
+            if (tl::in_bounds(tl_chunk5 * 8, N) && tl::in_bounds((tl_chunk5 * 8) + 7, N) && tl::is_aligned(tl_src7, 16) && tl::is_aligned(tl_dst8, 16)) {
+                tl::f16 tl_vec9[8];
+                tl::load_vector<tl::f16, 8>(tl_vec9, tl_src7);
+                tl::store_vector<tl::f16, 8>(tl_dst8, tl_vec9);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    bs[tl_chunk5 * 8 + tl_v] = tl::in_bounds(tl_chunk5 * 8 + tl_v, N) ? Bias[tl_chunk5 * 8 + tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:48)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:49)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i11 = 0; tl_i11 < 2; ++tl_i11) {
-                    const int tl_chunk10 = tl_tid + tl_i11 * 256;
-                    tl::cp_async_16(&xs[(0 * 4 + ((tl_chunk10 * 8) / 1024)) * 1032 + ((tl_chunk10 * 8) % 1024)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk10 * 8) / 1024)) * N + ((tl_chunk10 * 8) % 1024)]);
+                    const int tl_chunk10 = tl_tid + tl_i11 * 128;
+                    tl::cp_async_16(&xs[(0 * 2 + ((tl_chunk10 * 8) / 1024)) * 1032 + ((tl_chunk10 * 8) % 1024)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk10 * 8) / 1024)) * N + ((tl_chunk10 * 8) % 1024)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
-                    const int tl_chunk12 = tl_tid + tl_i13 * 256;
-                    const tl::f16* tl_src14 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk12 * 8) / 1024)) * N + ((tl_chunk12 * 8) % 1024)];
-                    tl::f16* tl_dst15 = &xs[(0 * 4 + ((tl_chunk12 * 8) / 1024)) * 1032 + ((tl_chunk12 * 8) % 1024)];
-                    const int tl_valid16 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk12 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 1024)));
+                    const int tl_chunk12 = tl_tid + tl_i13 * 128;
+                    const tl::f16* tl_src14 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk12 * 8) / 1024)) * N + ((tl_chunk12 * 8) % 1024)];
+                    tl::f16* tl_dst15 = &xs[(0 * 2 + ((tl_chunk12 * 8) / 1024)) * 1032 + ((tl_chunk12 * 8) % 1024)];
+                    const int tl_valid16 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk12 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 1024)));
                     if (tl_valid16 == 8 && (tl_chunk12 * 8) % 1024 >= 0 && tl::is_aligned(tl_src14, 16)) {
                         tl::cp_async_16(tl_dst15, tl_src14);
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk12 * 8) / 1024), M) && tl::in_bounds(((tl_chunk12 * 8) % 1024) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk12 * 8) / 1024), M) && tl::in_bounds(((tl_chunk12 * 8) % 1024) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:46)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:47)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:48)
-                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:49)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i18 = 0; tl_i18 < 2; ++tl_i18) {
-                        const int tl_chunk17 = tl_tid + tl_i18 * 256;
-                        tl::cp_async_16(&xs[(((g + 1) % 2) * 4 + ((tl_chunk17 * 8) / 1024)) * 1032 + ((tl_chunk17 * 8) % 1024)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk17 * 8) / 1024)) * N + ((tl_chunk17 * 8) % 1024)]);
+                        const int tl_chunk17 = tl_tid + tl_i18 * 128;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 2 + ((tl_chunk17 * 8) / 1024)) * 1032 + ((tl_chunk17 * 8) % 1024)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk17 * 8) / 1024)) * N + ((tl_chunk17 * 8) % 1024)]);
                     }
                 } else {
                     #pragma unroll
                     for (int tl_i20 = 0; tl_i20 < 2; ++tl_i20) {
-                        const int tl_chunk19 = tl_tid + tl_i20 * 256;
-                        const tl::f16* tl_src21 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk19 * 8) / 1024)) * N + ((tl_chunk19 * 8) % 1024)];
-                        tl::f16* tl_dst22 = &xs[(((g + 1) % 2) * 4 + ((tl_chunk19 * 8) / 1024)) * 1032 + ((tl_chunk19 * 8) % 1024)];
-                        const int tl_valid23 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk19 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 1024)));
+                        const int tl_chunk19 = tl_tid + tl_i20 * 128;
+                        const tl::f16* tl_src21 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk19 * 8) / 1024)) * N + ((tl_chunk19 * 8) % 1024)];
+                        tl::f16* tl_dst22 = &xs[(((g + 1) % 2) * 2 + ((tl_chunk19 * 8) / 1024)) * 1032 + ((tl_chunk19 * 8) % 1024)];
+                        const int tl_valid23 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk19 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 1024)));
                         if (tl_valid23 == 8 && (tl_chunk19 * 8) % 1024 >= 0 && tl::is_aligned(tl_src21, 16)) {
                             tl::cp_async_16(tl_dst22, tl_src21);
                         } else {
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk19 * 8) / 1024), M) && tl::in_bounds(((tl_chunk19 * 8) % 1024) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk19 * 8) / 1024), M) && tl::in_bounds(((tl_chunk19 * 8) % 1024) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
                         }
                     }
                 }
             }
             tl::cp_async_commit();
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 4;
-            // copy(xs, s);  (norms.tl:49)
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 2;
+            // copy(xs, s);  (norms.tl:50)
             #pragma unroll
             for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
-                const tl::f16* tl_ptr25 = &xs[((g % 2) * 4 + (tl_tid / 64)) * 1032 + ((tl_chunk24 % 8) + (tl_tid % 64) * 8 + (tl_chunk24 / 8) * 512)];
+                const tl::f16* tl_ptr25 = &xs[((g % 2) * 2 + (tl_tid / 64)) * 1032 + ((tl_chunk24 % 8) + (tl_tid % 64) * 8 + (tl_chunk24 / 8) * 512)];
                 if (tl::is_aligned(tl_ptr25, 16)) {
                     tl::f16 tl_vec26[8];
                     tl::load_vector<tl::f16, 8>(tl_vec26, tl_ptr25);
@@ -1386,11 +1382,11 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        s[tl_chunk24 + tl_v] = tl::convert<float>(xs[((g % 2) * 4 + (tl_tid / 64)) * 1032 + (((tl_chunk24 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk24 + tl_v) / 8) * 512)]);
+                        s[tl_chunk24 + tl_v] = tl::convert<float>(xs[((g % 2) * 2 + (tl_tid / 64)) * 1032 + (((tl_chunk24 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk24 + tl_v) / 8) * 512)]);
                     }
                 }
             }
-            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:50)
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:51)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
             {
                 float tl_part[1];
@@ -1426,8 +1422,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
                     s_mean[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:51)
-            // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
+            // for i, j in parallel(RB, ROW) {  (norms.tl:52)
+            // for i, j in parallel(2, 1024): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
                 const int tl_c29 = (((tl_s28 / 8 * 8) % 8) + (tl_tid % 64) * 8 + ((tl_s28 / 8 * 8) / 8) * 512);  // the chunk's first column
@@ -1437,7 +1433,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
                 s[tl_s28] = d;
                 sd[tl_s28] = j < N ? d * d : 0.0f;
             }
-            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:56)
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:57)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
             {
                 float tl_part[1];
@@ -1473,15 +1469,15 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
                     s_rstd[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:57)
-            // for i in parallel(4): each thread visits the elements of `s_rstd` it holds
+            // for i in parallel(RB) {  (norms.tl:58)
+            // for i in parallel(2): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
             for (int tl_s31 = 0; tl_s31 < 1; ++tl_s31) {
                 [[maybe_unused]] const int i = (tl_tid / 64);
                 s_rstd[tl_s31] = tl::rsqrt(s_rstd[tl_s31] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:60)
-            // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
+            // for i, j in parallel(RB, ROW) {  (norms.tl:61)
+            // for i, j in parallel(2, 1024): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k33 = 0; tl_k33 < 16; tl_k33 += 8) {
                 const int tl_c34 = ((tl_k33 % 8) + (tl_tid % 64) * 8 + (tl_k33 / 8) * 512);  // the chunk's first column
@@ -1497,7 +1493,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
                     s[tl_s38] = s[tl_s38] * s_rstd[0] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]);
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:63)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:64)
             #pragma unroll
             for (int tl_chunk39 = 0; tl_chunk39 < 16; tl_chunk39 += 8) {
                 tl::f16* tl_ptr40 = &Y[int64_t(row0 + (tl_tid / 64)) * N + ((tl_chunk39 % 8) + (tl_tid % 64) * 8 + (tl_chunk39 / 8) * 512)];
@@ -1516,18 +1512,18 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
         }
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
-        const int32_t n_tiles = tl::cdiv(N, 2048);
+        const int32_t n_tiles = tl::cdiv(N, 1024);
         for (int g = 0; g < groups; ++g) {
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 4;
-            for (int rr = 0; rr < tl::min(4, M - row0); ++rr) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 2;
+            for (int rr = 0; rr < tl::min(2, M - row0); ++rr) {
                 const int32_t row = row0 + rr;
                 sum_x = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:73)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:74)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
-                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
+                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
                             tl::f16 tl_vec44[8];
                             tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
                             #pragma unroll
@@ -1535,11 +1531,11 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
-                    // reduce(sum, x, part);  (norms.tl:74)
+                    // reduce(sum, x, part);  (norms.tl:75)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -1548,7 +1544,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
                         for (int tl_s45 = 0; tl_s45 < x_layout::kSlots; ++tl_s45) {
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s45]));
                         }
-                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        tl::block_allreduce<tl::SumOp, 1, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
                             part = tl_part[0];
                         }
@@ -1558,11 +1554,11 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
                 const float mean = sum_x * inv_n;
                 sum_d2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:80)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:81)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
-                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
+                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
                             tl::f16 tl_vec48[8];
                             tl::load_vector<tl::f16, 8>(tl_vec48, tl_ptr47);
                             #pragma unroll
@@ -1570,20 +1566,20 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:81)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(BN) {  (norms.tl:82)
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
-                        const int tl_c50 = (x_layout::flat(tl_tid, (tl_s49 / 8) * 8)) % 2048;  // the chunk's first column
+                        const int tl_c50 = (x_layout::flat(tl_tid, (tl_s49 / 8) * 8)) % 1024;  // the chunk's first column
                         const int j = tl_c50 + tl_s49 % 8;
                         const float d = x[tl_s49] - mean;
-                        x[tl_s49] = t * 2048 + j < N ? d * d : 0.0f;
+                        x[tl_s49] = t * 1024 + j < N ? d * d : 0.0f;
                     }
-                    // reduce(sum, x, part);  (norms.tl:85)
+                    // reduce(sum, x, part);  (norms.tl:86)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -1592,7 +1588,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
                         for (int tl_s51 = 0; tl_s51 < x_layout::kSlots; ++tl_s51) {
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s51]));
                         }
-                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        tl::block_allreduce<tl::SumOp, 1, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
                             part = tl_part[0];
                         }
@@ -1601,12 +1597,12 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
                 }
                 const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
-                    const int32_t c0 = t * 2048;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:91)
+                    const int32_t c0 = t * 1024;
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:92)
                     #pragma unroll
                     for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
-                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
+                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
                             tl::f16 tl_vec54[8];
                             tl::load_vector<tl::f16, 8>(tl_vec54, tl_ptr53);
                             #pragma unroll
@@ -1614,15 +1610,15 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 2048) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 2048) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 1024) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 1024) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:92)
+                    // copy(W[c0 +: BN], w);  (norms.tl:93)
                     #pragma unroll
                     for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
-                        const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8)];
-                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
+                        const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8)];
+                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
                             tl::f16 tl_vec57[8];
                             tl::load_vector<tl::f16, 8>(tl_vec57, tl_ptr56);
                             #pragma unroll
@@ -1630,15 +1626,15 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 2048) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 2048) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 1024) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 1024) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
-                    // copy(Bias[c0 +: BN], b);  (norms.tl:93)
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:94)
                     #pragma unroll
                     for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
-                        const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8)];
-                        if (tl::in_bounds(c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
+                        const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8)];
+                        if (tl::in_bounds(c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
                             tl::f16 tl_vec60[8];
                             tl::load_vector<tl::f16, 8>(tl_vec60, tl_ptr59);
                             #pragma unroll
@@ -1646,22 +1642,22 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 2048) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 2048) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
+                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 1024) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 1024) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:94)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(BN) {  (norms.tl:95)
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 2048) + tl_s61 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 1024) + tl_s61 % 8;
                         x[tl_s61] = (x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61];
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:97)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:98)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
-                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
+                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
                             tl::f16 tl_vec64[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec64[tl_v], x[tl_chunk62 + tl_v], x[tl_chunk62 + tl_v + 1]);
@@ -1669,7 +1665,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
                             }
                         }
                     }
@@ -1679,9 +1675,9 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant3(
     }
 }
 
-// kernel layernorm<ROW = 2048, THREADS = 256, RB = 2, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:19)
-// 256 threads per block, 24736 bytes of shared memory
-__global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
+// kernel layernorm<ROW = 2048, THREADS = 128, RB = 1, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:20)
+// 128 threads per block, 16528 bytes of shared memory
+__global__ void __launch_bounds__(128, 8) layernorm_kernel_variant4(
         const tl::f16* __restrict__ X,
         const tl::f16* __restrict__ W,
         const tl::f16* __restrict__ Bias,
@@ -1690,37 +1686,37 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
         int32_t M,
         int32_t N)
 {
-    // fragment s: f32[2, 2048], blocked per axis, vector 8: [2, 2048] over 256 threads: (2:t128, 8:r1 128:t1 2:r8) 16 registers
-    // fragment sd: f32[2, 2048], blocked per axis, vector 8: [2, 2048] over 256 threads: (2:t128, 8:r1 128:t1 2:r8) 16 registers
-    // fragment s_mean: f32[2], slice of `s` (reduce over axis 1): [2] over 256 threads: (2:t128) 1 registers, 128 replicas
-    // fragment s_rstd: f32[2], slice of `sd` (reduce over axis 1): [2] over 256 threads: (2:t128) 1 registers, 128 replicas
-    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
-    using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
-    using b_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment b: f32[2048]
-    const int tl_tid = tl::thread_index<256>();
+    // fragment s: f32[1, 2048], blocked per axis, vector 8: [1, 2048] over 128 threads: (, 8:r1 128:t1 2:r8) 16 registers
+    // fragment sd: f32[1, 2048], blocked per axis, vector 8: [1, 2048] over 128 threads: (, 8:r1 128:t1 2:r8) 16 registers
+    // fragment s_mean: f32[1], slice of `s` (reduce over axis 1): [1] over 128 threads: () 1 registers, 128 replicas
+    // fragment s_rstd: f32[1], slice of `sd` (reduce over axis 1): [1] over 128 threads: () 1 registers, 128 replicas
+    using x_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment x: f32[1024]
+    using w_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment w: f32[1024]
+    using b_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment b: f32[1024]
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 2, 2048], row pitch 2056
-    tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 16512);  // shared ws: f16[2048], row pitch 2048
-    tl::f16* bs = reinterpret_cast<tl::f16*>(tl_smem + 20608);  // shared bs: f16[2048], row pitch 2048
-    unsigned char* tl_scratch = tl_smem + 24704;  // 32 bytes for reductions and staging
-    float s[16];  // fragment s: f32[2, 2048]
-    float sd[16];  // fragment sd: f32[2, 2048]
-    float s_mean[1];  // fragment s_mean: f32[2]
-    float s_rstd[1];  // fragment s_rstd: f32[2]
-    float x[x_layout::kSlots];  // fragment x: f32[2048]
-    float w[w_layout::kSlots];  // fragment w: f32[2048]
-    float b[b_layout::kSlots];  // fragment b: f32[2048]
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 1, 2048], row pitch 2056
+    tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 8320);  // shared ws: f16[2048], row pitch 2048
+    tl::f16* bs = reinterpret_cast<tl::f16*>(tl_smem + 12416);  // shared bs: f16[2048], row pitch 2048
+    unsigned char* tl_scratch = tl_smem + 16512;  // 16 bytes for reductions and staging
+    float s[16];  // fragment s: f32[1, 2048]
+    float sd[16];  // fragment sd: f32[1, 2048]
+    float s_mean[1];  // fragment s_mean: f32[1]
+    float s_rstd[1];  // fragment s_rstd: f32[1]
+    float x[x_layout::kSlots];  // fragment x: f32[1024]
+    float w[w_layout::kSlots];  // fragment w: f32[1024]
+    float b[b_layout::kSlots];  // fragment b: f32[1024]
     float sum_x;
     float sum_d2;
     float part;
-    const int32_t groups = tl::cdiv(tl::cdiv(M, 2) - int(blockIdx.x), int(gridDim.x));
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 1) - int(blockIdx.x), int(gridDim.x));
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 2048) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:44)
+        // copy(W[0 +: ROW], ws);  (norms.tl:45)
         #pragma unroll
-        for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
-            const int tl_chunk0 = tl_tid + tl_i1 * 256;
+        for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+            const int tl_chunk0 = tl_tid + tl_i1 * 128;
             const tl::f16* tl_src2 = &W[tl_chunk0 * 8];
             tl::f16* tl_dst3 = &ws[tl_chunk0 * 8];
             if (tl::in_bounds(tl_chunk0 * 8, N) && tl::in_bounds((tl_chunk0 * 8) + 7, N) && tl::is_aligned(tl_src2, 16) && tl::is_aligned(tl_dst3, 16)) {
@@ -1734,10 +1730,10 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
                 }
             }
         }
-        // copy(Bias[0 +: ROW], bs);  (norms.tl:45)
+        // copy(Bias[0 +: ROW], bs);  (norms.tl:46)
         #pragma unroll
-        for (int tl_i6 = 0; tl_i6 < 1; ++tl_i6) {
-            const int tl_chunk5 = tl_tid + tl_i6 * 256;
+        for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
+            const int tl_chunk5 = tl_tid + tl_i6 * 128;
             const tl::f16* tl_src7 = &Bias[tl_chunk5 * 8];
             tl::f16* tl_dst8 = &bs[tl_chunk5 * 8];
             if (tl::in_bounds(tl_chunk5 * 8, N) && tl::in_bounds((tl_chunk5 * 8) + 7, N) && tl::is_aligned(tl_src7, 16) && tl::is_aligned(tl_dst8, 16)) {
@@ -1753,64 +1749,64 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:48)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:49)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i11 = 0; tl_i11 < 2; ++tl_i11) {
-                    const int tl_chunk10 = tl_tid + tl_i11 * 256;
-                    tl::cp_async_16(&xs[(0 * 2 + ((tl_chunk10 * 8) / 2048)) * 2056 + ((tl_chunk10 * 8) % 2048)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk10 * 8) / 2048)) * N + ((tl_chunk10 * 8) % 2048)]);
+                    const int tl_chunk10 = tl_tid + tl_i11 * 128;
+                    tl::cp_async_16(&xs[(0 * 1 + ((tl_chunk10 * 8) / 2048)) * 2056 + ((tl_chunk10 * 8) % 2048)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk10 * 8) / 2048)) * N + ((tl_chunk10 * 8) % 2048)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
-                    const int tl_chunk12 = tl_tid + tl_i13 * 256;
-                    const tl::f16* tl_src14 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk12 * 8) / 2048)) * N + ((tl_chunk12 * 8) % 2048)];
-                    tl::f16* tl_dst15 = &xs[(0 * 2 + ((tl_chunk12 * 8) / 2048)) * 2056 + ((tl_chunk12 * 8) % 2048)];
-                    const int tl_valid16 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk12 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 2048)));
+                    const int tl_chunk12 = tl_tid + tl_i13 * 128;
+                    const tl::f16* tl_src14 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk12 * 8) / 2048)) * N + ((tl_chunk12 * 8) % 2048)];
+                    tl::f16* tl_dst15 = &xs[(0 * 1 + ((tl_chunk12 * 8) / 2048)) * 2056 + ((tl_chunk12 * 8) % 2048)];
+                    const int tl_valid16 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk12 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 2048)));
                     if (tl_valid16 == 8 && (tl_chunk12 * 8) % 2048 >= 0 && tl::is_aligned(tl_src14, 16)) {
                         tl::cp_async_16(tl_dst15, tl_src14);
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk12 * 8) / 2048), M) && tl::in_bounds(((tl_chunk12 * 8) % 2048) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk12 * 8) / 2048), M) && tl::in_bounds(((tl_chunk12 * 8) % 2048) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:46)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:47)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:48)
-                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:49)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i18 = 0; tl_i18 < 2; ++tl_i18) {
-                        const int tl_chunk17 = tl_tid + tl_i18 * 256;
-                        tl::cp_async_16(&xs[(((g + 1) % 2) * 2 + ((tl_chunk17 * 8) / 2048)) * 2056 + ((tl_chunk17 * 8) % 2048)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk17 * 8) / 2048)) * N + ((tl_chunk17 * 8) % 2048)]);
+                        const int tl_chunk17 = tl_tid + tl_i18 * 128;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 1 + ((tl_chunk17 * 8) / 2048)) * 2056 + ((tl_chunk17 * 8) % 2048)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk17 * 8) / 2048)) * N + ((tl_chunk17 * 8) % 2048)]);
                     }
                 } else {
                     #pragma unroll
                     for (int tl_i20 = 0; tl_i20 < 2; ++tl_i20) {
-                        const int tl_chunk19 = tl_tid + tl_i20 * 256;
-                        const tl::f16* tl_src21 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk19 * 8) / 2048)) * N + ((tl_chunk19 * 8) % 2048)];
-                        tl::f16* tl_dst22 = &xs[(((g + 1) % 2) * 2 + ((tl_chunk19 * 8) / 2048)) * 2056 + ((tl_chunk19 * 8) % 2048)];
-                        const int tl_valid23 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk19 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 2048)));
+                        const int tl_chunk19 = tl_tid + tl_i20 * 128;
+                        const tl::f16* tl_src21 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk19 * 8) / 2048)) * N + ((tl_chunk19 * 8) % 2048)];
+                        tl::f16* tl_dst22 = &xs[(((g + 1) % 2) * 1 + ((tl_chunk19 * 8) / 2048)) * 2056 + ((tl_chunk19 * 8) % 2048)];
+                        const int tl_valid23 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk19 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 2048)));
                         if (tl_valid23 == 8 && (tl_chunk19 * 8) % 2048 >= 0 && tl::is_aligned(tl_src21, 16)) {
                             tl::cp_async_16(tl_dst22, tl_src21);
                         } else {
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk19 * 8) / 2048), M) && tl::in_bounds(((tl_chunk19 * 8) % 2048) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk19 * 8) / 2048), M) && tl::in_bounds(((tl_chunk19 * 8) % 2048) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
                         }
                     }
                 }
             }
             tl::cp_async_commit();
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 2;
-            // copy(xs, s);  (norms.tl:49)
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
+            // copy(xs, s);  (norms.tl:50)
             #pragma unroll
             for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
-                const tl::f16* tl_ptr25 = &xs[((g % 2) * 2 + (tl_tid / 128)) * 2056 + ((tl_chunk24 % 8) + (tl_tid % 128) * 8 + (tl_chunk24 / 8) * 1024)];
+                const tl::f16* tl_ptr25 = &xs[((g % 2) * 1 + 0) * 2056 + ((tl_chunk24 % 8) + (tl_tid) * 8 + (tl_chunk24 / 8) * 1024)];
                 if (tl::is_aligned(tl_ptr25, 16)) {
                     tl::f16 tl_vec26[8];
                     tl::load_vector<tl::f16, 8>(tl_vec26, tl_ptr25);
@@ -1819,11 +1815,11 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        s[tl_chunk24 + tl_v] = tl::convert<float>(xs[((g % 2) * 2 + (tl_tid / 128)) * 2056 + (((tl_chunk24 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk24 + tl_v) / 8) * 1024)]);
+                        s[tl_chunk24 + tl_v] = tl::convert<float>(xs[((g % 2) * 1 + 0) * 2056 + (((tl_chunk24 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk24 + tl_v) / 8) * 1024)]);
                     }
                 }
             }
-            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:50)
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:51)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
             {
                 float tl_part[1];
@@ -1844,13 +1840,13 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
                 if ((tl_tid / 1 % 32) == 0) {
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
+                        reinterpret_cast<float*>(tl_scratch)[(0) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
                     }
                 }
                 __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + tl_tid % 4];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 4 + tl_tid % 4];
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
                 }
@@ -1860,18 +1856,18 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
                     s_mean[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:51)
-            // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
+            // for i, j in parallel(RB, ROW) {  (norms.tl:52)
+            // for i, j in parallel(1, 2048): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
-                const int tl_c29 = (((tl_s28 / 8 * 8) % 8) + (tl_tid % 128) * 8 + ((tl_s28 / 8 * 8) / 8) * 1024);  // the chunk's first column
-                [[maybe_unused]] const int i = (tl_tid / 128);
+                const int tl_c29 = (((tl_s28 / 8 * 8) % 8) + (tl_tid) * 8 + ((tl_s28 / 8 * 8) / 8) * 1024);  // the chunk's first column
+                [[maybe_unused]] const int i = 0;
                 const int j = tl_c29 + tl_s28 % 8;
                 const float d = s[tl_s28] - s_mean[0] * inv_n;
                 s[tl_s28] = d;
                 sd[tl_s28] = j < N ? d * d : 0.0f;
             }
-            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:56)
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:57)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
             {
                 float tl_part[1];
@@ -1892,13 +1888,13 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
                 if ((tl_tid / 1 % 32) == 0) {
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
+                        reinterpret_cast<float*>(tl_scratch)[(0) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
                     }
                 }
                 __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + tl_tid % 4];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 4 + tl_tid % 4];
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
                 }
@@ -1908,19 +1904,19 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
                     s_rstd[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:57)
-            // for i in parallel(2): each thread visits the elements of `s_rstd` it holds
+            // for i in parallel(RB) {  (norms.tl:58)
+            // for i in parallel(1): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
             for (int tl_s31 = 0; tl_s31 < 1; ++tl_s31) {
-                [[maybe_unused]] const int i = (tl_tid / 128);
+                [[maybe_unused]] const int i = 0;
                 s_rstd[tl_s31] = tl::rsqrt(s_rstd[tl_s31] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:60)
-            // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
+            // for i, j in parallel(RB, ROW) {  (norms.tl:61)
+            // for i, j in parallel(1, 2048): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k33 = 0; tl_k33 < 16; tl_k33 += 8) {
-                const int tl_c34 = ((tl_k33 % 8) + (tl_tid % 128) * 8 + (tl_k33 / 8) * 1024);  // the chunk's first column
-                [[maybe_unused]] const int i = (tl_tid / 128);
+                const int tl_c34 = ((tl_k33 % 8) + (tl_tid) * 8 + (tl_k33 / 8) * 1024);  // the chunk's first column
+                [[maybe_unused]] const int i = 0;
                 tl::f16 tl_chunk36[8];
                 tl::load_chunk<tl::f16, 8>(tl_chunk36, &ws[tl_c34]);
                 tl::f16 tl_chunk37[8];
@@ -1932,11 +1928,11 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
                     s[tl_s38] = s[tl_s38] * s_rstd[0] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]);
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:63)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:64)
             #pragma unroll
             for (int tl_chunk39 = 0; tl_chunk39 < 16; tl_chunk39 += 8) {
-                tl::f16* tl_ptr40 = &Y[int64_t(row0 + (tl_tid / 128)) * N + ((tl_chunk39 % 8) + (tl_tid % 128) * 8 + (tl_chunk39 / 8) * 1024)];
-                if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds(((tl_chunk39 % 8) + (tl_tid % 128) * 8 + (tl_chunk39 / 8) * 1024), N) && tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk39 % 8) + (tl_tid % 128) * 8 + (tl_chunk39 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                tl::f16* tl_ptr40 = &Y[int64_t(row0 + 0) * N + ((tl_chunk39 % 8) + (tl_tid) * 8 + (tl_chunk39 / 8) * 1024)];
+                if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk39 % 8) + (tl_tid) * 8 + (tl_chunk39 / 8) * 1024), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk39 % 8) + (tl_tid) * 8 + (tl_chunk39 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
                     tl::f16 tl_vec41[8];
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec41[tl_v], s[tl_chunk39 + tl_v], s[tl_chunk39 + tl_v + 1]);
@@ -1944,25 +1940,25 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk39 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk39 + tl_v) / 8) * 1024), N)) Y[int64_t(row0 + (tl_tid / 128)) * N + (((tl_chunk39 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk39 + tl_v) / 8) * 1024)] = tl::convert<tl::f16>(s[tl_chunk39 + tl_v]);
+                        if (tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk39 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk39 + tl_v) / 8) * 1024), N)) Y[int64_t(row0 + 0) * N + (((tl_chunk39 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk39 + tl_v) / 8) * 1024)] = tl::convert<tl::f16>(s[tl_chunk39 + tl_v]);
                     }
                 }
             }
         }
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
-        const int32_t n_tiles = tl::cdiv(N, 2048);
+        const int32_t n_tiles = tl::cdiv(N, 1024);
         for (int g = 0; g < groups; ++g) {
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 2;
-            for (int rr = 0; rr < tl::min(2, M - row0); ++rr) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
+            for (int rr = 0; rr < tl::min(1, M - row0); ++rr) {
                 const int32_t row = row0 + rr;
                 sum_x = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:73)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:74)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
-                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
+                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
                             tl::f16 tl_vec44[8];
                             tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
                             #pragma unroll
@@ -1970,11 +1966,11 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
-                    // reduce(sum, x, part);  (norms.tl:74)
+                    // reduce(sum, x, part);  (norms.tl:75)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -1983,7 +1979,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
                         for (int tl_s45 = 0; tl_s45 < x_layout::kSlots; ++tl_s45) {
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s45]));
                         }
-                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        tl::block_allreduce<tl::SumOp, 1, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
                             part = tl_part[0];
                         }
@@ -1993,11 +1989,11 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
                 const float mean = sum_x * inv_n;
                 sum_d2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:80)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:81)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
-                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
+                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
                             tl::f16 tl_vec48[8];
                             tl::load_vector<tl::f16, 8>(tl_vec48, tl_ptr47);
                             #pragma unroll
@@ -2005,20 +2001,20 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:81)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(BN) {  (norms.tl:82)
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
-                        const int tl_c50 = (x_layout::flat(tl_tid, (tl_s49 / 8) * 8)) % 2048;  // the chunk's first column
+                        const int tl_c50 = (x_layout::flat(tl_tid, (tl_s49 / 8) * 8)) % 1024;  // the chunk's first column
                         const int j = tl_c50 + tl_s49 % 8;
                         const float d = x[tl_s49] - mean;
-                        x[tl_s49] = t * 2048 + j < N ? d * d : 0.0f;
+                        x[tl_s49] = t * 1024 + j < N ? d * d : 0.0f;
                     }
-                    // reduce(sum, x, part);  (norms.tl:85)
+                    // reduce(sum, x, part);  (norms.tl:86)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -2027,7 +2023,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
                         for (int tl_s51 = 0; tl_s51 < x_layout::kSlots; ++tl_s51) {
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s51]));
                         }
-                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        tl::block_allreduce<tl::SumOp, 1, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
                             part = tl_part[0];
                         }
@@ -2036,12 +2032,12 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
                 }
                 const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
-                    const int32_t c0 = t * 2048;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:91)
+                    const int32_t c0 = t * 1024;
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:92)
                     #pragma unroll
                     for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
-                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
+                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
                             tl::f16 tl_vec54[8];
                             tl::load_vector<tl::f16, 8>(tl_vec54, tl_ptr53);
                             #pragma unroll
@@ -2049,15 +2045,15 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 2048) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 2048) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 1024) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 1024) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:92)
+                    // copy(W[c0 +: BN], w);  (norms.tl:93)
                     #pragma unroll
                     for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
-                        const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8)];
-                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
+                        const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8)];
+                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
                             tl::f16 tl_vec57[8];
                             tl::load_vector<tl::f16, 8>(tl_vec57, tl_ptr56);
                             #pragma unroll
@@ -2065,15 +2061,15 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 2048) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 2048) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 1024) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 1024) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
-                    // copy(Bias[c0 +: BN], b);  (norms.tl:93)
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:94)
                     #pragma unroll
                     for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
-                        const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8)];
-                        if (tl::in_bounds(c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
+                        const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8)];
+                        if (tl::in_bounds(c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
                             tl::f16 tl_vec60[8];
                             tl::load_vector<tl::f16, 8>(tl_vec60, tl_ptr59);
                             #pragma unroll
@@ -2081,22 +2077,22 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 2048) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 2048) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
+                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 1024) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 1024) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:94)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(BN) {  (norms.tl:95)
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 2048) + tl_s61 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 1024) + tl_s61 % 8;
                         x[tl_s61] = (x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61];
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:97)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:98)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
-                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
+                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
                             tl::f16 tl_vec64[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec64[tl_v], x[tl_chunk62 + tl_v], x[tl_chunk62 + tl_v + 1]);
@@ -2104,7 +2100,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
                             }
                         }
                     }
@@ -2114,7 +2110,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant4(
     }
 }
 
-// kernel layernorm<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:19)
+// kernel layernorm<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:20)
 // 256 threads per block, 32928 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
         const tl::f16* __restrict__ X,
@@ -2152,7 +2148,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 4096) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:44)
+        // copy(W[0 +: ROW], ws);  (norms.tl:45)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 256;
@@ -2169,7 +2165,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                 }
             }
         }
-        // copy(Bias[0 +: ROW], bs);  (norms.tl:45)
+        // copy(Bias[0 +: ROW], bs);  (norms.tl:46)
         #pragma unroll
         for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
             const int tl_chunk5 = tl_tid + tl_i6 * 256;
@@ -2188,7 +2184,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:48)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:49)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i11 = 0; tl_i11 < 2; ++tl_i11) {
@@ -2212,12 +2208,12 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:46)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:47)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:48)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:49)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i18 = 0; tl_i18 < 2; ++tl_i18) {
@@ -2242,7 +2238,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
-            // copy(xs, s);  (norms.tl:49)
+            // copy(xs, s);  (norms.tl:50)
             #pragma unroll
             for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
                 const tl::f16* tl_ptr25 = &xs[((g % 2) * 1 + 0) * 4104 + ((tl_chunk24 % 8) + (tl_tid) * 8 + (tl_chunk24 / 8) * 2048)];
@@ -2258,7 +2254,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                     }
                 }
             }
-            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:50)
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:51)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
             {
                 float tl_part[1];
@@ -2296,7 +2292,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                     s_mean[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:51)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:52)
             // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
@@ -2307,7 +2303,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                 s[tl_s28] = d;
                 sd[tl_s28] = j < N ? d * d : 0.0f;
             }
-            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:56)
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:57)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
             {
                 float tl_part[1];
@@ -2345,14 +2341,14 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                     s_rstd[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:57)
+            // for i in parallel(RB) {  (norms.tl:58)
             // for i in parallel(1): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
             for (int tl_s31 = 0; tl_s31 < 1; ++tl_s31) {
                 [[maybe_unused]] const int i = 0;
                 s_rstd[tl_s31] = tl::rsqrt(s_rstd[tl_s31] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:60)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:61)
             // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k33 = 0; tl_k33 < 16; tl_k33 += 8) {
@@ -2369,7 +2365,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                     s[tl_s38] = s[tl_s38] * s_rstd[0] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]);
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:63)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:64)
             #pragma unroll
             for (int tl_chunk39 = 0; tl_chunk39 < 16; tl_chunk39 += 8) {
                 tl::f16* tl_ptr40 = &Y[int64_t(row0 + 0) * N + ((tl_chunk39 % 8) + (tl_tid) * 8 + (tl_chunk39 / 8) * 2048)];
@@ -2395,7 +2391,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                 const int32_t row = row0 + rr;
                 sum_x = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:73)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:74)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
                         const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8))];
@@ -2411,7 +2407,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                             }
                         }
                     }
-                    // reduce(sum, x, part);  (norms.tl:74)
+                    // reduce(sum, x, part);  (norms.tl:75)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -2430,7 +2426,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                 const float mean = sum_x * inv_n;
                 sum_d2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:80)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:81)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
                         const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8))];
@@ -2446,7 +2442,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:81)
+                    // for j in parallel(BN) {  (norms.tl:82)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
@@ -2455,7 +2451,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                         const float d = x[tl_s49] - mean;
                         x[tl_s49] = t * 2048 + j < N ? d * d : 0.0f;
                     }
-                    // reduce(sum, x, part);  (norms.tl:85)
+                    // reduce(sum, x, part);  (norms.tl:86)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -2474,7 +2470,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                 const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 2048;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:91)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:92)
                     #pragma unroll
                     for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
                         const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8))];
@@ -2490,7 +2486,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:92)
+                    // copy(W[c0 +: BN], w);  (norms.tl:93)
                     #pragma unroll
                     for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
                         const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8)];
@@ -2506,7 +2502,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                             }
                         }
                     }
-                    // copy(Bias[c0 +: BN], b);  (norms.tl:93)
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:94)
                     #pragma unroll
                     for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
                         const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8)];
@@ -2522,14 +2518,14 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:94)
+                    // for j in parallel(BN) {  (norms.tl:95)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 2048) + tl_s61 % 8;
                         x[tl_s61] = (x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61];
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:97)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:98)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
                         tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8))];
@@ -2551,7 +2547,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
     }
 }
 
-// kernel layernorm<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:19)
+// kernel layernorm<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:20)
 // 512 threads per block, 65728 bytes of shared memory
 __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
         const tl::f16* __restrict__ X,
@@ -2589,7 +2585,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 8192) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:44)
+        // copy(W[0 +: ROW], ws);  (norms.tl:45)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 512;
@@ -2606,7 +2602,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                 }
             }
         }
-        // copy(Bias[0 +: ROW], bs);  (norms.tl:45)
+        // copy(Bias[0 +: ROW], bs);  (norms.tl:46)
         #pragma unroll
         for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
             const int tl_chunk5 = tl_tid + tl_i6 * 512;
@@ -2625,7 +2621,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:48)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:49)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i11 = 0; tl_i11 < 2; ++tl_i11) {
@@ -2649,12 +2645,12 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:46)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:47)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:48)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:49)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i18 = 0; tl_i18 < 2; ++tl_i18) {
@@ -2679,7 +2675,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
-            // copy(xs, s);  (norms.tl:49)
+            // copy(xs, s);  (norms.tl:50)
             #pragma unroll
             for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
                 const tl::f16* tl_ptr25 = &xs[((g % 2) * 1 + 0) * 8200 + ((tl_chunk24 % 8) + (tl_tid) * 8 + (tl_chunk24 / 8) * 4096)];
@@ -2695,7 +2691,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                     }
                 }
             }
-            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:50)
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:51)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
             {
                 float tl_part[1];
@@ -2734,7 +2730,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                     s_mean[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:51)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:52)
             // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
@@ -2745,7 +2741,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                 s[tl_s28] = d;
                 sd[tl_s28] = j < N ? d * d : 0.0f;
             }
-            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:56)
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:57)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
             {
                 float tl_part[1];
@@ -2784,14 +2780,14 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                     s_rstd[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:57)
+            // for i in parallel(RB) {  (norms.tl:58)
             // for i in parallel(1): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
             for (int tl_s31 = 0; tl_s31 < 1; ++tl_s31) {
                 [[maybe_unused]] const int i = 0;
                 s_rstd[tl_s31] = tl::rsqrt(s_rstd[tl_s31] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:60)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:61)
             // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k33 = 0; tl_k33 < 16; tl_k33 += 8) {
@@ -2808,7 +2804,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                     s[tl_s38] = s[tl_s38] * s_rstd[0] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]);
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:63)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:64)
             #pragma unroll
             for (int tl_chunk39 = 0; tl_chunk39 < 16; tl_chunk39 += 8) {
                 tl::f16* tl_ptr40 = &Y[int64_t(row0 + 0) * N + ((tl_chunk39 % 8) + (tl_tid) * 8 + (tl_chunk39 / 8) * 4096)];
@@ -2834,7 +2830,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                 const int32_t row = row0 + rr;
                 sum_x = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:73)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:74)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
                         const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 4096) + tl_chunk42 % 8))];
@@ -2850,7 +2846,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                             }
                         }
                     }
-                    // reduce(sum, x, part);  (norms.tl:74)
+                    // reduce(sum, x, part);  (norms.tl:75)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -2869,7 +2865,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                 const float mean = sum_x * inv_n;
                 sum_d2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:80)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:81)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
                         const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 4096) + tl_chunk46 % 8))];
@@ -2885,7 +2881,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:81)
+                    // for j in parallel(BN) {  (norms.tl:82)
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
@@ -2894,7 +2890,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                         const float d = x[tl_s49] - mean;
                         x[tl_s49] = t * 4096 + j < N ? d * d : 0.0f;
                     }
-                    // reduce(sum, x, part);  (norms.tl:85)
+                    // reduce(sum, x, part);  (norms.tl:86)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -2913,7 +2909,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                 const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 4096;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:91)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:92)
                     #pragma unroll
                     for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
                         const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 4096) + tl_chunk52 % 8))];
@@ -2929,7 +2925,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:92)
+                    // copy(W[c0 +: BN], w);  (norms.tl:93)
                     #pragma unroll
                     for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
                         const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 4096) + tl_chunk55 % 8)];
@@ -2945,7 +2941,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                             }
                         }
                     }
-                    // copy(Bias[c0 +: BN], b);  (norms.tl:93)
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:94)
                     #pragma unroll
                     for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
                         const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 4096) + tl_chunk58 % 8)];
@@ -2961,14 +2957,14 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:94)
+                    // for j in parallel(BN) {  (norms.tl:95)
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 4096) + tl_s61 % 8;
                         x[tl_s61] = (x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61];
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:97)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:98)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
                         tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 4096) + tl_chunk62 % 8))];
@@ -2990,9 +2986,9 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
     }
 }
 
-// kernel rmsnorm<ROW = 128, THREADS = 256, RB = 32, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:106)
-// 256 threads per block, 17696 bytes of shared memory
-__global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant0(
+// kernel rmsnorm<ROW = 128, THREADS = 128, RB = 16, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:107)
+// 128 threads per block, 8976 bytes of shared memory
+__global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant0(
         const tl::f16* __restrict__ X,
         const tl::f16* __restrict__ W,
         tl::f16* __restrict__ Y,
@@ -3000,31 +2996,31 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant0(
         int32_t M,
         int32_t N)
 {
-    // fragment s: f32[32, 128], blocked per axis, vector 8: [32, 128] over 256 threads: (16:t16 2:r8, 8:r1 16:t1) 16 registers
-    // fragment sq: f32[32, 128], blocked per axis, vector 8: [32, 128] over 256 threads: (16:t16 2:r8, 8:r1 16:t1) 16 registers
-    // fragment s_rrms: f32[32], slice of `sq` (reduce over axis 1): [32] over 256 threads: (16:t16 2:r1) 2 registers, 16 replicas
-    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
-    using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
-    const int tl_tid = tl::thread_index<256>();
+    // fragment s: f32[16, 128], blocked per axis, vector 8: [16, 128] over 128 threads: (8:t16 2:r8, 8:r1 16:t1) 16 registers
+    // fragment sq: f32[16, 128], blocked per axis, vector 8: [16, 128] over 128 threads: (8:t16 2:r8, 8:r1 16:t1) 16 registers
+    // fragment s_rrms: f32[16], slice of `sq` (reduce over axis 1): [16] over 128 threads: (8:t16 2:r1) 2 registers, 16 replicas
+    using x_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment x: f32[1024]
+    using w_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment w: f32[1024]
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 32, 128], row pitch 136
-    tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 17408);  // shared ws: f16[128], row pitch 128
-    unsigned char* tl_scratch = tl_smem + 17664;  // 32 bytes for reductions and staging
-    float s[16];  // fragment s: f32[32, 128]
-    float sq[16];  // fragment sq: f32[32, 128]
-    float s_rrms[2];  // fragment s_rrms: f32[32]
-    float x[x_layout::kSlots];  // fragment x: f32[2048]
-    float w[w_layout::kSlots];  // fragment w: f32[2048]
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 16, 128], row pitch 136
+    tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 8704);  // shared ws: f16[128], row pitch 128
+    unsigned char* tl_scratch = tl_smem + 8960;  // 16 bytes for reductions and staging
+    float s[16];  // fragment s: f32[16, 128]
+    float sq[16];  // fragment sq: f32[16, 128]
+    float s_rrms[2];  // fragment s_rrms: f32[16]
+    float x[x_layout::kSlots];  // fragment x: f32[1024]
+    float w[w_layout::kSlots];  // fragment w: f32[1024]
     float sum_x2;
     float part;
-    const int32_t groups = tl::cdiv(tl::cdiv(M, 32) - int(blockIdx.x), int(gridDim.x));
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 16) - int(blockIdx.x), int(gridDim.x));
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 128) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:127)
+        // copy(W[0 +: ROW], ws);  (norms.tl:128)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
-            const int tl_chunk0 = tl_tid + tl_i1 * 256;
+            const int tl_chunk0 = tl_tid + tl_i1 * 128;
             if (tl_chunk0 < 16) {
                 const tl::f16* tl_src2 = &W[tl_chunk0 * 8];
                 tl::f16* tl_dst3 = &ws[tl_chunk0 * 8];
@@ -3042,64 +3038,64 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant0(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:130)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + 32 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:131)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
-                    const int tl_chunk5 = tl_tid + tl_i6 * 256;
-                    tl::cp_async_16(&xs[(0 * 32 + ((tl_chunk5 * 8) / 128)) * 136 + ((tl_chunk5 * 8) % 128)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk5 * 8) / 128)) * N + ((tl_chunk5 * 8) % 128)]);
+                    const int tl_chunk5 = tl_tid + tl_i6 * 128;
+                    tl::cp_async_16(&xs[(0 * 16 + ((tl_chunk5 * 8) / 128)) * 136 + ((tl_chunk5 * 8) % 128)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk5 * 8) / 128)) * N + ((tl_chunk5 * 8) % 128)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
-                    const int tl_chunk7 = tl_tid + tl_i8 * 256;
-                    const tl::f16* tl_src9 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk7 * 8) / 128)) * N + ((tl_chunk7 * 8) % 128)];
-                    tl::f16* tl_dst10 = &xs[(0 * 32 + ((tl_chunk7 * 8) / 128)) * 136 + ((tl_chunk7 * 8) % 128)];
-                    const int tl_valid11 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk7 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 128)));
+                    const int tl_chunk7 = tl_tid + tl_i8 * 128;
+                    const tl::f16* tl_src9 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk7 * 8) / 128)) * N + ((tl_chunk7 * 8) % 128)];
+                    tl::f16* tl_dst10 = &xs[(0 * 16 + ((tl_chunk7 * 8) / 128)) * 136 + ((tl_chunk7 * 8) % 128)];
+                    const int tl_valid11 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk7 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 128)));
                     if (tl_valid11 == 8 && (tl_chunk7 * 8) % 128 >= 0 && tl::is_aligned(tl_src9, 16)) {
                         tl::cp_async_16(tl_dst10, tl_src9);
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk7 * 8) / 128), M) && tl::in_bounds(((tl_chunk7 * 8) % 128) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk7 * 8) / 128), M) && tl::in_bounds(((tl_chunk7 * 8) % 128) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:128)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:129)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:130)
-                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + 32 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:131)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
-                        const int tl_chunk12 = tl_tid + tl_i13 * 256;
-                        tl::cp_async_16(&xs[(((g + 1) % 2) * 32 + ((tl_chunk12 * 8) / 128)) * 136 + ((tl_chunk12 * 8) % 128)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk12 * 8) / 128)) * N + ((tl_chunk12 * 8) % 128)]);
+                        const int tl_chunk12 = tl_tid + tl_i13 * 128;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 16 + ((tl_chunk12 * 8) / 128)) * 136 + ((tl_chunk12 * 8) % 128)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk12 * 8) / 128)) * N + ((tl_chunk12 * 8) % 128)]);
                     }
                 } else {
                     #pragma unroll
                     for (int tl_i15 = 0; tl_i15 < 2; ++tl_i15) {
-                        const int tl_chunk14 = tl_tid + tl_i15 * 256;
-                        const tl::f16* tl_src16 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk14 * 8) / 128)) * N + ((tl_chunk14 * 8) % 128)];
-                        tl::f16* tl_dst17 = &xs[(((g + 1) % 2) * 32 + ((tl_chunk14 * 8) / 128)) * 136 + ((tl_chunk14 * 8) % 128)];
-                        const int tl_valid18 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk14 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 128)));
+                        const int tl_chunk14 = tl_tid + tl_i15 * 128;
+                        const tl::f16* tl_src16 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk14 * 8) / 128)) * N + ((tl_chunk14 * 8) % 128)];
+                        tl::f16* tl_dst17 = &xs[(((g + 1) % 2) * 16 + ((tl_chunk14 * 8) / 128)) * 136 + ((tl_chunk14 * 8) % 128)];
+                        const int tl_valid18 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk14 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 128)));
                         if (tl_valid18 == 8 && (tl_chunk14 * 8) % 128 >= 0 && tl::is_aligned(tl_src16, 16)) {
                             tl::cp_async_16(tl_dst17, tl_src16);
                         } else {
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk14 * 8) / 128), M) && tl::in_bounds(((tl_chunk14 * 8) % 128) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk14 * 8) / 128), M) && tl::in_bounds(((tl_chunk14 * 8) % 128) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
                         }
                     }
                 }
             }
             tl::cp_async_commit();
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 32;
-            // copy(xs, s);  (norms.tl:131)
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 16;
+            // copy(xs, s);  (norms.tl:132)
             #pragma unroll
             for (int tl_chunk19 = 0; tl_chunk19 < 16; tl_chunk19 += 8) {
-                const tl::f16* tl_ptr20 = &xs[((g % 2) * 32 + ((tl_tid / 16) + (tl_chunk19 / 8) * 16)) * 136 + ((tl_chunk19 % 8) + (tl_tid % 16) * 8)];
+                const tl::f16* tl_ptr20 = &xs[((g % 2) * 16 + ((tl_tid / 16) + (tl_chunk19 / 8) * 8)) * 136 + ((tl_chunk19 % 8) + (tl_tid % 16) * 8)];
                 if (tl::is_aligned(tl_ptr20, 16)) {
                     tl::f16 tl_vec21[8];
                     tl::load_vector<tl::f16, 8>(tl_vec21, tl_ptr20);
@@ -3108,19 +3104,19 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant0(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        s[tl_chunk19 + tl_v] = tl::convert<float>(xs[((g % 2) * 32 + ((tl_tid / 16) + ((tl_chunk19 + tl_v) / 8) * 16)) * 136 + (((tl_chunk19 + tl_v) % 8) + (tl_tid % 16) * 8)]);
+                        s[tl_chunk19 + tl_v] = tl::convert<float>(xs[((g % 2) * 16 + ((tl_tid / 16) + ((tl_chunk19 + tl_v) / 8) * 8)) * 136 + (((tl_chunk19 + tl_v) % 8) + (tl_tid % 16) * 8)]);
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:132)
-            // for i, j in parallel(32, 128): each thread visits the elements of `sq` it holds
+            // for i, j in parallel(RB, ROW) {  (norms.tl:133)
+            // for i, j in parallel(16, 128): each thread visits the elements of `sq` it holds
             #pragma unroll
             for (int tl_s22 = 0; tl_s22 < 16; ++tl_s22) {
-                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s22 / 8) * 16);
+                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s22 / 8) * 8);
                 [[maybe_unused]] const int j = ((tl_s22 % 8) + (tl_tid % 16) * 8);
                 sq[tl_s22] = s[tl_s22] * s[tl_s22];
             }
-            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:135)
+            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:136)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
             {
                 float tl_part[2];
@@ -3142,19 +3138,19 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant0(
                     s_rrms[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:136)
-            // for i in parallel(32): each thread visits the elements of `s_rrms` it holds
+            // for i in parallel(RB) {  (norms.tl:137)
+            // for i in parallel(16): each thread visits the elements of `s_rrms` it holds
             #pragma unroll
             for (int tl_s24 = 0; tl_s24 < 2; ++tl_s24) {
-                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s24) * 16);
+                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s24) * 8);
                 s_rrms[tl_s24] = tl::rsqrt(s_rrms[tl_s24] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:139)
-            // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
+            // for i, j in parallel(RB, ROW) {  (norms.tl:140)
+            // for i, j in parallel(16, 128): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k26 = 0; tl_k26 < 16; tl_k26 += 8) {
                 const int tl_c27 = ((tl_k26 % 8) + (tl_tid % 16) * 8);  // the chunk's first column
-                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_k26 / 8) * 16);
+                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_k26 / 8) * 8);
                 tl::f16 tl_chunk29[8];
                 tl::load_chunk<tl::f16, 8>(tl_chunk29, &ws[tl_c27]);
                 #pragma unroll
@@ -3164,11 +3160,11 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant0(
                     s[tl_s30] = s[tl_s30] * s_rrms[(tl_s30 / 8)] * tl::convert<float>(tl_chunk29[tl_o28]);
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:142)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:143)
             #pragma unroll
             for (int tl_chunk31 = 0; tl_chunk31 < 16; tl_chunk31 += 8) {
-                tl::f16* tl_ptr32 = &Y[int64_t(row0 + ((tl_tid / 16) + (tl_chunk31 / 8) * 16)) * N + ((tl_chunk31 % 8) + (tl_tid % 16) * 8)];
-                if (tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk31 / 8) * 16), M) && tl::in_bounds(((tl_chunk31 % 8) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk31 / 8) * 16), M) && tl::in_bounds((((tl_chunk31 % 8) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                tl::f16* tl_ptr32 = &Y[int64_t(row0 + ((tl_tid / 16) + (tl_chunk31 / 8) * 8)) * N + ((tl_chunk31 % 8) + (tl_tid % 16) * 8)];
+                if (tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk31 / 8) * 8), M) && tl::in_bounds(((tl_chunk31 % 8) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk31 / 8) * 8), M) && tl::in_bounds((((tl_chunk31 % 8) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
                     tl::f16 tl_vec33[8];
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec33[tl_v], s[tl_chunk31 + tl_v], s[tl_chunk31 + tl_v + 1]);
@@ -3176,25 +3172,25 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant0(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        if (tl::in_bounds(row0 + ((tl_tid / 16) + ((tl_chunk31 + tl_v) / 8) * 16), M) && tl::in_bounds((((tl_chunk31 + tl_v) % 8) + (tl_tid % 16) * 8), N)) Y[int64_t(row0 + ((tl_tid / 16) + ((tl_chunk31 + tl_v) / 8) * 16)) * N + (((tl_chunk31 + tl_v) % 8) + (tl_tid % 16) * 8)] = tl::convert<tl::f16>(s[tl_chunk31 + tl_v]);
+                        if (tl::in_bounds(row0 + ((tl_tid / 16) + ((tl_chunk31 + tl_v) / 8) * 8), M) && tl::in_bounds((((tl_chunk31 + tl_v) % 8) + (tl_tid % 16) * 8), N)) Y[int64_t(row0 + ((tl_tid / 16) + ((tl_chunk31 + tl_v) / 8) * 8)) * N + (((tl_chunk31 + tl_v) % 8) + (tl_tid % 16) * 8)] = tl::convert<tl::f16>(s[tl_chunk31 + tl_v]);
                     }
                 }
             }
         }
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
-        const int32_t n_tiles = tl::cdiv(N, 2048);
+        const int32_t n_tiles = tl::cdiv(N, 1024);
         for (int g = 0; g < groups; ++g) {
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 32;
-            for (int rr = 0; rr < tl::min(32, M - row0); ++rr) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 16;
+            for (int rr = 0; rr < tl::min(16, M - row0); ++rr) {
                 const int32_t row = row0 + rr;
                 sum_x2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:152)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:153)
                     #pragma unroll
                     for (int tl_chunk34 = 0; tl_chunk34 < x_layout::kSlots; tl_chunk34 += 8) {
-                        const tl::f16* tl_ptr35 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 2048) + tl_chunk34 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 2048) + tl_chunk34 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 2048) + tl_chunk34 % 8)) + 7, N) && tl::is_aligned(tl_ptr35, 16)) {
+                        const tl::f16* tl_ptr35 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 1024) + tl_chunk34 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 1024) + tl_chunk34 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 1024) + tl_chunk34 % 8)) + 7, N) && tl::is_aligned(tl_ptr35, 16)) {
                             tl::f16 tl_vec36[8];
                             tl::load_vector<tl::f16, 8>(tl_vec36, tl_ptr35);
                             #pragma unroll
@@ -3202,18 +3198,18 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) % 2048) + (tl_chunk34 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) % 2048) + (tl_chunk34 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) % 1024) + (tl_chunk34 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) % 1024) + (tl_chunk34 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:153)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(BN) {  (norms.tl:154)
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s37 = 0; tl_s37 < x_layout::kSlots; ++tl_s37) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s37 / 8) * 8)) % 2048) + tl_s37 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s37 / 8) * 8)) % 1024) + tl_s37 % 8;
                         x[tl_s37] = x[tl_s37] * x[tl_s37];
                     }
-                    // reduce(sum, x, part);  (norms.tl:156)
+                    // reduce(sum, x, part);  (norms.tl:157)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -3222,7 +3218,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant0(
                         for (int tl_s38 = 0; tl_s38 < x_layout::kSlots; ++tl_s38) {
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s38]));
                         }
-                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        tl::block_allreduce<tl::SumOp, 1, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
                             part = tl_part[0];
                         }
@@ -3231,12 +3227,12 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant0(
                 }
                 const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
-                    const int32_t c0 = t * 2048;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:162)
+                    const int32_t c0 = t * 1024;
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:163)
                     #pragma unroll
                     for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
-                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 2048) + tl_chunk39 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 2048) + tl_chunk39 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 2048) + tl_chunk39 % 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 1024) + tl_chunk39 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 1024) + tl_chunk39 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 1024) + tl_chunk39 % 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
                             tl::f16 tl_vec41[8];
                             tl::load_vector<tl::f16, 8>(tl_vec41, tl_ptr40);
                             #pragma unroll
@@ -3244,15 +3240,15 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) % 2048) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) % 2048) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) % 1024) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) % 1024) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:163)
+                    // copy(W[c0 +: BN], w);  (norms.tl:164)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < w_layout::kSlots; tl_chunk42 += 8) {
-                        const tl::f16* tl_ptr43 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8)];
-                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
+                        const tl::f16* tl_ptr43 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8)];
+                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
                             tl::f16 tl_vec44[8];
                             tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
                             #pragma unroll
@@ -3260,22 +3256,22 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk42 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk42 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:164)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(BN) {  (norms.tl:165)
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s45 = 0; tl_s45 < x_layout::kSlots; ++tl_s45) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s45 / 8) * 8)) % 2048) + tl_s45 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s45 / 8) * 8)) % 1024) + tl_s45 % 8;
                         x[tl_s45] = x[tl_s45] * rrms * w[tl_s45];
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:167)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:168)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
-                        tl::f16* tl_ptr47 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
+                        tl::f16* tl_ptr47 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
                             tl::f16 tl_vec48[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec48[tl_v], x[tl_chunk46 + tl_v], x[tl_chunk46 + tl_v + 1]);
@@ -3283,7 +3279,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk46 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk46 + tl_v]);
                             }
                         }
                     }
@@ -3293,9 +3289,9 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant0(
     }
 }
 
-// kernel rmsnorm<ROW = 256, THREADS = 256, RB = 16, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:106)
-// 256 threads per block, 17440 bytes of shared memory
-__global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant1(
+// kernel rmsnorm<ROW = 256, THREADS = 128, RB = 8, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:107)
+// 128 threads per block, 8976 bytes of shared memory
+__global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant1(
         const tl::f16* __restrict__ X,
         const tl::f16* __restrict__ W,
         tl::f16* __restrict__ Y,
@@ -3303,31 +3299,31 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant1(
         int32_t M,
         int32_t N)
 {
-    // fragment s: f32[16, 256], blocked per axis, vector 8: [16, 256] over 256 threads: (8:t32 2:r8, 8:r1 32:t1) 16 registers
-    // fragment sq: f32[16, 256], blocked per axis, vector 8: [16, 256] over 256 threads: (8:t32 2:r8, 8:r1 32:t1) 16 registers
-    // fragment s_rrms: f32[16], slice of `sq` (reduce over axis 1): [16] over 256 threads: (8:t32 2:r1) 2 registers, 32 replicas
-    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
-    using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
-    const int tl_tid = tl::thread_index<256>();
+    // fragment s: f32[8, 256], blocked per axis, vector 8: [8, 256] over 128 threads: (4:t32 2:r8, 8:r1 32:t1) 16 registers
+    // fragment sq: f32[8, 256], blocked per axis, vector 8: [8, 256] over 128 threads: (4:t32 2:r8, 8:r1 32:t1) 16 registers
+    // fragment s_rrms: f32[8], slice of `sq` (reduce over axis 1): [8] over 128 threads: (4:t32 2:r1) 2 registers, 32 replicas
+    using x_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment x: f32[1024]
+    using w_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment w: f32[1024]
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 16, 256], row pitch 264
-    tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 16896);  // shared ws: f16[256], row pitch 256
-    unsigned char* tl_scratch = tl_smem + 17408;  // 32 bytes for reductions and staging
-    float s[16];  // fragment s: f32[16, 256]
-    float sq[16];  // fragment sq: f32[16, 256]
-    float s_rrms[2];  // fragment s_rrms: f32[16]
-    float x[x_layout::kSlots];  // fragment x: f32[2048]
-    float w[w_layout::kSlots];  // fragment w: f32[2048]
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 8, 256], row pitch 264
+    tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 8448);  // shared ws: f16[256], row pitch 256
+    unsigned char* tl_scratch = tl_smem + 8960;  // 16 bytes for reductions and staging
+    float s[16];  // fragment s: f32[8, 256]
+    float sq[16];  // fragment sq: f32[8, 256]
+    float s_rrms[2];  // fragment s_rrms: f32[8]
+    float x[x_layout::kSlots];  // fragment x: f32[1024]
+    float w[w_layout::kSlots];  // fragment w: f32[1024]
     float sum_x2;
     float part;
-    const int32_t groups = tl::cdiv(tl::cdiv(M, 16) - int(blockIdx.x), int(gridDim.x));
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 8) - int(blockIdx.x), int(gridDim.x));
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 256) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:127)
+        // copy(W[0 +: ROW], ws);  (norms.tl:128)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
-            const int tl_chunk0 = tl_tid + tl_i1 * 256;
+            const int tl_chunk0 = tl_tid + tl_i1 * 128;
             if (tl_chunk0 < 32) {
                 const tl::f16* tl_src2 = &W[tl_chunk0 * 8];
                 tl::f16* tl_dst3 = &ws[tl_chunk0 * 8];
@@ -3345,64 +3341,64 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant1(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:130)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:131)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
-                    const int tl_chunk5 = tl_tid + tl_i6 * 256;
-                    tl::cp_async_16(&xs[(0 * 16 + ((tl_chunk5 * 8) / 256)) * 264 + ((tl_chunk5 * 8) % 256)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk5 * 8) / 256)) * N + ((tl_chunk5 * 8) % 256)]);
+                    const int tl_chunk5 = tl_tid + tl_i6 * 128;
+                    tl::cp_async_16(&xs[(0 * 8 + ((tl_chunk5 * 8) / 256)) * 264 + ((tl_chunk5 * 8) % 256)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk5 * 8) / 256)) * N + ((tl_chunk5 * 8) % 256)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
-                    const int tl_chunk7 = tl_tid + tl_i8 * 256;
-                    const tl::f16* tl_src9 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk7 * 8) / 256)) * N + ((tl_chunk7 * 8) % 256)];
-                    tl::f16* tl_dst10 = &xs[(0 * 16 + ((tl_chunk7 * 8) / 256)) * 264 + ((tl_chunk7 * 8) % 256)];
-                    const int tl_valid11 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk7 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 256)));
+                    const int tl_chunk7 = tl_tid + tl_i8 * 128;
+                    const tl::f16* tl_src9 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk7 * 8) / 256)) * N + ((tl_chunk7 * 8) % 256)];
+                    tl::f16* tl_dst10 = &xs[(0 * 8 + ((tl_chunk7 * 8) / 256)) * 264 + ((tl_chunk7 * 8) % 256)];
+                    const int tl_valid11 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk7 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 256)));
                     if (tl_valid11 == 8 && (tl_chunk7 * 8) % 256 >= 0 && tl::is_aligned(tl_src9, 16)) {
                         tl::cp_async_16(tl_dst10, tl_src9);
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk7 * 8) / 256), M) && tl::in_bounds(((tl_chunk7 * 8) % 256) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk7 * 8) / 256), M) && tl::in_bounds(((tl_chunk7 * 8) % 256) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:128)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:129)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:130)
-                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:131)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
-                        const int tl_chunk12 = tl_tid + tl_i13 * 256;
-                        tl::cp_async_16(&xs[(((g + 1) % 2) * 16 + ((tl_chunk12 * 8) / 256)) * 264 + ((tl_chunk12 * 8) % 256)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk12 * 8) / 256)) * N + ((tl_chunk12 * 8) % 256)]);
+                        const int tl_chunk12 = tl_tid + tl_i13 * 128;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 8 + ((tl_chunk12 * 8) / 256)) * 264 + ((tl_chunk12 * 8) % 256)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk12 * 8) / 256)) * N + ((tl_chunk12 * 8) % 256)]);
                     }
                 } else {
                     #pragma unroll
                     for (int tl_i15 = 0; tl_i15 < 2; ++tl_i15) {
-                        const int tl_chunk14 = tl_tid + tl_i15 * 256;
-                        const tl::f16* tl_src16 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk14 * 8) / 256)) * N + ((tl_chunk14 * 8) % 256)];
-                        tl::f16* tl_dst17 = &xs[(((g + 1) % 2) * 16 + ((tl_chunk14 * 8) / 256)) * 264 + ((tl_chunk14 * 8) % 256)];
-                        const int tl_valid18 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk14 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 256)));
+                        const int tl_chunk14 = tl_tid + tl_i15 * 128;
+                        const tl::f16* tl_src16 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk14 * 8) / 256)) * N + ((tl_chunk14 * 8) % 256)];
+                        tl::f16* tl_dst17 = &xs[(((g + 1) % 2) * 8 + ((tl_chunk14 * 8) / 256)) * 264 + ((tl_chunk14 * 8) % 256)];
+                        const int tl_valid18 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk14 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 256)));
                         if (tl_valid18 == 8 && (tl_chunk14 * 8) % 256 >= 0 && tl::is_aligned(tl_src16, 16)) {
                             tl::cp_async_16(tl_dst17, tl_src16);
                         } else {
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk14 * 8) / 256), M) && tl::in_bounds(((tl_chunk14 * 8) % 256) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk14 * 8) / 256), M) && tl::in_bounds(((tl_chunk14 * 8) % 256) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
                         }
                     }
                 }
             }
             tl::cp_async_commit();
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 16;
-            // copy(xs, s);  (norms.tl:131)
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 8;
+            // copy(xs, s);  (norms.tl:132)
             #pragma unroll
             for (int tl_chunk19 = 0; tl_chunk19 < 16; tl_chunk19 += 8) {
-                const tl::f16* tl_ptr20 = &xs[((g % 2) * 16 + ((tl_tid / 32) + (tl_chunk19 / 8) * 8)) * 264 + ((tl_chunk19 % 8) + (tl_tid % 32) * 8)];
+                const tl::f16* tl_ptr20 = &xs[((g % 2) * 8 + ((tl_tid / 32) + (tl_chunk19 / 8) * 4)) * 264 + ((tl_chunk19 % 8) + (tl_tid % 32) * 8)];
                 if (tl::is_aligned(tl_ptr20, 16)) {
                     tl::f16 tl_vec21[8];
                     tl::load_vector<tl::f16, 8>(tl_vec21, tl_ptr20);
@@ -3411,19 +3407,19 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant1(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        s[tl_chunk19 + tl_v] = tl::convert<float>(xs[((g % 2) * 16 + ((tl_tid / 32) + ((tl_chunk19 + tl_v) / 8) * 8)) * 264 + (((tl_chunk19 + tl_v) % 8) + (tl_tid % 32) * 8)]);
+                        s[tl_chunk19 + tl_v] = tl::convert<float>(xs[((g % 2) * 8 + ((tl_tid / 32) + ((tl_chunk19 + tl_v) / 8) * 4)) * 264 + (((tl_chunk19 + tl_v) % 8) + (tl_tid % 32) * 8)]);
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:132)
-            // for i, j in parallel(16, 256): each thread visits the elements of `sq` it holds
+            // for i, j in parallel(RB, ROW) {  (norms.tl:133)
+            // for i, j in parallel(8, 256): each thread visits the elements of `sq` it holds
             #pragma unroll
             for (int tl_s22 = 0; tl_s22 < 16; ++tl_s22) {
-                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s22 / 8) * 8);
+                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s22 / 8) * 4);
                 [[maybe_unused]] const int j = ((tl_s22 % 8) + (tl_tid % 32) * 8);
                 sq[tl_s22] = s[tl_s22] * s[tl_s22];
             }
-            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:135)
+            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:136)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[2];
@@ -3446,19 +3442,19 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant1(
                     s_rrms[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:136)
-            // for i in parallel(16): each thread visits the elements of `s_rrms` it holds
+            // for i in parallel(RB) {  (norms.tl:137)
+            // for i in parallel(8): each thread visits the elements of `s_rrms` it holds
             #pragma unroll
             for (int tl_s24 = 0; tl_s24 < 2; ++tl_s24) {
-                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s24) * 8);
+                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s24) * 4);
                 s_rrms[tl_s24] = tl::rsqrt(s_rrms[tl_s24] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:139)
-            // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
+            // for i, j in parallel(RB, ROW) {  (norms.tl:140)
+            // for i, j in parallel(8, 256): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k26 = 0; tl_k26 < 16; tl_k26 += 8) {
                 const int tl_c27 = ((tl_k26 % 8) + (tl_tid % 32) * 8);  // the chunk's first column
-                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_k26 / 8) * 8);
+                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_k26 / 8) * 4);
                 tl::f16 tl_chunk29[8];
                 tl::load_chunk<tl::f16, 8>(tl_chunk29, &ws[tl_c27]);
                 #pragma unroll
@@ -3468,11 +3464,11 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant1(
                     s[tl_s30] = s[tl_s30] * s_rrms[(tl_s30 / 8)] * tl::convert<float>(tl_chunk29[tl_o28]);
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:142)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:143)
             #pragma unroll
             for (int tl_chunk31 = 0; tl_chunk31 < 16; tl_chunk31 += 8) {
-                tl::f16* tl_ptr32 = &Y[int64_t(row0 + ((tl_tid / 32) + (tl_chunk31 / 8) * 8)) * N + ((tl_chunk31 % 8) + (tl_tid % 32) * 8)];
-                if (tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk31 / 8) * 8), M) && tl::in_bounds(((tl_chunk31 % 8) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk31 / 8) * 8), M) && tl::in_bounds((((tl_chunk31 % 8) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                tl::f16* tl_ptr32 = &Y[int64_t(row0 + ((tl_tid / 32) + (tl_chunk31 / 8) * 4)) * N + ((tl_chunk31 % 8) + (tl_tid % 32) * 8)];
+                if (tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk31 / 8) * 4), M) && tl::in_bounds(((tl_chunk31 % 8) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk31 / 8) * 4), M) && tl::in_bounds((((tl_chunk31 % 8) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
                     tl::f16 tl_vec33[8];
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec33[tl_v], s[tl_chunk31 + tl_v], s[tl_chunk31 + tl_v + 1]);
@@ -3480,25 +3476,25 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant1(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        if (tl::in_bounds(row0 + ((tl_tid / 32) + ((tl_chunk31 + tl_v) / 8) * 8), M) && tl::in_bounds((((tl_chunk31 + tl_v) % 8) + (tl_tid % 32) * 8), N)) Y[int64_t(row0 + ((tl_tid / 32) + ((tl_chunk31 + tl_v) / 8) * 8)) * N + (((tl_chunk31 + tl_v) % 8) + (tl_tid % 32) * 8)] = tl::convert<tl::f16>(s[tl_chunk31 + tl_v]);
+                        if (tl::in_bounds(row0 + ((tl_tid / 32) + ((tl_chunk31 + tl_v) / 8) * 4), M) && tl::in_bounds((((tl_chunk31 + tl_v) % 8) + (tl_tid % 32) * 8), N)) Y[int64_t(row0 + ((tl_tid / 32) + ((tl_chunk31 + tl_v) / 8) * 4)) * N + (((tl_chunk31 + tl_v) % 8) + (tl_tid % 32) * 8)] = tl::convert<tl::f16>(s[tl_chunk31 + tl_v]);
                     }
                 }
             }
         }
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
-        const int32_t n_tiles = tl::cdiv(N, 2048);
+        const int32_t n_tiles = tl::cdiv(N, 1024);
         for (int g = 0; g < groups; ++g) {
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 16;
-            for (int rr = 0; rr < tl::min(16, M - row0); ++rr) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 8;
+            for (int rr = 0; rr < tl::min(8, M - row0); ++rr) {
                 const int32_t row = row0 + rr;
                 sum_x2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:152)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:153)
                     #pragma unroll
                     for (int tl_chunk34 = 0; tl_chunk34 < x_layout::kSlots; tl_chunk34 += 8) {
-                        const tl::f16* tl_ptr35 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 2048) + tl_chunk34 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 2048) + tl_chunk34 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 2048) + tl_chunk34 % 8)) + 7, N) && tl::is_aligned(tl_ptr35, 16)) {
+                        const tl::f16* tl_ptr35 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 1024) + tl_chunk34 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 1024) + tl_chunk34 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 1024) + tl_chunk34 % 8)) + 7, N) && tl::is_aligned(tl_ptr35, 16)) {
                             tl::f16 tl_vec36[8];
                             tl::load_vector<tl::f16, 8>(tl_vec36, tl_ptr35);
                             #pragma unroll
@@ -3506,18 +3502,18 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) % 2048) + (tl_chunk34 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) % 2048) + (tl_chunk34 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) % 1024) + (tl_chunk34 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) % 1024) + (tl_chunk34 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:153)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(BN) {  (norms.tl:154)
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s37 = 0; tl_s37 < x_layout::kSlots; ++tl_s37) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s37 / 8) * 8)) % 2048) + tl_s37 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s37 / 8) * 8)) % 1024) + tl_s37 % 8;
                         x[tl_s37] = x[tl_s37] * x[tl_s37];
                     }
-                    // reduce(sum, x, part);  (norms.tl:156)
+                    // reduce(sum, x, part);  (norms.tl:157)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -3526,7 +3522,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant1(
                         for (int tl_s38 = 0; tl_s38 < x_layout::kSlots; ++tl_s38) {
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s38]));
                         }
-                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        tl::block_allreduce<tl::SumOp, 1, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
                             part = tl_part[0];
                         }
@@ -3535,12 +3531,12 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant1(
                 }
                 const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
-                    const int32_t c0 = t * 2048;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:162)
+                    const int32_t c0 = t * 1024;
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:163)
                     #pragma unroll
                     for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
-                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 2048) + tl_chunk39 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 2048) + tl_chunk39 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 2048) + tl_chunk39 % 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 1024) + tl_chunk39 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 1024) + tl_chunk39 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 1024) + tl_chunk39 % 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
                             tl::f16 tl_vec41[8];
                             tl::load_vector<tl::f16, 8>(tl_vec41, tl_ptr40);
                             #pragma unroll
@@ -3548,15 +3544,15 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) % 2048) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) % 2048) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) % 1024) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) % 1024) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:163)
+                    // copy(W[c0 +: BN], w);  (norms.tl:164)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < w_layout::kSlots; tl_chunk42 += 8) {
-                        const tl::f16* tl_ptr43 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8)];
-                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
+                        const tl::f16* tl_ptr43 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8)];
+                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
                             tl::f16 tl_vec44[8];
                             tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
                             #pragma unroll
@@ -3564,22 +3560,22 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk42 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk42 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:164)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(BN) {  (norms.tl:165)
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s45 = 0; tl_s45 < x_layout::kSlots; ++tl_s45) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s45 / 8) * 8)) % 2048) + tl_s45 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s45 / 8) * 8)) % 1024) + tl_s45 % 8;
                         x[tl_s45] = x[tl_s45] * rrms * w[tl_s45];
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:167)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:168)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
-                        tl::f16* tl_ptr47 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
+                        tl::f16* tl_ptr47 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
                             tl::f16 tl_vec48[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec48[tl_v], x[tl_chunk46 + tl_v], x[tl_chunk46 + tl_v + 1]);
@@ -3587,7 +3583,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk46 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk46 + tl_v]);
                             }
                         }
                     }
@@ -3597,9 +3593,9 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant1(
     }
 }
 
-// kernel rmsnorm<ROW = 512, THREADS = 256, RB = 8, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:106)
-// 256 threads per block, 17696 bytes of shared memory
-__global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant2(
+// kernel rmsnorm<ROW = 512, THREADS = 128, RB = 4, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:107)
+// 128 threads per block, 9360 bytes of shared memory
+__global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant2(
         const tl::f16* __restrict__ X,
         const tl::f16* __restrict__ W,
         tl::f16* __restrict__ Y,
@@ -3607,31 +3603,31 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant2(
         int32_t M,
         int32_t N)
 {
-    // fragment s: f32[8, 512], blocked per axis, vector 8: [8, 512] over 256 threads: (8:t32, 8:r1 32:t1 2:r8) 16 registers
-    // fragment sq: f32[8, 512], blocked per axis, vector 8: [8, 512] over 256 threads: (8:t32, 8:r1 32:t1 2:r8) 16 registers
-    // fragment s_rrms: f32[8], slice of `sq` (reduce over axis 1): [8] over 256 threads: (8:t32) 1 registers, 32 replicas
-    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
-    using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
-    const int tl_tid = tl::thread_index<256>();
+    // fragment s: f32[4, 512], blocked per axis, vector 8: [4, 512] over 128 threads: (4:t32, 8:r1 32:t1 2:r8) 16 registers
+    // fragment sq: f32[4, 512], blocked per axis, vector 8: [4, 512] over 128 threads: (4:t32, 8:r1 32:t1 2:r8) 16 registers
+    // fragment s_rrms: f32[4], slice of `sq` (reduce over axis 1): [4] over 128 threads: (4:t32) 1 registers, 32 replicas
+    using x_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment x: f32[1024]
+    using w_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment w: f32[1024]
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 8, 512], row pitch 520
-    tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 16640);  // shared ws: f16[512], row pitch 512
-    unsigned char* tl_scratch = tl_smem + 17664;  // 32 bytes for reductions and staging
-    float s[16];  // fragment s: f32[8, 512]
-    float sq[16];  // fragment sq: f32[8, 512]
-    float s_rrms[1];  // fragment s_rrms: f32[8]
-    float x[x_layout::kSlots];  // fragment x: f32[2048]
-    float w[w_layout::kSlots];  // fragment w: f32[2048]
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 4, 512], row pitch 520
+    tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 8320);  // shared ws: f16[512], row pitch 512
+    unsigned char* tl_scratch = tl_smem + 9344;  // 16 bytes for reductions and staging
+    float s[16];  // fragment s: f32[4, 512]
+    float sq[16];  // fragment sq: f32[4, 512]
+    float s_rrms[1];  // fragment s_rrms: f32[4]
+    float x[x_layout::kSlots];  // fragment x: f32[1024]
+    float w[w_layout::kSlots];  // fragment w: f32[1024]
     float sum_x2;
     float part;
-    const int32_t groups = tl::cdiv(tl::cdiv(M, 8) - int(blockIdx.x), int(gridDim.x));
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 4) - int(blockIdx.x), int(gridDim.x));
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 512) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:127)
+        // copy(W[0 +: ROW], ws);  (norms.tl:128)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
-            const int tl_chunk0 = tl_tid + tl_i1 * 256;
+            const int tl_chunk0 = tl_tid + tl_i1 * 128;
             if (tl_chunk0 < 64) {
                 const tl::f16* tl_src2 = &W[tl_chunk0 * 8];
                 tl::f16* tl_dst3 = &ws[tl_chunk0 * 8];
@@ -3649,64 +3645,64 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant2(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:130)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:131)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
-                    const int tl_chunk5 = tl_tid + tl_i6 * 256;
-                    tl::cp_async_16(&xs[(0 * 8 + ((tl_chunk5 * 8) / 512)) * 520 + ((tl_chunk5 * 8) % 512)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk5 * 8) / 512)) * N + ((tl_chunk5 * 8) % 512)]);
+                    const int tl_chunk5 = tl_tid + tl_i6 * 128;
+                    tl::cp_async_16(&xs[(0 * 4 + ((tl_chunk5 * 8) / 512)) * 520 + ((tl_chunk5 * 8) % 512)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk5 * 8) / 512)) * N + ((tl_chunk5 * 8) % 512)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
-                    const int tl_chunk7 = tl_tid + tl_i8 * 256;
-                    const tl::f16* tl_src9 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk7 * 8) / 512)) * N + ((tl_chunk7 * 8) % 512)];
-                    tl::f16* tl_dst10 = &xs[(0 * 8 + ((tl_chunk7 * 8) / 512)) * 520 + ((tl_chunk7 * 8) % 512)];
-                    const int tl_valid11 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk7 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 512)));
+                    const int tl_chunk7 = tl_tid + tl_i8 * 128;
+                    const tl::f16* tl_src9 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk7 * 8) / 512)) * N + ((tl_chunk7 * 8) % 512)];
+                    tl::f16* tl_dst10 = &xs[(0 * 4 + ((tl_chunk7 * 8) / 512)) * 520 + ((tl_chunk7 * 8) % 512)];
+                    const int tl_valid11 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk7 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 512)));
                     if (tl_valid11 == 8 && (tl_chunk7 * 8) % 512 >= 0 && tl::is_aligned(tl_src9, 16)) {
                         tl::cp_async_16(tl_dst10, tl_src9);
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk7 * 8) / 512), M) && tl::in_bounds(((tl_chunk7 * 8) % 512) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk7 * 8) / 512), M) && tl::in_bounds(((tl_chunk7 * 8) % 512) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:128)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:129)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:130)
-                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:131)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
-                        const int tl_chunk12 = tl_tid + tl_i13 * 256;
-                        tl::cp_async_16(&xs[(((g + 1) % 2) * 8 + ((tl_chunk12 * 8) / 512)) * 520 + ((tl_chunk12 * 8) % 512)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk12 * 8) / 512)) * N + ((tl_chunk12 * 8) % 512)]);
+                        const int tl_chunk12 = tl_tid + tl_i13 * 128;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 4 + ((tl_chunk12 * 8) / 512)) * 520 + ((tl_chunk12 * 8) % 512)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk12 * 8) / 512)) * N + ((tl_chunk12 * 8) % 512)]);
                     }
                 } else {
                     #pragma unroll
                     for (int tl_i15 = 0; tl_i15 < 2; ++tl_i15) {
-                        const int tl_chunk14 = tl_tid + tl_i15 * 256;
-                        const tl::f16* tl_src16 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk14 * 8) / 512)) * N + ((tl_chunk14 * 8) % 512)];
-                        tl::f16* tl_dst17 = &xs[(((g + 1) % 2) * 8 + ((tl_chunk14 * 8) / 512)) * 520 + ((tl_chunk14 * 8) % 512)];
-                        const int tl_valid18 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk14 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 512)));
+                        const int tl_chunk14 = tl_tid + tl_i15 * 128;
+                        const tl::f16* tl_src16 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk14 * 8) / 512)) * N + ((tl_chunk14 * 8) % 512)];
+                        tl::f16* tl_dst17 = &xs[(((g + 1) % 2) * 4 + ((tl_chunk14 * 8) / 512)) * 520 + ((tl_chunk14 * 8) % 512)];
+                        const int tl_valid18 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk14 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 512)));
                         if (tl_valid18 == 8 && (tl_chunk14 * 8) % 512 >= 0 && tl::is_aligned(tl_src16, 16)) {
                             tl::cp_async_16(tl_dst17, tl_src16);
                         } else {
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk14 * 8) / 512), M) && tl::in_bounds(((tl_chunk14 * 8) % 512) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk14 * 8) / 512), M) && tl::in_bounds(((tl_chunk14 * 8) % 512) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
                         }
                     }
                 }
             }
             tl::cp_async_commit();
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 8;
-            // copy(xs, s);  (norms.tl:131)
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 4;
+            // copy(xs, s);  (norms.tl:132)
             #pragma unroll
             for (int tl_chunk19 = 0; tl_chunk19 < 16; tl_chunk19 += 8) {
-                const tl::f16* tl_ptr20 = &xs[((g % 2) * 8 + (tl_tid / 32)) * 520 + ((tl_chunk19 % 8) + (tl_tid % 32) * 8 + (tl_chunk19 / 8) * 256)];
+                const tl::f16* tl_ptr20 = &xs[((g % 2) * 4 + (tl_tid / 32)) * 520 + ((tl_chunk19 % 8) + (tl_tid % 32) * 8 + (tl_chunk19 / 8) * 256)];
                 if (tl::is_aligned(tl_ptr20, 16)) {
                     tl::f16 tl_vec21[8];
                     tl::load_vector<tl::f16, 8>(tl_vec21, tl_ptr20);
@@ -3715,19 +3711,19 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant2(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        s[tl_chunk19 + tl_v] = tl::convert<float>(xs[((g % 2) * 8 + (tl_tid / 32)) * 520 + (((tl_chunk19 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk19 + tl_v) / 8) * 256)]);
+                        s[tl_chunk19 + tl_v] = tl::convert<float>(xs[((g % 2) * 4 + (tl_tid / 32)) * 520 + (((tl_chunk19 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk19 + tl_v) / 8) * 256)]);
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:132)
-            // for i, j in parallel(8, 512): each thread visits the elements of `sq` it holds
+            // for i, j in parallel(RB, ROW) {  (norms.tl:133)
+            // for i, j in parallel(4, 512): each thread visits the elements of `sq` it holds
             #pragma unroll
             for (int tl_s22 = 0; tl_s22 < 16; ++tl_s22) {
                 [[maybe_unused]] const int i = (tl_tid / 32);
                 [[maybe_unused]] const int j = ((tl_s22 % 8) + (tl_tid % 32) * 8 + (tl_s22 / 8) * 256);
                 sq[tl_s22] = s[tl_s22] * s[tl_s22];
             }
-            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:135)
+            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:136)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[1];
@@ -3750,15 +3746,15 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant2(
                     s_rrms[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:136)
-            // for i in parallel(8): each thread visits the elements of `s_rrms` it holds
+            // for i in parallel(RB) {  (norms.tl:137)
+            // for i in parallel(4): each thread visits the elements of `s_rrms` it holds
             #pragma unroll
             for (int tl_s24 = 0; tl_s24 < 1; ++tl_s24) {
                 [[maybe_unused]] const int i = (tl_tid / 32);
                 s_rrms[tl_s24] = tl::rsqrt(s_rrms[tl_s24] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:139)
-            // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
+            // for i, j in parallel(RB, ROW) {  (norms.tl:140)
+            // for i, j in parallel(4, 512): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k26 = 0; tl_k26 < 16; tl_k26 += 8) {
                 const int tl_c27 = ((tl_k26 % 8) + (tl_tid % 32) * 8 + (tl_k26 / 8) * 256);  // the chunk's first column
@@ -3772,7 +3768,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant2(
                     s[tl_s30] = s[tl_s30] * s_rrms[0] * tl::convert<float>(tl_chunk29[tl_o28]);
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:142)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:143)
             #pragma unroll
             for (int tl_chunk31 = 0; tl_chunk31 < 16; tl_chunk31 += 8) {
                 tl::f16* tl_ptr32 = &Y[int64_t(row0 + (tl_tid / 32)) * N + ((tl_chunk31 % 8) + (tl_tid % 32) * 8 + (tl_chunk31 / 8) * 256)];
@@ -3791,18 +3787,18 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant2(
         }
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
-        const int32_t n_tiles = tl::cdiv(N, 2048);
+        const int32_t n_tiles = tl::cdiv(N, 1024);
         for (int g = 0; g < groups; ++g) {
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 8;
-            for (int rr = 0; rr < tl::min(8, M - row0); ++rr) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 4;
+            for (int rr = 0; rr < tl::min(4, M - row0); ++rr) {
                 const int32_t row = row0 + rr;
                 sum_x2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:152)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:153)
                     #pragma unroll
                     for (int tl_chunk34 = 0; tl_chunk34 < x_layout::kSlots; tl_chunk34 += 8) {
-                        const tl::f16* tl_ptr35 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 2048) + tl_chunk34 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 2048) + tl_chunk34 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 2048) + tl_chunk34 % 8)) + 7, N) && tl::is_aligned(tl_ptr35, 16)) {
+                        const tl::f16* tl_ptr35 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 1024) + tl_chunk34 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 1024) + tl_chunk34 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 1024) + tl_chunk34 % 8)) + 7, N) && tl::is_aligned(tl_ptr35, 16)) {
                             tl::f16 tl_vec36[8];
                             tl::load_vector<tl::f16, 8>(tl_vec36, tl_ptr35);
                             #pragma unroll
@@ -3810,18 +3806,18 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) % 2048) + (tl_chunk34 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) % 2048) + (tl_chunk34 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) % 1024) + (tl_chunk34 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) % 1024) + (tl_chunk34 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:153)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(BN) {  (norms.tl:154)
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s37 = 0; tl_s37 < x_layout::kSlots; ++tl_s37) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s37 / 8) * 8)) % 2048) + tl_s37 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s37 / 8) * 8)) % 1024) + tl_s37 % 8;
                         x[tl_s37] = x[tl_s37] * x[tl_s37];
                     }
-                    // reduce(sum, x, part);  (norms.tl:156)
+                    // reduce(sum, x, part);  (norms.tl:157)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -3830,7 +3826,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant2(
                         for (int tl_s38 = 0; tl_s38 < x_layout::kSlots; ++tl_s38) {
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s38]));
                         }
-                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        tl::block_allreduce<tl::SumOp, 1, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
                             part = tl_part[0];
                         }
@@ -3839,12 +3835,12 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant2(
                 }
                 const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
-                    const int32_t c0 = t * 2048;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:162)
+                    const int32_t c0 = t * 1024;
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:163)
                     #pragma unroll
                     for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
-                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 2048) + tl_chunk39 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 2048) + tl_chunk39 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 2048) + tl_chunk39 % 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 1024) + tl_chunk39 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 1024) + tl_chunk39 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 1024) + tl_chunk39 % 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
                             tl::f16 tl_vec41[8];
                             tl::load_vector<tl::f16, 8>(tl_vec41, tl_ptr40);
                             #pragma unroll
@@ -3852,15 +3848,15 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) % 2048) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) % 2048) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) % 1024) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) % 1024) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:163)
+                    // copy(W[c0 +: BN], w);  (norms.tl:164)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < w_layout::kSlots; tl_chunk42 += 8) {
-                        const tl::f16* tl_ptr43 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8)];
-                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
+                        const tl::f16* tl_ptr43 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8)];
+                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
                             tl::f16 tl_vec44[8];
                             tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
                             #pragma unroll
@@ -3868,22 +3864,22 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk42 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk42 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:164)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(BN) {  (norms.tl:165)
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s45 = 0; tl_s45 < x_layout::kSlots; ++tl_s45) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s45 / 8) * 8)) % 2048) + tl_s45 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s45 / 8) * 8)) % 1024) + tl_s45 % 8;
                         x[tl_s45] = x[tl_s45] * rrms * w[tl_s45];
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:167)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:168)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
-                        tl::f16* tl_ptr47 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
+                        tl::f16* tl_ptr47 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
                             tl::f16 tl_vec48[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec48[tl_v], x[tl_chunk46 + tl_v], x[tl_chunk46 + tl_v + 1]);
@@ -3891,7 +3887,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk46 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk46 + tl_v]);
                             }
                         }
                     }
@@ -3901,9 +3897,9 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant2(
     }
 }
 
-// kernel rmsnorm<ROW = 1024, THREADS = 256, RB = 4, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:106)
-// 256 threads per block, 18592 bytes of shared memory
-__global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant3(
+// kernel rmsnorm<ROW = 1024, THREADS = 128, RB = 2, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:107)
+// 128 threads per block, 10384 bytes of shared memory
+__global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant3(
         const tl::f16* __restrict__ X,
         const tl::f16* __restrict__ W,
         tl::f16* __restrict__ Y,
@@ -3911,106 +3907,104 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant3(
         int32_t M,
         int32_t N)
 {
-    // fragment s: f32[4, 1024], blocked per axis, vector 8: [4, 1024] over 256 threads: (4:t64, 8:r1 64:t1 2:r8) 16 registers
-    // fragment sq: f32[4, 1024], blocked per axis, vector 8: [4, 1024] over 256 threads: (4:t64, 8:r1 64:t1 2:r8) 16 registers
-    // fragment s_rrms: f32[4], slice of `sq` (reduce over axis 1): [4] over 256 threads: (4:t64) 1 registers, 64 replicas
-    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
-    using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
-    const int tl_tid = tl::thread_index<256>();
+    // fragment s: f32[2, 1024], blocked per axis, vector 8: [2, 1024] over 128 threads: (2:t64, 8:r1 64:t1 2:r8) 16 registers
+    // fragment sq: f32[2, 1024], blocked per axis, vector 8: [2, 1024] over 128 threads: (2:t64, 8:r1 64:t1 2:r8) 16 registers
+    // fragment s_rrms: f32[2], slice of `sq` (reduce over axis 1): [2] over 128 threads: (2:t64) 1 registers, 64 replicas
+    using x_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment x: f32[1024]
+    using w_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment w: f32[1024]
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 4, 1024], row pitch 1032
-    tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 16512);  // shared ws: f16[1024], row pitch 1024
-    unsigned char* tl_scratch = tl_smem + 18560;  // 32 bytes for reductions and staging
-    float s[16];  // fragment s: f32[4, 1024]
-    float sq[16];  // fragment sq: f32[4, 1024]
-    float s_rrms[1];  // fragment s_rrms: f32[4]
-    float x[x_layout::kSlots];  // fragment x: f32[2048]
-    float w[w_layout::kSlots];  // fragment w: f32[2048]
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 2, 1024], row pitch 1032
+    tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 8320);  // shared ws: f16[1024], row pitch 1024
+    unsigned char* tl_scratch = tl_smem + 10368;  // 16 bytes for reductions and staging
+    float s[16];  // fragment s: f32[2, 1024]
+    float sq[16];  // fragment sq: f32[2, 1024]
+    float s_rrms[1];  // fragment s_rrms: f32[2]
+    float x[x_layout::kSlots];  // fragment x: f32[1024]
+    float w[w_layout::kSlots];  // fragment w: f32[1024]
     float sum_x2;
     float part;
-    const int32_t groups = tl::cdiv(tl::cdiv(M, 4) - int(blockIdx.x), int(gridDim.x));
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 2) - int(blockIdx.x), int(gridDim.x));
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 1024) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:127)
+        // copy(W[0 +: ROW], ws);  (norms.tl:128)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
-            const int tl_chunk0 = tl_tid + tl_i1 * 256;
-            if (tl_chunk0 < 128) {
-                const tl::f16* tl_src2 = &W[tl_chunk0 * 8];
-                tl::f16* tl_dst3 = &ws[tl_chunk0 * 8];
-                if (tl::in_bounds(tl_chunk0 * 8, N) && tl::in_bounds((tl_chunk0 * 8) + 7, N) && tl::is_aligned(tl_src2, 16) && tl::is_aligned(tl_dst3, 16)) {
-                    tl::f16 tl_vec4[8];
-                    tl::load_vector<tl::f16, 8>(tl_vec4, tl_src2);
-                    tl::store_vector<tl::f16, 8>(tl_dst3, tl_vec4);
-                } else {
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        ws[tl_chunk0 * 8 + tl_v] = tl::in_bounds(tl_chunk0 * 8 + tl_v, N) ? W[tl_chunk0 * 8 + tl_v] : tl::convert<tl::f16>(0.0f);
-                    }
+            const int tl_chunk0 = tl_tid + tl_i1 * 128;
+            const tl::f16* tl_src2 = &W[tl_chunk0 * 8];
+            tl::f16* tl_dst3 = &ws[tl_chunk0 * 8];
+            if (tl::in_bounds(tl_chunk0 * 8, N) && tl::in_bounds((tl_chunk0 * 8) + 7, N) && tl::is_aligned(tl_src2, 16) && tl::is_aligned(tl_dst3, 16)) {
+                tl::f16 tl_vec4[8];
+                tl::load_vector<tl::f16, 8>(tl_vec4, tl_src2);
+                tl::store_vector<tl::f16, 8>(tl_dst3, tl_vec4);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    ws[tl_chunk0 * 8 + tl_v] = tl::in_bounds(tl_chunk0 * 8 + tl_v, N) ? W[tl_chunk0 * 8 + tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:130)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:131)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
-                    const int tl_chunk5 = tl_tid + tl_i6 * 256;
-                    tl::cp_async_16(&xs[(0 * 4 + ((tl_chunk5 * 8) / 1024)) * 1032 + ((tl_chunk5 * 8) % 1024)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk5 * 8) / 1024)) * N + ((tl_chunk5 * 8) % 1024)]);
+                    const int tl_chunk5 = tl_tid + tl_i6 * 128;
+                    tl::cp_async_16(&xs[(0 * 2 + ((tl_chunk5 * 8) / 1024)) * 1032 + ((tl_chunk5 * 8) % 1024)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk5 * 8) / 1024)) * N + ((tl_chunk5 * 8) % 1024)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
-                    const int tl_chunk7 = tl_tid + tl_i8 * 256;
-                    const tl::f16* tl_src9 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk7 * 8) / 1024)) * N + ((tl_chunk7 * 8) % 1024)];
-                    tl::f16* tl_dst10 = &xs[(0 * 4 + ((tl_chunk7 * 8) / 1024)) * 1032 + ((tl_chunk7 * 8) % 1024)];
-                    const int tl_valid11 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk7 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 1024)));
+                    const int tl_chunk7 = tl_tid + tl_i8 * 128;
+                    const tl::f16* tl_src9 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk7 * 8) / 1024)) * N + ((tl_chunk7 * 8) % 1024)];
+                    tl::f16* tl_dst10 = &xs[(0 * 2 + ((tl_chunk7 * 8) / 1024)) * 1032 + ((tl_chunk7 * 8) % 1024)];
+                    const int tl_valid11 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk7 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 1024)));
                     if (tl_valid11 == 8 && (tl_chunk7 * 8) % 1024 >= 0 && tl::is_aligned(tl_src9, 16)) {
                         tl::cp_async_16(tl_dst10, tl_src9);
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk7 * 8) / 1024), M) && tl::in_bounds(((tl_chunk7 * 8) % 1024) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk7 * 8) / 1024), M) && tl::in_bounds(((tl_chunk7 * 8) % 1024) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:128)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:129)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:130)
-                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:131)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
-                        const int tl_chunk12 = tl_tid + tl_i13 * 256;
-                        tl::cp_async_16(&xs[(((g + 1) % 2) * 4 + ((tl_chunk12 * 8) / 1024)) * 1032 + ((tl_chunk12 * 8) % 1024)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk12 * 8) / 1024)) * N + ((tl_chunk12 * 8) % 1024)]);
+                        const int tl_chunk12 = tl_tid + tl_i13 * 128;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 2 + ((tl_chunk12 * 8) / 1024)) * 1032 + ((tl_chunk12 * 8) % 1024)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk12 * 8) / 1024)) * N + ((tl_chunk12 * 8) % 1024)]);
                     }
                 } else {
                     #pragma unroll
                     for (int tl_i15 = 0; tl_i15 < 2; ++tl_i15) {
-                        const int tl_chunk14 = tl_tid + tl_i15 * 256;
-                        const tl::f16* tl_src16 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk14 * 8) / 1024)) * N + ((tl_chunk14 * 8) % 1024)];
-                        tl::f16* tl_dst17 = &xs[(((g + 1) % 2) * 4 + ((tl_chunk14 * 8) / 1024)) * 1032 + ((tl_chunk14 * 8) % 1024)];
-                        const int tl_valid18 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk14 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 1024)));
+                        const int tl_chunk14 = tl_tid + tl_i15 * 128;
+                        const tl::f16* tl_src16 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk14 * 8) / 1024)) * N + ((tl_chunk14 * 8) % 1024)];
+                        tl::f16* tl_dst17 = &xs[(((g + 1) % 2) * 2 + ((tl_chunk14 * 8) / 1024)) * 1032 + ((tl_chunk14 * 8) % 1024)];
+                        const int tl_valid18 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk14 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 1024)));
                         if (tl_valid18 == 8 && (tl_chunk14 * 8) % 1024 >= 0 && tl::is_aligned(tl_src16, 16)) {
                             tl::cp_async_16(tl_dst17, tl_src16);
                         } else {
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk14 * 8) / 1024), M) && tl::in_bounds(((tl_chunk14 * 8) % 1024) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk14 * 8) / 1024), M) && tl::in_bounds(((tl_chunk14 * 8) % 1024) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
                         }
                     }
                 }
             }
             tl::cp_async_commit();
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 4;
-            // copy(xs, s);  (norms.tl:131)
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 2;
+            // copy(xs, s);  (norms.tl:132)
             #pragma unroll
             for (int tl_chunk19 = 0; tl_chunk19 < 16; tl_chunk19 += 8) {
-                const tl::f16* tl_ptr20 = &xs[((g % 2) * 4 + (tl_tid / 64)) * 1032 + ((tl_chunk19 % 8) + (tl_tid % 64) * 8 + (tl_chunk19 / 8) * 512)];
+                const tl::f16* tl_ptr20 = &xs[((g % 2) * 2 + (tl_tid / 64)) * 1032 + ((tl_chunk19 % 8) + (tl_tid % 64) * 8 + (tl_chunk19 / 8) * 512)];
                 if (tl::is_aligned(tl_ptr20, 16)) {
                     tl::f16 tl_vec21[8];
                     tl::load_vector<tl::f16, 8>(tl_vec21, tl_ptr20);
@@ -4019,19 +4013,19 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant3(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        s[tl_chunk19 + tl_v] = tl::convert<float>(xs[((g % 2) * 4 + (tl_tid / 64)) * 1032 + (((tl_chunk19 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk19 + tl_v) / 8) * 512)]);
+                        s[tl_chunk19 + tl_v] = tl::convert<float>(xs[((g % 2) * 2 + (tl_tid / 64)) * 1032 + (((tl_chunk19 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk19 + tl_v) / 8) * 512)]);
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:132)
-            // for i, j in parallel(4, 1024): each thread visits the elements of `sq` it holds
+            // for i, j in parallel(RB, ROW) {  (norms.tl:133)
+            // for i, j in parallel(2, 1024): each thread visits the elements of `sq` it holds
             #pragma unroll
             for (int tl_s22 = 0; tl_s22 < 16; ++tl_s22) {
                 [[maybe_unused]] const int i = (tl_tid / 64);
                 [[maybe_unused]] const int j = ((tl_s22 % 8) + (tl_tid % 64) * 8 + (tl_s22 / 8) * 512);
                 sq[tl_s22] = s[tl_s22] * s[tl_s22];
             }
-            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:135)
+            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:136)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
             {
                 float tl_part[1];
@@ -4067,15 +4061,15 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant3(
                     s_rrms[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:136)
-            // for i in parallel(4): each thread visits the elements of `s_rrms` it holds
+            // for i in parallel(RB) {  (norms.tl:137)
+            // for i in parallel(2): each thread visits the elements of `s_rrms` it holds
             #pragma unroll
             for (int tl_s24 = 0; tl_s24 < 1; ++tl_s24) {
                 [[maybe_unused]] const int i = (tl_tid / 64);
                 s_rrms[tl_s24] = tl::rsqrt(s_rrms[tl_s24] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:139)
-            // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
+            // for i, j in parallel(RB, ROW) {  (norms.tl:140)
+            // for i, j in parallel(2, 1024): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k26 = 0; tl_k26 < 16; tl_k26 += 8) {
                 const int tl_c27 = ((tl_k26 % 8) + (tl_tid % 64) * 8 + (tl_k26 / 8) * 512);  // the chunk's first column
@@ -4089,7 +4083,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant3(
                     s[tl_s30] = s[tl_s30] * s_rrms[0] * tl::convert<float>(tl_chunk29[tl_o28]);
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:142)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:143)
             #pragma unroll
             for (int tl_chunk31 = 0; tl_chunk31 < 16; tl_chunk31 += 8) {
                 tl::f16* tl_ptr32 = &Y[int64_t(row0 + (tl_tid / 64)) * N + ((tl_chunk31 % 8) + (tl_tid % 64) * 8 + (tl_chunk31 / 8) * 512)];
@@ -4108,18 +4102,18 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant3(
         }
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
-        const int32_t n_tiles = tl::cdiv(N, 2048);
+        const int32_t n_tiles = tl::cdiv(N, 1024);
         for (int g = 0; g < groups; ++g) {
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 4;
-            for (int rr = 0; rr < tl::min(4, M - row0); ++rr) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 2;
+            for (int rr = 0; rr < tl::min(2, M - row0); ++rr) {
                 const int32_t row = row0 + rr;
                 sum_x2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:152)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:153)
                     #pragma unroll
                     for (int tl_chunk34 = 0; tl_chunk34 < x_layout::kSlots; tl_chunk34 += 8) {
-                        const tl::f16* tl_ptr35 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 2048) + tl_chunk34 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 2048) + tl_chunk34 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 2048) + tl_chunk34 % 8)) + 7, N) && tl::is_aligned(tl_ptr35, 16)) {
+                        const tl::f16* tl_ptr35 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 1024) + tl_chunk34 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 1024) + tl_chunk34 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 1024) + tl_chunk34 % 8)) + 7, N) && tl::is_aligned(tl_ptr35, 16)) {
                             tl::f16 tl_vec36[8];
                             tl::load_vector<tl::f16, 8>(tl_vec36, tl_ptr35);
                             #pragma unroll
@@ -4127,18 +4121,18 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) % 2048) + (tl_chunk34 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) % 2048) + (tl_chunk34 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) % 1024) + (tl_chunk34 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) % 1024) + (tl_chunk34 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:153)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(BN) {  (norms.tl:154)
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s37 = 0; tl_s37 < x_layout::kSlots; ++tl_s37) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s37 / 8) * 8)) % 2048) + tl_s37 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s37 / 8) * 8)) % 1024) + tl_s37 % 8;
                         x[tl_s37] = x[tl_s37] * x[tl_s37];
                     }
-                    // reduce(sum, x, part);  (norms.tl:156)
+                    // reduce(sum, x, part);  (norms.tl:157)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -4147,7 +4141,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant3(
                         for (int tl_s38 = 0; tl_s38 < x_layout::kSlots; ++tl_s38) {
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s38]));
                         }
-                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        tl::block_allreduce<tl::SumOp, 1, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
                             part = tl_part[0];
                         }
@@ -4156,12 +4150,12 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant3(
                 }
                 const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
-                    const int32_t c0 = t * 2048;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:162)
+                    const int32_t c0 = t * 1024;
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:163)
                     #pragma unroll
                     for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
-                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 2048) + tl_chunk39 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 2048) + tl_chunk39 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 2048) + tl_chunk39 % 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 1024) + tl_chunk39 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 1024) + tl_chunk39 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 1024) + tl_chunk39 % 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
                             tl::f16 tl_vec41[8];
                             tl::load_vector<tl::f16, 8>(tl_vec41, tl_ptr40);
                             #pragma unroll
@@ -4169,15 +4163,15 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) % 2048) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) % 2048) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) % 1024) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) % 1024) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:163)
+                    // copy(W[c0 +: BN], w);  (norms.tl:164)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < w_layout::kSlots; tl_chunk42 += 8) {
-                        const tl::f16* tl_ptr43 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8)];
-                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
+                        const tl::f16* tl_ptr43 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8)];
+                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
                             tl::f16 tl_vec44[8];
                             tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
                             #pragma unroll
@@ -4185,22 +4179,22 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk42 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk42 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:164)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(BN) {  (norms.tl:165)
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s45 = 0; tl_s45 < x_layout::kSlots; ++tl_s45) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s45 / 8) * 8)) % 2048) + tl_s45 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s45 / 8) * 8)) % 1024) + tl_s45 % 8;
                         x[tl_s45] = x[tl_s45] * rrms * w[tl_s45];
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:167)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:168)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
-                        tl::f16* tl_ptr47 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
+                        tl::f16* tl_ptr47 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
                             tl::f16 tl_vec48[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec48[tl_v], x[tl_chunk46 + tl_v], x[tl_chunk46 + tl_v + 1]);
@@ -4208,7 +4202,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk46 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk46 + tl_v]);
                             }
                         }
                     }
@@ -4218,9 +4212,9 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant3(
     }
 }
 
-// kernel rmsnorm<ROW = 2048, THREADS = 256, RB = 2, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:106)
-// 256 threads per block, 20640 bytes of shared memory
-__global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant4(
+// kernel rmsnorm<ROW = 2048, THREADS = 128, RB = 1, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:107)
+// 128 threads per block, 12432 bytes of shared memory
+__global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant4(
         const tl::f16* __restrict__ X,
         const tl::f16* __restrict__ W,
         tl::f16* __restrict__ Y,
@@ -4228,31 +4222,31 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant4(
         int32_t M,
         int32_t N)
 {
-    // fragment s: f32[2, 2048], blocked per axis, vector 8: [2, 2048] over 256 threads: (2:t128, 8:r1 128:t1 2:r8) 16 registers
-    // fragment sq: f32[2, 2048], blocked per axis, vector 8: [2, 2048] over 256 threads: (2:t128, 8:r1 128:t1 2:r8) 16 registers
-    // fragment s_rrms: f32[2], slice of `sq` (reduce over axis 1): [2] over 256 threads: (2:t128) 1 registers, 128 replicas
-    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
-    using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
-    const int tl_tid = tl::thread_index<256>();
+    // fragment s: f32[1, 2048], blocked per axis, vector 8: [1, 2048] over 128 threads: (, 8:r1 128:t1 2:r8) 16 registers
+    // fragment sq: f32[1, 2048], blocked per axis, vector 8: [1, 2048] over 128 threads: (, 8:r1 128:t1 2:r8) 16 registers
+    // fragment s_rrms: f32[1], slice of `sq` (reduce over axis 1): [1] over 128 threads: () 1 registers, 128 replicas
+    using x_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment x: f32[1024]
+    using w_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment w: f32[1024]
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 2, 2048], row pitch 2056
-    tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 16512);  // shared ws: f16[2048], row pitch 2048
-    unsigned char* tl_scratch = tl_smem + 20608;  // 32 bytes for reductions and staging
-    float s[16];  // fragment s: f32[2, 2048]
-    float sq[16];  // fragment sq: f32[2, 2048]
-    float s_rrms[1];  // fragment s_rrms: f32[2]
-    float x[x_layout::kSlots];  // fragment x: f32[2048]
-    float w[w_layout::kSlots];  // fragment w: f32[2048]
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 1, 2048], row pitch 2056
+    tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 8320);  // shared ws: f16[2048], row pitch 2048
+    unsigned char* tl_scratch = tl_smem + 12416;  // 16 bytes for reductions and staging
+    float s[16];  // fragment s: f32[1, 2048]
+    float sq[16];  // fragment sq: f32[1, 2048]
+    float s_rrms[1];  // fragment s_rrms: f32[1]
+    float x[x_layout::kSlots];  // fragment x: f32[1024]
+    float w[w_layout::kSlots];  // fragment w: f32[1024]
     float sum_x2;
     float part;
-    const int32_t groups = tl::cdiv(tl::cdiv(M, 2) - int(blockIdx.x), int(gridDim.x));
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 1) - int(blockIdx.x), int(gridDim.x));
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 2048) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:127)
+        // copy(W[0 +: ROW], ws);  (norms.tl:128)
         #pragma unroll
-        for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
-            const int tl_chunk0 = tl_tid + tl_i1 * 256;
+        for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+            const int tl_chunk0 = tl_tid + tl_i1 * 128;
             const tl::f16* tl_src2 = &W[tl_chunk0 * 8];
             tl::f16* tl_dst3 = &ws[tl_chunk0 * 8];
             if (tl::in_bounds(tl_chunk0 * 8, N) && tl::in_bounds((tl_chunk0 * 8) + 7, N) && tl::is_aligned(tl_src2, 16) && tl::is_aligned(tl_dst3, 16)) {
@@ -4268,64 +4262,64 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant4(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:130)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:131)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
-                    const int tl_chunk5 = tl_tid + tl_i6 * 256;
-                    tl::cp_async_16(&xs[(0 * 2 + ((tl_chunk5 * 8) / 2048)) * 2056 + ((tl_chunk5 * 8) % 2048)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk5 * 8) / 2048)) * N + ((tl_chunk5 * 8) % 2048)]);
+                    const int tl_chunk5 = tl_tid + tl_i6 * 128;
+                    tl::cp_async_16(&xs[(0 * 1 + ((tl_chunk5 * 8) / 2048)) * 2056 + ((tl_chunk5 * 8) % 2048)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk5 * 8) / 2048)) * N + ((tl_chunk5 * 8) % 2048)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
-                    const int tl_chunk7 = tl_tid + tl_i8 * 256;
-                    const tl::f16* tl_src9 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk7 * 8) / 2048)) * N + ((tl_chunk7 * 8) % 2048)];
-                    tl::f16* tl_dst10 = &xs[(0 * 2 + ((tl_chunk7 * 8) / 2048)) * 2056 + ((tl_chunk7 * 8) % 2048)];
-                    const int tl_valid11 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk7 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 2048)));
+                    const int tl_chunk7 = tl_tid + tl_i8 * 128;
+                    const tl::f16* tl_src9 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 2048)) * N + ((tl_chunk7 * 8) % 2048)];
+                    tl::f16* tl_dst10 = &xs[(0 * 1 + ((tl_chunk7 * 8) / 2048)) * 2056 + ((tl_chunk7 * 8) % 2048)];
+                    const int tl_valid11 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 2048)));
                     if (tl_valid11 == 8 && (tl_chunk7 * 8) % 2048 >= 0 && tl::is_aligned(tl_src9, 16)) {
                         tl::cp_async_16(tl_dst10, tl_src9);
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk7 * 8) / 2048), M) && tl::in_bounds(((tl_chunk7 * 8) % 2048) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 2048), M) && tl::in_bounds(((tl_chunk7 * 8) % 2048) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:128)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:129)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:130)
-                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:131)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
-                        const int tl_chunk12 = tl_tid + tl_i13 * 256;
-                        tl::cp_async_16(&xs[(((g + 1) % 2) * 2 + ((tl_chunk12 * 8) / 2048)) * 2056 + ((tl_chunk12 * 8) % 2048)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk12 * 8) / 2048)) * N + ((tl_chunk12 * 8) % 2048)]);
+                        const int tl_chunk12 = tl_tid + tl_i13 * 128;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 1 + ((tl_chunk12 * 8) / 2048)) * 2056 + ((tl_chunk12 * 8) % 2048)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk12 * 8) / 2048)) * N + ((tl_chunk12 * 8) % 2048)]);
                     }
                 } else {
                     #pragma unroll
                     for (int tl_i15 = 0; tl_i15 < 2; ++tl_i15) {
-                        const int tl_chunk14 = tl_tid + tl_i15 * 256;
-                        const tl::f16* tl_src16 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk14 * 8) / 2048)) * N + ((tl_chunk14 * 8) % 2048)];
-                        tl::f16* tl_dst17 = &xs[(((g + 1) % 2) * 2 + ((tl_chunk14 * 8) / 2048)) * 2056 + ((tl_chunk14 * 8) % 2048)];
-                        const int tl_valid18 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk14 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 2048)));
+                        const int tl_chunk14 = tl_tid + tl_i15 * 128;
+                        const tl::f16* tl_src16 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk14 * 8) / 2048)) * N + ((tl_chunk14 * 8) % 2048)];
+                        tl::f16* tl_dst17 = &xs[(((g + 1) % 2) * 1 + ((tl_chunk14 * 8) / 2048)) * 2056 + ((tl_chunk14 * 8) % 2048)];
+                        const int tl_valid18 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk14 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 2048)));
                         if (tl_valid18 == 8 && (tl_chunk14 * 8) % 2048 >= 0 && tl::is_aligned(tl_src16, 16)) {
                             tl::cp_async_16(tl_dst17, tl_src16);
                         } else {
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk14 * 8) / 2048), M) && tl::in_bounds(((tl_chunk14 * 8) % 2048) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk14 * 8) / 2048), M) && tl::in_bounds(((tl_chunk14 * 8) % 2048) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
                         }
                     }
                 }
             }
             tl::cp_async_commit();
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 2;
-            // copy(xs, s);  (norms.tl:131)
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
+            // copy(xs, s);  (norms.tl:132)
             #pragma unroll
             for (int tl_chunk19 = 0; tl_chunk19 < 16; tl_chunk19 += 8) {
-                const tl::f16* tl_ptr20 = &xs[((g % 2) * 2 + (tl_tid / 128)) * 2056 + ((tl_chunk19 % 8) + (tl_tid % 128) * 8 + (tl_chunk19 / 8) * 1024)];
+                const tl::f16* tl_ptr20 = &xs[((g % 2) * 1 + 0) * 2056 + ((tl_chunk19 % 8) + (tl_tid) * 8 + (tl_chunk19 / 8) * 1024)];
                 if (tl::is_aligned(tl_ptr20, 16)) {
                     tl::f16 tl_vec21[8];
                     tl::load_vector<tl::f16, 8>(tl_vec21, tl_ptr20);
@@ -4334,19 +4328,19 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant4(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        s[tl_chunk19 + tl_v] = tl::convert<float>(xs[((g % 2) * 2 + (tl_tid / 128)) * 2056 + (((tl_chunk19 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk19 + tl_v) / 8) * 1024)]);
+                        s[tl_chunk19 + tl_v] = tl::convert<float>(xs[((g % 2) * 1 + 0) * 2056 + (((tl_chunk19 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk19 + tl_v) / 8) * 1024)]);
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:132)
-            // for i, j in parallel(2, 2048): each thread visits the elements of `sq` it holds
+            // for i, j in parallel(RB, ROW) {  (norms.tl:133)
+            // for i, j in parallel(1, 2048): each thread visits the elements of `sq` it holds
             #pragma unroll
             for (int tl_s22 = 0; tl_s22 < 16; ++tl_s22) {
-                [[maybe_unused]] const int i = (tl_tid / 128);
-                [[maybe_unused]] const int j = ((tl_s22 % 8) + (tl_tid % 128) * 8 + (tl_s22 / 8) * 1024);
+                [[maybe_unused]] const int i = 0;
+                [[maybe_unused]] const int j = ((tl_s22 % 8) + (tl_tid) * 8 + (tl_s22 / 8) * 1024);
                 sq[tl_s22] = s[tl_s22] * s[tl_s22];
             }
-            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:135)
+            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:136)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
             {
                 float tl_part[1];
@@ -4367,13 +4361,13 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant4(
                 if ((tl_tid / 1 % 32) == 0) {
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
+                        reinterpret_cast<float*>(tl_scratch)[(0) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
                     }
                 }
                 __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + tl_tid % 4];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 4 + tl_tid % 4];
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
                 }
@@ -4383,19 +4377,19 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant4(
                     s_rrms[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:136)
-            // for i in parallel(2): each thread visits the elements of `s_rrms` it holds
+            // for i in parallel(RB) {  (norms.tl:137)
+            // for i in parallel(1): each thread visits the elements of `s_rrms` it holds
             #pragma unroll
             for (int tl_s24 = 0; tl_s24 < 1; ++tl_s24) {
-                [[maybe_unused]] const int i = (tl_tid / 128);
+                [[maybe_unused]] const int i = 0;
                 s_rrms[tl_s24] = tl::rsqrt(s_rrms[tl_s24] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:139)
-            // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
+            // for i, j in parallel(RB, ROW) {  (norms.tl:140)
+            // for i, j in parallel(1, 2048): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k26 = 0; tl_k26 < 16; tl_k26 += 8) {
-                const int tl_c27 = ((tl_k26 % 8) + (tl_tid % 128) * 8 + (tl_k26 / 8) * 1024);  // the chunk's first column
-                [[maybe_unused]] const int i = (tl_tid / 128);
+                const int tl_c27 = ((tl_k26 % 8) + (tl_tid) * 8 + (tl_k26 / 8) * 1024);  // the chunk's first column
+                [[maybe_unused]] const int i = 0;
                 tl::f16 tl_chunk29[8];
                 tl::load_chunk<tl::f16, 8>(tl_chunk29, &ws[tl_c27]);
                 #pragma unroll
@@ -4405,11 +4399,11 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant4(
                     s[tl_s30] = s[tl_s30] * s_rrms[0] * tl::convert<float>(tl_chunk29[tl_o28]);
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:142)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:143)
             #pragma unroll
             for (int tl_chunk31 = 0; tl_chunk31 < 16; tl_chunk31 += 8) {
-                tl::f16* tl_ptr32 = &Y[int64_t(row0 + (tl_tid / 128)) * N + ((tl_chunk31 % 8) + (tl_tid % 128) * 8 + (tl_chunk31 / 8) * 1024)];
-                if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds(((tl_chunk31 % 8) + (tl_tid % 128) * 8 + (tl_chunk31 / 8) * 1024), N) && tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk31 % 8) + (tl_tid % 128) * 8 + (tl_chunk31 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                tl::f16* tl_ptr32 = &Y[int64_t(row0 + 0) * N + ((tl_chunk31 % 8) + (tl_tid) * 8 + (tl_chunk31 / 8) * 1024)];
+                if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk31 % 8) + (tl_tid) * 8 + (tl_chunk31 / 8) * 1024), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk31 % 8) + (tl_tid) * 8 + (tl_chunk31 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
                     tl::f16 tl_vec33[8];
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec33[tl_v], s[tl_chunk31 + tl_v], s[tl_chunk31 + tl_v + 1]);
@@ -4417,25 +4411,25 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant4(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk31 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk31 + tl_v) / 8) * 1024), N)) Y[int64_t(row0 + (tl_tid / 128)) * N + (((tl_chunk31 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk31 + tl_v) / 8) * 1024)] = tl::convert<tl::f16>(s[tl_chunk31 + tl_v]);
+                        if (tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk31 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk31 + tl_v) / 8) * 1024), N)) Y[int64_t(row0 + 0) * N + (((tl_chunk31 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk31 + tl_v) / 8) * 1024)] = tl::convert<tl::f16>(s[tl_chunk31 + tl_v]);
                     }
                 }
             }
         }
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
-        const int32_t n_tiles = tl::cdiv(N, 2048);
+        const int32_t n_tiles = tl::cdiv(N, 1024);
         for (int g = 0; g < groups; ++g) {
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 2;
-            for (int rr = 0; rr < tl::min(2, M - row0); ++rr) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
+            for (int rr = 0; rr < tl::min(1, M - row0); ++rr) {
                 const int32_t row = row0 + rr;
                 sum_x2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:152)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:153)
                     #pragma unroll
                     for (int tl_chunk34 = 0; tl_chunk34 < x_layout::kSlots; tl_chunk34 += 8) {
-                        const tl::f16* tl_ptr35 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 2048) + tl_chunk34 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 2048) + tl_chunk34 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 2048) + tl_chunk34 % 8)) + 7, N) && tl::is_aligned(tl_ptr35, 16)) {
+                        const tl::f16* tl_ptr35 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 1024) + tl_chunk34 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 1024) + tl_chunk34 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 1024) + tl_chunk34 % 8)) + 7, N) && tl::is_aligned(tl_ptr35, 16)) {
                             tl::f16 tl_vec36[8];
                             tl::load_vector<tl::f16, 8>(tl_vec36, tl_ptr35);
                             #pragma unroll
@@ -4443,18 +4437,18 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) % 2048) + (tl_chunk34 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) % 2048) + (tl_chunk34 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) % 1024) + (tl_chunk34 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) % 1024) + (tl_chunk34 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:153)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(BN) {  (norms.tl:154)
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s37 = 0; tl_s37 < x_layout::kSlots; ++tl_s37) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s37 / 8) * 8)) % 2048) + tl_s37 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s37 / 8) * 8)) % 1024) + tl_s37 % 8;
                         x[tl_s37] = x[tl_s37] * x[tl_s37];
                     }
-                    // reduce(sum, x, part);  (norms.tl:156)
+                    // reduce(sum, x, part);  (norms.tl:157)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -4463,7 +4457,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant4(
                         for (int tl_s38 = 0; tl_s38 < x_layout::kSlots; ++tl_s38) {
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s38]));
                         }
-                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        tl::block_allreduce<tl::SumOp, 1, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
                             part = tl_part[0];
                         }
@@ -4472,12 +4466,12 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant4(
                 }
                 const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
-                    const int32_t c0 = t * 2048;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:162)
+                    const int32_t c0 = t * 1024;
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:163)
                     #pragma unroll
                     for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
-                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 2048) + tl_chunk39 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 2048) + tl_chunk39 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 2048) + tl_chunk39 % 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 1024) + tl_chunk39 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 1024) + tl_chunk39 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 1024) + tl_chunk39 % 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
                             tl::f16 tl_vec41[8];
                             tl::load_vector<tl::f16, 8>(tl_vec41, tl_ptr40);
                             #pragma unroll
@@ -4485,15 +4479,15 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) % 2048) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) % 2048) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) % 1024) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) % 1024) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:163)
+                    // copy(W[c0 +: BN], w);  (norms.tl:164)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < w_layout::kSlots; tl_chunk42 += 8) {
-                        const tl::f16* tl_ptr43 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8)];
-                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
+                        const tl::f16* tl_ptr43 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8)];
+                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
                             tl::f16 tl_vec44[8];
                             tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
                             #pragma unroll
@@ -4501,22 +4495,22 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk42 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk42 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:164)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(BN) {  (norms.tl:165)
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s45 = 0; tl_s45 < x_layout::kSlots; ++tl_s45) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s45 / 8) * 8)) % 2048) + tl_s45 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s45 / 8) * 8)) % 1024) + tl_s45 % 8;
                         x[tl_s45] = x[tl_s45] * rrms * w[tl_s45];
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:167)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:168)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
-                        tl::f16* tl_ptr47 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
+                        tl::f16* tl_ptr47 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
                             tl::f16 tl_vec48[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec48[tl_v], x[tl_chunk46 + tl_v], x[tl_chunk46 + tl_v + 1]);
@@ -4524,7 +4518,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk46 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk46 + tl_v]);
                             }
                         }
                     }
@@ -4534,7 +4528,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant4(
     }
 }
 
-// kernel rmsnorm<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:106)
+// kernel rmsnorm<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:107)
 // 256 threads per block, 24736 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
         const tl::f16* __restrict__ X,
@@ -4565,7 +4559,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 4096) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:127)
+        // copy(W[0 +: ROW], ws);  (norms.tl:128)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 256;
@@ -4584,7 +4578,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:130)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:131)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
@@ -4608,12 +4602,12 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:128)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:129)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:130)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:131)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
@@ -4638,7 +4632,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
-            // copy(xs, s);  (norms.tl:131)
+            // copy(xs, s);  (norms.tl:132)
             #pragma unroll
             for (int tl_chunk19 = 0; tl_chunk19 < 16; tl_chunk19 += 8) {
                 const tl::f16* tl_ptr20 = &xs[((g % 2) * 1 + 0) * 4104 + ((tl_chunk19 % 8) + (tl_tid) * 8 + (tl_chunk19 / 8) * 2048)];
@@ -4654,7 +4648,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:132)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:133)
             // for i, j in parallel(1, 4096): each thread visits the elements of `sq` it holds
             #pragma unroll
             for (int tl_s22 = 0; tl_s22 < 16; ++tl_s22) {
@@ -4662,7 +4656,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                 [[maybe_unused]] const int j = ((tl_s22 % 8) + (tl_tid) * 8 + (tl_s22 / 8) * 2048);
                 sq[tl_s22] = s[tl_s22] * s[tl_s22];
             }
-            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:135)
+            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:136)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
             {
                 float tl_part[1];
@@ -4700,14 +4694,14 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                     s_rrms[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:136)
+            // for i in parallel(RB) {  (norms.tl:137)
             // for i in parallel(1): each thread visits the elements of `s_rrms` it holds
             #pragma unroll
             for (int tl_s24 = 0; tl_s24 < 1; ++tl_s24) {
                 [[maybe_unused]] const int i = 0;
                 s_rrms[tl_s24] = tl::rsqrt(s_rrms[tl_s24] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:139)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:140)
             // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k26 = 0; tl_k26 < 16; tl_k26 += 8) {
@@ -4722,7 +4716,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                     s[tl_s30] = s[tl_s30] * s_rrms[0] * tl::convert<float>(tl_chunk29[tl_o28]);
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:142)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:143)
             #pragma unroll
             for (int tl_chunk31 = 0; tl_chunk31 < 16; tl_chunk31 += 8) {
                 tl::f16* tl_ptr32 = &Y[int64_t(row0 + 0) * N + ((tl_chunk31 % 8) + (tl_tid) * 8 + (tl_chunk31 / 8) * 2048)];
@@ -4748,7 +4742,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                 const int32_t row = row0 + rr;
                 sum_x2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:152)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:153)
                     #pragma unroll
                     for (int tl_chunk34 = 0; tl_chunk34 < x_layout::kSlots; tl_chunk34 += 8) {
                         const tl::f16* tl_ptr35 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 2048) + tl_chunk34 % 8))];
@@ -4764,14 +4758,14 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:153)
+                    // for j in parallel(BN) {  (norms.tl:154)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s37 = 0; tl_s37 < x_layout::kSlots; ++tl_s37) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s37 / 8) * 8)) % 2048) + tl_s37 % 8;
                         x[tl_s37] = x[tl_s37] * x[tl_s37];
                     }
-                    // reduce(sum, x, part);  (norms.tl:156)
+                    // reduce(sum, x, part);  (norms.tl:157)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -4790,7 +4784,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                 const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 2048;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:162)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:163)
                     #pragma unroll
                     for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
                         const tl::f16* tl_ptr40 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 2048) + tl_chunk39 % 8))];
@@ -4806,7 +4800,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:163)
+                    // copy(W[c0 +: BN], w);  (norms.tl:164)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < w_layout::kSlots; tl_chunk42 += 8) {
                         const tl::f16* tl_ptr43 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8)];
@@ -4822,14 +4816,14 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:164)
+                    // for j in parallel(BN) {  (norms.tl:165)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s45 = 0; tl_s45 < x_layout::kSlots; ++tl_s45) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s45 / 8) * 8)) % 2048) + tl_s45 % 8;
                         x[tl_s45] = x[tl_s45] * rrms * w[tl_s45];
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:167)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:168)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
                         tl::f16* tl_ptr47 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8))];
@@ -4851,7 +4845,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
     }
 }
 
-// kernel rmsnorm<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:106)
+// kernel rmsnorm<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:107)
 // 512 threads per block, 49344 bytes of shared memory
 __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
         const tl::f16* __restrict__ X,
@@ -4882,7 +4876,7 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 8192) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:127)
+        // copy(W[0 +: ROW], ws);  (norms.tl:128)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 512;
@@ -4901,7 +4895,7 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:130)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:131)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
@@ -4925,12 +4919,12 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:128)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:129)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:130)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:131)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
@@ -4955,7 +4949,7 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
-            // copy(xs, s);  (norms.tl:131)
+            // copy(xs, s);  (norms.tl:132)
             #pragma unroll
             for (int tl_chunk19 = 0; tl_chunk19 < 16; tl_chunk19 += 8) {
                 const tl::f16* tl_ptr20 = &xs[((g % 2) * 1 + 0) * 8200 + ((tl_chunk19 % 8) + (tl_tid) * 8 + (tl_chunk19 / 8) * 4096)];
@@ -4971,7 +4965,7 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:132)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:133)
             // for i, j in parallel(1, 8192): each thread visits the elements of `sq` it holds
             #pragma unroll
             for (int tl_s22 = 0; tl_s22 < 16; ++tl_s22) {
@@ -4979,7 +4973,7 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                 [[maybe_unused]] const int j = ((tl_s22 % 8) + (tl_tid) * 8 + (tl_s22 / 8) * 4096);
                 sq[tl_s22] = s[tl_s22] * s[tl_s22];
             }
-            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:135)
+            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:136)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
             {
                 float tl_part[1];
@@ -5018,14 +5012,14 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                     s_rrms[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:136)
+            // for i in parallel(RB) {  (norms.tl:137)
             // for i in parallel(1): each thread visits the elements of `s_rrms` it holds
             #pragma unroll
             for (int tl_s24 = 0; tl_s24 < 1; ++tl_s24) {
                 [[maybe_unused]] const int i = 0;
                 s_rrms[tl_s24] = tl::rsqrt(s_rrms[tl_s24] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:139)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:140)
             // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k26 = 0; tl_k26 < 16; tl_k26 += 8) {
@@ -5040,7 +5034,7 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                     s[tl_s30] = s[tl_s30] * s_rrms[0] * tl::convert<float>(tl_chunk29[tl_o28]);
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:142)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:143)
             #pragma unroll
             for (int tl_chunk31 = 0; tl_chunk31 < 16; tl_chunk31 += 8) {
                 tl::f16* tl_ptr32 = &Y[int64_t(row0 + 0) * N + ((tl_chunk31 % 8) + (tl_tid) * 8 + (tl_chunk31 / 8) * 4096)];
@@ -5066,7 +5060,7 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                 const int32_t row = row0 + rr;
                 sum_x2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:152)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:153)
                     #pragma unroll
                     for (int tl_chunk34 = 0; tl_chunk34 < x_layout::kSlots; tl_chunk34 += 8) {
                         const tl::f16* tl_ptr35 = &X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 4096) + tl_chunk34 % 8))];
@@ -5082,14 +5076,14 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:153)
+                    // for j in parallel(BN) {  (norms.tl:154)
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s37 = 0; tl_s37 < x_layout::kSlots; ++tl_s37) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s37 / 8) * 8)) % 4096) + tl_s37 % 8;
                         x[tl_s37] = x[tl_s37] * x[tl_s37];
                     }
-                    // reduce(sum, x, part);  (norms.tl:156)
+                    // reduce(sum, x, part);  (norms.tl:157)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -5108,7 +5102,7 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                 const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 4096;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:162)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:163)
                     #pragma unroll
                     for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
                         const tl::f16* tl_ptr40 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 4096) + tl_chunk39 % 8))];
@@ -5124,7 +5118,7 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:163)
+                    // copy(W[c0 +: BN], w);  (norms.tl:164)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < w_layout::kSlots; tl_chunk42 += 8) {
                         const tl::f16* tl_ptr43 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 4096) + tl_chunk42 % 8)];
@@ -5140,14 +5134,14 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:164)
+                    // for j in parallel(BN) {  (norms.tl:165)
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s45 = 0; tl_s45 < x_layout::kSlots; ++tl_s45) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s45 / 8) * 8)) % 4096) + tl_s45 % 8;
                         x[tl_s45] = x[tl_s45] * rrms * w[tl_s45];
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:167)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:168)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
                         tl::f16* tl_ptr47 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 4096) + tl_chunk46 % 8))];
@@ -5169,9 +5163,9 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
     }
 }
 
-// kernel residual_rmsnorm<ROW = 128, THREADS = 256, RB = 32, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:176)
-// 256 threads per block, 35104 bytes of shared memory
-__global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant0(
+// kernel residual_rmsnorm<ROW = 128, THREADS = 128, RB = 16, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:177)
+// 128 threads per block, 17680 bytes of shared memory
+__global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
         const tl::f16* __restrict__ X,
         tl::f16* __restrict__ R,
         const tl::f16* __restrict__ W,
@@ -5180,34 +5174,34 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant0(
         int32_t M,
         int32_t N)
 {
-    // fragment s: f32[32, 128], blocked per axis, vector 8: [32, 128] over 256 threads: (16:t16 2:r8, 8:r1 16:t1) 16 registers
-    // fragment sq: f32[32, 128], blocked per axis, vector 8: [32, 128] over 256 threads: (16:t16 2:r8, 8:r1 16:t1) 16 registers
-    // fragment s_rrms: f32[32], slice of `sq` (reduce over axis 1): [32] over 256 threads: (16:t16 2:r1) 2 registers, 16 replicas
-    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
-    using r_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment r: f32[2048]
-    using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
-    const int tl_tid = tl::thread_index<256>();
+    // fragment s: f32[16, 128], blocked per axis, vector 8: [16, 128] over 128 threads: (8:t16 2:r8, 8:r1 16:t1) 16 registers
+    // fragment sq: f32[16, 128], blocked per axis, vector 8: [16, 128] over 128 threads: (8:t16 2:r8, 8:r1 16:t1) 16 registers
+    // fragment s_rrms: f32[16], slice of `sq` (reduce over axis 1): [16] over 128 threads: (8:t16 2:r1) 2 registers, 16 replicas
+    using x_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment x: f32[1024]
+    using r_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment r: f32[1024]
+    using w_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment w: f32[1024]
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 32, 128], row pitch 136
-    tl::f16* rs = reinterpret_cast<tl::f16*>(tl_smem + 17408);  // shared rs: f16[2, 32, 128], row pitch 136
-    tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 34816);  // shared ws: f16[128], row pitch 128
-    unsigned char* tl_scratch = tl_smem + 35072;  // 32 bytes for reductions and staging
-    float s[16];  // fragment s: f32[32, 128]
-    float sq[16];  // fragment sq: f32[32, 128]
-    float s_rrms[2];  // fragment s_rrms: f32[32]
-    float x[x_layout::kSlots];  // fragment x: f32[2048]
-    float r[r_layout::kSlots];  // fragment r: f32[2048]
-    float w[w_layout::kSlots];  // fragment w: f32[2048]
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 16, 128], row pitch 136
+    tl::f16* rs = reinterpret_cast<tl::f16*>(tl_smem + 8704);  // shared rs: f16[2, 16, 128], row pitch 136
+    tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 17408);  // shared ws: f16[128], row pitch 128
+    unsigned char* tl_scratch = tl_smem + 17664;  // 16 bytes for reductions and staging
+    float s[16];  // fragment s: f32[16, 128]
+    float sq[16];  // fragment sq: f32[16, 128]
+    float s_rrms[2];  // fragment s_rrms: f32[16]
+    float x[x_layout::kSlots];  // fragment x: f32[1024]
+    float r[r_layout::kSlots];  // fragment r: f32[1024]
+    float w[w_layout::kSlots];  // fragment w: f32[1024]
     float sum_x2;
     float part;
-    const int32_t groups = tl::cdiv(tl::cdiv(M, 32) - int(blockIdx.x), int(gridDim.x));
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 16) - int(blockIdx.x), int(gridDim.x));
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 128) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:199)
+        // copy(W[0 +: ROW], ws);  (norms.tl:200)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
-            const int tl_chunk0 = tl_tid + tl_i1 * 256;
+            const int tl_chunk0 = tl_tid + tl_i1 * 128;
             if (tl_chunk0 < 16) {
                 const tl::f16* tl_src2 = &W[tl_chunk0 * 8];
                 tl::f16* tl_dst3 = &ws[tl_chunk0 * 8];
@@ -5225,108 +5219,108 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant0(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:202)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + 32 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
-                    const int tl_chunk5 = tl_tid + tl_i6 * 256;
-                    tl::cp_async_16(&xs[(0 * 32 + ((tl_chunk5 * 8) / 128)) * 136 + ((tl_chunk5 * 8) % 128)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk5 * 8) / 128)) * N + ((tl_chunk5 * 8) % 128)]);
+                    const int tl_chunk5 = tl_tid + tl_i6 * 128;
+                    tl::cp_async_16(&xs[(0 * 16 + ((tl_chunk5 * 8) / 128)) * 136 + ((tl_chunk5 * 8) % 128)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk5 * 8) / 128)) * N + ((tl_chunk5 * 8) % 128)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
-                    const int tl_chunk7 = tl_tid + tl_i8 * 256;
-                    const tl::f16* tl_src9 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk7 * 8) / 128)) * N + ((tl_chunk7 * 8) % 128)];
-                    tl::f16* tl_dst10 = &xs[(0 * 32 + ((tl_chunk7 * 8) / 128)) * 136 + ((tl_chunk7 * 8) % 128)];
-                    const int tl_valid11 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk7 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 128)));
+                    const int tl_chunk7 = tl_tid + tl_i8 * 128;
+                    const tl::f16* tl_src9 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk7 * 8) / 128)) * N + ((tl_chunk7 * 8) % 128)];
+                    tl::f16* tl_dst10 = &xs[(0 * 16 + ((tl_chunk7 * 8) / 128)) * 136 + ((tl_chunk7 * 8) % 128)];
+                    const int tl_valid11 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk7 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 128)));
                     if (tl_valid11 == 8 && (tl_chunk7 * 8) % 128 >= 0 && tl::is_aligned(tl_src9, 16)) {
                         tl::cp_async_16(tl_dst10, tl_src9);
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk7 * 8) / 128), M) && tl::in_bounds(((tl_chunk7 * 8) % 128) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk7 * 8) / 128), M) && tl::in_bounds(((tl_chunk7 * 8) % 128) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
-            // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:203)
-            if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + 32 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
+            // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:204)
+            if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
-                    const int tl_chunk12 = tl_tid + tl_i13 * 256;
-                    tl::cp_async_16(&rs[(0 * 32 + ((tl_chunk12 * 8) / 128)) * 136 + ((tl_chunk12 * 8) % 128)], &R[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk12 * 8) / 128)) * N + ((tl_chunk12 * 8) % 128)]);
+                    const int tl_chunk12 = tl_tid + tl_i13 * 128;
+                    tl::cp_async_16(&rs[(0 * 16 + ((tl_chunk12 * 8) / 128)) * 136 + ((tl_chunk12 * 8) % 128)], &R[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk12 * 8) / 128)) * N + ((tl_chunk12 * 8) % 128)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i15 = 0; tl_i15 < 2; ++tl_i15) {
-                    const int tl_chunk14 = tl_tid + tl_i15 * 256;
-                    const tl::f16* tl_src16 = &R[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk14 * 8) / 128)) * N + ((tl_chunk14 * 8) % 128)];
-                    tl::f16* tl_dst17 = &rs[(0 * 32 + ((tl_chunk14 * 8) / 128)) * 136 + ((tl_chunk14 * 8) % 128)];
-                    const int tl_valid18 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk14 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 128)));
+                    const int tl_chunk14 = tl_tid + tl_i15 * 128;
+                    const tl::f16* tl_src16 = &R[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk14 * 8) / 128)) * N + ((tl_chunk14 * 8) % 128)];
+                    tl::f16* tl_dst17 = &rs[(0 * 16 + ((tl_chunk14 * 8) / 128)) * 136 + ((tl_chunk14 * 8) % 128)];
+                    const int tl_valid18 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk14 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 128)));
                     if (tl_valid18 == 8 && (tl_chunk14 * 8) % 128 >= 0 && tl::is_aligned(tl_src16, 16)) {
                         tl::cp_async_16(tl_dst17, tl_src16);
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk14 * 8) / 128), M) && tl::in_bounds(((tl_chunk14 * 8) % 128) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk14 * 8) / 128), M) && tl::in_bounds(((tl_chunk14 * 8) % 128) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:200)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:201)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:202)
-                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + 32 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i20 = 0; tl_i20 < 2; ++tl_i20) {
-                        const int tl_chunk19 = tl_tid + tl_i20 * 256;
-                        tl::cp_async_16(&xs[(((g + 1) % 2) * 32 + ((tl_chunk19 * 8) / 128)) * 136 + ((tl_chunk19 * 8) % 128)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk19 * 8) / 128)) * N + ((tl_chunk19 * 8) % 128)]);
+                        const int tl_chunk19 = tl_tid + tl_i20 * 128;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 16 + ((tl_chunk19 * 8) / 128)) * 136 + ((tl_chunk19 * 8) % 128)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk19 * 8) / 128)) * N + ((tl_chunk19 * 8) % 128)]);
                     }
                 } else {
                     #pragma unroll
                     for (int tl_i22 = 0; tl_i22 < 2; ++tl_i22) {
-                        const int tl_chunk21 = tl_tid + tl_i22 * 256;
-                        const tl::f16* tl_src23 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk21 * 8) / 128)) * N + ((tl_chunk21 * 8) % 128)];
-                        tl::f16* tl_dst24 = &xs[(((g + 1) % 2) * 32 + ((tl_chunk21 * 8) / 128)) * 136 + ((tl_chunk21 * 8) % 128)];
-                        const int tl_valid25 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk21 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk21 * 8) % 128)));
+                        const int tl_chunk21 = tl_tid + tl_i22 * 128;
+                        const tl::f16* tl_src23 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk21 * 8) / 128)) * N + ((tl_chunk21 * 8) % 128)];
+                        tl::f16* tl_dst24 = &xs[(((g + 1) % 2) * 16 + ((tl_chunk21 * 8) / 128)) * 136 + ((tl_chunk21 * 8) % 128)];
+                        const int tl_valid25 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk21 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk21 * 8) % 128)));
                         if (tl_valid25 == 8 && (tl_chunk21 * 8) % 128 >= 0 && tl::is_aligned(tl_src23, 16)) {
                             tl::cp_async_16(tl_dst24, tl_src23);
                         } else {
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst24[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk21 * 8) / 128), M) && tl::in_bounds(((tl_chunk21 * 8) % 128) + tl_v, N) ? tl_src23[tl_v] : tl::convert<tl::f16>(0.0f);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst24[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk21 * 8) / 128), M) && tl::in_bounds(((tl_chunk21 * 8) % 128) + tl_v, N) ? tl_src23[tl_v] : tl::convert<tl::f16>(0.0f);
                         }
                     }
                 }
-                // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:203)
-                if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + 32 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
+                // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:204)
+                if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i27 = 0; tl_i27 < 2; ++tl_i27) {
-                        const int tl_chunk26 = tl_tid + tl_i27 * 256;
-                        tl::cp_async_16(&rs[(((g + 1) % 2) * 32 + ((tl_chunk26 * 8) / 128)) * 136 + ((tl_chunk26 * 8) % 128)], &R[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk26 * 8) / 128)) * N + ((tl_chunk26 * 8) % 128)]);
+                        const int tl_chunk26 = tl_tid + tl_i27 * 128;
+                        tl::cp_async_16(&rs[(((g + 1) % 2) * 16 + ((tl_chunk26 * 8) / 128)) * 136 + ((tl_chunk26 * 8) % 128)], &R[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk26 * 8) / 128)) * N + ((tl_chunk26 * 8) % 128)]);
                     }
                 } else {
                     #pragma unroll
                     for (int tl_i29 = 0; tl_i29 < 2; ++tl_i29) {
-                        const int tl_chunk28 = tl_tid + tl_i29 * 256;
-                        const tl::f16* tl_src30 = &R[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk28 * 8) / 128)) * N + ((tl_chunk28 * 8) % 128)];
-                        tl::f16* tl_dst31 = &rs[(((g + 1) % 2) * 32 + ((tl_chunk28 * 8) / 128)) * 136 + ((tl_chunk28 * 8) % 128)];
-                        const int tl_valid32 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk28 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk28 * 8) % 128)));
+                        const int tl_chunk28 = tl_tid + tl_i29 * 128;
+                        const tl::f16* tl_src30 = &R[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk28 * 8) / 128)) * N + ((tl_chunk28 * 8) % 128)];
+                        tl::f16* tl_dst31 = &rs[(((g + 1) % 2) * 16 + ((tl_chunk28 * 8) / 128)) * 136 + ((tl_chunk28 * 8) % 128)];
+                        const int tl_valid32 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk28 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk28 * 8) % 128)));
                         if (tl_valid32 == 8 && (tl_chunk28 * 8) % 128 >= 0 && tl::is_aligned(tl_src30, 16)) {
                             tl::cp_async_16(tl_dst31, tl_src30);
                         } else {
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst31[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk28 * 8) / 128), M) && tl::in_bounds(((tl_chunk28 * 8) % 128) + tl_v, N) ? tl_src30[tl_v] : tl::convert<tl::f16>(0.0f);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst31[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk28 * 8) / 128), M) && tl::in_bounds(((tl_chunk28 * 8) % 128) + tl_v, N) ? tl_src30[tl_v] : tl::convert<tl::f16>(0.0f);
                         }
                     }
                 }
             }
             tl::cp_async_commit();
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 32;
-            // copy(xs, s);  (norms.tl:204)
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 16;
+            // copy(xs, s);  (norms.tl:205)
             #pragma unroll
             for (int tl_chunk33 = 0; tl_chunk33 < 16; tl_chunk33 += 8) {
-                const tl::f16* tl_ptr34 = &xs[((g % 2) * 32 + ((tl_tid / 16) + (tl_chunk33 / 8) * 16)) * 136 + ((tl_chunk33 % 8) + (tl_tid % 16) * 8)];
+                const tl::f16* tl_ptr34 = &xs[((g % 2) * 16 + ((tl_tid / 16) + (tl_chunk33 / 8) * 8)) * 136 + ((tl_chunk33 % 8) + (tl_tid % 16) * 8)];
                 if (tl::is_aligned(tl_ptr34, 16)) {
                     tl::f16 tl_vec35[8];
                     tl::load_vector<tl::f16, 8>(tl_vec35, tl_ptr34);
@@ -5335,14 +5329,14 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant0(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        s[tl_chunk33 + tl_v] = tl::convert<float>(xs[((g % 2) * 32 + ((tl_tid / 16) + ((tl_chunk33 + tl_v) / 8) * 16)) * 136 + (((tl_chunk33 + tl_v) % 8) + (tl_tid % 16) * 8)]);
+                        s[tl_chunk33 + tl_v] = tl::convert<float>(xs[((g % 2) * 16 + ((tl_tid / 16) + ((tl_chunk33 + tl_v) / 8) * 8)) * 136 + (((tl_chunk33 + tl_v) % 8) + (tl_tid % 16) * 8)]);
                     }
                 }
             }
-            // copy(rs, sq);  (norms.tl:205)
+            // copy(rs, sq);  (norms.tl:206)
             #pragma unroll
             for (int tl_chunk36 = 0; tl_chunk36 < 16; tl_chunk36 += 8) {
-                const tl::f16* tl_ptr37 = &rs[((g % 2) * 32 + ((tl_tid / 16) + (tl_chunk36 / 8) * 16)) * 136 + ((tl_chunk36 % 8) + (tl_tid % 16) * 8)];
+                const tl::f16* tl_ptr37 = &rs[((g % 2) * 16 + ((tl_tid / 16) + (tl_chunk36 / 8) * 8)) * 136 + ((tl_chunk36 % 8) + (tl_tid % 16) * 8)];
                 if (tl::is_aligned(tl_ptr37, 16)) {
                     tl::f16 tl_vec38[8];
                     tl::load_vector<tl::f16, 8>(tl_vec38, tl_ptr37);
@@ -5351,26 +5345,26 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant0(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        sq[tl_chunk36 + tl_v] = tl::convert<float>(rs[((g % 2) * 32 + ((tl_tid / 16) + ((tl_chunk36 + tl_v) / 8) * 16)) * 136 + (((tl_chunk36 + tl_v) % 8) + (tl_tid % 16) * 8)]);
+                        sq[tl_chunk36 + tl_v] = tl::convert<float>(rs[((g % 2) * 16 + ((tl_tid / 16) + ((tl_chunk36 + tl_v) / 8) * 8)) * 136 + (((tl_chunk36 + tl_v) % 8) + (tl_tid % 16) * 8)]);
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:206)
-            // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
+            // for i, j in parallel(RB, ROW) {  (norms.tl:207)
+            // for i, j in parallel(16, 128): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s39 = 0; tl_s39 < 16; ++tl_s39) {
-                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s39 / 8) * 16);
+                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s39 / 8) * 8);
                 [[maybe_unused]] const int j = ((tl_s39 % 8) + (tl_tid % 16) * 8);
                 const float h = tl::convert<float>(tl::convert<tl::f16>(s[tl_s39] + sq[tl_s39]));
                 s[tl_s39] = h;
                 sq[tl_s39] = h * h;
             }
             __syncthreads();  // WAR on `R`
-            // copy(s, R[row0 +: RB, 0 +: ROW]);  (norms.tl:211)
+            // copy(s, R[row0 +: RB, 0 +: ROW]);  (norms.tl:212)
             #pragma unroll
             for (int tl_chunk40 = 0; tl_chunk40 < 16; tl_chunk40 += 8) {
-                tl::f16* tl_ptr41 = &R[int64_t(row0 + ((tl_tid / 16) + (tl_chunk40 / 8) * 16)) * N + ((tl_chunk40 % 8) + (tl_tid % 16) * 8)];
-                if (tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk40 / 8) * 16), M) && tl::in_bounds(((tl_chunk40 % 8) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk40 / 8) * 16), M) && tl::in_bounds((((tl_chunk40 % 8) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr41, 16)) {
+                tl::f16* tl_ptr41 = &R[int64_t(row0 + ((tl_tid / 16) + (tl_chunk40 / 8) * 8)) * N + ((tl_chunk40 % 8) + (tl_tid % 16) * 8)];
+                if (tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk40 / 8) * 8), M) && tl::in_bounds(((tl_chunk40 % 8) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk40 / 8) * 8), M) && tl::in_bounds((((tl_chunk40 % 8) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr41, 16)) {
                     tl::f16 tl_vec42[8];
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec42[tl_v], s[tl_chunk40 + tl_v], s[tl_chunk40 + tl_v + 1]);
@@ -5378,11 +5372,11 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant0(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        if (tl::in_bounds(row0 + ((tl_tid / 16) + ((tl_chunk40 + tl_v) / 8) * 16), M) && tl::in_bounds((((tl_chunk40 + tl_v) % 8) + (tl_tid % 16) * 8), N)) R[int64_t(row0 + ((tl_tid / 16) + ((tl_chunk40 + tl_v) / 8) * 16)) * N + (((tl_chunk40 + tl_v) % 8) + (tl_tid % 16) * 8)] = tl::convert<tl::f16>(s[tl_chunk40 + tl_v]);
+                        if (tl::in_bounds(row0 + ((tl_tid / 16) + ((tl_chunk40 + tl_v) / 8) * 8), M) && tl::in_bounds((((tl_chunk40 + tl_v) % 8) + (tl_tid % 16) * 8), N)) R[int64_t(row0 + ((tl_tid / 16) + ((tl_chunk40 + tl_v) / 8) * 8)) * N + (((tl_chunk40 + tl_v) % 8) + (tl_tid % 16) * 8)] = tl::convert<tl::f16>(s[tl_chunk40 + tl_v]);
                     }
                 }
             }
-            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:212)
+            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:213)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
             {
                 float tl_part[2];
@@ -5404,19 +5398,19 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant0(
                     s_rrms[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:213)
-            // for i in parallel(32): each thread visits the elements of `s_rrms` it holds
+            // for i in parallel(RB) {  (norms.tl:214)
+            // for i in parallel(16): each thread visits the elements of `s_rrms` it holds
             #pragma unroll
             for (int tl_s44 = 0; tl_s44 < 2; ++tl_s44) {
-                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s44) * 16);
+                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s44) * 8);
                 s_rrms[tl_s44] = tl::rsqrt(s_rrms[tl_s44] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:216)
-            // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
+            // for i, j in parallel(RB, ROW) {  (norms.tl:217)
+            // for i, j in parallel(16, 128): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k46 = 0; tl_k46 < 16; tl_k46 += 8) {
                 const int tl_c47 = ((tl_k46 % 8) + (tl_tid % 16) * 8);  // the chunk's first column
-                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_k46 / 8) * 16);
+                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_k46 / 8) * 8);
                 tl::f16 tl_chunk49[8];
                 tl::load_chunk<tl::f16, 8>(tl_chunk49, &ws[tl_c47]);
                 #pragma unroll
@@ -5426,11 +5420,11 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant0(
                     s[tl_s50] = s[tl_s50] * s_rrms[(tl_s50 / 8)] * tl::convert<float>(tl_chunk49[tl_o48]);
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:219)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:220)
             #pragma unroll
             for (int tl_chunk51 = 0; tl_chunk51 < 16; tl_chunk51 += 8) {
-                tl::f16* tl_ptr52 = &Y[int64_t(row0 + ((tl_tid / 16) + (tl_chunk51 / 8) * 16)) * N + ((tl_chunk51 % 8) + (tl_tid % 16) * 8)];
-                if (tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk51 / 8) * 16), M) && tl::in_bounds(((tl_chunk51 % 8) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk51 / 8) * 16), M) && tl::in_bounds((((tl_chunk51 % 8) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr52, 16)) {
+                tl::f16* tl_ptr52 = &Y[int64_t(row0 + ((tl_tid / 16) + (tl_chunk51 / 8) * 8)) * N + ((tl_chunk51 % 8) + (tl_tid % 16) * 8)];
+                if (tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk51 / 8) * 8), M) && tl::in_bounds(((tl_chunk51 % 8) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk51 / 8) * 8), M) && tl::in_bounds((((tl_chunk51 % 8) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr52, 16)) {
                     tl::f16 tl_vec53[8];
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec53[tl_v], s[tl_chunk51 + tl_v], s[tl_chunk51 + tl_v + 1]);
@@ -5438,25 +5432,25 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant0(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        if (tl::in_bounds(row0 + ((tl_tid / 16) + ((tl_chunk51 + tl_v) / 8) * 16), M) && tl::in_bounds((((tl_chunk51 + tl_v) % 8) + (tl_tid % 16) * 8), N)) Y[int64_t(row0 + ((tl_tid / 16) + ((tl_chunk51 + tl_v) / 8) * 16)) * N + (((tl_chunk51 + tl_v) % 8) + (tl_tid % 16) * 8)] = tl::convert<tl::f16>(s[tl_chunk51 + tl_v]);
+                        if (tl::in_bounds(row0 + ((tl_tid / 16) + ((tl_chunk51 + tl_v) / 8) * 8), M) && tl::in_bounds((((tl_chunk51 + tl_v) % 8) + (tl_tid % 16) * 8), N)) Y[int64_t(row0 + ((tl_tid / 16) + ((tl_chunk51 + tl_v) / 8) * 8)) * N + (((tl_chunk51 + tl_v) % 8) + (tl_tid % 16) * 8)] = tl::convert<tl::f16>(s[tl_chunk51 + tl_v]);
                     }
                 }
             }
         }
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
-        const int32_t n_tiles = tl::cdiv(N, 2048);
+        const int32_t n_tiles = tl::cdiv(N, 1024);
         for (int g = 0; g < groups; ++g) {
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 32;
-            for (int rr = 0; rr < tl::min(32, M - row0); ++rr) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 16;
+            for (int rr = 0; rr < tl::min(16, M - row0); ++rr) {
                 const int32_t row = row0 + rr;
                 sum_x2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:229)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:230)
                     #pragma unroll
                     for (int tl_chunk54 = 0; tl_chunk54 < x_layout::kSlots; tl_chunk54 += 8) {
-                        const tl::f16* tl_ptr55 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 2048) + tl_chunk54 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 2048) + tl_chunk54 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 2048) + tl_chunk54 % 8)) + 7, N) && tl::is_aligned(tl_ptr55, 16)) {
+                        const tl::f16* tl_ptr55 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 1024) + tl_chunk54 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 1024) + tl_chunk54 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 1024) + tl_chunk54 % 8)) + 7, N) && tl::is_aligned(tl_ptr55, 16)) {
                             tl::f16 tl_vec56[8];
                             tl::load_vector<tl::f16, 8>(tl_vec56, tl_ptr55);
                             #pragma unroll
@@ -5464,16 +5458,16 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk54 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8)) % 2048) + (tl_chunk54 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8)) % 2048) + (tl_chunk54 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk54 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8)) % 1024) + (tl_chunk54 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8)) % 1024) + (tl_chunk54 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     __syncthreads();  // RAW on `R`
-                    // copy(R[row, t * BN +: BN], r);  (norms.tl:230)
+                    // copy(R[row, t * BN +: BN], r);  (norms.tl:231)
                     #pragma unroll
                     for (int tl_chunk57 = 0; tl_chunk57 < r_layout::kSlots; tl_chunk57 += 8) {
-                        const tl::f16* tl_ptr58 = &R[int64_t(row) * N + ((t * 2048) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 2048) + tl_chunk57 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 2048) + tl_chunk57 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 2048) + tl_chunk57 % 8)) + 7, N) && tl::is_aligned(tl_ptr58, 16)) {
+                        const tl::f16* tl_ptr58 = &R[int64_t(row) * N + ((t * 1024) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 1024) + tl_chunk57 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 1024) + tl_chunk57 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 1024) + tl_chunk57 % 8)) + 7, N) && tl::is_aligned(tl_ptr58, 16)) {
                             tl::f16 tl_vec59[8];
                             tl::load_vector<tl::f16, 8>(tl_vec59, tl_ptr58);
                             #pragma unroll
@@ -5481,19 +5475,19 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) % 2048) + (tl_chunk57 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 2048) + (((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) % 2048) + (tl_chunk57 + tl_v) % 8))]) : 0.0f;
+                                r[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) % 1024) + (tl_chunk57 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 1024) + (((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) % 1024) + (tl_chunk57 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:231)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(BN) {  (norms.tl:232)
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s60 = 0; tl_s60 < x_layout::kSlots; ++tl_s60) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s60 / 8) * 8)) % 2048) + tl_s60 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s60 / 8) * 8)) % 1024) + tl_s60 % 8;
                         const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s60] + r[tl_s60]));
                         x[tl_s60] = h * h;
                     }
-                    // reduce(sum, x, part);  (norms.tl:235)
+                    // reduce(sum, x, part);  (norms.tl:236)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -5502,7 +5496,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant0(
                         for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s61]));
                         }
-                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        tl::block_allreduce<tl::SumOp, 1, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
                             part = tl_part[0];
                         }
@@ -5511,12 +5505,12 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant0(
                 }
                 const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
-                    const int32_t c0 = t * 2048;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:241)
+                    const int32_t c0 = t * 1024;
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:242)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
-                        const tl::f16* tl_ptr63 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
+                        const tl::f16* tl_ptr63 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
                             tl::f16 tl_vec64[8];
                             tl::load_vector<tl::f16, 8>(tl_vec64, tl_ptr63);
                             #pragma unroll
@@ -5524,16 +5518,16 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk62 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk62 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     __syncthreads();  // RAW on `R`
-                    // copy(R[row, c0 +: BN], r);  (norms.tl:242)
+                    // copy(R[row, c0 +: BN], r);  (norms.tl:243)
                     #pragma unroll
                     for (int tl_chunk65 = 0; tl_chunk65 < r_layout::kSlots; tl_chunk65 += 8) {
-                        const tl::f16* tl_ptr66 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 2048) + tl_chunk65 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 2048) + tl_chunk65 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 2048) + tl_chunk65 % 8)) + 7, N) && tl::is_aligned(tl_ptr66, 16)) {
+                        const tl::f16* tl_ptr66 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 1024) + tl_chunk65 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 1024) + tl_chunk65 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 1024) + tl_chunk65 % 8)) + 7, N) && tl::is_aligned(tl_ptr66, 16)) {
                             tl::f16 tl_vec67[8];
                             tl::load_vector<tl::f16, 8>(tl_vec67, tl_ptr66);
                             #pragma unroll
@@ -5541,15 +5535,15 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk65 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8)) % 2048) + (tl_chunk65 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8)) % 2048) + (tl_chunk65 + tl_v) % 8))]) : 0.0f;
+                                r[tl_chunk65 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8)) % 1024) + (tl_chunk65 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8)) % 1024) + (tl_chunk65 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:243)
+                    // copy(W[c0 +: BN], w);  (norms.tl:244)
                     #pragma unroll
                     for (int tl_chunk68 = 0; tl_chunk68 < w_layout::kSlots; tl_chunk68 += 8) {
-                        const tl::f16* tl_ptr69 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 2048) + tl_chunk68 % 8)];
-                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 2048) + tl_chunk68 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 2048) + tl_chunk68 % 8)) + 7, N) && tl::is_aligned(tl_ptr69, 16)) {
+                        const tl::f16* tl_ptr69 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 1024) + tl_chunk68 % 8)];
+                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 1024) + tl_chunk68 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 1024) + tl_chunk68 % 8)) + 7, N) && tl::is_aligned(tl_ptr69, 16)) {
                             tl::f16 tl_vec70[8];
                             tl::load_vector<tl::f16, 8>(tl_vec70, tl_ptr69);
                             #pragma unroll
@@ -5557,25 +5551,25 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk68 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8)) % 2048) + (tl_chunk68 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8)) % 2048) + (tl_chunk68 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk68 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8)) % 1024) + (tl_chunk68 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8)) % 1024) + (tl_chunk68 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:244)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(BN) {  (norms.tl:245)
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s71 = 0; tl_s71 < x_layout::kSlots; ++tl_s71) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s71 / 8) * 8)) % 2048) + tl_s71 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s71 / 8) * 8)) % 1024) + tl_s71 % 8;
                         const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s71] + r[tl_s71]));
                         r[tl_s71] = h;
                         x[tl_s71] = h * rrms * w[tl_s71];
                     }
                     __syncthreads();  // WAR on `R`
-                    // copy(r, R[row, c0 +: BN]);  (norms.tl:249)
+                    // copy(r, R[row, c0 +: BN]);  (norms.tl:250)
                     #pragma unroll
                     for (int tl_chunk72 = 0; tl_chunk72 < r_layout::kSlots; tl_chunk72 += 8) {
-                        tl::f16* tl_ptr73 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 2048) + tl_chunk72 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 2048) + tl_chunk72 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 2048) + tl_chunk72 % 8)) + 7, N) && tl::is_aligned(tl_ptr73, 16)) {
+                        tl::f16* tl_ptr73 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 1024) + tl_chunk72 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 1024) + tl_chunk72 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 1024) + tl_chunk72 % 8)) + 7, N) && tl::is_aligned(tl_ptr73, 16)) {
                             tl::f16 tl_vec74[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec74[tl_v], r[tl_chunk72 + tl_v], r[tl_chunk72 + tl_v + 1]);
@@ -5583,15 +5577,15 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8)) % 2048) + (tl_chunk72 + tl_v) % 8), N)) R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8)) % 2048) + (tl_chunk72 + tl_v) % 8))] = tl::convert<tl::f16>(r[tl_chunk72 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8)) % 1024) + (tl_chunk72 + tl_v) % 8), N)) R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8)) % 1024) + (tl_chunk72 + tl_v) % 8))] = tl::convert<tl::f16>(r[tl_chunk72 + tl_v]);
                             }
                         }
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:250)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:251)
                     #pragma unroll
                     for (int tl_chunk75 = 0; tl_chunk75 < x_layout::kSlots; tl_chunk75 += 8) {
-                        tl::f16* tl_ptr76 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 2048) + tl_chunk75 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 2048) + tl_chunk75 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 2048) + tl_chunk75 % 8)) + 7, N) && tl::is_aligned(tl_ptr76, 16)) {
+                        tl::f16* tl_ptr76 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 1024) + tl_chunk75 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 1024) + tl_chunk75 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 1024) + tl_chunk75 % 8)) + 7, N) && tl::is_aligned(tl_ptr76, 16)) {
                             tl::f16 tl_vec77[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec77[tl_v], x[tl_chunk75 + tl_v], x[tl_chunk75 + tl_v + 1]);
@@ -5599,7 +5593,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8)) % 2048) + (tl_chunk75 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8)) % 2048) + (tl_chunk75 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk75 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8)) % 1024) + (tl_chunk75 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8)) % 1024) + (tl_chunk75 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk75 + tl_v]);
                             }
                         }
                     }
@@ -5609,9 +5603,9 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant0(
     }
 }
 
-// kernel residual_rmsnorm<ROW = 256, THREADS = 256, RB = 16, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:176)
-// 256 threads per block, 34336 bytes of shared memory
-__global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant1(
+// kernel residual_rmsnorm<ROW = 256, THREADS = 128, RB = 8, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:177)
+// 128 threads per block, 17424 bytes of shared memory
+__global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
         const tl::f16* __restrict__ X,
         tl::f16* __restrict__ R,
         const tl::f16* __restrict__ W,
@@ -5620,34 +5614,34 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant1(
         int32_t M,
         int32_t N)
 {
-    // fragment s: f32[16, 256], blocked per axis, vector 8: [16, 256] over 256 threads: (8:t32 2:r8, 8:r1 32:t1) 16 registers
-    // fragment sq: f32[16, 256], blocked per axis, vector 8: [16, 256] over 256 threads: (8:t32 2:r8, 8:r1 32:t1) 16 registers
-    // fragment s_rrms: f32[16], slice of `sq` (reduce over axis 1): [16] over 256 threads: (8:t32 2:r1) 2 registers, 32 replicas
-    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
-    using r_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment r: f32[2048]
-    using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
-    const int tl_tid = tl::thread_index<256>();
+    // fragment s: f32[8, 256], blocked per axis, vector 8: [8, 256] over 128 threads: (4:t32 2:r8, 8:r1 32:t1) 16 registers
+    // fragment sq: f32[8, 256], blocked per axis, vector 8: [8, 256] over 128 threads: (4:t32 2:r8, 8:r1 32:t1) 16 registers
+    // fragment s_rrms: f32[8], slice of `sq` (reduce over axis 1): [8] over 128 threads: (4:t32 2:r1) 2 registers, 32 replicas
+    using x_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment x: f32[1024]
+    using r_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment r: f32[1024]
+    using w_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment w: f32[1024]
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 16, 256], row pitch 264
-    tl::f16* rs = reinterpret_cast<tl::f16*>(tl_smem + 16896);  // shared rs: f16[2, 16, 256], row pitch 264
-    tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 33792);  // shared ws: f16[256], row pitch 256
-    unsigned char* tl_scratch = tl_smem + 34304;  // 32 bytes for reductions and staging
-    float s[16];  // fragment s: f32[16, 256]
-    float sq[16];  // fragment sq: f32[16, 256]
-    float s_rrms[2];  // fragment s_rrms: f32[16]
-    float x[x_layout::kSlots];  // fragment x: f32[2048]
-    float r[r_layout::kSlots];  // fragment r: f32[2048]
-    float w[w_layout::kSlots];  // fragment w: f32[2048]
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 8, 256], row pitch 264
+    tl::f16* rs = reinterpret_cast<tl::f16*>(tl_smem + 8448);  // shared rs: f16[2, 8, 256], row pitch 264
+    tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 16896);  // shared ws: f16[256], row pitch 256
+    unsigned char* tl_scratch = tl_smem + 17408;  // 16 bytes for reductions and staging
+    float s[16];  // fragment s: f32[8, 256]
+    float sq[16];  // fragment sq: f32[8, 256]
+    float s_rrms[2];  // fragment s_rrms: f32[8]
+    float x[x_layout::kSlots];  // fragment x: f32[1024]
+    float r[r_layout::kSlots];  // fragment r: f32[1024]
+    float w[w_layout::kSlots];  // fragment w: f32[1024]
     float sum_x2;
     float part;
-    const int32_t groups = tl::cdiv(tl::cdiv(M, 16) - int(blockIdx.x), int(gridDim.x));
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 8) - int(blockIdx.x), int(gridDim.x));
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 256) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:199)
+        // copy(W[0 +: ROW], ws);  (norms.tl:200)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
-            const int tl_chunk0 = tl_tid + tl_i1 * 256;
+            const int tl_chunk0 = tl_tid + tl_i1 * 128;
             if (tl_chunk0 < 32) {
                 const tl::f16* tl_src2 = &W[tl_chunk0 * 8];
                 tl::f16* tl_dst3 = &ws[tl_chunk0 * 8];
@@ -5665,108 +5659,108 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant1(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:202)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
-                    const int tl_chunk5 = tl_tid + tl_i6 * 256;
-                    tl::cp_async_16(&xs[(0 * 16 + ((tl_chunk5 * 8) / 256)) * 264 + ((tl_chunk5 * 8) % 256)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk5 * 8) / 256)) * N + ((tl_chunk5 * 8) % 256)]);
+                    const int tl_chunk5 = tl_tid + tl_i6 * 128;
+                    tl::cp_async_16(&xs[(0 * 8 + ((tl_chunk5 * 8) / 256)) * 264 + ((tl_chunk5 * 8) % 256)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk5 * 8) / 256)) * N + ((tl_chunk5 * 8) % 256)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
-                    const int tl_chunk7 = tl_tid + tl_i8 * 256;
-                    const tl::f16* tl_src9 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk7 * 8) / 256)) * N + ((tl_chunk7 * 8) % 256)];
-                    tl::f16* tl_dst10 = &xs[(0 * 16 + ((tl_chunk7 * 8) / 256)) * 264 + ((tl_chunk7 * 8) % 256)];
-                    const int tl_valid11 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk7 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 256)));
+                    const int tl_chunk7 = tl_tid + tl_i8 * 128;
+                    const tl::f16* tl_src9 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk7 * 8) / 256)) * N + ((tl_chunk7 * 8) % 256)];
+                    tl::f16* tl_dst10 = &xs[(0 * 8 + ((tl_chunk7 * 8) / 256)) * 264 + ((tl_chunk7 * 8) % 256)];
+                    const int tl_valid11 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk7 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 256)));
                     if (tl_valid11 == 8 && (tl_chunk7 * 8) % 256 >= 0 && tl::is_aligned(tl_src9, 16)) {
                         tl::cp_async_16(tl_dst10, tl_src9);
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk7 * 8) / 256), M) && tl::in_bounds(((tl_chunk7 * 8) % 256) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk7 * 8) / 256), M) && tl::in_bounds(((tl_chunk7 * 8) % 256) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
-            // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:203)
-            if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
+            // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:204)
+            if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
-                    const int tl_chunk12 = tl_tid + tl_i13 * 256;
-                    tl::cp_async_16(&rs[(0 * 16 + ((tl_chunk12 * 8) / 256)) * 264 + ((tl_chunk12 * 8) % 256)], &R[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk12 * 8) / 256)) * N + ((tl_chunk12 * 8) % 256)]);
+                    const int tl_chunk12 = tl_tid + tl_i13 * 128;
+                    tl::cp_async_16(&rs[(0 * 8 + ((tl_chunk12 * 8) / 256)) * 264 + ((tl_chunk12 * 8) % 256)], &R[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk12 * 8) / 256)) * N + ((tl_chunk12 * 8) % 256)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i15 = 0; tl_i15 < 2; ++tl_i15) {
-                    const int tl_chunk14 = tl_tid + tl_i15 * 256;
-                    const tl::f16* tl_src16 = &R[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk14 * 8) / 256)) * N + ((tl_chunk14 * 8) % 256)];
-                    tl::f16* tl_dst17 = &rs[(0 * 16 + ((tl_chunk14 * 8) / 256)) * 264 + ((tl_chunk14 * 8) % 256)];
-                    const int tl_valid18 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk14 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 256)));
+                    const int tl_chunk14 = tl_tid + tl_i15 * 128;
+                    const tl::f16* tl_src16 = &R[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk14 * 8) / 256)) * N + ((tl_chunk14 * 8) % 256)];
+                    tl::f16* tl_dst17 = &rs[(0 * 8 + ((tl_chunk14 * 8) / 256)) * 264 + ((tl_chunk14 * 8) % 256)];
+                    const int tl_valid18 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk14 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 256)));
                     if (tl_valid18 == 8 && (tl_chunk14 * 8) % 256 >= 0 && tl::is_aligned(tl_src16, 16)) {
                         tl::cp_async_16(tl_dst17, tl_src16);
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk14 * 8) / 256), M) && tl::in_bounds(((tl_chunk14 * 8) % 256) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk14 * 8) / 256), M) && tl::in_bounds(((tl_chunk14 * 8) % 256) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:200)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:201)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:202)
-                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i20 = 0; tl_i20 < 2; ++tl_i20) {
-                        const int tl_chunk19 = tl_tid + tl_i20 * 256;
-                        tl::cp_async_16(&xs[(((g + 1) % 2) * 16 + ((tl_chunk19 * 8) / 256)) * 264 + ((tl_chunk19 * 8) % 256)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk19 * 8) / 256)) * N + ((tl_chunk19 * 8) % 256)]);
+                        const int tl_chunk19 = tl_tid + tl_i20 * 128;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 8 + ((tl_chunk19 * 8) / 256)) * 264 + ((tl_chunk19 * 8) % 256)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk19 * 8) / 256)) * N + ((tl_chunk19 * 8) % 256)]);
                     }
                 } else {
                     #pragma unroll
                     for (int tl_i22 = 0; tl_i22 < 2; ++tl_i22) {
-                        const int tl_chunk21 = tl_tid + tl_i22 * 256;
-                        const tl::f16* tl_src23 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk21 * 8) / 256)) * N + ((tl_chunk21 * 8) % 256)];
-                        tl::f16* tl_dst24 = &xs[(((g + 1) % 2) * 16 + ((tl_chunk21 * 8) / 256)) * 264 + ((tl_chunk21 * 8) % 256)];
-                        const int tl_valid25 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk21 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk21 * 8) % 256)));
+                        const int tl_chunk21 = tl_tid + tl_i22 * 128;
+                        const tl::f16* tl_src23 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk21 * 8) / 256)) * N + ((tl_chunk21 * 8) % 256)];
+                        tl::f16* tl_dst24 = &xs[(((g + 1) % 2) * 8 + ((tl_chunk21 * 8) / 256)) * 264 + ((tl_chunk21 * 8) % 256)];
+                        const int tl_valid25 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk21 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk21 * 8) % 256)));
                         if (tl_valid25 == 8 && (tl_chunk21 * 8) % 256 >= 0 && tl::is_aligned(tl_src23, 16)) {
                             tl::cp_async_16(tl_dst24, tl_src23);
                         } else {
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst24[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk21 * 8) / 256), M) && tl::in_bounds(((tl_chunk21 * 8) % 256) + tl_v, N) ? tl_src23[tl_v] : tl::convert<tl::f16>(0.0f);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst24[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk21 * 8) / 256), M) && tl::in_bounds(((tl_chunk21 * 8) % 256) + tl_v, N) ? tl_src23[tl_v] : tl::convert<tl::f16>(0.0f);
                         }
                     }
                 }
-                // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:203)
-                if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
+                // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:204)
+                if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i27 = 0; tl_i27 < 2; ++tl_i27) {
-                        const int tl_chunk26 = tl_tid + tl_i27 * 256;
-                        tl::cp_async_16(&rs[(((g + 1) % 2) * 16 + ((tl_chunk26 * 8) / 256)) * 264 + ((tl_chunk26 * 8) % 256)], &R[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk26 * 8) / 256)) * N + ((tl_chunk26 * 8) % 256)]);
+                        const int tl_chunk26 = tl_tid + tl_i27 * 128;
+                        tl::cp_async_16(&rs[(((g + 1) % 2) * 8 + ((tl_chunk26 * 8) / 256)) * 264 + ((tl_chunk26 * 8) % 256)], &R[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk26 * 8) / 256)) * N + ((tl_chunk26 * 8) % 256)]);
                     }
                 } else {
                     #pragma unroll
                     for (int tl_i29 = 0; tl_i29 < 2; ++tl_i29) {
-                        const int tl_chunk28 = tl_tid + tl_i29 * 256;
-                        const tl::f16* tl_src30 = &R[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk28 * 8) / 256)) * N + ((tl_chunk28 * 8) % 256)];
-                        tl::f16* tl_dst31 = &rs[(((g + 1) % 2) * 16 + ((tl_chunk28 * 8) / 256)) * 264 + ((tl_chunk28 * 8) % 256)];
-                        const int tl_valid32 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk28 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk28 * 8) % 256)));
+                        const int tl_chunk28 = tl_tid + tl_i29 * 128;
+                        const tl::f16* tl_src30 = &R[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk28 * 8) / 256)) * N + ((tl_chunk28 * 8) % 256)];
+                        tl::f16* tl_dst31 = &rs[(((g + 1) % 2) * 8 + ((tl_chunk28 * 8) / 256)) * 264 + ((tl_chunk28 * 8) % 256)];
+                        const int tl_valid32 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk28 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk28 * 8) % 256)));
                         if (tl_valid32 == 8 && (tl_chunk28 * 8) % 256 >= 0 && tl::is_aligned(tl_src30, 16)) {
                             tl::cp_async_16(tl_dst31, tl_src30);
                         } else {
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst31[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk28 * 8) / 256), M) && tl::in_bounds(((tl_chunk28 * 8) % 256) + tl_v, N) ? tl_src30[tl_v] : tl::convert<tl::f16>(0.0f);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst31[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk28 * 8) / 256), M) && tl::in_bounds(((tl_chunk28 * 8) % 256) + tl_v, N) ? tl_src30[tl_v] : tl::convert<tl::f16>(0.0f);
                         }
                     }
                 }
             }
             tl::cp_async_commit();
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 16;
-            // copy(xs, s);  (norms.tl:204)
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 8;
+            // copy(xs, s);  (norms.tl:205)
             #pragma unroll
             for (int tl_chunk33 = 0; tl_chunk33 < 16; tl_chunk33 += 8) {
-                const tl::f16* tl_ptr34 = &xs[((g % 2) * 16 + ((tl_tid / 32) + (tl_chunk33 / 8) * 8)) * 264 + ((tl_chunk33 % 8) + (tl_tid % 32) * 8)];
+                const tl::f16* tl_ptr34 = &xs[((g % 2) * 8 + ((tl_tid / 32) + (tl_chunk33 / 8) * 4)) * 264 + ((tl_chunk33 % 8) + (tl_tid % 32) * 8)];
                 if (tl::is_aligned(tl_ptr34, 16)) {
                     tl::f16 tl_vec35[8];
                     tl::load_vector<tl::f16, 8>(tl_vec35, tl_ptr34);
@@ -5775,14 +5769,14 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant1(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        s[tl_chunk33 + tl_v] = tl::convert<float>(xs[((g % 2) * 16 + ((tl_tid / 32) + ((tl_chunk33 + tl_v) / 8) * 8)) * 264 + (((tl_chunk33 + tl_v) % 8) + (tl_tid % 32) * 8)]);
+                        s[tl_chunk33 + tl_v] = tl::convert<float>(xs[((g % 2) * 8 + ((tl_tid / 32) + ((tl_chunk33 + tl_v) / 8) * 4)) * 264 + (((tl_chunk33 + tl_v) % 8) + (tl_tid % 32) * 8)]);
                     }
                 }
             }
-            // copy(rs, sq);  (norms.tl:205)
+            // copy(rs, sq);  (norms.tl:206)
             #pragma unroll
             for (int tl_chunk36 = 0; tl_chunk36 < 16; tl_chunk36 += 8) {
-                const tl::f16* tl_ptr37 = &rs[((g % 2) * 16 + ((tl_tid / 32) + (tl_chunk36 / 8) * 8)) * 264 + ((tl_chunk36 % 8) + (tl_tid % 32) * 8)];
+                const tl::f16* tl_ptr37 = &rs[((g % 2) * 8 + ((tl_tid / 32) + (tl_chunk36 / 8) * 4)) * 264 + ((tl_chunk36 % 8) + (tl_tid % 32) * 8)];
                 if (tl::is_aligned(tl_ptr37, 16)) {
                     tl::f16 tl_vec38[8];
                     tl::load_vector<tl::f16, 8>(tl_vec38, tl_ptr37);
@@ -5791,26 +5785,26 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant1(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        sq[tl_chunk36 + tl_v] = tl::convert<float>(rs[((g % 2) * 16 + ((tl_tid / 32) + ((tl_chunk36 + tl_v) / 8) * 8)) * 264 + (((tl_chunk36 + tl_v) % 8) + (tl_tid % 32) * 8)]);
+                        sq[tl_chunk36 + tl_v] = tl::convert<float>(rs[((g % 2) * 8 + ((tl_tid / 32) + ((tl_chunk36 + tl_v) / 8) * 4)) * 264 + (((tl_chunk36 + tl_v) % 8) + (tl_tid % 32) * 8)]);
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:206)
-            // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
+            // for i, j in parallel(RB, ROW) {  (norms.tl:207)
+            // for i, j in parallel(8, 256): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s39 = 0; tl_s39 < 16; ++tl_s39) {
-                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s39 / 8) * 8);
+                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s39 / 8) * 4);
                 [[maybe_unused]] const int j = ((tl_s39 % 8) + (tl_tid % 32) * 8);
                 const float h = tl::convert<float>(tl::convert<tl::f16>(s[tl_s39] + sq[tl_s39]));
                 s[tl_s39] = h;
                 sq[tl_s39] = h * h;
             }
             __syncthreads();  // WAR on `R`
-            // copy(s, R[row0 +: RB, 0 +: ROW]);  (norms.tl:211)
+            // copy(s, R[row0 +: RB, 0 +: ROW]);  (norms.tl:212)
             #pragma unroll
             for (int tl_chunk40 = 0; tl_chunk40 < 16; tl_chunk40 += 8) {
-                tl::f16* tl_ptr41 = &R[int64_t(row0 + ((tl_tid / 32) + (tl_chunk40 / 8) * 8)) * N + ((tl_chunk40 % 8) + (tl_tid % 32) * 8)];
-                if (tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk40 / 8) * 8), M) && tl::in_bounds(((tl_chunk40 % 8) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk40 / 8) * 8), M) && tl::in_bounds((((tl_chunk40 % 8) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr41, 16)) {
+                tl::f16* tl_ptr41 = &R[int64_t(row0 + ((tl_tid / 32) + (tl_chunk40 / 8) * 4)) * N + ((tl_chunk40 % 8) + (tl_tid % 32) * 8)];
+                if (tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk40 / 8) * 4), M) && tl::in_bounds(((tl_chunk40 % 8) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk40 / 8) * 4), M) && tl::in_bounds((((tl_chunk40 % 8) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr41, 16)) {
                     tl::f16 tl_vec42[8];
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec42[tl_v], s[tl_chunk40 + tl_v], s[tl_chunk40 + tl_v + 1]);
@@ -5818,11 +5812,11 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant1(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        if (tl::in_bounds(row0 + ((tl_tid / 32) + ((tl_chunk40 + tl_v) / 8) * 8), M) && tl::in_bounds((((tl_chunk40 + tl_v) % 8) + (tl_tid % 32) * 8), N)) R[int64_t(row0 + ((tl_tid / 32) + ((tl_chunk40 + tl_v) / 8) * 8)) * N + (((tl_chunk40 + tl_v) % 8) + (tl_tid % 32) * 8)] = tl::convert<tl::f16>(s[tl_chunk40 + tl_v]);
+                        if (tl::in_bounds(row0 + ((tl_tid / 32) + ((tl_chunk40 + tl_v) / 8) * 4), M) && tl::in_bounds((((tl_chunk40 + tl_v) % 8) + (tl_tid % 32) * 8), N)) R[int64_t(row0 + ((tl_tid / 32) + ((tl_chunk40 + tl_v) / 8) * 4)) * N + (((tl_chunk40 + tl_v) % 8) + (tl_tid % 32) * 8)] = tl::convert<tl::f16>(s[tl_chunk40 + tl_v]);
                     }
                 }
             }
-            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:212)
+            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:213)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[2];
@@ -5845,19 +5839,19 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant1(
                     s_rrms[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:213)
-            // for i in parallel(16): each thread visits the elements of `s_rrms` it holds
+            // for i in parallel(RB) {  (norms.tl:214)
+            // for i in parallel(8): each thread visits the elements of `s_rrms` it holds
             #pragma unroll
             for (int tl_s44 = 0; tl_s44 < 2; ++tl_s44) {
-                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s44) * 8);
+                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s44) * 4);
                 s_rrms[tl_s44] = tl::rsqrt(s_rrms[tl_s44] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:216)
-            // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
+            // for i, j in parallel(RB, ROW) {  (norms.tl:217)
+            // for i, j in parallel(8, 256): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k46 = 0; tl_k46 < 16; tl_k46 += 8) {
                 const int tl_c47 = ((tl_k46 % 8) + (tl_tid % 32) * 8);  // the chunk's first column
-                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_k46 / 8) * 8);
+                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_k46 / 8) * 4);
                 tl::f16 tl_chunk49[8];
                 tl::load_chunk<tl::f16, 8>(tl_chunk49, &ws[tl_c47]);
                 #pragma unroll
@@ -5867,11 +5861,11 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant1(
                     s[tl_s50] = s[tl_s50] * s_rrms[(tl_s50 / 8)] * tl::convert<float>(tl_chunk49[tl_o48]);
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:219)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:220)
             #pragma unroll
             for (int tl_chunk51 = 0; tl_chunk51 < 16; tl_chunk51 += 8) {
-                tl::f16* tl_ptr52 = &Y[int64_t(row0 + ((tl_tid / 32) + (tl_chunk51 / 8) * 8)) * N + ((tl_chunk51 % 8) + (tl_tid % 32) * 8)];
-                if (tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk51 / 8) * 8), M) && tl::in_bounds(((tl_chunk51 % 8) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk51 / 8) * 8), M) && tl::in_bounds((((tl_chunk51 % 8) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr52, 16)) {
+                tl::f16* tl_ptr52 = &Y[int64_t(row0 + ((tl_tid / 32) + (tl_chunk51 / 8) * 4)) * N + ((tl_chunk51 % 8) + (tl_tid % 32) * 8)];
+                if (tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk51 / 8) * 4), M) && tl::in_bounds(((tl_chunk51 % 8) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk51 / 8) * 4), M) && tl::in_bounds((((tl_chunk51 % 8) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr52, 16)) {
                     tl::f16 tl_vec53[8];
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec53[tl_v], s[tl_chunk51 + tl_v], s[tl_chunk51 + tl_v + 1]);
@@ -5879,25 +5873,25 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant1(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        if (tl::in_bounds(row0 + ((tl_tid / 32) + ((tl_chunk51 + tl_v) / 8) * 8), M) && tl::in_bounds((((tl_chunk51 + tl_v) % 8) + (tl_tid % 32) * 8), N)) Y[int64_t(row0 + ((tl_tid / 32) + ((tl_chunk51 + tl_v) / 8) * 8)) * N + (((tl_chunk51 + tl_v) % 8) + (tl_tid % 32) * 8)] = tl::convert<tl::f16>(s[tl_chunk51 + tl_v]);
+                        if (tl::in_bounds(row0 + ((tl_tid / 32) + ((tl_chunk51 + tl_v) / 8) * 4), M) && tl::in_bounds((((tl_chunk51 + tl_v) % 8) + (tl_tid % 32) * 8), N)) Y[int64_t(row0 + ((tl_tid / 32) + ((tl_chunk51 + tl_v) / 8) * 4)) * N + (((tl_chunk51 + tl_v) % 8) + (tl_tid % 32) * 8)] = tl::convert<tl::f16>(s[tl_chunk51 + tl_v]);
                     }
                 }
             }
         }
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
-        const int32_t n_tiles = tl::cdiv(N, 2048);
+        const int32_t n_tiles = tl::cdiv(N, 1024);
         for (int g = 0; g < groups; ++g) {
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 16;
-            for (int rr = 0; rr < tl::min(16, M - row0); ++rr) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 8;
+            for (int rr = 0; rr < tl::min(8, M - row0); ++rr) {
                 const int32_t row = row0 + rr;
                 sum_x2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:229)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:230)
                     #pragma unroll
                     for (int tl_chunk54 = 0; tl_chunk54 < x_layout::kSlots; tl_chunk54 += 8) {
-                        const tl::f16* tl_ptr55 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 2048) + tl_chunk54 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 2048) + tl_chunk54 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 2048) + tl_chunk54 % 8)) + 7, N) && tl::is_aligned(tl_ptr55, 16)) {
+                        const tl::f16* tl_ptr55 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 1024) + tl_chunk54 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 1024) + tl_chunk54 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 1024) + tl_chunk54 % 8)) + 7, N) && tl::is_aligned(tl_ptr55, 16)) {
                             tl::f16 tl_vec56[8];
                             tl::load_vector<tl::f16, 8>(tl_vec56, tl_ptr55);
                             #pragma unroll
@@ -5905,16 +5899,16 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk54 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8)) % 2048) + (tl_chunk54 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8)) % 2048) + (tl_chunk54 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk54 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8)) % 1024) + (tl_chunk54 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8)) % 1024) + (tl_chunk54 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     __syncthreads();  // RAW on `R`
-                    // copy(R[row, t * BN +: BN], r);  (norms.tl:230)
+                    // copy(R[row, t * BN +: BN], r);  (norms.tl:231)
                     #pragma unroll
                     for (int tl_chunk57 = 0; tl_chunk57 < r_layout::kSlots; tl_chunk57 += 8) {
-                        const tl::f16* tl_ptr58 = &R[int64_t(row) * N + ((t * 2048) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 2048) + tl_chunk57 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 2048) + tl_chunk57 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 2048) + tl_chunk57 % 8)) + 7, N) && tl::is_aligned(tl_ptr58, 16)) {
+                        const tl::f16* tl_ptr58 = &R[int64_t(row) * N + ((t * 1024) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 1024) + tl_chunk57 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 1024) + tl_chunk57 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 1024) + tl_chunk57 % 8)) + 7, N) && tl::is_aligned(tl_ptr58, 16)) {
                             tl::f16 tl_vec59[8];
                             tl::load_vector<tl::f16, 8>(tl_vec59, tl_ptr58);
                             #pragma unroll
@@ -5922,19 +5916,19 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) % 2048) + (tl_chunk57 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 2048) + (((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) % 2048) + (tl_chunk57 + tl_v) % 8))]) : 0.0f;
+                                r[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) % 1024) + (tl_chunk57 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 1024) + (((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) % 1024) + (tl_chunk57 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:231)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(BN) {  (norms.tl:232)
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s60 = 0; tl_s60 < x_layout::kSlots; ++tl_s60) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s60 / 8) * 8)) % 2048) + tl_s60 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s60 / 8) * 8)) % 1024) + tl_s60 % 8;
                         const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s60] + r[tl_s60]));
                         x[tl_s60] = h * h;
                     }
-                    // reduce(sum, x, part);  (norms.tl:235)
+                    // reduce(sum, x, part);  (norms.tl:236)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -5943,7 +5937,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant1(
                         for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s61]));
                         }
-                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        tl::block_allreduce<tl::SumOp, 1, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
                             part = tl_part[0];
                         }
@@ -5952,12 +5946,12 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant1(
                 }
                 const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
-                    const int32_t c0 = t * 2048;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:241)
+                    const int32_t c0 = t * 1024;
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:242)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
-                        const tl::f16* tl_ptr63 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
+                        const tl::f16* tl_ptr63 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
                             tl::f16 tl_vec64[8];
                             tl::load_vector<tl::f16, 8>(tl_vec64, tl_ptr63);
                             #pragma unroll
@@ -5965,16 +5959,16 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk62 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk62 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     __syncthreads();  // RAW on `R`
-                    // copy(R[row, c0 +: BN], r);  (norms.tl:242)
+                    // copy(R[row, c0 +: BN], r);  (norms.tl:243)
                     #pragma unroll
                     for (int tl_chunk65 = 0; tl_chunk65 < r_layout::kSlots; tl_chunk65 += 8) {
-                        const tl::f16* tl_ptr66 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 2048) + tl_chunk65 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 2048) + tl_chunk65 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 2048) + tl_chunk65 % 8)) + 7, N) && tl::is_aligned(tl_ptr66, 16)) {
+                        const tl::f16* tl_ptr66 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 1024) + tl_chunk65 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 1024) + tl_chunk65 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 1024) + tl_chunk65 % 8)) + 7, N) && tl::is_aligned(tl_ptr66, 16)) {
                             tl::f16 tl_vec67[8];
                             tl::load_vector<tl::f16, 8>(tl_vec67, tl_ptr66);
                             #pragma unroll
@@ -5982,15 +5976,15 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk65 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8)) % 2048) + (tl_chunk65 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8)) % 2048) + (tl_chunk65 + tl_v) % 8))]) : 0.0f;
+                                r[tl_chunk65 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8)) % 1024) + (tl_chunk65 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8)) % 1024) + (tl_chunk65 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:243)
+                    // copy(W[c0 +: BN], w);  (norms.tl:244)
                     #pragma unroll
                     for (int tl_chunk68 = 0; tl_chunk68 < w_layout::kSlots; tl_chunk68 += 8) {
-                        const tl::f16* tl_ptr69 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 2048) + tl_chunk68 % 8)];
-                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 2048) + tl_chunk68 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 2048) + tl_chunk68 % 8)) + 7, N) && tl::is_aligned(tl_ptr69, 16)) {
+                        const tl::f16* tl_ptr69 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 1024) + tl_chunk68 % 8)];
+                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 1024) + tl_chunk68 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 1024) + tl_chunk68 % 8)) + 7, N) && tl::is_aligned(tl_ptr69, 16)) {
                             tl::f16 tl_vec70[8];
                             tl::load_vector<tl::f16, 8>(tl_vec70, tl_ptr69);
                             #pragma unroll
@@ -5998,25 +5992,25 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk68 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8)) % 2048) + (tl_chunk68 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8)) % 2048) + (tl_chunk68 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk68 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8)) % 1024) + (tl_chunk68 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8)) % 1024) + (tl_chunk68 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:244)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(BN) {  (norms.tl:245)
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s71 = 0; tl_s71 < x_layout::kSlots; ++tl_s71) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s71 / 8) * 8)) % 2048) + tl_s71 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s71 / 8) * 8)) % 1024) + tl_s71 % 8;
                         const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s71] + r[tl_s71]));
                         r[tl_s71] = h;
                         x[tl_s71] = h * rrms * w[tl_s71];
                     }
                     __syncthreads();  // WAR on `R`
-                    // copy(r, R[row, c0 +: BN]);  (norms.tl:249)
+                    // copy(r, R[row, c0 +: BN]);  (norms.tl:250)
                     #pragma unroll
                     for (int tl_chunk72 = 0; tl_chunk72 < r_layout::kSlots; tl_chunk72 += 8) {
-                        tl::f16* tl_ptr73 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 2048) + tl_chunk72 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 2048) + tl_chunk72 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 2048) + tl_chunk72 % 8)) + 7, N) && tl::is_aligned(tl_ptr73, 16)) {
+                        tl::f16* tl_ptr73 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 1024) + tl_chunk72 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 1024) + tl_chunk72 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 1024) + tl_chunk72 % 8)) + 7, N) && tl::is_aligned(tl_ptr73, 16)) {
                             tl::f16 tl_vec74[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec74[tl_v], r[tl_chunk72 + tl_v], r[tl_chunk72 + tl_v + 1]);
@@ -6024,15 +6018,15 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8)) % 2048) + (tl_chunk72 + tl_v) % 8), N)) R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8)) % 2048) + (tl_chunk72 + tl_v) % 8))] = tl::convert<tl::f16>(r[tl_chunk72 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8)) % 1024) + (tl_chunk72 + tl_v) % 8), N)) R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8)) % 1024) + (tl_chunk72 + tl_v) % 8))] = tl::convert<tl::f16>(r[tl_chunk72 + tl_v]);
                             }
                         }
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:250)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:251)
                     #pragma unroll
                     for (int tl_chunk75 = 0; tl_chunk75 < x_layout::kSlots; tl_chunk75 += 8) {
-                        tl::f16* tl_ptr76 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 2048) + tl_chunk75 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 2048) + tl_chunk75 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 2048) + tl_chunk75 % 8)) + 7, N) && tl::is_aligned(tl_ptr76, 16)) {
+                        tl::f16* tl_ptr76 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 1024) + tl_chunk75 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 1024) + tl_chunk75 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 1024) + tl_chunk75 % 8)) + 7, N) && tl::is_aligned(tl_ptr76, 16)) {
                             tl::f16 tl_vec77[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec77[tl_v], x[tl_chunk75 + tl_v], x[tl_chunk75 + tl_v + 1]);
@@ -6040,7 +6034,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8)) % 2048) + (tl_chunk75 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8)) % 2048) + (tl_chunk75 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk75 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8)) % 1024) + (tl_chunk75 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8)) % 1024) + (tl_chunk75 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk75 + tl_v]);
                             }
                         }
                     }
@@ -6050,9 +6044,9 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant1(
     }
 }
 
-// kernel residual_rmsnorm<ROW = 512, THREADS = 256, RB = 8, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:176)
-// 256 threads per block, 34336 bytes of shared memory
-__global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant2(
+// kernel residual_rmsnorm<ROW = 512, THREADS = 128, RB = 4, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:177)
+// 128 threads per block, 17680 bytes of shared memory
+__global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
         const tl::f16* __restrict__ X,
         tl::f16* __restrict__ R,
         const tl::f16* __restrict__ W,
@@ -6061,34 +6055,34 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant2(
         int32_t M,
         int32_t N)
 {
-    // fragment s: f32[8, 512], blocked per axis, vector 8: [8, 512] over 256 threads: (8:t32, 8:r1 32:t1 2:r8) 16 registers
-    // fragment sq: f32[8, 512], blocked per axis, vector 8: [8, 512] over 256 threads: (8:t32, 8:r1 32:t1 2:r8) 16 registers
-    // fragment s_rrms: f32[8], slice of `sq` (reduce over axis 1): [8] over 256 threads: (8:t32) 1 registers, 32 replicas
-    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
-    using r_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment r: f32[2048]
-    using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
-    const int tl_tid = tl::thread_index<256>();
+    // fragment s: f32[4, 512], blocked per axis, vector 8: [4, 512] over 128 threads: (4:t32, 8:r1 32:t1 2:r8) 16 registers
+    // fragment sq: f32[4, 512], blocked per axis, vector 8: [4, 512] over 128 threads: (4:t32, 8:r1 32:t1 2:r8) 16 registers
+    // fragment s_rrms: f32[4], slice of `sq` (reduce over axis 1): [4] over 128 threads: (4:t32) 1 registers, 32 replicas
+    using x_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment x: f32[1024]
+    using r_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment r: f32[1024]
+    using w_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment w: f32[1024]
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 8, 512], row pitch 520
-    tl::f16* rs = reinterpret_cast<tl::f16*>(tl_smem + 16640);  // shared rs: f16[2, 8, 512], row pitch 520
-    tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 33280);  // shared ws: f16[512], row pitch 512
-    unsigned char* tl_scratch = tl_smem + 34304;  // 32 bytes for reductions and staging
-    float s[16];  // fragment s: f32[8, 512]
-    float sq[16];  // fragment sq: f32[8, 512]
-    float s_rrms[1];  // fragment s_rrms: f32[8]
-    float x[x_layout::kSlots];  // fragment x: f32[2048]
-    float r[r_layout::kSlots];  // fragment r: f32[2048]
-    float w[w_layout::kSlots];  // fragment w: f32[2048]
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 4, 512], row pitch 520
+    tl::f16* rs = reinterpret_cast<tl::f16*>(tl_smem + 8320);  // shared rs: f16[2, 4, 512], row pitch 520
+    tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 16640);  // shared ws: f16[512], row pitch 512
+    unsigned char* tl_scratch = tl_smem + 17664;  // 16 bytes for reductions and staging
+    float s[16];  // fragment s: f32[4, 512]
+    float sq[16];  // fragment sq: f32[4, 512]
+    float s_rrms[1];  // fragment s_rrms: f32[4]
+    float x[x_layout::kSlots];  // fragment x: f32[1024]
+    float r[r_layout::kSlots];  // fragment r: f32[1024]
+    float w[w_layout::kSlots];  // fragment w: f32[1024]
     float sum_x2;
     float part;
-    const int32_t groups = tl::cdiv(tl::cdiv(M, 8) - int(blockIdx.x), int(gridDim.x));
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 4) - int(blockIdx.x), int(gridDim.x));
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 512) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:199)
+        // copy(W[0 +: ROW], ws);  (norms.tl:200)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
-            const int tl_chunk0 = tl_tid + tl_i1 * 256;
+            const int tl_chunk0 = tl_tid + tl_i1 * 128;
             if (tl_chunk0 < 64) {
                 const tl::f16* tl_src2 = &W[tl_chunk0 * 8];
                 tl::f16* tl_dst3 = &ws[tl_chunk0 * 8];
@@ -6106,108 +6100,108 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant2(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:202)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
-                    const int tl_chunk5 = tl_tid + tl_i6 * 256;
-                    tl::cp_async_16(&xs[(0 * 8 + ((tl_chunk5 * 8) / 512)) * 520 + ((tl_chunk5 * 8) % 512)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk5 * 8) / 512)) * N + ((tl_chunk5 * 8) % 512)]);
+                    const int tl_chunk5 = tl_tid + tl_i6 * 128;
+                    tl::cp_async_16(&xs[(0 * 4 + ((tl_chunk5 * 8) / 512)) * 520 + ((tl_chunk5 * 8) % 512)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk5 * 8) / 512)) * N + ((tl_chunk5 * 8) % 512)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
-                    const int tl_chunk7 = tl_tid + tl_i8 * 256;
-                    const tl::f16* tl_src9 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk7 * 8) / 512)) * N + ((tl_chunk7 * 8) % 512)];
-                    tl::f16* tl_dst10 = &xs[(0 * 8 + ((tl_chunk7 * 8) / 512)) * 520 + ((tl_chunk7 * 8) % 512)];
-                    const int tl_valid11 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk7 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 512)));
+                    const int tl_chunk7 = tl_tid + tl_i8 * 128;
+                    const tl::f16* tl_src9 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk7 * 8) / 512)) * N + ((tl_chunk7 * 8) % 512)];
+                    tl::f16* tl_dst10 = &xs[(0 * 4 + ((tl_chunk7 * 8) / 512)) * 520 + ((tl_chunk7 * 8) % 512)];
+                    const int tl_valid11 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk7 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 512)));
                     if (tl_valid11 == 8 && (tl_chunk7 * 8) % 512 >= 0 && tl::is_aligned(tl_src9, 16)) {
                         tl::cp_async_16(tl_dst10, tl_src9);
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk7 * 8) / 512), M) && tl::in_bounds(((tl_chunk7 * 8) % 512) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk7 * 8) / 512), M) && tl::in_bounds(((tl_chunk7 * 8) % 512) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
-            // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:203)
-            if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
+            // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:204)
+            if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
-                    const int tl_chunk12 = tl_tid + tl_i13 * 256;
-                    tl::cp_async_16(&rs[(0 * 8 + ((tl_chunk12 * 8) / 512)) * 520 + ((tl_chunk12 * 8) % 512)], &R[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk12 * 8) / 512)) * N + ((tl_chunk12 * 8) % 512)]);
+                    const int tl_chunk12 = tl_tid + tl_i13 * 128;
+                    tl::cp_async_16(&rs[(0 * 4 + ((tl_chunk12 * 8) / 512)) * 520 + ((tl_chunk12 * 8) % 512)], &R[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk12 * 8) / 512)) * N + ((tl_chunk12 * 8) % 512)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i15 = 0; tl_i15 < 2; ++tl_i15) {
-                    const int tl_chunk14 = tl_tid + tl_i15 * 256;
-                    const tl::f16* tl_src16 = &R[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk14 * 8) / 512)) * N + ((tl_chunk14 * 8) % 512)];
-                    tl::f16* tl_dst17 = &rs[(0 * 8 + ((tl_chunk14 * 8) / 512)) * 520 + ((tl_chunk14 * 8) % 512)];
-                    const int tl_valid18 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk14 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 512)));
+                    const int tl_chunk14 = tl_tid + tl_i15 * 128;
+                    const tl::f16* tl_src16 = &R[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk14 * 8) / 512)) * N + ((tl_chunk14 * 8) % 512)];
+                    tl::f16* tl_dst17 = &rs[(0 * 4 + ((tl_chunk14 * 8) / 512)) * 520 + ((tl_chunk14 * 8) % 512)];
+                    const int tl_valid18 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk14 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 512)));
                     if (tl_valid18 == 8 && (tl_chunk14 * 8) % 512 >= 0 && tl::is_aligned(tl_src16, 16)) {
                         tl::cp_async_16(tl_dst17, tl_src16);
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk14 * 8) / 512), M) && tl::in_bounds(((tl_chunk14 * 8) % 512) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk14 * 8) / 512), M) && tl::in_bounds(((tl_chunk14 * 8) % 512) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:200)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:201)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:202)
-                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i20 = 0; tl_i20 < 2; ++tl_i20) {
-                        const int tl_chunk19 = tl_tid + tl_i20 * 256;
-                        tl::cp_async_16(&xs[(((g + 1) % 2) * 8 + ((tl_chunk19 * 8) / 512)) * 520 + ((tl_chunk19 * 8) % 512)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk19 * 8) / 512)) * N + ((tl_chunk19 * 8) % 512)]);
+                        const int tl_chunk19 = tl_tid + tl_i20 * 128;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 4 + ((tl_chunk19 * 8) / 512)) * 520 + ((tl_chunk19 * 8) % 512)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk19 * 8) / 512)) * N + ((tl_chunk19 * 8) % 512)]);
                     }
                 } else {
                     #pragma unroll
                     for (int tl_i22 = 0; tl_i22 < 2; ++tl_i22) {
-                        const int tl_chunk21 = tl_tid + tl_i22 * 256;
-                        const tl::f16* tl_src23 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk21 * 8) / 512)) * N + ((tl_chunk21 * 8) % 512)];
-                        tl::f16* tl_dst24 = &xs[(((g + 1) % 2) * 8 + ((tl_chunk21 * 8) / 512)) * 520 + ((tl_chunk21 * 8) % 512)];
-                        const int tl_valid25 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk21 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk21 * 8) % 512)));
+                        const int tl_chunk21 = tl_tid + tl_i22 * 128;
+                        const tl::f16* tl_src23 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk21 * 8) / 512)) * N + ((tl_chunk21 * 8) % 512)];
+                        tl::f16* tl_dst24 = &xs[(((g + 1) % 2) * 4 + ((tl_chunk21 * 8) / 512)) * 520 + ((tl_chunk21 * 8) % 512)];
+                        const int tl_valid25 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk21 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk21 * 8) % 512)));
                         if (tl_valid25 == 8 && (tl_chunk21 * 8) % 512 >= 0 && tl::is_aligned(tl_src23, 16)) {
                             tl::cp_async_16(tl_dst24, tl_src23);
                         } else {
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst24[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk21 * 8) / 512), M) && tl::in_bounds(((tl_chunk21 * 8) % 512) + tl_v, N) ? tl_src23[tl_v] : tl::convert<tl::f16>(0.0f);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst24[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk21 * 8) / 512), M) && tl::in_bounds(((tl_chunk21 * 8) % 512) + tl_v, N) ? tl_src23[tl_v] : tl::convert<tl::f16>(0.0f);
                         }
                     }
                 }
-                // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:203)
-                if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
+                // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:204)
+                if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i27 = 0; tl_i27 < 2; ++tl_i27) {
-                        const int tl_chunk26 = tl_tid + tl_i27 * 256;
-                        tl::cp_async_16(&rs[(((g + 1) % 2) * 8 + ((tl_chunk26 * 8) / 512)) * 520 + ((tl_chunk26 * 8) % 512)], &R[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk26 * 8) / 512)) * N + ((tl_chunk26 * 8) % 512)]);
+                        const int tl_chunk26 = tl_tid + tl_i27 * 128;
+                        tl::cp_async_16(&rs[(((g + 1) % 2) * 4 + ((tl_chunk26 * 8) / 512)) * 520 + ((tl_chunk26 * 8) % 512)], &R[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk26 * 8) / 512)) * N + ((tl_chunk26 * 8) % 512)]);
                     }
                 } else {
                     #pragma unroll
                     for (int tl_i29 = 0; tl_i29 < 2; ++tl_i29) {
-                        const int tl_chunk28 = tl_tid + tl_i29 * 256;
-                        const tl::f16* tl_src30 = &R[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk28 * 8) / 512)) * N + ((tl_chunk28 * 8) % 512)];
-                        tl::f16* tl_dst31 = &rs[(((g + 1) % 2) * 8 + ((tl_chunk28 * 8) / 512)) * 520 + ((tl_chunk28 * 8) % 512)];
-                        const int tl_valid32 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk28 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk28 * 8) % 512)));
+                        const int tl_chunk28 = tl_tid + tl_i29 * 128;
+                        const tl::f16* tl_src30 = &R[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk28 * 8) / 512)) * N + ((tl_chunk28 * 8) % 512)];
+                        tl::f16* tl_dst31 = &rs[(((g + 1) % 2) * 4 + ((tl_chunk28 * 8) / 512)) * 520 + ((tl_chunk28 * 8) % 512)];
+                        const int tl_valid32 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk28 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk28 * 8) % 512)));
                         if (tl_valid32 == 8 && (tl_chunk28 * 8) % 512 >= 0 && tl::is_aligned(tl_src30, 16)) {
                             tl::cp_async_16(tl_dst31, tl_src30);
                         } else {
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst31[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk28 * 8) / 512), M) && tl::in_bounds(((tl_chunk28 * 8) % 512) + tl_v, N) ? tl_src30[tl_v] : tl::convert<tl::f16>(0.0f);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst31[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk28 * 8) / 512), M) && tl::in_bounds(((tl_chunk28 * 8) % 512) + tl_v, N) ? tl_src30[tl_v] : tl::convert<tl::f16>(0.0f);
                         }
                     }
                 }
             }
             tl::cp_async_commit();
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 8;
-            // copy(xs, s);  (norms.tl:204)
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 4;
+            // copy(xs, s);  (norms.tl:205)
             #pragma unroll
             for (int tl_chunk33 = 0; tl_chunk33 < 16; tl_chunk33 += 8) {
-                const tl::f16* tl_ptr34 = &xs[((g % 2) * 8 + (tl_tid / 32)) * 520 + ((tl_chunk33 % 8) + (tl_tid % 32) * 8 + (tl_chunk33 / 8) * 256)];
+                const tl::f16* tl_ptr34 = &xs[((g % 2) * 4 + (tl_tid / 32)) * 520 + ((tl_chunk33 % 8) + (tl_tid % 32) * 8 + (tl_chunk33 / 8) * 256)];
                 if (tl::is_aligned(tl_ptr34, 16)) {
                     tl::f16 tl_vec35[8];
                     tl::load_vector<tl::f16, 8>(tl_vec35, tl_ptr34);
@@ -6216,14 +6210,14 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant2(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        s[tl_chunk33 + tl_v] = tl::convert<float>(xs[((g % 2) * 8 + (tl_tid / 32)) * 520 + (((tl_chunk33 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk33 + tl_v) / 8) * 256)]);
+                        s[tl_chunk33 + tl_v] = tl::convert<float>(xs[((g % 2) * 4 + (tl_tid / 32)) * 520 + (((tl_chunk33 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk33 + tl_v) / 8) * 256)]);
                     }
                 }
             }
-            // copy(rs, sq);  (norms.tl:205)
+            // copy(rs, sq);  (norms.tl:206)
             #pragma unroll
             for (int tl_chunk36 = 0; tl_chunk36 < 16; tl_chunk36 += 8) {
-                const tl::f16* tl_ptr37 = &rs[((g % 2) * 8 + (tl_tid / 32)) * 520 + ((tl_chunk36 % 8) + (tl_tid % 32) * 8 + (tl_chunk36 / 8) * 256)];
+                const tl::f16* tl_ptr37 = &rs[((g % 2) * 4 + (tl_tid / 32)) * 520 + ((tl_chunk36 % 8) + (tl_tid % 32) * 8 + (tl_chunk36 / 8) * 256)];
                 if (tl::is_aligned(tl_ptr37, 16)) {
                     tl::f16 tl_vec38[8];
                     tl::load_vector<tl::f16, 8>(tl_vec38, tl_ptr37);
@@ -6232,12 +6226,12 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant2(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        sq[tl_chunk36 + tl_v] = tl::convert<float>(rs[((g % 2) * 8 + (tl_tid / 32)) * 520 + (((tl_chunk36 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk36 + tl_v) / 8) * 256)]);
+                        sq[tl_chunk36 + tl_v] = tl::convert<float>(rs[((g % 2) * 4 + (tl_tid / 32)) * 520 + (((tl_chunk36 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk36 + tl_v) / 8) * 256)]);
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:206)
-            // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
+            // for i, j in parallel(RB, ROW) {  (norms.tl:207)
+            // for i, j in parallel(4, 512): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s39 = 0; tl_s39 < 16; ++tl_s39) {
                 [[maybe_unused]] const int i = (tl_tid / 32);
@@ -6247,7 +6241,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant2(
                 sq[tl_s39] = h * h;
             }
             __syncthreads();  // WAR on `R`
-            // copy(s, R[row0 +: RB, 0 +: ROW]);  (norms.tl:211)
+            // copy(s, R[row0 +: RB, 0 +: ROW]);  (norms.tl:212)
             #pragma unroll
             for (int tl_chunk40 = 0; tl_chunk40 < 16; tl_chunk40 += 8) {
                 tl::f16* tl_ptr41 = &R[int64_t(row0 + (tl_tid / 32)) * N + ((tl_chunk40 % 8) + (tl_tid % 32) * 8 + (tl_chunk40 / 8) * 256)];
@@ -6263,7 +6257,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant2(
                     }
                 }
             }
-            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:212)
+            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:213)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[1];
@@ -6286,15 +6280,15 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant2(
                     s_rrms[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:213)
-            // for i in parallel(8): each thread visits the elements of `s_rrms` it holds
+            // for i in parallel(RB) {  (norms.tl:214)
+            // for i in parallel(4): each thread visits the elements of `s_rrms` it holds
             #pragma unroll
             for (int tl_s44 = 0; tl_s44 < 1; ++tl_s44) {
                 [[maybe_unused]] const int i = (tl_tid / 32);
                 s_rrms[tl_s44] = tl::rsqrt(s_rrms[tl_s44] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:216)
-            // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
+            // for i, j in parallel(RB, ROW) {  (norms.tl:217)
+            // for i, j in parallel(4, 512): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k46 = 0; tl_k46 < 16; tl_k46 += 8) {
                 const int tl_c47 = ((tl_k46 % 8) + (tl_tid % 32) * 8 + (tl_k46 / 8) * 256);  // the chunk's first column
@@ -6308,7 +6302,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant2(
                     s[tl_s50] = s[tl_s50] * s_rrms[0] * tl::convert<float>(tl_chunk49[tl_o48]);
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:219)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:220)
             #pragma unroll
             for (int tl_chunk51 = 0; tl_chunk51 < 16; tl_chunk51 += 8) {
                 tl::f16* tl_ptr52 = &Y[int64_t(row0 + (tl_tid / 32)) * N + ((tl_chunk51 % 8) + (tl_tid % 32) * 8 + (tl_chunk51 / 8) * 256)];
@@ -6327,18 +6321,18 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant2(
         }
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
-        const int32_t n_tiles = tl::cdiv(N, 2048);
+        const int32_t n_tiles = tl::cdiv(N, 1024);
         for (int g = 0; g < groups; ++g) {
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 8;
-            for (int rr = 0; rr < tl::min(8, M - row0); ++rr) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 4;
+            for (int rr = 0; rr < tl::min(4, M - row0); ++rr) {
                 const int32_t row = row0 + rr;
                 sum_x2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:229)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:230)
                     #pragma unroll
                     for (int tl_chunk54 = 0; tl_chunk54 < x_layout::kSlots; tl_chunk54 += 8) {
-                        const tl::f16* tl_ptr55 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 2048) + tl_chunk54 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 2048) + tl_chunk54 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 2048) + tl_chunk54 % 8)) + 7, N) && tl::is_aligned(tl_ptr55, 16)) {
+                        const tl::f16* tl_ptr55 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 1024) + tl_chunk54 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 1024) + tl_chunk54 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 1024) + tl_chunk54 % 8)) + 7, N) && tl::is_aligned(tl_ptr55, 16)) {
                             tl::f16 tl_vec56[8];
                             tl::load_vector<tl::f16, 8>(tl_vec56, tl_ptr55);
                             #pragma unroll
@@ -6346,16 +6340,16 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk54 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8)) % 2048) + (tl_chunk54 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8)) % 2048) + (tl_chunk54 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk54 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8)) % 1024) + (tl_chunk54 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8)) % 1024) + (tl_chunk54 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     __syncthreads();  // RAW on `R`
-                    // copy(R[row, t * BN +: BN], r);  (norms.tl:230)
+                    // copy(R[row, t * BN +: BN], r);  (norms.tl:231)
                     #pragma unroll
                     for (int tl_chunk57 = 0; tl_chunk57 < r_layout::kSlots; tl_chunk57 += 8) {
-                        const tl::f16* tl_ptr58 = &R[int64_t(row) * N + ((t * 2048) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 2048) + tl_chunk57 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 2048) + tl_chunk57 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 2048) + tl_chunk57 % 8)) + 7, N) && tl::is_aligned(tl_ptr58, 16)) {
+                        const tl::f16* tl_ptr58 = &R[int64_t(row) * N + ((t * 1024) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 1024) + tl_chunk57 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 1024) + tl_chunk57 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 1024) + tl_chunk57 % 8)) + 7, N) && tl::is_aligned(tl_ptr58, 16)) {
                             tl::f16 tl_vec59[8];
                             tl::load_vector<tl::f16, 8>(tl_vec59, tl_ptr58);
                             #pragma unroll
@@ -6363,19 +6357,19 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) % 2048) + (tl_chunk57 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 2048) + (((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) % 2048) + (tl_chunk57 + tl_v) % 8))]) : 0.0f;
+                                r[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) % 1024) + (tl_chunk57 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 1024) + (((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) % 1024) + (tl_chunk57 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:231)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(BN) {  (norms.tl:232)
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s60 = 0; tl_s60 < x_layout::kSlots; ++tl_s60) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s60 / 8) * 8)) % 2048) + tl_s60 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s60 / 8) * 8)) % 1024) + tl_s60 % 8;
                         const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s60] + r[tl_s60]));
                         x[tl_s60] = h * h;
                     }
-                    // reduce(sum, x, part);  (norms.tl:235)
+                    // reduce(sum, x, part);  (norms.tl:236)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -6384,7 +6378,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant2(
                         for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s61]));
                         }
-                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        tl::block_allreduce<tl::SumOp, 1, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
                             part = tl_part[0];
                         }
@@ -6393,12 +6387,12 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant2(
                 }
                 const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
-                    const int32_t c0 = t * 2048;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:241)
+                    const int32_t c0 = t * 1024;
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:242)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
-                        const tl::f16* tl_ptr63 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
+                        const tl::f16* tl_ptr63 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
                             tl::f16 tl_vec64[8];
                             tl::load_vector<tl::f16, 8>(tl_vec64, tl_ptr63);
                             #pragma unroll
@@ -6406,16 +6400,16 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk62 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk62 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     __syncthreads();  // RAW on `R`
-                    // copy(R[row, c0 +: BN], r);  (norms.tl:242)
+                    // copy(R[row, c0 +: BN], r);  (norms.tl:243)
                     #pragma unroll
                     for (int tl_chunk65 = 0; tl_chunk65 < r_layout::kSlots; tl_chunk65 += 8) {
-                        const tl::f16* tl_ptr66 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 2048) + tl_chunk65 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 2048) + tl_chunk65 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 2048) + tl_chunk65 % 8)) + 7, N) && tl::is_aligned(tl_ptr66, 16)) {
+                        const tl::f16* tl_ptr66 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 1024) + tl_chunk65 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 1024) + tl_chunk65 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 1024) + tl_chunk65 % 8)) + 7, N) && tl::is_aligned(tl_ptr66, 16)) {
                             tl::f16 tl_vec67[8];
                             tl::load_vector<tl::f16, 8>(tl_vec67, tl_ptr66);
                             #pragma unroll
@@ -6423,15 +6417,15 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk65 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8)) % 2048) + (tl_chunk65 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8)) % 2048) + (tl_chunk65 + tl_v) % 8))]) : 0.0f;
+                                r[tl_chunk65 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8)) % 1024) + (tl_chunk65 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8)) % 1024) + (tl_chunk65 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:243)
+                    // copy(W[c0 +: BN], w);  (norms.tl:244)
                     #pragma unroll
                     for (int tl_chunk68 = 0; tl_chunk68 < w_layout::kSlots; tl_chunk68 += 8) {
-                        const tl::f16* tl_ptr69 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 2048) + tl_chunk68 % 8)];
-                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 2048) + tl_chunk68 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 2048) + tl_chunk68 % 8)) + 7, N) && tl::is_aligned(tl_ptr69, 16)) {
+                        const tl::f16* tl_ptr69 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 1024) + tl_chunk68 % 8)];
+                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 1024) + tl_chunk68 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 1024) + tl_chunk68 % 8)) + 7, N) && tl::is_aligned(tl_ptr69, 16)) {
                             tl::f16 tl_vec70[8];
                             tl::load_vector<tl::f16, 8>(tl_vec70, tl_ptr69);
                             #pragma unroll
@@ -6439,25 +6433,25 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk68 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8)) % 2048) + (tl_chunk68 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8)) % 2048) + (tl_chunk68 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk68 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8)) % 1024) + (tl_chunk68 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8)) % 1024) + (tl_chunk68 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:244)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(BN) {  (norms.tl:245)
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s71 = 0; tl_s71 < x_layout::kSlots; ++tl_s71) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s71 / 8) * 8)) % 2048) + tl_s71 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s71 / 8) * 8)) % 1024) + tl_s71 % 8;
                         const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s71] + r[tl_s71]));
                         r[tl_s71] = h;
                         x[tl_s71] = h * rrms * w[tl_s71];
                     }
                     __syncthreads();  // WAR on `R`
-                    // copy(r, R[row, c0 +: BN]);  (norms.tl:249)
+                    // copy(r, R[row, c0 +: BN]);  (norms.tl:250)
                     #pragma unroll
                     for (int tl_chunk72 = 0; tl_chunk72 < r_layout::kSlots; tl_chunk72 += 8) {
-                        tl::f16* tl_ptr73 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 2048) + tl_chunk72 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 2048) + tl_chunk72 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 2048) + tl_chunk72 % 8)) + 7, N) && tl::is_aligned(tl_ptr73, 16)) {
+                        tl::f16* tl_ptr73 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 1024) + tl_chunk72 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 1024) + tl_chunk72 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 1024) + tl_chunk72 % 8)) + 7, N) && tl::is_aligned(tl_ptr73, 16)) {
                             tl::f16 tl_vec74[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec74[tl_v], r[tl_chunk72 + tl_v], r[tl_chunk72 + tl_v + 1]);
@@ -6465,15 +6459,15 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8)) % 2048) + (tl_chunk72 + tl_v) % 8), N)) R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8)) % 2048) + (tl_chunk72 + tl_v) % 8))] = tl::convert<tl::f16>(r[tl_chunk72 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8)) % 1024) + (tl_chunk72 + tl_v) % 8), N)) R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8)) % 1024) + (tl_chunk72 + tl_v) % 8))] = tl::convert<tl::f16>(r[tl_chunk72 + tl_v]);
                             }
                         }
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:250)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:251)
                     #pragma unroll
                     for (int tl_chunk75 = 0; tl_chunk75 < x_layout::kSlots; tl_chunk75 += 8) {
-                        tl::f16* tl_ptr76 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 2048) + tl_chunk75 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 2048) + tl_chunk75 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 2048) + tl_chunk75 % 8)) + 7, N) && tl::is_aligned(tl_ptr76, 16)) {
+                        tl::f16* tl_ptr76 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 1024) + tl_chunk75 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 1024) + tl_chunk75 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 1024) + tl_chunk75 % 8)) + 7, N) && tl::is_aligned(tl_ptr76, 16)) {
                             tl::f16 tl_vec77[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec77[tl_v], x[tl_chunk75 + tl_v], x[tl_chunk75 + tl_v + 1]);
@@ -6481,7 +6475,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8)) % 2048) + (tl_chunk75 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8)) % 2048) + (tl_chunk75 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk75 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8)) % 1024) + (tl_chunk75 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8)) % 1024) + (tl_chunk75 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk75 + tl_v]);
                             }
                         }
                     }
@@ -6491,9 +6485,9 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant2(
     }
 }
 
-// kernel residual_rmsnorm<ROW = 1024, THREADS = 256, RB = 4, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:176)
-// 256 threads per block, 35104 bytes of shared memory
-__global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant3(
+// kernel residual_rmsnorm<ROW = 1024, THREADS = 128, RB = 2, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:177)
+// 128 threads per block, 18704 bytes of shared memory
+__global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
         const tl::f16* __restrict__ X,
         tl::f16* __restrict__ R,
         const tl::f16* __restrict__ W,
@@ -6502,153 +6496,151 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant3(
         int32_t M,
         int32_t N)
 {
-    // fragment s: f32[4, 1024], blocked per axis, vector 8: [4, 1024] over 256 threads: (4:t64, 8:r1 64:t1 2:r8) 16 registers
-    // fragment sq: f32[4, 1024], blocked per axis, vector 8: [4, 1024] over 256 threads: (4:t64, 8:r1 64:t1 2:r8) 16 registers
-    // fragment s_rrms: f32[4], slice of `sq` (reduce over axis 1): [4] over 256 threads: (4:t64) 1 registers, 64 replicas
-    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
-    using r_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment r: f32[2048]
-    using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
-    const int tl_tid = tl::thread_index<256>();
+    // fragment s: f32[2, 1024], blocked per axis, vector 8: [2, 1024] over 128 threads: (2:t64, 8:r1 64:t1 2:r8) 16 registers
+    // fragment sq: f32[2, 1024], blocked per axis, vector 8: [2, 1024] over 128 threads: (2:t64, 8:r1 64:t1 2:r8) 16 registers
+    // fragment s_rrms: f32[2], slice of `sq` (reduce over axis 1): [2] over 128 threads: (2:t64) 1 registers, 64 replicas
+    using x_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment x: f32[1024]
+    using r_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment r: f32[1024]
+    using w_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment w: f32[1024]
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 4, 1024], row pitch 1032
-    tl::f16* rs = reinterpret_cast<tl::f16*>(tl_smem + 16512);  // shared rs: f16[2, 4, 1024], row pitch 1032
-    tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 33024);  // shared ws: f16[1024], row pitch 1024
-    unsigned char* tl_scratch = tl_smem + 35072;  // 32 bytes for reductions and staging
-    float s[16];  // fragment s: f32[4, 1024]
-    float sq[16];  // fragment sq: f32[4, 1024]
-    float s_rrms[1];  // fragment s_rrms: f32[4]
-    float x[x_layout::kSlots];  // fragment x: f32[2048]
-    float r[r_layout::kSlots];  // fragment r: f32[2048]
-    float w[w_layout::kSlots];  // fragment w: f32[2048]
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 2, 1024], row pitch 1032
+    tl::f16* rs = reinterpret_cast<tl::f16*>(tl_smem + 8320);  // shared rs: f16[2, 2, 1024], row pitch 1032
+    tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 16640);  // shared ws: f16[1024], row pitch 1024
+    unsigned char* tl_scratch = tl_smem + 18688;  // 16 bytes for reductions and staging
+    float s[16];  // fragment s: f32[2, 1024]
+    float sq[16];  // fragment sq: f32[2, 1024]
+    float s_rrms[1];  // fragment s_rrms: f32[2]
+    float x[x_layout::kSlots];  // fragment x: f32[1024]
+    float r[r_layout::kSlots];  // fragment r: f32[1024]
+    float w[w_layout::kSlots];  // fragment w: f32[1024]
     float sum_x2;
     float part;
-    const int32_t groups = tl::cdiv(tl::cdiv(M, 4) - int(blockIdx.x), int(gridDim.x));
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 2) - int(blockIdx.x), int(gridDim.x));
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 1024) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:199)
+        // copy(W[0 +: ROW], ws);  (norms.tl:200)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
-            const int tl_chunk0 = tl_tid + tl_i1 * 256;
-            if (tl_chunk0 < 128) {
-                const tl::f16* tl_src2 = &W[tl_chunk0 * 8];
-                tl::f16* tl_dst3 = &ws[tl_chunk0 * 8];
-                if (tl::in_bounds(tl_chunk0 * 8, N) && tl::in_bounds((tl_chunk0 * 8) + 7, N) && tl::is_aligned(tl_src2, 16) && tl::is_aligned(tl_dst3, 16)) {
-                    tl::f16 tl_vec4[8];
-                    tl::load_vector<tl::f16, 8>(tl_vec4, tl_src2);
-                    tl::store_vector<tl::f16, 8>(tl_dst3, tl_vec4);
-                } else {
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        ws[tl_chunk0 * 8 + tl_v] = tl::in_bounds(tl_chunk0 * 8 + tl_v, N) ? W[tl_chunk0 * 8 + tl_v] : tl::convert<tl::f16>(0.0f);
-                    }
+            const int tl_chunk0 = tl_tid + tl_i1 * 128;
+            const tl::f16* tl_src2 = &W[tl_chunk0 * 8];
+            tl::f16* tl_dst3 = &ws[tl_chunk0 * 8];
+            if (tl::in_bounds(tl_chunk0 * 8, N) && tl::in_bounds((tl_chunk0 * 8) + 7, N) && tl::is_aligned(tl_src2, 16) && tl::is_aligned(tl_dst3, 16)) {
+                tl::f16 tl_vec4[8];
+                tl::load_vector<tl::f16, 8>(tl_vec4, tl_src2);
+                tl::store_vector<tl::f16, 8>(tl_dst3, tl_vec4);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    ws[tl_chunk0 * 8 + tl_v] = tl::in_bounds(tl_chunk0 * 8 + tl_v, N) ? W[tl_chunk0 * 8 + tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:202)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
-                    const int tl_chunk5 = tl_tid + tl_i6 * 256;
-                    tl::cp_async_16(&xs[(0 * 4 + ((tl_chunk5 * 8) / 1024)) * 1032 + ((tl_chunk5 * 8) % 1024)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk5 * 8) / 1024)) * N + ((tl_chunk5 * 8) % 1024)]);
+                    const int tl_chunk5 = tl_tid + tl_i6 * 128;
+                    tl::cp_async_16(&xs[(0 * 2 + ((tl_chunk5 * 8) / 1024)) * 1032 + ((tl_chunk5 * 8) % 1024)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk5 * 8) / 1024)) * N + ((tl_chunk5 * 8) % 1024)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
-                    const int tl_chunk7 = tl_tid + tl_i8 * 256;
-                    const tl::f16* tl_src9 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk7 * 8) / 1024)) * N + ((tl_chunk7 * 8) % 1024)];
-                    tl::f16* tl_dst10 = &xs[(0 * 4 + ((tl_chunk7 * 8) / 1024)) * 1032 + ((tl_chunk7 * 8) % 1024)];
-                    const int tl_valid11 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk7 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 1024)));
+                    const int tl_chunk7 = tl_tid + tl_i8 * 128;
+                    const tl::f16* tl_src9 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk7 * 8) / 1024)) * N + ((tl_chunk7 * 8) % 1024)];
+                    tl::f16* tl_dst10 = &xs[(0 * 2 + ((tl_chunk7 * 8) / 1024)) * 1032 + ((tl_chunk7 * 8) % 1024)];
+                    const int tl_valid11 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk7 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 1024)));
                     if (tl_valid11 == 8 && (tl_chunk7 * 8) % 1024 >= 0 && tl::is_aligned(tl_src9, 16)) {
                         tl::cp_async_16(tl_dst10, tl_src9);
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk7 * 8) / 1024), M) && tl::in_bounds(((tl_chunk7 * 8) % 1024) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk7 * 8) / 1024), M) && tl::in_bounds(((tl_chunk7 * 8) % 1024) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
-            // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:203)
-            if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
+            // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:204)
+            if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
-                    const int tl_chunk12 = tl_tid + tl_i13 * 256;
-                    tl::cp_async_16(&rs[(0 * 4 + ((tl_chunk12 * 8) / 1024)) * 1032 + ((tl_chunk12 * 8) % 1024)], &R[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk12 * 8) / 1024)) * N + ((tl_chunk12 * 8) % 1024)]);
+                    const int tl_chunk12 = tl_tid + tl_i13 * 128;
+                    tl::cp_async_16(&rs[(0 * 2 + ((tl_chunk12 * 8) / 1024)) * 1032 + ((tl_chunk12 * 8) % 1024)], &R[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk12 * 8) / 1024)) * N + ((tl_chunk12 * 8) % 1024)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i15 = 0; tl_i15 < 2; ++tl_i15) {
-                    const int tl_chunk14 = tl_tid + tl_i15 * 256;
-                    const tl::f16* tl_src16 = &R[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk14 * 8) / 1024)) * N + ((tl_chunk14 * 8) % 1024)];
-                    tl::f16* tl_dst17 = &rs[(0 * 4 + ((tl_chunk14 * 8) / 1024)) * 1032 + ((tl_chunk14 * 8) % 1024)];
-                    const int tl_valid18 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk14 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 1024)));
+                    const int tl_chunk14 = tl_tid + tl_i15 * 128;
+                    const tl::f16* tl_src16 = &R[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk14 * 8) / 1024)) * N + ((tl_chunk14 * 8) % 1024)];
+                    tl::f16* tl_dst17 = &rs[(0 * 2 + ((tl_chunk14 * 8) / 1024)) * 1032 + ((tl_chunk14 * 8) % 1024)];
+                    const int tl_valid18 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk14 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 1024)));
                     if (tl_valid18 == 8 && (tl_chunk14 * 8) % 1024 >= 0 && tl::is_aligned(tl_src16, 16)) {
                         tl::cp_async_16(tl_dst17, tl_src16);
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk14 * 8) / 1024), M) && tl::in_bounds(((tl_chunk14 * 8) % 1024) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk14 * 8) / 1024), M) && tl::in_bounds(((tl_chunk14 * 8) % 1024) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:200)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:201)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:202)
-                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i20 = 0; tl_i20 < 2; ++tl_i20) {
-                        const int tl_chunk19 = tl_tid + tl_i20 * 256;
-                        tl::cp_async_16(&xs[(((g + 1) % 2) * 4 + ((tl_chunk19 * 8) / 1024)) * 1032 + ((tl_chunk19 * 8) % 1024)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk19 * 8) / 1024)) * N + ((tl_chunk19 * 8) % 1024)]);
+                        const int tl_chunk19 = tl_tid + tl_i20 * 128;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 2 + ((tl_chunk19 * 8) / 1024)) * 1032 + ((tl_chunk19 * 8) % 1024)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk19 * 8) / 1024)) * N + ((tl_chunk19 * 8) % 1024)]);
                     }
                 } else {
                     #pragma unroll
                     for (int tl_i22 = 0; tl_i22 < 2; ++tl_i22) {
-                        const int tl_chunk21 = tl_tid + tl_i22 * 256;
-                        const tl::f16* tl_src23 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk21 * 8) / 1024)) * N + ((tl_chunk21 * 8) % 1024)];
-                        tl::f16* tl_dst24 = &xs[(((g + 1) % 2) * 4 + ((tl_chunk21 * 8) / 1024)) * 1032 + ((tl_chunk21 * 8) % 1024)];
-                        const int tl_valid25 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk21 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk21 * 8) % 1024)));
+                        const int tl_chunk21 = tl_tid + tl_i22 * 128;
+                        const tl::f16* tl_src23 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk21 * 8) / 1024)) * N + ((tl_chunk21 * 8) % 1024)];
+                        tl::f16* tl_dst24 = &xs[(((g + 1) % 2) * 2 + ((tl_chunk21 * 8) / 1024)) * 1032 + ((tl_chunk21 * 8) % 1024)];
+                        const int tl_valid25 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk21 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk21 * 8) % 1024)));
                         if (tl_valid25 == 8 && (tl_chunk21 * 8) % 1024 >= 0 && tl::is_aligned(tl_src23, 16)) {
                             tl::cp_async_16(tl_dst24, tl_src23);
                         } else {
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst24[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk21 * 8) / 1024), M) && tl::in_bounds(((tl_chunk21 * 8) % 1024) + tl_v, N) ? tl_src23[tl_v] : tl::convert<tl::f16>(0.0f);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst24[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk21 * 8) / 1024), M) && tl::in_bounds(((tl_chunk21 * 8) % 1024) + tl_v, N) ? tl_src23[tl_v] : tl::convert<tl::f16>(0.0f);
                         }
                     }
                 }
-                // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:203)
-                if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
+                // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:204)
+                if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i27 = 0; tl_i27 < 2; ++tl_i27) {
-                        const int tl_chunk26 = tl_tid + tl_i27 * 256;
-                        tl::cp_async_16(&rs[(((g + 1) % 2) * 4 + ((tl_chunk26 * 8) / 1024)) * 1032 + ((tl_chunk26 * 8) % 1024)], &R[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk26 * 8) / 1024)) * N + ((tl_chunk26 * 8) % 1024)]);
+                        const int tl_chunk26 = tl_tid + tl_i27 * 128;
+                        tl::cp_async_16(&rs[(((g + 1) % 2) * 2 + ((tl_chunk26 * 8) / 1024)) * 1032 + ((tl_chunk26 * 8) % 1024)], &R[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk26 * 8) / 1024)) * N + ((tl_chunk26 * 8) % 1024)]);
                     }
                 } else {
                     #pragma unroll
                     for (int tl_i29 = 0; tl_i29 < 2; ++tl_i29) {
-                        const int tl_chunk28 = tl_tid + tl_i29 * 256;
-                        const tl::f16* tl_src30 = &R[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk28 * 8) / 1024)) * N + ((tl_chunk28 * 8) % 1024)];
-                        tl::f16* tl_dst31 = &rs[(((g + 1) % 2) * 4 + ((tl_chunk28 * 8) / 1024)) * 1032 + ((tl_chunk28 * 8) % 1024)];
-                        const int tl_valid32 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk28 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk28 * 8) % 1024)));
+                        const int tl_chunk28 = tl_tid + tl_i29 * 128;
+                        const tl::f16* tl_src30 = &R[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk28 * 8) / 1024)) * N + ((tl_chunk28 * 8) % 1024)];
+                        tl::f16* tl_dst31 = &rs[(((g + 1) % 2) * 2 + ((tl_chunk28 * 8) / 1024)) * 1032 + ((tl_chunk28 * 8) % 1024)];
+                        const int tl_valid32 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk28 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk28 * 8) % 1024)));
                         if (tl_valid32 == 8 && (tl_chunk28 * 8) % 1024 >= 0 && tl::is_aligned(tl_src30, 16)) {
                             tl::cp_async_16(tl_dst31, tl_src30);
                         } else {
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst31[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk28 * 8) / 1024), M) && tl::in_bounds(((tl_chunk28 * 8) % 1024) + tl_v, N) ? tl_src30[tl_v] : tl::convert<tl::f16>(0.0f);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst31[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk28 * 8) / 1024), M) && tl::in_bounds(((tl_chunk28 * 8) % 1024) + tl_v, N) ? tl_src30[tl_v] : tl::convert<tl::f16>(0.0f);
                         }
                     }
                 }
             }
             tl::cp_async_commit();
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 4;
-            // copy(xs, s);  (norms.tl:204)
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 2;
+            // copy(xs, s);  (norms.tl:205)
             #pragma unroll
             for (int tl_chunk33 = 0; tl_chunk33 < 16; tl_chunk33 += 8) {
-                const tl::f16* tl_ptr34 = &xs[((g % 2) * 4 + (tl_tid / 64)) * 1032 + ((tl_chunk33 % 8) + (tl_tid % 64) * 8 + (tl_chunk33 / 8) * 512)];
+                const tl::f16* tl_ptr34 = &xs[((g % 2) * 2 + (tl_tid / 64)) * 1032 + ((tl_chunk33 % 8) + (tl_tid % 64) * 8 + (tl_chunk33 / 8) * 512)];
                 if (tl::is_aligned(tl_ptr34, 16)) {
                     tl::f16 tl_vec35[8];
                     tl::load_vector<tl::f16, 8>(tl_vec35, tl_ptr34);
@@ -6657,14 +6649,14 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant3(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        s[tl_chunk33 + tl_v] = tl::convert<float>(xs[((g % 2) * 4 + (tl_tid / 64)) * 1032 + (((tl_chunk33 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk33 + tl_v) / 8) * 512)]);
+                        s[tl_chunk33 + tl_v] = tl::convert<float>(xs[((g % 2) * 2 + (tl_tid / 64)) * 1032 + (((tl_chunk33 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk33 + tl_v) / 8) * 512)]);
                     }
                 }
             }
-            // copy(rs, sq);  (norms.tl:205)
+            // copy(rs, sq);  (norms.tl:206)
             #pragma unroll
             for (int tl_chunk36 = 0; tl_chunk36 < 16; tl_chunk36 += 8) {
-                const tl::f16* tl_ptr37 = &rs[((g % 2) * 4 + (tl_tid / 64)) * 1032 + ((tl_chunk36 % 8) + (tl_tid % 64) * 8 + (tl_chunk36 / 8) * 512)];
+                const tl::f16* tl_ptr37 = &rs[((g % 2) * 2 + (tl_tid / 64)) * 1032 + ((tl_chunk36 % 8) + (tl_tid % 64) * 8 + (tl_chunk36 / 8) * 512)];
                 if (tl::is_aligned(tl_ptr37, 16)) {
                     tl::f16 tl_vec38[8];
                     tl::load_vector<tl::f16, 8>(tl_vec38, tl_ptr37);
@@ -6673,12 +6665,12 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant3(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        sq[tl_chunk36 + tl_v] = tl::convert<float>(rs[((g % 2) * 4 + (tl_tid / 64)) * 1032 + (((tl_chunk36 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk36 + tl_v) / 8) * 512)]);
+                        sq[tl_chunk36 + tl_v] = tl::convert<float>(rs[((g % 2) * 2 + (tl_tid / 64)) * 1032 + (((tl_chunk36 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk36 + tl_v) / 8) * 512)]);
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:206)
-            // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
+            // for i, j in parallel(RB, ROW) {  (norms.tl:207)
+            // for i, j in parallel(2, 1024): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s39 = 0; tl_s39 < 16; ++tl_s39) {
                 [[maybe_unused]] const int i = (tl_tid / 64);
@@ -6688,7 +6680,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant3(
                 sq[tl_s39] = h * h;
             }
             __syncthreads();  // WAR on `R`
-            // copy(s, R[row0 +: RB, 0 +: ROW]);  (norms.tl:211)
+            // copy(s, R[row0 +: RB, 0 +: ROW]);  (norms.tl:212)
             #pragma unroll
             for (int tl_chunk40 = 0; tl_chunk40 < 16; tl_chunk40 += 8) {
                 tl::f16* tl_ptr41 = &R[int64_t(row0 + (tl_tid / 64)) * N + ((tl_chunk40 % 8) + (tl_tid % 64) * 8 + (tl_chunk40 / 8) * 512)];
@@ -6704,7 +6696,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant3(
                     }
                 }
             }
-            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:212)
+            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:213)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
             {
                 float tl_part[1];
@@ -6740,15 +6732,15 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant3(
                     s_rrms[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:213)
-            // for i in parallel(4): each thread visits the elements of `s_rrms` it holds
+            // for i in parallel(RB) {  (norms.tl:214)
+            // for i in parallel(2): each thread visits the elements of `s_rrms` it holds
             #pragma unroll
             for (int tl_s44 = 0; tl_s44 < 1; ++tl_s44) {
                 [[maybe_unused]] const int i = (tl_tid / 64);
                 s_rrms[tl_s44] = tl::rsqrt(s_rrms[tl_s44] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:216)
-            // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
+            // for i, j in parallel(RB, ROW) {  (norms.tl:217)
+            // for i, j in parallel(2, 1024): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k46 = 0; tl_k46 < 16; tl_k46 += 8) {
                 const int tl_c47 = ((tl_k46 % 8) + (tl_tid % 64) * 8 + (tl_k46 / 8) * 512);  // the chunk's first column
@@ -6762,7 +6754,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant3(
                     s[tl_s50] = s[tl_s50] * s_rrms[0] * tl::convert<float>(tl_chunk49[tl_o48]);
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:219)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:220)
             #pragma unroll
             for (int tl_chunk51 = 0; tl_chunk51 < 16; tl_chunk51 += 8) {
                 tl::f16* tl_ptr52 = &Y[int64_t(row0 + (tl_tid / 64)) * N + ((tl_chunk51 % 8) + (tl_tid % 64) * 8 + (tl_chunk51 / 8) * 512)];
@@ -6781,18 +6773,18 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant3(
         }
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
-        const int32_t n_tiles = tl::cdiv(N, 2048);
+        const int32_t n_tiles = tl::cdiv(N, 1024);
         for (int g = 0; g < groups; ++g) {
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 4;
-            for (int rr = 0; rr < tl::min(4, M - row0); ++rr) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 2;
+            for (int rr = 0; rr < tl::min(2, M - row0); ++rr) {
                 const int32_t row = row0 + rr;
                 sum_x2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:229)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:230)
                     #pragma unroll
                     for (int tl_chunk54 = 0; tl_chunk54 < x_layout::kSlots; tl_chunk54 += 8) {
-                        const tl::f16* tl_ptr55 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 2048) + tl_chunk54 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 2048) + tl_chunk54 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 2048) + tl_chunk54 % 8)) + 7, N) && tl::is_aligned(tl_ptr55, 16)) {
+                        const tl::f16* tl_ptr55 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 1024) + tl_chunk54 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 1024) + tl_chunk54 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 1024) + tl_chunk54 % 8)) + 7, N) && tl::is_aligned(tl_ptr55, 16)) {
                             tl::f16 tl_vec56[8];
                             tl::load_vector<tl::f16, 8>(tl_vec56, tl_ptr55);
                             #pragma unroll
@@ -6800,16 +6792,16 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk54 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8)) % 2048) + (tl_chunk54 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8)) % 2048) + (tl_chunk54 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk54 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8)) % 1024) + (tl_chunk54 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8)) % 1024) + (tl_chunk54 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     __syncthreads();  // RAW on `R`
-                    // copy(R[row, t * BN +: BN], r);  (norms.tl:230)
+                    // copy(R[row, t * BN +: BN], r);  (norms.tl:231)
                     #pragma unroll
                     for (int tl_chunk57 = 0; tl_chunk57 < r_layout::kSlots; tl_chunk57 += 8) {
-                        const tl::f16* tl_ptr58 = &R[int64_t(row) * N + ((t * 2048) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 2048) + tl_chunk57 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 2048) + tl_chunk57 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 2048) + tl_chunk57 % 8)) + 7, N) && tl::is_aligned(tl_ptr58, 16)) {
+                        const tl::f16* tl_ptr58 = &R[int64_t(row) * N + ((t * 1024) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 1024) + tl_chunk57 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 1024) + tl_chunk57 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 1024) + tl_chunk57 % 8)) + 7, N) && tl::is_aligned(tl_ptr58, 16)) {
                             tl::f16 tl_vec59[8];
                             tl::load_vector<tl::f16, 8>(tl_vec59, tl_ptr58);
                             #pragma unroll
@@ -6817,19 +6809,19 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) % 2048) + (tl_chunk57 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 2048) + (((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) % 2048) + (tl_chunk57 + tl_v) % 8))]) : 0.0f;
+                                r[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) % 1024) + (tl_chunk57 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 1024) + (((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) % 1024) + (tl_chunk57 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:231)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(BN) {  (norms.tl:232)
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s60 = 0; tl_s60 < x_layout::kSlots; ++tl_s60) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s60 / 8) * 8)) % 2048) + tl_s60 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s60 / 8) * 8)) % 1024) + tl_s60 % 8;
                         const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s60] + r[tl_s60]));
                         x[tl_s60] = h * h;
                     }
-                    // reduce(sum, x, part);  (norms.tl:235)
+                    // reduce(sum, x, part);  (norms.tl:236)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -6838,7 +6830,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant3(
                         for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s61]));
                         }
-                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        tl::block_allreduce<tl::SumOp, 1, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
                             part = tl_part[0];
                         }
@@ -6847,12 +6839,12 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant3(
                 }
                 const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
-                    const int32_t c0 = t * 2048;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:241)
+                    const int32_t c0 = t * 1024;
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:242)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
-                        const tl::f16* tl_ptr63 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
+                        const tl::f16* tl_ptr63 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
                             tl::f16 tl_vec64[8];
                             tl::load_vector<tl::f16, 8>(tl_vec64, tl_ptr63);
                             #pragma unroll
@@ -6860,16 +6852,16 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk62 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk62 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     __syncthreads();  // RAW on `R`
-                    // copy(R[row, c0 +: BN], r);  (norms.tl:242)
+                    // copy(R[row, c0 +: BN], r);  (norms.tl:243)
                     #pragma unroll
                     for (int tl_chunk65 = 0; tl_chunk65 < r_layout::kSlots; tl_chunk65 += 8) {
-                        const tl::f16* tl_ptr66 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 2048) + tl_chunk65 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 2048) + tl_chunk65 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 2048) + tl_chunk65 % 8)) + 7, N) && tl::is_aligned(tl_ptr66, 16)) {
+                        const tl::f16* tl_ptr66 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 1024) + tl_chunk65 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 1024) + tl_chunk65 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 1024) + tl_chunk65 % 8)) + 7, N) && tl::is_aligned(tl_ptr66, 16)) {
                             tl::f16 tl_vec67[8];
                             tl::load_vector<tl::f16, 8>(tl_vec67, tl_ptr66);
                             #pragma unroll
@@ -6877,15 +6869,15 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk65 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8)) % 2048) + (tl_chunk65 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8)) % 2048) + (tl_chunk65 + tl_v) % 8))]) : 0.0f;
+                                r[tl_chunk65 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8)) % 1024) + (tl_chunk65 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8)) % 1024) + (tl_chunk65 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:243)
+                    // copy(W[c0 +: BN], w);  (norms.tl:244)
                     #pragma unroll
                     for (int tl_chunk68 = 0; tl_chunk68 < w_layout::kSlots; tl_chunk68 += 8) {
-                        const tl::f16* tl_ptr69 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 2048) + tl_chunk68 % 8)];
-                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 2048) + tl_chunk68 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 2048) + tl_chunk68 % 8)) + 7, N) && tl::is_aligned(tl_ptr69, 16)) {
+                        const tl::f16* tl_ptr69 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 1024) + tl_chunk68 % 8)];
+                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 1024) + tl_chunk68 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 1024) + tl_chunk68 % 8)) + 7, N) && tl::is_aligned(tl_ptr69, 16)) {
                             tl::f16 tl_vec70[8];
                             tl::load_vector<tl::f16, 8>(tl_vec70, tl_ptr69);
                             #pragma unroll
@@ -6893,25 +6885,25 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk68 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8)) % 2048) + (tl_chunk68 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8)) % 2048) + (tl_chunk68 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk68 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8)) % 1024) + (tl_chunk68 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8)) % 1024) + (tl_chunk68 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:244)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(BN) {  (norms.tl:245)
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s71 = 0; tl_s71 < x_layout::kSlots; ++tl_s71) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s71 / 8) * 8)) % 2048) + tl_s71 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s71 / 8) * 8)) % 1024) + tl_s71 % 8;
                         const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s71] + r[tl_s71]));
                         r[tl_s71] = h;
                         x[tl_s71] = h * rrms * w[tl_s71];
                     }
                     __syncthreads();  // WAR on `R`
-                    // copy(r, R[row, c0 +: BN]);  (norms.tl:249)
+                    // copy(r, R[row, c0 +: BN]);  (norms.tl:250)
                     #pragma unroll
                     for (int tl_chunk72 = 0; tl_chunk72 < r_layout::kSlots; tl_chunk72 += 8) {
-                        tl::f16* tl_ptr73 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 2048) + tl_chunk72 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 2048) + tl_chunk72 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 2048) + tl_chunk72 % 8)) + 7, N) && tl::is_aligned(tl_ptr73, 16)) {
+                        tl::f16* tl_ptr73 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 1024) + tl_chunk72 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 1024) + tl_chunk72 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 1024) + tl_chunk72 % 8)) + 7, N) && tl::is_aligned(tl_ptr73, 16)) {
                             tl::f16 tl_vec74[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec74[tl_v], r[tl_chunk72 + tl_v], r[tl_chunk72 + tl_v + 1]);
@@ -6919,15 +6911,15 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8)) % 2048) + (tl_chunk72 + tl_v) % 8), N)) R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8)) % 2048) + (tl_chunk72 + tl_v) % 8))] = tl::convert<tl::f16>(r[tl_chunk72 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8)) % 1024) + (tl_chunk72 + tl_v) % 8), N)) R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8)) % 1024) + (tl_chunk72 + tl_v) % 8))] = tl::convert<tl::f16>(r[tl_chunk72 + tl_v]);
                             }
                         }
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:250)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:251)
                     #pragma unroll
                     for (int tl_chunk75 = 0; tl_chunk75 < x_layout::kSlots; tl_chunk75 += 8) {
-                        tl::f16* tl_ptr76 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 2048) + tl_chunk75 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 2048) + tl_chunk75 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 2048) + tl_chunk75 % 8)) + 7, N) && tl::is_aligned(tl_ptr76, 16)) {
+                        tl::f16* tl_ptr76 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 1024) + tl_chunk75 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 1024) + tl_chunk75 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 1024) + tl_chunk75 % 8)) + 7, N) && tl::is_aligned(tl_ptr76, 16)) {
                             tl::f16 tl_vec77[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec77[tl_v], x[tl_chunk75 + tl_v], x[tl_chunk75 + tl_v + 1]);
@@ -6935,7 +6927,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8)) % 2048) + (tl_chunk75 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8)) % 2048) + (tl_chunk75 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk75 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8)) % 1024) + (tl_chunk75 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8)) % 1024) + (tl_chunk75 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk75 + tl_v]);
                             }
                         }
                     }
@@ -6945,9 +6937,9 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant3(
     }
 }
 
-// kernel residual_rmsnorm<ROW = 2048, THREADS = 256, RB = 2, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:176)
-// 256 threads per block, 37152 bytes of shared memory
-__global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant4(
+// kernel residual_rmsnorm<ROW = 2048, THREADS = 128, RB = 1, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:177)
+// 128 threads per block, 20752 bytes of shared memory
+__global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
         const tl::f16* __restrict__ X,
         tl::f16* __restrict__ R,
         const tl::f16* __restrict__ W,
@@ -6956,34 +6948,34 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant4(
         int32_t M,
         int32_t N)
 {
-    // fragment s: f32[2, 2048], blocked per axis, vector 8: [2, 2048] over 256 threads: (2:t128, 8:r1 128:t1 2:r8) 16 registers
-    // fragment sq: f32[2, 2048], blocked per axis, vector 8: [2, 2048] over 256 threads: (2:t128, 8:r1 128:t1 2:r8) 16 registers
-    // fragment s_rrms: f32[2], slice of `sq` (reduce over axis 1): [2] over 256 threads: (2:t128) 1 registers, 128 replicas
-    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
-    using r_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment r: f32[2048]
-    using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
-    const int tl_tid = tl::thread_index<256>();
+    // fragment s: f32[1, 2048], blocked per axis, vector 8: [1, 2048] over 128 threads: (, 8:r1 128:t1 2:r8) 16 registers
+    // fragment sq: f32[1, 2048], blocked per axis, vector 8: [1, 2048] over 128 threads: (, 8:r1 128:t1 2:r8) 16 registers
+    // fragment s_rrms: f32[1], slice of `sq` (reduce over axis 1): [1] over 128 threads: () 1 registers, 128 replicas
+    using x_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment x: f32[1024]
+    using r_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment r: f32[1024]
+    using w_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment w: f32[1024]
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 2, 2048], row pitch 2056
-    tl::f16* rs = reinterpret_cast<tl::f16*>(tl_smem + 16512);  // shared rs: f16[2, 2, 2048], row pitch 2056
-    tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 33024);  // shared ws: f16[2048], row pitch 2048
-    unsigned char* tl_scratch = tl_smem + 37120;  // 32 bytes for reductions and staging
-    float s[16];  // fragment s: f32[2, 2048]
-    float sq[16];  // fragment sq: f32[2, 2048]
-    float s_rrms[1];  // fragment s_rrms: f32[2]
-    float x[x_layout::kSlots];  // fragment x: f32[2048]
-    float r[r_layout::kSlots];  // fragment r: f32[2048]
-    float w[w_layout::kSlots];  // fragment w: f32[2048]
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 1, 2048], row pitch 2056
+    tl::f16* rs = reinterpret_cast<tl::f16*>(tl_smem + 8320);  // shared rs: f16[2, 1, 2048], row pitch 2056
+    tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 16640);  // shared ws: f16[2048], row pitch 2048
+    unsigned char* tl_scratch = tl_smem + 20736;  // 16 bytes for reductions and staging
+    float s[16];  // fragment s: f32[1, 2048]
+    float sq[16];  // fragment sq: f32[1, 2048]
+    float s_rrms[1];  // fragment s_rrms: f32[1]
+    float x[x_layout::kSlots];  // fragment x: f32[1024]
+    float r[r_layout::kSlots];  // fragment r: f32[1024]
+    float w[w_layout::kSlots];  // fragment w: f32[1024]
     float sum_x2;
     float part;
-    const int32_t groups = tl::cdiv(tl::cdiv(M, 2) - int(blockIdx.x), int(gridDim.x));
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 1) - int(blockIdx.x), int(gridDim.x));
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 2048) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:199)
+        // copy(W[0 +: ROW], ws);  (norms.tl:200)
         #pragma unroll
-        for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
-            const int tl_chunk0 = tl_tid + tl_i1 * 256;
+        for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+            const int tl_chunk0 = tl_tid + tl_i1 * 128;
             const tl::f16* tl_src2 = &W[tl_chunk0 * 8];
             tl::f16* tl_dst3 = &ws[tl_chunk0 * 8];
             if (tl::in_bounds(tl_chunk0 * 8, N) && tl::in_bounds((tl_chunk0 * 8) + 7, N) && tl::is_aligned(tl_src2, 16) && tl::is_aligned(tl_dst3, 16)) {
@@ -6999,108 +6991,108 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant4(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:202)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
-                    const int tl_chunk5 = tl_tid + tl_i6 * 256;
-                    tl::cp_async_16(&xs[(0 * 2 + ((tl_chunk5 * 8) / 2048)) * 2056 + ((tl_chunk5 * 8) % 2048)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk5 * 8) / 2048)) * N + ((tl_chunk5 * 8) % 2048)]);
+                    const int tl_chunk5 = tl_tid + tl_i6 * 128;
+                    tl::cp_async_16(&xs[(0 * 1 + ((tl_chunk5 * 8) / 2048)) * 2056 + ((tl_chunk5 * 8) % 2048)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk5 * 8) / 2048)) * N + ((tl_chunk5 * 8) % 2048)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
-                    const int tl_chunk7 = tl_tid + tl_i8 * 256;
-                    const tl::f16* tl_src9 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk7 * 8) / 2048)) * N + ((tl_chunk7 * 8) % 2048)];
-                    tl::f16* tl_dst10 = &xs[(0 * 2 + ((tl_chunk7 * 8) / 2048)) * 2056 + ((tl_chunk7 * 8) % 2048)];
-                    const int tl_valid11 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk7 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 2048)));
+                    const int tl_chunk7 = tl_tid + tl_i8 * 128;
+                    const tl::f16* tl_src9 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 2048)) * N + ((tl_chunk7 * 8) % 2048)];
+                    tl::f16* tl_dst10 = &xs[(0 * 1 + ((tl_chunk7 * 8) / 2048)) * 2056 + ((tl_chunk7 * 8) % 2048)];
+                    const int tl_valid11 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 2048)));
                     if (tl_valid11 == 8 && (tl_chunk7 * 8) % 2048 >= 0 && tl::is_aligned(tl_src9, 16)) {
                         tl::cp_async_16(tl_dst10, tl_src9);
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk7 * 8) / 2048), M) && tl::in_bounds(((tl_chunk7 * 8) % 2048) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 2048), M) && tl::in_bounds(((tl_chunk7 * 8) % 2048) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
-            // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:203)
-            if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
+            // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:204)
+            if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
-                    const int tl_chunk12 = tl_tid + tl_i13 * 256;
-                    tl::cp_async_16(&rs[(0 * 2 + ((tl_chunk12 * 8) / 2048)) * 2056 + ((tl_chunk12 * 8) % 2048)], &R[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk12 * 8) / 2048)) * N + ((tl_chunk12 * 8) % 2048)]);
+                    const int tl_chunk12 = tl_tid + tl_i13 * 128;
+                    tl::cp_async_16(&rs[(0 * 1 + ((tl_chunk12 * 8) / 2048)) * 2056 + ((tl_chunk12 * 8) % 2048)], &R[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk12 * 8) / 2048)) * N + ((tl_chunk12 * 8) % 2048)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i15 = 0; tl_i15 < 2; ++tl_i15) {
-                    const int tl_chunk14 = tl_tid + tl_i15 * 256;
-                    const tl::f16* tl_src16 = &R[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk14 * 8) / 2048)) * N + ((tl_chunk14 * 8) % 2048)];
-                    tl::f16* tl_dst17 = &rs[(0 * 2 + ((tl_chunk14 * 8) / 2048)) * 2056 + ((tl_chunk14 * 8) % 2048)];
-                    const int tl_valid18 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk14 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 2048)));
+                    const int tl_chunk14 = tl_tid + tl_i15 * 128;
+                    const tl::f16* tl_src16 = &R[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk14 * 8) / 2048)) * N + ((tl_chunk14 * 8) % 2048)];
+                    tl::f16* tl_dst17 = &rs[(0 * 1 + ((tl_chunk14 * 8) / 2048)) * 2056 + ((tl_chunk14 * 8) % 2048)];
+                    const int tl_valid18 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk14 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 2048)));
                     if (tl_valid18 == 8 && (tl_chunk14 * 8) % 2048 >= 0 && tl::is_aligned(tl_src16, 16)) {
                         tl::cp_async_16(tl_dst17, tl_src16);
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk14 * 8) / 2048), M) && tl::in_bounds(((tl_chunk14 * 8) % 2048) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk14 * 8) / 2048), M) && tl::in_bounds(((tl_chunk14 * 8) % 2048) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:200)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:201)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:202)
-                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i20 = 0; tl_i20 < 2; ++tl_i20) {
-                        const int tl_chunk19 = tl_tid + tl_i20 * 256;
-                        tl::cp_async_16(&xs[(((g + 1) % 2) * 2 + ((tl_chunk19 * 8) / 2048)) * 2056 + ((tl_chunk19 * 8) % 2048)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk19 * 8) / 2048)) * N + ((tl_chunk19 * 8) % 2048)]);
+                        const int tl_chunk19 = tl_tid + tl_i20 * 128;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 1 + ((tl_chunk19 * 8) / 2048)) * 2056 + ((tl_chunk19 * 8) % 2048)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk19 * 8) / 2048)) * N + ((tl_chunk19 * 8) % 2048)]);
                     }
                 } else {
                     #pragma unroll
                     for (int tl_i22 = 0; tl_i22 < 2; ++tl_i22) {
-                        const int tl_chunk21 = tl_tid + tl_i22 * 256;
-                        const tl::f16* tl_src23 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk21 * 8) / 2048)) * N + ((tl_chunk21 * 8) % 2048)];
-                        tl::f16* tl_dst24 = &xs[(((g + 1) % 2) * 2 + ((tl_chunk21 * 8) / 2048)) * 2056 + ((tl_chunk21 * 8) % 2048)];
-                        const int tl_valid25 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk21 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk21 * 8) % 2048)));
+                        const int tl_chunk21 = tl_tid + tl_i22 * 128;
+                        const tl::f16* tl_src23 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk21 * 8) / 2048)) * N + ((tl_chunk21 * 8) % 2048)];
+                        tl::f16* tl_dst24 = &xs[(((g + 1) % 2) * 1 + ((tl_chunk21 * 8) / 2048)) * 2056 + ((tl_chunk21 * 8) % 2048)];
+                        const int tl_valid25 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk21 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk21 * 8) % 2048)));
                         if (tl_valid25 == 8 && (tl_chunk21 * 8) % 2048 >= 0 && tl::is_aligned(tl_src23, 16)) {
                             tl::cp_async_16(tl_dst24, tl_src23);
                         } else {
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst24[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk21 * 8) / 2048), M) && tl::in_bounds(((tl_chunk21 * 8) % 2048) + tl_v, N) ? tl_src23[tl_v] : tl::convert<tl::f16>(0.0f);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst24[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk21 * 8) / 2048), M) && tl::in_bounds(((tl_chunk21 * 8) % 2048) + tl_v, N) ? tl_src23[tl_v] : tl::convert<tl::f16>(0.0f);
                         }
                     }
                 }
-                // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:203)
-                if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
+                // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:204)
+                if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i27 = 0; tl_i27 < 2; ++tl_i27) {
-                        const int tl_chunk26 = tl_tid + tl_i27 * 256;
-                        tl::cp_async_16(&rs[(((g + 1) % 2) * 2 + ((tl_chunk26 * 8) / 2048)) * 2056 + ((tl_chunk26 * 8) % 2048)], &R[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk26 * 8) / 2048)) * N + ((tl_chunk26 * 8) % 2048)]);
+                        const int tl_chunk26 = tl_tid + tl_i27 * 128;
+                        tl::cp_async_16(&rs[(((g + 1) % 2) * 1 + ((tl_chunk26 * 8) / 2048)) * 2056 + ((tl_chunk26 * 8) % 2048)], &R[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk26 * 8) / 2048)) * N + ((tl_chunk26 * 8) % 2048)]);
                     }
                 } else {
                     #pragma unroll
                     for (int tl_i29 = 0; tl_i29 < 2; ++tl_i29) {
-                        const int tl_chunk28 = tl_tid + tl_i29 * 256;
-                        const tl::f16* tl_src30 = &R[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk28 * 8) / 2048)) * N + ((tl_chunk28 * 8) % 2048)];
-                        tl::f16* tl_dst31 = &rs[(((g + 1) % 2) * 2 + ((tl_chunk28 * 8) / 2048)) * 2056 + ((tl_chunk28 * 8) % 2048)];
-                        const int tl_valid32 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk28 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk28 * 8) % 2048)));
+                        const int tl_chunk28 = tl_tid + tl_i29 * 128;
+                        const tl::f16* tl_src30 = &R[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk28 * 8) / 2048)) * N + ((tl_chunk28 * 8) % 2048)];
+                        tl::f16* tl_dst31 = &rs[(((g + 1) % 2) * 1 + ((tl_chunk28 * 8) / 2048)) * 2056 + ((tl_chunk28 * 8) % 2048)];
+                        const int tl_valid32 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk28 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk28 * 8) % 2048)));
                         if (tl_valid32 == 8 && (tl_chunk28 * 8) % 2048 >= 0 && tl::is_aligned(tl_src30, 16)) {
                             tl::cp_async_16(tl_dst31, tl_src30);
                         } else {
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst31[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk28 * 8) / 2048), M) && tl::in_bounds(((tl_chunk28 * 8) % 2048) + tl_v, N) ? tl_src30[tl_v] : tl::convert<tl::f16>(0.0f);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst31[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk28 * 8) / 2048), M) && tl::in_bounds(((tl_chunk28 * 8) % 2048) + tl_v, N) ? tl_src30[tl_v] : tl::convert<tl::f16>(0.0f);
                         }
                     }
                 }
             }
             tl::cp_async_commit();
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 2;
-            // copy(xs, s);  (norms.tl:204)
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
+            // copy(xs, s);  (norms.tl:205)
             #pragma unroll
             for (int tl_chunk33 = 0; tl_chunk33 < 16; tl_chunk33 += 8) {
-                const tl::f16* tl_ptr34 = &xs[((g % 2) * 2 + (tl_tid / 128)) * 2056 + ((tl_chunk33 % 8) + (tl_tid % 128) * 8 + (tl_chunk33 / 8) * 1024)];
+                const tl::f16* tl_ptr34 = &xs[((g % 2) * 1 + 0) * 2056 + ((tl_chunk33 % 8) + (tl_tid) * 8 + (tl_chunk33 / 8) * 1024)];
                 if (tl::is_aligned(tl_ptr34, 16)) {
                     tl::f16 tl_vec35[8];
                     tl::load_vector<tl::f16, 8>(tl_vec35, tl_ptr34);
@@ -7109,14 +7101,14 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant4(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        s[tl_chunk33 + tl_v] = tl::convert<float>(xs[((g % 2) * 2 + (tl_tid / 128)) * 2056 + (((tl_chunk33 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk33 + tl_v) / 8) * 1024)]);
+                        s[tl_chunk33 + tl_v] = tl::convert<float>(xs[((g % 2) * 1 + 0) * 2056 + (((tl_chunk33 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk33 + tl_v) / 8) * 1024)]);
                     }
                 }
             }
-            // copy(rs, sq);  (norms.tl:205)
+            // copy(rs, sq);  (norms.tl:206)
             #pragma unroll
             for (int tl_chunk36 = 0; tl_chunk36 < 16; tl_chunk36 += 8) {
-                const tl::f16* tl_ptr37 = &rs[((g % 2) * 2 + (tl_tid / 128)) * 2056 + ((tl_chunk36 % 8) + (tl_tid % 128) * 8 + (tl_chunk36 / 8) * 1024)];
+                const tl::f16* tl_ptr37 = &rs[((g % 2) * 1 + 0) * 2056 + ((tl_chunk36 % 8) + (tl_tid) * 8 + (tl_chunk36 / 8) * 1024)];
                 if (tl::is_aligned(tl_ptr37, 16)) {
                     tl::f16 tl_vec38[8];
                     tl::load_vector<tl::f16, 8>(tl_vec38, tl_ptr37);
@@ -7125,26 +7117,26 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant4(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        sq[tl_chunk36 + tl_v] = tl::convert<float>(rs[((g % 2) * 2 + (tl_tid / 128)) * 2056 + (((tl_chunk36 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk36 + tl_v) / 8) * 1024)]);
+                        sq[tl_chunk36 + tl_v] = tl::convert<float>(rs[((g % 2) * 1 + 0) * 2056 + (((tl_chunk36 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk36 + tl_v) / 8) * 1024)]);
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:206)
-            // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
+            // for i, j in parallel(RB, ROW) {  (norms.tl:207)
+            // for i, j in parallel(1, 2048): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s39 = 0; tl_s39 < 16; ++tl_s39) {
-                [[maybe_unused]] const int i = (tl_tid / 128);
-                [[maybe_unused]] const int j = ((tl_s39 % 8) + (tl_tid % 128) * 8 + (tl_s39 / 8) * 1024);
+                [[maybe_unused]] const int i = 0;
+                [[maybe_unused]] const int j = ((tl_s39 % 8) + (tl_tid) * 8 + (tl_s39 / 8) * 1024);
                 const float h = tl::convert<float>(tl::convert<tl::f16>(s[tl_s39] + sq[tl_s39]));
                 s[tl_s39] = h;
                 sq[tl_s39] = h * h;
             }
             __syncthreads();  // WAR on `R`
-            // copy(s, R[row0 +: RB, 0 +: ROW]);  (norms.tl:211)
+            // copy(s, R[row0 +: RB, 0 +: ROW]);  (norms.tl:212)
             #pragma unroll
             for (int tl_chunk40 = 0; tl_chunk40 < 16; tl_chunk40 += 8) {
-                tl::f16* tl_ptr41 = &R[int64_t(row0 + (tl_tid / 128)) * N + ((tl_chunk40 % 8) + (tl_tid % 128) * 8 + (tl_chunk40 / 8) * 1024)];
-                if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds(((tl_chunk40 % 8) + (tl_tid % 128) * 8 + (tl_chunk40 / 8) * 1024), N) && tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk40 % 8) + (tl_tid % 128) * 8 + (tl_chunk40 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr41, 16)) {
+                tl::f16* tl_ptr41 = &R[int64_t(row0 + 0) * N + ((tl_chunk40 % 8) + (tl_tid) * 8 + (tl_chunk40 / 8) * 1024)];
+                if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk40 % 8) + (tl_tid) * 8 + (tl_chunk40 / 8) * 1024), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk40 % 8) + (tl_tid) * 8 + (tl_chunk40 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr41, 16)) {
                     tl::f16 tl_vec42[8];
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec42[tl_v], s[tl_chunk40 + tl_v], s[tl_chunk40 + tl_v + 1]);
@@ -7152,11 +7144,11 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant4(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk40 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk40 + tl_v) / 8) * 1024), N)) R[int64_t(row0 + (tl_tid / 128)) * N + (((tl_chunk40 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk40 + tl_v) / 8) * 1024)] = tl::convert<tl::f16>(s[tl_chunk40 + tl_v]);
+                        if (tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk40 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk40 + tl_v) / 8) * 1024), N)) R[int64_t(row0 + 0) * N + (((tl_chunk40 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk40 + tl_v) / 8) * 1024)] = tl::convert<tl::f16>(s[tl_chunk40 + tl_v]);
                     }
                 }
             }
-            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:212)
+            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:213)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
             {
                 float tl_part[1];
@@ -7177,13 +7169,13 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant4(
                 if ((tl_tid / 1 % 32) == 0) {
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
+                        reinterpret_cast<float*>(tl_scratch)[(0) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
                     }
                 }
                 __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + tl_tid % 4];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 4 + tl_tid % 4];
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
                 }
@@ -7193,19 +7185,19 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant4(
                     s_rrms[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:213)
-            // for i in parallel(2): each thread visits the elements of `s_rrms` it holds
+            // for i in parallel(RB) {  (norms.tl:214)
+            // for i in parallel(1): each thread visits the elements of `s_rrms` it holds
             #pragma unroll
             for (int tl_s44 = 0; tl_s44 < 1; ++tl_s44) {
-                [[maybe_unused]] const int i = (tl_tid / 128);
+                [[maybe_unused]] const int i = 0;
                 s_rrms[tl_s44] = tl::rsqrt(s_rrms[tl_s44] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:216)
-            // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
+            // for i, j in parallel(RB, ROW) {  (norms.tl:217)
+            // for i, j in parallel(1, 2048): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k46 = 0; tl_k46 < 16; tl_k46 += 8) {
-                const int tl_c47 = ((tl_k46 % 8) + (tl_tid % 128) * 8 + (tl_k46 / 8) * 1024);  // the chunk's first column
-                [[maybe_unused]] const int i = (tl_tid / 128);
+                const int tl_c47 = ((tl_k46 % 8) + (tl_tid) * 8 + (tl_k46 / 8) * 1024);  // the chunk's first column
+                [[maybe_unused]] const int i = 0;
                 tl::f16 tl_chunk49[8];
                 tl::load_chunk<tl::f16, 8>(tl_chunk49, &ws[tl_c47]);
                 #pragma unroll
@@ -7215,11 +7207,11 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant4(
                     s[tl_s50] = s[tl_s50] * s_rrms[0] * tl::convert<float>(tl_chunk49[tl_o48]);
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:219)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:220)
             #pragma unroll
             for (int tl_chunk51 = 0; tl_chunk51 < 16; tl_chunk51 += 8) {
-                tl::f16* tl_ptr52 = &Y[int64_t(row0 + (tl_tid / 128)) * N + ((tl_chunk51 % 8) + (tl_tid % 128) * 8 + (tl_chunk51 / 8) * 1024)];
-                if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds(((tl_chunk51 % 8) + (tl_tid % 128) * 8 + (tl_chunk51 / 8) * 1024), N) && tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk51 % 8) + (tl_tid % 128) * 8 + (tl_chunk51 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr52, 16)) {
+                tl::f16* tl_ptr52 = &Y[int64_t(row0 + 0) * N + ((tl_chunk51 % 8) + (tl_tid) * 8 + (tl_chunk51 / 8) * 1024)];
+                if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk51 % 8) + (tl_tid) * 8 + (tl_chunk51 / 8) * 1024), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk51 % 8) + (tl_tid) * 8 + (tl_chunk51 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr52, 16)) {
                     tl::f16 tl_vec53[8];
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec53[tl_v], s[tl_chunk51 + tl_v], s[tl_chunk51 + tl_v + 1]);
@@ -7227,25 +7219,25 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant4(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk51 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk51 + tl_v) / 8) * 1024), N)) Y[int64_t(row0 + (tl_tid / 128)) * N + (((tl_chunk51 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk51 + tl_v) / 8) * 1024)] = tl::convert<tl::f16>(s[tl_chunk51 + tl_v]);
+                        if (tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk51 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk51 + tl_v) / 8) * 1024), N)) Y[int64_t(row0 + 0) * N + (((tl_chunk51 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk51 + tl_v) / 8) * 1024)] = tl::convert<tl::f16>(s[tl_chunk51 + tl_v]);
                     }
                 }
             }
         }
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
-        const int32_t n_tiles = tl::cdiv(N, 2048);
+        const int32_t n_tiles = tl::cdiv(N, 1024);
         for (int g = 0; g < groups; ++g) {
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 2;
-            for (int rr = 0; rr < tl::min(2, M - row0); ++rr) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
+            for (int rr = 0; rr < tl::min(1, M - row0); ++rr) {
                 const int32_t row = row0 + rr;
                 sum_x2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:229)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:230)
                     #pragma unroll
                     for (int tl_chunk54 = 0; tl_chunk54 < x_layout::kSlots; tl_chunk54 += 8) {
-                        const tl::f16* tl_ptr55 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 2048) + tl_chunk54 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 2048) + tl_chunk54 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 2048) + tl_chunk54 % 8)) + 7, N) && tl::is_aligned(tl_ptr55, 16)) {
+                        const tl::f16* tl_ptr55 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 1024) + tl_chunk54 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 1024) + tl_chunk54 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 1024) + tl_chunk54 % 8)) + 7, N) && tl::is_aligned(tl_ptr55, 16)) {
                             tl::f16 tl_vec56[8];
                             tl::load_vector<tl::f16, 8>(tl_vec56, tl_ptr55);
                             #pragma unroll
@@ -7253,16 +7245,16 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk54 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8)) % 2048) + (tl_chunk54 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8)) % 2048) + (tl_chunk54 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk54 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8)) % 1024) + (tl_chunk54 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8)) % 1024) + (tl_chunk54 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     __syncthreads();  // RAW on `R`
-                    // copy(R[row, t * BN +: BN], r);  (norms.tl:230)
+                    // copy(R[row, t * BN +: BN], r);  (norms.tl:231)
                     #pragma unroll
                     for (int tl_chunk57 = 0; tl_chunk57 < r_layout::kSlots; tl_chunk57 += 8) {
-                        const tl::f16* tl_ptr58 = &R[int64_t(row) * N + ((t * 2048) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 2048) + tl_chunk57 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 2048) + tl_chunk57 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 2048) + tl_chunk57 % 8)) + 7, N) && tl::is_aligned(tl_ptr58, 16)) {
+                        const tl::f16* tl_ptr58 = &R[int64_t(row) * N + ((t * 1024) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 1024) + tl_chunk57 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 1024) + tl_chunk57 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 1024) + tl_chunk57 % 8)) + 7, N) && tl::is_aligned(tl_ptr58, 16)) {
                             tl::f16 tl_vec59[8];
                             tl::load_vector<tl::f16, 8>(tl_vec59, tl_ptr58);
                             #pragma unroll
@@ -7270,19 +7262,19 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) % 2048) + (tl_chunk57 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 2048) + (((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) % 2048) + (tl_chunk57 + tl_v) % 8))]) : 0.0f;
+                                r[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) % 1024) + (tl_chunk57 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 1024) + (((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) % 1024) + (tl_chunk57 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:231)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(BN) {  (norms.tl:232)
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s60 = 0; tl_s60 < x_layout::kSlots; ++tl_s60) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s60 / 8) * 8)) % 2048) + tl_s60 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s60 / 8) * 8)) % 1024) + tl_s60 % 8;
                         const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s60] + r[tl_s60]));
                         x[tl_s60] = h * h;
                     }
-                    // reduce(sum, x, part);  (norms.tl:235)
+                    // reduce(sum, x, part);  (norms.tl:236)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -7291,7 +7283,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant4(
                         for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s61]));
                         }
-                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        tl::block_allreduce<tl::SumOp, 1, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
                             part = tl_part[0];
                         }
@@ -7300,12 +7292,12 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant4(
                 }
                 const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
-                    const int32_t c0 = t * 2048;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:241)
+                    const int32_t c0 = t * 1024;
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:242)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
-                        const tl::f16* tl_ptr63 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
+                        const tl::f16* tl_ptr63 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
                             tl::f16 tl_vec64[8];
                             tl::load_vector<tl::f16, 8>(tl_vec64, tl_ptr63);
                             #pragma unroll
@@ -7313,16 +7305,16 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk62 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk62 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     __syncthreads();  // RAW on `R`
-                    // copy(R[row, c0 +: BN], r);  (norms.tl:242)
+                    // copy(R[row, c0 +: BN], r);  (norms.tl:243)
                     #pragma unroll
                     for (int tl_chunk65 = 0; tl_chunk65 < r_layout::kSlots; tl_chunk65 += 8) {
-                        const tl::f16* tl_ptr66 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 2048) + tl_chunk65 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 2048) + tl_chunk65 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 2048) + tl_chunk65 % 8)) + 7, N) && tl::is_aligned(tl_ptr66, 16)) {
+                        const tl::f16* tl_ptr66 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 1024) + tl_chunk65 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 1024) + tl_chunk65 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 1024) + tl_chunk65 % 8)) + 7, N) && tl::is_aligned(tl_ptr66, 16)) {
                             tl::f16 tl_vec67[8];
                             tl::load_vector<tl::f16, 8>(tl_vec67, tl_ptr66);
                             #pragma unroll
@@ -7330,15 +7322,15 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk65 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8)) % 2048) + (tl_chunk65 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8)) % 2048) + (tl_chunk65 + tl_v) % 8))]) : 0.0f;
+                                r[tl_chunk65 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8)) % 1024) + (tl_chunk65 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8)) % 1024) + (tl_chunk65 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:243)
+                    // copy(W[c0 +: BN], w);  (norms.tl:244)
                     #pragma unroll
                     for (int tl_chunk68 = 0; tl_chunk68 < w_layout::kSlots; tl_chunk68 += 8) {
-                        const tl::f16* tl_ptr69 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 2048) + tl_chunk68 % 8)];
-                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 2048) + tl_chunk68 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 2048) + tl_chunk68 % 8)) + 7, N) && tl::is_aligned(tl_ptr69, 16)) {
+                        const tl::f16* tl_ptr69 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 1024) + tl_chunk68 % 8)];
+                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 1024) + tl_chunk68 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 1024) + tl_chunk68 % 8)) + 7, N) && tl::is_aligned(tl_ptr69, 16)) {
                             tl::f16 tl_vec70[8];
                             tl::load_vector<tl::f16, 8>(tl_vec70, tl_ptr69);
                             #pragma unroll
@@ -7346,25 +7338,25 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk68 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8)) % 2048) + (tl_chunk68 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8)) % 2048) + (tl_chunk68 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk68 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8)) % 1024) + (tl_chunk68 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8)) % 1024) + (tl_chunk68 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:244)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(BN) {  (norms.tl:245)
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s71 = 0; tl_s71 < x_layout::kSlots; ++tl_s71) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s71 / 8) * 8)) % 2048) + tl_s71 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s71 / 8) * 8)) % 1024) + tl_s71 % 8;
                         const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s71] + r[tl_s71]));
                         r[tl_s71] = h;
                         x[tl_s71] = h * rrms * w[tl_s71];
                     }
                     __syncthreads();  // WAR on `R`
-                    // copy(r, R[row, c0 +: BN]);  (norms.tl:249)
+                    // copy(r, R[row, c0 +: BN]);  (norms.tl:250)
                     #pragma unroll
                     for (int tl_chunk72 = 0; tl_chunk72 < r_layout::kSlots; tl_chunk72 += 8) {
-                        tl::f16* tl_ptr73 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 2048) + tl_chunk72 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 2048) + tl_chunk72 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 2048) + tl_chunk72 % 8)) + 7, N) && tl::is_aligned(tl_ptr73, 16)) {
+                        tl::f16* tl_ptr73 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 1024) + tl_chunk72 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 1024) + tl_chunk72 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 1024) + tl_chunk72 % 8)) + 7, N) && tl::is_aligned(tl_ptr73, 16)) {
                             tl::f16 tl_vec74[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec74[tl_v], r[tl_chunk72 + tl_v], r[tl_chunk72 + tl_v + 1]);
@@ -7372,15 +7364,15 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8)) % 2048) + (tl_chunk72 + tl_v) % 8), N)) R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8)) % 2048) + (tl_chunk72 + tl_v) % 8))] = tl::convert<tl::f16>(r[tl_chunk72 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8)) % 1024) + (tl_chunk72 + tl_v) % 8), N)) R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8)) % 1024) + (tl_chunk72 + tl_v) % 8))] = tl::convert<tl::f16>(r[tl_chunk72 + tl_v]);
                             }
                         }
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:250)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:251)
                     #pragma unroll
                     for (int tl_chunk75 = 0; tl_chunk75 < x_layout::kSlots; tl_chunk75 += 8) {
-                        tl::f16* tl_ptr76 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 2048) + tl_chunk75 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 2048) + tl_chunk75 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 2048) + tl_chunk75 % 8)) + 7, N) && tl::is_aligned(tl_ptr76, 16)) {
+                        tl::f16* tl_ptr76 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 1024) + tl_chunk75 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 1024) + tl_chunk75 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 1024) + tl_chunk75 % 8)) + 7, N) && tl::is_aligned(tl_ptr76, 16)) {
                             tl::f16 tl_vec77[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec77[tl_v], x[tl_chunk75 + tl_v], x[tl_chunk75 + tl_v + 1]);
@@ -7388,7 +7380,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8)) % 2048) + (tl_chunk75 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8)) % 2048) + (tl_chunk75 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk75 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8)) % 1024) + (tl_chunk75 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8)) % 1024) + (tl_chunk75 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk75 + tl_v]);
                             }
                         }
                     }
@@ -7398,7 +7390,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant4(
     }
 }
 
-// kernel residual_rmsnorm<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:176)
+// kernel residual_rmsnorm<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:177)
 // 256 threads per block, 41248 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
         const tl::f16* __restrict__ X,
@@ -7433,7 +7425,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 4096) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:199)
+        // copy(W[0 +: ROW], ws);  (norms.tl:200)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 256;
@@ -7452,7 +7444,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:202)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
@@ -7474,7 +7466,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                     }
                 }
             }
-            // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:203)
+            // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:204)
             if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
@@ -7498,12 +7490,12 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:200)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:201)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:202)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i20 = 0; tl_i20 < 2; ++tl_i20) {
@@ -7525,7 +7517,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                         }
                     }
                 }
-                // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:203)
+                // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:204)
                 if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i27 = 0; tl_i27 < 2; ++tl_i27) {
@@ -7550,7 +7542,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
-            // copy(xs, s);  (norms.tl:204)
+            // copy(xs, s);  (norms.tl:205)
             #pragma unroll
             for (int tl_chunk33 = 0; tl_chunk33 < 16; tl_chunk33 += 8) {
                 const tl::f16* tl_ptr34 = &xs[((g % 2) * 1 + 0) * 4104 + ((tl_chunk33 % 8) + (tl_tid) * 8 + (tl_chunk33 / 8) * 2048)];
@@ -7566,7 +7558,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                     }
                 }
             }
-            // copy(rs, sq);  (norms.tl:205)
+            // copy(rs, sq);  (norms.tl:206)
             #pragma unroll
             for (int tl_chunk36 = 0; tl_chunk36 < 16; tl_chunk36 += 8) {
                 const tl::f16* tl_ptr37 = &rs[((g % 2) * 1 + 0) * 4104 + ((tl_chunk36 % 8) + (tl_tid) * 8 + (tl_chunk36 / 8) * 2048)];
@@ -7582,7 +7574,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:206)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:207)
             // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s39 = 0; tl_s39 < 16; ++tl_s39) {
@@ -7593,7 +7585,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                 sq[tl_s39] = h * h;
             }
             __syncthreads();  // WAR on `R`
-            // copy(s, R[row0 +: RB, 0 +: ROW]);  (norms.tl:211)
+            // copy(s, R[row0 +: RB, 0 +: ROW]);  (norms.tl:212)
             #pragma unroll
             for (int tl_chunk40 = 0; tl_chunk40 < 16; tl_chunk40 += 8) {
                 tl::f16* tl_ptr41 = &R[int64_t(row0 + 0) * N + ((tl_chunk40 % 8) + (tl_tid) * 8 + (tl_chunk40 / 8) * 2048)];
@@ -7609,7 +7601,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                     }
                 }
             }
-            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:212)
+            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:213)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
             {
                 float tl_part[1];
@@ -7647,14 +7639,14 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                     s_rrms[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:213)
+            // for i in parallel(RB) {  (norms.tl:214)
             // for i in parallel(1): each thread visits the elements of `s_rrms` it holds
             #pragma unroll
             for (int tl_s44 = 0; tl_s44 < 1; ++tl_s44) {
                 [[maybe_unused]] const int i = 0;
                 s_rrms[tl_s44] = tl::rsqrt(s_rrms[tl_s44] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:216)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:217)
             // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k46 = 0; tl_k46 < 16; tl_k46 += 8) {
@@ -7669,7 +7661,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                     s[tl_s50] = s[tl_s50] * s_rrms[0] * tl::convert<float>(tl_chunk49[tl_o48]);
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:219)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:220)
             #pragma unroll
             for (int tl_chunk51 = 0; tl_chunk51 < 16; tl_chunk51 += 8) {
                 tl::f16* tl_ptr52 = &Y[int64_t(row0 + 0) * N + ((tl_chunk51 % 8) + (tl_tid) * 8 + (tl_chunk51 / 8) * 2048)];
@@ -7695,7 +7687,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                 const int32_t row = row0 + rr;
                 sum_x2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:229)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:230)
                     #pragma unroll
                     for (int tl_chunk54 = 0; tl_chunk54 < x_layout::kSlots; tl_chunk54 += 8) {
                         const tl::f16* tl_ptr55 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 2048) + tl_chunk54 % 8))];
@@ -7712,7 +7704,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                         }
                     }
                     __syncthreads();  // RAW on `R`
-                    // copy(R[row, t * BN +: BN], r);  (norms.tl:230)
+                    // copy(R[row, t * BN +: BN], r);  (norms.tl:231)
                     #pragma unroll
                     for (int tl_chunk57 = 0; tl_chunk57 < r_layout::kSlots; tl_chunk57 += 8) {
                         const tl::f16* tl_ptr58 = &R[int64_t(row) * N + ((t * 2048) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 2048) + tl_chunk57 % 8))];
@@ -7728,7 +7720,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:231)
+                    // for j in parallel(BN) {  (norms.tl:232)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s60 = 0; tl_s60 < x_layout::kSlots; ++tl_s60) {
@@ -7736,7 +7728,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                         const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s60] + r[tl_s60]));
                         x[tl_s60] = h * h;
                     }
-                    // reduce(sum, x, part);  (norms.tl:235)
+                    // reduce(sum, x, part);  (norms.tl:236)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -7755,7 +7747,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                 const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 2048;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:241)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:242)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
                         const tl::f16* tl_ptr63 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8))];
@@ -7772,7 +7764,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                         }
                     }
                     __syncthreads();  // RAW on `R`
-                    // copy(R[row, c0 +: BN], r);  (norms.tl:242)
+                    // copy(R[row, c0 +: BN], r);  (norms.tl:243)
                     #pragma unroll
                     for (int tl_chunk65 = 0; tl_chunk65 < r_layout::kSlots; tl_chunk65 += 8) {
                         const tl::f16* tl_ptr66 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 2048) + tl_chunk65 % 8))];
@@ -7788,7 +7780,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:243)
+                    // copy(W[c0 +: BN], w);  (norms.tl:244)
                     #pragma unroll
                     for (int tl_chunk68 = 0; tl_chunk68 < w_layout::kSlots; tl_chunk68 += 8) {
                         const tl::f16* tl_ptr69 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 2048) + tl_chunk68 % 8)];
@@ -7804,7 +7796,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:244)
+                    // for j in parallel(BN) {  (norms.tl:245)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s71 = 0; tl_s71 < x_layout::kSlots; ++tl_s71) {
@@ -7814,7 +7806,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                         x[tl_s71] = h * rrms * w[tl_s71];
                     }
                     __syncthreads();  // WAR on `R`
-                    // copy(r, R[row, c0 +: BN]);  (norms.tl:249)
+                    // copy(r, R[row, c0 +: BN]);  (norms.tl:250)
                     #pragma unroll
                     for (int tl_chunk72 = 0; tl_chunk72 < r_layout::kSlots; tl_chunk72 += 8) {
                         tl::f16* tl_ptr73 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 2048) + tl_chunk72 % 8))];
@@ -7830,7 +7822,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                             }
                         }
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:250)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:251)
                     #pragma unroll
                     for (int tl_chunk75 = 0; tl_chunk75 < x_layout::kSlots; tl_chunk75 += 8) {
                         tl::f16* tl_ptr76 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 2048) + tl_chunk75 % 8))];
@@ -7852,7 +7844,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
     }
 }
 
-// kernel residual_rmsnorm<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:176)
+// kernel residual_rmsnorm<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:177)
 // 512 threads per block, 82240 bytes of shared memory
 __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
         const tl::f16* __restrict__ X,
@@ -7887,7 +7879,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 8192) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:199)
+        // copy(W[0 +: ROW], ws);  (norms.tl:200)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 512;
@@ -7906,7 +7898,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:202)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
@@ -7928,7 +7920,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                     }
                 }
             }
-            // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:203)
+            // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:204)
             if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
@@ -7952,12 +7944,12 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:200)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:201)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:202)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i20 = 0; tl_i20 < 2; ++tl_i20) {
@@ -7979,7 +7971,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                         }
                     }
                 }
-                // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:203)
+                // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:204)
                 if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i27 = 0; tl_i27 < 2; ++tl_i27) {
@@ -8004,7 +7996,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
-            // copy(xs, s);  (norms.tl:204)
+            // copy(xs, s);  (norms.tl:205)
             #pragma unroll
             for (int tl_chunk33 = 0; tl_chunk33 < 16; tl_chunk33 += 8) {
                 const tl::f16* tl_ptr34 = &xs[((g % 2) * 1 + 0) * 8200 + ((tl_chunk33 % 8) + (tl_tid) * 8 + (tl_chunk33 / 8) * 4096)];
@@ -8020,7 +8012,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                     }
                 }
             }
-            // copy(rs, sq);  (norms.tl:205)
+            // copy(rs, sq);  (norms.tl:206)
             #pragma unroll
             for (int tl_chunk36 = 0; tl_chunk36 < 16; tl_chunk36 += 8) {
                 const tl::f16* tl_ptr37 = &rs[((g % 2) * 1 + 0) * 8200 + ((tl_chunk36 % 8) + (tl_tid) * 8 + (tl_chunk36 / 8) * 4096)];
@@ -8036,7 +8028,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:206)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:207)
             // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s39 = 0; tl_s39 < 16; ++tl_s39) {
@@ -8047,7 +8039,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                 sq[tl_s39] = h * h;
             }
             __syncthreads();  // WAR on `R`
-            // copy(s, R[row0 +: RB, 0 +: ROW]);  (norms.tl:211)
+            // copy(s, R[row0 +: RB, 0 +: ROW]);  (norms.tl:212)
             #pragma unroll
             for (int tl_chunk40 = 0; tl_chunk40 < 16; tl_chunk40 += 8) {
                 tl::f16* tl_ptr41 = &R[int64_t(row0 + 0) * N + ((tl_chunk40 % 8) + (tl_tid) * 8 + (tl_chunk40 / 8) * 4096)];
@@ -8063,7 +8055,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                     }
                 }
             }
-            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:212)
+            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:213)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
             {
                 float tl_part[1];
@@ -8102,14 +8094,14 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                     s_rrms[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:213)
+            // for i in parallel(RB) {  (norms.tl:214)
             // for i in parallel(1): each thread visits the elements of `s_rrms` it holds
             #pragma unroll
             for (int tl_s44 = 0; tl_s44 < 1; ++tl_s44) {
                 [[maybe_unused]] const int i = 0;
                 s_rrms[tl_s44] = tl::rsqrt(s_rrms[tl_s44] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:216)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:217)
             // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k46 = 0; tl_k46 < 16; tl_k46 += 8) {
@@ -8124,7 +8116,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                     s[tl_s50] = s[tl_s50] * s_rrms[0] * tl::convert<float>(tl_chunk49[tl_o48]);
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:219)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:220)
             #pragma unroll
             for (int tl_chunk51 = 0; tl_chunk51 < 16; tl_chunk51 += 8) {
                 tl::f16* tl_ptr52 = &Y[int64_t(row0 + 0) * N + ((tl_chunk51 % 8) + (tl_tid) * 8 + (tl_chunk51 / 8) * 4096)];
@@ -8150,7 +8142,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                 const int32_t row = row0 + rr;
                 sum_x2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:229)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:230)
                     #pragma unroll
                     for (int tl_chunk54 = 0; tl_chunk54 < x_layout::kSlots; tl_chunk54 += 8) {
                         const tl::f16* tl_ptr55 = &X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 4096) + tl_chunk54 % 8))];
@@ -8167,7 +8159,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                         }
                     }
                     __syncthreads();  // RAW on `R`
-                    // copy(R[row, t * BN +: BN], r);  (norms.tl:230)
+                    // copy(R[row, t * BN +: BN], r);  (norms.tl:231)
                     #pragma unroll
                     for (int tl_chunk57 = 0; tl_chunk57 < r_layout::kSlots; tl_chunk57 += 8) {
                         const tl::f16* tl_ptr58 = &R[int64_t(row) * N + ((t * 4096) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 4096) + tl_chunk57 % 8))];
@@ -8183,7 +8175,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:231)
+                    // for j in parallel(BN) {  (norms.tl:232)
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s60 = 0; tl_s60 < x_layout::kSlots; ++tl_s60) {
@@ -8191,7 +8183,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                         const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s60] + r[tl_s60]));
                         x[tl_s60] = h * h;
                     }
-                    // reduce(sum, x, part);  (norms.tl:235)
+                    // reduce(sum, x, part);  (norms.tl:236)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -8210,7 +8202,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                 const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 4096;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:241)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:242)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
                         const tl::f16* tl_ptr63 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 4096) + tl_chunk62 % 8))];
@@ -8227,7 +8219,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                         }
                     }
                     __syncthreads();  // RAW on `R`
-                    // copy(R[row, c0 +: BN], r);  (norms.tl:242)
+                    // copy(R[row, c0 +: BN], r);  (norms.tl:243)
                     #pragma unroll
                     for (int tl_chunk65 = 0; tl_chunk65 < r_layout::kSlots; tl_chunk65 += 8) {
                         const tl::f16* tl_ptr66 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 4096) + tl_chunk65 % 8))];
@@ -8243,7 +8235,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:243)
+                    // copy(W[c0 +: BN], w);  (norms.tl:244)
                     #pragma unroll
                     for (int tl_chunk68 = 0; tl_chunk68 < w_layout::kSlots; tl_chunk68 += 8) {
                         const tl::f16* tl_ptr69 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 4096) + tl_chunk68 % 8)];
@@ -8259,7 +8251,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:244)
+                    // for j in parallel(BN) {  (norms.tl:245)
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s71 = 0; tl_s71 < x_layout::kSlots; ++tl_s71) {
@@ -8269,7 +8261,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                         x[tl_s71] = h * rrms * w[tl_s71];
                     }
                     __syncthreads();  // WAR on `R`
-                    // copy(r, R[row, c0 +: BN]);  (norms.tl:249)
+                    // copy(r, R[row, c0 +: BN]);  (norms.tl:250)
                     #pragma unroll
                     for (int tl_chunk72 = 0; tl_chunk72 < r_layout::kSlots; tl_chunk72 += 8) {
                         tl::f16* tl_ptr73 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 4096) + tl_chunk72 % 8))];
@@ -8285,7 +8277,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                             }
                         }
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:250)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:251)
                     #pragma unroll
                     for (int tl_chunk75 = 0; tl_chunk75 < x_layout::kSlots; tl_chunk75 += 8) {
                         tl::f16* tl_ptr76 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 4096) + tl_chunk75 % 8))];
@@ -8307,9 +8299,9 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
     }
 }
 
-// kernel layernorm_gelu<ROW = 128, THREADS = 256, RB = 32, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:259)
-// 256 threads per block, 17952 bytes of shared memory
-__global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
+// kernel layernorm_gelu<ROW = 128, THREADS = 128, RB = 16, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:260)
+// 128 threads per block, 9232 bytes of shared memory
+__global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
         const tl::f16* __restrict__ X,
         const tl::f16* __restrict__ W,
         const tl::f16* __restrict__ Bias,
@@ -8318,37 +8310,37 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
         int32_t M,
         int32_t N)
 {
-    // fragment s: f32[32, 128], blocked per axis, vector 8: [32, 128] over 256 threads: (16:t16 2:r8, 8:r1 16:t1) 16 registers
-    // fragment sd: f32[32, 128], blocked per axis, vector 8: [32, 128] over 256 threads: (16:t16 2:r8, 8:r1 16:t1) 16 registers
-    // fragment s_mean: f32[32], slice of `s` (reduce over axis 1): [32] over 256 threads: (16:t16 2:r1) 2 registers, 16 replicas
-    // fragment s_rstd: f32[32], slice of `sd` (reduce over axis 1): [32] over 256 threads: (16:t16 2:r1) 2 registers, 16 replicas
-    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
-    using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
-    using b_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment b: f32[2048]
-    const int tl_tid = tl::thread_index<256>();
+    // fragment s: f32[16, 128], blocked per axis, vector 8: [16, 128] over 128 threads: (8:t16 2:r8, 8:r1 16:t1) 16 registers
+    // fragment sd: f32[16, 128], blocked per axis, vector 8: [16, 128] over 128 threads: (8:t16 2:r8, 8:r1 16:t1) 16 registers
+    // fragment s_mean: f32[16], slice of `s` (reduce over axis 1): [16] over 128 threads: (8:t16 2:r1) 2 registers, 16 replicas
+    // fragment s_rstd: f32[16], slice of `sd` (reduce over axis 1): [16] over 128 threads: (8:t16 2:r1) 2 registers, 16 replicas
+    using x_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment x: f32[1024]
+    using w_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment w: f32[1024]
+    using b_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment b: f32[1024]
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 32, 128], row pitch 136
-    tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 17408);  // shared ws: f16[128], row pitch 128
-    tl::f16* bs = reinterpret_cast<tl::f16*>(tl_smem + 17664);  // shared bs: f16[128], row pitch 128
-    unsigned char* tl_scratch = tl_smem + 17920;  // 32 bytes for reductions and staging
-    float s[16];  // fragment s: f32[32, 128]
-    float sd[16];  // fragment sd: f32[32, 128]
-    float s_mean[2];  // fragment s_mean: f32[32]
-    float s_rstd[2];  // fragment s_rstd: f32[32]
-    float x[x_layout::kSlots];  // fragment x: f32[2048]
-    float w[w_layout::kSlots];  // fragment w: f32[2048]
-    float b[b_layout::kSlots];  // fragment b: f32[2048]
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 16, 128], row pitch 136
+    tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 8704);  // shared ws: f16[128], row pitch 128
+    tl::f16* bs = reinterpret_cast<tl::f16*>(tl_smem + 8960);  // shared bs: f16[128], row pitch 128
+    unsigned char* tl_scratch = tl_smem + 9216;  // 16 bytes for reductions and staging
+    float s[16];  // fragment s: f32[16, 128]
+    float sd[16];  // fragment sd: f32[16, 128]
+    float s_mean[2];  // fragment s_mean: f32[16]
+    float s_rstd[2];  // fragment s_rstd: f32[16]
+    float x[x_layout::kSlots];  // fragment x: f32[1024]
+    float w[w_layout::kSlots];  // fragment w: f32[1024]
+    float b[b_layout::kSlots];  // fragment b: f32[1024]
     float sum_x;
     float sum_d2;
     float part;
-    const int32_t groups = tl::cdiv(tl::cdiv(M, 32) - int(blockIdx.x), int(gridDim.x));
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 16) - int(blockIdx.x), int(gridDim.x));
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 128) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:284)
+        // copy(W[0 +: ROW], ws);  (norms.tl:285)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
-            const int tl_chunk0 = tl_tid + tl_i1 * 256;
+            const int tl_chunk0 = tl_tid + tl_i1 * 128;
             if (tl_chunk0 < 16) {
                 const tl::f16* tl_src2 = &W[tl_chunk0 * 8];
                 tl::f16* tl_dst3 = &ws[tl_chunk0 * 8];
@@ -8364,10 +8356,10 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
                 }
             }
         }
-        // copy(Bias[0 +: ROW], bs);  (norms.tl:285)
+        // copy(Bias[0 +: ROW], bs);  (norms.tl:286)
         #pragma unroll
         for (int tl_i6 = 0; tl_i6 < 1; ++tl_i6) {
-            const int tl_chunk5 = tl_tid + tl_i6 * 256;
+            const int tl_chunk5 = tl_tid + tl_i6 * 128;
             if (tl_chunk5 < 16) {
                 const tl::f16* tl_src7 = &Bias[tl_chunk5 * 8];
                 tl::f16* tl_dst8 = &bs[tl_chunk5 * 8];
@@ -8385,64 +8377,64 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:288)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + 32 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:289)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i11 = 0; tl_i11 < 2; ++tl_i11) {
-                    const int tl_chunk10 = tl_tid + tl_i11 * 256;
-                    tl::cp_async_16(&xs[(0 * 32 + ((tl_chunk10 * 8) / 128)) * 136 + ((tl_chunk10 * 8) % 128)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk10 * 8) / 128)) * N + ((tl_chunk10 * 8) % 128)]);
+                    const int tl_chunk10 = tl_tid + tl_i11 * 128;
+                    tl::cp_async_16(&xs[(0 * 16 + ((tl_chunk10 * 8) / 128)) * 136 + ((tl_chunk10 * 8) % 128)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk10 * 8) / 128)) * N + ((tl_chunk10 * 8) % 128)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
-                    const int tl_chunk12 = tl_tid + tl_i13 * 256;
-                    const tl::f16* tl_src14 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk12 * 8) / 128)) * N + ((tl_chunk12 * 8) % 128)];
-                    tl::f16* tl_dst15 = &xs[(0 * 32 + ((tl_chunk12 * 8) / 128)) * 136 + ((tl_chunk12 * 8) % 128)];
-                    const int tl_valid16 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk12 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 128)));
+                    const int tl_chunk12 = tl_tid + tl_i13 * 128;
+                    const tl::f16* tl_src14 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk12 * 8) / 128)) * N + ((tl_chunk12 * 8) % 128)];
+                    tl::f16* tl_dst15 = &xs[(0 * 16 + ((tl_chunk12 * 8) / 128)) * 136 + ((tl_chunk12 * 8) % 128)];
+                    const int tl_valid16 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk12 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 128)));
                     if (tl_valid16 == 8 && (tl_chunk12 * 8) % 128 >= 0 && tl::is_aligned(tl_src14, 16)) {
                         tl::cp_async_16(tl_dst15, tl_src14);
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk12 * 8) / 128), M) && tl::in_bounds(((tl_chunk12 * 8) % 128) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk12 * 8) / 128), M) && tl::in_bounds(((tl_chunk12 * 8) % 128) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:286)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:287)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:288)
-                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + 32 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:289)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i18 = 0; tl_i18 < 2; ++tl_i18) {
-                        const int tl_chunk17 = tl_tid + tl_i18 * 256;
-                        tl::cp_async_16(&xs[(((g + 1) % 2) * 32 + ((tl_chunk17 * 8) / 128)) * 136 + ((tl_chunk17 * 8) % 128)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk17 * 8) / 128)) * N + ((tl_chunk17 * 8) % 128)]);
+                        const int tl_chunk17 = tl_tid + tl_i18 * 128;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 16 + ((tl_chunk17 * 8) / 128)) * 136 + ((tl_chunk17 * 8) % 128)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk17 * 8) / 128)) * N + ((tl_chunk17 * 8) % 128)]);
                     }
                 } else {
                     #pragma unroll
                     for (int tl_i20 = 0; tl_i20 < 2; ++tl_i20) {
-                        const int tl_chunk19 = tl_tid + tl_i20 * 256;
-                        const tl::f16* tl_src21 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk19 * 8) / 128)) * N + ((tl_chunk19 * 8) % 128)];
-                        tl::f16* tl_dst22 = &xs[(((g + 1) % 2) * 32 + ((tl_chunk19 * 8) / 128)) * 136 + ((tl_chunk19 * 8) % 128)];
-                        const int tl_valid23 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk19 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 128)));
+                        const int tl_chunk19 = tl_tid + tl_i20 * 128;
+                        const tl::f16* tl_src21 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk19 * 8) / 128)) * N + ((tl_chunk19 * 8) % 128)];
+                        tl::f16* tl_dst22 = &xs[(((g + 1) % 2) * 16 + ((tl_chunk19 * 8) / 128)) * 136 + ((tl_chunk19 * 8) % 128)];
+                        const int tl_valid23 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk19 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 128)));
                         if (tl_valid23 == 8 && (tl_chunk19 * 8) % 128 >= 0 && tl::is_aligned(tl_src21, 16)) {
                             tl::cp_async_16(tl_dst22, tl_src21);
                         } else {
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk19 * 8) / 128), M) && tl::in_bounds(((tl_chunk19 * 8) % 128) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk19 * 8) / 128), M) && tl::in_bounds(((tl_chunk19 * 8) % 128) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
                         }
                     }
                 }
             }
             tl::cp_async_commit();
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 32;
-            // copy(xs, s);  (norms.tl:289)
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 16;
+            // copy(xs, s);  (norms.tl:290)
             #pragma unroll
             for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
-                const tl::f16* tl_ptr25 = &xs[((g % 2) * 32 + ((tl_tid / 16) + (tl_chunk24 / 8) * 16)) * 136 + ((tl_chunk24 % 8) + (tl_tid % 16) * 8)];
+                const tl::f16* tl_ptr25 = &xs[((g % 2) * 16 + ((tl_tid / 16) + (tl_chunk24 / 8) * 8)) * 136 + ((tl_chunk24 % 8) + (tl_tid % 16) * 8)];
                 if (tl::is_aligned(tl_ptr25, 16)) {
                     tl::f16 tl_vec26[8];
                     tl::load_vector<tl::f16, 8>(tl_vec26, tl_ptr25);
@@ -8451,11 +8443,11 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        s[tl_chunk24 + tl_v] = tl::convert<float>(xs[((g % 2) * 32 + ((tl_tid / 16) + ((tl_chunk24 + tl_v) / 8) * 16)) * 136 + (((tl_chunk24 + tl_v) % 8) + (tl_tid % 16) * 8)]);
+                        s[tl_chunk24 + tl_v] = tl::convert<float>(xs[((g % 2) * 16 + ((tl_tid / 16) + ((tl_chunk24 + tl_v) / 8) * 8)) * 136 + (((tl_chunk24 + tl_v) % 8) + (tl_tid % 16) * 8)]);
                     }
                 }
             }
-            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:290)
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:291)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
             {
                 float tl_part[2];
@@ -8477,18 +8469,18 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
                     s_mean[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:291)
-            // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
+            // for i, j in parallel(RB, ROW) {  (norms.tl:292)
+            // for i, j in parallel(16, 128): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
                 const int tl_c29 = (((tl_s28 / 8 * 8) % 8) + (tl_tid % 16) * 8);  // the chunk's first column
-                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s28 / 8) * 16);
+                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s28 / 8) * 8);
                 const int j = tl_c29 + tl_s28 % 8;
                 const float d = s[tl_s28] - s_mean[(tl_s28 / 8)] * inv_n;
                 s[tl_s28] = d;
                 sd[tl_s28] = j < N ? d * d : 0.0f;
             }
-            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:296)
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:297)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
             {
                 float tl_part[2];
@@ -8510,19 +8502,19 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
                     s_rstd[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:297)
-            // for i in parallel(32): each thread visits the elements of `s_rstd` it holds
+            // for i in parallel(RB) {  (norms.tl:298)
+            // for i in parallel(16): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
             for (int tl_s31 = 0; tl_s31 < 2; ++tl_s31) {
-                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s31) * 16);
+                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s31) * 8);
                 s_rstd[tl_s31] = tl::rsqrt(s_rstd[tl_s31] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:300)
-            // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
+            // for i, j in parallel(RB, ROW) {  (norms.tl:301)
+            // for i, j in parallel(16, 128): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k33 = 0; tl_k33 < 16; tl_k33 += 8) {
                 const int tl_c34 = ((tl_k33 % 8) + (tl_tid % 16) * 8);  // the chunk's first column
-                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_k33 / 8) * 16);
+                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_k33 / 8) * 8);
                 tl::f16 tl_chunk36[8];
                 tl::load_chunk<tl::f16, 8>(tl_chunk36, &ws[tl_c34]);
                 tl::f16 tl_chunk37[8];
@@ -8534,11 +8526,11 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
                     s[tl_s38] = gelu(s[tl_s38] * s_rstd[(tl_s38 / 8)] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]));
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:303)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:304)
             #pragma unroll
             for (int tl_chunk39 = 0; tl_chunk39 < 16; tl_chunk39 += 8) {
-                tl::f16* tl_ptr40 = &Y[int64_t(row0 + ((tl_tid / 16) + (tl_chunk39 / 8) * 16)) * N + ((tl_chunk39 % 8) + (tl_tid % 16) * 8)];
-                if (tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk39 / 8) * 16), M) && tl::in_bounds(((tl_chunk39 % 8) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk39 / 8) * 16), M) && tl::in_bounds((((tl_chunk39 % 8) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                tl::f16* tl_ptr40 = &Y[int64_t(row0 + ((tl_tid / 16) + (tl_chunk39 / 8) * 8)) * N + ((tl_chunk39 % 8) + (tl_tid % 16) * 8)];
+                if (tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk39 / 8) * 8), M) && tl::in_bounds(((tl_chunk39 % 8) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk39 / 8) * 8), M) && tl::in_bounds((((tl_chunk39 % 8) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
                     tl::f16 tl_vec41[8];
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec41[tl_v], s[tl_chunk39 + tl_v], s[tl_chunk39 + tl_v + 1]);
@@ -8546,25 +8538,25 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        if (tl::in_bounds(row0 + ((tl_tid / 16) + ((tl_chunk39 + tl_v) / 8) * 16), M) && tl::in_bounds((((tl_chunk39 + tl_v) % 8) + (tl_tid % 16) * 8), N)) Y[int64_t(row0 + ((tl_tid / 16) + ((tl_chunk39 + tl_v) / 8) * 16)) * N + (((tl_chunk39 + tl_v) % 8) + (tl_tid % 16) * 8)] = tl::convert<tl::f16>(s[tl_chunk39 + tl_v]);
+                        if (tl::in_bounds(row0 + ((tl_tid / 16) + ((tl_chunk39 + tl_v) / 8) * 8), M) && tl::in_bounds((((tl_chunk39 + tl_v) % 8) + (tl_tid % 16) * 8), N)) Y[int64_t(row0 + ((tl_tid / 16) + ((tl_chunk39 + tl_v) / 8) * 8)) * N + (((tl_chunk39 + tl_v) % 8) + (tl_tid % 16) * 8)] = tl::convert<tl::f16>(s[tl_chunk39 + tl_v]);
                     }
                 }
             }
         }
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
-        const int32_t n_tiles = tl::cdiv(N, 2048);
+        const int32_t n_tiles = tl::cdiv(N, 1024);
         for (int g = 0; g < groups; ++g) {
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 32;
-            for (int rr = 0; rr < tl::min(32, M - row0); ++rr) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 16;
+            for (int rr = 0; rr < tl::min(16, M - row0); ++rr) {
                 const int32_t row = row0 + rr;
                 sum_x = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:313)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:314)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
-                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
+                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
                             tl::f16 tl_vec44[8];
                             tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
                             #pragma unroll
@@ -8572,11 +8564,11 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
-                    // reduce(sum, x, part);  (norms.tl:314)
+                    // reduce(sum, x, part);  (norms.tl:315)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -8585,7 +8577,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
                         for (int tl_s45 = 0; tl_s45 < x_layout::kSlots; ++tl_s45) {
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s45]));
                         }
-                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        tl::block_allreduce<tl::SumOp, 1, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
                             part = tl_part[0];
                         }
@@ -8595,11 +8587,11 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
                 const float mean = sum_x * inv_n;
                 sum_d2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:320)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:321)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
-                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
+                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
                             tl::f16 tl_vec48[8];
                             tl::load_vector<tl::f16, 8>(tl_vec48, tl_ptr47);
                             #pragma unroll
@@ -8607,20 +8599,20 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:321)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(BN) {  (norms.tl:322)
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
-                        const int tl_c50 = (x_layout::flat(tl_tid, (tl_s49 / 8) * 8)) % 2048;  // the chunk's first column
+                        const int tl_c50 = (x_layout::flat(tl_tid, (tl_s49 / 8) * 8)) % 1024;  // the chunk's first column
                         const int j = tl_c50 + tl_s49 % 8;
                         const float d = x[tl_s49] - mean;
-                        x[tl_s49] = t * 2048 + j < N ? d * d : 0.0f;
+                        x[tl_s49] = t * 1024 + j < N ? d * d : 0.0f;
                     }
-                    // reduce(sum, x, part);  (norms.tl:325)
+                    // reduce(sum, x, part);  (norms.tl:326)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -8629,7 +8621,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
                         for (int tl_s51 = 0; tl_s51 < x_layout::kSlots; ++tl_s51) {
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s51]));
                         }
-                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        tl::block_allreduce<tl::SumOp, 1, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
                             part = tl_part[0];
                         }
@@ -8638,12 +8630,12 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
                 }
                 const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
-                    const int32_t c0 = t * 2048;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:331)
+                    const int32_t c0 = t * 1024;
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:332)
                     #pragma unroll
                     for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
-                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
+                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
                             tl::f16 tl_vec54[8];
                             tl::load_vector<tl::f16, 8>(tl_vec54, tl_ptr53);
                             #pragma unroll
@@ -8651,15 +8643,15 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 2048) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 2048) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 1024) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 1024) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:332)
+                    // copy(W[c0 +: BN], w);  (norms.tl:333)
                     #pragma unroll
                     for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
-                        const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8)];
-                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
+                        const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8)];
+                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
                             tl::f16 tl_vec57[8];
                             tl::load_vector<tl::f16, 8>(tl_vec57, tl_ptr56);
                             #pragma unroll
@@ -8667,15 +8659,15 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 2048) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 2048) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 1024) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 1024) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
-                    // copy(Bias[c0 +: BN], b);  (norms.tl:333)
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:334)
                     #pragma unroll
                     for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
-                        const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8)];
-                        if (tl::in_bounds(c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
+                        const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8)];
+                        if (tl::in_bounds(c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
                             tl::f16 tl_vec60[8];
                             tl::load_vector<tl::f16, 8>(tl_vec60, tl_ptr59);
                             #pragma unroll
@@ -8683,22 +8675,22 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 2048) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 2048) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
+                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 1024) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 1024) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:334)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(BN) {  (norms.tl:335)
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 2048) + tl_s61 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 1024) + tl_s61 % 8;
                         x[tl_s61] = gelu((x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61]);
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:337)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:338)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
-                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
+                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
                             tl::f16 tl_vec64[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec64[tl_v], x[tl_chunk62 + tl_v], x[tl_chunk62 + tl_v + 1]);
@@ -8706,7 +8698,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
                             }
                         }
                     }
@@ -8716,9 +8708,9 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant0(
     }
 }
 
-// kernel layernorm_gelu<ROW = 256, THREADS = 256, RB = 16, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:259)
-// 256 threads per block, 17952 bytes of shared memory
-__global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
+// kernel layernorm_gelu<ROW = 256, THREADS = 128, RB = 8, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:260)
+// 128 threads per block, 9488 bytes of shared memory
+__global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
         const tl::f16* __restrict__ X,
         const tl::f16* __restrict__ W,
         const tl::f16* __restrict__ Bias,
@@ -8727,37 +8719,37 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
         int32_t M,
         int32_t N)
 {
-    // fragment s: f32[16, 256], blocked per axis, vector 8: [16, 256] over 256 threads: (8:t32 2:r8, 8:r1 32:t1) 16 registers
-    // fragment sd: f32[16, 256], blocked per axis, vector 8: [16, 256] over 256 threads: (8:t32 2:r8, 8:r1 32:t1) 16 registers
-    // fragment s_mean: f32[16], slice of `s` (reduce over axis 1): [16] over 256 threads: (8:t32 2:r1) 2 registers, 32 replicas
-    // fragment s_rstd: f32[16], slice of `sd` (reduce over axis 1): [16] over 256 threads: (8:t32 2:r1) 2 registers, 32 replicas
-    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
-    using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
-    using b_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment b: f32[2048]
-    const int tl_tid = tl::thread_index<256>();
+    // fragment s: f32[8, 256], blocked per axis, vector 8: [8, 256] over 128 threads: (4:t32 2:r8, 8:r1 32:t1) 16 registers
+    // fragment sd: f32[8, 256], blocked per axis, vector 8: [8, 256] over 128 threads: (4:t32 2:r8, 8:r1 32:t1) 16 registers
+    // fragment s_mean: f32[8], slice of `s` (reduce over axis 1): [8] over 128 threads: (4:t32 2:r1) 2 registers, 32 replicas
+    // fragment s_rstd: f32[8], slice of `sd` (reduce over axis 1): [8] over 128 threads: (4:t32 2:r1) 2 registers, 32 replicas
+    using x_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment x: f32[1024]
+    using w_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment w: f32[1024]
+    using b_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment b: f32[1024]
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 16, 256], row pitch 264
-    tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 16896);  // shared ws: f16[256], row pitch 256
-    tl::f16* bs = reinterpret_cast<tl::f16*>(tl_smem + 17408);  // shared bs: f16[256], row pitch 256
-    unsigned char* tl_scratch = tl_smem + 17920;  // 32 bytes for reductions and staging
-    float s[16];  // fragment s: f32[16, 256]
-    float sd[16];  // fragment sd: f32[16, 256]
-    float s_mean[2];  // fragment s_mean: f32[16]
-    float s_rstd[2];  // fragment s_rstd: f32[16]
-    float x[x_layout::kSlots];  // fragment x: f32[2048]
-    float w[w_layout::kSlots];  // fragment w: f32[2048]
-    float b[b_layout::kSlots];  // fragment b: f32[2048]
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 8, 256], row pitch 264
+    tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 8448);  // shared ws: f16[256], row pitch 256
+    tl::f16* bs = reinterpret_cast<tl::f16*>(tl_smem + 8960);  // shared bs: f16[256], row pitch 256
+    unsigned char* tl_scratch = tl_smem + 9472;  // 16 bytes for reductions and staging
+    float s[16];  // fragment s: f32[8, 256]
+    float sd[16];  // fragment sd: f32[8, 256]
+    float s_mean[2];  // fragment s_mean: f32[8]
+    float s_rstd[2];  // fragment s_rstd: f32[8]
+    float x[x_layout::kSlots];  // fragment x: f32[1024]
+    float w[w_layout::kSlots];  // fragment w: f32[1024]
+    float b[b_layout::kSlots];  // fragment b: f32[1024]
     float sum_x;
     float sum_d2;
     float part;
-    const int32_t groups = tl::cdiv(tl::cdiv(M, 16) - int(blockIdx.x), int(gridDim.x));
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 8) - int(blockIdx.x), int(gridDim.x));
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 256) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:284)
+        // copy(W[0 +: ROW], ws);  (norms.tl:285)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
-            const int tl_chunk0 = tl_tid + tl_i1 * 256;
+            const int tl_chunk0 = tl_tid + tl_i1 * 128;
             if (tl_chunk0 < 32) {
                 const tl::f16* tl_src2 = &W[tl_chunk0 * 8];
                 tl::f16* tl_dst3 = &ws[tl_chunk0 * 8];
@@ -8773,10 +8765,10 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
                 }
             }
         }
-        // copy(Bias[0 +: ROW], bs);  (norms.tl:285)
+        // copy(Bias[0 +: ROW], bs);  (norms.tl:286)
         #pragma unroll
         for (int tl_i6 = 0; tl_i6 < 1; ++tl_i6) {
-            const int tl_chunk5 = tl_tid + tl_i6 * 256;
+            const int tl_chunk5 = tl_tid + tl_i6 * 128;
             if (tl_chunk5 < 32) {
                 const tl::f16* tl_src7 = &Bias[tl_chunk5 * 8];
                 tl::f16* tl_dst8 = &bs[tl_chunk5 * 8];
@@ -8794,64 +8786,64 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:288)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:289)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i11 = 0; tl_i11 < 2; ++tl_i11) {
-                    const int tl_chunk10 = tl_tid + tl_i11 * 256;
-                    tl::cp_async_16(&xs[(0 * 16 + ((tl_chunk10 * 8) / 256)) * 264 + ((tl_chunk10 * 8) % 256)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk10 * 8) / 256)) * N + ((tl_chunk10 * 8) % 256)]);
+                    const int tl_chunk10 = tl_tid + tl_i11 * 128;
+                    tl::cp_async_16(&xs[(0 * 8 + ((tl_chunk10 * 8) / 256)) * 264 + ((tl_chunk10 * 8) % 256)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk10 * 8) / 256)) * N + ((tl_chunk10 * 8) % 256)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
-                    const int tl_chunk12 = tl_tid + tl_i13 * 256;
-                    const tl::f16* tl_src14 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk12 * 8) / 256)) * N + ((tl_chunk12 * 8) % 256)];
-                    tl::f16* tl_dst15 = &xs[(0 * 16 + ((tl_chunk12 * 8) / 256)) * 264 + ((tl_chunk12 * 8) % 256)];
-                    const int tl_valid16 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk12 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 256)));
+                    const int tl_chunk12 = tl_tid + tl_i13 * 128;
+                    const tl::f16* tl_src14 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk12 * 8) / 256)) * N + ((tl_chunk12 * 8) % 256)];
+                    tl::f16* tl_dst15 = &xs[(0 * 8 + ((tl_chunk12 * 8) / 256)) * 264 + ((tl_chunk12 * 8) % 256)];
+                    const int tl_valid16 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk12 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 256)));
                     if (tl_valid16 == 8 && (tl_chunk12 * 8) % 256 >= 0 && tl::is_aligned(tl_src14, 16)) {
                         tl::cp_async_16(tl_dst15, tl_src14);
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk12 * 8) / 256), M) && tl::in_bounds(((tl_chunk12 * 8) % 256) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk12 * 8) / 256), M) && tl::in_bounds(((tl_chunk12 * 8) % 256) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:286)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:287)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:288)
-                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:289)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i18 = 0; tl_i18 < 2; ++tl_i18) {
-                        const int tl_chunk17 = tl_tid + tl_i18 * 256;
-                        tl::cp_async_16(&xs[(((g + 1) % 2) * 16 + ((tl_chunk17 * 8) / 256)) * 264 + ((tl_chunk17 * 8) % 256)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk17 * 8) / 256)) * N + ((tl_chunk17 * 8) % 256)]);
+                        const int tl_chunk17 = tl_tid + tl_i18 * 128;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 8 + ((tl_chunk17 * 8) / 256)) * 264 + ((tl_chunk17 * 8) % 256)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk17 * 8) / 256)) * N + ((tl_chunk17 * 8) % 256)]);
                     }
                 } else {
                     #pragma unroll
                     for (int tl_i20 = 0; tl_i20 < 2; ++tl_i20) {
-                        const int tl_chunk19 = tl_tid + tl_i20 * 256;
-                        const tl::f16* tl_src21 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk19 * 8) / 256)) * N + ((tl_chunk19 * 8) % 256)];
-                        tl::f16* tl_dst22 = &xs[(((g + 1) % 2) * 16 + ((tl_chunk19 * 8) / 256)) * 264 + ((tl_chunk19 * 8) % 256)];
-                        const int tl_valid23 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk19 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 256)));
+                        const int tl_chunk19 = tl_tid + tl_i20 * 128;
+                        const tl::f16* tl_src21 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk19 * 8) / 256)) * N + ((tl_chunk19 * 8) % 256)];
+                        tl::f16* tl_dst22 = &xs[(((g + 1) % 2) * 8 + ((tl_chunk19 * 8) / 256)) * 264 + ((tl_chunk19 * 8) % 256)];
+                        const int tl_valid23 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk19 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 256)));
                         if (tl_valid23 == 8 && (tl_chunk19 * 8) % 256 >= 0 && tl::is_aligned(tl_src21, 16)) {
                             tl::cp_async_16(tl_dst22, tl_src21);
                         } else {
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk19 * 8) / 256), M) && tl::in_bounds(((tl_chunk19 * 8) % 256) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk19 * 8) / 256), M) && tl::in_bounds(((tl_chunk19 * 8) % 256) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
                         }
                     }
                 }
             }
             tl::cp_async_commit();
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 16;
-            // copy(xs, s);  (norms.tl:289)
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 8;
+            // copy(xs, s);  (norms.tl:290)
             #pragma unroll
             for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
-                const tl::f16* tl_ptr25 = &xs[((g % 2) * 16 + ((tl_tid / 32) + (tl_chunk24 / 8) * 8)) * 264 + ((tl_chunk24 % 8) + (tl_tid % 32) * 8)];
+                const tl::f16* tl_ptr25 = &xs[((g % 2) * 8 + ((tl_tid / 32) + (tl_chunk24 / 8) * 4)) * 264 + ((tl_chunk24 % 8) + (tl_tid % 32) * 8)];
                 if (tl::is_aligned(tl_ptr25, 16)) {
                     tl::f16 tl_vec26[8];
                     tl::load_vector<tl::f16, 8>(tl_vec26, tl_ptr25);
@@ -8860,11 +8852,11 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        s[tl_chunk24 + tl_v] = tl::convert<float>(xs[((g % 2) * 16 + ((tl_tid / 32) + ((tl_chunk24 + tl_v) / 8) * 8)) * 264 + (((tl_chunk24 + tl_v) % 8) + (tl_tid % 32) * 8)]);
+                        s[tl_chunk24 + tl_v] = tl::convert<float>(xs[((g % 2) * 8 + ((tl_tid / 32) + ((tl_chunk24 + tl_v) / 8) * 4)) * 264 + (((tl_chunk24 + tl_v) % 8) + (tl_tid % 32) * 8)]);
                     }
                 }
             }
-            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:290)
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:291)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[2];
@@ -8887,18 +8879,18 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
                     s_mean[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:291)
-            // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
+            // for i, j in parallel(RB, ROW) {  (norms.tl:292)
+            // for i, j in parallel(8, 256): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
                 const int tl_c29 = (((tl_s28 / 8 * 8) % 8) + (tl_tid % 32) * 8);  // the chunk's first column
-                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s28 / 8) * 8);
+                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s28 / 8) * 4);
                 const int j = tl_c29 + tl_s28 % 8;
                 const float d = s[tl_s28] - s_mean[(tl_s28 / 8)] * inv_n;
                 s[tl_s28] = d;
                 sd[tl_s28] = j < N ? d * d : 0.0f;
             }
-            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:296)
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:297)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[2];
@@ -8921,19 +8913,19 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
                     s_rstd[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:297)
-            // for i in parallel(16): each thread visits the elements of `s_rstd` it holds
+            // for i in parallel(RB) {  (norms.tl:298)
+            // for i in parallel(8): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
             for (int tl_s31 = 0; tl_s31 < 2; ++tl_s31) {
-                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s31) * 8);
+                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s31) * 4);
                 s_rstd[tl_s31] = tl::rsqrt(s_rstd[tl_s31] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:300)
-            // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
+            // for i, j in parallel(RB, ROW) {  (norms.tl:301)
+            // for i, j in parallel(8, 256): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k33 = 0; tl_k33 < 16; tl_k33 += 8) {
                 const int tl_c34 = ((tl_k33 % 8) + (tl_tid % 32) * 8);  // the chunk's first column
-                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_k33 / 8) * 8);
+                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_k33 / 8) * 4);
                 tl::f16 tl_chunk36[8];
                 tl::load_chunk<tl::f16, 8>(tl_chunk36, &ws[tl_c34]);
                 tl::f16 tl_chunk37[8];
@@ -8945,11 +8937,11 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
                     s[tl_s38] = gelu(s[tl_s38] * s_rstd[(tl_s38 / 8)] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]));
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:303)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:304)
             #pragma unroll
             for (int tl_chunk39 = 0; tl_chunk39 < 16; tl_chunk39 += 8) {
-                tl::f16* tl_ptr40 = &Y[int64_t(row0 + ((tl_tid / 32) + (tl_chunk39 / 8) * 8)) * N + ((tl_chunk39 % 8) + (tl_tid % 32) * 8)];
-                if (tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk39 / 8) * 8), M) && tl::in_bounds(((tl_chunk39 % 8) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk39 / 8) * 8), M) && tl::in_bounds((((tl_chunk39 % 8) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                tl::f16* tl_ptr40 = &Y[int64_t(row0 + ((tl_tid / 32) + (tl_chunk39 / 8) * 4)) * N + ((tl_chunk39 % 8) + (tl_tid % 32) * 8)];
+                if (tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk39 / 8) * 4), M) && tl::in_bounds(((tl_chunk39 % 8) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk39 / 8) * 4), M) && tl::in_bounds((((tl_chunk39 % 8) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
                     tl::f16 tl_vec41[8];
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec41[tl_v], s[tl_chunk39 + tl_v], s[tl_chunk39 + tl_v + 1]);
@@ -8957,25 +8949,25 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        if (tl::in_bounds(row0 + ((tl_tid / 32) + ((tl_chunk39 + tl_v) / 8) * 8), M) && tl::in_bounds((((tl_chunk39 + tl_v) % 8) + (tl_tid % 32) * 8), N)) Y[int64_t(row0 + ((tl_tid / 32) + ((tl_chunk39 + tl_v) / 8) * 8)) * N + (((tl_chunk39 + tl_v) % 8) + (tl_tid % 32) * 8)] = tl::convert<tl::f16>(s[tl_chunk39 + tl_v]);
+                        if (tl::in_bounds(row0 + ((tl_tid / 32) + ((tl_chunk39 + tl_v) / 8) * 4), M) && tl::in_bounds((((tl_chunk39 + tl_v) % 8) + (tl_tid % 32) * 8), N)) Y[int64_t(row0 + ((tl_tid / 32) + ((tl_chunk39 + tl_v) / 8) * 4)) * N + (((tl_chunk39 + tl_v) % 8) + (tl_tid % 32) * 8)] = tl::convert<tl::f16>(s[tl_chunk39 + tl_v]);
                     }
                 }
             }
         }
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
-        const int32_t n_tiles = tl::cdiv(N, 2048);
+        const int32_t n_tiles = tl::cdiv(N, 1024);
         for (int g = 0; g < groups; ++g) {
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 16;
-            for (int rr = 0; rr < tl::min(16, M - row0); ++rr) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 8;
+            for (int rr = 0; rr < tl::min(8, M - row0); ++rr) {
                 const int32_t row = row0 + rr;
                 sum_x = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:313)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:314)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
-                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
+                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
                             tl::f16 tl_vec44[8];
                             tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
                             #pragma unroll
@@ -8983,11 +8975,11 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
-                    // reduce(sum, x, part);  (norms.tl:314)
+                    // reduce(sum, x, part);  (norms.tl:315)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -8996,7 +8988,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
                         for (int tl_s45 = 0; tl_s45 < x_layout::kSlots; ++tl_s45) {
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s45]));
                         }
-                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        tl::block_allreduce<tl::SumOp, 1, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
                             part = tl_part[0];
                         }
@@ -9006,11 +8998,11 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
                 const float mean = sum_x * inv_n;
                 sum_d2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:320)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:321)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
-                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
+                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
                             tl::f16 tl_vec48[8];
                             tl::load_vector<tl::f16, 8>(tl_vec48, tl_ptr47);
                             #pragma unroll
@@ -9018,20 +9010,20 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:321)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(BN) {  (norms.tl:322)
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
-                        const int tl_c50 = (x_layout::flat(tl_tid, (tl_s49 / 8) * 8)) % 2048;  // the chunk's first column
+                        const int tl_c50 = (x_layout::flat(tl_tid, (tl_s49 / 8) * 8)) % 1024;  // the chunk's first column
                         const int j = tl_c50 + tl_s49 % 8;
                         const float d = x[tl_s49] - mean;
-                        x[tl_s49] = t * 2048 + j < N ? d * d : 0.0f;
+                        x[tl_s49] = t * 1024 + j < N ? d * d : 0.0f;
                     }
-                    // reduce(sum, x, part);  (norms.tl:325)
+                    // reduce(sum, x, part);  (norms.tl:326)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -9040,7 +9032,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
                         for (int tl_s51 = 0; tl_s51 < x_layout::kSlots; ++tl_s51) {
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s51]));
                         }
-                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        tl::block_allreduce<tl::SumOp, 1, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
                             part = tl_part[0];
                         }
@@ -9049,12 +9041,12 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
                 }
                 const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
-                    const int32_t c0 = t * 2048;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:331)
+                    const int32_t c0 = t * 1024;
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:332)
                     #pragma unroll
                     for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
-                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
+                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
                             tl::f16 tl_vec54[8];
                             tl::load_vector<tl::f16, 8>(tl_vec54, tl_ptr53);
                             #pragma unroll
@@ -9062,15 +9054,15 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 2048) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 2048) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 1024) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 1024) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:332)
+                    // copy(W[c0 +: BN], w);  (norms.tl:333)
                     #pragma unroll
                     for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
-                        const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8)];
-                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
+                        const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8)];
+                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
                             tl::f16 tl_vec57[8];
                             tl::load_vector<tl::f16, 8>(tl_vec57, tl_ptr56);
                             #pragma unroll
@@ -9078,15 +9070,15 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 2048) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 2048) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 1024) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 1024) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
-                    // copy(Bias[c0 +: BN], b);  (norms.tl:333)
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:334)
                     #pragma unroll
                     for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
-                        const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8)];
-                        if (tl::in_bounds(c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
+                        const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8)];
+                        if (tl::in_bounds(c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
                             tl::f16 tl_vec60[8];
                             tl::load_vector<tl::f16, 8>(tl_vec60, tl_ptr59);
                             #pragma unroll
@@ -9094,22 +9086,22 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 2048) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 2048) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
+                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 1024) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 1024) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:334)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(BN) {  (norms.tl:335)
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 2048) + tl_s61 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 1024) + tl_s61 % 8;
                         x[tl_s61] = gelu((x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61]);
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:337)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:338)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
-                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
+                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
                             tl::f16 tl_vec64[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec64[tl_v], x[tl_chunk62 + tl_v], x[tl_chunk62 + tl_v + 1]);
@@ -9117,7 +9109,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
                             }
                         }
                     }
@@ -9127,9 +9119,9 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant1(
     }
 }
 
-// kernel layernorm_gelu<ROW = 512, THREADS = 256, RB = 8, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:259)
-// 256 threads per block, 18720 bytes of shared memory
-__global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
+// kernel layernorm_gelu<ROW = 512, THREADS = 128, RB = 4, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:260)
+// 128 threads per block, 10384 bytes of shared memory
+__global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
         const tl::f16* __restrict__ X,
         const tl::f16* __restrict__ W,
         const tl::f16* __restrict__ Bias,
@@ -9138,37 +9130,37 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
         int32_t M,
         int32_t N)
 {
-    // fragment s: f32[8, 512], blocked per axis, vector 8: [8, 512] over 256 threads: (8:t32, 8:r1 32:t1 2:r8) 16 registers
-    // fragment sd: f32[8, 512], blocked per axis, vector 8: [8, 512] over 256 threads: (8:t32, 8:r1 32:t1 2:r8) 16 registers
-    // fragment s_mean: f32[8], slice of `s` (reduce over axis 1): [8] over 256 threads: (8:t32) 1 registers, 32 replicas
-    // fragment s_rstd: f32[8], slice of `sd` (reduce over axis 1): [8] over 256 threads: (8:t32) 1 registers, 32 replicas
-    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
-    using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
-    using b_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment b: f32[2048]
-    const int tl_tid = tl::thread_index<256>();
+    // fragment s: f32[4, 512], blocked per axis, vector 8: [4, 512] over 128 threads: (4:t32, 8:r1 32:t1 2:r8) 16 registers
+    // fragment sd: f32[4, 512], blocked per axis, vector 8: [4, 512] over 128 threads: (4:t32, 8:r1 32:t1 2:r8) 16 registers
+    // fragment s_mean: f32[4], slice of `s` (reduce over axis 1): [4] over 128 threads: (4:t32) 1 registers, 32 replicas
+    // fragment s_rstd: f32[4], slice of `sd` (reduce over axis 1): [4] over 128 threads: (4:t32) 1 registers, 32 replicas
+    using x_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment x: f32[1024]
+    using w_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment w: f32[1024]
+    using b_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment b: f32[1024]
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 8, 512], row pitch 520
-    tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 16640);  // shared ws: f16[512], row pitch 512
-    tl::f16* bs = reinterpret_cast<tl::f16*>(tl_smem + 17664);  // shared bs: f16[512], row pitch 512
-    unsigned char* tl_scratch = tl_smem + 18688;  // 32 bytes for reductions and staging
-    float s[16];  // fragment s: f32[8, 512]
-    float sd[16];  // fragment sd: f32[8, 512]
-    float s_mean[1];  // fragment s_mean: f32[8]
-    float s_rstd[1];  // fragment s_rstd: f32[8]
-    float x[x_layout::kSlots];  // fragment x: f32[2048]
-    float w[w_layout::kSlots];  // fragment w: f32[2048]
-    float b[b_layout::kSlots];  // fragment b: f32[2048]
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 4, 512], row pitch 520
+    tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 8320);  // shared ws: f16[512], row pitch 512
+    tl::f16* bs = reinterpret_cast<tl::f16*>(tl_smem + 9344);  // shared bs: f16[512], row pitch 512
+    unsigned char* tl_scratch = tl_smem + 10368;  // 16 bytes for reductions and staging
+    float s[16];  // fragment s: f32[4, 512]
+    float sd[16];  // fragment sd: f32[4, 512]
+    float s_mean[1];  // fragment s_mean: f32[4]
+    float s_rstd[1];  // fragment s_rstd: f32[4]
+    float x[x_layout::kSlots];  // fragment x: f32[1024]
+    float w[w_layout::kSlots];  // fragment w: f32[1024]
+    float b[b_layout::kSlots];  // fragment b: f32[1024]
     float sum_x;
     float sum_d2;
     float part;
-    const int32_t groups = tl::cdiv(tl::cdiv(M, 8) - int(blockIdx.x), int(gridDim.x));
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 4) - int(blockIdx.x), int(gridDim.x));
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 512) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:284)
+        // copy(W[0 +: ROW], ws);  (norms.tl:285)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
-            const int tl_chunk0 = tl_tid + tl_i1 * 256;
+            const int tl_chunk0 = tl_tid + tl_i1 * 128;
             if (tl_chunk0 < 64) {
                 const tl::f16* tl_src2 = &W[tl_chunk0 * 8];
                 tl::f16* tl_dst3 = &ws[tl_chunk0 * 8];
@@ -9184,10 +9176,10 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
                 }
             }
         }
-        // copy(Bias[0 +: ROW], bs);  (norms.tl:285)
+        // copy(Bias[0 +: ROW], bs);  (norms.tl:286)
         #pragma unroll
         for (int tl_i6 = 0; tl_i6 < 1; ++tl_i6) {
-            const int tl_chunk5 = tl_tid + tl_i6 * 256;
+            const int tl_chunk5 = tl_tid + tl_i6 * 128;
             if (tl_chunk5 < 64) {
                 const tl::f16* tl_src7 = &Bias[tl_chunk5 * 8];
                 tl::f16* tl_dst8 = &bs[tl_chunk5 * 8];
@@ -9205,64 +9197,64 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:288)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:289)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i11 = 0; tl_i11 < 2; ++tl_i11) {
-                    const int tl_chunk10 = tl_tid + tl_i11 * 256;
-                    tl::cp_async_16(&xs[(0 * 8 + ((tl_chunk10 * 8) / 512)) * 520 + ((tl_chunk10 * 8) % 512)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk10 * 8) / 512)) * N + ((tl_chunk10 * 8) % 512)]);
+                    const int tl_chunk10 = tl_tid + tl_i11 * 128;
+                    tl::cp_async_16(&xs[(0 * 4 + ((tl_chunk10 * 8) / 512)) * 520 + ((tl_chunk10 * 8) % 512)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk10 * 8) / 512)) * N + ((tl_chunk10 * 8) % 512)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
-                    const int tl_chunk12 = tl_tid + tl_i13 * 256;
-                    const tl::f16* tl_src14 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk12 * 8) / 512)) * N + ((tl_chunk12 * 8) % 512)];
-                    tl::f16* tl_dst15 = &xs[(0 * 8 + ((tl_chunk12 * 8) / 512)) * 520 + ((tl_chunk12 * 8) % 512)];
-                    const int tl_valid16 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk12 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 512)));
+                    const int tl_chunk12 = tl_tid + tl_i13 * 128;
+                    const tl::f16* tl_src14 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk12 * 8) / 512)) * N + ((tl_chunk12 * 8) % 512)];
+                    tl::f16* tl_dst15 = &xs[(0 * 4 + ((tl_chunk12 * 8) / 512)) * 520 + ((tl_chunk12 * 8) % 512)];
+                    const int tl_valid16 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk12 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 512)));
                     if (tl_valid16 == 8 && (tl_chunk12 * 8) % 512 >= 0 && tl::is_aligned(tl_src14, 16)) {
                         tl::cp_async_16(tl_dst15, tl_src14);
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk12 * 8) / 512), M) && tl::in_bounds(((tl_chunk12 * 8) % 512) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk12 * 8) / 512), M) && tl::in_bounds(((tl_chunk12 * 8) % 512) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:286)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:287)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:288)
-                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:289)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i18 = 0; tl_i18 < 2; ++tl_i18) {
-                        const int tl_chunk17 = tl_tid + tl_i18 * 256;
-                        tl::cp_async_16(&xs[(((g + 1) % 2) * 8 + ((tl_chunk17 * 8) / 512)) * 520 + ((tl_chunk17 * 8) % 512)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk17 * 8) / 512)) * N + ((tl_chunk17 * 8) % 512)]);
+                        const int tl_chunk17 = tl_tid + tl_i18 * 128;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 4 + ((tl_chunk17 * 8) / 512)) * 520 + ((tl_chunk17 * 8) % 512)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk17 * 8) / 512)) * N + ((tl_chunk17 * 8) % 512)]);
                     }
                 } else {
                     #pragma unroll
                     for (int tl_i20 = 0; tl_i20 < 2; ++tl_i20) {
-                        const int tl_chunk19 = tl_tid + tl_i20 * 256;
-                        const tl::f16* tl_src21 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk19 * 8) / 512)) * N + ((tl_chunk19 * 8) % 512)];
-                        tl::f16* tl_dst22 = &xs[(((g + 1) % 2) * 8 + ((tl_chunk19 * 8) / 512)) * 520 + ((tl_chunk19 * 8) % 512)];
-                        const int tl_valid23 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk19 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 512)));
+                        const int tl_chunk19 = tl_tid + tl_i20 * 128;
+                        const tl::f16* tl_src21 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk19 * 8) / 512)) * N + ((tl_chunk19 * 8) % 512)];
+                        tl::f16* tl_dst22 = &xs[(((g + 1) % 2) * 4 + ((tl_chunk19 * 8) / 512)) * 520 + ((tl_chunk19 * 8) % 512)];
+                        const int tl_valid23 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk19 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 512)));
                         if (tl_valid23 == 8 && (tl_chunk19 * 8) % 512 >= 0 && tl::is_aligned(tl_src21, 16)) {
                             tl::cp_async_16(tl_dst22, tl_src21);
                         } else {
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk19 * 8) / 512), M) && tl::in_bounds(((tl_chunk19 * 8) % 512) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk19 * 8) / 512), M) && tl::in_bounds(((tl_chunk19 * 8) % 512) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
                         }
                     }
                 }
             }
             tl::cp_async_commit();
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 8;
-            // copy(xs, s);  (norms.tl:289)
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 4;
+            // copy(xs, s);  (norms.tl:290)
             #pragma unroll
             for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
-                const tl::f16* tl_ptr25 = &xs[((g % 2) * 8 + (tl_tid / 32)) * 520 + ((tl_chunk24 % 8) + (tl_tid % 32) * 8 + (tl_chunk24 / 8) * 256)];
+                const tl::f16* tl_ptr25 = &xs[((g % 2) * 4 + (tl_tid / 32)) * 520 + ((tl_chunk24 % 8) + (tl_tid % 32) * 8 + (tl_chunk24 / 8) * 256)];
                 if (tl::is_aligned(tl_ptr25, 16)) {
                     tl::f16 tl_vec26[8];
                     tl::load_vector<tl::f16, 8>(tl_vec26, tl_ptr25);
@@ -9271,11 +9263,11 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        s[tl_chunk24 + tl_v] = tl::convert<float>(xs[((g % 2) * 8 + (tl_tid / 32)) * 520 + (((tl_chunk24 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk24 + tl_v) / 8) * 256)]);
+                        s[tl_chunk24 + tl_v] = tl::convert<float>(xs[((g % 2) * 4 + (tl_tid / 32)) * 520 + (((tl_chunk24 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk24 + tl_v) / 8) * 256)]);
                     }
                 }
             }
-            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:290)
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:291)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[1];
@@ -9298,8 +9290,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
                     s_mean[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:291)
-            // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
+            // for i, j in parallel(RB, ROW) {  (norms.tl:292)
+            // for i, j in parallel(4, 512): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
                 const int tl_c29 = (((tl_s28 / 8 * 8) % 8) + (tl_tid % 32) * 8 + ((tl_s28 / 8 * 8) / 8) * 256);  // the chunk's first column
@@ -9309,7 +9301,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
                 s[tl_s28] = d;
                 sd[tl_s28] = j < N ? d * d : 0.0f;
             }
-            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:296)
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:297)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[1];
@@ -9332,15 +9324,15 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
                     s_rstd[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:297)
-            // for i in parallel(8): each thread visits the elements of `s_rstd` it holds
+            // for i in parallel(RB) {  (norms.tl:298)
+            // for i in parallel(4): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
             for (int tl_s31 = 0; tl_s31 < 1; ++tl_s31) {
                 [[maybe_unused]] const int i = (tl_tid / 32);
                 s_rstd[tl_s31] = tl::rsqrt(s_rstd[tl_s31] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:300)
-            // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
+            // for i, j in parallel(RB, ROW) {  (norms.tl:301)
+            // for i, j in parallel(4, 512): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k33 = 0; tl_k33 < 16; tl_k33 += 8) {
                 const int tl_c34 = ((tl_k33 % 8) + (tl_tid % 32) * 8 + (tl_k33 / 8) * 256);  // the chunk's first column
@@ -9356,7 +9348,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
                     s[tl_s38] = gelu(s[tl_s38] * s_rstd[0] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]));
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:303)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:304)
             #pragma unroll
             for (int tl_chunk39 = 0; tl_chunk39 < 16; tl_chunk39 += 8) {
                 tl::f16* tl_ptr40 = &Y[int64_t(row0 + (tl_tid / 32)) * N + ((tl_chunk39 % 8) + (tl_tid % 32) * 8 + (tl_chunk39 / 8) * 256)];
@@ -9375,18 +9367,18 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
         }
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
-        const int32_t n_tiles = tl::cdiv(N, 2048);
+        const int32_t n_tiles = tl::cdiv(N, 1024);
         for (int g = 0; g < groups; ++g) {
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 8;
-            for (int rr = 0; rr < tl::min(8, M - row0); ++rr) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 4;
+            for (int rr = 0; rr < tl::min(4, M - row0); ++rr) {
                 const int32_t row = row0 + rr;
                 sum_x = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:313)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:314)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
-                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
+                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
                             tl::f16 tl_vec44[8];
                             tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
                             #pragma unroll
@@ -9394,11 +9386,11 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
-                    // reduce(sum, x, part);  (norms.tl:314)
+                    // reduce(sum, x, part);  (norms.tl:315)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -9407,7 +9399,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
                         for (int tl_s45 = 0; tl_s45 < x_layout::kSlots; ++tl_s45) {
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s45]));
                         }
-                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        tl::block_allreduce<tl::SumOp, 1, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
                             part = tl_part[0];
                         }
@@ -9417,11 +9409,11 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
                 const float mean = sum_x * inv_n;
                 sum_d2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:320)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:321)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
-                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
+                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
                             tl::f16 tl_vec48[8];
                             tl::load_vector<tl::f16, 8>(tl_vec48, tl_ptr47);
                             #pragma unroll
@@ -9429,20 +9421,20 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:321)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(BN) {  (norms.tl:322)
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
-                        const int tl_c50 = (x_layout::flat(tl_tid, (tl_s49 / 8) * 8)) % 2048;  // the chunk's first column
+                        const int tl_c50 = (x_layout::flat(tl_tid, (tl_s49 / 8) * 8)) % 1024;  // the chunk's first column
                         const int j = tl_c50 + tl_s49 % 8;
                         const float d = x[tl_s49] - mean;
-                        x[tl_s49] = t * 2048 + j < N ? d * d : 0.0f;
+                        x[tl_s49] = t * 1024 + j < N ? d * d : 0.0f;
                     }
-                    // reduce(sum, x, part);  (norms.tl:325)
+                    // reduce(sum, x, part);  (norms.tl:326)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -9451,7 +9443,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
                         for (int tl_s51 = 0; tl_s51 < x_layout::kSlots; ++tl_s51) {
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s51]));
                         }
-                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        tl::block_allreduce<tl::SumOp, 1, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
                             part = tl_part[0];
                         }
@@ -9460,12 +9452,12 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
                 }
                 const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
-                    const int32_t c0 = t * 2048;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:331)
+                    const int32_t c0 = t * 1024;
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:332)
                     #pragma unroll
                     for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
-                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
+                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
                             tl::f16 tl_vec54[8];
                             tl::load_vector<tl::f16, 8>(tl_vec54, tl_ptr53);
                             #pragma unroll
@@ -9473,15 +9465,15 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 2048) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 2048) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 1024) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 1024) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:332)
+                    // copy(W[c0 +: BN], w);  (norms.tl:333)
                     #pragma unroll
                     for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
-                        const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8)];
-                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
+                        const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8)];
+                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
                             tl::f16 tl_vec57[8];
                             tl::load_vector<tl::f16, 8>(tl_vec57, tl_ptr56);
                             #pragma unroll
@@ -9489,15 +9481,15 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 2048) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 2048) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 1024) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 1024) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
-                    // copy(Bias[c0 +: BN], b);  (norms.tl:333)
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:334)
                     #pragma unroll
                     for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
-                        const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8)];
-                        if (tl::in_bounds(c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
+                        const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8)];
+                        if (tl::in_bounds(c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
                             tl::f16 tl_vec60[8];
                             tl::load_vector<tl::f16, 8>(tl_vec60, tl_ptr59);
                             #pragma unroll
@@ -9505,22 +9497,22 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 2048) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 2048) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
+                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 1024) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 1024) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:334)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(BN) {  (norms.tl:335)
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 2048) + tl_s61 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 1024) + tl_s61 % 8;
                         x[tl_s61] = gelu((x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61]);
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:337)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:338)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
-                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
+                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
                             tl::f16 tl_vec64[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec64[tl_v], x[tl_chunk62 + tl_v], x[tl_chunk62 + tl_v + 1]);
@@ -9528,7 +9520,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
                             }
                         }
                     }
@@ -9538,9 +9530,9 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant2(
     }
 }
 
-// kernel layernorm_gelu<ROW = 1024, THREADS = 256, RB = 4, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:259)
-// 256 threads per block, 20640 bytes of shared memory
-__global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
+// kernel layernorm_gelu<ROW = 1024, THREADS = 128, RB = 2, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:260)
+// 128 threads per block, 12432 bytes of shared memory
+__global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
         const tl::f16* __restrict__ X,
         const tl::f16* __restrict__ W,
         const tl::f16* __restrict__ Bias,
@@ -9549,131 +9541,127 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
         int32_t M,
         int32_t N)
 {
-    // fragment s: f32[4, 1024], blocked per axis, vector 8: [4, 1024] over 256 threads: (4:t64, 8:r1 64:t1 2:r8) 16 registers
-    // fragment sd: f32[4, 1024], blocked per axis, vector 8: [4, 1024] over 256 threads: (4:t64, 8:r1 64:t1 2:r8) 16 registers
-    // fragment s_mean: f32[4], slice of `s` (reduce over axis 1): [4] over 256 threads: (4:t64) 1 registers, 64 replicas
-    // fragment s_rstd: f32[4], slice of `sd` (reduce over axis 1): [4] over 256 threads: (4:t64) 1 registers, 64 replicas
-    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
-    using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
-    using b_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment b: f32[2048]
-    const int tl_tid = tl::thread_index<256>();
+    // fragment s: f32[2, 1024], blocked per axis, vector 8: [2, 1024] over 128 threads: (2:t64, 8:r1 64:t1 2:r8) 16 registers
+    // fragment sd: f32[2, 1024], blocked per axis, vector 8: [2, 1024] over 128 threads: (2:t64, 8:r1 64:t1 2:r8) 16 registers
+    // fragment s_mean: f32[2], slice of `s` (reduce over axis 1): [2] over 128 threads: (2:t64) 1 registers, 64 replicas
+    // fragment s_rstd: f32[2], slice of `sd` (reduce over axis 1): [2] over 128 threads: (2:t64) 1 registers, 64 replicas
+    using x_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment x: f32[1024]
+    using w_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment w: f32[1024]
+    using b_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment b: f32[1024]
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 4, 1024], row pitch 1032
-    tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 16512);  // shared ws: f16[1024], row pitch 1024
-    tl::f16* bs = reinterpret_cast<tl::f16*>(tl_smem + 18560);  // shared bs: f16[1024], row pitch 1024
-    unsigned char* tl_scratch = tl_smem + 20608;  // 32 bytes for reductions and staging
-    float s[16];  // fragment s: f32[4, 1024]
-    float sd[16];  // fragment sd: f32[4, 1024]
-    float s_mean[1];  // fragment s_mean: f32[4]
-    float s_rstd[1];  // fragment s_rstd: f32[4]
-    float x[x_layout::kSlots];  // fragment x: f32[2048]
-    float w[w_layout::kSlots];  // fragment w: f32[2048]
-    float b[b_layout::kSlots];  // fragment b: f32[2048]
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 2, 1024], row pitch 1032
+    tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 8320);  // shared ws: f16[1024], row pitch 1024
+    tl::f16* bs = reinterpret_cast<tl::f16*>(tl_smem + 10368);  // shared bs: f16[1024], row pitch 1024
+    unsigned char* tl_scratch = tl_smem + 12416;  // 16 bytes for reductions and staging
+    float s[16];  // fragment s: f32[2, 1024]
+    float sd[16];  // fragment sd: f32[2, 1024]
+    float s_mean[1];  // fragment s_mean: f32[2]
+    float s_rstd[1];  // fragment s_rstd: f32[2]
+    float x[x_layout::kSlots];  // fragment x: f32[1024]
+    float w[w_layout::kSlots];  // fragment w: f32[1024]
+    float b[b_layout::kSlots];  // fragment b: f32[1024]
     float sum_x;
     float sum_d2;
     float part;
-    const int32_t groups = tl::cdiv(tl::cdiv(M, 4) - int(blockIdx.x), int(gridDim.x));
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 2) - int(blockIdx.x), int(gridDim.x));
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 1024) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:284)
+        // copy(W[0 +: ROW], ws);  (norms.tl:285)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
-            const int tl_chunk0 = tl_tid + tl_i1 * 256;
-            if (tl_chunk0 < 128) {
-                const tl::f16* tl_src2 = &W[tl_chunk0 * 8];
-                tl::f16* tl_dst3 = &ws[tl_chunk0 * 8];
-                if (tl::in_bounds(tl_chunk0 * 8, N) && tl::in_bounds((tl_chunk0 * 8) + 7, N) && tl::is_aligned(tl_src2, 16) && tl::is_aligned(tl_dst3, 16)) {
-                    tl::f16 tl_vec4[8];
-                    tl::load_vector<tl::f16, 8>(tl_vec4, tl_src2);
-                    tl::store_vector<tl::f16, 8>(tl_dst3, tl_vec4);
-                } else {
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        ws[tl_chunk0 * 8 + tl_v] = tl::in_bounds(tl_chunk0 * 8 + tl_v, N) ? W[tl_chunk0 * 8 + tl_v] : tl::convert<tl::f16>(0.0f);
-                    }
+            const int tl_chunk0 = tl_tid + tl_i1 * 128;
+            const tl::f16* tl_src2 = &W[tl_chunk0 * 8];
+            tl::f16* tl_dst3 = &ws[tl_chunk0 * 8];
+            if (tl::in_bounds(tl_chunk0 * 8, N) && tl::in_bounds((tl_chunk0 * 8) + 7, N) && tl::is_aligned(tl_src2, 16) && tl::is_aligned(tl_dst3, 16)) {
+                tl::f16 tl_vec4[8];
+                tl::load_vector<tl::f16, 8>(tl_vec4, tl_src2);
+                tl::store_vector<tl::f16, 8>(tl_dst3, tl_vec4);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    ws[tl_chunk0 * 8 + tl_v] = tl::in_bounds(tl_chunk0 * 8 + tl_v, N) ? W[tl_chunk0 * 8 + tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
-        // copy(Bias[0 +: ROW], bs);  (norms.tl:285)
+        // copy(Bias[0 +: ROW], bs);  (norms.tl:286)
         #pragma unroll
         for (int tl_i6 = 0; tl_i6 < 1; ++tl_i6) {
-            const int tl_chunk5 = tl_tid + tl_i6 * 256;
-            if (tl_chunk5 < 128) {
-                const tl::f16* tl_src7 = &Bias[tl_chunk5 * 8];
-                tl::f16* tl_dst8 = &bs[tl_chunk5 * 8];
-                if (tl::in_bounds(tl_chunk5 * 8, N) && tl::in_bounds((tl_chunk5 * 8) + 7, N) && tl::is_aligned(tl_src7, 16) && tl::is_aligned(tl_dst8, 16)) {
-                    tl::f16 tl_vec9[8];
-                    tl::load_vector<tl::f16, 8>(tl_vec9, tl_src7);
-                    tl::store_vector<tl::f16, 8>(tl_dst8, tl_vec9);
-                } else {
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        bs[tl_chunk5 * 8 + tl_v] = tl::in_bounds(tl_chunk5 * 8 + tl_v, N) ? Bias[tl_chunk5 * 8 + tl_v] : tl::convert<tl::f16>(0.0f);
-                    }
+            const int tl_chunk5 = tl_tid + tl_i6 * 128;
+            const tl::f16* tl_src7 = &Bias[tl_chunk5 * 8];
+            tl::f16* tl_dst8 = &bs[tl_chunk5 * 8];
+            if (tl::in_bounds(tl_chunk5 * 8, N) && tl::in_bounds((tl_chunk5 * 8) + 7, N) && tl::is_aligned(tl_src7, 16) && tl::is_aligned(tl_dst8, 16)) {
+                tl::f16 tl_vec9[8];
+                tl::load_vector<tl::f16, 8>(tl_vec9, tl_src7);
+                tl::store_vector<tl::f16, 8>(tl_dst8, tl_vec9);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    bs[tl_chunk5 * 8 + tl_v] = tl::in_bounds(tl_chunk5 * 8 + tl_v, N) ? Bias[tl_chunk5 * 8 + tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:288)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:289)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i11 = 0; tl_i11 < 2; ++tl_i11) {
-                    const int tl_chunk10 = tl_tid + tl_i11 * 256;
-                    tl::cp_async_16(&xs[(0 * 4 + ((tl_chunk10 * 8) / 1024)) * 1032 + ((tl_chunk10 * 8) % 1024)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk10 * 8) / 1024)) * N + ((tl_chunk10 * 8) % 1024)]);
+                    const int tl_chunk10 = tl_tid + tl_i11 * 128;
+                    tl::cp_async_16(&xs[(0 * 2 + ((tl_chunk10 * 8) / 1024)) * 1032 + ((tl_chunk10 * 8) % 1024)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk10 * 8) / 1024)) * N + ((tl_chunk10 * 8) % 1024)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
-                    const int tl_chunk12 = tl_tid + tl_i13 * 256;
-                    const tl::f16* tl_src14 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk12 * 8) / 1024)) * N + ((tl_chunk12 * 8) % 1024)];
-                    tl::f16* tl_dst15 = &xs[(0 * 4 + ((tl_chunk12 * 8) / 1024)) * 1032 + ((tl_chunk12 * 8) % 1024)];
-                    const int tl_valid16 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk12 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 1024)));
+                    const int tl_chunk12 = tl_tid + tl_i13 * 128;
+                    const tl::f16* tl_src14 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk12 * 8) / 1024)) * N + ((tl_chunk12 * 8) % 1024)];
+                    tl::f16* tl_dst15 = &xs[(0 * 2 + ((tl_chunk12 * 8) / 1024)) * 1032 + ((tl_chunk12 * 8) % 1024)];
+                    const int tl_valid16 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk12 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 1024)));
                     if (tl_valid16 == 8 && (tl_chunk12 * 8) % 1024 >= 0 && tl::is_aligned(tl_src14, 16)) {
                         tl::cp_async_16(tl_dst15, tl_src14);
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk12 * 8) / 1024), M) && tl::in_bounds(((tl_chunk12 * 8) % 1024) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk12 * 8) / 1024), M) && tl::in_bounds(((tl_chunk12 * 8) % 1024) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:286)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:287)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:288)
-                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:289)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i18 = 0; tl_i18 < 2; ++tl_i18) {
-                        const int tl_chunk17 = tl_tid + tl_i18 * 256;
-                        tl::cp_async_16(&xs[(((g + 1) % 2) * 4 + ((tl_chunk17 * 8) / 1024)) * 1032 + ((tl_chunk17 * 8) % 1024)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk17 * 8) / 1024)) * N + ((tl_chunk17 * 8) % 1024)]);
+                        const int tl_chunk17 = tl_tid + tl_i18 * 128;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 2 + ((tl_chunk17 * 8) / 1024)) * 1032 + ((tl_chunk17 * 8) % 1024)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk17 * 8) / 1024)) * N + ((tl_chunk17 * 8) % 1024)]);
                     }
                 } else {
                     #pragma unroll
                     for (int tl_i20 = 0; tl_i20 < 2; ++tl_i20) {
-                        const int tl_chunk19 = tl_tid + tl_i20 * 256;
-                        const tl::f16* tl_src21 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk19 * 8) / 1024)) * N + ((tl_chunk19 * 8) % 1024)];
-                        tl::f16* tl_dst22 = &xs[(((g + 1) % 2) * 4 + ((tl_chunk19 * 8) / 1024)) * 1032 + ((tl_chunk19 * 8) % 1024)];
-                        const int tl_valid23 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk19 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 1024)));
+                        const int tl_chunk19 = tl_tid + tl_i20 * 128;
+                        const tl::f16* tl_src21 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk19 * 8) / 1024)) * N + ((tl_chunk19 * 8) % 1024)];
+                        tl::f16* tl_dst22 = &xs[(((g + 1) % 2) * 2 + ((tl_chunk19 * 8) / 1024)) * 1032 + ((tl_chunk19 * 8) % 1024)];
+                        const int tl_valid23 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk19 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 1024)));
                         if (tl_valid23 == 8 && (tl_chunk19 * 8) % 1024 >= 0 && tl::is_aligned(tl_src21, 16)) {
                             tl::cp_async_16(tl_dst22, tl_src21);
                         } else {
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk19 * 8) / 1024), M) && tl::in_bounds(((tl_chunk19 * 8) % 1024) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk19 * 8) / 1024), M) && tl::in_bounds(((tl_chunk19 * 8) % 1024) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
                         }
                     }
                 }
             }
             tl::cp_async_commit();
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 4;
-            // copy(xs, s);  (norms.tl:289)
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 2;
+            // copy(xs, s);  (norms.tl:290)
             #pragma unroll
             for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
-                const tl::f16* tl_ptr25 = &xs[((g % 2) * 4 + (tl_tid / 64)) * 1032 + ((tl_chunk24 % 8) + (tl_tid % 64) * 8 + (tl_chunk24 / 8) * 512)];
+                const tl::f16* tl_ptr25 = &xs[((g % 2) * 2 + (tl_tid / 64)) * 1032 + ((tl_chunk24 % 8) + (tl_tid % 64) * 8 + (tl_chunk24 / 8) * 512)];
                 if (tl::is_aligned(tl_ptr25, 16)) {
                     tl::f16 tl_vec26[8];
                     tl::load_vector<tl::f16, 8>(tl_vec26, tl_ptr25);
@@ -9682,11 +9670,11 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        s[tl_chunk24 + tl_v] = tl::convert<float>(xs[((g % 2) * 4 + (tl_tid / 64)) * 1032 + (((tl_chunk24 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk24 + tl_v) / 8) * 512)]);
+                        s[tl_chunk24 + tl_v] = tl::convert<float>(xs[((g % 2) * 2 + (tl_tid / 64)) * 1032 + (((tl_chunk24 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk24 + tl_v) / 8) * 512)]);
                     }
                 }
             }
-            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:290)
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:291)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
             {
                 float tl_part[1];
@@ -9722,8 +9710,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
                     s_mean[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:291)
-            // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
+            // for i, j in parallel(RB, ROW) {  (norms.tl:292)
+            // for i, j in parallel(2, 1024): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
                 const int tl_c29 = (((tl_s28 / 8 * 8) % 8) + (tl_tid % 64) * 8 + ((tl_s28 / 8 * 8) / 8) * 512);  // the chunk's first column
@@ -9733,7 +9721,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
                 s[tl_s28] = d;
                 sd[tl_s28] = j < N ? d * d : 0.0f;
             }
-            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:296)
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:297)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
             {
                 float tl_part[1];
@@ -9769,15 +9757,15 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
                     s_rstd[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:297)
-            // for i in parallel(4): each thread visits the elements of `s_rstd` it holds
+            // for i in parallel(RB) {  (norms.tl:298)
+            // for i in parallel(2): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
             for (int tl_s31 = 0; tl_s31 < 1; ++tl_s31) {
                 [[maybe_unused]] const int i = (tl_tid / 64);
                 s_rstd[tl_s31] = tl::rsqrt(s_rstd[tl_s31] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:300)
-            // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
+            // for i, j in parallel(RB, ROW) {  (norms.tl:301)
+            // for i, j in parallel(2, 1024): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k33 = 0; tl_k33 < 16; tl_k33 += 8) {
                 const int tl_c34 = ((tl_k33 % 8) + (tl_tid % 64) * 8 + (tl_k33 / 8) * 512);  // the chunk's first column
@@ -9793,7 +9781,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
                     s[tl_s38] = gelu(s[tl_s38] * s_rstd[0] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]));
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:303)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:304)
             #pragma unroll
             for (int tl_chunk39 = 0; tl_chunk39 < 16; tl_chunk39 += 8) {
                 tl::f16* tl_ptr40 = &Y[int64_t(row0 + (tl_tid / 64)) * N + ((tl_chunk39 % 8) + (tl_tid % 64) * 8 + (tl_chunk39 / 8) * 512)];
@@ -9812,18 +9800,18 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
         }
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
-        const int32_t n_tiles = tl::cdiv(N, 2048);
+        const int32_t n_tiles = tl::cdiv(N, 1024);
         for (int g = 0; g < groups; ++g) {
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 4;
-            for (int rr = 0; rr < tl::min(4, M - row0); ++rr) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 2;
+            for (int rr = 0; rr < tl::min(2, M - row0); ++rr) {
                 const int32_t row = row0 + rr;
                 sum_x = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:313)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:314)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
-                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
+                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
                             tl::f16 tl_vec44[8];
                             tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
                             #pragma unroll
@@ -9831,11 +9819,11 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
-                    // reduce(sum, x, part);  (norms.tl:314)
+                    // reduce(sum, x, part);  (norms.tl:315)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -9844,7 +9832,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
                         for (int tl_s45 = 0; tl_s45 < x_layout::kSlots; ++tl_s45) {
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s45]));
                         }
-                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        tl::block_allreduce<tl::SumOp, 1, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
                             part = tl_part[0];
                         }
@@ -9854,11 +9842,11 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
                 const float mean = sum_x * inv_n;
                 sum_d2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:320)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:321)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
-                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
+                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
                             tl::f16 tl_vec48[8];
                             tl::load_vector<tl::f16, 8>(tl_vec48, tl_ptr47);
                             #pragma unroll
@@ -9866,20 +9854,20 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:321)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(BN) {  (norms.tl:322)
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
-                        const int tl_c50 = (x_layout::flat(tl_tid, (tl_s49 / 8) * 8)) % 2048;  // the chunk's first column
+                        const int tl_c50 = (x_layout::flat(tl_tid, (tl_s49 / 8) * 8)) % 1024;  // the chunk's first column
                         const int j = tl_c50 + tl_s49 % 8;
                         const float d = x[tl_s49] - mean;
-                        x[tl_s49] = t * 2048 + j < N ? d * d : 0.0f;
+                        x[tl_s49] = t * 1024 + j < N ? d * d : 0.0f;
                     }
-                    // reduce(sum, x, part);  (norms.tl:325)
+                    // reduce(sum, x, part);  (norms.tl:326)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -9888,7 +9876,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
                         for (int tl_s51 = 0; tl_s51 < x_layout::kSlots; ++tl_s51) {
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s51]));
                         }
-                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        tl::block_allreduce<tl::SumOp, 1, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
                             part = tl_part[0];
                         }
@@ -9897,12 +9885,12 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
                 }
                 const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
-                    const int32_t c0 = t * 2048;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:331)
+                    const int32_t c0 = t * 1024;
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:332)
                     #pragma unroll
                     for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
-                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
+                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
                             tl::f16 tl_vec54[8];
                             tl::load_vector<tl::f16, 8>(tl_vec54, tl_ptr53);
                             #pragma unroll
@@ -9910,15 +9898,15 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 2048) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 2048) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 1024) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 1024) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:332)
+                    // copy(W[c0 +: BN], w);  (norms.tl:333)
                     #pragma unroll
                     for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
-                        const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8)];
-                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
+                        const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8)];
+                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
                             tl::f16 tl_vec57[8];
                             tl::load_vector<tl::f16, 8>(tl_vec57, tl_ptr56);
                             #pragma unroll
@@ -9926,15 +9914,15 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 2048) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 2048) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 1024) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 1024) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
-                    // copy(Bias[c0 +: BN], b);  (norms.tl:333)
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:334)
                     #pragma unroll
                     for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
-                        const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8)];
-                        if (tl::in_bounds(c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
+                        const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8)];
+                        if (tl::in_bounds(c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
                             tl::f16 tl_vec60[8];
                             tl::load_vector<tl::f16, 8>(tl_vec60, tl_ptr59);
                             #pragma unroll
@@ -9942,22 +9930,22 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 2048) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 2048) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
+                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 1024) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 1024) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:334)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(BN) {  (norms.tl:335)
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 2048) + tl_s61 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 1024) + tl_s61 % 8;
                         x[tl_s61] = gelu((x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61]);
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:337)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:338)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
-                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
+                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
                             tl::f16 tl_vec64[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec64[tl_v], x[tl_chunk62 + tl_v], x[tl_chunk62 + tl_v + 1]);
@@ -9965,7 +9953,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
                             }
                         }
                     }
@@ -9975,9 +9963,9 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant3(
     }
 }
 
-// kernel layernorm_gelu<ROW = 2048, THREADS = 256, RB = 2, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:259)
-// 256 threads per block, 24736 bytes of shared memory
-__global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
+// kernel layernorm_gelu<ROW = 2048, THREADS = 128, RB = 1, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:260)
+// 128 threads per block, 16528 bytes of shared memory
+__global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
         const tl::f16* __restrict__ X,
         const tl::f16* __restrict__ W,
         const tl::f16* __restrict__ Bias,
@@ -9986,37 +9974,37 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
         int32_t M,
         int32_t N)
 {
-    // fragment s: f32[2, 2048], blocked per axis, vector 8: [2, 2048] over 256 threads: (2:t128, 8:r1 128:t1 2:r8) 16 registers
-    // fragment sd: f32[2, 2048], blocked per axis, vector 8: [2, 2048] over 256 threads: (2:t128, 8:r1 128:t1 2:r8) 16 registers
-    // fragment s_mean: f32[2], slice of `s` (reduce over axis 1): [2] over 256 threads: (2:t128) 1 registers, 128 replicas
-    // fragment s_rstd: f32[2], slice of `sd` (reduce over axis 1): [2] over 256 threads: (2:t128) 1 registers, 128 replicas
-    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
-    using w_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment w: f32[2048]
-    using b_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment b: f32[2048]
-    const int tl_tid = tl::thread_index<256>();
+    // fragment s: f32[1, 2048], blocked per axis, vector 8: [1, 2048] over 128 threads: (, 8:r1 128:t1 2:r8) 16 registers
+    // fragment sd: f32[1, 2048], blocked per axis, vector 8: [1, 2048] over 128 threads: (, 8:r1 128:t1 2:r8) 16 registers
+    // fragment s_mean: f32[1], slice of `s` (reduce over axis 1): [1] over 128 threads: () 1 registers, 128 replicas
+    // fragment s_rstd: f32[1], slice of `sd` (reduce over axis 1): [1] over 128 threads: () 1 registers, 128 replicas
+    using x_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment x: f32[1024]
+    using w_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment w: f32[1024]
+    using b_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment b: f32[1024]
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 2, 2048], row pitch 2056
-    tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 16512);  // shared ws: f16[2048], row pitch 2048
-    tl::f16* bs = reinterpret_cast<tl::f16*>(tl_smem + 20608);  // shared bs: f16[2048], row pitch 2048
-    unsigned char* tl_scratch = tl_smem + 24704;  // 32 bytes for reductions and staging
-    float s[16];  // fragment s: f32[2, 2048]
-    float sd[16];  // fragment sd: f32[2, 2048]
-    float s_mean[1];  // fragment s_mean: f32[2]
-    float s_rstd[1];  // fragment s_rstd: f32[2]
-    float x[x_layout::kSlots];  // fragment x: f32[2048]
-    float w[w_layout::kSlots];  // fragment w: f32[2048]
-    float b[b_layout::kSlots];  // fragment b: f32[2048]
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 1, 2048], row pitch 2056
+    tl::f16* ws = reinterpret_cast<tl::f16*>(tl_smem + 8320);  // shared ws: f16[2048], row pitch 2048
+    tl::f16* bs = reinterpret_cast<tl::f16*>(tl_smem + 12416);  // shared bs: f16[2048], row pitch 2048
+    unsigned char* tl_scratch = tl_smem + 16512;  // 16 bytes for reductions and staging
+    float s[16];  // fragment s: f32[1, 2048]
+    float sd[16];  // fragment sd: f32[1, 2048]
+    float s_mean[1];  // fragment s_mean: f32[1]
+    float s_rstd[1];  // fragment s_rstd: f32[1]
+    float x[x_layout::kSlots];  // fragment x: f32[1024]
+    float w[w_layout::kSlots];  // fragment w: f32[1024]
+    float b[b_layout::kSlots];  // fragment b: f32[1024]
     float sum_x;
     float sum_d2;
     float part;
-    const int32_t groups = tl::cdiv(tl::cdiv(M, 2) - int(blockIdx.x), int(gridDim.x));
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 1) - int(blockIdx.x), int(gridDim.x));
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 2048) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:284)
+        // copy(W[0 +: ROW], ws);  (norms.tl:285)
         #pragma unroll
-        for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
-            const int tl_chunk0 = tl_tid + tl_i1 * 256;
+        for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+            const int tl_chunk0 = tl_tid + tl_i1 * 128;
             const tl::f16* tl_src2 = &W[tl_chunk0 * 8];
             tl::f16* tl_dst3 = &ws[tl_chunk0 * 8];
             if (tl::in_bounds(tl_chunk0 * 8, N) && tl::in_bounds((tl_chunk0 * 8) + 7, N) && tl::is_aligned(tl_src2, 16) && tl::is_aligned(tl_dst3, 16)) {
@@ -10030,10 +10018,10 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
                 }
             }
         }
-        // copy(Bias[0 +: ROW], bs);  (norms.tl:285)
+        // copy(Bias[0 +: ROW], bs);  (norms.tl:286)
         #pragma unroll
-        for (int tl_i6 = 0; tl_i6 < 1; ++tl_i6) {
-            const int tl_chunk5 = tl_tid + tl_i6 * 256;
+        for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
+            const int tl_chunk5 = tl_tid + tl_i6 * 128;
             const tl::f16* tl_src7 = &Bias[tl_chunk5 * 8];
             tl::f16* tl_dst8 = &bs[tl_chunk5 * 8];
             if (tl::in_bounds(tl_chunk5 * 8, N) && tl::in_bounds((tl_chunk5 * 8) + 7, N) && tl::is_aligned(tl_src7, 16) && tl::is_aligned(tl_dst8, 16)) {
@@ -10049,64 +10037,64 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:288)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:289)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i11 = 0; tl_i11 < 2; ++tl_i11) {
-                    const int tl_chunk10 = tl_tid + tl_i11 * 256;
-                    tl::cp_async_16(&xs[(0 * 2 + ((tl_chunk10 * 8) / 2048)) * 2056 + ((tl_chunk10 * 8) % 2048)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk10 * 8) / 2048)) * N + ((tl_chunk10 * 8) % 2048)]);
+                    const int tl_chunk10 = tl_tid + tl_i11 * 128;
+                    tl::cp_async_16(&xs[(0 * 1 + ((tl_chunk10 * 8) / 2048)) * 2056 + ((tl_chunk10 * 8) % 2048)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk10 * 8) / 2048)) * N + ((tl_chunk10 * 8) % 2048)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
-                    const int tl_chunk12 = tl_tid + tl_i13 * 256;
-                    const tl::f16* tl_src14 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk12 * 8) / 2048)) * N + ((tl_chunk12 * 8) % 2048)];
-                    tl::f16* tl_dst15 = &xs[(0 * 2 + ((tl_chunk12 * 8) / 2048)) * 2056 + ((tl_chunk12 * 8) % 2048)];
-                    const int tl_valid16 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk12 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 2048)));
+                    const int tl_chunk12 = tl_tid + tl_i13 * 128;
+                    const tl::f16* tl_src14 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk12 * 8) / 2048)) * N + ((tl_chunk12 * 8) % 2048)];
+                    tl::f16* tl_dst15 = &xs[(0 * 1 + ((tl_chunk12 * 8) / 2048)) * 2056 + ((tl_chunk12 * 8) % 2048)];
+                    const int tl_valid16 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk12 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 2048)));
                     if (tl_valid16 == 8 && (tl_chunk12 * 8) % 2048 >= 0 && tl::is_aligned(tl_src14, 16)) {
                         tl::cp_async_16(tl_dst15, tl_src14);
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk12 * 8) / 2048), M) && tl::in_bounds(((tl_chunk12 * 8) % 2048) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk12 * 8) / 2048), M) && tl::in_bounds(((tl_chunk12 * 8) % 2048) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:286)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:287)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:288)
-                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:289)
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i18 = 0; tl_i18 < 2; ++tl_i18) {
-                        const int tl_chunk17 = tl_tid + tl_i18 * 256;
-                        tl::cp_async_16(&xs[(((g + 1) % 2) * 2 + ((tl_chunk17 * 8) / 2048)) * 2056 + ((tl_chunk17 * 8) % 2048)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk17 * 8) / 2048)) * N + ((tl_chunk17 * 8) % 2048)]);
+                        const int tl_chunk17 = tl_tid + tl_i18 * 128;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 1 + ((tl_chunk17 * 8) / 2048)) * 2056 + ((tl_chunk17 * 8) % 2048)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk17 * 8) / 2048)) * N + ((tl_chunk17 * 8) % 2048)]);
                     }
                 } else {
                     #pragma unroll
                     for (int tl_i20 = 0; tl_i20 < 2; ++tl_i20) {
-                        const int tl_chunk19 = tl_tid + tl_i20 * 256;
-                        const tl::f16* tl_src21 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk19 * 8) / 2048)) * N + ((tl_chunk19 * 8) % 2048)];
-                        tl::f16* tl_dst22 = &xs[(((g + 1) % 2) * 2 + ((tl_chunk19 * 8) / 2048)) * 2056 + ((tl_chunk19 * 8) % 2048)];
-                        const int tl_valid23 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk19 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 2048)));
+                        const int tl_chunk19 = tl_tid + tl_i20 * 128;
+                        const tl::f16* tl_src21 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk19 * 8) / 2048)) * N + ((tl_chunk19 * 8) % 2048)];
+                        tl::f16* tl_dst22 = &xs[(((g + 1) % 2) * 1 + ((tl_chunk19 * 8) / 2048)) * 2056 + ((tl_chunk19 * 8) % 2048)];
+                        const int tl_valid23 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk19 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 2048)));
                         if (tl_valid23 == 8 && (tl_chunk19 * 8) % 2048 >= 0 && tl::is_aligned(tl_src21, 16)) {
                             tl::cp_async_16(tl_dst22, tl_src21);
                         } else {
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk19 * 8) / 2048), M) && tl::in_bounds(((tl_chunk19 * 8) % 2048) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk19 * 8) / 2048), M) && tl::in_bounds(((tl_chunk19 * 8) % 2048) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
                         }
                     }
                 }
             }
             tl::cp_async_commit();
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 2;
-            // copy(xs, s);  (norms.tl:289)
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
+            // copy(xs, s);  (norms.tl:290)
             #pragma unroll
             for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
-                const tl::f16* tl_ptr25 = &xs[((g % 2) * 2 + (tl_tid / 128)) * 2056 + ((tl_chunk24 % 8) + (tl_tid % 128) * 8 + (tl_chunk24 / 8) * 1024)];
+                const tl::f16* tl_ptr25 = &xs[((g % 2) * 1 + 0) * 2056 + ((tl_chunk24 % 8) + (tl_tid) * 8 + (tl_chunk24 / 8) * 1024)];
                 if (tl::is_aligned(tl_ptr25, 16)) {
                     tl::f16 tl_vec26[8];
                     tl::load_vector<tl::f16, 8>(tl_vec26, tl_ptr25);
@@ -10115,11 +10103,11 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        s[tl_chunk24 + tl_v] = tl::convert<float>(xs[((g % 2) * 2 + (tl_tid / 128)) * 2056 + (((tl_chunk24 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk24 + tl_v) / 8) * 1024)]);
+                        s[tl_chunk24 + tl_v] = tl::convert<float>(xs[((g % 2) * 1 + 0) * 2056 + (((tl_chunk24 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk24 + tl_v) / 8) * 1024)]);
                     }
                 }
             }
-            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:290)
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:291)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
             {
                 float tl_part[1];
@@ -10140,13 +10128,13 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
                 if ((tl_tid / 1 % 32) == 0) {
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
+                        reinterpret_cast<float*>(tl_scratch)[(0) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
                     }
                 }
                 __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + tl_tid % 4];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 4 + tl_tid % 4];
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
                 }
@@ -10156,18 +10144,18 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
                     s_mean[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:291)
-            // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
+            // for i, j in parallel(RB, ROW) {  (norms.tl:292)
+            // for i, j in parallel(1, 2048): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
-                const int tl_c29 = (((tl_s28 / 8 * 8) % 8) + (tl_tid % 128) * 8 + ((tl_s28 / 8 * 8) / 8) * 1024);  // the chunk's first column
-                [[maybe_unused]] const int i = (tl_tid / 128);
+                const int tl_c29 = (((tl_s28 / 8 * 8) % 8) + (tl_tid) * 8 + ((tl_s28 / 8 * 8) / 8) * 1024);  // the chunk's first column
+                [[maybe_unused]] const int i = 0;
                 const int j = tl_c29 + tl_s28 % 8;
                 const float d = s[tl_s28] - s_mean[0] * inv_n;
                 s[tl_s28] = d;
                 sd[tl_s28] = j < N ? d * d : 0.0f;
             }
-            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:296)
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:297)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
             {
                 float tl_part[1];
@@ -10188,13 +10176,13 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
                 if ((tl_tid / 1 % 32) == 0) {
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
+                        reinterpret_cast<float*>(tl_scratch)[(0) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
                     }
                 }
                 __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + tl_tid % 4];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 4 + tl_tid % 4];
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
                 }
@@ -10204,19 +10192,19 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
                     s_rstd[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:297)
-            // for i in parallel(2): each thread visits the elements of `s_rstd` it holds
+            // for i in parallel(RB) {  (norms.tl:298)
+            // for i in parallel(1): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
             for (int tl_s31 = 0; tl_s31 < 1; ++tl_s31) {
-                [[maybe_unused]] const int i = (tl_tid / 128);
+                [[maybe_unused]] const int i = 0;
                 s_rstd[tl_s31] = tl::rsqrt(s_rstd[tl_s31] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:300)
-            // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
+            // for i, j in parallel(RB, ROW) {  (norms.tl:301)
+            // for i, j in parallel(1, 2048): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k33 = 0; tl_k33 < 16; tl_k33 += 8) {
-                const int tl_c34 = ((tl_k33 % 8) + (tl_tid % 128) * 8 + (tl_k33 / 8) * 1024);  // the chunk's first column
-                [[maybe_unused]] const int i = (tl_tid / 128);
+                const int tl_c34 = ((tl_k33 % 8) + (tl_tid) * 8 + (tl_k33 / 8) * 1024);  // the chunk's first column
+                [[maybe_unused]] const int i = 0;
                 tl::f16 tl_chunk36[8];
                 tl::load_chunk<tl::f16, 8>(tl_chunk36, &ws[tl_c34]);
                 tl::f16 tl_chunk37[8];
@@ -10228,11 +10216,11 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
                     s[tl_s38] = gelu(s[tl_s38] * s_rstd[0] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]));
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:303)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:304)
             #pragma unroll
             for (int tl_chunk39 = 0; tl_chunk39 < 16; tl_chunk39 += 8) {
-                tl::f16* tl_ptr40 = &Y[int64_t(row0 + (tl_tid / 128)) * N + ((tl_chunk39 % 8) + (tl_tid % 128) * 8 + (tl_chunk39 / 8) * 1024)];
-                if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds(((tl_chunk39 % 8) + (tl_tid % 128) * 8 + (tl_chunk39 / 8) * 1024), N) && tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk39 % 8) + (tl_tid % 128) * 8 + (tl_chunk39 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                tl::f16* tl_ptr40 = &Y[int64_t(row0 + 0) * N + ((tl_chunk39 % 8) + (tl_tid) * 8 + (tl_chunk39 / 8) * 1024)];
+                if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk39 % 8) + (tl_tid) * 8 + (tl_chunk39 / 8) * 1024), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk39 % 8) + (tl_tid) * 8 + (tl_chunk39 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
                     tl::f16 tl_vec41[8];
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec41[tl_v], s[tl_chunk39 + tl_v], s[tl_chunk39 + tl_v + 1]);
@@ -10240,25 +10228,25 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk39 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk39 + tl_v) / 8) * 1024), N)) Y[int64_t(row0 + (tl_tid / 128)) * N + (((tl_chunk39 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk39 + tl_v) / 8) * 1024)] = tl::convert<tl::f16>(s[tl_chunk39 + tl_v]);
+                        if (tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk39 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk39 + tl_v) / 8) * 1024), N)) Y[int64_t(row0 + 0) * N + (((tl_chunk39 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk39 + tl_v) / 8) * 1024)] = tl::convert<tl::f16>(s[tl_chunk39 + tl_v]);
                     }
                 }
             }
         }
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
-        const int32_t n_tiles = tl::cdiv(N, 2048);
+        const int32_t n_tiles = tl::cdiv(N, 1024);
         for (int g = 0; g < groups; ++g) {
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 2;
-            for (int rr = 0; rr < tl::min(2, M - row0); ++rr) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
+            for (int rr = 0; rr < tl::min(1, M - row0); ++rr) {
                 const int32_t row = row0 + rr;
                 sum_x = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:313)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:314)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
-                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
+                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
                             tl::f16 tl_vec44[8];
                             tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
                             #pragma unroll
@@ -10266,11 +10254,11 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
-                    // reduce(sum, x, part);  (norms.tl:314)
+                    // reduce(sum, x, part);  (norms.tl:315)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -10279,7 +10267,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
                         for (int tl_s45 = 0; tl_s45 < x_layout::kSlots; ++tl_s45) {
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s45]));
                         }
-                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        tl::block_allreduce<tl::SumOp, 1, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
                             part = tl_part[0];
                         }
@@ -10289,11 +10277,11 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
                 const float mean = sum_x * inv_n;
                 sum_d2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:320)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:321)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
-                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
+                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
                             tl::f16 tl_vec48[8];
                             tl::load_vector<tl::f16, 8>(tl_vec48, tl_ptr47);
                             #pragma unroll
@@ -10301,20 +10289,20 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:321)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(BN) {  (norms.tl:322)
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
-                        const int tl_c50 = (x_layout::flat(tl_tid, (tl_s49 / 8) * 8)) % 2048;  // the chunk's first column
+                        const int tl_c50 = (x_layout::flat(tl_tid, (tl_s49 / 8) * 8)) % 1024;  // the chunk's first column
                         const int j = tl_c50 + tl_s49 % 8;
                         const float d = x[tl_s49] - mean;
-                        x[tl_s49] = t * 2048 + j < N ? d * d : 0.0f;
+                        x[tl_s49] = t * 1024 + j < N ? d * d : 0.0f;
                     }
-                    // reduce(sum, x, part);  (norms.tl:325)
+                    // reduce(sum, x, part);  (norms.tl:326)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -10323,7 +10311,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
                         for (int tl_s51 = 0; tl_s51 < x_layout::kSlots; ++tl_s51) {
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s51]));
                         }
-                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        tl::block_allreduce<tl::SumOp, 1, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
                             part = tl_part[0];
                         }
@@ -10332,12 +10320,12 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
                 }
                 const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
-                    const int32_t c0 = t * 2048;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:331)
+                    const int32_t c0 = t * 1024;
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:332)
                     #pragma unroll
                     for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
-                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
+                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
                             tl::f16 tl_vec54[8];
                             tl::load_vector<tl::f16, 8>(tl_vec54, tl_ptr53);
                             #pragma unroll
@@ -10345,15 +10333,15 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 2048) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 2048) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 1024) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 1024) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:332)
+                    // copy(W[c0 +: BN], w);  (norms.tl:333)
                     #pragma unroll
                     for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
-                        const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8)];
-                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
+                        const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8)];
+                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
                             tl::f16 tl_vec57[8];
                             tl::load_vector<tl::f16, 8>(tl_vec57, tl_ptr56);
                             #pragma unroll
@@ -10361,15 +10349,15 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 2048) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 2048) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 1024) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 1024) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
-                    // copy(Bias[c0 +: BN], b);  (norms.tl:333)
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:334)
                     #pragma unroll
                     for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
-                        const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8)];
-                        if (tl::in_bounds(c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
+                        const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8)];
+                        if (tl::in_bounds(c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
                             tl::f16 tl_vec60[8];
                             tl::load_vector<tl::f16, 8>(tl_vec60, tl_ptr59);
                             #pragma unroll
@@ -10377,22 +10365,22 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 2048) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 2048) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
+                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 1024) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 1024) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:334)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(BN) {  (norms.tl:335)
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 2048) + tl_s61 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 1024) + tl_s61 % 8;
                         x[tl_s61] = gelu((x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61]);
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:337)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:338)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
-                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
+                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
                             tl::f16 tl_vec64[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec64[tl_v], x[tl_chunk62 + tl_v], x[tl_chunk62 + tl_v + 1]);
@@ -10400,7 +10388,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
                             }
                         }
                     }
@@ -10410,7 +10398,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant4(
     }
 }
 
-// kernel layernorm_gelu<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:259)
+// kernel layernorm_gelu<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:260)
 // 256 threads per block, 32928 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
         const tl::f16* __restrict__ X,
@@ -10448,7 +10436,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 4096) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:284)
+        // copy(W[0 +: ROW], ws);  (norms.tl:285)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 256;
@@ -10465,7 +10453,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                 }
             }
         }
-        // copy(Bias[0 +: ROW], bs);  (norms.tl:285)
+        // copy(Bias[0 +: ROW], bs);  (norms.tl:286)
         #pragma unroll
         for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
             const int tl_chunk5 = tl_tid + tl_i6 * 256;
@@ -10484,7 +10472,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:288)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:289)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i11 = 0; tl_i11 < 2; ++tl_i11) {
@@ -10508,12 +10496,12 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:286)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:287)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:288)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:289)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i18 = 0; tl_i18 < 2; ++tl_i18) {
@@ -10538,7 +10526,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
-            // copy(xs, s);  (norms.tl:289)
+            // copy(xs, s);  (norms.tl:290)
             #pragma unroll
             for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
                 const tl::f16* tl_ptr25 = &xs[((g % 2) * 1 + 0) * 4104 + ((tl_chunk24 % 8) + (tl_tid) * 8 + (tl_chunk24 / 8) * 2048)];
@@ -10554,7 +10542,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                     }
                 }
             }
-            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:290)
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:291)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
             {
                 float tl_part[1];
@@ -10592,7 +10580,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                     s_mean[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:291)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:292)
             // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
@@ -10603,7 +10591,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                 s[tl_s28] = d;
                 sd[tl_s28] = j < N ? d * d : 0.0f;
             }
-            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:296)
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:297)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
             {
                 float tl_part[1];
@@ -10641,14 +10629,14 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                     s_rstd[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:297)
+            // for i in parallel(RB) {  (norms.tl:298)
             // for i in parallel(1): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
             for (int tl_s31 = 0; tl_s31 < 1; ++tl_s31) {
                 [[maybe_unused]] const int i = 0;
                 s_rstd[tl_s31] = tl::rsqrt(s_rstd[tl_s31] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:300)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:301)
             // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k33 = 0; tl_k33 < 16; tl_k33 += 8) {
@@ -10665,7 +10653,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                     s[tl_s38] = gelu(s[tl_s38] * s_rstd[0] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]));
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:303)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:304)
             #pragma unroll
             for (int tl_chunk39 = 0; tl_chunk39 < 16; tl_chunk39 += 8) {
                 tl::f16* tl_ptr40 = &Y[int64_t(row0 + 0) * N + ((tl_chunk39 % 8) + (tl_tid) * 8 + (tl_chunk39 / 8) * 2048)];
@@ -10691,7 +10679,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                 const int32_t row = row0 + rr;
                 sum_x = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:313)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:314)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
                         const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8))];
@@ -10707,7 +10695,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                             }
                         }
                     }
-                    // reduce(sum, x, part);  (norms.tl:314)
+                    // reduce(sum, x, part);  (norms.tl:315)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -10726,7 +10714,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                 const float mean = sum_x * inv_n;
                 sum_d2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:320)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:321)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
                         const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8))];
@@ -10742,7 +10730,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:321)
+                    // for j in parallel(BN) {  (norms.tl:322)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
@@ -10751,7 +10739,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                         const float d = x[tl_s49] - mean;
                         x[tl_s49] = t * 2048 + j < N ? d * d : 0.0f;
                     }
-                    // reduce(sum, x, part);  (norms.tl:325)
+                    // reduce(sum, x, part);  (norms.tl:326)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -10770,7 +10758,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                 const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 2048;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:331)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:332)
                     #pragma unroll
                     for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
                         const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8))];
@@ -10786,7 +10774,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:332)
+                    // copy(W[c0 +: BN], w);  (norms.tl:333)
                     #pragma unroll
                     for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
                         const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8)];
@@ -10802,7 +10790,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                             }
                         }
                     }
-                    // copy(Bias[c0 +: BN], b);  (norms.tl:333)
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:334)
                     #pragma unroll
                     for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
                         const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8)];
@@ -10818,14 +10806,14 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:334)
+                    // for j in parallel(BN) {  (norms.tl:335)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 2048) + tl_s61 % 8;
                         x[tl_s61] = gelu((x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61]);
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:337)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:338)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
                         tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8))];
@@ -10847,7 +10835,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
     }
 }
 
-// kernel layernorm_gelu<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:259)
+// kernel layernorm_gelu<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:260)
 // 512 threads per block, 65728 bytes of shared memory
 __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
         const tl::f16* __restrict__ X,
@@ -10885,7 +10873,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 8192) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:284)
+        // copy(W[0 +: ROW], ws);  (norms.tl:285)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 512;
@@ -10902,7 +10890,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                 }
             }
         }
-        // copy(Bias[0 +: ROW], bs);  (norms.tl:285)
+        // copy(Bias[0 +: ROW], bs);  (norms.tl:286)
         #pragma unroll
         for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
             const int tl_chunk5 = tl_tid + tl_i6 * 512;
@@ -10921,7 +10909,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:288)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:289)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i11 = 0; tl_i11 < 2; ++tl_i11) {
@@ -10945,12 +10933,12 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:286)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:287)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:288)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:289)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i18 = 0; tl_i18 < 2; ++tl_i18) {
@@ -10975,7 +10963,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
-            // copy(xs, s);  (norms.tl:289)
+            // copy(xs, s);  (norms.tl:290)
             #pragma unroll
             for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
                 const tl::f16* tl_ptr25 = &xs[((g % 2) * 1 + 0) * 8200 + ((tl_chunk24 % 8) + (tl_tid) * 8 + (tl_chunk24 / 8) * 4096)];
@@ -10991,7 +10979,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                     }
                 }
             }
-            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:290)
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:291)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
             {
                 float tl_part[1];
@@ -11030,7 +11018,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                     s_mean[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:291)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:292)
             // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
@@ -11041,7 +11029,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                 s[tl_s28] = d;
                 sd[tl_s28] = j < N ? d * d : 0.0f;
             }
-            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:296)
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:297)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
             {
                 float tl_part[1];
@@ -11080,14 +11068,14 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                     s_rstd[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:297)
+            // for i in parallel(RB) {  (norms.tl:298)
             // for i in parallel(1): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
             for (int tl_s31 = 0; tl_s31 < 1; ++tl_s31) {
                 [[maybe_unused]] const int i = 0;
                 s_rstd[tl_s31] = tl::rsqrt(s_rstd[tl_s31] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:300)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:301)
             // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k33 = 0; tl_k33 < 16; tl_k33 += 8) {
@@ -11104,7 +11092,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                     s[tl_s38] = gelu(s[tl_s38] * s_rstd[0] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]));
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:303)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:304)
             #pragma unroll
             for (int tl_chunk39 = 0; tl_chunk39 < 16; tl_chunk39 += 8) {
                 tl::f16* tl_ptr40 = &Y[int64_t(row0 + 0) * N + ((tl_chunk39 % 8) + (tl_tid) * 8 + (tl_chunk39 / 8) * 4096)];
@@ -11130,7 +11118,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                 const int32_t row = row0 + rr;
                 sum_x = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:313)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:314)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
                         const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 4096) + tl_chunk42 % 8))];
@@ -11146,7 +11134,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                             }
                         }
                     }
-                    // reduce(sum, x, part);  (norms.tl:314)
+                    // reduce(sum, x, part);  (norms.tl:315)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -11165,7 +11153,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                 const float mean = sum_x * inv_n;
                 sum_d2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:320)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:321)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
                         const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 4096) + tl_chunk46 % 8))];
@@ -11181,7 +11169,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:321)
+                    // for j in parallel(BN) {  (norms.tl:322)
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
@@ -11190,7 +11178,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                         const float d = x[tl_s49] - mean;
                         x[tl_s49] = t * 4096 + j < N ? d * d : 0.0f;
                     }
-                    // reduce(sum, x, part);  (norms.tl:325)
+                    // reduce(sum, x, part);  (norms.tl:326)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -11209,7 +11197,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                 const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 4096;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:331)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:332)
                     #pragma unroll
                     for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
                         const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 4096) + tl_chunk52 % 8))];
@@ -11225,7 +11213,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:332)
+                    // copy(W[c0 +: BN], w);  (norms.tl:333)
                     #pragma unroll
                     for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
                         const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 4096) + tl_chunk55 % 8)];
@@ -11241,7 +11229,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                             }
                         }
                     }
-                    // copy(Bias[c0 +: BN], b);  (norms.tl:333)
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:334)
                     #pragma unroll
                     for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
                         const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 4096) + tl_chunk58 % 8)];
@@ -11257,14 +11245,14 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:334)
+                    // for j in parallel(BN) {  (norms.tl:335)
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 4096) + tl_s61 % 8;
                         x[tl_s61] = gelu((x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61]);
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:337)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:338)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
                         tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 4096) + tl_chunk62 % 8))];
@@ -11299,7 +11287,7 @@ static cudaError_t layernorm_variant0(const __half* X, const __half* W, const __
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 32), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 16), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -11310,7 +11298,7 @@ static cudaError_t layernorm_variant0(const __half* X, const __half* W, const __
         return tl_err;
     }();
     if (tl_attributes_variant0 != cudaSuccess) return tl::host::record(tl_attributes_variant0, tl_name, "setting the shared-memory attributes");
-    ::layernorm_kernel_variant0<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 17952, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::layernorm_kernel_variant0<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 9232, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -11323,7 +11311,7 @@ static cudaError_t layernorm_variant1(const __half* X, const __half* W, const __
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 16), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 8), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -11334,7 +11322,7 @@ static cudaError_t layernorm_variant1(const __half* X, const __half* W, const __
         return tl_err;
     }();
     if (tl_attributes_variant1 != cudaSuccess) return tl::host::record(tl_attributes_variant1, tl_name, "setting the shared-memory attributes");
-    ::layernorm_kernel_variant1<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 17952, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::layernorm_kernel_variant1<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 9488, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -11347,7 +11335,7 @@ static cudaError_t layernorm_variant2(const __half* X, const __half* W, const __
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 8), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 4), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -11358,7 +11346,7 @@ static cudaError_t layernorm_variant2(const __half* X, const __half* W, const __
         return tl_err;
     }();
     if (tl_attributes_variant2 != cudaSuccess) return tl::host::record(tl_attributes_variant2, tl_name, "setting the shared-memory attributes");
-    ::layernorm_kernel_variant2<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 18720, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::layernorm_kernel_variant2<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 10384, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -11371,7 +11359,7 @@ static cudaError_t layernorm_variant3(const __half* X, const __half* W, const __
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 4), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 2), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -11382,7 +11370,7 @@ static cudaError_t layernorm_variant3(const __half* X, const __half* W, const __
         return tl_err;
     }();
     if (tl_attributes_variant3 != cudaSuccess) return tl::host::record(tl_attributes_variant3, tl_name, "setting the shared-memory attributes");
-    ::layernorm_kernel_variant3<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 20640, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::layernorm_kernel_variant3<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 12432, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -11395,7 +11383,7 @@ static cudaError_t layernorm_variant4(const __half* X, const __half* W, const __
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 2), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -11406,7 +11394,7 @@ static cudaError_t layernorm_variant4(const __half* X, const __half* W, const __
         return tl_err;
     }();
     if (tl_attributes_variant4 != cudaSuccess) return tl::host::record(tl_attributes_variant4, tl_name, "setting the shared-memory attributes");
-    ::layernorm_kernel_variant4<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 24736, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::layernorm_kernel_variant4<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 16528, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -11484,7 +11472,7 @@ static cudaError_t rmsnorm_variant0(const __half* X, const __half* W, __half* Y,
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 32), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 16), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -11495,7 +11483,7 @@ static cudaError_t rmsnorm_variant0(const __half* X, const __half* W, __half* Y,
         return tl_err;
     }();
     if (tl_attributes_variant0 != cudaSuccess) return tl::host::record(tl_attributes_variant0, tl_name, "setting the shared-memory attributes");
-    ::rmsnorm_kernel_variant0<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 17696, stream>>>(X, W, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::rmsnorm_kernel_variant0<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 8976, stream>>>(X, W, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -11507,7 +11495,7 @@ static cudaError_t rmsnorm_variant1(const __half* X, const __half* W, __half* Y,
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 16), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 8), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -11518,7 +11506,7 @@ static cudaError_t rmsnorm_variant1(const __half* X, const __half* W, __half* Y,
         return tl_err;
     }();
     if (tl_attributes_variant1 != cudaSuccess) return tl::host::record(tl_attributes_variant1, tl_name, "setting the shared-memory attributes");
-    ::rmsnorm_kernel_variant1<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 17440, stream>>>(X, W, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::rmsnorm_kernel_variant1<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 8976, stream>>>(X, W, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -11530,7 +11518,7 @@ static cudaError_t rmsnorm_variant2(const __half* X, const __half* W, __half* Y,
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 8), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 4), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -11541,7 +11529,7 @@ static cudaError_t rmsnorm_variant2(const __half* X, const __half* W, __half* Y,
         return tl_err;
     }();
     if (tl_attributes_variant2 != cudaSuccess) return tl::host::record(tl_attributes_variant2, tl_name, "setting the shared-memory attributes");
-    ::rmsnorm_kernel_variant2<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 17696, stream>>>(X, W, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::rmsnorm_kernel_variant2<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 9360, stream>>>(X, W, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -11553,7 +11541,7 @@ static cudaError_t rmsnorm_variant3(const __half* X, const __half* W, __half* Y,
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 4), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 2), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -11564,7 +11552,7 @@ static cudaError_t rmsnorm_variant3(const __half* X, const __half* W, __half* Y,
         return tl_err;
     }();
     if (tl_attributes_variant3 != cudaSuccess) return tl::host::record(tl_attributes_variant3, tl_name, "setting the shared-memory attributes");
-    ::rmsnorm_kernel_variant3<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 18592, stream>>>(X, W, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::rmsnorm_kernel_variant3<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 10384, stream>>>(X, W, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -11576,7 +11564,7 @@ static cudaError_t rmsnorm_variant4(const __half* X, const __half* W, __half* Y,
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 2), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -11587,7 +11575,7 @@ static cudaError_t rmsnorm_variant4(const __half* X, const __half* W, __half* Y,
         return tl_err;
     }();
     if (tl_attributes_variant4 != cudaSuccess) return tl::host::record(tl_attributes_variant4, tl_name, "setting the shared-memory attributes");
-    ::rmsnorm_kernel_variant4<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 20640, stream>>>(X, W, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::rmsnorm_kernel_variant4<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 12432, stream>>>(X, W, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -11664,7 +11652,7 @@ static cudaError_t residual_rmsnorm_variant0(const __half* X, __half* R, const _
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 32), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 16), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -11675,7 +11663,7 @@ static cudaError_t residual_rmsnorm_variant0(const __half* X, __half* R, const _
         return tl_err;
     }();
     if (tl_attributes_variant0 != cudaSuccess) return tl::host::record(tl_attributes_variant0, tl_name, "setting the shared-memory attributes");
-    ::residual_rmsnorm_kernel_variant0<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 35104, stream>>>(X, R, W, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::residual_rmsnorm_kernel_variant0<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 17680, stream>>>(X, R, W, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -11688,7 +11676,7 @@ static cudaError_t residual_rmsnorm_variant1(const __half* X, __half* R, const _
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 16), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 8), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -11699,7 +11687,7 @@ static cudaError_t residual_rmsnorm_variant1(const __half* X, __half* R, const _
         return tl_err;
     }();
     if (tl_attributes_variant1 != cudaSuccess) return tl::host::record(tl_attributes_variant1, tl_name, "setting the shared-memory attributes");
-    ::residual_rmsnorm_kernel_variant1<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 34336, stream>>>(X, R, W, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::residual_rmsnorm_kernel_variant1<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 17424, stream>>>(X, R, W, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -11712,7 +11700,7 @@ static cudaError_t residual_rmsnorm_variant2(const __half* X, __half* R, const _
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 8), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 4), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -11723,7 +11711,7 @@ static cudaError_t residual_rmsnorm_variant2(const __half* X, __half* R, const _
         return tl_err;
     }();
     if (tl_attributes_variant2 != cudaSuccess) return tl::host::record(tl_attributes_variant2, tl_name, "setting the shared-memory attributes");
-    ::residual_rmsnorm_kernel_variant2<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 34336, stream>>>(X, R, W, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::residual_rmsnorm_kernel_variant2<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 17680, stream>>>(X, R, W, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -11736,7 +11724,7 @@ static cudaError_t residual_rmsnorm_variant3(const __half* X, __half* R, const _
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 4), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 2), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -11747,7 +11735,7 @@ static cudaError_t residual_rmsnorm_variant3(const __half* X, __half* R, const _
         return tl_err;
     }();
     if (tl_attributes_variant3 != cudaSuccess) return tl::host::record(tl_attributes_variant3, tl_name, "setting the shared-memory attributes");
-    ::residual_rmsnorm_kernel_variant3<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 35104, stream>>>(X, R, W, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::residual_rmsnorm_kernel_variant3<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 18704, stream>>>(X, R, W, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -11760,7 +11748,7 @@ static cudaError_t residual_rmsnorm_variant4(const __half* X, __half* R, const _
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 2), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -11771,7 +11759,7 @@ static cudaError_t residual_rmsnorm_variant4(const __half* X, __half* R, const _
         return tl_err;
     }();
     if (tl_attributes_variant4 != cudaSuccess) return tl::host::record(tl_attributes_variant4, tl_name, "setting the shared-memory attributes");
-    ::residual_rmsnorm_kernel_variant4<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 37152, stream>>>(X, R, W, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::residual_rmsnorm_kernel_variant4<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 20752, stream>>>(X, R, W, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -11850,7 +11838,7 @@ static cudaError_t layernorm_gelu_variant0(const __half* X, const __half* W, con
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 32), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 16), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -11861,7 +11849,7 @@ static cudaError_t layernorm_gelu_variant0(const __half* X, const __half* W, con
         return tl_err;
     }();
     if (tl_attributes_variant0 != cudaSuccess) return tl::host::record(tl_attributes_variant0, tl_name, "setting the shared-memory attributes");
-    ::layernorm_gelu_kernel_variant0<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 17952, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::layernorm_gelu_kernel_variant0<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 9232, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -11874,7 +11862,7 @@ static cudaError_t layernorm_gelu_variant1(const __half* X, const __half* W, con
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 16), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 8), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -11885,7 +11873,7 @@ static cudaError_t layernorm_gelu_variant1(const __half* X, const __half* W, con
         return tl_err;
     }();
     if (tl_attributes_variant1 != cudaSuccess) return tl::host::record(tl_attributes_variant1, tl_name, "setting the shared-memory attributes");
-    ::layernorm_gelu_kernel_variant1<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 17952, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::layernorm_gelu_kernel_variant1<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 9488, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -11898,7 +11886,7 @@ static cudaError_t layernorm_gelu_variant2(const __half* X, const __half* W, con
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 8), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 4), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -11909,7 +11897,7 @@ static cudaError_t layernorm_gelu_variant2(const __half* X, const __half* W, con
         return tl_err;
     }();
     if (tl_attributes_variant2 != cudaSuccess) return tl::host::record(tl_attributes_variant2, tl_name, "setting the shared-memory attributes");
-    ::layernorm_gelu_kernel_variant2<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 18720, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::layernorm_gelu_kernel_variant2<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 10384, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -11922,7 +11910,7 @@ static cudaError_t layernorm_gelu_variant3(const __half* X, const __half* W, con
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 4), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 2), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -11933,7 +11921,7 @@ static cudaError_t layernorm_gelu_variant3(const __half* X, const __half* W, con
         return tl_err;
     }();
     if (tl_attributes_variant3 != cudaSuccess) return tl::host::record(tl_attributes_variant3, tl_name, "setting the shared-memory attributes");
-    ::layernorm_gelu_kernel_variant3<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 20640, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::layernorm_gelu_kernel_variant3<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 12432, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -11946,7 +11934,7 @@ static cudaError_t layernorm_gelu_variant4(const __half* X, const __half* W, con
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 2), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -11957,7 +11945,7 @@ static cudaError_t layernorm_gelu_variant4(const __half* X, const __half* W, con
         return tl_err;
     }();
     if (tl_attributes_variant4 != cudaSuccess) return tl::host::record(tl_attributes_variant4, tl_name, "setting the shared-memory attributes");
-    ::layernorm_gelu_kernel_variant4<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 24736, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::layernorm_gelu_kernel_variant4<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 16528, stream>>>(X, W, Bias, Y, eps, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 

@@ -7,53 +7,53 @@
 
 namespace {
 
-// kernel softmax<ROW = 128, THREADS = 256, RB = 32, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:16)
-// 256 threads per block, 17440 bytes of shared memory
-__global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
+// kernel softmax<ROW = 128, THREADS = 128, RB = 16, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:16)
+// 128 threads per block, 8720 bytes of shared memory
+__global__ void __launch_bounds__(128, 8) softmax_kernel_variant0(
         const tl::f16* __restrict__ X,
         tl::f16* __restrict__ Y,
         int32_t M,
         int32_t N)
 {
-    // fragment s: f32[32, 128], blocked per axis, vector 8: [32, 128] over 256 threads: (16:t16 2:r8, 8:r1 16:t1) 16 registers
-    // fragment s_max: f32[32], slice of `s` (reduce over axis 1): [32] over 256 threads: (16:t16 2:r1) 2 registers, 16 replicas
-    // fragment s_sum: f32[32], slice of `s` (reduce over axis 1): [32] over 256 threads: (16:t16 2:r1) 2 registers, 16 replicas
-    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
-    const int tl_tid = tl::thread_index<256>();
+    // fragment s: f32[16, 128], blocked per axis, vector 8: [16, 128] over 128 threads: (8:t16 2:r8, 8:r1 16:t1) 16 registers
+    // fragment s_max: f32[16], slice of `s` (reduce over axis 1): [16] over 128 threads: (8:t16 2:r1) 2 registers, 16 replicas
+    // fragment s_sum: f32[16], slice of `s` (reduce over axis 1): [16] over 128 threads: (8:t16 2:r1) 2 registers, 16 replicas
+    using x_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment x: f32[1024]
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 32, 128], row pitch 136
-    unsigned char* tl_scratch = tl_smem + 17408;  // 32 bytes for reductions and staging
-    float s[16];  // fragment s: f32[32, 128]
-    float s_max[2];  // fragment s_max: f32[32]
-    float s_sum[2];  // fragment s_sum: f32[32]
-    float x[x_layout::kSlots];  // fragment x: f32[2048]
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 16, 128], row pitch 136
+    unsigned char* tl_scratch = tl_smem + 8704;  // 16 bytes for reductions and staging
+    float s[16];  // fragment s: f32[16, 128]
+    float s_max[2];  // fragment s_max: f32[16]
+    float s_sum[2];  // fragment s_sum: f32[16]
+    float x[x_layout::kSlots];  // fragment x: f32[1024]
     float m;
     float l;
     float tile_max;
     float tile_sum;
-    const int32_t groups = tl::cdiv(tl::cdiv(M, 32) - int(blockIdx.x), int(gridDim.x));
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 16) - int(blockIdx.x), int(gridDim.x));
     if (N <= 128) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
             // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:36)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + 32 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
-                    const int tl_chunk0 = tl_tid + tl_i1 * 256;
-                    tl::cp_async_16(&xs[(0 * 32 + ((tl_chunk0 * 8) / 128)) * 136 + ((tl_chunk0 * 8) % 128)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk0 * 8) / 128)) * N + ((tl_chunk0 * 8) % 128)]);
+                    const int tl_chunk0 = tl_tid + tl_i1 * 128;
+                    tl::cp_async_16(&xs[(0 * 16 + ((tl_chunk0 * 8) / 128)) * 136 + ((tl_chunk0 * 8) % 128)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk0 * 8) / 128)) * N + ((tl_chunk0 * 8) % 128)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
-                    const int tl_chunk2 = tl_tid + tl_i3 * 256;
-                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk2 * 8) / 128)) * N + ((tl_chunk2 * 8) % 128)];
-                    tl::f16* tl_dst5 = &xs[(0 * 32 + ((tl_chunk2 * 8) / 128)) * 136 + ((tl_chunk2 * 8) % 128)];
-                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk2 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 128)));
+                    const int tl_chunk2 = tl_tid + tl_i3 * 128;
+                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk2 * 8) / 128)) * N + ((tl_chunk2 * 8) % 128)];
+                    tl::f16* tl_dst5 = &xs[(0 * 16 + ((tl_chunk2 * 8) / 128)) * 136 + ((tl_chunk2 * 8) % 128)];
+                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk2 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 128)));
                     if (tl_valid6 == 8 && (tl_chunk2 * 8) % 128 >= 0 && tl::is_aligned(tl_src4, 16)) {
                         tl::cp_async_16(tl_dst5, tl_src4);
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk2 * 8) / 128), M) && tl::in_bounds(((tl_chunk2 * 8) % 128) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk2 * 8) / 128), M) && tl::in_bounds(((tl_chunk2 * 8) % 128) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
                     }
                 }
             }
@@ -65,34 +65,34 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
                 // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:36)
-                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + 32 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
-                        const int tl_chunk7 = tl_tid + tl_i8 * 256;
-                        tl::cp_async_16(&xs[(((g + 1) % 2) * 32 + ((tl_chunk7 * 8) / 128)) * 136 + ((tl_chunk7 * 8) % 128)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk7 * 8) / 128)) * N + ((tl_chunk7 * 8) % 128)]);
+                        const int tl_chunk7 = tl_tid + tl_i8 * 128;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 16 + ((tl_chunk7 * 8) / 128)) * 136 + ((tl_chunk7 * 8) % 128)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk7 * 8) / 128)) * N + ((tl_chunk7 * 8) % 128)]);
                     }
                 } else {
                     #pragma unroll
                     for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
-                        const int tl_chunk9 = tl_tid + tl_i10 * 256;
-                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk9 * 8) / 128)) * N + ((tl_chunk9 * 8) % 128)];
-                        tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 32 + ((tl_chunk9 * 8) / 128)) * 136 + ((tl_chunk9 * 8) % 128)];
-                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk9 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 128)));
+                        const int tl_chunk9 = tl_tid + tl_i10 * 128;
+                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk9 * 8) / 128)) * N + ((tl_chunk9 * 8) % 128)];
+                        tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 16 + ((tl_chunk9 * 8) / 128)) * 136 + ((tl_chunk9 * 8) % 128)];
+                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk9 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 128)));
                         if (tl_valid13 == 8 && (tl_chunk9 * 8) % 128 >= 0 && tl::is_aligned(tl_src11, 16)) {
                             tl::cp_async_16(tl_dst12, tl_src11);
                         } else {
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk9 * 8) / 128), M) && tl::in_bounds(((tl_chunk9 * 8) % 128) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk9 * 8) / 128), M) && tl::in_bounds(((tl_chunk9 * 8) % 128) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
                         }
                     }
                 }
             }
             tl::cp_async_commit();
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 32;
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 16;
             // copy(xs, s);  (softmax.tl:37)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
-                const tl::f16* tl_ptr15 = &xs[((g % 2) * 32 + ((tl_tid / 16) + (tl_chunk14 / 8) * 16)) * 136 + ((tl_chunk14 % 8) + (tl_tid % 16) * 8)];
+                const tl::f16* tl_ptr15 = &xs[((g % 2) * 16 + ((tl_tid / 16) + (tl_chunk14 / 8) * 8)) * 136 + ((tl_chunk14 % 8) + (tl_tid % 16) * 8)];
                 if (tl::is_aligned(tl_ptr15, 16)) {
                     tl::f16 tl_vec16[8];
                     tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
@@ -101,7 +101,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 32 + ((tl_tid / 16) + ((tl_chunk14 + tl_v) / 8) * 16)) * 136 + (((tl_chunk14 + tl_v) % 8) + (tl_tid % 16) * 8)]);
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 16 + ((tl_tid / 16) + ((tl_chunk14 + tl_v) / 8) * 8)) * 136 + (((tl_chunk14 + tl_v) % 8) + (tl_tid % 16) * 8)]);
                     }
                 }
             }
@@ -128,10 +128,10 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
                 }
             }
             // for i, j in parallel(RB, ROW) {  (softmax.tl:39)
-            // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
+            // for i, j in parallel(16, 128): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
-                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s18 / 8) * 16);
+                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s18 / 8) * 8);
                 [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid % 16) * 8);
                 s[tl_s18] = tl::fast::exp_sub(s[tl_s18], s_max[(tl_s18 / 8)]);
             }
@@ -158,25 +158,25 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
                 }
             }
             // for i in parallel(RB) {  (softmax.tl:45)
-            // for i in parallel(32): each thread visits the elements of `s_sum` it holds
+            // for i in parallel(16): each thread visits the elements of `s_sum` it holds
             #pragma unroll
             for (int tl_s20 = 0; tl_s20 < 2; ++tl_s20) {
-                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s20) * 16);
+                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s20) * 8);
                 s_sum[tl_s20] = tl::fast::exp(-tl::fast::log(s_sum[tl_s20]));
             }
             // for i, j in parallel(RB, ROW) {  (softmax.tl:48)
-            // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
+            // for i, j in parallel(16, 128): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s21 = 0; tl_s21 < 16; ++tl_s21) {
-                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s21 / 8) * 16);
+                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s21 / 8) * 8);
                 [[maybe_unused]] const int j = ((tl_s21 % 8) + (tl_tid % 16) * 8);
                 s[tl_s21] = s[tl_s21] * s_sum[(tl_s21 / 8)];
             }
             // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:51)
             #pragma unroll
             for (int tl_chunk22 = 0; tl_chunk22 < 16; tl_chunk22 += 8) {
-                tl::f16* tl_ptr23 = &Y[int64_t(row0 + ((tl_tid / 16) + (tl_chunk22 / 8) * 16)) * N + ((tl_chunk22 % 8) + (tl_tid % 16) * 8)];
-                if (tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk22 / 8) * 16), M) && tl::in_bounds(((tl_chunk22 % 8) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk22 / 8) * 16), M) && tl::in_bounds((((tl_chunk22 % 8) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
+                tl::f16* tl_ptr23 = &Y[int64_t(row0 + ((tl_tid / 16) + (tl_chunk22 / 8) * 8)) * N + ((tl_chunk22 % 8) + (tl_tid % 16) * 8)];
+                if (tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk22 / 8) * 8), M) && tl::in_bounds(((tl_chunk22 % 8) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk22 / 8) * 8), M) && tl::in_bounds((((tl_chunk22 % 8) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
                     tl::f16 tl_vec24[8];
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec24[tl_v], s[tl_chunk22 + tl_v], s[tl_chunk22 + tl_v + 1]);
@@ -184,17 +184,17 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        if (tl::in_bounds(row0 + ((tl_tid / 16) + ((tl_chunk22 + tl_v) / 8) * 16), M) && tl::in_bounds((((tl_chunk22 + tl_v) % 8) + (tl_tid % 16) * 8), N)) Y[int64_t(row0 + ((tl_tid / 16) + ((tl_chunk22 + tl_v) / 8) * 16)) * N + (((tl_chunk22 + tl_v) % 8) + (tl_tid % 16) * 8)] = tl::convert<tl::f16>(s[tl_chunk22 + tl_v]);
+                        if (tl::in_bounds(row0 + ((tl_tid / 16) + ((tl_chunk22 + tl_v) / 8) * 8), M) && tl::in_bounds((((tl_chunk22 + tl_v) % 8) + (tl_tid % 16) * 8), N)) Y[int64_t(row0 + ((tl_tid / 16) + ((tl_chunk22 + tl_v) / 8) * 8)) * N + (((tl_chunk22 + tl_v) % 8) + (tl_tid % 16) * 8)] = tl::convert<tl::f16>(s[tl_chunk22 + tl_v]);
                     }
                 }
             }
         }
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
-        const int32_t n_tiles = tl::cdiv(N, 2048);
+        const int32_t n_tiles = tl::cdiv(N, 1024);
         for (int g = 0; g < groups; ++g) {
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 32;
-            for (int rr = 0; rr < tl::min(32, M - row0); ++rr) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 16;
+            for (int rr = 0; rr < tl::min(16, M - row0); ++rr) {
                 const int32_t row = row0 + rr;
                 m = -tl::inf<float>();
                 l = 0.0f;
@@ -202,8 +202,8 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
                     // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:62)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
                             tl::f16 tl_vec27[8];
                             tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
                             #pragma unroll
@@ -211,7 +211,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 2048) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 2048) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 1024) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 1024) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -224,17 +224,17 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
                         for (int tl_s28 = 0; tl_s28 < x_layout::kSlots; ++tl_s28) {
                             tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s28]));
                         }
-                        tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        tl::block_allreduce<tl::MaxOp, 1, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
                             tile_max = tl_part[0];
                         }
                     }
                     const float m_new = tl::max(m, tile_max);
                     // for j in parallel(BN) {  (softmax.tl:65)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 2048) + tl_s29 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 1024) + tl_s29 % 8;
                         x[tl_s29] = tl::fast::exp_sub(x[tl_s29], m_new);
                     }
                     // reduce(sum, x, tile_sum);  (softmax.tl:68)
@@ -246,7 +246,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
                         for (int tl_s30 = 0; tl_s30 < x_layout::kSlots; ++tl_s30) {
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s30]));
                         }
-                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        tl::block_allreduce<tl::SumOp, 1, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
                             tile_sum = tl_part[0];
                         }
@@ -259,8 +259,8 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
                     // copy(X[row, t * BN +: BN], x);  (softmax.tl:74)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
-                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
                             tl::f16 tl_vec33[8];
                             tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
                             #pragma unroll
@@ -268,22 +268,22 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 2048) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 2048) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 1024) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 1024) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (softmax.tl:75)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 2048) + tl_s34 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 1024) + tl_s34 % 8;
                         x[tl_s34] = tl::fast::exp_sub(x[tl_s34], m) * inv_l;
                     }
                     // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:78)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec37[tl_v], x[tl_chunk35 + tl_v], x[tl_chunk35 + tl_v + 1]);
@@ -291,7 +291,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 2048) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 2048) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 1024) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 1024) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -301,53 +301,53 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant0(
     }
 }
 
-// kernel softmax<ROW = 256, THREADS = 256, RB = 16, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:16)
-// 256 threads per block, 16928 bytes of shared memory
-__global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
+// kernel softmax<ROW = 256, THREADS = 128, RB = 8, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:16)
+// 128 threads per block, 8464 bytes of shared memory
+__global__ void __launch_bounds__(128, 8) softmax_kernel_variant1(
         const tl::f16* __restrict__ X,
         tl::f16* __restrict__ Y,
         int32_t M,
         int32_t N)
 {
-    // fragment s: f32[16, 256], blocked per axis, vector 8: [16, 256] over 256 threads: (8:t32 2:r8, 8:r1 32:t1) 16 registers
-    // fragment s_max: f32[16], slice of `s` (reduce over axis 1): [16] over 256 threads: (8:t32 2:r1) 2 registers, 32 replicas
-    // fragment s_sum: f32[16], slice of `s` (reduce over axis 1): [16] over 256 threads: (8:t32 2:r1) 2 registers, 32 replicas
-    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
-    const int tl_tid = tl::thread_index<256>();
+    // fragment s: f32[8, 256], blocked per axis, vector 8: [8, 256] over 128 threads: (4:t32 2:r8, 8:r1 32:t1) 16 registers
+    // fragment s_max: f32[8], slice of `s` (reduce over axis 1): [8] over 128 threads: (4:t32 2:r1) 2 registers, 32 replicas
+    // fragment s_sum: f32[8], slice of `s` (reduce over axis 1): [8] over 128 threads: (4:t32 2:r1) 2 registers, 32 replicas
+    using x_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment x: f32[1024]
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 16, 256], row pitch 264
-    unsigned char* tl_scratch = tl_smem + 16896;  // 32 bytes for reductions and staging
-    float s[16];  // fragment s: f32[16, 256]
-    float s_max[2];  // fragment s_max: f32[16]
-    float s_sum[2];  // fragment s_sum: f32[16]
-    float x[x_layout::kSlots];  // fragment x: f32[2048]
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 8, 256], row pitch 264
+    unsigned char* tl_scratch = tl_smem + 8448;  // 16 bytes for reductions and staging
+    float s[16];  // fragment s: f32[8, 256]
+    float s_max[2];  // fragment s_max: f32[8]
+    float s_sum[2];  // fragment s_sum: f32[8]
+    float x[x_layout::kSlots];  // fragment x: f32[1024]
     float m;
     float l;
     float tile_max;
     float tile_sum;
-    const int32_t groups = tl::cdiv(tl::cdiv(M, 16) - int(blockIdx.x), int(gridDim.x));
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 8) - int(blockIdx.x), int(gridDim.x));
     if (N <= 256) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
             // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:36)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
-                    const int tl_chunk0 = tl_tid + tl_i1 * 256;
-                    tl::cp_async_16(&xs[(0 * 16 + ((tl_chunk0 * 8) / 256)) * 264 + ((tl_chunk0 * 8) % 256)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk0 * 8) / 256)) * N + ((tl_chunk0 * 8) % 256)]);
+                    const int tl_chunk0 = tl_tid + tl_i1 * 128;
+                    tl::cp_async_16(&xs[(0 * 8 + ((tl_chunk0 * 8) / 256)) * 264 + ((tl_chunk0 * 8) % 256)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk0 * 8) / 256)) * N + ((tl_chunk0 * 8) % 256)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
-                    const int tl_chunk2 = tl_tid + tl_i3 * 256;
-                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk2 * 8) / 256)) * N + ((tl_chunk2 * 8) % 256)];
-                    tl::f16* tl_dst5 = &xs[(0 * 16 + ((tl_chunk2 * 8) / 256)) * 264 + ((tl_chunk2 * 8) % 256)];
-                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk2 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 256)));
+                    const int tl_chunk2 = tl_tid + tl_i3 * 128;
+                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk2 * 8) / 256)) * N + ((tl_chunk2 * 8) % 256)];
+                    tl::f16* tl_dst5 = &xs[(0 * 8 + ((tl_chunk2 * 8) / 256)) * 264 + ((tl_chunk2 * 8) % 256)];
+                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk2 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 256)));
                     if (tl_valid6 == 8 && (tl_chunk2 * 8) % 256 >= 0 && tl::is_aligned(tl_src4, 16)) {
                         tl::cp_async_16(tl_dst5, tl_src4);
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk2 * 8) / 256), M) && tl::in_bounds(((tl_chunk2 * 8) % 256) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk2 * 8) / 256), M) && tl::in_bounds(((tl_chunk2 * 8) % 256) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
                     }
                 }
             }
@@ -359,34 +359,34 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
                 // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:36)
-                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
-                        const int tl_chunk7 = tl_tid + tl_i8 * 256;
-                        tl::cp_async_16(&xs[(((g + 1) % 2) * 16 + ((tl_chunk7 * 8) / 256)) * 264 + ((tl_chunk7 * 8) % 256)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk7 * 8) / 256)) * N + ((tl_chunk7 * 8) % 256)]);
+                        const int tl_chunk7 = tl_tid + tl_i8 * 128;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 8 + ((tl_chunk7 * 8) / 256)) * 264 + ((tl_chunk7 * 8) % 256)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk7 * 8) / 256)) * N + ((tl_chunk7 * 8) % 256)]);
                     }
                 } else {
                     #pragma unroll
                     for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
-                        const int tl_chunk9 = tl_tid + tl_i10 * 256;
-                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk9 * 8) / 256)) * N + ((tl_chunk9 * 8) % 256)];
-                        tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 16 + ((tl_chunk9 * 8) / 256)) * 264 + ((tl_chunk9 * 8) % 256)];
-                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk9 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 256)));
+                        const int tl_chunk9 = tl_tid + tl_i10 * 128;
+                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk9 * 8) / 256)) * N + ((tl_chunk9 * 8) % 256)];
+                        tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 8 + ((tl_chunk9 * 8) / 256)) * 264 + ((tl_chunk9 * 8) % 256)];
+                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk9 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 256)));
                         if (tl_valid13 == 8 && (tl_chunk9 * 8) % 256 >= 0 && tl::is_aligned(tl_src11, 16)) {
                             tl::cp_async_16(tl_dst12, tl_src11);
                         } else {
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk9 * 8) / 256), M) && tl::in_bounds(((tl_chunk9 * 8) % 256) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk9 * 8) / 256), M) && tl::in_bounds(((tl_chunk9 * 8) % 256) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
                         }
                     }
                 }
             }
             tl::cp_async_commit();
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 16;
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 8;
             // copy(xs, s);  (softmax.tl:37)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
-                const tl::f16* tl_ptr15 = &xs[((g % 2) * 16 + ((tl_tid / 32) + (tl_chunk14 / 8) * 8)) * 264 + ((tl_chunk14 % 8) + (tl_tid % 32) * 8)];
+                const tl::f16* tl_ptr15 = &xs[((g % 2) * 8 + ((tl_tid / 32) + (tl_chunk14 / 8) * 4)) * 264 + ((tl_chunk14 % 8) + (tl_tid % 32) * 8)];
                 if (tl::is_aligned(tl_ptr15, 16)) {
                     tl::f16 tl_vec16[8];
                     tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
@@ -395,7 +395,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 16 + ((tl_tid / 32) + ((tl_chunk14 + tl_v) / 8) * 8)) * 264 + (((tl_chunk14 + tl_v) % 8) + (tl_tid % 32) * 8)]);
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 8 + ((tl_tid / 32) + ((tl_chunk14 + tl_v) / 8) * 4)) * 264 + (((tl_chunk14 + tl_v) % 8) + (tl_tid % 32) * 8)]);
                     }
                 }
             }
@@ -423,10 +423,10 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
                 }
             }
             // for i, j in parallel(RB, ROW) {  (softmax.tl:39)
-            // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
+            // for i, j in parallel(8, 256): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
-                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s18 / 8) * 8);
+                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s18 / 8) * 4);
                 [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid % 32) * 8);
                 s[tl_s18] = tl::fast::exp_sub(s[tl_s18], s_max[(tl_s18 / 8)]);
             }
@@ -454,25 +454,25 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
                 }
             }
             // for i in parallel(RB) {  (softmax.tl:45)
-            // for i in parallel(16): each thread visits the elements of `s_sum` it holds
+            // for i in parallel(8): each thread visits the elements of `s_sum` it holds
             #pragma unroll
             for (int tl_s20 = 0; tl_s20 < 2; ++tl_s20) {
-                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s20) * 8);
+                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s20) * 4);
                 s_sum[tl_s20] = tl::fast::exp(-tl::fast::log(s_sum[tl_s20]));
             }
             // for i, j in parallel(RB, ROW) {  (softmax.tl:48)
-            // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
+            // for i, j in parallel(8, 256): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s21 = 0; tl_s21 < 16; ++tl_s21) {
-                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s21 / 8) * 8);
+                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s21 / 8) * 4);
                 [[maybe_unused]] const int j = ((tl_s21 % 8) + (tl_tid % 32) * 8);
                 s[tl_s21] = s[tl_s21] * s_sum[(tl_s21 / 8)];
             }
             // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:51)
             #pragma unroll
             for (int tl_chunk22 = 0; tl_chunk22 < 16; tl_chunk22 += 8) {
-                tl::f16* tl_ptr23 = &Y[int64_t(row0 + ((tl_tid / 32) + (tl_chunk22 / 8) * 8)) * N + ((tl_chunk22 % 8) + (tl_tid % 32) * 8)];
-                if (tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk22 / 8) * 8), M) && tl::in_bounds(((tl_chunk22 % 8) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk22 / 8) * 8), M) && tl::in_bounds((((tl_chunk22 % 8) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
+                tl::f16* tl_ptr23 = &Y[int64_t(row0 + ((tl_tid / 32) + (tl_chunk22 / 8) * 4)) * N + ((tl_chunk22 % 8) + (tl_tid % 32) * 8)];
+                if (tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk22 / 8) * 4), M) && tl::in_bounds(((tl_chunk22 % 8) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk22 / 8) * 4), M) && tl::in_bounds((((tl_chunk22 % 8) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
                     tl::f16 tl_vec24[8];
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec24[tl_v], s[tl_chunk22 + tl_v], s[tl_chunk22 + tl_v + 1]);
@@ -480,17 +480,17 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        if (tl::in_bounds(row0 + ((tl_tid / 32) + ((tl_chunk22 + tl_v) / 8) * 8), M) && tl::in_bounds((((tl_chunk22 + tl_v) % 8) + (tl_tid % 32) * 8), N)) Y[int64_t(row0 + ((tl_tid / 32) + ((tl_chunk22 + tl_v) / 8) * 8)) * N + (((tl_chunk22 + tl_v) % 8) + (tl_tid % 32) * 8)] = tl::convert<tl::f16>(s[tl_chunk22 + tl_v]);
+                        if (tl::in_bounds(row0 + ((tl_tid / 32) + ((tl_chunk22 + tl_v) / 8) * 4), M) && tl::in_bounds((((tl_chunk22 + tl_v) % 8) + (tl_tid % 32) * 8), N)) Y[int64_t(row0 + ((tl_tid / 32) + ((tl_chunk22 + tl_v) / 8) * 4)) * N + (((tl_chunk22 + tl_v) % 8) + (tl_tid % 32) * 8)] = tl::convert<tl::f16>(s[tl_chunk22 + tl_v]);
                     }
                 }
             }
         }
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
-        const int32_t n_tiles = tl::cdiv(N, 2048);
+        const int32_t n_tiles = tl::cdiv(N, 1024);
         for (int g = 0; g < groups; ++g) {
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 16;
-            for (int rr = 0; rr < tl::min(16, M - row0); ++rr) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 8;
+            for (int rr = 0; rr < tl::min(8, M - row0); ++rr) {
                 const int32_t row = row0 + rr;
                 m = -tl::inf<float>();
                 l = 0.0f;
@@ -498,8 +498,8 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
                     // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:62)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
                             tl::f16 tl_vec27[8];
                             tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
                             #pragma unroll
@@ -507,7 +507,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 2048) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 2048) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 1024) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 1024) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -520,17 +520,17 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
                         for (int tl_s28 = 0; tl_s28 < x_layout::kSlots; ++tl_s28) {
                             tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s28]));
                         }
-                        tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        tl::block_allreduce<tl::MaxOp, 1, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
                             tile_max = tl_part[0];
                         }
                     }
                     const float m_new = tl::max(m, tile_max);
                     // for j in parallel(BN) {  (softmax.tl:65)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 2048) + tl_s29 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 1024) + tl_s29 % 8;
                         x[tl_s29] = tl::fast::exp_sub(x[tl_s29], m_new);
                     }
                     // reduce(sum, x, tile_sum);  (softmax.tl:68)
@@ -542,7 +542,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
                         for (int tl_s30 = 0; tl_s30 < x_layout::kSlots; ++tl_s30) {
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s30]));
                         }
-                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        tl::block_allreduce<tl::SumOp, 1, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
                             tile_sum = tl_part[0];
                         }
@@ -555,8 +555,8 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
                     // copy(X[row, t * BN +: BN], x);  (softmax.tl:74)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
-                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
                             tl::f16 tl_vec33[8];
                             tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
                             #pragma unroll
@@ -564,22 +564,22 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 2048) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 2048) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 1024) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 1024) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (softmax.tl:75)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 2048) + tl_s34 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 1024) + tl_s34 % 8;
                         x[tl_s34] = tl::fast::exp_sub(x[tl_s34], m) * inv_l;
                     }
                     // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:78)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec37[tl_v], x[tl_chunk35 + tl_v], x[tl_chunk35 + tl_v + 1]);
@@ -587,7 +587,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 2048) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 2048) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 1024) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 1024) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -597,53 +597,53 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant1(
     }
 }
 
-// kernel softmax<ROW = 512, THREADS = 256, RB = 8, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:16)
-// 256 threads per block, 16672 bytes of shared memory
-__global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
+// kernel softmax<ROW = 512, THREADS = 128, RB = 4, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:16)
+// 128 threads per block, 8336 bytes of shared memory
+__global__ void __launch_bounds__(128, 8) softmax_kernel_variant2(
         const tl::f16* __restrict__ X,
         tl::f16* __restrict__ Y,
         int32_t M,
         int32_t N)
 {
-    // fragment s: f32[8, 512], blocked per axis, vector 8: [8, 512] over 256 threads: (8:t32, 8:r1 32:t1 2:r8) 16 registers
-    // fragment s_max: f32[8], slice of `s` (reduce over axis 1): [8] over 256 threads: (8:t32) 1 registers, 32 replicas
-    // fragment s_sum: f32[8], slice of `s` (reduce over axis 1): [8] over 256 threads: (8:t32) 1 registers, 32 replicas
-    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
-    const int tl_tid = tl::thread_index<256>();
+    // fragment s: f32[4, 512], blocked per axis, vector 8: [4, 512] over 128 threads: (4:t32, 8:r1 32:t1 2:r8) 16 registers
+    // fragment s_max: f32[4], slice of `s` (reduce over axis 1): [4] over 128 threads: (4:t32) 1 registers, 32 replicas
+    // fragment s_sum: f32[4], slice of `s` (reduce over axis 1): [4] over 128 threads: (4:t32) 1 registers, 32 replicas
+    using x_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment x: f32[1024]
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 8, 512], row pitch 520
-    unsigned char* tl_scratch = tl_smem + 16640;  // 32 bytes for reductions and staging
-    float s[16];  // fragment s: f32[8, 512]
-    float s_max[1];  // fragment s_max: f32[8]
-    float s_sum[1];  // fragment s_sum: f32[8]
-    float x[x_layout::kSlots];  // fragment x: f32[2048]
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 4, 512], row pitch 520
+    unsigned char* tl_scratch = tl_smem + 8320;  // 16 bytes for reductions and staging
+    float s[16];  // fragment s: f32[4, 512]
+    float s_max[1];  // fragment s_max: f32[4]
+    float s_sum[1];  // fragment s_sum: f32[4]
+    float x[x_layout::kSlots];  // fragment x: f32[1024]
     float m;
     float l;
     float tile_max;
     float tile_sum;
-    const int32_t groups = tl::cdiv(tl::cdiv(M, 8) - int(blockIdx.x), int(gridDim.x));
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 4) - int(blockIdx.x), int(gridDim.x));
     if (N <= 512) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
             // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:36)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
-                    const int tl_chunk0 = tl_tid + tl_i1 * 256;
-                    tl::cp_async_16(&xs[(0 * 8 + ((tl_chunk0 * 8) / 512)) * 520 + ((tl_chunk0 * 8) % 512)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk0 * 8) / 512)) * N + ((tl_chunk0 * 8) % 512)]);
+                    const int tl_chunk0 = tl_tid + tl_i1 * 128;
+                    tl::cp_async_16(&xs[(0 * 4 + ((tl_chunk0 * 8) / 512)) * 520 + ((tl_chunk0 * 8) % 512)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk0 * 8) / 512)) * N + ((tl_chunk0 * 8) % 512)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
-                    const int tl_chunk2 = tl_tid + tl_i3 * 256;
-                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk2 * 8) / 512)) * N + ((tl_chunk2 * 8) % 512)];
-                    tl::f16* tl_dst5 = &xs[(0 * 8 + ((tl_chunk2 * 8) / 512)) * 520 + ((tl_chunk2 * 8) % 512)];
-                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk2 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 512)));
+                    const int tl_chunk2 = tl_tid + tl_i3 * 128;
+                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk2 * 8) / 512)) * N + ((tl_chunk2 * 8) % 512)];
+                    tl::f16* tl_dst5 = &xs[(0 * 4 + ((tl_chunk2 * 8) / 512)) * 520 + ((tl_chunk2 * 8) % 512)];
+                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk2 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 512)));
                     if (tl_valid6 == 8 && (tl_chunk2 * 8) % 512 >= 0 && tl::is_aligned(tl_src4, 16)) {
                         tl::cp_async_16(tl_dst5, tl_src4);
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk2 * 8) / 512), M) && tl::in_bounds(((tl_chunk2 * 8) % 512) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk2 * 8) / 512), M) && tl::in_bounds(((tl_chunk2 * 8) % 512) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
                     }
                 }
             }
@@ -655,34 +655,34 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
                 // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:36)
-                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
-                        const int tl_chunk7 = tl_tid + tl_i8 * 256;
-                        tl::cp_async_16(&xs[(((g + 1) % 2) * 8 + ((tl_chunk7 * 8) / 512)) * 520 + ((tl_chunk7 * 8) % 512)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk7 * 8) / 512)) * N + ((tl_chunk7 * 8) % 512)]);
+                        const int tl_chunk7 = tl_tid + tl_i8 * 128;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 4 + ((tl_chunk7 * 8) / 512)) * 520 + ((tl_chunk7 * 8) % 512)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk7 * 8) / 512)) * N + ((tl_chunk7 * 8) % 512)]);
                     }
                 } else {
                     #pragma unroll
                     for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
-                        const int tl_chunk9 = tl_tid + tl_i10 * 256;
-                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk9 * 8) / 512)) * N + ((tl_chunk9 * 8) % 512)];
-                        tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 8 + ((tl_chunk9 * 8) / 512)) * 520 + ((tl_chunk9 * 8) % 512)];
-                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk9 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 512)));
+                        const int tl_chunk9 = tl_tid + tl_i10 * 128;
+                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk9 * 8) / 512)) * N + ((tl_chunk9 * 8) % 512)];
+                        tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 4 + ((tl_chunk9 * 8) / 512)) * 520 + ((tl_chunk9 * 8) % 512)];
+                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk9 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 512)));
                         if (tl_valid13 == 8 && (tl_chunk9 * 8) % 512 >= 0 && tl::is_aligned(tl_src11, 16)) {
                             tl::cp_async_16(tl_dst12, tl_src11);
                         } else {
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk9 * 8) / 512), M) && tl::in_bounds(((tl_chunk9 * 8) % 512) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk9 * 8) / 512), M) && tl::in_bounds(((tl_chunk9 * 8) % 512) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
                         }
                     }
                 }
             }
             tl::cp_async_commit();
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 8;
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 4;
             // copy(xs, s);  (softmax.tl:37)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
-                const tl::f16* tl_ptr15 = &xs[((g % 2) * 8 + (tl_tid / 32)) * 520 + ((tl_chunk14 % 8) + (tl_tid % 32) * 8 + (tl_chunk14 / 8) * 256)];
+                const tl::f16* tl_ptr15 = &xs[((g % 2) * 4 + (tl_tid / 32)) * 520 + ((tl_chunk14 % 8) + (tl_tid % 32) * 8 + (tl_chunk14 / 8) * 256)];
                 if (tl::is_aligned(tl_ptr15, 16)) {
                     tl::f16 tl_vec16[8];
                     tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
@@ -691,7 +691,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 8 + (tl_tid / 32)) * 520 + (((tl_chunk14 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk14 + tl_v) / 8) * 256)]);
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 4 + (tl_tid / 32)) * 520 + (((tl_chunk14 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk14 + tl_v) / 8) * 256)]);
                     }
                 }
             }
@@ -719,7 +719,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
                 }
             }
             // for i, j in parallel(RB, ROW) {  (softmax.tl:39)
-            // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
+            // for i, j in parallel(4, 512): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
                 [[maybe_unused]] const int i = (tl_tid / 32);
@@ -750,14 +750,14 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
                 }
             }
             // for i in parallel(RB) {  (softmax.tl:45)
-            // for i in parallel(8): each thread visits the elements of `s_sum` it holds
+            // for i in parallel(4): each thread visits the elements of `s_sum` it holds
             #pragma unroll
             for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
                 [[maybe_unused]] const int i = (tl_tid / 32);
                 s_sum[tl_s20] = tl::fast::exp(-tl::fast::log(s_sum[tl_s20]));
             }
             // for i, j in parallel(RB, ROW) {  (softmax.tl:48)
-            // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
+            // for i, j in parallel(4, 512): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s21 = 0; tl_s21 < 16; ++tl_s21) {
                 [[maybe_unused]] const int i = (tl_tid / 32);
@@ -783,10 +783,10 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
         }
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
-        const int32_t n_tiles = tl::cdiv(N, 2048);
+        const int32_t n_tiles = tl::cdiv(N, 1024);
         for (int g = 0; g < groups; ++g) {
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 8;
-            for (int rr = 0; rr < tl::min(8, M - row0); ++rr) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 4;
+            for (int rr = 0; rr < tl::min(4, M - row0); ++rr) {
                 const int32_t row = row0 + rr;
                 m = -tl::inf<float>();
                 l = 0.0f;
@@ -794,8 +794,8 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
                     // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:62)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
                             tl::f16 tl_vec27[8];
                             tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
                             #pragma unroll
@@ -803,7 +803,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 2048) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 2048) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 1024) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 1024) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -816,17 +816,17 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
                         for (int tl_s28 = 0; tl_s28 < x_layout::kSlots; ++tl_s28) {
                             tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s28]));
                         }
-                        tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        tl::block_allreduce<tl::MaxOp, 1, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
                             tile_max = tl_part[0];
                         }
                     }
                     const float m_new = tl::max(m, tile_max);
                     // for j in parallel(BN) {  (softmax.tl:65)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 2048) + tl_s29 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 1024) + tl_s29 % 8;
                         x[tl_s29] = tl::fast::exp_sub(x[tl_s29], m_new);
                     }
                     // reduce(sum, x, tile_sum);  (softmax.tl:68)
@@ -838,7 +838,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
                         for (int tl_s30 = 0; tl_s30 < x_layout::kSlots; ++tl_s30) {
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s30]));
                         }
-                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        tl::block_allreduce<tl::SumOp, 1, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
                             tile_sum = tl_part[0];
                         }
@@ -851,8 +851,8 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
                     // copy(X[row, t * BN +: BN], x);  (softmax.tl:74)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
-                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
                             tl::f16 tl_vec33[8];
                             tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
                             #pragma unroll
@@ -860,22 +860,22 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 2048) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 2048) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 1024) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 1024) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (softmax.tl:75)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 2048) + tl_s34 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 1024) + tl_s34 % 8;
                         x[tl_s34] = tl::fast::exp_sub(x[tl_s34], m) * inv_l;
                     }
                     // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:78)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec37[tl_v], x[tl_chunk35 + tl_v], x[tl_chunk35 + tl_v + 1]);
@@ -883,7 +883,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 2048) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 2048) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 1024) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 1024) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -893,53 +893,53 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant2(
     }
 }
 
-// kernel softmax<ROW = 1024, THREADS = 256, RB = 4, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:16)
-// 256 threads per block, 16544 bytes of shared memory
-__global__ void __launch_bounds__(256, 4) softmax_kernel_variant3(
+// kernel softmax<ROW = 1024, THREADS = 128, RB = 2, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:16)
+// 128 threads per block, 8336 bytes of shared memory
+__global__ void __launch_bounds__(128, 8) softmax_kernel_variant3(
         const tl::f16* __restrict__ X,
         tl::f16* __restrict__ Y,
         int32_t M,
         int32_t N)
 {
-    // fragment s: f32[4, 1024], blocked per axis, vector 8: [4, 1024] over 256 threads: (4:t64, 8:r1 64:t1 2:r8) 16 registers
-    // fragment s_max: f32[4], slice of `s` (reduce over axis 1): [4] over 256 threads: (4:t64) 1 registers, 64 replicas
-    // fragment s_sum: f32[4], slice of `s` (reduce over axis 1): [4] over 256 threads: (4:t64) 1 registers, 64 replicas
-    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
-    const int tl_tid = tl::thread_index<256>();
+    // fragment s: f32[2, 1024], blocked per axis, vector 8: [2, 1024] over 128 threads: (2:t64, 8:r1 64:t1 2:r8) 16 registers
+    // fragment s_max: f32[2], slice of `s` (reduce over axis 1): [2] over 128 threads: (2:t64) 1 registers, 64 replicas
+    // fragment s_sum: f32[2], slice of `s` (reduce over axis 1): [2] over 128 threads: (2:t64) 1 registers, 64 replicas
+    using x_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment x: f32[1024]
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 4, 1024], row pitch 1032
-    unsigned char* tl_scratch = tl_smem + 16512;  // 32 bytes for reductions and staging
-    float s[16];  // fragment s: f32[4, 1024]
-    float s_max[1];  // fragment s_max: f32[4]
-    float s_sum[1];  // fragment s_sum: f32[4]
-    float x[x_layout::kSlots];  // fragment x: f32[2048]
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 2, 1024], row pitch 1032
+    unsigned char* tl_scratch = tl_smem + 8320;  // 16 bytes for reductions and staging
+    float s[16];  // fragment s: f32[2, 1024]
+    float s_max[1];  // fragment s_max: f32[2]
+    float s_sum[1];  // fragment s_sum: f32[2]
+    float x[x_layout::kSlots];  // fragment x: f32[1024]
     float m;
     float l;
     float tile_max;
     float tile_sum;
-    const int32_t groups = tl::cdiv(tl::cdiv(M, 4) - int(blockIdx.x), int(gridDim.x));
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 2) - int(blockIdx.x), int(gridDim.x));
     if (N <= 1024) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
             // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:36)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
-                    const int tl_chunk0 = tl_tid + tl_i1 * 256;
-                    tl::cp_async_16(&xs[(0 * 4 + ((tl_chunk0 * 8) / 1024)) * 1032 + ((tl_chunk0 * 8) % 1024)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk0 * 8) / 1024)) * N + ((tl_chunk0 * 8) % 1024)]);
+                    const int tl_chunk0 = tl_tid + tl_i1 * 128;
+                    tl::cp_async_16(&xs[(0 * 2 + ((tl_chunk0 * 8) / 1024)) * 1032 + ((tl_chunk0 * 8) % 1024)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk0 * 8) / 1024)) * N + ((tl_chunk0 * 8) % 1024)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
-                    const int tl_chunk2 = tl_tid + tl_i3 * 256;
-                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk2 * 8) / 1024)) * N + ((tl_chunk2 * 8) % 1024)];
-                    tl::f16* tl_dst5 = &xs[(0 * 4 + ((tl_chunk2 * 8) / 1024)) * 1032 + ((tl_chunk2 * 8) % 1024)];
-                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk2 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 1024)));
+                    const int tl_chunk2 = tl_tid + tl_i3 * 128;
+                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk2 * 8) / 1024)) * N + ((tl_chunk2 * 8) % 1024)];
+                    tl::f16* tl_dst5 = &xs[(0 * 2 + ((tl_chunk2 * 8) / 1024)) * 1032 + ((tl_chunk2 * 8) % 1024)];
+                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk2 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 1024)));
                     if (tl_valid6 == 8 && (tl_chunk2 * 8) % 1024 >= 0 && tl::is_aligned(tl_src4, 16)) {
                         tl::cp_async_16(tl_dst5, tl_src4);
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk2 * 8) / 1024), M) && tl::in_bounds(((tl_chunk2 * 8) % 1024) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk2 * 8) / 1024), M) && tl::in_bounds(((tl_chunk2 * 8) % 1024) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
                     }
                 }
             }
@@ -951,34 +951,34 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant3(
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
                 // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:36)
-                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
-                        const int tl_chunk7 = tl_tid + tl_i8 * 256;
-                        tl::cp_async_16(&xs[(((g + 1) % 2) * 4 + ((tl_chunk7 * 8) / 1024)) * 1032 + ((tl_chunk7 * 8) % 1024)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk7 * 8) / 1024)) * N + ((tl_chunk7 * 8) % 1024)]);
+                        const int tl_chunk7 = tl_tid + tl_i8 * 128;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 2 + ((tl_chunk7 * 8) / 1024)) * 1032 + ((tl_chunk7 * 8) % 1024)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk7 * 8) / 1024)) * N + ((tl_chunk7 * 8) % 1024)]);
                     }
                 } else {
                     #pragma unroll
                     for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
-                        const int tl_chunk9 = tl_tid + tl_i10 * 256;
-                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk9 * 8) / 1024)) * N + ((tl_chunk9 * 8) % 1024)];
-                        tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 4 + ((tl_chunk9 * 8) / 1024)) * 1032 + ((tl_chunk9 * 8) % 1024)];
-                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk9 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 1024)));
+                        const int tl_chunk9 = tl_tid + tl_i10 * 128;
+                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk9 * 8) / 1024)) * N + ((tl_chunk9 * 8) % 1024)];
+                        tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 2 + ((tl_chunk9 * 8) / 1024)) * 1032 + ((tl_chunk9 * 8) % 1024)];
+                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk9 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 1024)));
                         if (tl_valid13 == 8 && (tl_chunk9 * 8) % 1024 >= 0 && tl::is_aligned(tl_src11, 16)) {
                             tl::cp_async_16(tl_dst12, tl_src11);
                         } else {
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk9 * 8) / 1024), M) && tl::in_bounds(((tl_chunk9 * 8) % 1024) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk9 * 8) / 1024), M) && tl::in_bounds(((tl_chunk9 * 8) % 1024) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
                         }
                     }
                 }
             }
             tl::cp_async_commit();
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 4;
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 2;
             // copy(xs, s);  (softmax.tl:37)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
-                const tl::f16* tl_ptr15 = &xs[((g % 2) * 4 + (tl_tid / 64)) * 1032 + ((tl_chunk14 % 8) + (tl_tid % 64) * 8 + (tl_chunk14 / 8) * 512)];
+                const tl::f16* tl_ptr15 = &xs[((g % 2) * 2 + (tl_tid / 64)) * 1032 + ((tl_chunk14 % 8) + (tl_tid % 64) * 8 + (tl_chunk14 / 8) * 512)];
                 if (tl::is_aligned(tl_ptr15, 16)) {
                     tl::f16 tl_vec16[8];
                     tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
@@ -987,7 +987,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant3(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 4 + (tl_tid / 64)) * 1032 + (((tl_chunk14 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk14 + tl_v) / 8) * 512)]);
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 2 + (tl_tid / 64)) * 1032 + (((tl_chunk14 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk14 + tl_v) / 8) * 512)]);
                     }
                 }
             }
@@ -1028,7 +1028,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant3(
                 }
             }
             // for i, j in parallel(RB, ROW) {  (softmax.tl:39)
-            // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
+            // for i, j in parallel(2, 1024): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
                 [[maybe_unused]] const int i = (tl_tid / 64);
@@ -1072,14 +1072,14 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant3(
                 }
             }
             // for i in parallel(RB) {  (softmax.tl:45)
-            // for i in parallel(4): each thread visits the elements of `s_sum` it holds
+            // for i in parallel(2): each thread visits the elements of `s_sum` it holds
             #pragma unroll
             for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
                 [[maybe_unused]] const int i = (tl_tid / 64);
                 s_sum[tl_s20] = tl::fast::exp(-tl::fast::log(s_sum[tl_s20]));
             }
             // for i, j in parallel(RB, ROW) {  (softmax.tl:48)
-            // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
+            // for i, j in parallel(2, 1024): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s21 = 0; tl_s21 < 16; ++tl_s21) {
                 [[maybe_unused]] const int i = (tl_tid / 64);
@@ -1105,10 +1105,10 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant3(
         }
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
-        const int32_t n_tiles = tl::cdiv(N, 2048);
+        const int32_t n_tiles = tl::cdiv(N, 1024);
         for (int g = 0; g < groups; ++g) {
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 4;
-            for (int rr = 0; rr < tl::min(4, M - row0); ++rr) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 2;
+            for (int rr = 0; rr < tl::min(2, M - row0); ++rr) {
                 const int32_t row = row0 + rr;
                 m = -tl::inf<float>();
                 l = 0.0f;
@@ -1116,8 +1116,8 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant3(
                     // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:62)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
                             tl::f16 tl_vec27[8];
                             tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
                             #pragma unroll
@@ -1125,7 +1125,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 2048) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 2048) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 1024) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 1024) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -1138,17 +1138,17 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant3(
                         for (int tl_s28 = 0; tl_s28 < x_layout::kSlots; ++tl_s28) {
                             tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s28]));
                         }
-                        tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        tl::block_allreduce<tl::MaxOp, 1, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
                             tile_max = tl_part[0];
                         }
                     }
                     const float m_new = tl::max(m, tile_max);
                     // for j in parallel(BN) {  (softmax.tl:65)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 2048) + tl_s29 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 1024) + tl_s29 % 8;
                         x[tl_s29] = tl::fast::exp_sub(x[tl_s29], m_new);
                     }
                     // reduce(sum, x, tile_sum);  (softmax.tl:68)
@@ -1160,7 +1160,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant3(
                         for (int tl_s30 = 0; tl_s30 < x_layout::kSlots; ++tl_s30) {
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s30]));
                         }
-                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        tl::block_allreduce<tl::SumOp, 1, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
                             tile_sum = tl_part[0];
                         }
@@ -1173,8 +1173,8 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant3(
                     // copy(X[row, t * BN +: BN], x);  (softmax.tl:74)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
-                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
                             tl::f16 tl_vec33[8];
                             tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
                             #pragma unroll
@@ -1182,22 +1182,22 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 2048) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 2048) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 1024) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 1024) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (softmax.tl:75)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 2048) + tl_s34 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 1024) + tl_s34 % 8;
                         x[tl_s34] = tl::fast::exp_sub(x[tl_s34], m) * inv_l;
                     }
                     // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:78)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec37[tl_v], x[tl_chunk35 + tl_v], x[tl_chunk35 + tl_v + 1]);
@@ -1205,7 +1205,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 2048) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 2048) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 1024) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 1024) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -1215,53 +1215,53 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant3(
     }
 }
 
-// kernel softmax<ROW = 2048, THREADS = 256, RB = 2, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:16)
-// 256 threads per block, 16544 bytes of shared memory
-__global__ void __launch_bounds__(256, 4) softmax_kernel_variant4(
+// kernel softmax<ROW = 2048, THREADS = 128, RB = 1, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:16)
+// 128 threads per block, 8336 bytes of shared memory
+__global__ void __launch_bounds__(128, 8) softmax_kernel_variant4(
         const tl::f16* __restrict__ X,
         tl::f16* __restrict__ Y,
         int32_t M,
         int32_t N)
 {
-    // fragment s: f32[2, 2048], blocked per axis, vector 8: [2, 2048] over 256 threads: (2:t128, 8:r1 128:t1 2:r8) 16 registers
-    // fragment s_max: f32[2], slice of `s` (reduce over axis 1): [2] over 256 threads: (2:t128) 1 registers, 128 replicas
-    // fragment s_sum: f32[2], slice of `s` (reduce over axis 1): [2] over 256 threads: (2:t128) 1 registers, 128 replicas
-    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
-    const int tl_tid = tl::thread_index<256>();
+    // fragment s: f32[1, 2048], blocked per axis, vector 8: [1, 2048] over 128 threads: (, 8:r1 128:t1 2:r8) 16 registers
+    // fragment s_max: f32[1], slice of `s` (reduce over axis 1): [1] over 128 threads: () 1 registers, 128 replicas
+    // fragment s_sum: f32[1], slice of `s` (reduce over axis 1): [1] over 128 threads: () 1 registers, 128 replicas
+    using x_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment x: f32[1024]
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 2, 2048], row pitch 2056
-    unsigned char* tl_scratch = tl_smem + 16512;  // 32 bytes for reductions and staging
-    float s[16];  // fragment s: f32[2, 2048]
-    float s_max[1];  // fragment s_max: f32[2]
-    float s_sum[1];  // fragment s_sum: f32[2]
-    float x[x_layout::kSlots];  // fragment x: f32[2048]
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 1, 2048], row pitch 2056
+    unsigned char* tl_scratch = tl_smem + 8320;  // 16 bytes for reductions and staging
+    float s[16];  // fragment s: f32[1, 2048]
+    float s_max[1];  // fragment s_max: f32[1]
+    float s_sum[1];  // fragment s_sum: f32[1]
+    float x[x_layout::kSlots];  // fragment x: f32[1024]
     float m;
     float l;
     float tile_max;
     float tile_sum;
-    const int32_t groups = tl::cdiv(tl::cdiv(M, 2) - int(blockIdx.x), int(gridDim.x));
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 1) - int(blockIdx.x), int(gridDim.x));
     if (N <= 2048) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
             // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:36)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
-                    const int tl_chunk0 = tl_tid + tl_i1 * 256;
-                    tl::cp_async_16(&xs[(0 * 2 + ((tl_chunk0 * 8) / 2048)) * 2056 + ((tl_chunk0 * 8) % 2048)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk0 * 8) / 2048)) * N + ((tl_chunk0 * 8) % 2048)]);
+                    const int tl_chunk0 = tl_tid + tl_i1 * 128;
+                    tl::cp_async_16(&xs[(0 * 1 + ((tl_chunk0 * 8) / 2048)) * 2056 + ((tl_chunk0 * 8) % 2048)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk0 * 8) / 2048)) * N + ((tl_chunk0 * 8) % 2048)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
-                    const int tl_chunk2 = tl_tid + tl_i3 * 256;
-                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk2 * 8) / 2048)) * N + ((tl_chunk2 * 8) % 2048)];
-                    tl::f16* tl_dst5 = &xs[(0 * 2 + ((tl_chunk2 * 8) / 2048)) * 2056 + ((tl_chunk2 * 8) % 2048)];
-                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk2 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 2048)));
+                    const int tl_chunk2 = tl_tid + tl_i3 * 128;
+                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 2048)) * N + ((tl_chunk2 * 8) % 2048)];
+                    tl::f16* tl_dst5 = &xs[(0 * 1 + ((tl_chunk2 * 8) / 2048)) * 2056 + ((tl_chunk2 * 8) % 2048)];
+                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 2048)));
                     if (tl_valid6 == 8 && (tl_chunk2 * 8) % 2048 >= 0 && tl::is_aligned(tl_src4, 16)) {
                         tl::cp_async_16(tl_dst5, tl_src4);
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk2 * 8) / 2048), M) && tl::in_bounds(((tl_chunk2 * 8) % 2048) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 2048), M) && tl::in_bounds(((tl_chunk2 * 8) % 2048) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
                     }
                 }
             }
@@ -1273,34 +1273,34 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant4(
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
                 // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:36)
-                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
-                        const int tl_chunk7 = tl_tid + tl_i8 * 256;
-                        tl::cp_async_16(&xs[(((g + 1) % 2) * 2 + ((tl_chunk7 * 8) / 2048)) * 2056 + ((tl_chunk7 * 8) % 2048)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk7 * 8) / 2048)) * N + ((tl_chunk7 * 8) % 2048)]);
+                        const int tl_chunk7 = tl_tid + tl_i8 * 128;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 1 + ((tl_chunk7 * 8) / 2048)) * 2056 + ((tl_chunk7 * 8) % 2048)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 2048)) * N + ((tl_chunk7 * 8) % 2048)]);
                     }
                 } else {
                     #pragma unroll
                     for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
-                        const int tl_chunk9 = tl_tid + tl_i10 * 256;
-                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk9 * 8) / 2048)) * N + ((tl_chunk9 * 8) % 2048)];
-                        tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 2 + ((tl_chunk9 * 8) / 2048)) * 2056 + ((tl_chunk9 * 8) % 2048)];
-                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk9 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 2048)));
+                        const int tl_chunk9 = tl_tid + tl_i10 * 128;
+                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 2048)) * N + ((tl_chunk9 * 8) % 2048)];
+                        tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 1 + ((tl_chunk9 * 8) / 2048)) * 2056 + ((tl_chunk9 * 8) % 2048)];
+                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 2048)));
                         if (tl_valid13 == 8 && (tl_chunk9 * 8) % 2048 >= 0 && tl::is_aligned(tl_src11, 16)) {
                             tl::cp_async_16(tl_dst12, tl_src11);
                         } else {
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk9 * 8) / 2048), M) && tl::in_bounds(((tl_chunk9 * 8) % 2048) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 2048), M) && tl::in_bounds(((tl_chunk9 * 8) % 2048) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
                         }
                     }
                 }
             }
             tl::cp_async_commit();
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 2;
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
             // copy(xs, s);  (softmax.tl:37)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
-                const tl::f16* tl_ptr15 = &xs[((g % 2) * 2 + (tl_tid / 128)) * 2056 + ((tl_chunk14 % 8) + (tl_tid % 128) * 8 + (tl_chunk14 / 8) * 1024)];
+                const tl::f16* tl_ptr15 = &xs[((g % 2) * 1 + 0) * 2056 + ((tl_chunk14 % 8) + (tl_tid) * 8 + (tl_chunk14 / 8) * 1024)];
                 if (tl::is_aligned(tl_ptr15, 16)) {
                     tl::f16 tl_vec16[8];
                     tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
@@ -1309,7 +1309,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant4(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 2 + (tl_tid / 128)) * 2056 + (((tl_chunk14 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk14 + tl_v) / 8) * 1024)]);
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 1 + 0) * 2056 + (((tl_chunk14 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk14 + tl_v) / 8) * 1024)]);
                     }
                 }
             }
@@ -1334,13 +1334,13 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant4(
                 if ((tl_tid / 1 % 32) == 0) {
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
+                        reinterpret_cast<float*>(tl_scratch)[(0) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
                     }
                 }
                 __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + tl_tid % 4];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 4 + tl_tid % 4];
                     tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
                 }
@@ -1351,11 +1351,11 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant4(
                 }
             }
             // for i, j in parallel(RB, ROW) {  (softmax.tl:39)
-            // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
+            // for i, j in parallel(1, 2048): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
-                [[maybe_unused]] const int i = (tl_tid / 128);
-                [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid % 128) * 8 + (tl_s18 / 8) * 1024);
+                [[maybe_unused]] const int i = 0;
+                [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid) * 8 + (tl_s18 / 8) * 1024);
                 s[tl_s18] = tl::fast::exp_sub(s[tl_s18], s_max[0]);
             }
             // reduce(sum, s, s_sum, axis = 1);  (softmax.tl:42)
@@ -1379,13 +1379,13 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant4(
                 if ((tl_tid / 1 % 32) == 0) {
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
+                        reinterpret_cast<float*>(tl_scratch)[(0) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
                     }
                 }
                 __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + tl_tid % 4];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 4 + tl_tid % 4];
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
                 }
@@ -1396,25 +1396,25 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant4(
                 }
             }
             // for i in parallel(RB) {  (softmax.tl:45)
-            // for i in parallel(2): each thread visits the elements of `s_sum` it holds
+            // for i in parallel(1): each thread visits the elements of `s_sum` it holds
             #pragma unroll
             for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
-                [[maybe_unused]] const int i = (tl_tid / 128);
+                [[maybe_unused]] const int i = 0;
                 s_sum[tl_s20] = tl::fast::exp(-tl::fast::log(s_sum[tl_s20]));
             }
             // for i, j in parallel(RB, ROW) {  (softmax.tl:48)
-            // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
+            // for i, j in parallel(1, 2048): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s21 = 0; tl_s21 < 16; ++tl_s21) {
-                [[maybe_unused]] const int i = (tl_tid / 128);
-                [[maybe_unused]] const int j = ((tl_s21 % 8) + (tl_tid % 128) * 8 + (tl_s21 / 8) * 1024);
+                [[maybe_unused]] const int i = 0;
+                [[maybe_unused]] const int j = ((tl_s21 % 8) + (tl_tid) * 8 + (tl_s21 / 8) * 1024);
                 s[tl_s21] = s[tl_s21] * s_sum[0];
             }
             // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:51)
             #pragma unroll
             for (int tl_chunk22 = 0; tl_chunk22 < 16; tl_chunk22 += 8) {
-                tl::f16* tl_ptr23 = &Y[int64_t(row0 + (tl_tid / 128)) * N + ((tl_chunk22 % 8) + (tl_tid % 128) * 8 + (tl_chunk22 / 8) * 1024)];
-                if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds(((tl_chunk22 % 8) + (tl_tid % 128) * 8 + (tl_chunk22 / 8) * 1024), N) && tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk22 % 8) + (tl_tid % 128) * 8 + (tl_chunk22 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
+                tl::f16* tl_ptr23 = &Y[int64_t(row0 + 0) * N + ((tl_chunk22 % 8) + (tl_tid) * 8 + (tl_chunk22 / 8) * 1024)];
+                if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk22 % 8) + (tl_tid) * 8 + (tl_chunk22 / 8) * 1024), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk22 % 8) + (tl_tid) * 8 + (tl_chunk22 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
                     tl::f16 tl_vec24[8];
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec24[tl_v], s[tl_chunk22 + tl_v], s[tl_chunk22 + tl_v + 1]);
@@ -1422,17 +1422,17 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant4(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk22 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk22 + tl_v) / 8) * 1024), N)) Y[int64_t(row0 + (tl_tid / 128)) * N + (((tl_chunk22 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk22 + tl_v) / 8) * 1024)] = tl::convert<tl::f16>(s[tl_chunk22 + tl_v]);
+                        if (tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk22 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk22 + tl_v) / 8) * 1024), N)) Y[int64_t(row0 + 0) * N + (((tl_chunk22 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk22 + tl_v) / 8) * 1024)] = tl::convert<tl::f16>(s[tl_chunk22 + tl_v]);
                     }
                 }
             }
         }
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
-        const int32_t n_tiles = tl::cdiv(N, 2048);
+        const int32_t n_tiles = tl::cdiv(N, 1024);
         for (int g = 0; g < groups; ++g) {
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 2;
-            for (int rr = 0; rr < tl::min(2, M - row0); ++rr) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
+            for (int rr = 0; rr < tl::min(1, M - row0); ++rr) {
                 const int32_t row = row0 + rr;
                 m = -tl::inf<float>();
                 l = 0.0f;
@@ -1440,8 +1440,8 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant4(
                     // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:62)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
                             tl::f16 tl_vec27[8];
                             tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
                             #pragma unroll
@@ -1449,7 +1449,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 2048) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 2048) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 1024) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 1024) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -1462,17 +1462,17 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant4(
                         for (int tl_s28 = 0; tl_s28 < x_layout::kSlots; ++tl_s28) {
                             tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s28]));
                         }
-                        tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        tl::block_allreduce<tl::MaxOp, 1, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
                             tile_max = tl_part[0];
                         }
                     }
                     const float m_new = tl::max(m, tile_max);
                     // for j in parallel(BN) {  (softmax.tl:65)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 2048) + tl_s29 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 1024) + tl_s29 % 8;
                         x[tl_s29] = tl::fast::exp_sub(x[tl_s29], m_new);
                     }
                     // reduce(sum, x, tile_sum);  (softmax.tl:68)
@@ -1484,7 +1484,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant4(
                         for (int tl_s30 = 0; tl_s30 < x_layout::kSlots; ++tl_s30) {
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s30]));
                         }
-                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        tl::block_allreduce<tl::SumOp, 1, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
                             tile_sum = tl_part[0];
                         }
@@ -1497,8 +1497,8 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant4(
                     // copy(X[row, t * BN +: BN], x);  (softmax.tl:74)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
-                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
                             tl::f16 tl_vec33[8];
                             tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
                             #pragma unroll
@@ -1506,22 +1506,22 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 2048) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 2048) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 1024) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 1024) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (softmax.tl:75)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 2048) + tl_s34 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 1024) + tl_s34 % 8;
                         x[tl_s34] = tl::fast::exp_sub(x[tl_s34], m) * inv_l;
                     }
                     // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:78)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec37[tl_v], x[tl_chunk35 + tl_v], x[tl_chunk35 + tl_v + 1]);
@@ -1529,7 +1529,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 2048) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 2048) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 1024) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 1024) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -2193,55 +2193,55 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
     }
 }
 
-// kernel log_softmax<ROW = 128, THREADS = 256, RB = 32, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:88)
-// 256 threads per block, 17440 bytes of shared memory
-__global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant0(
+// kernel log_softmax<ROW = 128, THREADS = 128, RB = 16, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:88)
+// 128 threads per block, 8720 bytes of shared memory
+__global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant0(
         const tl::f16* __restrict__ X,
         tl::f16* __restrict__ Y,
         int32_t M,
         int32_t N)
 {
-    // fragment s: f32[32, 128], blocked per axis, vector 8: [32, 128] over 256 threads: (16:t16 2:r8, 8:r1 16:t1) 16 registers
-    // fragment se: f32[32, 128], blocked per axis, vector 8: [32, 128] over 256 threads: (16:t16 2:r8, 8:r1 16:t1) 16 registers
-    // fragment s_max: f32[32], slice of `s` (reduce over axis 1): [32] over 256 threads: (16:t16 2:r1) 2 registers, 16 replicas
-    // fragment s_sum: f32[32], slice of `s` (reduce over axis 1): [32] over 256 threads: (16:t16 2:r1) 2 registers, 16 replicas
-    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
-    const int tl_tid = tl::thread_index<256>();
+    // fragment s: f32[16, 128], blocked per axis, vector 8: [16, 128] over 128 threads: (8:t16 2:r8, 8:r1 16:t1) 16 registers
+    // fragment se: f32[16, 128], blocked per axis, vector 8: [16, 128] over 128 threads: (8:t16 2:r8, 8:r1 16:t1) 16 registers
+    // fragment s_max: f32[16], slice of `s` (reduce over axis 1): [16] over 128 threads: (8:t16 2:r1) 2 registers, 16 replicas
+    // fragment s_sum: f32[16], slice of `s` (reduce over axis 1): [16] over 128 threads: (8:t16 2:r1) 2 registers, 16 replicas
+    using x_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment x: f32[1024]
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 32, 128], row pitch 136
-    unsigned char* tl_scratch = tl_smem + 17408;  // 32 bytes for reductions and staging
-    float s[16];  // fragment s: f32[32, 128]
-    float se[16];  // fragment se: f32[32, 128]
-    float s_max[2];  // fragment s_max: f32[32]
-    float s_sum[2];  // fragment s_sum: f32[32]
-    float x[x_layout::kSlots];  // fragment x: f32[2048]
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 16, 128], row pitch 136
+    unsigned char* tl_scratch = tl_smem + 8704;  // 16 bytes for reductions and staging
+    float s[16];  // fragment s: f32[16, 128]
+    float se[16];  // fragment se: f32[16, 128]
+    float s_max[2];  // fragment s_max: f32[16]
+    float s_sum[2];  // fragment s_sum: f32[16]
+    float x[x_layout::kSlots];  // fragment x: f32[1024]
     float m;
     float l;
     float tile_max;
     float tile_sum;
-    const int32_t groups = tl::cdiv(tl::cdiv(M, 32) - int(blockIdx.x), int(gridDim.x));
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 16) - int(blockIdx.x), int(gridDim.x));
     if (N <= 128) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
             // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:109)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + 32 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
-                    const int tl_chunk0 = tl_tid + tl_i1 * 256;
-                    tl::cp_async_16(&xs[(0 * 32 + ((tl_chunk0 * 8) / 128)) * 136 + ((tl_chunk0 * 8) % 128)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk0 * 8) / 128)) * N + ((tl_chunk0 * 8) % 128)]);
+                    const int tl_chunk0 = tl_tid + tl_i1 * 128;
+                    tl::cp_async_16(&xs[(0 * 16 + ((tl_chunk0 * 8) / 128)) * 136 + ((tl_chunk0 * 8) % 128)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk0 * 8) / 128)) * N + ((tl_chunk0 * 8) % 128)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
-                    const int tl_chunk2 = tl_tid + tl_i3 * 256;
-                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk2 * 8) / 128)) * N + ((tl_chunk2 * 8) % 128)];
-                    tl::f16* tl_dst5 = &xs[(0 * 32 + ((tl_chunk2 * 8) / 128)) * 136 + ((tl_chunk2 * 8) % 128)];
-                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk2 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 128)));
+                    const int tl_chunk2 = tl_tid + tl_i3 * 128;
+                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk2 * 8) / 128)) * N + ((tl_chunk2 * 8) % 128)];
+                    tl::f16* tl_dst5 = &xs[(0 * 16 + ((tl_chunk2 * 8) / 128)) * 136 + ((tl_chunk2 * 8) % 128)];
+                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk2 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 128)));
                     if (tl_valid6 == 8 && (tl_chunk2 * 8) % 128 >= 0 && tl::is_aligned(tl_src4, 16)) {
                         tl::cp_async_16(tl_dst5, tl_src4);
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk2 * 8) / 128), M) && tl::in_bounds(((tl_chunk2 * 8) % 128) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk2 * 8) / 128), M) && tl::in_bounds(((tl_chunk2 * 8) % 128) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
                     }
                 }
             }
@@ -2253,34 +2253,34 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant0(
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
                 // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:109)
-                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + 32 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
-                        const int tl_chunk7 = tl_tid + tl_i8 * 256;
-                        tl::cp_async_16(&xs[(((g + 1) % 2) * 32 + ((tl_chunk7 * 8) / 128)) * 136 + ((tl_chunk7 * 8) % 128)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk7 * 8) / 128)) * N + ((tl_chunk7 * 8) % 128)]);
+                        const int tl_chunk7 = tl_tid + tl_i8 * 128;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 16 + ((tl_chunk7 * 8) / 128)) * 136 + ((tl_chunk7 * 8) % 128)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk7 * 8) / 128)) * N + ((tl_chunk7 * 8) % 128)]);
                     }
                 } else {
                     #pragma unroll
                     for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
-                        const int tl_chunk9 = tl_tid + tl_i10 * 256;
-                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk9 * 8) / 128)) * N + ((tl_chunk9 * 8) % 128)];
-                        tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 32 + ((tl_chunk9 * 8) / 128)) * 136 + ((tl_chunk9 * 8) % 128)];
-                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk9 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 128)));
+                        const int tl_chunk9 = tl_tid + tl_i10 * 128;
+                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk9 * 8) / 128)) * N + ((tl_chunk9 * 8) % 128)];
+                        tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 16 + ((tl_chunk9 * 8) / 128)) * 136 + ((tl_chunk9 * 8) % 128)];
+                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk9 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 128)));
                         if (tl_valid13 == 8 && (tl_chunk9 * 8) % 128 >= 0 && tl::is_aligned(tl_src11, 16)) {
                             tl::cp_async_16(tl_dst12, tl_src11);
                         } else {
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk9 * 8) / 128), M) && tl::in_bounds(((tl_chunk9 * 8) % 128) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk9 * 8) / 128), M) && tl::in_bounds(((tl_chunk9 * 8) % 128) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
                         }
                     }
                 }
             }
             tl::cp_async_commit();
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 32;
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 16;
             // copy(xs, s);  (softmax.tl:110)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
-                const tl::f16* tl_ptr15 = &xs[((g % 2) * 32 + ((tl_tid / 16) + (tl_chunk14 / 8) * 16)) * 136 + ((tl_chunk14 % 8) + (tl_tid % 16) * 8)];
+                const tl::f16* tl_ptr15 = &xs[((g % 2) * 16 + ((tl_tid / 16) + (tl_chunk14 / 8) * 8)) * 136 + ((tl_chunk14 % 8) + (tl_tid % 16) * 8)];
                 if (tl::is_aligned(tl_ptr15, 16)) {
                     tl::f16 tl_vec16[8];
                     tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
@@ -2289,7 +2289,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant0(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 32 + ((tl_tid / 16) + ((tl_chunk14 + tl_v) / 8) * 16)) * 136 + (((tl_chunk14 + tl_v) % 8) + (tl_tid % 16) * 8)]);
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 16 + ((tl_tid / 16) + ((tl_chunk14 + tl_v) / 8) * 8)) * 136 + (((tl_chunk14 + tl_v) % 8) + (tl_tid % 16) * 8)]);
                     }
                 }
             }
@@ -2316,10 +2316,10 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant0(
                 }
             }
             // for i, j in parallel(RB, ROW) {  (softmax.tl:112)
-            // for i, j in parallel(32, 128): each thread visits the elements of `se` it holds
+            // for i, j in parallel(16, 128): each thread visits the elements of `se` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
-                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s18 / 8) * 16);
+                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s18 / 8) * 8);
                 [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid % 16) * 8);
                 se[tl_s18] = tl::fast::exp_sub(s[tl_s18], s_max[(tl_s18 / 8)]);
             }
@@ -2346,25 +2346,25 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant0(
                 }
             }
             // for i in parallel(RB) {  (softmax.tl:116)
-            // for i in parallel(32): each thread visits the elements of `s_sum` it holds
+            // for i in parallel(16): each thread visits the elements of `s_sum` it holds
             #pragma unroll
             for (int tl_s20 = 0; tl_s20 < 2; ++tl_s20) {
-                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s20) * 16);
+                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s20) * 8);
                 s_sum[tl_s20] = s_max[tl_s20] + tl::fast::log(s_sum[tl_s20]);
             }
             // for i, j in parallel(RB, ROW) {  (softmax.tl:119)
-            // for i, j in parallel(32, 128): each thread visits the elements of `s` it holds
+            // for i, j in parallel(16, 128): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s21 = 0; tl_s21 < 16; ++tl_s21) {
-                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s21 / 8) * 16);
+                [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s21 / 8) * 8);
                 [[maybe_unused]] const int j = ((tl_s21 % 8) + (tl_tid % 16) * 8);
                 s[tl_s21] = s[tl_s21] - s_sum[(tl_s21 / 8)];
             }
             // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:122)
             #pragma unroll
             for (int tl_chunk22 = 0; tl_chunk22 < 16; tl_chunk22 += 8) {
-                tl::f16* tl_ptr23 = &Y[int64_t(row0 + ((tl_tid / 16) + (tl_chunk22 / 8) * 16)) * N + ((tl_chunk22 % 8) + (tl_tid % 16) * 8)];
-                if (tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk22 / 8) * 16), M) && tl::in_bounds(((tl_chunk22 % 8) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk22 / 8) * 16), M) && tl::in_bounds((((tl_chunk22 % 8) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
+                tl::f16* tl_ptr23 = &Y[int64_t(row0 + ((tl_tid / 16) + (tl_chunk22 / 8) * 8)) * N + ((tl_chunk22 % 8) + (tl_tid % 16) * 8)];
+                if (tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk22 / 8) * 8), M) && tl::in_bounds(((tl_chunk22 % 8) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk22 / 8) * 8), M) && tl::in_bounds((((tl_chunk22 % 8) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
                     tl::f16 tl_vec24[8];
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec24[tl_v], s[tl_chunk22 + tl_v], s[tl_chunk22 + tl_v + 1]);
@@ -2372,17 +2372,17 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant0(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        if (tl::in_bounds(row0 + ((tl_tid / 16) + ((tl_chunk22 + tl_v) / 8) * 16), M) && tl::in_bounds((((tl_chunk22 + tl_v) % 8) + (tl_tid % 16) * 8), N)) Y[int64_t(row0 + ((tl_tid / 16) + ((tl_chunk22 + tl_v) / 8) * 16)) * N + (((tl_chunk22 + tl_v) % 8) + (tl_tid % 16) * 8)] = tl::convert<tl::f16>(s[tl_chunk22 + tl_v]);
+                        if (tl::in_bounds(row0 + ((tl_tid / 16) + ((tl_chunk22 + tl_v) / 8) * 8), M) && tl::in_bounds((((tl_chunk22 + tl_v) % 8) + (tl_tid % 16) * 8), N)) Y[int64_t(row0 + ((tl_tid / 16) + ((tl_chunk22 + tl_v) / 8) * 8)) * N + (((tl_chunk22 + tl_v) % 8) + (tl_tid % 16) * 8)] = tl::convert<tl::f16>(s[tl_chunk22 + tl_v]);
                     }
                 }
             }
         }
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
-        const int32_t n_tiles = tl::cdiv(N, 2048);
+        const int32_t n_tiles = tl::cdiv(N, 1024);
         for (int g = 0; g < groups; ++g) {
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 32;
-            for (int rr = 0; rr < tl::min(32, M - row0); ++rr) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 16;
+            for (int rr = 0; rr < tl::min(16, M - row0); ++rr) {
                 const int32_t row = row0 + rr;
                 m = -tl::inf<float>();
                 l = 0.0f;
@@ -2390,8 +2390,8 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant0(
                     // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:133)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
                             tl::f16 tl_vec27[8];
                             tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
                             #pragma unroll
@@ -2399,7 +2399,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 2048) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 2048) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 1024) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 1024) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -2412,17 +2412,17 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant0(
                         for (int tl_s28 = 0; tl_s28 < x_layout::kSlots; ++tl_s28) {
                             tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s28]));
                         }
-                        tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        tl::block_allreduce<tl::MaxOp, 1, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
                             tile_max = tl_part[0];
                         }
                     }
                     const float m_new = tl::max(m, tile_max);
                     // for j in parallel(BN) {  (softmax.tl:136)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 2048) + tl_s29 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 1024) + tl_s29 % 8;
                         x[tl_s29] = tl::fast::exp_sub(x[tl_s29], m_new);
                     }
                     // reduce(sum, x, tile_sum);  (softmax.tl:139)
@@ -2434,7 +2434,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant0(
                         for (int tl_s30 = 0; tl_s30 < x_layout::kSlots; ++tl_s30) {
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s30]));
                         }
-                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        tl::block_allreduce<tl::SumOp, 1, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
                             tile_sum = tl_part[0];
                         }
@@ -2447,8 +2447,8 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant0(
                     // copy(X[row, t * BN +: BN], x);  (softmax.tl:145)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
-                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
                             tl::f16 tl_vec33[8];
                             tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
                             #pragma unroll
@@ -2456,22 +2456,22 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 2048) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 2048) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 1024) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 1024) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (softmax.tl:146)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 2048) + tl_s34 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 1024) + tl_s34 % 8;
                         x[tl_s34] = x[tl_s34] - shift;
                     }
                     // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:149)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec37[tl_v], x[tl_chunk35 + tl_v], x[tl_chunk35 + tl_v + 1]);
@@ -2479,7 +2479,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 2048) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 2048) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 1024) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 1024) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -2489,55 +2489,55 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant0(
     }
 }
 
-// kernel log_softmax<ROW = 256, THREADS = 256, RB = 16, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:88)
-// 256 threads per block, 16928 bytes of shared memory
-__global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
+// kernel log_softmax<ROW = 256, THREADS = 128, RB = 8, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:88)
+// 128 threads per block, 8464 bytes of shared memory
+__global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant1(
         const tl::f16* __restrict__ X,
         tl::f16* __restrict__ Y,
         int32_t M,
         int32_t N)
 {
-    // fragment s: f32[16, 256], blocked per axis, vector 8: [16, 256] over 256 threads: (8:t32 2:r8, 8:r1 32:t1) 16 registers
-    // fragment se: f32[16, 256], blocked per axis, vector 8: [16, 256] over 256 threads: (8:t32 2:r8, 8:r1 32:t1) 16 registers
-    // fragment s_max: f32[16], slice of `s` (reduce over axis 1): [16] over 256 threads: (8:t32 2:r1) 2 registers, 32 replicas
-    // fragment s_sum: f32[16], slice of `s` (reduce over axis 1): [16] over 256 threads: (8:t32 2:r1) 2 registers, 32 replicas
-    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
-    const int tl_tid = tl::thread_index<256>();
+    // fragment s: f32[8, 256], blocked per axis, vector 8: [8, 256] over 128 threads: (4:t32 2:r8, 8:r1 32:t1) 16 registers
+    // fragment se: f32[8, 256], blocked per axis, vector 8: [8, 256] over 128 threads: (4:t32 2:r8, 8:r1 32:t1) 16 registers
+    // fragment s_max: f32[8], slice of `s` (reduce over axis 1): [8] over 128 threads: (4:t32 2:r1) 2 registers, 32 replicas
+    // fragment s_sum: f32[8], slice of `s` (reduce over axis 1): [8] over 128 threads: (4:t32 2:r1) 2 registers, 32 replicas
+    using x_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment x: f32[1024]
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 16, 256], row pitch 264
-    unsigned char* tl_scratch = tl_smem + 16896;  // 32 bytes for reductions and staging
-    float s[16];  // fragment s: f32[16, 256]
-    float se[16];  // fragment se: f32[16, 256]
-    float s_max[2];  // fragment s_max: f32[16]
-    float s_sum[2];  // fragment s_sum: f32[16]
-    float x[x_layout::kSlots];  // fragment x: f32[2048]
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 8, 256], row pitch 264
+    unsigned char* tl_scratch = tl_smem + 8448;  // 16 bytes for reductions and staging
+    float s[16];  // fragment s: f32[8, 256]
+    float se[16];  // fragment se: f32[8, 256]
+    float s_max[2];  // fragment s_max: f32[8]
+    float s_sum[2];  // fragment s_sum: f32[8]
+    float x[x_layout::kSlots];  // fragment x: f32[1024]
     float m;
     float l;
     float tile_max;
     float tile_sum;
-    const int32_t groups = tl::cdiv(tl::cdiv(M, 16) - int(blockIdx.x), int(gridDim.x));
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 8) - int(blockIdx.x), int(gridDim.x));
     if (N <= 256) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
             // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:109)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
-                    const int tl_chunk0 = tl_tid + tl_i1 * 256;
-                    tl::cp_async_16(&xs[(0 * 16 + ((tl_chunk0 * 8) / 256)) * 264 + ((tl_chunk0 * 8) % 256)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk0 * 8) / 256)) * N + ((tl_chunk0 * 8) % 256)]);
+                    const int tl_chunk0 = tl_tid + tl_i1 * 128;
+                    tl::cp_async_16(&xs[(0 * 8 + ((tl_chunk0 * 8) / 256)) * 264 + ((tl_chunk0 * 8) % 256)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk0 * 8) / 256)) * N + ((tl_chunk0 * 8) % 256)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
-                    const int tl_chunk2 = tl_tid + tl_i3 * 256;
-                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk2 * 8) / 256)) * N + ((tl_chunk2 * 8) % 256)];
-                    tl::f16* tl_dst5 = &xs[(0 * 16 + ((tl_chunk2 * 8) / 256)) * 264 + ((tl_chunk2 * 8) % 256)];
-                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk2 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 256)));
+                    const int tl_chunk2 = tl_tid + tl_i3 * 128;
+                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk2 * 8) / 256)) * N + ((tl_chunk2 * 8) % 256)];
+                    tl::f16* tl_dst5 = &xs[(0 * 8 + ((tl_chunk2 * 8) / 256)) * 264 + ((tl_chunk2 * 8) % 256)];
+                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk2 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 256)));
                     if (tl_valid6 == 8 && (tl_chunk2 * 8) % 256 >= 0 && tl::is_aligned(tl_src4, 16)) {
                         tl::cp_async_16(tl_dst5, tl_src4);
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk2 * 8) / 256), M) && tl::in_bounds(((tl_chunk2 * 8) % 256) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk2 * 8) / 256), M) && tl::in_bounds(((tl_chunk2 * 8) % 256) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
                     }
                 }
             }
@@ -2549,34 +2549,34 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
                 // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:109)
-                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
-                        const int tl_chunk7 = tl_tid + tl_i8 * 256;
-                        tl::cp_async_16(&xs[(((g + 1) % 2) * 16 + ((tl_chunk7 * 8) / 256)) * 264 + ((tl_chunk7 * 8) % 256)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk7 * 8) / 256)) * N + ((tl_chunk7 * 8) % 256)]);
+                        const int tl_chunk7 = tl_tid + tl_i8 * 128;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 8 + ((tl_chunk7 * 8) / 256)) * 264 + ((tl_chunk7 * 8) % 256)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk7 * 8) / 256)) * N + ((tl_chunk7 * 8) % 256)]);
                     }
                 } else {
                     #pragma unroll
                     for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
-                        const int tl_chunk9 = tl_tid + tl_i10 * 256;
-                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk9 * 8) / 256)) * N + ((tl_chunk9 * 8) % 256)];
-                        tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 16 + ((tl_chunk9 * 8) / 256)) * 264 + ((tl_chunk9 * 8) % 256)];
-                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk9 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 256)));
+                        const int tl_chunk9 = tl_tid + tl_i10 * 128;
+                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk9 * 8) / 256)) * N + ((tl_chunk9 * 8) % 256)];
+                        tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 8 + ((tl_chunk9 * 8) / 256)) * 264 + ((tl_chunk9 * 8) % 256)];
+                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk9 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 256)));
                         if (tl_valid13 == 8 && (tl_chunk9 * 8) % 256 >= 0 && tl::is_aligned(tl_src11, 16)) {
                             tl::cp_async_16(tl_dst12, tl_src11);
                         } else {
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk9 * 8) / 256), M) && tl::in_bounds(((tl_chunk9 * 8) % 256) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk9 * 8) / 256), M) && tl::in_bounds(((tl_chunk9 * 8) % 256) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
                         }
                     }
                 }
             }
             tl::cp_async_commit();
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 16;
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 8;
             // copy(xs, s);  (softmax.tl:110)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
-                const tl::f16* tl_ptr15 = &xs[((g % 2) * 16 + ((tl_tid / 32) + (tl_chunk14 / 8) * 8)) * 264 + ((tl_chunk14 % 8) + (tl_tid % 32) * 8)];
+                const tl::f16* tl_ptr15 = &xs[((g % 2) * 8 + ((tl_tid / 32) + (tl_chunk14 / 8) * 4)) * 264 + ((tl_chunk14 % 8) + (tl_tid % 32) * 8)];
                 if (tl::is_aligned(tl_ptr15, 16)) {
                     tl::f16 tl_vec16[8];
                     tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
@@ -2585,7 +2585,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 16 + ((tl_tid / 32) + ((tl_chunk14 + tl_v) / 8) * 8)) * 264 + (((tl_chunk14 + tl_v) % 8) + (tl_tid % 32) * 8)]);
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 8 + ((tl_tid / 32) + ((tl_chunk14 + tl_v) / 8) * 4)) * 264 + (((tl_chunk14 + tl_v) % 8) + (tl_tid % 32) * 8)]);
                     }
                 }
             }
@@ -2613,10 +2613,10 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
                 }
             }
             // for i, j in parallel(RB, ROW) {  (softmax.tl:112)
-            // for i, j in parallel(16, 256): each thread visits the elements of `se` it holds
+            // for i, j in parallel(8, 256): each thread visits the elements of `se` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
-                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s18 / 8) * 8);
+                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s18 / 8) * 4);
                 [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid % 32) * 8);
                 se[tl_s18] = tl::fast::exp_sub(s[tl_s18], s_max[(tl_s18 / 8)]);
             }
@@ -2644,25 +2644,25 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
                 }
             }
             // for i in parallel(RB) {  (softmax.tl:116)
-            // for i in parallel(16): each thread visits the elements of `s_sum` it holds
+            // for i in parallel(8): each thread visits the elements of `s_sum` it holds
             #pragma unroll
             for (int tl_s20 = 0; tl_s20 < 2; ++tl_s20) {
-                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s20) * 8);
+                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s20) * 4);
                 s_sum[tl_s20] = s_max[tl_s20] + tl::fast::log(s_sum[tl_s20]);
             }
             // for i, j in parallel(RB, ROW) {  (softmax.tl:119)
-            // for i, j in parallel(16, 256): each thread visits the elements of `s` it holds
+            // for i, j in parallel(8, 256): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s21 = 0; tl_s21 < 16; ++tl_s21) {
-                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s21 / 8) * 8);
+                [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s21 / 8) * 4);
                 [[maybe_unused]] const int j = ((tl_s21 % 8) + (tl_tid % 32) * 8);
                 s[tl_s21] = s[tl_s21] - s_sum[(tl_s21 / 8)];
             }
             // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:122)
             #pragma unroll
             for (int tl_chunk22 = 0; tl_chunk22 < 16; tl_chunk22 += 8) {
-                tl::f16* tl_ptr23 = &Y[int64_t(row0 + ((tl_tid / 32) + (tl_chunk22 / 8) * 8)) * N + ((tl_chunk22 % 8) + (tl_tid % 32) * 8)];
-                if (tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk22 / 8) * 8), M) && tl::in_bounds(((tl_chunk22 % 8) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk22 / 8) * 8), M) && tl::in_bounds((((tl_chunk22 % 8) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
+                tl::f16* tl_ptr23 = &Y[int64_t(row0 + ((tl_tid / 32) + (tl_chunk22 / 8) * 4)) * N + ((tl_chunk22 % 8) + (tl_tid % 32) * 8)];
+                if (tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk22 / 8) * 4), M) && tl::in_bounds(((tl_chunk22 % 8) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk22 / 8) * 4), M) && tl::in_bounds((((tl_chunk22 % 8) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
                     tl::f16 tl_vec24[8];
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec24[tl_v], s[tl_chunk22 + tl_v], s[tl_chunk22 + tl_v + 1]);
@@ -2670,17 +2670,17 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        if (tl::in_bounds(row0 + ((tl_tid / 32) + ((tl_chunk22 + tl_v) / 8) * 8), M) && tl::in_bounds((((tl_chunk22 + tl_v) % 8) + (tl_tid % 32) * 8), N)) Y[int64_t(row0 + ((tl_tid / 32) + ((tl_chunk22 + tl_v) / 8) * 8)) * N + (((tl_chunk22 + tl_v) % 8) + (tl_tid % 32) * 8)] = tl::convert<tl::f16>(s[tl_chunk22 + tl_v]);
+                        if (tl::in_bounds(row0 + ((tl_tid / 32) + ((tl_chunk22 + tl_v) / 8) * 4), M) && tl::in_bounds((((tl_chunk22 + tl_v) % 8) + (tl_tid % 32) * 8), N)) Y[int64_t(row0 + ((tl_tid / 32) + ((tl_chunk22 + tl_v) / 8) * 4)) * N + (((tl_chunk22 + tl_v) % 8) + (tl_tid % 32) * 8)] = tl::convert<tl::f16>(s[tl_chunk22 + tl_v]);
                     }
                 }
             }
         }
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
-        const int32_t n_tiles = tl::cdiv(N, 2048);
+        const int32_t n_tiles = tl::cdiv(N, 1024);
         for (int g = 0; g < groups; ++g) {
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 16;
-            for (int rr = 0; rr < tl::min(16, M - row0); ++rr) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 8;
+            for (int rr = 0; rr < tl::min(8, M - row0); ++rr) {
                 const int32_t row = row0 + rr;
                 m = -tl::inf<float>();
                 l = 0.0f;
@@ -2688,8 +2688,8 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
                     // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:133)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
                             tl::f16 tl_vec27[8];
                             tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
                             #pragma unroll
@@ -2697,7 +2697,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 2048) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 2048) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 1024) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 1024) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -2710,17 +2710,17 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
                         for (int tl_s28 = 0; tl_s28 < x_layout::kSlots; ++tl_s28) {
                             tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s28]));
                         }
-                        tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        tl::block_allreduce<tl::MaxOp, 1, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
                             tile_max = tl_part[0];
                         }
                     }
                     const float m_new = tl::max(m, tile_max);
                     // for j in parallel(BN) {  (softmax.tl:136)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 2048) + tl_s29 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 1024) + tl_s29 % 8;
                         x[tl_s29] = tl::fast::exp_sub(x[tl_s29], m_new);
                     }
                     // reduce(sum, x, tile_sum);  (softmax.tl:139)
@@ -2732,7 +2732,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
                         for (int tl_s30 = 0; tl_s30 < x_layout::kSlots; ++tl_s30) {
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s30]));
                         }
-                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        tl::block_allreduce<tl::SumOp, 1, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
                             tile_sum = tl_part[0];
                         }
@@ -2745,8 +2745,8 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
                     // copy(X[row, t * BN +: BN], x);  (softmax.tl:145)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
-                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
                             tl::f16 tl_vec33[8];
                             tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
                             #pragma unroll
@@ -2754,22 +2754,22 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 2048) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 2048) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 1024) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 1024) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (softmax.tl:146)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 2048) + tl_s34 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 1024) + tl_s34 % 8;
                         x[tl_s34] = x[tl_s34] - shift;
                     }
                     // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:149)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec37[tl_v], x[tl_chunk35 + tl_v], x[tl_chunk35 + tl_v + 1]);
@@ -2777,7 +2777,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 2048) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 2048) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 1024) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 1024) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -2787,55 +2787,55 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant1(
     }
 }
 
-// kernel log_softmax<ROW = 512, THREADS = 256, RB = 8, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:88)
-// 256 threads per block, 16672 bytes of shared memory
-__global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
+// kernel log_softmax<ROW = 512, THREADS = 128, RB = 4, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:88)
+// 128 threads per block, 8336 bytes of shared memory
+__global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant2(
         const tl::f16* __restrict__ X,
         tl::f16* __restrict__ Y,
         int32_t M,
         int32_t N)
 {
-    // fragment s: f32[8, 512], blocked per axis, vector 8: [8, 512] over 256 threads: (8:t32, 8:r1 32:t1 2:r8) 16 registers
-    // fragment se: f32[8, 512], blocked per axis, vector 8: [8, 512] over 256 threads: (8:t32, 8:r1 32:t1 2:r8) 16 registers
-    // fragment s_max: f32[8], slice of `s` (reduce over axis 1): [8] over 256 threads: (8:t32) 1 registers, 32 replicas
-    // fragment s_sum: f32[8], slice of `s` (reduce over axis 1): [8] over 256 threads: (8:t32) 1 registers, 32 replicas
-    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
-    const int tl_tid = tl::thread_index<256>();
+    // fragment s: f32[4, 512], blocked per axis, vector 8: [4, 512] over 128 threads: (4:t32, 8:r1 32:t1 2:r8) 16 registers
+    // fragment se: f32[4, 512], blocked per axis, vector 8: [4, 512] over 128 threads: (4:t32, 8:r1 32:t1 2:r8) 16 registers
+    // fragment s_max: f32[4], slice of `s` (reduce over axis 1): [4] over 128 threads: (4:t32) 1 registers, 32 replicas
+    // fragment s_sum: f32[4], slice of `s` (reduce over axis 1): [4] over 128 threads: (4:t32) 1 registers, 32 replicas
+    using x_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment x: f32[1024]
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 8, 512], row pitch 520
-    unsigned char* tl_scratch = tl_smem + 16640;  // 32 bytes for reductions and staging
-    float s[16];  // fragment s: f32[8, 512]
-    float se[16];  // fragment se: f32[8, 512]
-    float s_max[1];  // fragment s_max: f32[8]
-    float s_sum[1];  // fragment s_sum: f32[8]
-    float x[x_layout::kSlots];  // fragment x: f32[2048]
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 4, 512], row pitch 520
+    unsigned char* tl_scratch = tl_smem + 8320;  // 16 bytes for reductions and staging
+    float s[16];  // fragment s: f32[4, 512]
+    float se[16];  // fragment se: f32[4, 512]
+    float s_max[1];  // fragment s_max: f32[4]
+    float s_sum[1];  // fragment s_sum: f32[4]
+    float x[x_layout::kSlots];  // fragment x: f32[1024]
     float m;
     float l;
     float tile_max;
     float tile_sum;
-    const int32_t groups = tl::cdiv(tl::cdiv(M, 8) - int(blockIdx.x), int(gridDim.x));
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 4) - int(blockIdx.x), int(gridDim.x));
     if (N <= 512) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
             // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:109)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
-                    const int tl_chunk0 = tl_tid + tl_i1 * 256;
-                    tl::cp_async_16(&xs[(0 * 8 + ((tl_chunk0 * 8) / 512)) * 520 + ((tl_chunk0 * 8) % 512)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk0 * 8) / 512)) * N + ((tl_chunk0 * 8) % 512)]);
+                    const int tl_chunk0 = tl_tid + tl_i1 * 128;
+                    tl::cp_async_16(&xs[(0 * 4 + ((tl_chunk0 * 8) / 512)) * 520 + ((tl_chunk0 * 8) % 512)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk0 * 8) / 512)) * N + ((tl_chunk0 * 8) % 512)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
-                    const int tl_chunk2 = tl_tid + tl_i3 * 256;
-                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk2 * 8) / 512)) * N + ((tl_chunk2 * 8) % 512)];
-                    tl::f16* tl_dst5 = &xs[(0 * 8 + ((tl_chunk2 * 8) / 512)) * 520 + ((tl_chunk2 * 8) % 512)];
-                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk2 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 512)));
+                    const int tl_chunk2 = tl_tid + tl_i3 * 128;
+                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk2 * 8) / 512)) * N + ((tl_chunk2 * 8) % 512)];
+                    tl::f16* tl_dst5 = &xs[(0 * 4 + ((tl_chunk2 * 8) / 512)) * 520 + ((tl_chunk2 * 8) % 512)];
+                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk2 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 512)));
                     if (tl_valid6 == 8 && (tl_chunk2 * 8) % 512 >= 0 && tl::is_aligned(tl_src4, 16)) {
                         tl::cp_async_16(tl_dst5, tl_src4);
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk2 * 8) / 512), M) && tl::in_bounds(((tl_chunk2 * 8) % 512) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk2 * 8) / 512), M) && tl::in_bounds(((tl_chunk2 * 8) % 512) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
                     }
                 }
             }
@@ -2847,34 +2847,34 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
                 // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:109)
-                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
-                        const int tl_chunk7 = tl_tid + tl_i8 * 256;
-                        tl::cp_async_16(&xs[(((g + 1) % 2) * 8 + ((tl_chunk7 * 8) / 512)) * 520 + ((tl_chunk7 * 8) % 512)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk7 * 8) / 512)) * N + ((tl_chunk7 * 8) % 512)]);
+                        const int tl_chunk7 = tl_tid + tl_i8 * 128;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 4 + ((tl_chunk7 * 8) / 512)) * 520 + ((tl_chunk7 * 8) % 512)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk7 * 8) / 512)) * N + ((tl_chunk7 * 8) % 512)]);
                     }
                 } else {
                     #pragma unroll
                     for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
-                        const int tl_chunk9 = tl_tid + tl_i10 * 256;
-                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk9 * 8) / 512)) * N + ((tl_chunk9 * 8) % 512)];
-                        tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 8 + ((tl_chunk9 * 8) / 512)) * 520 + ((tl_chunk9 * 8) % 512)];
-                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk9 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 512)));
+                        const int tl_chunk9 = tl_tid + tl_i10 * 128;
+                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk9 * 8) / 512)) * N + ((tl_chunk9 * 8) % 512)];
+                        tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 4 + ((tl_chunk9 * 8) / 512)) * 520 + ((tl_chunk9 * 8) % 512)];
+                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk9 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 512)));
                         if (tl_valid13 == 8 && (tl_chunk9 * 8) % 512 >= 0 && tl::is_aligned(tl_src11, 16)) {
                             tl::cp_async_16(tl_dst12, tl_src11);
                         } else {
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk9 * 8) / 512), M) && tl::in_bounds(((tl_chunk9 * 8) % 512) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk9 * 8) / 512), M) && tl::in_bounds(((tl_chunk9 * 8) % 512) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
                         }
                     }
                 }
             }
             tl::cp_async_commit();
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 8;
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 4;
             // copy(xs, s);  (softmax.tl:110)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
-                const tl::f16* tl_ptr15 = &xs[((g % 2) * 8 + (tl_tid / 32)) * 520 + ((tl_chunk14 % 8) + (tl_tid % 32) * 8 + (tl_chunk14 / 8) * 256)];
+                const tl::f16* tl_ptr15 = &xs[((g % 2) * 4 + (tl_tid / 32)) * 520 + ((tl_chunk14 % 8) + (tl_tid % 32) * 8 + (tl_chunk14 / 8) * 256)];
                 if (tl::is_aligned(tl_ptr15, 16)) {
                     tl::f16 tl_vec16[8];
                     tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
@@ -2883,7 +2883,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 8 + (tl_tid / 32)) * 520 + (((tl_chunk14 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk14 + tl_v) / 8) * 256)]);
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 4 + (tl_tid / 32)) * 520 + (((tl_chunk14 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk14 + tl_v) / 8) * 256)]);
                     }
                 }
             }
@@ -2911,7 +2911,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
                 }
             }
             // for i, j in parallel(RB, ROW) {  (softmax.tl:112)
-            // for i, j in parallel(8, 512): each thread visits the elements of `se` it holds
+            // for i, j in parallel(4, 512): each thread visits the elements of `se` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
                 [[maybe_unused]] const int i = (tl_tid / 32);
@@ -2942,14 +2942,14 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
                 }
             }
             // for i in parallel(RB) {  (softmax.tl:116)
-            // for i in parallel(8): each thread visits the elements of `s_sum` it holds
+            // for i in parallel(4): each thread visits the elements of `s_sum` it holds
             #pragma unroll
             for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
                 [[maybe_unused]] const int i = (tl_tid / 32);
                 s_sum[tl_s20] = s_max[tl_s20] + tl::fast::log(s_sum[tl_s20]);
             }
             // for i, j in parallel(RB, ROW) {  (softmax.tl:119)
-            // for i, j in parallel(8, 512): each thread visits the elements of `s` it holds
+            // for i, j in parallel(4, 512): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s21 = 0; tl_s21 < 16; ++tl_s21) {
                 [[maybe_unused]] const int i = (tl_tid / 32);
@@ -2975,10 +2975,10 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
         }
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
-        const int32_t n_tiles = tl::cdiv(N, 2048);
+        const int32_t n_tiles = tl::cdiv(N, 1024);
         for (int g = 0; g < groups; ++g) {
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 8;
-            for (int rr = 0; rr < tl::min(8, M - row0); ++rr) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 4;
+            for (int rr = 0; rr < tl::min(4, M - row0); ++rr) {
                 const int32_t row = row0 + rr;
                 m = -tl::inf<float>();
                 l = 0.0f;
@@ -2986,8 +2986,8 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
                     // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:133)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
                             tl::f16 tl_vec27[8];
                             tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
                             #pragma unroll
@@ -2995,7 +2995,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 2048) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 2048) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 1024) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 1024) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -3008,17 +3008,17 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
                         for (int tl_s28 = 0; tl_s28 < x_layout::kSlots; ++tl_s28) {
                             tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s28]));
                         }
-                        tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        tl::block_allreduce<tl::MaxOp, 1, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
                             tile_max = tl_part[0];
                         }
                     }
                     const float m_new = tl::max(m, tile_max);
                     // for j in parallel(BN) {  (softmax.tl:136)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 2048) + tl_s29 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 1024) + tl_s29 % 8;
                         x[tl_s29] = tl::fast::exp_sub(x[tl_s29], m_new);
                     }
                     // reduce(sum, x, tile_sum);  (softmax.tl:139)
@@ -3030,7 +3030,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
                         for (int tl_s30 = 0; tl_s30 < x_layout::kSlots; ++tl_s30) {
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s30]));
                         }
-                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        tl::block_allreduce<tl::SumOp, 1, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
                             tile_sum = tl_part[0];
                         }
@@ -3043,8 +3043,8 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
                     // copy(X[row, t * BN +: BN], x);  (softmax.tl:145)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
-                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
                             tl::f16 tl_vec33[8];
                             tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
                             #pragma unroll
@@ -3052,22 +3052,22 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 2048) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 2048) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 1024) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 1024) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (softmax.tl:146)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 2048) + tl_s34 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 1024) + tl_s34 % 8;
                         x[tl_s34] = x[tl_s34] - shift;
                     }
                     // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:149)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec37[tl_v], x[tl_chunk35 + tl_v], x[tl_chunk35 + tl_v + 1]);
@@ -3075,7 +3075,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 2048) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 2048) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 1024) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 1024) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -3085,55 +3085,55 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant2(
     }
 }
 
-// kernel log_softmax<ROW = 1024, THREADS = 256, RB = 4, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:88)
-// 256 threads per block, 16544 bytes of shared memory
-__global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant3(
+// kernel log_softmax<ROW = 1024, THREADS = 128, RB = 2, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:88)
+// 128 threads per block, 8336 bytes of shared memory
+__global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant3(
         const tl::f16* __restrict__ X,
         tl::f16* __restrict__ Y,
         int32_t M,
         int32_t N)
 {
-    // fragment s: f32[4, 1024], blocked per axis, vector 8: [4, 1024] over 256 threads: (4:t64, 8:r1 64:t1 2:r8) 16 registers
-    // fragment se: f32[4, 1024], blocked per axis, vector 8: [4, 1024] over 256 threads: (4:t64, 8:r1 64:t1 2:r8) 16 registers
-    // fragment s_max: f32[4], slice of `s` (reduce over axis 1): [4] over 256 threads: (4:t64) 1 registers, 64 replicas
-    // fragment s_sum: f32[4], slice of `s` (reduce over axis 1): [4] over 256 threads: (4:t64) 1 registers, 64 replicas
-    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
-    const int tl_tid = tl::thread_index<256>();
+    // fragment s: f32[2, 1024], blocked per axis, vector 8: [2, 1024] over 128 threads: (2:t64, 8:r1 64:t1 2:r8) 16 registers
+    // fragment se: f32[2, 1024], blocked per axis, vector 8: [2, 1024] over 128 threads: (2:t64, 8:r1 64:t1 2:r8) 16 registers
+    // fragment s_max: f32[2], slice of `s` (reduce over axis 1): [2] over 128 threads: (2:t64) 1 registers, 64 replicas
+    // fragment s_sum: f32[2], slice of `s` (reduce over axis 1): [2] over 128 threads: (2:t64) 1 registers, 64 replicas
+    using x_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment x: f32[1024]
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 4, 1024], row pitch 1032
-    unsigned char* tl_scratch = tl_smem + 16512;  // 32 bytes for reductions and staging
-    float s[16];  // fragment s: f32[4, 1024]
-    float se[16];  // fragment se: f32[4, 1024]
-    float s_max[1];  // fragment s_max: f32[4]
-    float s_sum[1];  // fragment s_sum: f32[4]
-    float x[x_layout::kSlots];  // fragment x: f32[2048]
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 2, 1024], row pitch 1032
+    unsigned char* tl_scratch = tl_smem + 8320;  // 16 bytes for reductions and staging
+    float s[16];  // fragment s: f32[2, 1024]
+    float se[16];  // fragment se: f32[2, 1024]
+    float s_max[1];  // fragment s_max: f32[2]
+    float s_sum[1];  // fragment s_sum: f32[2]
+    float x[x_layout::kSlots];  // fragment x: f32[1024]
     float m;
     float l;
     float tile_max;
     float tile_sum;
-    const int32_t groups = tl::cdiv(tl::cdiv(M, 4) - int(blockIdx.x), int(gridDim.x));
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 2) - int(blockIdx.x), int(gridDim.x));
     if (N <= 1024) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
             // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:109)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
-                    const int tl_chunk0 = tl_tid + tl_i1 * 256;
-                    tl::cp_async_16(&xs[(0 * 4 + ((tl_chunk0 * 8) / 1024)) * 1032 + ((tl_chunk0 * 8) % 1024)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk0 * 8) / 1024)) * N + ((tl_chunk0 * 8) % 1024)]);
+                    const int tl_chunk0 = tl_tid + tl_i1 * 128;
+                    tl::cp_async_16(&xs[(0 * 2 + ((tl_chunk0 * 8) / 1024)) * 1032 + ((tl_chunk0 * 8) % 1024)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk0 * 8) / 1024)) * N + ((tl_chunk0 * 8) % 1024)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
-                    const int tl_chunk2 = tl_tid + tl_i3 * 256;
-                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk2 * 8) / 1024)) * N + ((tl_chunk2 * 8) % 1024)];
-                    tl::f16* tl_dst5 = &xs[(0 * 4 + ((tl_chunk2 * 8) / 1024)) * 1032 + ((tl_chunk2 * 8) % 1024)];
-                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk2 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 1024)));
+                    const int tl_chunk2 = tl_tid + tl_i3 * 128;
+                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk2 * 8) / 1024)) * N + ((tl_chunk2 * 8) % 1024)];
+                    tl::f16* tl_dst5 = &xs[(0 * 2 + ((tl_chunk2 * 8) / 1024)) * 1032 + ((tl_chunk2 * 8) % 1024)];
+                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk2 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 1024)));
                     if (tl_valid6 == 8 && (tl_chunk2 * 8) % 1024 >= 0 && tl::is_aligned(tl_src4, 16)) {
                         tl::cp_async_16(tl_dst5, tl_src4);
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk2 * 8) / 1024), M) && tl::in_bounds(((tl_chunk2 * 8) % 1024) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk2 * 8) / 1024), M) && tl::in_bounds(((tl_chunk2 * 8) % 1024) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
                     }
                 }
             }
@@ -3145,34 +3145,34 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant3(
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
                 // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:109)
-                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
-                        const int tl_chunk7 = tl_tid + tl_i8 * 256;
-                        tl::cp_async_16(&xs[(((g + 1) % 2) * 4 + ((tl_chunk7 * 8) / 1024)) * 1032 + ((tl_chunk7 * 8) % 1024)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk7 * 8) / 1024)) * N + ((tl_chunk7 * 8) % 1024)]);
+                        const int tl_chunk7 = tl_tid + tl_i8 * 128;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 2 + ((tl_chunk7 * 8) / 1024)) * 1032 + ((tl_chunk7 * 8) % 1024)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk7 * 8) / 1024)) * N + ((tl_chunk7 * 8) % 1024)]);
                     }
                 } else {
                     #pragma unroll
                     for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
-                        const int tl_chunk9 = tl_tid + tl_i10 * 256;
-                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk9 * 8) / 1024)) * N + ((tl_chunk9 * 8) % 1024)];
-                        tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 4 + ((tl_chunk9 * 8) / 1024)) * 1032 + ((tl_chunk9 * 8) % 1024)];
-                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk9 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 1024)));
+                        const int tl_chunk9 = tl_tid + tl_i10 * 128;
+                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk9 * 8) / 1024)) * N + ((tl_chunk9 * 8) % 1024)];
+                        tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 2 + ((tl_chunk9 * 8) / 1024)) * 1032 + ((tl_chunk9 * 8) % 1024)];
+                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk9 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 1024)));
                         if (tl_valid13 == 8 && (tl_chunk9 * 8) % 1024 >= 0 && tl::is_aligned(tl_src11, 16)) {
                             tl::cp_async_16(tl_dst12, tl_src11);
                         } else {
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk9 * 8) / 1024), M) && tl::in_bounds(((tl_chunk9 * 8) % 1024) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk9 * 8) / 1024), M) && tl::in_bounds(((tl_chunk9 * 8) % 1024) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
                         }
                     }
                 }
             }
             tl::cp_async_commit();
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 4;
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 2;
             // copy(xs, s);  (softmax.tl:110)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
-                const tl::f16* tl_ptr15 = &xs[((g % 2) * 4 + (tl_tid / 64)) * 1032 + ((tl_chunk14 % 8) + (tl_tid % 64) * 8 + (tl_chunk14 / 8) * 512)];
+                const tl::f16* tl_ptr15 = &xs[((g % 2) * 2 + (tl_tid / 64)) * 1032 + ((tl_chunk14 % 8) + (tl_tid % 64) * 8 + (tl_chunk14 / 8) * 512)];
                 if (tl::is_aligned(tl_ptr15, 16)) {
                     tl::f16 tl_vec16[8];
                     tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
@@ -3181,7 +3181,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant3(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 4 + (tl_tid / 64)) * 1032 + (((tl_chunk14 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk14 + tl_v) / 8) * 512)]);
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 2 + (tl_tid / 64)) * 1032 + (((tl_chunk14 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk14 + tl_v) / 8) * 512)]);
                     }
                 }
             }
@@ -3222,7 +3222,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant3(
                 }
             }
             // for i, j in parallel(RB, ROW) {  (softmax.tl:112)
-            // for i, j in parallel(4, 1024): each thread visits the elements of `se` it holds
+            // for i, j in parallel(2, 1024): each thread visits the elements of `se` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
                 [[maybe_unused]] const int i = (tl_tid / 64);
@@ -3266,14 +3266,14 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant3(
                 }
             }
             // for i in parallel(RB) {  (softmax.tl:116)
-            // for i in parallel(4): each thread visits the elements of `s_sum` it holds
+            // for i in parallel(2): each thread visits the elements of `s_sum` it holds
             #pragma unroll
             for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
                 [[maybe_unused]] const int i = (tl_tid / 64);
                 s_sum[tl_s20] = s_max[tl_s20] + tl::fast::log(s_sum[tl_s20]);
             }
             // for i, j in parallel(RB, ROW) {  (softmax.tl:119)
-            // for i, j in parallel(4, 1024): each thread visits the elements of `s` it holds
+            // for i, j in parallel(2, 1024): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s21 = 0; tl_s21 < 16; ++tl_s21) {
                 [[maybe_unused]] const int i = (tl_tid / 64);
@@ -3299,10 +3299,10 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant3(
         }
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
-        const int32_t n_tiles = tl::cdiv(N, 2048);
+        const int32_t n_tiles = tl::cdiv(N, 1024);
         for (int g = 0; g < groups; ++g) {
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 4;
-            for (int rr = 0; rr < tl::min(4, M - row0); ++rr) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 2;
+            for (int rr = 0; rr < tl::min(2, M - row0); ++rr) {
                 const int32_t row = row0 + rr;
                 m = -tl::inf<float>();
                 l = 0.0f;
@@ -3310,8 +3310,8 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant3(
                     // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:133)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
                             tl::f16 tl_vec27[8];
                             tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
                             #pragma unroll
@@ -3319,7 +3319,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 2048) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 2048) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 1024) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 1024) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -3332,17 +3332,17 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant3(
                         for (int tl_s28 = 0; tl_s28 < x_layout::kSlots; ++tl_s28) {
                             tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s28]));
                         }
-                        tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        tl::block_allreduce<tl::MaxOp, 1, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
                             tile_max = tl_part[0];
                         }
                     }
                     const float m_new = tl::max(m, tile_max);
                     // for j in parallel(BN) {  (softmax.tl:136)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 2048) + tl_s29 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 1024) + tl_s29 % 8;
                         x[tl_s29] = tl::fast::exp_sub(x[tl_s29], m_new);
                     }
                     // reduce(sum, x, tile_sum);  (softmax.tl:139)
@@ -3354,7 +3354,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant3(
                         for (int tl_s30 = 0; tl_s30 < x_layout::kSlots; ++tl_s30) {
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s30]));
                         }
-                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        tl::block_allreduce<tl::SumOp, 1, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
                             tile_sum = tl_part[0];
                         }
@@ -3367,8 +3367,8 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant3(
                     // copy(X[row, t * BN +: BN], x);  (softmax.tl:145)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
-                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
                             tl::f16 tl_vec33[8];
                             tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
                             #pragma unroll
@@ -3376,22 +3376,22 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 2048) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 2048) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 1024) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 1024) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (softmax.tl:146)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 2048) + tl_s34 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 1024) + tl_s34 % 8;
                         x[tl_s34] = x[tl_s34] - shift;
                     }
                     // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:149)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec37[tl_v], x[tl_chunk35 + tl_v], x[tl_chunk35 + tl_v + 1]);
@@ -3399,7 +3399,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 2048) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 2048) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 1024) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 1024) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -3409,55 +3409,55 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant3(
     }
 }
 
-// kernel log_softmax<ROW = 2048, THREADS = 256, RB = 2, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:88)
-// 256 threads per block, 16544 bytes of shared memory
-__global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant4(
+// kernel log_softmax<ROW = 2048, THREADS = 128, RB = 1, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:88)
+// 128 threads per block, 8336 bytes of shared memory
+__global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant4(
         const tl::f16* __restrict__ X,
         tl::f16* __restrict__ Y,
         int32_t M,
         int32_t N)
 {
-    // fragment s: f32[2, 2048], blocked per axis, vector 8: [2, 2048] over 256 threads: (2:t128, 8:r1 128:t1 2:r8) 16 registers
-    // fragment se: f32[2, 2048], blocked per axis, vector 8: [2, 2048] over 256 threads: (2:t128, 8:r1 128:t1 2:r8) 16 registers
-    // fragment s_max: f32[2], slice of `s` (reduce over axis 1): [2] over 256 threads: (2:t128) 1 registers, 128 replicas
-    // fragment s_sum: f32[2], slice of `s` (reduce over axis 1): [2] over 256 threads: (2:t128) 1 registers, 128 replicas
-    using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
-    const int tl_tid = tl::thread_index<256>();
+    // fragment s: f32[1, 2048], blocked per axis, vector 8: [1, 2048] over 128 threads: (, 8:r1 128:t1 2:r8) 16 registers
+    // fragment se: f32[1, 2048], blocked per axis, vector 8: [1, 2048] over 128 threads: (, 8:r1 128:t1 2:r8) 16 registers
+    // fragment s_max: f32[1], slice of `s` (reduce over axis 1): [1] over 128 threads: () 1 registers, 128 replicas
+    // fragment s_sum: f32[1], slice of `s` (reduce over axis 1): [1] over 128 threads: () 1 registers, 128 replicas
+    using x_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment x: f32[1024]
+    const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 2, 2048], row pitch 2056
-    unsigned char* tl_scratch = tl_smem + 16512;  // 32 bytes for reductions and staging
-    float s[16];  // fragment s: f32[2, 2048]
-    float se[16];  // fragment se: f32[2, 2048]
-    float s_max[1];  // fragment s_max: f32[2]
-    float s_sum[1];  // fragment s_sum: f32[2]
-    float x[x_layout::kSlots];  // fragment x: f32[2048]
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 1, 2048], row pitch 2056
+    unsigned char* tl_scratch = tl_smem + 8320;  // 16 bytes for reductions and staging
+    float s[16];  // fragment s: f32[1, 2048]
+    float se[16];  // fragment se: f32[1, 2048]
+    float s_max[1];  // fragment s_max: f32[1]
+    float s_sum[1];  // fragment s_sum: f32[1]
+    float x[x_layout::kSlots];  // fragment x: f32[1024]
     float m;
     float l;
     float tile_max;
     float tile_sum;
-    const int32_t groups = tl::cdiv(tl::cdiv(M, 2) - int(blockIdx.x), int(gridDim.x));
+    const int32_t groups = tl::cdiv(tl::cdiv(M, 1) - int(blockIdx.x), int(gridDim.x));
     if (N <= 2048) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
             // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:109)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
-                    const int tl_chunk0 = tl_tid + tl_i1 * 256;
-                    tl::cp_async_16(&xs[(0 * 2 + ((tl_chunk0 * 8) / 2048)) * 2056 + ((tl_chunk0 * 8) % 2048)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk0 * 8) / 2048)) * N + ((tl_chunk0 * 8) % 2048)]);
+                    const int tl_chunk0 = tl_tid + tl_i1 * 128;
+                    tl::cp_async_16(&xs[(0 * 1 + ((tl_chunk0 * 8) / 2048)) * 2056 + ((tl_chunk0 * 8) % 2048)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk0 * 8) / 2048)) * N + ((tl_chunk0 * 8) % 2048)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
-                    const int tl_chunk2 = tl_tid + tl_i3 * 256;
-                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk2 * 8) / 2048)) * N + ((tl_chunk2 * 8) % 2048)];
-                    tl::f16* tl_dst5 = &xs[(0 * 2 + ((tl_chunk2 * 8) / 2048)) * 2056 + ((tl_chunk2 * 8) % 2048)];
-                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk2 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 2048)));
+                    const int tl_chunk2 = tl_tid + tl_i3 * 128;
+                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 2048)) * N + ((tl_chunk2 * 8) % 2048)];
+                    tl::f16* tl_dst5 = &xs[(0 * 1 + ((tl_chunk2 * 8) / 2048)) * 2056 + ((tl_chunk2 * 8) % 2048)];
+                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 2048)));
                     if (tl_valid6 == 8 && (tl_chunk2 * 8) % 2048 >= 0 && tl::is_aligned(tl_src4, 16)) {
                         tl::cp_async_16(tl_dst5, tl_src4);
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk2 * 8) / 2048), M) && tl::in_bounds(((tl_chunk2 * 8) % 2048) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 2048), M) && tl::in_bounds(((tl_chunk2 * 8) % 2048) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
                     }
                 }
             }
@@ -3469,34 +3469,34 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant4(
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
                 // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:109)
-                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
-                        const int tl_chunk7 = tl_tid + tl_i8 * 256;
-                        tl::cp_async_16(&xs[(((g + 1) % 2) * 2 + ((tl_chunk7 * 8) / 2048)) * 2056 + ((tl_chunk7 * 8) % 2048)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk7 * 8) / 2048)) * N + ((tl_chunk7 * 8) % 2048)]);
+                        const int tl_chunk7 = tl_tid + tl_i8 * 128;
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 1 + ((tl_chunk7 * 8) / 2048)) * 2056 + ((tl_chunk7 * 8) % 2048)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 2048)) * N + ((tl_chunk7 * 8) % 2048)]);
                     }
                 } else {
                     #pragma unroll
                     for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
-                        const int tl_chunk9 = tl_tid + tl_i10 * 256;
-                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk9 * 8) / 2048)) * N + ((tl_chunk9 * 8) % 2048)];
-                        tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 2 + ((tl_chunk9 * 8) / 2048)) * 2056 + ((tl_chunk9 * 8) % 2048)];
-                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk9 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 2048)));
+                        const int tl_chunk9 = tl_tid + tl_i10 * 128;
+                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 2048)) * N + ((tl_chunk9 * 8) % 2048)];
+                        tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 1 + ((tl_chunk9 * 8) / 2048)) * 2056 + ((tl_chunk9 * 8) % 2048)];
+                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 2048)));
                         if (tl_valid13 == 8 && (tl_chunk9 * 8) % 2048 >= 0 && tl::is_aligned(tl_src11, 16)) {
                             tl::cp_async_16(tl_dst12, tl_src11);
                         } else {
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk9 * 8) / 2048), M) && tl::in_bounds(((tl_chunk9 * 8) % 2048) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 2048), M) && tl::in_bounds(((tl_chunk9 * 8) % 2048) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
                         }
                     }
                 }
             }
             tl::cp_async_commit();
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 2;
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
             // copy(xs, s);  (softmax.tl:110)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
-                const tl::f16* tl_ptr15 = &xs[((g % 2) * 2 + (tl_tid / 128)) * 2056 + ((tl_chunk14 % 8) + (tl_tid % 128) * 8 + (tl_chunk14 / 8) * 1024)];
+                const tl::f16* tl_ptr15 = &xs[((g % 2) * 1 + 0) * 2056 + ((tl_chunk14 % 8) + (tl_tid) * 8 + (tl_chunk14 / 8) * 1024)];
                 if (tl::is_aligned(tl_ptr15, 16)) {
                     tl::f16 tl_vec16[8];
                     tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
@@ -3505,7 +3505,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant4(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 2 + (tl_tid / 128)) * 2056 + (((tl_chunk14 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk14 + tl_v) / 8) * 1024)]);
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 1 + 0) * 2056 + (((tl_chunk14 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk14 + tl_v) / 8) * 1024)]);
                     }
                 }
             }
@@ -3530,13 +3530,13 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant4(
                 if ((tl_tid / 1 % 32) == 0) {
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
+                        reinterpret_cast<float*>(tl_scratch)[(0) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
                     }
                 }
                 __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + tl_tid % 4];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 4 + tl_tid % 4];
                     tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
                 }
@@ -3547,11 +3547,11 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant4(
                 }
             }
             // for i, j in parallel(RB, ROW) {  (softmax.tl:112)
-            // for i, j in parallel(2, 2048): each thread visits the elements of `se` it holds
+            // for i, j in parallel(1, 2048): each thread visits the elements of `se` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
-                [[maybe_unused]] const int i = (tl_tid / 128);
-                [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid % 128) * 8 + (tl_s18 / 8) * 1024);
+                [[maybe_unused]] const int i = 0;
+                [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid) * 8 + (tl_s18 / 8) * 1024);
                 se[tl_s18] = tl::fast::exp_sub(s[tl_s18], s_max[0]);
             }
             // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:115)
@@ -3575,13 +3575,13 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant4(
                 if ((tl_tid / 1 % 32) == 0) {
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
+                        reinterpret_cast<float*>(tl_scratch)[(0) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
                     }
                 }
                 __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + tl_tid % 4];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 4 + tl_tid % 4];
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
                 }
@@ -3592,25 +3592,25 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant4(
                 }
             }
             // for i in parallel(RB) {  (softmax.tl:116)
-            // for i in parallel(2): each thread visits the elements of `s_sum` it holds
+            // for i in parallel(1): each thread visits the elements of `s_sum` it holds
             #pragma unroll
             for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
-                [[maybe_unused]] const int i = (tl_tid / 128);
+                [[maybe_unused]] const int i = 0;
                 s_sum[tl_s20] = s_max[tl_s20] + tl::fast::log(s_sum[tl_s20]);
             }
             // for i, j in parallel(RB, ROW) {  (softmax.tl:119)
-            // for i, j in parallel(2, 2048): each thread visits the elements of `s` it holds
+            // for i, j in parallel(1, 2048): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s21 = 0; tl_s21 < 16; ++tl_s21) {
-                [[maybe_unused]] const int i = (tl_tid / 128);
-                [[maybe_unused]] const int j = ((tl_s21 % 8) + (tl_tid % 128) * 8 + (tl_s21 / 8) * 1024);
+                [[maybe_unused]] const int i = 0;
+                [[maybe_unused]] const int j = ((tl_s21 % 8) + (tl_tid) * 8 + (tl_s21 / 8) * 1024);
                 s[tl_s21] = s[tl_s21] - s_sum[0];
             }
             // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:122)
             #pragma unroll
             for (int tl_chunk22 = 0; tl_chunk22 < 16; tl_chunk22 += 8) {
-                tl::f16* tl_ptr23 = &Y[int64_t(row0 + (tl_tid / 128)) * N + ((tl_chunk22 % 8) + (tl_tid % 128) * 8 + (tl_chunk22 / 8) * 1024)];
-                if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds(((tl_chunk22 % 8) + (tl_tid % 128) * 8 + (tl_chunk22 / 8) * 1024), N) && tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk22 % 8) + (tl_tid % 128) * 8 + (tl_chunk22 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
+                tl::f16* tl_ptr23 = &Y[int64_t(row0 + 0) * N + ((tl_chunk22 % 8) + (tl_tid) * 8 + (tl_chunk22 / 8) * 1024)];
+                if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk22 % 8) + (tl_tid) * 8 + (tl_chunk22 / 8) * 1024), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk22 % 8) + (tl_tid) * 8 + (tl_chunk22 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr23, 16)) {
                     tl::f16 tl_vec24[8];
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec24[tl_v], s[tl_chunk22 + tl_v], s[tl_chunk22 + tl_v + 1]);
@@ -3618,17 +3618,17 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant4(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk22 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk22 + tl_v) / 8) * 1024), N)) Y[int64_t(row0 + (tl_tid / 128)) * N + (((tl_chunk22 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk22 + tl_v) / 8) * 1024)] = tl::convert<tl::f16>(s[tl_chunk22 + tl_v]);
+                        if (tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk22 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk22 + tl_v) / 8) * 1024), N)) Y[int64_t(row0 + 0) * N + (((tl_chunk22 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk22 + tl_v) / 8) * 1024)] = tl::convert<tl::f16>(s[tl_chunk22 + tl_v]);
                     }
                 }
             }
         }
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     } else {
-        const int32_t n_tiles = tl::cdiv(N, 2048);
+        const int32_t n_tiles = tl::cdiv(N, 1024);
         for (int g = 0; g < groups; ++g) {
-            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 2;
-            for (int rr = 0; rr < tl::min(2, M - row0); ++rr) {
+            const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
+            for (int rr = 0; rr < tl::min(1, M - row0); ++rr) {
                 const int32_t row = row0 + rr;
                 m = -tl::inf<float>();
                 l = 0.0f;
@@ -3636,8 +3636,8 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant4(
                     // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:133)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
                             tl::f16 tl_vec27[8];
                             tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
                             #pragma unroll
@@ -3645,7 +3645,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 2048) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 2048) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 1024) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 1024) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -3658,17 +3658,17 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant4(
                         for (int tl_s28 = 0; tl_s28 < x_layout::kSlots; ++tl_s28) {
                             tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s28]));
                         }
-                        tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        tl::block_allreduce<tl::MaxOp, 1, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
                             tile_max = tl_part[0];
                         }
                     }
                     const float m_new = tl::max(m, tile_max);
                     // for j in parallel(BN) {  (softmax.tl:136)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 2048) + tl_s29 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 1024) + tl_s29 % 8;
                         x[tl_s29] = tl::fast::exp_sub(x[tl_s29], m_new);
                     }
                     // reduce(sum, x, tile_sum);  (softmax.tl:139)
@@ -3680,7 +3680,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant4(
                         for (int tl_s30 = 0; tl_s30 < x_layout::kSlots; ++tl_s30) {
                             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s30]));
                         }
-                        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+                        tl::block_allreduce<tl::SumOp, 1, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
                         {
                             tile_sum = tl_part[0];
                         }
@@ -3693,8 +3693,8 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant4(
                     // copy(X[row, t * BN +: BN], x);  (softmax.tl:145)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
-                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
                             tl::f16 tl_vec33[8];
                             tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
                             #pragma unroll
@@ -3702,22 +3702,22 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 2048) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 2048) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 1024) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 1024) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // for j in parallel(BN) {  (softmax.tl:146)
-                    // for j in parallel(2048): each thread visits the elements of `x` it holds
+                    // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 2048) + tl_s34 % 8;
+                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 1024) + tl_s34 % 8;
                         x[tl_s34] = x[tl_s34] - shift;
                     }
                     // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:149)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec37[tl_v], x[tl_chunk35 + tl_v], x[tl_chunk35 + tl_v + 1]);
@@ -3725,7 +3725,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 2048) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 2048) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 1024) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 1024) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -4563,7 +4563,7 @@ static cudaError_t softmax_variant0(const __half* X, __half* Y, int64_t M, int64
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 32), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 16), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -4574,7 +4574,7 @@ static cudaError_t softmax_variant0(const __half* X, __half* Y, int64_t M, int64
         return tl_err;
     }();
     if (tl_attributes_variant0 != cudaSuccess) return tl::host::record(tl_attributes_variant0, tl_name, "setting the shared-memory attributes");
-    ::softmax_kernel_variant0<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 17440, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::softmax_kernel_variant0<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 8720, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -4585,7 +4585,7 @@ static cudaError_t softmax_variant1(const __half* X, __half* Y, int64_t M, int64
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 16), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 8), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -4596,7 +4596,7 @@ static cudaError_t softmax_variant1(const __half* X, __half* Y, int64_t M, int64
         return tl_err;
     }();
     if (tl_attributes_variant1 != cudaSuccess) return tl::host::record(tl_attributes_variant1, tl_name, "setting the shared-memory attributes");
-    ::softmax_kernel_variant1<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 16928, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::softmax_kernel_variant1<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 8464, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -4607,7 +4607,7 @@ static cudaError_t softmax_variant2(const __half* X, __half* Y, int64_t M, int64
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 8), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 4), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -4618,7 +4618,7 @@ static cudaError_t softmax_variant2(const __half* X, __half* Y, int64_t M, int64
         return tl_err;
     }();
     if (tl_attributes_variant2 != cudaSuccess) return tl::host::record(tl_attributes_variant2, tl_name, "setting the shared-memory attributes");
-    ::softmax_kernel_variant2<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 16672, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::softmax_kernel_variant2<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 8336, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -4629,7 +4629,7 @@ static cudaError_t softmax_variant3(const __half* X, __half* Y, int64_t M, int64
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 4), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 2), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -4640,7 +4640,7 @@ static cudaError_t softmax_variant3(const __half* X, __half* Y, int64_t M, int64
         return tl_err;
     }();
     if (tl_attributes_variant3 != cudaSuccess) return tl::host::record(tl_attributes_variant3, tl_name, "setting the shared-memory attributes");
-    ::softmax_kernel_variant3<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 16544, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::softmax_kernel_variant3<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 8336, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -4651,7 +4651,7 @@ static cudaError_t softmax_variant4(const __half* X, __half* Y, int64_t M, int64
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 2), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -4662,7 +4662,7 @@ static cudaError_t softmax_variant4(const __half* X, __half* Y, int64_t M, int64
         return tl_err;
     }();
     if (tl_attributes_variant4 != cudaSuccess) return tl::host::record(tl_attributes_variant4, tl_name, "setting the shared-memory attributes");
-    ::softmax_kernel_variant4<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 16544, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::softmax_kernel_variant4<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 8336, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -4734,7 +4734,7 @@ static cudaError_t log_softmax_variant0(const __half* X, __half* Y, int64_t M, i
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 32), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 16), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -4745,7 +4745,7 @@ static cudaError_t log_softmax_variant0(const __half* X, __half* Y, int64_t M, i
         return tl_err;
     }();
     if (tl_attributes_variant0 != cudaSuccess) return tl::host::record(tl_attributes_variant0, tl_name, "setting the shared-memory attributes");
-    ::log_softmax_kernel_variant0<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 17440, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::log_softmax_kernel_variant0<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 8720, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -4756,7 +4756,7 @@ static cudaError_t log_softmax_variant1(const __half* X, __half* Y, int64_t M, i
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 16), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 8), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -4767,7 +4767,7 @@ static cudaError_t log_softmax_variant1(const __half* X, __half* Y, int64_t M, i
         return tl_err;
     }();
     if (tl_attributes_variant1 != cudaSuccess) return tl::host::record(tl_attributes_variant1, tl_name, "setting the shared-memory attributes");
-    ::log_softmax_kernel_variant1<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 16928, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::log_softmax_kernel_variant1<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 8464, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -4778,7 +4778,7 @@ static cudaError_t log_softmax_variant2(const __half* X, __half* Y, int64_t M, i
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 8), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 4), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -4789,7 +4789,7 @@ static cudaError_t log_softmax_variant2(const __half* X, __half* Y, int64_t M, i
         return tl_err;
     }();
     if (tl_attributes_variant2 != cudaSuccess) return tl::host::record(tl_attributes_variant2, tl_name, "setting the shared-memory attributes");
-    ::log_softmax_kernel_variant2<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 16672, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::log_softmax_kernel_variant2<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 8336, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -4800,7 +4800,7 @@ static cudaError_t log_softmax_variant3(const __half* X, __half* Y, int64_t M, i
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 4), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 2), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -4811,7 +4811,7 @@ static cudaError_t log_softmax_variant3(const __half* X, __half* Y, int64_t M, i
         return tl_err;
     }();
     if (tl_attributes_variant3 != cudaSuccess) return tl::host::record(tl_attributes_variant3, tl_name, "setting the shared-memory attributes");
-    ::log_softmax_kernel_variant3<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 16544, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::log_softmax_kernel_variant3<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 8336, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -4822,7 +4822,7 @@ static cudaError_t log_softmax_variant4(const __half* X, __half* Y, int64_t M, i
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 2), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -4833,7 +4833,7 @@ static cudaError_t log_softmax_variant4(const __half* X, __half* Y, int64_t M, i
         return tl_err;
     }();
     if (tl_attributes_variant4 != cudaSuccess) return tl::host::record(tl_attributes_variant4, tl_name, "setting the shared-memory attributes");
-    ::log_softmax_kernel_variant4<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 16544, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::log_softmax_kernel_variant4<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 8336, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
