@@ -550,6 +550,56 @@ def main():
     expect("a 100,000-way `else if` chain", tlc("check", "elseif.tl", timeout=60), 1,
            stderr_has=("nesting is deeper than the limit of 256 levels [E0105]",))
 
+    # ---- tlc tune ------------------------------------------------------------------------------
+    # The search and the database with the cost model standing in for the GPU; the build and the
+    # static checks with nvcc when there is one.
+    clean()
+    write("scale.tl", "kernel scale<B = 64>(A: global f32[N], C: global mut f32[N]) grid(cdiv(N, B)) threads(128) {\n"
+          "    for i in parallel(B) { let idx = block.x * B + i; if idx < N { C[idx] = A[idx] * 2.0; } }\n}\n")
+    cost = ["--cost-model", "N/B + B/16"]
+    r = tlc("tune", "scale.tl", "--kernel", "scale", "--dims", "N=1000", "--dims", "N=100000", "--param", "B=32,128,256", *cost)
+    expect("tune with a cost model", r, 0,
+           stdout_has=("scale at N=1000 on synthetic (sm_90a):", "| B=128 | 15.8125 | 1.24x |", "| B=default | 19.6250 | 1.00x |",
+                       "scale at N=100000 on synthetic", "| B=256 | 406.6250 | 3.85x |"),
+           stderr_has=("tlc tune: scale at N=1000 (4 configurations, cost model)", "B=128: 15.8125 ms (20 launches)"))
+    res.check("tune writes the database beside the working directory", "scale.tune.json" in files(), files())
+    with open(os.path.join(tmp, "scale.tune.json")) as f:
+        db = json.load(f)
+    entries = list(db.get("entries", {}).values())
+    res.check("the database has one entry per case, with the best configuration",
+              db.get("format") == "tlc-tune" and len(entries) == 2 and entries[0]["best"]["params"] == {"B": "128"} and
+              entries[1]["best"]["params"] == {"B": "256"}, json.dumps(db)[:2000])
+    again = tlc("tune", "scale.tl", "--kernel", "scale", "--dims", "N=1000", "--param", "B=32,128,256", *cost)
+    expect("a second run reuses the database", again, 0, stderr_has=("from the database",),
+           stdout_has=("| B=128 | 15.8125 | 1.24x |",))
+    res.check("a second run measures nothing again", " launches)\n" not in again.stderr.replace("from the database)", ""),
+              again.stderr)
+    r = tlc("tune", "scale.tl", "--kernel", "scale", "--dims", "N=1000", "--param", "B=0,128", *cost, "--db", "b0.json")
+    expect("a configuration tlc rejects is recorded, the others tuned", r, 0, stdout_has=("| B=0 | — |", "failed: tlc:"))
+    r = tlc("tune", "scale.tl", "--kernel", "scale", "--dims", "N=1000", "--param", "Q=1,2", *cost, "--db", "q.json")
+    expect("tuning a parameter the kernel lacks", r, 1, stderr_has=("kernel `scale` has no compile-time parameter `Q`",))
+    r = tlc("tune", "scale.tl", "--kernel", "scale", "--dims", "N=1000", "--param", "B=32", "-D", "B=64", *cost)
+    expect("a parameter tuned and pinned", r, 1, stderr_has=("`B` is tuned (--param) and pinned (-D) at once",))
+    expect("tune without --dims", tlc("tune", "scale.tl", "--kernel", "scale", "--param", "B=32", *cost), 2,
+           stderr_has=("--dims",))
+    expect("tune with a bad --dims", tlc("tune", "scale.tl", "--kernel", "scale", "--dims", "N=x", "--param", "B=32", *cost), 2,
+           stderr_has=("bad `--dims N=x`",))
+    expect("tune with a repeated --param", tlc("tune", "scale.tl", "--kernel", "scale", "--dims", "N=8", "--param", "B=32",
+                                                "--param", "B=64", *cost), 2, stderr_has=("already tuned by an earlier --param",))
+    write("foreign.json", '{"format": "other"}')
+    expect("tune refuses a file that is not a tuning database",
+           tlc("tune", "scale.tl", "--kernel", "scale", "--dims", "N=8", "--param", "B=32", *cost, "--db", "foreign.json"), 1,
+           stderr_has=("is not a tlc tuning database",))
+    expect("tune --help", tlc("tune", "--help"), 0, stdout_has=("--dims", "--param", "--cost-model", "--no-run", "--db"))
+    nvcc = os.environ.get("NVCC") or shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc" if os.path.exists("/usr/local/cuda/bin/nvcc") else None)
+    if nvcc:
+        r = tlc("tune", "scale.tl", "--kernel", "scale", "--dims", "N=1000", "--param", "B=32", "--no-run", "--arch", "sm_80",
+                "--nvcc", nvcc, "--db", "static.json", timeout=300)
+        expect("tune --no-run builds the kernel and its harness and reads ptxas", r, 0,
+               stdout_has=("scale at N=1000 on no GPU (static checks) (sm_80):", "| B=32 | — | — | "))
+        res.check("tune --no-run records registers and no spills",
+                  re.search(r"\| B=32 \| — \| — \| \d+ \| 0 \| 0 \| \d+ \| ok \|", r.stdout) is not None, r.stdout)
+
     if res.failures:
         print(f"files of the failed run are kept in {tmp}")
     else:

@@ -6,6 +6,7 @@
 #include "driver/pipeline.h"
 #include "support/check.h"
 #include "support/diagnostics.h"
+#include "tune/tune_command.h"
 
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
@@ -158,6 +159,8 @@ int run_main(int argc, const char* const* argv) {
         const Options& o = *parsed.options;
         if (o.verbose) spdlog::set_level(spdlog::level::debug);
         spdlog::debug("tlc {}: {}", TLC_VERSION, o.recorded_command_line);
+        if (o.command == Command::Tune)
+            return run_with_stack(kCompileStackBytes, [&] { return tune::run_tune(o); });
         return run_with_stack(kCompileStackBytes, [&] { return run_compilation(o); });
     } catch (const std::exception& e) {
         print_internal_error(e.what());

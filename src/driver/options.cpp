@@ -112,6 +112,7 @@ namespace {
 struct RawOptions {
     std::vector<std::string> defines;
     std::vector<std::string> run_dims, run_scalars, run_tensors;
+    std::vector<std::string> tune_dims, tune_params;
     std::string emit;
     std::string diagnostics_format = "text";
     std::string werror;
@@ -129,6 +130,8 @@ Examples:
   tlc check gemm.tl -R fallback           # also says which fast paths were not taken, and why
   tlc run saxpy.tl --kernel saxpy --tensor X=x.npy --tensor Y=y.npy --scalar a=2
                                           # runs a kernel on the CPU on .npy arrays
+  tlc tune gemm.tl --kernel gemm --dims M=4096,N=4096,K=4096 --param BN=128,256
+                                          # times candidates on the GPU, best into a database
 Full reference: docs/cli.md)";
 
 // Accepts one of `values`; the help shows them through the option's type name instead.
@@ -246,6 +249,52 @@ std::string record_command_line(const Options& o) {
     return s;
 }
 
+// `tlc tune`'s --dims, --param and --scalar lists into `o`; the first problem, if any.
+std::optional<std::string> parse_tune_lists(const RawOptions& raw, Options& o) {
+    auto split_list = [](const std::string& text) {
+        std::vector<std::string> parts;
+        size_t start = 0;
+        for (size_t i = 0; i <= text.size(); ++i)
+            if (i == text.size() || text[i] == ',') {
+                parts.push_back(text.substr(start, i - start));
+                start = i + 1;
+            }
+        return parts;
+    };
+    for (const std::string& text : raw.tune_dims) {
+        std::vector<std::pair<std::string, int64_t>> dims;
+        for (const std::string& part : split_list(text)) {
+            auto split = split_define(part);
+            char* end = nullptr;
+            long long v = split ? std::strtoll(split->second.c_str(), &end, 10) : 0;
+            if (!split || !end || *end != '\0' || v <= 0)
+                return fmt::format("bad `--dims {}`: expected NAME=VALUE,... with positive integer values", text);
+            for (const auto& [name, value] : dims)
+                if (name == split->first) return fmt::format("`--dims {}`: `{}` is given twice", text, name);
+            dims.emplace_back(split->first, v);
+        }
+        o.tune_dims.push_back(std::move(dims));
+    }
+    for (const std::string& text : raw.tune_params) {
+        auto split = split_define(text);
+        if (!split) return fmt::format("bad `--param {}`: expected NAME=V1,V2,...", text);
+        for (const auto& [name, values] : o.tune_params)
+            if (name == split->first) return fmt::format("`--param {}`: `{}` is already tuned by an earlier --param", text, name);
+        std::vector<std::string> values = split_list(split->second);
+        for (const std::string& v : values)
+            if (v.empty()) return fmt::format("bad `--param {}`: an empty candidate", text);
+        o.tune_params.emplace_back(split->first, std::move(values));
+    }
+    std::set<std::string> seen;
+    for (const std::string& text : raw.run_scalars) {
+        auto split = split_define(text);
+        if (!split) return fmt::format("bad `--scalar {}`: expected NAME=VALUE", text);
+        if (!seen.insert(split->first).second) return fmt::format("`--scalar {}`: `{}` is already given", text, split->first);
+        o.run_scalars.push_back(*split);
+    }
+    return std::nullopt;
+}
+
 // A usage error found after CLI11 accepted the syntax, rendered like every other diagnostic.
 int report_usage_error(const Options& o, DiagKind kind, const std::string& a,
                        const std::string& b) {
@@ -344,6 +393,48 @@ ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
                 "the kernel, 2 bad usage, 3 internal error.");
     run->formatter(app.get_formatter());
 
+    CLI::App* tune = app.add_subcommand(
+        "tune", "Search a kernel's compile-time parameters for the fastest correct configuration at given dims, "
+                "on the GPU (compiled with nvcc, timed by a generated harness), into a tuning database");
+    Options tune_o;
+    RawOptions tune_raw;
+    add_common_options(*tune, tune_o, tune_raw);
+    tune->get_option("input")->description("The .tl file holding the kernel");
+    tune->get_option("--kernel")->description("The kernel to tune")->required();
+    tune->add_option("--dims", tune_raw.tune_dims, "The dims of one case: M=4096,N=4096,K=4096 (repeatable: one case each)")
+        ->type_name("NAME=V,...")
+        ->required()
+        ->allow_extra_args(false);
+    tune->add_option("--param", tune_raw.tune_params,
+                     "A compile-time parameter to tune and its candidates: BM=64,128,256 (repeatable)")
+        ->type_name("NAME=V,...")
+        ->required()
+        ->allow_extra_args(false);
+    tune->add_option("--scalar", tune_raw.run_scalars, "A scalar argument of the kernel: NAME=VALUE (repeatable)")
+        ->type_name("NAME=VALUE")
+        ->allow_extra_args(false);
+    tune->add_option("--db", tune_o.tune_db, "The tuning database (default: FILE's stem + .tune.json); reused and extended")
+        ->type_name("FILE");
+    tune->add_option("--work-dir", tune_o.tune_work_dir, "Where candidates are generated and built (default: .tlc-tune/ beside the database)")
+        ->type_name("DIR");
+    tune->add_option("--budget", tune_o.tune_budget, "At most this many configurations per case (a sample of a larger space; default 64)")
+        ->type_name("N")
+        ->check(CLI::PositiveNumber);
+    tune->add_option("--iters", tune_o.tune_iters, "Timed launches per candidate in the first round, doubled each round (default 10)")
+        ->type_name("N")
+        ->check(CLI::PositiveNumber);
+    tune->add_option("--rounds", tune_o.tune_rounds, "Rounds of successive halving (default 4)")->type_name("N")->check(CLI::PositiveNumber);
+    tune->add_option("--jobs", tune_o.tune_jobs, "Parallel nvcc builds (default: one per core)")->type_name("N")->check(CLI::NonNegativeNumber);
+    tune->add_option("--nvcc", tune_o.tune_nvcc, "nvcc to use (default: $NVCC, nvcc on PATH, /usr/local/cuda/bin/nvcc)")->type_name("PATH");
+    tune->add_flag("--no-run", tune_o.tune_no_run, "Generate, build and check statically (registers, spills, occupancy); run nothing");
+    tune->add_option("--cost-model", tune_o.tune_cost_model,
+                     "Rank by this expression over the parameters and dims instead of GPU times, building nothing "
+                     "(a stand-in for the GPU in tests and dry runs): e.g. 'M*N*K/(BM*BN) + BM'")
+        ->type_name("EXPR");
+    tune->footer("Exit codes: 0 a best configuration was found for every case, 1 errors in the input or none of a case's "
+                 "candidates passed, 2 bad usage, 3 internal error. docs/tuning.md has the details.");
+    tune->formatter(app.get_formatter());
+
     // `tlc help [check]` is `tlc --help` (`tlc [check] --help`), not a file named `help`.
     std::vector<const char*> args(argv, argv + argc);
     if (args.size() >= 2 && std::strcmp(args[1], "help") == 0) {
@@ -404,6 +495,11 @@ ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
                 targets[i]->push_back(*split);
             }
         }
+    } else if (tune->parsed()) {
+        o = std::move(tune_o);
+        raw = std::move(tune_raw);
+        o.command = Command::Tune;
+        if (auto problem = parse_tune_lists(raw, o)) return {std::nullopt, report_usage_error(*problem)};
     } else if (o.input.empty()) {
         return {std::nullopt, report_usage_error("no input file given")};
     }

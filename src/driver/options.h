@@ -8,7 +8,7 @@
 
 namespace tlc::driver {
 
-enum class Command { Compile, Check, Run };
+enum class Command { Compile, Check, Run, Tune };
 enum class Emit { Ast, Ir, Cuda, Manifest };
 enum class ColorMode { Auto, Always, Never };
 
@@ -55,6 +55,19 @@ struct Options {
     // --stop-after the IR that runs: after sema unless given), and the worker threads (0: all).
     std::vector<std::pair<std::string, std::string>> run_dims, run_scalars, run_tensors;
     int run_jobs = 0;
+    // `tlc tune`: the dims of each case (--dims, one set each), the tuned parameters and their
+    // candidates (--param NAME=V1,V2,...), and how to search and measure.
+    std::vector<std::vector<std::pair<std::string, int64_t>>> tune_dims;
+    std::vector<std::pair<std::string, std::vector<std::string>>> tune_params;
+    std::string tune_db;          // empty: FILE's stem + .tune.json
+    std::string tune_work_dir;    // empty: .tlc-tune/ beside the database
+    std::string tune_nvcc;        // empty: $NVCC, nvcc on PATH, /usr/local/cuda/bin/nvcc
+    std::string tune_cost_model;  // a synthetic cost instead of the GPU (a test double)
+    int tune_budget = 64;         // configurations measured at most per case
+    int tune_iters = 10;          // timed launches in the first round (doubled each round)
+    int tune_rounds = 4;
+    int tune_jobs = 0;            // parallel nvcc (0: one per core)
+    bool tune_no_run = false;     // compile and check statically only
     ColorMode color = ColorMode::Auto;
     bool verbose = false;
     bool internal_error_for_testing = false; // hidden: makes the run fail with an internal error

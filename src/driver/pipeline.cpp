@@ -37,20 +37,24 @@ private:
     std::chrono::steady_clock::time_point start_;
 };
 
-// The stdlib of this tlc: <prefix>/share/tlc/stdlib next to an installed executable, else the
-// source tree's stdlib/ for a build-tree tlc.
-std::optional<std::string> stdlib_dir() {
+// `installed` below the prefix of an installed executable (<prefix>/bin/tlc), else `source` (a
+// build-tree tlc), when either is a directory.
+std::optional<std::string> installed_or_source_dir(const std::filesystem::path& installed, const std::string& source) {
     std::error_code ec;
     std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
     if (!ec) {
-        std::filesystem::path installed = exe.parent_path().parent_path() / "share" / "tlc" / "stdlib";
-        if (std::filesystem::is_directory(installed, ec)) return installed.string();
+        std::filesystem::path dir = exe.parent_path().parent_path() / installed;
+        if (std::filesystem::is_directory(dir, ec)) return dir.string();
     }
-    if (std::filesystem::is_directory(TLC_STDLIB_DIR, ec)) return std::string(TLC_STDLIB_DIR);
+    if (std::filesystem::is_directory(source, ec)) return source;
     return std::nullopt;
 }
 
 } // namespace
+
+std::optional<std::string> stdlib_dir() { return installed_or_source_dir("share/tlc/stdlib", TLC_STDLIB_DIR); }
+
+std::optional<std::string> runtime_include_dir() { return installed_or_source_dir("include/tlc", TLC_RUNTIME_DIR); }
 
 // The one table of pass names is the scheduler's (it starts with "sema", the lowering).
 const std::vector<std::string>& pass_names() {

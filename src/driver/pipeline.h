@@ -11,6 +11,12 @@
 
 namespace tlc::driver {
 
+// The stdlib of this tlc (<prefix>/share/tlc/stdlib next to an installed executable, else the
+// source tree's stdlib/), and the directory that holds the runtime's `tl/` headers
+// (<prefix>/include/tlc, else the source tree's runtime/).
+std::optional<std::string> stdlib_dir();
+std::optional<std::string> runtime_include_dir();
+
 // Every pass `--stop-after` accepts, in the order they run (sema, then the scheduler's passes).
 const std::vector<std::string>& pass_names();
 

@@ -1,0 +1,62 @@
+// The tuning database of `tlc tune`: every candidate's static facts and measurements, keyed by what
+// makes a measurement valid (source, kernel, dims, arch, GPU, tlc version), saved after each change.
+#pragma once
+
+#include "tune/search.h"
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <optional>
+#include <string>
+
+namespace tlc::tune {
+
+// What a measurement depends on; `key()` names its entry in the database.
+struct TuningKey {
+    std::string source_hash; // FNV-1a 64 of the .tl file's text (hex)
+    std::string kernel;
+    std::vector<std::pair<std::string, int64_t>> dims;
+    std::string arch;
+    std::string gpu;         // the device's name, or "synthetic" for a cost model
+    std::string tlc_version;
+    std::string key() const;
+};
+
+// One candidate's record. `status`: "ok", "rejected" (static check: spills, no occupancy),
+// "failed" (tlc, nvcc, launch or run error), "wrong" (outputs differ from the default's).
+struct CandidateRecord {
+    Config config;
+    std::string status;
+    std::string reason;
+    std::optional<int> registers, spill_bytes, shared_bytes, blocks_per_sm;
+    std::map<int, double> ms_by_iters; // median ms per launch, by timed launches
+    std::optional<double> error;       // largest difference from the default's outputs (relative)
+};
+
+class Database {
+public:
+    // Loads `path` when it exists (an unreadable or foreign file is an error: `error` set).
+    explicit Database(std::string path);
+    const std::string& error() const { return error_; }
+
+    CandidateRecord* find(const TuningKey& key, const Config& config);
+    // Inserts or replaces the record of `config` and writes the file (to a temporary, then renamed:
+    // an interrupted run leaves the last complete database).
+    void put(const TuningKey& key, const CandidateRecord& record);
+    void set_best(const TuningKey& key, const Config& best, double ms);
+    std::vector<CandidateRecord> records(const TuningKey& key) const;
+    bool save(std::string* error = nullptr) const;
+
+private:
+    nlohmann::ordered_json& entry(const TuningKey& key);
+    std::string path_;
+    std::string error_;
+    nlohmann::ordered_json root_;
+    std::map<std::string, std::map<std::string, CandidateRecord>> cache_; // key -> config text -> record
+};
+
+// FNV-1a 64 of `text`, as 16 hex digits.
+std::string fnv1a_hex(const std::string& text);
+
+} // namespace tlc::tune
