@@ -590,6 +590,17 @@ def main():
     expect("tune refuses a file that is not a tuning database",
            tlc("tune", "scale.tl", "--kernel", "scale", "--dims", "N=8", "--param", "B=32", *cost, "--db", "foreign.json"), 1,
            stderr_has=("is not a tlc tuning database",))
+    write("tunable.tl", "kernel scale<B: int in [32, 128, 256] = 64>(A: global f32[N], C: global mut f32[N]) grid(cdiv(N, B)) "
+          "threads(128) {\n    for i in parallel(B) { let idx = block.x * B + i; if idx < N { C[idx] = A[idx] * 2.0; } }\n}\n")
+    r = tlc("tunable.tl", "--emit=manifest", "-o", "-")
+    res.check("the manifest lists the tuning candidates", r.returncode == 0 and '"tuning": {\n        "B": [\n          32,' in r.stdout,
+              r.stdout[:1500])
+    r = tlc("tune", "tunable.tl", "--kernel", "scale", "--dims", "N=1000", *cost, "--db", "tunable.json")
+    expect("tune searches the kernel's own tuning candidates", r, 0,
+           stdout_has=("| B=128 | 15.8125 | 1.24x |", "| B=default | 19.6250 | 1.00x |", "| B=32 |", "| B=256 |"))
+    r = tlc("tune", "scale.tl", "--kernel", "scale", "--dims", "N=1000", *cost, "--db", "none.json")
+    expect("tune without --param on a kernel that declares no candidates", r, 1,
+           stderr_has=("kernel `scale` declares no tuning candidates",))
     expect("tune --help", tlc("tune", "--help"), 0, stdout_has=("--dims", "--param", "--cost-model", "--no-run", "--db"))
     nvcc = os.environ.get("NVCC") or shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc" if os.path.exists("/usr/local/cuda/bin/nvcc") else None)
     if nvcc:

@@ -83,10 +83,17 @@ std::string manifest_json(const ir::Module& module, const ManifestOptions& optio
             arguments.push_back(d->name);
         }
         arguments.push_back("stream");
+        json tuning = json::object(); // the candidates `tlc tune` searches, by parameter
+        for (const auto& [name, values] : k.tuning_candidates) {
+            json list = json::array();
+            for (const std::string& v : values) list.push_back(value_json(v));
+            tuning[name] = list;
+        }
         kernels.push_back(json{{"name", k.name},
                                {"launch", {{"cpp", ns + "::" + k.name}, {"c", ns + "_" + k.name}, {"arguments", arguments}}},
                                {"params", params},
                                {"dims", dims},
+                               {"tuning", tuning},
                                {"variants", json::array({variant_json(k)})}});
     }
     // A program is listed like a kernel (its launch function takes the same kinds of arguments,

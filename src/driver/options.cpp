@@ -406,9 +406,9 @@ ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
         ->required()
         ->allow_extra_args(false);
     tune->add_option("--param", tune_raw.tune_params,
-                     "A compile-time parameter to tune and its candidates: BM=64,128,256 (repeatable)")
+                     "A compile-time parameter to tune and its candidates: BM=64,128,256 (repeatable; default: the "
+                     "kernel's tuning candidates, `BM: int in [64, 128] = 128`)")
         ->type_name("NAME=V,...")
-        ->required()
         ->allow_extra_args(false);
     tune->add_option("--scalar", tune_raw.run_scalars, "A scalar argument of the kernel: NAME=VALUE (repeatable)")
         ->type_name("NAME=VALUE")

@@ -442,6 +442,9 @@ struct KernelVariant {
 struct Kernel {
     std::string name;
     std::vector<std::pair<std::string, std::string>> compile_args; // folded compile-time params, for comments
+    // Parameters declared with candidates and a default (`BM: int in [64, 128] = 128`): the
+    // default compiles; the candidates, as `-D` values, are the space `tlc tune` searches.
+    std::vector<std::pair<std::string, std::vector<std::string>>> tuning_candidates;
     std::vector<Param> params;
     std::vector<VarPtr> dims;        // symbolic dimensions, in order of first appearance
     std::vector<BufferPtr> views;    // `view` declarations, in source order (each after its tensor)

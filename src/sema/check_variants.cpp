@@ -19,19 +19,29 @@ std::vector<ir::Kernel> Checker::check_kernel_variants(const ast::Kernel& k) {
     // The parameters whose candidates make variants: those listing candidates that `-D` does not
     // pin to one value.
     std::vector<size_t> varying;
+    std::vector<std::pair<std::string, std::vector<std::string>>> tuning;
     bool any_candidates = false, ok = true;
     size_t count = 1;
     for (size_t i = 0; i < k.compile_params.size(); ++i) {
         const ast::CompileParam& p = k.compile_params[i];
         if (p.candidates.empty()) continue;
-        any_candidates = true;
-        if (p.default_value) {
-            diags_.report(DiagKind::CandidatesWithDefault, p.default_value->range, p.name);
-            diags_.note(DiagKind::NoteFix, p.default_value->range,
-                        "drop the default: the launch picks a variant with `when(...)`, and `-D " +
-                            p.name + "=...` compiles only one");
-            ok = false;
+        if (p.default_value) { // tuning candidates: the default compiles; `tlc tune` tries the others
+            std::vector<std::string> values;
+            for (const ast::ExprPtr& c : p.candidates) {
+                std::string text = syntax::print_expr(*c), why;
+                std::optional<ConstValue> v = parse_define_value(text, why);
+                if (v && !kind_matches(p.kind, *v)) why = fmt::format("it is {}, not {}", describe_value_kind(*v), kind_expectation(p.kind));
+                else if (v) {
+                    values.push_back(text);
+                    continue;
+                }
+                diags_.report(DiagKind::TuningCandidateNotValue, c->range, text, p.name, why);
+                ok = false;
+            }
+            tuning.emplace_back(p.name, std::move(values));
+            continue;
         }
+        any_candidates = true;
         if (const Define* d = find_define(p.name); d && d->value) continue;
         varying.push_back(i);
         // Saturating: the count is only reported, and a grammar-sized list cannot overflow this.
@@ -69,6 +79,7 @@ std::vector<ir::Kernel> Checker::check_kernel_variants(const ast::Kernel& k) {
         }
         size_t diags_before = diags_.diagnostics().size();
         std::optional<ir::Kernel> kernel = check_kernel(k, choice);
+        if (kernel) kernel->tuning_candidates = tuning;
         if (count == 1) {
             if (kernel) {
                 kernel->variant.when = nullptr; // one variant: every launch takes it

@@ -46,6 +46,10 @@ struct FnInfo {
 };
 
 // `-D NAME=VALUE`.
+// Parses a `-D` VALUE: an integer (decimal or 0x hex, optional sign), a float, true/false or a
+// dtype; nullopt with `why` set when it is none of them.
+std::optional<ConstValue> parse_define_value(const std::string& text, std::string& why);
+
 struct Define {
     std::string name, text;
     std::optional<ConstValue> value; // nullopt when VALUE did not parse

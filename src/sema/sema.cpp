@@ -7,7 +7,6 @@
 
 namespace tlc::sema {
 
-namespace {
 // Parses a `-D` VALUE: an integer (decimal or 0x hex, optional sign), a float, true/false or a
 // dtype.
 std::optional<ConstValue> parse_define_value(const std::string& text, std::string& why) {
@@ -44,7 +43,6 @@ std::optional<ConstValue> parse_define_value(const std::string& text, std::strin
     why = "expected an integer, a float, `true`, `false` or a dtype";
     return std::nullopt;
 }
-} // namespace
 
 std::optional<ir::Module> check(const ast::Module& main,
                                 const std::vector<const ast::Module*>& imports,

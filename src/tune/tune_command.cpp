@@ -259,8 +259,20 @@ public:
 
         std::vector<ParamCandidates> params;
         for (const auto& [name, values] : o_.tune_params) params.push_back({name, values});
+        if (params.empty()) { // the kernel's own tuning candidates (`BM: int in [64, 128] = 128`)
+            Candidate probe;
+            if (std::optional<std::string> error = generate(Config{}, probe, nullptr)) return fail(*error);
+            for (auto it = probe.manifest_kernel["tuning"].begin(); it != probe.manifest_kernel["tuning"].end(); ++it) {
+                ParamCandidates p{it.key(), {}};
+                for (const json& v : it.value()) p.values.push_back(v.is_string() ? v.get<std::string>() : v.dump());
+                params.push_back(std::move(p));
+            }
+            if (params.empty())
+                return fail(fmt::format("kernel `{}` declares no tuning candidates (a parameter such as `BM: int in [64, 128] = 128`); "
+                                        "name what to tune with --param NAME=V1,V2,...", o_.kernel));
+        }
         Config defaults;
-        for (const auto& [name, values] : o_.tune_params) defaults.emplace_back(name, kDefault);
+        for (const ParamCandidates& p : params) defaults.emplace_back(p.name, kDefault);
         std::vector<Config> space = enumerate_space(params);
         std::vector<Config> chosen = sample_space(space, size_t(std::max(1, o_.tune_budget - 1)), Config{}, 1);
         chosen.insert(chosen.begin(), defaults);
@@ -445,7 +457,7 @@ private:
         }
         if (!candidates.empty() && candidates.front().config == configs.front()) {
             const json& compiled = candidates.front().manifest_kernel["variants"][0]["compile_params"];
-            for (const auto& [name, values] : o_.tune_params)
+            for (const auto& [name, value] : configs.front())
                 if (!compiled.contains(name)) {
                     std::cerr << fmt::format("tlc tune: error: kernel `{}` has no compile-time parameter `{}`\n", o_.kernel, name);
                     return false;
@@ -517,6 +529,7 @@ private:
                 for (const auto& [name, value] : config) {
                     // A default takes the value the kernel compiled with (its first variant's).
                     std::string text = value == kDefault && compiled.contains(name) ? compiled[name].dump() : value;
+                    if (text == "true" || text == "false") text = text == "true" ? "1" : "0";
                     char* end = nullptr;
                     double v = std::strtod(text.c_str(), &end);
                     if (text.empty() || !end || *end) {
