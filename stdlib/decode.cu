@@ -2389,7 +2389,7 @@ static cudaError_t flash_decode_split_variant1(const __half* Q, const __half* K,
 }
 
 cudaError_t flash_decode_split(const __half* Q, const __half* K, const __half* V, const int32_t* Lens, const int32_t* Tbl, float* O_part, float* Lse, float sm_scale, int32_t split_len, int64_t B, int64_t H, int64_t NQ, int64_t NP, int64_t HKV, int64_t PS, int64_t MAXP, int64_t SPLITS, int64_t HNQ, cudaStream_t stream) {
-    // 2 variants, tried in order: the first for which `when(((HNQ / HKV) <= BM) || (BM == 64))` holds is launched.
+    // 2 variants, tried in order: the first whose condition holds is launched.
     if ((HKV) != 0 && (HNQ / HKV <= 16))
         return flash_decode_split_variant0(Q, K, V, Lens, Tbl, O_part, Lse, sm_scale, split_len, B, H, NQ, NP, HKV, PS, MAXP, SPLITS, HNQ, stream);  // BM = 16
     return flash_decode_split_variant1(Q, K, V, Lens, Tbl, O_part, Lse, sm_scale, split_len, B, H, NQ, NP, HKV, PS, MAXP, SPLITS, HNQ, stream);  // BM = 64
@@ -2539,7 +2539,7 @@ static cudaError_t flash_decode_varlen_flash_decode_split_variant1(const __half*
 }
 
 static cudaError_t flash_decode_varlen_flash_decode_split(const __half* Q, const __half* K, const __half* V, const int32_t* Lens, const int32_t* Tbl, float* O_part, float* Lse, float sm_scale, int32_t split_len, int64_t B, int64_t H, int64_t NQ, int64_t NP, int64_t HKV, int64_t PS, int64_t MAXP, int64_t SPLITS, int64_t HNQ, cudaStream_t stream) {
-    // 2 variants, tried in order: the first for which `when(((HNQ / HKV) <= BM) || (BM == 64))` holds is launched.
+    // 2 variants, tried in order: the first whose condition holds is launched.
     if ((HKV) != 0 && (HNQ / HKV <= 16))
         return flash_decode_varlen_flash_decode_split_variant0(Q, K, V, Lens, Tbl, O_part, Lse, sm_scale, split_len, B, H, NQ, NP, HKV, PS, MAXP, SPLITS, HNQ, stream);  // BM = 16
     return flash_decode_varlen_flash_decode_split_variant1(Q, K, V, Lens, Tbl, O_part, Lse, sm_scale, split_len, B, H, NQ, NP, HKV, PS, MAXP, SPLITS, HNQ, stream);  // BM = 64
@@ -2660,7 +2660,7 @@ static cudaError_t flash_decode_paged_flash_decode_split_variant1(const __half* 
 }
 
 static cudaError_t flash_decode_paged_flash_decode_split(const __half* Q, const __half* K, const __half* V, const int32_t* Lens, const int32_t* Tbl, float* O_part, float* Lse, float sm_scale, int32_t split_len, int64_t B, int64_t H, int64_t NQ, int64_t NP, int64_t HKV, int64_t PS, int64_t MAXP, int64_t SPLITS, int64_t HNQ, cudaStream_t stream) {
-    // 2 variants, tried in order: the first for which `when(((HNQ / HKV) <= BM) || (BM == 64))` holds is launched.
+    // 2 variants, tried in order: the first whose condition holds is launched.
     if ((HKV) != 0 && (HNQ / HKV <= 16))
         return flash_decode_paged_flash_decode_split_variant0(Q, K, V, Lens, Tbl, O_part, Lse, sm_scale, split_len, B, H, NQ, NP, HKV, PS, MAXP, SPLITS, HNQ, stream);  // BM = 16
     return flash_decode_paged_flash_decode_split_variant1(Q, K, V, Lens, Tbl, O_part, Lse, sm_scale, split_len, B, H, NQ, NP, HKV, PS, MAXP, SPLITS, HNQ, stream);  // BM = 64

@@ -11448,7 +11448,7 @@ static cudaError_t layernorm_variant6(const __half* X, const __half* W, const __
 }
 
 cudaError_t layernorm(const __half* X, const __half* W, const __half* Bias, __half* Y, float eps, int64_t M, int64_t N, cudaStream_t stream) {
-    // 7 variants, tried in order: the first for which `when((N <= ROW) || (ROW == 8192))` holds is launched.
+    // 7 variants, tried in order: the first whose condition holds is launched.
     if (N <= 128)
         return layernorm_variant0(X, W, Bias, Y, eps, M, N, stream);  // ROW = 128
     if (N <= 256)
@@ -11627,7 +11627,7 @@ static cudaError_t rmsnorm_variant6(const __half* X, const __half* W, __half* Y,
 }
 
 cudaError_t rmsnorm(const __half* X, const __half* W, __half* Y, float eps, int64_t M, int64_t N, cudaStream_t stream) {
-    // 7 variants, tried in order: the first for which `when((N <= ROW) || (ROW == 8192))` holds is launched.
+    // 7 variants, tried in order: the first whose condition holds is launched.
     if (N <= 128)
         return rmsnorm_variant0(X, W, Y, eps, M, N, stream);  // ROW = 128
     if (N <= 256)
@@ -11813,7 +11813,7 @@ static cudaError_t residual_rmsnorm_variant6(const __half* X, __half* R, const _
 }
 
 cudaError_t residual_rmsnorm(const __half* X, __half* R, const __half* W, __half* Y, float eps, int64_t M, int64_t N, cudaStream_t stream) {
-    // 7 variants, tried in order: the first for which `when((N <= ROW) || (ROW == 8192))` holds is launched.
+    // 7 variants, tried in order: the first whose condition holds is launched.
     if (N <= 128)
         return residual_rmsnorm_variant0(X, R, W, Y, eps, M, N, stream);  // ROW = 128
     if (N <= 256)
@@ -11999,7 +11999,7 @@ static cudaError_t layernorm_gelu_variant6(const __half* X, const __half* W, con
 }
 
 cudaError_t layernorm_gelu(const __half* X, const __half* W, const __half* Bias, __half* Y, float eps, int64_t M, int64_t N, cudaStream_t stream) {
-    // 7 variants, tried in order: the first for which `when((N <= ROW) || (ROW == 8192))` holds is launched.
+    // 7 variants, tried in order: the first whose condition holds is launched.
     if (N <= 128)
         return layernorm_gelu_variant0(X, W, Bias, Y, eps, M, N, stream);  // ROW = 128
     if (N <= 256)

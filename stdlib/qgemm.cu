@@ -924,7 +924,7 @@ static cudaError_t w4a16_partial_variant1(const __half* A, const uint32_t* Wq, c
 }
 
 cudaError_t w4a16_partial(const __half* A, const uint32_t* Wq, const __half* Scales, float* Part, int32_t k_len, int64_t M, int64_t K, int64_t N, int64_t KW, int64_t KG, int64_t SPLITS, cudaStream_t stream) {
-    // 2 variants, tried in order: the first for which `when((M <= 16) || (BM == 64))` holds is launched.
+    // 2 variants, tried in order: the first whose condition holds is launched.
     if (M <= 16)
         return w4a16_partial_variant0(A, Wq, Scales, Part, k_len, M, K, N, KW, KG, SPLITS, stream);  // BM = 16
     return w4a16_partial_variant1(A, Wq, Scales, Part, k_len, M, K, N, KW, KG, SPLITS, stream);  // BM = 64

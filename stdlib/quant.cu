@@ -2417,7 +2417,7 @@ static cudaError_t fp8_per_token_variant6(const __nv_bfloat16* X, __nv_fp8_e4m3*
 }
 
 cudaError_t fp8_per_token(const __nv_bfloat16* X, __nv_fp8_e4m3* Q, float* Scale, int64_t M, int64_t N, cudaStream_t stream) {
-    // 7 variants, tried in order: the first for which `when((N <= ROW) || (ROW == 8192))` holds is launched.
+    // 7 variants, tried in order: the first whose condition holds is launched.
     if (N <= 128)
         return fp8_per_token_variant0(X, Q, Scale, M, N, stream);  // ROW = 128
     if (N <= 256)

@@ -4711,7 +4711,7 @@ static cudaError_t softmax_variant6(const __half* X, __half* Y, int64_t M, int64
 }
 
 cudaError_t softmax(const __half* X, __half* Y, int64_t M, int64_t N, cudaStream_t stream) {
-    // 7 variants, tried in order: the first for which `when((N <= ROW) || (ROW == 8192))` holds is launched.
+    // 7 variants, tried in order: the first whose condition holds is launched.
     if (N <= 128)
         return softmax_variant0(X, Y, M, N, stream);  // ROW = 128
     if (N <= 256)
@@ -4882,7 +4882,7 @@ static cudaError_t log_softmax_variant6(const __half* X, __half* Y, int64_t M, i
 }
 
 cudaError_t log_softmax(const __half* X, __half* Y, int64_t M, int64_t N, cudaStream_t stream) {
-    // 7 variants, tried in order: the first for which `when((N <= ROW) || (ROW == 8192))` holds is launched.
+    // 7 variants, tried in order: the first whose condition holds is launched.
     if (N <= 128)
         return log_softmax_variant0(X, Y, M, N, stream);  // ROW = 128
     if (N <= 256)

@@ -601,6 +601,25 @@ def main():
     r = tlc("tune", "scale.tl", "--kernel", "scale", "--dims", "N=1000", *cost, "--db", "none.json")
     expect("tune without --param on a kernel that declares no candidates", r, 1,
            stderr_has=("kernel `scale` declares no tuning candidates",))
+    # --tuning: the database's best configurations become variants taken at exactly their dims.
+    r = tlc("tunable.tl", "--tuning", "tunable.json", "--arch", "sm_90a", "-o", "tuned.cu")
+    expect("--tuning compiles the tuned configuration in", r, 0)
+    with open(os.path.join(tmp, "tuned.cu")) as f:
+        tuned_cu = f.read()
+    res.check("the tuned variant is launched at exactly its dims, the defaults otherwise",
+              "scale_kernel_variant0" in tuned_cu and "scale_kernel_variant1" in tuned_cu and
+              "if (N == 1000)\n        return scale_variant0(A, C, N, stream);  // B = 128" in tuned_cu and
+              "return scale_variant1(A, C, N, stream);  // the kernel's defaults" in tuned_cu and
+              "--tuning tunable.json" in tuned_cu, tuned_cu[:3000])
+    r = tlc("tunable.tl", "--tuning", "missing.json", "-o", "x.cu")
+    expect("--tuning with a missing database", r, 1, stderr_has=("cannot use the tuning database `missing.json`: no such file [E0805]",))
+    write("badparam.json", json.dumps({"format": "tlc-tune", "version": 1, "entries": {"k": {
+        "kernel": "scale", "dims": {"N": 8}, "arch": "sm_90a", "best": {"params": {"Q": "2"}}}, "k2": {
+        "kernel": "scale", "dims": {"Z": 8}, "arch": "sm_90a", "best": {"params": {"B": "32"}}}}}))
+    r = tlc("tunable.tl", "--tuning", "badparam.json", "-o", "x.cu")
+    expect("--tuning skips what does not fit the kernel", r, 0,
+           stderr_has=("the tuned configuration of kernel `scale` at N = 8 is not used: the kernel has no compile-time parameter `Q` [W0006]",
+                       "the tuned configuration of kernel `scale` at Z = 8 is not used: the kernel has no dim `Z` [W0006]"))
     expect("tune --help", tlc("tune", "--help"), 0, stdout_has=("--dims", "--param", "--cost-model", "--no-run", "--db"))
     nvcc = os.environ.get("NVCC") or shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc" if os.path.exists("/usr/local/cuda/bin/nvcc") else None)
     if nvcc:

@@ -229,11 +229,12 @@ void emit_variant_dispatch(const std::vector<const ir::Kernel*>& variants, const
         args += p.name + ", ";
     }
     out.block(fmt::format("{}cudaError_t {}({}cudaStream_t stream)", first.launched_by.empty() ? "" : "static ", first.name, sig), [&] {
-        out.line(fmt::format("// {} variants, tried in order: the first for which `when({})` holds is launched.", variants.size(),
-                             first.variant.when_text));
+        out.line(fmt::format("// {} variants, tried in order: the first whose condition holds is launched.", variants.size()));
         for (size_t i = 0; i < variants.size(); ++i) {
             const ir::Kernel& v = *variants[i];
-            std::string call = fmt::format("return {}({}stream);  // {}", variant_launcher_name(v), args, v.variant.values_text());
+            std::string values = v.variant.values_text();
+            std::string call = fmt::format("return {}({}stream);  // {}", variant_launcher_name(v), args,
+                                           values.empty() ? "the kernel's defaults" : values);
             if (auto* b = v.variant.when->as<ir::BoolImm>()) {
                 if (!b->value) continue; // never holds
                 out.line(call);

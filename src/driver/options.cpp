@@ -246,6 +246,7 @@ std::string record_command_line(const Options& o) {
     if (o.cpp_namespace != "tlc") s += " --namespace " + o.cpp_namespace;
     if (o.line_directives) s += " --line-directives";
     for (const std::string& d : o.disabled) s += " --disable " + d;
+    if (!o.tuning_db.empty()) s += " --tuning " + shell_quote(o.tuning_db);
     return s;
 }
 
@@ -341,6 +342,10 @@ ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
     app.add_flag("--line-directives", o.line_directives,
                  "Emit #line directives that point into the .tl file");
     app.add_option("--depfile", o.depfile, "Write a Make-style dependency file")->type_name("FILE");
+    app.add_option("--tuning", o.tuning_db,
+                   "Compile the best configurations of a `tlc tune` database into each kernel's launch: one more "
+                   "variant per tuned case, taken at exactly its dims")
+        ->type_name("FILE");
     bool help_man = false;
     std::string completion;
     app.add_flag("--help-man", help_man, "Print the manual page (roff) and exit");

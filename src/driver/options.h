@@ -51,6 +51,7 @@ struct Options {
     // carried the matching attribute (pipeline, async-copy, tma, warp-specialize, persistent).
     std::vector<std::string> disabled;
     std::string depfile;
+    std::string tuning_db; // `--tuning FILE`: tuned configurations compiled in as more variants
     // `tlc run`: the kernel's arguments as NAME=VALUE pairs, in order (--kernel names the kernel,
     // --stop-after the IR that runs: after sema unless given), and the worker threads (0: all).
     std::vector<std::pair<std::string, std::string>> run_dims, run_scalars, run_tensors;

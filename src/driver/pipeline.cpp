@@ -13,6 +13,7 @@
 #include "sema/sema.h"
 #include "support/check.h"
 #include "syntax/ast_printer.h"
+#include "tune/database.h"
 
 #include <spdlog/spdlog.h>
 
@@ -89,6 +90,14 @@ PipelineResult run_pipeline(const Options& o, const std::string& header_name,
     sema_options.arch = *arch;
     sema_options.defines = o.defines;
     sema_options.kernel = o.kernel;
+    if (!o.tuning_db.empty()) {
+        std::string error;
+        sema_options.tuned = tune::tuned_cases(o.tuning_db, o.arch, &error);
+        if (!error.empty()) {
+            diags.report(DiagKind::BadTuningDatabase, SourceRange{}, o.tuning_db, error);
+            return result;
+        }
+    }
     std::optional<ir::Module> module;
     {
         PhaseTimer t("sema");

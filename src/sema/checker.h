@@ -177,6 +177,9 @@ public:
 
     // ---- check_variants.cpp: a kernel's variants (compile-time parameters with candidate values)
     // Every variant of `k`, in the order its launch function tries them; empty on an error.
+    // check_kernel_variants, preceded by the variants of the tuned configurations of `k` (each
+    // launched only at its dims; SemaOptions::tuned).
+    std::vector<ir::Kernel> check_tuned_kernel(const ast::Kernel& k);
     std::vector<ir::Kernel> check_kernel_variants(const ast::Kernel& k);
     std::vector<ir::Kernel> launchable_variants(const ast::Kernel& k, std::vector<ir::Kernel> variants);
 

@@ -205,7 +205,7 @@ std::optional<ir::Module> Checker::run(const ast::Module& main,
     for (const ast::Kernel& k : main.kernels) {
         if (diags_.saturated()) break;
         size_t callees_before = callees_of_kernels_.size();
-        std::vector<ir::Kernel> variants = check_kernel_variants(k);
+        std::vector<ir::Kernel> variants = check_tuned_kernel(k);
         bool selected = options_.kernel.empty() || options_.kernel == k.name;
         if (!selected) callees_of_kernels_.resize(callees_before);
         found = found || options_.kernel == k.name;

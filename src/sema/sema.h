@@ -24,8 +24,17 @@ int target_sm(Arch a);               // TARGET_SM: 80, 86, 87, 89, 90 (sm_90 and
 // Bytes per block: 227 KB sm_90/90a/100/101/103/110, 163 KB sm_80/87, 99 KB sm_86/89/120/121.
 int64_t shared_memory_limit(Arch a);
 
+// A configuration `tlc tune` found best for a kernel at given dims (`--tuning DB.json`): the kernel
+// is also compiled with `params` set, launched when the dims are exactly `dims`.
+struct TunedCase {
+    std::string kernel;
+    std::vector<std::pair<std::string, int64_t>> dims;
+    std::vector<std::pair<std::string, std::string>> params;
+};
+
 struct SemaOptions {
     Arch arch = Arch::Sm90a;
+    std::vector<TunedCase> tuned;
     // `-D NAME=VALUE`: overrides of compile-time parameters (of every kernel that declares NAME).
     std::vector<std::pair<std::string, std::string>> defines;
     // Only lower this kernel (all kernels are still checked); empty = all.

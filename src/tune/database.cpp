@@ -144,6 +144,36 @@ std::vector<CandidateRecord> Database::records(const TuningKey& key) const {
     return out;
 }
 
+std::vector<sema::TunedCase> tuned_cases(const std::string& path, const std::string& arch, std::string* error) {
+    Database db(path);
+    std::vector<sema::TunedCase> cases;
+    if (!db.error().empty()) {
+        *error = db.error();
+        return cases;
+    }
+    if (!fs::is_regular_file(path)) {
+        *error = "no such file";
+        return cases;
+    }
+    try {
+        for (const json& entry : db.entries()) {
+            if (entry.value("arch", "") != arch || !entry.contains("best")) continue;
+            sema::TunedCase c;
+            c.kernel = entry.value("kernel", "");
+            for (const auto& [name, value] : entry.at("dims").items()) c.dims.emplace_back(name, value.get<int64_t>());
+            for (const auto& [name, value] : entry.at("best").at("params").items())
+                if (value != "default") c.params.emplace_back(name, value.get<std::string>());
+            if (c.params.empty()) continue; // the defaults are best: nothing to add
+            std::erase_if(cases, [&](const sema::TunedCase& old) { return old.kernel == c.kernel && old.dims == c.dims; });
+            cases.push_back(std::move(c));
+        }
+    } catch (const std::exception& e) {
+        *error = std::string("a malformed entry: ") + e.what();
+        cases.clear();
+    }
+    return cases;
+}
+
 bool Database::save(std::string* error) const {
     fs::path target(path_);
     fs::path tmp = target;

@@ -2,6 +2,7 @@
 // makes a measurement valid (source, kernel, dims, arch, GPU, tlc version), saved after each change.
 #pragma once
 
+#include "sema/sema.h"
 #include "tune/search.h"
 
 #include <nlohmann/json.hpp>
@@ -47,6 +48,8 @@ public:
     void set_best(const TuningKey& key, const Config& best, double ms);
     std::vector<CandidateRecord> records(const TuningKey& key) const;
     bool save(std::string* error = nullptr) const;
+    // Every entry, by key, in the order they were added.
+    const nlohmann::ordered_json& entries() const { return root_["entries"]; }
 
 private:
     nlohmann::ordered_json& entry(const TuningKey& key);
@@ -55,6 +58,11 @@ private:
     nlohmann::ordered_json root_;
     std::map<std::string, std::map<std::string, CandidateRecord>> cache_; // key -> config text -> record
 };
+
+// The best configuration of every entry of the database at `path` for `arch` that is not the
+// kernel's defaults, as tuned cases for sema (`tlc FILE.tl --tuning DB.json`); a later entry for
+// the same kernel and dims replaces an earlier one. Sets `error` when the file cannot be used.
+std::vector<sema::TunedCase> tuned_cases(const std::string& path, const std::string& arch, std::string* error);
 
 // FNV-1a 64 of `text`, as 16 hex digits.
 std::string fnv1a_hex(const std::string& text);

@@ -165,8 +165,8 @@ double decode(const unsigned char* p, const std::string& d) {
 
 // How far a candidate's outputs are from the reference's: the largest |a - b| over the largest
 // |b|, per tensor; the worst tensor. nullopt when the files do not match in size.
-std::optional<double> output_difference(const std::string& candidate, const std::string& reference,
-                                        const std::vector<OutputTensor>& outputs, const Dims& dims, const json& manifest_kernel) {
+std::optional<double> output_difference(const std::string& candidate, const std::string& reference, const Dims& dims,
+                                        const json& manifest_kernel) {
     if (candidate.size() != reference.size()) return std::nullopt;
     // Element counts from the shapes (numbers or dims).
     std::map<std::string, int64_t> dim_values(dims.begin(), dims.end());
@@ -189,7 +189,6 @@ std::optional<double> output_difference(const std::string& candidate, const std:
         }
         worst = std::max(worst, max_ref > 0 ? max_diff / max_ref : max_diff);
     }
-    (void)outputs;
     return worst;
 }
 
@@ -414,7 +413,7 @@ private:
         }
         if (reference && fs::exists(*reference) && !record.error) {
             std::vector<OutputTensor> outs = output_tensors(c.manifest_kernel);
-            std::optional<double> diff = output_difference(read_file(outputs), read_file(*reference), outs, dims, c.manifest_kernel);
+            std::optional<double> diff = output_difference(read_file(outputs), read_file(*reference), dims, c.manifest_kernel);
             record.error = diff.value_or(INFINITY);
             if (!diff || *diff > tolerance(outs)) {
                 record.status = "wrong";

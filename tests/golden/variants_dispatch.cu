@@ -306,7 +306,7 @@ static cudaError_t row_scale_variant3(const float* X, float* Y, float alpha, int
 }
 
 cudaError_t row_scale(const float* X, float* Y, float alpha, int64_t M, int64_t N, cudaStream_t stream) {
-    // 4 variants, tried in order: the first for which `when((N <= W) && ((RB == 1) || (M >= 1024)))` holds is launched.
+    // 4 variants, tried in order: the first whose condition holds is launched.
     if (N <= 128 && M >= 1024)
         return row_scale_variant0(X, Y, alpha, M, N, stream);  // W = 128, RB = 4
     if (N <= 128)
